@@ -1,0 +1,51 @@
+/* cli.h: what the collscope subcommands share. */
+#ifndef CS_CLI_H
+#define CS_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libtrace/store.h"
+
+/* A subcommand: collected in one table in main.c. */
+typedef struct cs_cmd {
+    const char *name;
+    const char *args;      /* one-line usage after the name */
+    const char *summary;
+    const char *help;      /* full --help text */
+    int (*run)(int argc, char **argv);
+} cs_cmd;
+
+int cs_cmd_run(int argc, char **argv);
+int cs_cmd_ingest(int argc, char **argv);
+int cs_cmd_report(int argc, char **argv);
+
+extern const char cs_help_run[], cs_help_ingest[], cs_help_report[];
+
+/* Print "collscope: MESSAGE" on stderr (one line). */
+void cs_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cs_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The trace of a run: DIR/trace.db, or the file itself when given one. */
+void cs_trace_path(const char *arg, char *out, size_t len);
+/* Open a trace for reading, printing one clear message on failure. */
+cs_store *cs_open_trace(const char *arg, int mode);
+
+/* Rebuild DIR/trace.db from DIR/logs (force: reconvert every log, else
+ * only those without a current per-rank file). */
+typedef struct cs_ingest_result {
+    int logs, converted, failed, crashed;
+    int64_t spans, dropped;
+} cs_ingest_result;
+int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_result *res);
+
+/* Resolve call-site frames with addr2line and label the call sites. */
+int cs_symbolize(cs_store *st);
+
+/* Durations: "12.3 ms", "850 us", ... into buf. */
+const char *cs_fmt_ns(int64_t ns, char *buf, size_t len);
+const char *cs_fmt_bytes(int64_t b, char *buf, size_t len);
+/* q-quantile (0..1) of a sorted array, nearest rank. */
+int64_t cs_quantile(const int64_t *sorted, size_t n, double q);
+
+#endif

@@ -1,0 +1,310 @@
+/* report.c: `collscope report`: where the communication time went, per op,
+ * per communicator and per call site, and each rank's share of time in
+ * communication. Text for a terminal, JSON (versioned) for programs. */
+#include "config.h"
+#include "analyzer/cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char cs_help_report[] =
+    "usage: collscope report DIR|TRACE.db [--format text|json] [-o FILE]\n"
+    "\n"
+    "Summarize a trace: for each op, communicator and call site the number of\n"
+    "calls, the bytes, and the total, p50, p90, p99 and maximum time; for each\n"
+    "rank the share of its wall time spent inside traced calls.\n"
+    "\n"
+    "  --format FMT   text (default) or json (format \"collscope-report\",\n"
+    "                 version 1, documented in docs/schema.md)\n"
+    "  -o FILE        write the report to FILE instead of standard output\n"
+    "\n"
+    "Exit status: 0, or 1 when the trace cannot be read (one message names the\n"
+    "file and the problem), 2 on bad usage.\n";
+
+#define CS_REPORT_VERSION 1
+
+typedef struct cs_grp {
+    char key[256];
+    char op[48];
+    int64_t count, bytes, total, p50, p90, p99, max;
+} cs_grp;
+
+typedef struct cs_grps {
+    cs_grp *a;
+    size_t n, cap;
+    /* the group being read */
+    char key[256];
+    char op[48];
+    int64_t *d;
+    size_t nd, capd;
+    int64_t bytes;
+    int oom;
+} cs_grps;
+
+static void cs_grp_flush(cs_grps *g)
+{
+    if (g->nd == 0)
+        return;
+    if (g->n == g->cap) {
+        g->cap = g->cap ? g->cap * 2 : 32;
+        cs_grp *na = realloc(g->a, g->cap * sizeof *na);
+        if (!na) {
+            g->oom = 1;
+            return;
+        }
+        g->a = na;
+    }
+    cs_grp *x = &g->a[g->n++];
+    snprintf(x->key, sizeof x->key, "%s", g->key);
+    snprintf(x->op, sizeof x->op, "%s", g->op);
+    x->count = (int64_t)g->nd;
+    x->bytes = g->bytes;
+    x->total = 0;
+    for (size_t i = 0; i < g->nd; i++)
+        x->total += g->d[i];
+    x->p50 = cs_quantile(g->d, g->nd, 0.50);
+    x->p90 = cs_quantile(g->d, g->nd, 0.90);
+    x->p99 = cs_quantile(g->d, g->nd, 0.99);
+    x->max = g->d[g->nd - 1];
+    g->nd = 0;
+    g->bytes = 0;
+}
+
+static int cs_grp_row(const cs_group_row *r, void *arg)
+{
+    cs_grps *g = arg;
+    const char *key = r->key ? r->key : "";
+    if (g->nd == 0 || strcmp(key, g->key) != 0) {
+        cs_grp_flush(g);
+        snprintf(g->key, sizeof g->key, "%s", key);
+        snprintf(g->op, sizeof g->op, "%s", r->op ? r->op : "");
+    } else if (r->op && strcmp(g->op, r->op) != 0) {
+        snprintf(g->op, sizeof g->op, "(several)");
+    }
+    if (g->nd == g->capd) {
+        g->capd = g->capd ? g->capd * 2 : 1024;
+        int64_t *nd = realloc(g->d, g->capd * sizeof *nd);
+        if (!nd) {
+            g->oom = 1;
+            return 1;
+        }
+        g->d = nd;
+    }
+    g->d[g->nd++] = r->dur_ns;
+    g->bytes += r->bytes;
+    return 0;
+}
+
+static int cs_grp_by_total(const void *x, const void *y)
+{
+    const cs_grp *a = x, *b = y;
+    return a->total < b->total ? 1 : a->total > b->total ? -1 : strcmp(a->key, b->key);
+}
+
+static int cs_collect_groups(cs_store *st, const char *by, cs_grps *g)
+{
+    memset(g, 0, sizeof *g);
+    if (cs_store_group_durations(st, by, cs_grp_row, g) != 0 && !g->oom)
+        return -1;
+    cs_grp_flush(g);
+    free(g->d);
+    if (g->oom)
+        return -1;
+    qsort(g->a, g->n, sizeof *g->a, cs_grp_by_total);
+    return 0;
+}
+
+typedef struct cs_rankrow {
+    int rank;
+    int64_t busy, wall, spans;
+} cs_rankrow;
+typedef struct cs_ranks {
+    cs_rankrow *a;
+    size_t n, cap;
+} cs_ranks;
+
+static int cs_rank_row(int rank, int64_t busy, int64_t wall, int64_t spans, void *arg)
+{
+    cs_ranks *r = arg;
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 16;
+        cs_rankrow *na = realloc(r->a, r->cap * sizeof *na);
+        if (!na)
+            return -1;
+        r->a = na;
+    }
+    r->a[r->n++] = (cs_rankrow){ rank, busy, wall, spans };
+    return 0;
+}
+
+static void cs_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void cs_text_table(FILE *f, const char *title, const char *keyname, const cs_grps *g, int show_op)
+{
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+    fprintf(f, "\n%s\n", title);
+    fprintf(f, "  %-40s %9s %11s %11s %10s %10s %10s %10s\n", keyname, "calls", "bytes", "total", "p50", "p90",
+            "p99", "max");
+    for (size_t i = 0; i < g->n; i++) {
+        const cs_grp *x = &g->a[i];
+        char key[300];
+        if (show_op)
+            snprintf(key, sizeof key, "%s [%s]", x->key, x->op);
+        else
+            snprintf(key, sizeof key, "%s", x->key);
+        fprintf(f, "  %-40.40s %9lld %11s %11s %10s %10s %10s %10s\n", key, (long long)x->count,
+                cs_fmt_bytes(x->bytes, b1, sizeof b1), cs_fmt_ns(x->total, b2, sizeof b2),
+                cs_fmt_ns(x->p50, b3, sizeof b3), cs_fmt_ns(x->p90, b4, sizeof b4),
+                cs_fmt_ns(x->p99, b5, sizeof b5), cs_fmt_ns(x->max, b6, sizeof b6));
+    }
+    if (g->n == 0)
+        fprintf(f, "  (none)\n");
+}
+
+static void cs_json_groups(FILE *f, const char *name, const char *keyname, const cs_grps *g, int last)
+{
+    fprintf(f, "  \"%s\": [", name);
+    for (size_t i = 0; i < g->n; i++) {
+        const cs_grp *x = &g->a[i];
+        fprintf(f, "%s\n    {\"%s\": ", i ? "," : "", keyname);
+        cs_json_str(f, x->key);
+        fprintf(f, ", \"op\": ");
+        cs_json_str(f, x->op);
+        fprintf(f, ", \"calls\": %lld, \"bytes\": %lld, \"total_ns\": %lld, \"p50_ns\": %lld, \"p90_ns\": %lld,"
+                   " \"p99_ns\": %lld, \"max_ns\": %lld}",
+                (long long)x->count, (long long)x->bytes, (long long)x->total, (long long)x->p50,
+                (long long)x->p90, (long long)x->p99, (long long)x->max);
+    }
+    fprintf(f, "%s]%s\n", g->n ? "\n  " : "", last ? "" : ",");
+}
+
+int cs_cmd_report(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "format", required_argument, NULL, 'f' }, { "output", required_argument, NULL, 'o' },
+        { NULL, 0, NULL, 0 }
+    };
+    const char *format = "text", *outpath = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "f:o:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f': format = optarg; break;
+        case 'o': outpath = optarg; break;
+        default: fputs(cs_help_report, stderr); return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fputs(cs_help_report, stderr);
+        return 2;
+    }
+    int json = strcmp(format, "json") == 0;
+    if (!json && strcmp(format, "text") != 0) {
+        cs_error("report: unknown format '%s' (text or json)", format);
+        return 2;
+    }
+    cs_store *st = cs_open_trace(argv[optind], CS_STORE_READ);
+    if (!st)
+        return 1;
+    cs_proc *procs = NULL;
+    int nproc = 0;
+    cs_grps by_op, by_comm, by_site;
+    cs_ranks ranks = { 0 };
+    if (cs_store_procs(st, &procs, &nproc) != 0 || cs_collect_groups(st, "op", &by_op) != 0 ||
+        cs_collect_groups(st, "comm", &by_comm) != 0 || cs_collect_groups(st, "callsite", &by_site) != 0 ||
+        cs_store_rank_busy(st, cs_rank_row, &ranks) != 0) {
+        cs_error("%s: cannot read the trace (corrupt?)", cs_store_path(st));
+        cs_store_close(st);
+        return 1;
+    }
+    FILE *f = stdout;
+    if (outpath && !(f = fopen(outpath, "w"))) {
+        cs_error("cannot write %s", outpath);
+        cs_store_close(st);
+        return 1;
+    }
+    int64_t spans = 0, dropped = 0, overhead = 0;
+    int crashed = 0;
+    for (int i = 0; i < nproc; i++) {
+        spans += procs[i].spans;
+        dropped += procs[i].dropped;
+        overhead += procs[i].overhead_ns;
+        crashed += strcmp(procs[i].status, "crashed") == 0;
+    }
+    char b1[32], b2[32];
+    if (!json) {
+        fprintf(f, "collscope report: %s\n", cs_store_path(st));
+        fprintf(f, "  %d processes, %lld spans", nproc, (long long)spans);
+        if (dropped)
+            fprintf(f, ", %lld dropped (log full)", (long long)dropped);
+        if (crashed) {
+            fprintf(f, ", crashed ranks:");
+            for (int i = 0; i < nproc; i++)
+                if (strcmp(procs[i].status, "crashed") == 0)
+                    fprintf(f, " %d", procs[i].rank);
+        }
+        fprintf(f, "\n  clocks: %s; tool overhead about %s in all\n", nproc ? procs[0].clock : "-",
+                cs_fmt_ns(overhead, b1, sizeof b1));
+        cs_text_table(f, "Per op", "op", &by_op, 0);
+        cs_text_table(f, "Per communicator (job-wide id)", "communicator", &by_comm, 1);
+        cs_text_table(f, "Per call site", "call site", &by_site, 1);
+        fprintf(f, "\nPer rank: time inside traced calls\n  %6s %12s %12s %8s %10s\n", "rank", "in calls", "wall",
+                "share", "spans");
+        for (size_t i = 0; i < ranks.n; i++) {
+            cs_rankrow *r = &ranks.a[i];
+            fprintf(f, "  %6d %12s %12s %7.1f%% %10lld\n", r->rank, cs_fmt_ns(r->busy, b1, sizeof b1),
+                    cs_fmt_ns(r->wall, b2, sizeof b2), r->wall > 0 ? 100.0 * (double)r->busy / (double)r->wall : 0.0,
+                    (long long)r->spans);
+        }
+    } else {
+        fprintf(f, "{\n  \"format\": \"collscope-report\",\n  \"version\": %d,\n  \"trace\": ", CS_REPORT_VERSION);
+        cs_json_str(f, cs_store_path(st));
+        fprintf(f, ",\n  \"processes\": %d,\n  \"spans\": %lld,\n  \"dropped\": %lld,\n  \"tool_overhead_ns\": %lld,\n",
+                nproc, (long long)spans, (long long)dropped, (long long)overhead);
+        fprintf(f, "  \"ranks\": [");
+        for (size_t i = 0; i < ranks.n; i++) {
+            cs_rankrow *r = &ranks.a[i];
+            const cs_proc *p = NULL;
+            for (int k = 0; k < nproc; k++)
+                if (procs[k].rank == r->rank)
+                    p = &procs[k];
+            fprintf(f, "%s\n    {\"rank\": %d, \"in_calls_ns\": %lld, \"wall_ns\": %lld, \"share\": %.4f, "
+                       "\"spans\": %lld, \"status\": ",
+                    i ? "," : "", r->rank, (long long)r->busy, (long long)r->wall,
+                    r->wall > 0 ? (double)r->busy / (double)r->wall : 0.0, (long long)r->spans);
+            cs_json_str(f, p ? p->status : "");
+            fprintf(f, ", \"clock\": ");
+            cs_json_str(f, p ? p->clock : "");
+            fprintf(f, "}");
+        }
+        fprintf(f, "%s],\n", ranks.n ? "\n  " : "");
+        cs_json_groups(f, "ops", "op", &by_op, 0);
+        cs_json_groups(f, "comms", "comm", &by_comm, 0);
+        cs_json_groups(f, "callsites", "callsite", &by_site, 1);
+        fprintf(f, "}\n");
+    }
+    if (f != stdout)
+        fclose(f);
+    free(procs);
+    free(by_op.a);
+    free(by_comm.a);
+    free(by_site.a);
+    free(ranks.a);
+    cs_store_close(st);
+    return 0;
+}

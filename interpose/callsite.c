@@ -1,0 +1,189 @@
+/* callsite.c: call sites of wrapped calls, deduplicated into a table.
+ *
+ * libunwind is loaded with dlopen(RTLD_LOCAL) so that it never replaces the
+ * application's backtrace() and _Unwind_* symbols. unw_backtrace() walks the
+ * stack from cached unwind info, with no system call. A stack seen before
+ * costs one hash and one probe; a new one is written to the log once, as
+ * CALLSITE records of raw return addresses: names are resolved at analysis
+ * time, never here. */
+#include "config.h"
+#include "interpose/core.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cs_callsites_on;
+
+typedef int (*cs_unw_backtrace_fn)(void **, int);
+static cs_unw_backtrace_fn cs_unw_backtrace;
+
+#define CS_CS_SLOTS 8192u /* power of two */
+typedef struct cs_site {
+    uint64_t hash;  /* 0 = empty; written last */
+    uint32_t id;
+    uint32_t depth;
+    uint64_t pc[CS_CALLSITE_MAX_FRAMES];
+} cs_site;
+static cs_site cs_sites[CS_CS_SLOTS];
+static uint32_t cs_next_site = 1;
+static pthread_mutex_t cs_site_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- loaded objects, for resolving return addresses later ---- */
+
+static char cs_modules_path[PATH_MAX];
+static unsigned long long cs_modules_adds = ~0ull;
+
+typedef struct { FILE *f; unsigned long long adds; } cs_mod_ctx;
+
+static int cs_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    cs_mod_ctx *c = arg;
+    (void)size;
+    c->adds = info->dlpi_adds;
+    if (!c->f)
+        return 0;
+    char exe[PATH_MAX];
+    const char *path = info->dlpi_name;
+    if (!path || !*path) {
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n <= 0)
+            return 0;
+        exe[n] = '\0';
+        path = exe;
+    }
+    if (path[0] != '/')
+        return 0; /* the vDSO and friends */
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        unsigned long long lo = info->dlpi_addr + ph->p_vaddr;
+        fprintf(c->f, "%llx %llx %llx %s\n", lo, lo + ph->p_memsz, (unsigned long long)info->dlpi_addr, path);
+    }
+    return 0;
+}
+
+/* Write the list of loaded objects next to the log when it changed
+ * (dlopen since the last time). Called rarely: at start, after MPI_Init,
+ * and when a new call site appears. */
+void cs_modules_snapshot(void)
+{
+    if (!cs_modules_path[0]) {
+        const char *dir = getenv("COLLSCOPE_DIR");
+        cs_log_header *h = cs_log_header_ptr();
+        if (!h)
+            return;
+        snprintf(cs_modules_path, sizeof cs_modules_path, "%s/logs/%s-%d.modules",
+                 dir && *dir ? dir : "collscope.out", h->host, (int)h->pid);
+    }
+    cs_mod_ctx c = { NULL, 0 };
+    dl_iterate_phdr(cs_module_cb, &c);
+    if (c.adds == cs_modules_adds)
+        return;
+    char tmp[PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", cs_modules_path);
+    c.f = fopen(tmp, "w");
+    if (!c.f)
+        return;
+    dl_iterate_phdr(cs_module_cb, &c);
+    if (fclose(c.f) == 0 && rename(tmp, cs_modules_path) == 0)
+        cs_modules_adds = c.adds;
+}
+
+void cs_callsite_init(void)
+{
+    const char *v = getenv("COLLSCOPE_CALLSITES");
+    if (v && strcmp(v, "0") == 0)
+        return;
+#ifdef HAVE_LIBUNWIND
+    static int warned;
+    void *h = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
+    if (!h)
+        h = dlopen("libunwind.so", RTLD_LAZY | RTLD_LOCAL);
+    if (h)
+        cs_unw_backtrace = (cs_unw_backtrace_fn)dlsym(h, "unw_backtrace");
+    if (!cs_unw_backtrace) {
+        if (v && strcmp(v, "1") == 0)
+            cs_warn_once(&warned, "libunwind not found (%s); call sites are off", dlerror());
+        return;
+    }
+    cs_callsites_on = 1;
+#endif
+}
+
+static uint64_t cs_hash_pcs(const uint64_t *pc, int n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
+    for (int i = 0; i < n; i++) {
+        h ^= pc[i];
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return h ? h : 1;
+}
+
+static void cs_site_log(const cs_site *s)
+{
+    unsigned parts = (s->depth + CS_CALLSITE_FRAMES_PER_REC - 1) / CS_CALLSITE_FRAMES_PER_REC;
+    if (parts == 0)
+        parts = 1;
+    cs_rec_callsite *r = (cs_rec_callsite *)cs_log_slots(parts);
+    if (!r)
+        return;
+    for (unsigned p = 0; p < parts; p++) {
+        cs_rec_callsite *x = r + p;
+        unsigned first = p * CS_CALLSITE_FRAMES_PER_REC;
+        unsigned nhere = s->depth - first;
+        if (nhere > CS_CALLSITE_FRAMES_PER_REC)
+            nhere = CS_CALLSITE_FRAMES_PER_REC;
+        x->part = (uint16_t)p;
+        x->nframes = (uint16_t)s->depth;
+        x->id = s->id;
+        x->nhere = nhere;
+        memcpy(x->pc, s->pc + first, nhere * sizeof(uint64_t));
+        cs_log_commit(x, CS_REC_HDR(CS_REC_CALLSITE, 0));
+    }
+}
+
+uint32_t cs_callsite_capture(void)
+{
+    if (!cs_callsites_on)
+        return 0;
+    void *buf[CS_CALLSITE_MAX_FRAMES + 2];
+    /* Frame 0 is this function, frame 1 the wrapper: skip both. */
+    int n = cs_unw_backtrace(buf, CS_CALLSITE_MAX_FRAMES + 2) - 2;
+    if (n <= 0)
+        return 0;
+    uint64_t *pc = (uint64_t *)(buf + 2);
+    uint64_t h = cs_hash_pcs(pc, n);
+    for (uint32_t i = 0; i < CS_CS_SLOTS; i++) {
+        cs_site *s = &cs_sites[(h + i) & (CS_CS_SLOTS - 1)];
+        uint64_t sh = __atomic_load_n(&s->hash, __ATOMIC_ACQUIRE);
+        if (sh == h && s->depth == (uint32_t)n && memcmp(s->pc, pc, (size_t)n * 8) == 0)
+            return s->id;
+        if (sh == 0) {
+            pthread_mutex_lock(&cs_site_lock);
+            if (__atomic_load_n(&s->hash, __ATOMIC_ACQUIRE) != 0) {
+                /* Another thread took this slot: probe on. */
+                pthread_mutex_unlock(&cs_site_lock);
+                i--;
+                continue;
+            }
+            s->id = cs_next_site++;
+            s->depth = (uint32_t)n;
+            memcpy(s->pc, pc, (size_t)n * 8);
+            __atomic_store_n(&s->hash, h, __ATOMIC_RELEASE);
+            pthread_mutex_unlock(&cs_site_lock);
+            cs_site_log(s);
+            cs_modules_snapshot();
+            return s->id;
+        }
+    }
+    return 0; /* table full: the span goes without a call site */
+}

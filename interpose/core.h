@@ -1,0 +1,61 @@
+/* core.h: what every wrapper family (MPI, NCCL, CUDA) shares inside the
+ * traced process: the tracing switch, the re-entry guard, call sites,
+ * counters and the test-only settings. Nothing here is MPI-specific. */
+#ifndef CS_CORE_H
+#define CS_CORE_H
+
+#include <stdint.h>
+
+#include "libtrace/clock.h"
+#include "libtrace/log.h"
+#include "libtrace/ops.gen.h"
+#include "libtrace/span.h"
+
+#define CS_EXPORT __attribute__((visibility("default")))
+#define CS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define CS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* 1 while spans are recorded: the log is open and nothing turned it off. */
+extern int cs_tracing;
+/* Per-thread re-entry guard: calls made inside a wrapped call (by the MPI
+ * library itself, or by the tool) are passed through unrecorded. */
+extern __thread int cs_busy __attribute__((tls_model("initial-exec")));
+
+/* Open this process's log if it is not open yet (idempotent, thread-safe).
+ * Returns cs_tracing. Launcher processes and COLLSCOPE_DISABLE=1 never
+ * trace. `api` names the flavor that started it ("openmpi", "nccl"). */
+int cs_trace_start(const char *api);
+/* The job rank and size, once known (MPI_Init, NCCL comm init). */
+void cs_trace_set_rank(int rank, int size);
+int cs_trace_rank(void);
+/* Print one line to stderr, prefixed "collscope: ", at most once per key. */
+void cs_warn_once(int *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Call site of the current wrapped call: an id of the deduplicated stack,
+ * or 0 when call sites are off. Cheap on a known stack (no system call). */
+uint32_t cs_callsite_capture(void);
+/* Record the loaded objects (path, address range) next to the log. */
+void cs_modules_snapshot(void);
+extern int cs_callsites_on;
+
+/* PAPI: deltas of the configured counters since the last traced call on
+ * this thread, written as a COUNTERS record before the span. */
+extern int cs_papi_on;
+void cs_papi_sample(uint16_t tid);
+
+/* Test-only: microseconds to stall a send from world rank src to dst
+ * (COLLSCOPE_TEST_P2P_DELAY=SRC:DST:USEC), inside the traced call. */
+extern int cs_test_p2p_src, cs_test_p2p_dst, cs_test_p2p_us;
+void cs_test_stall_us(int us);
+
+/* Write a span record (hdr last). r->hdr is ignored. */
+static inline void cs_emit_rec(const cs_rec *r, uint32_t flags)
+{
+    cs_rec *slot = cs_log_slot();
+    if (!slot)
+        return;
+    *slot = *r;
+    cs_log_commit(slot, CS_REC_HDR(CS_REC_SPAN, flags));
+}
+
+#endif

@@ -1,0 +1,37 @@
+# interpose: the LD_PRELOAD library, one per MPI implementation (their
+# handle ABIs differ) built from the same sources, plus one without MPI.
+EXTRA_DIST += interpose/mpi.spec interpose/gen-wrappers.py
+
+CS_PRELOAD_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+CS_PRELOAD_LDFLAGS = -module -avoid-version -shared -Wl,-z,defs
+CS_PRELOAD_LIBS = libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS) -ldl
+CS_CORE_SOURCES = interpose/core.h interpose/core.c interpose/callsite.c interpose/papi.c
+
+interpose/mpi_wrappers.gen.c: $(srcdir)/interpose/mpi.spec $(CS_GEN)
+	$(AM_V_GEN)$(MKDIR_P) interpose && $(PYTHON3) $(CS_GEN) mpi $@ $(srcdir)/interpose/mpi.spec
+BUILT_SOURCES += interpose/mpi_wrappers.gen.c
+CLEANFILES += interpose/mpi_wrappers.gen.c
+
+pkglib_LTLIBRARIES += interpose/collscope-nompi.la
+interpose_collscope_nompi_la_SOURCES = $(CS_CORE_SOURCES)
+interpose_collscope_nompi_la_CFLAGS = $(CS_PRELOAD_CFLAGS)
+interpose_collscope_nompi_la_LDFLAGS = $(CS_PRELOAD_LDFLAGS)
+interpose_collscope_nompi_la_LIBADD = $(CS_PRELOAD_LIBS)
+
+if HAVE_OMPI
+pkglib_LTLIBRARIES += interpose/collscope-openmpi.la
+interpose_collscope_openmpi_la_SOURCES = $(CS_CORE_SOURCES) interpose/mpi_wrap.h interpose/mpi_wrap.c
+nodist_interpose_collscope_openmpi_la_SOURCES = interpose/mpi_wrappers.gen.c
+interpose_collscope_openmpi_la_CFLAGS = $(CS_PRELOAD_CFLAGS) $(OMPI_CFLAGS)
+interpose_collscope_openmpi_la_LDFLAGS = $(CS_PRELOAD_LDFLAGS)
+interpose_collscope_openmpi_la_LIBADD = $(CS_PRELOAD_LIBS)
+endif
+
+if HAVE_MPICH
+pkglib_LTLIBRARIES += interpose/collscope-mpich.la
+interpose_collscope_mpich_la_SOURCES = $(CS_CORE_SOURCES) interpose/mpi_wrap.h interpose/mpi_wrap.c
+nodist_interpose_collscope_mpich_la_SOURCES = interpose/mpi_wrappers.gen.c
+interpose_collscope_mpich_la_CFLAGS = $(CS_PRELOAD_CFLAGS) $(MPICH_CFLAGS)
+interpose_collscope_mpich_la_LDFLAGS = $(CS_PRELOAD_LDFLAGS)
+interpose_collscope_mpich_la_LIBADD = $(CS_PRELOAD_LIBS)
+endif

@@ -1,0 +1,600 @@
+/* mpi_wrap.c: the out-of-line parts of the MPI wrappers: finding the real
+ * functions, communicator identities, datatypes, requests and completion. */
+#include "config.h"
+#include "interpose/mpi_wrap.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#if defined(OPEN_MPI) && OPEN_MPI
+const char *cs_mpi_flavor_name = "openmpi";
+static const char *const cs_libmpi_names[] = { "libmpi.so.40", "libmpi.so", NULL };
+struct cs_ompi_consts cs_ompi;
+#else
+const char *cs_mpi_flavor_name = "mpich";
+static const char *const cs_libmpi_names[] = { "libmpich.so.12", "libmpi.so.12", "libmpich.so", NULL };
+#endif
+
+void *cs_mpi_real_fns[CS_OP_COUNT];
+
+/* dlsym in the objects after ours, else in a libmpi loaded RTLD_LOCAL. */
+static void *cs_mpi_sym(const char *name)
+{
+    void *f = dlsym(RTLD_NEXT, name);
+    if (f)
+        return f;
+    static void *lib;
+    if (!lib)
+        for (int i = 0; cs_libmpi_names[i] && !lib; i++)
+            lib = dlopen(cs_libmpi_names[i], RTLD_LAZY | RTLD_NOLOAD);
+    return lib ? dlsym(lib, name) : NULL;
+}
+
+#if defined(OPEN_MPI) && OPEN_MPI
+/* Data symbols: the executable may hold a copy-relocated instance that
+ * libmpi itself uses, so search the global scope first. */
+static void *cs_mpi_data_sym(const char *name)
+{
+    void *p = dlsym(RTLD_DEFAULT, name);
+    return p ? p : cs_mpi_sym(name);
+}
+#endif
+
+void *cs_mpi_resolve(int op)
+{
+    const char *name = cs_mpi_real_names[op];
+    void *f = name ? cs_mpi_sym(name) : NULL;
+    if (!f && name)
+        f = cs_mpi_sym(name + 1); /* "MPI_X" where no PMPI_X is exported */
+    if (f)
+        __atomic_store_n(&cs_mpi_real_fns[op], f, __ATOMIC_RELAXED);
+    return f;
+}
+
+int cs_mpi_missing(int op)
+{
+    static int warned[CS_OP_COUNT];
+    cs_warn_once(&warned[op], "the MPI library has no %s; the call fails with MPI_ERR_OTHER",
+                 cs_ops[op].name);
+    return MPI_ERR_OTHER;
+}
+
+/* Helper functions of the MPI library we call ourselves (never traced). */
+static struct {
+    int (*comm_rank)(MPI_Comm, int *);
+    int (*comm_size)(MPI_Comm, int *);
+    int (*comm_group)(MPI_Comm, MPI_Group *);
+    int (*group_translate_ranks)(MPI_Group, int, CS_CONST int[], MPI_Group, int[]);
+    int (*group_free)(MPI_Group *);
+    int (*group_size)(MPI_Group, int *);
+    int (*type_size)(MPI_Datatype, int *);
+    int (*type_get_name)(MPI_Datatype, char *, int *);
+    int (*initialized)(int *);
+    int ready;
+} R;
+
+#define CS_RSYM(field, name) (*(void **)&R.field = cs_mpi_sym(name))
+
+static int cs_mpi_helpers(void)
+{
+    if (R.ready)
+        return R.ready > 0;
+    int ok = CS_RSYM(comm_rank, "PMPI_Comm_rank") && CS_RSYM(comm_size, "PMPI_Comm_size") &&
+             CS_RSYM(comm_group, "PMPI_Comm_group") &&
+             CS_RSYM(group_translate_ranks, "PMPI_Group_translate_ranks") &&
+             CS_RSYM(group_free, "PMPI_Group_free") && CS_RSYM(group_size, "PMPI_Group_size") &&
+             CS_RSYM(type_size, "PMPI_Type_size") && CS_RSYM(type_get_name, "PMPI_Type_get_name") &&
+             CS_RSYM(initialized, "PMPI_Initialized");
+#if defined(OPEN_MPI) && OPEN_MPI
+    ok = ok && (cs_ompi.comm_world = (MPI_Comm)cs_mpi_data_sym("ompi_mpi_comm_world")) &&
+         (cs_ompi.comm_self = (MPI_Comm)cs_mpi_data_sym("ompi_mpi_comm_self")) &&
+         (cs_ompi.comm_null = (MPI_Comm)cs_mpi_data_sym("ompi_mpi_comm_null")) &&
+         (cs_ompi.request_null = (MPI_Request)cs_mpi_data_sym("ompi_request_null")) &&
+         (cs_ompi.datatype_null = (MPI_Datatype)cs_mpi_data_sym("ompi_mpi_datatype_null"));
+#endif
+    R.ready = ok ? 1 : -1;
+    if (!ok) {
+        static int warned;
+        cs_warn_once(&warned, "the MPI library lacks functions collscope needs; communicators are not identified");
+    }
+    return ok;
+}
+
+/* ---- communicators ---- */
+
+#define CS_COMM_SLOTS 4096u
+static cs_mpi_comm *cs_comms[CS_COMM_SLOTS];
+static uint32_t cs_comm_next_local;
+static pthread_mutex_t cs_comm_lock = PTHREAD_MUTEX_INITIALIZER;
+__thread cs_mpi_comm *cs_mpi_comm_last __attribute__((tls_model("initial-exec")));
+
+static uint64_t cs_mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+    return h;
+}
+
+static uint64_t cs_id63(uint64_t h)
+{
+    h &= 0x7fffffffffffffffull; /* SQLite integers are signed */
+    return h ? h : 1;
+}
+
+static unsigned cs_comm_slot(uint64_t key) { return (unsigned)(cs_mix(0, key) & (CS_COMM_SLOTS - 1)); }
+
+static cs_mpi_comm *cs_comm_find(uint64_t key)
+{
+    unsigned s = cs_comm_slot(key);
+    for (unsigned i = 0; i < CS_COMM_SLOTS; i++) {
+        cs_mpi_comm *m = __atomic_load_n(&cs_comms[(s + i) & (CS_COMM_SLOTS - 1)], __ATOMIC_ACQUIRE);
+        if (!m)
+            return NULL;
+        if (m->key == key)
+            return m;
+    }
+    return NULL;
+}
+
+/* Register a communicator; writes its COMMDEF record. Lock held. */
+static cs_mpi_comm *cs_comm_add(uint64_t key, MPI_Comm comm, uint64_t id, uint64_t parent, int how)
+{
+    int size = 0, rank = -1;
+    if (R.comm_size(comm, &size) != MPI_SUCCESS || R.comm_rank(comm, &rank) != MPI_SUCCESS)
+        return NULL;
+    /* Reuse the slot of a freed communicator, or take an empty one. */
+    unsigned s = cs_comm_slot(key);
+    cs_mpi_comm **slot = NULL;
+    for (unsigned i = 0; i < CS_COMM_SLOTS; i++) {
+        cs_mpi_comm **p = &cs_comms[(s + i) & (CS_COMM_SLOTS - 1)];
+        if (!*p || (*p)->key == 0) {
+            slot = p;
+            break;
+        }
+    }
+    if (!slot)
+        return NULL;
+    cs_mpi_comm *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->key = key;
+    m->id = cs_id63(id);
+    m->local = cs_comm_next_local++ & 0xffff;
+    m->size = (uint32_t)size;
+    m->rank = rank;
+    m->is_world = how == CS_COMM_WORLD;
+    __atomic_store_n(slot, m, __ATOMIC_RELEASE); /* the freed one leaks: it is tiny */
+
+    cs_rec_comm *r = (cs_rec_comm *)cs_log_slot();
+    if (r) {
+        r->how = (uint16_t)how;
+        r->tid = cs__log_tls.tid;
+        r->t0 = cs_clock_ticks();
+        r->id = m->id;
+        r->parent = parent;
+        r->local = m->local;
+        r->size = m->size;
+        r->rank = m->rank;
+        r->world_rank = cs_trace_rank();
+        cs_log_commit(r, CS_REC_HDR(CS_REC_COMMDEF, 0));
+    }
+    return m;
+}
+
+/* A communicator made by a call we do not wrap: identify it by its member
+ * set and how many communicators with that member set this rank has seen,
+ * which every member agrees on when they are created collectively. */
+cs_mpi_comm *cs_mpi_comm_lookup(uint64_t key, MPI_Comm comm)
+{
+    cs_mpi_comm *m = cs_comm_find(key);
+    if (m || !cs_mpi_helpers() || comm == MPI_COMM_NULL)
+        return m;
+    pthread_mutex_lock(&cs_comm_lock);
+    m = cs_comm_find(key);
+    if (!m) {
+        MPI_Group g = 0, wg = 0;
+        int n = 0;
+        uint64_t h = 0x4c415a59; /* "LAZY" */
+        if (R.comm_group(comm, &g) == MPI_SUCCESS && R.group_size(g, &n) == MPI_SUCCESS &&
+            R.comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS) {
+            int *in = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1) * 2);
+            if (in) {
+                for (int i = 0; i < n; i++)
+                    in[i] = i;
+                if (R.group_translate_ranks(g, n, in, wg, in + n) == MPI_SUCCESS)
+                    for (int i = 0; i < n; i++)
+                        h = cs_mix(h, (uint64_t)(uint32_t)in[n + i]);
+                free(in);
+            }
+            R.group_free(&g);
+            R.group_free(&wg);
+        }
+        static struct { uint64_t h; uint32_t n; } seen[256];
+        uint32_t k = 0;
+        for (unsigned i = 0; i < 256; i++) {
+            if (seen[i].h == h || seen[i].h == 0) {
+                seen[i].h = h;
+                k = seen[i].n++;
+                break;
+            }
+        }
+        m = cs_comm_add(key, comm, cs_mix(h, k), 0, CS_COMM_OTHER);
+    }
+    pthread_mutex_unlock(&cs_comm_lock);
+    return m;
+}
+
+void cs_mpi_comm_created(cs_mpi_call *c, MPI_Comm parent, MPI_Comm *newcomm, int how, int color, int rc)
+{
+    if (rc != MPI_SUCCESS || !cs_mpi_helpers())
+        return;
+    cs_mpi_comm *p = cs_mpi_comm_lookup(CS_H(parent), parent);
+    if (!p)
+        return;
+    /* Every member of the parent counts the creation, inside the new
+     * communicator or not, so the counters agree across the job. */
+    uint32_t nth = __atomic_fetch_add(&p->children, 1, __ATOMIC_RELAXED);
+    c->comm = p;
+    c->rec.comm = (uint16_t)p->local;
+    c->flags |= CS_F_HAS_COMM;
+    if (*newcomm == MPI_COMM_NULL)
+        return;
+    uint64_t id = cs_mix(cs_mix(cs_mix(p->id, nth), (uint64_t)how), (uint64_t)(uint32_t)color);
+    pthread_mutex_lock(&cs_comm_lock);
+    cs_mpi_comm *m = cs_comm_add(CS_H(*newcomm), *newcomm, id, p->id, how);
+    pthread_mutex_unlock(&cs_comm_lock);
+    if (m)
+        c->rec.count = m->size;
+}
+
+void cs_mpi_comm_freed(cs_mpi_call *c, MPI_Comm freed, int rc)
+{
+    uint64_t key = CS_H(freed);
+    cs_mpi_comm *m = cs_comm_find(key);
+    if (!m)
+        return;
+    c->comm = m;
+    c->rec.comm = (uint16_t)m->local;
+    c->flags |= CS_F_HAS_COMM;
+    if (rc != MPI_SUCCESS)
+        return;
+    pthread_mutex_lock(&cs_comm_lock);
+    m->key = 0; /* the handle may be reused by the next communicator */
+    pthread_mutex_unlock(&cs_comm_lock);
+    if (cs_mpi_comm_last == m)
+        cs_mpi_comm_last = NULL;
+}
+
+int cs_mpi_group_leader(MPI_Group group)
+{
+    /* The world rank of the group's rank 0: the same on every member. */
+    if (!cs_mpi_helpers())
+        return 0;
+    MPI_Group wg;
+    int zero = 0, w = -1;
+    if (R.comm_group(MPI_COMM_WORLD, &wg) != MPI_SUCCESS)
+        return 0;
+    R.group_translate_ranks(group, 1, &zero, wg, &w);
+    R.group_free(&wg);
+    return w;
+}
+
+void cs_mpi_init_begin(cs_mpi_call *c) { (void)c; }
+
+void cs_mpi_init_end(cs_mpi_call *c, int rc)
+{
+    (void)c;
+    if (rc != MPI_SUCCESS || !cs_mpi_helpers())
+        return;
+    int rank = 0, size = 1;
+    R.comm_rank(MPI_COMM_WORLD, &rank);
+    R.comm_size(MPI_COMM_WORLD, &size);
+    cs_trace_set_rank(rank, size);
+    pthread_mutex_lock(&cs_comm_lock);
+    if (!cs_comm_find(CS_H(MPI_COMM_WORLD)))
+        cs_comm_add(CS_H(MPI_COMM_WORLD), MPI_COMM_WORLD, 0x574f524c44ull /* WORLD */, 0, CS_COMM_WORLD);
+    if (!cs_comm_find(CS_H(MPI_COMM_SELF)))
+        cs_comm_add(CS_H(MPI_COMM_SELF), MPI_COMM_SELF, cs_mix(0x53454c46ull, (uint64_t)rank), 0, CS_COMM_SELF);
+    pthread_mutex_unlock(&cs_comm_lock);
+}
+
+void cs_mpi_finalize_begin(cs_mpi_call *c) { (void)c; }
+
+/* ---- datatypes ---- */
+
+#define CS_DT_SLOTS 256u
+static struct { uint64_t key; uint64_t val; } cs_dt_cache[CS_DT_SLOTS];
+static pthread_mutex_t cs_dt_lock = PTHREAD_MUTEX_INITIALIZER;
+
+cs_mpi_dt cs_mpi_dtype(uint64_t key, MPI_Datatype dt)
+{
+    cs_mpi_dt d = { 0, CS_DT_OTHER };
+    unsigned s = (unsigned)(cs_mix(1, key) & (CS_DT_SLOTS - 1));
+    uint64_t k1 = __atomic_load_n(&cs_dt_cache[s].key, __ATOMIC_ACQUIRE);
+    uint64_t v = __atomic_load_n(&cs_dt_cache[s].val, __ATOMIC_ACQUIRE);
+    uint64_t k2 = __atomic_load_n(&cs_dt_cache[s].key, __ATOMIC_ACQUIRE);
+    if (k1 == key && k2 == key) {
+        d.size = (uint32_t)v;
+        d.id = (uint16_t)(v >> 32);
+        return d;
+    }
+    if (!cs_mpi_helpers())
+        return d;
+    int size = 0;
+    if (R.type_size(dt, &size) != MPI_SUCCESS)
+        return d;
+    d.size = (uint32_t)size;
+    char name[MPI_MAX_OBJECT_NAME + 1] = "";
+    int len = 0;
+    if (R.type_get_name(dt, name, &len) == MPI_SUCCESS)
+        d.id = (uint16_t)cs_dtype_by_name(name);
+    if (d.id != CS_DT_DERIVED && d.id != CS_DT_OTHER) {
+        /* Predefined types never change: cache them. Derived ones may be
+         * freed and their handle reused, so they are asked every time. */
+        pthread_mutex_lock(&cs_dt_lock);
+        __atomic_store_n(&cs_dt_cache[s].key, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&cs_dt_cache[s].val, ((uint64_t)d.id << 32) | d.size, __ATOMIC_RELEASE);
+        __atomic_store_n(&cs_dt_cache[s].key, key, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&cs_dt_lock);
+    }
+    return d;
+}
+
+uint64_t cs_mpi_bytes_n(int count, MPI_Datatype dt, MPI_Comm comm)
+{
+    int n = 0;
+    if (!cs_mpi_helpers() || count <= 0 || R.comm_size(comm, &n) != MPI_SUCCESS)
+        return 0;
+    return (uint64_t)count * cs_mpi_dtype(CS_H(dt), dt).size * (uint64_t)n;
+}
+
+uint64_t cs_mpi_bytes_v(CS_CONST int counts[], MPI_Datatype dt, MPI_Comm comm)
+{
+    int n = 0;
+    if (!cs_mpi_helpers() || !counts || R.comm_size(comm, &n) != MPI_SUCCESS)
+        return 0;
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += (uint64_t)(counts[i] > 0 ? counts[i] : 0);
+    return total ? total * cs_mpi_dtype(CS_H(dt), dt).size : 0;
+}
+
+uint64_t cs_mpi_bytes_w(CS_CONST int counts[], CS_CONST MPI_Datatype dts[], MPI_Comm comm)
+{
+    int n = 0;
+    if (!cs_mpi_helpers() || !counts || !dts || R.comm_size(comm, &n) != MPI_SUCCESS)
+        return 0;
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++)
+        if (counts[i] > 0)
+            total += (uint64_t)counts[i] * cs_mpi_dtype(CS_H(dts[i]), dts[i]).size;
+    return total;
+}
+
+/* ---- requests ---- */
+
+#define CS_REQ_SLOTS (1u << 16)
+#define CS_REQ_TOMB (~0ull)
+static struct { uint64_t key; uint32_t id; uint32_t pad; } cs_reqs[CS_REQ_SLOTS];
+static uint32_t cs_req_next;
+
+static unsigned cs_req_slot(uint64_t key) { return (unsigned)(cs_mix(2, key) & (CS_REQ_SLOTS - 1)); }
+
+static void cs_req_put(uint64_t key, uint32_t id)
+{
+    unsigned s = cs_req_slot(key);
+    for (unsigned i = 0; i < CS_REQ_SLOTS; i++) {
+        unsigned j = (s + i) & (CS_REQ_SLOTS - 1);
+        uint64_t k = __atomic_load_n(&cs_reqs[j].key, __ATOMIC_ACQUIRE);
+        if (k == key) { /* a stale entry for a reused handle */
+            __atomic_store_n(&cs_reqs[j].id, id, __ATOMIC_RELEASE);
+            return;
+        }
+        if ((k == 0 || k == CS_REQ_TOMB) &&
+            __atomic_compare_exchange_n(&cs_reqs[j].key, &k, key, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+            __atomic_store_n(&cs_reqs[j].id, id, __ATOMIC_RELEASE);
+            return;
+        }
+    }
+}
+
+static uint32_t cs_req_take(uint64_t key)
+{
+    unsigned s = cs_req_slot(key);
+    for (unsigned i = 0; i < CS_REQ_SLOTS; i++) {
+        unsigned j = (s + i) & (CS_REQ_SLOTS - 1);
+        uint64_t k = __atomic_load_n(&cs_reqs[j].key, __ATOMIC_ACQUIRE);
+        if (k == 0)
+            return 0;
+        if (k == key) {
+            uint32_t id = __atomic_load_n(&cs_reqs[j].id, __ATOMIC_ACQUIRE);
+            __atomic_compare_exchange_n(&cs_reqs[j].key, &k, CS_REQ_TOMB, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+            return id;
+        }
+    }
+    return 0;
+}
+
+void cs_mpi_started(cs_mpi_call *c, MPI_Request *req, int rc)
+{
+    c->flags |= CS_F_NONBLOCKING;
+    if (rc != MPI_SUCCESS || !req)
+        return;
+    uint32_t id = __atomic_add_fetch(&cs_req_next, 1, __ATOMIC_RELAXED);
+    c->rec.req = id;
+    cs_req_put(CS_H(*req), id);
+}
+
+static void cs_mpi_done(cs_mpi_call *c, MPI_Request h, const MPI_Status *st)
+{
+    if (h == MPI_REQUEST_NULL)
+        return;
+    uint32_t id = cs_req_take(CS_H(h));
+    if (!id)
+        return;
+    cs_rec_done *r = (cs_rec_done *)cs_log_slot();
+    if (!r)
+        return;
+    r->op = c->rec.op;
+    r->tid = cs__log_tls.tid;
+    r->t0 = c->rec.t0;
+    r->t1 = c->rec.t1;
+    r->bytes = 0;
+    r->req = id;
+    r->source = st ? st->MPI_SOURCE : -1;
+    r->tag = st ? st->MPI_TAG : -1;
+    r->rc = c->rec.rc;
+    cs_log_commit(r, CS_REC_HDR(CS_REC_REQDONE, 0));
+}
+
+static void cs_reqs_save(cs_mpi_reqs *q, int n, const MPI_Request *reqs)
+{
+    q->n = n > 0 && reqs ? n : 0;
+    q->h = q->small;
+    if (q->n > CS_MPI_REQS_STACK) {
+        q->h = malloc(sizeof(MPI_Request) * (size_t)q->n);
+        if (!q->h) {
+            q->n = 0;
+            q->h = q->small;
+        }
+    }
+    if (q->n)
+        memcpy(q->h, reqs, sizeof(MPI_Request) * (size_t)q->n);
+}
+
+static void cs_reqs_release(cs_mpi_reqs *q)
+{
+    if (q->h != q->small)
+        free(q->h);
+}
+
+/* A status array we can read when the caller passed MPI_STATUSES_IGNORE. */
+static MPI_Status *cs_statuses(cs_mpi_reqs *q, int n, MPI_Status *st)
+{
+    if (st == MPI_STATUSES_IGNORE && n <= CS_MPI_REQS_STACK)
+        return q->st;
+    return st;
+}
+
+static const MPI_Status *cs_status_at(const MPI_Status *st, int i)
+{
+    return st == MPI_STATUSES_IGNORE ? NULL : &st[i];
+}
+
+MPI_Status *cs_mpi_complete_one_pre(cs_mpi_call *c, cs_mpi_reqs *q, MPI_Request *req, MPI_Status *st)
+{
+    (void)c;
+    cs_reqs_save(q, 1, req);
+    return st == MPI_STATUS_IGNORE ? q->st : st;
+}
+
+void cs_mpi_complete_one_post(cs_mpi_call *c, cs_mpi_reqs *q, int rc, MPI_Request *req, MPI_Status *st)
+{
+    (void)req;
+    if (rc == MPI_SUCCESS && q->n)
+        cs_mpi_done(c, q->h[0], st);
+}
+
+MPI_Status *cs_mpi_complete_testone_pre(cs_mpi_call *c, cs_mpi_reqs *q, MPI_Request *req, int *flag, MPI_Status *st)
+{
+    (void)flag;
+    return cs_mpi_complete_one_pre(c, q, req, st);
+}
+
+void cs_mpi_complete_testone_post(cs_mpi_call *c, cs_mpi_reqs *q, int rc, MPI_Request *req, int *flag, MPI_Status *st)
+{
+    if (flag && *flag)
+        cs_mpi_complete_one_post(c, q, rc, req, st);
+}
+
+MPI_Status *cs_mpi_complete_all_pre(cs_mpi_call *c, cs_mpi_reqs *q, int n, MPI_Request *reqs, MPI_Status *st)
+{
+    (void)c;
+    cs_reqs_save(q, n, reqs);
+    return cs_statuses(q, n, st);
+}
+
+void cs_mpi_complete_all_post(cs_mpi_call *c, cs_mpi_reqs *q, int rc, int n, MPI_Request *reqs, MPI_Status *st)
+{
+    (void)reqs;
+    (void)n;
+    if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)
+        for (int i = 0; i < q->n; i++) {
+            const MPI_Status *s = cs_status_at(st, i);
+            if (rc == MPI_SUCCESS || (s && s->MPI_ERROR == MPI_SUCCESS))
+                cs_mpi_done(c, q->h[i], s);
+        }
+    cs_reqs_release(q);
+}
+
+MPI_Status *cs_mpi_complete_testall_pre(cs_mpi_call *c, cs_mpi_reqs *q, int n, MPI_Request *reqs, int *flag, MPI_Status *st)
+{
+    (void)flag;
+    return cs_mpi_complete_all_pre(c, q, n, reqs, st);
+}
+
+void cs_mpi_complete_testall_post(cs_mpi_call *c, cs_mpi_reqs *q, int rc, int n, MPI_Request *reqs, int *flag, MPI_Status *st)
+{
+    if (flag && *flag) {
+        cs_mpi_complete_all_post(c, q, rc, n, reqs, st);
+        return;
+    }
+    cs_reqs_release(q);
+}
+
+MPI_Status *cs_mpi_complete_any_pre(cs_mpi_call *c, cs_mpi_reqs *q, int n, MPI_Request *reqs, int *index, MPI_Status *st)
+{
+    (void)c;
+    (void)index;
+    cs_reqs_save(q, n, reqs);
+    return st == MPI_STATUS_IGNORE ? q->st : st;
+}
+
+void cs_mpi_complete_any_post(cs_mpi_call *c, cs_mpi_reqs *q, int rc, int n, MPI_Request *reqs, int *index, MPI_Status *st)
+{
+    (void)n;
+    (void)reqs;
+    if (rc == MPI_SUCCESS && index && *index != MPI_UNDEFINED && *index >= 0 && *index < q->n)
+        cs_mpi_done(c, q->h[*index], st);
+    cs_reqs_release(q);
+}
+
+MPI_Status *cs_mpi_complete_testany_pre(cs_mpi_call *c, cs_mpi_reqs *q, int n, MPI_Request *reqs, int *index, int *flag, MPI_Status *st)
+{
+    (void)flag;
+    return cs_mpi_complete_any_pre(c, q, n, reqs, index, st);
+}
+
+void cs_mpi_complete_testany_post(cs_mpi_call *c, cs_mpi_reqs *q, int rc, int n, MPI_Request *reqs, int *index, int *flag, MPI_Status *st)
+{
+    if (flag && *flag) {
+        cs_mpi_complete_any_post(c, q, rc, n, reqs, index, st);
+        return;
+    }
+    cs_reqs_release(q);
+}
+
+MPI_Status *cs_mpi_complete_some_pre(cs_mpi_call *c, cs_mpi_reqs *q, int n, MPI_Request *reqs, int *outcount, int *indices, MPI_Status *st)
+{
+    (void)c;
+    (void)outcount;
+    (void)indices;
+    cs_reqs_save(q, n, reqs);
+    return cs_statuses(q, n, st);
+}
+
+void cs_mpi_complete_some_post(cs_mpi_call *c, cs_mpi_reqs *q, int rc, int n, MPI_Request *reqs, int *outcount, int *indices, MPI_Status *st)
+{
+    (void)n;
+    (void)reqs;
+    if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && outcount && *outcount != MPI_UNDEFINED)
+        for (int k = 0; k < *outcount; k++) {
+            int i = indices[k];
+            const MPI_Status *s = cs_status_at(st, k);
+            if (i >= 0 && i < q->n && (rc == MPI_SUCCESS || (s && s->MPI_ERROR == MPI_SUCCESS)))
+                cs_mpi_done(c, q->h[i], s);
+        }
+    cs_reqs_release(q);
+}

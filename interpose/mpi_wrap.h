@@ -1,0 +1,246 @@
+/* mpi_wrap.h: the pieces every generated MPI wrapper is made of.
+ *
+ * Compiled once per MPI implementation (Open MPI, MPICH): their handle
+ * types differ, so the preload is built per flavor from the same sources.
+ * The real functions are found with dlsym(RTLD_NEXT, "PMPI_X"), falling
+ * back to dlopen(RTLD_NOLOAD) of libmpi for hosts that load it RTLD_LOCAL
+ * (mpi4py). libmpi is never linked, so a launcher that inherits the
+ * preload loads it without MPI. */
+#ifndef CS_MPI_WRAP_H
+#define CS_MPI_WRAP_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "interpose/core.h"
+#include "libtrace/dtypes.h"
+
+/* MPI-3 added const to input buffers; both supported libraries have it. */
+#define CS_CONST const
+
+#if defined(OPEN_MPI) && OPEN_MPI
+/* Open MPI's predefined handles are addresses of libmpi data symbols; a
+ * reference to one would make the preload unloadable where libmpi is not
+ * (mpirun). Resolve the few we use at MPI_Init instead. */
+struct cs_ompi_consts {
+    MPI_Comm comm_world, comm_self, comm_null;
+    MPI_Request request_null;
+    MPI_Datatype datatype_null;
+};
+extern struct cs_ompi_consts cs_ompi;
+#undef MPI_COMM_WORLD
+#define MPI_COMM_WORLD (cs_ompi.comm_world)
+#undef MPI_COMM_SELF
+#define MPI_COMM_SELF (cs_ompi.comm_self)
+#undef MPI_COMM_NULL
+#define MPI_COMM_NULL (cs_ompi.comm_null)
+#undef MPI_REQUEST_NULL
+#define MPI_REQUEST_NULL (cs_ompi.request_null)
+#undef MPI_DATATYPE_NULL
+#define MPI_DATATYPE_NULL (cs_ompi.datatype_null)
+#endif
+
+/* A handle's bits as a key (pointer for Open MPI, int for MPICH). */
+static inline uint64_t cs_hbits(const void *p, size_t n)
+{
+    uint64_t v = 0;
+    memcpy(&v, p, n);
+    return v;
+}
+#define CS_H(x) __extension__({ __typeof__(x) cs_h_ = (x); cs_hbits(&cs_h_, sizeof cs_h_); })
+
+typedef struct cs_mpi_comm {
+    uint64_t key;       /* handle bits; 0 once freed */
+    uint64_t id;        /* job-wide id */
+    uint32_t local;     /* index used in span records */
+    uint32_t size;
+    int32_t rank;
+    uint32_t seq;       /* collectives issued so far (atomic) */
+    uint32_t children;  /* communicators created from it (atomic) */
+    uint32_t is_world;
+} cs_mpi_comm;
+
+typedef struct cs_mpi_call {
+    cs_rec rec;
+    uint32_t flags;
+    int saved_errno;
+    cs_mpi_comm *comm;
+} cs_mpi_call;
+
+/* Requests saved before a completion call (which resets them). */
+#define CS_MPI_REQS_STACK 64
+typedef struct cs_mpi_reqs {
+    int n;
+    MPI_Request *h;
+    MPI_Request small[CS_MPI_REQS_STACK];
+    MPI_Status st[CS_MPI_REQS_STACK];
+} cs_mpi_reqs;
+
+extern void *cs_mpi_real_fns[CS_OP_COUNT];
+extern const char *const cs_mpi_real_names[CS_OP_COUNT];
+void *cs_mpi_resolve(int op);
+int cs_mpi_missing(int op);
+
+static inline void *cs_mpi_real(int op)
+{
+    void *f = __atomic_load_n(&cs_mpi_real_fns[op], __ATOMIC_RELAXED);
+    return CS_LIKELY(f != NULL) ? f : cs_mpi_resolve(op);
+}
+
+/* Begin a traced call: 0 means pass the call through untraced. */
+static inline int cs_mpi_enter(cs_mpi_call *c, int op)
+{
+    if (CS_UNLIKELY(cs_busy))
+        return 0;
+    if (CS_UNLIKELY(!__atomic_load_n(&cs_tracing, __ATOMIC_RELAXED))) {
+        if (op != CS_OP_MPI_Init && op != CS_OP_MPI_Init_thread)
+            return 0;
+        if (!cs_trace_start(NULL))
+            return 0;
+    }
+    cs_busy = 1;
+    memset(&c->rec, 0, sizeof c->rec);
+    c->rec.op = (uint16_t)op;
+    c->flags = 0;
+    c->comm = NULL;
+    c->rec.callsite = cs_callsite_capture();
+    return 1;
+}
+
+static inline void cs_mpi_begin(cs_mpi_call *c)
+{
+    if (CS_UNLIKELY(cs_papi_on))
+        cs_papi_sample(cs__log_tls.tid);
+    c->rec.t0 = cs_clock_ticks();
+}
+
+static inline void cs_mpi_end(cs_mpi_call *c, int rc)
+{
+    c->rec.t1 = cs_clock_ticks();
+    c->saved_errno = errno;
+    c->rec.rc = rc;
+    if (CS_UNLIKELY(rc != MPI_SUCCESS))
+        c->flags |= CS_F_ERROR;
+}
+
+static inline void cs_mpi_emit(cs_mpi_call *c)
+{
+    cs_rec *slot = cs_log_slot();
+    if (CS_LIKELY(slot != NULL)) {
+        c->rec.tid = cs__log_tls.tid;
+        *slot = c->rec;
+        cs_log_commit(slot, CS_REC_HDR(CS_REC_SPAN, c->flags));
+    }
+    cs_busy = 0;
+    errno = c->saved_errno;
+}
+
+/* Communicators. */
+cs_mpi_comm *cs_mpi_comm_lookup(uint64_t key, MPI_Comm comm);
+extern __thread cs_mpi_comm *cs_mpi_comm_last __attribute__((tls_model("initial-exec")));
+
+static inline void cs_mpi_set_comm(cs_mpi_call *c, MPI_Comm comm, int collective)
+{
+    uint64_t key = CS_H(comm);
+    cs_mpi_comm *m = cs_mpi_comm_last;
+    if (CS_UNLIKELY(!m || m->key != key)) {
+        m = cs_mpi_comm_lookup(key, comm);
+        if (!m)
+            return;
+        cs_mpi_comm_last = m;
+    }
+    c->comm = m;
+    c->rec.comm = (uint16_t)m->local;
+    c->flags |= CS_F_HAS_COMM;
+    if (collective) {
+        c->rec.seq = __atomic_fetch_add(&m->seq, 1, __ATOMIC_RELAXED);
+        c->flags |= CS_F_HAS_SEQ;
+    }
+}
+
+/* Datatypes: size and name id, cached for predefined types. */
+typedef struct cs_mpi_dt { uint32_t size; uint16_t id; } cs_mpi_dt;
+cs_mpi_dt cs_mpi_dtype(uint64_t key, MPI_Datatype dt);
+
+static inline void cs_mpi_set_count(cs_mpi_call *c, int count, MPI_Datatype dt)
+{
+    c->rec.count = (uint32_t)count;
+    if (count <= 0 || CS_H(dt) == 0 || dt == MPI_DATATYPE_NULL)
+        return;
+    cs_mpi_dt d = cs_mpi_dtype(CS_H(dt), dt);
+    c->rec.dtype = d.id;
+    c->rec.bytes = (uint64_t)count * d.size;
+}
+
+static inline void cs_mpi_set_peer(cs_mpi_call *c, int peer)
+{
+    c->rec.peer = peer;
+    c->flags |= CS_F_HAS_PEER;
+    if (peer == MPI_ANY_SOURCE)
+        c->flags |= CS_F_ANY_SOURCE;
+}
+
+static inline int cs_mpi_is_inplace(const void *buf) { return buf == MPI_IN_PLACE; }
+
+static inline void cs_mpi_set_inplace(cs_mpi_call *c, const void *buf)
+{
+    if (buf == MPI_IN_PLACE)
+        c->flags |= CS_F_INPLACE;
+}
+
+/* Receives: the actual source and tag, from the status. */
+static inline void cs_mpi_set_status(cs_mpi_call *c, const MPI_Status *st, int rc)
+{
+    if (rc != MPI_SUCCESS || st == MPI_STATUS_IGNORE)
+        return;
+    if (c->rec.op == CS_OP_MPI_Sendrecv || c->rec.op == CS_OP_MPI_Sendrecv_replace) {
+        c->rec.req = (uint32_t)st->MPI_SOURCE; /* the receive side's source */
+        return;
+    }
+    if (c->flags & CS_F_ANY_SOURCE)
+        c->rec.peer = st->MPI_SOURCE;
+    c->rec.tag = st->MPI_TAG;
+}
+
+/* Test-only stall inside a send (COLLSCOPE_TEST_P2P_DELAY). */
+static inline void cs_mpi_p2p_stall(cs_mpi_call *c)
+{
+    if (CS_UNLIKELY(cs_test_p2p_us > 0) && c->comm && c->comm->is_world &&
+        c->comm->rank == cs_test_p2p_src && c->rec.peer == cs_test_p2p_dst)
+        cs_test_stall_us(cs_test_p2p_us);
+}
+
+uint64_t cs_mpi_bytes_n(int count, MPI_Datatype dt, MPI_Comm comm);
+uint64_t cs_mpi_bytes_v(CS_CONST int counts[], MPI_Datatype dt, MPI_Comm comm);
+uint64_t cs_mpi_bytes_w(CS_CONST int counts[], CS_CONST MPI_Datatype dts[], MPI_Comm comm);
+int cs_mpi_group_leader(MPI_Group group);
+
+void cs_mpi_started(cs_mpi_call *c, MPI_Request *req, int rc);
+void cs_mpi_init_begin(cs_mpi_call *c);
+void cs_mpi_init_end(cs_mpi_call *c, int rc);
+void cs_mpi_finalize_begin(cs_mpi_call *c);
+void cs_mpi_comm_created(cs_mpi_call *c, MPI_Comm parent, MPI_Comm *newcomm, int how, int color, int rc);
+void cs_mpi_comm_freed(cs_mpi_call *c, MPI_Comm freed, int rc);
+
+/* Completion calls: _pre saves the requests (and supplies a status array
+ * when the caller ignores them) and returns the status pointer to pass on;
+ * _post writes a REQDONE record for every request that completed. */
+MPI_Status *cs_mpi_complete_one_pre(cs_mpi_call *, cs_mpi_reqs *, MPI_Request *, MPI_Status *);
+void cs_mpi_complete_one_post(cs_mpi_call *, cs_mpi_reqs *, int, MPI_Request *, MPI_Status *);
+MPI_Status *cs_mpi_complete_testone_pre(cs_mpi_call *, cs_mpi_reqs *, MPI_Request *, int *, MPI_Status *);
+void cs_mpi_complete_testone_post(cs_mpi_call *, cs_mpi_reqs *, int, MPI_Request *, int *, MPI_Status *);
+MPI_Status *cs_mpi_complete_all_pre(cs_mpi_call *, cs_mpi_reqs *, int, MPI_Request *, MPI_Status *);
+void cs_mpi_complete_all_post(cs_mpi_call *, cs_mpi_reqs *, int, int, MPI_Request *, MPI_Status *);
+MPI_Status *cs_mpi_complete_testall_pre(cs_mpi_call *, cs_mpi_reqs *, int, MPI_Request *, int *, MPI_Status *);
+void cs_mpi_complete_testall_post(cs_mpi_call *, cs_mpi_reqs *, int, int, MPI_Request *, int *, MPI_Status *);
+MPI_Status *cs_mpi_complete_any_pre(cs_mpi_call *, cs_mpi_reqs *, int, MPI_Request *, int *, MPI_Status *);
+void cs_mpi_complete_any_post(cs_mpi_call *, cs_mpi_reqs *, int, int, MPI_Request *, int *, MPI_Status *);
+MPI_Status *cs_mpi_complete_testany_pre(cs_mpi_call *, cs_mpi_reqs *, int, MPI_Request *, int *, int *, MPI_Status *);
+void cs_mpi_complete_testany_post(cs_mpi_call *, cs_mpi_reqs *, int, int, MPI_Request *, int *, int *, MPI_Status *);
+MPI_Status *cs_mpi_complete_some_pre(cs_mpi_call *, cs_mpi_reqs *, int, MPI_Request *, int *, int *, MPI_Status *);
+void cs_mpi_complete_some_post(cs_mpi_call *, cs_mpi_reqs *, int, int, MPI_Request *, int *, int *, MPI_Status *);
+
+#endif

@@ -1,0 +1,353 @@
+/* log.c: the per-process crash-safe span log (see log.h). */
+#include "config.h"
+#include "libtrace/log.h"
+#include "libtrace/clock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CS_CHUNK_RECS 1024u                     /* 64 KiB a chunk */
+#define CS_SEG_CHUNKS 64u                       /* 4 MiB a segment */
+#define CS_CHUNK_BYTES ((uint64_t)CS_CHUNK_RECS * CS_REC_SIZE)
+#define CS_SEG_BYTES (CS_CHUNK_BYTES * CS_SEG_CHUNKS)
+#define CS_MAX_SEGS 65536u                      /* 256 GiB: far past any cap */
+
+__thread cs_log_tls cs__log_tls __attribute__((tls_model("initial-exec")));
+
+static struct {
+    int fd;
+    int open;
+    cs_log_header *hdr;         /* page 0, mapped for the life of the log */
+    uint64_t max_segs;          /* cap from COLLSCOPE_LOG_MAX_MB */
+    int full;                   /* out of space: no more chunks */
+    pthread_mutex_t lock;       /* maps and unmaps segments */
+    pthread_key_t key;          /* seals a thread's chunk when it exits */
+    uint16_t next_tid;
+    char *seg[CS_MAX_SEGS];
+    uint32_t sealed[CS_MAX_SEGS];
+} L = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void cs__log_seal(uint64_t chunk);
+
+static void cs__log_thread_exit(void *arg)
+{
+    cs_log_tls *t = &cs__log_tls;
+    (void)arg;
+    if (t->chunk)
+        cs__log_seal(t->chunk - 1);
+    t->cur = t->end = NULL;
+    t->chunk = 0;
+}
+
+int cs_log_open(const char *path, const cs_log_header *proto, char *err, size_t errlen)
+{
+    if (L.open)
+        return 0;
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create trace log %s: %s", path, strerror(errno));
+        return -1;
+    }
+    int e = posix_fallocate(fd, 0, CS_LOG_HEADER_BYTES);
+    if (e != 0) {
+        snprintf(err, errlen, "cannot write trace log %s: %s", path, strerror(e));
+        close(fd);
+        unlink(path);
+        return -1;
+    }
+    cs_log_header *h = mmap(NULL, CS_LOG_HEADER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (h == MAP_FAILED) {
+        snprintf(err, errlen, "cannot map trace log %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    *h = *proto;
+    memcpy(h->magic, CS_LOG_MAGIC, 8);
+    h->version = CS_LOG_VERSION;
+    h->rec_size = CS_REC_SIZE;
+    h->chunk_recs = CS_CHUNK_RECS;
+    h->seg_chunks = CS_SEG_CHUNKS;
+    h->next_chunk = 0;
+    h->dropped = 0;
+    h->clock_kind = (uint32_t)cs_clock_kind_in_use;
+    __atomic_store_n(&h->state, CS_LOG_RUNNING, __ATOMIC_RELEASE);
+
+    const char *cap = getenv("COLLSCOPE_LOG_MAX_MB");
+    uint64_t mb = cap && *cap ? strtoull(cap, NULL, 10) : 16384;
+    L.max_segs = mb * 1024 * 1024 / CS_SEG_BYTES;
+    if (L.max_segs < 1)
+        L.max_segs = 1;
+    if (L.max_segs > CS_MAX_SEGS)
+        L.max_segs = CS_MAX_SEGS;
+    L.fd = fd;
+    L.hdr = h;
+    L.full = 0;
+    static int key_made;
+    if (!key_made && pthread_key_create(&L.key, cs__log_thread_exit) == 0)
+        key_made = 1;
+    __atomic_store_n(&L.open, 1, __ATOMIC_RELEASE);
+    cs_log_calibrate();
+    return 0;
+}
+
+int cs_log_is_open(void) { return __atomic_load_n(&L.open, __ATOMIC_ACQUIRE); }
+cs_log_header *cs_log_header_ptr(void) { return L.hdr; }
+
+/* Map segment s (creating its space on disk). Called with L.lock held. */
+static char *cs__log_map_seg(uint64_t s)
+{
+    if (L.seg[s])
+        return L.seg[s];
+    off_t off = (off_t)CS_LOG_HEADER_BYTES + (off_t)(s * CS_SEG_BYTES);
+    int e = posix_fallocate(L.fd, off, (off_t)CS_SEG_BYTES);
+    if (e != 0) {
+        char msg[160];
+        int n = snprintf(msg, sizeof msg, "collscope: trace log full (%s); later spans of pid %d are dropped\n",
+                         strerror(e), (int)getpid());
+        if (write(2, msg, (size_t)n) < 0) { /* nothing more we can do */ }
+        L.full = 1;
+        return NULL;
+    }
+    void *p = mmap(NULL, CS_SEG_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, L.fd, off);
+    if (p == MAP_FAILED) {
+        L.full = 1;
+        return NULL;
+    }
+    L.seg[s] = p;
+    return p;
+}
+
+/* A thread is done with chunk c: unmap its segment once every chunk is. */
+static void cs__log_seal(uint64_t c)
+{
+    uint64_t s = c / CS_SEG_CHUNKS;
+    if (s >= CS_MAX_SEGS)
+        return;
+    if (__atomic_add_fetch(&L.sealed[s], 1, __ATOMIC_ACQ_REL) == CS_SEG_CHUNKS) {
+        pthread_mutex_lock(&L.lock);
+        if (L.seg[s]) {
+            munmap(L.seg[s], CS_SEG_BYTES);
+            L.seg[s] = NULL;
+        }
+        pthread_mutex_unlock(&L.lock);
+    }
+}
+
+static void cs__log_drop(void)
+{
+    if (L.hdr)
+        __atomic_add_fetch(&L.hdr->dropped, 1, __ATOMIC_RELAXED);
+}
+
+cs_rec *cs__log_refill(unsigned n)
+{
+    cs_log_tls *t = &cs__log_tls;
+    if (!__atomic_load_n(&L.open, __ATOMIC_ACQUIRE))
+        return NULL;
+    if (L.full) {
+        cs__log_drop();
+        return NULL;
+    }
+    if (!t->has_key) {
+        t->has_key = 1;
+        t->tid = __atomic_fetch_add(&L.next_tid, 1, __ATOMIC_RELAXED);
+        pthread_setspecific(L.key, (void *)1);
+    }
+    if (t->chunk)
+        cs__log_seal(t->chunk - 1);
+    t->cur = t->end = NULL;
+    t->chunk = 0;
+
+    uint64_t c = __atomic_fetch_add(&L.hdr->next_chunk, 1, __ATOMIC_ACQ_REL);
+    uint64_t s = c / CS_SEG_CHUNKS;
+    if (s >= L.max_segs) {
+        if (!L.full) {
+            L.full = 1;
+            char msg[160];
+            int k = snprintf(msg, sizeof msg, "collscope: trace log reached COLLSCOPE_LOG_MAX_MB; later spans of pid %d are dropped\n",
+                             (int)getpid());
+            if (write(2, msg, (size_t)k) < 0) { }
+        }
+        cs__log_drop();
+        return NULL;
+    }
+    pthread_mutex_lock(&L.lock);
+    char *base = cs__log_map_seg(s);
+    pthread_mutex_unlock(&L.lock);
+    if (!base) {
+        cs__log_drop();
+        return NULL;
+    }
+    cs_rec *r = (cs_rec *)(base + (c % CS_SEG_CHUNKS) * CS_CHUNK_BYTES);
+    t->chunk = c + 1;
+    t->cur = r;
+    t->end = r + CS_CHUNK_RECS;
+    /* Each chunk starts with a calibration point: ticks stay convertible
+     * to nanoseconds up to the last chunk of a process that dies. */
+    cs_rec_calib *cal = (cs_rec_calib *)t->cur++;
+    int64_t mono, real;
+    cs_clock_sample(&cal->ticks, &mono, &real);
+    cal->mono_ns = mono;
+    cal->real_ns = real + L.hdr->test_offset_ns;
+    cs_log_commit(cal, CS_REC_HDR(CS_REC_CALIB, 0));
+    if (t->cur + n > t->end)
+        return NULL;
+    r = t->cur;
+    t->cur += n;
+    return r;
+}
+
+void cs_log_calibrate(void)
+{
+    cs_rec_calib *cal = (cs_rec_calib *)cs_log_slot();
+    if (!cal)
+        return;
+    int64_t mono, real;
+    cs_clock_sample(&cal->ticks, &mono, &real);
+    cal->mono_ns = mono;
+    cal->real_ns = real + L.hdr->test_offset_ns;
+    cs_log_commit(cal, CS_REC_HDR(CS_REC_CALIB, 0));
+}
+
+void cs_log_close(void)
+{
+    if (!__atomic_load_n(&L.open, __ATOMIC_ACQUIRE))
+        return;
+    cs_log_calibrate();
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    L.hdr->end_real_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + L.hdr->test_offset_ns;
+    __atomic_store_n(&L.open, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&L.hdr->state, CS_LOG_CLOSED, __ATOMIC_RELEASE);
+    /* Other threads may still hold chunk pointers: leave the segments
+     * mapped (the process is exiting); just make the file consistent. */
+    msync(L.hdr, CS_LOG_HEADER_BYTES, MS_ASYNC);
+    cs__log_tls.cur = cs__log_tls.end = NULL;
+}
+
+void cs_log_forget(void)
+{
+    /* In a fork child: the mappings are shared with the parent's file, so
+     * the child must neither write nor seal. Drop everything locally. */
+    cs__log_tls.cur = cs__log_tls.end = NULL;
+    cs__log_tls.chunk = 0;
+    if (!L.hdr)
+        return;
+    for (uint64_t s = 0; s < CS_MAX_SEGS && s < L.max_segs; s++)
+        if (L.seg[s]) {
+            munmap(L.seg[s], CS_SEG_BYTES);
+            L.seg[s] = NULL;
+        }
+    memset(L.sealed, 0, sizeof L.sealed);
+    munmap(L.hdr, CS_LOG_HEADER_BYTES);
+    L.hdr = NULL;
+    if (L.fd >= 0)
+        close(L.fd);
+    L.fd = -1;
+    L.open = 0;
+    L.full = 0;
+    L.next_tid = 0;
+    pthread_mutex_init(&L.lock, NULL);
+}
+
+/* ---- reader ---- */
+
+struct cs_logr {
+    int fd;
+    const char *map;
+    size_t size;
+    cs_log_header hdr;
+    uint64_t nchunks;
+    uint64_t chunk;     /* current chunk */
+    uint64_t slot;      /* next slot in it */
+};
+
+cs_logr *cs_logr_open(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(cs_log_header)) {
+        snprintf(err, errlen, "%s: not a collscope log (too short: %lld bytes)", path,
+                 (long long)st.st_size);
+        close(fd);
+        return NULL;
+    }
+    const char *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+        snprintf(err, errlen, "%s: cannot map: %s", path, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    const cs_log_header *h = (const cs_log_header *)map;
+    if (memcmp(h->magic, CS_LOG_MAGIC, 8) != 0) {
+        snprintf(err, errlen, "%s: not a collscope log (bad magic)", path);
+        goto bad;
+    }
+    if (h->version != CS_LOG_VERSION || h->rec_size != CS_REC_SIZE) {
+        snprintf(err, errlen, "%s: log version %u (record %u bytes) is not the supported version %d",
+                 path, h->version, h->rec_size, CS_LOG_VERSION);
+        goto bad;
+    }
+    if (h->chunk_recs == 0 || h->seg_chunks == 0) {
+        snprintf(err, errlen, "%s: corrupt log header", path);
+        goto bad;
+    }
+    cs_logr *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        goto bad;
+    }
+    r->fd = fd;
+    r->map = map;
+    r->size = (size_t)st.st_size;
+    r->hdr = *h;
+    uint64_t chunk_bytes = (uint64_t)h->chunk_recs * CS_REC_SIZE;
+    uint64_t in_file = (r->size - CS_LOG_HEADER_BYTES) / chunk_bytes;
+    r->nchunks = h->next_chunk < in_file ? h->next_chunk : in_file;
+    madvise((void *)map, r->size, MADV_SEQUENTIAL);
+    return r;
+bad:
+    munmap((void *)map, (size_t)st.st_size);
+    close(fd);
+    return NULL;
+}
+
+void cs_logr_close(cs_logr *r)
+{
+    if (!r)
+        return;
+    munmap((void *)r->map, r->size);
+    close(r->fd);
+    free(r);
+}
+
+const cs_log_header *cs_logr_header(const cs_logr *r) { return &r->hdr; }
+int cs_logr_closed(const cs_logr *r) { return r->hdr.state == CS_LOG_CLOSED; }
+
+const cs_rec *cs_logr_next(cs_logr *r)
+{
+    while (r->chunk < r->nchunks) {
+        const cs_rec *base = (const cs_rec *)(r->map + CS_LOG_HEADER_BYTES +
+                                              r->chunk * (uint64_t)r->hdr.chunk_recs * CS_REC_SIZE);
+        while (r->slot < r->hdr.chunk_recs) {
+            const cs_rec *rec = base + r->slot++;
+            uint32_t hdr = __atomic_load_n(&rec->hdr, __ATOMIC_ACQUIRE);
+            if (hdr != 0 && CS_REC_KIND(hdr) < CS_REC_KIND_MAX)
+                return rec;
+        }
+        r->chunk++;
+        r->slot = 0;
+    }
+    return NULL;
+}

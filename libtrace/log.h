@@ -1,0 +1,123 @@
+/* log.h: the per-process, crash-safe span log.
+ *
+ * The log is a file of 64-byte slots mapped MAP_SHARED in segments. Each
+ * thread claims a chunk of slots with one atomic add and fills it with no
+ * further synchronization; a slot becomes visible when its hdr word is
+ * stored (release). Mapped pages belong to the page cache, so everything
+ * a process wrote survives its death, SIGKILL included. Segment space is
+ * reserved with posix_fallocate before it is mapped, so a full disk turns
+ * tracing off (and counts dropped spans) instead of raising SIGBUS.
+ *
+ * The reader (cs_logr_*) walks a log written by a live, closed or dead
+ * process and yields only complete slots. */
+#ifndef CS_LOG_H
+#define CS_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libtrace/span.h"
+
+#define CS_LOG_MAGIC "CSLOG01\n"
+#define CS_LOG_VERSION 1
+#define CS_LOG_HEADER_BYTES 4096
+
+enum cs_log_state { CS_LOG_RUNNING = 1, CS_LOG_CLOSED = 2 };
+
+/* Page 0 of every log file. Fields marked (atomic) change while running. */
+typedef struct cs_log_header {
+    char magic[8];
+    uint32_t version;
+    uint32_t rec_size;
+    uint32_t chunk_recs;      /* slots per chunk */
+    uint32_t seg_chunks;      /* chunks per mapped segment */
+    int32_t rank;             /* job rank; -1 until known */
+    int32_t pid;
+    int32_t world_size;
+    uint32_t clock_kind;      /* enum cs_clock_kind */
+    uint32_t state;           /* enum cs_log_state (atomic) */
+    uint32_t callsites;       /* 1 when call sites were captured */
+    int64_t test_offset_ns;   /* test-only clock offset applied to CALIB */
+    uint64_t next_chunk;      /* chunks claimed (atomic) */
+    uint64_t dropped;         /* spans lost to a full disk or log cap (atomic) */
+    uint64_t overhead_ns;     /* measured tool cost of one traced call */
+    double ticks_per_ns;      /* clock rate measured at open (1.0 for monotonic) */
+    int64_t start_real_ns;
+    int64_t end_real_ns;      /* 0 unless closed */
+    char host[64];
+    char exe[256];
+    char mpi[32];             /* MPI flavor of the preload that wrote it */
+    char tool_version[32];
+    char papi_events[256];    /* COLLSCOPE_PAPI as accepted, "" if off */
+    char note[256];           /* one-line notes (e.g. "papi: no counters") */
+} cs_log_header;
+
+/* ---- writer (one log per process) ---- */
+
+typedef struct cs_log_tls {
+    cs_rec *cur;
+    cs_rec *end;
+    uint64_t chunk;           /* chunk index + 1 of [cur, end), 0 = none */
+    uint16_t tid;
+    uint16_t has_key;
+} cs_log_tls;
+
+extern __thread cs_log_tls cs__log_tls __attribute__((tls_model("initial-exec")));
+
+/* Open the log at `path` (created, truncated). Returns 0, or -1 with a
+ * one-line reason in err. Tracing is off until this succeeds. */
+int cs_log_open(const char *path, const cs_log_header *proto, char *err, size_t errlen);
+/* Final calibration, state CLOSED, unmap. Idempotent. */
+void cs_log_close(void);
+/* Forget the log in a forked child without touching the parent's file. */
+void cs_log_forget(void);
+int cs_log_is_open(void);
+cs_log_header *cs_log_header_ptr(void);
+
+cs_rec *cs__log_refill(unsigned n);
+
+/* A slot to fill, or NULL when tracing is off or out of space (the drop is
+ * counted). Fill every field but hdr, then cs_log_commit(). */
+static inline cs_rec *cs_log_slot(void)
+{
+    cs_log_tls *t = &cs__log_tls;
+    if (__builtin_expect(t->cur < t->end, 1))
+        return t->cur++;
+    return cs__log_refill(1);
+}
+
+/* n contiguous slots in one chunk (n <= 4), or NULL. */
+static inline cs_rec *cs_log_slots(unsigned n)
+{
+    cs_log_tls *t = &cs__log_tls;
+    if (t->cur + n <= t->end) {
+        cs_rec *r = t->cur;
+        t->cur += n;
+        return r;
+    }
+    return cs__log_refill(n);
+}
+
+static inline void cs_log_commit(void *slot, uint32_t hdr)
+{
+    __atomic_store_n((uint32_t *)slot, hdr, __ATOMIC_RELEASE);
+}
+
+/* Write a CALIB record now (also done at every chunk claim). */
+void cs_log_calibrate(void);
+
+/* ---- reader ---- */
+
+typedef struct cs_logr cs_logr;
+
+/* Open a log for reading. Returns NULL with a reason in err when the file
+ * is missing, not a collscope log, or of another version. */
+cs_logr *cs_logr_open(const char *path, char *err, size_t errlen);
+void cs_logr_close(cs_logr *);
+const cs_log_header *cs_logr_header(const cs_logr *);
+/* The next complete record, or NULL at the end. */
+const cs_rec *cs_logr_next(cs_logr *);
+/* 1 when the writer closed it (a clean exit), 0 when it died or still runs. */
+int cs_logr_closed(const cs_logr *);
+
+#endif

@@ -1,0 +1,135 @@
+/* span.h: the record that travels from the traced process to the store.
+ *
+ * Every record in a per-process log is one 64-byte slot. A slot is valid
+ * once its first word (hdr) is non-zero; the writer stores hdr last, with
+ * release order, so a process killed mid-write leaves at most one slot that
+ * the reader skips. Times are raw ticks of the process clock (see clock.h);
+ * CALIB records convert them to nanoseconds at ingest. */
+#ifndef CS_SPAN_H
+#define CS_SPAN_H
+
+#include <stdint.h>
+
+#define CS_REC_SIZE 64
+
+/* Record kinds (low 8 bits of hdr). */
+enum cs_rec_kind {
+    CS_REC_EMPTY = 0,
+    CS_REC_SPAN = 1,      /* one intercepted call */
+    CS_REC_COMMDEF = 2,   /* a communicator: local index -> job-wide id */
+    CS_REC_CALLSITE = 3,  /* part of a call-site stack (6 frames a part) */
+    CS_REC_CALIB = 4,     /* a clock calibration point */
+    CS_REC_REQDONE = 5,   /* a nonblocking request completed */
+    CS_REC_COUNTERS = 6,  /* PAPI deltas over the compute before a span */
+    CS_REC_KIND_MAX
+};
+
+/* Span flags (bits 8..31 of hdr). */
+enum cs_span_flag {
+    CS_F_NONBLOCKING = 1u << 0, /* MPI_I*: the span covers the start only */
+    CS_F_INPLACE = 1u << 1,     /* MPI_IN_PLACE send buffer */
+    CS_F_FUSED = 1u << 2,       /* a call the fusion engine issued itself */
+    CS_F_HAS_SEQ = 1u << 3,     /* seq is meaningful (collectives) */
+    CS_F_HAS_PEER = 1u << 4,    /* peer is meaningful (p2p peer or root) */
+    CS_F_HAS_COMM = 1u << 5,    /* comm is meaningful */
+    CS_F_ERROR = 1u << 6,       /* the real call returned an error */
+    CS_F_ANY_SOURCE = 1u << 7,  /* receive posted with MPI_ANY_SOURCE */
+};
+
+#define CS_REC_HDR(kind, flags) ((uint32_t)(kind) | ((uint32_t)(flags) << 8))
+#define CS_REC_KIND(hdr) ((hdr) & 0xffu)
+#define CS_REC_FLAGS(hdr) ((hdr) >> 8)
+
+/* CS_REC_SPAN */
+typedef struct cs_rec {
+    uint32_t hdr;      /* kind | flags << 8; written last */
+    uint16_t op;       /* cs_op id (ops.gen.h) */
+    uint16_t tid;      /* thread index within the process */
+    uint64_t t0, t1;   /* begin and end, raw clock ticks */
+    uint64_t bytes;    /* payload bytes of this rank's side */
+    uint16_t comm;     /* process-local communicator index (COMMDEF) */
+    uint16_t dtype;    /* cs_dtype id (dtypes.h) */
+    uint32_t seq;      /* per-communicator collective sequence number */
+    int32_t peer;      /* p2p peer or root, rank in comm */
+    int32_t tag;       /* p2p tag */
+    int32_t rc;        /* the real call's return code */
+    uint32_t count;    /* element count argument */
+    uint32_t callsite; /* call-site id (CALLSITE records), 0 = none */
+    uint32_t req;      /* request id of a nonblocking start, 0 = none;
+                          MPI_Sendrecv*: the receive side's source */
+} cs_rec;
+
+/* CS_REC_COMMDEF: the same slot, other meanings. */
+typedef struct cs_rec_comm {
+    uint32_t hdr;
+    uint16_t how;      /* enum cs_comm_how */
+    uint16_t tid;
+    uint64_t t0;       /* when it was created */
+    uint64_t id;       /* job-wide id, the same on every member */
+    uint64_t parent;   /* job-wide id of the parent, 0 = none */
+    uint32_t local;    /* process-local index used by spans */
+    uint32_t size;     /* number of members */
+    int32_t rank;      /* this process's rank in it */
+    int32_t world_rank;/* this process's rank in the job */
+    uint8_t pad[16];
+} cs_rec_comm;
+
+enum cs_comm_how {
+    CS_COMM_WORLD = 1, CS_COMM_SELF, CS_COMM_DUP, CS_COMM_SPLIT, CS_COMM_CREATE,
+    CS_COMM_OTHER, CS_COMM_NCCL, CS_COMM_NCCL_SPLIT
+};
+
+/* CS_REC_CALLSITE: frames [part*6, part*6+nhere) of stack `id`. */
+#define CS_CALLSITE_FRAMES_PER_REC 6
+#define CS_CALLSITE_MAX_FRAMES 12
+typedef struct cs_rec_callsite {
+    uint32_t hdr;
+    uint16_t part;
+    uint16_t nframes;  /* frames in the whole stack */
+    uint32_t id;
+    uint32_t nhere;
+    uint64_t pc[CS_CALLSITE_FRAMES_PER_REC];
+} cs_rec_callsite;
+
+/* CS_REC_CALIB: a tick count and the clocks read at the same moment. */
+typedef struct cs_rec_calib {
+    uint32_t hdr;
+    uint32_t pad0;
+    uint64_t ticks;
+    int64_t mono_ns;   /* CLOCK_MONOTONIC */
+    int64_t real_ns;   /* CLOCK_REALTIME (the test offset already added) */
+    uint8_t pad[32];
+} cs_rec_calib;
+
+/* CS_REC_REQDONE: request `req` completed in a completion call. */
+typedef struct cs_rec_done {
+    uint32_t hdr;
+    uint16_t op;       /* the completion call (MPI_Wait, ...) */
+    uint16_t tid;
+    uint64_t t0, t1;   /* the completion call's begin and end */
+    uint64_t bytes;    /* received bytes, when known */
+    uint32_t req;
+    int32_t source;    /* status.MPI_SOURCE for receives, -1 unknown */
+    int32_t tag;       /* status.MPI_TAG */
+    int32_t rc;
+    uint8_t pad[16];
+} cs_rec_done;
+
+/* CS_REC_COUNTERS: PAPI deltas over the compute that ended at a span. */
+#define CS_COUNTERS_MAX 6
+typedef struct cs_rec_counters {
+    uint32_t hdr;
+    uint16_t n;
+    uint16_t tid;
+    uint64_t v[CS_COUNTERS_MAX];
+    uint8_t pad[8];
+} cs_rec_counters;
+
+_Static_assert(sizeof(cs_rec) == CS_REC_SIZE, "span record is 64 bytes");
+_Static_assert(sizeof(cs_rec_comm) == CS_REC_SIZE, "comm record is 64 bytes");
+_Static_assert(sizeof(cs_rec_callsite) == CS_REC_SIZE, "callsite record is 64 bytes");
+_Static_assert(sizeof(cs_rec_calib) == CS_REC_SIZE, "calib record is 64 bytes");
+_Static_assert(sizeof(cs_rec_done) == CS_REC_SIZE, "done record is 64 bytes");
+_Static_assert(sizeof(cs_rec_counters) == CS_REC_SIZE, "counters record is 64 bytes");
+
+#endif

@@ -1,0 +1,1267 @@
+/* store.c: the SQLite store (see store.h): creating, opening, upgrading,
+ * converting process logs, merging per-rank files, and the read queries. */
+#include "config.h"
+#include "libtrace/store.h"
+#include "libtrace/dtypes.h"
+#include "libtrace/log.h"
+#include "libtrace/ops.gen.h"
+#include "libtrace/store_schema.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+struct cs_store {
+    sqlite3 *db;
+    char path[PATH_MAX];
+    int version;
+};
+
+static const char *const cs_comm_how_names[] = {
+    "", "world", "self", "dup", "split", "create", "other", "nccl", "nccl_split"
+};
+
+static int cs_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int cs_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static int cs_exec(cs_store *st, const char *sql, char *err, size_t errlen)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        cs_fail(err, errlen, "%s: %s", st->path, msg ? msg : sqlite3_errmsg(st->db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+const char *cs_store_path(const cs_store *st) { return st->path; }
+int cs_store_schema_version(const cs_store *st) { return st->version; }
+
+static void cs_pragmas(cs_store *st)
+{
+    sqlite3_exec(st->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA cache_size=-16384;"
+                         "PRAGMA temp_store=MEMORY;", NULL, NULL, NULL);
+    sqlite3_busy_timeout(st->db, 5000);
+}
+
+int cs_store_meta_set(cs_store *st, const char *key, const char *value)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(s, 1, key, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 2, value, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int cs_store_meta_get(cs_store *st, const char *key, char *buf, size_t len)
+{
+    sqlite3_stmt *s;
+    int rc = -1;
+    if (sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key = ?", -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(s, 1, key, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        const unsigned char *v = sqlite3_column_text(s, 0);
+        snprintf(buf, len, "%s", v ? (const char *)v : "");
+        rc = 0;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* The op and datatype tables of this build. */
+static int cs_fill_static_tables(cs_store *st, char *err, size_t errlen)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "INSERT INTO ops(id, name, api, kind, nonblocking) VALUES(?,?,?,?,?)", -1, &s, NULL) != SQLITE_OK)
+        return cs_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
+    for (int i = 0; i < CS_OP_COUNT; i++) {
+        sqlite3_bind_int(s, 1, i);
+        sqlite3_bind_text(s, 2, cs_ops[i].name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 3, cs_ops[i].api, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 4, cs_ops[i].kind_name, -1, SQLITE_STATIC);
+        sqlite3_bind_int(s, 5, cs_ops[i].nonblocking);
+        sqlite3_step(s);
+        sqlite3_reset(s);
+    }
+    sqlite3_finalize(s);
+    if (sqlite3_prepare_v2(st->db, "INSERT INTO dtypes(id, name) VALUES(?,?)", -1, &s, NULL) != SQLITE_OK)
+        return cs_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
+    for (int i = 0; i < CS_DT_COUNT; i++) {
+        sqlite3_bind_int(s, 1, i);
+        sqlite3_bind_text(s, 2, cs_dtype_names[i], -1, SQLITE_STATIC);
+        sqlite3_step(s);
+        sqlite3_reset(s);
+    }
+    sqlite3_finalize(s);
+    return 0;
+}
+
+int cs_store_create(const char *path, cs_store **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    char side[PATH_MAX + 8];
+    unlink(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+    cs_store *st = calloc(1, sizeof *st);
+    if (!st)
+        return cs_fail(err, errlen, "%s: out of memory", path);
+    snprintf(st->path, sizeof st->path, "%s", path);
+    if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+        cs_fail(err, errlen, "cannot create %s: %s", path, st->db ? sqlite3_errmsg(st->db) : "out of memory");
+        cs_store_close(st);
+        return -1;
+    }
+    cs_pragmas(st);
+    char ver[16];
+    snprintf(ver, sizeof ver, "%d", CS_SCHEMA_VERSION);
+    if (cs_exec(st, "BEGIN;" CS_SCHEMA_TABLES_SQL, err, errlen) != 0 ||
+        cs_fill_static_tables(st, err, errlen) != 0 ||
+        cs_store_meta_set(st, "format", CS_TRACE_FORMAT) != 0 ||
+        cs_store_meta_set(st, "schema_version", ver) != 0 ||
+        cs_store_meta_set(st, "tool_version", PACKAGE_VERSION) != 0 ||
+        cs_exec(st, "COMMIT;", err, errlen) != 0) {
+        if (err && !*err)
+            cs_fail(err, errlen, "cannot write %s: %s", path, sqlite3_errmsg(st->db));
+        cs_store_close(st);
+        unlink(path);
+        return -1;
+    }
+    st->version = CS_SCHEMA_VERSION;
+    *out = st;
+    return 0;
+}
+
+/* Upgrades from version v to v+1, in order. Version 1 is the first: the
+ * table is empty until the schema changes; each later change adds its
+ * step here and bumps CS_SCHEMA_VERSION. */
+static const char *const cs_upgrades[CS_SCHEMA_VERSION + 1] = { NULL };
+
+int cs_store_open(const char *path, int mode, cs_store **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return cs_fail(err, errlen, "%s: %s", path, strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return cs_fail(err, errlen, "%s: not a regular file", path);
+    FILE *f = fopen(path, "rb");
+    char magic[16] = "";
+    size_t got = f ? fread(magic, 1, 16, f) : 0;
+    if (f)
+        fclose(f);
+    if (got < 16 || memcmp(magic, "SQLite format 3", 16) != 0)
+        return cs_fail(err, errlen, "%s: not a collscope trace (not an SQLite database)", path);
+    cs_store *st = calloc(1, sizeof *st);
+    if (!st)
+        return cs_fail(err, errlen, "%s: out of memory", path);
+    snprintf(st->path, sizeof st->path, "%s", path);
+    int flags = mode == CS_STORE_WRITE ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
+    if (sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK) {
+        cs_fail(err, errlen, "%s: %s", path, st->db ? sqlite3_errmsg(st->db) : "out of memory");
+        cs_store_close(st);
+        return -1;
+    }
+    sqlite3_busy_timeout(st->db, 5000);
+    char buf[64];
+    /* A truncated or corrupt file fails here, with SQLite's own words. */
+    sqlite3_stmt *s;
+    int rc = sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key = 'format'", -1, &s, NULL);
+    if (rc != SQLITE_OK) {
+        cs_fail(err, errlen, "%s: not a collscope trace (%s)", path, sqlite3_errmsg(st->db));
+        cs_store_close(st);
+        return -1;
+    }
+    rc = sqlite3_step(s);
+    const unsigned char *fmt = rc == SQLITE_ROW ? sqlite3_column_text(s, 0) : NULL;
+    int ok = fmt && strcmp((const char *)fmt, CS_TRACE_FORMAT) == 0;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        cs_fail(err, errlen, "%s: corrupt trace (%s)", path, sqlite3_errmsg(st->db));
+        sqlite3_finalize(s);
+        cs_store_close(st);
+        return -1;
+    }
+    sqlite3_finalize(s);
+    if (!ok) {
+        cs_fail(err, errlen, "%s: not a collscope trace (no format mark)", path);
+        cs_store_close(st);
+        return -1;
+    }
+    if (cs_store_meta_get(st, "schema_version", buf, sizeof buf) != 0) {
+        cs_fail(err, errlen, "%s: corrupt trace (no schema version)", path);
+        cs_store_close(st);
+        return -1;
+    }
+    char *end;
+    long v = strtol(buf, &end, 10);
+    if (*end || v < 1) {
+        cs_fail(err, errlen, "%s: corrupt trace (schema version '%s')", path, buf);
+        cs_store_close(st);
+        return -1;
+    }
+    if (v > CS_SCHEMA_VERSION) {
+        cs_fail(err, errlen, "%s: schema version %ld is newer than this collscope understands (%d); "
+                "use a newer collscope", path, v, CS_SCHEMA_VERSION);
+        cs_store_close(st);
+        return -1;
+    }
+    if (v < CS_SCHEMA_VERSION) {
+        if (mode != CS_STORE_WRITE) {
+            cs_store_close(st);
+            if (cs_store_open(path, CS_STORE_WRITE, out, err, errlen) != 0)
+                return -1;
+            return 0;
+        }
+        for (long u = v; u < CS_SCHEMA_VERSION; u++) {
+            if (!cs_upgrades[u]) {
+                cs_fail(err, errlen, "%s: schema version %ld cannot be upgraded to %d; "
+                        "rebuild it with collscope ingest", path, v, CS_SCHEMA_VERSION);
+                cs_store_close(st);
+                return -1;
+            }
+            if (cs_exec(st, cs_upgrades[u], err, errlen) != 0) {
+                cs_store_close(st);
+                return -1;
+            }
+        }
+        snprintf(buf, sizeof buf, "%d", CS_SCHEMA_VERSION);
+        cs_store_meta_set(st, "schema_version", buf);
+        v = CS_SCHEMA_VERSION;
+    }
+    st->version = (int)v;
+    if (mode == CS_STORE_WRITE)
+        cs_pragmas(st);
+    *out = st;
+    return 0;
+}
+
+void cs_store_close(cs_store *st)
+{
+    if (!st)
+        return;
+    if (st->db)
+        sqlite3_close_v2(st->db);
+    free(st);
+}
+
+/* ---- converting a process log ---- */
+
+typedef struct cs_calpt { uint64_t ticks; int64_t mono; int64_t real; } cs_calpt;
+
+typedef struct cs_conv {
+    int tsc;
+    double tpn;            /* ticks per ns when points are too few */
+    int64_t base;          /* real - mono at the first point */
+    cs_calpt *pt;
+    size_t n;
+} cs_conv;
+
+static int cs_calpt_cmp(const void *a, const void *b)
+{
+    const cs_calpt *x = a, *y = b;
+    return x->ticks < y->ticks ? -1 : x->ticks > y->ticks;
+}
+
+/* Keep points at least 20 ms apart (and the last), so slopes are good. */
+static void cs_conv_prepare(cs_conv *cv)
+{
+    if (cv->n == 0)
+        return;
+    qsort(cv->pt, cv->n, sizeof *cv->pt, cs_calpt_cmp);
+    cv->base = cv->pt[0].real - cv->pt[0].mono;
+    if (!cv->tsc)
+        return;
+    size_t k = 1;
+    for (size_t i = 1; i < cv->n; i++) {
+        int last = i == cv->n - 1;
+        if (cv->pt[i].mono - cv->pt[k - 1].mono >= 20000000 ||
+            (last && cv->pt[i].mono - cv->pt[k - 1].mono >= 2000000))
+            cv->pt[k++] = cv->pt[i];
+    }
+    cv->n = k;
+}
+
+static int64_t cs_conv_ns(const cs_conv *cv, uint64_t t)
+{
+    if (!cv->tsc || cv->n == 0)
+        return (int64_t)t + cv->base;
+    if (cv->n == 1) {
+        double d = ((double)t - (double)cv->pt[0].ticks) / cv->tpn;
+        return cv->pt[0].mono + (int64_t)d + cv->base;
+    }
+    /* The segment containing t (or the nearest one, to extrapolate). */
+    size_t lo = 0, hi = cv->n - 1;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (cv->pt[mid].ticks <= t)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const cs_calpt *a = &cv->pt[lo], *b = &cv->pt[hi];
+    double slope = (double)(b->mono - a->mono) / (double)(b->ticks - a->ticks);
+    double d = ((double)t - (double)a->ticks) * slope;
+    return a->mono + (int64_t)d + cv->base;
+}
+
+typedef struct cs_pending {
+    uint16_t tid;
+    cs_rec_done done;
+    int is_done;          /* 0: a counters record */
+    cs_rec_counters ctr;
+} cs_pending;
+
+static int cs_read_modules(cs_store *st, const char *log_path, int rank)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s", log_path);
+    char *dot = strrchr(path, '.');
+    if (dot && strcmp(dot, ".cslog") == 0)
+        *dot = '\0';
+    strncat(path, ".modules", sizeof path - strlen(path) - 1);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "INSERT INTO modules(rank, lo, hi, bias, path) VALUES(?,?,?,?,?)", -1, &s, NULL) != SQLITE_OK) {
+        fclose(f);
+        return -1;
+    }
+    char line[PATH_MAX + 128];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi, bias;
+        char mpath[PATH_MAX];
+        if (sscanf(line, "%llx %llx %llx %4095[^\n]", &lo, &hi, &bias, mpath) != 4)
+            continue;
+        sqlite3_bind_int(s, 1, rank);
+        sqlite3_bind_int64(s, 2, (sqlite3_int64)lo);
+        sqlite3_bind_int64(s, 3, (sqlite3_int64)hi);
+        sqlite3_bind_int64(s, 4, (sqlite3_int64)bias);
+        sqlite3_bind_text(s, 5, mpath, -1, SQLITE_TRANSIENT);
+        sqlite3_step(s);
+        sqlite3_reset(s);
+    }
+    sqlite3_finalize(s);
+    fclose(f);
+    return 0;
+}
+
+enum { Q_SPAN, Q_COMM, Q_CS, Q_FRAME, Q_DONE, Q_CTR, Q_N };
+static const char *const cs_import_sql[Q_N] = {
+    [Q_SPAN] = "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req,"
+               " begin_ns, end_ns, rc, callsite, flags) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [Q_COMM] = "INSERT OR REPLACE INTO comms(id, rank, local, comm_rank, size, parent, how, created_ns)"
+               " VALUES(?,?,?,?,?,?,?,?)",
+    [Q_CS] = "INSERT OR REPLACE INTO callsites(rank, id, depth, label) VALUES(?,?,?,NULL)",
+    [Q_FRAME] = "INSERT OR REPLACE INTO frames(rank, callsite, level, pc) VALUES(?,?,?,?)",
+    [Q_DONE] = "INSERT OR REPLACE INTO completions(rank, req, span, source, tag, end_ns) VALUES(?,?,?,?,?,?)",
+    [Q_CTR] = "INSERT INTO counters(span, event, value) VALUES(?,?,?)",
+};
+
+int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *stats, char *err, size_t errlen)
+{
+    cs_import_stats local;
+    if (!stats)
+        stats = &local;
+    memset(stats, 0, sizeof *stats);
+    cs_logr *lr = cs_logr_open(log_path, err, errlen);
+    if (!lr)
+        return -1;
+    const cs_log_header *h = cs_logr_header(lr);
+    int rank = h->rank >= 0 ? h->rank : -h->pid;
+    stats->rank = rank;
+    stats->closed = cs_logr_closed(lr);
+    stats->dropped = (int64_t)h->dropped;
+
+    /* Pass 1: calibration points and communicator definitions. */
+    cs_conv cv = { .tsc = h->clock_kind == 1, .tpn = h->ticks_per_ns > 0 ? h->ticks_per_ns : 1.0 };
+    size_t cap = 64;
+    cv.pt = malloc(cap * sizeof *cv.pt);
+    uint64_t *comm_id = NULL;
+    size_t ncomm = 0;
+    const cs_rec *r;
+    int rc = -1;
+    sqlite3_stmt *q[Q_N] = { 0 };
+    while ((r = cs_logr_next(lr)) != NULL) {
+        uint32_t kind = CS_REC_KIND(r->hdr);
+        if (kind == CS_REC_CALIB) {
+            const cs_rec_calib *c = (const cs_rec_calib *)r;
+            if (cv.n == cap) {
+                cap *= 2;
+                cs_calpt *np = realloc(cv.pt, cap * sizeof *cv.pt);
+                if (!np)
+                    goto oom;
+                cv.pt = np;
+            }
+            cv.pt[cv.n++] = (cs_calpt){ c->ticks, c->mono_ns, c->real_ns };
+            stats->calibs++;
+        } else if (kind == CS_REC_COMMDEF) {
+            const cs_rec_comm *c = (const cs_rec_comm *)r;
+            if (c->local >= ncomm) {
+                size_t nn = c->local + 64;
+                uint64_t *np = realloc(comm_id, nn * sizeof *np);
+                if (!np)
+                    goto oom;
+                memset(np + ncomm, 0, (nn - ncomm) * sizeof *np);
+                comm_id = np;
+                ncomm = nn;
+            }
+            comm_id[c->local] = c->id;
+        }
+    }
+    if (cv.n == 0) {
+        /* A log with no calibration holds no usable record either. */
+        cv.pt[cv.n++] = (cs_calpt){ 0, 0, h->start_real_ns };
+    }
+    cs_conv_prepare(&cv);
+    cs_logr_close(lr);
+    lr = cs_logr_open(log_path, err, errlen);
+    if (!lr)
+        goto out;
+
+    for (int i = 0; i < Q_N; i++)
+        if (sqlite3_prepare_v2(st->db, cs_import_sql[i], -1, &q[i], NULL) != SQLITE_OK) {
+            cs_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
+            goto out;
+        }
+    if (cs_exec(st, "BEGIN", err, errlen) != 0)
+        goto out;
+    sqlite3_int64 next_id = 1;
+    {
+        sqlite3_stmt *m;
+        if (sqlite3_prepare_v2(st->db, "SELECT COALESCE(MAX(id), 0) + 1 FROM span", -1, &m, NULL) == SQLITE_OK) {
+            if (sqlite3_step(m) == SQLITE_ROW)
+                next_id = sqlite3_column_int64(m, 0);
+            sqlite3_finalize(m);
+        }
+    }
+    /* Completions and counters precede the span of their thread that owns
+     * them: hold them per thread until it comes. */
+    cs_pending *pend = NULL;
+    size_t npend = 0, cappend = 0;
+    int64_t tmin = INT64_MAX, tmax = INT64_MIN;
+    while ((r = cs_logr_next(lr)) != NULL) {
+        uint32_t kind = CS_REC_KIND(r->hdr);
+        uint32_t flags = CS_REC_FLAGS(r->hdr);
+        if (kind == CS_REC_SPAN) {
+            sqlite3_stmt *s = q[Q_SPAN];
+            int64_t b = cs_conv_ns(&cv, r->t0), e = cs_conv_ns(&cv, r->t1);
+            if (e < b)
+                e = b;
+            if (b < tmin)
+                tmin = b;
+            if (e > tmax)
+                tmax = e;
+            sqlite3_int64 id = next_id++;
+            sqlite3_bind_int64(s, 1, id);
+            sqlite3_bind_int(s, 2, rank);
+            sqlite3_bind_int(s, 3, r->tid);
+            sqlite3_bind_int(s, 4, r->op < CS_OP_COUNT ? r->op : 0);
+            if ((flags & CS_F_HAS_COMM) && r->comm < ncomm && comm_id[r->comm])
+                sqlite3_bind_int64(s, 5, (sqlite3_int64)comm_id[r->comm]);
+            else
+                sqlite3_bind_null(s, 5);
+            if (flags & CS_F_HAS_SEQ)
+                sqlite3_bind_int64(s, 6, r->seq);
+            else
+                sqlite3_bind_null(s, 6);
+            sqlite3_bind_int64(s, 7, (sqlite3_int64)r->bytes);
+            if (r->dtype)
+                sqlite3_bind_int(s, 8, r->dtype);
+            else
+                sqlite3_bind_null(s, 8);
+            sqlite3_bind_int64(s, 9, r->count);
+            if (flags & CS_F_HAS_PEER)
+                sqlite3_bind_int(s, 10, r->peer);
+            else
+                sqlite3_bind_null(s, 10);
+            int is_sendrecv = r->op == CS_OP_MPI_Sendrecv || r->op == CS_OP_MPI_Sendrecv_replace;
+            if (is_sendrecv)
+                sqlite3_bind_int(s, 11, (int32_t)r->req);
+            else
+                sqlite3_bind_null(s, 11);
+            if (flags & CS_F_HAS_PEER)
+                sqlite3_bind_int(s, 12, r->tag);
+            else
+                sqlite3_bind_null(s, 12);
+            if (!is_sendrecv && r->req)
+                sqlite3_bind_int64(s, 13, r->req);
+            else
+                sqlite3_bind_null(s, 13);
+            sqlite3_bind_int64(s, 14, b);
+            sqlite3_bind_int64(s, 15, e);
+            sqlite3_bind_int(s, 16, r->rc);
+            if (r->callsite)
+                sqlite3_bind_int64(s, 17, r->callsite);
+            else
+                sqlite3_bind_null(s, 17);
+            sqlite3_bind_int(s, 18, (int)flags);
+            if (sqlite3_step(s) != SQLITE_DONE) {
+                cs_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
+                free(pend);
+                goto out;
+            }
+            sqlite3_reset(s);
+            stats->spans++;
+            /* Attach what this thread left pending. */
+            size_t keep = 0;
+            for (size_t i = 0; i < npend; i++) {
+                cs_pending *p = &pend[i];
+                if (p->tid != r->tid) {
+                    pend[keep++] = *p;
+                    continue;
+                }
+                if (p->is_done) {
+                    sqlite3_stmt *d = q[Q_DONE];
+                    sqlite3_bind_int(d, 1, rank);
+                    sqlite3_bind_int64(d, 2, p->done.req);
+                    sqlite3_bind_int64(d, 3, id);
+                    sqlite3_bind_int(d, 4, p->done.source);
+                    sqlite3_bind_int(d, 5, p->done.tag);
+                    sqlite3_bind_int64(d, 6, e);
+                    sqlite3_step(d);
+                    sqlite3_reset(d);
+                    stats->completions++;
+                } else {
+                    sqlite3_stmt *c = q[Q_CTR];
+                    char names[256];
+                    snprintf(names, sizeof names, "%s", h->papi_events);
+                    char *save = NULL;
+                    int k = 0;
+                    for (char *ev = strtok_r(names, ",", &save); ev && k < p->ctr.n; ev = strtok_r(NULL, ",", &save), k++) {
+                        sqlite3_bind_int64(c, 1, id);
+                        sqlite3_bind_text(c, 2, ev, -1, SQLITE_TRANSIENT);
+                        sqlite3_bind_int64(c, 3, (sqlite3_int64)p->ctr.v[k]);
+                        sqlite3_step(c);
+                        sqlite3_reset(c);
+                    }
+                    stats->counters++;
+                }
+            }
+            npend = keep;
+        } else if (kind == CS_REC_COMMDEF) {
+            const cs_rec_comm *c = (const cs_rec_comm *)r;
+            sqlite3_stmt *s = q[Q_COMM];
+            sqlite3_bind_int64(s, 1, (sqlite3_int64)c->id);
+            sqlite3_bind_int(s, 2, rank);
+            sqlite3_bind_int(s, 3, (int)c->local);
+            sqlite3_bind_int(s, 4, c->rank);
+            sqlite3_bind_int(s, 5, (int)c->size);
+            if (c->parent)
+                sqlite3_bind_int64(s, 6, (sqlite3_int64)c->parent);
+            else
+                sqlite3_bind_null(s, 6);
+            sqlite3_bind_text(s, 7, c->how < sizeof cs_comm_how_names / sizeof *cs_comm_how_names
+                                        ? cs_comm_how_names[c->how] : "", -1, SQLITE_STATIC);
+            sqlite3_bind_int64(s, 8, cs_conv_ns(&cv, c->t0));
+            sqlite3_step(s);
+            sqlite3_reset(s);
+            stats->comms++;
+        } else if (kind == CS_REC_CALLSITE) {
+            const cs_rec_callsite *c = (const cs_rec_callsite *)r;
+            if (c->part == 0) {
+                sqlite3_bind_int(q[Q_CS], 1, rank);
+                sqlite3_bind_int64(q[Q_CS], 2, c->id);
+                sqlite3_bind_int(q[Q_CS], 3, c->nframes);
+                sqlite3_step(q[Q_CS]);
+                sqlite3_reset(q[Q_CS]);
+                stats->callsites++;
+            }
+            for (uint32_t i = 0; i < c->nhere && i < CS_CALLSITE_FRAMES_PER_REC; i++) {
+                sqlite3_bind_int(q[Q_FRAME], 1, rank);
+                sqlite3_bind_int64(q[Q_FRAME], 2, c->id);
+                sqlite3_bind_int(q[Q_FRAME], 3, (int)(c->part * CS_CALLSITE_FRAMES_PER_REC + i));
+                sqlite3_bind_int64(q[Q_FRAME], 4, (sqlite3_int64)c->pc[i]);
+                sqlite3_step(q[Q_FRAME]);
+                sqlite3_reset(q[Q_FRAME]);
+            }
+        } else if (kind == CS_REC_REQDONE || kind == CS_REC_COUNTERS) {
+            if (npend == cappend) {
+                cappend = cappend ? cappend * 2 : 64;
+                cs_pending *np = realloc(pend, cappend * sizeof *np);
+                if (!np) {
+                    free(pend);
+                    goto oom;
+                }
+                pend = np;
+            }
+            cs_pending *p = &pend[npend++];
+            memset(p, 0, sizeof *p);
+            if (kind == CS_REC_REQDONE) {
+                p->is_done = 1;
+                p->done = *(const cs_rec_done *)r;
+                p->tid = p->done.tid;
+            } else {
+                p->ctr = *(const cs_rec_counters *)r;
+                p->tid = p->ctr.tid;
+            }
+        }
+    }
+    free(pend);
+
+    /* The process row and its clock. */
+    {
+        sqlite3_stmt *s;
+        const char *sql = "INSERT OR REPLACE INTO processes(rank, pid, host, exe, mpi, clock, ticks_per_ns,"
+                          " world_size, status, spans, dropped, overhead_ns_per_call, overhead_ns, start_ns, end_ns,"
+                          " callsites, papi_events, note, tool_version, log_file)"
+                          " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+        if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+            cs_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
+            goto out;
+        }
+        int64_t start = h->start_real_ns, end = h->end_real_ns;
+        if (tmin != INT64_MAX && (start == 0 || tmin < start))
+            start = tmin;
+        if (end == 0 || (tmax != INT64_MIN && tmax > end))
+            end = tmax != INT64_MIN ? tmax : start;
+        sqlite3_bind_int(s, 1, rank);
+        sqlite3_bind_int(s, 2, h->pid);
+        sqlite3_bind_text(s, 3, h->host, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(s, 4, h->exe, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(s, 5, h->mpi, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(s, 6, h->clock_kind == 1 ? "tsc" : "monotonic", -1, SQLITE_STATIC);
+        sqlite3_bind_double(s, 7, h->ticks_per_ns);
+        sqlite3_bind_int(s, 8, h->world_size);
+        sqlite3_bind_text(s, 9, stats->closed ? "closed" : "crashed", -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 10, stats->spans);
+        sqlite3_bind_int64(s, 11, (sqlite3_int64)h->dropped);
+        sqlite3_bind_int64(s, 12, (sqlite3_int64)h->overhead_ns);
+        sqlite3_bind_int64(s, 13, (sqlite3_int64)h->overhead_ns * stats->spans);
+        sqlite3_bind_int64(s, 14, start);
+        sqlite3_bind_int64(s, 15, end);
+        sqlite3_bind_int(s, 16, (int)h->callsites);
+        sqlite3_bind_text(s, 17, h->papi_events, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(s, 18, h->note, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(s, 19, h->tool_version, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(s, 20, log_path, -1, SQLITE_TRANSIENT);
+        int ok = sqlite3_step(s) == SQLITE_DONE;
+        sqlite3_finalize(s);
+        if (!ok) {
+            cs_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
+            goto out;
+        }
+        char sql2[256];
+        snprintf(sql2, sizeof sql2, "INSERT OR IGNORE INTO clocks(rank, clock) VALUES(%d, '%s')", rank,
+                 h->clock_kind == 1 ? "tsc" : "monotonic");
+        if (cs_exec(st, sql2, err, errlen) != 0)
+            goto out;
+    }
+    if (cs_read_modules(st, log_path, rank) != 0 || cs_exec(st, "COMMIT", err, errlen) != 0)
+        goto out;
+    rc = 0;
+    goto out;
+oom:
+    cs_fail(err, errlen, "%s: out of memory", log_path);
+out:
+    if (rc != 0 && st->db && !sqlite3_get_autocommit(st->db))
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    for (int i = 0; i < Q_N; i++)
+        sqlite3_finalize(q[i]);
+    free(cv.pt);
+    free(comm_id);
+    if (lr)
+        cs_logr_close(lr);
+    return rc;
+}
+
+static int cs_file_size(const char *path, long long *size, long long *mtime)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return -1;
+    *size = (long long)sb.st_size;
+    *mtime = (long long)sb.st_mtime;
+    return 0;
+}
+
+int cs_store_convert_log(const char *log_path, const char *dir, char *out_path, char *err, size_t errlen)
+{
+    char emsg[512];
+    cs_logr *lr = cs_logr_open(log_path, err, errlen);
+    if (!lr)
+        return -1;
+    const cs_log_header h = *cs_logr_header(lr);
+    cs_logr_close(lr);
+    char ranks[PATH_MAX], path[PATH_MAX + 64], tmp[PATH_MAX + 80];
+    snprintf(ranks, sizeof ranks, "%s/ranks", dir);
+    if (mkdir(ranks, 0755) != 0 && errno != EEXIST)
+        return cs_fail(err, errlen, "cannot create %s: %s", ranks, strerror(errno));
+    if (h.rank >= 0)
+        snprintf(path, sizeof path, "%s/rank-%06d-%d.db", ranks, h.rank, h.pid);
+    else
+        snprintf(path, sizeof path, "%s/pid-%d.db", ranks, h.pid);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    cs_store *st;
+    if (cs_store_create(tmp, &st, err, errlen) != 0)
+        return -1;
+    cs_import_stats stats;
+    if (cs_store_import_log(st, log_path, &stats, err, errlen) != 0) {
+        cs_store_close(st);
+        unlink(tmp);
+        return -1;
+    }
+    long long size = 0, mtime = 0;
+    cs_file_size(log_path, &size, &mtime);
+    snprintf(emsg, sizeof emsg, "%s %lld %d", log_path, size, stats.closed);
+    if (cs_store_meta_set(st, "source_log", emsg) != 0 || cs_store_meta_set(st, "kind", "rank") != 0) {
+        cs_fail(err, errlen, "cannot write %s: %s", tmp, sqlite3_errmsg(st->db));
+        cs_store_close(st);
+        unlink(tmp);
+        return -1;
+    }
+    /* Leave no WAL behind: the file is complete on its own. */
+    sqlite3_exec(st->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+    cs_store_close(st);
+    if (rename(tmp, path) != 0) {
+        cs_fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    if (out_path)
+        snprintf(out_path, PATH_MAX, "%s", path);
+    return 0;
+}
+
+int cs_store_rank_db_current(const char *db_path, const char *log_path)
+{
+    cs_store *st;
+    char err[256], have[PATH_MAX + 64], want[PATH_MAX + 64];
+    if (cs_store_open(db_path, CS_STORE_READ, &st, err, sizeof err) != 0)
+        return 0;
+    int ok = cs_store_meta_get(st, "source_log", have, sizeof have) == 0;
+    cs_store_close(st);
+    long long size = 0, mtime = 0;
+    if (!ok || cs_file_size(log_path, &size, &mtime) != 0)
+        return 0;
+    /* Current only if made from this log, at this size, after it closed. */
+    snprintf(want, sizeof want, "%s %lld 1", log_path, size);
+    return strcmp(have, want) == 0;
+}
+
+int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
+{
+    cs_store *r;
+    if (cs_store_open(rank_db, CS_STORE_READ, &r, err, errlen) != 0)
+        return -1;
+    cs_store_close(r);
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(job->db, "ATTACH DATABASE ? AS r", -1, &s, NULL) != SQLITE_OK)
+        return cs_fail(err, errlen, "%s: %s", job->path, sqlite3_errmsg(job->db));
+    sqlite3_bind_text(s, 1, rank_db, -1, SQLITE_TRANSIENT);
+    int ok = sqlite3_step(s) == SQLITE_DONE;
+    sqlite3_finalize(s);
+    if (!ok)
+        return cs_fail(err, errlen, "%s: cannot attach: %s", rank_db, sqlite3_errmsg(job->db));
+    int rc = -1;
+    /* Op ids are the enum of the tool that wrote the file. */
+    sqlite3_stmt *chk;
+    if (sqlite3_prepare_v2(job->db, "SELECT count(*) FROM r.ops o LEFT JOIN main.ops m ON m.id = o.id AND m.name = o.name"
+                                    " WHERE m.id IS NULL", -1, &chk, NULL) == SQLITE_OK) {
+        int mismatched = sqlite3_step(chk) == SQLITE_ROW ? sqlite3_column_int(chk, 0) : 1;
+        sqlite3_finalize(chk);
+        if (mismatched) {
+            cs_fail(err, errlen, "%s: written by another collscope version (its op table differs); "
+                    "rebuild it with collscope ingest", rank_db);
+            goto detach;
+        }
+    }
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+             "BEGIN;"
+             "CREATE TEMP TABLE IF NOT EXISTS cs_off(v INTEGER); DELETE FROM cs_off;"
+             "INSERT INTO cs_off SELECT COALESCE(MAX(id), 0) FROM main.span;"
+             "INSERT INTO main.span SELECT id + (SELECT v FROM cs_off), rank, tid, op, comm, seq, bytes, dtype,"
+             "  count, peer, peer2, tag, req, begin_ns, end_ns, rc, callsite, flags FROM r.span;"
+             "INSERT OR REPLACE INTO main.completions SELECT rank, req, span + (SELECT v FROM cs_off), source, tag,"
+             "  end_ns FROM r.completions;"
+             "INSERT INTO main.counters SELECT span + (SELECT v FROM cs_off), event, value FROM r.counters;"
+             "INSERT OR REPLACE INTO main.processes SELECT * FROM r.processes;"
+             "INSERT OR REPLACE INTO main.clocks SELECT * FROM r.clocks;"
+             "INSERT OR REPLACE INTO main.comms SELECT * FROM r.comms;"
+             "INSERT OR REPLACE INTO main.callsites SELECT * FROM r.callsites;"
+             "INSERT OR REPLACE INTO main.frames SELECT * FROM r.frames;"
+             "INSERT INTO main.modules SELECT * FROM r.modules;"
+             "COMMIT;");
+    if (cs_exec(job, sql, err, errlen) != 0) {
+        sqlite3_exec(job->db, "ROLLBACK", NULL, NULL, NULL);
+        goto detach;
+    }
+    rc = 0;
+detach:
+    sqlite3_exec(job->db, "DETACH DATABASE r", NULL, NULL, NULL);
+    return rc;
+}
+
+int cs_store_finish(cs_store *job, const char *command, char *err, size_t errlen)
+{
+    if (cs_exec(job, "BEGIN;" CS_SCHEMA_INDEXES_SQL "COMMIT; ANALYZE;", err, errlen) != 0)
+        return -1;
+    char now[64];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    cs_store_meta_set(job, "kind", "job");
+    cs_store_meta_set(job, "created", now);
+    if (command)
+        cs_store_meta_set(job, "command", command);
+    return 0;
+}
+
+/* ---- symbols ---- */
+
+int cs_store_frames_unresolved(cs_store *st, int (*cb)(const cs_frame_ref *, void *), void *arg)
+{
+    /* The module of each frame: the mapping of that rank holding its pc. */
+    const char *sql =
+        "SELECT f.rank, f.callsite, f.level, f.pc, m.path, f.pc - m.bias"
+        " FROM frames f LEFT JOIN modules m ON m.rank = f.rank AND f.pc >= m.lo AND f.pc < m.hi"
+        " WHERE f.func IS NULL ORDER BY m.path, f.pc";
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        cs_frame_ref f;
+        f.rank = sqlite3_column_int(s, 0);
+        f.callsite = sqlite3_column_int64(s, 1);
+        f.level = sqlite3_column_int(s, 2);
+        f.pc = (uint64_t)sqlite3_column_int64(s, 3);
+        f.module = (const char *)sqlite3_column_text(s, 4);
+        f.offset = (uint64_t)sqlite3_column_int64(s, 5);
+        if ((rc = cb(&f, arg)) != 0)
+            break;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int cs_store_frame_set_symbol(cs_store *st, int rank, int64_t callsite, int level,
+                              const char *func, const char *file, int line)
+{
+    static const char *sql =
+        "UPDATE frames SET func = ?, file = ?, line = ?,"
+        " module = (SELECT m.path FROM modules m WHERE m.rank = frames.rank AND frames.pc >= m.lo AND frames.pc < m.hi LIMIT 1),"
+        " offset = frames.pc - COALESCE((SELECT m.bias FROM modules m WHERE m.rank = frames.rank AND frames.pc >= m.lo"
+        "   AND frames.pc < m.hi LIMIT 1), 0)"
+        " WHERE rank = ? AND callsite = ? AND level = ?";
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(s, 1, func ? func : "??", -1, SQLITE_TRANSIENT);
+    if (file)
+        sqlite3_bind_text(s, 2, file, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(s, 2);
+    sqlite3_bind_int(s, 3, line);
+    sqlite3_bind_int(s, 4, rank);
+    sqlite3_bind_int64(s, 5, callsite);
+    sqlite3_bind_int(s, 6, level);
+    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* Frames inside these objects are not the user's call site. */
+static int cs_is_system_module(const char *path)
+{
+    static const char *const skip[] = {
+        "collscope", "libmpi", "libopen-", "libmpich", "libnccl", "libcudart", "libcuda.", "libc.so",
+        "libc-", "ld-linux", "libpthread", "libpmix", "libucp", "libuct", "libfabric", "python3",
+        "libpython", "MPI.cpython", "libmpi_mpifh", "libmpi_usempi", "libgfortran", NULL
+    };
+    if (!path)
+        return 0;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (int i = 0; skip[i]; i++)
+        if (strncmp(base, skip[i], strlen(skip[i])) == 0 || strstr(base, skip[i]) == base)
+            return 1;
+    return 0;
+}
+
+int cs_store_label_callsites(cs_store *st)
+{
+    const char *sql =
+        "SELECT f.rank, f.callsite, f.level, f.func, f.file, f.line, f.module, f.offset FROM frames f"
+        " ORDER BY f.rank, f.callsite, f.level";
+    sqlite3_stmt *s, *u;
+    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_prepare_v2(st->db, "UPDATE callsites SET label = ? WHERE rank = ? AND id = ?", -1, &u, NULL) != SQLITE_OK) {
+        sqlite3_finalize(s);
+        return -1;
+    }
+    sqlite3_exec(st->db, "BEGIN", NULL, NULL, NULL);
+    int cur_rank = INT32_MIN;
+    int64_t cur_cs = -1;
+    int done = 0;
+    char first[512] = "";
+    while (1) {
+        int row = sqlite3_step(s) == SQLITE_ROW;
+        int rank = row ? sqlite3_column_int(s, 0) : 0;
+        int64_t cs = row ? sqlite3_column_int64(s, 1) : 0;
+        if (!row || rank != cur_rank || cs != cur_cs) {
+            if (cur_cs >= 0 && first[0]) {
+                sqlite3_bind_text(u, 1, first, -1, SQLITE_TRANSIENT);
+                sqlite3_bind_int(u, 2, cur_rank);
+                sqlite3_bind_int64(u, 3, cur_cs);
+                sqlite3_step(u);
+                sqlite3_reset(u);
+            }
+            if (!row)
+                break;
+            cur_rank = rank;
+            cur_cs = cs;
+            done = 0;
+            first[0] = '\0';
+        }
+        if (done)
+            continue;
+        const char *func = (const char *)sqlite3_column_text(s, 3);
+        const char *file = (const char *)sqlite3_column_text(s, 4);
+        int line = sqlite3_column_int(s, 5);
+        const char *mod = (const char *)sqlite3_column_text(s, 6);
+        sqlite3_int64 off = sqlite3_column_int64(s, 7);
+        if (cs_is_system_module(mod))
+            continue;
+        const char *mbase = mod ? strrchr(mod, '/') : NULL;
+        mbase = mbase ? mbase + 1 : (mod ? mod : "?");
+        if (file && *file && line > 0) {
+            const char *fb = strrchr(file, '/');
+            snprintf(first, sizeof first, "%s:%d %s", fb ? fb + 1 : file, line, func ? func : "??");
+        } else if (func && strcmp(func, "??") != 0) {
+            snprintf(first, sizeof first, "%s+0x%llx %s", mbase, (unsigned long long)off, func);
+        } else {
+            snprintf(first, sizeof first, "%s+0x%llx", mbase, (unsigned long long)off);
+        }
+        done = 1;
+    }
+    sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_finalize(s);
+    sqlite3_finalize(u);
+    return 0;
+}
+
+/* ---- reading ---- */
+
+static void cs_col_text(sqlite3_stmt *s, int i, char *buf, size_t len)
+{
+    const unsigned char *v = sqlite3_column_text(s, i);
+    snprintf(buf, len, "%s", v ? (const char *)v : "");
+}
+
+int cs_store_procs(cs_store *st, cs_proc **out, int *n)
+{
+    const char *sql =
+        "SELECT p.rank, p.pid, p.host, p.mpi, p.clock, p.status, p.spans, p.dropped, p.start_ns, p.end_ns,"
+        " p.overhead_ns, COALESCE(k.offset_ns, 0), COALESCE(k.drift_ppm, 0), COALESCE(k.residual_ns, -1)"
+        " FROM processes p LEFT JOIN clocks k ON k.rank = p.rank ORDER BY p.rank, p.pid";
+    sqlite3_stmt *s;
+    *out = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int cap = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            cs_proc *np = realloc(*out, (size_t)cap * sizeof *np);
+            if (!np) {
+                sqlite3_finalize(s);
+                return -1;
+            }
+            *out = np;
+        }
+        cs_proc *p = &(*out)[(*n)++];
+        memset(p, 0, sizeof *p);
+        p->rank = sqlite3_column_int(s, 0);
+        p->pid = sqlite3_column_int(s, 1);
+        cs_col_text(s, 2, p->host, sizeof p->host);
+        cs_col_text(s, 3, p->mpi, sizeof p->mpi);
+        cs_col_text(s, 4, p->clock, sizeof p->clock);
+        cs_col_text(s, 5, p->status, sizeof p->status);
+        p->spans = sqlite3_column_int64(s, 6);
+        p->dropped = sqlite3_column_int64(s, 7);
+        p->start_ns = sqlite3_column_int64(s, 8);
+        p->end_ns = sqlite3_column_int64(s, 9);
+        p->overhead_ns = sqlite3_column_int64(s, 10);
+        p->clock_offset_ns = sqlite3_column_int64(s, 11);
+        p->clock_drift_ppm = sqlite3_column_double(s, 12);
+        p->align_residual_ns = sqlite3_column_int64(s, 13);
+    }
+    sqlite3_finalize(s);
+    return 0;
+}
+
+int cs_store_set_alignment(cs_store *st, int rank, int64_t offset_ns, double drift_ppm, int64_t residual_ns)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "UPDATE clocks SET offset_ns = ?, drift_ppm = ?, residual_ns = ?,"
+                                   " ref_ns = (SELECT MIN(start_ns) FROM processes WHERE processes.rank = clocks.rank)"
+                                   " WHERE rank = ?", -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(s, 1, offset_ns);
+    sqlite3_bind_double(s, 2, drift_ppm);
+    sqlite3_bind_int64(s, 3, residual_ns);
+    sqlite3_bind_int(s, 4, rank);
+    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int cs_store_ops(cs_store *st, cs_op_row **out, int *n)
+{
+    sqlite3_stmt *s;
+    *out = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(st->db, "SELECT id, name, kind, nonblocking FROM ops ORDER BY id", -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int cap = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        int id = sqlite3_column_int(s, 0);
+        if (id < 0 || id > 65535)
+            continue;
+        if (id >= cap) {
+            int nc = id + 64;
+            cs_op_row *np = realloc(*out, (size_t)nc * sizeof *np);
+            if (!np) {
+                sqlite3_finalize(s);
+                return -1;
+            }
+            memset(np + cap, 0, (size_t)(nc - cap) * sizeof *np);
+            *out = np;
+            cap = nc;
+        }
+        cs_op_row *o = &(*out)[id];
+        o->id = id;
+        cs_col_text(s, 1, o->name, sizeof o->name);
+        cs_col_text(s, 2, o->kind, sizeof o->kind);
+        o->nonblocking = sqlite3_column_int(s, 3);
+        if (id + 1 > *n)
+            *n = id + 1;
+    }
+    sqlite3_finalize(s);
+    return 0;
+}
+
+struct cs_span_iter {
+    sqlite3_stmt *s;
+};
+
+#define CS_SPAN_COLS \
+    "s.id, s.rank, s.tid, s.op, COALESCE(s.comm, 0), COALESCE(s.seq, -1), COALESCE(s.bytes, 0)," \
+    " COALESCE(s.count, 0), COALESCE(s.dtype, 0), COALESCE(s.peer, -1), COALESCE(s.peer2, -1)," \
+    " COALESCE(s.tag, -1), COALESCE(s.req, 0), " CS_ALIGNED("s.begin_ns") ", " CS_ALIGNED("s.end_ns") "," \
+    " s.rc, COALESCE(s.callsite, 0), s.flags FROM span s LEFT JOIN clocks k ON k.rank = s.rank"
+
+cs_span_iter *cs_store_spans(cs_store *st, const cs_span_query *q, char *err, size_t errlen)
+{
+    char sql[2048];
+    const char *order = q->order == CS_ORDER_COMM_SEQ ? " ORDER BY s.comm, s.seq, s.rank"
+                        : q->order == CS_ORDER_TIME   ? " ORDER BY s.begin_ns"
+                                                      : " ORDER BY s.rank, s.begin_ns";
+    char where[512] = " WHERE 1";
+    size_t w = strlen(where);
+    if (q->order == CS_ORDER_COMM_SEQ)
+        w += (size_t)snprintf(where + w, sizeof where - w, " AND s.seq IS NOT NULL");
+    if (q->rank >= 0 || q->rank < -1)
+        w += (size_t)snprintf(where + w, sizeof where - w, " AND s.rank = %d", q->rank);
+    if (q->t1 > 0)
+        /* The window applies to raw times shifted by the rank's offset; the
+         * (rank, begin_ns) index serves the per-rank case. */
+        w += (size_t)snprintf(where + w, sizeof where - w,
+                              " AND " CS_ALIGNED("s.end_ns") " >= %lld AND " CS_ALIGNED("s.begin_ns") " < %lld",
+                              (long long)q->t0, (long long)q->t1);
+    snprintf(sql, sizeof sql, "SELECT " CS_SPAN_COLS "%s%s", where, order);
+    cs_span_iter *it = calloc(1, sizeof *it);
+    if (!it) {
+        cs_fail(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (sqlite3_prepare_v2(st->db, sql, -1, &it->s, NULL) != SQLITE_OK) {
+        cs_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
+        free(it);
+        return NULL;
+    }
+    return it;
+}
+
+int cs_span_next(cs_span_iter *it, cs_span *o)
+{
+    int rc = sqlite3_step(it->s);
+    if (rc == SQLITE_DONE)
+        return 0;
+    if (rc != SQLITE_ROW)
+        return -1;
+    sqlite3_stmt *s = it->s;
+    o->id = sqlite3_column_int64(s, 0);
+    o->rank = sqlite3_column_int(s, 1);
+    o->tid = sqlite3_column_int(s, 2);
+    o->op = sqlite3_column_int(s, 3);
+    o->comm = sqlite3_column_int64(s, 4);
+    o->seq = sqlite3_column_int64(s, 5);
+    o->bytes = sqlite3_column_int64(s, 6);
+    o->count = sqlite3_column_int64(s, 7);
+    o->dtype = sqlite3_column_int(s, 8);
+    o->peer = sqlite3_column_int(s, 9);
+    o->peer2 = sqlite3_column_int(s, 10);
+    o->tag = sqlite3_column_int(s, 11);
+    o->req = sqlite3_column_int64(s, 12);
+    o->begin_ns = sqlite3_column_int64(s, 13);
+    o->end_ns = sqlite3_column_int64(s, 14);
+    o->rc = sqlite3_column_int(s, 15);
+    o->callsite = sqlite3_column_int64(s, 16);
+    o->flags = (uint32_t)sqlite3_column_int64(s, 17);
+    return 1;
+}
+
+void cs_span_iter_free(cs_span_iter *it)
+{
+    if (!it)
+        return;
+    sqlite3_finalize(it->s);
+    free(it);
+}
+
+int cs_store_completions(cs_store *st, int (*cb)(const cs_completion *, void *), void *arg)
+{
+    const char *sql = "SELECT c.rank, c.req, COALESCE(c.span, 0), COALESCE(c.source, -1), COALESCE(c.tag, -1), "
+                      CS_ALIGNED("c.end_ns") " FROM completions c LEFT JOIN clocks k ON k.rank = c.rank"
+                      " ORDER BY c.rank, c.req";
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        cs_completion c = { sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
+                            sqlite3_column_int(s, 3), sqlite3_column_int(s, 4), sqlite3_column_int64(s, 5) };
+        if ((rc = cb(&c, arg)) != 0)
+            break;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int cs_store_comm_members(cs_store *st, int (*cb)(const cs_comm_member *, void *), void *arg)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "SELECT id, rank, comm_rank, size, COALESCE(parent, 0), how FROM comms"
+                                   " ORDER BY id, comm_rank", -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        cs_comm_member m;
+        m.comm = sqlite3_column_int64(s, 0);
+        m.rank = sqlite3_column_int(s, 1);
+        m.comm_rank = sqlite3_column_int(s, 2);
+        m.size = sqlite3_column_int(s, 3);
+        m.parent = sqlite3_column_int64(s, 4);
+        cs_col_text(s, 5, m.how, sizeof m.how);
+        if ((rc = cb(&m, arg)) != 0)
+            break;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int cs_store_callsite_label(cs_store *st, int rank, int64_t callsite, char *buf, size_t len)
+{
+    sqlite3_stmt *s;
+    int rc = -1;
+    buf[0] = '\0';
+    if (sqlite3_prepare_v2(st->db, "SELECT label FROM callsites WHERE rank = ? AND id = ?", -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int(s, 1, rank);
+    sqlite3_bind_int64(s, 2, callsite);
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) {
+        cs_col_text(s, 0, buf, len);
+        rc = 0;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int cs_store_group_durations(cs_store *st, const char *group, int (*cb)(const cs_group_row *, void *), void *arg)
+{
+    const char *key = strcmp(group, "comm") == 0       ? "CAST(s.comm AS TEXT)"
+                      : strcmp(group, "callsite") == 0 ? "COALESCE(c.label, '(unknown)')"
+                                                       : "o.name";
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "SELECT %s AS k, o.name, s.end_ns - s.begin_ns AS d, COALESCE(s.bytes, 0), s.rank FROM span s"
+             " JOIN ops o ON o.id = s.op LEFT JOIN callsites c ON c.rank = s.rank AND c.id = s.callsite"
+             " WHERE o.kind NOT IN ('init', 'finalize', 'marker', 'commnew', 'commfree')%s"
+             " ORDER BY k, d",
+             key, strcmp(group, "comm") == 0 ? " AND s.comm IS NOT NULL" : "");
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        cs_group_row r = { (const char *)sqlite3_column_text(s, 0), (const char *)sqlite3_column_text(s, 1),
+                           sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3), sqlite3_column_int(s, 4) };
+        if ((rc = cb(&r, arg)) != 0)
+            break;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int cs_store_rank_busy(cs_store *st, int (*cb)(int, int64_t, int64_t, int64_t, void *), void *arg)
+{
+    /* Time in traced calls between the end of MPI_Init and the start of
+     * MPI_Finalize (or the whole log), against that wall time. */
+    const char *sql =
+        "SELECT s.rank, SUM(CASE WHEN o.kind IN ('init','finalize','marker') THEN 0 ELSE s.end_ns - s.begin_ns END),"
+        " COALESCE(MAX(CASE WHEN o.kind = 'finalize' THEN s.begin_ns END), MAX(s.end_ns))"
+        "  - COALESCE(MAX(CASE WHEN o.kind = 'init' THEN s.end_ns END), MIN(s.begin_ns)), count(*)"
+        " FROM span s JOIN ops o ON o.id = s.op GROUP BY s.rank ORDER BY s.rank";
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    while (sqlite3_step(s) == SQLITE_ROW)
+        if ((rc = cb(sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
+                     sqlite3_column_int64(s, 3), arg)) != 0)
+            break;
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int64_t cs_store_count_spans(cs_store *st)
+{
+    sqlite3_stmt *s;
+    int64_t n = -1;
+    if (sqlite3_prepare_v2(st->db, "SELECT count(*) FROM span", -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_step(s) == SQLITE_ROW)
+        n = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return n;
+}

@@ -1,0 +1,174 @@
+/* store.h: the SQLite store, the contract between capture and analysis.
+ *
+ * Every SQL statement of collscope lives in store*.c; the analyzer and the
+ * TUI read the store through these functions. The schema is versioned
+ * (CS_SCHEMA_VERSION) and documented in docs/schema.md. A file of an older
+ * version is upgraded when opened for writing; one of a newer or unknown
+ * version is refused with a message naming the file and the version. */
+#ifndef CS_STORE_H
+#define CS_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CS_SCHEMA_VERSION 1
+#define CS_TRACE_FORMAT "collscope-trace"
+
+typedef struct cs_store cs_store;
+
+enum cs_store_mode { CS_STORE_READ = 0, CS_STORE_WRITE = 1 };
+
+/* ---- files ---- */
+
+/* Create a new store at path (replacing any file there). */
+int cs_store_create(const char *path, cs_store **out, char *err, size_t errlen);
+/* Open an existing store. Checks format and version; CS_STORE_WRITE
+ * upgrades an older schema in place. */
+int cs_store_open(const char *path, int mode, cs_store **out, char *err, size_t errlen);
+void cs_store_close(cs_store *st);
+const char *cs_store_path(const cs_store *st);
+int cs_store_schema_version(const cs_store *st);
+
+/* Convert one process log into its per-rank store DIR/ranks/rank-NNNNNN.db
+ * (pid-PID.db when the rank is unknown). out_path, when not NULL, receives
+ * the file's path (PATH_MAX bytes). Returns 0, or -1 with a reason. */
+int cs_store_convert_log(const char *log_path, const char *dir, char *out_path, char *err, size_t errlen);
+
+/* Counts of what one conversion found. */
+typedef struct cs_import_stats {
+    int64_t spans, comms, callsites, completions, counters, calibs;
+    int64_t dropped;
+    int closed;          /* the log was closed by a normal exit */
+    int rank;
+} cs_import_stats;
+int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *stats, char *err, size_t errlen);
+
+/* Is the per-rank store at path a finished conversion of log_path? */
+int cs_store_rank_db_current(const char *db_path, const char *log_path);
+
+/* Append a per-rank store into a job store (ATTACH + INSERT ... SELECT). */
+int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen);
+/* After merging: indexes, statistics, meta (command, created). */
+int cs_store_finish(cs_store *job, const char *command, char *err, size_t errlen);
+
+int cs_store_meta_set(cs_store *st, const char *key, const char *value);
+/* Copies the value into buf; returns 0, or -1 when the key is absent. */
+int cs_store_meta_get(cs_store *st, const char *key, char *buf, size_t len);
+
+/* ---- call-site symbols (resolved at analysis time) ---- */
+
+typedef struct cs_frame_ref {
+    int rank;
+    int64_t callsite;
+    int level;
+    uint64_t pc;
+    const char *module;   /* path of the mapped object, or NULL */
+    uint64_t offset;      /* pc relative to the object's load bias */
+} cs_frame_ref;
+/* Visit every frame whose module is known and that has no symbol yet. */
+int cs_store_frames_unresolved(cs_store *st, int (*cb)(const cs_frame_ref *, void *), void *arg);
+int cs_store_frame_set_symbol(cs_store *st, int rank, int64_t callsite, int level,
+                              const char *func, const char *file, int line);
+/* Label every call site by its first frame outside the tool, the MPI, NCCL
+ * and CUDA libraries and libc: "file.c:214 func" or "module+0xoff". */
+int cs_store_label_callsites(cs_store *st);
+
+/* ---- reading ---- */
+
+typedef struct cs_proc {
+    int rank, pid;
+    char host[64];
+    char mpi[32];
+    char clock[16];
+    char status[16];       /* "closed" or "crashed" */
+    int64_t spans, dropped;
+    int64_t start_ns, end_ns;
+    int64_t overhead_ns;   /* estimated tool time in this process */
+    int64_t clock_offset_ns;
+    double clock_drift_ppm;
+    int64_t align_residual_ns;
+} cs_proc;
+/* All processes, ordered by rank; *out is malloc'ed. */
+int cs_store_procs(cs_store *st, cs_proc **out, int *n);
+/* Record clock alignment results for a rank. */
+int cs_store_set_alignment(cs_store *st, int rank, int64_t offset_ns, double drift_ppm, int64_t residual_ns);
+
+typedef struct cs_op_row {
+    int id;
+    char name[48];
+    char kind[16];
+    int nonblocking;
+} cs_op_row;
+/* The op table of this store, indexed by id; *out is malloc'ed. */
+int cs_store_ops(cs_store *st, cs_op_row **out, int *n);
+
+typedef struct cs_span {
+    int64_t id;
+    int rank, tid, op;
+    int64_t comm;          /* job-wide communicator id, 0 = none */
+    int64_t seq;           /* -1 = none */
+    int64_t bytes, count;
+    int dtype;
+    int peer, peer2, tag;  /* -1 = none (peer2: Sendrecv's receive source) */
+    int64_t req;           /* nonblocking request id, 0 = none */
+    int64_t begin_ns, end_ns;  /* aligned: raw + the rank's clock offset */
+    int rc;
+    int64_t callsite;
+    uint32_t flags;        /* CS_F_* (span.h) */
+} cs_span;
+
+enum cs_span_order {
+    CS_ORDER_RANK_TIME = 0, /* by rank, then begin */
+    CS_ORDER_COMM_SEQ = 1,  /* collectives only, by comm, seq, rank */
+    CS_ORDER_TIME = 2,      /* by begin across ranks */
+};
+
+typedef struct cs_span_query {
+    int order;
+    int rank;               /* -1 = all */
+    int64_t t0, t1;         /* overlapping [t0, t1); t1 = 0 means no bound */
+} cs_span_query;
+
+typedef struct cs_span_iter cs_span_iter;
+cs_span_iter *cs_store_spans(cs_store *st, const cs_span_query *q, char *err, size_t errlen);
+/* 1 and the next span, 0 at the end, -1 on error. */
+int cs_span_next(cs_span_iter *it, cs_span *out);
+void cs_span_iter_free(cs_span_iter *it);
+
+/* Completions of nonblocking requests: (rank, req) -> completing span. */
+typedef struct cs_completion {
+    int rank;
+    int64_t req, span;
+    int source, tag;
+    int64_t end_ns;        /* aligned */
+} cs_completion;
+int cs_store_completions(cs_store *st, int (*cb)(const cs_completion *, void *), void *arg);
+
+/* Job-wide communicator members: (comm, rank) -> comm_rank, size. */
+typedef struct cs_comm_member {
+    int64_t comm;
+    int rank, comm_rank, size;
+    int64_t parent;
+    char how[12];
+} cs_comm_member;
+int cs_store_comm_members(cs_store *st, int (*cb)(const cs_comm_member *, void *), void *arg);
+
+/* Call-site labels of one rank: id -> label. */
+int cs_store_callsite_label(cs_store *st, int rank, int64_t callsite, char *buf, size_t len);
+
+/* Stream (group key, duration, bytes) for every span of the given op
+ * kinds, ordered by key then duration. group: "op", "comm", "callsite". */
+typedef struct cs_group_row {
+    const char *key;       /* op name, comm id as text, or call-site label */
+    const char *op;        /* the op name */
+    int64_t dur_ns, bytes;
+    int rank;
+} cs_group_row;
+int cs_store_group_durations(cs_store *st, const char *group,
+                             int (*cb)(const cs_group_row *, void *), void *arg);
+/* Per rank: time inside traced calls, and the rank's wall time. */
+int cs_store_rank_busy(cs_store *st, int (*cb)(int rank, int64_t in_calls_ns, int64_t wall_ns, int64_t spans, void *), void *arg);
+
+int64_t cs_store_count_spans(cs_store *st);
+
+#endif

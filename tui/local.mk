@@ -1,0 +1,1 @@
+# tui: rules for this component
