@@ -1,0 +1,26 @@
+# examples: workloads for collscope (see examples/README.md).
+# mpi_trainer is built once per MPI implementation found, from one source,
+# with the implementation's pkg-config flags (no mpicc wrapper).
+EXTRA_DIST += examples/README.md examples/fortran_ring.f90 \
+	examples/mpi4py_allreduce.py
+
+if HAVE_OMPI
+noinst_PROGRAMS += examples/mpi_trainer_ompi
+examples_mpi_trainer_ompi_SOURCES = examples/mpi_trainer.c
+examples_mpi_trainer_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
+examples_mpi_trainer_ompi_LDADD = $(OMPI_LIBS) -lm
+endif
+
+if HAVE_MPICH
+noinst_PROGRAMS += examples/mpi_trainer_mpich
+examples_mpi_trainer_mpich_SOURCES = examples/mpi_trainer.c
+examples_mpi_trainer_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
+examples_mpi_trainer_mpich_LDADD = $(MPICH_LIBS) -lm
+endif
+
+# Tests that run real applications (LAMMPS, HPCC, mpi4py, Fortran) traced.
+CS_TESTS += tests/apps/lammps.sh tests/apps/hpcc.sh tests/apps/mpi4py.sh \
+	tests/apps/fortran.sh
+EXTRA_DIST += tests/apps/lammps.sh tests/apps/hpcc.sh tests/apps/mpi4py.sh \
+	tests/apps/fortran.sh tests/apps/apps.sh tests/apps/lj-melt.in \
+	tests/apps/hpccinf.txt
