@@ -21,6 +21,20 @@
 
 __thread cs_log_tls cs__log_tls __attribute__((tls_model("initial-exec")));
 
+/* Fault-injection seam: the system call whose failure matters most (space
+ * on disk) goes through this table, which a test may swap. The test-only
+ * setting COLLSCOPE_TEST_ENOSPC_AFTER=N makes every reservation after the
+ * first N segments fail with ENOSPC, as a full disk would. */
+static long cs_enospc_after = -1;
+static int cs_fallocate_real(int fd, off_t off, off_t len) { return posix_fallocate(fd, off, len); }
+static int cs_fallocate_test(int fd, off_t off, off_t len)
+{
+    if (off >= (off_t)CS_LOG_HEADER_BYTES + (off_t)cs_enospc_after * (off_t)CS_SEG_BYTES)
+        return ENOSPC;
+    return posix_fallocate(fd, off, len);
+}
+struct cs_log_syscalls cs_log_sys = { cs_fallocate_real };
+
 static struct {
     int fd;
     int open;
@@ -55,7 +69,14 @@ int cs_log_open(const char *path, const cs_log_header *proto, char *err, size_t 
         snprintf(err, errlen, "cannot create trace log %s: %s", path, strerror(errno));
         return -1;
     }
-    int e = posix_fallocate(fd, 0, CS_LOG_HEADER_BYTES);
+    const char *enospc = getenv("COLLSCOPE_TEST_ENOSPC_AFTER");
+    if (enospc && *enospc) {
+        cs_enospc_after = atol(enospc);
+        cs_log_sys.fallocate = cs_fallocate_test;
+    } else if (cs_log_sys.fallocate == cs_fallocate_test) {
+        cs_log_sys.fallocate = cs_fallocate_real;
+    }
+    int e = cs_log_sys.fallocate(fd, 0, CS_LOG_HEADER_BYTES);
     if (e != 0) {
         snprintf(err, errlen, "cannot write trace log %s: %s", path, strerror(e));
         close(fd);
@@ -106,7 +127,7 @@ static char *cs__log_map_seg(uint64_t s)
     if (L.seg[s])
         return L.seg[s];
     off_t off = (off_t)CS_LOG_HEADER_BYTES + (off_t)(s * CS_SEG_BYTES);
-    int e = posix_fallocate(L.fd, off, (off_t)CS_SEG_BYTES);
+    int e = cs_log_sys.fallocate(L.fd, off, (off_t)CS_SEG_BYTES);
     if (e != 0) {
         char msg[160];
         int n = snprintf(msg, sizeof msg, "collscope: trace log full (%s); later spans of pid %d are dropped\n",

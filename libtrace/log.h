@@ -106,6 +106,13 @@ static inline void cs_log_commit(void *slot, uint32_t hdr)
 /* Write a CALIB record now (also done at every chunk claim). */
 void cs_log_calibrate(void);
 
+/* System calls routed through a table so tests can inject faults. */
+#include <sys/types.h>
+struct cs_log_syscalls {
+    int (*fallocate)(int fd, off_t off, off_t len); /* 0 or an errno value */
+};
+extern struct cs_log_syscalls cs_log_sys;
+
 /* ---- reader ---- */
 
 typedef struct cs_logr cs_logr;

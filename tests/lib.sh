@@ -41,3 +41,38 @@ need_mpi() {
   [ -n "$_l" ] && [ "$_l" != no ] && [ -x "$_l" ] || skip "$1 launcher not installed"
 }
 [ -x "$COLLSCOPE" ] || fail "collscope not built at $COLLSCOPE"
+
+# check_counts OUTPUT DB: every "calls: rank R OP=N ..." line the program
+# printed must match the trace exactly: each op's count per rank, and no op
+# in the trace that the program did not count.
+check_counts() {
+  _out=$1; _db=$2; _n=0
+  # grep -o: a launcher may join two ranks' lines (Hydra moves newlines).
+  grep -o 'calls: rank [0-9]*\( MPI_[A-Za-z_]*=[0-9]*\)*' "$_out" > "$T/calls.txt" ||
+    fail "the program printed no 'calls:' line"
+  while read -r _c _r _rank _rest; do
+    _ops=0
+    for _kv in $_rest; do
+      _op=${_kv%%=*}; _want=${_kv#*=}
+      _got=$(q "$_db" "SELECT count(*) FROM spans WHERE rank=$_rank AND op='$_op'")
+      [ "$_got" = "$_want" ] || fail "rank $_rank $_op: trace has $_got, program made $_want"
+      _ops=$((_ops + 1)); _n=$((_n + _want))
+    done
+    _tops=$(q "$_db" "SELECT count(DISTINCT op) FROM spans WHERE rank=$_rank")
+    [ "$_tops" = "$_ops" ] || fail "rank $_rank: trace has $_tops distinct ops, program counted $_ops"
+  done < "$T/calls.txt"
+  echo "ok: per-rank per-op counts match ($_n calls on $(wc -l < "$T/calls.txt") ranks)"
+}
+
+# check_seqs DB: every collective instance (comm, seq) has exactly one span
+# per member of its communicator, all of the same op.
+check_seqs() {
+  _bad=$(q "$1" "SELECT s.comm, s.seq, count(*), count(DISTINCT s.op), c.n FROM spans s
+                 JOIN (SELECT id, count(*) n FROM comms GROUP BY id) c ON c.id = s.comm
+                 WHERE s.seq IS NOT NULL GROUP BY s.comm, s.seq
+                 HAVING count(*) != c.n OR count(DISTINCT s.op) != 1 LIMIT 5")
+  [ -z "$_bad" ] || fail "collective instances that do not match across ranks (comm|seq|spans|ops|members): $_bad"
+  _bad=$(q "$1" "SELECT id FROM comms GROUP BY id HAVING count(*) != max(size) LIMIT 5")
+  [ -z "$_bad" ] || fail "communicators whose members disagree on their size: $_bad"
+  echo "ok: $(q "$1" "SELECT count(*) FROM (SELECT DISTINCT comm, seq FROM spans WHERE seq IS NOT NULL)") collective instances match across $(q "$1" "SELECT count(DISTINCT id) FROM comms") communicators"
+}

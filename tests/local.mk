@@ -15,3 +15,14 @@ clean-local: clean-local-tests
 clean-local-tests:
 	-rm -rf tests/logs tests/tmp
 .PHONY: clean-local-tests
+
+# Unit tests of libtrace.
+check_PROGRAMS += tests/unit/test_log
+CS_TESTS += tests/unit/test_log
+tests_unit_test_log_SOURCES = tests/unit/test_log.c
+tests_unit_test_log_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_test_log_LDADD = libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS)
+
+# Multi-rank tests of the MPI preload.
+CS_TESTS += tests/mpi/counts.sh tests/mpi/crash.sh
+EXTRA_DIST += tests/mpi/counts.sh tests/mpi/crash.sh
