@@ -129,10 +129,12 @@ static char *cs__log_map_seg(uint64_t s)
     off_t off = (off_t)CS_LOG_HEADER_BYTES + (off_t)(s * CS_SEG_BYTES);
     int e = cs_log_sys.fallocate(L.fd, off, (off_t)CS_SEG_BYTES);
     if (e != 0) {
-        char msg[160];
-        int n = snprintf(msg, sizeof msg, "collscope: trace log full (%s); later spans of pid %d are dropped\n",
-                         strerror(e), (int)getpid());
-        if (write(2, msg, (size_t)n) < 0) { /* nothing more we can do */ }
+        if (L.hdr->rank <= 0) { /* one line per job, not one per rank */
+            char msg[200];
+            int n = snprintf(msg, sizeof msg, "collscope: no space for the trace log (%s); later spans are dropped "
+                             "and counted\n", strerror(e));
+            if (write(2, msg, (size_t)n) < 0) { /* nothing more we can do */ }
+        }
         L.full = 1;
         return NULL;
     }
@@ -191,10 +193,12 @@ cs_rec *cs__log_refill(unsigned n)
     if (s >= L.max_segs) {
         if (!L.full) {
             L.full = 1;
-            char msg[160];
-            int k = snprintf(msg, sizeof msg, "collscope: trace log reached COLLSCOPE_LOG_MAX_MB; later spans of pid %d are dropped\n",
-                             (int)getpid());
-            if (write(2, msg, (size_t)k) < 0) { }
+            if (L.hdr->rank <= 0) {
+                char msg[160];
+                int k = snprintf(msg, sizeof msg, "collscope: trace log reached COLLSCOPE_LOG_MAX_MB; later spans "
+                                 "are dropped and counted\n");
+                if (write(2, msg, (size_t)k) < 0) { /* nothing more we can do */ }
+            }
         }
         cs__log_drop();
         return NULL;
@@ -288,6 +292,7 @@ struct cs_logr {
     uint64_t nchunks;
     uint64_t chunk;     /* current chunk */
     uint64_t slot;      /* next slot in it */
+    uint64_t slots_in_file;
 };
 
 cs_logr *cs_logr_open(const char *path, char *err, size_t errlen)
@@ -333,9 +338,12 @@ cs_logr *cs_logr_open(const char *path, char *err, size_t errlen)
     r->map = map;
     r->size = (size_t)st.st_size;
     r->hdr = *h;
+    /* A file cut short (a dying disk, a copy in progress) keeps every
+     * whole slot it still has: count the partial last chunk too. */
     uint64_t chunk_bytes = (uint64_t)h->chunk_recs * CS_REC_SIZE;
-    uint64_t in_file = (r->size - CS_LOG_HEADER_BYTES) / chunk_bytes;
+    uint64_t in_file = (r->size - CS_LOG_HEADER_BYTES + chunk_bytes - 1) / chunk_bytes;
     r->nchunks = h->next_chunk < in_file ? h->next_chunk : in_file;
+    r->slots_in_file = (r->size - CS_LOG_HEADER_BYTES) / CS_REC_SIZE;
     madvise((void *)map, r->size, MADV_SEQUENTIAL);
     return r;
 bad:
@@ -361,7 +369,8 @@ const cs_rec *cs_logr_next(cs_logr *r)
     while (r->chunk < r->nchunks) {
         const cs_rec *base = (const cs_rec *)(r->map + CS_LOG_HEADER_BYTES +
                                               r->chunk * (uint64_t)r->hdr.chunk_recs * CS_REC_SIZE);
-        while (r->slot < r->hdr.chunk_recs) {
+        uint64_t first = r->chunk * r->hdr.chunk_recs;
+        while (r->slot < r->hdr.chunk_recs && first + r->slot < r->slots_in_file) {
             const cs_rec *rec = base + r->slot++;
             uint32_t hdr = __atomic_load_n(&rec->hdr, __ATOMIC_ACQUIRE);
             if (hdr != 0 && CS_REC_KIND(hdr) < CS_REC_KIND_MAX)

@@ -391,7 +391,8 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
     cs_logr *lr = cs_logr_open(log_path, err, errlen);
     if (!lr)
         return -1;
-    const cs_log_header *h = cs_logr_header(lr);
+    /* A copy: the reader is reopened for the second pass. */
+    const cs_log_header hdr_copy = *cs_logr_header(lr), *h = &hdr_copy;
     int rank = h->rank >= 0 ? h->rank : -h->pid;
     stats->rank = rank;
     stats->closed = cs_logr_closed(lr);

@@ -24,5 +24,19 @@ tests_unit_test_log_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_log_LDADD = libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS)
 
 # Multi-rank tests of the MPI preload.
-CS_TESTS += tests/mpi/counts.sh tests/mpi/crash.sh
-EXTRA_DIST += tests/mpi/counts.sh tests/mpi/crash.sh
+CS_TESTS += tests/mpi/counts.sh tests/mpi/crash.sh tests/mpi/undisturbed.sh tests/mpi/singleton.sh \
+	tests/mpi/papi_counters.sh
+EXTRA_DIST += tests/mpi/counts.sh tests/mpi/crash.sh tests/mpi/undisturbed.sh tests/mpi/singleton.sh \
+	tests/mpi/papi_counters.sh tests/mpi/stubmpi.c tests/mpi/stubprog.c
+if HAVE_OMPI
+check_PROGRAMS += tests/mpi/errnorc_ompi
+tests_mpi_errnorc_ompi_SOURCES = tests/mpi/errnorc.c
+tests_mpi_errnorc_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
+tests_mpi_errnorc_ompi_LDADD = $(OMPI_LIBS)
+else
+EXTRA_DIST += tests/mpi/errnorc.c
+endif
+
+# The store and the commands' handling of bad input.
+CS_TESTS += tests/store/schema.sh tests/store/bad_input.sh
+EXTRA_DIST += tests/store/schema.sh tests/store/bad_input.sh
