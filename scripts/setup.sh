@@ -63,6 +63,6 @@ case "$what" in
     ;;
   test)
     echo "== make check"
-    make -j"$jobs" check
+    make -j"$jobs" --no-print-directory check
     ;;
 esac
