@@ -24,3 +24,22 @@ CS_TESTS += tests/apps/lammps.sh tests/apps/hpcc.sh tests/apps/mpi4py.sh \
 EXTRA_DIST += tests/apps/lammps.sh tests/apps/hpcc.sh tests/apps/mpi4py.sh \
 	tests/apps/fortran.sh tests/apps/apps.sh tests/apps/lj-melt.in \
 	tests/apps/hpccinf.txt
+
+# nccl_trainer: one CUDA C source, built with nvcc against the real CUDA and
+# NCCL headers, cudart linked shared (so the preload can interpose it) and
+# the host twins of its kernels exported (the cudart stand-in runs them).
+EXTRA_DIST += examples/nccl_trainer.cu
+if HAVE_NVCC
+if HAVE_NCCL
+if HAVE_OMPI
+CS_NCCL_TRAINER_FLAGS = -std=c++17 -O2 -cudart shared $(NVCC_GENCODE) -ccbin $(CXX) \
+	-Xcompiler -Wall,-Wno-unused-function $(OMPI_CFLAGS) -Xlinker --export-dynamic
+examples/nccl_trainer$(EXEEXT): examples/nccl_trainer.cu
+	@$(MKDIR_P) examples
+	$(AM_V_GEN)$(NVCC) $(CS_NCCL_TRAINER_FLAGS) -o $@ $(srcdir)/examples/nccl_trainer.cu \
+	  -L$(CUDA_HOME)/lib64 -lnccl $(OMPI_LIBS)
+all-local: examples/nccl_trainer$(EXEEXT)
+CLEANFILES += examples/nccl_trainer$(EXEEXT)
+endif
+endif
+endif

@@ -277,6 +277,10 @@ __attribute__((destructor)) static void cs_core_fini(void)
     if (!cs_log_is_open())
         return;
     cs_busy = 1;
+    /* GPU times of collectives still in the poller's queue (gputime.c). */
+    extern void cs_gpu_flush(void) __attribute__((weak));
+    if (cs_gpu_flush)
+        cs_gpu_flush();
     __atomic_store_n(&cs_tracing, 0, __ATOMIC_RELEASE);
     cs_log_close();
     const char *conv = getenv("COLLSCOPE_EXIT_CONVERT");

@@ -12,6 +12,9 @@
 #include "libtrace/span.h"
 
 #define CS_EXPORT __attribute__((visibility("default")))
+/* For the few helpers of the per-call fast path: always inlined, whatever
+ * the compiler's size heuristics say about 200 generated wrappers. */
+#define CS_HOT static inline __attribute__((always_inline))
 #define CS_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 

@@ -35,3 +35,27 @@ interpose_collscope_mpich_la_CFLAGS = $(CS_PRELOAD_CFLAGS) $(MPICH_CFLAGS)
 interpose_collscope_mpich_la_LDFLAGS = $(CS_PRELOAD_LDFLAGS)
 interpose_collscope_mpich_la_LIBADD = $(CS_PRELOAD_LIBS)
 endif
+
+# NCCL and CUDA runtime wrappers (interpose/nccl.spec, interpose/cuda.spec),
+# in every preload flavor: one library answers MPI, NCCL and CUDA calls.
+# Compiled against the headers only (CUDA_CFLAGS); the libraries are found
+# at run time. Without the headers they are not built.
+EXTRA_DIST += interpose/nccl.spec interpose/cuda.spec
+if HAVE_CUDA
+CS_PRELOAD_CFLAGS += $(CUDA_CFLAGS)
+CS_CORE_SOURCES += interpose/cuda_wrap.h interpose/cuda_wrap.c interpose/gputime.c
+interpose/cuda_wrappers.gen.c: $(srcdir)/interpose/cuda.spec $(CS_GEN)
+	$(AM_V_GEN)$(MKDIR_P) interpose && $(PYTHON3) $(CS_GEN) gpu $@ $(srcdir)/interpose/cuda.spec
+BUILT_SOURCES += interpose/cuda_wrappers.gen.c
+CLEANFILES += interpose/cuda_wrappers.gen.c
+if HAVE_NCCL
+CS_CORE_SOURCES += interpose/nccl_wrap.h interpose/nccl_wrap.c
+interpose/nccl_wrappers.gen.c: $(srcdir)/interpose/nccl.spec $(CS_GEN)
+	$(AM_V_GEN)$(MKDIR_P) interpose && $(PYTHON3) $(CS_GEN) gpu $@ $(srcdir)/interpose/nccl.spec
+BUILT_SOURCES += interpose/nccl_wrappers.gen.c
+CLEANFILES += interpose/nccl_wrappers.gen.c
+endif
+else
+EXTRA_DIST += interpose/cuda_wrap.h interpose/cuda_wrap.c interpose/gputime.c \
+	interpose/nccl_wrap.h interpose/nccl_wrap.c
+endif

@@ -41,7 +41,16 @@ static void *cs_mpi_data_sym(const char *name)
 }
 #endif
 
+static void *cs_mpi_resolve__inner(int op);
 void *cs_mpi_resolve(int op)
+{
+    int saved = errno;
+    void *r = cs_mpi_resolve__inner(op);
+    errno = saved;
+    return r;
+}
+
+static void *cs_mpi_resolve__inner(int op)
 {
     const char *name = cs_mpi_real_names[op];
     void *f = name ? cs_mpi_sym(name) : NULL;
@@ -186,7 +195,16 @@ static cs_mpi_comm *cs_comm_add(uint64_t key, MPI_Comm comm, uint64_t id, uint64
 /* A communicator made by a call we do not wrap: identify it by its member
  * set and how many communicators with that member set this rank has seen,
  * which every member agrees on when they are created collectively. */
+static cs_mpi_comm *cs_mpi_comm_lookup__inner(uint64_t key, MPI_Comm comm);
 cs_mpi_comm *cs_mpi_comm_lookup(uint64_t key, MPI_Comm comm)
+{
+    int saved = errno;
+    cs_mpi_comm *r = cs_mpi_comm_lookup__inner(key, comm);
+    errno = saved;
+    return r;
+}
+
+static cs_mpi_comm *cs_mpi_comm_lookup__inner(uint64_t key, MPI_Comm comm)
 {
     cs_mpi_comm *m = cs_comm_find(key);
     if (m || !cs_mpi_helpers() || comm == MPI_COMM_NULL)
@@ -226,7 +244,15 @@ cs_mpi_comm *cs_mpi_comm_lookup(uint64_t key, MPI_Comm comm)
     return m;
 }
 
+static void cs_mpi_comm_created__inner(cs_mpi_call *c, MPI_Comm parent, MPI_Comm *newcomm, int how, int color, int rc);
 void cs_mpi_comm_created(cs_mpi_call *c, MPI_Comm parent, MPI_Comm *newcomm, int how, int color, int rc)
+{
+    int saved = errno;
+    cs_mpi_comm_created__inner(c, parent, newcomm, how, color, rc);
+    errno = saved;
+}
+
+static void cs_mpi_comm_created__inner(cs_mpi_call *c, MPI_Comm parent, MPI_Comm *newcomm, int how, int color, int rc)
 {
     if (rc != MPI_SUCCESS || !cs_mpi_helpers())
         return;
@@ -237,7 +263,7 @@ void cs_mpi_comm_created(cs_mpi_call *c, MPI_Comm parent, MPI_Comm *newcomm, int
      * communicator or not, so the counters agree across the job. */
     uint32_t nth = __atomic_fetch_add(&p->children, 1, __ATOMIC_RELAXED);
     c->comm = p;
-    c->rec.comm = (uint16_t)p->local;
+    c->r->comm = (uint16_t)p->local;
     c->flags |= CS_F_HAS_COMM;
     if (*newcomm == MPI_COMM_NULL)
         return;
@@ -246,7 +272,7 @@ void cs_mpi_comm_created(cs_mpi_call *c, MPI_Comm parent, MPI_Comm *newcomm, int
     cs_mpi_comm *m = cs_comm_add(CS_H(*newcomm), *newcomm, id, p->id, how);
     pthread_mutex_unlock(&cs_comm_lock);
     if (m)
-        c->rec.count = m->size;
+        c->r->count = m->size;
 }
 
 void cs_mpi_comm_freed(cs_mpi_call *c, MPI_Comm freed, int rc)
@@ -256,7 +282,7 @@ void cs_mpi_comm_freed(cs_mpi_call *c, MPI_Comm freed, int rc)
     if (!m)
         return;
     c->comm = m;
-    c->rec.comm = (uint16_t)m->local;
+    c->r->comm = (uint16_t)m->local;
     c->flags |= CS_F_HAS_COMM;
     if (rc != MPI_SUCCESS)
         return;
@@ -267,7 +293,16 @@ void cs_mpi_comm_freed(cs_mpi_call *c, MPI_Comm freed, int rc)
         cs_mpi_comm_last = NULL;
 }
 
+static int cs_mpi_group_leader__inner(MPI_Group group);
 int cs_mpi_group_leader(MPI_Group group)
+{
+    int saved = errno;
+    int r = cs_mpi_group_leader__inner(group);
+    errno = saved;
+    return r;
+}
+
+static int cs_mpi_group_leader__inner(MPI_Group group)
 {
     /* The world rank of the group's rank 0: the same on every member. */
     if (!cs_mpi_helpers())
@@ -283,7 +318,15 @@ int cs_mpi_group_leader(MPI_Group group)
 
 void cs_mpi_init_begin(cs_mpi_call *c) { (void)c; }
 
+static void cs_mpi_init_end__inner(cs_mpi_call *c, int rc);
 void cs_mpi_init_end(cs_mpi_call *c, int rc)
+{
+    int saved = errno;
+    cs_mpi_init_end__inner(c, rc);
+    errno = saved;
+}
+
+static void cs_mpi_init_end__inner(cs_mpi_call *c, int rc)
 {
     (void)c;
     if (rc != MPI_SUCCESS || !cs_mpi_helpers())
@@ -304,11 +347,23 @@ void cs_mpi_finalize_begin(cs_mpi_call *c) { (void)c; }
 
 /* ---- datatypes ---- */
 
+__thread uint64_t cs_mpi_dt_last_key __attribute__((tls_model("initial-exec")));
+__thread cs_mpi_dt cs_mpi_dt_last __attribute__((tls_model("initial-exec")));
+
 #define CS_DT_SLOTS 256u
 static struct { uint64_t key; uint64_t val; } cs_dt_cache[CS_DT_SLOTS];
 static pthread_mutex_t cs_dt_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static cs_mpi_dt cs_mpi_dtype__inner(uint64_t key, MPI_Datatype dt);
 cs_mpi_dt cs_mpi_dtype(uint64_t key, MPI_Datatype dt)
+{
+    int saved = errno;
+    cs_mpi_dt r = cs_mpi_dtype__inner(key, dt);
+    errno = saved;
+    return r;
+}
+
+static cs_mpi_dt cs_mpi_dtype__inner(uint64_t key, MPI_Datatype dt)
 {
     cs_mpi_dt d = { 0, CS_DT_OTHER };
     unsigned s = (unsigned)(cs_mix(1, key) & (CS_DT_SLOTS - 1));
@@ -318,6 +373,8 @@ cs_mpi_dt cs_mpi_dtype(uint64_t key, MPI_Datatype dt)
     if (k1 == key && k2 == key) {
         d.size = (uint32_t)v;
         d.id = (uint16_t)(v >> 32);
+        cs_mpi_dt_last_key = key;
+        cs_mpi_dt_last = d;
         return d;
     }
     if (!cs_mpi_helpers())
@@ -331,6 +388,8 @@ cs_mpi_dt cs_mpi_dtype(uint64_t key, MPI_Datatype dt)
     if (R.type_get_name(dt, name, &len) == MPI_SUCCESS)
         d.id = (uint16_t)cs_dtype_by_name(name);
     if (d.id != CS_DT_DERIVED && d.id != CS_DT_OTHER) {
+        cs_mpi_dt_last_key = key;
+        cs_mpi_dt_last = d;
         /* Predefined types never change: cache them. Derived ones may be
          * freed and their handle reused, so they are asked every time. */
         pthread_mutex_lock(&cs_dt_lock);
@@ -342,7 +401,16 @@ cs_mpi_dt cs_mpi_dtype(uint64_t key, MPI_Datatype dt)
     return d;
 }
 
+static uint64_t cs_mpi_bytes_n__inner(int count, MPI_Datatype dt, MPI_Comm comm);
 uint64_t cs_mpi_bytes_n(int count, MPI_Datatype dt, MPI_Comm comm)
+{
+    int saved = errno;
+    uint64_t r = cs_mpi_bytes_n__inner(count, dt, comm);
+    errno = saved;
+    return r;
+}
+
+static uint64_t cs_mpi_bytes_n__inner(int count, MPI_Datatype dt, MPI_Comm comm)
 {
     int n = 0;
     if (!cs_mpi_helpers() || count <= 0 || R.comm_size(comm, &n) != MPI_SUCCESS)
@@ -350,7 +418,16 @@ uint64_t cs_mpi_bytes_n(int count, MPI_Datatype dt, MPI_Comm comm)
     return (uint64_t)count * cs_mpi_dtype(CS_H(dt), dt).size * (uint64_t)n;
 }
 
+static uint64_t cs_mpi_bytes_v__inner(CS_CONST int counts[], MPI_Datatype dt, MPI_Comm comm);
 uint64_t cs_mpi_bytes_v(CS_CONST int counts[], MPI_Datatype dt, MPI_Comm comm)
+{
+    int saved = errno;
+    uint64_t r = cs_mpi_bytes_v__inner(counts, dt, comm);
+    errno = saved;
+    return r;
+}
+
+static uint64_t cs_mpi_bytes_v__inner(CS_CONST int counts[], MPI_Datatype dt, MPI_Comm comm)
 {
     int n = 0;
     if (!cs_mpi_helpers() || !counts || R.comm_size(comm, &n) != MPI_SUCCESS)
@@ -361,7 +438,16 @@ uint64_t cs_mpi_bytes_v(CS_CONST int counts[], MPI_Datatype dt, MPI_Comm comm)
     return total ? total * cs_mpi_dtype(CS_H(dt), dt).size : 0;
 }
 
+static uint64_t cs_mpi_bytes_w__inner(CS_CONST int counts[], CS_CONST MPI_Datatype dts[], MPI_Comm comm);
 uint64_t cs_mpi_bytes_w(CS_CONST int counts[], CS_CONST MPI_Datatype dts[], MPI_Comm comm)
+{
+    int saved = errno;
+    uint64_t r = cs_mpi_bytes_w__inner(counts, dts, comm);
+    errno = saved;
+    return r;
+}
+
+static uint64_t cs_mpi_bytes_w__inner(CS_CONST int counts[], CS_CONST MPI_Datatype dts[], MPI_Comm comm)
 {
     int n = 0;
     if (!cs_mpi_helpers() || !counts || !dts || R.comm_size(comm, &n) != MPI_SUCCESS)
@@ -423,7 +509,7 @@ void cs_mpi_started(cs_mpi_call *c, MPI_Request *req, int rc)
     if (rc != MPI_SUCCESS || !req)
         return;
     uint32_t id = __atomic_add_fetch(&cs_req_next, 1, __ATOMIC_RELAXED);
-    c->rec.req = id;
+    c->r->req = id;
     cs_req_put(CS_H(*req), id);
 }
 
@@ -437,15 +523,15 @@ static void cs_mpi_done(cs_mpi_call *c, MPI_Request h, const MPI_Status *st)
     cs_rec_done *r = (cs_rec_done *)cs_log_slot();
     if (!r)
         return;
-    r->op = c->rec.op;
+    r->op = c->r->op;
     r->tid = cs__log_tls.tid;
-    r->t0 = c->rec.t0;
-    r->t1 = c->rec.t1;
+    r->t0 = c->r->t0;
+    r->t1 = c->r->t1;
     r->bytes = 0;
     r->req = id;
     r->source = st ? st->MPI_SOURCE : -1;
     r->tag = st ? st->MPI_TAG : -1;
-    r->rc = c->rec.rc;
+    r->rc = c->r->rc;
     cs_log_commit(r, CS_REC_HDR(CS_REC_REQDONE, 0));
 }
 

@@ -5,7 +5,12 @@
  * The real functions are found with dlsym(RTLD_NEXT, "PMPI_X"), falling
  * back to dlopen(RTLD_NOLOAD) of libmpi for hosts that load it RTLD_LOCAL
  * (mpi4py). libmpi is never linked, so a launcher that inherits the
- * preload loads it without MPI. */
+ * preload loads it without MPI.
+ *
+ * errno: the fast path makes no call that can set it; every slow path
+ * that can (log refill, communicator and datatype lookups, call sites,
+ * PAPI, symbol resolution) saves and restores it itself, so the
+ * application sees the errno the MPI library left. */
 #ifndef CS_MPI_WRAP_H
 #define CS_MPI_WRAP_H
 
@@ -63,11 +68,15 @@ typedef struct cs_mpi_comm {
     uint32_t is_world;
 } cs_mpi_comm;
 
+/* A call being traced. Fields are written straight into the log slot
+ * claimed at entry (log pages start zeroed, so only non-zero fields are
+ * stored); the slot becomes visible when cs_mpi_emit() commits its hdr,
+ * and stays mapped meanwhile whatever else the call writes (cs_log_hold). */
 typedef struct cs_mpi_call {
-    cs_rec rec;
+    cs_rec *r;          /* the slot, or &scratch when the log has none */
     uint32_t flags;
-    int saved_errno;
     cs_mpi_comm *comm;
+    cs_rec scratch;
 } cs_mpi_call;
 
 /* Requests saved before a completion call (which resets them). */
@@ -84,14 +93,14 @@ extern const char *const cs_mpi_real_names[CS_OP_COUNT];
 void *cs_mpi_resolve(int op);
 int cs_mpi_missing(int op);
 
-static inline void *cs_mpi_real(int op)
+CS_HOT void *cs_mpi_real(int op)
 {
     void *f = __atomic_load_n(&cs_mpi_real_fns[op], __ATOMIC_RELAXED);
     return CS_LIKELY(f != NULL) ? f : cs_mpi_resolve(op);
 }
 
 /* Begin a traced call: 0 means pass the call through untraced. */
-static inline int cs_mpi_enter(cs_mpi_call *c, int op)
+CS_HOT int cs_mpi_enter(cs_mpi_call *c, int op)
 {
     if (CS_UNLIKELY(cs_busy))
         return 0;
@@ -102,47 +111,49 @@ static inline int cs_mpi_enter(cs_mpi_call *c, int op)
             return 0;
     }
     cs_busy = 1;
-    memset(&c->rec, 0, sizeof c->rec);
-    c->rec.op = (uint16_t)op;
+    cs_rec *r = cs_log_hold();
+    if (CS_UNLIKELY(!r)) {
+        r = &c->scratch;
+        memset(r, 0, sizeof *r);
+    }
+    c->r = r;
+    r->op = (uint16_t)op;
+    r->tid = cs__log_tls.tid;
     c->flags = 0;
     c->comm = NULL;
-    c->rec.callsite = cs_callsite_capture();
+    if (cs_callsites_on)
+        r->callsite = cs_callsite_capture();
     return 1;
 }
 
-static inline void cs_mpi_begin(cs_mpi_call *c)
+CS_HOT void cs_mpi_begin(cs_mpi_call *c)
 {
     if (CS_UNLIKELY(cs_papi_on))
         cs_papi_sample(cs__log_tls.tid);
-    c->rec.t0 = cs_clock_ticks();
+    c->r->t0 = cs_clock_ticks();
 }
 
-static inline void cs_mpi_end(cs_mpi_call *c, int rc)
+CS_HOT void cs_mpi_end(cs_mpi_call *c, int rc)
 {
-    c->rec.t1 = cs_clock_ticks();
-    c->saved_errno = errno;
-    c->rec.rc = rc;
-    if (CS_UNLIKELY(rc != MPI_SUCCESS))
+    c->r->t1 = cs_clock_ticks();
+    if (CS_UNLIKELY(rc != MPI_SUCCESS)) {
+        c->r->rc = rc;
         c->flags |= CS_F_ERROR;
+    }
 }
 
-static inline void cs_mpi_emit(cs_mpi_call *c)
+CS_HOT void cs_mpi_emit(cs_mpi_call *c)
 {
-    cs_rec *slot = cs_log_slot();
-    if (CS_LIKELY(slot != NULL)) {
-        c->rec.tid = cs__log_tls.tid;
-        *slot = c->rec;
-        cs_log_commit(slot, CS_REC_HDR(CS_REC_SPAN, c->flags));
-    }
+    if (CS_LIKELY(c->r != &c->scratch))
+        cs_log_release(c->r, CS_REC_HDR(CS_REC_SPAN, c->flags));
     cs_busy = 0;
-    errno = c->saved_errno;
 }
 
 /* Communicators. */
 cs_mpi_comm *cs_mpi_comm_lookup(uint64_t key, MPI_Comm comm);
 extern __thread cs_mpi_comm *cs_mpi_comm_last __attribute__((tls_model("initial-exec")));
 
-static inline void cs_mpi_set_comm(cs_mpi_call *c, MPI_Comm comm, int collective)
+CS_HOT void cs_mpi_set_comm(cs_mpi_call *c, MPI_Comm comm, int collective)
 {
     uint64_t key = CS_H(comm);
     cs_mpi_comm *m = cs_mpi_comm_last;
@@ -153,10 +164,10 @@ static inline void cs_mpi_set_comm(cs_mpi_call *c, MPI_Comm comm, int collective
         cs_mpi_comm_last = m;
     }
     c->comm = m;
-    c->rec.comm = (uint16_t)m->local;
+    c->r->comm = (uint16_t)m->local;
     c->flags |= CS_F_HAS_COMM;
     if (collective) {
-        c->rec.seq = __atomic_fetch_add(&m->seq, 1, __ATOMIC_RELAXED);
+        c->r->seq = __atomic_fetch_add(&m->seq, 1, __ATOMIC_RELAXED);
         c->flags |= CS_F_HAS_SEQ;
     }
 }
@@ -164,52 +175,63 @@ static inline void cs_mpi_set_comm(cs_mpi_call *c, MPI_Comm comm, int collective
 /* Datatypes: size and name id, cached for predefined types. */
 typedef struct cs_mpi_dt { uint32_t size; uint16_t id; } cs_mpi_dt;
 cs_mpi_dt cs_mpi_dtype(uint64_t key, MPI_Datatype dt);
+/* The last predefined datatype this thread used: most calls hit it. */
+extern __thread uint64_t cs_mpi_dt_last_key __attribute__((tls_model("initial-exec")));
+extern __thread cs_mpi_dt cs_mpi_dt_last __attribute__((tls_model("initial-exec")));
 
-static inline void cs_mpi_set_count(cs_mpi_call *c, int count, MPI_Datatype dt)
+CS_HOT void cs_mpi_set_count(cs_mpi_call *c, int count, MPI_Datatype dt)
 {
-    c->rec.count = (uint32_t)count;
-    if (count <= 0 || CS_H(dt) == 0 || dt == MPI_DATATYPE_NULL)
+    c->r->count = (uint32_t)count;
+    uint64_t key = CS_H(dt);
+    if (count <= 0 || key == 0)
         return;
-    cs_mpi_dt d = cs_mpi_dtype(CS_H(dt), dt);
-    c->rec.dtype = d.id;
-    c->rec.bytes = (uint64_t)count * d.size;
+    cs_mpi_dt d;
+    if (CS_LIKELY(key == cs_mpi_dt_last_key)) {
+        d = cs_mpi_dt_last;
+    } else {
+        if (dt == MPI_DATATYPE_NULL)
+            return;
+        d = cs_mpi_dtype(key, dt);
+    }
+    c->r->dtype = d.id;
+    c->r->bytes = (uint64_t)count * d.size;
 }
 
-static inline void cs_mpi_set_peer(cs_mpi_call *c, int peer)
+CS_HOT void cs_mpi_set_peer(cs_mpi_call *c, int peer)
 {
-    c->rec.peer = peer;
+    c->r->peer = peer;
     c->flags |= CS_F_HAS_PEER;
     if (peer == MPI_ANY_SOURCE)
         c->flags |= CS_F_ANY_SOURCE;
 }
 
-static inline int cs_mpi_is_inplace(const void *buf) { return buf == MPI_IN_PLACE; }
+CS_HOT int cs_mpi_is_inplace(const void *buf) { return buf == MPI_IN_PLACE; }
 
-static inline void cs_mpi_set_inplace(cs_mpi_call *c, const void *buf)
+CS_HOT void cs_mpi_set_inplace(cs_mpi_call *c, const void *buf)
 {
     if (buf == MPI_IN_PLACE)
         c->flags |= CS_F_INPLACE;
 }
 
 /* Receives: the actual source and tag, from the status. */
-static inline void cs_mpi_set_status(cs_mpi_call *c, const MPI_Status *st, int rc)
+CS_HOT void cs_mpi_set_status(cs_mpi_call *c, const MPI_Status *st, int rc)
 {
     if (rc != MPI_SUCCESS || st == MPI_STATUS_IGNORE)
         return;
-    if (c->rec.op == CS_OP_MPI_Sendrecv || c->rec.op == CS_OP_MPI_Sendrecv_replace) {
-        c->rec.req = (uint32_t)st->MPI_SOURCE; /* the receive side's source */
+    if (c->r->op == CS_OP_MPI_Sendrecv || c->r->op == CS_OP_MPI_Sendrecv_replace) {
+        c->r->req = (uint32_t)st->MPI_SOURCE; /* the receive side's source */
         return;
     }
     if (c->flags & CS_F_ANY_SOURCE)
-        c->rec.peer = st->MPI_SOURCE;
-    c->rec.tag = st->MPI_TAG;
+        c->r->peer = st->MPI_SOURCE;
+    c->r->tag = st->MPI_TAG;
 }
 
 /* Test-only stall inside a send (COLLSCOPE_TEST_P2P_DELAY). */
-static inline void cs_mpi_p2p_stall(cs_mpi_call *c)
+CS_HOT void cs_mpi_p2p_stall(cs_mpi_call *c)
 {
     if (CS_UNLIKELY(cs_test_p2p_us > 0) && c->comm && c->comm->is_world &&
-        c->comm->rank == cs_test_p2p_src && c->rec.peer == cs_test_p2p_dst)
+        c->comm->rank == cs_test_p2p_src && c->r->peer == cs_test_p2p_dst)
         cs_test_stall_us(cs_test_p2p_us);
 }
 

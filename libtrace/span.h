@@ -21,6 +21,9 @@ enum cs_rec_kind {
     CS_REC_CALIB = 4,     /* a clock calibration point */
     CS_REC_REQDONE = 5,   /* a nonblocking request completed */
     CS_REC_COUNTERS = 6,  /* PAPI deltas over the compute before a span */
+    CS_REC_SPANX = 7,     /* NCCL/CUDA extension of the next span of its thread */
+    CS_REC_GPUTIME = 8,   /* GPU begin/end of a span, by correlation id */
+    CS_REC_GPUACT = 9,    /* CUPTI activity: a kernel or memcpy on the GPU */
     CS_REC_KIND_MAX
 };
 
@@ -125,6 +128,51 @@ typedef struct cs_rec_counters {
     uint8_t pad[8];
 } cs_rec_counters;
 
+/* CS_REC_SPANX: what a 64-byte span has no room for, for NCCL and CUDA
+ * calls. Written by the calling thread immediately before its span; the
+ * importer attaches it to the next span of the same thread. */
+typedef struct cs_rec_spanx {
+    uint32_t hdr;
+    uint16_t op;
+    uint16_t tid;
+    uint64_t stream;   /* cudaStream_t bits, 0 = the default stream */
+    uint64_t corr;     /* per-process correlation id (GPUTIME), 0 = none */
+    uint32_t grp;      /* NCCL group (GroupStart..End) id, 0 = none */
+    int32_t redop;     /* ncclRedOp_t, -1 = none */
+    int32_t dir;       /* cudaMemcpyKind, -1 = none */
+    int32_t device;    /* CUDA device, -1 = unknown */
+    uint8_t pad[24];
+} cs_rec_spanx;
+
+/* CS_REC_GPUTIME: when the GPU ran the work of span `corr`, in ticks of the
+ * process clock (converted from CUDA events by the poller thread). */
+typedef struct cs_rec_gputime {
+    uint32_t hdr;
+    uint16_t source;   /* 1 = CUDA events, 2 = NCCL profiler plugin */
+    uint16_t tid;
+    uint64_t corr;
+    uint64_t g0, g1;
+    uint32_t algo;     /* profiler plugin: algorithm/protocol/channels, 0 = unknown */
+    uint8_t pad[28];
+} cs_rec_gputime;
+
+/* CS_REC_GPUACT: one CUPTI activity (kernel, memcpy, memset), in ticks. */
+typedef struct cs_rec_gpuact {
+    uint32_t hdr;
+    uint16_t kind;     /* 1 kernel, 2 memcpy, 3 memset */
+    uint16_t tid;
+    uint64_t g0, g1;
+    uint64_t bytes;
+    uint64_t stream;
+    uint32_t corr;     /* CUPTI correlation id */
+    uint32_t device;
+    uint64_t name;     /* hash of the kernel name */
+    uint8_t pad[8];
+} cs_rec_gpuact;
+
+_Static_assert(sizeof(cs_rec_spanx) == CS_REC_SIZE, "spanx record is 64 bytes");
+_Static_assert(sizeof(cs_rec_gputime) == CS_REC_SIZE, "gputime record is 64 bytes");
+_Static_assert(sizeof(cs_rec_gpuact) == CS_REC_SIZE, "gpuact record is 64 bytes");
 _Static_assert(sizeof(cs_rec) == CS_REC_SIZE, "span record is 64 bytes");
 _Static_assert(sizeof(cs_rec_comm) == CS_REC_SIZE, "comm record is 64 bytes");
 _Static_assert(sizeof(cs_rec_callsite) == CS_REC_SIZE, "callsite record is 64 bytes");

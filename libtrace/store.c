@@ -5,7 +5,7 @@
 #include "libtrace/dtypes.h"
 #include "libtrace/log.h"
 #include "libtrace/ops.gen.h"
-#include "libtrace/store_schema.h"
+#include "libtrace/store_int.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -19,11 +19,6 @@
 
 #include <sqlite3.h>
 
-struct cs_store {
-    sqlite3 *db;
-    char path[PATH_MAX];
-    int version;
-};
 
 static const char *const cs_comm_how_names[] = {
     "", "world", "self", "dup", "split", "create", "other", "nccl", "nccl_split"
@@ -118,6 +113,26 @@ static int cs_fill_static_tables(cs_store *st, char *err, size_t errlen)
     return 0;
 }
 
+/* Ops of this build that an older file lacks (same id, same name). */
+static int cs_add_new_ops(cs_store *st, char *err, size_t errlen)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "INSERT OR IGNORE INTO ops(id, name, api, kind, nonblocking) VALUES(?,?,?,?,?)",
+                           -1, &s, NULL) != SQLITE_OK)
+        return cs_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
+    for (int i = 0; i < CS_OP_COUNT; i++) {
+        sqlite3_bind_int(s, 1, i);
+        sqlite3_bind_text(s, 2, cs_ops[i].name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 3, cs_ops[i].api, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 4, cs_ops[i].kind_name, -1, SQLITE_STATIC);
+        sqlite3_bind_int(s, 5, cs_ops[i].nonblocking);
+        sqlite3_step(s);
+        sqlite3_reset(s);
+    }
+    sqlite3_finalize(s);
+    return 0;
+}
+
 int cs_store_create(const char *path, cs_store **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -136,7 +151,12 @@ int cs_store_create(const char *path, cs_store **out, char *err, size_t errlen)
         cs_store_close(st);
         return -1;
     }
-    cs_pragmas(st);
+    /* A new store is built in one go and renamed into place when whole:
+     * no journal while it is built (cs_store_finish turns on WAL). */
+    sqlite3_exec(st->db, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+                         "PRAGMA cache_size=-8192;"
+                         "PRAGMA temp_store=MEMORY; PRAGMA locking_mode=EXCLUSIVE; PRAGMA threads=2;",
+                 NULL, NULL, NULL);
     char ver[16];
     snprintf(ver, sizeof ver, "%d", CS_SCHEMA_VERSION);
     if (cs_exec(st, "BEGIN;" CS_SCHEMA_TABLES_SQL, err, errlen) != 0 ||
@@ -156,10 +176,12 @@ int cs_store_create(const char *path, cs_store **out, char *err, size_t errlen)
     return 0;
 }
 
-/* Upgrades from version v to v+1, in order. Version 1 is the first: the
- * table is empty until the schema changes; each later change adds its
- * step here and bumps CS_SCHEMA_VERSION. */
-static const char *const cs_upgrades[CS_SCHEMA_VERSION + 1] = { NULL };
+/* Upgrades from version v to v+1, in order; each schema change adds its
+ * step here and bumps CS_SCHEMA_VERSION. The op table gains this build's
+ * new ops after the steps (ids of older ops never change). */
+static const char *const cs_upgrades[CS_SCHEMA_VERSION + 1] = {
+    [1] = CS_UPGRADE_1_TO_2_SQL, /* NCCL/CUDA span columns, gpu_activity */
+};
 
 int cs_store_open(const char *path, int mode, cs_store **out, char *err, size_t errlen)
 {
@@ -236,20 +258,33 @@ int cs_store_open(const char *path, int mode, cs_store **out, char *err, size_t 
                 return -1;
             return 0;
         }
+        if (cs_exec(st, "BEGIN", err, errlen) != 0) {
+            cs_store_close(st);
+            return -1;
+        }
         for (long u = v; u < CS_SCHEMA_VERSION; u++) {
             if (!cs_upgrades[u]) {
+                sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
                 cs_fail(err, errlen, "%s: schema version %ld cannot be upgraded to %d; "
                         "rebuild it with collscope ingest", path, v, CS_SCHEMA_VERSION);
                 cs_store_close(st);
                 return -1;
             }
             if (cs_exec(st, cs_upgrades[u], err, errlen) != 0) {
+                sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
                 cs_store_close(st);
                 return -1;
             }
         }
         snprintf(buf, sizeof buf, "%d", CS_SCHEMA_VERSION);
-        cs_store_meta_set(st, "schema_version", buf);
+        if (cs_add_new_ops(st, err, errlen) != 0 || cs_store_meta_set(st, "schema_version", buf) != 0 ||
+            cs_exec(st, "COMMIT", err, errlen) != 0) {
+            cs_fail(err, errlen, "%s: cannot upgrade to schema version %d: %s", path, CS_SCHEMA_VERSION,
+                    sqlite3_errmsg(st->db));
+            sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+            cs_store_close(st);
+            return -1;
+        }
         v = CS_SCHEMA_VERSION;
     }
     st->version = (int)v;
@@ -335,6 +370,31 @@ typedef struct cs_pending {
     cs_rec_counters ctr;
 } cs_pending;
 
+/* GPU times of a process by correlation id (GPUTIME records). */
+typedef struct cs_gt { uint64_t corr, g0, g1; } cs_gt;
+
+static int cs_gt_cmp(const void *a, const void *b)
+{
+    const cs_gt *x = a, *y = b;
+    return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+static const cs_gt *cs_gt_find(const cs_gt *a, size_t n, uint64_t corr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (a[mid].corr < corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && a[lo].corr == corr ? &a[lo] : NULL;
+}
+
+/* The SPANX record a thread wrote before its next span. */
+typedef struct cs_xpend { uint16_t tid; int have; cs_rec_spanx x; } cs_xpend;
+
 static int cs_read_modules(cs_store *st, const char *log_path, int rank)
 {
     char path[PATH_MAX + 16];
@@ -370,17 +430,28 @@ static int cs_read_modules(cs_store *st, const char *log_path, int rank)
     return 0;
 }
 
-enum { Q_SPAN, Q_COMM, Q_CS, Q_FRAME, Q_DONE, Q_CTR, Q_N };
+enum { Q_SPAN, Q_COMM, Q_CS, Q_FRAME, Q_DONE, Q_CTR, Q_ACT, Q_N };
 static const char *const cs_import_sql[Q_N] = {
     [Q_SPAN] = "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req,"
-               " begin_ns, end_ns, rc, callsite, flags) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+               " begin_ns, end_ns, rc, callsite, flags, stream, grp, redop, corr, gpu_begin_ns, gpu_end_ns)"
+               " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [Q_COMM] = "INSERT OR REPLACE INTO comms(id, rank, local, comm_rank, size, parent, how, created_ns)"
                " VALUES(?,?,?,?,?,?,?,?)",
     [Q_CS] = "INSERT OR REPLACE INTO callsites(rank, id, depth, label) VALUES(?,?,?,NULL)",
     [Q_FRAME] = "INSERT OR REPLACE INTO frames(rank, callsite, level, pc) VALUES(?,?,?,?)",
     [Q_DONE] = "INSERT OR REPLACE INTO completions(rank, req, span, source, tag, end_ns) VALUES(?,?,?,?,?,?)",
     [Q_CTR] = "INSERT INTO counters(span, event, value) VALUES(?,?,?)",
+    [Q_ACT] = "INSERT INTO gpu_activity(rank, kind, name, stream, corr, begin_ns, end_ns, bytes, device)"
+              " VALUES(?,?,?,?,?,?,?,?,?)",
 };
+
+/* Each rank's spans take ids in their own range of 2^36. */
+#define CS_SPAN_ID_RANGE ((sqlite3_int64)1 << 36)
+static sqlite3_int64 cs_span_id_base(int rank)
+{
+    return rank >= 0 ? (sqlite3_int64)rank * CS_SPAN_ID_RANGE
+                     : -((sqlite3_int64)(-(int64_t)rank) + 1) * CS_SPAN_ID_RANGE;
+}
 
 int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *stats, char *err, size_t errlen)
 {
@@ -404,6 +475,10 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
     cv.pt = malloc(cap * sizeof *cv.pt);
     uint64_t *comm_id = NULL;
     size_t ncomm = 0;
+    cs_gt *gts = NULL;
+    size_t ngt = 0, capgt = 0;
+    cs_xpend xp[64];
+    int nxp = 0;
     const cs_rec *r;
     int rc = -1;
     sqlite3_stmt *q[Q_N] = { 0 };
@@ -432,8 +507,20 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
                 ncomm = nn;
             }
             comm_id[c->local] = c->id;
+        } else if (kind == CS_REC_GPUTIME) {
+            const cs_rec_gputime *g = (const cs_rec_gputime *)r;
+            if (ngt == capgt) {
+                capgt = capgt ? capgt * 2 : 256;
+                cs_gt *np = realloc(gts, capgt * sizeof *np);
+                if (!np)
+                    goto oom;
+                gts = np;
+            }
+            gts[ngt++] = (cs_gt){ g->corr, g->g0, g->g1 };
         }
     }
+    if (ngt)
+        qsort(gts, ngt, sizeof *gts, cs_gt_cmp);
     if (cv.n == 0) {
         /* A log with no calibration holds no usable record either. */
         cv.pt[cv.n++] = (cs_calpt){ 0, 0, h->start_real_ns };
@@ -451,12 +538,16 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
         }
     if (cs_exec(st, "BEGIN", err, errlen) != 0)
         goto out;
-    sqlite3_int64 next_id = 1;
+    /* Span ids are unique across ranks by construction (each rank has its
+     * own range), so per-rank files merge by plain copy (cs_store_merge). */
+    sqlite3_int64 base = cs_span_id_base(rank), next_id = base + 1;
     {
         sqlite3_stmt *m;
-        if (sqlite3_prepare_v2(st->db, "SELECT COALESCE(MAX(id), 0) + 1 FROM span", -1, &m, NULL) == SQLITE_OK) {
-            if (sqlite3_step(m) == SQLITE_ROW)
-                next_id = sqlite3_column_int64(m, 0);
+        if (sqlite3_prepare_v2(st->db, "SELECT MAX(id) FROM span WHERE id > ? AND id < ?", -1, &m, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(m, 1, base);
+            sqlite3_bind_int64(m, 2, base + CS_SPAN_ID_RANGE);
+            if (sqlite3_step(m) == SQLITE_ROW && sqlite3_column_type(m, 0) != SQLITE_NULL)
+                next_id = sqlite3_column_int64(m, 0) + 1;
             sqlite3_finalize(m);
         }
     }
@@ -521,6 +612,32 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
             else
                 sqlite3_bind_null(s, 17);
             sqlite3_bind_int(s, 18, (int)flags);
+            /* The extension record this thread wrote just before. */
+            const cs_rec_spanx *x = NULL;
+            for (int i = 0; i < nxp; i++)
+                if (xp[i].tid == r->tid && xp[i].have) {
+                    xp[i].have = 0;
+                    if (xp[i].x.op == r->op)
+                        x = &xp[i].x;
+                    break;
+                }
+            const cs_gt *gt = x && x->corr ? cs_gt_find(gts, ngt, x->corr) : NULL;
+            for (int i = 19; i <= 24; i++)
+                sqlite3_bind_null(s, i);
+            if (x) {
+                sqlite3_bind_int64(s, 19, (sqlite3_int64)x->stream);
+                if (x->grp)
+                    sqlite3_bind_int64(s, 20, x->grp);
+                if (x->redop >= 0)
+                    sqlite3_bind_int(s, 21, x->redop);
+                if (x->corr)
+                    sqlite3_bind_int64(s, 22, (sqlite3_int64)x->corr);
+            }
+            if (gt) {
+                int64_t gb = cs_conv_ns(&cv, gt->g0), ge = cs_conv_ns(&cv, gt->g1);
+                sqlite3_bind_int64(s, 23, gb);
+                sqlite3_bind_int64(s, 24, ge < gb ? gb : ge);
+            }
             if (sqlite3_step(s) != SQLITE_DONE) {
                 cs_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
                 free(pend);
@@ -600,6 +717,33 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
                 sqlite3_step(q[Q_FRAME]);
                 sqlite3_reset(q[Q_FRAME]);
             }
+        } else if (kind == CS_REC_SPANX) {
+            const cs_rec_spanx *x = (const cs_rec_spanx *)r;
+            int i = 0;
+            while (i < nxp && xp[i].tid != x->tid)
+                i++;
+            if (i == nxp && nxp < (int)(sizeof xp / sizeof *xp))
+                nxp++;
+            if (i < nxp) {
+                xp[i].tid = x->tid;
+                xp[i].have = 1;
+                xp[i].x = *x;
+            }
+        } else if (kind == CS_REC_GPUACT) {
+            static const char *const act_kind[] = { "", "kernel", "memcpy", "memset" };
+            const cs_rec_gpuact *a = (const cs_rec_gpuact *)r;
+            sqlite3_stmt *s = q[Q_ACT];
+            sqlite3_bind_int(s, 1, rank);
+            sqlite3_bind_text(s, 2, a->kind < 4 ? act_kind[a->kind] : "other", -1, SQLITE_STATIC);
+            sqlite3_bind_int64(s, 3, (sqlite3_int64)(a->name & 0x7fffffffffffffffull));
+            sqlite3_bind_int64(s, 4, (sqlite3_int64)a->stream);
+            sqlite3_bind_int64(s, 5, a->corr);
+            sqlite3_bind_int64(s, 6, cs_conv_ns(&cv, a->g0));
+            sqlite3_bind_int64(s, 7, cs_conv_ns(&cv, a->g1));
+            sqlite3_bind_int64(s, 8, (sqlite3_int64)a->bytes);
+            sqlite3_bind_int(s, 9, (int)a->device);
+            sqlite3_step(s);
+            sqlite3_reset(s);
         } else if (kind == CS_REC_REQDONE || kind == CS_REC_COUNTERS) {
             if (npend == cappend) {
                 cappend = cappend ? cappend * 2 : 64;
@@ -685,6 +829,7 @@ out:
         sqlite3_finalize(q[i]);
     free(cv.pt);
     free(comm_id);
+    free(gts);
     if (lr)
         cs_logr_close(lr);
     return rc;
@@ -791,13 +936,39 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
             goto detach;
         }
     }
+    /* Span ids are disjoint across ranks: a plain copy (which SQLite does
+     * page by page). Only two files of one rank need the ids shifted. */
+    static const char fast[] =
+        "BEGIN;"
+        "INSERT INTO main.span SELECT * FROM r.span;"
+        "INSERT INTO main.completions SELECT * FROM r.completions;"
+        "INSERT INTO main.counters SELECT * FROM r.counters;"
+        "INSERT INTO main.gpu_activity SELECT * FROM r.gpu_activity;"
+        "INSERT OR REPLACE INTO main.processes SELECT * FROM r.processes;"
+        "INSERT OR REPLACE INTO main.clocks SELECT * FROM r.clocks;"
+        "INSERT OR REPLACE INTO main.comms SELECT * FROM r.comms;"
+        "INSERT OR REPLACE INTO main.callsites SELECT * FROM r.callsites;"
+        "INSERT OR REPLACE INTO main.frames SELECT * FROM r.frames;"
+        "INSERT INTO main.modules SELECT * FROM r.modules;"
+        "COMMIT;";
+    char *why = NULL;
+    if (sqlite3_exec(job->db, fast, NULL, NULL, &why) == SQLITE_OK) {
+        rc = 0;
+        goto detach;
+    }
+    if (getenv("COLLSCOPE_VERBOSE"))
+        fprintf(stderr, "collscope: %s: merging with shifted span ids (%s)\n", rank_db, why ? why : "");
+    sqlite3_free(why);
+    sqlite3_exec(job->db, "ROLLBACK", NULL, NULL, NULL);
     char sql[2048];
     snprintf(sql, sizeof sql,
              "BEGIN;"
              "CREATE TEMP TABLE IF NOT EXISTS cs_off(v INTEGER); DELETE FROM cs_off;"
              "INSERT INTO cs_off SELECT COALESCE(MAX(id), 0) FROM main.span;"
              "INSERT INTO main.span SELECT id + (SELECT v FROM cs_off), rank, tid, op, comm, seq, bytes, dtype,"
-             "  count, peer, peer2, tag, req, begin_ns, end_ns, rc, callsite, flags FROM r.span;"
+             "  count, peer, peer2, tag, req, begin_ns, end_ns, rc, callsite, flags, stream, grp, redop, corr,"
+             "  gpu_begin_ns, gpu_end_ns FROM r.span;"
+             "INSERT INTO main.gpu_activity SELECT * FROM r.gpu_activity;"
              "INSERT OR REPLACE INTO main.completions SELECT rank, req, span + (SELECT v FROM cs_off), source, tag,"
              "  end_ns FROM r.completions;"
              "INSERT INTO main.counters SELECT span + (SELECT v FROM cs_off), event, value FROM r.counters;"
@@ -820,8 +991,13 @@ detach:
 
 int cs_store_finish(cs_store *job, const char *command, char *err, size_t errlen)
 {
-    if (cs_exec(job, "BEGIN;" CS_SCHEMA_INDEXES_SQL "COMMIT; ANALYZE;", err, errlen) != 0)
+    /* Indexes after the bulk load (sorted with SQLite's worker threads),
+     * statistics from a sample, then the WAL mode readers expect. */
+    if (cs_exec(job, "PRAGMA threads=2; PRAGMA cache_size=-262144; BEGIN;" CS_SCHEMA_INDEXES_SQL "COMMIT;"
+                     "PRAGMA analysis_limit=1000; ANALYZE; PRAGMA locking_mode=NORMAL;",
+                err, errlen) != 0)
         return -1;
+    sqlite3_exec(job->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
     char now[64];
     time_t t = time(NULL);
     struct tm tm;
@@ -1071,15 +1247,16 @@ int cs_store_ops(cs_store *st, cs_op_row **out, int *n)
     return 0;
 }
 
-struct cs_span_iter {
-    sqlite3_stmt *s;
-};
-
-#define CS_SPAN_COLS \
-    "s.id, s.rank, s.tid, s.op, COALESCE(s.comm, 0), COALESCE(s.seq, -1), COALESCE(s.bytes, 0)," \
-    " COALESCE(s.count, 0), COALESCE(s.dtype, 0), COALESCE(s.peer, -1), COALESCE(s.peer2, -1)," \
-    " COALESCE(s.tag, -1), COALESCE(s.req, 0), " CS_ALIGNED("s.begin_ns") ", " CS_ALIGNED("s.end_ns") "," \
-    " s.rc, COALESCE(s.callsite, 0), s.flags FROM span s LEFT JOIN clocks k ON k.rank = s.rank"
+cs_span_iter *cs__span_iter_wrap(sqlite3_stmt *s)
+{
+    cs_span_iter *it = calloc(1, sizeof *it);
+    if (!it) {
+        sqlite3_finalize(s);
+        return NULL;
+    }
+    it->s = s;
+    return it;
+}
 
 cs_span_iter *cs_store_spans(cs_store *st, const cs_span_query *q, char *err, size_t errlen)
 {
@@ -1139,6 +1316,10 @@ int cs_span_next(cs_span_iter *it, cs_span *o)
     o->rc = sqlite3_column_int(s, 15);
     o->callsite = sqlite3_column_int64(s, 16);
     o->flags = (uint32_t)sqlite3_column_int64(s, 17);
+    o->gpu_begin_ns = sqlite3_column_int64(s, 18);
+    o->gpu_end_ns = sqlite3_column_int64(s, 19);
+    o->stream = sqlite3_column_int64(s, 20);
+    o->grp = sqlite3_column_int64(s, 21);
     return 1;
 }
 

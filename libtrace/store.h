@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CS_SCHEMA_VERSION 1
+#define CS_SCHEMA_VERSION 2
 #define CS_TRACE_FORMAT "collscope-trace"
 
 typedef struct cs_store cs_store;
@@ -115,6 +115,11 @@ typedef struct cs_span {
     int rc;
     int64_t callsite;
     uint32_t flags;        /* CS_F_* (span.h) */
+    /* Schema 2 (NCCL, CUDA). GPU times are aligned like begin_ns/end_ns;
+     * an analysis may run on them instead when both are non-zero. */
+    int64_t gpu_begin_ns, gpu_end_ns;  /* 0 = unknown */
+    int64_t stream;        /* cudaStream_t bits, 0 = default or none */
+    int64_t grp;           /* NCCL group id within the rank, 0 = none */
 } cs_span;
 
 enum cs_span_order {

@@ -1,4 +1,5 @@
-/* store_schema.h: the SQL of schema version 1 (docs/schema.md). */
+/* store_schema.h: the SQL of schema version 2 (docs/schema.md), and the
+ * upgrade from version 1. */
 #ifndef CS_STORE_SCHEMA_H
 #define CS_STORE_SCHEMA_H
 
@@ -8,6 +9,32 @@
 #define CS_ALIGNED(col) \
     "(" col " + COALESCE(k.offset_ns, 0) + CAST(COALESCE(k.drift_ppm, 0) * 1e-6 * (" col \
     " - COALESCE(k.ref_ns, 0)) AS INTEGER))"
+
+/* Version 2: NCCL and CUDA calls. Span columns appended to version 1's:
+ * the stream, the NCCL group, the reduction op, the correlation id, and
+ * the GPU begin/end of collectives (NULL when unknown). */
+#define CS_SPAN_V2_COLUMNS \
+    ",\n  stream INTEGER, grp INTEGER, redop INTEGER, corr INTEGER, gpu_begin_ns INTEGER,\n" \
+    "  gpu_end_ns INTEGER"
+
+/* CUPTI activity (kernels, memcpys) on the GPU timeline. */
+#define CS_GPU_ACTIVITY_SQL \
+    "CREATE TABLE gpu_activity(rank INTEGER NOT NULL, kind TEXT, name INTEGER, stream INTEGER,\n" \
+    "  corr INTEGER, begin_ns INTEGER, end_ns INTEGER, bytes INTEGER, device INTEGER);\n"
+
+#define CS_SPANS_VIEW_SQL \
+    "CREATE VIEW spans AS SELECT s.id AS id, s.rank AS rank, s.tid AS thread, o.name AS op,\n" \
+    "  o.kind AS kind, s.comm AS comm, s.seq AS seq, s.bytes AS bytes, d.name AS datatype,\n" \
+    "  s.count AS count, s.peer AS peer, s.peer2 AS peer2, s.tag AS tag, s.req AS req,\n" \
+    "  " CS_ALIGNED("s.begin_ns") " AS begin_ns, " CS_ALIGNED("s.end_ns") " AS end_ns,\n" \
+    "  s.end_ns - s.begin_ns AS dur_ns, s.rc AS rc, c.label AS callsite, s.callsite AS callsite_id,\n" \
+    "  s.flags AS flags, s.begin_ns AS raw_begin_ns, s.end_ns AS raw_end_ns,\n" \
+    "  s.stream AS stream, s.grp AS grp, s.redop AS redop, s.corr AS corr,\n" \
+    "  " CS_ALIGNED("s.gpu_begin_ns") " AS gpu_begin_ns, " CS_ALIGNED("s.gpu_end_ns") " AS gpu_end_ns,\n" \
+    "  s.gpu_end_ns - s.gpu_begin_ns AS gpu_dur_ns\n" \
+    "  FROM span s JOIN ops o ON o.id = s.op LEFT JOIN dtypes d ON d.id = s.dtype\n" \
+    "  LEFT JOIN callsites c ON c.rank = s.rank AND c.id = s.callsite\n" \
+    "  LEFT JOIN clocks k ON k.rank = s.rank;\n"
 
 #define CS_SCHEMA_TABLES_SQL \
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;\n" \
@@ -28,7 +55,7 @@
     "  op INTEGER NOT NULL, comm INTEGER, seq INTEGER, bytes INTEGER, dtype INTEGER,\n" \
     "  count INTEGER, peer INTEGER, peer2 INTEGER, tag INTEGER, req INTEGER,\n" \
     "  begin_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, rc INTEGER, callsite INTEGER,\n" \
-    "  flags INTEGER NOT NULL);\n" \
+    "  flags INTEGER NOT NULL" CS_SPAN_V2_COLUMNS ");\n" \
     "CREATE TABLE completions(rank INTEGER NOT NULL, req INTEGER NOT NULL, span INTEGER,\n" \
     "  source INTEGER, tag INTEGER, end_ns INTEGER, PRIMARY KEY(rank, req));\n" \
     "CREATE TABLE callsites(rank INTEGER NOT NULL, id INTEGER NOT NULL, depth INTEGER,\n" \
@@ -38,20 +65,25 @@
     "  PRIMARY KEY(rank, callsite, level));\n" \
     "CREATE TABLE modules(rank INTEGER NOT NULL, lo INTEGER, hi INTEGER, bias INTEGER, path TEXT);\n" \
     "CREATE TABLE counters(span INTEGER NOT NULL, event TEXT NOT NULL, value INTEGER);\n" \
-    "CREATE VIEW spans AS SELECT s.id AS id, s.rank AS rank, s.tid AS thread, o.name AS op,\n" \
-    "  o.kind AS kind, s.comm AS comm, s.seq AS seq, s.bytes AS bytes, d.name AS datatype,\n" \
-    "  s.count AS count, s.peer AS peer, s.peer2 AS peer2, s.tag AS tag, s.req AS req,\n" \
-    "  " CS_ALIGNED("s.begin_ns") " AS begin_ns, " CS_ALIGNED("s.end_ns") " AS end_ns,\n" \
-    "  s.end_ns - s.begin_ns AS dur_ns, s.rc AS rc, c.label AS callsite, s.callsite AS callsite_id,\n" \
-    "  s.flags AS flags, s.begin_ns AS raw_begin_ns, s.end_ns AS raw_end_ns\n" \
-    "  FROM span s JOIN ops o ON o.id = s.op LEFT JOIN dtypes d ON d.id = s.dtype\n" \
-    "  LEFT JOIN callsites c ON c.rank = s.rank AND c.id = s.callsite\n" \
-    "  LEFT JOIN clocks k ON k.rank = s.rank;\n"
+    CS_GPU_ACTIVITY_SQL \
+    CS_SPANS_VIEW_SQL
+
+
+/* Version 1 -> 2, run by cs_store_open on a file opened for writing. */
+#define CS_UPGRADE_1_TO_2_SQL \
+    "ALTER TABLE span ADD COLUMN stream INTEGER;\n" \
+    "ALTER TABLE span ADD COLUMN grp INTEGER;\n" \
+    "ALTER TABLE span ADD COLUMN redop INTEGER;\n" \
+    "ALTER TABLE span ADD COLUMN corr INTEGER;\n" \
+    "ALTER TABLE span ADD COLUMN gpu_begin_ns INTEGER;\n" \
+    "ALTER TABLE span ADD COLUMN gpu_end_ns INTEGER;\n" \
+    CS_GPU_ACTIVITY_SQL \
+    "DROP VIEW IF EXISTS spans;\n" \
+    CS_SPANS_VIEW_SQL
 
 /* Built after bulk loads (building them during the insert halves its speed). */
 #define CS_SCHEMA_INDEXES_SQL \
     "CREATE INDEX IF NOT EXISTS span_rank_time ON span(rank, begin_ns);\n" \
-    "CREATE INDEX IF NOT EXISTS span_comm_seq ON span(comm, seq) WHERE seq IS NOT NULL;\n" \
-    "CREATE INDEX IF NOT EXISTS span_op ON span(op);\n"
+    "CREATE INDEX IF NOT EXISTS span_comm_seq ON span(comm, seq) WHERE seq IS NOT NULL;\n"
 
 #endif

@@ -40,3 +40,34 @@ endif
 # The store and the commands' handling of bad input.
 CS_TESTS += tests/store/schema.sh tests/store/bad_input.sh
 EXTRA_DIST += tests/store/schema.sh tests/store/bad_input.sh
+
+# NCCL and CUDA tracing (tests/nccl/): CPU stand-ins for libcudart.so.13 and
+# libnccl.so.2 (tests/standins/), with the real sonames, never installed;
+# the tests put tests/standins/.libs first on LD_LIBRARY_PATH.
+EXTRA_DIST += tests/standins/cudart.c tests/standins/nccl.c tests/standins/cudart.map \
+	tests/nccl/nccl_lib.sh tests/nccl/trainer.sh tests/nccl/gpu_fault.sh tests/nccl/straggler.sh \
+	tests/nccl/realerr.sh tests/nccl/no_nccl.sh tests/nccl/schema_upgrade.sh tests/nccl/realerr.c
+CS_TESTS += tests/nccl/schema_upgrade.sh
+if HAVE_NCCL
+if HAVE_OMPI
+check_LTLIBRARIES += tests/standins/libcudart.la tests/standins/libnccl.la
+tests_standins_libcudart_la_SOURCES = tests/standins/cudart.c
+tests_standins_libcudart_la_CFLAGS = $(AM_CFLAGS) $(CUDA_CFLAGS) -fvisibility=hidden
+tests_standins_libcudart_la_LDFLAGS = -rpath /nowhere -version-info 13:0:0 -no-undefined \
+	-Wl,--version-script=$(srcdir)/tests/standins/cudart.map
+tests_standins_libcudart_la_LIBADD = -ldl $(PTHREAD_LIBS)
+tests_standins_libnccl_la_SOURCES = tests/standins/nccl.c
+tests_standins_libnccl_la_CFLAGS = $(AM_CFLAGS) $(CUDA_CFLAGS) $(OMPI_CFLAGS) -fvisibility=hidden
+tests_standins_libnccl_la_LDFLAGS = -rpath /nowhere -version-info 2:0:0 -no-undefined
+tests_standins_libnccl_la_LIBADD = $(OMPI_LIBS)
+CS_TESTS += tests/nccl/trainer.sh tests/nccl/straggler.sh tests/nccl/gpu_fault.sh tests/nccl/no_nccl.sh
+endif
+# The real libraries with no GPU: their return codes pass through unchanged.
+check_PROGRAMS += tests/nccl/realerr
+tests_nccl_realerr_SOURCES = tests/nccl/realerr.c
+tests_nccl_realerr_CFLAGS = $(AM_CFLAGS) $(CUDA_CFLAGS)
+tests_nccl_realerr_LDFLAGS = -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib
+tests_nccl_realerr_LDADD = -lnccl -lcudart
+CS_TESTS += tests/nccl/realerr.sh
+endif
+EXTRA_DIST += tests/gpu/run.sh docs/gpu.md

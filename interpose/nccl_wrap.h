@@ -1,0 +1,94 @@
+/* nccl_wrap.h: NCCL communicators, sequence numbers and groups for the
+ * generated NCCL wrappers (interpose/nccl.spec).
+ *
+ * Job-wide communicator ids, agreed by every member with no communication:
+ *   ncclCommInitRank*: a hash of the ncclUniqueId bytes (all members pass
+ *     the same id); InitRankScalable hashes all its ids;
+ *   ncclCommInitAll: the device list and how many InitAll calls came before;
+ *   ncclCommSplit/Shrink: the parent's id, the number of splits made on the
+ *     parent before it, and the color (Shrink: color -1).
+ * Process-local indices of NCCL communicators start at 0x8000, above the
+ * MPI wrappers' (the two families share the span's 16-bit comm field). */
+#ifndef CS_NCCL_WRAP_H
+#define CS_NCCL_WRAP_H
+
+#include <nccl.h>
+
+#include "interpose/cuda_wrap.h"
+
+#define CS_NCCL_LOCAL_BASE 0x8000u
+
+typedef struct cs_nccl_comm {
+    uint64_t key;         /* ncclComm_t bits; 0 once destroyed */
+    uint64_t id;          /* job-wide id */
+    uint32_t local;       /* index used in span records */
+    uint32_t size;
+    int32_t rank;
+    uint32_t seq;         /* collectives issued so far (atomic) */
+    uint32_t splits;      /* ncclCommSplit/Shrink calls on it (atomic) */
+} cs_nccl_comm;
+
+cs_nccl_comm *cs_nccl_comm_find(ncclComm_t comm);
+extern __thread cs_nccl_comm *cs_nccl_comm_last __attribute__((tls_model("initial-exec")));
+
+static inline void cs_nccl_set_comm(cs_gpu_call *c, ncclComm_t comm, int collective)
+{
+    uint64_t key = (uint64_t)(uintptr_t)comm;
+    cs_nccl_comm *m = cs_nccl_comm_last;
+    if (CS_UNLIKELY(!m || m->key != key)) {
+        m = cs_nccl_comm_find(comm);
+        if (!m)
+            return;
+        cs_nccl_comm_last = m;
+    }
+    c->comm = m;
+    c->rec.comm = (uint16_t)m->local;
+    c->flags |= CS_F_HAS_COMM;
+    c->has_x = 1;
+    if (collective) {
+        c->rec.seq = __atomic_fetch_add(&m->seq, 1, __ATOMIC_RELAXED);
+        c->flags |= CS_F_HAS_SEQ;
+    }
+}
+
+/* Size in bytes of an NCCL datatype, 0 when unknown. */
+static inline uint32_t cs_nccl_dtsize(int dt)
+{
+    static const uint8_t size[] = { 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1 };
+    return dt >= 0 && dt < (int)sizeof size ? size[dt] : 0;
+}
+
+void cs_nccl_set_count_dt(cs_gpu_call *c, int dt);
+static inline void cs_nccl_set_count(cs_gpu_call *c, size_t count, ncclDataType_t dt, uint64_t mult)
+{
+    c->rec.count = count > 0xffffffffu ? 0xffffffffu : (uint32_t)count;
+    c->rec.bytes = (uint64_t)count * cs_nccl_dtsize((int)dt) * mult;
+    cs_nccl_set_count_dt(c, (int)dt);
+}
+
+/* The size of a communicator we know (for AlltoAll and ReduceScatter bytes). */
+static inline uint64_t cs_nccl_nranks(ncclComm_t comm)
+{
+    cs_nccl_comm *m = cs_nccl_comm_last;
+    if (!m || m->key != (uint64_t)(uintptr_t)comm)
+        m = cs_nccl_comm_find(comm);
+    return m ? m->size : 1;
+}
+
+void cs_nccl_init_uid(cs_gpu_call *c, ncclResult_t rc, ncclComm_t *newcomm, int nranks,
+                      const ncclUniqueId *id, int rank);
+void cs_nccl_init_ids(cs_gpu_call *c, ncclResult_t rc, ncclComm_t *newcomm, int nranks, int nid,
+                      const ncclUniqueId *ids, int rank);
+void cs_nccl_init_all(cs_gpu_call *c, ncclResult_t rc, ncclComm_t *comms, int ndev, const int *devlist);
+void cs_nccl_init_split(cs_gpu_call *c, ncclResult_t rc, ncclComm_t parent, int color, ncclComm_t *newcomm);
+void cs_nccl_init_shrink(cs_gpu_call *c, ncclResult_t rc, ncclComm_t parent, ncclComm_t *newcomm);
+void cs_nccl_comm_freed(cs_gpu_call *c, ncclComm_t comm, ncclResult_t rc);
+
+/* Groups: every call between the outermost ncclGroupStart and its
+ * ncclGroupEnd carries the group's id (per process, from 1). */
+void cs_nccl_group_start(cs_gpu_call *c);
+void cs_nccl_group_started(cs_gpu_call *c, ncclResult_t rc);
+void cs_nccl_group_end_pre(cs_gpu_call *c);
+void cs_nccl_group_end_post(cs_gpu_call *c, ncclResult_t rc);
+
+#endif

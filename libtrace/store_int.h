@@ -1,0 +1,38 @@
+/* store_int.h: what the store's own files (libtrace/store*.c) share.
+ * Nothing outside libtrace/store*.c includes this. */
+#ifndef CS_STORE_INT_H
+#define CS_STORE_INT_H
+
+#include <limits.h>
+
+#include <sqlite3.h>
+
+#include "libtrace/store.h"
+#include "libtrace/store_schema.h"
+
+struct cs_store {
+    sqlite3 *db;
+    char path[PATH_MAX];
+    int version;
+};
+
+/* A span iterator is one statement whose columns are CS_SPAN_COLS_*. */
+struct cs_span_iter {
+    sqlite3_stmt *s;
+};
+
+/* The columns cs_span_next() reads, in its order, with times aligned or
+ * raw; both come FROM span s LEFT JOIN clocks k. */
+#define CS_SPAN_COLS_(begin, end) \
+    "s.id, s.rank, s.tid, s.op, COALESCE(s.comm, 0), COALESCE(s.seq, -1), COALESCE(s.bytes, 0)," \
+    " COALESCE(s.count, 0), COALESCE(s.dtype, 0), COALESCE(s.peer, -1), COALESCE(s.peer2, -1)," \
+    " COALESCE(s.tag, -1), COALESCE(s.req, 0), " begin ", " end "," \
+    " s.rc, COALESCE(s.callsite, 0), s.flags FROM span s LEFT JOIN clocks k ON k.rank = s.rank"
+#define CS_SPAN_COLS CS_SPAN_COLS_(CS_ALIGNED("s.begin_ns"), CS_ALIGNED("s.end_ns"))
+#define CS_SPAN_COLS_RAW CS_SPAN_COLS_("s.begin_ns", "s.end_ns")
+
+/* Wrap a prepared statement over CS_SPAN_COLS* in an iterator (it owns
+ * the statement). NULL when out of memory (the statement is finalized). */
+cs_span_iter *cs__span_iter_wrap(sqlite3_stmt *s);
+
+#endif

@@ -1,0 +1,81 @@
+#!/bin/sh
+# tests/gpu/run.sh: GPU checks of the NCCL/CUDA tracing (not part of make
+# check; at most 8 minutes). On a machine with a GPU, in a configured build
+# directory: builds what it needs, runs the NCCL trainer (4 ranks share the
+# GPUs there are; 1 rank per GPU is best) traced with the real libraries,
+# then a PyTorch DDP script (world size 1, NCCL backend) if torch imports,
+# and checks the spans, the GPU times, and that the preload adds no GPU
+# synchronization (no cudaStreamSynchronize/cudaDeviceSynchronize/
+# cudaEventSynchronize span beyond the program's own). Then the kernels'
+# checks (tests/gpu/kernels.sh).
+#   tests/gpu/run.sh [BUILD_DIR]     (default: ./build)
+# Exit 0 all passed; 77 no GPU (SKIP printed); anything else a failure.
+set -u
+B=$(cd "${1:-build}" 2>/dev/null && pwd) || { echo "FAIL: no build directory ${1:-build}"; exit 1; }
+S=$(cd "$(dirname "$0")/../.." && pwd)
+fail() { echo "FAIL: GPU checks: $*"; exit 1; }
+command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 || { echo "SKIP: no GPU"; exit 77; }
+nvidia-smi -L
+ngpu=$(nvidia-smi -L | grep -c '^GPU')
+jobs=$(nproc 2>/dev/null || echo 4)
+timeout 240 make -C "$B" -j"$jobs" analyzer/collscope interpose/collscope-openmpi.la interpose/collscope-nompi.la \
+  examples/nccl_trainer > "$B/gpu-build.log" 2>&1 || { tail -n 30 "$B/gpu-build.log"; fail "build failed"; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export COLLSCOPE_LIBDIR=$B/interpose/.libs COLLSCOPE_CUPTI=1
+T=$(mktemp -d /tmp/cs-gpu.XXXXXX)
+q() { sqlite3 -batch -noheader "$1" "$2"; }
+np=$ngpu; [ "$np" -gt 4 ] && np=4
+echo "== NCCL trainer, $np rank(s), real CUDA and NCCL"
+start=$(date +%s)
+timeout 120 mpirun.openmpi -np "$np" "$B/examples/nccl_trainer" --steps 50 --buckets 4 > "$T/bare.out" 2>&1 ||
+  { tail "$T/bare.out"; fail "untraced trainer failed"; }
+bare_s=$(( $(date +%s) - start ))
+timeout 180 "$B/analyzer/collscope" run -o "$T/r" -- mpirun.openmpi -np "$np" "$B/examples/nccl_trainer" --steps 50 --buckets 4 \
+  > "$T/run.out" 2> "$T/run.err" || { tail "$T/run.err"; fail "traced trainer failed"; }
+db=$T/r/trace.db
+[ "$(grep -E '^weights checksum' "$T/run.out")" = "$(grep -E '^weights checksum' "$T/bare.out")" ] || fail "results differ traced"
+for r in $(seq 0 $((np - 1))); do
+  line=$(grep -o "calls: rank $r .*" "$T/run.out")
+  for kv in ${line#calls: rank $r }; do
+    op=${kv%%=*}; want=${kv#*=}
+    got=$(q "$db" "SELECT count(*) FROM spans WHERE rank=$r AND op='$op'")
+    [ "$got" = "$want" ] || fail "rank $r $op: trace $got, program $want"
+  done
+done
+echo "ok: per-op counts match"
+nc=$(q "$db" "SELECT count(*) FROM spans WHERE op LIKE 'nccl%' AND kind IN ('coll','rooted','send','recv')")
+ng=$(q "$db" "SELECT count(*) FROM spans WHERE op LIKE 'nccl%' AND kind IN ('coll','rooted','send','recv') AND gpu_end_ns >= gpu_begin_ns AND gpu_begin_ns > 0")
+[ "$nc" = "$ng" ] || fail "GPU times on $ng of $nc collectives"
+echo "ok: GPU begin/end on all $nc collectives; median GPU time $(q "$db" "SELECT gpu_dur_ns FROM spans WHERE gpu_dur_ns IS NOT NULL ORDER BY gpu_dur_ns LIMIT 1 OFFSET (SELECT count(*)/2 FROM spans WHERE gpu_dur_ns IS NOT NULL)") ns"
+bad=$(q "$db" "SELECT count(*) FROM spans WHERE gpu_begin_ns IS NOT NULL AND grp IS NULL AND gpu_begin_ns < begin_ns - 1000000")
+[ "$bad" = 0 ] || fail "$bad collectives ran on the GPU more than 1 ms before they were called (clock conversion)"
+syncs=$(q "$db" "SELECT count(*) FROM spans WHERE kind='sync'")
+want=$(grep -o "calls: rank [0-9]* .*" "$T/run.out" | grep -o 'cuda[A-Za-z]*Synchronize=[0-9]*' | awk -F= '{s+=$2} END {print s+0}')
+[ "$syncs" = "$want" ] || fail "sync spans $syncs, program made $want (the tool added synchronization?)"
+echo "ok: no synchronization added ($syncs = the program's own); kernel records: $(q "$db" "SELECT count(*) FROM gpu_activity") (CUPTI)"
+echo "== PyTorch DDP (world size 1, NCCL)"
+if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  cat > "$T/ddp.py" <<'PY'
+import os, torch, torch.distributed as dist
+os.environ.setdefault("MASTER_ADDR", "127.0.0.1"); os.environ.setdefault("MASTER_PORT", "29533")
+dist.init_process_group("nccl", rank=0, world_size=1)
+m = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(256, 256).cuda(), device_ids=[0])
+opt = torch.optim.SGD(m.parameters(), lr=0.01)
+for _ in range(20):
+    opt.zero_grad(); m(torch.randn(64, 256, device="cuda")).sum().backward(); opt.step()
+torch.cuda.synchronize(); dist.destroy_process_group(); print("ddp done")
+PY
+  RANK=0 timeout 180 "$B/analyzer/collscope" run --mpi none -o "$T/ddp" -- python3 "$T/ddp.py" > "$T/ddp.out" 2>&1 ||
+    { tail "$T/ddp.out"; fail "DDP run failed"; }
+  n=$(q "$T/ddp/trace.db" "SELECT count(*) FROM spans WHERE op='ncclAllReduce' AND gpu_begin_ns IS NOT NULL")
+  [ "$n" -gt 0 ] || fail "no timed ncclAllReduce in the DDP trace"
+  echo "ok: DDP: $n timed allreduces, $(q "$T/ddp/trace.db" "SELECT count(*) FROM spans WHERE op LIKE '%LaunchKernel'") kernel launches"
+else
+  echo "note: torch with CUDA not importable; DDP check skipped"
+fi
+echo "== kernels"
+sh "$S/tests/gpu/kernels.sh" "$B"; rc=$?
+[ $rc -eq 0 ] || [ $rc -eq 77 ] || fail "kernels.sh exit $rc"
+rm -rf "$T"
+echo "SUMMARY: trainer $np rank(s) ${bare_s}s bare; $nc collectives timed; PASS"
+exit 0

@@ -1,0 +1,217 @@
+/* cudart.c: a CPU stand-in for libcudart.so.13, for tests without a GPU.
+ * Never installed; tests put its folder first on LD_LIBRARY_PATH.
+ *
+ * Device memory is host memory; every stream runs its work in order, at
+ * the moment it is enqueued; an event records the time the stream reached
+ * it. Kernels cannot run device code: a kernel registered under NAME
+ * (through __cudaRegisterFunction, as nvcc's startup code does) runs the
+ * host twin the program exports, extern "C" void NAME__host(void **args,
+ * unsigned nthreads), found with dlsym.
+ * Test-only fault: CS_STANDIN_EVENT_RECORD_FAIL_AFTER=N makes every
+ * cudaEventRecord after the first N fail with cudaErrorLaunchFailure. */
+#include <cuda_runtime_api.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SI_EXPORT __attribute__((visibility("default")))
+
+static __thread cudaError_t si_last;
+static int si_device;
+
+static cudaError_t si_ret(cudaError_t e)
+{
+    if (e != cudaSuccess)
+        si_last = e;
+    return e;
+}
+
+static double si_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* ---- errors and devices ---- */
+SI_EXPORT cudaError_t cudaGetLastError(void) { cudaError_t e = si_last; si_last = cudaSuccess; return e; }
+SI_EXPORT cudaError_t cudaPeekAtLastError(void) { return si_last; }
+SI_EXPORT const char *cudaGetErrorString(cudaError_t e) { return e == cudaSuccess ? "no error" : "stand-in error"; }
+SI_EXPORT const char *cudaGetErrorName(cudaError_t e) { return e == cudaSuccess ? "cudaSuccess" : "cudaErrorStandIn"; }
+SI_EXPORT cudaError_t cudaGetDeviceCount(int *n) { *n = 1; return cudaSuccess; }
+SI_EXPORT cudaError_t cudaSetDevice(int d) { return si_ret(d == 0 ? cudaSuccess : cudaErrorInvalidDevice); }
+SI_EXPORT cudaError_t cudaGetDevice(int *d) { *d = si_device; return cudaSuccess; }
+SI_EXPORT cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+SI_EXPORT cudaError_t cudaDeviceReset(void) { return cudaSuccess; }
+SI_EXPORT cudaError_t cudaRuntimeGetVersion(int *v) { *v = CUDART_VERSION; return cudaSuccess; }
+SI_EXPORT cudaError_t cudaDriverGetVersion(int *v) { *v = CUDART_VERSION; return cudaSuccess; }
+
+/* ---- memory: host memory ---- */
+SI_EXPORT cudaError_t cudaMalloc(void **p, size_t n)
+{
+    *p = calloc(1, n ? n : 1);
+    return si_ret(*p ? cudaSuccess : cudaErrorMemoryAllocation);
+}
+SI_EXPORT cudaError_t cudaFree(void *p) { free(p); return cudaSuccess; }
+SI_EXPORT cudaError_t cudaMallocHost(void **p, size_t n) { return cudaMalloc(p, n); }
+SI_EXPORT cudaError_t cudaFreeHost(void *p) { free(p); return cudaSuccess; }
+SI_EXPORT cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind k)
+{
+    (void)k;
+    memmove(d, s, n);
+    return cudaSuccess;
+}
+SI_EXPORT cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKind k, cudaStream_t st)
+{
+    (void)st;
+    return cudaMemcpy(d, s, n, k);
+}
+SI_EXPORT cudaError_t cudaMemset(void *p, int v, size_t n) { memset(p, v, n); return cudaSuccess; }
+SI_EXPORT cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t st) { (void)st; return cudaMemset(p, v, n); }
+
+/* ---- streams: work runs when enqueued, in order ---- */
+struct CUstream_st { int flags; };
+SI_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
+{
+    *s = calloc(1, sizeof **s);
+    if (*s)
+        (*s)->flags = (int)flags;
+    return si_ret(*s ? cudaSuccess : cudaErrorMemoryAllocation);
+}
+SI_EXPORT cudaError_t cudaStreamCreate(cudaStream_t *s) { return cudaStreamCreateWithFlags(s, 0); }
+SI_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t s) { free(s); return cudaSuccess; }
+SI_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t s) { (void)s; return cudaSuccess; }
+SI_EXPORT cudaError_t cudaStreamQuery(cudaStream_t s) { (void)s; return cudaSuccess; }
+SI_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int f) { (void)s; (void)e; (void)f; return cudaSuccess; }
+
+/* ---- events: the time the stream reached them ---- */
+struct CUevent_st { double ms; int recorded; };
+static long si_record_budget = -2; /* -2: unread, -1: no fault */
+SI_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
+{
+    (void)flags;
+    *e = calloc(1, sizeof **e);
+    return si_ret(*e ? cudaSuccess : cudaErrorMemoryAllocation);
+}
+SI_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *e) { return cudaEventCreateWithFlags(e, 0); }
+SI_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t e) { free(e); return cudaSuccess; }
+SI_EXPORT cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
+{
+    (void)s;
+    long b = __atomic_load_n(&si_record_budget, __ATOMIC_RELAXED);
+    if (b == -2) {
+        const char *v = getenv("CS_STANDIN_EVENT_RECORD_FAIL_AFTER");
+        b = v && *v ? atol(v) : -1;
+        __atomic_store_n(&si_record_budget, b, __ATOMIC_RELAXED);
+    }
+    if (b >= 0 && __atomic_fetch_sub(&si_record_budget, 1, __ATOMIC_RELAXED) <= 0) {
+        __atomic_store_n(&si_record_budget, 0, __ATOMIC_RELAXED);
+        return si_ret(cudaErrorLaunchFailure);
+    }
+    if (!e)
+        return si_ret(cudaErrorInvalidResourceHandle);
+    e->ms = si_now_ms();
+    e->recorded = 1;
+    return cudaSuccess;
+}
+SI_EXPORT cudaError_t cudaEventQuery(cudaEvent_t e) { return si_ret(e ? cudaSuccess : cudaErrorInvalidResourceHandle); }
+SI_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t e) { return cudaEventQuery(e); }
+SI_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
+{
+    if (!a || !b || !a->recorded || !b->recorded)
+        return si_ret(cudaErrorInvalidResourceHandle);
+    *ms = (float)(b->ms - a->ms);
+    return cudaSuccess;
+}
+
+/* ---- graphs: nothing to run ---- */
+SI_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t g, cudaStream_t s) { (void)g; (void)s; return cudaSuccess; }
+
+/* ---- kernels: registered names, host twins ---- */
+typedef void (*si_host_fn)(void **args, unsigned nthreads);
+static struct { const void *key; char name[128]; si_host_fn fn; } si_k[1024];
+static int si_nk;
+static pthread_mutex_t si_klock = PTHREAD_MUTEX_INITIALIZER;
+
+SI_EXPORT void **__cudaRegisterFatBinary(void *fatCubin) { static void *h[4]; (void)fatCubin; return h; }
+SI_EXPORT void __cudaRegisterFatBinaryEnd(void **h) { (void)h; }
+SI_EXPORT void __cudaUnregisterFatBinary(void **h) { (void)h; }
+SI_EXPORT void __cudaRegisterFunction(void **h, const char *hostFun, char *deviceFun, const char *deviceName,
+                                      int tl, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize)
+{
+    (void)h; (void)deviceFun; (void)tl; (void)tid; (void)bid; (void)bDim; (void)gDim; (void)wSize;
+    pthread_mutex_lock(&si_klock);
+    if (si_nk < 1024) {
+        si_k[si_nk].key = hostFun;
+        snprintf(si_k[si_nk].name, sizeof si_k[si_nk].name, "%s", deviceName);
+        si_nk++;
+    }
+    pthread_mutex_unlock(&si_klock);
+}
+SI_EXPORT void __cudaRegisterVar(void **h, char *hv, char *dv, const char *name, int ext, size_t size, int c, int g)
+{
+    (void)h; (void)hv; (void)dv; (void)name; (void)ext; (void)size; (void)c; (void)g;
+}
+
+static __thread struct { dim3 g, b; size_t sh; void *st; } si_cfg[8];
+static __thread int si_ncfg;
+SI_EXPORT unsigned __cudaPushCallConfiguration(dim3 g, dim3 b, size_t sh, void *st)
+{
+    if (si_ncfg < 8) {
+        si_cfg[si_ncfg].g = g; si_cfg[si_ncfg].b = b; si_cfg[si_ncfg].sh = sh; si_cfg[si_ncfg].st = st;
+        si_ncfg++;
+    }
+    return 0;
+}
+SI_EXPORT cudaError_t __cudaPopCallConfiguration(dim3 *g, dim3 *b, size_t *sh, void *st)
+{
+    if (si_ncfg == 0)
+        return si_ret(cudaErrorMissingConfiguration);
+    si_ncfg--;
+    *g = si_cfg[si_ncfg].g; *b = si_cfg[si_ncfg].b; *sh = si_cfg[si_ncfg].sh;
+    *(void **)st = si_cfg[si_ncfg].st;
+    return cudaSuccess;
+}
+SI_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *k, const void *fun)
+{
+    *k = (cudaKernel_t)(void *)fun;
+    return cudaSuccess;
+}
+
+static cudaError_t si_launch(const void *key, dim3 g, dim3 b, void **args)
+{
+    si_host_fn fn = NULL;
+    pthread_mutex_lock(&si_klock);
+    for (int i = 0; i < si_nk; i++)
+        if (si_k[i].key == key) {
+            if (!si_k[i].fn) {
+                char twin[160];
+                snprintf(twin, sizeof twin, "%s__host", si_k[i].name);
+                si_k[i].fn = (si_host_fn)dlsym(RTLD_DEFAULT, twin);
+                if (!si_k[i].fn)
+                    fprintf(stderr, "cudart stand-in: kernel %s has no host twin %s (export it, link with "
+                            "-rdynamic)\n", si_k[i].name, twin);
+            }
+            fn = si_k[i].fn;
+            break;
+        }
+    pthread_mutex_unlock(&si_klock);
+    if (!fn)
+        return si_ret(cudaErrorInvalidDeviceFunction);
+    fn(args, g.x * g.y * g.z * b.x * b.y * b.z);
+    return cudaSuccess;
+}
+SI_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t k, dim3 g, dim3 b, void **args, size_t sh, cudaStream_t s)
+{
+    (void)sh; (void)s;
+    return si_launch((const void *)k, g, b, args);
+}
+SI_EXPORT cudaError_t cudaLaunchKernel(const void *f, dim3 g, dim3 b, void **args, size_t sh, cudaStream_t s)
+{
+    (void)sh; (void)s;
+    return si_launch(f, g, b, args);
+}
