@@ -179,6 +179,24 @@ static void cs_clean_dir(const char *dir)
     }
 }
 
+/* Open MPI starts remote ranks with its own environment: ask it to pass
+ * ours on (MPICH's Hydra passes the whole environment by default). */
+static void cs_forward_env_ompi(void)
+{
+    extern char **environ;
+    char list[4096];
+    const char *old = getenv("OMPI_MCA_mca_base_env_list");
+    size_t w = (size_t)snprintf(list, sizeof list, "%s%sLD_PRELOAD", old && *old ? old : "", old && *old ? ";" : "");
+    for (char **e = environ; *e && w < sizeof list - 64; e++) {
+        if (strncmp(*e, "COLLSCOPE_", 10) != 0)
+            continue;
+        const char *eq = strchr(*e, '=');
+        if (eq)
+            w += (size_t)snprintf(list + w, sizeof list - w, ";%.*s", (int)(eq - *e), *e);
+    }
+    setenv("OMPI_MCA_mca_base_env_list", list, 1);
+}
+
 static pid_t cs_child;
 static void cs_forward(int sig)
 {
@@ -252,8 +270,15 @@ int cs_cmd_run(int argc, char **argv)
             free(val);
         }
         setenv("COLLSCOPE_DIR", dir, 1);
+        /* Each rank's log becomes its SQLite file after the job, here, in
+         * parallel (or in `collscope ingest` after --no-ingest), rather than
+         * in the ranks at exit: the job ends sooner and its processes never
+         * hold the converter's memory. */
+        setenv("COLLSCOPE_EXIT_CONVERT", "0", 0);
         if (!callsites)
             setenv("COLLSCOPE_CALLSITES", "0", 1);
+        if (strcmp(mpi, "openmpi") == 0)
+            cs_forward_env_ompi();
     }
 
     cs_child = fork();

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 const char cs_help_ingest[] =
@@ -38,6 +40,64 @@ static int cs_logent_cmp(const void *a, const void *b)
     if (x->rank != y->rank)
         return x->rank < y->rank ? -1 : 1;
     return x->pid - y->pid;
+}
+
+/* Convert ents[i] for every todo[i], in up to one worker process per core
+ * (SQLite writes are CPU-bound here). A worker that fails prints why; the
+ * caller sees the missing file. */
+static double cs_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void cs_convert_parallel(cs_logent *ents, const unsigned char *todo, size_t n, size_t ntodo, const char *dir)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nw = cores > 1 ? (size_t)cores : 1;
+    if (nw > 16)
+        nw = 16;
+    if (nw > ntodo)
+        nw = ntodo;
+    pid_t pids[16];
+    size_t started = 0;
+    for (size_t w = 0; w < nw; w++) {
+        pid_t pid = nw > 1 ? fork() : 0;
+        if (pid < 0)
+            break; /* convert the rest here */
+        if (pid > 0) {
+            pids[started++] = pid;
+            continue;
+        }
+        int bad = 0;
+        for (size_t i = 0, k = 0; i < n; i++) {
+            if (!todo[i] || k++ % nw != w)
+                continue;
+            char made[PATH_MAX], err[1024];
+            unlink(ents[i].db);
+            if (cs_store_convert_log(ents[i].path, dir, made, err, sizeof err) != 0) {
+                cs_error("skipping %s", err);
+                bad = 1;
+            }
+        }
+        if (nw > 1)
+            _exit(bad);
+        return;
+    }
+    if (started < nw) {
+        /* fork failed: convert what the missing workers would have. */
+        for (size_t i = 0, k = 0; i < n; i++) {
+            if (!todo[i] || (k++ % nw) < started)
+                continue;
+            char made[PATH_MAX], err[1024];
+            if (cs_store_convert_log(ents[i].path, dir, made, err, sizeof err) != 0)
+                cs_error("skipping %s", err);
+        }
+    }
+    for (size_t w = 0; w < started; w++)
+        while (waitpid(pids[w], NULL, 0) < 0 && errno == EINTR)
+            ;
 }
 
 int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_result *res)
@@ -101,23 +161,37 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
     char tmp[PATH_MAX + 16], final[PATH_MAX + 16], err[1024];
     snprintf(final, sizeof final, "%s/trace.db", dir);
     snprintf(tmp, sizeof tmp, "%s/trace.db.tmp", dir);
+    /* Convert the logs that need it, one worker process per core. */
+    unsigned char *todo = calloc(n, 1);
+    if (!todo) {
+        cs_error("out of memory");
+        free(ents);
+        return -1;
+    }
+    size_t ntodo = 0;
+    for (size_t i = 0; i < n; i++)
+        if (force || !cs_store_rank_db_current(ents[i].db, ents[i].path)) {
+            todo[i] = 1;
+            ntodo++;
+        }
+    double t0 = cs_now_s();
+    cs_convert_parallel(ents, todo, n, ntodo, dir);
+    double t1 = cs_now_s();
     cs_store *job;
     if (cs_store_create(tmp, &job, err, sizeof err) != 0) {
         cs_error("%s", err);
         free(ents);
+        free(todo);
         return -1;
     }
     int merged = 0;
     for (size_t i = 0; i < n; i++) {
         cs_logent *e = &ents[i];
-        if (force || !cs_store_rank_db_current(e->db, e->path)) {
-            char made[PATH_MAX];
-            if (cs_store_convert_log(e->path, dir, made, err, sizeof err) != 0) {
-                cs_error("skipping %s", err);
+        if (todo[i]) {
+            if (access(e->db, R_OK) != 0) { /* the worker said why */
                 res->failed++;
                 continue;
             }
-            snprintf(e->db, sizeof e->db, "%s", made);
             res->converted++;
         }
         if (cs_store_merge(job, e->db, err, sizeof err) != 0) {
@@ -128,19 +202,25 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
         merged++;
     }
     free(ents);
+    free(todo);
     if (merged == 0) {
         cs_store_close(job);
         unlink(tmp);
         cs_error("%s: no log could be converted", logs);
         return -1;
     }
+    double t2 = cs_now_s();
     cs_symbolize(job);
+    double t3 = cs_now_s();
     if (cs_store_finish(job, command, err, sizeof err) != 0) {
         cs_error("%s", err);
         cs_store_close(job);
         unlink(tmp);
         return -1;
     }
+    if (getenv("COLLSCOPE_VERBOSE"))
+        cs_note("ingest: convert %zu logs %.2f s, merge %.2f s, symbols %.2f s, indexes %.2f s", ntodo, t1 - t0,
+                t2 - t1, t3 - t2, cs_now_s() - t3);
     cs_proc *procs;
     int np;
     if (cs_store_procs(job, &procs, &np) == 0) {

@@ -1,1 +1,24 @@
 # bench: rules for this component
+
+# MPI tracing benchmarks (bench/README.md): they print figures against a
+# baseline measured in the same run; bench/run-mpi-bench.sh runs them all.
+# Not part of make check.
+EXTRA_DIST += bench/README.md bench/run-mpi-bench.sh bench/lammps-bench.in
+
+noinst_PROGRAMS += bench/log_gen
+bench_log_gen_SOURCES = bench/log_gen.c
+bench_log_gen_LDADD = libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS)
+
+if HAVE_OMPI
+noinst_PROGRAMS += bench/mpi_loop_ompi
+bench_mpi_loop_ompi_SOURCES = bench/mpi_loop.c
+bench_mpi_loop_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
+bench_mpi_loop_ompi_LDADD = $(OMPI_LIBS)
+endif
+
+if HAVE_MPICH
+noinst_PROGRAMS += bench/mpi_loop_mpich
+bench_mpi_loop_mpich_SOURCES = bench/mpi_loop.c
+bench_mpi_loop_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
+bench_mpi_loop_mpich_LDADD = $(MPICH_LIBS)
+endif

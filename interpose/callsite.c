@@ -10,6 +10,7 @@
 #include "interpose/core.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
@@ -96,8 +97,30 @@ void cs_modules_snapshot(void)
         cs_modules_adds = c.adds;
 }
 
+/* The address range of this library's code, to recognize our frames. */
+static uintptr_t cs_self_lo, cs_self_hi;
+
+static int cs_self_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    uintptr_t me = (uintptr_t)arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (me >= lo && me < hi) {
+            cs_self_lo = lo;
+            cs_self_hi = hi;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void cs_callsite_init(void)
 {
+    dl_iterate_phdr(cs_self_cb, (void *)(uintptr_t)&cs_callsite_init);
     const char *v = getenv("COLLSCOPE_CALLSITES");
     if (v && strcmp(v, "0") == 0)
         return;
@@ -151,16 +174,33 @@ static void cs_site_log(const cs_site *s)
     }
 }
 
+static uint32_t cs_callsite_capture_inner(void);
+
+/* Called from inside traced calls: never changes errno. */
 uint32_t cs_callsite_capture(void)
 {
     if (!cs_callsites_on)
         return 0;
-    void *buf[CS_CALLSITE_MAX_FRAMES + 2];
-    /* Frame 0 is this function, frame 1 the wrapper: skip both. */
-    int n = cs_unw_backtrace(buf, CS_CALLSITE_MAX_FRAMES + 2) - 2;
+    int saved = errno;
+    uint32_t id = cs_callsite_capture_inner();
+    errno = saved;
+    return id;
+}
+
+static uint32_t cs_callsite_capture_inner(void)
+{
+    void *buf[CS_CALLSITE_MAX_FRAMES + 4];
+    /* The innermost frames are ours (this function, the wrapper): drop
+     * every leading frame inside this library. */
+    int got = cs_unw_backtrace(buf, CS_CALLSITE_MAX_FRAMES + 4), skip = 0;
+    while (skip < got && (uintptr_t)buf[skip] >= cs_self_lo && (uintptr_t)buf[skip] < cs_self_hi)
+        skip++;
+    int n = got - skip;
+    if (n > CS_CALLSITE_MAX_FRAMES)
+        n = CS_CALLSITE_MAX_FRAMES;
     if (n <= 0)
         return 0;
-    uint64_t *pc = (uint64_t *)(buf + 2);
+    uint64_t *pc = (uint64_t *)(buf + skip);
     uint64_t h = cs_hash_pcs(pc, n);
     for (uint32_t i = 0; i < CS_CS_SLOTS; i++) {
         cs_site *s = &cs_sites[(h + i) & (CS_CS_SLOTS - 1)];

@@ -8,6 +8,7 @@
 #include "interpose/core.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,7 +93,10 @@ void cs_papi_sample(uint16_t tid)
     if (!pthread_equal(pthread_self(), cs_papi_thread))
         return;
     long long now[CS_COUNTERS_MAX];
-    if (P.read(cs_papi_set, now) != PAPI_OK)
+    int saved = errno;
+    int rc = P.read(cs_papi_set, now);
+    errno = saved;
+    if (rc != PAPI_OK)
         return;
     cs_rec_counters *r = (cs_rec_counters *)cs_log_slot();
     if (!r)

@@ -21,7 +21,7 @@ static inline uint64_t cs__mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static inline uint64_t cs_clock_ticks(void)
+static inline __attribute__((always_inline)) uint64_t cs_clock_ticks(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
     if (cs_clock_kind_in_use == CS_CLOCK_TSC) {

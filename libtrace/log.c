@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,11 +43,21 @@ static struct {
     uint64_t max_segs;          /* cap from COLLSCOPE_LOG_MAX_MB */
     int full;                   /* out of space: no more chunks */
     pthread_mutex_t lock;       /* maps and unmaps segments */
+    pthread_cond_t wake;        /* the prefault thread waits on it */
+    uint64_t want_seg;          /* segments the prefault thread should ready */
+    uint64_t ready_seg;         /* segments it has readied (mapped, faulted in) */
+    int bg_started;
+    pthread_t bg;               /* the prefault thread, joined at close */
+    uint64_t populating;        /* segment + 1 it is faulting in, 0 = none */
+    int unmap_deferred;         /* that segment was sealed meanwhile */
+    uint64_t calib_ticks;       /* when the last CALIB was written */
+    uint64_t calib_every;       /* ticks between CALIB records */
+    uint64_t fail_seg;          /* first segment that could not be reserved */
     pthread_key_t key;          /* seals a thread's chunk when it exits */
     uint16_t next_tid;
     char *seg[CS_MAX_SEGS];
     uint32_t sealed[CS_MAX_SEGS];
-} L = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+} L = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
 
 static void cs__log_seal(uint64_t chunk);
 
@@ -56,8 +67,73 @@ static void cs__log_thread_exit(void *arg)
     (void)arg;
     if (t->chunk)
         cs__log_seal(t->chunk - 1);
+    if (t->deferred)
+        cs__log_seal(t->deferred - 1);
     t->cur = t->end = NULL;
-    t->chunk = 0;
+    t->chunk = t->deferred = 0;
+    t->holds = 0;
+}
+
+static char *cs__log_map_seg(uint64_t s);
+
+/* Fault a freshly mapped segment in, so that writing spans into it never
+ * takes a page fault inside a traced call. */
+static void cs__log_populate(char *p)
+{
+#ifdef MADV_POPULATE_WRITE
+    if (madvise(p, CS_SEG_BYTES, MADV_POPULATE_WRITE) == 0 || errno != EINVAL)
+        return; /* done, or the kernel could not (no memory): writes will fault */
+#endif
+    for (uint64_t off = 0; off < CS_SEG_BYTES; off += 4096)
+        __atomic_fetch_add((volatile uint32_t *)(p + off + 4), 0, __ATOMIC_RELAXED);
+}
+
+/* The prefault thread: maps and faults in the segment after the one being
+ * filled, off the application's path. It holds no application lock and
+ * takes no signal. */
+static void *cs__log_prefault(void *arg)
+{
+    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    pthread_mutex_lock(&L.lock);
+    while (L.open) {
+        if (L.ready_seg >= L.want_seg || L.ready_seg >= L.fail_seg) {
+            pthread_cond_wait(&L.wake, &L.lock);
+            continue;
+        }
+        uint64_t s = L.ready_seg;
+        char *p = s < L.max_segs ? cs__log_map_seg(s) : NULL;
+        L.ready_seg = s + 1;
+        if (p) {
+            /* Writers may fill and seal it meanwhile: its unmapping waits
+             * for us (cs__log_seal), so p stays valid. */
+            L.populating = s + 1;
+            pthread_mutex_unlock(&L.lock);
+            cs__log_populate(p);
+            pthread_mutex_lock(&L.lock);
+            L.populating = 0;
+            if (L.unmap_deferred) {
+                L.unmap_deferred = 0;
+                munmap(L.seg[s], CS_SEG_BYTES);
+                L.seg[s] = NULL;
+            }
+        }
+    }
+    pthread_mutex_unlock(&L.lock);
+    return NULL;
+}
+
+/* Ask for segments [.., upto) to be readied ahead of use. */
+static void cs__log_want(uint64_t upto)
+{
+    pthread_mutex_lock(&L.lock);
+    if (upto > L.want_seg) {
+        L.want_seg = upto;
+        pthread_cond_signal(&L.wake);
+    }
+    pthread_mutex_unlock(&L.lock);
 }
 
 int cs_log_open(const char *path, const cs_log_header *proto, char *err, size_t errlen)
@@ -113,7 +189,32 @@ int cs_log_open(const char *path, const cs_log_header *proto, char *err, size_t 
     static int key_made;
     if (!key_made && pthread_key_create(&L.key, cs__log_thread_exit) == 0)
         key_made = 1;
+    L.calib_every = (uint64_t)(10e6 * (h->ticks_per_ns > 0 ? h->ticks_per_ns : 1.0)); /* 10 ms */
+    L.calib_ticks = 0;
+    L.want_seg = L.ready_seg = 0;
+    L.fail_seg = UINT64_MAX;
     __atomic_store_n(&L.open, 1, __ATOMIC_RELEASE);
+    /* The first segment now, the next ones ahead of need by a thread of
+     * ours (or on demand, where a thread cannot be started). */
+    pthread_mutex_lock(&L.lock);
+    char *first = cs__log_map_seg(0);
+    L.ready_seg = 1;
+    pthread_mutex_unlock(&L.lock);
+    if (first)
+        cs__log_populate(first);
+    const char *pf = getenv("COLLSCOPE_PREFAULT");
+    if (!L.bg_started && !(pf && strcmp(pf, "0") == 0)) {
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        pthread_attr_setstacksize(&a, 64 * 1024);
+        if (pthread_create(&L.bg, &a, cs__log_prefault, NULL) == 0) {
+            L.bg_started = 1;
+            pthread_setname_np(L.bg, "collscope-log");
+        }
+        pthread_attr_destroy(&a);
+    }
+    if (L.bg_started)
+        cs__log_want(2);
     cs_log_calibrate();
     return 0;
 }
@@ -127,20 +228,22 @@ static char *cs__log_map_seg(uint64_t s)
     if (L.seg[s])
         return L.seg[s];
     off_t off = (off_t)CS_LOG_HEADER_BYTES + (off_t)(s * CS_SEG_BYTES);
+    if (s >= L.fail_seg)
+        return NULL;
     int e = cs_log_sys.fallocate(L.fd, off, (off_t)CS_SEG_BYTES);
     if (e != 0) {
+        L.fail_seg = s;
         if (L.hdr->rank <= 0) { /* one line per job, not one per rank */
             char msg[200];
             int n = snprintf(msg, sizeof msg, "collscope: no space for the trace log (%s); later spans are dropped "
                              "and counted\n", strerror(e));
             if (write(2, msg, (size_t)n) < 0) { /* nothing more we can do */ }
         }
-        L.full = 1;
         return NULL;
     }
     void *p = mmap(NULL, CS_SEG_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, L.fd, off);
     if (p == MAP_FAILED) {
-        L.full = 1;
+        L.fail_seg = s;
         return NULL;
     }
     L.seg[s] = p;
@@ -155,12 +258,23 @@ static void cs__log_seal(uint64_t c)
         return;
     if (__atomic_add_fetch(&L.sealed[s], 1, __ATOMIC_ACQ_REL) == CS_SEG_CHUNKS) {
         pthread_mutex_lock(&L.lock);
-        if (L.seg[s]) {
+        if (L.populating == s + 1) {
+            L.unmap_deferred = 1; /* the prefault thread unmaps it when done */
+        } else if (L.seg[s]) {
             munmap(L.seg[s], CS_SEG_BYTES);
             L.seg[s] = NULL;
         }
         pthread_mutex_unlock(&L.lock);
     }
+}
+
+void cs__log_seal_deferred(void)
+{
+    cs_log_tls *t = &cs__log_tls;
+    uint64_t c = t->deferred;
+    t->deferred = 0;
+    if (c && __atomic_load_n(&L.open, __ATOMIC_ACQUIRE))
+        cs__log_seal(c - 1);
 }
 
 static void cs__log_drop(void)
@@ -169,7 +283,18 @@ static void cs__log_drop(void)
         __atomic_add_fetch(&L.hdr->dropped, 1, __ATOMIC_RELAXED);
 }
 
+static cs_rec *cs__log_refill_inner(unsigned n);
+
+/* Called from inside traced calls: never changes errno. */
 cs_rec *cs__log_refill(unsigned n)
+{
+    int saved = errno;
+    cs_rec *r = cs__log_refill_inner(n);
+    errno = saved;
+    return r;
+}
+
+static cs_rec *cs__log_refill_inner(unsigned n)
 {
     cs_log_tls *t = &cs__log_tls;
     if (!__atomic_load_n(&L.open, __ATOMIC_ACQUIRE))
@@ -183,8 +308,12 @@ cs_rec *cs__log_refill(unsigned n)
         t->tid = __atomic_fetch_add(&L.next_tid, 1, __ATOMIC_RELAXED);
         pthread_setspecific(L.key, (void *)1);
     }
-    if (t->chunk)
-        cs__log_seal(t->chunk - 1);
+    if (t->chunk) {
+        if (t->holds && !t->deferred)
+            t->deferred = t->chunk; /* it holds an open slot: seal on release */
+        else
+            cs__log_seal(t->chunk - 1);
+    }
     t->cur = t->end = NULL;
     t->chunk = 0;
 
@@ -204,9 +333,13 @@ cs_rec *cs__log_refill(unsigned n)
         return NULL;
     }
     pthread_mutex_lock(&L.lock);
+    int fresh = L.seg[s] == NULL;
     char *base = cs__log_map_seg(s);
     pthread_mutex_unlock(&L.lock);
+    if (base && fresh && !L.bg_started)
+        cs__log_populate(base);
     if (!base) {
+        L.full = 1;
         cs__log_drop();
         return NULL;
     }
@@ -214,14 +347,20 @@ cs_rec *cs__log_refill(unsigned n)
     t->chunk = c + 1;
     t->cur = r;
     t->end = r + CS_CHUNK_RECS;
-    /* Each chunk starts with a calibration point: ticks stay convertible
-     * to nanoseconds up to the last chunk of a process that dies. */
-    cs_rec_calib *cal = (cs_rec_calib *)t->cur++;
-    int64_t mono, real;
-    cs_clock_sample(&cal->ticks, &mono, &real);
-    cal->mono_ns = mono;
-    cal->real_ns = real + L.hdr->test_offset_ns;
-    cs_log_commit(cal, CS_REC_HDR(CS_REC_CALIB, 0));
+    if (L.bg_started && c % CS_SEG_CHUNKS == 0)
+        cs__log_want(s + 2);
+    /* A calibration point at least every 10 ms of chunks: ticks stay
+     * convertible to nanoseconds up to the end of a process that dies. */
+    uint64_t now = cs_clock_ticks(), last = __atomic_load_n(&L.calib_ticks, __ATOMIC_RELAXED);
+    if (now - last >= L.calib_every &&
+        __atomic_compare_exchange_n(&L.calib_ticks, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+        cs_rec_calib *cal = (cs_rec_calib *)t->cur++;
+        int64_t mono, real;
+        cs_clock_sample(&cal->ticks, &mono, &real);
+        cal->mono_ns = mono;
+        cal->real_ns = real + L.hdr->test_offset_ns;
+        cs_log_commit(cal, CS_REC_HDR(CS_REC_CALIB, 0));
+    }
     if (t->cur + n > t->end)
         return NULL;
     r = t->cur;
@@ -234,6 +373,7 @@ void cs_log_calibrate(void)
     cs_rec_calib *cal = (cs_rec_calib *)cs_log_slot();
     if (!cal)
         return;
+    __atomic_store_n(&L.calib_ticks, cs_clock_ticks(), __ATOMIC_RELAXED);
     int64_t mono, real;
     cs_clock_sample(&cal->ticks, &mono, &real);
     cal->mono_ns = mono;
@@ -249,7 +389,14 @@ void cs_log_close(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     L.hdr->end_real_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + L.hdr->test_offset_ns;
+    pthread_mutex_lock(&L.lock);
     __atomic_store_n(&L.open, 0, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&L.wake);
+    pthread_mutex_unlock(&L.lock);
+    if (L.bg_started) {
+        pthread_join(L.bg, NULL);
+        L.bg_started = 0;
+    }
     __atomic_store_n(&L.hdr->state, CS_LOG_CLOSED, __ATOMIC_RELEASE);
     /* Other threads may still hold chunk pointers: leave the segments
      * mapped (the process is exiting); just make the file consistent. */
@@ -262,7 +409,8 @@ void cs_log_forget(void)
     /* In a fork child: the mappings are shared with the parent's file, so
      * the child must neither write nor seal. Drop everything locally. */
     cs__log_tls.cur = cs__log_tls.end = NULL;
-    cs__log_tls.chunk = 0;
+    cs__log_tls.chunk = cs__log_tls.deferred = 0;
+    cs__log_tls.holds = 0;
     if (!L.hdr)
         return;
     for (uint64_t s = 0; s < CS_MAX_SEGS && s < L.max_segs; s++)
@@ -279,7 +427,10 @@ void cs_log_forget(void)
     L.open = 0;
     L.full = 0;
     L.next_tid = 0;
+    L.bg_started = 0;
+    L.want_seg = L.ready_seg = 0;
     pthread_mutex_init(&L.lock, NULL);
+    pthread_cond_init(&L.wake, NULL);
 }
 
 /* ---- reader ---- */
@@ -378,6 +529,12 @@ const cs_rec *cs_logr_next(cs_logr *r)
         }
         r->chunk++;
         r->slot = 0;
+        /* Drop what was read from this process's memory (the pages stay in
+         * the page cache), so converting a long log needs little memory. */
+        if (r->chunk % 64 == 0) {
+            uint64_t cb = (uint64_t)r->hdr.chunk_recs * CS_REC_SIZE;
+            madvise((void *)(r->map + CS_LOG_HEADER_BYTES + (r->chunk - 64) * cb), 64 * cb, MADV_DONTNEED);
+        }
     }
     return NULL;
 }

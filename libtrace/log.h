@@ -60,6 +60,8 @@ typedef struct cs_log_tls {
     uint64_t chunk;           /* chunk index + 1 of [cur, end), 0 = none */
     uint16_t tid;
     uint16_t has_key;
+    uint32_t holds;           /* held slots (cs_log_hold) not yet released */
+    uint64_t deferred;        /* chunk + 1 whose sealing waits for the release */
 } cs_log_tls;
 
 extern __thread cs_log_tls cs__log_tls __attribute__((tls_model("initial-exec")));
@@ -78,7 +80,7 @@ cs_rec *cs__log_refill(unsigned n);
 
 /* A slot to fill, or NULL when tracing is off or out of space (the drop is
  * counted). Fill every field but hdr, then cs_log_commit(). */
-static inline cs_rec *cs_log_slot(void)
+static inline __attribute__((always_inline)) cs_rec *cs_log_slot(void)
 {
     cs_log_tls *t = &cs__log_tls;
     if (__builtin_expect(t->cur < t->end, 1))
@@ -98,9 +100,31 @@ static inline cs_rec *cs_log_slots(unsigned n)
     return cs__log_refill(n);
 }
 
-static inline void cs_log_commit(void *slot, uint32_t hdr)
+static inline __attribute__((always_inline)) void cs_log_commit(void *slot, uint32_t hdr)
 {
     __atomic_store_n((uint32_t *)slot, hdr, __ATOMIC_RELEASE);
+}
+
+/* A slot that stays writable across other records written meanwhile by
+ * this thread (a span claimed when a call starts, committed when it ends):
+ * its chunk is not sealed, so its segment not unmapped, before
+ * cs_log_release(). NULL when tracing is off or out of space. */
+static inline __attribute__((always_inline)) cs_rec *cs_log_hold(void)
+{
+    cs_rec *r = cs_log_slot();
+    if (r)
+        cs__log_tls.holds++;
+    return r;
+}
+
+void cs__log_seal_deferred(void);
+
+static inline __attribute__((always_inline)) void cs_log_release(cs_rec *slot, uint32_t hdr)
+{
+    cs_log_tls *t = &cs__log_tls;
+    cs_log_commit(slot, hdr);
+    if (--t->holds == 0 && __builtin_expect(t->deferred != 0, 0))
+        cs__log_seal_deferred();
 }
 
 /* Write a CALIB record now (also done at every chunk claim). */
