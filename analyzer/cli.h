@@ -19,8 +19,11 @@ typedef struct cs_cmd {
 int cs_cmd_run(int argc, char **argv);
 int cs_cmd_ingest(int argc, char **argv);
 int cs_cmd_report(int argc, char **argv);
+int cs_cmd_analyze(int argc, char **argv);
+int cs_cmd_diff(int argc, char **argv);
 
 extern const char cs_help_run[], cs_help_ingest[], cs_help_report[];
+extern const char cs_help_analyze[], cs_help_diff[];
 
 /* Print "collscope: MESSAGE" on stderr (one line). */
 void cs_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -12,8 +12,14 @@ static const cs_cmd cs_cmds[] = {
     { .name = "ingest", .args = "DIR",
       .summary = "rebuild DIR/trace.db from the process logs (crashed ranks too)", .help = cs_help_ingest,
       .run = cs_cmd_ingest },
-    { .name = "report", .args = "DIR|TRACE.db [--format text|json] [-o FILE]",
+    { .name = "report", .args = "DIR|TRACE.db [--format text|json|markdown|junit] [--baseline DIR] [--fail-on G]",
       .summary = "where the communication time went", .help = cs_help_report, .run = cs_cmd_report },
+    { .name = "analyze", .args = "[--force] DIR|TRACE.db",
+      .summary = "align clocks, match instances, find stragglers; store the results", .help = cs_help_analyze,
+      .run = cs_cmd_analyze },
+    { .name = "diff", .args = "BASE NEW [--format text|json]",
+      .summary = "compare two runs: step time, stragglers, tail of each op", .help = cs_help_diff,
+      .run = cs_cmd_diff },
 };
 #define CS_NCMDS (sizeof cs_cmds / sizeof cs_cmds[0])
 

@@ -2,6 +2,7 @@
  * per communicator and per call site, and each rank's share of time in
  * communication. Text for a terminal, JSON (versioned) for programs. */
 #include "config.h"
+#include "analyzer/analysis.h"
 #include "analyzer/cli.h"
 
 #include <getopt.h>
@@ -10,20 +11,35 @@
 #include <string.h>
 
 const char cs_help_report[] =
-    "usage: collscope report DIR|TRACE.db [--format text|json] [-o FILE]\n"
+    "usage: collscope report DIR|TRACE.db [--format text|json|markdown|junit] [-o FILE]\n"
+    "                        [--baseline DIR] [--fail-on GATES]\n"
     "\n"
     "Summarize a trace: for each op, communicator and call site the number of\n"
     "calls, the bytes, and the total, p50, p90, p99 and maximum time; for each\n"
-    "rank the share of its wall time spent inside traced calls.\n"
+    "rank the share of its wall time spent inside traced calls. Then the\n"
+    "cross-rank analysis (run and stored first unless current, as by\n"
+    "`collscope analyze`): aligned clocks, straggler verdicts with evidence,\n"
+    "steps, who made the others wait, and tail latency per collective group.\n"
     "\n"
-    "  --format FMT   text (default) or json (format \"collscope-report\",\n"
-    "                 version 1, documented in docs/schema.md)\n"
-    "  -o FILE        write the report to FILE instead of standard output\n"
+    "  --format FMT     text (default), json (format \"collscope-report\",\n"
+    "                   version 2, docs/report-json.md), markdown (a CI job\n"
+    "                   summary) or junit (JUnit XML, one test case per gate)\n"
+    "  -o FILE          write the report to FILE instead of standard output\n"
+    "  --baseline DIR   a run to compare with (for the p99 and step gates)\n"
+    "  --fail-on GATES  comma-separated gates; any that fails makes the exit\n"
+    "                   status 3:\n"
+    "                     straggler=PCT  a straggler costs more than PCT % of\n"
+    "                                    the median step time\n"
+    "                     p99=PCT        a collective group's p99 grew more than\n"
+    "                                    PCT % over the baseline\n"
+    "                     step=PCT       the median step time grew more than\n"
+    "                                    PCT % over the baseline\n"
+    "                     verdict        any straggler verdict at all\n"
     "\n"
-    "Exit status: 0, or 1 when the trace cannot be read (one message names the\n"
-    "file and the problem), 2 on bad usage.\n";
+    "Exit status: 0, 1 when the trace cannot be read (one message names the\n"
+    "file and the problem), 2 on bad usage, 3 when a gate failed.\n";
 
-#define CS_REPORT_VERSION 1
+#define CS_REPORT_VERSION 2
 
 typedef struct cs_grp {
     char key[256];
@@ -197,15 +213,18 @@ int cs_cmd_report(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "format", required_argument, NULL, 'f' }, { "output", required_argument, NULL, 'o' },
+        { "baseline", required_argument, NULL, 'b' }, { "fail-on", required_argument, NULL, 'g' },
         { NULL, 0, NULL, 0 }
     };
-    const char *format = "text", *outpath = NULL;
+    const char *format = "text", *outpath = NULL, *baseline = NULL, *failon = NULL;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "f:o:", opts, NULL)) != -1) {
         switch (c) {
         case 'f': format = optarg; break;
         case 'o': outpath = optarg; break;
+        case 'b': baseline = optarg; break;
+        case 'g': failon = optarg; break;
         default: fputs(cs_help_report, stderr); return 2;
         }
     }
@@ -213,14 +232,52 @@ int cs_cmd_report(int argc, char **argv)
         fputs(cs_help_report, stderr);
         return 2;
     }
-    int json = strcmp(format, "json") == 0;
-    if (!json && strcmp(format, "text") != 0) {
-        cs_error("report: unknown format '%s' (text or json)", format);
+    int json = strcmp(format, "json") == 0, md = strcmp(format, "markdown") == 0 || strcmp(format, "md") == 0,
+        junit = strcmp(format, "junit") == 0;
+    if (!json && !md && !junit && strcmp(format, "text") != 0) {
+        cs_error("report: unknown format '%s' (text, json, markdown or junit)", format);
         return 2;
     }
-    cs_store *st = cs_open_trace(argv[optind], CS_STORE_READ);
-    if (!st)
+    cs_report_data ad, bd;
+    memset(&ad, 0, sizeof ad);
+    memset(&bd, 0, sizeof bd);
+    cs_gate *gates = NULL;
+    int ngates = 0;
+    if (baseline) {
+        cs_store *bs = cs_analysis_open(baseline, 0);
+        if (!bs)
+            return 1;
+        int r = cs_report_load(bs, &bd);
+        if (r != 0)
+            cs_error("%s: cannot read the stored analysis", cs_store_path(bs));
+        cs_store_close(bs);
+        if (r != 0) {
+            cs_report_free(&bd);
+            return 1;
+        }
+    }
+    cs_store *st = cs_analysis_open(argv[optind], 0);
+    if (!st) {
+        cs_report_free(&bd);
         return 1;
+    }
+    if (cs_report_load(st, &ad) != 0) {
+        cs_error("%s: cannot read the stored analysis", cs_store_path(st));
+        cs_store_close(st);
+        cs_report_free(&bd);
+        return 1;
+    }
+    {
+        char gerr[512];
+        ngates = cs_gates_eval(failon, &ad, baseline ? &bd : NULL, &gates, gerr, sizeof gerr);
+        if (ngates < 0) {
+            cs_error("%s", gerr);
+            cs_store_close(st);
+            cs_report_free(&ad);
+            cs_report_free(&bd);
+            return 2;
+        }
+    }
     cs_proc *procs = NULL;
     int nproc = 0;
     cs_grps by_op, by_comm, by_site;
@@ -230,12 +287,18 @@ int cs_cmd_report(int argc, char **argv)
         cs_store_rank_busy(st, cs_rank_row, &ranks) != 0) {
         cs_error("%s: cannot read the trace (corrupt?)", cs_store_path(st));
         cs_store_close(st);
+        cs_report_free(&ad);
+        cs_report_free(&bd);
+        free(gates);
         return 1;
     }
     FILE *f = stdout;
     if (outpath && !(f = fopen(outpath, "w"))) {
         cs_error("cannot write %s", outpath);
         cs_store_close(st);
+        cs_report_free(&ad);
+        cs_report_free(&bd);
+        free(gates);
         return 1;
     }
     int64_t spans = 0, dropped = 0, overhead = 0;
@@ -247,7 +310,11 @@ int cs_cmd_report(int argc, char **argv)
         crashed += strcmp(procs[i].status, "crashed") == 0;
     }
     char b1[32], b2[32];
-    if (!json) {
+    if (md) {
+        cs_write_markdown(f, cs_store_path(st), &ad, gates, ngates);
+    } else if (junit) {
+        cs_write_junit(f, cs_store_path(st), &ad, gates, ngates);
+    } else if (!json) {
         fprintf(f, "collscope report: %s\n", cs_store_path(st));
         fprintf(f, "  %d processes, %lld spans", nproc, (long long)spans);
         if (dropped)
@@ -271,6 +338,7 @@ int cs_cmd_report(int argc, char **argv)
                     cs_fmt_ns(r->wall, b2, sizeof b2), r->wall > 0 ? 100.0 * (double)r->busy / (double)r->wall : 0.0,
                     (long long)r->spans);
         }
+        cs_write_analysis_text(f, &ad, gates, ngates);
     } else {
         fprintf(f, "{\n  \"format\": \"collscope-report\",\n  \"version\": %d,\n  \"trace\": ", CS_REPORT_VERSION);
         cs_json_str(f, cs_store_path(st));
@@ -295,7 +363,8 @@ int cs_cmd_report(int argc, char **argv)
         fprintf(f, "%s],\n", ranks.n ? "\n  " : "");
         cs_json_groups(f, "ops", "op", &by_op, 0);
         cs_json_groups(f, "comms", "comm", &by_comm, 0);
-        cs_json_groups(f, "callsites", "callsite", &by_site, 1);
+        cs_json_groups(f, "callsites", "callsite", &by_site, 0);
+        cs_write_analysis_json(f, &ad, gates, ngates);
         fprintf(f, "}\n");
     }
     if (f != stdout)
@@ -306,5 +375,11 @@ int cs_cmd_report(int argc, char **argv)
     free(by_site.a);
     free(ranks.a);
     cs_store_close(st);
-    return 0;
+    int failed = 0;
+    for (int i = 0; i < ngates; i++)
+        failed += gates[i].failed;
+    free(gates);
+    cs_report_free(&ad);
+    cs_report_free(&bd);
+    return failed ? 3 : 0;
 }

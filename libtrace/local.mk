@@ -5,7 +5,7 @@ libtrace_libcstrace_la_SOURCES = \
 	libtrace/span.h libtrace/clock.h libtrace/clock.c \
 	libtrace/log.h libtrace/log.c \
 	libtrace/dtypes.h libtrace/dtypes.c \
-	libtrace/store.h libtrace/store_schema.h libtrace/store.c
+	libtrace/store.h libtrace/store_schema.h libtrace/store_int.h libtrace/store.c
 nodist_libtrace_libcstrace_la_SOURCES = libtrace/ops.gen.h libtrace/ops.gen.c
 libtrace_libcstrace_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden $(SQLITE_CFLAGS)
 libtrace_libcstrace_la_LIBADD = $(SQLITE_LIBS)
@@ -18,3 +18,6 @@ libtrace/ops.gen.c: $(CS_SPECS) $(CS_GEN)
 	$(AM_V_GEN)$(MKDIR_P) libtrace && $(PYTHON3) $(CS_GEN) ops libtrace/ops.gen.h libtrace/ops.gen.c $(CS_SPECS)
 BUILT_SOURCES += libtrace/ops.gen.h libtrace/ops.gen.c
 CLEANFILES += libtrace/ops.gen.h libtrace/ops.gen.c
+libtrace_libcstrace_la_SOURCES += libtrace/store_analysis.c libtrace/store_analysis.h
+# NCCL and CUDA ops follow the MPI ones, so existing op ids stay.
+CS_SPECS += $(srcdir)/interpose/nccl.spec $(srcdir)/interpose/cuda.spec

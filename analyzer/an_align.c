@@ -1,0 +1,339 @@
+/* an_align.c: clock alignment from the collectives themselves.
+ *
+ * No rank leaves an N-to-N collective before the last one entered it:
+ * for members i, j of one instance, exit_i + o_i >= entry_j + o_j, so
+ * o_i - o_j >= entry_j - exit_i. Over many instances each ordered pair gets
+ * a lower bound L[i][j] (the tightest one) and an upper bound -L[j][i].
+ * The estimate of o_i - o_j is the middle of that interval when both bounds
+ * exist; otherwise the median difference of exits (ranks leave together),
+ * kept inside the one bound there is. Offsets are relative to the lowest
+ * rank. For runs longer than CS_DRIFT_MIN_NS, offsets are estimated in
+ * windows spread over the run, and a line through them gives the drift.
+ * The sample is bounded (CS_ALIGN_BUDGET member pairs), so the cost does
+ * not grow with the trace. */
+#include "config.h"
+#include "analyzer/analysis.h"
+#include "libtrace/span.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CS_ALIGN_WINDOWS 8
+#define CS_ALIGN_BUDGET 60000000LL   /* member pairs visited in all */
+#define CS_DRIFT_MIN_NS 120000000000LL /* 2 minutes */
+#define CS_NOBOUND INT64_MIN
+
+typedef struct cs_win {
+    int64_t *L;            /* [n*n] lower bounds on o_i - o_j */
+    cs_vec *dexit;         /* [n] exit - instance median exit */
+    int64_t t_sum, t_n;    /* raw times, for the window's middle */
+    int64_t inst;
+} cs_win;
+
+static int64_t cs_round(double x) { return (int64_t)(x < 0 ? x - 0.5 : x + 0.5); }
+
+typedef struct cs_member { int rank; int64_t b, e; } cs_member;
+
+static int cs_i64cmp(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+static void cs_win_instance(cs_win *w, int n, const cs_member *m, int nm)
+{
+    if (nm < 2)
+        return;
+    for (int x = 0; x < nm; x++)
+        for (int y = 0; y < nm; y++) {
+            if (x == y)
+                continue;
+            int64_t *l = &w->L[(size_t)m[x].rank * (size_t)n + (size_t)m[y].rank];
+            int64_t v = m[y].b - m[x].e;
+            if (*l == CS_NOBOUND || v > *l)
+                *l = v;
+        }
+    int64_t *ex = malloc((size_t)nm * sizeof *ex);
+    if (!ex)
+        return;
+    for (int x = 0; x < nm; x++)
+        ex[x] = m[x].e;
+    qsort(ex, (size_t)nm, sizeof ex[0], cs_i64cmp);
+    int64_t med = ex[nm / 2];
+    free(ex);
+    for (int x = 0; x < nm; x++)
+        cs_vec_push(&w->dexit[m[x].rank], m[x].e - med);
+    w->t_sum += m[0].b / 1000000; /* ms, no overflow */
+    w->t_n++;
+    w->inst++;
+}
+
+/* Offsets (relative to ref) from one window's bounds. */
+static void cs_win_solve(const cs_an *a, cs_win *w, int64_t *o)
+{
+    int n = a->nranks;
+    int64_t *crude = calloc((size_t)n, sizeof *crude);
+    int64_t refmed = 0;
+    if (!crude)
+        return;
+    for (int i = 0; i < n; i++)
+        crude[i] = w->dexit[i].n ? cs_vec_median(&w->dexit[i]) : 0;
+    refmed = crude[a->ref_rank];
+    /* exit_i + o_i == common: o_i = -(dexit_i) relative */
+    for (int i = 0; i < n; i++)
+        o[i] = -(crude[i] - refmed);
+    free(crude);
+    /* Refine with interval middles (Gauss-Seidel on o_i - o_j = mid_ij). */
+    for (int it = 0; it < 100; it++) {
+        int changed = 0;
+        for (int i = 0; i < n; i++) {
+            if (i == a->ref_rank || !a->present[i])
+                continue;
+            double sum = 0;
+            int k = 0;
+            for (int j = 0; j < n; j++) {
+                if (j == i || !a->present[j])
+                    continue;
+                int64_t lo = w->L[(size_t)i * (size_t)n + (size_t)j], hi = w->L[(size_t)j * (size_t)n + (size_t)i];
+                if (lo == CS_NOBOUND || hi == CS_NOBOUND)
+                    continue;
+                hi = -hi; /* inconsistent bounds (hi < lo): the middle anyway */
+                sum += (double)o[j] + ((double)lo + (double)hi) / 2;
+                k++;
+            }
+            if (k) {
+                int64_t v = (int64_t)cs_round(sum / k);
+                if (v != o[i])
+                    changed = 1;
+                o[i] = v;
+            }
+        }
+        if (!changed)
+            break;
+    }
+    /* Keep each offset inside the one-sided bounds it has. */
+    for (int it = 0; it < 20; it++) {
+        int changed = 0;
+        for (int i = 0; i < n; i++) {
+            if (i == a->ref_rank || !a->present[i])
+                continue;
+            for (int j = 0; j < n; j++) {
+                if (j == i || !a->present[j])
+                    continue;
+                int64_t lo = w->L[(size_t)i * (size_t)n + (size_t)j], hi = w->L[(size_t)j * (size_t)n + (size_t)i];
+                if (lo != CS_NOBOUND && hi != CS_NOBOUND)
+                    continue;
+                if (lo != CS_NOBOUND && o[i] - o[j] < lo) {
+                    o[i] = o[j] + lo;
+                    changed = 1;
+                }
+                if (hi != CS_NOBOUND && o[i] - o[j] > -hi) {
+                    o[i] = o[j] - hi;
+                    changed = 1;
+                }
+            }
+        }
+        if (!changed)
+            break;
+    }
+}
+
+int cs_an_align(cs_an *a, char *err, size_t errlen)
+{
+    int n = a->nranks;
+    if (cs_store_clear_alignment(a->st) != 0) {
+        snprintf(err, errlen, "%s: cannot reset the clock alignment", cs_store_path(a->st));
+        return -1;
+    }
+    for (int r = 0; r < n; r++)
+        a->clk[r].offset_ns = 0, a->clk[r].drift_ppm = 0, a->clk[r].residual_ns = -1;
+    cs_comm_range *cr = NULL;
+    int ncr = 0;
+    if (cs_store_comm_ranges(a->st, &cr, &ncr) != 0) {
+        snprintf(err, errlen, "%s: cannot list communicators", cs_store_path(a->st));
+        return -1;
+    }
+    int nwin = CS_ALIGN_WINDOWS;
+    cs_win win[CS_ALIGN_WINDOWS];
+    memset(win, 0, sizeof win);
+    int rc = -1;
+    int64_t *o = NULL;
+    cs_win all;
+    memset(&all, 0, sizeof all);
+    for (int k = 0; k < nwin; k++) {
+        win[k].L = malloc((size_t)n * (size_t)n * sizeof *win[k].L);
+        win[k].dexit = calloc((size_t)n, sizeof *win[k].dexit);
+        if (!win[k].L || !win[k].dexit) {
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < (size_t)n * (size_t)n; i++)
+            win[k].L[i] = CS_NOBOUND;
+    }
+    cs_member *m = malloc((size_t)(n > 0 ? n : 1) * 4 * sizeof *m);
+    size_t mcap = (size_t)(n > 0 ? n : 1) * 4;
+    if (!m) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (int c = 0; c < ncr; c++) {
+        int64_t lo = cr[c].seq_lo, hi = cr[c].seq_hi, total = hi - lo + 1;
+        int size = cr[c].size > 1 ? cr[c].size : 2;
+        int64_t per = CS_ALIGN_BUDGET / ((int64_t)size * size * nwin);
+        if (per < 50)
+            per = 50;
+        for (int k = 0; k < nwin; k++) {
+            int64_t a0, a1;
+            if (total <= per * nwin) { /* all of it, split in windows */
+                a0 = lo + total * k / nwin;
+                a1 = lo + total * (k + 1) / nwin - 1;
+            } else {
+                int64_t start = lo + (total - per) * k / (nwin - 1);
+                a0 = start;
+                a1 = start + per - 1;
+            }
+            if (a1 < a0)
+                continue;
+            cs_span_iter *it = cs_store_spans_raw_seq(a->st, cr[c].comm, a0, a1, err, errlen);
+            if (!it)
+                goto outm;
+            cs_span s;
+            int64_t cur = INT64_MIN;
+            size_t nm = 0;
+            int ok = 1, r;
+            while ((r = cs_span_next(it, &s)) >= 0) {
+                if (r == 0 || s.seq != cur) {
+                    if (nm && ok)
+                        cs_win_instance(&win[k], n, m, (int)nm);
+                    if (r == 0)
+                        break;
+                    nm = 0;
+                    ok = 1;
+                    cur = s.seq;
+                }
+                if (!cs_an_is_n2n(a, s.op) || (s.flags & CS_F_NONBLOCKING) || s.rank < 0 || s.rank >= n)
+                    ok = 0;
+                if (nm == mcap) {
+                    cs_member *nmm = realloc(m, mcap * 2 * sizeof *m);
+                    if (!nmm) {
+                        ok = 0;
+                        continue;
+                    }
+                    m = nmm;
+                    mcap *= 2;
+                }
+                m[nm++] = (cs_member){ s.rank, s.begin_ns, s.end_ns };
+            }
+            cs_span_iter_free(it);
+        }
+    }
+    /* Solve per window, then fit. */
+    int64_t *ow = malloc((size_t)nwin * (size_t)n * sizeof *ow);
+    double tmid[CS_ALIGN_WINDOWS];
+    int used[CS_ALIGN_WINDOWS];
+    int nused = 0;
+    if (!ow) {
+        snprintf(err, errlen, "out of memory");
+        goto outm;
+    }
+    all.L = malloc((size_t)n * (size_t)n * sizeof *all.L);
+    all.dexit = calloc((size_t)n, sizeof *all.dexit);
+    if (!all.L || !all.dexit) {
+        free(all.L);
+        free(all.dexit);
+        free(ow);
+        snprintf(err, errlen, "out of memory");
+        goto outm;
+    }
+    for (size_t i = 0; i < (size_t)n * (size_t)n; i++)
+        all.L[i] = CS_NOBOUND;
+    for (int k = 0; k < nwin; k++) {
+        if (!win[k].inst)
+            continue;
+        a->align_instances += win[k].inst;
+        for (size_t i = 0; i < (size_t)n * (size_t)n; i++)
+            if (win[k].L[i] != CS_NOBOUND && (all.L[i] == CS_NOBOUND || win[k].L[i] > all.L[i]))
+                all.L[i] = win[k].L[i];
+        for (int r = 0; r < n; r++)
+            for (size_t x = 0; x < win[k].dexit[r].n; x++)
+                cs_vec_push(&all.dexit[r], win[k].dexit[r].a[x]);
+        cs_win_solve(a, &win[k], ow + (size_t)k * (size_t)n);
+        tmid[nused] = (double)win[k].t_sum / (double)win[k].t_n * 1e6;
+        used[nused++] = k;
+    }
+    o = calloc((size_t)n, sizeof *o);
+    if (!o) {
+        snprintf(err, errlen, "out of memory");
+        free(ow);
+        goto outall;
+    }
+    cs_win_solve(a, &all, o);
+    double span_ns = nused > 1 ? tmid[nused - 1] - tmid[0] : 0;
+    for (int r = 0; r < n; r++) {
+        if (!a->present[r])
+            continue;
+        a->clk[r].offset_ns = o[r];
+        a->clk[r].drift_ppm = 0;
+        if (span_ns >= (double)CS_DRIFT_MIN_NS && r != a->ref_rank) {
+            /* least squares line through the window offsets */
+            double sx = 0, sy = 0, sxx = 0, sxy = 0;
+            for (int u = 0; u < nused; u++) {
+                double x = tmid[u] - tmid[0], y = (double)ow[(size_t)used[u] * (size_t)n + (size_t)r];
+                sx += x, sy += y, sxx += x * x, sxy += x * y;
+            }
+            double den = nused * sxx - sx * sx;
+            if (den > 0) {
+                double slope = (nused * sxy - sx * sy) / den;
+                double icpt = (sy - slope * sx) / nused;
+                /* The store applies drift around the process start: fold the
+                 * reference time into the offset there. */
+                a->clk[r].drift_ppm = slope * 1e6;
+                a->clk[r].offset_ns = (int64_t)cs_round(icpt + slope * ((double)a->clk[r].start_ns - tmid[0]));
+            }
+        }
+        int64_t b = 0;
+        for (int j = 0; j < n; j++)
+            if (j != r)
+                b += (all.L[(size_t)r * (size_t)n + (size_t)j] != CS_NOBOUND) +
+                     (all.L[(size_t)j * (size_t)n + (size_t)r] != CS_NOBOUND);
+        a->clk[r].bounds = b;
+        /* residual: median |exit - median exit| after the shift */
+        cs_vec d = { 0 };
+        int64_t refm = all.dexit[a->ref_rank].n ? cs_vec_median(&all.dexit[a->ref_rank]) : 0;
+        for (size_t x = 0; x < all.dexit[r].n; x++) {
+            int64_t v = all.dexit[r].a[x] - refm + (o[r] - o[a->ref_rank]);
+            cs_vec_push(&d, v < 0 ? -v : v);
+        }
+        a->clk[r].residual_ns = d.n ? cs_vec_median(&d) : -1;
+        cs_vec_free(&d);
+    }
+    if (a->align_instances == 0 && a->nproc > 1)
+        cs_an_note(a, "no complete N-to-N collective to align clocks with: times are as recorded");
+    for (int r = 0; r < n; r++)
+        if (a->present[r] &&
+            cs_store_set_alignment(a->st, r, a->clk[r].offset_ns, a->clk[r].drift_ppm, a->clk[r].residual_ns) != 0) {
+            snprintf(err, errlen, "%s: cannot store the clock alignment", cs_store_path(a->st));
+            free(ow);
+            goto outall;
+        }
+    free(ow);
+    rc = 0;
+outall:
+    free(o);
+    free(all.L);
+    for (int r = 0; r < n; r++)
+        cs_vec_free(&all.dexit[r]);
+    free(all.dexit);
+outm:
+    free(m);
+out:
+    for (int k = 0; k < nwin; k++) {
+        free(win[k].L);
+        if (win[k].dexit)
+            for (int r = 0; r < n; r++)
+                cs_vec_free(&win[k].dexit[r]);
+        free(win[k].dexit);
+    }
+    free(cr);
+    return rc;
+}

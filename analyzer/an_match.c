@@ -1,0 +1,399 @@
+/* an_match.c: steps, and the matching of collective instances with their
+ * wait states.
+ *
+ * Steps come from MPI_Pcontrol markers (each marker starts a step on its
+ * rank); without markers, from the period of the reference rank's sequence
+ * of collectives. Instances come from one pass over the collective spans
+ * ordered by (comm, seq): when the group of an instance ends, it is
+ * complete, and its row, its members' waits, the lateness of its last rank
+ * and the step it belongs to are known. */
+#include "config.h"
+#include "analyzer/analysis.h"
+#include "libtrace/span.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- steps ---- */
+
+static int cs_mark_cb(int rank, int64_t t, void *arg)
+{
+    cs_an *a = arg;
+    if (rank < 0 || rank >= a->nranks)
+        return 0;
+    return cs_vec_push(&a->marks[rank], t);
+}
+
+/* The smallest period p of sig[] (>= 90 % of sig[i] == sig[i+p]). */
+static int cs_find_period(const uint64_t *sig, size_t n)
+{
+    size_t pmax = n / 3 < 4096 ? n / 3 : 4096;
+    for (size_t p = 1; p <= pmax; p++) {
+        size_t lim = n - p < 20000 ? n - p : 20000, same = 0;
+        for (size_t i = 0; i < lim; i++)
+            same += sig[i] == sig[i + p];
+        if (lim && same * 10 >= lim * 9)
+            return (int)p;
+    }
+    return 0;
+}
+
+int cs_an_steps_prepare(cs_an *a, char *err, size_t errlen)
+{
+    if (cs_store_markers(a->st, cs_mark_cb, a) != 0) {
+        snprintf(err, errlen, "%s: cannot read the step markers", cs_store_path(a->st));
+        return -1;
+    }
+    int64_t nmax = 0;
+    for (int r = 0; r < a->nranks; r++)
+        if ((int64_t)a->marks[r].n > nmax)
+            nmax = (int64_t)a->marks[r].n;
+    if (nmax > 0) {
+        a->step_source = 1;
+    } else if (a->nproc > 0) {
+        /* No markers: the period of the reference rank's collectives. */
+        cs_span_query q = { .order = CS_ORDER_RANK_TIME, .rank = a->ref_rank };
+        cs_span_iter *it = cs_store_spans(a->st, &q, err, errlen);
+        if (!it)
+            return -1;
+        uint64_t *sig = NULL;
+        int64_t *beg = NULL;
+        size_t n = 0, cap = 0;
+        cs_span s;
+        int r;
+        while ((r = cs_span_next(it, &s)) > 0) {
+            if (s.seq < 0 || s.comm == 0)
+                continue;
+            if (n == cap) {
+                cap = cap ? cap * 2 : 1024;
+                uint64_t *ns = realloc(sig, cap * sizeof *ns);
+                int64_t *nb = ns ? realloc(beg, cap * sizeof *nb) : NULL;
+                if (ns)
+                    sig = ns;
+                if (!ns || !nb) {
+                    free(sig);
+                    free(beg);
+                    cs_span_iter_free(it);
+                    snprintf(err, errlen, "out of memory");
+                    return -1;
+                }
+                beg = nb;
+            }
+            sig[n] = (uint64_t)s.op * 1000003u ^ (uint64_t)s.comm * 31u ^ (uint64_t)cs_bytes_bucket(s.bytes) << 48;
+            beg[n++] = s.begin_ns;
+        }
+        cs_span_iter_free(it);
+        int p = n >= 6 ? cs_find_period(sig, n) : 0;
+        if (p > 0) {
+            a->step_source = 2;
+            a->step_period = p;
+            for (size_t i = 0; i < n; i += (size_t)p)
+                cs_vec_push(&a->marks[a->ref_rank], beg[i]);
+            nmax = (int64_t)a->marks[a->ref_rank].n;
+        }
+        free(sig);
+        free(beg);
+        if (p == 0)
+            cs_an_note(a, "no step markers (MPI_Pcontrol) and no periodic pattern: no per-step figures");
+    }
+    a->nsteps = nmax;
+    if (nmax > 0) {
+        a->late = calloc((size_t)nmax * (size_t)a->nranks, sizeof *a->late);
+        a->late2 = calloc((size_t)nmax * (size_t)a->nranks, sizeof *a->late2);
+        a->step_last_exit = calloc((size_t)nmax, sizeof *a->step_last_exit);
+        a->step_begin = calloc((size_t)nmax, sizeof *a->step_begin);
+        a->step_end = calloc((size_t)nmax, sizeof *a->step_end);
+        a->step_time = calloc((size_t)nmax, sizeof *a->step_time);
+        a->comm_ids = calloc(CS_AN_MAX_COMMS, sizeof *a->comm_ids);
+        a->cstep_op = calloc(CS_AN_MAX_COMMS, sizeof *a->cstep_op);
+        a->cstep_xfer = calloc((size_t)nmax * CS_AN_MAX_COMMS, sizeof *a->cstep_xfer);
+        a->cstep_skew = calloc((size_t)nmax * CS_AN_MAX_COMMS, sizeof *a->cstep_skew);
+        if (!a->late || !a->late2 || !a->step_last_exit || !a->step_begin || !a->step_end || !a->step_time ||
+            !a->comm_ids || !a->cstep_op || !a->cstep_xfer || !a->cstep_skew) {
+            snprintf(err, errlen, "out of memory (%lld steps x %d ranks)", (long long)nmax, a->nranks);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The step rank's time t falls in (-1: before the first). */
+static int64_t cs_step_of(const cs_an *a, int rank, int64_t t)
+{
+    if (a->nsteps == 0)
+        return -1;
+    const cs_vec *v = rank >= 0 && rank < a->nranks && a->marks[rank].n ? &a->marks[rank] : &a->marks[a->ref_rank];
+    if (!v->n) {
+        for (int r = 0; r < a->nranks && !v->n; r++)
+            v = &a->marks[r];
+        if (!v->n)
+            return -1;
+    }
+    size_t lo = 0, hi = v->n;
+    if (t < v->a[0])
+        return -1;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (v->a[mid] <= t)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (int64_t)lo;
+}
+
+/* ---- instances ---- */
+
+typedef struct cs_mem {
+    int64_t span;
+    int rank;
+    int op;
+    int64_t b, e, bytes, callsite;
+} cs_mem;
+
+typedef struct cs_labels {
+    cs_map idx;
+    char **s;
+    size_t n, cap;
+} cs_labels;
+
+static int cs_label_cb(int rank, int64_t id, const char *label, void *arg)
+{
+    cs_labels *l = arg;
+    if (!label)
+        return 0;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 64;
+        char **ns = realloc(l->s, l->cap * sizeof *ns);
+        if (!ns)
+            return -1;
+        l->s = ns;
+    }
+    l->s[l->n] = strdup(label);
+    if (!l->s[l->n])
+        return -1;
+    cs_map_put(&l->idx, (uint64_t)rank << 40 ^ (uint64_t)id, (int64_t)l->n);
+    l->n++;
+    return 0;
+}
+
+static int cs_comm_cb(const cs_comm_member *m, void *arg)
+{
+    cs_map *sizes = arg;
+    return cs_map_put(sizes, (uint64_t)m->comm, m->size);
+}
+
+static int cs_done_cb(const cs_completion *c, void *arg)
+{
+    cs_map *done = arg;
+    return cs_map_put(done, (uint64_t)c->rank << 40 ^ (uint64_t)c->req, c->end_ns);
+}
+
+typedef struct cs_matcher {
+    cs_an *a;
+    cs_map sizes, done;
+    cs_labels labels;
+    cs_mem *m;
+    size_t nm, cap;
+} cs_matcher;
+
+static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
+{
+    cs_an *a = x->a;
+    if (x->nm == 0)
+        return 0;
+    cs_instance in;
+    memset(&in, 0, sizeof in);
+    in.comm = comm;
+    in.seq = seq;
+    in.op = x->m[0].op;
+    in.nranks = (int)x->nm;
+    int64_t size = 0;
+    in.expected = cs_map_get(&x->sizes, (uint64_t)comm, &size) && size > 0 ? (int)size : (int)x->nm;
+    if (in.expected < in.nranks)
+        in.expected = in.nranks;
+    in.bytes = x->m[0].bytes;
+    int64_t first = INT64_MAX, last = INT64_MIN, second = INT64_MIN, lexit = INT64_MIN;
+    int last_rank = -1;
+    for (size_t i = 0; i < x->nm; i++) {
+        cs_mem *m = &x->m[i];
+        if (m->b < first)
+            first = m->b;
+        if (m->b > last) {
+            second = last;
+            last = m->b;
+            last_rank = m->rank;
+        } else if (m->b > second) {
+            second = m->b;
+        }
+        if (m->e > lexit)
+            lexit = m->e;
+    }
+    in.first_entry_ns = first;
+    in.last_entry_ns = last;
+    in.last_rank = x->nm > 1 ? last_rank : -1;
+    in.last_exit_ns = lexit;
+    in.skew_ns = last - first;
+    in.transfer_ns = lexit > last ? lexit - last : 0;
+    in.step = cs_step_of(a, x->m[0].rank, x->m[0].b);
+    int64_t li;
+    if (x->m[0].callsite && cs_map_get(&x->labels.idx, (uint64_t)x->m[0].rank << 40 ^ (uint64_t)x->m[0].callsite, &li))
+        snprintf(in.callsite, sizeof in.callsite, "%s", x->labels.s[li]);
+    a->instances++;
+    int complete = in.nranks >= in.expected;
+    if (!complete)
+        a->incomplete++;
+    if (cs_awriter_instance(a->w, &in) != 0)
+        return -1;
+    int64_t imposed = 0;
+    for (size_t i = 0; i < x->nm; i++) {
+        cs_mem *m = &x->m[i];
+        cs_wait w = { m->span, m->rank, comm, seq, last - m->b };
+        imposed += w.wait_ns;
+        if (m->e < last && cs_an_is_n2n(a, m->op))
+            a->exit_before_entry++;
+        if (cs_awriter_wait(a->w, &w) != 0)
+            return -1;
+    }
+    if (in.step >= 0 && in.step < a->nsteps && lexit > a->step_last_exit[in.step])
+        a->step_last_exit[in.step] = lexit;
+    if (complete && x->nm > 1 && in.step >= 0 && in.step < a->nsteps && a->cstep_xfer) {
+        /* per communicator and step, for the slow-collective verdicts */
+        int64_t ci = -1;
+        if (!cs_map_get(&a->comm_idx, (uint64_t)comm, &ci) && a->ncomms < CS_AN_MAX_COMMS &&
+            cs_map_put(&a->comm_idx, (uint64_t)comm, a->ncomms) == 0) {
+            ci = a->ncomms++;
+            a->comm_ids[ci] = comm;
+            a->cstep_op[ci] = in.op;
+        }
+        if (ci >= 0) {
+            size_t k = (size_t)ci * (size_t)a->nsteps + (size_t)in.step;
+            a->cstep_xfer[k] += in.transfer_ns;
+            a->cstep_skew[k] += in.skew_ns;
+        }
+    }
+    if (complete && x->nm > 1 && last_rank >= 0 && last_rank < a->nranks) {
+        int64_t lateness = last - second;
+        /* for the verdicts: lateness against the median entry of the
+         * others, so one other noisy rank does not hide the straggler */
+        int64_t *ob = malloc((x->nm - 1) * sizeof *ob);
+        int64_t vl = lateness;
+        if (ob) {
+            size_t k = 0, skipped = 0;
+            for (size_t i = 0; i < x->nm; i++) {
+                if (!skipped && x->m[i].b == last && x->m[i].rank == last_rank) {
+                    skipped = 1;
+                    continue;
+                }
+                ob[k++] = x->m[i].b;
+            }
+            cs_vec tmp = { ob, k, k };
+            vl = last - cs_vec_median(&tmp);
+            free(ob);
+        }
+        a->times_last[last_rank]++;
+        a->imposed[last_rank] += imposed;
+        cs_vec_push(&a->lateness[last_rank], lateness);
+        if (in.step >= 0 && in.step < a->nsteps) {
+            a->late[(size_t)in.step * (size_t)a->nranks + (size_t)last_rank] += vl;
+            a->late2[(size_t)in.step * (size_t)a->nranks + (size_t)last_rank] += lateness;
+        }
+    }
+    return 0;
+}
+
+int cs_an_match(cs_an *a, char *err, size_t errlen)
+{
+    cs_matcher x;
+    memset(&x, 0, sizeof x);
+    x.a = a;
+    int rc = -1;
+    if (cs_store_comm_members(a->st, cs_comm_cb, &x.sizes) != 0 || cs_store_completions(a->st, cs_done_cb, &x.done) != 0 ||
+        cs_store_callsite_labels(a->st, cs_label_cb, &x.labels) != 0) {
+        snprintf(err, errlen, "%s: cannot read communicators, completions or call sites", cs_store_path(a->st));
+        goto out;
+    }
+    cs_span_query q = { .order = CS_ORDER_COMM_SEQ, .rank = -1 };
+    cs_span_iter *it = cs_store_spans(a->st, &q, err, errlen);
+    if (!it)
+        goto out;
+    cs_span s;
+    int r;
+    int64_t ccomm = 0, cseq = INT64_MIN;
+    while ((r = cs_span_next(it, &s)) > 0) {
+        if (s.comm == 0 || s.seq < 0)
+            continue;
+        if (s.comm != ccomm || s.seq != cseq) {
+            if (cs_instance_done(&x, ccomm, cseq) != 0) {
+                cs_span_iter_free(it);
+                snprintf(err, errlen, "%s: cannot write the analysis", cs_store_path(a->st));
+                goto out;
+            }
+            x.nm = 0;
+            ccomm = s.comm;
+            cseq = s.seq;
+        }
+        a->coll_spans++;
+        if (x.nm == x.cap) {
+            x.cap = x.cap ? x.cap * 2 : 64;
+            cs_mem *nm = realloc(x.m, x.cap * sizeof *nm);
+            if (!nm) {
+                cs_span_iter_free(it);
+                snprintf(err, errlen, "out of memory");
+                goto out;
+            }
+            x.m = nm;
+        }
+        int64_t e = s.end_ns;
+        if (s.req && (s.flags & CS_F_NONBLOCKING)) {
+            int64_t d;
+            if (cs_map_get(&x.done, (uint64_t)s.rank << 40 ^ (uint64_t)s.req, &d))
+                e = d;
+            else
+                a->uncompleted++;
+        }
+        x.m[x.nm++] = (cs_mem){ s.id, s.rank, s.op, s.begin_ns, e, s.bytes, s.callsite };
+    }
+    cs_span_iter_free(it);
+    if (r < 0) {
+        snprintf(err, errlen, "%s: cannot read the spans (corrupt?)", cs_store_path(a->st));
+        goto out;
+    }
+    if (cs_instance_done(&x, ccomm, cseq) != 0) {
+        snprintf(err, errlen, "%s: cannot write the analysis", cs_store_path(a->st));
+        goto out;
+    }
+    /* Step bounds: the first marker of the step across ranks, to the first
+     * marker of the next one (the last step ends at its last exit). */
+    for (int64_t k = 0; k < a->nsteps; k++) {
+        int64_t b = INT64_MAX, e = INT64_MAX;
+        for (int rr = 0; rr < a->nranks; rr++) {
+            const cs_vec *v = &a->marks[rr];
+            if ((int64_t)v->n > k && v->a[k] < b)
+                b = v->a[k];
+            if ((int64_t)v->n > k + 1 && v->a[k + 1] < e)
+                e = v->a[k + 1];
+        }
+        if (e == INT64_MAX)
+            e = a->step_last_exit[k] > b ? a->step_last_exit[k] : b;
+        a->step_begin[k] = b == INT64_MAX ? 0 : b;
+        a->step_end[k] = e;
+        a->step_time[k] = e > b ? e - b : 0;
+    }
+    if (a->incomplete)
+        cs_an_note(a, "%lld collective instances are incomplete (a member rank is missing or stopped early)",
+                   (long long)a->incomplete);
+    if (a->uncompleted)
+        cs_an_note(a, "%lld nonblocking collectives have no completion (Wait/Test) in the trace",
+                   (long long)a->uncompleted);
+    rc = 0;
+out:
+    cs_map_free(&x.sizes);
+    cs_map_free(&x.done);
+    cs_map_free(&x.labels.idx);
+    for (size_t i = 0; i < x.labels.n; i++)
+        free(x.labels.s[i]);
+    free(x.labels.s);
+    free(x.m);
+    return rc;
+}

@@ -1,0 +1,395 @@
+/* an_run.c: `collscope analyze`, the order of the analysis passes, and the
+ * small containers they share. */
+#include "config.h"
+#include "analyzer/analysis.h"
+#include "analyzer/cli.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char cs_help_analyze[] =
+    "usage: collscope analyze [--force] DIR|TRACE.db\n"
+    "\n"
+    "Run the cross-rank analysis and store it in the trace: clock alignment\n"
+    "(the clocks table), collective instances and their wait states, point-to-\n"
+    "point pairs, steps, per-rank statistics, straggler verdicts and tail\n"
+    "latency (tables instances, waits, p2p, steps, rank_stats, stragglers,\n"
+    "tails; see docs/report-json.md). `collscope report` and `collscope tui`\n"
+    "read them. A current stored analysis is kept unless --force.\n"
+    "\n"
+    "Exit status: 0, 1 when the trace cannot be read or written, 2 on bad usage.\n";
+
+/* ---- containers ---- */
+
+int cs_vec_push(cs_vec *v, int64_t x)
+{
+    if (v->n == v->cap) {
+        size_t nc = v->cap ? v->cap * 2 : 16;
+        int64_t *na = realloc(v->a, nc * sizeof *na);
+        if (!na)
+            return -1;
+        v->a = na;
+        v->cap = nc;
+    }
+    v->a[v->n++] = x;
+    return 0;
+}
+
+void cs_vec_free(cs_vec *v)
+{
+    free(v->a);
+    memset(v, 0, sizeof *v);
+}
+
+static int cs_i64_cmp(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+int64_t cs_vec_median(cs_vec *v)
+{
+    if (!v->n)
+        return 0;
+    qsort(v->a, v->n, sizeof *v->a, cs_i64_cmp);
+    return v->a[v->n / 2];
+}
+
+int64_t cs_vec_mad(const cs_vec *v, int64_t m)
+{
+    if (!v->n)
+        return 0;
+    cs_vec d = { 0 };
+    for (size_t i = 0; i < v->n; i++)
+        cs_vec_push(&d, v->a[i] > m ? v->a[i] - m : m - v->a[i]);
+    int64_t r = cs_vec_median(&d);
+    cs_vec_free(&d);
+    return r;
+}
+
+static uint64_t cs_hash(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ULL;
+    k ^= k >> 33;
+    return k;
+}
+
+int cs_map_put(cs_map *m, uint64_t k, int64_t v)
+{
+    if (k == UINT64_MAX)
+        return -1;
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 64;
+        uint64_t *nk = malloc(nc * sizeof *nk);
+        int64_t *nv = malloc(nc * sizeof *nv);
+        if (!nk || !nv) {
+            free(nk);
+            free(nv);
+            return -1;
+        }
+        memset(nk, 0xff, nc * sizeof *nk);
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->k[i] != UINT64_MAX) {
+                size_t j = cs_hash(m->k[i]) & (nc - 1);
+                while (nk[j] != UINT64_MAX)
+                    j = (j + 1) & (nc - 1);
+                nk[j] = m->k[i];
+                nv[j] = m->v[i];
+            }
+        free(m->k);
+        free(m->v);
+        m->k = nk;
+        m->v = nv;
+        m->cap = nc;
+    }
+    size_t j = cs_hash(k) & (m->cap - 1);
+    while (m->k[j] != UINT64_MAX && m->k[j] != k)
+        j = (j + 1) & (m->cap - 1);
+    if (m->k[j] == UINT64_MAX)
+        m->n++;
+    m->k[j] = k;
+    m->v[j] = v;
+    return 0;
+}
+
+int cs_map_get(const cs_map *m, uint64_t k, int64_t *v)
+{
+    if (!m->cap)
+        return 0;
+    size_t j = cs_hash(k) & (m->cap - 1);
+    while (m->k[j] != UINT64_MAX) {
+        if (m->k[j] == k) {
+            *v = m->v[j];
+            return 1;
+        }
+        j = (j + 1) & (m->cap - 1);
+    }
+    return 0;
+}
+
+void cs_map_free(cs_map *m)
+{
+    free(m->k);
+    free(m->v);
+    memset(m, 0, sizeof *m);
+}
+
+void cs_an_note(cs_an *a, const char *fmt, ...)
+{
+    size_t l = strlen(a->notes);
+    if (l + 4 >= sizeof a->notes)
+        return;
+    if (l)
+        a->notes[l++] = '\n';
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->notes + l, sizeof a->notes - l, fmt, ap);
+    va_end(ap);
+}
+
+int cs_an_kind_is(const cs_an *a, int op, const char *kind)
+{
+    return op >= 0 && op < a->nops && strcmp(a->ops[op].kind, kind) == 0;
+}
+
+/* N-to-N: every member depends on every other (not scans, not rooted). */
+int cs_an_is_n2n(const cs_an *a, int op)
+{
+    if (!cs_an_kind_is(a, op, "coll") || a->ops[op].nonblocking)
+        return 0;
+    const char *nm = a->ops[op].name;
+    return strstr(nm, "scan") == NULL && strstr(nm, "Scan") == NULL;
+}
+
+/* ---- the analysis ---- */
+
+static void cs_an_free(cs_an *a)
+{
+    free(a->ops);
+    free(a->present);
+    free(a->clk);
+    if (a->marks)
+        for (int r = 0; r < a->nranks; r++)
+            cs_vec_free(&a->marks[r]);
+    free(a->marks);
+    if (a->lateness)
+        for (int r = 0; r < a->nranks; r++)
+            cs_vec_free(&a->lateness[r]);
+    free(a->lateness);
+    if (a->pair_xfer)
+        for (size_t i = 0; i < (size_t)a->nranks * (size_t)a->nranks; i++) {
+            cs_vec_free(&a->pair_xfer[i]);
+            cs_vec_free(&a->pair_late[i]);
+        }
+    free(a->pair_xfer);
+    free(a->pair_late);
+    free(a->pair_t0);
+    free(a->pair_t1);
+    free(a->late);
+    free(a->late2);
+    free(a->step_last_exit);
+    free(a->step_begin);
+    free(a->step_end);
+    free(a->step_time);
+    free(a->times_last);
+    free(a->imposed);
+    cs_map_free(&a->comm_idx);
+    free(a->comm_ids);
+    free(a->cstep_op);
+    free(a->cstep_xfer);
+    free(a->cstep_skew);
+}
+
+int cs_analyze_store(cs_store *st, char *err, size_t errlen)
+{
+    cs_an a;
+    memset(&a, 0, sizeof a);
+    a.st = st;
+    err[0] = '\0';
+    int rc = -1;
+    cs_proc *procs = NULL;
+    int nproc = 0;
+    if (cs_store_procs(st, &procs, &nproc) != 0 || cs_store_ops(st, &a.ops, &a.nops) != 0) {
+        snprintf(err, errlen, "%s: cannot read the processes (corrupt trace?)", cs_store_path(st));
+        goto out;
+    }
+    int maxr = -1;
+    for (int i = 0; i < nproc; i++)
+        if (procs[i].rank > maxr && procs[i].rank < (1 << 20))
+            maxr = procs[i].rank;
+    int world = cs_store_world_size(st);
+    if (world > maxr + 1 && world < (1 << 20))
+        maxr = world - 1;  /* ranks at the end that left no file */
+    a.nranks = maxr + 1 > 0 ? maxr + 1 : 1;
+    a.nproc = nproc;
+    int n = a.nranks;
+    a.present = calloc((size_t)n, sizeof *a.present);
+    a.clk = calloc((size_t)n, sizeof *a.clk);
+    a.marks = calloc((size_t)n, sizeof *a.marks);
+    a.lateness = calloc((size_t)n, sizeof *a.lateness);
+    a.times_last = calloc((size_t)n, sizeof *a.times_last);
+    a.imposed = calloc((size_t)n, sizeof *a.imposed);
+    size_t np = (size_t)n * (size_t)n;
+    a.pair_xfer = calloc(np, sizeof *a.pair_xfer);
+    a.pair_late = calloc(np, sizeof *a.pair_late);
+    a.pair_t0 = calloc(np, sizeof *a.pair_t0);
+    a.pair_t1 = calloc(np, sizeof *a.pair_t1);
+    if (!a.present || !a.clk || !a.marks || !a.lateness || !a.times_last || !a.imposed || !a.pair_xfer ||
+        !a.pair_late || !a.pair_t0 || !a.pair_t1) {
+        snprintf(err, errlen, "out of memory (%d ranks)", n);
+        goto out;
+    }
+    a.ref_rank = -1;
+    for (int i = 0; i < nproc; i++) {
+        int r = procs[i].rank;
+        if (r < 0 || r >= n)
+            continue;
+        a.present[r] = 1;
+        snprintf(a.clk[r].clock, sizeof a.clk[r].clock, "%s", procs[i].clock);
+        a.clk[r].start_ns = procs[i].start_ns;
+        if (a.ref_rank < 0 || r < a.ref_rank)
+            a.ref_rank = r;
+    }
+    if (a.ref_rank < 0)
+        a.ref_rank = 0;
+    a.world_size = world > 0 ? world : nproc;
+    if (nproc == 0)
+        cs_an_note(&a, "the trace holds no process and no span: nothing to analyse");
+    int missing = 0;
+    char miss[256] = "";
+    for (int r = 0; r < n; r++)
+        if (!a.present[r]) {
+            missing++;
+            size_t l = strlen(miss);
+            if (l < sizeof miss - 16)
+                snprintf(miss + l, sizeof miss - l, "%s%d", l ? "," : "", r);
+        }
+    if (missing && nproc > 0)
+        cs_an_note(&a, "ranks missing from the trace (of %d): %s; instances they belong to are incomplete", n,
+                   miss);
+    for (int i = 0; i < nproc; i++)
+        if (strcmp(procs[i].status, "crashed") == 0)
+            cs_an_note(&a, "rank %d crashed; its last operations may be unmatched", procs[i].rank);
+    if (nproc == 1)
+        cs_an_note(&a, "a single rank: no cross-rank wait states");
+
+    a.w = cs_store_analysis_begin(st, err, errlen);
+    if (!a.w)
+        goto out;
+    if (cs_an_align(&a, err, errlen) != 0)
+        goto fail;
+    a.t_first = INT64_MAX;
+    a.t_last = INT64_MIN;
+    for (int i = 0; i < nproc; i++) {
+        int r = procs[i].rank;
+        int64_t off = r >= 0 && r < n ? a.clk[r].offset_ns : 0;
+        if (procs[i].start_ns + off < a.t_first)
+            a.t_first = procs[i].start_ns + off;
+        if (procs[i].end_ns + off > a.t_last)
+            a.t_last = procs[i].end_ns + off;
+    }
+    if (a.t_first == INT64_MAX)
+        a.t_first = a.t_last = 0;
+    {
+        /* COLLSCOPE_AN_TIMES=1: the time of each pass on stderr (bench) */
+        static const struct {
+            const char *name;
+            int (*fn)(cs_an *, char *, size_t);
+        } passes[] = { { "steps", cs_an_steps_prepare }, { "match", cs_an_match }, { "p2p", cs_an_p2p },
+                       { "verdicts", cs_an_verdicts }, { "tail", cs_an_tail } };
+        int times = getenv("COLLSCOPE_AN_TIMES") != NULL;
+        for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++) {
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            if (passes[i].fn(&a, err, errlen) != 0)
+                goto fail;
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            if (times)
+                fprintf(stderr, "collscope: pass %-8s %.3f s\n", passes[i].name,
+                        (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+        }
+    }
+    if (a.exit_before_entry)
+        cs_an_note(&a, "%lld N-to-N spans still exit before the last entry after alignment",
+                   (long long)a.exit_before_entry);
+    char buf[64];
+    cs_store_meta_set(st, "analysis_notes", a.notes);
+    cs_store_meta_set(st, "analysis_steps_from",
+                      a.step_source == 1 ? "markers" : a.step_source == 2 ? "period" : "none");
+    snprintf(buf, sizeof buf, "%lld", (long long)a.instances);
+    cs_store_meta_set(st, "analysis_instances", buf);
+    snprintf(buf, sizeof buf, "%lld", (long long)a.incomplete);
+    cs_store_meta_set(st, "analysis_incomplete", buf);
+    snprintf(buf, sizeof buf, "%lld", (long long)a.p2p_pairs);
+    cs_store_meta_set(st, "analysis_p2p", buf);
+    snprintf(buf, sizeof buf, "%lld", (long long)a.align_instances);
+    cs_store_meta_set(st, "analysis_align_instances", buf);
+    if (cs_store_analysis_end(a.w, 1, cs_store_count_spans(st), err, errlen) != 0) {
+        a.w = NULL;
+        goto out;
+    }
+    a.w = NULL;
+    rc = 0;
+    goto out;
+fail:
+    cs_store_analysis_end(a.w, 0, 0, NULL, 0);
+    a.w = NULL;
+out:
+    free(procs);
+    cs_an_free(&a);
+    return rc;
+}
+
+cs_store *cs_analysis_open(const char *arg, int force)
+{
+    cs_store *st = cs_open_trace(arg, CS_STORE_READ);
+    if (!st)
+        return NULL;
+    if (!force && cs_store_analysis_current(st) == 1)
+        return st;
+    cs_store_close(st);
+    st = cs_open_trace(arg, CS_STORE_WRITE);
+    if (!st)
+        return NULL;
+    char err[1024];
+    if (cs_analyze_store(st, err, sizeof err) != 0) {
+        cs_error("%s", err[0] ? err : "analysis failed");
+        cs_store_close(st);
+        return NULL;
+    }
+    return st;
+}
+
+int cs_cmd_analyze(int argc, char **argv)
+{
+    static const struct option opts[] = { { "force", no_argument, NULL, 'F' }, { NULL, 0, NULL, 0 } };
+    int force = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (c == 'F')
+            force = 1;
+        else {
+            fputs(cs_help_analyze, stderr);
+            return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fputs(cs_help_analyze, stderr);
+        return 2;
+    }
+    cs_store *st = cs_analysis_open(argv[optind], force);
+    if (!st)
+        return 1;
+    char notes[2048] = "";
+    cs_store_meta_get(st, "analysis_notes", notes, sizeof notes);
+    if (notes[0])
+        cs_note("%s", notes);
+    cs_store_close(st);
+    return 0;
+}

@@ -1,0 +1,822 @@
+/* store_analysis.c: the SQL of the derived analysis tables and of the
+ * extra reads the analysis makes (see store_analysis.h). */
+#include "config.h"
+#include "libtrace/store_analysis.h"
+#include "libtrace/store_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+static sqlite3 *cs_db(cs_store *st) { return st->db; }
+
+static int cs_afail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int cs_afail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static void cs_acol_text(sqlite3_stmt *s, int i, char *buf, size_t len)
+{
+    const unsigned char *v = sqlite3_column_text(s, i);
+    snprintf(buf, len, "%s", v ? (const char *)v : "");
+}
+
+#define CS_ANALYSIS_TABLES_SQL \
+    "CREATE TABLE IF NOT EXISTS instances(comm INTEGER, seq INTEGER, op INTEGER, nranks INTEGER,\n" \
+    "  expected INTEGER, bytes INTEGER, first_entry_ns INTEGER, last_entry_ns INTEGER, last_rank INTEGER,\n" \
+    "  last_exit_ns INTEGER, skew_ns INTEGER, transfer_ns INTEGER, step INTEGER, callsite TEXT,\n" \
+    "  bucket INTEGER, PRIMARY KEY(comm, seq));\n" \
+    "CREATE TABLE IF NOT EXISTS waits(span INTEGER PRIMARY KEY, rank INTEGER, comm INTEGER, seq INTEGER,\n" \
+    "  wait_ns INTEGER);\n" \
+    "CREATE TABLE IF NOT EXISTS steps(step INTEGER PRIMARY KEY, begin_ns INTEGER, end_ns INTEGER,\n" \
+    "  time_ns INTEGER, slowest_rank INTEGER, whatif_ns INTEGER);\n" \
+    "CREATE TABLE IF NOT EXISTS rank_stats(rank INTEGER PRIMARY KEY, times_last INTEGER,\n" \
+    "  imposed_wait_ns INTEGER, median_lateness_ns INTEGER);\n" \
+    "CREATE TABLE IF NOT EXISTS stragglers(id INTEGER PRIMARY KEY, kind TEXT, rank INTEGER, src INTEGER,\n" \
+    "  dst INTEGER, comm INTEGER, first_step INTEGER, last_step INTEGER, begin_ns INTEGER, end_ns INTEGER,\n" \
+    "  lateness_ns INTEGER, cost_ns INTEGER, evidence TEXT);\n" \
+    "CREATE TABLE IF NOT EXISTS p2p(send_span INTEGER, recv_span INTEGER, comm INTEGER, src INTEGER,\n" \
+    "  dst INTEGER, tag INTEGER, late_sender_ns INTEGER, late_receiver_ns INTEGER, transfer_ns INTEGER);\n" \
+    "CREATE TABLE IF NOT EXISTS tails(op INTEGER, comm INTEGER, bucket INTEGER, callsite TEXT,\n" \
+    "  count INTEGER, p50_ns INTEGER, p90_ns INTEGER, p99_ns INTEGER, p999_ns INTEGER, max_ns INTEGER,\n" \
+    "  common TEXT);\n"
+
+#define CS_ANALYSIS_CLEAR_SQL \
+    "DELETE FROM instances; DELETE FROM waits; DELETE FROM steps; DELETE FROM rank_stats;\n" \
+    "DELETE FROM stragglers; DELETE FROM p2p; DELETE FROM tails;\n" \
+    "DELETE FROM meta WHERE key IN ('analysis_version', 'analysis_spans');\n"
+
+/* Built after the bulk insert. */
+#define CS_ANALYSIS_INDEXES_SQL \
+    "CREATE INDEX IF NOT EXISTS instances_skew ON instances(skew_ns DESC);\n" \
+    "CREATE INDEX IF NOT EXISTS waits_comm_seq ON waits(comm, seq);\n"
+
+/* ---- reading ---- */
+
+int cs_bytes_bucket(int64_t bytes)
+{
+    int b = 0;
+    while (bytes > 1) {
+        bytes >>= 1;
+        b++;
+    }
+    return b;
+}
+
+int cs_store_analysis_exists(cs_store *st)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
+                                      " ('instances','waits','steps','rank_stats','stragglers','p2p')",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
+    sqlite3_finalize(s);
+    return n < 0 ? -1 : n == 6;
+}
+
+int cs_store_analysis_current(cs_store *st)
+{
+    if (cs_store_analysis_exists(st) != 1)
+        return 0;
+    char v[64], n[64], want[64];
+    if (cs_store_meta_get(st, "analysis_version", v, sizeof v) != 0 ||
+        cs_store_meta_get(st, "analysis_spans", n, sizeof n) != 0)
+        return 0;
+    snprintf(want, sizeof want, "%d", CS_ANALYSIS_VERSION);
+    if (strcmp(v, want) != 0)
+        return 0;
+    return strtoll(n, NULL, 10) == cs_store_count_spans(st);
+}
+
+#define CS_INST_COLS \
+    "comm, seq, op, nranks, expected, bytes, first_entry_ns, last_entry_ns, last_rank, last_exit_ns," \
+    " skew_ns, transfer_ns, step, COALESCE(callsite, '')"
+
+static void cs_inst_row(sqlite3_stmt *s, cs_instance *o)
+{
+    o->comm = sqlite3_column_int64(s, 0);
+    o->seq = sqlite3_column_int64(s, 1);
+    o->op = sqlite3_column_int(s, 2);
+    o->nranks = sqlite3_column_int(s, 3);
+    o->expected = sqlite3_column_int(s, 4);
+    o->bytes = sqlite3_column_int64(s, 5);
+    o->first_entry_ns = sqlite3_column_int64(s, 6);
+    o->last_entry_ns = sqlite3_column_int64(s, 7);
+    o->last_rank = sqlite3_column_int(s, 8);
+    o->last_exit_ns = sqlite3_column_int64(s, 9);
+    o->skew_ns = sqlite3_column_int64(s, 10);
+    o->transfer_ns = sqlite3_column_int64(s, 11);
+    o->step = sqlite3_column_int64(s, 12);
+    cs_acol_text(s, 13, o->callsite, sizeof o->callsite);
+}
+
+struct cs_instance_iter {
+    sqlite3_stmt *s;
+};
+
+cs_instance_iter *cs_store_instances_by_skew(cs_store *st, int64_t comm, int64_t t0, int64_t t1)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT " CS_INST_COLS " FROM instances WHERE 1%s%s ORDER BY skew_ns DESC, comm, seq",
+             comm ? " AND comm = ?1" : "", t1 > 0 ? " AND first_entry_ns >= ?2 AND first_entry_ns < ?3" : "");
+    cs_instance_iter *it = calloc(1, sizeof *it);
+    if (!it)
+        return NULL;
+    if (sqlite3_prepare_v2(cs_db(st), sql, -1, &it->s, NULL) != SQLITE_OK) {
+        free(it);
+        return NULL;
+    }
+    if (comm)
+        sqlite3_bind_int64(it->s, 1, comm);
+    if (t1 > 0) {
+        sqlite3_bind_int64(it->s, 2, t0);
+        sqlite3_bind_int64(it->s, 3, t1);
+    }
+    return it;
+}
+
+int cs_instance_next(cs_instance_iter *it, cs_instance *out)
+{
+    int rc = sqlite3_step(it->s);
+    if (rc == SQLITE_DONE)
+        return 0;
+    if (rc != SQLITE_ROW)
+        return -1;
+    cs_inst_row(it->s, out);
+    return 1;
+}
+
+void cs_instance_iter_free(cs_instance_iter *it)
+{
+    if (!it)
+        return;
+    sqlite3_finalize(it->s);
+    free(it);
+}
+
+int cs_store_instance_get(cs_store *st, int64_t comm, int64_t seq, cs_instance *out)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT " CS_INST_COLS " FROM instances WHERE comm = ? AND seq = ?", -1, &s,
+                           NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(s, 1, comm);
+    sqlite3_bind_int64(s, 2, seq);
+    int rc = sqlite3_step(s);
+    int ret = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : -1;
+    if (rc == SQLITE_ROW)
+        cs_inst_row(s, out);
+    sqlite3_finalize(s);
+    return ret;
+}
+
+int cs_store_instance_of_span(cs_store *st, int64_t span_id, cs_instance *inst, cs_wait **waits, int *nwaits)
+{
+    *waits = NULL;
+    *nwaits = 0;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT comm, seq FROM span WHERE id = ? AND seq IS NOT NULL AND comm IS NOT NULL",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(s, 1, span_id);
+    int rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW) {
+        sqlite3_finalize(s);
+        return rc == SQLITE_DONE ? 1 : -1;
+    }
+    int64_t comm = sqlite3_column_int64(s, 0), seq = sqlite3_column_int64(s, 1);
+    sqlite3_finalize(s);
+    int r = cs_store_instance_get(st, comm, seq, inst);
+    if (r != 0)
+        return r;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT span, rank, comm, seq, wait_ns FROM waits WHERE comm = ? AND seq = ?"
+                                      " ORDER BY rank", -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(s, 1, comm);
+    sqlite3_bind_int64(s, 2, seq);
+    int cap = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        if (*nwaits == cap) {
+            cap = cap ? cap * 2 : 16;
+            cs_wait *nw = realloc(*waits, (size_t)cap * sizeof *nw);
+            if (!nw) {
+                sqlite3_finalize(s);
+                free(*waits);
+                *waits = NULL;
+                *nwaits = 0;
+                return -1;
+            }
+            *waits = nw;
+        }
+        cs_wait *w = &(*waits)[(*nwaits)++];
+        w->span = sqlite3_column_int64(s, 0);
+        w->rank = sqlite3_column_int(s, 1);
+        w->comm = sqlite3_column_int64(s, 2);
+        w->seq = sqlite3_column_int64(s, 3);
+        w->wait_ns = sqlite3_column_int64(s, 4);
+    }
+    sqlite3_finalize(s);
+    return 0;
+}
+
+int cs_store_steps_list(cs_store *st, int (*cb)(const cs_step_row *, void *), void *arg)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT step, begin_ns, end_ns, time_ns, slowest_rank, whatif_ns FROM steps"
+                                      " ORDER BY step", -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        cs_step_row r = { sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
+                          sqlite3_column_int64(s, 3), sqlite3_column_int(s, 4), sqlite3_column_int64(s, 5) };
+        if ((rc = cb(&r, arg)) != 0)
+            break;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int cs_store_stragglers(cs_store *st, int (*cb)(const cs_straggler *, void *), void *arg)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT id, kind, rank, src, dst, comm, first_step, last_step, begin_ns, end_ns,"
+                                      " lateness_ns, cost_ns, evidence FROM stragglers ORDER BY cost_ns DESC, id",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        cs_straggler g;
+        memset(&g, 0, sizeof g);
+        g.id = sqlite3_column_int64(s, 0);
+        cs_acol_text(s, 1, g.kind, sizeof g.kind);
+        g.rank = sqlite3_column_int(s, 2);
+        g.src = sqlite3_column_int(s, 3);
+        g.dst = sqlite3_column_int(s, 4);
+        g.comm = sqlite3_column_int64(s, 5);
+        g.first_step = sqlite3_column_int64(s, 6);
+        g.last_step = sqlite3_column_int64(s, 7);
+        g.begin_ns = sqlite3_column_int64(s, 8);
+        g.end_ns = sqlite3_column_int64(s, 9);
+        g.lateness_ns = sqlite3_column_int64(s, 10);
+        g.cost_ns = sqlite3_column_int64(s, 11);
+        cs_acol_text(s, 12, g.evidence, sizeof g.evidence);
+        if ((rc = cb(&g, arg)) != 0)
+            break;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int cs_store_rank_stats(cs_store *st, int (*cb)(const cs_rank_stat *, void *), void *arg)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT rank, times_last, imposed_wait_ns, median_lateness_ns FROM rank_stats"
+                                      " ORDER BY median_lateness_ns DESC, times_last DESC, rank",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        cs_rank_stat r = { sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
+                           sqlite3_column_int64(s, 3) };
+        if ((rc = cb(&r, arg)) != 0)
+            break;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int cs_store_tails(cs_store *st, int (*cb)(const cs_tail_row *, void *), void *arg)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT op, comm, bucket, COALESCE(callsite, ''), count, p50_ns, p90_ns, p99_ns,"
+                                      " p999_ns, max_ns, COALESCE(common, '') FROM tails ORDER BY p99_ns DESC",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        cs_tail_row t;
+        memset(&t, 0, sizeof t);
+        t.op = sqlite3_column_int(s, 0);
+        t.comm = sqlite3_column_int64(s, 1);
+        t.bucket = sqlite3_column_int(s, 2);
+        cs_acol_text(s, 3, t.callsite, sizeof t.callsite);
+        t.count = sqlite3_column_int64(s, 4);
+        t.p50_ns = sqlite3_column_int64(s, 5);
+        t.p90_ns = sqlite3_column_int64(s, 6);
+        t.p99_ns = sqlite3_column_int64(s, 7);
+        t.p999_ns = sqlite3_column_int64(s, 8);
+        t.max_ns = sqlite3_column_int64(s, 9);
+        cs_acol_text(s, 10, t.common, sizeof t.common);
+        if ((rc = cb(&t, arg)) != 0)
+            break;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* ---- writing ---- */
+
+enum { W_INST, W_WAIT, W_STEP, W_RANK, W_STRAG, W_P2P, W_TAIL, W_N };
+static const char *const cs_awriter_sql[W_N] = {
+    [W_INST] = "INSERT OR REPLACE INTO instances(comm, seq, op, nranks, expected, bytes, first_entry_ns,"
+               " last_entry_ns, last_rank, last_exit_ns, skew_ns, transfer_ns, step, callsite, bucket)"
+               " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [W_WAIT] = "INSERT OR REPLACE INTO waits(span, rank, comm, seq, wait_ns) VALUES(?,?,?,?,?)",
+    [W_STEP] = "INSERT OR REPLACE INTO steps(step, begin_ns, end_ns, time_ns, slowest_rank, whatif_ns)"
+               " VALUES(?,?,?,?,?,?)",
+    [W_RANK] = "INSERT OR REPLACE INTO rank_stats(rank, times_last, imposed_wait_ns, median_lateness_ns)"
+               " VALUES(?,?,?,?)",
+    [W_STRAG] = "INSERT INTO stragglers(kind, rank, src, dst, comm, first_step, last_step, begin_ns, end_ns,"
+                " lateness_ns, cost_ns, evidence) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+    [W_P2P] = "INSERT INTO p2p(send_span, recv_span, comm, src, dst, tag, late_sender_ns, late_receiver_ns,"
+              " transfer_ns) VALUES(?,?,?,?,?,?,?,?,?)",
+    [W_TAIL] = "INSERT INTO tails(op, comm, bucket, callsite, count, p50_ns, p90_ns, p99_ns, p999_ns, max_ns,"
+               " common) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+};
+
+struct cs_awriter {
+    cs_store *st;
+    sqlite3_stmt *q[W_N];
+};
+
+static int cs_aexec(cs_store *st, const char *sql, char *err, size_t errlen)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(cs_db(st), sql, NULL, NULL, &msg) != SQLITE_OK) {
+        cs_afail(err, errlen, "%s: %s", cs_store_path(st), msg ? msg : sqlite3_errmsg(cs_db(st)));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+cs_awriter *cs_store_analysis_begin(cs_store *st, char *err, size_t errlen)
+{
+    cs_awriter *w = calloc(1, sizeof *w);
+    if (!w) {
+        cs_afail(err, errlen, "out of memory");
+        return NULL;
+    }
+    w->st = st;
+    /* comms_by_comm_rank: the message pairing looks members up by their
+     * rank in the communicator (cs_store_msg_ends) */
+    if (cs_aexec(st, "BEGIN;" CS_ANALYSIS_TABLES_SQL CS_ANALYSIS_CLEAR_SQL
+                 "CREATE INDEX IF NOT EXISTS comms_by_comm_rank ON comms(id, comm_rank);"
+                     "DROP INDEX IF EXISTS instances_skew; DROP INDEX IF EXISTS waits_comm_seq;",
+                 err, errlen) != 0) {
+        sqlite3_exec(cs_db(st), "ROLLBACK", NULL, NULL, NULL);
+        free(w);
+        return NULL;
+    }
+    for (int i = 0; i < W_N; i++)
+        if (sqlite3_prepare_v2(cs_db(st), cs_awriter_sql[i], -1, &w->q[i], NULL) != SQLITE_OK) {
+            cs_afail(err, errlen, "%s: %s", cs_store_path(st), sqlite3_errmsg(cs_db(st)));
+            cs_store_analysis_end(w, 0, 0, NULL, 0);
+            return NULL;
+        }
+    return w;
+}
+
+static int cs_astep(sqlite3_stmt *s)
+{
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int cs_awriter_instance(cs_awriter *w, const cs_instance *x)
+{
+    sqlite3_stmt *s = w->q[W_INST];
+    sqlite3_bind_int64(s, 1, x->comm);
+    sqlite3_bind_int64(s, 2, x->seq);
+    sqlite3_bind_int(s, 3, x->op);
+    sqlite3_bind_int(s, 4, x->nranks);
+    sqlite3_bind_int(s, 5, x->expected);
+    sqlite3_bind_int64(s, 6, x->bytes);
+    sqlite3_bind_int64(s, 7, x->first_entry_ns);
+    sqlite3_bind_int64(s, 8, x->last_entry_ns);
+    sqlite3_bind_int(s, 9, x->last_rank);
+    sqlite3_bind_int64(s, 10, x->last_exit_ns);
+    sqlite3_bind_int64(s, 11, x->skew_ns);
+    sqlite3_bind_int64(s, 12, x->transfer_ns);
+    sqlite3_bind_int64(s, 13, x->step);
+    if (x->callsite[0])
+        sqlite3_bind_text(s, 14, x->callsite, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(s, 14);
+    sqlite3_bind_int(s, 15, cs_bytes_bucket(x->bytes));
+    return cs_astep(s);
+}
+
+int cs_awriter_wait(cs_awriter *w, const cs_wait *x)
+{
+    sqlite3_stmt *s = w->q[W_WAIT];
+    sqlite3_bind_int64(s, 1, x->span);
+    sqlite3_bind_int(s, 2, x->rank);
+    sqlite3_bind_int64(s, 3, x->comm);
+    sqlite3_bind_int64(s, 4, x->seq);
+    sqlite3_bind_int64(s, 5, x->wait_ns);
+    return cs_astep(s);
+}
+
+int cs_awriter_step(cs_awriter *w, const cs_step_row *x)
+{
+    sqlite3_stmt *s = w->q[W_STEP];
+    sqlite3_bind_int64(s, 1, x->step);
+    sqlite3_bind_int64(s, 2, x->begin_ns);
+    sqlite3_bind_int64(s, 3, x->end_ns);
+    sqlite3_bind_int64(s, 4, x->time_ns);
+    sqlite3_bind_int(s, 5, x->slowest_rank);
+    sqlite3_bind_int64(s, 6, x->whatif_ns);
+    return cs_astep(s);
+}
+
+int cs_awriter_rank_stat(cs_awriter *w, const cs_rank_stat *x)
+{
+    sqlite3_stmt *s = w->q[W_RANK];
+    sqlite3_bind_int(s, 1, x->rank);
+    sqlite3_bind_int64(s, 2, x->times_last);
+    sqlite3_bind_int64(s, 3, x->imposed_wait_ns);
+    sqlite3_bind_int64(s, 4, x->median_lateness_ns);
+    return cs_astep(s);
+}
+
+int cs_awriter_straggler(cs_awriter *w, const cs_straggler *x)
+{
+    sqlite3_stmt *s = w->q[W_STRAG];
+    sqlite3_bind_text(s, 1, x->kind, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(s, 2, x->rank);
+    sqlite3_bind_int(s, 3, x->src);
+    sqlite3_bind_int(s, 4, x->dst);
+    sqlite3_bind_int64(s, 5, x->comm);
+    sqlite3_bind_int64(s, 6, x->first_step);
+    sqlite3_bind_int64(s, 7, x->last_step);
+    sqlite3_bind_int64(s, 8, x->begin_ns);
+    sqlite3_bind_int64(s, 9, x->end_ns);
+    sqlite3_bind_int64(s, 10, x->lateness_ns);
+    sqlite3_bind_int64(s, 11, x->cost_ns);
+    sqlite3_bind_text(s, 12, x->evidence, -1, SQLITE_TRANSIENT);
+    return cs_astep(s);
+}
+
+int cs_awriter_p2p(cs_awriter *w, const cs_p2p_row *x)
+{
+    sqlite3_stmt *s = w->q[W_P2P];
+    sqlite3_bind_int64(s, 1, x->send_span);
+    sqlite3_bind_int64(s, 2, x->recv_span);
+    sqlite3_bind_int64(s, 3, x->comm);
+    sqlite3_bind_int(s, 4, x->src);
+    sqlite3_bind_int(s, 5, x->dst);
+    sqlite3_bind_int(s, 6, x->tag);
+    sqlite3_bind_int64(s, 7, x->late_sender_ns);
+    sqlite3_bind_int64(s, 8, x->late_receiver_ns);
+    sqlite3_bind_int64(s, 9, x->transfer_ns);
+    return cs_astep(s);
+}
+
+int cs_awriter_tail(cs_awriter *w, const cs_tail_row *x)
+{
+    sqlite3_stmt *s = w->q[W_TAIL];
+    sqlite3_bind_int(s, 1, x->op);
+    sqlite3_bind_int64(s, 2, x->comm);
+    sqlite3_bind_int(s, 3, x->bucket);
+    sqlite3_bind_text(s, 4, x->callsite, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 5, x->count);
+    sqlite3_bind_int64(s, 6, x->p50_ns);
+    sqlite3_bind_int64(s, 7, x->p90_ns);
+    sqlite3_bind_int64(s, 8, x->p99_ns);
+    sqlite3_bind_int64(s, 9, x->p999_ns);
+    sqlite3_bind_int64(s, 10, x->max_ns);
+    sqlite3_bind_text(s, 11, x->common, -1, SQLITE_TRANSIENT);
+    return cs_astep(s);
+}
+
+int cs_store_analysis_end(cs_awriter *w, int commit, int64_t spans, char *err, size_t errlen)
+{
+    if (!w)
+        return -1;
+    for (int i = 0; i < W_N; i++)
+        sqlite3_finalize(w->q[i]);
+    cs_store *st = w->st;
+    free(w);
+    if (!commit) {
+        sqlite3_exec(cs_db(st), "ROLLBACK", NULL, NULL, NULL);
+        return 0;
+    }
+    char v[32], n[32];
+    snprintf(v, sizeof v, "%d", CS_ANALYSIS_VERSION);
+    snprintf(n, sizeof n, "%lld", (long long)spans);
+    if (cs_aexec(st, CS_ANALYSIS_INDEXES_SQL, err, errlen) != 0 || cs_store_meta_set(st, "analysis_version", v) != 0 ||
+        cs_store_meta_set(st, "analysis_spans", n) != 0 || cs_aexec(st, "COMMIT", err, errlen) != 0) {
+        if (err && !*err)
+            cs_afail(err, errlen, "%s: %s", cs_store_path(st), sqlite3_errmsg(cs_db(st)));
+        sqlite3_exec(cs_db(st), "ROLLBACK", NULL, NULL, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+int cs_store_clear_alignment(cs_store *st)
+{
+    return sqlite3_exec(cs_db(st), "UPDATE clocks SET offset_ns = 0, drift_ppm = 0, residual_ns = NULL",
+                        NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+/* ---- extra reads ---- */
+
+int cs_store_comm_ranges(cs_store *st, cs_comm_range **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *s, *r;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT DISTINCT id FROM comms",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT MIN(seq), MAX(seq), (SELECT MAX(size) FROM comms WHERE id = ?1)"
+                                      " FROM span WHERE comm = ?1 AND seq IS NOT NULL", -1, &r, NULL) != SQLITE_OK) {
+        sqlite3_finalize(s);
+        return -1;
+    }
+    int cap = 0, rc = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            cs_comm_range *nr = realloc(*out, (size_t)cap * sizeof *nr);
+            if (!nr) {
+                rc = -1;
+                break;
+            }
+            *out = nr;
+        }
+        cs_comm_range *c = &(*out)[*n];
+        c->comm = sqlite3_column_int64(s, 0);
+        sqlite3_bind_int64(r, 1, c->comm);
+        if (sqlite3_step(r) == SQLITE_ROW && sqlite3_column_type(r, 0) != SQLITE_NULL) {
+            c->seq_lo = sqlite3_column_int64(r, 0);
+            c->seq_hi = sqlite3_column_int64(r, 1);
+            c->size = sqlite3_column_int(r, 2);
+            (*n)++;
+        }
+        sqlite3_reset(r);
+    }
+    sqlite3_finalize(s);
+    sqlite3_finalize(r);
+    if (rc != 0) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+cs_span_iter *cs_store_spans_raw_seq(cs_store *st, int64_t comm, int64_t lo, int64_t hi, char *err, size_t errlen)
+{
+    const char *sql = "SELECT " CS_SPAN_COLS_RAW " WHERE s.comm = ? AND s.seq >= ? AND s.seq <= ? ORDER BY s.seq, s.rank";
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), sql, -1, &s, NULL) != SQLITE_OK) {
+        cs_afail(err, errlen, "%s: %s", cs_store_path(st), sqlite3_errmsg(cs_db(st)));
+        return NULL;
+    }
+    sqlite3_bind_int64(s, 1, comm);
+    sqlite3_bind_int64(s, 2, lo);
+    sqlite3_bind_int64(s, 3, hi);
+    cs_span_iter *it = cs__span_iter_wrap(s);
+    if (!it)
+        cs_afail(err, errlen, "out of memory");
+    return it;
+}
+
+int cs_store_instances_grouped(cs_store *st, int (*cb)(const cs_inst_brief *, void *), void *arg)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT op, comm, bucket, COALESCE(callsite, ''), last_exit_ns - first_entry_ns AS d,"
+                                      " last_rank, first_entry_ns, step, skew_ns, transfer_ns FROM instances"
+                                      " WHERE nranks > 0 ORDER BY op, comm, bucket, 4, d", -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        cs_inst_brief b = { sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int(s, 2),
+                            (const char *)sqlite3_column_text(s, 3), sqlite3_column_int64(s, 4),
+                            sqlite3_column_int(s, 5), sqlite3_column_int64(s, 6), sqlite3_column_int64(s, 7),
+                            sqlite3_column_int64(s, 8), sqlite3_column_int64(s, 9) };
+        if ((rc = cb(&b, arg)) != 0)
+            break;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int cs_store_markers(cs_store *st, int (*cb)(int, int64_t, void *), void *arg)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT s.rank, " CS_ALIGNED("s.begin_ns") " FROM span s"
+                                      " LEFT JOIN clocks k ON k.rank = s.rank"
+                                      " WHERE s.op IN (SELECT id FROM ops WHERE kind = 'marker')"
+                                      " ORDER BY s.rank, s.begin_ns", -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    while (sqlite3_step(s) == SQLITE_ROW)
+        if ((rc = cb(sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), arg)) != 0)
+            break;
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int cs_store_callsite_labels(cs_store *st, int (*cb)(int, int64_t, const char *, void *), void *arg)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT rank, id, label FROM callsites WHERE label IS NOT NULL", -1, &s, NULL) !=
+        SQLITE_OK)
+        return -1;
+    int rc = 0;
+    while (sqlite3_step(s) == SQLITE_ROW)
+        if ((rc = cb(sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), (const char *)sqlite3_column_text(s, 2),
+                     arg)) != 0)
+            break;
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int cs_store_msg_ends(cs_store *st, int (*cb)(const cs_msg_end *, void *), void *arg)
+{
+    /* Sends: the rank is the source; the peer (a rank in comm) the
+     * destination. Receives: peer, or the completion's source for
+     * MPI_ANY_SOURCE; the receive side of a sendrecv takes peer2. */
+    const char *sql =
+        "WITH p AS (SELECT s.id, s.rank, s.comm, s.peer, s.peer2, s.tag, s.req, s.flags, o.kind, o.nonblocking,"
+        "   " CS_ALIGNED("s.begin_ns") " AS b, " CS_ALIGNED("s.end_ns") " AS e FROM span s"
+        "   JOIN ops o ON o.id = s.op LEFT JOIN clocks k ON k.rank = s.rank"
+        "   WHERE o.kind IN ('send', 'recv', 'sendrecv') AND s.comm IS NOT NULL),"
+        " q AS (SELECT c.rank, c.req, c.source, " CS_ALIGNED("c.end_ns") " AS e FROM completions c"
+        "   LEFT JOIN clocks k ON k.rank = c.rank)"
+        " SELECT p.comm, p.rank AS src, m.rank AS dst, COALESCE(p.tag, -1) AS tag, 0 AS side, p.id, p.b,"
+        "   CASE WHEN p.nonblocking THEN COALESCE(q.e, 0) ELSE p.e END, p.nonblocking"
+        "   FROM p JOIN comms m ON m.id = p.comm AND m.comm_rank = p.peer"
+        "   LEFT JOIN q ON p.nonblocking AND q.rank = p.rank AND q.req = p.req"
+        "   WHERE p.kind IN ('send', 'sendrecv')"
+        " UNION ALL"
+        " SELECT p.comm, m.rank, p.rank, COALESCE(p.tag, -1), 1, p.id, p.b,"
+        "   CASE WHEN p.nonblocking THEN COALESCE(q.e, 0) ELSE p.e END, p.nonblocking"
+        "   FROM p LEFT JOIN q ON p.nonblocking AND q.rank = p.rank AND q.req = p.req"
+        "   JOIN comms m ON m.id = p.comm AND m.comm_rank = CASE WHEN p.kind = 'sendrecv' THEN p.peer2"
+        "     WHEN p.peer >= 0 THEN p.peer ELSE q.source END"
+        "   WHERE p.kind IN ('recv', 'sendrecv')"
+        " ORDER BY 1, 2, 3, 4, 5, 7";
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), sql, -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        cs_msg_end m = { sqlite3_column_int64(s, 0), sqlite3_column_int(s, 1), sqlite3_column_int(s, 2),
+                         sqlite3_column_int(s, 3), sqlite3_column_int(s, 4), sqlite3_column_int64(s, 5),
+                         sqlite3_column_int64(s, 6), sqlite3_column_int64(s, 7), sqlite3_column_int(s, 8) };
+        if ((rc = cb(&m, arg)) != 0)
+            break;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* ---- synthetic traces ---- */
+
+enum { Y_SPAN, Y_PROC, Y_CLOCK, Y_COMM, Y_DONE, Y_N };
+static const char *const cs_synth_sql[Y_N] = {
+    [Y_SPAN] = "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req,"
+               " begin_ns, end_ns, rc, callsite, flags) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [Y_PROC] = "INSERT OR REPLACE INTO processes(rank, pid, host, exe, mpi, clock, ticks_per_ns, world_size,"
+               " status, spans, dropped, overhead_ns_per_call, overhead_ns, start_ns, end_ns, callsites,"
+               " tool_version) VALUES(?, 1000 + ?1, 'synthetic', 'gen_trace', 'synthetic', 'monotonic', 1.0,"
+               " ?, 'closed', ?, 0, 0, 0, ?, ?, 0, 'gen_trace')",
+    [Y_CLOCK] = "INSERT OR REPLACE INTO clocks(rank, clock) VALUES(?, 'monotonic')",
+    [Y_COMM] = "INSERT OR REPLACE INTO comms(id, rank, local, comm_rank, size, parent, how, created_ns)"
+               " VALUES(?,?,0,?,?,0,'world',0)",
+    [Y_DONE] = "INSERT OR REPLACE INTO completions(rank, req, span, source, tag, end_ns) VALUES(?,?,?,-1,-1,?)",
+};
+
+struct cs_synth {
+    cs_store *st;
+    sqlite3_stmt *q[Y_N];
+};
+
+cs_synth *cs_store_synth_begin(cs_store *st, char *err, size_t errlen)
+{
+    cs_synth *w = calloc(1, sizeof *w);
+    if (!w) {
+        cs_afail(err, errlen, "out of memory");
+        return NULL;
+    }
+    w->st = st;
+    if (cs_aexec(st, "BEGIN", err, errlen) != 0) {
+        free(w);
+        return NULL;
+    }
+    for (int i = 0; i < Y_N; i++)
+        if (sqlite3_prepare_v2(cs_db(st), cs_synth_sql[i], -1, &w->q[i], NULL) != SQLITE_OK) {
+            cs_afail(err, errlen, "%s: %s", cs_store_path(st), sqlite3_errmsg(cs_db(st)));
+            for (int j = 0; j < Y_N; j++)
+                sqlite3_finalize(w->q[j]);
+            sqlite3_exec(cs_db(st), "ROLLBACK", NULL, NULL, NULL);
+            free(w);
+            return NULL;
+        }
+    return w;
+}
+
+int cs_synth_process(cs_synth *w, int rank, int world_size, int64_t start_ns, int64_t end_ns, int64_t spans)
+{
+    sqlite3_stmt *s = w->q[Y_PROC];
+    sqlite3_bind_int(s, 1, rank);
+    sqlite3_bind_int(s, 2, world_size);
+    sqlite3_bind_int64(s, 3, spans);
+    sqlite3_bind_int64(s, 4, start_ns);
+    sqlite3_bind_int64(s, 5, end_ns);
+    if (cs_astep(s) != 0)
+        return -1;
+    s = w->q[Y_CLOCK];
+    sqlite3_bind_int(s, 1, rank);
+    return cs_astep(s);
+}
+
+int cs_synth_comm(cs_synth *w, int64_t id, int rank, int comm_rank, int size)
+{
+    sqlite3_stmt *s = w->q[Y_COMM];
+    sqlite3_bind_int64(s, 1, id);
+    sqlite3_bind_int(s, 2, rank);
+    sqlite3_bind_int(s, 3, comm_rank);
+    sqlite3_bind_int(s, 4, size);
+    return cs_astep(s);
+}
+
+int cs_synth_span(cs_synth *w, const cs_span *x)
+{
+    sqlite3_stmt *s = w->q[Y_SPAN];
+    sqlite3_bind_int64(s, 1, x->id);
+    sqlite3_bind_int(s, 2, x->rank);
+    sqlite3_bind_int(s, 3, x->tid);
+    sqlite3_bind_int(s, 4, x->op);
+    if (x->comm)
+        sqlite3_bind_int64(s, 5, x->comm);
+    else
+        sqlite3_bind_null(s, 5);
+    if (x->seq >= 0)
+        sqlite3_bind_int64(s, 6, x->seq);
+    else
+        sqlite3_bind_null(s, 6);
+    sqlite3_bind_int64(s, 7, x->bytes);
+    sqlite3_bind_int(s, 8, x->dtype);
+    sqlite3_bind_int64(s, 9, x->count);
+    sqlite3_bind_int(s, 10, x->peer);
+    sqlite3_bind_int(s, 11, x->peer2);
+    sqlite3_bind_int(s, 12, x->tag);
+    sqlite3_bind_int64(s, 13, x->req);
+    sqlite3_bind_int64(s, 14, x->begin_ns);
+    sqlite3_bind_int64(s, 15, x->end_ns);
+    sqlite3_bind_int(s, 16, x->rc);
+    sqlite3_bind_int64(s, 17, x->callsite);
+    sqlite3_bind_int64(s, 18, x->flags);
+    return cs_astep(s);
+}
+
+int cs_synth_completion(cs_synth *w, int rank, int64_t req, int64_t span, int64_t end_ns)
+{
+    sqlite3_stmt *s = w->q[Y_DONE];
+    sqlite3_bind_int(s, 1, rank);
+    sqlite3_bind_int64(s, 2, req);
+    sqlite3_bind_int64(s, 3, span);
+    sqlite3_bind_int64(s, 4, end_ns);
+    return cs_astep(s);
+}
+
+int cs_store_synth_end(cs_synth *w, char *err, size_t errlen)
+{
+    for (int i = 0; i < Y_N; i++)
+        sqlite3_finalize(w->q[i]);
+    int rc = cs_aexec(w->st, "COMMIT", err, errlen);
+    free(w);
+    return rc;
+}
+
+/* ---- job size ---- */
+
+int cs_store_world_size(cs_store *st)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT MAX(world_size) FROM processes", -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int n = 0;
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
+        n = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    return n;
+}

@@ -1,0 +1,225 @@
+/* store_analysis.h: the derived tables of the cross-rank analysis, and the
+ * extra read queries the analysis needs. Every SQL statement behind these
+ * functions lives in store_analysis.c.
+ *
+ * `collscope analyze` (and `collscope report`, when the stored analysis is
+ * not current) fills the tables below; the TUI and the report writers read
+ * them through the functions of this header, without recomputing:
+ *
+ *   instances(comm, seq, op, nranks, expected, bytes, first_entry_ns,
+ *             last_entry_ns, last_rank, last_exit_ns, skew_ns, transfer_ns,
+ *             step, callsite)            one row per collective instance
+ *   waits(span, rank, comm, seq, wait_ns)  one row per collective span
+ *   steps(step, begin_ns, end_ns, time_ns, slowest_rank, whatif_ns)
+ *   rank_stats(rank, times_last, imposed_wait_ns, median_lateness_ns)
+ *   stragglers(id, kind, rank, src, dst, comm, first_step, last_step,
+ *              begin_ns, end_ns, lateness_ns, cost_ns, evidence)
+ *   p2p(send_span, recv_span, comm, src, dst, tag, late_sender_ns,
+ *       late_receiver_ns, transfer_ns)
+ *   tails(op, comm, bucket, callsite, count, p50..max, common)
+ *
+ * All times are on the aligned time line (the clocks table). The meta keys
+ * analysis_version and analysis_spans say whether the stored analysis is
+ * current (see cs_store_analysis_current). */
+#ifndef CS_STORE_ANALYSIS_H
+#define CS_STORE_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libtrace/store.h"
+
+/* Bumped whenever what the analysis stores changes meaning. */
+#define CS_ANALYSIS_VERSION 2
+
+/* ---- rows ---- */
+
+typedef struct cs_instance {
+    int64_t comm, seq;
+    int op;
+    int nranks;            /* members seen in the trace */
+    int expected;          /* communicator size; nranks < expected: incomplete */
+    int64_t bytes;         /* bytes of the first member */
+    int64_t first_entry_ns, last_entry_ns;
+    int last_rank;         /* world rank that entered last (-1: none) */
+    int64_t last_exit_ns;  /* for nonblocking ops: the latest completion */
+    int64_t skew_ns;       /* last entry - first entry */
+    int64_t transfer_ns;   /* last exit - last entry (>= 0) */
+    int64_t step;          /* step the instance belongs to, -1 = before the first */
+    char callsite[160];    /* call-site label of the first member, "" = unknown */
+} cs_instance;
+
+typedef struct cs_wait {
+    int64_t span;          /* the span's id */
+    int rank;
+    int64_t comm, seq;
+    int64_t wait_ns;       /* last entry - this rank's entry (>= 0) */
+} cs_wait;
+
+typedef struct cs_step_row {
+    int64_t step;
+    int64_t begin_ns, end_ns, time_ns;
+    int slowest_rank;      /* the rank that set the step time; -1 = nobody late */
+    int64_t whatif_ns;     /* the step time had that rank arrived on time */
+} cs_step_row;
+
+typedef struct cs_rank_stat {
+    int rank;
+    int64_t times_last;          /* instances it entered last */
+    int64_t imposed_wait_ns;     /* waiting of the others in those instances */
+    int64_t median_lateness_ns;  /* median over steps of the lateness it imposed in the step
+                                    (its entry - the next latest, summed over the step);
+                                    without steps: median over the instances it was last */
+} cs_rank_stat;
+
+typedef struct cs_straggler {
+    int64_t id;
+    char kind[16];         /* persistent, transient, slow_link, slow_collective */
+    int rank;              /* the late rank; slow_link: src; -1 = none */
+    int src, dst;          /* slow_link: world ranks; else -1 */
+    int64_t comm;          /* slow_collective: communicator; else 0 */
+    int64_t first_step, last_step;
+    int64_t begin_ns, end_ns;
+    int64_t lateness_ns;   /* median lateness (or transfer excess) per affected step */
+    int64_t cost_ns;       /* median cost per affected step */
+    char evidence[512];    /* one line a person can read */
+} cs_straggler;
+
+typedef struct cs_p2p_row {
+    int64_t send_span, recv_span;
+    int64_t comm;
+    int src, dst, tag;     /* world ranks */
+    int64_t late_sender_ns, late_receiver_ns, transfer_ns;
+} cs_p2p_row;
+
+typedef struct cs_tail_row {
+    int op;
+    int64_t comm;
+    int bucket;            /* bytes in [2^bucket, 2^(bucket+1)); 0 also holds 0 B */
+    char callsite[160];
+    int64_t count, p50_ns, p90_ns, p99_ns, p999_ns, max_ns;
+    char common[256];      /* what the slowest 1 % share, "" = nothing found */
+} cs_tail_row;
+
+/* ---- reading the stored analysis (TUI, reports) ---- */
+
+/* 1 when the analysis tables exist (possibly stale), 0 when not, -1 on error. */
+int cs_store_analysis_exists(cs_store *st);
+/* 1 when the stored analysis was made by this analysis version from the
+ * spans now in the store, else 0. */
+int cs_store_analysis_current(cs_store *st);
+
+/* Collective instances, worst first: ordered by skew_ns descending (ties by
+ * comm, seq). [t0, t1) limits them to instances whose first entry lies in
+ * that window (t1 = 0: no limit); comm != 0 limits them to a communicator.
+ * The iterator holds a statement open: free it before writing the store. */
+typedef struct cs_instance_iter cs_instance_iter;
+cs_instance_iter *cs_store_instances_by_skew(cs_store *st, int64_t comm, int64_t t0, int64_t t1);
+/* 1 and the next instance, 0 at the end, -1 on error. */
+int cs_instance_next(cs_instance_iter *it, cs_instance *out);
+void cs_instance_iter_free(cs_instance_iter *it);
+
+/* The instance (comm, seq): 0 and *out, 1 when there is no such instance,
+ * -1 on error. */
+int cs_store_instance_get(cs_store *st, int64_t comm, int64_t seq, cs_instance *out);
+/* The instance a span belongs to, and the waits of all its members, ordered
+ * by rank (*waits malloc'ed, free it; may be NULL when nwaits is 0). Returns
+ * 0, 1 when the span is not part of a collective instance, -1 on error. */
+int cs_store_instance_of_span(cs_store *st, int64_t span_id, cs_instance *inst, cs_wait **waits, int *nwaits);
+
+/* Steps in order, each with the rank that set its time. The callback
+ * returns non-zero to stop (that value is returned). */
+int cs_store_steps_list(cs_store *st, int (*cb)(const cs_step_row *, void *), void *arg);
+/* Straggler verdicts, by cost descending. */
+int cs_store_stragglers(cs_store *st, int (*cb)(const cs_straggler *, void *), void *arg);
+/* Per-rank statistics, by median lateness descending, then times last. */
+int cs_store_rank_stats(cs_store *st, int (*cb)(const cs_rank_stat *, void *), void *arg);
+/* Tail latency groups, by p99 descending. */
+int cs_store_tails(cs_store *st, int (*cb)(const cs_tail_row *, void *), void *arg);
+/* Meta values of the analysis (e.g. "analysis_notes"): as cs_store_meta_get. */
+
+/* ---- writing the analysis (analyzer only) ---- */
+
+/* A writer holds one transaction over all derived tables. _begin creates
+ * them when missing (CREATE TABLE IF NOT EXISTS) and empties them; _end
+ * commits (commit != 0, also setting analysis_version and analysis_spans
+ * = spans) or rolls back. The store must be open for writing. */
+typedef struct cs_awriter cs_awriter;
+cs_awriter *cs_store_analysis_begin(cs_store *st, char *err, size_t errlen);
+int cs_awriter_instance(cs_awriter *w, const cs_instance *x);
+int cs_awriter_wait(cs_awriter *w, const cs_wait *x);
+int cs_awriter_step(cs_awriter *w, const cs_step_row *x);
+int cs_awriter_rank_stat(cs_awriter *w, const cs_rank_stat *x);
+int cs_awriter_straggler(cs_awriter *w, const cs_straggler *x);
+int cs_awriter_p2p(cs_awriter *w, const cs_p2p_row *x);
+int cs_awriter_tail(cs_awriter *w, const cs_tail_row *x);
+int cs_store_analysis_end(cs_awriter *w, int commit, int64_t spans, char *err, size_t errlen);
+
+/* Set the clock alignment of every rank back to zero, in one transaction. */
+int cs_store_clear_alignment(cs_store *st);
+
+/* ---- extra reads for the analysis ---- */
+
+/* Communicators with collectives: id, lowest and highest seq, members
+ * (from the comms table; 0 when unknown). *out malloc'ed. */
+typedef struct cs_comm_range {
+    int64_t comm, seq_lo, seq_hi;
+    int size;
+} cs_comm_range;
+int cs_store_comm_ranges(cs_store *st, cs_comm_range **out, int *n);
+
+/* Collective spans of one communicator with seq in [lo, hi], ordered by
+ * seq, rank, with RAW times (no alignment), for the clock alignment. */
+cs_span_iter *cs_store_spans_raw_seq(cs_store *st, int64_t comm, int64_t lo, int64_t hi, char *err, size_t errlen);
+
+/* The size bucket of a byte count: floor(log2(bytes)), 0 for 0 and 1. */
+int cs_bytes_bucket(int64_t bytes);
+
+/* Instances of the analysis being written, grouped by (op, comm, bucket,
+ * callsite), by duration (last exit - first entry) within a group. */
+typedef struct cs_inst_brief {
+    int op;
+    int64_t comm;
+    int bucket;
+    const char *callsite;
+    int64_t dur_ns;
+    int last_rank;
+    int64_t first_entry_ns, step, skew_ns, transfer_ns;
+} cs_inst_brief;
+int cs_store_instances_grouped(cs_store *st, int (*cb)(const cs_inst_brief *, void *), void *arg);
+
+/* Step markers (kind 'marker'), aligned, ordered by rank then time. */
+int cs_store_markers(cs_store *st, int (*cb)(int rank, int64_t begin_ns, void *), void *arg);
+
+/* All call-site labels: (rank, id, label). */
+int cs_store_callsite_labels(cs_store *st, int (*cb)(int rank, int64_t id, const char *label, void *), void *arg);
+
+/* Point-to-point message endpoints, aligned, ordered by (comm, src, dst,
+ * tag, side, begin): side 0 is a send (send, sendrecv), side 1 a receive
+ * (recv, the receive of a sendrecv). src and dst are world ranks. end_ns
+ * of a nonblocking operation is its completion's end (0 when none). */
+typedef struct cs_msg_end {
+    int64_t comm;
+    int src, dst, tag, side;
+    int64_t span, begin_ns, end_ns;
+    int nonblocking;
+} cs_msg_end;
+int cs_store_msg_ends(cs_store *st, int (*cb)(const cs_msg_end *, void *), void *arg);
+
+/* The job's size as its processes said (MAX(world_size)); 0 when no
+ * process said, -1 on error. */
+int cs_store_world_size(cs_store *st);
+
+/* ---- synthetic traces (bench/gen_trace) ---- */
+
+/* Bulk writes into a store made by cs_store_create; one transaction from
+ * _begin to _end. */
+typedef struct cs_synth cs_synth;
+cs_synth *cs_store_synth_begin(cs_store *st, char *err, size_t errlen);
+int cs_synth_process(cs_synth *w, int rank, int world_size, int64_t start_ns, int64_t end_ns, int64_t spans);
+int cs_synth_comm(cs_synth *w, int64_t id, int rank, int comm_rank, int size);
+int cs_synth_span(cs_synth *w, const cs_span *s);
+int cs_synth_completion(cs_synth *w, int rank, int64_t req, int64_t span, int64_t end_ns);
+int cs_store_synth_end(cs_synth *w, char *err, size_t errlen);
+
+#endif
