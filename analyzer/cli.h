@@ -21,6 +21,8 @@ int cs_cmd_ingest(int argc, char **argv);
 int cs_cmd_report(int argc, char **argv);
 int cs_cmd_analyze(int argc, char **argv);
 int cs_cmd_diff(int argc, char **argv);
+int cs_cmd_tui(int argc, char **argv); /* tui/cmd_tui.c */
+extern const char cs_help_tui[];
 
 extern const char cs_help_run[], cs_help_ingest[], cs_help_report[];
 extern const char cs_help_analyze[], cs_help_diff[];

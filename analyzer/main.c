@@ -20,6 +20,8 @@ static const cs_cmd cs_cmds[] = {
     { .name = "diff", .args = "BASE NEW [--format text|json]",
       .summary = "compare two runs: step time, stragglers, tail of each op", .help = cs_help_diff,
       .run = cs_cmd_diff },
+    { .name = "tui", .args = "DIR|TRACE.db",
+      .summary = "browse the timeline in the terminal (collscope-tui)", .help = cs_help_tui, .run = cs_cmd_tui },
 };
 #define CS_NCMDS (sizeof cs_cmds / sizeof cs_cmds[0])
 

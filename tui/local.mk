@@ -1,1 +1,28 @@
-# tui: rules for this component
+# tui: the terminal browser (collscope-tui), its summary queries in
+# libtrace/store_tui.c, its tests (tmux) and its benchmark.
+libtrace_libcstrace_la_SOURCES += libtrace/store_tui.c libtrace/store_tui.h
+# `collscope tui` runs collscope-tui (or says it was not built).
+analyzer_collscope_SOURCES += tui/cmd_tui.c
+
+EXTRA_DIST += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/tuilib.sh \
+	docs/tui.md docs/collscope-tui.1
+CS_TESTS += tests/tui/tui.sh tests/tui/badinput.sh
+
+if HAVE_NCURSES
+bin_PROGRAMS += tui/collscope-tui
+tui_collscope_tui_SOURCES = tui/tui.h tui/model.c tui/draw.c tui/main.c
+tui_collscope_tui_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(SQLITE_CFLAGS)
+tui_collscope_tui_LDADD = libtrace/libcstrace.la $(NCURSES_LIBS) $(SQLITE_LIBS) $(PTHREAD_LIBS) -lm
+dist_man1_MANS += docs/collscope-tui.1
+
+# Headless benchmark (same drawing code, off screen) and its trace generator.
+noinst_PROGRAMS += bench/tui_bench bench/tui_gen
+bench_tui_bench_SOURCES = bench/tui_bench.c tui/tui.h tui/model.c tui/draw.c
+bench_tui_bench_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(SQLITE_CFLAGS)
+bench_tui_bench_LDADD = libtrace/libcstrace.la $(NCURSES_LIBS) $(SQLITE_LIBS) $(PTHREAD_LIBS) -lm
+bench_tui_gen_SOURCES = bench/tui_gen.c
+bench_tui_gen_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+bench_tui_gen_LDADD = libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS)
+else
+EXTRA_DIST += docs/collscope-tui.1
+endif

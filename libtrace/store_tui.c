@@ -1,0 +1,1000 @@
+/* store_tui.c: the terminal browser's queries (see store_tui.h): the
+ * level-of-detail summary, per-lane time windows, instances, frames, and a
+ * bulk writer for generated traces. */
+#include "config.h"
+#include "libtrace/store_tui.h"
+#include "libtrace/store_schema.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+typedef struct cs_tui_clock {
+    int rank;
+    int64_t offset_ns, ref_ns;
+    double drift_ppm;
+} cs_tui_clock;
+
+struct cs_tui {
+    sqlite3 *db;
+    char path[PATH_MAX];
+    cs_tui_clock *aClock;
+    int nClock;
+    cs_tui_index_info idx;
+    sqlite3_stmt *pLod, *pWindow, *pSpan, *pInst, *pFrames;
+};
+
+static int cs_tui_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int cs_tui_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+int cs_tui_kind_of(const char *k)
+{
+    if (!k)
+        return CS_TK_OTHER;
+    if (!strcmp(k, "coll") || !strcmp(k, "rooted"))
+        return CS_TK_COLL;
+    if (!strcmp(k, "send") || !strcmp(k, "recv") || !strcmp(k, "sendrecv") || !strcmp(k, "probe") ||
+        !strcmp(k, "complete"))
+        return CS_TK_P2P;
+    if (!strncmp(k, "kernel", 6) || !strncmp(k, "gpu", 3) || !strncmp(k, "memcpy", 6) || !strcmp(k, "cuda"))
+        return CS_TK_GPU;
+    return CS_TK_OTHER;
+}
+
+int cs_tui_kind_all_to_all(const char *k)
+{
+    return k && !strcmp(k, "coll");
+}
+
+/* ---- time conversion ---- */
+
+static const cs_tui_clock *cs_tui_clock_of(const cs_tui_clock *a, int n, int rank)
+{
+    for (int i = 0; i < n; i++)
+        if (a[i].rank == rank)
+            return &a[i];
+    return NULL;
+}
+
+/* A raw time of the rank's clock whose aligned time is at or before t
+ * (lo) or after it (hi), allowing for drift. */
+static int64_t cs_tui_raw_of(const cs_tui_clock *c, int64_t t, int hi)
+{
+    if (!c)
+        return t;
+    double d = c->drift_ppm * 1e-6;
+    double raw = ((double)t - (double)c->offset_ns + d * (double)c->ref_ns) / (1.0 + d);
+    return (int64_t)raw + (hi ? 1000 : -1000);
+}
+
+static int cs_tui_load_clocks(sqlite3 *db, cs_tui_clock **out, int *n)
+{
+    sqlite3_stmt *s;
+    *out = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(db, "SELECT rank, offset_ns, drift_ppm, ref_ns FROM clocks ORDER BY rank", -1, &s, NULL) !=
+        SQLITE_OK)
+        return -1;
+    int cap = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            cs_tui_clock *na = realloc(*out, (size_t)cap * sizeof *na);
+            if (!na) {
+                sqlite3_finalize(s);
+                return -1;
+            }
+            *out = na;
+        }
+        cs_tui_clock *c = &(*out)[(*n)++];
+        c->rank = sqlite3_column_int(s, 0);
+        c->offset_ns = sqlite3_column_int64(s, 1);
+        c->drift_ppm = sqlite3_column_double(s, 2);
+        c->ref_ns = sqlite3_column_int64(s, 3);
+    }
+    sqlite3_finalize(s);
+    return 0;
+}
+
+/* ---- opening ---- */
+
+static int cs_tui_meta_i64(sqlite3 *db, const char *key, int64_t *v)
+{
+    sqlite3_stmt *s;
+    int rc = -1;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) {
+        *v = sqlite3_column_int64(s, 0);
+        rc = 0;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+static int cs_tui_table_exists(sqlite3 *db, const char *name)
+{
+    sqlite3_stmt *s;
+    int found = 0;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?", -1, &s,
+                           NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    found = sqlite3_step(s) == SQLITE_ROW;
+    sqlite3_finalize(s);
+    return found;
+}
+
+int cs_tui_has_table(cs_tui *t, const char *name) { return cs_tui_table_exists(t->db, name); }
+
+static void cs_tui_read_index(sqlite3 *db, cs_tui_index_info *x)
+{
+    int64_t v = 0;
+    memset(x, 0, sizeof *x);
+    if (!cs_tui_table_exists(db, "tui_lod") || !cs_tui_table_exists(db, "tui_lanes"))
+        return;
+    if (cs_tui_meta_i64(db, "tui_lod_version", &v) != 0 || v != CS_TUI_LOD_VERSION)
+        return;
+    int64_t spans = 0, shift = 0, levels = 0, base = 0, end = 0, waits = 0, ms = 0;
+    if (cs_tui_meta_i64(db, "tui_lod_spans", &spans) || cs_tui_meta_i64(db, "tui_lod_shift", &shift) ||
+        cs_tui_meta_i64(db, "tui_lod_levels", &levels) || cs_tui_meta_i64(db, "tui_lod_base_ns", &base) ||
+        cs_tui_meta_i64(db, "tui_lod_end_ns", &end))
+        return;
+    cs_tui_meta_i64(db, "tui_lod_waits", &waits);
+    cs_tui_meta_i64(db, "tui_lod_build_ms", &ms);
+    x->present = 1;
+    x->spans = spans;
+    x->shift = (int)shift;
+    x->levels = (int)levels;
+    x->base_ns = base;
+    x->end_ns = end;
+    x->waits = (int)waits;
+    x->build_s = (double)ms / 1000.0;
+}
+
+int cs_tui_open(const char *path, cs_tui **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    cs_tui *t = calloc(1, sizeof *t);
+    if (!t)
+        return cs_tui_fail(err, errlen, "%s: out of memory", path);
+    snprintf(t->path, sizeof t->path, "%s", path);
+    if (sqlite3_open_v2(path, &t->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        cs_tui_fail(err, errlen, "%s: %s", path, t->db ? sqlite3_errmsg(t->db) : "out of memory");
+        cs_tui_close(t);
+        return -1;
+    }
+    sqlite3_busy_timeout(t->db, 5000);
+    sqlite3_exec(t->db, "PRAGMA cache_size=-32768;", NULL, NULL, NULL);
+    if (cs_tui_load_clocks(t->db, &t->aClock, &t->nClock) != 0) {
+        cs_tui_fail(err, errlen, "%s: corrupt trace (%s)", path, sqlite3_errmsg(t->db));
+        cs_tui_close(t);
+        return -1;
+    }
+    cs_tui_read_index(t->db, &t->idx);
+    *out = t;
+    return 0;
+}
+
+int cs_tui_index_reload(cs_tui *t)
+{
+    cs_tui_read_index(t->db, &t->idx);
+    sqlite3_finalize(t->pLod);
+    t->pLod = NULL;
+    return t->idx.present ? 0 : -1;
+}
+
+void cs_tui_close(cs_tui *t)
+{
+    if (!t)
+        return;
+    sqlite3_finalize(t->pLod);
+    sqlite3_finalize(t->pWindow);
+    sqlite3_finalize(t->pSpan);
+    sqlite3_finalize(t->pInst);
+    sqlite3_finalize(t->pFrames);
+    if (t->db)
+        sqlite3_close_v2(t->db);
+    free(t->aClock);
+    free(t);
+}
+
+int cs_tui_index_info_get(cs_tui *t, int64_t spans_now, cs_tui_index_info *out)
+{
+    *out = t->idx;
+    if (out->present) {
+        int waits_now = cs_tui_table_exists(t->db, "waits");
+        out->stale = out->spans != spans_now || (waits_now && !out->waits);
+    }
+    return 0;
+}
+
+/* ---- spans ---- */
+
+#define CS_TUI_SPAN_COLS \
+    "s.id, s.rank, s.tid, s.op, COALESCE(s.comm, 0), COALESCE(s.seq, -1), COALESCE(s.bytes, 0)," \
+    " COALESCE(s.count, 0), COALESCE(s.dtype, 0), COALESCE(s.peer, -1), COALESCE(s.peer2, -1)," \
+    " COALESCE(s.tag, -1), COALESCE(s.req, 0), " CS_ALIGNED("s.begin_ns") ", " CS_ALIGNED("s.end_ns") "," \
+    " COALESCE(s.rc, 0), COALESCE(s.callsite, 0), s.flags FROM span s LEFT JOIN clocks k ON k.rank = s.rank"
+
+static void cs_tui_row_span(sqlite3_stmt *s, cs_span *o)
+{
+    o->id = sqlite3_column_int64(s, 0);
+    o->rank = sqlite3_column_int(s, 1);
+    o->tid = sqlite3_column_int(s, 2);
+    o->op = sqlite3_column_int(s, 3);
+    o->comm = sqlite3_column_int64(s, 4);
+    o->seq = sqlite3_column_int64(s, 5);
+    o->bytes = sqlite3_column_int64(s, 6);
+    o->count = sqlite3_column_int64(s, 7);
+    o->dtype = sqlite3_column_int(s, 8);
+    o->peer = sqlite3_column_int(s, 9);
+    o->peer2 = sqlite3_column_int(s, 10);
+    o->tag = sqlite3_column_int(s, 11);
+    o->req = sqlite3_column_int64(s, 12);
+    o->begin_ns = sqlite3_column_int64(s, 13);
+    o->end_ns = sqlite3_column_int64(s, 14);
+    o->rc = sqlite3_column_int(s, 15);
+    o->callsite = sqlite3_column_int64(s, 16);
+    o->flags = (uint32_t)sqlite3_column_int64(s, 17);
+}
+
+static int cs_tui_prep(cs_tui *t, sqlite3_stmt **ps, const char *sql)
+{
+    if (*ps) {
+        sqlite3_reset(*ps);
+        sqlite3_clear_bindings(*ps);
+        return 0;
+    }
+    return sqlite3_prepare_v2(t->db, sql, -1, ps, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+int cs_tui_window(cs_tui *t, int rank, int tid, int64_t max_dur_ns, int64_t t0, int64_t t1,
+                  int (*cb)(const cs_span *, void *), void *arg)
+{
+    if (cs_tui_prep(t, &t->pWindow, "SELECT " CS_TUI_SPAN_COLS
+                                    " WHERE s.rank = ?1 AND s.begin_ns >= ?2 AND s.begin_ns < ?3"
+                                    " ORDER BY s.rank, s.begin_ns") != 0)
+        return -1;
+    const cs_tui_clock *c = cs_tui_clock_of(t->aClock, t->nClock, rank);
+    int64_t lo = cs_tui_raw_of(c, t0, 0) - (max_dur_ns > 0 ? max_dur_ns : 0);
+    int64_t hi = cs_tui_raw_of(c, t1, 1);
+    sqlite3_bind_int(t->pWindow, 1, rank);
+    sqlite3_bind_int64(t->pWindow, 2, lo);
+    sqlite3_bind_int64(t->pWindow, 3, hi);
+    int rc;
+    cs_span sp;
+    while ((rc = sqlite3_step(t->pWindow)) == SQLITE_ROW) {
+        cs_tui_row_span(t->pWindow, &sp);
+        if (sp.tid != tid || sp.end_ns < t0 || sp.begin_ns >= t1)
+            continue;
+        if (cb(&sp, arg) != 0)
+            break;
+    }
+    int bad = rc != SQLITE_ROW && rc != SQLITE_DONE;
+    sqlite3_reset(t->pWindow);
+    return bad ? -1 : 0;
+}
+
+int cs_tui_span(cs_tui *t, int64_t id, cs_span *out)
+{
+    if (cs_tui_prep(t, &t->pSpan, "SELECT " CS_TUI_SPAN_COLS " WHERE s.id = ?1") != 0)
+        return -1;
+    sqlite3_bind_int64(t->pSpan, 1, id);
+    int rc = -1;
+    if (sqlite3_step(t->pSpan) == SQLITE_ROW) {
+        cs_tui_row_span(t->pSpan, out);
+        rc = 0;
+    }
+    sqlite3_reset(t->pSpan);
+    return rc;
+}
+
+int cs_tui_instance(cs_tui *t, int64_t comm, int64_t seq, int (*cb)(const cs_span *, void *), void *arg)
+{
+    if (cs_tui_prep(t, &t->pInst, "SELECT " CS_TUI_SPAN_COLS " WHERE s.comm = ?1 AND s.seq = ?2 ORDER BY s.rank") != 0)
+        return -1;
+    sqlite3_bind_int64(t->pInst, 1, comm);
+    sqlite3_bind_int64(t->pInst, 2, seq);
+    int rc;
+    cs_span sp;
+    while ((rc = sqlite3_step(t->pInst)) == SQLITE_ROW) {
+        cs_tui_row_span(t->pInst, &sp);
+        if (cb(&sp, arg) != 0)
+            break;
+    }
+    int bad = rc != SQLITE_ROW && rc != SQLITE_DONE;
+    sqlite3_reset(t->pInst);
+    return bad ? -1 : 0;
+}
+
+int cs_tui_frames(cs_tui *t, int rank, int64_t callsite, int (*cb)(const cs_tui_frame *, void *), void *arg)
+{
+    if (cs_tui_prep(t, &t->pFrames, "SELECT level, pc, module, func, file, line FROM frames"
+                                    " WHERE rank = ?1 AND callsite = ?2 ORDER BY level") != 0)
+        return -1;
+    sqlite3_bind_int(t->pFrames, 1, rank);
+    sqlite3_bind_int64(t->pFrames, 2, callsite);
+    int rc;
+    while ((rc = sqlite3_step(t->pFrames)) == SQLITE_ROW) {
+        sqlite3_stmt *s = t->pFrames;
+        cs_tui_frame f = { sqlite3_column_int(s, 0), (uint64_t)sqlite3_column_int64(s, 1),
+                           (const char *)sqlite3_column_text(s, 2), (const char *)sqlite3_column_text(s, 3),
+                           (const char *)sqlite3_column_text(s, 4), sqlite3_column_int(s, 5) };
+        if (cb(&f, arg) != 0)
+            break;
+    }
+    int bad = rc != SQLITE_ROW && rc != SQLITE_DONE;
+    sqlite3_reset(t->pFrames);
+    return bad ? -1 : 0;
+}
+
+/* ---- lanes ---- */
+
+static int cs_tui_lanes_sql(sqlite3 *db, const char *sql, cs_tui_lane **out, int *n)
+{
+    sqlite3_stmt *s;
+    *out = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int cap = 0, rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            cs_tui_lane *na = realloc(*out, (size_t)cap * sizeof *na);
+            if (!na) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            *out = na;
+        }
+        cs_tui_lane *l = &(*out)[(*n)++];
+        l->rank = sqlite3_column_int(s, 0);
+        l->tid = sqlite3_column_int(s, 1);
+        l->spans = sqlite3_column_int64(s, 2);
+        l->max_dur_ns = sqlite3_column_int64(s, 3);
+        l->first_ns = sqlite3_column_int64(s, 4);
+        l->last_ns = sqlite3_column_int64(s, 5);
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return -1;
+    }
+    return 0;
+}
+
+int cs_tui_lanes(cs_tui *t, cs_tui_lane **out, int *n)
+{
+    if (t->idx.present)
+        return cs_tui_lanes_sql(t->db, "SELECT rank, tid, spans, max_dur_ns, first_ns, last_ns FROM tui_lanes"
+                                       " ORDER BY lane", out, n);
+    return cs_tui_lanes_sql(t->db, "SELECT s.rank, s.tid, count(*), MAX(s.end_ns - s.begin_ns), MIN("
+                                   CS_ALIGNED("s.begin_ns") "), MAX(" CS_ALIGNED("s.end_ns") ")"
+                                   " FROM span s LEFT JOIN clocks k ON k.rank = s.rank"
+                                   " GROUP BY s.rank, s.tid ORDER BY s.rank, s.tid", out, n);
+}
+
+/* ---- level of detail ---- */
+
+int cs_tui_lod(cs_tui *t, int lane, int level, int64_t b0, int64_t b1, cs_tui_bucket *out, int max)
+{
+    if (!t->idx.present)
+        return -1;
+    if (cs_tui_prep(t, &t->pLod, "SELECT bucket, n, coll, wait, p2p, gpu, other FROM tui_lod"
+                                 " WHERE lane = ?1 AND level = ?2 AND bucket >= ?3 AND bucket < ?4"
+                                 " ORDER BY bucket") != 0)
+        return -1;
+    sqlite3_bind_int(t->pLod, 1, lane);
+    sqlite3_bind_int(t->pLod, 2, level);
+    sqlite3_bind_int64(t->pLod, 3, b0);
+    sqlite3_bind_int64(t->pLod, 4, b1);
+    int n = 0, rc;
+    while (n < max && (rc = sqlite3_step(t->pLod)) == SQLITE_ROW) {
+        sqlite3_stmt *s = t->pLod;
+        cs_tui_bucket *b = &out[n++];
+        b->b = sqlite3_column_int64(s, 0);
+        b->n = sqlite3_column_int64(s, 1);
+        b->ns[CS_TK_GAP] = 0;
+        b->ns[CS_TK_COLL] = sqlite3_column_int64(s, 2);
+        b->ns[CS_TK_WAIT] = sqlite3_column_int64(s, 3);
+        b->ns[CS_TK_P2P] = sqlite3_column_int64(s, 4);
+        b->ns[CS_TK_GPU] = sqlite3_column_int64(s, 5);
+        b->ns[CS_TK_OTHER] = sqlite3_column_int64(s, 6);
+    }
+    sqlite3_reset(t->pLod);
+    return n;
+}
+
+/* The last arrival of every N-to-N collective instance, for the waiting
+ * parts: an open-addressing map (comm, seq) -> latest aligned begin. */
+typedef struct cs_tui_inst {
+    int64_t comm, seq, last;
+} cs_tui_inst;
+typedef struct cs_tui_imap {
+    cs_tui_inst *a;
+    size_t cap, n;
+} cs_tui_imap;
+
+static size_t cs_tui_ihash(int64_t comm, int64_t seq, size_t cap)
+{
+    uint64_t h = (uint64_t)comm * 0x9e3779b97f4a7c15ull ^ ((uint64_t)seq + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+    return (size_t)h & (cap - 1);
+}
+
+static cs_tui_inst *cs_tui_iget(cs_tui_imap *m, int64_t comm, int64_t seq, int add)
+{
+    if (add && (m->n + 1) * 2 > m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 1024;
+        cs_tui_inst *na = calloc(nc, sizeof *na);
+        if (!na)
+            return NULL;
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->a[i].seq > 0 || m->a[i].comm) {
+                size_t j = cs_tui_ihash(m->a[i].comm, m->a[i].seq, nc);
+                while (na[j].seq > 0 || na[j].comm)
+                    j = (j + 1) & (nc - 1);
+                na[j] = m->a[i];
+            }
+        free(m->a);
+        m->a = na;
+        m->cap = nc;
+    }
+    if (!m->cap)
+        return NULL;
+    size_t j = cs_tui_ihash(comm, seq, m->cap);
+    while (m->a[j].seq > 0 || m->a[j].comm) {
+        if (m->a[j].comm == comm && m->a[j].seq == seq)
+            return &m->a[j];
+        j = (j + 1) & (m->cap - 1);
+    }
+    if (!add)
+        return NULL;
+    m->a[j] = (cs_tui_inst){ comm, seq, INT64_MIN };
+    m->n++;
+    return &m->a[j];
+}
+
+typedef struct cs_tui_acc {
+    int64_t n;
+    int64_t ns[CS_TK_N];
+} cs_tui_acc;
+
+static void cs_tui_add(cs_tui_acc *a, int64_t nb, int shift, int64_t base, int64_t b, int64_t e, int kind)
+{
+    if (e <= b)
+        return;
+    int64_t i0 = (b - base) >> shift, i1 = (e - 1 - base) >> shift;
+    if (i0 < 0)
+        i0 = 0;
+    if (i1 >= nb)
+        i1 = nb - 1;
+    for (int64_t i = i0; i <= i1; i++) {
+        int64_t lo = base + (i << shift), hi = lo + ((int64_t)1 << shift);
+        int64_t x0 = b > lo ? b : lo, x1 = e < hi ? e : hi;
+        if (x1 > x0)
+            a[i].ns[kind] += x1 - x0;
+    }
+}
+
+static int cs_tui_exec(sqlite3 *db, const char *sql, const char *path, char *err, size_t errlen)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        cs_tui_fail(err, errlen, "%s: %s", path, msg ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int64_t cs_tui_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+typedef struct cs_tui_build {
+    sqlite3 *db;
+    const char *path;
+    char *err;
+    size_t errlen;
+    int nOp;
+    signed char *aKind;      /* op id -> CS_TK_* */
+    unsigned char *aAll;     /* op id -> N-to-N collective */
+    cs_tui_imap inst;
+    int waits_table;
+    int64_t base, end, nb;
+    int shift, levels;
+    sqlite3_stmt *pIns, *pLane;
+    int lane;
+} cs_tui_build;
+
+static int cs_tui_build_ops(cs_tui_build *B)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(B->db, "SELECT id, kind FROM ops", -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        int id = sqlite3_column_int(s, 0);
+        if (id < 0 || id > 65535)
+            continue;
+        if (id >= B->nOp) {
+            int nn = id + 64;
+            signed char *nk = realloc(B->aKind, (size_t)nn);
+            unsigned char *na = realloc(B->aAll, (size_t)nn);
+            if (nk)
+                B->aKind = nk;
+            if (na)
+                B->aAll = na;
+            if (!nk || !na) {
+                sqlite3_finalize(s);
+                return -1;
+            }
+            memset(B->aKind + B->nOp, CS_TK_OTHER, (size_t)(nn - B->nOp));
+            memset(B->aAll + B->nOp, 0, (size_t)(nn - B->nOp));
+            B->nOp = nn;
+        }
+        const char *k = (const char *)sqlite3_column_text(s, 1);
+        B->aKind[id] = (signed char)cs_tui_kind_of(k);
+        B->aAll[id] = (unsigned char)cs_tui_kind_all_to_all(k);
+    }
+    sqlite3_finalize(s);
+    return 0;
+}
+
+/* Write the buckets of one lane at every level. */
+static int cs_tui_build_flush(cs_tui_build *B, cs_tui_acc *a, int rank, int tid, int64_t spans, int64_t maxdur,
+                              int64_t first, int64_t last)
+{
+    int lane = B->lane++;
+    int64_t nb = B->nb;
+    for (int level = 0; level < B->levels; level++) {
+        for (int64_t i = 0; i < nb; i++) {
+            cs_tui_acc *x = &a[i];
+            if (!x->n && !x->ns[CS_TK_COLL] && !x->ns[CS_TK_WAIT] && !x->ns[CS_TK_P2P] && !x->ns[CS_TK_GPU] &&
+                !x->ns[CS_TK_OTHER])
+                continue;
+            sqlite3_stmt *s = B->pIns;
+            sqlite3_bind_int(s, 1, lane);
+            sqlite3_bind_int(s, 2, level);
+            sqlite3_bind_int64(s, 3, i);
+            sqlite3_bind_int64(s, 4, x->n);
+            sqlite3_bind_int64(s, 5, x->ns[CS_TK_COLL]);
+            sqlite3_bind_int64(s, 6, x->ns[CS_TK_WAIT]);
+            sqlite3_bind_int64(s, 7, x->ns[CS_TK_P2P]);
+            sqlite3_bind_int64(s, 8, x->ns[CS_TK_GPU]);
+            sqlite3_bind_int64(s, 9, x->ns[CS_TK_OTHER]);
+            if (sqlite3_step(s) != SQLITE_DONE) {
+                sqlite3_reset(s);
+                return cs_tui_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
+            }
+            sqlite3_reset(s);
+        }
+        /* next level: pairs summed in place */
+        int64_t nn = (nb + 1) / 2;
+        for (int64_t i = 0; i < nn; i++) {
+            cs_tui_acc x = a[2 * i];
+            if (2 * i + 1 < nb) {
+                x.n += a[2 * i + 1].n;
+                for (int k = 0; k < CS_TK_N; k++)
+                    x.ns[k] += a[2 * i + 1].ns[k];
+            }
+            a[i] = x;
+        }
+        nb = nn;
+    }
+    sqlite3_stmt *s = B->pLane;
+    sqlite3_bind_int(s, 1, lane);
+    sqlite3_bind_int(s, 2, rank);
+    sqlite3_bind_int(s, 3, tid);
+    sqlite3_bind_int64(s, 4, spans);
+    sqlite3_bind_int64(s, 5, maxdur);
+    sqlite3_bind_int64(s, 6, first);
+    sqlite3_bind_int64(s, 7, last);
+    int ok = sqlite3_step(s) == SQLITE_DONE;
+    sqlite3_reset(s);
+    return ok ? 0 : cs_tui_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
+}
+
+typedef struct cs_tui_lanebuf {
+    int tid;
+    cs_tui_acc *a;
+    int64_t spans, maxdur, first, last;
+} cs_tui_lanebuf;
+
+static int cs_tui_build_rank(cs_tui_build *B, int rank, int64_t *done)
+{
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "SELECT s.tid, s.op, " CS_ALIGNED("s.begin_ns") ", " CS_ALIGNED("s.end_ns") ", COALESCE(s.comm, 0),"
+             " COALESCE(s.seq, -1), %s FROM span s LEFT JOIN clocks k ON k.rank = s.rank%s"
+             " WHERE s.rank = ?1 ORDER BY s.rank, s.begin_ns",
+             B->waits_table ? "w.wait_ns" : "NULL", B->waits_table ? " LEFT JOIN waits w ON w.span = s.id" : "");
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(B->db, sql, -1, &s, NULL) != SQLITE_OK)
+        return cs_tui_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
+    sqlite3_bind_int(s, 1, rank);
+    cs_tui_lanebuf *L = NULL;
+    int nL = 0, rc, ret = 0;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int tid = sqlite3_column_int(s, 0), op = sqlite3_column_int(s, 1);
+        int64_t b = sqlite3_column_int64(s, 2), e = sqlite3_column_int64(s, 3);
+        int64_t comm = sqlite3_column_int64(s, 4), seq = sqlite3_column_int64(s, 5);
+        cs_tui_lanebuf *lb = NULL;
+        for (int i = 0; i < nL; i++)
+            if (L[i].tid == tid)
+                lb = &L[i];
+        if (!lb) {
+            cs_tui_lanebuf *nl = realloc(L, (size_t)(nL + 1) * sizeof *nl);
+            if (!nl) {
+                ret = cs_tui_fail(B->err, B->errlen, "out of memory");
+                break;
+            }
+            L = nl;
+            lb = &L[nL++];
+            memset(lb, 0, sizeof *lb);
+            lb->tid = tid;
+            lb->first = b;
+            lb->last = e;
+            lb->a = calloc((size_t)B->nb, sizeof *lb->a);
+            if (!lb->a) {
+                ret = cs_tui_fail(B->err, B->errlen, "out of memory (%lld buckets)", (long long)B->nb);
+                break;
+            }
+        }
+        int kind = op >= 0 && op < B->nOp ? B->aKind[op] : CS_TK_OTHER;
+        int64_t w = 0;
+        if (kind == CS_TK_COLL) {
+            if (sqlite3_column_type(s, 6) != SQLITE_NULL) {
+                w = sqlite3_column_int64(s, 6);
+            } else if (!B->waits_table && seq >= 0 && B->aAll[op]) {
+                cs_tui_inst *in = cs_tui_iget(&B->inst, comm, seq, 0);
+                if (in && in->last > b)
+                    w = in->last - b;
+            }
+            if (w > e - b)
+                w = e - b;
+            if (w < 0)
+                w = 0;
+        }
+        int64_t bi = (b - B->base) >> B->shift;
+        if (bi < 0)
+            bi = 0;
+        if (bi >= B->nb)
+            bi = B->nb - 1;
+        lb->a[bi].n++;
+        if (w > 0) {
+            cs_tui_add(lb->a, B->nb, B->shift, B->base, b, b + w, CS_TK_WAIT);
+            cs_tui_add(lb->a, B->nb, B->shift, B->base, b + w, e, CS_TK_COLL);
+        } else {
+            cs_tui_add(lb->a, B->nb, B->shift, B->base, b, e, kind);
+        }
+        lb->spans++;
+        if (e - b > lb->maxdur)
+            lb->maxdur = e - b;
+        if (e > lb->last)
+            lb->last = e;
+        (*done)++;
+    }
+    if (!ret && rc != SQLITE_DONE)
+        ret = cs_tui_fail(B->err, B->errlen, "%s: corrupt trace (%s)", B->path, sqlite3_errmsg(B->db));
+    sqlite3_finalize(s);
+    /* lanes of a rank by thread */
+    for (int i = 0; i < nL; i++)
+        for (int j = i + 1; j < nL; j++)
+            if (L[j].tid < L[i].tid) {
+                cs_tui_lanebuf x = L[i];
+                L[i] = L[j];
+                L[j] = x;
+            }
+    for (int i = 0; i < nL; i++) {
+        /* max duration is in raw time: add a little for drift */
+        if (!ret && L[i].a)
+            ret = cs_tui_build_flush(B, L[i].a, rank, L[i].tid, L[i].spans, L[i].maxdur + 1000, L[i].first, L[i].last);
+        free(L[i].a);
+    }
+    free(L);
+    return ret;
+}
+
+static int cs_tui_build_instances(cs_tui_build *B)
+{
+    const char *sql = "SELECT COALESCE(s.comm, 0), s.seq, s.op, " CS_ALIGNED("s.begin_ns")
+                      " FROM span s LEFT JOIN clocks k ON k.rank = s.rank WHERE s.seq IS NOT NULL";
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(B->db, sql, -1, &s, NULL) != SQLITE_OK)
+        return cs_tui_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int op = sqlite3_column_int(s, 2);
+        if (op < 0 || op >= B->nOp || !B->aAll[op])
+            continue;
+        int64_t seq = sqlite3_column_int64(s, 1);
+        if (seq <= 0 && sqlite3_column_int64(s, 0) == 0)
+            continue; /* (0, <=0) is the empty slot of the map */
+        cs_tui_inst *in = cs_tui_iget(&B->inst, sqlite3_column_int64(s, 0), seq, 1);
+        if (!in) {
+            sqlite3_finalize(s);
+            return cs_tui_fail(B->err, B->errlen, "out of memory");
+        }
+        int64_t b = sqlite3_column_int64(s, 3);
+        if (b > in->last)
+            in->last = b;
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? 0 : cs_tui_fail(B->err, B->errlen, "%s: corrupt trace (%s)", B->path, sqlite3_errmsg(B->db));
+}
+
+int cs_tui_index_build(const char *path, void (*progress)(double, void *), void *arg, cs_tui_index_info *out,
+                       char *err, size_t errlen)
+{
+    int64_t t_start = cs_tui_now_ms();
+    if (access(path, W_OK) != 0)
+        return cs_tui_fail(err, errlen, "%s: cannot write the timeline index (%s)", path, strerror(errno));
+    cs_tui_build B = { 0 };
+    B.path = path;
+    B.err = err;
+    B.errlen = errlen;
+    if (sqlite3_open_v2(path, &B.db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        cs_tui_fail(err, errlen, "%s: %s", path, B.db ? sqlite3_errmsg(B.db) : "out of memory");
+        sqlite3_close_v2(B.db);
+        return -1;
+    }
+    sqlite3_busy_timeout(B.db, 5000);
+    sqlite3_exec(B.db, "PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;", NULL, NULL, NULL);
+    int ret = -1;
+    int *aRank = NULL, nRank = 0;
+    int64_t total = 0, maxspans = 0;
+    cs_tui_clock *aClock = NULL;
+    int nClock = 0;
+    if (cs_tui_build_ops(&B) != 0 || cs_tui_load_clocks(B.db, &aClock, &nClock) != 0) {
+        cs_tui_fail(err, errlen, "%s: corrupt trace (%s)", path, sqlite3_errmsg(B.db));
+        goto done;
+    }
+    B.waits_table = cs_tui_table_exists(B.db, "waits");
+    /* The ranks, their span counts and time range, from the index. */
+    {
+        sqlite3_stmt *s, *q;
+        if (sqlite3_prepare_v2(B.db, "SELECT DISTINCT rank FROM processes ORDER BY rank", -1, &s, NULL) != SQLITE_OK ||
+            sqlite3_prepare_v2(B.db, "SELECT count(*), MIN(begin_ns), MAX(begin_ns) FROM span WHERE rank = ?1", -1,
+                               &q, NULL) != SQLITE_OK) {
+            cs_tui_fail(err, errlen, "%s: corrupt trace (%s)", path, sqlite3_errmsg(B.db));
+            goto done;
+        }
+        B.base = INT64_MAX;
+        B.end = INT64_MIN;
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int rank = sqlite3_column_int(s, 0);
+            sqlite3_bind_int(q, 1, rank);
+            if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 0) > 0) {
+                int64_t cnt = sqlite3_column_int64(q, 0);
+                const cs_tui_clock *c = cs_tui_clock_of(aClock, nClock, rank);
+                int64_t off = c ? c->offset_ns : 0;
+                int64_t lo = sqlite3_column_int64(q, 1) + off - 1000000, hi = sqlite3_column_int64(q, 2) + off;
+                if (lo < B.base)
+                    B.base = lo;
+                if (hi > B.end)
+                    B.end = hi;
+                total += cnt;
+                if (cnt > maxspans)
+                    maxspans = cnt;
+                int *na = realloc(aRank, (size_t)(nRank + 1) * sizeof *na);
+                if (!na)
+                    break;
+                aRank = na;
+                aRank[nRank++] = rank;
+            }
+            sqlite3_reset(q);
+        }
+        sqlite3_finalize(s);
+        sqlite3_finalize(q);
+    }
+    if (!nRank) {
+        B.base = 0;
+        B.end = 1;
+    }
+    /* Spans that run past the last begin (Finalize) are clipped: leave room. */
+    B.end += (B.end - B.base) / 16 + 1000000;
+    {
+        int64_t want = maxspans / 2;
+        int64_t nb = 256;
+        while (nb < want && nb < ((int64_t)1 << 19))
+            nb <<= 1;
+        int shift = 0;
+        while (((B.end - B.base) >> shift) >= nb)
+            shift++;
+        B.shift = shift;
+        B.nb = ((B.end - B.base) >> shift) + 1;
+        B.levels = 1;
+        for (int64_t x = B.nb; x > 1; x = (x + 1) / 2)
+            B.levels++;
+    }
+    if (!B.waits_table && cs_tui_build_instances(&B) != 0)
+        goto done;
+    if (cs_tui_exec(B.db, "BEGIN; DROP TABLE IF EXISTS tui_lod; DROP TABLE IF EXISTS tui_lanes;"
+                          " CREATE TABLE IF NOT EXISTS tui_lanes(lane INTEGER PRIMARY KEY, rank INTEGER, tid INTEGER,"
+                          " spans INTEGER, max_dur_ns INTEGER, first_ns INTEGER, last_ns INTEGER);"
+                          " CREATE TABLE IF NOT EXISTS tui_lod(lane INTEGER NOT NULL, level INTEGER NOT NULL,"
+                          " bucket INTEGER NOT NULL, n INTEGER, coll INTEGER, wait INTEGER, p2p INTEGER, gpu INTEGER,"
+                          " other INTEGER, PRIMARY KEY(lane, level, bucket)) WITHOUT ROWID;",
+                    path, err, errlen) != 0)
+        goto done;
+    if (sqlite3_prepare_v2(B.db, "INSERT INTO tui_lod VALUES(?,?,?,?,?,?,?,?,?)", -1, &B.pIns, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(B.db, "INSERT INTO tui_lanes VALUES(?,?,?,?,?,?,?)", -1, &B.pLane, NULL) != SQLITE_OK) {
+        cs_tui_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(B.db));
+        sqlite3_exec(B.db, "ROLLBACK", NULL, NULL, NULL);
+        goto done;
+    }
+    int64_t done_spans = 0;
+    for (int i = 0; i < nRank; i++) {
+        if (cs_tui_build_rank(&B, aRank[i], &done_spans) != 0) {
+            sqlite3_exec(B.db, "ROLLBACK", NULL, NULL, NULL);
+            goto done;
+        }
+        if (progress)
+            progress(total ? (double)done_spans / (double)total : 1.0, arg);
+    }
+    int64_t ms = cs_tui_now_ms() - t_start;
+    char meta[1024];
+    snprintf(meta, sizeof meta,
+             "INSERT OR REPLACE INTO meta(key, value) VALUES ('tui_lod_version', '%d'), ('tui_lod_spans', '%lld'),"
+             " ('tui_lod_shift', '%d'), ('tui_lod_levels', '%d'), ('tui_lod_base_ns', '%lld'),"
+             " ('tui_lod_end_ns', '%lld'), ('tui_lod_waits', '%d'), ('tui_lod_build_ms', '%lld'); COMMIT;",
+             CS_TUI_LOD_VERSION, (long long)total, B.shift, B.levels, (long long)B.base, (long long)B.end,
+             B.waits_table, (long long)ms);
+    if (cs_tui_exec(B.db, meta, path, err, errlen) != 0) {
+        sqlite3_exec(B.db, "ROLLBACK", NULL, NULL, NULL);
+        goto done;
+    }
+    if (out) {
+        memset(out, 0, sizeof *out);
+        out->present = 1;
+        out->spans = total;
+        out->shift = B.shift;
+        out->levels = B.levels;
+        out->base_ns = B.base;
+        out->end_ns = B.end;
+        out->waits = B.waits_table;
+        out->build_s = (double)(cs_tui_now_ms() - t_start) / 1000.0;
+    }
+    ret = 0;
+done:
+    sqlite3_finalize(B.pIns);
+    sqlite3_finalize(B.pLane);
+    sqlite3_close_v2(B.db);
+    free(B.aKind);
+    free(B.aAll);
+    free(B.inst.a);
+    free(aRank);
+    free(aClock);
+    return ret;
+}
+
+/* ---- bulk writer ---- */
+
+struct cs_tui_bulk {
+    sqlite3 *db;
+    char path[PATH_MAX];
+    sqlite3_stmt *pSpan;
+};
+
+int cs_tui_bulk_open(const char *path, cs_tui_bulk **out, char *err, size_t errlen)
+{
+    cs_store *st;
+    *out = NULL;
+    if (cs_store_create(path, &st, err, errlen) != 0)
+        return -1;
+    cs_store_close(st);
+    cs_tui_bulk *b = calloc(1, sizeof *b);
+    if (!b)
+        return cs_tui_fail(err, errlen, "out of memory");
+    snprintf(b->path, sizeof b->path, "%s", path);
+    if (sqlite3_open_v2(path, &b->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+        cs_tui_exec(b->db, "PRAGMA synchronous=OFF; PRAGMA journal_mode=WAL; BEGIN;", path, err, errlen) != 0 ||
+        sqlite3_prepare_v2(b->db, "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2,"
+                                  " tag, req, begin_ns, end_ns, rc, callsite, flags)"
+                                  " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &b->pSpan, NULL) != SQLITE_OK) {
+        if (err && !*err)
+            cs_tui_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(b->db));
+        sqlite3_close_v2(b->db);
+        free(b);
+        return -1;
+    }
+    *out = b;
+    return 0;
+}
+
+int cs_tui_bulk_proc(cs_tui_bulk *b, int rank, int nranks, int64_t start_ns, int64_t end_ns, int64_t spans,
+                     const char *label)
+{
+    char *sql = sqlite3_mprintf(
+        "INSERT INTO processes(rank, pid, host, exe, mpi, clock, ticks_per_ns, world_size, status, spans, dropped,"
+        " overhead_ns_per_call, overhead_ns, start_ns, end_ns, callsites) VALUES(%d, %d, 'gen', 'tui_gen', 'none',"
+        " 'monotonic', 1.0, %d, 'closed', %lld, 0, 0, 0, %lld, %lld, 1);"
+        "INSERT INTO clocks(rank, clock, offset_ns, drift_ppm, ref_ns) VALUES(%d, 'monotonic', 0, 0, 0);"
+        "INSERT INTO comms(id, rank, local, comm_rank, size, parent, how, created_ns)"
+        " VALUES(1, %d, 0, %d, %d, 0, 'world', %lld);"
+        "INSERT INTO callsites(rank, id, depth, label) VALUES(%d, 1, 1, %Q);"
+        "INSERT INTO frames(rank, callsite, level, pc, module, offset, func, file, line)"
+        " VALUES(%d, 1, 0, 4096, 'tui_gen', 4096, 'train_step', 'tui_gen.c', 42);",
+        rank, 1000 + rank, nranks, (long long)spans, (long long)start_ns, (long long)end_ns, rank, rank, rank, nranks,
+        (long long)start_ns, rank, label ? label : "tui_gen.c:42 train_step", rank);
+    int rc = sql && sqlite3_exec(b->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+    sqlite3_free(sql);
+    return rc;
+}
+
+int cs_tui_bulk_span(cs_tui_bulk *b, const cs_span *x)
+{
+    sqlite3_stmt *s = b->pSpan;
+    sqlite3_bind_int64(s, 1, x->id);
+    sqlite3_bind_int(s, 2, x->rank);
+    sqlite3_bind_int(s, 3, x->tid);
+    sqlite3_bind_int(s, 4, x->op);
+    if (x->comm)
+        sqlite3_bind_int64(s, 5, x->comm);
+    else
+        sqlite3_bind_null(s, 5);
+    if (x->seq >= 0)
+        sqlite3_bind_int64(s, 6, x->seq);
+    else
+        sqlite3_bind_null(s, 6);
+    sqlite3_bind_int64(s, 7, x->bytes);
+    sqlite3_bind_int(s, 8, x->dtype);
+    sqlite3_bind_int64(s, 9, x->count);
+    sqlite3_bind_int(s, 10, x->peer);
+    sqlite3_bind_int(s, 11, x->peer2);
+    sqlite3_bind_int(s, 12, x->tag);
+    sqlite3_bind_int64(s, 13, x->req);
+    sqlite3_bind_int64(s, 14, x->begin_ns);
+    sqlite3_bind_int64(s, 15, x->end_ns);
+    sqlite3_bind_int(s, 16, x->rc);
+    sqlite3_bind_int64(s, 17, x->callsite);
+    sqlite3_bind_int64(s, 18, x->flags);
+    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -1;
+    sqlite3_reset(s);
+    return rc;
+}
+
+int cs_tui_bulk_close(cs_tui_bulk *b, char *err, size_t errlen)
+{
+    int rc = 0;
+    sqlite3_finalize(b->pSpan);
+    if (cs_tui_exec(b->db, "COMMIT;", b->path, err, errlen) != 0)
+        rc = -1;
+    sqlite3_close_v2(b->db);
+    if (rc == 0) {
+        cs_store *st;
+        if (cs_store_open(b->path, CS_STORE_WRITE, &st, err, errlen) != 0)
+            rc = -1;
+        else {
+            rc = cs_store_finish(st, "tui_gen", err, errlen);
+            cs_store_close(st);
+        }
+    }
+    free(b);
+    return rc;
+}

@@ -1,0 +1,128 @@
+/* store_tui.h: what the terminal browser reads beyond store.h.
+ *
+ * The timeline must redraw in a few milliseconds on traces of tens of
+ * millions of spans. It reads two things:
+ *  - raw spans of one lane (rank, thread) in a time window, through the
+ *    (rank, begin_ns) index, when the window holds few enough of them;
+ *  - a level-of-detail summary, built once per trace (tables tui_lanes and
+ *    tui_lod, created here with CREATE TABLE IF NOT EXISTS): for every
+ *    lane and every power-of-two bucket of time, how long that lane spent
+ *    in each kind of span. Level 0 buckets are 2^shift ns wide; level l
+ *    buckets 2^(shift+l) ns, aligned on base_ns.
+ * Every SQL statement of the TUI lives in store_tui.c. */
+#ifndef CS_STORE_TUI_H
+#define CS_STORE_TUI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libtrace/store.h"
+
+/* What a span is drawn as. CS_TK_WAIT is the waiting part of a
+ * collective (before the last rank arrived); the rest is CS_TK_COLL. */
+enum cs_tui_kind {
+    CS_TK_GAP = 0,   /* no traced call: compute */
+    CS_TK_COLL,      /* collective (transfer part) */
+    CS_TK_WAIT,      /* collective, waiting for the last rank */
+    CS_TK_P2P,       /* point-to-point, probes and completions */
+    CS_TK_GPU,       /* GPU kernels and copies */
+    CS_TK_OTHER,     /* init, finalize, markers, communicator calls */
+    CS_TK_N
+};
+/* The drawing kind of an op kind name of the ops table ("coll", "send"...). */
+int cs_tui_kind_of(const char *op_kind);
+/* Does this op kind have every member present at once (N-to-N)? */
+int cs_tui_kind_all_to_all(const char *op_kind);
+
+typedef struct cs_tui cs_tui;
+
+/* A read connection of its own on the trace at path (already checked by
+ * cs_store_open). */
+int cs_tui_open(const char *path, cs_tui **out, char *err, size_t errlen);
+void cs_tui_close(cs_tui *t);
+
+/* ---- level-of-detail summary ---- */
+
+#define CS_TUI_LOD_VERSION 1
+
+typedef struct cs_tui_index_info {
+    int present;          /* tables and meta are there and of this version */
+    int stale;            /* built for another span count or analysis state */
+    int64_t spans;        /* spans it was built from */
+    int shift, levels;
+    int64_t base_ns, end_ns;
+    int waits;            /* waiting parts of collectives are in it */
+    double build_s;       /* how long the build took */
+} cs_tui_index_info;
+int cs_tui_index_info_get(cs_tui *t, int64_t spans_now, cs_tui_index_info *out);
+
+/* Build (or rebuild) the summary of the trace at path: one pass over the
+ * spans in (rank, begin) order. progress (may be NULL) is called now and
+ * then with the fraction done. Returns 0, or -1 with a reason (a
+ * read-only file, for instance). */
+int cs_tui_index_build(const char *path, void (*progress)(double frac, void *arg), void *arg,
+                       cs_tui_index_info *out, char *err, size_t errlen);
+
+/* Load the summary parameters from the trace after a build. */
+int cs_tui_index_reload(cs_tui *t);
+
+typedef struct cs_tui_bucket {
+    int64_t b;              /* bucket index at its level */
+    int64_t n;              /* spans that begin in it */
+    int64_t ns[CS_TK_N];    /* busy time per kind (ns[CS_TK_GAP] unused) */
+} cs_tui_bucket;
+/* Buckets b0 <= b < b1 of one lane at one level, in order; empty buckets
+ * are absent. Returns how many were written to out (at most max), -1 on
+ * error. */
+int cs_tui_lod(cs_tui *t, int lane, int level, int64_t b0, int64_t b1, cs_tui_bucket *out, int max);
+
+/* ---- lanes ---- */
+
+typedef struct cs_tui_lane {
+    int rank, tid;
+    int64_t spans, max_dur_ns;
+    int64_t first_ns, last_ns;   /* aligned */
+} cs_tui_lane;
+/* The lanes of the trace, by rank then thread; *out is malloc'ed. From the
+ * summary when it exists, else from one scan of the spans. */
+int cs_tui_lanes(cs_tui *t, cs_tui_lane **out, int *n);
+
+/* ---- raw spans ---- */
+
+/* Spans of one lane overlapping [t0, t1) (aligned times), by begin.
+ * max_dur_ns bounds the duration of the lane's spans (cs_tui_lane). The
+ * callback returns non-zero to stop. Returns 0, or -1 on error. */
+int cs_tui_window(cs_tui *t, int rank, int tid, int64_t max_dur_ns, int64_t t0, int64_t t1,
+                  int (*cb)(const cs_span *, void *), void *arg);
+/* One span by id; 0, or -1 when absent. */
+int cs_tui_span(cs_tui *t, int64_t id, cs_span *out);
+/* Every rank's span of collective instance (comm, seq), by rank. */
+int cs_tui_instance(cs_tui *t, int64_t comm, int64_t seq, int (*cb)(const cs_span *, void *), void *arg);
+
+typedef struct cs_tui_frame {
+    int level;
+    uint64_t pc;
+    const char *module, *func, *file;   /* NULL when unknown */
+    int line;
+} cs_tui_frame;
+/* The frames of one call site, innermost first. */
+int cs_tui_frames(cs_tui *t, int rank, int64_t callsite, int (*cb)(const cs_tui_frame *, void *), void *arg);
+
+/* Does the trace hold table name (e.g. the analysis tables)? */
+int cs_tui_has_table(cs_tui *t, const char *name);
+
+/* ---- bulk writing (trace generators for tests and benchmarks) ---- */
+
+typedef struct cs_tui_bulk cs_tui_bulk;
+/* A new trace at path (replacing any file), ready for a bulk load. */
+int cs_tui_bulk_open(const char *path, cs_tui_bulk **out, char *err, size_t errlen);
+/* A process (rank) of the job, its communicator 1 of nranks members, and
+ * a call site with one frame labelled label (may be NULL). */
+int cs_tui_bulk_proc(cs_tui_bulk *b, int rank, int nranks, int64_t start_ns, int64_t end_ns, int64_t spans,
+                     const char *label);
+/* One span; the op by id of the ops table (cs_store_ops). */
+int cs_tui_bulk_span(cs_tui_bulk *b, const cs_span *s);
+/* Commit, build the indexes; frees b. Returns 0 or -1 with a reason. */
+int cs_tui_bulk_close(cs_tui_bulk *b, char *err, size_t errlen);
+
+#endif

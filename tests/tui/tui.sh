@@ -1,0 +1,168 @@
+#!/bin/sh
+# tui.sh: collscope-tui in tmux on a recorded 4-rank trace whose rank 2 is
+# late: lanes, axis, zoom, the straggler's details, worst instances,
+# straggler steps, filters, stats and ranks screens, help, resizing, and
+# drawing without colours or UTF-8.
+. "$srcdir/tests/lib.sh"
+. "$srcdir/tests/tui/tuilib.sh"
+
+# A recorded trace: the example trainer, rank 2 delayed; else a generated one.
+TRAINER="$B/examples/mpi_trainer_ompi"
+L=$(mpirun_for openmpi)
+if [ -x "$TRAINER" ] && [ -n "$L" ] && [ "$L" != no ] && [ -x "$L" ]; then
+  "$COLLSCOPE" run -o "$T/run" -- "$L" -np 4 --oversubscribe "$TRAINER" --steps 20 --delay-us 5000 \
+    --delay-ranks 2 --compute-us 2000 >"$T/run.log" 2>&1 || { cat "$T/run.log"; fail "collscope run"; }
+  echo "ok: recorded the trainer with a straggler (rank 2)"
+else
+  mkdir -p "$T/run"
+  "$B/bench/tui_gen" "$T/run/trace.db" --spans 2000 --ranks 4 --straggler 2 || fail "tui_gen"
+  echo "ok: generated a 4-rank trace (no Open MPI trainer here)"
+fi
+mkdir -p "$T/raw"
+cp "$T/run/trace.db" "$T/raw/trace.db"
+
+# -- not analysed: lanes, axis, and a clear note for the analysis keys
+tui_start 120 40 "env LANG=C.UTF-8 TERM=xterm-256color '$TUI' '$T/raw'"
+wait_for 'rank 3'
+for r in 0 1 2; do screen | grep -q "rank $r" || fail "lane of rank $r missing"; done
+echo "ok: one lane per rank"
+line 2 | grep -Eq '[0-9.]+(ns|us|ms|s)' || fail "no time axis with units: $(line 2)"
+echo "ok: time axis with units: $(line 2 | tr -s ' ' | cut -c1-60)"
+screen | grep -q 'collective' || fail "no legend"
+keys w
+wait_for 'not analysed yet'
+keys q
+wait_for '\[rc=0\]'
+
+# -- analysed
+"$COLLSCOPE" analyze "$T/run" >"$T/analyze.log" 2>&1 || { cat "$T/analyze.log"; fail "collscope analyze"; }
+tui_start 120 40 "env LANG=C.UTF-8 TERM=xterm-256color '$TUI' '$T/run'"
+wait_for 'analysis: yes'
+wait_for 'rank 3'
+axis0=$(line 2)
+view0=$(screen | grep -o 'view [0-9.]* [a-z]*s' | tail -n 1)
+keys + + +
+wait_gone "$view0"
+axis1=$(line 2)
+[ "$axis0" != "$axis1" ] || fail "zoom did not change the axis"
+echo "ok: zoom changed the axis ($view0 -> $(screen | grep -o 'view [0-9.]* [a-z]*s' | tail -n 1))"
+keys -
+wait_for 'view'
+
+# worst instance: the straggler's details
+keys w
+wait_for 'worst #1 of'
+wait_for 'who was last: rank [0-9]'
+keys w
+wait_for 'worst #2 of'
+keys W
+wait_for 'worst #1 of'
+# the worst instances where the straggler (rank 2) came last
+i=1
+while ! screen | grep -q 'last rank 2 '; do
+  [ $i -lt 30 ] || fail "no worst instance with rank 2 last among the first 30"
+  i=$((i + 1)); keys w; wait_for "worst #$i of"
+done
+wait_for 'who was last: rank 2'
+wait_for 'Selected: MPI_'
+wait_for 'call site: '
+screen | grep -Eq 'comm 0x[0-9a-f]+ +seq [0-9]+' || fail "no communicator and sequence number in the details"
+screen | grep -Eq 'bytes [0-9.]+ (B|KiB|MiB)' || fail "no bytes in the details"
+echo "ok: details of the worst instance (op, bytes, comm, seq, wait, last rank, call site)"
+keys Escape
+wait_gone 'Selected: MPI_'
+
+# straggler steps
+keys s
+wait_for 'straggler step [0-9]+ \(1 of'
+wait_for 'rank [0-9] set the step time'
+keys s
+wait_for 'straggler step [0-9]+ \(2 of'
+keys S
+wait_for 'straggler step [0-9]+ \(1 of'
+
+# select at the cursor
+keys Enter
+wait_for 'Selected: |no span at the cursor'
+
+# filters
+keys f / r a n k Space 2 Enter
+wait_for 'filter: rank=2'
+sleep 0.2
+screen | grep -q 'rank 0' && fail "rank filter left rank 0 on screen"
+echo "ok: rank filter shows only rank 2"
+keys x
+wait_for 'rank 0'
+keys / o p Space a l l r e d u c e Enter
+wait_for 'op=MPI_Allreduce'
+keys / c o m m Space z z Enter
+wait_for "not a communicator id"
+keys x
+wait_gone 'op=MPI_Allreduce'
+
+# go to a time
+keys g 5 0 % Enter
+wait_for 'at \+'
+
+# stats screen, sortable
+keys T
+wait_for 'Per op \(sorted by total\)'
+wait_for 'MPI_Allreduce'
+keys '>'
+wait_for 'sorted by p50'
+keys r
+wait_for 'sorted by p50, reversed'
+keys Tab
+wait_for 'Per communicator \(sorted'
+keys Tab
+wait_for 'Per call site \(sorted'
+screen | grep -q 'Stragglers' && echo "ok: stragglers listed on the stats screen"
+
+# ranks screen: rank 2 first (latest)
+keys R
+wait_for 'Ranks, latest first'
+first=$(screen | grep -A1 'times last' | tail -n 1 | awk '{print $1}')
+expect_eq "latest rank on the ranks screen" "$first" 2
+keys Enter
+wait_for '>rank 2'
+
+# help
+keys '?'
+wait_for 'zoom in around the cursor'
+keys Space
+wait_for 'rank 3'
+
+# resizing
+resize 80 24
+wait_for '^>?.rank 3|^ rank 3|rank 3'
+[ "$(screen | wc -l)" -le 24 ] || fail "screen larger than 24 lines after resize"
+screen | head -n 1 | grep -q 'collscope-tui' || fail "no header at 80x24"
+echo "ok: drawn at 80x24"
+resize 300 100
+wait_for 'rank 3'
+line 2 | grep -Eq '[0-9.]+(ns|us|ms|s)' || fail "no axis at 300x100"
+echo "ok: drawn at 300x100"
+resize 20 5
+wait_for 'too small'
+resize 120 40
+wait_for 'rank 3'
+wait_gone 'too small'
+keys q
+wait_for '\[rc=0\]'
+wait_for '\[tty icanon\]'
+
+# no colours, no UTF-8, vt100
+tui_start 100 30 "env LANG=C LC_ALL=C TERM=vt100 NO_COLOR=1 '$TUI' '$T/run'"
+wait_for 'rank 3'
+wait_for '# collective'
+screen | grep '^ rank\|^>rank' | grep -q '[#:]' || fail "no ASCII spans on the lanes"
+echo "ok: ASCII glyphs without colours"
+keys q
+wait_for '\[rc=0\]'
+
+# through collscope
+tui_start 100 30 "env LANG=C.UTF-8 TERM=xterm '$COLLSCOPE' tui '$T/run'"
+wait_for 'rank 3'
+keys q
+wait_for '\[rc=0\]'
+pass
