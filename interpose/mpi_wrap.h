@@ -63,7 +63,7 @@ typedef struct cs_mpi_comm {
     uint32_t local;     /* index used in span records */
     uint32_t size;
     int32_t rank;
-    uint32_t seq;       /* collectives issued so far (atomic) */
+    uint32_t seq;       /* collectives issued so far */
     uint32_t children;  /* communicators created from it (atomic) */
     uint32_t is_world;
 } cs_mpi_comm;
@@ -167,7 +167,12 @@ CS_HOT void cs_mpi_set_comm(cs_mpi_call *c, MPI_Comm comm, int collective)
     c->r->comm = (uint16_t)m->local;
     c->flags |= CS_F_HAS_COMM;
     if (collective) {
-        c->r->seq = __atomic_fetch_add(&m->seq, 1, __ATOMIC_RELAXED);
+        /* MPI forbids concurrent collectives on one communicator, so the
+         * count needs no atomic read-modify-write (a locked add costs more
+         * than the rest of this function). */
+        uint32_t seq = __atomic_load_n(&m->seq, __ATOMIC_RELAXED);
+        __atomic_store_n(&m->seq, seq + 1, __ATOMIC_RELAXED);
+        c->r->seq = seq;
         c->flags |= CS_F_HAS_SEQ;
     }
 }
