@@ -155,6 +155,32 @@ static int cs_rank_row(int rank, int64_t busy, int64_t wall, int64_t spans, void
     return 0;
 }
 
+/* ---- GPU overlap (CUPTI activity; printed only when the trace has it) ---- */
+static int cs_overlap_row(int rank, int64_t comm_ns, int64_t exposed_ns, void *arg)
+{
+    FILE *f = arg;
+    char b1[32], b2[32];
+    fprintf(f, "  %6d %12s %12s %7.1f%%\n", rank, cs_fmt_ns(comm_ns, b1, sizeof b1),
+            cs_fmt_ns(exposed_ns, b2, sizeof b2), comm_ns > 0 ? 100.0 * (double)exposed_ns / (double)comm_ns : 0.0);
+    return 0;
+}
+
+static void cs_text_gpu_overlap(FILE *f, cs_store *st)
+{
+    /* The header goes out only if there are rows: write them to memory first. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m)
+        return;
+    int n = cs_store_gpu_overlap(st, cs_overlap_row, m);
+    fclose(m);
+    if (n > 0)
+        fprintf(f, "\nGPU overlap: NCCL time on the GPU not overlapped by compute (kernels of other streams)\n"
+                   "  %6s %12s %12s %8s\n%s", "rank", "comm (GPU)", "not overlap", "share", buf);
+    free(buf);
+}
+
 static void cs_json_str(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -339,6 +365,7 @@ int cs_cmd_report(int argc, char **argv)
                     (long long)r->spans);
         }
         cs_write_analysis_text(f, &ad, gates, ngates);
+        cs_text_gpu_overlap(f, st);
     } else {
         fprintf(f, "{\n  \"format\": \"collscope-report\",\n  \"version\": %d,\n  \"trace\": ", CS_REPORT_VERSION);
         cs_json_str(f, cs_store_path(st));

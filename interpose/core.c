@@ -238,6 +238,13 @@ int cs_trace_start(const char *api)
         atfork_done = 1;
     }
     __atomic_store_n(&cs_tracing, 1, __ATOMIC_RELEASE);
+    /* GPU activity (cupti.c, COLLSCOPE_CUPTI=1), before any CUDA work. */
+    extern void cs_cupti_start(void) __attribute__((weak));
+    if (cs_cupti_start) {
+        cs_busy++;
+        cs_cupti_start();
+        cs_busy--;
+    }
 out:
     errno = saved_errno;
     pthread_mutex_unlock(&cs_start_lock);
@@ -281,6 +288,9 @@ __attribute__((destructor)) static void cs_core_fini(void)
     extern void cs_gpu_flush(void) __attribute__((weak));
     if (cs_gpu_flush)
         cs_gpu_flush();
+    extern void cs_cupti_flush(void) __attribute__((weak));
+    if (cs_cupti_flush)
+        cs_cupti_flush();
     __atomic_store_n(&cs_tracing, 0, __ATOMIC_RELEASE);
     cs_log_close();
     const char *conv = getenv("COLLSCOPE_EXIT_CONVERT");

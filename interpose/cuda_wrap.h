@@ -58,7 +58,16 @@ typedef struct cs_gpu_tls {
 extern __thread cs_gpu_tls cs_gpu_t __attribute__((tls_model("initial-exec")));
 
 int cs_gpu_start(void);
-extern int cs_gpu_start_state; /* 0 untried, 1 tracing, -1 will not trace */
+extern int cs_gpu_start_state;
+
+/* CUPTI (cupti.c, COLLSCOPE_CUPTI=1): on once activity is enabled. The
+ * runtime-API callback leaves the correlation id of the runtime call in
+ * progress in cs_cupti_corr; a launch or memcpy wrapper stores it in its
+ * SPANX record (the importer joins activity to the span by it). Streams a
+ * traced call used are noted so activity names them by handle. */
+extern int cs_cupti_on;
+extern __thread uint32_t cs_cupti_corr __attribute__((tls_model("initial-exec")));
+void cs_cupti_note_stream_slow(uint64_t handle); /* 0 untried, 1 tracing, -1 will not trace */
 
 /* Begin a traced call: 0 means pass the call through untraced. */
 static inline int cs_gpu_enter(cs_gpu_call *c, int op)
@@ -100,6 +109,8 @@ static inline void cs_gpu_begin(cs_gpu_call *c)
 {
     if (CS_UNLIKELY(cs_papi_on))
         cs_papi_sample(cs__log_tls.tid);
+    if (CS_UNLIKELY(cs_cupti_on))
+        cs_cupti_corr = 0;
     c->rec.t0 = cs_clock_ticks();
 }
 
@@ -110,6 +121,11 @@ static inline void cs_gpu_end(cs_gpu_call *c, int rc, int failed)
     c->rec.rc = rc;
     if (CS_UNLIKELY(failed))
         c->flags |= CS_F_ERROR;
+    if (CS_UNLIKELY(cs_cupti_on) && c->has_x) {
+        if (c->x.corr == 0 && cs_cupti_corr) /* a CUDA call (NCCL calls have their own ids) */
+            c->x.corr = cs_cupti_corr;
+        cs_cupti_note_stream_slow(c->x.stream);
+    }
 }
 
 /* Write the extension record (if any), then the span; leave the call. */

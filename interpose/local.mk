@@ -55,7 +55,15 @@ interpose/nccl_wrappers.gen.c: $(srcdir)/interpose/nccl.spec $(CS_GEN)
 BUILT_SOURCES += interpose/nccl_wrappers.gen.c
 CLEANFILES += interpose/nccl_wrappers.gen.c
 endif
+# The CUPTI subscriber (COLLSCOPE_CUPTI=1): libcupti is dlopen()ed.
+if HAVE_CUPTI
+CS_PRELOAD_CFLAGS += -DCS_WITH_CUPTI=1
+CS_CORE_SOURCES += interpose/cupti.c
 else
+EXTRA_DIST += interpose/cupti.c
+endif
+else
+EXTRA_DIST += interpose/cupti.c
 EXTRA_DIST += interpose/cuda_wrap.h interpose/cuda_wrap.c interpose/gputime.c \
 	interpose/nccl_wrap.h interpose/nccl_wrap.c
 endif

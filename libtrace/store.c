@@ -475,8 +475,8 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
     cv.pt = malloc(cap * sizeof *cv.pt);
     uint64_t *comm_id = NULL;
     size_t ncomm = 0;
-    cs_gt *gts = NULL;
-    size_t ngt = 0, capgt = 0;
+    cs_gt *gts = NULL, *acts = NULL;
+    size_t ngt = 0, capgt = 0, nact = 0, capact = 0;
     cs_xpend xp[64];
     int nxp = 0;
     const cs_rec *r;
@@ -517,10 +517,23 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
                 gts = np;
             }
             gts[ngt++] = (cs_gt){ g->corr, g->g0, g->g1 };
+        } else if (kind == CS_REC_GPUACT) {
+            /* CUPTI activity: joined to the launching CUDA call below. */
+            const cs_rec_gpuact *a = (const cs_rec_gpuact *)r;
+            if (nact == capact) {
+                capact = capact ? capact * 2 : 256;
+                cs_gt *np = realloc(acts, capact * sizeof *np);
+                if (!np)
+                    goto oom;
+                acts = np;
+            }
+            acts[nact++] = (cs_gt){ a->corr, a->g0, a->g1 };
         }
     }
     if (ngt)
         qsort(gts, ngt, sizeof *gts, cs_gt_cmp);
+    if (nact)
+        qsort(acts, nact, sizeof *acts, cs_gt_cmp);
     if (cv.n == 0) {
         /* A log with no calibration holds no usable record either. */
         cv.pt[cv.n++] = (cs_calpt){ 0, 0, h->start_real_ns };
@@ -621,7 +634,11 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
                         x = &xp[i].x;
                     break;
                 }
-            const cs_gt *gt = x && x->corr ? cs_gt_find(gts, ngt, x->corr) : NULL;
+            /* NCCL calls: GPU times by the process's own correlation id
+             * (GPUTIME); CUDA calls: by CUPTI's (GPUACT). */
+            int is_cuda = r->op < CS_OP_COUNT && strcmp(cs_ops[r->op].api, "CUDA") == 0;
+            const cs_gt *gt = x && x->corr ? (is_cuda ? cs_gt_find(acts, nact, x->corr) : cs_gt_find(gts, ngt, x->corr))
+                                           : NULL;
             for (int i = 19; i <= 24; i++)
                 sqlite3_bind_null(s, i);
             if (x) {
@@ -830,6 +847,7 @@ out:
     free(cv.pt);
     free(comm_id);
     free(gts);
+    free(acts);
     if (lr)
         cs_logr_close(lr);
     return rc;
@@ -1446,4 +1464,114 @@ int64_t cs_store_count_spans(cs_store *st)
         n = sqlite3_column_int64(s, 0);
     sqlite3_finalize(s);
     return n;
+}
+
+/* ---- GPU overlap of communication with compute ---- */
+
+typedef struct cs_iv { int64_t b, e; } cs_iv;
+
+/* Time of the sorted, disjoint intervals a[0..n) covered by the kernels of
+ * rank `rank` on streams other than `stream` (their union). */
+static int cs_overlap_covered(cs_store *st, int rank, int64_t stream, const cs_iv *a, size_t n, int64_t *covered)
+{
+    sqlite3_stmt *k;
+    *covered = 0;
+    if (sqlite3_prepare_v2(st->db, "SELECT begin_ns, end_ns FROM gpu_activity WHERE rank = ? AND kind = 'kernel'"
+                           " AND stream IS NOT ? AND end_ns > begin_ns ORDER BY begin_ns", -1, &k, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int(k, 1, rank);
+    sqlite3_bind_int64(k, 2, stream);
+    size_t i = 0;
+    int64_t ub = 0, ue = INT64_MIN; /* the kernel union interval being built */
+    for (int more = 1; more;) {
+        int64_t b = 0, e = 0;
+        more = sqlite3_step(k) == SQLITE_ROW;
+        if (more) {
+            b = sqlite3_column_int64(k, 0);
+            e = sqlite3_column_int64(k, 1);
+            if (b <= ue) {
+                if (e > ue)
+                    ue = e;
+                continue;
+            }
+        }
+        if (ue > INT64_MIN) {
+            /* Intersect [ub, ue) with the communication intervals. */
+            while (i < n && a[i].e <= ub)
+                i++;
+            for (size_t j = i; j < n && a[j].b < ue; j++) {
+                int64_t lo = a[j].b > ub ? a[j].b : ub, hi = a[j].e < ue ? a[j].e : ue;
+                if (hi > lo)
+                    *covered += hi - lo;
+            }
+        }
+        ub = b;
+        ue = more ? e : INT64_MIN;
+    }
+    sqlite3_finalize(k);
+    return 0;
+}
+
+int cs_store_gpu_overlap(cs_store *st, int (*cb)(int rank, int64_t comm_ns, int64_t exposed_ns, void *), void *arg)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM gpu_activity WHERE kind = 'kernel' LIMIT 1", -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int any = sqlite3_step(s) == SQLITE_ROW;
+    sqlite3_finalize(s);
+    if (!any)
+        return 0;
+    if (sqlite3_prepare_v2(st->db, "SELECT s.rank, COALESCE(s.stream, 0), s.gpu_begin_ns, s.gpu_end_ns FROM span s"
+                           " JOIN ops o ON o.id = s.op WHERE o.api = 'NCCL' AND o.kind IN ('coll','rooted','send','recv')"
+                           " AND s.gpu_begin_ns IS NOT NULL AND s.gpu_end_ns > s.gpu_begin_ns"
+                           " ORDER BY s.rank, 2, s.gpu_begin_ns", -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    cs_iv *a = NULL;
+    size_t n = 0, cap = 0;
+    int rank = 0, nranks = 0, rc = 0;
+    int64_t stream = 0, comm_ns = 0, exposed_ns = 0;
+    for (int more = 1; more && rc == 0;) {
+        more = sqlite3_step(s) == SQLITE_ROW;
+        int r = more ? sqlite3_column_int(s, 0) : 0;
+        int64_t sm = more ? sqlite3_column_int64(s, 1) : 0;
+        if (n && (!more || r != rank || sm != stream)) {
+            int64_t total = 0, covered = 0;
+            for (size_t i = 0; i < n; i++)
+                total += a[i].e - a[i].b;
+            if (cs_overlap_covered(st, rank, stream, a, n, &covered) != 0)
+                rc = -1;
+            comm_ns += total;
+            exposed_ns += total - covered;
+            n = 0;
+            if (!more || r != rank) {
+                if (rc == 0 && cb(rank, comm_ns, exposed_ns, arg) != 0)
+                    rc = 1;
+                nranks++;
+                comm_ns = exposed_ns = 0;
+            }
+        }
+        if (!more)
+            break;
+        rank = r;
+        stream = sm;
+        int64_t b = sqlite3_column_int64(s, 2), e = sqlite3_column_int64(s, 3);
+        if (n && b <= a[n - 1].e) { /* grouped calls share their times */
+            if (e > a[n - 1].e)
+                a[n - 1].e = e;
+            continue;
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 256;
+            cs_iv *np = realloc(a, cap * sizeof *np);
+            if (!np) {
+                rc = -1;
+                break;
+            }
+            a = np;
+        }
+        a[n++] = (cs_iv){ b, e };
+    }
+    sqlite3_finalize(s);
+    free(a);
+    return rc < 0 ? -1 : nranks;
 }

@@ -172,6 +172,12 @@ typedef struct cs_group_row {
 int cs_store_group_durations(cs_store *st, const char *group,
                              int (*cb)(const cs_group_row *, void *), void *arg);
 /* Per rank: time inside traced calls, and the rank's wall time. */
+/* GPU overlap: per rank (ascending), the GPU time of its NCCL calls
+ * (coll, rooted, send, recv; the union over each stream, on the rank's raw
+ * clock) and the part of it no kernel of another stream ran alongside
+ * (CUPTI activity). Returns the number of ranks reported, 0 when the trace
+ * has no kernel activity, -1 on error; a non-zero cb stops early. */
+int cs_store_gpu_overlap(cs_store *st, int (*cb)(int rank, int64_t comm_ns, int64_t exposed_ns, void *), void *arg);
 int cs_store_rank_busy(cs_store *st, int (*cb)(int rank, int64_t in_calls_ns, int64_t wall_ns, int64_t spans, void *), void *arg);
 
 int64_t cs_store_count_spans(cs_store *st);

@@ -52,7 +52,12 @@ bad=$(q "$db" "SELECT count(*) FROM spans WHERE gpu_begin_ns IS NOT NULL AND grp
 syncs=$(q "$db" "SELECT count(*) FROM spans WHERE kind='sync'")
 want=$(grep -o "calls: rank [0-9]* .*" "$T/run.out" | grep -o 'cuda[A-Za-z]*Synchronize=[0-9]*' | awk -F= '{s+=$2} END {print s+0}')
 [ "$syncs" = "$want" ] || fail "sync spans $syncs, program made $want (the tool added synchronization?)"
-echo "ok: no synchronization added ($syncs = the program's own); kernel records: $(q "$db" "SELECT count(*) FROM gpu_activity") (CUPTI)"
+echo "ok: no synchronization added ($syncs = the program's own)"
+nk=$(q "$db" "SELECT count(*) FROM gpu_activity WHERE kind='kernel'")
+[ "$nk" -gt 0 ] || fail "no CUPTI kernel records (COLLSCOPE_CUPTI=1; see $T/run.err)"
+nj=$(q "$db" "SELECT count(*) FROM spans s JOIN gpu_activity a ON a.rank=s.rank AND a.corr=s.corr AND a.kind='kernel' WHERE s.kind='launch'")
+echo "ok: CUPTI: $nk kernel records, $nj joined to their launch call"
+"$B/analyzer/collscope" report "$T/r" | sed -n '/^GPU overlap/,/^$/p'
 echo "== PyTorch DDP (world size 1, NCCL)"
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
   cat > "$T/ddp.py" <<'PY'
@@ -77,5 +82,5 @@ echo "== kernels"
 sh "$S/tests/gpu/kernels.sh" "$B"; rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 77 ] || fail "kernels.sh exit $rc"
 rm -rf "$T"
-echo "SUMMARY: trainer $np rank(s) ${bare_s}s bare; $nc collectives timed; PASS"
+echo "SUMMARY: trainer $np rank(s) ${bare_s}s bare; $nc collectives timed; $nk CUPTI kernel records ($nj joined); PASS"
 exit 0

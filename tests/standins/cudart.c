@@ -12,6 +12,7 @@
 #include <cuda_runtime_api.h>
 
 #include <dlfcn.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,25 @@
 #define SI_EXPORT __attribute__((visibility("default")))
 
 static __thread cudaError_t si_last;
+
+/* The CUPTI stand-in's report of work (tests/standins/cupti.c): phase 0
+ * before the work returns its correlation id; phase 1 after it, with the
+ * CLOCK_MONOTONIC times it ran. kind: 1 kernel, 2 memcpy, 3 memset. */
+typedef unsigned (*si_act_fn)(int phase, int kind, const char *name, uint64_t bytes, void *stream,
+                              uint64_t t0, uint64_t t1, unsigned corr);
+static si_act_fn si_act;
+SI_EXPORT void csStandinActivityHook(si_act_fn f) { si_act = f; }
+static uint64_t si_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#define SI_ACT_BEGIN(kind, name, stream) \
+    unsigned si_corr = si_act ? si_act(0, kind, name, 0, stream, 0, 0, 0) : 0; \
+    uint64_t si_t0 = si_now_ns()
+#define SI_ACT_END(kind, name, bytes, stream) \
+    do { if (si_act) si_act(1, kind, name, bytes, stream, si_t0, si_now_ns(), si_corr); } while (0)
 static int si_device;
 
 static cudaError_t si_ret(cudaError_t e)
@@ -59,19 +79,32 @@ SI_EXPORT cudaError_t cudaMalloc(void **p, size_t n)
 SI_EXPORT cudaError_t cudaFree(void *p) { free(p); return cudaSuccess; }
 SI_EXPORT cudaError_t cudaMallocHost(void **p, size_t n) { return cudaMalloc(p, n); }
 SI_EXPORT cudaError_t cudaFreeHost(void *p) { free(p); return cudaSuccess; }
+static cudaError_t si_copy(void *d, const void *s, size_t n, cudaStream_t st)
+{
+    SI_ACT_BEGIN(2, "memcpy", st);
+    memmove(d, s, n);
+    SI_ACT_END(2, "memcpy", n, st);
+    return cudaSuccess;
+}
+static cudaError_t si_set(void *p, int v, size_t n, cudaStream_t st)
+{
+    SI_ACT_BEGIN(3, "memset", st);
+    memset(p, v, n);
+    SI_ACT_END(3, "memset", n, st);
+    return cudaSuccess;
+}
 SI_EXPORT cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind k)
 {
     (void)k;
-    memmove(d, s, n);
-    return cudaSuccess;
+    return si_copy(d, s, n, NULL);
 }
 SI_EXPORT cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKind k, cudaStream_t st)
 {
-    (void)st;
-    return cudaMemcpy(d, s, n, k);
+    (void)k;
+    return si_copy(d, s, n, st);
 }
-SI_EXPORT cudaError_t cudaMemset(void *p, int v, size_t n) { memset(p, v, n); return cudaSuccess; }
-SI_EXPORT cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t st) { (void)st; return cudaMemset(p, v, n); }
+SI_EXPORT cudaError_t cudaMemset(void *p, int v, size_t n) { return si_set(p, v, n, NULL); }
+SI_EXPORT cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t st) { return si_set(p, v, n, st); }
 
 /* ---- streams: work runs when enqueued, in order ---- */
 struct CUstream_st { int flags; };
@@ -182,9 +215,10 @@ SI_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *k, const void *fun)
     return cudaSuccess;
 }
 
-static cudaError_t si_launch(const void *key, dim3 g, dim3 b, void **args)
+static cudaError_t si_launch(const void *key, dim3 g, dim3 b, void **args, cudaStream_t st)
 {
     si_host_fn fn = NULL;
+    const char *kname = "?";
     pthread_mutex_lock(&si_klock);
     for (int i = 0; i < si_nk; i++)
         if (si_k[i].key == key) {
@@ -197,21 +231,24 @@ static cudaError_t si_launch(const void *key, dim3 g, dim3 b, void **args)
                             "-rdynamic)\n", si_k[i].name, twin);
             }
             fn = si_k[i].fn;
+            kname = si_k[i].name;
             break;
         }
     pthread_mutex_unlock(&si_klock);
     if (!fn)
         return si_ret(cudaErrorInvalidDeviceFunction);
+    SI_ACT_BEGIN(1, kname, st);
     fn(args, g.x * g.y * g.z * b.x * b.y * b.z);
+    SI_ACT_END(1, kname, 0, st);
     return cudaSuccess;
 }
 SI_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t k, dim3 g, dim3 b, void **args, size_t sh, cudaStream_t s)
 {
-    (void)sh; (void)s;
-    return si_launch((const void *)k, g, b, args);
+    (void)sh;
+    return si_launch((const void *)k, g, b, args, s);
 }
 SI_EXPORT cudaError_t cudaLaunchKernel(const void *f, dim3 g, dim3 b, void **args, size_t sh, cudaStream_t s)
 {
-    (void)sh; (void)s;
-    return si_launch(f, g, b, args);
+    (void)sh;
+    return si_launch(f, g, b, args, s);
 }
