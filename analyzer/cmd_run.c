@@ -2,6 +2,7 @@
  * DIR/trace.db. The job's exit status is ours; the tool never changes it. */
 #include "config.h"
 #include "analyzer/cli.h"
+#include "libtrace/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -132,21 +133,6 @@ static const char *cs_guess_mpi(char **launch)
     return "nompi";
 }
 
-static int cs_mkdir_p(const char *path)
-{
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-        return -1;
-    return 0;
-}
 
 /* Remove the previous run's files (and only those) from DIR. */
 static void cs_clean_dir(const char *dir)
@@ -242,13 +228,13 @@ int cs_cmd_run(int argc, char **argv)
     /* Set up the output folder; if we cannot, the job still runs. */
     char dir[PATH_MAX];
     int traced = 1;
-    if (cs_mkdir_p(out) != 0 || !realpath(out, dir)) {
+    if (cs_log_mkdirs(out) != 0 || !realpath(out, dir)) {
         cs_error("cannot create output folder %s: %s; running the job untraced", out, strerror(errno));
         traced = 0;
     } else {
         char logs[PATH_MAX + 8];
         snprintf(logs, sizeof logs, "%s/logs", dir);
-        if (cs_mkdir_p(logs) != 0 || access(logs, W_OK) != 0) {
+        if (cs_log_mkdirs(logs) != 0 || access(logs, W_OK) != 0) {
             cs_error("cannot write to %s: %s; running the job untraced", logs, strerror(errno));
             traced = 0;
         } else {

@@ -105,21 +105,6 @@ static int64_t cs_test_offset_for(int rank)
     return 0;
 }
 
-static int cs_mkdirs(const char *path)
-{
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-        return -1;
-    return 0;
-}
 
 /* Estimate the tool's own cost of one traced call: the work a wrapper adds
  * around the real call, timed on a scratch record. */
@@ -190,7 +175,7 @@ int cs_trace_start(const char *api)
     char logs[PATH_MAX];
     snprintf(logs, sizeof logs, "%s/logs", cs_dir);
     static int warned;
-    if (cs_mkdirs(logs) != 0) {
+    if (cs_log_mkdirs(logs) != 0) {
         if (cs_rank <= 0)
             cs_warn_once(&warned, "cannot create %s (%s); the job runs untraced", logs, strerror(errno));
         goto out;
@@ -269,6 +254,23 @@ void cs_trace_set_rank(int rank, int size)
 }
 
 int cs_trace_rank(void) { return cs_rank; }
+
+void cs_emit_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint32_t size, int32_t rank)
+{
+    cs_rec_comm *r = (cs_rec_comm *)cs_log_slot();
+    if (!r)
+        return;
+    r->how = (uint16_t)how;
+    r->tid = cs__log_tls.tid;
+    r->t0 = cs_clock_ticks();
+    r->id = id;
+    r->parent = parent;
+    r->local = local;
+    r->size = size;
+    r->rank = rank;
+    r->world_rank = cs_trace_rank();
+    cs_log_commit(r, CS_REC_HDR(CS_REC_COMMDEF, 0));
+}
 
 void cs_test_stall_us(int us)
 {

@@ -51,6 +51,10 @@ void cs_papi_sample(uint16_t tid);
 extern int cs_test_p2p_src, cs_test_p2p_dst, cs_test_p2p_us;
 void cs_test_stall_us(int us);
 
+/* Write a COMMDEF record: communicator `local` of this process is job-wide
+ * `id` (made from `parent` as `how`), of `size` members, this rank `rank`. */
+void cs_emit_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint32_t size, int32_t rank);
+
 /* Write a span record (hdr last). r->hdr is ignored. */
 static inline void cs_emit_rec(const cs_rec *r, uint32_t flags)
 {

@@ -176,19 +176,7 @@ static cs_mpi_comm *cs_comm_add(uint64_t key, MPI_Comm comm, uint64_t id, uint64
     m->is_world = how == CS_COMM_WORLD;
     __atomic_store_n(slot, m, __ATOMIC_RELEASE); /* the freed one leaks: it is tiny */
 
-    cs_rec_comm *r = (cs_rec_comm *)cs_log_slot();
-    if (r) {
-        r->how = (uint16_t)how;
-        r->tid = cs__log_tls.tid;
-        r->t0 = cs_clock_ticks();
-        r->id = m->id;
-        r->parent = parent;
-        r->local = m->local;
-        r->size = m->size;
-        r->rank = m->rank;
-        r->world_rank = cs_trace_rank();
-        cs_log_commit(r, CS_REC_HDR(CS_REC_COMMDEF, 0));
-    }
+    cs_emit_commdef(how, m->id, parent, m->local, m->size, m->rank);
     return m;
 }
 

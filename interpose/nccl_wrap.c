@@ -159,19 +159,7 @@ static cs_nccl_comm *cs_ncomm_add(ncclComm_t comm, uint64_t id, uint64_t parent,
     __atomic_store_n(slot, m, __ATOMIC_RELEASE); /* a destroyed one leaks: it is tiny */
     pthread_mutex_unlock(&cs_ncomm_lock);
 
-    cs_rec_comm *r = (cs_rec_comm *)cs_log_slot();
-    if (r) {
-        r->how = (uint16_t)how;
-        r->tid = cs__log_tls.tid;
-        r->t0 = cs_clock_ticks();
-        r->id = m->id;
-        r->parent = parent;
-        r->local = m->local;
-        r->size = m->size;
-        r->rank = m->rank;
-        r->world_rank = cs_trace_rank();
-        cs_log_commit(r, CS_REC_HDR(CS_REC_COMMDEF, 0));
-    }
+    cs_emit_commdef(how, m->id, parent, m->local, m->size, m->rank);
     return m;
 }
 

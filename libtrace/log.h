@@ -137,6 +137,9 @@ struct cs_log_syscalls {
 };
 extern struct cs_log_syscalls cs_log_sys;
 
+/* mkdir -p: 0, or -1 with errno set. */
+int cs_log_mkdirs(const char *path);
+
 /* ---- reader ---- */
 
 typedef struct cs_logr cs_logr;

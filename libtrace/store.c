@@ -85,35 +85,8 @@ int cs_store_meta_get(cs_store *st, const char *key, char *buf, size_t len)
     return rc;
 }
 
-/* The op and datatype tables of this build. */
-static int cs_fill_static_tables(cs_store *st, char *err, size_t errlen)
-{
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(st->db, "INSERT INTO ops(id, name, api, kind, nonblocking) VALUES(?,?,?,?,?)", -1, &s, NULL) != SQLITE_OK)
-        return cs_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
-    for (int i = 0; i < CS_OP_COUNT; i++) {
-        sqlite3_bind_int(s, 1, i);
-        sqlite3_bind_text(s, 2, cs_ops[i].name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 3, cs_ops[i].api, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 4, cs_ops[i].kind_name, -1, SQLITE_STATIC);
-        sqlite3_bind_int(s, 5, cs_ops[i].nonblocking);
-        sqlite3_step(s);
-        sqlite3_reset(s);
-    }
-    sqlite3_finalize(s);
-    if (sqlite3_prepare_v2(st->db, "INSERT INTO dtypes(id, name) VALUES(?,?)", -1, &s, NULL) != SQLITE_OK)
-        return cs_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
-    for (int i = 0; i < CS_DT_COUNT; i++) {
-        sqlite3_bind_int(s, 1, i);
-        sqlite3_bind_text(s, 2, cs_dtype_names[i], -1, SQLITE_STATIC);
-        sqlite3_step(s);
-        sqlite3_reset(s);
-    }
-    sqlite3_finalize(s);
-    return 0;
-}
-
-/* Ops of this build that an older file lacks (same id, same name). */
+/* The ops of this build: all of them in a new file, those an older file
+ * lacks (same id, same name) in an upgraded one. */
 static int cs_add_new_ops(cs_store *st, char *err, size_t errlen)
 {
     sqlite3_stmt *s;
@@ -132,6 +105,25 @@ static int cs_add_new_ops(cs_store *st, char *err, size_t errlen)
     sqlite3_finalize(s);
     return 0;
 }
+
+/* The op and datatype tables of this build. */
+static int cs_fill_static_tables(cs_store *st, char *err, size_t errlen)
+{
+    sqlite3_stmt *s;
+    if (cs_add_new_ops(st, err, errlen) != 0)
+        return -1;
+    if (sqlite3_prepare_v2(st->db, "INSERT INTO dtypes(id, name) VALUES(?,?)", -1, &s, NULL) != SQLITE_OK)
+        return cs_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
+    for (int i = 0; i < CS_DT_COUNT; i++) {
+        sqlite3_bind_int(s, 1, i);
+        sqlite3_bind_text(s, 2, cs_dtype_names[i], -1, SQLITE_STATIC);
+        sqlite3_step(s);
+        sqlite3_reset(s);
+    }
+    sqlite3_finalize(s);
+    return 0;
+}
+
 
 int cs_store_create(const char *path, cs_store **out, char *err, size_t errlen)
 {
