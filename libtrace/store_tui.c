@@ -28,7 +28,8 @@ struct cs_tui {
     cs_tui_clock *aClock;
     int nClock;
     cs_tui_index_info idx;
-    sqlite3_stmt *pLod, *pWindow, *pSpan, *pInst, *pFrames;
+    sqlite3_stmt *pLod, *pWindow, *pSpan, *pInst, *pFrames, *pSWindow, *pKernels;
+    int has_act;          /* gpu_activity is there */
 };
 
 static int cs_tui_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -52,7 +53,8 @@ int cs_tui_kind_of(const char *k)
     if (!strcmp(k, "send") || !strcmp(k, "recv") || !strcmp(k, "sendrecv") || !strcmp(k, "probe") ||
         !strcmp(k, "complete"))
         return CS_TK_P2P;
-    if (!strncmp(k, "kernel", 6) || !strncmp(k, "gpu", 3) || !strncmp(k, "memcpy", 6) || !strcmp(k, "cuda"))
+    if (!strncmp(k, "kernel", 6) || !strncmp(k, "gpu", 3) || !strncmp(k, "memcpy", 6) || !strcmp(k, "cuda") ||
+        !strcmp(k, "launch"))
         return CS_TK_GPU;
     return CS_TK_OTHER;
 }
@@ -189,6 +191,7 @@ int cs_tui_open(const char *path, cs_tui **out, char *err, size_t errlen)
         return -1;
     }
     cs_tui_read_index(t->db, &t->idx);
+    t->has_act = cs_tui_table_exists(t->db, "gpu_activity");
     *out = t;
     return 0;
 }
@@ -210,6 +213,8 @@ void cs_tui_close(cs_tui *t)
     sqlite3_finalize(t->pSpan);
     sqlite3_finalize(t->pInst);
     sqlite3_finalize(t->pFrames);
+    sqlite3_finalize(t->pSWindow);
+    sqlite3_finalize(t->pKernels);
     if (t->db)
         sqlite3_close_v2(t->db);
     free(t->aClock);
@@ -232,7 +237,9 @@ int cs_tui_index_info_get(cs_tui *t, int64_t spans_now, cs_tui_index_info *out)
     "s.id, s.rank, s.tid, s.op, COALESCE(s.comm, 0), COALESCE(s.seq, -1), COALESCE(s.bytes, 0)," \
     " COALESCE(s.count, 0), COALESCE(s.dtype, 0), COALESCE(s.peer, -1), COALESCE(s.peer2, -1)," \
     " COALESCE(s.tag, -1), COALESCE(s.req, 0), " CS_ALIGNED("s.begin_ns") ", " CS_ALIGNED("s.end_ns") "," \
-    " COALESCE(s.rc, 0), COALESCE(s.callsite, 0), s.flags FROM span s LEFT JOIN clocks k ON k.rank = s.rank"
+    " COALESCE(s.rc, 0), COALESCE(s.callsite, 0), s.flags, COALESCE(" CS_ALIGNED("s.gpu_begin_ns") ", 0)," \
+    " COALESCE(" CS_ALIGNED("s.gpu_end_ns") ", 0), COALESCE(s.stream, -1), COALESCE(s.grp, 0)" \
+    " FROM span s LEFT JOIN clocks k ON k.rank = s.rank"
 
 static void cs_tui_row_span(sqlite3_stmt *s, cs_span *o)
 {
@@ -254,6 +261,10 @@ static void cs_tui_row_span(sqlite3_stmt *s, cs_span *o)
     o->rc = sqlite3_column_int(s, 15);
     o->callsite = sqlite3_column_int64(s, 16);
     o->flags = (uint32_t)sqlite3_column_int64(s, 17);
+    o->gpu_begin_ns = sqlite3_column_int64(s, 18);
+    o->gpu_end_ns = sqlite3_column_int64(s, 19);
+    o->stream = sqlite3_column_int64(s, 20);
+    o->grp = sqlite3_column_int64(s, 21);
 }
 
 static int cs_tui_prep(cs_tui *t, sqlite3_stmt **ps, const char *sql)
@@ -346,6 +357,74 @@ int cs_tui_frames(cs_tui *t, int rank, int64_t callsite, int (*cb)(const cs_tui_
     return bad ? -1 : 0;
 }
 
+/* A stream lane: its spans at their GPU times (else CPU times), found
+ * through the (rank, begin_ns) index from their CPU begin; max_dur_ns
+ * covers the CPU begin to the latest end drawn. Then its kernels. */
+int cs_tui_stream_window(cs_tui *t, int rank, int64_t stream, int64_t max_dur_ns, int64_t t0, int64_t t1,
+                         int (*cb)(const cs_span *, void *), void *arg)
+{
+    if (cs_tui_prep(t, &t->pSWindow, "SELECT " CS_TUI_SPAN_COLS
+                                     " WHERE s.rank = ?1 AND s.begin_ns >= ?2 AND s.begin_ns < ?3 AND s.stream = ?4"
+                                     " ORDER BY s.rank, s.begin_ns") != 0)
+        return -1;
+    const cs_tui_clock *c = cs_tui_clock_of(t->aClock, t->nClock, rank);
+    int64_t lo = cs_tui_raw_of(c, t0, 0) - (max_dur_ns > 0 ? max_dur_ns : 0);
+    /* a GPU begin may precede the CPU begin by the clocks' jitter */
+    int64_t hi = cs_tui_raw_of(c, t1, 1) + 100000;
+    sqlite3_bind_int(t->pSWindow, 1, rank);
+    sqlite3_bind_int64(t->pSWindow, 2, lo);
+    sqlite3_bind_int64(t->pSWindow, 3, hi);
+    sqlite3_bind_int64(t->pSWindow, 4, stream);
+    int rc, stop = 0;
+    cs_span sp;
+    while ((rc = sqlite3_step(t->pSWindow)) == SQLITE_ROW) {
+        cs_tui_row_span(t->pSWindow, &sp);
+        if (sp.gpu_begin_ns && sp.gpu_end_ns >= sp.gpu_begin_ns) {
+            sp.begin_ns = sp.gpu_begin_ns;
+            sp.end_ns = sp.gpu_end_ns;
+        }
+        if (sp.end_ns < t0 || sp.begin_ns >= t1)
+            continue;
+        if (cb(&sp, arg) != 0) {
+            stop = 1;
+            break;
+        }
+    }
+    int bad = rc != SQLITE_ROW && rc != SQLITE_DONE;
+    sqlite3_reset(t->pSWindow);
+    if (bad)
+        return -1;
+    if (stop || !t->has_act)
+        return 0;
+    if (cs_tui_prep(t, &t->pKernels, "SELECT " CS_ALIGNED("g.begin_ns") ", " CS_ALIGNED("g.end_ns")
+                                     " FROM gpu_activity g LEFT JOIN clocks k ON k.rank = g.rank"
+                                     " WHERE g.rank = ?1 AND g.stream = ?2 AND g.kind = 'kernel'"
+                                     " AND g.begin_ns >= ?3 AND g.begin_ns < ?4 ORDER BY g.begin_ns") != 0)
+        return -1;
+    sqlite3_bind_int(t->pKernels, 1, rank);
+    sqlite3_bind_int64(t->pKernels, 2, stream);
+    sqlite3_bind_int64(t->pKernels, 3, lo);
+    sqlite3_bind_int64(t->pKernels, 4, hi);
+    memset(&sp, 0, sizeof sp);
+    sp.rank = rank;
+    sp.tid = -1;
+    sp.op = -1;
+    sp.seq = -1;
+    sp.peer = sp.peer2 = sp.tag = -1;
+    sp.stream = stream;
+    while ((rc = sqlite3_step(t->pKernels)) == SQLITE_ROW) {
+        sp.begin_ns = sqlite3_column_int64(t->pKernels, 0);
+        sp.end_ns = sqlite3_column_int64(t->pKernels, 1);
+        if (sp.end_ns < t0 || sp.begin_ns >= t1)
+            continue;
+        if (cb(&sp, arg) != 0)
+            break;
+    }
+    bad = rc != SQLITE_ROW && rc != SQLITE_DONE;
+    sqlite3_reset(t->pKernels);
+    return bad ? -1 : 0;
+}
+
 /* ---- lanes ---- */
 
 static int cs_tui_lanes_sql(sqlite3 *db, const char *sql, cs_tui_lane **out, int *n)
@@ -373,6 +452,10 @@ static int cs_tui_lanes_sql(sqlite3 *db, const char *sql, cs_tui_lane **out, int
         l->max_dur_ns = sqlite3_column_int64(s, 3);
         l->first_ns = sqlite3_column_int64(s, 4);
         l->last_ns = sqlite3_column_int64(s, 5);
+        l->stream = sqlite3_column_count(s) > 7 ? sqlite3_column_int64(s, 6) : 0;
+        l->sidx = sqlite3_column_count(s) > 7 ? sqlite3_column_int(s, 7) : 0;
+        if (l->sidx > 0)
+            l->tid = -1;
     }
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE) {
@@ -384,15 +467,68 @@ static int cs_tui_lanes_sql(sqlite3 *db, const char *sql, cs_tui_lane **out, int
     return 0;
 }
 
+/* The stream lanes of the trace by scanning span and gpu_activity: by
+ * rank, then first use (its earliest CPU begin or kernel). */
+#define CS_TUI_STREAM_LANES_SPANS \
+    "SELECT s.rank AS rank, s.stream AS stream, count(*) AS n," \
+    " MAX(MAX(s.end_ns, COALESCE(s.gpu_end_ns, s.end_ns)) - s.begin_ns) AS d," \
+    " MIN(" CS_ALIGNED("COALESCE(s.gpu_begin_ns, s.begin_ns)") ") AS f," \
+    " MAX(" CS_ALIGNED("COALESCE(s.gpu_end_ns, s.end_ns)") ") AS l, MIN(s.begin_ns) AS fu" \
+    " FROM span s LEFT JOIN clocks k ON k.rank = s.rank WHERE s.stream IS NOT NULL GROUP BY s.rank, s.stream"
+#define CS_TUI_STREAM_LANES_KERNELS \
+    " UNION ALL SELECT g.rank, g.stream, count(*), MAX(g.end_ns - g.begin_ns), MIN(" CS_ALIGNED("g.begin_ns") ")," \
+    " MAX(" CS_ALIGNED("g.end_ns") "), MIN(g.begin_ns) FROM gpu_activity g LEFT JOIN clocks k ON k.rank = g.rank" \
+    " WHERE g.kind = 'kernel' AND g.stream IS NOT NULL GROUP BY g.rank, g.stream"
+#define CS_TUI_STREAM_LANES(kernels) \
+    "SELECT rank, -1, SUM(n), MAX(d), MIN(f), MAX(l), stream, 1 FROM (" CS_TUI_STREAM_LANES_SPANS kernels ")" \
+    " GROUP BY rank, stream ORDER BY rank, MIN(fu), stream"
+
 int cs_tui_lanes(cs_tui *t, cs_tui_lane **out, int *n)
 {
     if (t->idx.present)
-        return cs_tui_lanes_sql(t->db, "SELECT rank, tid, spans, max_dur_ns, first_ns, last_ns FROM tui_lanes"
-                                       " ORDER BY lane", out, n);
-    return cs_tui_lanes_sql(t->db, "SELECT s.rank, s.tid, count(*), MAX(s.end_ns - s.begin_ns), MIN("
-                                   CS_ALIGNED("s.begin_ns") "), MAX(" CS_ALIGNED("s.end_ns") ")"
-                                   " FROM span s LEFT JOIN clocks k ON k.rank = s.rank"
-                                   " GROUP BY s.rank, s.tid ORDER BY s.rank, s.tid", out, n);
+        return cs_tui_lanes_sql(t->db, "SELECT rank, tid, spans, max_dur_ns, first_ns, last_ns, stream, sidx"
+                                       " FROM tui_lanes ORDER BY lane", out, n);
+    if (cs_tui_lanes_sql(t->db, "SELECT s.rank, s.tid, count(*), MAX(s.end_ns - s.begin_ns), MIN("
+                                CS_ALIGNED("s.begin_ns") "), MAX(" CS_ALIGNED("s.end_ns") ")"
+                                " FROM span s LEFT JOIN clocks k ON k.rank = s.rank"
+                                " GROUP BY s.rank, s.tid ORDER BY s.rank, s.tid", out, n) != 0)
+        return -1;
+    cs_tui_lane *aS = NULL;
+    int nS = 0;
+    if (cs_tui_lanes_sql(t->db, t->has_act ? CS_TUI_STREAM_LANES(CS_TUI_STREAM_LANES_KERNELS)
+                                           : CS_TUI_STREAM_LANES(""), &aS, &nS) != 0 || !nS) {
+        free(aS);
+        return 0; /* no stream lanes */
+    }
+    cs_tui_lane *na = realloc(*out, (size_t)(*n + nS) * sizeof *na);
+    if (!na) {
+        free(aS);
+        return 0;
+    }
+    /* each rank's stream lanes after its threads, numbered from 1 */
+    cs_tui_lane *m = malloc((size_t)(*n + nS) * sizeof *m);
+    if (!m) {
+        *out = na;
+        free(aS);
+        return 0;
+    }
+    int i = 0, j = 0, k = 0;
+    while (i < *n || j < nS) {
+        int rank = i < *n && (j >= nS || na[i].rank <= aS[j].rank) ? na[i].rank : aS[j].rank;
+        while (i < *n && na[i].rank == rank)
+            m[k++] = na[i++];
+        for (int sidx = 1; j < nS && aS[j].rank == rank; sidx++) {
+            m[k] = aS[j++];
+            m[k].sidx = sidx;
+            m[k].tid = -1;
+            k++;
+        }
+    }
+    free(na);
+    free(aS);
+    *out = m;
+    *n = k;
+    return 0;
 }
 
 /* ---- level of detail ---- */
@@ -525,7 +661,7 @@ typedef struct cs_tui_build {
     signed char *aKind;      /* op id -> CS_TK_* */
     unsigned char *aAll;     /* op id -> N-to-N collective */
     cs_tui_imap inst;
-    int waits_table;
+    int waits_table, act_table;
     int64_t base, end, nb;
     int shift, levels;
     sqlite3_stmt *pIns, *pLane;
@@ -566,8 +702,8 @@ static int cs_tui_build_ops(cs_tui_build *B)
 }
 
 /* Write the buckets of one lane at every level. */
-static int cs_tui_build_flush(cs_tui_build *B, cs_tui_acc *a, int rank, int tid, int64_t spans, int64_t maxdur,
-                              int64_t first, int64_t last)
+static int cs_tui_build_flush(cs_tui_build *B, cs_tui_acc *a, int rank, int tid, int64_t stream, int sidx,
+                              int64_t spans, int64_t maxdur, int64_t first, int64_t last)
 {
     int lane = B->lane++;
     int64_t nb = B->nb;
@@ -614,6 +750,8 @@ static int cs_tui_build_flush(cs_tui_build *B, cs_tui_acc *a, int rank, int tid,
     sqlite3_bind_int64(s, 5, maxdur);
     sqlite3_bind_int64(s, 6, first);
     sqlite3_bind_int64(s, 7, last);
+    sqlite3_bind_int64(s, 8, stream);
+    sqlite3_bind_int(s, 9, sidx);
     int ok = sqlite3_step(s) == SQLITE_DONE;
     sqlite3_reset(s);
     return ok ? 0 : cs_tui_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
@@ -621,49 +759,69 @@ static int cs_tui_build_flush(cs_tui_build *B, cs_tui_acc *a, int rank, int tid,
 
 typedef struct cs_tui_lanebuf {
     int tid;
+    int64_t stream;        /* stream lanes */
     cs_tui_acc *a;
     int64_t spans, maxdur, first, last;
 } cs_tui_lanebuf;
+
+/* The lane of key in L (threads: by tid; streams: by stream), added when
+ * absent; NULL when out of memory. */
+static cs_tui_lanebuf *cs_tui_lane_get(cs_tui_build *B, cs_tui_lanebuf **L, int *nL, int64_t key, int stream,
+                                       int64_t b, int64_t e)
+{
+    for (int i = 0; i < *nL; i++)
+        if (stream ? (*L)[i].stream == key : (*L)[i].tid == (int)key)
+            return &(*L)[i];
+    cs_tui_lanebuf *nl = realloc(*L, (size_t)(*nL + 1) * sizeof *nl);
+    if (!nl)
+        return NULL;
+    *L = nl;
+    cs_tui_lanebuf *lb = &nl[(*nL)++];
+    memset(lb, 0, sizeof *lb);
+    lb->tid = stream ? -1 : (int)key;
+    lb->stream = stream ? key : 0;
+    lb->first = b;
+    lb->last = e;
+    lb->a = calloc((size_t)B->nb, sizeof *lb->a);
+    if (!lb->a)
+        return NULL;
+    return lb;
+}
+
+static void cs_tui_lane_count(cs_tui_build *B, cs_tui_lanebuf *lb, int64_t b)
+{
+    int64_t bi = (b - B->base) >> B->shift;
+    if (bi < 0)
+        bi = 0;
+    if (bi >= B->nb)
+        bi = B->nb - 1;
+    lb->a[bi].n++;
+    lb->spans++;
+}
 
 static int cs_tui_build_rank(cs_tui_build *B, int rank, int64_t *done)
 {
     char sql[1024];
     snprintf(sql, sizeof sql,
              "SELECT s.tid, s.op, " CS_ALIGNED("s.begin_ns") ", " CS_ALIGNED("s.end_ns") ", COALESCE(s.comm, 0),"
-             " COALESCE(s.seq, -1), %s FROM span s LEFT JOIN clocks k ON k.rank = s.rank%s"
+             " COALESCE(s.seq, -1), %s, s.stream, " CS_ALIGNED("s.gpu_begin_ns") ", " CS_ALIGNED("s.gpu_end_ns")
+             " FROM span s LEFT JOIN clocks k ON k.rank = s.rank%s"
              " WHERE s.rank = ?1 ORDER BY s.rank, s.begin_ns",
              B->waits_table ? "w.wait_ns" : "NULL", B->waits_table ? " LEFT JOIN waits w ON w.span = s.id" : "");
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(B->db, sql, -1, &s, NULL) != SQLITE_OK)
         return cs_tui_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
     sqlite3_bind_int(s, 1, rank);
-    cs_tui_lanebuf *L = NULL;
-    int nL = 0, rc, ret = 0;
+    cs_tui_lanebuf *L = NULL, *SL = NULL;
+    int nL = 0, nSL = 0, rc, ret = 0;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         int tid = sqlite3_column_int(s, 0), op = sqlite3_column_int(s, 1);
         int64_t b = sqlite3_column_int64(s, 2), e = sqlite3_column_int64(s, 3);
         int64_t comm = sqlite3_column_int64(s, 4), seq = sqlite3_column_int64(s, 5);
-        cs_tui_lanebuf *lb = NULL;
-        for (int i = 0; i < nL; i++)
-            if (L[i].tid == tid)
-                lb = &L[i];
+        cs_tui_lanebuf *lb = cs_tui_lane_get(B, &L, &nL, tid, 0, b, e);
         if (!lb) {
-            cs_tui_lanebuf *nl = realloc(L, (size_t)(nL + 1) * sizeof *nl);
-            if (!nl) {
-                ret = cs_tui_fail(B->err, B->errlen, "out of memory");
-                break;
-            }
-            L = nl;
-            lb = &L[nL++];
-            memset(lb, 0, sizeof *lb);
-            lb->tid = tid;
-            lb->first = b;
-            lb->last = e;
-            lb->a = calloc((size_t)B->nb, sizeof *lb->a);
-            if (!lb->a) {
-                ret = cs_tui_fail(B->err, B->errlen, "out of memory (%lld buckets)", (long long)B->nb);
-                break;
-            }
+            ret = cs_tui_fail(B->err, B->errlen, "out of memory (%lld buckets)", (long long)B->nb);
+            break;
         }
         int kind = op >= 0 && op < B->nOp ? B->aKind[op] : CS_TK_OTHER;
         int64_t w = 0;
@@ -698,10 +856,63 @@ static int cs_tui_build_rank(cs_tui_build *B, int rank, int64_t *done)
         if (e > lb->last)
             lb->last = e;
         (*done)++;
+        if (sqlite3_column_type(s, 7) != SQLITE_NULL) {
+            /* its stream lane: at its GPU times when known */
+            int64_t gb = b, ge = e;
+            if (sqlite3_column_type(s, 8) != SQLITE_NULL && sqlite3_column_type(s, 9) != SQLITE_NULL &&
+                sqlite3_column_int64(s, 9) >= sqlite3_column_int64(s, 8)) {
+                gb = sqlite3_column_int64(s, 8);
+                ge = sqlite3_column_int64(s, 9);
+            }
+            cs_tui_lanebuf *sb = cs_tui_lane_get(B, &SL, &nSL, sqlite3_column_int64(s, 7), 1, b, ge);
+            if (!sb) {
+                ret = cs_tui_fail(B->err, B->errlen, "out of memory (%lld buckets)", (long long)B->nb);
+                break;
+            }
+            cs_tui_lane_count(B, sb, gb);
+            cs_tui_add(sb->a, B->nb, B->shift, B->base, gb, ge, kind);
+            /* first: the first use (CPU begin); max duration: from the
+             * CPU begin, which the window query looks up */
+            int64_t end = ge > e ? ge : e;
+            if (end - b > sb->maxdur)
+                sb->maxdur = end - b;
+            if (ge > sb->last)
+                sb->last = ge;
+        }
     }
     if (!ret && rc != SQLITE_DONE)
         ret = cs_tui_fail(B->err, B->errlen, "%s: corrupt trace (%s)", B->path, sqlite3_errmsg(B->db));
     sqlite3_finalize(s);
+    /* kernels on their stream lanes */
+    if (!ret && B->act_table) {
+        if (sqlite3_prepare_v2(B->db, "SELECT g.stream, " CS_ALIGNED("g.begin_ns") ", " CS_ALIGNED("g.end_ns")
+                                      " FROM gpu_activity g LEFT JOIN clocks k ON k.rank = g.rank"
+                                      " WHERE g.rank = ?1 AND g.kind = 'kernel' AND g.stream IS NOT NULL"
+                                      " ORDER BY g.begin_ns", -1, &s, NULL) != SQLITE_OK)
+            ret = cs_tui_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
+        else {
+            sqlite3_bind_int(s, 1, rank);
+            while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+                int64_t b = sqlite3_column_int64(s, 1), e = sqlite3_column_int64(s, 2);
+                cs_tui_lanebuf *sb = cs_tui_lane_get(B, &SL, &nSL, sqlite3_column_int64(s, 0), 1, b, e);
+                if (!sb) {
+                    ret = cs_tui_fail(B->err, B->errlen, "out of memory (%lld buckets)", (long long)B->nb);
+                    break;
+                }
+                cs_tui_lane_count(B, sb, b);
+                cs_tui_add(sb->a, B->nb, B->shift, B->base, b, e, CS_TK_GPU);
+                if (e - b > sb->maxdur)
+                    sb->maxdur = e - b;
+                if (b < sb->first)
+                    sb->first = b;
+                if (e > sb->last)
+                    sb->last = e;
+            }
+            if (!ret && rc != SQLITE_DONE)
+                ret = cs_tui_fail(B->err, B->errlen, "%s: corrupt trace (%s)", B->path, sqlite3_errmsg(B->db));
+            sqlite3_finalize(s);
+        }
+    }
     /* lanes of a rank by thread */
     for (int i = 0; i < nL; i++)
         for (int j = i + 1; j < nL; j++)
@@ -713,10 +924,28 @@ static int cs_tui_build_rank(cs_tui_build *B, int rank, int64_t *done)
     for (int i = 0; i < nL; i++) {
         /* max duration is in raw time: add a little for drift */
         if (!ret && L[i].a)
-            ret = cs_tui_build_flush(B, L[i].a, rank, L[i].tid, L[i].spans, L[i].maxdur + 1000, L[i].first, L[i].last);
+            ret = cs_tui_build_flush(B, L[i].a, rank, L[i].tid, 0, 0, L[i].spans, L[i].maxdur + 1000, L[i].first,
+                                     L[i].last);
         free(L[i].a);
     }
     free(L);
+    /* then by stream, in order of first use (first holds the first CPU
+     * begin or kernel; the span's drawn begin may come later) */
+    for (int i = 0; i < nSL; i++)
+        for (int j = i + 1; j < nSL; j++)
+            if (SL[j].first < SL[i].first || (SL[j].first == SL[i].first && SL[j].stream < SL[i].stream)) {
+                cs_tui_lanebuf x = SL[i];
+                SL[i] = SL[j];
+                SL[j] = x;
+            }
+    for (int i = 0; i < nSL; i++) {
+        int64_t first = SL[i].first;
+        if (!ret && SL[i].a)
+            ret = cs_tui_build_flush(B, SL[i].a, rank, -1, SL[i].stream, i + 1, SL[i].spans, SL[i].maxdur + 1000,
+                                     first, SL[i].last);
+        free(SL[i].a);
+    }
+    free(SL);
     return ret;
 }
 
@@ -775,6 +1004,7 @@ int cs_tui_index_build(const char *path, void (*progress)(double, void *), void 
         goto done;
     }
     B.waits_table = cs_tui_table_exists(B.db, "waits");
+    B.act_table = cs_tui_table_exists(B.db, "gpu_activity");
     /* The ranks, their span counts and time range, from the index. */
     {
         sqlite3_stmt *s, *q;
@@ -836,14 +1066,21 @@ int cs_tui_index_build(const char *path, void (*progress)(double, void *), void 
         goto done;
     if (cs_tui_exec(B.db, "BEGIN; DROP TABLE IF EXISTS tui_lod; DROP TABLE IF EXISTS tui_lanes;"
                           " CREATE TABLE IF NOT EXISTS tui_lanes(lane INTEGER PRIMARY KEY, rank INTEGER, tid INTEGER,"
-                          " spans INTEGER, max_dur_ns INTEGER, first_ns INTEGER, last_ns INTEGER);"
+                          " spans INTEGER, max_dur_ns INTEGER, first_ns INTEGER, last_ns INTEGER, stream INTEGER,"
+                          " sidx INTEGER);"
                           " CREATE TABLE IF NOT EXISTS tui_lod(lane INTEGER NOT NULL, level INTEGER NOT NULL,"
                           " bucket INTEGER NOT NULL, n INTEGER, coll INTEGER, wait INTEGER, p2p INTEGER, gpu INTEGER,"
                           " other INTEGER, PRIMARY KEY(lane, level, bucket)) WITHOUT ROWID;",
                     path, err, errlen) != 0)
         goto done;
+    /* the kernels of a stream lane in a window */
+    if (B.act_table && cs_tui_exec(B.db, "CREATE INDEX IF NOT EXISTS tui_gpu_activity"
+                                         " ON gpu_activity(rank, stream, begin_ns);", path, err, errlen) != 0) {
+        sqlite3_exec(B.db, "ROLLBACK", NULL, NULL, NULL);
+        goto done;
+    }
     if (sqlite3_prepare_v2(B.db, "INSERT INTO tui_lod VALUES(?,?,?,?,?,?,?,?,?)", -1, &B.pIns, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(B.db, "INSERT INTO tui_lanes VALUES(?,?,?,?,?,?,?)", -1, &B.pLane, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(B.db, "INSERT INTO tui_lanes VALUES(?,?,?,?,?,?,?,?,?)", -1, &B.pLane, NULL) != SQLITE_OK) {
         cs_tui_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(B.db));
         sqlite3_exec(B.db, "ROLLBACK", NULL, NULL, NULL);
         goto done;

@@ -43,7 +43,8 @@ void cs_tui_close(cs_tui *t);
 
 /* ---- level-of-detail summary ---- */
 
-#define CS_TUI_LOD_VERSION 1
+/* 2: stream lanes (tui_lanes.stream, tui_lanes.sidx) */
+#define CS_TUI_LOD_VERSION 2
 
 typedef struct cs_tui_index_info {
     int present;          /* tables and meta are there and of this version */
@@ -78,13 +79,22 @@ int cs_tui_lod(cs_tui *t, int lane, int level, int64_t b0, int64_t b1, cs_tui_bu
 
 /* ---- lanes ---- */
 
+/* A lane is a rank's thread (sidx 0: its CPU-side calls, every span of
+ * the thread at its CPU times) or a rank's stream (sidx 1.., numbered per
+ * rank in order of first use: the spans with that stream at their GPU
+ * times when known, else their CPU times, and the kernels that
+ * gpu_activity holds for it). */
 typedef struct cs_tui_lane {
-    int rank, tid;
-    int64_t spans, max_dur_ns;
+    int rank, tid;               /* tid -1 on stream lanes */
+    int sidx;                    /* 0: thread lane; 1..: stream lane */
+    int64_t stream;              /* stream handle bits (stream lanes) */
+    int64_t spans, max_dur_ns;   /* max_dur_ns: on stream lanes, from the
+                                    CPU begin to the latest end drawn */
     int64_t first_ns, last_ns;   /* aligned */
 } cs_tui_lane;
-/* The lanes of the trace, by rank then thread; *out is malloc'ed. From the
- * summary when it exists, else from one scan of the spans. */
+/* The lanes of the trace, by rank, then threads, then streams; *out is
+ * malloc'ed. From the summary when it exists, else from scans of the
+ * spans and gpu_activity. */
 int cs_tui_lanes(cs_tui *t, cs_tui_lane **out, int *n);
 
 /* ---- raw spans ---- */
@@ -94,7 +104,14 @@ int cs_tui_lanes(cs_tui *t, cs_tui_lane **out, int *n);
  * callback returns non-zero to stop. Returns 0, or -1 on error. */
 int cs_tui_window(cs_tui *t, int rank, int tid, int64_t max_dur_ns, int64_t t0, int64_t t1,
                   int (*cb)(const cs_span *, void *), void *arg);
-/* One span by id; 0, or -1 when absent. */
+/* The same for a stream lane: spans of (rank, stream) with begin_ns and
+ * end_ns replaced by their GPU times when known, then the lane's kernels
+ * (gpu_activity), passed with id 0 and op -1. */
+int cs_tui_stream_window(cs_tui *t, int rank, int64_t stream, int64_t max_dur_ns, int64_t t0, int64_t t1,
+                         int (*cb)(const cs_span *, void *), void *arg);
+/* One span by id (with stream, group and GPU times); 0, or -1 when absent.
+ * The spans these functions pass have stream -1 when they have none (0 is
+ * the default stream). */
 int cs_tui_span(cs_tui *t, int64_t id, cs_span *out);
 /* Every rank's span of collective instance (comm, seq), by rank. */
 int cs_tui_instance(cs_tui *t, int64_t comm, int64_t seq, int (*cb)(const cs_span *, void *), void *arg);

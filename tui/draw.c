@@ -173,6 +173,13 @@ static void tui_axis(tui *t, WINDOW *w, int y, int x0, int ncols)
         tui_put(w, y + 1, x0 + t->cur_col, t->utf8 ? L'\x25bc' : L'v', A_BOLD);
 }
 
+/* Does the selection have a stream, a group or GPU times (one more line)? */
+static int tui_details_gpu(const tui *t)
+{
+    const cs_span *s = &t->sel;
+    return t->has_sel && (s->stream >= 0 || s->grp || s->gpu_begin_ns);
+}
+
 static void tui_details(tui *t, WINDOW *w, int y, int h, int cols)
 {
     char buf[1024], b1[32], b2[32], b3[32];
@@ -213,6 +220,29 @@ static void tui_details(tui *t, WINDOW *w, int y, int h, int cols)
         tui_text(w, y + line, 0, cols, A_NORMAL, buf);
         line++;
     }
+    if (line < h && tui_details_gpu(t)) {
+        int n = 0;
+        buf[0] = '\0';
+        if (s->stream >= 0) {
+            int si = tui_stream_index(t, s->rank, s->stream);
+            if (si)
+                n += snprintf(buf + n, sizeof buf - (size_t)n, "  stream s%d (%#llx)", si,
+                              (unsigned long long)s->stream);
+            else
+                n += snprintf(buf + n, sizeof buf - (size_t)n, "  stream %#llx", (unsigned long long)s->stream);
+        }
+        if (s->grp)
+            n += snprintf(buf + n, sizeof buf - (size_t)n, "  group %lld", (long long)s->grp);
+        if (s->gpu_begin_ns && s->gpu_end_ns >= s->gpu_begin_ns)
+            snprintf(buf + n, sizeof buf - (size_t)n, "  GPU begin +%s  end +%s  duration %s",
+                     tui_fmt_ns(s->gpu_begin_ns - t->t_begin, b1, sizeof b1),
+                     tui_fmt_ns(s->gpu_end_ns - t->t_begin, b2, sizeof b2),
+                     tui_fmt_ns(s->gpu_end_ns - s->gpu_begin_ns, b3, sizeof b3));
+        wmove(w, y + line, 0);
+        wclrtoeol(w);
+        tui_text(w, y + line, 0, cols, A_NORMAL, buf);
+        line++;
+    }
     if (line < h) {
         snprintf(buf, sizeof buf, "  call site: %s", t->sel_site[0] ? t->sel_site : "(unknown)");
         wmove(w, y + line, 0);
@@ -235,7 +265,9 @@ static void tui_details(tui *t, WINDOW *w, int y, int h, int cols)
 static void tui_lane_label(const tui *t, int li, char *buf, size_t len)
 {
     const cs_tui_lane *L = &t->aLane[li];
-    if (t->multi_tid)
+    if (L->sidx > 0)
+        snprintf(buf, len, "r%d s%d", L->rank, L->sidx);
+    else if (t->multi_tid)
         snprintf(buf, len, "r%d t%d", L->rank, L->tid);
     else
         snprintf(buf, len, "rank %d", L->rank);
@@ -246,7 +278,7 @@ static void tui_draw_timeline(tui *t, WINDOW *w, int rows, int cols)
     char buf[512], b1[32], b2[32];
     tui_header(t, w, cols, "timeline");
     int ncols = cols - TUI_LABEL_W;
-    int det_h = t->has_sel ? 4 + (t->sel_nframes < 5 ? t->sel_nframes : 5) : 0;
+    int det_h = t->has_sel ? 4 + tui_details_gpu(t) + (t->sel_nframes < 5 ? t->sel_nframes : 5) : 0;
     int lanes_h = rows - 3 - 2 - det_h;
     if (lanes_h < 2 && det_h) {
         det_h -= 2 - lanes_h;
@@ -278,7 +310,8 @@ static void tui_draw_timeline(tui *t, WINDOW *w, int rows, int cols)
             int kind = row[c].kind;
             int64_t tc0 = t->t0 + (int64_t)(colns * c), tc1 = t->t0 + (int64_t)(colns * (c + 1));
             wchar_t g;
-            if (kind == CS_TK_GAP && (tc1 < L->first_ns || tc0 > L->last_ns))
+            /* a stream is idle between its spans: no compute there */
+            if (kind == CS_TK_GAP && (L->sidx > 0 || tc1 < L->first_ns || tc0 > L->last_ns))
                 g = L' ';
             else
                 g = t->utf8 ? tui_glyph_u[kind] : tui_glyph_a[kind];

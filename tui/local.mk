@@ -4,9 +4,9 @@ libtrace_libcstrace_la_SOURCES += libtrace/store_tui.c libtrace/store_tui.h
 # `collscope tui` runs collscope-tui (or says it was not built).
 analyzer_collscope_SOURCES += tui/cmd_tui.c
 
-EXTRA_DIST += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/tuilib.sh \
+EXTRA_DIST += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/tuilib.sh tests/tui/nccl.sh \
 	docs/tui.md docs/collscope-tui.1
-CS_TESTS += tests/tui/tui.sh tests/tui/badinput.sh
+CS_TESTS += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/nccl.sh
 
 if HAVE_NCURSES
 bin_PROGRAMS += tui/collscope-tui

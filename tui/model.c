@@ -187,7 +187,9 @@ int tui_open(tui *t, const char *arg, int build_index, int quiet, char *err, siz
             t->t_begin = t->aLane[i].first_ns;
         if (t->aLane[i].last_ns > t->t_end)
             t->t_end = t->aLane[i].last_ns;
-        if (i && t->aLane[i].rank == t->aLane[i - 1].rank)
+        if (t->aLane[i].sidx > 0)
+            t->has_streams = 1;
+        else if (i && t->aLane[i].rank == t->aLane[i - 1].rank && t->aLane[i - 1].sidx == 0)
             t->multi_tid = 1;
     }
     if (t->t_end <= t->t_begin)
@@ -265,9 +267,18 @@ void tui_filters_apply(tui *t)
 int tui_lane_of(const tui *t, int rank, int tid)
 {
     for (int i = 0; i < t->nVis; i++)
-        if (t->aLane[t->aVis[i]].rank == rank && (tid < 0 || t->aLane[t->aVis[i]].tid == tid))
+        if (t->aLane[t->aVis[i]].rank == rank && t->aLane[t->aVis[i]].sidx == 0 &&
+            (tid < 0 || t->aLane[t->aVis[i]].tid == tid))
             return i;
     return -1;
+}
+
+int tui_stream_index(const tui *t, int rank, int64_t stream)
+{
+    for (int i = 0; i < t->nLane; i++)
+        if (t->aLane[i].rank == rank && t->aLane[i].sidx > 0 && t->aLane[i].stream == stream)
+            return t->aLane[i].sidx;
+    return 0;
 }
 
 /* ---- view ---- */
@@ -399,7 +410,17 @@ typedef struct tui_rawctx {
     tui *t;
     tui_lanebuf *lb;
     int limit;
+    int stream;           /* a stream lane: no waiting parts there */
 } tui_rawctx;
+
+/* The spans of lane L overlapping [t0, t1), as its lane draws them. */
+static int tui_lane_window(tui *t, const cs_tui_lane *L, int64_t t0, int64_t t1, int (*cb)(const cs_span *, void *),
+                           void *arg)
+{
+    if (L->sidx > 0)
+        return cs_tui_stream_window(t->q, L->rank, L->stream, L->max_dur_ns, t0, t1, cb, arg);
+    return cs_tui_window(t->q, L->rank, L->tid, L->max_dur_ns, t0, t1, cb, arg);
+}
 
 static int tui_raw_cb(const cs_span *s, void *arg)
 {
@@ -422,7 +443,9 @@ static int tui_raw_cb(const cs_span *s, void *arg)
         lb->a = na;
         lb->cap = nc;
     }
-    lb->a[lb->n++] = (tui_span){ s->id, s->begin_ns, s->end_ns, s->comm, s->seq, s->op, -1 };
+    int kind = s->op < 0 ? CS_TK_GPU : s->op < t->nOp ? t->aOpKind[s->op] : CS_TK_OTHER;
+    /* on a stream lane a collective is drawn whole, at its GPU times */
+    lb->a[lb->n++] = (tui_span){ s->id, s->begin_ns, s->end_ns, s->comm, c->stream ? -1 : s->seq, s->op, kind, -1 };
     return 0;
 }
 
@@ -567,9 +590,9 @@ int tui_frame(tui *t, int ncols, int rows)
                 }
             }
         } else {
-            tui_rawctx c = { t, lb, lb->raw ? (int)(4 * raw_max) : 50000 };
+            tui_rawctx c = { t, lb, lb->raw ? (int)(4 * raw_max) : 50000, L->sidx > 0 };
             lb->raw = 1;
-            cs_tui_window(t->q, L->rank, L->tid, L->max_dur_ns, t->t0, t->t1, tui_raw_cb, &c);
+            tui_lane_window(t, L, t->t0, t->t1, tui_raw_cb, &c);
         }
         tui_cells_finish(row, acc, ncols); /* provisional for summarized lanes */
         if (!lb->raw)
@@ -604,7 +627,7 @@ int tui_frame(tui *t, int ncols, int rows)
         memset(acc, 0, (size_t)ncols * CS_TK_N * sizeof *acc);
         for (int i = 0; i < lb->n; i++) {
             tui_span *s = &lb->a[i];
-            int kind = s->op >= 0 && s->op < t->nOp ? t->aOpKind[s->op] : CS_TK_OTHER;
+            int kind = s->kind;
             if (kind == CS_TK_COLL && s->seq >= 0 && t->aOpAll[s->op]) {
                 tui_inst *y = tui_inst_get(t, s->comm, s->seq);
                 if (y && !y->used) {
@@ -727,15 +750,16 @@ int tui_select_at_cursor(tui *t)
     for (int widen = 0; widen < 2; widen++) {
         int64_t r = widen ? (int64_t)(colns * 2) + 1 : half;
         tui_lanebuf tmp = { 0 };
-        tui_rawctx c = { t, &tmp, 20000 };
-        cs_tui_window(t->q, L->rank, L->tid, L->max_dur_ns, tc - r, tc + r, tui_raw_cb, &c);
+        tui_rawctx c = { t, &tmp, 20000, L->sidx > 0 };
+        tui_lane_window(t, L, tc - r, tc + r, tui_raw_cb, &c);
         int best = -1;
         int64_t bd = INT64_MAX;
         for (int i = 0; i < tmp.n; i++) {
+            if (!tmp.a[i].id)
+                continue; /* a kernel: not a span */
             int64_t d = tc < tmp.a[i].begin_ns ? tmp.a[i].begin_ns - tc : tc > tmp.a[i].end_ns ? tc - tmp.a[i].end_ns : 0;
             /* prefer communication over markers */
-            int kind = tmp.a[i].op >= 0 && tmp.a[i].op < t->nOp ? t->aOpKind[tmp.a[i].op] : CS_TK_OTHER;
-            if (kind == CS_TK_OTHER)
+            if (tmp.a[i].kind == CS_TK_OTHER)
                 d += (int64_t)colns;
             if (d < bd) {
                 bd = d;

@@ -40,6 +40,7 @@ typedef struct tui_cell {
 typedef struct tui_span {
     int64_t id, begin_ns, end_ns, comm, seq;
     int op;
+    int kind;             /* CS_TK_*: from the op; kernels CS_TK_GPU */
     int64_t wait_ns;      /* waiting part (collectives), -1 = unknown */
 } tui_span;
 
@@ -86,6 +87,7 @@ typedef struct tui {
     cs_tui_lane *aLane;
     int nLane;
     int multi_tid;            /* some rank has several threads */
+    int has_streams;          /* some lane is a stream lane */
     int64_t nSpan;
     int64_t t_begin, t_end;
     int analysed;             /* 1: analysis tables exist; 2: and are current */
@@ -162,7 +164,10 @@ int tui_next_step(tui *t, int dir);
 int tui_load_stats(tui *t);
 void tui_sort_stats(tui *t);
 int tui_load_ranks(tui *t);
+/* The visible thread lane of rank (tid -1: its first). */
 int tui_lane_of(const tui *t, int rank, int tid);
+/* The stream number (sN) of a rank's stream, 0 when it has no lane. */
+int tui_stream_index(const tui *t, int rank, int64_t stream);
 void tui_status(tui *t, int warn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* "12.5 ms" */
 const char *tui_fmt_ns(int64_t ns, char *buf, int len);

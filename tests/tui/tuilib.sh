@@ -11,9 +11,13 @@ trap '$TM kill-server 2>/dev/null; [ $_cs_ok = 1 ] && rm -rf "$T"' EXIT
 
 # tui_start W H CMD: a fresh session running CMD in sh; the pane stays
 # after the command ends (the command's own output stays visible).
+# The new session starts before the old one is killed: a server left with
+# no session exits, and a new-session racing that exit fails ("server
+# exited unexpectedly").
 tui_start() {
-  $TM kill-session -t t 2>/dev/null
-  $TM new-session -d -s t -x "$1" -y "$2" "$3; echo \"[rc=\$?]\"; stty -a | tr ' ;' '\n\n' | grep -x -- '-*icanon' | sed 's/^/[tty /;s/\$/]/'; sleep 600"
+  $TM new-session -d -s next -x "$1" -y "$2" "$3; echo \"[rc=\$?]\"; stty -a | tr ' ;' '\n\n' | grep -x -- '-*icanon' | sed 's/^/[tty /;s/\$/]/'; sleep 600"
+  $TM kill-session -t =t 2>/dev/null
+  $TM rename-session -t =next t
   $TM set-option -t t status off >/dev/null
   $TM set-window-option -t t aggressive-resize on >/dev/null 2>&1
 }
