@@ -22,3 +22,19 @@ bench_mpi_loop_mpich_SOURCES = bench/mpi_loop.c
 bench_mpi_loop_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
 bench_mpi_loop_mpich_LDADD = $(MPICH_LIBS)
 endif
+
+# NCCL: the added cost of an intercepted ncclAllReduce (and of the profiler
+# plugin's events), on the CPU stand-in libnccl (tests/standins/, built by
+# make check), loaded at run time.
+if HAVE_NCCL
+if HAVE_OMPI
+noinst_PROGRAMS += bench/nccl_overhead
+bench_nccl_overhead_SOURCES = bench/nccl_overhead.c
+bench_nccl_overhead_CFLAGS = $(AM_CFLAGS) $(CUDA_CFLAGS) $(OMPI_CFLAGS)
+bench_nccl_overhead_LDADD = $(OMPI_LIBS) -ldl
+else
+EXTRA_DIST += bench/nccl_overhead.c
+endif
+else
+EXTRA_DIST += bench/nccl_overhead.c
+endif

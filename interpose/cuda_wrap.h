@@ -174,10 +174,18 @@ void cs_gputime_post_slow(cs_gpu_call *c, int ok);
 void cs_gputime_group_end_pre(void);
 void cs_gputime_group_end_post(int ok);
 
+/* The NCCL profiler plugin (ncclprof.c): on once NCCL initialised it for
+ * a communicator of a traced process; collectives are then noted so the
+ * plugin's events find their spans. */
+extern int cs_ncclprof_on;
+void cs_ncclprof_note(cs_gpu_call *c);
+
 static inline void cs_gputime_pre(cs_gpu_call *c)
 {
     c->x.corr = __atomic_add_fetch(&cs_gpu_corr_next, 1, __ATOMIC_RELAXED);
     c->has_x = 1;
+    if (CS_UNLIKELY(cs_ncclprof_on))
+        cs_ncclprof_note(c);
     if (CS_LIKELY(cs_gputime_on))
         cs_gputime_pre_slow(c);
 }

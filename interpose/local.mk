@@ -49,11 +49,13 @@ interpose/cuda_wrappers.gen.c: $(srcdir)/interpose/cuda.spec $(CS_GEN)
 BUILT_SOURCES += interpose/cuda_wrappers.gen.c
 CLEANFILES += interpose/cuda_wrappers.gen.c
 if HAVE_NCCL
-CS_CORE_SOURCES += interpose/nccl_wrap.h interpose/nccl_wrap.c
+CS_CORE_SOURCES += interpose/nccl_wrap.h interpose/nccl_wrap.c interpose/ncclprof.h interpose/ncclprof.c
 interpose/nccl_wrappers.gen.c: $(srcdir)/interpose/nccl.spec $(CS_GEN)
 	$(AM_V_GEN)$(MKDIR_P) interpose && $(PYTHON3) $(CS_GEN) gpu $@ $(srcdir)/interpose/nccl.spec
 BUILT_SOURCES += interpose/nccl_wrappers.gen.c
 CLEANFILES += interpose/nccl_wrappers.gen.c
+else
+EXTRA_DIST += interpose/nccl_wrap.h interpose/nccl_wrap.c interpose/ncclprof.h interpose/ncclprof.c
 endif
 # The CUPTI subscriber (COLLSCOPE_CUPTI=1): libcupti is dlopen()ed.
 if HAVE_CUPTI
@@ -65,5 +67,5 @@ endif
 else
 EXTRA_DIST += interpose/cupti.c
 EXTRA_DIST += interpose/cuda_wrap.h interpose/cuda_wrap.c interpose/gputime.c \
-	interpose/nccl_wrap.h interpose/nccl_wrap.c
+	interpose/nccl_wrap.h interpose/nccl_wrap.c interpose/ncclprof.h interpose/ncclprof.c
 endif

@@ -145,16 +145,27 @@ typedef struct cs_rec_spanx {
 } cs_rec_spanx;
 
 /* CS_REC_GPUTIME: when the GPU ran the work of span `corr`, in ticks of the
- * process clock (converted from CUDA events by the poller thread). */
+ * process clock (source 1: converted from CUDA events by the poller thread;
+ * source 2: from NCCL's profiler events, interpose/ncclprof.c; g0 = g1 = 0
+ * when it gave no GPU time). */
 typedef struct cs_rec_gputime {
     uint32_t hdr;
     uint16_t source;   /* 1 = CUDA events, 2 = NCCL profiler plugin */
     uint16_t tid;
     uint64_t corr;
     uint64_t g0, g1;
-    uint32_t algo;     /* profiler plugin: algorithm/protocol/channels, 0 = unknown */
+    uint32_t algo;     /* source 2: CS_NP_PACK(algorithm, protocol, channels); 0 = unknown */
     uint8_t pad[28];
 } cs_rec_gputime;
+
+/* GPUTIME.algo of source 2: NCCL's algorithm and protocol (index + 1 in
+ * these lists, 0 unknown, 255 a name not listed) and its channel count. */
+#define CS_NP_ALGOS "Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"
+#define CS_NP_PROTOS "LL", "LL128", "Simple"
+#define CS_NP_PACK(algo, proto, nch) ((uint32_t)(algo) | (uint32_t)(proto) << 8 | (uint32_t)(nch) << 16)
+#define CS_NP_ALGO(v) ((v) & 0xffu)
+#define CS_NP_PROTO(v) (((v) >> 8) & 0xffu)
+#define CS_NP_NCH(v) ((v) >> 16)
 
 /* CS_REC_GPUACT: one CUPTI activity (kernel, memcpy, memset), in ticks. */
 typedef struct cs_rec_gpuact {

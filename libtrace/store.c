@@ -280,6 +280,10 @@ int cs_store_open(const char *path, int mode, cs_store **out, char *err, size_t 
         v = CS_SCHEMA_VERSION;
     }
     st->version = (int)v;
+    if (mode == CS_STORE_WRITE && cs_exec(st, CS_NCCL_COLL_SQL, err, errlen) != 0) {
+        cs_store_close(st);
+        return -1;
+    }
     if (mode == CS_STORE_WRITE)
         cs_pragmas(st);
     *out = st;
@@ -362,8 +366,9 @@ typedef struct cs_pending {
     cs_rec_counters ctr;
 } cs_pending;
 
-/* GPU times of a process by correlation id (GPUTIME records). */
-typedef struct cs_gt { uint64_t corr, g0, g1; } cs_gt;
+/* GPU times of a process by correlation id (GPUTIME records; algo: what
+ * the NCCL profiler plugin reported, source 2). */
+typedef struct cs_gt { uint64_t corr, g0, g1; uint32_t algo; } cs_gt;
 
 static int cs_gt_cmp(const void *a, const void *b)
 {
@@ -382,6 +387,34 @@ static const cs_gt *cs_gt_find(const cs_gt *a, size_t n, uint64_t corr)
             hi = mid;
     }
     return lo < n && a[lo].corr == corr ? &a[lo] : NULL;
+}
+
+/* One nccl_coll row: what NCCL's profiler plugin said of span `id`. */
+static int cs_import_nccl_coll(sqlite3_stmt *s, sqlite3_int64 id, const cs_gt *np, const cs_conv *cv)
+{
+    static const char *const algos[] = { CS_NP_ALGOS }, *const protos[] = { CS_NP_PROTOS };
+    unsigned a = CS_NP_ALGO(np->algo), p = CS_NP_PROTO(np->algo);
+    sqlite3_bind_int64(s, 1, id);
+    if (a == 0)
+        sqlite3_bind_null(s, 2);
+    else
+        sqlite3_bind_text(s, 2, a <= sizeof algos / sizeof *algos ? algos[a - 1] : "other", -1, SQLITE_STATIC);
+    if (p == 0)
+        sqlite3_bind_null(s, 3);
+    else
+        sqlite3_bind_text(s, 3, p <= sizeof protos / sizeof *protos ? protos[p - 1] : "other", -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, 4, (int)CS_NP_NCH(np->algo));
+    if (np->g0) {
+        int64_t gb = cs_conv_ns(cv, np->g0), ge = cs_conv_ns(cv, np->g1);
+        sqlite3_bind_int64(s, 5, gb);
+        sqlite3_bind_int64(s, 6, ge < gb ? gb : ge);
+    } else {
+        sqlite3_bind_null(s, 5);
+        sqlite3_bind_null(s, 6);
+    }
+    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -1;
+    sqlite3_reset(s);
+    return rc;
 }
 
 /* The SPANX record a thread wrote before its next span. */
@@ -422,7 +455,7 @@ static int cs_read_modules(cs_store *st, const char *log_path, int rank)
     return 0;
 }
 
-enum { Q_SPAN, Q_COMM, Q_CS, Q_FRAME, Q_DONE, Q_CTR, Q_ACT, Q_N };
+enum { Q_SPAN, Q_COMM, Q_CS, Q_FRAME, Q_DONE, Q_CTR, Q_ACT, Q_NCOLL, Q_N };
 static const char *const cs_import_sql[Q_N] = {
     [Q_SPAN] = "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req,"
                " begin_ns, end_ns, rc, callsite, flags, stream, grp, redop, corr, gpu_begin_ns, gpu_end_ns)"
@@ -435,6 +468,7 @@ static const char *const cs_import_sql[Q_N] = {
     [Q_CTR] = "INSERT INTO counters(span, event, value) VALUES(?,?,?)",
     [Q_ACT] = "INSERT INTO gpu_activity(rank, kind, name, stream, corr, begin_ns, end_ns, bytes, device)"
               " VALUES(?,?,?,?,?,?,?,?,?)",
+    [Q_NCOLL] = "INSERT INTO nccl_coll(span, algo, proto, nchannels, gpu_begin_ns, gpu_end_ns) VALUES(?,?,?,?,?,?)",
 };
 
 /* Each rank's spans take ids in their own range of 2^36. */
@@ -467,8 +501,8 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
     cv.pt = malloc(cap * sizeof *cv.pt);
     uint64_t *comm_id = NULL;
     size_t ncomm = 0;
-    cs_gt *gts = NULL, *acts = NULL;
-    size_t ngt = 0, capgt = 0, nact = 0, capact = 0;
+    cs_gt *gts = NULL, *acts = NULL, *nps = NULL;
+    size_t ngt = 0, capgt = 0, nact = 0, capact = 0, nnp = 0, capnp = 0;
     cs_xpend xp[64];
     int nxp = 0;
     const cs_rec *r;
@@ -501,14 +535,17 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
             comm_id[c->local] = c->id;
         } else if (kind == CS_REC_GPUTIME) {
             const cs_rec_gputime *g = (const cs_rec_gputime *)r;
-            if (ngt == capgt) {
-                capgt = capgt ? capgt * 2 : 256;
-                cs_gt *np = realloc(gts, capgt * sizeof *np);
+            /* Source 1: CUDA events; 2: the NCCL profiler plugin. */
+            cs_gt **pa = g->source == 2 ? &nps : &gts;
+            size_t *pn = g->source == 2 ? &nnp : &ngt, *pcap = g->source == 2 ? &capnp : &capgt;
+            if (*pn == *pcap) {
+                *pcap = *pcap ? *pcap * 2 : 256;
+                cs_gt *np = realloc(*pa, *pcap * sizeof *np);
                 if (!np)
                     goto oom;
-                gts = np;
+                *pa = np;
             }
-            gts[ngt++] = (cs_gt){ g->corr, g->g0, g->g1 };
+            (*pa)[(*pn)++] = (cs_gt){ g->corr, g->g0, g->g1, g->algo };
         } else if (kind == CS_REC_GPUACT) {
             /* CUPTI activity: joined to the launching CUDA call below. */
             const cs_rec_gpuact *a = (const cs_rec_gpuact *)r;
@@ -526,6 +563,8 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
         qsort(gts, ngt, sizeof *gts, cs_gt_cmp);
     if (nact)
         qsort(acts, nact, sizeof *acts, cs_gt_cmp);
+    if (nnp)
+        qsort(nps, nnp, sizeof *nps, cs_gt_cmp);
     if (cv.n == 0) {
         /* A log with no calibration holds no usable record either. */
         cv.pt[cv.n++] = (cs_calpt){ 0, 0, h->start_real_ns };
@@ -631,6 +670,10 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
             int is_cuda = r->op < CS_OP_COUNT && strcmp(cs_ops[r->op].api, "CUDA") == 0;
             const cs_gt *gt = x && x->corr ? (is_cuda ? cs_gt_find(acts, nact, x->corr) : cs_gt_find(gts, ngt, x->corr))
                                            : NULL;
+            /* NCCL's profiler: its row, and its GPU times where CUDA events gave none. */
+            const cs_gt *np = x && x->corr && !is_cuda && nnp ? cs_gt_find(nps, nnp, x->corr) : NULL;
+            if (!gt && np && np->g0)
+                gt = np;
             for (int i = 19; i <= 24; i++)
                 sqlite3_bind_null(s, i);
             if (x) {
@@ -654,6 +697,11 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
             }
             sqlite3_reset(s);
             stats->spans++;
+            if (np && cs_import_nccl_coll(q[Q_NCOLL], id, np, &cv) != 0) {
+                cs_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
+                free(pend);
+                goto out;
+            }
             /* Attach what this thread left pending. */
             size_t keep = 0;
             for (size_t i = 0; i < npend; i++) {
@@ -840,6 +888,7 @@ out:
     free(comm_id);
     free(gts);
     free(acts);
+    free(nps);
     if (lr)
         cs_logr_close(lr);
     return rc;
@@ -933,6 +982,8 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
     sqlite3_finalize(s);
     if (!ok)
         return cs_fail(err, errlen, "%s: cannot attach: %s", rank_db, sqlite3_errmsg(job->db));
+    /* A rank file written before nccl_coll existed gains it (empty). */
+    sqlite3_exec(job->db, "CREATE TABLE IF NOT EXISTS r.nccl_coll" CS_NCCL_COLL_COLUMNS, NULL, NULL, NULL);
     int rc = -1;
     /* Op ids are the enum of the tool that wrote the file. */
     sqlite3_stmt *chk;
@@ -954,6 +1005,7 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
         "INSERT INTO main.completions SELECT * FROM r.completions;"
         "INSERT INTO main.counters SELECT * FROM r.counters;"
         "INSERT INTO main.gpu_activity SELECT * FROM r.gpu_activity;"
+        "INSERT INTO main.nccl_coll SELECT * FROM r.nccl_coll;"
         "INSERT OR REPLACE INTO main.processes SELECT * FROM r.processes;"
         "INSERT OR REPLACE INTO main.clocks SELECT * FROM r.clocks;"
         "INSERT OR REPLACE INTO main.comms SELECT * FROM r.comms;"
@@ -982,6 +1034,8 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
              "INSERT OR REPLACE INTO main.completions SELECT rank, req, span + (SELECT v FROM cs_off), source, tag,"
              "  end_ns FROM r.completions;"
              "INSERT INTO main.counters SELECT span + (SELECT v FROM cs_off), event, value FROM r.counters;"
+             "INSERT INTO main.nccl_coll SELECT span + (SELECT v FROM cs_off), algo, proto, nchannels, gpu_begin_ns,"
+             "  gpu_end_ns FROM r.nccl_coll;"
              "INSERT OR REPLACE INTO main.processes SELECT * FROM r.processes;"
              "INSERT OR REPLACE INTO main.clocks SELECT * FROM r.clocks;"
              "INSERT OR REPLACE INTO main.comms SELECT * FROM r.comms;"

@@ -22,6 +22,12 @@
     "CREATE TABLE gpu_activity(rank INTEGER NOT NULL, kind TEXT, name INTEGER, stream INTEGER,\n" \
     "  corr INTEGER, begin_ns INTEGER, end_ns INTEGER, bytes INTEGER, device INTEGER);\n"
 
+/* NCCL's own view of each collective (its profiler plugin): a table added
+ * without a version bump, created on every file opened for writing. */
+#define CS_NCCL_COLL_COLUMNS \
+    "(span INTEGER, algo TEXT, proto TEXT, nchannels INTEGER, gpu_begin_ns INTEGER, gpu_end_ns INTEGER)"
+#define CS_NCCL_COLL_SQL "CREATE TABLE IF NOT EXISTS nccl_coll" CS_NCCL_COLL_COLUMNS ";\n"
+
 #define CS_SPANS_VIEW_SQL \
     "CREATE VIEW spans AS SELECT s.id AS id, s.rank AS rank, s.tid AS thread, o.name AS op,\n" \
     "  o.kind AS kind, s.comm AS comm, s.seq AS seq, s.bytes AS bytes, d.name AS datatype,\n" \
@@ -66,6 +72,7 @@
     "CREATE TABLE modules(rank INTEGER NOT NULL, lo INTEGER, hi INTEGER, bias INTEGER, path TEXT);\n" \
     "CREATE TABLE counters(span INTEGER NOT NULL, event TEXT NOT NULL, value INTEGER);\n" \
     CS_GPU_ACTIVITY_SQL \
+    CS_NCCL_COLL_SQL \
     CS_SPANS_VIEW_SQL
 
 

@@ -47,7 +47,7 @@ EXTRA_DIST += tests/store/schema.sh tests/store/bad_input.sh
 EXTRA_DIST += tests/standins/cudart.c tests/standins/nccl.c tests/standins/cudart.map \
 	tests/nccl/nccl_lib.sh tests/nccl/trainer.sh tests/nccl/gpu_fault.sh tests/nccl/straggler.sh \
 	tests/nccl/realerr.sh tests/nccl/no_nccl.sh tests/nccl/schema_upgrade.sh tests/nccl/realerr.c \
-	tests/standins/cupti.c tests/nccl/cupti.sh
+	tests/standins/cupti.c tests/nccl/cupti.sh tests/nccl/profiler.sh
 CS_TESTS += tests/nccl/schema_upgrade.sh
 if HAVE_NCCL
 if HAVE_OMPI
@@ -60,8 +60,9 @@ tests_standins_libcudart_la_LIBADD = -ldl $(PTHREAD_LIBS)
 tests_standins_libnccl_la_SOURCES = tests/standins/nccl.c
 tests_standins_libnccl_la_CFLAGS = $(AM_CFLAGS) $(CUDA_CFLAGS) $(OMPI_CFLAGS) -fvisibility=hidden
 tests_standins_libnccl_la_LDFLAGS = -rpath /nowhere -version-info 2:0:0 -no-undefined
-tests_standins_libnccl_la_LIBADD = $(OMPI_LIBS)
-CS_TESTS += tests/nccl/trainer.sh tests/nccl/straggler.sh tests/nccl/gpu_fault.sh tests/nccl/no_nccl.sh
+tests_standins_libnccl_la_LIBADD = $(OMPI_LIBS) -ldl
+CS_TESTS += tests/nccl/trainer.sh tests/nccl/straggler.sh tests/nccl/gpu_fault.sh tests/nccl/no_nccl.sh \
+	tests/nccl/profiler.sh
 # CUPTI stand-in (soname libcupti.so.13): activity of the cudart stand-in's work.
 if HAVE_CUPTI
 check_LTLIBRARIES += tests/standins/libcupti.la

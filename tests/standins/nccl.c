@@ -3,14 +3,28 @@
  *
  * Buffers are host memory (see the cudart stand-in); collectives are
  * carried over MPI (the program must have initialised MPI, as nccl-tests
- * do to share the unique id). A communicator is an MPI communicator:
+ * do to share the unique id), called through its PMPI_ names so that the
+ * stand-in's own traffic is never traced, whatever the calling path. A communicator is an MPI communicator:
  * ncclCommInitRank splits MPI_COMM_WORLD by the unique id, ncclCommSplit
  * splits the parent. Work runs when it is enqueued, so every stream runs
  * in order; inside a group, sends and receives are posted and completed at
- * ncclGroupEnd. Reductions of 16-bit and 8-bit floats are not supported. */
+ * ncclGroupEnd. Reductions of 16-bit and 8-bit floats are not supported.
+ *
+ * Profiler plugins, as the real library loads them: the library named by
+ * NCCL_PROFILER_PLUGIN is dlopen()ed at the first communicator, its
+ * ncclProfiler_v5 (else, or with NCCL_STANDIN_PROFILER_V4=1, _v4)
+ * initialised for each communicator, and each
+ * collective gets a collective event with two or four kernel-channel
+ * events (GPU "globaltimer" = CLOCK_REALTIME ns around the work).
+ * AllReduce reports Tree/LL on 4 channels, the others Ring/Simple on 2.
+ * As in NCCL, the collective event stops before its channels do, and the
+ * events of grouped collectives come at ncclGroupEnd, largest count first. */
 #include <nccl.h>
 #include <mpi.h>
 
+#include "interpose/ncclprof.h"
+
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +33,14 @@
 
 #define SI_EXPORT __attribute__((visibility("default")))
 
-struct ncclComm { MPI_Comm mc; int rank, size; };
+#define SI_NFUNC 10
+struct ncclComm {
+    MPI_Comm mc;
+    int rank, size;
+    void *prof_ctx;            /* the profiler plugin's context */
+    int prof_mask;             /* its activation mask */
+    uint64_t seq[SI_NFUNC];    /* collectives per function (seqNumber) */
+};
 
 static __thread int si_depth;
 static __thread MPI_Request *si_reqs;
@@ -44,8 +65,187 @@ SI_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id)
 static int si_mpi_ready(void)
 {
     int ok = 0;
-    MPI_Initialized(&ok);
+    PMPI_Initialized(&ok);
     return ok;
+}
+
+/* ---- the profiler plugin ---- */
+static struct {
+    int tried;
+    const cs_np_plugin_v5 *v5;
+    const cs_np_plugin_v4 *v4;
+} si_prof;
+
+static void si_prof_load(void)
+{
+    if (si_prof.tried)
+        return;
+    si_prof.tried = 1;
+    const char *name = getenv("NCCL_PROFILER_PLUGIN");
+    if (!name || !*name)
+        return;
+    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "nccl stand-in: NCCL_PROFILER_PLUGIN %s: %s\n", name, dlerror());
+        return;
+    }
+    /* NCCL_STANDIN_PROFILER_V4=1: what a library that knows only v4 does. */
+    const char *v4 = getenv("NCCL_STANDIN_PROFILER_V4");
+    if (!v4 || strcmp(v4, "1") != 0)
+        si_prof.v5 = dlsym(h, "ncclProfiler_v5");
+    if (!si_prof.v5)
+        si_prof.v4 = dlsym(h, "ncclProfiler_v4");
+    if (!si_prof.v5 && !si_prof.v4)
+        fprintf(stderr, "nccl stand-in: %s has no ncclProfiler_v5 or _v4\n", name);
+}
+
+static void si_prof_init(struct ncclComm *c)
+{
+    si_prof_load();
+    uint64_t hash = (uint64_t)(uintptr_t)c;
+    if (si_prof.v5)
+        si_prof.v5->init(&c->prof_ctx, hash, &c->prof_mask, "", 1, c->size, c->rank, NULL);
+    else if (si_prof.v4)
+        si_prof.v4->init(&c->prof_ctx, &c->prof_mask, "", hash, 1, c->size, c->rank, NULL);
+}
+
+static ncclResult_t si_prof_start(void *ctx, void **h, uint64_t type, void *parent, int rank, const cs_np_coll *coll,
+                                  const cs_np_kernel_ch *kch)
+{
+    if (si_prof.v5) {
+        cs_np_descr_v5 d;
+        memset(&d, 0, sizeof d);
+        d.type = type;
+        d.parentObj = parent;
+        d.rank = rank;
+        if (coll)
+            d.coll = *coll;
+        else
+            d.kernelCh = *kch;
+        return si_prof.v5->startEvent(ctx, h, &d);
+    }
+    cs_np_descr_v4 d;
+    memset(&d, 0, sizeof d);
+    d.type = (uint8_t)type;
+    d.parentObj = parent;
+    d.rank = rank;
+    if (coll)
+        d.coll = *coll;
+    else
+        d.kernelCh = *kch;
+    return si_prof.v4->startEvent(ctx, h, &d);
+}
+
+static uint64_t si_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One collective's events: described at the call, sent when it ran (or,
+ * grouped, at ncclGroupEnd). */
+typedef struct si_pev {
+    struct ncclComm *comm;
+    cs_np_coll d;
+    uint64_t t0, t1;
+} si_pev;
+
+enum { SI_F_ALLREDUCE, SI_F_BROADCAST, SI_F_REDUCE, SI_F_ALLGATHER, SI_F_REDUCESCATTER, SI_F_ALLTOALL, SI_F_GATHER,
+       SI_F_SCATTER };
+static const char *const si_func_names[SI_NFUNC] = {
+    "AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "AlltoAll", "Gather", "Scatter",
+};
+static const char *const si_dt_names[] = {
+    "ncclInt8", "ncclUint8", "ncclInt32", "ncclUint32", "ncclInt64", "ncclUint64",
+    "ncclFloat16", "ncclFloat32", "ncclFloat64", "ncclBfloat16",
+};
+
+static void si_pev_send(si_pev *p)
+{
+    struct ncclComm *c = p->comm;
+    ncclResult_t (*stop)(void *) = si_prof.v5 ? si_prof.v5->stopEvent : si_prof.v4->stopEvent;
+    ncclResult_t (*state)(void *, int, cs_np_state_args *) =
+        si_prof.v5 ? si_prof.v5->recordEventState : si_prof.v4->recordEventState;
+    void *coll = NULL, *ch[4] = { 0 };
+    si_prof_start(c->prof_ctx, &coll, CS_NP_COLL, NULL, c->rank, &p->d, NULL);
+    if (c->prof_mask & CS_NP_KERNEL_CH)
+        for (int i = 0; i < p->d.nChannels && i < 4; i++) {
+            cs_np_kernel_ch k = { .channelId = (uint8_t)i, .pTimer = p->t0 + (uint64_t)i * 100 };
+            si_prof_start(c->prof_ctx, &ch[i], CS_NP_KERNEL_CH, coll, c->rank, NULL, &k);
+        }
+    if (coll)
+        stop(coll);
+    for (int i = 0; i < 4; i++)
+        if (ch[i]) {
+            cs_np_state_args a;
+            memset(&a, 0, sizeof a);
+            a.kernelCh.pTimer = p->t1 - (uint64_t)i * 100;
+            state(ch[i], CS_NP_STATE_KERNEL_CH_STOP, &a);
+            stop(ch[i]);
+        }
+}
+
+static __thread si_pev *si_grp_ev;
+static __thread int si_grp_nev, si_grp_capev;
+
+/* Before a collective's work: 1 if the plugin wants its events. */
+static int si_prof_begin(si_pev *p, ncclComm_t comm, int func, size_t count, ncclDataType_t t, int root)
+{
+    if (!comm->prof_ctx || !(comm->prof_mask & CS_NP_COLL))
+        return 0;
+    int tree = func == SI_F_ALLREDUCE;
+    p->comm = comm;
+    memset(&p->d, 0, sizeof p->d);
+    p->d.seqNumber = comm->seq[func]++;
+    p->d.func = si_func_names[func];
+    p->d.count = count;
+    p->d.root = root;
+    p->d.datatype = (int)t >= 0 && (int)t < (int)(sizeof si_dt_names / sizeof *si_dt_names) ? si_dt_names[t] : "other";
+    p->d.nChannels = tree ? 4 : 2;
+    p->d.nWarps = 16;
+    p->d.algo = tree ? "Tree" : "Ring";
+    p->d.proto = tree ? "LL" : "Simple";
+    p->t0 = si_now_ns();
+    return 1;
+}
+
+/* After it: the events now, or at the end of the group. */
+static void si_prof_end(si_pev *p, int on)
+{
+    if (!on)
+        return;
+    p->t1 = si_now_ns();
+    if (si_depth == 0) {
+        si_pev_send(p);
+        return;
+    }
+    if (si_grp_nev == si_grp_capev) {
+        int cap = si_grp_capev ? si_grp_capev * 2 : 16;
+        si_pev *np = realloc(si_grp_ev, (size_t)cap * sizeof *np);
+        if (!np)
+            return;
+        si_grp_ev = np;
+        si_grp_capev = cap;
+    }
+    si_grp_ev[si_grp_nev++] = *p;
+}
+
+/* ncclGroupEnd: the group's collectives, largest count first (stable). */
+static void si_prof_group_end(void)
+{
+    for (int i = 1; i < si_grp_nev; i++) {
+        si_pev v = si_grp_ev[i];
+        int j = i;
+        while (j > 0 && si_grp_ev[j - 1].d.count < v.d.count) {
+            si_grp_ev[j] = si_grp_ev[j - 1];
+            j--;
+        }
+        si_grp_ev[j] = v;
+    }
+    for (int i = 0; i < si_grp_nev; i++)
+        si_pev_send(&si_grp_ev[i]);
+    si_grp_nev = 0;
 }
 
 static ncclResult_t si_new(MPI_Comm mc, ncclComm_t *out)
@@ -58,8 +258,9 @@ static ncclResult_t si_new(MPI_Comm mc, ncclComm_t *out)
     if (!c)
         return ncclSystemError;
     c->mc = mc;
-    MPI_Comm_rank(mc, &c->rank);
-    MPI_Comm_size(mc, &c->size);
+    PMPI_Comm_rank(mc, &c->rank);
+    PMPI_Comm_size(mc, &c->size);
+    si_prof_init(c);
     *out = c;
     return ncclSuccess;
 }
@@ -74,12 +275,12 @@ SI_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUnique
     for (size_t i = 0; i < sizeof id.internal; i++)
         h = (h ^ (unsigned char)id.internal[i]) * 16777619u;
     MPI_Comm mc;
-    if (MPI_Comm_split(MPI_COMM_WORLD, (int)(h & 0x3fffffff), rank, &mc) != MPI_SUCCESS)
+    if (PMPI_Comm_split(MPI_COMM_WORLD, (int)(h & 0x3fffffff), rank, &mc) != MPI_SUCCESS)
         return ncclSystemError;
     int n = 0;
-    MPI_Comm_size(mc, &n);
+    PMPI_Comm_size(mc, &n);
     if (n != nranks) {
-        MPI_Comm_free(&mc);
+        PMPI_Comm_free(&mc);
         return ncclInvalidUsage;
     }
     return si_new(mc, comm);
@@ -106,7 +307,7 @@ SI_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *d
     if (ndev != 1 || !si_mpi_ready())
         return ncclInvalidUsage; /* one host "device" */
     MPI_Comm mc;
-    MPI_Comm_dup(MPI_COMM_SELF, &mc);
+    PMPI_Comm_dup(MPI_COMM_SELF, &mc);
     return si_new(mc, &comms[0]);
 }
 
@@ -116,7 +317,7 @@ SI_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclCo
     if (!comm || !newcomm)
         return ncclInvalidArgument;
     MPI_Comm mc;
-    if (MPI_Comm_split(comm->mc, color == NCCL_SPLIT_NOCOLOR ? MPI_UNDEFINED : color, key, &mc) != MPI_SUCCESS)
+    if (PMPI_Comm_split(comm->mc, color == NCCL_SPLIT_NOCOLOR ? MPI_UNDEFINED : color, key, &mc) != MPI_SUCCESS)
         return ncclSystemError;
     return si_new(mc, newcomm);
 }
@@ -131,7 +332,7 @@ SI_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excl, int nexcl, ncc
     for (int i = 0; i < nexcl; i++)
         out |= excl[i] == comm->rank;
     MPI_Comm mc;
-    if (MPI_Comm_split(comm->mc, out ? MPI_UNDEFINED : 0, comm->rank, &mc) != MPI_SUCCESS)
+    if (PMPI_Comm_split(comm->mc, out ? MPI_UNDEFINED : 0, comm->rank, &mc) != MPI_SUCCESS)
         return ncclSystemError;
     return si_new(mc, newcomm);
 }
@@ -141,8 +342,10 @@ SI_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm)
 {
     if (!comm)
         return ncclInvalidArgument;
+    if (comm->prof_ctx)
+        si_prof.v5 ? si_prof.v5->finalize(comm->prof_ctx) : si_prof.v4->finalize(comm->prof_ctx);
     if (si_mpi_ready())
-        MPI_Comm_free(&comm->mc);
+        PMPI_Comm_free(&comm->mc);
     free(comm);
     return ncclSuccess;
 }
@@ -202,7 +405,7 @@ static void si_avg(void *buf, size_t count, ncclDataType_t t, int n)
 #define SI_CHECK(comm, count) \
     do { if (!(comm)) return ncclInvalidArgument; if ((count) > 0x7fffffff) return ncclInvalidArgument; } while (0)
 
-SI_EXPORT ncclResult_t ncclAllReduce(const void *s, void *r, size_t count, ncclDataType_t t, ncclRedOp_t op,
+static ncclResult_t si_allreduce(const void *s, void *r, size_t count, ncclDataType_t t, ncclRedOp_t op,
                                      ncclComm_t comm, cudaStream_t st)
 {
     (void)st;
@@ -211,14 +414,14 @@ SI_EXPORT ncclResult_t ncclAllReduce(const void *s, void *r, size_t count, ncclD
     MPI_Datatype d = si_dt(t, &sz);
     if (d == MPI_DATATYPE_NULL || si_op(op) == MPI_OP_NULL)
         return ncclInvalidArgument;
-    if (MPI_Allreduce(s == r ? MPI_IN_PLACE : s, r, (int)count, d, si_op(op), comm->mc) != MPI_SUCCESS)
+    if (PMPI_Allreduce(s == r ? MPI_IN_PLACE : s, r, (int)count, d, si_op(op), comm->mc) != MPI_SUCCESS)
         return ncclSystemError;
     if (op == ncclAvg)
         si_avg(r, count, t, comm->size);
     return ncclSuccess;
 }
 
-SI_EXPORT ncclResult_t ncclReduce(const void *s, void *r, size_t count, ncclDataType_t t, ncclRedOp_t op, int root,
+static ncclResult_t si_reduce(const void *s, void *r, size_t count, ncclDataType_t t, ncclRedOp_t op, int root,
                                   ncclComm_t comm, cudaStream_t st)
 {
     (void)st;
@@ -228,14 +431,14 @@ SI_EXPORT ncclResult_t ncclReduce(const void *s, void *r, size_t count, ncclData
     if (d == MPI_DATATYPE_NULL || si_op(op) == MPI_OP_NULL)
         return ncclInvalidArgument;
     const void *sb = s == r && comm->rank == root ? MPI_IN_PLACE : s;
-    if (MPI_Reduce(sb, r, (int)count, d, si_op(op), root, comm->mc) != MPI_SUCCESS)
+    if (PMPI_Reduce(sb, r, (int)count, d, si_op(op), root, comm->mc) != MPI_SUCCESS)
         return ncclSystemError;
     if (op == ncclAvg && comm->rank == root)
         si_avg(r, count, t, comm->size);
     return ncclSuccess;
 }
 
-SI_EXPORT ncclResult_t ncclBroadcast(const void *s, void *r, size_t count, ncclDataType_t t, int root,
+static ncclResult_t si_broadcast(const void *s, void *r, size_t count, ncclDataType_t t, int root,
                                      ncclComm_t comm, cudaStream_t st)
 {
     (void)st;
@@ -243,10 +446,10 @@ SI_EXPORT ncclResult_t ncclBroadcast(const void *s, void *r, size_t count, ncclD
     MPI_Datatype d = si_move_dt(t, &count);
     if (comm->rank == root && s != r) {
         int sz;
-        MPI_Type_size(d, &sz);
+        PMPI_Type_size(d, &sz);
         memmove(r, s, count * (size_t)sz);
     }
-    return MPI_Bcast(r, (int)count, d, root, comm->mc) == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
+    return PMPI_Bcast(r, (int)count, d, root, comm->mc) == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
 }
 
 SI_EXPORT ncclResult_t ncclBcast(void *b, size_t count, ncclDataType_t t, int root, ncclComm_t comm, cudaStream_t st)
@@ -254,19 +457,19 @@ SI_EXPORT ncclResult_t ncclBcast(void *b, size_t count, ncclDataType_t t, int ro
     return ncclBroadcast(b, b, count, t, root, comm, st);
 }
 
-SI_EXPORT ncclResult_t ncclAllGather(const void *s, void *r, size_t count, ncclDataType_t t, ncclComm_t comm,
+static ncclResult_t si_allgather(const void *s, void *r, size_t count, ncclDataType_t t, ncclComm_t comm,
                                      cudaStream_t st)
 {
     (void)st;
     SI_CHECK(comm, count);
     MPI_Datatype d = si_move_dt(t, &count);
     int sz;
-    MPI_Type_size(d, &sz);
+    PMPI_Type_size(d, &sz);
     const void *sb = (const char *)r + (size_t)comm->rank * count * (size_t)sz == s ? MPI_IN_PLACE : s;
-    return MPI_Allgather(sb, (int)count, d, r, (int)count, d, comm->mc) == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
+    return PMPI_Allgather(sb, (int)count, d, r, (int)count, d, comm->mc) == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
 }
 
-SI_EXPORT ncclResult_t ncclReduceScatter(const void *s, void *r, size_t count, ncclDataType_t t, ncclRedOp_t op,
+static ncclResult_t si_reducescatter(const void *s, void *r, size_t count, ncclDataType_t t, ncclRedOp_t op,
                                          ncclComm_t comm, cudaStream_t st)
 {
     (void)st;
@@ -279,47 +482,128 @@ SI_EXPORT ncclResult_t ncclReduceScatter(const void *s, void *r, size_t count, n
     if (!tmp)
         return ncclSystemError;
     memcpy(tmp, s, count * sz * (size_t)comm->size);
-    int rc = MPI_Reduce_scatter_block(tmp, r, (int)count, d, si_op(op), comm->mc);
+    int rc = PMPI_Reduce_scatter_block(tmp, r, (int)count, d, si_op(op), comm->mc);
     free(tmp);
     if (op == ncclAvg)
         si_avg(r, count, t, comm->size);
     return rc == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
 }
 
-SI_EXPORT ncclResult_t ncclAlltoAll(const void *s, void *r, size_t count, ncclDataType_t t, ncclComm_t comm,
+static ncclResult_t si_alltoall(const void *s, void *r, size_t count, ncclDataType_t t, ncclComm_t comm,
                                     cudaStream_t st)
 {
     (void)st;
     SI_CHECK(comm, count);
     MPI_Datatype d = si_move_dt(t, &count);
     int sz;
-    MPI_Type_size(d, &sz);
+    PMPI_Type_size(d, &sz);
     size_t n = count * (size_t)sz * (size_t)comm->size;
     void *tmp = malloc(n ? n : 1);
     if (!tmp)
         return ncclSystemError;
     memcpy(tmp, s, n);
-    int rc = MPI_Alltoall(tmp, (int)count, d, r, (int)count, d, comm->mc);
+    int rc = PMPI_Alltoall(tmp, (int)count, d, r, (int)count, d, comm->mc);
     free(tmp);
     return rc == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
 }
 
-SI_EXPORT ncclResult_t ncclGather(const void *s, void *r, size_t count, ncclDataType_t t, int root, ncclComm_t comm,
+static ncclResult_t si_gather(const void *s, void *r, size_t count, ncclDataType_t t, int root, ncclComm_t comm,
                                   cudaStream_t st)
 {
     (void)st;
     SI_CHECK(comm, count);
     MPI_Datatype d = si_move_dt(t, &count);
-    return MPI_Gather(s, (int)count, d, r, (int)count, d, root, comm->mc) == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
+    return PMPI_Gather(s, (int)count, d, r, (int)count, d, root, comm->mc) == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
 }
 
-SI_EXPORT ncclResult_t ncclScatter(const void *s, void *r, size_t count, ncclDataType_t t, int root, ncclComm_t comm,
+static ncclResult_t si_scatter(const void *s, void *r, size_t count, ncclDataType_t t, int root, ncclComm_t comm,
                                    cudaStream_t st)
 {
     (void)st;
     SI_CHECK(comm, count);
     MPI_Datatype d = si_move_dt(t, &count);
-    return MPI_Scatter(s, (int)count, d, r, (int)count, d, root, comm->mc) == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
+    return PMPI_Scatter(s, (int)count, d, r, (int)count, d, root, comm->mc) == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
+}
+
+/* The exported collectives: the work, inside the profiler's events. */
+SI_EXPORT ncclResult_t ncclAllReduce(const void *s, void *r, size_t count, ncclDataType_t t, ncclRedOp_t op,
+                                     ncclComm_t comm, cudaStream_t st)
+{
+    si_pev pe;
+    int on = comm && si_prof_begin(&pe, comm, SI_F_ALLREDUCE, count, t, -1);
+    ncclResult_t rc = si_allreduce(s, r, count, t, op, comm, st);
+    si_prof_end(&pe, on && rc == ncclSuccess);
+    return rc;
+}
+
+SI_EXPORT ncclResult_t ncclReduce(const void *s, void *r, size_t count, ncclDataType_t t, ncclRedOp_t op, int root,
+                                  ncclComm_t comm, cudaStream_t st)
+{
+    si_pev pe;
+    int on = comm && si_prof_begin(&pe, comm, SI_F_REDUCE, count, t, root);
+    ncclResult_t rc = si_reduce(s, r, count, t, op, root, comm, st);
+    si_prof_end(&pe, on && rc == ncclSuccess);
+    return rc;
+}
+
+SI_EXPORT ncclResult_t ncclBroadcast(const void *s, void *r, size_t count, ncclDataType_t t, int root,
+                                     ncclComm_t comm, cudaStream_t st)
+{
+    si_pev pe;
+    int on = comm && si_prof_begin(&pe, comm, SI_F_BROADCAST, count, t, root);
+    ncclResult_t rc = si_broadcast(s, r, count, t, root, comm, st);
+    si_prof_end(&pe, on && rc == ncclSuccess);
+    return rc;
+}
+
+SI_EXPORT ncclResult_t ncclAllGather(const void *s, void *r, size_t count, ncclDataType_t t, ncclComm_t comm,
+                                     cudaStream_t st)
+{
+    si_pev pe;
+    int on = comm && si_prof_begin(&pe, comm, SI_F_ALLGATHER, count, t, -1);
+    ncclResult_t rc = si_allgather(s, r, count, t, comm, st);
+    si_prof_end(&pe, on && rc == ncclSuccess);
+    return rc;
+}
+
+SI_EXPORT ncclResult_t ncclReduceScatter(const void *s, void *r, size_t count, ncclDataType_t t, ncclRedOp_t op,
+                                         ncclComm_t comm, cudaStream_t st)
+{
+    si_pev pe;
+    int on = comm && si_prof_begin(&pe, comm, SI_F_REDUCESCATTER, count, t, -1);
+    ncclResult_t rc = si_reducescatter(s, r, count, t, op, comm, st);
+    si_prof_end(&pe, on && rc == ncclSuccess);
+    return rc;
+}
+
+SI_EXPORT ncclResult_t ncclAlltoAll(const void *s, void *r, size_t count, ncclDataType_t t, ncclComm_t comm,
+                                    cudaStream_t st)
+{
+    si_pev pe;
+    int on = comm && si_prof_begin(&pe, comm, SI_F_ALLTOALL, count, t, -1);
+    ncclResult_t rc = si_alltoall(s, r, count, t, comm, st);
+    si_prof_end(&pe, on && rc == ncclSuccess);
+    return rc;
+}
+
+SI_EXPORT ncclResult_t ncclGather(const void *s, void *r, size_t count, ncclDataType_t t, int root, ncclComm_t comm,
+                                  cudaStream_t st)
+{
+    si_pev pe;
+    int on = comm && si_prof_begin(&pe, comm, SI_F_GATHER, count, t, root);
+    ncclResult_t rc = si_gather(s, r, count, t, root, comm, st);
+    si_prof_end(&pe, on && rc == ncclSuccess);
+    return rc;
+}
+
+SI_EXPORT ncclResult_t ncclScatter(const void *s, void *r, size_t count, ncclDataType_t t, int root, ncclComm_t comm,
+                                   cudaStream_t st)
+{
+    si_pev pe;
+    int on = comm && si_prof_begin(&pe, comm, SI_F_SCATTER, count, t, root);
+    ncclResult_t rc = si_scatter(s, r, count, t, root, comm, st);
+    si_prof_end(&pe, on && rc == ncclSuccess);
+    return rc;
 }
 
 /* ---- point to point and groups ---- */
@@ -330,8 +614,8 @@ static ncclResult_t si_p2p(int send, void *buf, size_t count, ncclDataType_t t, 
         return ncclInvalidArgument;
     MPI_Datatype d = si_move_dt(t, &count);
     if (si_depth == 0) {
-        int rc = send ? MPI_Send(buf, (int)count, d, peer, 0x4e43, comm->mc)
-                      : MPI_Recv(buf, (int)count, d, peer, 0x4e43, comm->mc, MPI_STATUS_IGNORE);
+        int rc = send ? PMPI_Send(buf, (int)count, d, peer, 0x4e43, comm->mc)
+                      : PMPI_Recv(buf, (int)count, d, peer, 0x4e43, comm->mc, MPI_STATUS_IGNORE);
         return rc == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
     }
     if (si_nreq == si_capreq) {
@@ -341,8 +625,8 @@ static ncclResult_t si_p2p(int send, void *buf, size_t count, ncclDataType_t t, 
             return ncclSystemError;
         si_reqs = np;
     }
-    int rc = send ? MPI_Isend(buf, (int)count, d, peer, 0x4e43, comm->mc, &si_reqs[si_nreq])
-                  : MPI_Irecv(buf, (int)count, d, peer, 0x4e43, comm->mc, &si_reqs[si_nreq]);
+    int rc = send ? PMPI_Isend(buf, (int)count, d, peer, 0x4e43, comm->mc, &si_reqs[si_nreq])
+                  : PMPI_Irecv(buf, (int)count, d, peer, 0x4e43, comm->mc, &si_reqs[si_nreq]);
     if (rc != MPI_SUCCESS)
         return ncclSystemError;
     si_nreq++;
@@ -373,7 +657,8 @@ SI_EXPORT ncclResult_t ncclGroupEnd(void)
         return ncclInvalidUsage;
     if (--si_depth > 0)
         return ncclSuccess;
-    int rc = si_nreq ? MPI_Waitall(si_nreq, si_reqs, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    int rc = si_nreq ? PMPI_Waitall(si_nreq, si_reqs, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
     si_nreq = 0;
+    si_prof_group_end();
     return rc == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
 }
