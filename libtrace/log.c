@@ -104,6 +104,14 @@ static void *cs__log_prefault(void *arg)
             continue;
         }
         uint64_t s = L.ready_seg;
+        /* Writers that got ahead mapped their segment themselves, and may
+         * have sealed and unmapped it since: only ready segments ahead of
+         * every claim, or one would be mapped again and never released. */
+        uint64_t claimed = __atomic_load_n(&L.hdr->next_chunk, __ATOMIC_ACQUIRE) / CS_SEG_CHUNKS;
+        if (s <= claimed) {
+            L.ready_seg = claimed + 1;
+            continue;
+        }
         char *p = s < L.max_segs ? cs__log_map_seg(s) : NULL;
         L.ready_seg = s + 1;
         if (p) {
