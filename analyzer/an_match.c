@@ -16,12 +16,10 @@
 
 /* ---- steps ---- */
 
-static int cs_mark_cb(int rank, int64_t t, void *arg)
+static int cs_i64_order(const void *x, const void *y)
 {
-    cs_an *a = arg;
-    if (rank < 0 || rank >= a->nranks)
-        return 0;
-    return cs_vec_push(&a->marks[rank], t);
+    int64_t p = *(const int64_t *)x, q = *(const int64_t *)y;
+    return (p > q) - (p < q);
 }
 
 /* The smallest period p of sig[] (>= 90 % of sig[i] == sig[i+p]). */
@@ -40,9 +38,12 @@ static int cs_find_period(const uint64_t *sig, size_t n)
 
 int cs_an_steps_prepare(cs_an *a, char *err, size_t errlen)
 {
-    if (cs_store_markers(a->st, cs_mark_cb, a) != 0) {
-        snprintf(err, errlen, "%s: cannot read the step markers", cs_store_path(a->st));
-        return -1;
+    /* The markers came raw with the point-to-point scan: align, order. */
+    for (int r = 0; r < a->nranks; r++) {
+        cs_vec *v = &a->marks[r];
+        for (size_t i = 0; i < v->n; i++)
+            v->a[i] = cs_an_aligned(a, r, v->a[i]);
+        qsort(v->a, v->n, sizeof *v->a, cs_i64_order);
     }
     int64_t nmax = 0;
     for (int r = 0; r < a->nranks; r++)

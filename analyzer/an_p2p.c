@@ -5,59 +5,215 @@
  * message took once both sides were there, as the receive side saw it; for
  * a receive completed by a Wait*, bounded by the sender's time in its call,
  * so a Waitall that also waited for other messages is not charged for
- * them). */
+ * them).
+ *
+ * The operations come from one scan of the store in storage order (no SQL
+ * sort), which also collects the step markers (raw times; cs_an_steps_prepare
+ * aligns and orders them); they are paired once, before the clock alignment, which uses the
+ * pairs as constraints (a receive ends after its send began), and written
+ * after it with the aligned times. Memory: one small record per message. */
 #include "config.h"
 #include "analyzer/analysis.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct cs_end { int64_t span, b, e; int nonblocking; } cs_end;
-
-typedef struct cs_pairer {
-    cs_an *a;
+/* One end of a message, while collecting. */
+typedef struct cs_end {
     int64_t comm;
-    int src, dst, tag;
-    int have;
-    cs_end *s, *r;
-    size_t ns, nr, caps, capr;
-    int fail;
-} cs_pairer;
+    int src, dst, tag, side;   /* side 0 send, 1 receive */
+    int nonblocking;
+    int64_t span, b, e;
+} cs_end;
 
-static int cs_push_end(cs_end **v, size_t *n, size_t *cap, cs_end x)
+/* Communicator members: (comm, comm_rank) -> world rank, sorted. */
+typedef struct cs_member_ix { int64_t comm; int comm_rank, rank; } cs_member_ix;
+
+typedef struct cs_collect {
+    cs_an *a;
+    cs_member_ix *mem;
+    size_t nmem, capmem;
+    cs_end *ends;
+    size_t nends, capends;
+    int fail;
+} cs_collect;
+
+static int cs_member_cmp(const void *x, const void *y)
 {
-    if (*n == *cap) {
-        *cap = *cap ? *cap * 2 : 64;
-        cs_end *nv = realloc(*v, *cap * sizeof *nv);
-        if (!nv)
-            return -1;
-        *v = nv;
+    const cs_member_ix *p = x, *q = y;
+    if (p->comm != q->comm)
+        return p->comm < q->comm ? -1 : 1;
+    return (p->comm_rank > q->comm_rank) - (p->comm_rank < q->comm_rank);
+}
+
+static int cs_member_cb(const cs_comm_member *m, void *arg)
+{
+    cs_collect *c = arg;
+    if (c->nmem == c->capmem) {
+        size_t nc = c->capmem ? c->capmem * 2 : 64;
+        cs_member_ix *nm = realloc(c->mem, nc * sizeof *nm);
+        if (!nm)
+            return c->fail = 1;
+        c->mem = nm;
+        c->capmem = nc;
     }
-    (*v)[(*n)++] = x;
+    c->mem[c->nmem++] = (cs_member_ix){ m->comm, m->comm_rank, m->rank };
     return 0;
 }
 
-static int cs_pair_flush(cs_pairer *p)
+/* World rank of comm_rank in comm; -1 when unknown. */
+static int cs_world_rank(const cs_collect *c, int64_t comm, int comm_rank)
 {
-    cs_an *a = p->a;
-    size_t n = p->ns < p->nr ? p->ns : p->nr;
-    a->p2p_unmatched += (int64_t)(p->ns + p->nr - 2 * n);
-    int pairok = p->src >= 0 && p->src < a->nranks && p->dst >= 0 && p->dst < a->nranks;
-    size_t pi = pairok ? (size_t)p->src * (size_t)a->nranks + (size_t)p->dst : 0;
-    for (size_t i = 0; i < n; i++) {
-        cs_end *s = &p->s[i], *r = &p->r[i];
-        cs_p2p_row row = { s->span, r->span, p->comm, p->src, p->dst, p->tag, 0, 0, 0 };
-        int64_t both = s->b > r->b ? s->b : r->b;
-        if (s->b > r->b)
-            row.late_sender_ns = (r->e > 0 && r->e < s->b ? r->e : s->b) - r->b;
-        if (r->b > s->b && s->e > 0)
-            row.late_receiver_ns = (s->e < r->b ? s->e : r->b) - s->b;
-        if (r->e > 0) {
+    if (comm_rank < 0)
+        return -1;
+    cs_member_ix key = { comm, comm_rank, 0 };
+    const cs_member_ix *m = bsearch(&key, c->mem, c->nmem, sizeof *c->mem, cs_member_cmp);
+    return m ? m->rank : -1;
+}
+
+static int cs_push_end(cs_collect *c, const cs_end *e)
+{
+    if (c->nends == c->capends) {
+        size_t nc = c->capends ? c->capends * 2 : 1024;
+        cs_end *ne = realloc(c->ends, nc * sizeof *ne);
+        if (!ne)
+            return -1;
+        c->ends = ne;
+        c->capends = nc;
+    }
+    c->ends[c->nends++] = *e;
+    return 0;
+}
+
+static int cs_op_cb(const cs_p2p_op *op, void *arg)
+{
+    cs_collect *c = arg;
+    if (op->kind == 3) { /* a step marker, raw: aligned by cs_an_steps_prepare */
+        if (op->rank >= 0 && op->rank < c->a->nranks && cs_vec_push(&c->a->marks[op->rank], op->begin_ns) != 0)
+            return c->fail = 1;
+        return 0;
+    }
+    cs_end e = { op->comm, 0, 0, op->tag, 0, op->nonblocking, op->span, op->begin_ns, op->end_ns };
+    if (op->kind == 0 || op->kind == 2) { /* the send (of a sendrecv: to peer) */
+        e.src = op->rank;
+        e.dst = cs_world_rank(c, op->comm, op->peer);
+        e.side = 0;
+        if (e.dst >= 0 && cs_push_end(c, &e) != 0)
+            return c->fail = 1;
+    }
+    if (op->kind == 1 || op->kind == 2) { /* the receive (of a sendrecv: from peer2) */
+        int from = op->kind == 2 ? op->peer2 : op->peer >= 0 ? op->peer : op->source;
+        e.src = cs_world_rank(c, op->comm, from);
+        e.dst = op->rank;
+        e.side = 1;
+        if (e.src >= 0 && cs_push_end(c, &e) != 0)
+            return c->fail = 1;
+    }
+    return 0;
+}
+
+static int cs_end_cmp(const void *x, const void *y)
+{
+    const cs_end *p = x, *q = y;
+    if (p->comm != q->comm)
+        return p->comm < q->comm ? -1 : 1;
+    if (p->src != q->src)
+        return p->src < q->src ? -1 : 1;
+    if (p->dst != q->dst)
+        return p->dst < q->dst ? -1 : 1;
+    if (p->tag != q->tag)
+        return p->tag < q->tag ? -1 : 1;
+    if (p->side != q->side)
+        return p->side < q->side ? -1 : 1;
+    if (p->b != q->b)
+        return p->b < q->b ? -1 : 1;
+    return (p->span > q->span) - (p->span < q->span);
+}
+
+int cs_an_p2p_collect(cs_an *a, char *err, size_t errlen)
+{
+    cs_collect c;
+    memset(&c, 0, sizeof c);
+    c.a = a;
+    int rc = -1;
+    if (cs_store_comm_members(a->st, cs_member_cb, &c) != 0 || c.fail) {
+        snprintf(err, errlen, "%s: cannot read the communicators", cs_store_path(a->st));
+        goto out;
+    }
+    qsort(c.mem, c.nmem, sizeof *c.mem, cs_member_cmp);
+    if (cs_store_p2p_markers_raw(a->st, cs_op_cb, &c) != 0 || c.fail) {
+        snprintf(err, errlen, "%s: cannot read the point-to-point operations and step markers", cs_store_path(a->st));
+        goto out;
+    }
+    free(c.mem);
+    c.mem = NULL;
+    /* Sends of one (comm, src, dst, tag) in order of their begin, then its
+     * receives: the k-th send pairs with the k-th receive. */
+    qsort(c.ends, c.nends, sizeof *c.ends, cs_end_cmp);
+    size_t cap = 0;
+    for (size_t g = 0; g < c.nends;) {
+        size_t h = g;
+        while (h < c.nends && c.ends[h].comm == c.ends[g].comm && c.ends[h].src == c.ends[g].src &&
+               c.ends[h].dst == c.ends[g].dst && c.ends[h].tag == c.ends[g].tag)
+            h++;
+        size_t r0 = g;
+        while (r0 < h && c.ends[r0].side == 0)
+            r0++;
+        size_t ns = r0 - g, nr = h - r0, np = ns < nr ? ns : nr;
+        a->p2p_unmatched += (int64_t)(ns + nr - 2 * np);
+        if (a->nmsgs + np > cap) {
+            size_t nc = cap ? cap : 1024;
+            while (nc < a->nmsgs + np)
+                nc *= 2;
+            cs_msg *nm = realloc(a->msgs, nc * sizeof *nm);
+            if (!nm) {
+                snprintf(err, errlen, "out of memory (%zu messages)", a->nmsgs + np);
+                goto out;
+            }
+            a->msgs = nm;
+            cap = nc;
+        }
+        for (size_t k = 0; k < np; k++) {
+            const cs_end *s = &c.ends[g + k], *r = &c.ends[r0 + k];
+            a->msgs[a->nmsgs++] = (cs_msg){ s->span, r->span, s->comm, s->src, s->dst, s->tag,
+                                            r->nonblocking, s->b, s->e, r->b, r->e };
+        }
+        g = h;
+    }
+    rc = 0;
+out:
+    free(c.mem);
+    free(c.ends);
+    return rc;
+}
+
+int64_t cs_an_aligned(const cs_an *a, int rank, int64_t raw)
+{
+    if (rank < 0 || rank >= a->nranks)
+        return raw;
+    const cs_an_clock *k = &a->clk[rank];
+    return raw + k->offset_ns + (int64_t)(k->drift_ppm * 1e-6 * (double)(raw - k->start_ns));
+}
+
+int cs_an_p2p(cs_an *a, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < a->nmsgs; i++) {
+        const cs_msg *m = &a->msgs[i];
+        /* aligned times; a missing completion (0) stays 0 */
+        int64_t sb = cs_an_aligned(a, m->src, m->sb), se = m->se ? cs_an_aligned(a, m->src, m->se) : 0;
+        int64_t rb = cs_an_aligned(a, m->dst, m->rb), re = m->re ? cs_an_aligned(a, m->dst, m->re) : 0;
+        cs_p2p_row row = { m->send_span, m->recv_span, m->comm, m->src, m->dst, m->tag, 0, 0, 0 };
+        int64_t both = sb > rb ? sb : rb;
+        if (sb > rb)
+            row.late_sender_ns = (re > 0 && re < sb ? re : sb) - rb;
+        if (rb > sb && se > 0)
+            row.late_receiver_ns = (se < rb ? se : rb) - sb;
+        if (re > 0) {
             /* the receive side's time after the later arrival; a receive
              * completed by a Wait* may have waited for other messages too:
              * then no more than the sender's time in its call */
-            int64_t t = r->e - both;
-            int64_t sd = r->nonblocking && s->e > 0 ? s->e - s->b : t;
+            int64_t t = re - both;
+            int64_t sd = m->recv_nonblocking && se > 0 ? se - sb : t;
             row.transfer_ns = t < sd ? t : sd;
             if (row.transfer_ns < 0)
                 row.transfer_ns = 0;
@@ -67,52 +223,20 @@ static int cs_pair_flush(cs_pairer *p)
         if (row.late_receiver_ns < 0)
             row.late_receiver_ns = 0;
         a->p2p_pairs++;
-        if (cs_awriter_p2p(a->w, &row) != 0)
+        if (cs_awriter_p2p(a->w, &row) != 0) {
+            snprintf(err, errlen, "%s: cannot write the point-to-point pairs", cs_store_path(a->st));
             return -1;
-        if (pairok && r->e > 0) {
+        }
+        int pairok = m->src >= 0 && m->src < a->nranks && m->dst >= 0 && m->dst < a->nranks;
+        if (pairok && re > 0) {
+            size_t pi = (size_t)m->src * (size_t)a->nranks + (size_t)m->dst;
             cs_vec_push(&a->pair_xfer[pi], row.transfer_ns);
             cs_vec_push(&a->pair_late[pi], row.late_sender_ns);
             if (a->pair_t0[pi] == 0 || both < a->pair_t0[pi])
                 a->pair_t0[pi] = both;
-            if (r->e > a->pair_t1[pi])
-                a->pair_t1[pi] = r->e;
+            if (re > a->pair_t1[pi])
+                a->pair_t1[pi] = re;
         }
-    }
-    p->ns = p->nr = 0;
-    return 0;
-}
-
-static int cs_msg_cb(const cs_msg_end *m, void *arg)
-{
-    cs_pairer *p = arg;
-    if (!p->have || m->comm != p->comm || m->src != p->src || m->dst != p->dst || m->tag != p->tag) {
-        if (p->have && cs_pair_flush(p) != 0)
-            return p->fail = 1;
-        p->have = 1;
-        p->comm = m->comm;
-        p->src = m->src;
-        p->dst = m->dst;
-        p->tag = m->tag;
-    }
-    cs_end e = { m->span, m->begin_ns, m->end_ns, m->nonblocking };
-    if (m->side == 0 ? cs_push_end(&p->s, &p->ns, &p->caps, e) : cs_push_end(&p->r, &p->nr, &p->capr, e))
-        return p->fail = 1;
-    return 0;
-}
-
-int cs_an_p2p(cs_an *a, char *err, size_t errlen)
-{
-    cs_pairer p;
-    memset(&p, 0, sizeof p);
-    p.a = a;
-    int rc = cs_store_msg_ends(a->st, cs_msg_cb, &p);
-    if (rc == 0 && p.have && cs_pair_flush(&p) != 0)
-        rc = -1;
-    free(p.s);
-    free(p.r);
-    if (rc != 0 || p.fail) {
-        snprintf(err, errlen, "%s: cannot pair the point-to-point messages", cs_store_path(a->st));
-        return -1;
     }
     if (a->p2p_unmatched)
         cs_an_note(a, "%lld point-to-point operations have no partner in the trace", (long long)a->p2p_unmatched);

@@ -159,7 +159,7 @@ int cs_an_kind_is(const cs_an *a, int op, const char *kind)
 }
 
 /* N-to-N: every member depends on every other (not scans, not rooted). */
-int cs_an_is_n2n(const cs_an *a, int op)
+static int cs_an_op_is_n2n(const cs_an *a, int op)
 {
     if (!cs_an_kind_is(a, op, "coll") || a->ops[op].nonblocking)
         return 0;
@@ -167,11 +167,19 @@ int cs_an_is_n2n(const cs_an *a, int op)
     return strstr(nm, "scan") == NULL && strstr(nm, "Scan") == NULL;
 }
 
+int cs_an_is_n2n(const cs_an *a, int op)
+{
+    if (op < 0 || op >= a->nops)
+        return 0;
+    return a->op_n2n ? a->op_n2n[op] : cs_an_op_is_n2n(a, op);
+}
+
 /* ---- the analysis ---- */
 
 static void cs_an_free(cs_an *a)
 {
     free(a->ops);
+    free(a->op_n2n);
     free(a->present);
     free(a->clk);
     if (a->marks)
@@ -187,6 +195,7 @@ static void cs_an_free(cs_an *a)
             cs_vec_free(&a->pair_xfer[i]);
             cs_vec_free(&a->pair_late[i]);
         }
+    free(a->msgs);
     free(a->pair_xfer);
     free(a->pair_late);
     free(a->pair_t0);
@@ -219,6 +228,13 @@ int cs_analyze_store(cs_store *st, char *err, size_t errlen)
         snprintf(err, errlen, "%s: cannot read the processes (corrupt trace?)", cs_store_path(st));
         goto out;
     }
+    a.op_n2n = malloc(a.nops > 0 ? (size_t)a.nops : 1);
+    if (!a.op_n2n) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < a.nops; i++)
+        a.op_n2n[i] = (unsigned char)cs_an_op_is_n2n(&a, i);
     int maxr = -1;
     for (int i = 0; i < nproc; i++)
         if (procs[i].rank > maxr && procs[i].rank < (1 << 20))
@@ -282,8 +298,21 @@ int cs_analyze_store(cs_store *st, char *err, size_t errlen)
     a.w = cs_store_analysis_begin(st, err, errlen);
     if (!a.w)
         goto out;
-    if (cs_an_align(&a, err, errlen) != 0)
-        goto fail;
+    {
+        /* COLLSCOPE_AN_TIMES=1: the time of each pass on stderr (bench) */
+        int (*const first[])(cs_an *, char *, size_t) = { cs_an_p2p_collect, cs_an_align };
+        const char *const first_name[] = { "pair", "align" };
+        for (size_t i = 0; i < 2; i++) {
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            if (first[i](&a, err, errlen) != 0)
+                goto fail;
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            if (getenv("COLLSCOPE_AN_TIMES"))
+                fprintf(stderr, "collscope: pass %-8s %.3f s\n", first_name[i],
+                        (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+        }
+    }
     a.t_first = INT64_MAX;
     a.t_last = INT64_MIN;
     for (int i = 0; i < nproc; i++) {

@@ -6,8 +6,9 @@
  * The passes stream the store: alignment reads a bounded sample of
  * N-to-N collectives with raw times; matching reads collective spans
  * ordered by (comm, seq), so each instance is complete when its group ends;
- * point-to-point endpoints come ordered by (comm, src, dst, tag). Memory is
- * bounded by ranks x steps, not by spans. */
+ * point-to-point operations come in one unsorted scan and are paired in
+ * memory (one record per message). Memory is bounded by ranks x steps and
+ * messages, not by spans. */
 #ifndef CS_ANALYSIS_H
 #define CS_ANALYSIS_H
 
@@ -54,12 +55,22 @@ typedef struct cs_an_clock {
     int64_t start_ns;      /* raw start of the process (the drift's origin) */
 } cs_an_clock;
 
+/* A point-to-point message: its send and its receive, RAW times (each on
+ * its rank's clock); se, re 0 when the completion is unknown. */
+typedef struct cs_msg {
+    int64_t send_span, recv_span, comm;
+    int src, dst, tag;     /* world ranks */
+    int recv_nonblocking;
+    int64_t sb, se, rb, re;
+} cs_msg;
+
 /* Everything the passes share. */
 typedef struct cs_an {
     cs_store *st;
     cs_awriter *w;
     cs_op_row *ops;
     int nops;
+    unsigned char *op_n2n; /* [nops]: cs_an_is_n2n, computed once */
     int nranks;            /* highest rank + 1 */
     int nproc;             /* processes in the trace */
     int world_size;        /* as the processes said */
@@ -87,6 +98,8 @@ typedef struct cs_an {
     /* matching counts */
     int64_t instances, incomplete, coll_spans, uncompleted, exit_before_entry;
     int64_t p2p_pairs, p2p_unmatched;
+    cs_msg *msgs;          /* paired before the alignment (cs_an_p2p_collect) */
+    size_t nmsgs;
     /* per directed pair [src * nranks + dst]: message transfer times and
      * late-sender times, and when the messages ran */
     cs_vec *pair_xfer, *pair_late;
@@ -107,9 +120,14 @@ typedef struct cs_an {
 
 void cs_an_note(cs_an *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cs_an_is_n2n(const cs_an *a, int op);
+/* A raw time of rank's clock on the aligned time line (as CS_ALIGNED). */
+int64_t cs_an_aligned(const cs_an *a, int rank, int64_t raw);
 int cs_an_kind_is(const cs_an *a, int op, const char *kind);
 
-/* The passes, in order. Each returns 0, or -1 with a reason in err. */
+/* The passes, in order. Each returns 0, or -1 with a reason in err.
+ * cs_an_p2p_collect pairs the point-to-point messages (raw times) for the
+ * alignment and for cs_an_p2p, which writes them aligned. */
+int cs_an_p2p_collect(cs_an *a, char *err, size_t errlen);
 int cs_an_align(cs_an *a, char *err, size_t errlen);
 int cs_an_steps_prepare(cs_an *a, char *err, size_t errlen);
 int cs_an_match(cs_an *a, char *err, size_t errlen);

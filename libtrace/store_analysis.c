@@ -369,11 +369,8 @@ cs_awriter *cs_store_analysis_begin(cs_store *st, char *err, size_t errlen)
         return NULL;
     }
     w->st = st;
-    /* comms_by_comm_rank: the message pairing looks members up by their
-     * rank in the communicator (cs_store_msg_ends) */
     if (cs_aexec(st, "BEGIN;" CS_ANALYSIS_TABLES_SQL CS_ANALYSIS_CLEAR_SQL
-                 "CREATE INDEX IF NOT EXISTS comms_by_comm_rank ON comms(id, comm_rank);"
-                     "DROP INDEX IF EXISTS instances_skew; DROP INDEX IF EXISTS waits_comm_seq;",
+                 "DROP INDEX IF EXISTS instances_skew; DROP INDEX IF EXISTS waits_comm_seq;",
                  err, errlen) != 0) {
         sqlite3_exec(cs_db(st), "ROLLBACK", NULL, NULL, NULL);
         free(w);
@@ -617,22 +614,6 @@ int cs_store_instances_grouped(cs_store *st, int (*cb)(const cs_inst_brief *, vo
     return rc;
 }
 
-int cs_store_markers(cs_store *st, int (*cb)(int, int64_t, void *), void *arg)
-{
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(cs_db(st), "SELECT s.rank, " CS_ALIGNED("s.begin_ns") " FROM span s"
-                                      " LEFT JOIN clocks k ON k.rank = s.rank"
-                                      " WHERE s.op IN (SELECT id FROM ops WHERE kind = 'marker')"
-                                      " ORDER BY s.rank, s.begin_ns", -1, &s, NULL) != SQLITE_OK)
-        return -1;
-    int rc = 0;
-    while (sqlite3_step(s) == SQLITE_ROW)
-        if ((rc = cb(sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), arg)) != 0)
-            break;
-    sqlite3_finalize(s);
-    return rc;
-}
-
 int cs_store_callsite_labels(cs_store *st, int (*cb)(int, int64_t, const char *, void *), void *arg)
 {
     sqlite3_stmt *s;
@@ -648,42 +629,30 @@ int cs_store_callsite_labels(cs_store *st, int (*cb)(int, int64_t, const char *,
     return rc;
 }
 
-int cs_store_msg_ends(cs_store *st, int (*cb)(const cs_msg_end *, void *), void *arg)
+int cs_store_p2p_markers_raw(cs_store *st, int (*cb)(const cs_p2p_op *, void *), void *arg)
 {
-    /* Sends: the rank is the source; the peer (a rank in comm) the
-     * destination. Receives: peer, or the completion's source for
-     * MPI_ANY_SOURCE; the receive side of a sendrecv takes peer2. */
     const char *sql =
-        "WITH p AS (SELECT s.id, s.rank, s.comm, s.peer, s.peer2, s.tag, s.req, s.flags, o.kind, o.nonblocking,"
-        "   " CS_ALIGNED("s.begin_ns") " AS b, " CS_ALIGNED("s.end_ns") " AS e FROM span s"
-        "   JOIN ops o ON o.id = s.op LEFT JOIN clocks k ON k.rank = s.rank"
-        "   WHERE o.kind IN ('send', 'recv', 'sendrecv') AND s.comm IS NOT NULL),"
-        " q AS (SELECT c.rank, c.req, c.source, " CS_ALIGNED("c.end_ns") " AS e FROM completions c"
-        "   LEFT JOIN clocks k ON k.rank = c.rank)"
-        " SELECT p.comm, p.rank AS src, m.rank AS dst, COALESCE(p.tag, -1) AS tag, 0 AS side, p.id, p.b,"
-        "   CASE WHEN p.nonblocking THEN COALESCE(q.e, 0) ELSE p.e END, p.nonblocking"
-        "   FROM p JOIN comms m ON m.id = p.comm AND m.comm_rank = p.peer"
-        "   LEFT JOIN q ON p.nonblocking AND q.rank = p.rank AND q.req = p.req"
-        "   WHERE p.kind IN ('send', 'sendrecv')"
-        " UNION ALL"
-        " SELECT p.comm, m.rank, p.rank, COALESCE(p.tag, -1), 1, p.id, p.b,"
-        "   CASE WHEN p.nonblocking THEN COALESCE(q.e, 0) ELSE p.e END, p.nonblocking"
-        "   FROM p LEFT JOIN q ON p.nonblocking AND q.rank = p.rank AND q.req = p.req"
-        "   JOIN comms m ON m.id = p.comm AND m.comm_rank = CASE WHEN p.kind = 'sendrecv' THEN p.peer2"
-        "     WHEN p.peer >= 0 THEN p.peer ELSE q.source END"
-        "   WHERE p.kind IN ('recv', 'sendrecv')"
-        " ORDER BY 1, 2, 3, 4, 5, 7";
+        "SELECT s.id, COALESCE(s.comm, 0), s.rank, CASE o.kind WHEN 'send' THEN 0 WHEN 'recv' THEN 1 WHEN 'sendrecv' THEN 2 ELSE 3 END,"
+        " COALESCE(s.peer, -1), COALESCE(s.peer2, -1), COALESCE(s.tag, -1), COALESCE(c.source, -1), s.begin_ns,"
+        " CASE WHEN o.nonblocking THEN COALESCE(c.end_ns, 0) ELSE s.end_ns END, o.nonblocking"
+        " FROM span s JOIN ops o ON o.id = s.op"
+        " LEFT JOIN completions c ON o.nonblocking AND c.rank = s.rank AND c.req = s.req"
+        " WHERE s.op IN (SELECT id FROM ops WHERE kind IN ('send', 'recv', 'sendrecv', 'marker'))"
+        " AND (s.comm IS NOT NULL OR o.kind = 'marker')";
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(cs_db(st), sql, -1, &s, NULL) != SQLITE_OK)
         return -1;
-    int rc = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        cs_msg_end m = { sqlite3_column_int64(s, 0), sqlite3_column_int(s, 1), sqlite3_column_int(s, 2),
-                         sqlite3_column_int(s, 3), sqlite3_column_int(s, 4), sqlite3_column_int64(s, 5),
-                         sqlite3_column_int64(s, 6), sqlite3_column_int64(s, 7), sqlite3_column_int(s, 8) };
+    int rc = 0, step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        cs_p2p_op m = { sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int(s, 2),
+                        sqlite3_column_int(s, 3), sqlite3_column_int(s, 4), sqlite3_column_int(s, 5),
+                        sqlite3_column_int(s, 6), sqlite3_column_int(s, 7), sqlite3_column_int64(s, 8),
+                        sqlite3_column_int64(s, 9), sqlite3_column_int(s, 10) };
         if ((rc = cb(&m, arg)) != 0)
             break;
     }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = -1;
     sqlite3_finalize(s);
     return rc;
 }

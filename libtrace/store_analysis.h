@@ -30,7 +30,7 @@
 #include "libtrace/store.h"
 
 /* Bumped whenever what the analysis stores changes meaning. */
-#define CS_ANALYSIS_VERSION 2
+#define CS_ANALYSIS_VERSION 3
 
 /* ---- rows ---- */
 
@@ -188,23 +188,25 @@ typedef struct cs_inst_brief {
 } cs_inst_brief;
 int cs_store_instances_grouped(cs_store *st, int (*cb)(const cs_inst_brief *, void *), void *arg);
 
-/* Step markers (kind 'marker'), aligned, ordered by rank then time. */
-int cs_store_markers(cs_store *st, int (*cb)(int rank, int64_t begin_ns, void *), void *arg);
-
 /* All call-site labels: (rank, id, label). */
 int cs_store_callsite_labels(cs_store *st, int (*cb)(int rank, int64_t id, const char *label, void *), void *arg);
 
-/* Point-to-point message endpoints, aligned, ordered by (comm, src, dst,
- * tag, side, begin): side 0 is a send (send, sendrecv), side 1 a receive
- * (recv, the receive of a sendrecv). src and dst are world ranks. end_ns
- * of a nonblocking operation is its completion's end (0 when none). */
-typedef struct cs_msg_end {
-    int64_t comm;
-    int src, dst, tag, side;
-    int64_t span, begin_ns, end_ns;
+/* Point-to-point operations (kinds send, recv, sendrecv; those without a
+ * communicator are left out) and step markers (kind marker), with RAW
+ * times, in storage order: one scan of the spans, no sort; the analysis
+ * pairs and orders them itself.
+ * peer, peer2 and source are ranks in comm (peer2: the source of a
+ * sendrecv; source: what the completion of a receive said, -1 unknown).
+ * end_ns of a nonblocking operation is its completion's end (0 when none). */
+typedef struct cs_p2p_op {
+    int64_t span, comm;
+    int rank;              /* world rank of the caller */
+    int kind;              /* 0 send, 1 recv, 2 sendrecv, 3 marker */
+    int peer, peer2, tag, source;
+    int64_t begin_ns, end_ns;
     int nonblocking;
-} cs_msg_end;
-int cs_store_msg_ends(cs_store *st, int (*cb)(const cs_msg_end *, void *), void *arg);
+} cs_p2p_op;
+int cs_store_p2p_markers_raw(cs_store *st, int (*cb)(const cs_p2p_op *, void *), void *arg);
 
 /* The job's size as its processes said (MAX(world_size)); 0 when no
  * process said, -1 on error. */
