@@ -81,4 +81,4 @@ tests_nccl_realerr_LDFLAGS = -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib
 tests_nccl_realerr_LDADD = -lnccl -lcudart
 CS_TESTS += tests/nccl/realerr.sh
 endif
-EXTRA_DIST += tests/gpu/run.sh docs/gpu.md
+EXTRA_DIST += tests/gpu/run.sh

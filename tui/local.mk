@@ -5,7 +5,8 @@ libtrace_libcstrace_la_SOURCES += libtrace/store_tui.c libtrace/store_tui.h
 analyzer_collscope_SOURCES += tui/cmd_tui.c
 
 EXTRA_DIST += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/tuilib.sh tests/tui/nccl.sh \
-	docs/tui.md docs/collscope-tui.1
+	docs/collscope-tui.1
+dist_doc_DATA += docs/tui.md
 CS_TESTS += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/nccl.sh
 
 if HAVE_NCURSES
