@@ -41,11 +41,21 @@ static void *cs_cuda_sym(const char *name)
 
 void *cs_cuda_resolve(int op)
 {
+    int saved = errno;
     const char *name = cs_cuda_real_names[op];
     void *f = name ? cs_cuda_sym(name) : NULL;
     if (f)
         __atomic_store_n(&cs_cuda_real_fns[op], f, __ATOMIC_RELAXED);
+    errno = saved;
     return f;
+}
+
+/* A new block of correlation ids for this thread (ids start at 1). */
+void cs_gpu_corr_refill(void)
+{
+    uint64_t base = __atomic_fetch_add(&cs_gpu_corr_next, CS_GPU_CORR_BLOCK, __ATOMIC_RELAXED) + 1;
+    cs_gpu_t.corr_next = base;
+    cs_gpu_t.corr_end = base + CS_GPU_CORR_BLOCK;
 }
 
 int cs_cuda_missing(int op)

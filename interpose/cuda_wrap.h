@@ -23,7 +23,6 @@ typedef struct cs_gpu_call {
     cs_rec rec;
     cs_rec_spanx x;
     uint32_t flags;
-    int saved_errno;
     int has_x;            /* write the SPANX record */
     void *comm;           /* cs_nccl_comm *, NULL = none */
     int ev;               /* gputime: pool slot of the begin event, -1 = none */
@@ -48,12 +47,17 @@ static inline void *cs_cuda_real(int op)
     return CS_LIKELY(f != NULL) ? f : cs_cuda_resolve(op);
 }
 
-/* Per-process correlation ids of NCCL calls (GPUTIME records join on them). */
+/* Per-process correlation ids of NCCL calls (GPUTIME records join on them):
+ * unique in the process, handed to threads in blocks. */
 extern uint64_t cs_gpu_corr_next;
-/* Per-thread NCCL group state. */
+#define CS_GPU_CORR_BLOCK 64u
+void cs_gpu_corr_refill(void);
+/* Per-thread NCCL group state and correlation ids. */
 typedef struct cs_gpu_tls {
     int depth;            /* ncclGroupStart nesting */
     uint32_t grp;         /* id of the open group, 0 = none */
+    uint64_t corr_next;   /* next id of this thread's block */
+    uint64_t corr_end;    /* end of the block */
 } cs_gpu_tls;
 extern __thread cs_gpu_tls cs_gpu_t __attribute__((tls_model("initial-exec")));
 
@@ -69,8 +73,13 @@ extern int cs_cupti_on;
 extern __thread uint32_t cs_cupti_corr __attribute__((tls_model("initial-exec")));
 void cs_cupti_note_stream_slow(uint64_t handle); /* 0 untried, 1 tracing, -1 will not trace */
 
+/* The fast path below makes no call that can set errno: every slow path
+ * that can (trace start, call sites, PAPI, CUPTI, log refill, GPU timing,
+ * communicator set-up) saves and restores it itself, so the application
+ * sees the errno the library left. */
+
 /* Begin a traced call: 0 means pass the call through untraced. */
-static inline int cs_gpu_enter(cs_gpu_call *c, int op)
+CS_HOT int cs_gpu_enter(cs_gpu_call *c, int op)
 {
     if (CS_UNLIKELY(cs_busy))
         return 0;
@@ -93,19 +102,19 @@ static inline int cs_gpu_enter(cs_gpu_call *c, int op)
     return 1;
 }
 
-static inline void cs_gpu_set_peer(cs_gpu_call *c, int peer)
+CS_HOT void cs_gpu_set_peer(cs_gpu_call *c, int peer)
 {
     c->rec.peer = peer;
     c->flags |= CS_F_HAS_PEER;
 }
 
-static inline void cs_gpu_set_stream(cs_gpu_call *c, cudaStream_t s)
+CS_HOT void cs_gpu_set_stream(cs_gpu_call *c, cudaStream_t s)
 {
     c->x.stream = (uint64_t)(uintptr_t)s;
     c->has_x = 1;
 }
 
-static inline void cs_gpu_begin(cs_gpu_call *c)
+CS_HOT void cs_gpu_begin(cs_gpu_call *c)
 {
     if (CS_UNLIKELY(cs_papi_on))
         cs_papi_sample(cs__log_tls.tid);
@@ -114,10 +123,9 @@ static inline void cs_gpu_begin(cs_gpu_call *c)
     c->rec.t0 = cs_clock_ticks();
 }
 
-static inline void cs_gpu_end(cs_gpu_call *c, int rc, int failed)
+CS_HOT void cs_gpu_end(cs_gpu_call *c, int rc, int failed)
 {
     c->rec.t1 = cs_clock_ticks();
-    c->saved_errno = errno;
     c->rec.rc = rc;
     if (CS_UNLIKELY(failed))
         c->flags |= CS_F_ERROR;
@@ -129,7 +137,7 @@ static inline void cs_gpu_end(cs_gpu_call *c, int rc, int failed)
 }
 
 /* Write the extension record (if any), then the span; leave the call. */
-static inline void cs_gpu_emit(cs_gpu_call *c)
+CS_HOT void cs_gpu_emit(cs_gpu_call *c)
 {
     if (c->has_x || c->x.grp) {
         cs_rec_spanx *x = (cs_rec_spanx *)cs_log_slot();
@@ -152,7 +160,6 @@ static inline void cs_gpu_emit(cs_gpu_call *c)
         cs_log_commit(slot, CS_REC_HDR(CS_REC_SPAN, c->flags));
     }
     cs_busy = 0;
-    errno = c->saved_errno;
 }
 
 static inline uint32_t cs_cuda_threads(dim3 g, dim3 b)
@@ -180,9 +187,11 @@ void cs_gputime_group_end_post(int ok);
 extern int cs_ncclprof_on;
 void cs_ncclprof_note(cs_gpu_call *c);
 
-static inline void cs_gputime_pre(cs_gpu_call *c)
+CS_HOT void cs_gputime_pre(cs_gpu_call *c)
 {
-    c->x.corr = __atomic_add_fetch(&cs_gpu_corr_next, 1, __ATOMIC_RELAXED);
+    if (CS_UNLIKELY(cs_gpu_t.corr_next == cs_gpu_t.corr_end))
+        cs_gpu_corr_refill();
+    c->x.corr = cs_gpu_t.corr_next++;
     c->has_x = 1;
     if (CS_UNLIKELY(cs_ncclprof_on))
         cs_ncclprof_note(c);
@@ -190,7 +199,7 @@ static inline void cs_gputime_pre(cs_gpu_call *c)
         cs_gputime_pre_slow(c);
 }
 
-static inline void cs_gputime_post(cs_gpu_call *c, int ok)
+CS_HOT void cs_gputime_post(cs_gpu_call *c, int ok)
 {
     if (c->ev >= 0)
         cs_gputime_post_slow(c, ok);

@@ -17,6 +17,7 @@
 
 #include <cupti.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -84,7 +85,10 @@ void cs_cupti_note_stream_slow(uint64_t handle)
         }
     }
     uint32_t id = 0;
-    if (!P.stream_id || P.stream_id(NULL, (CUstream)(uintptr_t)handle, 0, &id) != CUPTI_SUCCESS)
+    int saved = errno; /* called after the traced call returned */
+    int rc = P.stream_id ? (int)P.stream_id(NULL, (CUstream)(uintptr_t)handle, 0, &id) : -1;
+    errno = saved;
+    if (rc != CUPTI_SUCCESS)
         return;
     pthread_mutex_lock(&P.lock);
     for (unsigned i = 0; i < CS_CUPTI_STREAMS; i++) {

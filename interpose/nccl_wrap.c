@@ -5,6 +5,7 @@
 #include "libtrace/dtypes.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@ void *cs_nccl_resolve(int op)
     const char *name = cs_nccl_real_names[op];
     if (!name)
         return NULL;
+    int saved = errno;
     void *f = dlsym(RTLD_NEXT, name);
     if (!f) {
         static void *lib;
@@ -37,6 +39,7 @@ void *cs_nccl_resolve(int op)
     }
     if (f)
         __atomic_store_n(&cs_nccl_real_fns[op], f, __ATOMIC_RELAXED);
+    errno = saved;
     return f;
 }
 
@@ -45,14 +48,6 @@ int cs_nccl_missing(int op)
     static int warned[CS_OP_COUNT];
     cs_warn_once(&warned[op], "no NCCL library provides %s; the call fails with ncclSystemError", cs_ops[op].name);
     return ncclSystemError;
-}
-
-void cs_nccl_set_count_dt(cs_gpu_call *c, int dt)
-{
-    if (dt >= 0 && dt <= ncclFloat8e5m2)
-        c->rec.dtype = (uint16_t)(CS_DT_ncclInt8 + dt);
-    else
-        c->rec.dtype = CS_DT_OTHER;
 }
 
 /* ---- communicators ---- */
@@ -121,8 +116,18 @@ static int cs_nccl_helpers(void)
     return N.ready > 0;
 }
 
-/* Register a communicator and write its COMMDEF record. */
+static cs_nccl_comm *cs_ncomm_add_inner(ncclComm_t comm, uint64_t id, uint64_t parent, int how, int size, int rank);
+
+/* Register a communicator and write its COMMDEF record; errno as it was. */
 static cs_nccl_comm *cs_ncomm_add(ncclComm_t comm, uint64_t id, uint64_t parent, int how, int size, int rank)
+{
+    int saved = errno;
+    cs_nccl_comm *m = cs_ncomm_add_inner(comm, id, parent, how, size, rank);
+    errno = saved;
+    return m;
+}
+
+static cs_nccl_comm *cs_ncomm_add_inner(ncclComm_t comm, uint64_t id, uint64_t parent, int how, int size, int rank)
 {
     uint64_t key = (uint64_t)(uintptr_t)comm;
     if (!key)

@@ -15,6 +15,7 @@
 #include <nccl.h>
 
 #include "interpose/cuda_wrap.h"
+#include "libtrace/dtypes.h"
 
 #define CS_NCCL_LOCAL_BASE 0x8000u
 
@@ -31,7 +32,7 @@ typedef struct cs_nccl_comm {
 cs_nccl_comm *cs_nccl_comm_find(ncclComm_t comm);
 extern __thread cs_nccl_comm *cs_nccl_comm_last __attribute__((tls_model("initial-exec")));
 
-static inline void cs_nccl_set_comm(cs_gpu_call *c, ncclComm_t comm, int collective)
+CS_HOT void cs_nccl_set_comm(cs_gpu_call *c, ncclComm_t comm, int collective)
 {
     uint64_t key = (uint64_t)(uintptr_t)comm;
     cs_nccl_comm *m = cs_nccl_comm_last;
@@ -52,18 +53,18 @@ static inline void cs_nccl_set_comm(cs_gpu_call *c, ncclComm_t comm, int collect
 }
 
 /* Size in bytes of an NCCL datatype, 0 when unknown. */
-static inline uint32_t cs_nccl_dtsize(int dt)
+CS_HOT uint32_t cs_nccl_dtsize(int dt)
 {
     static const uint8_t size[] = { 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1 };
     return dt >= 0 && dt < (int)sizeof size ? size[dt] : 0;
 }
 
-void cs_nccl_set_count_dt(cs_gpu_call *c, int dt);
-static inline void cs_nccl_set_count(cs_gpu_call *c, size_t count, ncclDataType_t dt, uint64_t mult)
+CS_HOT void cs_nccl_set_count(cs_gpu_call *c, size_t count, ncclDataType_t dt, uint64_t mult)
 {
+    int d = (int)dt;
     c->rec.count = count > 0xffffffffu ? 0xffffffffu : (uint32_t)count;
-    c->rec.bytes = (uint64_t)count * cs_nccl_dtsize((int)dt) * mult;
-    cs_nccl_set_count_dt(c, (int)dt);
+    c->rec.bytes = (uint64_t)count * cs_nccl_dtsize(d) * mult;
+    c->rec.dtype = (uint16_t)(d >= 0 && d <= ncclFloat8e5m2 ? CS_DT_ncclInt8 + d : CS_DT_OTHER);
 }
 
 /* The size of a communicator we know (for AlltoAll and ReduceScatter bytes). */

@@ -55,17 +55,20 @@ static int cs_np_dummy_ctx;
 
 /* Per thread: freed handles for reuse (a handle may be freed on another
  * thread than the one that took it; it then joins that thread's cache),
- * the last function name matched (NCCL passes the same string each time),
- * and a reading of CLOCK_REALTIME and the process clock, renewed every
- * 10 ms, to convert GPU times. */
+ * the last function, algorithm and protocol names seen (NCCL passes the
+ * same strings each time), and a reading of CLOCK_REALTIME and the
+ * process clock, renewed every 10 ms, to convert GPU times. */
 #define CS_NP_CACHE 64
 static __thread struct {
     int n;
     cs_np_ev *ev[CS_NP_CACHE];
     const char *func;
     uint16_t func_op;
+    const char *algo, *proto;
+    uint32_t algo_ix, proto_ix;
     uint64_t ref_ticks;
     double ref_real;
+    double tpn;
 } cs_np_c __attribute__((tls_model("initial-exec")));
 
 static cs_np_ev *cs_np_alloc(void)
@@ -162,15 +165,16 @@ static void cs_np_write(cs_np_ev *e)
     g->corr = e->corr;
     g->g0 = g->g1 = 0;
     if (e->g0 != UINT64_MAX && e->g1 >= e->g0) {
-        cs_log_header *h = cs_log_header_ptr();
-        double tpn = h && h->ticks_per_ns > 0 ? h->ticks_per_ns : 1.0;
         uint64_t now = cs_clock_ticks();
-        if (cs_np_c.ref_ticks == 0 || (double)(now - cs_np_c.ref_ticks) > 1e7 * tpn) {
+        if (cs_np_c.ref_ticks == 0 || (double)(now - cs_np_c.ref_ticks) > 1e7 * cs_np_c.tpn) {
+            cs_log_header *h = cs_log_header_ptr();
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
+            cs_np_c.tpn = h && h->ticks_per_ns > 0 ? h->ticks_per_ns : 1.0;
             cs_np_c.ref_ticks = now;
             cs_np_c.ref_real = (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
         }
+        double tpn = cs_np_c.tpn;
         double t0 = (double)cs_np_c.ref_ticks + ((double)e->g0 - cs_np_c.ref_real) * tpn;
         double t1 = (double)cs_np_c.ref_ticks + ((double)e->g1 - cs_np_c.ref_real) * tpn;
         if (t0 > 0) {
@@ -218,8 +222,15 @@ static void cs_np_start(void **handle, uint64_t type, void *parent, const cs_np_
         e->corr = corr;
         e->g0 = UINT64_MAX;
         e->g1 = 0;
-        e->packed = CS_NP_PACK(cs_np_index(coll->algo, algos, sizeof algos / sizeof *algos),
-                               cs_np_index(coll->proto, protos, sizeof protos / sizeof *protos), coll->nChannels);
+        if (coll->algo != cs_np_c.algo) {
+            cs_np_c.algo_ix = cs_np_index(coll->algo, algos, sizeof algos / sizeof *algos);
+            cs_np_c.algo = coll->algo;
+        }
+        if (coll->proto != cs_np_c.proto) {
+            cs_np_c.proto_ix = cs_np_index(coll->proto, protos, sizeof protos / sizeof *protos);
+            cs_np_c.proto = coll->proto;
+        }
+        e->packed = CS_NP_PACK(cs_np_c.algo_ix, cs_np_c.proto_ix, coll->nChannels);
         e->refs = 1;
         *handle = e;
     } else if (type == CS_NP_KERNEL_CH) {
