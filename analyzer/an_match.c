@@ -101,6 +101,7 @@ int cs_an_steps_prepare(cs_an *a, char *err, size_t errlen)
     if (nmax > 0) {
         a->late = calloc((size_t)nmax * (size_t)a->nranks, sizeof *a->late);
         a->late2 = calloc((size_t)nmax * (size_t)a->nranks, sizeof *a->late2);
+        a->xgap = calloc((size_t)nmax * (size_t)a->nranks, sizeof *a->xgap);
         a->step_last_exit = calloc((size_t)nmax, sizeof *a->step_last_exit);
         a->step_begin = calloc((size_t)nmax, sizeof *a->step_begin);
         a->step_end = calloc((size_t)nmax, sizeof *a->step_end);
@@ -109,7 +110,7 @@ int cs_an_steps_prepare(cs_an *a, char *err, size_t errlen)
         a->cstep_op = calloc(CS_AN_MAX_COMMS, sizeof *a->cstep_op);
         a->cstep_xfer = calloc((size_t)nmax * CS_AN_MAX_COMMS, sizeof *a->cstep_xfer);
         a->cstep_skew = calloc((size_t)nmax * CS_AN_MAX_COMMS, sizeof *a->cstep_skew);
-        if (!a->late || !a->late2 || !a->step_last_exit || !a->step_begin || !a->step_end || !a->step_time ||
+        if (!a->late || !a->late2 || !a->xgap || !a->step_last_exit || !a->step_begin || !a->step_end || !a->step_time ||
             !a->comm_ids || !a->cstep_op || !a->cstep_xfer || !a->cstep_skew) {
             snprintf(err, errlen, "out of memory (%lld steps x %d ranks)", (long long)nmax, a->nranks);
             return -1;
@@ -193,6 +194,7 @@ static int cs_done_cb(const cs_completion *c, void *arg)
 typedef struct cs_matcher {
     cs_an *a;
     cs_map sizes, done;
+    cs_map prev, prevb;    /* (rank, comm) -> exit, entry of its previous instance */
     cs_labels labels;
     cs_mem *m;
     size_t nm, cap;
@@ -272,6 +274,38 @@ static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
             a->cstep_xfer[k] += in.transfer_ns;
             a->cstep_skew[k] += in.skew_ns;
         }
+    }
+    /* Own time: each member's entry minus its exit from its previous
+     * instance on this communicator (minus its entry into it when that one,
+     * nonblocking, was still open). The rank with the longest one held the
+     * others up by its excess over the next longest, whatever the order in
+     * which the previous instance released them (on an oversubscribed node
+     * those exits are spread by whole scheduler slices). */
+    if (complete && x->nm > 1) {
+        int64_t g1 = INT64_MIN, g2 = INT64_MIN;
+        int gr = -1, known = 1;
+        for (size_t i = 0; i < x->nm; i++) {
+            cs_mem *m = &x->m[i];
+            uint64_t key = ((uint64_t)comm * 0x9E3779B97F4A7C15ULL ^ (uint64_t)m->rank) & ~(1ULL << 63);
+            int64_t pe, pb;
+            if (known && cs_map_get(&x->prev, key, &pe) && cs_map_get(&x->prevb, key, &pb)) {
+                /* a nonblocking instance still open: from its start */
+                int64_t g = m->b - (pe <= m->b ? pe : pb);
+                if (g > g1) {
+                    g2 = g1;
+                    g1 = g;
+                    gr = m->rank;
+                } else if (g > g2) {
+                    g2 = g;
+                }
+            } else {
+                known = 0;
+            }
+            if (cs_map_put(&x->prev, key, m->e) != 0 || cs_map_put(&x->prevb, key, m->b) != 0)
+                return -1;
+        }
+        if (known && gr >= 0 && gr < a->nranks && g2 != INT64_MIN && g1 > g2 && in.step >= 0 && in.step < a->nsteps)
+            a->xgap[(size_t)in.step * (size_t)a->nranks + (size_t)gr] += g1 - g2;
     }
     if (complete && x->nm > 1 && last_rank >= 0 && last_rank < a->nranks) {
         int64_t lateness = last - second;
@@ -391,6 +425,8 @@ int cs_an_match(cs_an *a, char *err, size_t errlen)
 out:
     cs_map_free(&x.sizes);
     cs_map_free(&x.done);
+    cs_map_free(&x.prev);
+    cs_map_free(&x.prevb);
     cs_map_free(&x.labels.idx);
     for (size_t i = 0; i < x.labels.n; i++)
         free(x.labels.s[i]);

@@ -1,21 +1,42 @@
 /* an_verdict.c: per-step figures, per-rank statistics and the straggler
  * verdicts, each with its evidence.
  *
- * The unit of evidence is the step: L[s][r] is the cost rank r imposed
- * in step s (for every complete instance it entered last, its entry minus
- * the next latest entry, summed over the step). A rank is "late" in a step when L[s][r] exceeds
- * the minimum effect E = max(CS_MIN_EFFECT_NS, CS_MIN_EFFECT_FRAC x median
- * step time). Verdicts need persistence, so scheduling noise, which picks a
- * different rank each time, gives none:
- *   persistent   late in >= half of the steps
- *   transient    a window of >= CS_TRANSIENT_MIN steps, >= 80 % of them late,
- *                and lateness outside it no larger than noise
+ * The unit of evidence is the step: L[s][r] is the excess own time of rank
+ * r in step s (a->xgap: for every complete instance, the rank whose time
+ * since its exit from the communicator's previous instance is the longest,
+ * that time minus the next longest, summed over the step). It is what the
+ * rank added on its own, measured on its own clock: neither the clock
+ * alignment nor the order in which a collective released the ranks (on an
+ * oversubscribed node spread by whole scheduler slices, which made
+ * "entry minus the next latest entry" miss a 20 ms delay by up to 12 ms)
+ * enters it. A rank is "late" in a step when L[s][r] exceeds the minimum
+ * effect E = max(CS_MIN_EFFECT_NS, CS_MIN_EFFECT_FRAC x median step time).
+ * Verdicts need persistence or a clear window, so scheduling noise, which
+ * picks a different rank each time, gives none:
+ *   persistent   late in >= CS_PERSIST_FRAC (3/4) of the steps; cost: the
+ *                median L over its late steps. (A delayed rank is late in
+ *                every step; under MPICH on 2 loaded cores one starved rank
+ *                was late by a scheduler slice or three in 10 of 19 steps
+ *                of a clean run.)
+ *   transient    a window of >= CS_TRANSIENT_MIN late steps, runs joined
+ *                across single on-time steps, its edges trimmed of steps
+ *                late by less than half its median, >= CS_TRANSIENT_DENSE of
+ *                its steps late, with the rank on time outside (late in at
+ *                most CS_OUTSIDE_LATE of the >= CS_TRANSIENT_MIN other
+ *                steps) and its median L at least twice the outside median
  *   slow_link    a directed pair whose median transfer (receive end after the
  *                later arrival) exceeds the median of the OTHER pairs by
  *                more than E and 3 robust sigmas (4.5 MADs), is at least
- *                twice it, with at least half its messages out of line and
- *                its senders on time; it suppresses the persistent or
- *                transient verdict of its own ends that it explains
+ *                twice it, with at least 80 % of its messages beyond the
+ *                noise ceiling (the 95th percentile of the other pairs'
+ *                single transfers, those pairs in line), its senders on time
+ *                and its receiver not late as a sender by half the excess (late by less than a quarter of the
+ *                excess: a sender that loses the CPU around its sends on
+ *                an oversubscribed node is late and slow to send alike);
+ *                not the echo of another slow link (its receives the calls
+ *                that sent that link's messages, as in a Sendrecv); it
+ *                suppresses the persistent or transient verdict of its own
+ *                ends that it explains
  *   slow_collective  a window of >= CS_TRANSIENT_MIN steps where a
  *                communicator's transfer per step is out of line with its
  *                other steps (E, 7.5 MADs) while its arrival skew is less
@@ -34,14 +55,16 @@
 #define CS_MIN_EFFECT_NS 2000000
 #define CS_MIN_EFFECT_FRAC 0.10
 #define CS_TRANSIENT_MIN 5
-#define CS_PERSIST_FRAC 0.5
+#define CS_PERSIST_FRAC 0.75
+#define CS_TRANSIENT_DENSE 0.8
+#define CS_OUTSIDE_LATE 0.15
 
 /* The cost rank r imposed in step s: for each instance it entered last, its
  * entry minus the next latest entry (what the step loses to it alone). The
  * lateness against the median of the others (a->late) is larger for ranks
  * that lose the CPU now and then on an oversubscribed node, so the
  * verdicts decide on the cost. */
-static int64_t cs_lat(const cs_an *a, int64_t s, int r) { return a->late2[(size_t)s * (size_t)a->nranks + (size_t)r]; }
+static int64_t cs_lat(const cs_an *a, int64_t s, int r) { return a->xgap[(size_t)s * (size_t)a->nranks + (size_t)r]; }
 
 static void cs_fmt_steps(char *buf, size_t len, int64_t a, int64_t b)
 {
@@ -121,7 +144,7 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
         if (ns > 0) {
             cs_vec sv = { 0 };
             for (int64_t s = 0; s < ns; s++)
-                cs_vec_push(&sv, cs_lat(a, s, r));
+                cs_vec_push(&sv, a->late2[(size_t)s * (size_t)n + (size_t)r]);
             ml = cs_vec_median(&sv);
             cs_vec_free(&sv);
         } else if (a->lateness[r].n) {
@@ -132,18 +155,19 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
             goto werr;
     }
 
-    /* persistent and transient stragglers */
+    /* persistent and transient stragglers, from the excess own time */
     int64_t s0 = ns > 4 ? 1 : 0, considered = ns - s0;
     for (int r = 0; r < n && considered > 0; r++) {
         if (!a->present[r])
             continue;
-        int64_t late = 0, first = -1, lastk = -1;
+        int64_t late = 0, first = -1, lastk = -1, lastin = 0;
         cs_vec lv = { 0 }, cv = { 0 };
         for (int64_t s = s0; s < ns; s++)
             if (cs_lat(a, s, r) > E) {
                 late++;
                 cs_vec_push(&lv, a->late[(size_t)s * (size_t)n + (size_t)r]);
-                cs_vec_push(&cv, a->late2[(size_t)s * (size_t)n + (size_t)r]);
+                cs_vec_push(&cv, cs_lat(a, s, r));
+                lastin += a->late2[(size_t)s * (size_t)n + (size_t)r] > 0;
                 if (first < 0)
                     first = s;
                 lastk = s;
@@ -160,68 +184,105 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
             g.begin_ns = a->step_begin[first];
             g.end_ns = a->step_end[lastk];
             g.lateness_ns = cs_vec_median(&lv);
-            g.cost_ns = cs_vec_median(&cv);
-            int64_t mad = cs_vec_mad(&lv, g.lateness_ns);
-            cs_ns_text(b1, sizeof b1, g.lateness_ns);
+            g.cost_ns = cmed;
+            int64_t mad = cs_vec_mad(&cv, cmed);
+            cs_ns_text(b1, sizeof b1, g.cost_ns);
             cs_ns_text(b2, sizeof b2, mad);
             char b4[32];
-            cs_ns_text(b4, sizeof b4, g.cost_ns);
+            cs_ns_text(b4, sizeof b4, g.lateness_ns);
             cs_fmt_steps(b3, sizeof b3, first, lastk);
             snprintf(g.evidence, sizeof g.evidence,
-                     "rank %d entered last, late by a median %s (MAD %s), in %lld of %lld steps (%s); "
-                     "the step would be %s shorter had it arrived on time (median step %.2f ms)",
-                     r, b1, b2, (long long)late, (long long)considered, b3, b4, (double)tmed / 1e6);
+                     "rank %d spent a median %s (MAD %s) longer between collectives than the next slowest rank "
+                     "in %lld of %lld steps (%s), and entered last in %lld of them (by a median %s against the "
+                     "others' median entry); the step would be about %s shorter without it (median step %.2f ms)",
+                     r, b1, b2, (long long)late, (long long)considered, b3, (long long)lastin, b4, b1,
+                     (double)tmed / 1e6);
             cs_vec_free(&cv);
+            cs_vec_free(&lv);
             if (cs_vpush(&v, &g) != 0)
                 goto oom;
-            cs_vec_free(&lv);
             continue;
         }
         cs_vec_free(&lv);
         cs_vec_free(&cv);
-        /* windows: late steps joined across one-step gaps */
+        /* Windows: runs of late steps joined across single on-time steps,
+         * at least CS_TRANSIENT_MIN late and CS_TRANSIENT_DENSE of their
+         * length, with an on-time step (or the run's edge) on each side.
+         * Outside every window the rank must be on time: scheduling noise
+         * makes scattered late steps, not a window and a quiet rest. */
+        int64_t wins[8][3];
+        int nw = 0;
         int64_t s = s0;
-        while (s < ns) {
+        while (s < ns && nw < 8) {
             if (cs_lat(a, s, r) <= E) {
                 s++;
                 continue;
             }
-            int64_t wa = s, wb = s, cnt = 1;
-            int64_t t = s + 1;
+            int64_t wa = s, wb = s, cnt = 1, t = s + 1;
             while (t < ns) {
                 if (cs_lat(a, t, r) > E) {
-                    wb = t;
+                    wb = t++;
                     cnt++;
-                    t++;
                 } else if (t + 1 < ns && cs_lat(a, t + 1, r) > E) {
                     t++;
-
                 } else {
                     break;
                 }
             }
             s = wb + 1;
-            int64_t len = wb - wa + 1;
-            if (cnt < CS_TRANSIENT_MIN || (double)cnt < 0.6 * (double)len)
-                continue;
-            /* outside the window: little lateness */
-            cs_vec in = { 0 }, out = { 0 }, c2 = { 0 };
-            for (int64_t u = s0; u < ns; u++) {
-                cs_vec_push(u >= wa && u <= wb ? &in : &out, cs_lat(a, u, r));
-                if (u >= wa && u <= wb)
-                    cs_vec_push(&c2, a->late2[(size_t)u * (size_t)n + (size_t)r]);
+            /* clear edges: trim steps at either end that are late by less
+             * than half the window's median (a scheduling hiccup next to
+             * the window is not part of it) */
+            cs_vec wl = { 0 };
+            for (int64_t u = wa; u <= wb; u++)
+                if (cs_lat(a, u, r) > E)
+                    cs_vec_push(&wl, cs_lat(a, u, r));
+            int64_t wmed = cs_vec_median(&wl);
+            cs_vec_free(&wl);
+            while (wb > wa && cs_lat(a, wb, r) * 2 < wmed)
+                cnt -= cs_lat(a, wb--, r) > E;
+            while (wa < wb && cs_lat(a, wa, r) * 2 < wmed)
+                cnt -= cs_lat(a, wa++, r) > E;
+            if (cnt >= CS_TRANSIENT_MIN && (double)cnt >= CS_TRANSIENT_DENSE * (double)(wb - wa + 1)) {
+                wins[nw][0] = wa;
+                wins[nw][1] = wb;
+                wins[nw][2] = cnt;
+                nw++;
             }
-            int64_t cost2 = cs_vec_median(&c2);
-            cs_vec_free(&c2);
-            int64_t mi = cs_vec_median(&in), mo = out.n ? cs_vec_median(&out) : 0;
-            int64_t madout = out.n ? cs_vec_mad(&out, mo) : 0;
-            int64_t outlate = 0;
-            for (size_t i = 0; i < out.n; i++)
-                outlate += out.a[i] > E;
-            int ok = mi > E && cost2 * 2 > E && mi > mo + 5 * madout * 3 / 2 && (double)outlate <= 0.15 * (double)(out.n ? out.n : 1);
+        }
+        if (nw == 0)
+            continue;
+        int64_t outn = 0, outlate = 0;
+        cs_vec out = { 0 };
+        for (int64_t u = s0; u < ns; u++) {
+            int in = 0;
+            for (int k = 0; k < nw; k++)
+                in |= u >= wins[k][0] && u <= wins[k][1];
+            if (in)
+                continue;
+            outn++;
+            outlate += cs_lat(a, u, r) > E;
+            cs_vec_push(&out, cs_lat(a, u, r));
+        }
+        int64_t mo = out.n ? cs_vec_median(&out) : 0;
+        cs_vec_free(&out);
+        /* on time outside: at most CS_OUTSIDE_LATE of those steps late
+         * (and not fewer than the steps of one window outside) */
+        if (outn < CS_TRANSIENT_MIN || (double)outlate > CS_OUTSIDE_LATE * (double)outn)
+            continue;
+        for (int k = 0; k < nw; k++) {
+            int64_t wa = wins[k][0], wb = wins[k][1], cnt = wins[k][2];
+            cs_vec in = { 0 }, c2 = { 0 };
+            for (int64_t u = wa; u <= wb; u++) {
+                if (cs_lat(a, u, r) > E) {
+                    cs_vec_push(&in, cs_lat(a, u, r));
+                    cs_vec_push(&c2, a->late[(size_t)u * (size_t)n + (size_t)r]);
+                }
+            }
+            int64_t mi = cs_vec_median(&in), ml = cs_vec_median(&c2);
             cs_vec_free(&in);
-            cs_vec_free(&out);
-            if (!ok)
+            cs_vec_free(&c2);
+            if (mi <= E || mi < 2 * mo)
                 continue;
             cs_straggler g;
             memset(&g, 0, sizeof g);
@@ -232,15 +293,17 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
             g.last_step = wb;
             g.begin_ns = a->step_begin[wa];
             g.end_ns = a->step_end[wb];
-            g.lateness_ns = mi;
-            g.cost_ns = cost2;
+            g.lateness_ns = ml;
+            g.cost_ns = mi;
             cs_ns_text(b1, sizeof b1, mi);
+            cs_ns_text(b2, sizeof b2, mo);
             cs_fmt_steps(b3, sizeof b3, wa, wb);
             snprintf(g.evidence, sizeof g.evidence,
-                     "rank %d was late by a median %s in %lld of the %lld steps of %s "
-                     "(%.3f s to %.3f s into the run), and on time otherwise",
-                     r, b1, (long long)cnt, (long long)len, b3, (double)(g.begin_ns - a->t_first) / 1e9,
-                     (double)(g.end_ns - a->t_first) / 1e9);
+                     "rank %d spent a median %s longer between collectives than the next slowest rank in %lld of "
+                     "the %lld steps of %s (%.3f s to %.3f s into the run), and was on time otherwise (late in "
+                     "%lld of %lld other steps, median excess %s)",
+                     r, b1, (long long)cnt, (long long)(wb - wa + 1), b3, (double)(g.begin_ns - a->t_first) / 1e9,
+                     (double)(g.end_ns - a->t_first) / 1e9, (long long)outlate, (long long)outn, b2);
             if (cs_vpush(&v, &g) != 0)
                 goto oom;
         }
@@ -275,13 +338,42 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
             int64_t ex = pm[i] - M, thr = E > mad * 9 / 2 ? E : mad * 9 / 2;
             if (ex <= thr || pm[i] < 2 * M)
                 continue;
+            /* The noise ceiling: the 95th percentile of the single
+             * transfers of the other pairs in line (a receiver that loses
+             * the CPU makes whole scheduler slices of them). A slow link
+             * delays nearly every message beyond it; scheduling noise that
+             * happens to favour one pair does not. */
+            cs_vec pool = { 0 };
+            for (size_t j = 0; j < np; j++)
+                if (j != i && pm[j] >= 0 && pm[j] - M <= thr)
+                    for (size_t k = 0; k < a->pair_xfer[j].n; k++)
+                        cs_vec_push(&pool, a->pair_xfer[j].a[k]);
+            int64_t ceil = M + E / 2;
+            if (pool.n) {
+                cs_vec_median(&pool); /* sorts */
+                int64_t p95 = pool.a[(size_t)(0.95 * (double)(pool.n - 1))];
+                if (p95 > ceil)
+                    ceil = p95;
+            }
+            cs_vec_free(&pool);
             size_t out = 0, msgs = a->pair_xfer[i].n;
             for (size_t k = 0; k < msgs; k++)
-                out += a->pair_xfer[i].a[k] > M + E / 2;
-            if (out * 2 < msgs)
+                out += a->pair_xfer[i].a[k] > ceil;
+            if (out * 5 < msgs * 4)
                 continue;
             int64_t ls = cs_vec_median(&a->pair_late[i]);
-            if (ls * 2 > ex)
+            if (ls * 4 > ex)
+                continue;
+            /* the receiver on time too: late as a sender itself by half the
+             * excess, it was starved of the CPU, not waiting on the link */
+            cs_vec rl = { 0 };
+            size_t dst = i % (size_t)n;
+            for (size_t k = 0; k < (size_t)n; k++)
+                for (size_t q = 0; q < a->pair_late[dst * (size_t)n + k].n; q++)
+                    cs_vec_push(&rl, a->pair_late[dst * (size_t)n + k].a[q]);
+            int64_t rlm = rl.n ? cs_vec_median(&rl) : 0;
+            cs_vec_free(&rl);
+            if (rlm * 2 > ex)
                 continue;
             cs_straggler g;
             memset(&g, 0, sizeof g);
@@ -314,6 +406,51 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
             }
         }
         free(pm);
+    }
+
+    /* A slow link whose receives were, for most of its messages, the very
+     * calls that sent another slow link's messages (a Sendrecv held up by
+     * its send half) is that link's echo, not a slow link of its own; echoes
+     * chain (0->1 held up by 1->2, 3->0 by 0->1). Decided on the whole set
+     * first; when every slow link echoes another, none is dropped. */
+    {
+        int nlinks = 0, nechoes = 0;
+        char *echo = calloc((size_t)(v.n ? v.n : 1), 1);
+        if (!echo)
+            goto oom;
+        for (int i = 0; i < v.n && a->msgs; i++) {
+            if (strcmp(v.a[i].kind, "slow_link") != 0)
+                continue;
+            nlinks++;
+            for (int j = 0; j < v.n && !echo[i]; j++) {
+                if (j == i || strcmp(v.a[j].kind, "slow_link") != 0 || v.a[j].src != v.a[i].dst)
+                    continue;
+                cs_map sends = { 0 };
+                size_t mine = 0, hits = 0;
+                for (size_t k = 0; k < a->nmsgs; k++) {
+                    const cs_msg *m = &a->msgs[k];
+                    if (m->src == v.a[j].src && m->dst == v.a[j].dst && m->send_span > 0)
+                        cs_map_put(&sends, (uint64_t)m->send_span, 1);
+                }
+                for (size_t k = 0; k < a->nmsgs; k++) {
+                    const cs_msg *m = &a->msgs[k];
+                    int64_t one;
+                    if (m->src != v.a[i].src || m->dst != v.a[i].dst)
+                        continue;
+                    mine++;
+                    hits += m->recv_span > 0 && cs_map_get(&sends, (uint64_t)m->recv_span, &one);
+                }
+                cs_map_free(&sends);
+                if (mine && hits * 2 >= mine) {
+                    echo[i] = 1;
+                    nechoes++;
+                }
+            }
+        }
+        for (int i = 0; i < v.n && nechoes < nlinks; i++)
+            if (echo[i])
+                v.a[i].kind[0] = '\0';
+        free(echo);
     }
 
     /* slow collectives: on one communicator, a window of steps whose

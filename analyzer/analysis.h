@@ -88,6 +88,11 @@ typedef struct cs_an {
     int64_t *late;         /* [nsteps * nranks]: lateness of each rank in each step
                               (its entry - the median entry of the others, when last) */
     int64_t *late2;        /* the same, against the next latest entry (what-if) */
+    int64_t *xgap;         /* [nsteps * nranks]: the excess own time of each rank in
+                              each step: for every complete instance, the rank whose
+                              time since its exit from the communicator's previous
+                              instance (its "gap") is the longest, that gap minus the
+                              next longest; summed over the step */
     int64_t *step_last_exit;   /* [nsteps] */
     int64_t *step_begin, *step_end, *step_time; /* [nsteps] after matching */
 
