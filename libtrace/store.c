@@ -1354,14 +1354,8 @@ cs_span_iter *cs_store_spans(cs_store *st, const cs_span_query *q, char *err, si
     return it;
 }
 
-int cs_span_next(cs_span_iter *it, cs_span *o)
+void cs__span_row(sqlite3_stmt *s, cs_span *o)
 {
-    int rc = sqlite3_step(it->s);
-    if (rc == SQLITE_DONE)
-        return 0;
-    if (rc != SQLITE_ROW)
-        return -1;
-    sqlite3_stmt *s = it->s;
     o->id = sqlite3_column_int64(s, 0);
     o->rank = sqlite3_column_int(s, 1);
     o->tid = sqlite3_column_int(s, 2);
@@ -1384,6 +1378,16 @@ int cs_span_next(cs_span_iter *it, cs_span *o)
     o->gpu_end_ns = sqlite3_column_int64(s, 19);
     o->stream = sqlite3_column_int64(s, 20);
     o->grp = sqlite3_column_int64(s, 21);
+}
+
+int cs_span_next(cs_span_iter *it, cs_span *o)
+{
+    int rc = sqlite3_step(it->s);
+    if (rc == SQLITE_DONE)
+        return 0;
+    if (rc != SQLITE_ROW)
+        return -1;
+    cs__span_row(it->s, o);
     return 1;
 }
 

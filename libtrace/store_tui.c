@@ -3,6 +3,7 @@
  * bulk writer for generated traces. */
 #include "config.h"
 #include "libtrace/store_tui.h"
+#include "libtrace/store_int.h"
 #include "libtrace/store_schema.h"
 
 #include <errno.h>
@@ -233,39 +234,6 @@ int cs_tui_index_info_get(cs_tui *t, int64_t spans_now, cs_tui_index_info *out)
 
 /* ---- spans ---- */
 
-#define CS_TUI_SPAN_COLS \
-    "s.id, s.rank, s.tid, s.op, COALESCE(s.comm, 0), COALESCE(s.seq, -1), COALESCE(s.bytes, 0)," \
-    " COALESCE(s.count, 0), COALESCE(s.dtype, 0), COALESCE(s.peer, -1), COALESCE(s.peer2, -1)," \
-    " COALESCE(s.tag, -1), COALESCE(s.req, 0), " CS_ALIGNED("s.begin_ns") ", " CS_ALIGNED("s.end_ns") "," \
-    " COALESCE(s.rc, 0), COALESCE(s.callsite, 0), s.flags, COALESCE(" CS_ALIGNED("s.gpu_begin_ns") ", 0)," \
-    " COALESCE(" CS_ALIGNED("s.gpu_end_ns") ", 0), COALESCE(s.stream, -1), COALESCE(s.grp, 0)" \
-    " FROM span s LEFT JOIN clocks k ON k.rank = s.rank"
-
-static void cs_tui_row_span(sqlite3_stmt *s, cs_span *o)
-{
-    o->id = sqlite3_column_int64(s, 0);
-    o->rank = sqlite3_column_int(s, 1);
-    o->tid = sqlite3_column_int(s, 2);
-    o->op = sqlite3_column_int(s, 3);
-    o->comm = sqlite3_column_int64(s, 4);
-    o->seq = sqlite3_column_int64(s, 5);
-    o->bytes = sqlite3_column_int64(s, 6);
-    o->count = sqlite3_column_int64(s, 7);
-    o->dtype = sqlite3_column_int(s, 8);
-    o->peer = sqlite3_column_int(s, 9);
-    o->peer2 = sqlite3_column_int(s, 10);
-    o->tag = sqlite3_column_int(s, 11);
-    o->req = sqlite3_column_int64(s, 12);
-    o->begin_ns = sqlite3_column_int64(s, 13);
-    o->end_ns = sqlite3_column_int64(s, 14);
-    o->rc = sqlite3_column_int(s, 15);
-    o->callsite = sqlite3_column_int64(s, 16);
-    o->flags = (uint32_t)sqlite3_column_int64(s, 17);
-    o->gpu_begin_ns = sqlite3_column_int64(s, 18);
-    o->gpu_end_ns = sqlite3_column_int64(s, 19);
-    o->stream = sqlite3_column_int64(s, 20);
-    o->grp = sqlite3_column_int64(s, 21);
-}
 
 static int cs_tui_prep(cs_tui *t, sqlite3_stmt **ps, const char *sql)
 {
@@ -280,7 +248,7 @@ static int cs_tui_prep(cs_tui *t, sqlite3_stmt **ps, const char *sql)
 int cs_tui_window(cs_tui *t, int rank, int tid, int64_t max_dur_ns, int64_t t0, int64_t t1,
                   int (*cb)(const cs_span *, void *), void *arg)
 {
-    if (cs_tui_prep(t, &t->pWindow, "SELECT " CS_TUI_SPAN_COLS
+    if (cs_tui_prep(t, &t->pWindow, "SELECT " CS_SPAN_COLS
                                     " WHERE s.rank = ?1 AND s.begin_ns >= ?2 AND s.begin_ns < ?3"
                                     " ORDER BY s.rank, s.begin_ns") != 0)
         return -1;
@@ -293,7 +261,7 @@ int cs_tui_window(cs_tui *t, int rank, int tid, int64_t max_dur_ns, int64_t t0, 
     int rc;
     cs_span sp;
     while ((rc = sqlite3_step(t->pWindow)) == SQLITE_ROW) {
-        cs_tui_row_span(t->pWindow, &sp);
+        cs__span_row(t->pWindow, &sp);
         if (sp.tid != tid || sp.end_ns < t0 || sp.begin_ns >= t1)
             continue;
         if (cb(&sp, arg) != 0)
@@ -306,12 +274,12 @@ int cs_tui_window(cs_tui *t, int rank, int tid, int64_t max_dur_ns, int64_t t0, 
 
 int cs_tui_span(cs_tui *t, int64_t id, cs_span *out)
 {
-    if (cs_tui_prep(t, &t->pSpan, "SELECT " CS_TUI_SPAN_COLS " WHERE s.id = ?1") != 0)
+    if (cs_tui_prep(t, &t->pSpan, "SELECT " CS_SPAN_COLS " WHERE s.id = ?1") != 0)
         return -1;
     sqlite3_bind_int64(t->pSpan, 1, id);
     int rc = -1;
     if (sqlite3_step(t->pSpan) == SQLITE_ROW) {
-        cs_tui_row_span(t->pSpan, out);
+        cs__span_row(t->pSpan, out);
         rc = 0;
     }
     sqlite3_reset(t->pSpan);
@@ -320,14 +288,14 @@ int cs_tui_span(cs_tui *t, int64_t id, cs_span *out)
 
 int cs_tui_instance(cs_tui *t, int64_t comm, int64_t seq, int (*cb)(const cs_span *, void *), void *arg)
 {
-    if (cs_tui_prep(t, &t->pInst, "SELECT " CS_TUI_SPAN_COLS " WHERE s.comm = ?1 AND s.seq = ?2 ORDER BY s.rank") != 0)
+    if (cs_tui_prep(t, &t->pInst, "SELECT " CS_SPAN_COLS " WHERE s.comm = ?1 AND s.seq = ?2 ORDER BY s.rank") != 0)
         return -1;
     sqlite3_bind_int64(t->pInst, 1, comm);
     sqlite3_bind_int64(t->pInst, 2, seq);
     int rc;
     cs_span sp;
     while ((rc = sqlite3_step(t->pInst)) == SQLITE_ROW) {
-        cs_tui_row_span(t->pInst, &sp);
+        cs__span_row(t->pInst, &sp);
         if (cb(&sp, arg) != 0)
             break;
     }
@@ -363,7 +331,7 @@ int cs_tui_frames(cs_tui *t, int rank, int64_t callsite, int (*cb)(const cs_tui_
 int cs_tui_stream_window(cs_tui *t, int rank, int64_t stream, int64_t max_dur_ns, int64_t t0, int64_t t1,
                          int (*cb)(const cs_span *, void *), void *arg)
 {
-    if (cs_tui_prep(t, &t->pSWindow, "SELECT " CS_TUI_SPAN_COLS
+    if (cs_tui_prep(t, &t->pSWindow, "SELECT " CS_SPAN_COLS
                                      " WHERE s.rank = ?1 AND s.begin_ns >= ?2 AND s.begin_ns < ?3 AND s.stream = ?4"
                                      " ORDER BY s.rank, s.begin_ns") != 0)
         return -1;
@@ -378,7 +346,7 @@ int cs_tui_stream_window(cs_tui *t, int rank, int64_t stream, int64_t max_dur_ns
     int rc, stop = 0;
     cs_span sp;
     while ((rc = sqlite3_step(t->pSWindow)) == SQLITE_ROW) {
-        cs_tui_row_span(t->pSWindow, &sp);
+        cs__span_row(t->pSWindow, &sp);
         if (sp.gpu_begin_ns && sp.gpu_end_ns >= sp.gpu_begin_ns) {
             sp.begin_ns = sp.gpu_begin_ns;
             sp.end_ns = sp.gpu_end_ns;
