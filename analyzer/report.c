@@ -41,77 +41,12 @@ const char cs_help_report[] =
 
 #define CS_REPORT_VERSION 2
 
-typedef struct cs_grp {
-    char key[256];
-    char op[48];
-    int64_t count, bytes, total, p50, p90, p99, max;
-} cs_grp;
+typedef cs_group_stat cs_grp;
 
 typedef struct cs_grps {
     cs_grp *a;
-    size_t n, cap;
-    /* the group being read */
-    char key[256];
-    char op[48];
-    int64_t *d;
-    size_t nd, capd;
-    int64_t bytes;
-    int oom;
+    size_t n;
 } cs_grps;
-
-static void cs_grp_flush(cs_grps *g)
-{
-    if (g->nd == 0)
-        return;
-    if (g->n == g->cap) {
-        g->cap = g->cap ? g->cap * 2 : 32;
-        cs_grp *na = realloc(g->a, g->cap * sizeof *na);
-        if (!na) {
-            g->oom = 1;
-            return;
-        }
-        g->a = na;
-    }
-    cs_grp *x = &g->a[g->n++];
-    snprintf(x->key, sizeof x->key, "%s", g->key);
-    snprintf(x->op, sizeof x->op, "%s", g->op);
-    x->count = (int64_t)g->nd;
-    x->bytes = g->bytes;
-    x->total = 0;
-    for (size_t i = 0; i < g->nd; i++)
-        x->total += g->d[i];
-    x->p50 = cs_quantile(g->d, g->nd, 0.50);
-    x->p90 = cs_quantile(g->d, g->nd, 0.90);
-    x->p99 = cs_quantile(g->d, g->nd, 0.99);
-    x->max = g->d[g->nd - 1];
-    g->nd = 0;
-    g->bytes = 0;
-}
-
-static int cs_grp_row(const cs_group_row *r, void *arg)
-{
-    cs_grps *g = arg;
-    const char *key = r->key ? r->key : "";
-    if (g->nd == 0 || strcmp(key, g->key) != 0) {
-        cs_grp_flush(g);
-        snprintf(g->key, sizeof g->key, "%s", key);
-        snprintf(g->op, sizeof g->op, "%s", r->op ? r->op : "");
-    } else if (r->op && strcmp(g->op, r->op) != 0) {
-        snprintf(g->op, sizeof g->op, "(several)");
-    }
-    if (g->nd == g->capd) {
-        g->capd = g->capd ? g->capd * 2 : 1024;
-        int64_t *nd = realloc(g->d, g->capd * sizeof *nd);
-        if (!nd) {
-            g->oom = 1;
-            return 1;
-        }
-        g->d = nd;
-    }
-    g->d[g->nd++] = r->dur_ns;
-    g->bytes += r->bytes;
-    return 0;
-}
 
 static int cs_grp_by_total(const void *x, const void *y)
 {
@@ -119,14 +54,10 @@ static int cs_grp_by_total(const void *x, const void *y)
     return a->total < b->total ? 1 : a->total > b->total ? -1 : strcmp(a->key, b->key);
 }
 
+/* The groups of one kind, the costliest first. */
 static int cs_collect_groups(cs_store *st, const char *by, cs_grps *g)
 {
-    memset(g, 0, sizeof *g);
-    if (cs_store_group_durations(st, by, cs_grp_row, g) != 0 && !g->oom)
-        return -1;
-    cs_grp_flush(g);
-    free(g->d);
-    if (g->oom)
+    if (cs_store_group_stats(st, by, &g->a, &g->n) != 0)
         return -1;
     qsort(g->a, g->n, sizeof *g->a, cs_grp_by_total);
     return 0;

@@ -1483,6 +1483,100 @@ int cs_store_group_durations(cs_store *st, const char *group, int (*cb)(const cs
     return rc;
 }
 
+typedef struct cs_gacc {
+    cs_group_stat *a;
+    size_t n, cap;
+    char key[256];           /* the group being read */
+    char op[48];
+    int64_t *d;
+    size_t nd, capd;
+    int64_t bytes;
+    int oom;
+} cs_gacc;
+
+static int64_t cs_nearest_rank(const int64_t *sorted, size_t n, double q)
+{
+    size_t k = (size_t)(q * (double)n + 0.999999999);
+    k = k < 1 ? 1 : k > n ? n : k;
+    return sorted[k - 1];
+}
+
+static void cs_gacc_flush(cs_gacc *g)
+{
+    if (g->nd == 0)
+        return;
+    if (g->n == g->cap) {
+        size_t nc = g->cap ? g->cap * 2 : 32;
+        cs_group_stat *na = realloc(g->a, nc * sizeof *na);
+        if (!na) {
+            g->oom = 1;
+            return;
+        }
+        g->a = na;
+        g->cap = nc;
+    }
+    cs_group_stat *x = &g->a[g->n++];
+    snprintf(x->key, sizeof x->key, "%s", g->key);
+    snprintf(x->op, sizeof x->op, "%s", g->op);
+    x->count = (int64_t)g->nd;
+    x->bytes = g->bytes;
+    x->total = 0;
+    for (size_t i = 0; i < g->nd; i++)
+        x->total += g->d[i];
+    x->p50 = cs_nearest_rank(g->d, g->nd, 0.50);
+    x->p90 = cs_nearest_rank(g->d, g->nd, 0.90);
+    x->p99 = cs_nearest_rank(g->d, g->nd, 0.99);
+    x->max = g->d[g->nd - 1];
+    g->nd = 0;
+    g->bytes = 0;
+}
+
+/* Rows come ordered by key, then duration. */
+static int cs_gacc_row(const cs_group_row *r, void *arg)
+{
+    cs_gacc *g = arg;
+    const char *key = r->key ? r->key : "";
+    if (g->nd == 0 || strcmp(key, g->key) != 0) {
+        cs_gacc_flush(g);
+        snprintf(g->key, sizeof g->key, "%s", key);
+        snprintf(g->op, sizeof g->op, "%s", r->op ? r->op : "");
+    } else if (r->op && strcmp(g->op, r->op) != 0) {
+        snprintf(g->op, sizeof g->op, "(several)");
+    }
+    if (g->nd == g->capd) {
+        size_t nc = g->capd ? g->capd * 2 : 1024;
+        int64_t *nd = realloc(g->d, nc * sizeof *nd);
+        if (!nd) {
+            g->oom = 1;
+            return 1;
+        }
+        g->d = nd;
+        g->capd = nc;
+    }
+    g->d[g->nd++] = r->dur_ns;
+    g->bytes += r->bytes;
+    return 0;
+}
+
+int cs_store_group_stats(cs_store *st, const char *group, cs_group_stat **out, size_t *n)
+{
+    cs_gacc g;
+    memset(&g, 0, sizeof g);
+    int rc = cs_store_group_durations(st, group, cs_gacc_row, &g);
+    if (!g.oom)
+        cs_gacc_flush(&g);
+    free(g.d);
+    if ((rc != 0 && !g.oom) || g.oom) {
+        free(g.a);
+        *out = NULL;
+        *n = 0;
+        return -1;
+    }
+    *out = g.a;
+    *n = g.n;
+    return 0;
+}
+
 int cs_store_rank_busy(cs_store *st, int (*cb)(int, int64_t, int64_t, int64_t, void *), void *arg)
 {
     /* Time in traced calls between the end of MPI_Init and the start of

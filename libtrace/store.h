@@ -171,6 +171,16 @@ typedef struct cs_group_row {
 } cs_group_row;
 int cs_store_group_durations(cs_store *st, const char *group,
                              int (*cb)(const cs_group_row *, void *), void *arg);
+/* Durations aggregated per group key (as cs_store_group_durations groups
+ * them): calls, bytes, total, nearest-rank p50/p90/p99 and max. *out is
+ * malloc'ed, in key order. Returns 0, or -1 (read error, out of memory). */
+typedef struct cs_group_stat {
+    char key[256];
+    char op[48];            /* the op, or "(several)" */
+    int64_t count, bytes, total, p50, p90, p99, max;
+} cs_group_stat;
+int cs_store_group_stats(cs_store *st, const char *group, cs_group_stat **out, size_t *n);
+
 /* Per rank: time inside traced calls, and the rank's wall time. */
 /* GPU overlap: per rank (ascending), the GPU time of its NCCL calls
  * (coll, rooted, send, recv; the union over each stream, on the rank's raw

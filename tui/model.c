@@ -913,73 +913,6 @@ int tui_next_step(tui *t, int dir)
 
 /* ---- stats ---- */
 
-typedef struct tui_grpctx {
-    tui *t;
-    int table;
-    char key[160];
-    char op[48];
-    int64_t *d;
-    size_t nd, capd;
-    int64_t bytes;
-} tui_grpctx;
-
-static int64_t tui_q(const int64_t *a, size_t n, double q)
-{
-    if (!n)
-        return 0;
-    size_t i = (size_t)ceil(q * (double)n);
-    if (i > 0)
-        i--;
-    return a[i < n ? i : n - 1];
-}
-
-static void tui_grp_flush(tui_grpctx *g)
-{
-    if (!g->nd)
-        return;
-    tui *t = g->t;
-    tui_group *na = realloc(t->aGroup[g->table], (size_t)(t->nGroup[g->table] + 1) * sizeof *na);
-    if (!na)
-        return;
-    t->aGroup[g->table] = na;
-    tui_group *x = &na[t->nGroup[g->table]++];
-    snprintf(x->key, sizeof x->key, "%s", g->key);
-    snprintf(x->op, sizeof x->op, "%s", g->op);
-    x->count = (int64_t)g->nd;
-    x->bytes = g->bytes;
-    x->total = 0;
-    for (size_t i = 0; i < g->nd; i++)
-        x->total += g->d[i];
-    x->p50 = tui_q(g->d, g->nd, 0.5);
-    x->p90 = tui_q(g->d, g->nd, 0.9);
-    x->p99 = tui_q(g->d, g->nd, 0.99);
-    x->max = g->d[g->nd - 1];
-    g->nd = 0;
-    g->bytes = 0;
-}
-
-static int tui_grp_cb(const cs_group_row *r, void *arg)
-{
-    tui_grpctx *g = arg;
-    const char *key = r->key ? r->key : "";
-    if (g->nd == 0 || strcmp(key, g->key) != 0) {
-        tui_grp_flush(g);
-        snprintf(g->key, sizeof g->key, "%s", key);
-        snprintf(g->op, sizeof g->op, "%s", r->op ? r->op : "");
-    } else if (r->op && strcmp(g->op, r->op) != 0)
-        snprintf(g->op, sizeof g->op, "(several)");
-    if (g->nd == g->capd) {
-        g->capd = g->capd ? g->capd * 2 : 1024;
-        int64_t *nd = realloc(g->d, g->capd * sizeof *nd);
-        if (!nd)
-            return 1;
-        g->d = nd;
-    }
-    g->d[g->nd++] = r->dur_ns;
-    g->bytes += r->bytes;
-    return 0;
-}
-
 static int tui_strag_cb(const cs_straggler *s, void *arg)
 {
     tui *t = arg;
@@ -999,15 +932,15 @@ int tui_load_stats(tui *t)
         return 0;
     static const char *const by[3] = { "op", "comm", "callsite" };
     for (int i = 0; i < 3; i++) {
-        tui_grpctx g = { .t = t, .table = i };
+        size_t n = 0;
+        free(t->aGroup[i]);
+        t->aGroup[i] = NULL;
         t->nGroup[i] = 0;
-        if (cs_store_group_durations(t->st, by[i], tui_grp_cb, &g) != 0) {
-            free(g.d);
+        if (cs_store_group_stats(t->st, by[i], &t->aGroup[i], &n) != 0) {
             tui_status(t, 1, "cannot read the stats (corrupt trace?)");
             return -1;
         }
-        tui_grp_flush(&g);
-        free(g.d);
+        t->nGroup[i] = (int)n;
     }
     if (t->analysed)
         cs_store_stragglers(t->st, tui_strag_cb, t);

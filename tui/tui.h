@@ -51,11 +51,7 @@ typedef struct tui_lanebuf {
     int capped;
 } tui_lanebuf;
 
-typedef struct tui_group {
-    char key[160];
-    char op[48];
-    int64_t count, bytes, total, p50, p90, p99, max;
-} tui_group;
+typedef cs_group_stat tui_group; /* one row of a stats table (store.h) */
 
 typedef struct tui_rankrow {
     int rank;
