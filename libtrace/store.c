@@ -1354,6 +1354,34 @@ cs_span_iter *cs_store_spans(cs_store *st, const cs_span_query *q, char *err, si
     return it;
 }
 
+void cs__span_bind(sqlite3_stmt *s, const cs_span *x)
+{
+    sqlite3_bind_int64(s, 1, x->id);
+    sqlite3_bind_int(s, 2, x->rank);
+    sqlite3_bind_int(s, 3, x->tid);
+    sqlite3_bind_int(s, 4, x->op);
+    if (x->comm)
+        sqlite3_bind_int64(s, 5, x->comm);
+    else
+        sqlite3_bind_null(s, 5);
+    if (x->seq >= 0)
+        sqlite3_bind_int64(s, 6, x->seq);
+    else
+        sqlite3_bind_null(s, 6);
+    sqlite3_bind_int64(s, 7, x->bytes);
+    sqlite3_bind_int(s, 8, x->dtype);
+    sqlite3_bind_int64(s, 9, x->count);
+    sqlite3_bind_int(s, 10, x->peer);
+    sqlite3_bind_int(s, 11, x->peer2);
+    sqlite3_bind_int(s, 12, x->tag);
+    sqlite3_bind_int64(s, 13, x->req);
+    sqlite3_bind_int64(s, 14, x->begin_ns);
+    sqlite3_bind_int64(s, 15, x->end_ns);
+    sqlite3_bind_int(s, 16, x->rc);
+    sqlite3_bind_int64(s, 17, x->callsite);
+    sqlite3_bind_int64(s, 18, x->flags);
+}
+
 void cs__span_row(sqlite3_stmt *s, cs_span *o)
 {
     o->id = sqlite3_column_int64(s, 0);

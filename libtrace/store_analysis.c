@@ -661,8 +661,7 @@ int cs_store_p2p_markers_raw(cs_store *st, int (*cb)(const cs_p2p_op *, void *),
 
 enum { Y_SPAN, Y_PROC, Y_CLOCK, Y_COMM, Y_DONE, Y_N };
 static const char *const cs_synth_sql[Y_N] = {
-    [Y_SPAN] = "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req,"
-               " begin_ns, end_ns, rc, callsite, flags) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [Y_SPAN] = CS_SPAN_INSERT_SQL,
     [Y_PROC] = "INSERT OR REPLACE INTO processes(rank, pid, host, exe, mpi, clock, ticks_per_ns, world_size,"
                " status, spans, dropped, overhead_ns_per_call, overhead_ns, start_ns, end_ns, callsites,"
                " tool_version) VALUES(?, 1000 + ?1, 'synthetic', 'gen_trace', 'synthetic', 'monotonic', 1.0,"
@@ -730,30 +729,7 @@ int cs_synth_comm(cs_synth *w, int64_t id, int rank, int comm_rank, int size)
 int cs_synth_span(cs_synth *w, const cs_span *x)
 {
     sqlite3_stmt *s = w->q[Y_SPAN];
-    sqlite3_bind_int64(s, 1, x->id);
-    sqlite3_bind_int(s, 2, x->rank);
-    sqlite3_bind_int(s, 3, x->tid);
-    sqlite3_bind_int(s, 4, x->op);
-    if (x->comm)
-        sqlite3_bind_int64(s, 5, x->comm);
-    else
-        sqlite3_bind_null(s, 5);
-    if (x->seq >= 0)
-        sqlite3_bind_int64(s, 6, x->seq);
-    else
-        sqlite3_bind_null(s, 6);
-    sqlite3_bind_int64(s, 7, x->bytes);
-    sqlite3_bind_int(s, 8, x->dtype);
-    sqlite3_bind_int64(s, 9, x->count);
-    sqlite3_bind_int(s, 10, x->peer);
-    sqlite3_bind_int(s, 11, x->peer2);
-    sqlite3_bind_int(s, 12, x->tag);
-    sqlite3_bind_int64(s, 13, x->req);
-    sqlite3_bind_int64(s, 14, x->begin_ns);
-    sqlite3_bind_int64(s, 15, x->end_ns);
-    sqlite3_bind_int(s, 16, x->rc);
-    sqlite3_bind_int64(s, 17, x->callsite);
-    sqlite3_bind_int64(s, 18, x->flags);
+    cs__span_bind(s, x);
     return cs_astep(s);
 }
 

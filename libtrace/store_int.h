@@ -34,6 +34,13 @@ struct cs_span_iter {
                   CS_ALIGNED("s.gpu_end_ns"))
 #define CS_SPAN_COLS_RAW CS_SPAN_COLS_("s.begin_ns", "s.end_ns", "s.gpu_begin_ns", "s.gpu_end_ns")
 
+/* Writing spans from a cs_span (synthetic traces): the statement, and
+ * binding one span to it. */
+#define CS_SPAN_INSERT_SQL \
+    "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req," \
+    " begin_ns, end_ns, rc, callsite, flags) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+void cs__span_bind(sqlite3_stmt *s, const cs_span *x);
+
 /* Read the current row of a statement over CS_SPAN_COLS* into a span. */
 void cs__span_row(sqlite3_stmt *s, cs_span *out);
 

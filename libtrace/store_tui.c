@@ -1119,9 +1119,7 @@ int cs_tui_bulk_open(const char *path, cs_tui_bulk **out, char *err, size_t errl
     snprintf(b->path, sizeof b->path, "%s", path);
     if (sqlite3_open_v2(path, &b->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
         cs_tui_exec(b->db, "PRAGMA synchronous=OFF; PRAGMA journal_mode=WAL; BEGIN;", path, err, errlen) != 0 ||
-        sqlite3_prepare_v2(b->db, "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2,"
-                                  " tag, req, begin_ns, end_ns, rc, callsite, flags)"
-                                  " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &b->pSpan, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(b->db, CS_SPAN_INSERT_SQL, -1, &b->pSpan, NULL) != SQLITE_OK) {
         if (err && !*err)
             cs_tui_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(b->db));
         sqlite3_close_v2(b->db);
@@ -1155,30 +1153,7 @@ int cs_tui_bulk_proc(cs_tui_bulk *b, int rank, int nranks, int64_t start_ns, int
 int cs_tui_bulk_span(cs_tui_bulk *b, const cs_span *x)
 {
     sqlite3_stmt *s = b->pSpan;
-    sqlite3_bind_int64(s, 1, x->id);
-    sqlite3_bind_int(s, 2, x->rank);
-    sqlite3_bind_int(s, 3, x->tid);
-    sqlite3_bind_int(s, 4, x->op);
-    if (x->comm)
-        sqlite3_bind_int64(s, 5, x->comm);
-    else
-        sqlite3_bind_null(s, 5);
-    if (x->seq >= 0)
-        sqlite3_bind_int64(s, 6, x->seq);
-    else
-        sqlite3_bind_null(s, 6);
-    sqlite3_bind_int64(s, 7, x->bytes);
-    sqlite3_bind_int(s, 8, x->dtype);
-    sqlite3_bind_int64(s, 9, x->count);
-    sqlite3_bind_int(s, 10, x->peer);
-    sqlite3_bind_int(s, 11, x->peer2);
-    sqlite3_bind_int(s, 12, x->tag);
-    sqlite3_bind_int64(s, 13, x->req);
-    sqlite3_bind_int64(s, 14, x->begin_ns);
-    sqlite3_bind_int64(s, 15, x->end_ns);
-    sqlite3_bind_int(s, 16, x->rc);
-    sqlite3_bind_int64(s, 17, x->callsite);
-    sqlite3_bind_int64(s, 18, x->flags);
+    cs__span_bind(s, x);
     int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -1;
     sqlite3_reset(s);
     return rc;
