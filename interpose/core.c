@@ -22,6 +22,49 @@
 int cs_tracing;
 __thread int cs_busy __attribute__((tls_model("initial-exec")));
 int cs_test_p2p_src = -1, cs_test_p2p_dst = -1, cs_test_p2p_us;
+int cs_fuse_on, cs_fuse_test_nomem;
+size_t cs_fuse_threshold = 64 << 10, cs_fuse_buffer = 4 << 20;
+
+/* A byte count with an optional K, M or G suffix (powers of 1024); 0 when
+ * the text is not one. */
+static size_t cs_env_bytes(const char *name, size_t dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    int shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    }
+    if (errno || end == v || *end || n == 0 || n > (~0ull >> (shift + 1))) {
+        static int warned;
+        cs_warn_once(&warned, "%s=%s is not a byte count; using %zu", name, v, dflt);
+        return dflt;
+    }
+    return (size_t)(n << shift);
+}
+
+static void cs_fuse_settings(void)
+{
+    const char *on = getenv("COLLSCOPE_FUSE");
+    cs_fuse_on = on && *on && strcmp(on, "0") != 0;
+    cs_fuse_threshold = cs_env_bytes("COLLSCOPE_FUSE_THRESHOLD", cs_fuse_threshold);
+    cs_fuse_buffer = cs_env_bytes("COLLSCOPE_FUSE_BUFFER", cs_fuse_buffer);
+    const char *nm = getenv("COLLSCOPE_TEST_FUSE_NOMEM");
+    cs_fuse_test_nomem = nm && *nm && strcmp(nm, "0") != 0;
+}
+
+void *cs_fuse_alloc(size_t n)
+{
+    if (cs_fuse_test_nomem)
+        return NULL;
+    return malloc(n);
+}
 
 static pthread_mutex_t cs_start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int cs_start_tried;
@@ -214,6 +257,7 @@ int cs_trace_start(const char *api)
     cs_log_header_ptr()->callsites = (uint32_t)cs_callsites_on;
     cs_papi_init(cs_log_header_ptr());
     cs_modules_snapshot();
+    cs_fuse_settings();
     const char *d = getenv("COLLSCOPE_TEST_P2P_DELAY");
     if (d && sscanf(d, "%d:%d:%d", &cs_test_p2p_src, &cs_test_p2p_dst, &cs_test_p2p_us) != 3)
         cs_test_p2p_src = cs_test_p2p_dst = -1;

@@ -4,6 +4,7 @@
 #ifndef CS_CORE_H
 #define CS_CORE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "libtrace/clock.h"
@@ -50,6 +51,19 @@ void cs_papi_sample(uint16_t tid);
  * (COLLSCOPE_TEST_P2P_DELAY=SRC:DST:USEC), inside the traced call. */
 extern int cs_test_p2p_src, cs_test_p2p_dst, cs_test_p2p_us;
 void cs_test_stall_us(int us);
+
+/* Apply mode (COLLSCOPE_FUSE=1, docs/guide.md "Apply mode"): read once at
+ * trace start, the same on every rank (the launcher passes the environment).
+ *   COLLSCOPE_FUSE_THRESHOLD  largest user call that is fused, bytes
+ *                             (default 64 KiB; suffixes K, M, G)
+ *   COLLSCOPE_FUSE_BUFFER     largest fused call, bytes (default 4 MiB)
+ *   COLLSCOPE_TEST_FUSE_NOMEM=1  test-only: every fusion-buffer allocation
+ *                             fails, to exercise the fallback. */
+extern int cs_fuse_on;
+extern size_t cs_fuse_threshold, cs_fuse_buffer;
+extern int cs_fuse_test_nomem;
+/* malloc for fusion buffers, failing under COLLSCOPE_TEST_FUSE_NOMEM. */
+void *cs_fuse_alloc(size_t n);
 
 /* Write a COMMDEF record: communicator `local` of this process is job-wide
  * `id` (made from `parent` as `how`), of `size` members, this rank `rank`. */

@@ -31,12 +31,16 @@ enum cs_rec_kind {
 enum cs_span_flag {
     CS_F_NONBLOCKING = 1u << 0, /* MPI_I*: the span covers the start only */
     CS_F_INPLACE = 1u << 1,     /* MPI_IN_PLACE send buffer */
-    CS_F_FUSED = 1u << 2,       /* a call the fusion engine issued itself */
+    CS_F_FUSED = 1u << 2,       /* a call the fusion engine issued itself
+                                   (apply mode); tag = its fused-call id */
     CS_F_HAS_SEQ = 1u << 3,     /* seq is meaningful (collectives) */
     CS_F_HAS_PEER = 1u << 4,    /* peer is meaningful (p2p peer or root) */
     CS_F_HAS_COMM = 1u << 5,    /* comm is meaningful */
     CS_F_ERROR = 1u << 6,       /* the real call returned an error */
     CS_F_ANY_SOURCE = 1u << 7,  /* receive posted with MPI_ANY_SOURCE */
+    CS_F_FUSE_MEMBER = 1u << 8, /* a user's call the fusion engine took into
+                                   a fused call (apply mode): the span covers
+                                   the queueing; tag = the fused call's id */
 };
 
 #define CS_REC_HDR(kind, flags) ((uint32_t)(kind) | ((uint32_t)(flags) << 8))
