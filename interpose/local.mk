@@ -20,7 +20,8 @@ interpose_collscope_nompi_la_LIBADD = $(CS_PRELOAD_LIBS)
 
 if HAVE_OMPI
 pkglib_LTLIBRARIES += interpose/collscope-openmpi.la
-interpose_collscope_openmpi_la_SOURCES = $(CS_CORE_SOURCES) interpose/mpi_wrap.h interpose/mpi_wrap.c
+interpose_collscope_openmpi_la_SOURCES = $(CS_CORE_SOURCES) interpose/mpi_wrap.h interpose/mpi_wrap.c \
+	interpose/mpi_fuse.h interpose/mpi_fuse.c
 nodist_interpose_collscope_openmpi_la_SOURCES = interpose/mpi_wrappers.gen.c
 interpose_collscope_openmpi_la_CFLAGS = $(CS_PRELOAD_CFLAGS) $(OMPI_CFLAGS)
 interpose_collscope_openmpi_la_LDFLAGS = $(CS_PRELOAD_LDFLAGS)
@@ -29,7 +30,8 @@ endif
 
 if HAVE_MPICH
 pkglib_LTLIBRARIES += interpose/collscope-mpich.la
-interpose_collscope_mpich_la_SOURCES = $(CS_CORE_SOURCES) interpose/mpi_wrap.h interpose/mpi_wrap.c
+interpose_collscope_mpich_la_SOURCES = $(CS_CORE_SOURCES) interpose/mpi_wrap.h interpose/mpi_wrap.c \
+	interpose/mpi_fuse.h interpose/mpi_fuse.c
 nodist_interpose_collscope_mpich_la_SOURCES = interpose/mpi_wrappers.gen.c
 interpose_collscope_mpich_la_CFLAGS = $(CS_PRELOAD_CFLAGS) $(MPICH_CFLAGS)
 interpose_collscope_mpich_la_LDFLAGS = $(CS_PRELOAD_LDFLAGS)

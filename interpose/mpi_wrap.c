@@ -41,6 +41,13 @@ static void *cs_mpi_data_sym(const char *name)
 }
 #endif
 
+void *cs_mpi_libsym(const char *name) { return cs_mpi_sym(name); }
+#if defined(OPEN_MPI) && OPEN_MPI
+void *cs_mpi_libdata(const char *name) { return cs_mpi_data_sym(name); }
+#else
+void *cs_mpi_libdata(const char *name) { return cs_mpi_sym(name); }
+#endif
+
 static void *cs_mpi_resolve__inner(int op);
 void *cs_mpi_resolve(int op)
 {
@@ -499,6 +506,23 @@ void cs_mpi_started(cs_mpi_call *c, MPI_Request *req, int rc)
     uint32_t id = __atomic_add_fetch(&cs_req_next, 1, __ATOMIC_RELAXED);
     c->r->req = id;
     cs_req_put(CS_H(*req), id);
+}
+
+uint32_t cs_mpi_req_id(void) { return __atomic_add_fetch(&cs_req_next, 1, __ATOMIC_RELAXED); }
+
+void cs_mpi_reqdone(uint32_t id, int op, uint64_t t0, uint64_t t1)
+{
+    cs_rec_done *r = (cs_rec_done *)cs_log_slot();
+    if (!r)
+        return;
+    r->op = (uint16_t)op;
+    r->tid = cs__log_tls.tid;
+    r->t0 = t0;
+    r->t1 = t1;
+    r->req = id;
+    r->source = -1;
+    r->tag = -1;
+    cs_log_commit(r, CS_REC_HDR(CS_REC_REQDONE, 0));
 }
 
 static void cs_mpi_done(cs_mpi_call *c, MPI_Request h, const MPI_Status *st)

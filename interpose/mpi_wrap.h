@@ -66,6 +66,7 @@ typedef struct cs_mpi_comm {
     uint32_t seq;       /* collectives issued so far */
     uint32_t children;  /* communicators created from it (atomic) */
     uint32_t is_world;
+    uint32_t fused;     /* apply mode: fused calls made on it so far */
 } cs_mpi_comm;
 
 /* A call being traced. Fields are written straight into the log slot
@@ -89,6 +90,13 @@ typedef struct cs_mpi_reqs {
 } cs_mpi_reqs;
 
 extern void *cs_mpi_real_fns[CS_OP_COUNT];
+/* A function or datatype/op object of the MPI library (never ours). */
+void *cs_mpi_libsym(const char *name);
+void *cs_mpi_libdata(const char *name);
+/* A request id for the trace, and its REQDONE record (t0, t1: the
+ * completion call that saw it finish). */
+uint32_t cs_mpi_req_id(void);
+void cs_mpi_reqdone(uint32_t id, int op, uint64_t t0, uint64_t t1);
 extern const char *const cs_mpi_real_names[CS_OP_COUNT];
 void *cs_mpi_resolve(int op);
 int cs_mpi_missing(int op);

@@ -640,8 +640,8 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
                 sqlite3_bind_int(s, 11, (int32_t)r->req);
             else
                 sqlite3_bind_null(s, 11);
-            if (flags & CS_F_HAS_PEER)
-                sqlite3_bind_int(s, 12, r->tag);
+            if (flags & (CS_F_HAS_PEER | CS_F_FUSED | CS_F_FUSE_MEMBER))
+                sqlite3_bind_int(s, 12, r->tag); /* p2p tag, or fused-call id */
             else
                 sqlite3_bind_null(s, 12);
             if (!is_sendrecv && r->req)
