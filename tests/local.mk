@@ -37,6 +37,23 @@ else
 EXTRA_DIST += tests/mpi/errnorc.c
 endif
 
+# Apply mode for MPI (interpose/mpi_fuse.c): what is fused and what is not,
+# bit-identical results, the fallbacks, on both MPI implementations.
+CS_TESTS += tests/mpi/fuse.sh
+EXTRA_DIST += tests/mpi/fuse.sh tests/mpi/fuse_prog.c
+if HAVE_OMPI
+check_PROGRAMS += tests/mpi/fuse_prog_ompi
+tests_mpi_fuse_prog_ompi_SOURCES = tests/mpi/fuse_prog.c
+tests_mpi_fuse_prog_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
+tests_mpi_fuse_prog_ompi_LDADD = $(OMPI_LIBS)
+endif
+if HAVE_MPICH
+check_PROGRAMS += tests/mpi/fuse_prog_mpich
+tests_mpi_fuse_prog_mpich_SOURCES = tests/mpi/fuse_prog.c
+tests_mpi_fuse_prog_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
+tests_mpi_fuse_prog_mpich_LDADD = $(MPICH_LIBS)
+endif
+
 # The store and the commands' handling of bad input.
 CS_TESTS += tests/store/schema.sh tests/store/bad_input.sh
 EXTRA_DIST += tests/store/schema.sh tests/store/bad_input.sh
