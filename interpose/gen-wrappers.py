@@ -205,7 +205,7 @@ def mpi_body(f):
     if "req" in k:
         post.append("cs_mpi_started(&c, %s, rc);" % k["req"])
     # Apply mode (mpi_fuse.h): a call that may wait starts every pending
-    # fused batch first; another nonblocking collective starts only its
+    # fused batch first, inside its own span; another nonblocking collective starts only its
     # communicator's; nonblocking point-to-point starts and markers leave
     # them be. Completion calls finish the fused calls they name.
     top, fuse_done = None, None
@@ -230,14 +230,15 @@ def mpi_body(f):
     lines.append("    %s real = (%s)cs_mpi_real(%s);" % (real_t, real_t, op))
     lines.append("    if (!real)")
     lines.append("        return cs_mpi_missing(%s);" % op)
-    if top:
-        lines.append("    " + top)
     lines.append("    cs_mpi_call c;")
     lines.append("    if (!cs_mpi_enter(&c, %s))" % op)
     lines.append("        return %s;" % ret_real)
     for s in pre:
         lines.append("    " + s)
     lines.append("    cs_mpi_begin(&c);")
+    # inside the span: the call that made the batch start pays for it
+    if top:
+        lines.append("    " + top)
     if f.kind in ("send", "sendrecv"):
         lines.append("    cs_mpi_p2p_stall(&c);")
     if fuse_done:
@@ -308,7 +309,7 @@ def gpu_body(f):
         post.append("cs_nccl_group_started(&c, rc);")
     if k.get("group") == "end":
         pre.append("cs_nccl_group_end_pre(&c);")
-        post.append("cs_nccl_group_end_post(&c, rc);")
+        post.append("rc = cs_nccl_group_end_post(&c, rc);")
     if "free" in k:
         post.append("cs_nccl_comm_freed(&c, %s, rc);" % k["free"])
     if "init" in k:
@@ -320,10 +321,21 @@ def gpu_body(f):
     lines.append("        return (%s)cs_%s_missing(%s);" % (f.rtype, api, op))
     lines.append("    cs_gpu_call c;")
     lines.append("    if (!cs_gpu_enter(&c, %s))" % op)
-    lines.append("        return %s;" % ret_real)
+    if k.get("group") == "end":
+        # Calls the fusion engine holds must still be issued (nccl_fuse.h).
+        lines.append("        return CS_UNLIKELY(cs_nccl_fuse_held()) ? cs_nccl_fuse_group_end_untraced(real) : %s;"
+                     % ret_real)
+    else:
+        lines.append("        return %s;" % ret_real)
     for s in pre:
         lines.append("    " + s)
     lines.append("    cs_gpu_begin(&c);")
+    if "fuse" in k:
+        # Apply mode: a grouped call the fusion engine may hold (nccl_fuse.h).
+        fm = re.match(r"(\w+)\((.*)\)$", k["fuse"])
+        lines.append("    if (CS_UNLIKELY(cs_fuse_on) && cs_gpu_t.depth > 0 && cs_nccl_fuse_%s(&c, %s))"
+                     % (fm.group(1), fm.group(2)))
+        lines.append("        return %s;" % f.success)
     if timed:
         lines.append("    cs_gputime_pre(&c);")
     lines.append("    %s rc = %s;" % (f.rtype, ret_real))

@@ -48,6 +48,7 @@ typedef struct cs_batch {
     int inplace, n;
     size_t esize, bytes;
     uint32_t id;         /* the fused call's id (tag), per communicator */
+    uintptr_t lo, hi;    /* every member buffer lies in [lo, hi) */
     cs_fmember m[CS_FUSE_MAX_MEMBERS];
 } cs_batch;
 
@@ -410,6 +411,11 @@ static int cs_batch_overlaps(const cs_batch *b, const void *send, void *recv, si
 {
     if (send && cs_overlap(send, bytes, recv, bytes))
         return 1;
+    /* Buffers beside the batch's span of memory (the common case: buckets
+     * of one gradient array) need no scan. */
+    if (!cs_overlap(recv, bytes, (void *)b->lo, b->hi - b->lo) &&
+        !(send && cs_overlap(send, bytes, (void *)b->lo, b->hi - b->lo)))
+        return 0;
     for (int i = 0; i < b->n; i++) {
         const cs_fmember *m = &b->m[i];
         if (cs_overlap(recv, bytes, m->recv, m->bytes) || (m->send && cs_overlap(recv, bytes, m->send, m->bytes)) ||
@@ -496,6 +502,12 @@ int cs_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int c
     m->count = count;
     m->greq = g;
     b->bytes += bytes;
+    uintptr_t r0 = (uintptr_t)recvbuf, s0 = send ? (uintptr_t)send : r0;
+    uintptr_t lo = r0 < s0 ? r0 : s0, hi = (r0 > s0 ? r0 : s0) + bytes;
+    if (b->n == 1 || lo < b->lo)
+        b->lo = lo;
+    if (b->n == 1 || hi > b->hi)
+        b->hi = hi;
     cs_fuse_npending++;
     *request = g;
     *rc = MPI_SUCCESS;

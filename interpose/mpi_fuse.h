@@ -42,15 +42,18 @@ void cs_fuse_flush_comm(MPI_Comm comm);
 enum { CS_FUSE_BLOCK_ALL, CS_FUSE_POLL, CS_FUSE_BLOCK_ANY };
 void cs_fuse_progress(cs_mpi_call *c, int how, int n, MPI_Request *reqs);
 
+/* Called inside a traced call's span (so never from a call the library or
+ * the tool makes itself): the fused call's span nests in the call that
+ * started it, and that call's time includes the start. */
 CS_HOT void cs_fuse_before_all(void)
 {
-    if (CS_UNLIKELY(cs_fuse_npending) && !cs_busy)
+    if (CS_UNLIKELY(cs_fuse_npending))
         cs_fuse_flush_all();
 }
 
 CS_HOT void cs_fuse_before_comm(MPI_Comm comm)
 {
-    if (CS_UNLIKELY(cs_fuse_npending) && !cs_busy)
+    if (CS_UNLIKELY(cs_fuse_npending))
         cs_fuse_flush_comm(comm);
 }
 
