@@ -35,6 +35,14 @@ int cs_trace_rank(void);
 /* Print one line to stderr, prefixed "collscope: ", at most once per key. */
 void cs_warn_once(int *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* cs_warn_once for what every rank meets alike (apply mode's fallbacks):
+ * one line for the job, from rank 0 (or a process whose rank is unknown). */
+#define cs_warn_job(once, ...) \
+    do { \
+        if (cs_trace_rank() <= 0) \
+            cs_warn_once(once, __VA_ARGS__); \
+    } while (0)
+
 /* Call site of the current wrapped call: an id of the deduplicated stack,
  * or 0 when call sites are off. Cheap on a known stack (no system call). */
 uint32_t cs_callsite_capture(void);

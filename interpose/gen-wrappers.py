@@ -323,7 +323,7 @@ def gpu_body(f):
     lines.append("    if (!cs_gpu_enter(&c, %s))" % op)
     if k.get("group") == "end":
         # Calls the fusion engine holds must still be issued (nccl_fuse.h).
-        lines.append("        return CS_UNLIKELY(cs_nccl_fuse_held()) ? cs_nccl_fuse_group_end_untraced(real) : %s;"
+        lines.append("        return CS_UNLIKELY(cs_fuse_on) && cs_nccl_fuse_held() ? cs_nccl_fuse_group_end_untraced(real) : %s;"
                      % ret_real)
     else:
         lines.append("        return %s;" % ret_real)

@@ -52,12 +52,15 @@ BUILT_SOURCES += interpose/cuda_wrappers.gen.c
 CLEANFILES += interpose/cuda_wrappers.gen.c
 if HAVE_NCCL
 CS_CORE_SOURCES += interpose/nccl_wrap.h interpose/nccl_wrap.c interpose/ncclprof.h interpose/ncclprof.c
+# Apply mode's NCCL fusion; libcskernels is dlopen()ed, never linked.
+CS_CORE_SOURCES += interpose/nccl_fuse.h interpose/nccl_fuse.c interpose/fuse_kern.h interpose/fuse_kern.c
 interpose/nccl_wrappers.gen.c: $(srcdir)/interpose/nccl.spec $(CS_GEN)
 	$(AM_V_GEN)$(MKDIR_P) interpose && $(PYTHON3) $(CS_GEN) gpu $@ $(srcdir)/interpose/nccl.spec
 BUILT_SOURCES += interpose/nccl_wrappers.gen.c
 CLEANFILES += interpose/nccl_wrappers.gen.c
 else
 EXTRA_DIST += interpose/nccl_wrap.h interpose/nccl_wrap.c interpose/ncclprof.h interpose/ncclprof.c
+EXTRA_DIST += interpose/nccl_fuse.h interpose/nccl_fuse.c interpose/fuse_kern.h interpose/fuse_kern.c
 endif
 # The CUPTI subscriber (COLLSCOPE_CUPTI=1): libcupti is dlopen()ed.
 if HAVE_CUPTI
@@ -69,5 +72,6 @@ endif
 else
 EXTRA_DIST += interpose/cupti.c
 EXTRA_DIST += interpose/cuda_wrap.h interpose/cuda_wrap.c interpose/gputime.c \
-	interpose/nccl_wrap.h interpose/nccl_wrap.c interpose/ncclprof.h interpose/ncclprof.c
+	interpose/nccl_wrap.h interpose/nccl_wrap.c interpose/ncclprof.h interpose/ncclprof.c \
+	interpose/nccl_fuse.h interpose/nccl_fuse.c interpose/fuse_kern.h interpose/fuse_kern.c
 endif

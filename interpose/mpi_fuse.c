@@ -59,13 +59,6 @@ static cs_flight *cs_flights;
 static struct { uint64_t key; cs_flight *f; } cs_fslot[CS_FUSE_SLOTS];
 
 static int cs_fuse_dead; /* turned off (thread level, missing functions) */
-/* Every rank forms the same batches and meets the same cases: one line for
- * the job, from rank 0. */
-#define cs_fuse_warn(once, ...) \
-    do { \
-        if (cs_trace_rank() <= 0) \
-            cs_warn_once(once, __VA_ARGS__); \
-    } while (0)
 static int w_thread, w_dtype, w_op, w_device, w_overlap, w_inplace, w_nomem, w_greq, w_err;
 
 /* The library's functions we call. */
@@ -118,10 +111,10 @@ static int cs_fuse_ready(void)
 #endif
     int level = 0;
     if (ok && F.query_thread(&level) == MPI_SUCCESS && level == MPI_THREAD_MULTIPLE) {
-        cs_fuse_warn(&w_thread, "apply mode is off: the program runs with MPI_THREAD_MULTIPLE");
+        cs_warn_job(&w_thread, "apply mode is off: the program runs with MPI_THREAD_MULTIPLE");
         ok = 0;
     } else if (!ok) {
-        cs_fuse_warn(&w_err, "apply mode is off: the MPI library lacks functions it needs");
+        cs_warn_job(&w_err, "apply mode is off: the MPI library lacks functions it needs");
     }
     F.ready = ok ? 1 : -1;
     cs_fuse_dead = !ok;
@@ -291,7 +284,7 @@ static void cs_batch_start(cs_batch *b)
     if (!f) {
         /* Not even the bookkeeping: complete the members with an error
          * rather than lose their requests. */
-        cs_fuse_warn(&w_nomem, "apply mode: out of memory; %d allreduces fail", n);
+        cs_warn_job(&w_nomem, "apply mode: out of memory; %d allreduces fail", n);
         for (int i = 0; i < n; i++)
             F.grequest_complete(b->m[i].greq);
         cs_fuse_npending -= n;
@@ -330,7 +323,7 @@ static void cs_batch_start(cs_batch *b)
                               &f->real[0]);
         } else {
             /* No fusion buffer: the members as the program issued them. */
-            cs_fuse_warn(&w_nomem, "apply mode: no memory for a %zu-byte fusion buffer; "
+            cs_warn_job(&w_nomem, "apply mode: no memory for a %zu-byte fusion buffer; "
                          "allreduces run unfused", b->inplace ? b->bytes : 2 * b->bytes);
             f->nreal = n;
             rc = MPI_SUCCESS;
@@ -355,7 +348,7 @@ static void cs_batch_start(cs_batch *b)
     if (rc != MPI_SUCCESS) {
         /* The library refused it (its error handler returned): complete the
          * members so nothing waits forever; the error was traced. */
-        cs_fuse_warn(&w_err, "apply mode: the fused MPI_Iallreduce failed (error %d)", rc);
+        cs_warn_job(&w_err, "apply mode: the fused MPI_Iallreduce failed (error %d)", rc);
         for (int i = 0; i < n; i++)
             F.grequest_complete(f->m[i].greq);
         free(f->rbuf);
@@ -436,16 +429,16 @@ int cs_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int c
     if (bytes == 0 || bytes > cs_fuse_threshold || bytes > cs_fuse_buffer)
         goto unfused;
     if (!cs_fuse_dtype_ok(c->r->dtype)) {
-        cs_fuse_warn(&w_dtype, "apply mode: %s allreduces are not fused (unsupported datatype)",
+        cs_warn_job(&w_dtype, "apply mode: %s allreduces are not fused (unsupported datatype)",
                      cs_dtype_names[c->r->dtype < CS_DT_COUNT ? c->r->dtype : CS_DT_OTHER]);
         goto unfused;
     }
     if (!cs_fuse_op_ok(op)) {
-        cs_fuse_warn(&w_op, "apply mode: allreduces with a user-defined MPI_Op are not fused");
+        cs_warn_job(&w_op, "apply mode: allreduces with a user-defined MPI_Op are not fused");
         goto unfused;
     }
     if (cs_fuse_is_device(recvbuf) || (send && cs_fuse_is_device(send))) {
-        cs_fuse_warn(&w_device, "apply mode: allreduces on GPU buffers are not fused");
+        cs_warn_job(&w_device, "apply mode: allreduces on GPU buffers are not fused");
         goto unfused;
     }
 
@@ -454,16 +447,16 @@ int cs_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int c
     if (b && (b->op != op || b->dt != dt || b->inplace != inplace || b->n == CS_FUSE_MAX_MEMBERS ||
               b->bytes + bytes > cs_fuse_buffer)) {
         if (b->inplace != inplace)
-            cs_fuse_warn(&w_inplace, "apply mode: in-place and out-of-place allreduces are not fused together");
+            cs_warn_job(&w_inplace, "apply mode: in-place and out-of-place allreduces are not fused together");
         cs_fuse_flush_comm(comm);
         b = NULL;
     }
     if (b && cs_batch_overlaps(b, send, recvbuf, bytes)) {
-        cs_fuse_warn(&w_overlap, "apply mode: an allreduce whose buffers overlap another's is not fused");
+        cs_warn_job(&w_overlap, "apply mode: an allreduce whose buffers overlap another's is not fused");
         goto unfused;
     }
     if (!b && send && cs_overlap(send, bytes, recvbuf, bytes)) {
-        cs_fuse_warn(&w_overlap, "apply mode: an allreduce whose buffers overlap another's is not fused");
+        cs_warn_job(&w_overlap, "apply mode: an allreduce whose buffers overlap another's is not fused");
         goto unfused;
     }
     if (!b) {
@@ -475,7 +468,7 @@ int cs_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int c
         }
         b = malloc(sizeof *b);
         if (!b) {
-            cs_fuse_warn(&w_nomem, "apply mode: out of memory; allreduces run unfused");
+            cs_warn_job(&w_nomem, "apply mode: out of memory; allreduces run unfused");
             goto unfused;
         }
         b->comm = comm;
@@ -492,7 +485,7 @@ int cs_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int c
     }
     MPI_Request g;
     if (F.grequest_start(cs_greq_query, cs_greq_free, cs_greq_cancel, NULL, &g) != MPI_SUCCESS) {
-        cs_fuse_warn(&w_greq, "apply mode: MPI_Grequest_start failed; allreduces run unfused");
+        cs_warn_job(&w_greq, "apply mode: MPI_Grequest_start failed; allreduces run unfused");
         goto unfused;
     }
     cs_fmember *m = &b->m[b->n++];

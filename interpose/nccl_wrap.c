@@ -2,6 +2,7 @@
  * functions, communicator identities (see nccl_wrap.h) and groups. */
 #include "config.h"
 #include "interpose/nccl_wrap.h"
+#include "interpose/nccl_fuse.h"
 #include "libtrace/dtypes.h"
 
 #include <dlfcn.h>
@@ -254,6 +255,8 @@ void cs_nccl_comm_freed(cs_gpu_call *c, ncclComm_t comm, ncclResult_t rc)
     pthread_mutex_unlock(&cs_ncomm_lock);
     if (cs_nccl_comm_last == m)
         cs_nccl_comm_last = NULL;
+    if (CS_UNLIKELY(cs_fuse_on))
+        cs_nccl_fuse_comm_freed(m);
 }
 
 /* ---- groups ---- */
@@ -269,20 +272,29 @@ void cs_nccl_group_start(cs_gpu_call *c)
 
 void cs_nccl_group_started(cs_gpu_call *c, ncclResult_t rc) { (void)c; (void)rc; }
 
+/* Apply mode: the held calls are issued (fused where safe) inside the
+ * group, before its GPU begin events are recorded, and unpacked after the
+ * real ncclGroupEnd and its end events (nccl_fuse.h). */
 void cs_nccl_group_end_pre(cs_gpu_call *c)
 {
     (void)c;
-    if (cs_gpu_t.depth == 1)
+    if (cs_gpu_t.depth == 1) {
+        if (CS_UNLIKELY(cs_fuse_on) && cs_nccl_fuse_held())
+            cs_nccl_fuse_flush();
         cs_gputime_group_end_pre();
+    }
 }
 
-void cs_nccl_group_end_post(cs_gpu_call *c, ncclResult_t rc)
+ncclResult_t cs_nccl_group_end_post(cs_gpu_call *c, ncclResult_t rc)
 {
     (void)c;
     if (cs_gpu_t.depth > 0 && --cs_gpu_t.depth == 0) {
         cs_gputime_group_end_post(rc == ncclSuccess || rc == ncclInProgress);
         cs_gpu_t.grp = 0;
+        if (CS_UNLIKELY(cs_fuse_on))
+            rc = cs_nccl_fuse_finish(rc);
     }
+    return rc;
 }
 
 #include "interpose/nccl_wrappers.gen.c"

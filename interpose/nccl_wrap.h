@@ -27,6 +27,8 @@ typedef struct cs_nccl_comm {
     int32_t rank;
     uint32_t seq;         /* collectives issued so far (atomic) */
     uint32_t splits;      /* ncclCommSplit/Shrink calls on it (atomic) */
+    uint32_t fused;       /* fused calls the fusion engine issued on it (atomic;
+                             the last id, see nccl_fuse.h) */
 } cs_nccl_comm;
 
 cs_nccl_comm *cs_nccl_comm_find(ncclComm_t comm);
@@ -90,6 +92,8 @@ void cs_nccl_comm_freed(cs_gpu_call *c, ncclComm_t comm, ncclResult_t rc);
 void cs_nccl_group_start(cs_gpu_call *c);
 void cs_nccl_group_started(cs_gpu_call *c, ncclResult_t rc);
 void cs_nccl_group_end_pre(cs_gpu_call *c);
-void cs_nccl_group_end_post(cs_gpu_call *c, ncclResult_t rc);
+/* Returns what ncclGroupEnd returns to the application: rc, or the error
+ * of a call the fusion engine issued for it at the end (nccl_fuse.h). */
+ncclResult_t cs_nccl_group_end_post(cs_gpu_call *c, ncclResult_t rc);
 
 #endif

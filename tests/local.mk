@@ -64,7 +64,8 @@ EXTRA_DIST += tests/store/schema.sh tests/store/bad_input.sh
 EXTRA_DIST += tests/standins/cudart.c tests/standins/nccl.c tests/standins/cudart.map \
 	tests/nccl/nccl_lib.sh tests/nccl/trainer.sh tests/nccl/gpu_fault.sh tests/nccl/straggler.sh \
 	tests/nccl/realerr.sh tests/nccl/no_nccl.sh tests/nccl/schema_upgrade.sh tests/nccl/realerr.c \
-	tests/standins/cupti.c tests/nccl/cupti.sh tests/nccl/profiler.sh
+	tests/standins/cupti.c tests/nccl/cupti.sh tests/nccl/profiler.sh \
+	tests/nccl/fuse.sh tests/nccl/fuse_prog.c
 CS_TESTS += tests/nccl/schema_upgrade.sh
 if HAVE_NCCL
 if HAVE_OMPI
@@ -80,6 +81,14 @@ tests_standins_libnccl_la_LDFLAGS = -rpath /nowhere -version-info 2:0:0 -no-unde
 tests_standins_libnccl_la_LIBADD = $(OMPI_LIBS) -ldl
 CS_TESTS += tests/nccl/trainer.sh tests/nccl/straggler.sh tests/nccl/gpu_fault.sh tests/nccl/no_nccl.sh \
 	tests/nccl/profiler.sh
+# Apply mode's NCCL fusion: bursts of grouped allreduces (tests/gpu/run.sh
+# also runs the program on a GPU with the real libraries).
+check_PROGRAMS += tests/nccl/fuse_prog
+tests_nccl_fuse_prog_SOURCES = tests/nccl/fuse_prog.c
+tests_nccl_fuse_prog_CFLAGS = $(AM_CFLAGS) $(CUDA_CFLAGS) $(OMPI_CFLAGS)
+tests_nccl_fuse_prog_LDFLAGS = -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib
+tests_nccl_fuse_prog_LDADD = -lnccl -lcudart $(OMPI_LIBS)
+CS_TESTS += tests/nccl/fuse.sh
 # CUPTI stand-in (soname libcupti.so.13): activity of the cudart stand-in's work.
 if HAVE_CUPTI
 check_LTLIBRARIES += tests/standins/libcupti.la

@@ -6,8 +6,10 @@
 # then a PyTorch DDP script (world size 1, NCCL backend) if torch imports,
 # and checks the spans, the GPU times, and that the preload adds no GPU
 # synchronization (no cudaStreamSynchronize/cudaDeviceSynchronize/
-# cudaEventSynchronize span beyond the program's own). Then the kernels'
-# checks (tests/gpu/kernels.sh).
+# cudaEventSynchronize span beyond the program's own). Then apply mode's
+# NCCL fusion (tests/nccl/fuse_prog, COLLSCOPE_FUSE=1: the same checksum
+# as unfused, fused calls in the trace, no fallback warning), and the
+# kernels' checks (tests/gpu/kernels.sh).
 #   tests/gpu/run.sh [BUILD_DIR]     (default: ./build)
 # Exit 0 all passed; 77 no GPU (SKIP printed); anything else a failure.
 set -u
@@ -19,7 +21,7 @@ nvidia-smi -L
 ngpu=$(nvidia-smi -L | grep -c '^GPU')
 jobs=$(nproc 2>/dev/null || echo 4)
 timeout 240 make -C "$B" -j"$jobs" analyzer/collscope interpose/collscope-openmpi.la interpose/collscope-nompi.la \
-  examples/nccl_trainer > "$B/gpu-build.log" 2>&1 || { tail -n 30 "$B/gpu-build.log"; fail "build failed"; }
+  examples/nccl_trainer tests/nccl/fuse_prog kernels/libcskernels.la > "$B/gpu-build.log" 2>&1 || { tail -n 30 "$B/gpu-build.log"; fail "build failed"; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export COLLSCOPE_LIBDIR=$B/interpose/.libs COLLSCOPE_CUPTI=1
 T=$(mktemp -d /tmp/cs-gpu.XXXXXX)
@@ -58,6 +60,28 @@ nk=$(q "$db" "SELECT count(*) FROM gpu_activity WHERE kind='kernel'")
 nj=$(q "$db" "SELECT count(*) FROM spans s JOIN gpu_activity a ON a.rank=s.rank AND a.corr=s.corr AND a.kind='kernel' WHERE s.kind='launch'")
 echo "ok: CUPTI: $nk kernel records, $nj joined to their launch call"
 "$B/analyzer/collscope" report "$T/r" | sed -n '/^GPU overlap/,/^$/p'
+echo "== apply mode: NCCL fusion, $np rank(s), real CUDA and NCCL"
+fz() { # fz NAME [VAR=VALUE...]: tests/nccl/fuse_prog traced into $T/NAME
+  _n=$1; shift
+  env "$@" timeout 120 "$B/analyzer/collscope" run -o "$T/$_n" -- mpirun.openmpi -np "$np" "$B/tests/nccl/fuse_prog" --steps 5 \
+    > "$T/$_n.out" 2> "$T/$_n.err" || { tail "$T/$_n.err"; fail "fuse_prog ($_n) failed"; }
+  grep '^checksum: [0-9a-f]' "$T/$_n.out" || fail "fuse_prog ($_n) printed no checksum"
+}
+timeout 120 mpirun.openmpi -np "$np" "$B/tests/nccl/fuse_prog" --steps 5 > "$T/fbare.out" 2>&1 ||
+  { tail "$T/fbare.out"; fail "untraced fuse_prog failed"; }
+want=$(grep '^checksum:' "$T/fbare.out")
+[ -n "$want" ] || fail "untraced fuse_prog printed no checksum"
+[ "$(fz unfused)" = "$want" ] || fail "fuse_prog results differ traced (not fused)"
+[ "$(fz fused COLLSCOPE_FUSE=1)" = "$want" ] || fail "fuse_prog results differ fused ($want unfused)"
+! grep 'collscope: apply mode' "$T/fused.err" || fail "apply mode fell back on the GPU (warnings above)"
+nfz=$(q "$T/fused/trace.db" "SELECT count(*) FROM spans WHERE flags & 4")
+nmb=$(q "$T/fused/trace.db" "SELECT count(*) FROM spans WHERE flags & 256")
+[ "$nfz" = $((2 * 5 * np)) ] || fail "fused calls $nfz, want $((2 * 5 * np)) (2 a step a rank)"
+bad=$(q "$T/fused/trace.db" "SELECT count(*) FROM spans f WHERE f.flags & 4 AND (SELECT sum(m.bytes) FROM spans m
+  WHERE m.flags & 256 AND m.rank = f.rank AND m.comm = f.comm AND m.tag = f.tag) IS NOT f.bytes")
+[ "$bad" = 0 ] || fail "$bad fused calls whose bytes are not their members' total"
+ngt=$(q "$T/fused/trace.db" "SELECT count(*) FROM spans WHERE flags & 4 AND gpu_end_ns >= gpu_begin_ns AND gpu_begin_ns > 0")
+echo "ok: fusion: $want fused and unfused; $nfz fused calls carrying $nmb calls, $ngt with GPU times"
 echo "== PyTorch DDP (world size 1, NCCL)"
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
   cat > "$T/ddp.py" <<'PY'
@@ -82,5 +106,5 @@ echo "== kernels"
 sh "$S/tests/gpu/kernels.sh" "$B"; rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 77 ] || fail "kernels.sh exit $rc"
 rm -rf "$T"
-echo "SUMMARY: trainer $np rank(s) ${bare_s}s bare; $nc collectives timed; $nk CUPTI kernel records ($nj joined); PASS"
+echo "SUMMARY: trainer $np rank(s) ${bare_s}s bare; $nc collectives timed; $nk CUPTI kernel records ($nj joined); $nfz fused calls, results identical; PASS"
 exit 0

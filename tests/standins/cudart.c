@@ -79,6 +79,31 @@ SI_EXPORT cudaError_t cudaMalloc(void **p, size_t n)
 SI_EXPORT cudaError_t cudaFree(void *p) { free(p); return cudaSuccess; }
 SI_EXPORT cudaError_t cudaMallocHost(void **p, size_t n) { return cudaMalloc(p, n); }
 SI_EXPORT cudaError_t cudaFreeHost(void *p) { free(p); return cudaSuccess; }
+/* What it is: host memory, as the real runtime says of malloc'd memory. */
+SI_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void *p)
+{
+    if (!a)
+        return si_ret(cudaErrorInvalidValue);
+    memset(a, 0, sizeof *a);
+    a->type = cudaMemoryTypeUnregistered;
+    a->device = si_device;
+    a->hostPointer = (void *)p;
+    return cudaSuccess;
+}
+/* What a CUDA-built libcskernels links to; a host "device" has none of it. */
+SI_EXPORT cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, int d)
+{
+    (void)a; (void)d;
+    *v = 0;
+    return si_ret(cudaErrorNotSupported);
+}
+SI_EXPORT cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *h, void *p) { (void)h; (void)p; return si_ret(cudaErrorNotSupported); }
+SI_EXPORT cudaError_t cudaIpcOpenMemHandle(void **p, cudaIpcMemHandle_t h, unsigned int f)
+{
+    (void)p; (void)h; (void)f;
+    return si_ret(cudaErrorNotSupported);
+}
+SI_EXPORT cudaError_t cudaIpcCloseMemHandle(void *p) { (void)p; return si_ret(cudaErrorNotSupported); }
 static cudaError_t si_copy(void *d, const void *s, size_t n, cudaStream_t st)
 {
     SI_ACT_BEGIN(2, "memcpy", st);

@@ -8,7 +8,8 @@
  * ncclCommInitRank splits MPI_COMM_WORLD by the unique id, ncclCommSplit
  * splits the parent. Work runs when it is enqueued, so every stream runs
  * in order; inside a group, sends and receives are posted and completed at
- * ncclGroupEnd. Reductions of 16-bit and 8-bit floats are not supported.
+ * ncclGroupEnd. Reductions of 16-bit floats are not supported, of 8-bit
+ * floats only max and min (compared by value; NaNs are not handled).
  *
  * Profiler plugins, as the real library loads them: the library named by
  * NCCL_PROFILER_PLUGIN is dlopen()ed at the first communicator, its
@@ -405,6 +406,35 @@ static void si_avg(void *buf, size_t count, ncclDataType_t t, int n)
 #define SI_CHECK(comm, count) \
     do { if (!(comm)) return ncclInvalidArgument; if ((count) > 0x7fffffff) return ncclInvalidArgument; } while (0)
 
+/* 8-bit floats are sign and magnitude: order them by value. */
+static int si_f8_key(unsigned char b) { return b & 0x80 ? -(int)(b & 0x7f) : (int)(b & 0x7f); }
+static void si_f8_max(void *in, void *io, int *len, MPI_Datatype *d)
+{
+    (void)d;
+    unsigned char *a = in, *b = io;
+    for (int i = 0; i < *len; i++)
+        if (si_f8_key(a[i]) > si_f8_key(b[i]))
+            b[i] = a[i];
+}
+static void si_f8_min(void *in, void *io, int *len, MPI_Datatype *d)
+{
+    (void)d;
+    unsigned char *a = in, *b = io;
+    for (int i = 0; i < *len; i++)
+        if (si_f8_key(a[i]) < si_f8_key(b[i]))
+            b[i] = a[i];
+}
+static MPI_Op si_f8_op(ncclRedOp_t op)
+{
+    static MPI_Op ops[2] = { MPI_OP_NULL, MPI_OP_NULL };
+    int i = op == ncclMax ? 0 : op == ncclMin ? 1 : -1;
+    if (i < 0)
+        return MPI_OP_NULL;
+    if (ops[i] == MPI_OP_NULL && PMPI_Op_create(i == 0 ? si_f8_max : si_f8_min, 1, &ops[i]) != MPI_SUCCESS)
+        return MPI_OP_NULL;
+    return ops[i];
+}
+
 static ncclResult_t si_allreduce(const void *s, void *r, size_t count, ncclDataType_t t, ncclRedOp_t op,
                                      ncclComm_t comm, cudaStream_t st)
 {
@@ -412,9 +442,14 @@ static ncclResult_t si_allreduce(const void *s, void *r, size_t count, ncclDataT
     SI_CHECK(comm, count);
     size_t sz;
     MPI_Datatype d = si_dt(t, &sz);
-    if (d == MPI_DATATYPE_NULL || si_op(op) == MPI_OP_NULL)
+    MPI_Op mop = si_op(op);
+    if (t == ncclFloat8e4m3 || t == ncclFloat8e5m2) {
+        d = MPI_BYTE;
+        mop = si_f8_op(op);
+    }
+    if (d == MPI_DATATYPE_NULL || mop == MPI_OP_NULL)
         return ncclInvalidArgument;
-    if (PMPI_Allreduce(s == r ? MPI_IN_PLACE : s, r, (int)count, d, si_op(op), comm->mc) != MPI_SUCCESS)
+    if (PMPI_Allreduce(s == r ? MPI_IN_PLACE : s, r, (int)count, d, mop, comm->mc) != MPI_SUCCESS)
         return ncclSystemError;
     if (op == ncclAvg)
         si_avg(r, count, t, comm->size);
