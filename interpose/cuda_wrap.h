@@ -162,6 +162,9 @@ CS_HOT void cs_gpu_emit(cs_gpu_call *c)
     cs_busy = 0;
 }
 
+/* Stream 0 in a _ptsz entry point is the calling thread's default stream. */
+static inline cudaStream_t cs_cuda_ptsz(cudaStream_t s) { return s ? s : cudaStreamPerThread; }
+
 static inline uint32_t cs_cuda_threads(dim3 g, dim3 b)
 {
     uint64_t n = (uint64_t)g.x * g.y * g.z * b.x * b.y * b.z;

@@ -65,7 +65,7 @@ EXTRA_DIST += tests/standins/cudart.c tests/standins/nccl.c tests/standins/cudar
 	tests/nccl/nccl_lib.sh tests/nccl/trainer.sh tests/nccl/gpu_fault.sh tests/nccl/straggler.sh \
 	tests/nccl/realerr.sh tests/nccl/no_nccl.sh tests/nccl/schema_upgrade.sh tests/nccl/realerr.c \
 	tests/standins/cupti.c tests/nccl/cupti.sh tests/nccl/profiler.sh \
-	tests/nccl/fuse.sh tests/nccl/fuse_prog.c
+	tests/nccl/fuse.sh tests/nccl/fuse_prog.c tests/nccl/ptsz.sh tests/nccl/ptsz.c
 CS_TESTS += tests/nccl/schema_upgrade.sh
 if HAVE_NCCL
 if HAVE_OMPI
@@ -106,5 +106,12 @@ tests_nccl_realerr_CFLAGS = $(AM_CFLAGS) $(CUDA_CFLAGS)
 tests_nccl_realerr_LDFLAGS = -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib
 tests_nccl_realerr_LDADD = -lnccl -lcudart
 CS_TESTS += tests/nccl/realerr.sh
+# A program built for the per-thread default stream (_ptsz/_ptds entry points).
+check_PROGRAMS += tests/nccl/ptsz
+tests_nccl_ptsz_SOURCES = tests/nccl/ptsz.c
+tests_nccl_ptsz_CFLAGS = $(AM_CFLAGS) $(CUDA_CFLAGS)
+tests_nccl_ptsz_LDFLAGS = -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib
+tests_nccl_ptsz_LDADD = -lcudart
+CS_TESTS += tests/nccl/ptsz.sh
 endif
 EXTRA_DIST += tests/gpu/run.sh

@@ -277,3 +277,38 @@ SI_EXPORT cudaError_t cudaLaunchKernel(const void *f, dim3 g, dim3 b, void **arg
     (void)sh;
     return si_launch(f, g, b, args, s);
 }
+
+/* ---- per-thread default stream entry points ----
+ * What a program built with --default-stream per-thread calls. Every stream
+ * runs in order here, so they do what the plain ones do (through the
+ * internal functions: the plain names may be the preload's wrappers). */
+SI_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *f, dim3 g, dim3 b, void **args, size_t sh, cudaStream_t s)
+{
+    (void)sh;
+    return si_launch(f, g, b, args, s);
+}
+SI_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t k, dim3 g, dim3 b, void **args, size_t sh, cudaStream_t s)
+{
+    (void)sh;
+    return si_launch((const void *)k, g, b, args, s);
+}
+SI_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t g, cudaStream_t s) { (void)g; (void)s; return cudaSuccess; }
+SI_EXPORT cudaError_t cudaMemcpy_ptds(void *d, const void *s, size_t n, enum cudaMemcpyKind k)
+{
+    (void)k;
+    return si_copy(d, s, n, NULL);
+}
+SI_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *d, const void *s, size_t n, enum cudaMemcpyKind k, cudaStream_t st)
+{
+    (void)k;
+    return si_copy(d, s, n, st);
+}
+SI_EXPORT cudaError_t cudaMemset_ptds(void *p, int v, size_t n) { return si_set(p, v, n, NULL); }
+SI_EXPORT cudaError_t cudaMemsetAsync_ptsz(void *p, int v, size_t n, cudaStream_t st) { return si_set(p, v, n, st); }
+SI_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t s) { (void)s; return cudaSuccess; }
+SI_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t s, cudaEvent_t e, unsigned int f)
+{
+    (void)s; (void)e; (void)f;
+    return cudaSuccess;
+}
+SI_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t e, cudaStream_t s) { return cudaEventRecord(e, s); }
