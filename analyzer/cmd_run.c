@@ -18,7 +18,8 @@
 #include <dirent.h>
 
 const char cs_help_run[] =
-    "usage: collscope run [-o DIR] [--mpi openmpi|mpich|none] [--no-callsites] -- LAUNCH...\n"
+    "usage: collscope run [-o DIR] [--mpi openmpi|mpich|none] [--no-callsites]\n"
+    "                     [--no-nccl-profiler] [--no-ingest] -- LAUNCH...\n"
     "\n"
     "Run LAUNCH (an mpirun/mpiexec line, or a single program) with the collscope\n"
     "preload library, then merge what every process recorded into DIR/trace.db.\n"
@@ -30,6 +31,8 @@ const char cs_help_run[] =
     "                     guessed from the launcher and the program)\n"
     "  --no-callsites     do not record call sites\n"
     "  --no-ingest        leave the logs; build the trace later with collscope ingest\n"
+    "  --no-nccl-profiler do not offer the preload to NCCL as its profiler plugin\n"
+    "                     (NCCL_PROFILER_PLUGIN; a value already set is kept)\n"
     "\n"
     "Environment read by the preload: COLLSCOPE_CALLSITES=0|1, COLLSCOPE_PAPI=EV,...,\n"
     "COLLSCOPE_LOG_MAX_MB (default 16384), COLLSCOPE_CLOCK=tsc|monotonic,\n"
@@ -174,7 +177,7 @@ static void cs_forward_env_ompi(void)
     const char *old = getenv("OMPI_MCA_mca_base_env_list");
     size_t w = (size_t)snprintf(list, sizeof list, "%s%sLD_PRELOAD", old && *old ? old : "", old && *old ? ";" : "");
     for (char **e = environ; *e && w < sizeof list - 64; e++) {
-        if (strncmp(*e, "COLLSCOPE_", 10) != 0)
+        if (strncmp(*e, "COLLSCOPE_", 10) != 0 && strncmp(*e, "NCCL_PROFILER_PLUGIN=", 21) != 0)
             continue;
         const char *eq = strchr(*e, '=');
         if (eq)
@@ -195,10 +198,11 @@ int cs_cmd_run(int argc, char **argv)
     static const struct option opts[] = {
         { "output", required_argument, NULL, 'o' }, { "mpi", required_argument, NULL, 'm' },
         { "no-callsites", no_argument, NULL, 'C' }, { "no-ingest", no_argument, NULL, 'I' },
+        { "no-nccl-profiler", no_argument, NULL, 'P' },
         { NULL, 0, NULL, 0 }
     };
     const char *out = "collscope.out", *mpi = NULL;
-    int callsites = 1, ingest = 1, c;
+    int callsites = 1, ingest = 1, ncclprof = 1, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+o:", opts, NULL)) != -1) {
         switch (c) {
@@ -206,6 +210,7 @@ int cs_cmd_run(int argc, char **argv)
         case 'm': mpi = optarg; break;
         case 'C': callsites = 0; break;
         case 'I': ingest = 0; break;
+        case 'P': ncclprof = 0; break;
         default: fputs(cs_help_run, stderr); return 2;
         }
     }
@@ -263,6 +268,11 @@ int cs_cmd_run(int argc, char **argv)
         setenv("COLLSCOPE_EXIT_CONVERT", "0", 0);
         if (!callsites)
             setenv("COLLSCOPE_CALLSITES", "0", 1);
+        /* The preload is also NCCL's profiler plugin (algorithm, protocol,
+         * channels, GPU times: nccl_coll); NCCL loads it only in processes
+         * that use NCCL, and it answers only in traced ones. */
+        if (ncclprof && !getenv("NCCL_PROFILER_PLUGIN"))
+            setenv("NCCL_PROFILER_PLUGIN", preload, 1);
         if (strcmp(mpi, "openmpi") == 0)
             cs_forward_env_ompi();
     }

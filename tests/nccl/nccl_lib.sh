@@ -10,10 +10,11 @@ need_standins() {
   export LD_LIBRARY_PATH="$SI${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export OMPI_MCA_mca_base_env_list=LD_LIBRARY_PATH
 }
-# run_trainer DIR OUT ARGS...: the trainer on 4 ranks, traced into DIR.
+# run_trainer DIR OUT ARGS...: the trainer on 4 ranks, traced into DIR
+# (with the options in RUN_OPTS, if set).
 run_trainer() {
   _d=$1; _o=$2; shift 2
-  "$COLLSCOPE" run -o "$_d" -- "$(mpirun_for openmpi)" -np 4 "$TRAINER" "$@" > "$_o" 2> "$_o.err" ||
+  "$COLLSCOPE" run ${RUN_OPTS:-} -o "$_d" -- "$(mpirun_for openmpi)" -np 4 "$TRAINER" "$@" > "$_o" 2> "$_o.err" ||
     { tail -n 20 "$_o.err"; fail "traced nccl_trainer $* failed"; }
 }
 # check_all_counts OUTPUT DB: like check_counts, for every API (NCCL, CUDA, MPI).

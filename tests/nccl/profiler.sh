@@ -15,7 +15,8 @@ plugin=$COLLSCOPE_LIBDIR/collscope-openmpi.so
 [ -e "$plugin" ] || skip "collscope-openmpi.so not built"
 args="--steps 4 --buckets 3 --split --all-ops"
 
-NCCL_PROFILER_PLUGIN=$plugin run_trainer "$T/p" "$T/p.out" $args
+# collscope run sets NCCL_PROFILER_PLUGIN to its preload by default.
+run_trainer "$T/p" "$T/p.out" $args
 db=$T/p/trace.db
 if grep -q 'stand-in' "$T/p.out.err"; then fail "the stand-in could not use the plugin: $(grep stand-in "$T/p.out.err")"; fi
 check_all_counts "$T/p.out" "$db"
@@ -48,7 +49,9 @@ expect_eq "ncclProfiler_v4: rows with algorithm and GPU times" \
   "$(q "$T/v4/trace.db" "SELECT count(*) FROM nccl_coll WHERE algo IS NOT NULL AND nchannels > 0 AND gpu_end_ns >= gpu_begin_ns")" "$nc"
 
 "$(mpirun_for openmpi)" -np 4 "$TRAINER" $args > "$T/bare.out" 2>&1 || { cat "$T/bare.out"; fail "untraced run failed"; }
-run_trainer "$T/n" "$T/n.out" $args
+# (collscope run offers the preload as the plugin unless told not to.)
+"$COLLSCOPE" run --no-nccl-profiler -o "$T/n" -- "$(mpirun_for openmpi)" -np 4 "$TRAINER" $args > "$T/n.out" 2> "$T/n.out.err" ||
+  { tail -n 20 "$T/n.out.err"; fail "traced nccl_trainer without the plugin failed"; }
 expect_eq "results: plugin, bare, traced without it" \
   "$(grep -E '^(final loss|weights checksum)' "$T/p.out") / $(grep -E '^(final loss|weights checksum)' "$T/n.out")" \
   "$(grep -E '^(final loss|weights checksum)' "$T/bare.out") / $(grep -E '^(final loss|weights checksum)' "$T/bare.out")"
