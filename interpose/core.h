@@ -53,10 +53,19 @@ extern int cs_callsites_on;
 /* PAPI: deltas of the configured counters since the last traced call on
  * this thread, written as a COUNTERS record before the span. */
 extern int cs_papi_on;
-void cs_papi_sample(uint16_t tid);
+void cs_papi_sample(uint16_t tid, int after);
 
-/* Test-only: microseconds to stall a send from world rank src to dst
- * (COLLSCOPE_TEST_P2P_DELAY=SRC:DST:USEC), inside the traced call. */
+/* Test-only seams for the slow-link verdicts, read once at trace start;
+ * both stall by busy waiting inside the traced call, after the ranks have
+ * arrived, so the call's transfer grows and its arrivals stay on time.
+ *   COLLSCOPE_TEST_P2P_DELAY=SRC:DST:USEC  every send from world rank SRC
+ *       to world rank DST stalls USEC microseconds before the real send.
+ *   COLLSCOPE_TEST_COMM_DELAY=LOCAL:USEC  every blocking collective on the
+ *       communicator whose process-local index (cs_mpi_comm.local: world 0,
+ *       self 1, then each created communicator in creation order; the same
+ *       on every member of communicators created collectively in the same
+ *       order) is LOCAL stalls USEC microseconds after the real call
+ *       returns, on every member. */
 extern int cs_test_p2p_src, cs_test_p2p_dst, cs_test_p2p_us;
 void cs_test_stall_us(int us);
 

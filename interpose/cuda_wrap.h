@@ -117,7 +117,7 @@ CS_HOT void cs_gpu_set_stream(cs_gpu_call *c, cudaStream_t s)
 CS_HOT void cs_gpu_begin(cs_gpu_call *c)
 {
     if (CS_UNLIKELY(cs_papi_on))
-        cs_papi_sample(cs__log_tls.tid);
+        cs_papi_sample(cs__log_tls.tid, 0);
     if (CS_UNLIKELY(cs_cupti_on))
         cs_cupti_corr = 0;
     c->rec.t0 = cs_clock_ticks();

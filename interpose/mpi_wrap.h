@@ -137,7 +137,7 @@ CS_HOT int cs_mpi_enter(cs_mpi_call *c, int op)
 CS_HOT void cs_mpi_begin(cs_mpi_call *c)
 {
     if (CS_UNLIKELY(cs_papi_on))
-        cs_papi_sample(cs__log_tls.tid);
+        cs_papi_sample(cs__log_tls.tid, 1);
     c->r->t0 = cs_clock_ticks();
 }
 

@@ -88,7 +88,7 @@ void cs_papi_init(cs_log_header *h)
     cs_papi_on = 1;
 }
 
-void cs_papi_sample(uint16_t tid)
+void cs_papi_sample(uint16_t tid, int after)
 {
     if (!pthread_equal(pthread_self(), cs_papi_thread))
         return;
@@ -107,7 +107,7 @@ void cs_papi_sample(uint16_t tid)
         r->v[i] = (uint64_t)(now[i] - cs_papi_last[i]);
         cs_papi_last[i] = now[i];
     }
-    cs_log_commit(r, CS_REC_HDR(CS_REC_COUNTERS, 0));
+    cs_log_commit(r, CS_REC_HDR(CS_REC_COUNTERS, after ? CS_CTR_AFTER : 0));
 }
 #else
 void cs_papi_init(cs_log_header *h)
@@ -117,5 +117,5 @@ void cs_papi_init(cs_log_header *h)
     if (getenv("COLLSCOPE_PAPI"))
         cs_warn_once(&warned, "built without PAPI; COLLSCOPE_PAPI ignored");
 }
-void cs_papi_sample(uint16_t tid) { (void)tid; }
+void cs_papi_sample(uint16_t tid, int after) { (void)tid; (void)after; }
 #endif

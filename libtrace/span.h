@@ -122,7 +122,10 @@ typedef struct cs_rec_done {
     uint8_t pad[16];
 } cs_rec_done;
 
-/* CS_REC_COUNTERS: PAPI deltas over the compute that ended at a span. */
+/* CS_REC_COUNTERS: PAPI deltas over the compute that ended at a span.
+ * Header flag CS_CTR_AFTER: written after that span's slot (an MPI call,
+ * whose slot is claimed at entry); without it, before (NCCL/CUDA calls). */
+#define CS_CTR_AFTER 1u
 #define CS_COUNTERS_MAX 6
 typedef struct cs_rec_counters {
     uint32_t hdr;

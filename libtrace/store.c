@@ -366,6 +366,87 @@ typedef struct cs_pending {
     cs_rec_counters ctr;
 } cs_pending;
 
+/* The last spans of each thread. An MPI call's span slot is claimed when the
+ * call begins (cs_log_hold), so what the call writes while it runs (its
+ * counters, the completions it saw, a fused call it started) comes AFTER
+ * its span in the log; NCCL/CUDA spans are written when the call ends,
+ * after their counters. Completions name their call (op and begin ticks)
+ * and counters written after their span say so (CS_CTR_AFTER): both are
+ * attached to the right span, whichever side of it they are. */
+#define CS_RECENT 8
+#define CS_RECENT_THREADS 64
+typedef struct cs_recent {
+    uint16_t tid, n;
+    unsigned pos;
+    struct { sqlite3_int64 id; uint16_t op; uint64_t t0; } s[CS_RECENT];
+} cs_recent;
+
+static cs_recent *cs_recent_of(cs_recent *rt, int *nrt, uint16_t tid)
+{
+    for (int i = 0; i < *nrt; i++)
+        if (rt[i].tid == tid)
+            return &rt[i];
+    if (*nrt == CS_RECENT_THREADS)
+        return NULL;
+    cs_recent *r = &rt[(*nrt)++];
+    memset(r, 0, sizeof *r);
+    r->tid = tid;
+    return r;
+}
+
+static void cs_recent_add(cs_recent *r, sqlite3_int64 id, uint16_t op, uint64_t t0)
+{
+    if (!r)
+        return;
+    r->pos = (r->pos + 1) % CS_RECENT;
+    r->s[r->pos].id = id;
+    r->s[r->pos].op = op;
+    r->s[r->pos].t0 = t0;
+    if (r->n < CS_RECENT)
+        r->n++;
+}
+
+/* The span of the completion call that wrote d, among the thread's recent
+ * ones; 0 when not there (an older log: its span comes next). */
+static sqlite3_int64 cs_recent_done(const cs_recent *r, const cs_rec_done *d)
+{
+    if (!r)
+        return 0;
+    for (unsigned k = 0; k < r->n; k++) {
+        unsigned i = (r->pos + CS_RECENT - k) % CS_RECENT;
+        if (r->s[i].op == d->op && r->s[i].t0 == d->t0)
+            return r->s[i].id;
+    }
+    return 0;
+}
+
+static void cs_put_done(sqlite3_stmt *d, int rank, const cs_rec_done *x, sqlite3_int64 span, int64_t end_ns)
+{
+    sqlite3_bind_int(d, 1, rank);
+    sqlite3_bind_int64(d, 2, x->req);
+    sqlite3_bind_int64(d, 3, span);
+    sqlite3_bind_int(d, 4, x->source);
+    sqlite3_bind_int(d, 5, x->tag);
+    sqlite3_bind_int64(d, 6, end_ns);
+    sqlite3_step(d);
+    sqlite3_reset(d);
+}
+
+static void cs_put_counters(sqlite3_stmt *c, const char *events, const cs_rec_counters *x, sqlite3_int64 span)
+{
+    char names[256];
+    snprintf(names, sizeof names, "%s", events);
+    char *save = NULL;
+    int k = 0;
+    for (char *ev = strtok_r(names, ",", &save); ev && k < x->n; ev = strtok_r(NULL, ",", &save), k++) {
+        sqlite3_bind_int64(c, 1, span);
+        sqlite3_bind_text(c, 2, ev, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(c, 3, (sqlite3_int64)x->v[k]);
+        sqlite3_step(c);
+        sqlite3_reset(c);
+    }
+}
+
 /* GPU times of a process by correlation id (GPUTIME records; algo: what
  * the NCCL profiler plugin reported, source 2). */
 typedef struct cs_gt { uint64_t corr, g0, g1; uint32_t algo; } cs_gt;
@@ -595,10 +676,12 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
             sqlite3_finalize(m);
         }
     }
-    /* Completions and counters precede the span of their thread that owns
-     * them: hold them per thread until it comes. */
+    /* Completions and counters that precede the span of their thread that
+     * owns them are held per thread until it comes (see cs_recent). */
     cs_pending *pend = NULL;
     size_t npend = 0, cappend = 0;
+    cs_recent recent[CS_RECENT_THREADS];
+    int nrecent = 0;
     int64_t tmin = INT64_MAX, tmax = INT64_MIN;
     while ((r = cs_logr_next(lr)) != NULL) {
         uint32_t kind = CS_REC_KIND(r->hdr);
@@ -711,33 +794,15 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
                     continue;
                 }
                 if (p->is_done) {
-                    sqlite3_stmt *d = q[Q_DONE];
-                    sqlite3_bind_int(d, 1, rank);
-                    sqlite3_bind_int64(d, 2, p->done.req);
-                    sqlite3_bind_int64(d, 3, id);
-                    sqlite3_bind_int(d, 4, p->done.source);
-                    sqlite3_bind_int(d, 5, p->done.tag);
-                    sqlite3_bind_int64(d, 6, e);
-                    sqlite3_step(d);
-                    sqlite3_reset(d);
+                    cs_put_done(q[Q_DONE], rank, &p->done, id, e);
                     stats->completions++;
                 } else {
-                    sqlite3_stmt *c = q[Q_CTR];
-                    char names[256];
-                    snprintf(names, sizeof names, "%s", h->papi_events);
-                    char *save = NULL;
-                    int k = 0;
-                    for (char *ev = strtok_r(names, ",", &save); ev && k < p->ctr.n; ev = strtok_r(NULL, ",", &save), k++) {
-                        sqlite3_bind_int64(c, 1, id);
-                        sqlite3_bind_text(c, 2, ev, -1, SQLITE_TRANSIENT);
-                        sqlite3_bind_int64(c, 3, (sqlite3_int64)p->ctr.v[k]);
-                        sqlite3_step(c);
-                        sqlite3_reset(c);
-                    }
+                    cs_put_counters(q[Q_CTR], h->papi_events, &p->ctr, id);
                     stats->counters++;
                 }
             }
             npend = keep;
+            cs_recent_add(cs_recent_of(recent, &nrecent, r->tid), id, r->op, r->t0);
         } else if (kind == CS_REC_COMMDEF) {
             const cs_rec_comm *c = (const cs_rec_comm *)r;
             sqlite3_stmt *s = q[Q_COMM];
@@ -802,6 +867,24 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
             sqlite3_step(s);
             sqlite3_reset(s);
         } else if (kind == CS_REC_REQDONE || kind == CS_REC_COUNTERS) {
+            /* Written while their span's call ran: the span came before. */
+            if (kind == CS_REC_REQDONE) {
+                const cs_rec_done *x = (const cs_rec_done *)r;
+                sqlite3_int64 sp = cs_recent_done(cs_recent_of(recent, &nrecent, x->tid), x);
+                if (sp) {
+                    cs_put_done(q[Q_DONE], rank, x, sp, cs_conv_ns(&cv, x->t1));
+                    stats->completions++;
+                    continue;
+                }
+            } else if (flags & CS_CTR_AFTER) {
+                const cs_rec_counters *x = (const cs_rec_counters *)r;
+                cs_recent *rc = cs_recent_of(recent, &nrecent, x->tid);
+                if (rc && rc->n) {
+                    cs_put_counters(q[Q_CTR], h->papi_events, x, rc->s[rc->pos].id);
+                    stats->counters++;
+                    continue;
+                }
+            }
             if (npend == cappend) {
                 cappend = cappend ? cappend * 2 : 64;
                 cs_pending *np = realloc(pend, cappend * sizeof *np);
