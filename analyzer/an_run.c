@@ -3,6 +3,7 @@
 #include "config.h"
 #include "analyzer/analysis.h"
 #include "analyzer/cli.h"
+#include "analyzer/whatif.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -17,7 +18,9 @@ const char cs_help_analyze[] =
     "(the clocks table), collective instances and their wait states, point-to-\n"
     "point pairs, steps, per-rank statistics, straggler verdicts and tail\n"
     "latency (tables instances, waits, p2p, steps, rank_stats, stragglers,\n"
-    "tails; see docs/report-json.md). `collscope report` and `collscope tui`\n"
+    "tails), cost models of the collectives, the what-if replay and its\n"
+    "proposals (tables models, proposals; see docs/report-json.md).\n"
+    "`collscope report` and `collscope tui`\n"
     "read them. A current stored analysis is kept unless --force.\n"
     "\n"
     "Exit status: 0, 1 when the trace cannot be read or written, 2 on bad usage.\n";
@@ -332,7 +335,7 @@ int cs_analyze_store(cs_store *st, char *err, size_t errlen)
             const char *name;
             int (*fn)(cs_an *, char *, size_t);
         } passes[] = { { "steps", cs_an_steps_prepare }, { "match", cs_an_match }, { "p2p", cs_an_p2p },
-                       { "verdicts", cs_an_verdicts }, { "tail", cs_an_tail } };
+                       { "verdicts", cs_an_verdicts }, { "tail", cs_an_tail }, { "whatif", cs_an_whatif } };
         int times = getenv("COLLSCOPE_AN_TIMES") != NULL;
         for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++) {
             struct timespec t0, t1;

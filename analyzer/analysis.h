@@ -169,6 +169,16 @@ typedef struct cs_report_data {
     int64_t step_median_ns, step_p90_ns, whatif_median_ns;
     char notes[2048];
     char step_source[32];
+    /* cost models, proposals and the what-if replay (issue 6) */
+    cs_model_row *models;
+    int nmodels;
+    cs_proposal *props;
+    int nprops;
+    int has_whatif;            /* the replay ran (whatif_measured_ns set) */
+    int64_t wf_measured_ns, wf_replay_ns, wf_model_ns, wf_ontime_ns, wf_ontime_gain_ns, wf_comm_step_ns;
+    double wf_replay_error, wf_model_error, wf_ar_calls_per_step, wf_memcpy_gbps;
+    int64_t fuse_members, fused_calls;
+    char wf_note[256];
 } cs_report_data;
 int cs_report_load(cs_store *st, cs_report_data *d);
 void cs_report_free(cs_report_data *d);

@@ -20,6 +20,9 @@ static const cs_cmd cs_cmds[] = {
     { .name = "diff", .args = "BASE NEW [--format text|json]",
       .summary = "compare two runs: step time, stragglers, tail of each op", .help = cs_help_diff,
       .run = cs_cmd_diff },
+    { .name = "check-estimate", .args = "BEFORE AFTER [--tolerance PCT] [--json]",
+      .summary = "check the what-if estimate of a fusion proposal against a run with it applied",
+      .help = cs_help_check_estimate, .run = cs_cmd_check_estimate },
     { .name = "tui", .args = "DIR|TRACE.db",
       .summary = "browse the timeline in the terminal (collscope-tui)", .help = cs_help_tui, .run = cs_cmd_tui },
 };

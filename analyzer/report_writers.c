@@ -24,8 +24,40 @@
 
 typedef struct cs_loader {
     cs_report_data *d;
-    int cs, cst, cr, ct;
+    int cs, cst, cr, ct, cm, cp;
 } cs_loader;
+
+static int cs_ld_model(const cs_model_row *g, void *arg)
+{
+    cs_loader *l = arg;
+    CS_GROW(l->d->models, l->d->nmodels, l->cm, cs_model_row);
+    l->d->models[l->d->nmodels++] = *g;
+    return 0;
+}
+
+static int cs_ld_prop(const cs_proposal *g, void *arg)
+{
+    cs_loader *l = arg;
+    CS_GROW(l->d->props, l->d->nprops, l->cp, cs_proposal);
+    l->d->props[l->d->nprops++] = *g;
+    return 0;
+}
+
+static int64_t cs_meta_i64(cs_store *st, const char *key, int64_t dflt)
+{
+    char buf[64];
+    if (cs_store_meta_get(st, key, buf, sizeof buf) != 0 || !buf[0])
+        return dflt;
+    return strtoll(buf, NULL, 10);
+}
+
+static double cs_meta_dbl(cs_store *st, const char *key, double dflt)
+{
+    char buf[64];
+    if (cs_store_meta_get(st, key, buf, sizeof buf) != 0 || !buf[0])
+        return dflt;
+    return strtod(buf, NULL);
+}
 
 static int cs_ld_strag(const cs_straggler *g, void *arg)
 {
@@ -68,11 +100,26 @@ static int cs_cmp64(const void *x, const void *y)
 int cs_report_load(cs_store *st, cs_report_data *d)
 {
     memset(d, 0, sizeof *d);
-    cs_loader l = { d, 0, 0, 0, 0 };
+    cs_loader l = { d, 0, 0, 0, 0, 0, 0 };
     if (cs_store_procs(st, &d->procs, &d->nproc) != 0 || cs_store_ops(st, &d->ops, &d->nops) != 0 ||
         cs_store_stragglers(st, cs_ld_strag, &l) != 0 || cs_store_steps_list(st, cs_ld_step, &l) != 0 ||
-        cs_store_rank_stats(st, cs_ld_rank, &l) != 0 || cs_store_tails(st, cs_ld_tail, &l) != 0)
+        cs_store_rank_stats(st, cs_ld_rank, &l) != 0 || cs_store_tails(st, cs_ld_tail, &l) != 0 ||
+        cs_store_models(st, cs_ld_model, &l) != 0 || cs_store_proposals(st, cs_ld_prop, &l) != 0)
         return -1;
+    d->wf_measured_ns = cs_meta_i64(st, "whatif_measured_ns", -1);
+    d->has_whatif = d->wf_measured_ns >= 0;
+    d->wf_replay_ns = cs_meta_i64(st, "whatif_replay_ns", -1);
+    d->wf_model_ns = cs_meta_i64(st, "whatif_model_ns", -1);
+    d->wf_ontime_ns = cs_meta_i64(st, "whatif_ontime_ns", -1);
+    d->wf_ontime_gain_ns = cs_meta_i64(st, "whatif_ontime_gain_ns", 0);
+    d->wf_comm_step_ns = cs_meta_i64(st, "whatif_comm_step_ns", -1);
+    d->wf_replay_error = cs_meta_dbl(st, "whatif_replay_error", -1);
+    d->wf_model_error = cs_meta_dbl(st, "whatif_model_error", -1);
+    d->wf_ar_calls_per_step = cs_meta_dbl(st, "whatif_allreduce_calls_per_step", -1);
+    d->wf_memcpy_gbps = cs_meta_dbl(st, "whatif_memcpy_gbps", 0);
+    d->fuse_members = cs_meta_i64(st, "whatif_fuse_members", 0);
+    d->fused_calls = cs_meta_i64(st, "whatif_fused_calls", 0);
+    cs_store_meta_get(st, "whatif_note", d->wf_note, sizeof d->wf_note);
     char buf[64];
     d->spans = cs_store_count_spans(st);
     if (cs_store_meta_get(st, "analysis_instances", buf, sizeof buf) == 0)
@@ -112,6 +159,8 @@ void cs_report_free(cs_report_data *d)
     free(d->rstats);
     free(d->tails);
     free(d->ops);
+    free(d->models);
+    free(d->props);
     memset(d, 0, sizeof *d);
 }
 
@@ -253,6 +302,77 @@ bad:
 
 /* ---- text ---- */
 
+static void cs_model_name(char *buf, size_t len, const cs_report_data *d, const cs_model_row *m)
+{
+    snprintf(buf, len, "%s%s%s comm %lld", cs_report_opname(d, m->op), m->algo[0] ? " " : "", m->algo,
+             (long long)m->comm);
+}
+
+/* The cost models, the replay and the proposals (text). */
+static void cs_write_whatif_text(FILE *f, const cs_report_data *d)
+{
+    char b1[32], b2[32], b3[32];
+    if (d->fuse_members || d->fused_calls)
+        fprintf(f, "\nApply mode: %lld calls fused into %lld (all ranks)\n", (long long)d->fuse_members,
+                (long long)d->fused_calls);
+    fprintf(f, "\nCost models (time of n calls completing together = alpha + (n-1) x gamma + bytes x beta,\n"
+               "fitted to the transfers)\n");
+    if (!d->nmodels)
+        fprintf(f, "  (none: no collective transfer to fit)\n");
+    else
+        fprintf(f, "  %-36s %7s %19s %11s %11s %12s %6s %7s\n", "op [algo] communicator", "points", "sizes", "alpha",
+                "gamma", "beta/KiB", "R2", "resid");
+    for (int i = 0; i < d->nmodels; i++) {
+        const cs_model_row *m = &d->models[i];
+        char key[128], sz[48];
+        cs_model_name(key, sizeof key, d, m);
+        snprintf(sz, sizeof sz, "%s-%s", cs_fmt_bytes(m->min_bytes, b1, sizeof b1), cs_fmt_bytes(m->max_bytes, b2, sizeof b2));
+        char beta[32], r2[16];
+        if (m->fitted)
+            snprintf(beta, sizeof beta, "%.3f ns", m->beta_ns_per_byte * 1024);
+        else
+            snprintf(beta, sizeof beta, "unknown");
+        if (m->fitted)
+            snprintf(r2, sizeof r2, "%.3f", m->r2);
+        else
+            snprintf(r2, sizeof r2, "-");
+        fprintf(f, "  %-36.36s %7lld %19s %8.2f us %8.2f us %12s %6s %6.1f%%\n", key, (long long)m->points, sz,
+                m->alpha_ns / 1e3, m->gamma_ns / 1e3, beta, r2, 100 * m->rel_resid);
+        if (!m->fitted || strcmp(m->note, "fitted") != 0)
+            fprintf(f, "    %s\n", m->note);
+    }
+    fprintf(f, "\nWhat-if replay (median step time)\n");
+    if (!d->has_whatif) {
+        fprintf(f, "  not run%s%s\n", d->wf_note[0] ? ": " : "", d->wf_note);
+    } else {
+        fprintf(f, "  measured %s; replayed with measured transfers %s (error %.2f %%); with the cost models %s "
+                   "(replay error %.2f %%)\n",
+                cs_fmt_ns(d->wf_measured_ns, b1, sizeof b1), cs_fmt_ns(d->wf_replay_ns, b2, sizeof b2),
+                100 * d->wf_replay_error, cs_fmt_ns(d->wf_model_ns, b3, sizeof b3), 100 * d->wf_model_error);
+        if (d->wf_ontime_ns >= 0)
+            fprintf(f, "  stragglers on time: %s (gain %s per step)\n", cs_fmt_ns(d->wf_ontime_ns, b1, sizeof b1),
+                    cs_fmt_ns(d->wf_ontime_gain_ns, b2, sizeof b2));
+        if (d->wf_note[0])
+            fprintf(f, "  %s\n", d->wf_note);
+    }
+    if (d->wf_comm_step_ns >= 0)
+        fprintf(f, "  communication per step (median of the ranks' mean): %s\n",
+                cs_fmt_ns(d->wf_comm_step_ns, b1, sizeof b1));
+    fprintf(f, "\nProposals (estimated by the what-if replay)\n");
+    if (!d->nprops)
+        fprintf(f, "  none\n");
+    for (int i = 0; i < d->nprops; i++) {
+        const cs_proposal *p = &d->props[i];
+        fprintf(f, "  %-8s gain %s per step (%.1f %%)", p->kind, cs_fmt_ns(p->gain_ns, b1, sizeof b1),
+                p->step_ns > 0 ? 100.0 * (double)p->gain_ns / (double)p->step_ns : 0.0);
+        if (strcmp(p->kind, "fusion") == 0)
+            fprintf(f, ", %s, bucket %s", p->callsite, cs_fmt_bytes(p->bucket_bytes, b2, sizeof b2));
+        fprintf(f, "\n    %s\n", p->evidence);
+        if (p->env[0])
+            fprintf(f, "    apply with: %s\n", p->env);
+    }
+}
+
 void cs_write_analysis_text(FILE *f, const cs_report_data *d, const cs_gate *g, int ng)
 {
     char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
@@ -304,6 +424,7 @@ void cs_write_analysis_text(FILE *f, const cs_report_data *d, const cs_gate *g, 
     }
     if (d->ntails == 0)
         fprintf(f, "  (none)\n");
+    cs_write_whatif_text(f, d);
     if (d->notes[0]) {
         fprintf(f, "\nWhat is missing\n");
         const char *p = d->notes;
@@ -336,6 +457,89 @@ void cs_json_string(FILE *f, const char *s)
             fputc(c, f);
     }
     fputc('"', f);
+}
+
+static void cs_json_i64_or_null(FILE *f, int64_t v)
+{
+    if (v < 0)
+        fputs("null", f);
+    else
+        fprintf(f, "%lld", (long long)v);
+}
+
+/* The keys of issue 6: cost_models, whatif, proposals, apply_mode. */
+static void cs_write_whatif_json(FILE *f, const cs_report_data *d)
+{
+    fprintf(f, "  \"cost_models\": [");
+    for (int i = 0; i < d->nmodels; i++) {
+        const cs_model_row *m = &d->models[i];
+        fprintf(f, "%s\n    {\"op\": ", i ? "," : "");
+        cs_json_string(f, cs_report_opname(d, m->op));
+        fprintf(f, ", \"comm\": %lld, \"algo\": ", (long long)m->comm);
+        cs_json_string(f, m->algo);
+        fprintf(f, ", \"points\": %lld, \"cells\": %lld, \"min_bytes\": %lld, \"max_bytes\": %lld, "
+                   "\"alpha_ns\": %.3f, \"gamma_ns\": %.3f, \"beta_ns_per_byte\": ",
+                (long long)m->points, (long long)m->cells, (long long)m->min_bytes, (long long)m->max_bytes, m->alpha_ns,
+                m->gamma_ns);
+        if (m->fitted)
+            fprintf(f, "%.6g, \"r2\": %.4f", m->beta_ns_per_byte, m->r2);
+        else
+            fprintf(f, "null, \"r2\": null");
+        fprintf(f, ", \"rel_residual\": %.4f, \"fitted\": %s, \"note\": ", m->rel_resid, m->fitted ? "true" : "false");
+        cs_json_string(f, m->note);
+        fprintf(f, "}");
+    }
+    fprintf(f, "%s],\n", d->nmodels ? "\n  " : "");
+    fprintf(f, "  \"whatif\": {\"replayed\": %s, \"measured_step_ns\": ", d->has_whatif ? "true" : "false");
+    cs_json_i64_or_null(f, d->wf_measured_ns);
+    fprintf(f, ", \"replay_step_ns\": ");
+    cs_json_i64_or_null(f, d->wf_replay_ns);
+    fprintf(f, ", \"replay_error\": %.6f, \"model_step_ns\": ", d->wf_replay_error);
+    cs_json_i64_or_null(f, d->wf_model_ns);
+    fprintf(f, ", \"model_error\": %.6f, \"ontime_step_ns\": ", d->wf_model_error);
+    cs_json_i64_or_null(f, d->wf_ontime_ns);
+    fprintf(f, ", \"ontime_gain_ns\": %lld, \"comm_step_ns\": ", (long long)d->wf_ontime_gain_ns);
+    cs_json_i64_or_null(f, d->wf_comm_step_ns);
+    fprintf(f, ", \"allreduce_calls_per_step\": %.3f, \"memcpy_gbps\": %.3g, \"note\": ", d->wf_ar_calls_per_step,
+            d->wf_memcpy_gbps);
+    cs_json_string(f, d->wf_note);
+    fprintf(f, "},\n  \"apply_mode\": {\"fuse_members\": %lld, \"fused_calls\": %lld},\n",
+            (long long)d->fuse_members, (long long)d->fused_calls);
+    fprintf(f, "  \"proposals\": [");
+    for (int i = 0; i < d->nprops; i++) {
+        const cs_proposal *p = &d->props[i];
+        fprintf(f, "%s\n    {\"kind\": ", i ? "," : "");
+        cs_json_string(f, p->kind);
+        fprintf(f, ", \"comm\": %lld, \"op\": ", (long long)p->comm);
+        cs_json_string(f, strcmp(p->kind, "fusion") == 0 ? cs_report_opname(d, p->op) : "");
+        fprintf(f, ", \"callsite\": ");
+        cs_json_string(f, p->callsite);
+        fprintf(f, ", \"calls_per_step\": %.3f, \"min_bytes\": %lld, \"max_bytes\": %lld, \"bytes_per_step\": %lld,"
+                   " \"bucket_bytes\": %lld, \"groups_per_step\": %.3f, \"gain_ns\": %lld, \"step_ns\": %lld,"
+                   " \"gain_share\": %.4f, \"evidence\": ",
+                p->calls_per_step, (long long)p->min_bytes, (long long)p->max_bytes, (long long)p->bytes_per_step,
+                (long long)p->bucket_bytes, p->groups_per_step, (long long)p->gain_ns, (long long)p->step_ns,
+                p->step_ns > 0 ? (double)p->gain_ns / (double)p->step_ns : 0.0);
+        cs_json_string(f, p->evidence);
+        fprintf(f, ", \"env\": ");
+        cs_json_string(f, p->env);
+        fprintf(f, ", \"curve\": [");
+        const char *c = p->curve;
+        int k = 0;
+        while (*c) {
+            long long sz = 0, gain = 0, gain2 = 0;
+            double grp = 0;
+            if (sscanf(c, "%lld:%lf:%lld:%lld", &sz, &grp, &gain, &gain2) == 4)
+                fprintf(f, "%s{\"bucket_bytes\": %lld, \"groups_per_step\": %.3f, \"gain_ns\": %lld, \"gain_program_ns\": %lld}",
+                        k++ ? ", " : "", sz, grp, gain, gain2);
+            const char *n = strchr(c, ',');
+            if (!n)
+                break;
+            c = n + 1;
+        }
+        fprintf(f, "]}");
+    }
+    fprintf(f, "%s],\n", d->nprops ? "\n  " : "");
 }
 
 void cs_write_analysis_json(FILE *f, const cs_report_data *d, const cs_gate *g, int ng)
@@ -415,7 +619,9 @@ void cs_write_analysis_json(FILE *f, const cs_report_data *d, const cs_gate *g, 
         cs_json_string(f, line);
         p += l + (e ? 1 : 0);
     }
-    fprintf(f, "],\n  \"gates\": [");
+    fprintf(f, "],\n");
+    cs_write_whatif_json(f, d);
+    fprintf(f, "  \"gates\": [");
     for (int i = 0; i < ng; i++) {
         fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
         cs_json_string(f, g[i].name);
@@ -438,6 +644,50 @@ static void cs_md_cell(FILE *f, const char *s)
         else
             fputc(*s, f);
     }
+}
+
+static void cs_write_whatif_markdown(FILE *f, const cs_report_data *d)
+{
+    char b1[32], b2[32], b3[32];
+    fprintf(f, "\n### Proposals\n\n");
+    if (d->fuse_members || d->fused_calls)
+        fprintf(f, "Apply mode: %lld calls fused into %lld (all ranks).\n\n", (long long)d->fuse_members,
+                (long long)d->fused_calls);
+    if (d->has_whatif)
+        fprintf(f, "What-if replay: measured median step %s, replayed with the cost models %s (replay error %.2f %%).\n\n",
+                cs_fmt_ns(d->wf_measured_ns, b1, sizeof b1), cs_fmt_ns(d->wf_model_ns, b2, sizeof b2),
+                100 * d->wf_model_error);
+    if (!d->nprops) {
+        fprintf(f, "None.\n");
+    } else {
+        fprintf(f, "| kind | call site | bucket | gain per step | evidence | apply with |\n|---|---|---:|---:|---|---|\n");
+        for (int i = 0; i < d->nprops; i++) {
+            const cs_proposal *p = &d->props[i];
+            fprintf(f, "| %s | ", p->kind);
+            cs_md_cell(f, p->callsite);
+            fprintf(f, " | %s | %s (%.1f %%) | ", p->bucket_bytes ? cs_fmt_bytes(p->bucket_bytes, b1, sizeof b1) : "",
+                    cs_fmt_ns(p->gain_ns, b2, sizeof b2),
+                    p->step_ns > 0 ? 100.0 * (double)p->gain_ns / (double)p->step_ns : 0.0);
+            cs_md_cell(f, p->evidence);
+            fprintf(f, " | %s%s%s |\n", p->env[0] ? "`" : "", p->env, p->env[0] ? "`" : "");
+        }
+    }
+    if (d->nmodels) {
+        fprintf(f, "\n| cost model | points | alpha | gamma | beta per KiB | R² | note |\n|---|---:|---:|---:|---:|---:|---|\n");
+        for (int i = 0; i < d->nmodels; i++) {
+            const cs_model_row *m = &d->models[i];
+            char key[128];
+            cs_model_name(key, sizeof key, d, m);
+            fprintf(f, "| %s | %lld | %.2f us | %.2f us | ", key, (long long)m->points, m->alpha_ns / 1e3, m->gamma_ns / 1e3);
+            if (m->fitted)
+                fprintf(f, "%.3f ns | %.3f | ", m->beta_ns_per_byte * 1024, m->r2);
+            else
+                fprintf(f, "unknown | - | ");
+            cs_md_cell(f, m->note);
+            fprintf(f, " |\n");
+        }
+    }
+    (void)b3;
 }
 
 void cs_write_markdown(FILE *f, const char *trace, const cs_report_data *d, const cs_gate *g, int ng)
@@ -495,6 +745,7 @@ void cs_write_markdown(FILE *f, const char *trace, const cs_report_data *d, cons
         cs_md_cell(f, t->common);
         fprintf(f, " |\n");
     }
+    cs_write_whatif_markdown(f, d);
     if (d->notes[0]) {
         fprintf(f, "\n### What is missing\n\n");
         const char *p = d->notes;

@@ -7,14 +7,19 @@
  *
  *   gen_trace OUT.db [--ranks N] [--spans M] [--steps S] [--jitter US] [--seed X]
  *                    [--persistent R:US] [--transient R:A-B:US]
- *                    [--slow-link SRC:DST:US] [--slow-coll A-B:US]
+ *                    [--slow-link SRC:DST:US] [--slow-coll A-B:US] [--cost ALPHA_NS:BETA_PS]
  *
  * --spans sets the steps (spans / (ranks x 6)) unless --steps is given.
  * --persistent: rank R computes US longer before the first allreduce of
  * every step; --transient: the same in steps A-B only; --slow-link: every
  * message SRC -> DST arrives US late; --slow-coll: the first allreduce of
- * steps A-B transfers US longer while every rank is on time. Exit status 0,
- * 1 when the file cannot be written, 2 on bad usage. */
+ * steps A-B transfers US longer while every rank is on time. --cost: the
+ * allreduces transfer in exactly ALPHA_NS + bytes x BETA_PS / 1000 ns (plus
+ * the jitter, 0 with --jitter 0, and each rank's exit spread of 0-2 us),
+ * and the first one of step k carries 1 KiB << (k % 11) bytes, so a cost
+ * model fitted to the trace should give back alpha and beta
+ * (tests/analysis/costmodel.sh). Exit status 0, 1 when the file cannot be
+ * written, 2 on bad usage. */
 #include "config.h"
 #include "libtrace/ops.gen.h"
 #include "libtrace/span.h"
@@ -38,7 +43,8 @@ static int64_t gen_rand(int64_t n)
 
 static const char gen_usage[] =
     "usage: gen_trace OUT.db [--ranks N] [--spans M] [--steps S] [--jitter US] [--seed X]\n"
-    "                 [--persistent R:US] [--transient R:A-B:US] [--slow-link SRC:DST:US] [--slow-coll A-B:US]\n";
+    "                 [--persistent R:US] [--transient R:A-B:US] [--slow-link SRC:DST:US] [--slow-coll A-B:US]\n"
+    "                 [--cost ALPHA_NS:BETA_PS]\n";
 
 int main(int argc, char **argv)
 {
@@ -47,6 +53,7 @@ int main(int argc, char **argv)
     int nranks = 64;
     int p_rank = -1, t_rank = -1, l_src = -1, l_dst = -1;
     long long p_us = 0, t_a = 0, t_b = -1, t_us = 0, l_us = 0, c_a = 0, c_b = -1, c_us = 0;
+    long long cost_alpha = -1, cost_beta_ps = 0;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         int ok = 1;
@@ -68,6 +75,8 @@ int main(int argc, char **argv)
             ok = sscanf(v, "%d:%d:%lld", &l_src, &l_dst, &l_us) == 3;
         else if (!strcmp(argv[i], "--slow-coll") && v)
             ok = sscanf(v, "%lld-%lld:%lld", &c_a, &c_b, &c_us) == 3;
+        else if (!strcmp(argv[i], "--cost") && v)
+            ok = sscanf(v, "%lld:%lld", &cost_alpha, &cost_beta_ps) == 2 && cost_alpha >= 0 && cost_beta_ps >= 0;
         else if (argv[i][0] != '-' && !out) {
             out = argv[i];
             continue;
@@ -140,13 +149,17 @@ int main(int argc, char **argv)
                 if (entry[r] > last)
                     last = entry[r];
             }
-            int64_t xfer = 30000 + gen_rand(jitter / 4 + 1);
+            int64_t bytes = b == 0 ? 4 << 20 : 4096;
+            if (cost_alpha >= 0 && b == 0)
+                bytes = (int64_t)1024 << (k % 11);
+            int64_t xfer = cost_alpha >= 0 ? cost_alpha + bytes * cost_beta_ps / 1000 + gen_rand(jitter / 4 + 1)
+                                           : 30000 + gen_rand(jitter / 4 + 1);
             if (b == 0 && k >= c_a && k <= c_b)
                 xfer += c_us * 1000;
             seq++;
             for (int r = 0; r < nranks; r++) {
                 int64_t e = last + xfer + gen_rand(2000);
-                EMIT(r, CS_OP_MPI_Allreduce, entry[r], e, 1, seq, b == 0 ? 4 << 20 : 4096, collf);
+                EMIT(r, CS_OP_MPI_Allreduce, entry[r], e, 1, seq, bytes, collf);
                 tr[r] = e;
             }
         }

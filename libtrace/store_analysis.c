@@ -49,11 +49,18 @@ static void cs_acol_text(sqlite3_stmt *s, int i, char *buf, size_t len)
     "  dst INTEGER, tag INTEGER, late_sender_ns INTEGER, late_receiver_ns INTEGER, transfer_ns INTEGER);\n" \
     "CREATE TABLE IF NOT EXISTS tails(op INTEGER, comm INTEGER, bucket INTEGER, callsite TEXT,\n" \
     "  count INTEGER, p50_ns INTEGER, p90_ns INTEGER, p99_ns INTEGER, p999_ns INTEGER, max_ns INTEGER,\n" \
-    "  common TEXT);\n"
+    "  common TEXT);\n" \
+    "CREATE TABLE IF NOT EXISTS models(comm INTEGER, op INTEGER, algo TEXT, points INTEGER, cells INTEGER,\n" \
+    "  min_bytes INTEGER, max_bytes INTEGER, alpha_ns REAL, beta_ns_per_byte REAL, r2 REAL, rel_resid REAL,\n" \
+    "  fitted INTEGER, note TEXT, gamma_ns REAL);\n" \
+    "CREATE TABLE IF NOT EXISTS proposals(id INTEGER PRIMARY KEY, kind TEXT, comm INTEGER, op INTEGER,\n" \
+    "  callsite TEXT, calls_per_step REAL, min_bytes INTEGER, max_bytes INTEGER, bytes_per_step INTEGER,\n" \
+    "  bucket_bytes INTEGER, groups_per_step REAL, gain_ns INTEGER, step_ns INTEGER, evidence TEXT, env TEXT,\n" \
+    "  curve TEXT);\n"
 
 #define CS_ANALYSIS_CLEAR_SQL \
     "DELETE FROM instances; DELETE FROM waits; DELETE FROM steps; DELETE FROM rank_stats;\n" \
-    "DELETE FROM stragglers; DELETE FROM p2p; DELETE FROM tails;\n" \
+    "DELETE FROM stragglers; DELETE FROM p2p; DELETE FROM tails; DELETE FROM models; DELETE FROM proposals;\n" \
     "DELETE FROM meta WHERE key IN ('analysis_version', 'analysis_spans');\n"
 
 /* Built after the bulk insert. */
@@ -325,9 +332,113 @@ int cs_store_tails(cs_store *st, int (*cb)(const cs_tail_row *, void *), void *a
     return rc;
 }
 
+/* The tables of issue 6 may be missing from a file analysed before them:
+ * readers then see no rows. */
+static int cs_table_exists(cs_store *st, const char *name)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &s, NULL) !=
+        SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    int r = sqlite3_step(s) == SQLITE_ROW;
+    sqlite3_finalize(s);
+    return r;
+}
+
+int cs_store_models(cs_store *st, int (*cb)(const cs_model_row *, void *), void *arg)
+{
+    if (!cs_table_exists(st, "models"))
+        return 0;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT comm, op, COALESCE(algo, ''), points, cells, min_bytes, max_bytes, alpha_ns,"
+                                      " beta_ns_per_byte, r2, rel_resid, fitted, COALESCE(note, ''), COALESCE(gamma_ns, alpha_ns) FROM models"
+                                      " ORDER BY points DESC, comm, op",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        cs_model_row m;
+        memset(&m, 0, sizeof m);
+        m.comm = sqlite3_column_int64(s, 0);
+        m.op = sqlite3_column_int(s, 1);
+        cs_acol_text(s, 2, m.algo, sizeof m.algo);
+        m.points = sqlite3_column_int64(s, 3);
+        m.cells = sqlite3_column_int64(s, 4);
+        m.min_bytes = sqlite3_column_int64(s, 5);
+        m.max_bytes = sqlite3_column_int64(s, 6);
+        m.alpha_ns = sqlite3_column_double(s, 7);
+        m.beta_ns_per_byte = sqlite3_column_double(s, 8);
+        m.r2 = sqlite3_column_double(s, 9);
+        m.rel_resid = sqlite3_column_double(s, 10);
+        m.fitted = sqlite3_column_int(s, 11);
+        cs_acol_text(s, 12, m.note, sizeof m.note);
+        m.gamma_ns = sqlite3_column_double(s, 13);
+        if ((rc = cb(&m, arg)) != 0)
+            break;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int cs_store_proposals(cs_store *st, int (*cb)(const cs_proposal *, void *), void *arg)
+{
+    if (!cs_table_exists(st, "proposals"))
+        return 0;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT id, kind, comm, op, COALESCE(callsite, ''), calls_per_step, min_bytes,"
+                                      " max_bytes, bytes_per_step, bucket_bytes, groups_per_step, gain_ns, step_ns,"
+                                      " COALESCE(evidence, ''), COALESCE(env, ''), COALESCE(curve, '') FROM proposals"
+                                      " ORDER BY gain_ns DESC, id",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        cs_proposal p;
+        memset(&p, 0, sizeof p);
+        p.id = sqlite3_column_int64(s, 0);
+        cs_acol_text(s, 1, p.kind, sizeof p.kind);
+        p.comm = sqlite3_column_int64(s, 2);
+        p.op = sqlite3_column_int(s, 3);
+        cs_acol_text(s, 4, p.callsite, sizeof p.callsite);
+        p.calls_per_step = sqlite3_column_double(s, 5);
+        p.min_bytes = sqlite3_column_int64(s, 6);
+        p.max_bytes = sqlite3_column_int64(s, 7);
+        p.bytes_per_step = sqlite3_column_int64(s, 8);
+        p.bucket_bytes = sqlite3_column_int64(s, 9);
+        p.groups_per_step = sqlite3_column_double(s, 10);
+        p.gain_ns = sqlite3_column_int64(s, 11);
+        p.step_ns = sqlite3_column_int64(s, 12);
+        cs_acol_text(s, 13, p.evidence, sizeof p.evidence);
+        cs_acol_text(s, 14, p.env, sizeof p.env);
+        cs_acol_text(s, 15, p.curve, sizeof p.curve);
+        if ((rc = cb(&p, arg)) != 0)
+            break;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int cs_store_nccl_algos(cs_store *st, int (*cb)(int64_t span, const char *algo, const char *proto, void *), void *arg)
+{
+    if (!cs_table_exists(st, "nccl_coll"))
+        return 0;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT span, COALESCE(algo, ''), COALESCE(proto, '') FROM nccl_coll", -1, &s,
+                           NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    while (sqlite3_step(s) == SQLITE_ROW)
+        if ((rc = cb(sqlite3_column_int64(s, 0), (const char *)sqlite3_column_text(s, 1),
+                     (const char *)sqlite3_column_text(s, 2), arg)) != 0)
+            break;
+    sqlite3_finalize(s);
+    return rc;
+}
+
 /* ---- writing ---- */
 
-enum { W_INST, W_WAIT, W_STEP, W_RANK, W_STRAG, W_P2P, W_TAIL, W_N };
+enum { W_INST, W_WAIT, W_STEP, W_RANK, W_STRAG, W_P2P, W_TAIL, W_MODEL, W_PROP, W_N };
 static const char *const cs_awriter_sql[W_N] = {
     [W_INST] = "INSERT OR REPLACE INTO instances(comm, seq, op, nranks, expected, bytes, first_entry_ns,"
                " last_entry_ns, last_rank, last_exit_ns, skew_ns, transfer_ns, step, callsite, bucket)"
@@ -343,6 +454,11 @@ static const char *const cs_awriter_sql[W_N] = {
               " transfer_ns) VALUES(?,?,?,?,?,?,?,?,?)",
     [W_TAIL] = "INSERT INTO tails(op, comm, bucket, callsite, count, p50_ns, p90_ns, p99_ns, p999_ns, max_ns,"
                " common) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+    [W_MODEL] = "INSERT INTO models(comm, op, algo, points, cells, min_bytes, max_bytes, alpha_ns, beta_ns_per_byte,"
+                " r2, rel_resid, fitted, note, gamma_ns) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [W_PROP] = "INSERT INTO proposals(kind, comm, op, callsite, calls_per_step, min_bytes, max_bytes, bytes_per_step,"
+               " bucket_bytes, groups_per_step, gain_ns, step_ns, evidence, env, curve)"
+               " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 };
 
 struct cs_awriter {
@@ -369,7 +485,9 @@ cs_awriter *cs_store_analysis_begin(cs_store *st, char *err, size_t errlen)
         return NULL;
     }
     w->st = st;
-    if (cs_aexec(st, "BEGIN;" CS_ANALYSIS_TABLES_SQL CS_ANALYSIS_CLEAR_SQL
+    /* models and proposals are rebuilt with their current columns */
+    if (cs_aexec(st, "BEGIN; DROP TABLE IF EXISTS models; DROP TABLE IF EXISTS proposals;" CS_ANALYSIS_TABLES_SQL
+                 CS_ANALYSIS_CLEAR_SQL
                  "DROP INDEX IF EXISTS instances_skew; DROP INDEX IF EXISTS waits_comm_seq;",
                  err, errlen) != 0) {
         sqlite3_exec(cs_db(st), "ROLLBACK", NULL, NULL, NULL);
@@ -496,6 +614,47 @@ int cs_awriter_tail(cs_awriter *w, const cs_tail_row *x)
     sqlite3_bind_int64(s, 9, x->p999_ns);
     sqlite3_bind_int64(s, 10, x->max_ns);
     sqlite3_bind_text(s, 11, x->common, -1, SQLITE_TRANSIENT);
+    return cs_astep(s);
+}
+
+int cs_awriter_model(cs_awriter *w, const cs_model_row *x)
+{
+    sqlite3_stmt *s = w->q[W_MODEL];
+    sqlite3_bind_int64(s, 1, x->comm);
+    sqlite3_bind_int(s, 2, x->op);
+    sqlite3_bind_text(s, 3, x->algo, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 4, x->points);
+    sqlite3_bind_int64(s, 5, x->cells);
+    sqlite3_bind_int64(s, 6, x->min_bytes);
+    sqlite3_bind_int64(s, 7, x->max_bytes);
+    sqlite3_bind_double(s, 8, x->alpha_ns);
+    sqlite3_bind_double(s, 9, x->beta_ns_per_byte);
+    sqlite3_bind_double(s, 10, x->r2);
+    sqlite3_bind_double(s, 11, x->rel_resid);
+    sqlite3_bind_int(s, 12, x->fitted);
+    sqlite3_bind_text(s, 13, x->note, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_double(s, 14, x->gamma_ns);
+    return cs_astep(s);
+}
+
+int cs_awriter_proposal(cs_awriter *w, const cs_proposal *x)
+{
+    sqlite3_stmt *s = w->q[W_PROP];
+    sqlite3_bind_text(s, 1, x->kind, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 2, x->comm);
+    sqlite3_bind_int(s, 3, x->op);
+    sqlite3_bind_text(s, 4, x->callsite, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_double(s, 5, x->calls_per_step);
+    sqlite3_bind_int64(s, 6, x->min_bytes);
+    sqlite3_bind_int64(s, 7, x->max_bytes);
+    sqlite3_bind_int64(s, 8, x->bytes_per_step);
+    sqlite3_bind_int64(s, 9, x->bucket_bytes);
+    sqlite3_bind_double(s, 10, x->groups_per_step);
+    sqlite3_bind_int64(s, 11, x->gain_ns);
+    sqlite3_bind_int64(s, 12, x->step_ns);
+    sqlite3_bind_text(s, 13, x->evidence, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 14, x->env, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 15, x->curve, -1, SQLITE_TRANSIENT);
     return cs_astep(s);
 }
 
@@ -749,6 +908,24 @@ int cs_store_synth_end(cs_synth *w, char *err, size_t errlen)
         sqlite3_finalize(w->q[i]);
     int rc = cs_aexec(w->st, "COMMIT", err, errlen);
     free(w);
+    return rc;
+}
+
+/* ---- the program ---- */
+
+int cs_store_program(cs_store *st, char *buf, size_t len)
+{
+    sqlite3_stmt *s;
+    buf[0] = '\0';
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT exe FROM processes WHERE exe IS NOT NULL AND exe != ''"
+                                      " ORDER BY rank < 0, rank LIMIT 1", -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc = -1;
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        cs_acol_text(s, 0, buf, len);
+        rc = 0;
+    }
+    sqlite3_finalize(s);
     return rc;
 }
 

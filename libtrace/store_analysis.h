@@ -17,6 +17,11 @@
  *   p2p(send_span, recv_span, comm, src, dst, tag, late_sender_ns,
  *       late_receiver_ns, transfer_ns)
  *   tails(op, comm, bucket, callsite, count, p50..max, common)
+ *   models(comm, op, algo, points, cells, min_bytes, max_bytes, alpha_ns,
+ *          beta_ns_per_byte, r2, rel_resid, fitted, note, gamma_ns)   cost models
+ *   proposals(id, kind, comm, op, callsite, calls_per_step, min_bytes,
+ *             max_bytes, bytes_per_step, bucket_bytes, groups_per_step,
+ *             gain_ns, step_ns, evidence, env, curve)      what-if proposals
  *
  * All times are on the aligned time line (the clocks table). The meta keys
  * analysis_version and analysis_spans say whether the stored analysis is
@@ -30,7 +35,7 @@
 #include "libtrace/store.h"
 
 /* Bumped whenever what the analysis stores changes meaning. */
-#define CS_ANALYSIS_VERSION 3
+#define CS_ANALYSIS_VERSION 4
 
 /* ---- rows ---- */
 
@@ -101,6 +106,43 @@ typedef struct cs_tail_row {
     char common[256];      /* what the slowest 1 % share, "" = nothing found */
 } cs_tail_row;
 
+/* A cost model: time = alpha + (n - 1) x gamma + bytes x beta for n calls of a collective op on one
+ * communicator (and NCCL algorithm/protocol when known), fitted to the
+ * trace's own transfer times (analyzer/an_model.c). */
+typedef struct cs_model_row {
+    int64_t comm;
+    int op;
+    char algo[32];         /* "Ring/Simple" for NCCL when known; "" otherwise */
+    int64_t points;        /* transfer times it was fitted to */
+    int64_t cells;         /* distinct (calls, size) cells (their medians were fitted) */
+    int64_t min_bytes, max_bytes;
+    double alpha_ns, beta_ns_per_byte;
+    double gamma_ns;       /* each further call completed together (= alpha for blocking calls) */
+    double r2;             /* over the cells; 0 when not fitted */
+    double rel_resid;      /* median |measured - model| / measured over the points */
+    int fitted;            /* 1 alpha and beta fitted; 0 alpha only (beta unknown, 0) */
+    char note[192];
+} cs_model_row;
+
+/* A rewrite the what-if replay estimated (analyzer/an_whatif.c). */
+typedef struct cs_proposal {
+    int64_t id;
+    char kind[16];         /* "fusion", "overlap" */
+    int64_t comm;
+    int op;
+    char callsite[160];
+    double calls_per_step;
+    int64_t min_bytes, max_bytes, bytes_per_step;
+    int64_t bucket_bytes;  /* fusion: the suggested bucket */
+    double groups_per_step;/* fusion: fused calls per step with that bucket */
+    int64_t gain_ns;       /* estimated gain per step */
+    int64_t step_ns;       /* the median step time it is relative to */
+    char evidence[768];
+    char env[256];         /* apply mode settings, "" when apply mode cannot do it */
+    char curve[1024];      /* fusion: "BUCKET:GROUPS:GAIN_NS:GAIN_PROGRAM_NS" per bucket size, comma-
+                              separated (GAIN_PROGRAM_NS: the program issuing such buckets itself) */
+} cs_proposal;
+
 /* ---- reading the stored analysis (TUI, reports) ---- */
 
 /* 1 when the analysis tables exist (possibly stale), 0 when not, -1 on error. */
@@ -136,6 +178,10 @@ int cs_store_stragglers(cs_store *st, int (*cb)(const cs_straggler *, void *), v
 int cs_store_rank_stats(cs_store *st, int (*cb)(const cs_rank_stat *, void *), void *arg);
 /* Tail latency groups, by p99 descending. */
 int cs_store_tails(cs_store *st, int (*cb)(const cs_tail_row *, void *), void *arg);
+/* Cost models, most points first; proposals, largest gain first. A file
+ * analysed before these tables existed has none (0, no rows). */
+int cs_store_models(cs_store *st, int (*cb)(const cs_model_row *, void *), void *arg);
+int cs_store_proposals(cs_store *st, int (*cb)(const cs_proposal *, void *), void *arg);
 /* Meta values of the analysis (e.g. "analysis_notes"): as cs_store_meta_get. */
 
 /* ---- writing the analysis (analyzer only) ---- */
@@ -153,6 +199,8 @@ int cs_awriter_rank_stat(cs_awriter *w, const cs_rank_stat *x);
 int cs_awriter_straggler(cs_awriter *w, const cs_straggler *x);
 int cs_awriter_p2p(cs_awriter *w, const cs_p2p_row *x);
 int cs_awriter_tail(cs_awriter *w, const cs_tail_row *x);
+int cs_awriter_model(cs_awriter *w, const cs_model_row *x);
+int cs_awriter_proposal(cs_awriter *w, const cs_proposal *x);
 int cs_store_analysis_end(cs_awriter *w, int commit, int64_t spans, char *err, size_t errlen);
 
 /* Set the clock alignment of every rank back to zero, in one transaction. */
@@ -187,6 +235,14 @@ typedef struct cs_inst_brief {
     int64_t first_entry_ns, step, skew_ns, transfer_ns;
 } cs_inst_brief;
 int cs_store_instances_grouped(cs_store *st, int (*cb)(const cs_inst_brief *, void *), void *arg);
+
+/* NCCL's algorithm and protocol of each collective span (table nccl_coll;
+ * nothing when the table is missing or empty). */
+int cs_store_nccl_algos(cs_store *st, int (*cb)(int64_t span, const char *algo, const char *proto, void *), void *arg);
+
+/* The executable of the lowest rank (processes.exe) into buf: 0, or -1
+ * when unknown (buf ""). */
+int cs_store_program(cs_store *st, char *buf, size_t len);
 
 /* All call-site labels: (rank, id, label). */
 int cs_store_callsite_labels(cs_store *st, int (*cb)(int rank, int64_t id, const char *label, void *), void *arg);

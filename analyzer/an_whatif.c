@@ -1,0 +1,1614 @@
+/* an_whatif.c: the what-if replay (issue 6): a dependency-graph simulation
+ * of the trace, fitted to its own measured costs, and the proposals it
+ * estimates.
+ *
+ * Every rank's spans replay in their order on the rank (one lane per rank
+ * and thread; NCCL calls replay on the host side, as enqueued). The gap
+ * before a span (the compute since the previous span of its lane) keeps its
+ * measured length. A span ends:
+ *   - local spans (compute-free calls, starts of nonblocking operations,
+ *     markers, sends): after their measured duration;
+ *   - a blocking collective: at max(its replayed begin, the replayed last
+ *     arrival of its instance) + its transfer;
+ *   - a completion call (Wait*, Test*): at max(its begin, the last arrival
+ *     of every collective instance it completed and the sender of every
+ *     receive it completed) + its transfer;
+ *   - a blocking receive (Recv, Sendrecv): at max(its begin, the sender's
+ *     begin) + its transfer.
+ * The transfer is the measured one (end - max(begin, measured arrival):
+ * the replay then gives back the measured times exactly, a check of the
+ * dependencies), or, for collectives with a cost model, the model's time
+ * of the calls that complete together plus the member's residual (its
+ * measured transfer minus the mean of its instance's or completion group's
+ * members: the ranks keep their spread around the modelled time). The
+ * modelled replay's median step time against the measured one is the
+ * "replay error" of the report; the models are fitted twice, to cell
+ * medians and to cell means (analyzer/an_model.c), and the fit whose
+ * replay is closer is kept. A span that ended before its dependencies
+ * arrived (rooted ops, NCCL enqueues) did not wait: it stays local.
+ *
+ * Nonblocking collectives completed by a Wait/Waitall: their transfer is
+ * taken from the last member's start to the completion, i.e. from the
+ * moment every member had started the instances AND this rank had entered
+ * the completion call, to this rank leaving it. All instances a
+ * completion call completed make one point of the cost model (n = their
+ * number, bytes = their sum, time = the mean over the members): with
+ * progress inside MPI calls only (Open MPI, MPICH without a progress
+ * thread) their work is done there.
+ *
+ * Steps: the analysis's (MPI_Pcontrol markers, else the detected period);
+ * a step's time is the earliest begin of its boundary spans (markers) to
+ * the next step's, so the last step does not count.
+ *
+ * Variants, each against the modelled replay:
+ *   (a) stragglers on time: each straggler verdict's rank takes, in its
+ *       affected steps, for every gap no more than the median of the other
+ *       ranks' gaps at the same place of the step;
+ *   (b) fusion: a run of allreduces on one communicator, same op and
+ *       datatype, issued back-to-back (no other call between them on the
+ *       lane) from one call site, split greedily into buckets of at most B
+ *       bytes (calls larger than the fusion threshold stay alone); a bucket
+ *       becomes one call of its summed bytes, issued when its last member
+ *       is (so it waits for it), plus a pack and an unpack copy at
+ *       cs_wf_memcpy_gbps(); blocking members before the last return at
+ *       once; nonblocking members before the last take apply mode's
+ *       queueing cost (CS_WF_QUEUE_NS) instead of their start, the last
+ *       keeps its start (the fused call's), or, for the program issuing such
+ *       buckets itself, take none (the curve's second gain, which check-estimate uses when
+ *       AFTER has no fused call). Replayed for every power-of-two bucket
+ *       from the largest call to the largest run; the suggested bucket is
+ *       the smallest whose gain is within 10 % of the best one (bigger
+ *       buckets wait longer for their last member and copy more);
+ *   (c) overlap: exposed GPU communication (CUPTI activity) that started
+ *       earlier would be hidden by the compute of the step, up to the
+ *       measured compute per step.
+ *
+ * Memory: one record per span of the trace (about 130 bytes) while the
+ * pass runs, unlike the streaming passes (1M spans, 64 ranks: 2.3 s and
+ * about 250 MB for the whole analysis); traces above CS_WF_MAX_SPANS spans
+ * are not replayed (a note says so). */
+#include "config.h"
+#include "analyzer/whatif.h"
+#include "analyzer/cli.h"
+#include "libtrace/span.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CS_WF_MAX_SPANS 20000000
+#define CS_WF_UNSET INT64_MIN
+#define CS_WF_FUSE_THRESHOLD (64 << 10) /* apply mode's default threshold */
+/* What apply mode's queueing of one MPI_Iallreduce costs, traced: the
+ * member spans of apply-mode runs of the trainer took 94-104 ns (mean,
+ * 2 and 4 ranks, Open MPI 4.1, this 2-core VM). */
+#define CS_WF_QUEUE_NS 100
+
+enum { WF_LOCAL, WF_COLL, WF_NBCOLL, WF_WAIT, WF_RECV, WF_MARK };
+
+typedef struct wf_span {
+    int64_t id, b, e, bytes, comm, seq, callsite, lag;
+    int64_t res;           /* lag - the mean lag of the members of its instance (or completion group) */
+    uint32_t flags;
+    int op, rank, tid, cls, inst, dtype, lane, step;
+    int dep0, ndep;
+    int nowait;            /* ended before its dependencies: replays as local */
+} wf_span;
+
+typedef struct wf_inst {
+    int64_t comm, seq, bytes, L; /* L: measured last arrival */
+    int op, nmem, model, calls, nb, algo;
+} wf_inst;
+
+typedef struct wf_class {  /* fusion candidates: one (comm, op, dtype, call site) */
+    int64_t comm, callsite;
+    int op, dtype, nb;
+    int64_t calls, minb, maxb, bytes, maxrun;
+    int *runs;             /* pairs (first span index on the ref lane, length) */
+    size_t nruns, cap;
+    char label[160];
+} wf_class;
+
+typedef struct wf {
+    cs_an *a;
+    wf_span *s;
+    size_t ns;
+    int nlanes, *lane_lo, *lane_hi, *lane_rank, *lane_nmark;
+    wf_inst *in;
+    int ninst, capi;
+    int64_t *dep;
+    size_t ndep;
+    cs_model_row *models;
+    int nmodels;
+    /* steps: boundary spans (step, span index) */
+    int nsteps;
+    int *bstep, *bspan;
+    size_t nb;
+    int64_t *mbeg;         /* measured begin of each step */
+    /* replay scratch */
+    int64_t *bp, *ep, *lmax, *lbuf;
+    int *cnt, *stamp;
+    int *pos;
+    char **algos;
+    int nalgos;
+} wf;
+
+/* A variant of the replay. */
+typedef struct wf_var {
+    const int64_t *gap;    /* per span; NULL: measured */
+    int model;             /* 1: modelled transfers where a model exists */
+    const int *ifg;        /* per instance: fused group (instance index >= ninst), -1 none; NULL: no fusion */
+    const wf_inst *vin;    /* the fused groups, w->ninst + i */
+    int nvin;
+    const char *flast;     /* per span: the last member of its group on its lane */
+    int drop_members;      /* fused nonblocking members before the last take no time (the program
+                              issues the fused call itself, as with bigger buckets of its own) */
+} wf_var;
+
+static int wf_op_is(const cs_an *a, int op, const char *kind) { return cs_an_kind_is(a, op, kind); }
+
+static int wf_is_allreduce(const cs_an *a, int op)
+{
+    return op >= 0 && op < a->nops && (strstr(a->ops[op].name, "llreduce") || strstr(a->ops[op].name, "AllReduce"));
+}
+
+/* Collectives whose transfer a cost model describes: N-to-N (not rooted, not scans). */
+static int wf_modelled_op(const cs_an *a, int op)
+{
+    return wf_op_is(a, op, "coll") && !strstr(a->ops[op].name, "scan") && !strstr(a->ops[op].name, "Scan");
+}
+
+static int wf_comm_kind(const cs_an *a, int op)
+{
+    static const char *const k[] = { "coll", "rooted", "send", "recv", "sendrecv", "complete", "probe" };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (wf_op_is(a, op, k[i]))
+            return 1;
+    return 0;
+}
+
+static int wf_i64cmp(const void *x, const void *y)
+{
+    int64_t p = *(const int64_t *)x, q = *(const int64_t *)y;
+    return (p > q) - (p < q);
+}
+
+static int64_t wf_median(int64_t *v, size_t n)
+{
+    if (!n)
+        return 0;
+    if (n > 1)
+        qsort(v, n, sizeof *v, wf_i64cmp);
+    return v[n / 2];
+}
+
+double cs_wf_memcpy_gbps(void)
+{
+    const char *e = getenv("COLLSCOPE_MEMCPY_GBPS");
+    double v = e ? strtod(e, NULL) : 0;
+    return v > 0 ? v : CS_WF_MEMCPY_GBPS;
+}
+
+static int64_t wf_copy_ns(int64_t bytes) { return (int64_t)((double)bytes / cs_wf_memcpy_gbps()); }
+
+/* ---- loading ---- */
+
+static int wf_span_cmp(const void *x, const void *y)
+{
+    const wf_span *p = x, *q = y;
+    if (p->rank != q->rank)
+        return p->rank < q->rank ? -1 : 1;
+    if (p->tid != q->tid)
+        return p->tid < q->tid ? -1 : 1;
+    if (p->b != q->b)
+        return p->b < q->b ? -1 : 1;
+    return (p->id > q->id) - (p->id < q->id);
+}
+
+typedef struct wf_pair {
+    int span;
+    int64_t code;          /* >= 0: a span index; < 0: instance -1 - code */
+} wf_pair;
+
+static int wf_pair_cmp(const void *x, const void *y)
+{
+    const wf_pair *p = x, *q = y;
+    if (p->span != q->span)
+        return p->span < q->span ? -1 : 1;
+    return (p->code > q->code) - (p->code < q->code);
+}
+
+typedef struct wf_pairs {
+    wf_pair *a;
+    size_t n, cap;
+} wf_pairs;
+
+static int wf_pair_push(wf_pairs *v, int span, int64_t code)
+{
+    if (v->n == v->cap) {
+        size_t nc = v->cap ? v->cap * 2 : 1024;
+        wf_pair *na = realloc(v->a, nc * sizeof *na);
+        if (!na)
+            return -1;
+        v->a = na;
+        v->cap = nc;
+    }
+    v->a[v->n++] = (wf_pair){ span, code };
+    return 0;
+}
+
+typedef struct wf_done {
+    int64_t span, key, end; /* the completing span's id; rank << 40 ^ req; its end */
+} wf_done;
+typedef struct wf_dones {
+    wf_done *a;
+    size_t n, cap;
+} wf_dones;
+
+static int wf_done_cb(const cs_completion *c, void *arg)
+{
+    wf_dones *v = arg;
+    if (v->n == v->cap) {
+        size_t nc = v->cap ? v->cap * 2 : 1024;
+        wf_done *na = realloc(v->a, nc * sizeof *na);
+        if (!na)
+            return -1;
+        v->a = na;
+        v->cap = nc;
+    }
+    v->a[v->n++] = (wf_done){ c->span, (int64_t)((uint64_t)c->rank << 40 ^ (uint64_t)c->req), c->end_ns };
+    return 0;
+}
+
+typedef struct wf_algo_ctx {
+    wf *w;
+    cs_map *span_algo;
+} wf_algo_ctx;
+
+static int wf_algo_cb(int64_t span, const char *algo, const char *proto, void *arg)
+{
+    wf_algo_ctx *x = arg;
+    char nm[40];
+    snprintf(nm, sizeof nm, "%s%s%s", algo ? algo : "", proto && *proto ? "/" : "", proto ? proto : "");
+    if (!nm[0])
+        return 0;
+    int k;
+    for (k = 0; k < x->w->nalgos; k++)
+        if (strcmp(x->w->algos[k], nm) == 0)
+            break;
+    if (k == x->w->nalgos) {
+        char **na = realloc(x->w->algos, (size_t)(k + 1) * sizeof *na);
+        if (!na)
+            return -1;
+        x->w->algos = na;
+        if (!(na[k] = strdup(nm)))
+            return -1;
+        x->w->nalgos++;
+    }
+    return cs_map_put(x->span_algo, (uint64_t)span, k + 1);
+}
+
+static void wf_free(wf *w)
+{
+    free(w->s);
+    free(w->lane_lo);
+    free(w->lane_hi);
+    free(w->lane_rank);
+    free(w->lane_nmark);
+    free(w->in);
+    free(w->dep);
+    free(w->models);
+    free(w->bstep);
+    free(w->bspan);
+    free(w->mbeg);
+    free(w->bp);
+    free(w->ep);
+    free(w->lmax);
+    free(w->lbuf);
+    free(w->cnt);
+    free(w->stamp);
+    free(w->pos);
+    for (int i = 0; i < w->nalgos; i++)
+        free(w->algos[i]);
+    free(w->algos);
+}
+
+/* Load the spans, instances and dependencies. 1: nothing to replay. */
+static int wf_load(wf *w, char *err, size_t errlen)
+{
+    cs_an *a = w->a;
+    int64_t total = cs_store_count_spans(a->st);
+    if (total > CS_WF_MAX_SPANS) {
+        cs_an_note(a, "what-if replay skipped: %lld spans (more than %d)", (long long)total, CS_WF_MAX_SPANS);
+        return 1;
+    }
+    cs_map span_algo = { 0 };
+    wf_algo_ctx ac = { w, &span_algo };
+    if (cs_store_nccl_algos(a->st, wf_algo_cb, &ac) != 0) {
+        cs_map_free(&span_algo);
+        snprintf(err, errlen, "%s: cannot read nccl_coll", cs_store_path(a->st));
+        return -1;
+    }
+    cs_span_query q = { .order = CS_ORDER_RANK_TIME, .rank = -1 };
+    cs_span_iter *it = cs_store_spans(a->st, &q, err, errlen);
+    if (!it) {
+        cs_map_free(&span_algo);
+        return -1;
+    }
+    size_t cap = 0;
+    cs_span sp;
+    int r;
+    while ((r = cs_span_next(it, &sp)) > 0) {
+        if (sp.rank < 0 || sp.rank >= a->nranks)
+            continue;
+        if (w->ns == cap) {
+            cap = cap ? cap * 2 : 4096;
+            wf_span *na = realloc(w->s, cap * sizeof *na);
+            if (!na) {
+                cs_span_iter_free(it);
+                cs_map_free(&span_algo);
+                snprintf(err, errlen, "out of memory");
+                return -1;
+            }
+            w->s = na;
+        }
+        wf_span *x = &w->s[w->ns++];
+        memset(x, 0, sizeof *x);
+        x->id = sp.id;
+        x->b = sp.begin_ns;
+        x->e = sp.end_ns > sp.begin_ns ? sp.end_ns : sp.begin_ns;
+        x->bytes = sp.bytes;
+        x->comm = sp.comm;
+        x->seq = sp.seq;
+        x->callsite = sp.callsite;
+        x->flags = sp.flags;
+        x->op = sp.op;
+        x->rank = sp.rank;
+        x->tid = sp.tid;
+        x->dtype = sp.dtype;
+        x->inst = -1;
+        x->step = -1;
+        x->cls = WF_LOCAL;
+        /* request ids ride in lag until the dependencies are built */
+        int nb = (sp.flags & CS_F_NONBLOCKING) || (sp.op >= 0 && sp.op < a->nops && a->ops[sp.op].nonblocking);
+        x->lag = nb ? sp.req : 0;
+        if (wf_op_is(a, sp.op, "marker"))
+            x->cls = WF_MARK;
+        else if (sp.seq >= 0 && sp.comm != 0 && !(sp.flags & CS_F_FUSED) &&
+                 (wf_op_is(a, sp.op, "coll") || wf_op_is(a, sp.op, "rooted")))
+            x->cls = nb ? WF_NBCOLL : WF_COLL;
+    }
+    cs_span_iter_free(it);
+    if (r < 0) {
+        cs_map_free(&span_algo);
+        snprintf(err, errlen, "%s: cannot read the spans (corrupt?)", cs_store_path(a->st));
+        return -1;
+    }
+    if (w->ns == 0) {
+        cs_map_free(&span_algo);
+        return 1;
+    }
+    qsort(w->s, w->ns, sizeof *w->s, wf_span_cmp);
+    /* lanes */
+    size_t n = w->ns;
+    int nl = 0;
+    for (size_t i = 0; i < n; i++)
+        nl += i == 0 || w->s[i].rank != w->s[i - 1].rank || w->s[i].tid != w->s[i - 1].tid;
+    w->nlanes = nl;
+    w->lane_lo = calloc((size_t)nl, sizeof *w->lane_lo);
+    w->lane_hi = calloc((size_t)nl, sizeof *w->lane_hi);
+    w->lane_rank = calloc((size_t)nl, sizeof *w->lane_rank);
+    w->lane_nmark = calloc((size_t)nl, sizeof *w->lane_nmark);
+    w->bp = malloc(n * sizeof *w->bp);
+    w->ep = malloc(n * sizeof *w->ep);
+    w->pos = malloc((size_t)nl * sizeof *w->pos);
+    if (!w->lane_lo || !w->lane_hi || !w->lane_rank || !w->lane_nmark || !w->bp || !w->ep || !w->pos) {
+        cs_map_free(&span_algo);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0, l = (size_t)-1; i < n; i++) {
+        if (i == 0 || w->s[i].rank != w->s[i - 1].rank || w->s[i].tid != w->s[i - 1].tid) {
+            l++;
+            w->lane_lo[l] = (int)i;
+            w->lane_rank[l] = w->s[i].rank;
+        }
+        w->lane_hi[l] = (int)i + 1;
+        w->s[i].lane = (int)l;
+        w->lane_nmark[l] += w->s[i].cls == WF_MARK;
+    }
+    /* instances */
+    cs_map imap = { 0 }, sidx = { 0 }, reqs = { 0 };
+    int rc = -1;
+    wf_pairs pairs = { 0 };
+    wf_dones done = { 0 };
+    for (size_t i = 0; i < n; i++) {
+        wf_span *x = &w->s[i];
+        if (cs_map_put(&sidx, (uint64_t)x->id, (int64_t)i) != 0)
+            goto oom;
+        if (x->lag && cs_map_put(&reqs, (uint64_t)x->rank << 40 ^ (uint64_t)x->lag, (int64_t)i) != 0)
+            goto oom;
+        x->lag = 0;
+        if (x->cls != WF_COLL && x->cls != WF_NBCOLL)
+            continue;
+        uint64_t key = ((uint64_t)x->comm * 0x100000001B3ULL) ^ (uint64_t)x->seq;
+        if (key == UINT64_MAX)
+            key = 0;
+        int64_t k;
+        if (!cs_map_get(&imap, key, &k)) {
+            if (w->ninst == w->capi) {
+                w->capi = w->capi ? w->capi * 2 : 1024;
+                wf_inst *ni = realloc(w->in, (size_t)w->capi * sizeof *ni);
+                if (!ni)
+                    goto oom;
+                w->in = ni;
+            }
+            k = w->ninst++;
+            wf_inst *in = &w->in[k];
+            memset(in, 0, sizeof *in);
+            in->comm = x->comm;
+            in->seq = x->seq;
+            in->bytes = x->bytes;
+            in->op = x->op;
+            in->L = INT64_MIN;
+            in->model = -1;
+            in->calls = 1;
+            in->nb = x->cls == WF_NBCOLL;
+            int64_t al = 0;
+            in->algo = cs_map_get(&span_algo, (uint64_t)x->id, &al) ? (int)al : 0;
+            if (cs_map_put(&imap, key, k) != 0)
+                goto oom;
+        }
+        x->inst = (int)k;
+        w->in[k].nmem++;
+        if (x->b > w->in[k].L)
+            w->in[k].L = x->b;
+    }
+    /* dependencies: blocking collectives on their instance; completion
+     * calls on what their requests waited for; receives on their sender */
+    for (size_t i = 0; i < n; i++)
+        if (w->s[i].cls == WF_COLL && wf_pair_push(&pairs, (int)i, -1 - (int64_t)w->s[i].inst) != 0)
+            goto oom;
+    cs_map sender = { 0 };
+    for (size_t k = 0; k < a->nmsgs; k++) {
+        const cs_msg *m = &a->msgs[k];
+        int64_t si, ri;
+        if (m->send_span <= 0 || m->recv_span <= 0 || !cs_map_get(&sidx, (uint64_t)m->send_span, &si) ||
+            !cs_map_get(&sidx, (uint64_t)m->recv_span, &ri))
+            continue;
+        if (cs_map_put(&sender, (uint64_t)ri, si) != 0) {
+            cs_map_free(&sender);
+            goto oom;
+        }
+        if (!m->recv_nonblocking && wf_pair_push(&pairs, (int)ri, si) != 0) {
+            cs_map_free(&sender);
+            goto oom;
+        }
+    }
+    if (cs_store_completions(a->st, wf_done_cb, &done) != 0) {
+        cs_map_free(&sender);
+        snprintf(err, errlen, "%s: cannot read the completions", cs_store_path(a->st));
+        goto out;
+    }
+    for (size_t k = 0; k < done.n; k++) {
+        int64_t ci, st_i, snd;
+        if (!cs_map_get(&sidx, (uint64_t)done.a[k].span, &ci) || !cs_map_get(&reqs, (uint64_t)done.a[k].key, &st_i))
+            continue;
+        /* completions.span may name a neighbour of the completion call (it
+         * was seen naming the span after it): take the completion call of
+         * the lane next to it whose end is closest to the completion's */
+        {
+            int64_t best = -1, bd = INT64_MAX;
+            for (int64_t c2 = ci - 1; c2 <= ci + 1; c2++) {
+                if (c2 < 0 || (size_t)c2 >= n || w->s[c2].lane != w->s[ci].lane || !wf_op_is(a, w->s[c2].op, "complete"))
+                    continue;
+                int64_t dd = w->s[c2].e > done.a[k].end ? w->s[c2].e - done.a[k].end : done.a[k].end - w->s[c2].e;
+                if (dd < bd)
+                    bd = dd, best = c2;
+            }
+            if (best < 0)
+                continue;
+            ci = best;
+        }
+        const wf_span *start = &w->s[st_i];
+        if (start->cls == WF_NBCOLL) {
+            if (wf_pair_push(&pairs, (int)ci, -1 - (int64_t)start->inst) != 0)
+                goto oom2;
+        } else if (cs_map_get(&sender, (uint64_t)st_i, &snd)) {
+            if (wf_pair_push(&pairs, (int)ci, snd) != 0)
+                goto oom2;
+        }
+    }
+    cs_map_free(&sender);
+    if (pairs.n)
+        qsort(pairs.a, pairs.n, sizeof *pairs.a, wf_pair_cmp);
+    w->dep = malloc((pairs.n ? pairs.n : 1) * sizeof *w->dep);
+    if (!w->dep)
+        goto oom;
+    for (size_t k = 0; k < pairs.n; k++) {
+        if (k && pairs.a[k].span == pairs.a[k - 1].span && pairs.a[k].code == pairs.a[k - 1].code)
+            continue;
+        wf_span *x = &w->s[pairs.a[k].span];
+        if (x->ndep == 0)
+            x->dep0 = (int)w->ndep;
+        x->ndep++;
+        w->dep[w->ndep++] = pairs.a[k].code;
+        if (x->cls == WF_LOCAL)
+            x->cls = wf_op_is(a, x->op, "complete") ? WF_WAIT : WF_RECV;
+    }
+    /* measured transfers: end - max(begin, the measured arrivals) */
+    for (size_t i = 0; i < n; i++) {
+        wf_span *x = &w->s[i];
+        if (!x->ndep)
+            continue;
+        int64_t D = INT64_MIN;
+        for (int d = 0; d < x->ndep; d++) {
+            int64_t c = w->dep[x->dep0 + d];
+            int64_t t = c >= 0 ? w->s[c].b : w->in[-1 - c].L;
+            if (t > D)
+                D = t;
+        }
+        int64_t M = D > x->b ? D : x->b;
+        x->lag = x->e - M;
+        x->nowait = x->e < D;
+    }
+    /* residuals: each member's lag against the mean of its group (the
+     * instance, or the first instance a completion call completed): the
+     * modelled replay keeps the ranks' spread around the modelled time */
+    {
+        wf_pairs g = { 0 };
+        for (size_t i = 0; i < n; i++) {
+            const wf_span *x = &w->s[i];
+            if (!x->ndep || x->nowait)
+                continue;
+            int64_t key = INT64_MAX;
+            for (int d = 0; d < x->ndep; d++)
+                if (w->dep[x->dep0 + d] < 0 && -1 - w->dep[x->dep0 + d] < key)
+                    key = -1 - w->dep[x->dep0 + d];
+            if (key != INT64_MAX && wf_pair_push(&g, (int)i, key) != 0) {
+                free(g.a);
+                goto oom;
+            }
+        }
+        for (size_t k = 0; k < g.n; k++) { /* sort by group: swap roles */
+            int tmp = g.a[k].span;
+            g.a[k].span = (int)g.a[k].code;
+            g.a[k].code = tmp;
+        }
+        if (g.n)
+            qsort(g.a, g.n, sizeof *g.a, wf_pair_cmp);
+        for (size_t k = 0; k < g.n;) {
+            size_t j = k;
+            int64_t sum = 0;
+            while (j < g.n && g.a[j].span == g.a[k].span)
+                sum += w->s[g.a[j++].code].lag;
+            int64_t mean = sum / (int64_t)(j - k);
+            for (size_t q = k; q < j; q++)
+                w->s[g.a[q].code].res = w->s[g.a[q].code].lag - mean;
+            k = j;
+        }
+        free(g.a);
+    }
+    rc = 0;
+    goto out;
+oom2:
+    cs_map_free(&sender);
+oom:
+    snprintf(err, errlen, "out of memory");
+out:
+    cs_map_free(&imap);
+    cs_map_free(&sidx);
+    cs_map_free(&reqs);
+    cs_map_free(&span_algo);
+    free(pairs.a);
+    free(done.a);
+    return rc;
+}
+
+/* ---- steps ---- */
+
+static int wf_steps(wf *w)
+{
+    cs_an *a = w->a;
+    w->nsteps = (int)a->nsteps;
+    if (w->nsteps < 2)
+        return 0;
+    size_t cap = 0;
+    int ref_lane = -1;
+    for (int l = 0; l < w->nlanes; l++)
+        if (w->lane_rank[l] == a->ref_rank && ref_lane < 0)
+            ref_lane = l;
+    for (int l = 0; l < w->nlanes; l++) {
+        int k = 0, per = 0;
+        for (int i = w->lane_lo[l]; i < w->lane_hi[l]; i++) {
+            const wf_span *x = &w->s[i];
+            int is_b = 0;
+            if (a->step_source == 1)
+                is_b = x->cls == WF_MARK;
+            else if (a->step_source == 2 && l == ref_lane && x->seq >= 0 && x->comm != 0)
+                is_b = per++ % a->step_period == 0;
+            if (!is_b || k >= w->nsteps)
+                continue;
+            if (w->nb == cap) {
+                cap = cap ? cap * 2 : 256;
+                int *n1 = realloc(w->bstep, cap * sizeof *n1);
+                if (n1)
+                    w->bstep = n1;
+                int *n2 = n1 ? realloc(w->bspan, cap * sizeof *n2) : NULL;
+                if (!n1 || !n2)
+                    return -1;
+                w->bspan = n2;
+            }
+            w->bstep[w->nb] = k++;
+            w->bspan[w->nb++] = i;
+        }
+    }
+    w->mbeg = malloc((size_t)w->nsteps * sizeof *w->mbeg);
+    if (!w->mbeg)
+        return -1;
+    for (int k = 0; k < w->nsteps; k++)
+        w->mbeg[k] = INT64_MAX;
+    for (size_t j = 0; j < w->nb; j++)
+        if (w->s[w->bspan[j]].b < w->mbeg[w->bstep[j]])
+            w->mbeg[w->bstep[j]] = w->s[w->bspan[j]].b;
+    /* each span's step: its lane's markers, else the steps' measured begins */
+    for (int l = 0; l < w->nlanes; l++) {
+        int k = -1;
+        for (int i = w->lane_lo[l]; i < w->lane_hi[l]; i++) {
+            wf_span *x = &w->s[i];
+            if (w->lane_nmark[l] && a->step_source == 1) {
+                if (x->cls == WF_MARK)
+                    k++;
+            } else {
+                while (k + 1 < w->nsteps && w->mbeg[k + 1] <= x->b)
+                    k++;
+            }
+            x->step = k < w->nsteps ? k : w->nsteps - 1;
+        }
+    }
+    return 0;
+}
+
+/* Median step time of one replay (begins in bp), over steps 0..n-2 (the
+ * last step has no next begin); -1 when there are fewer than 2 steps. */
+static int64_t wf_step_median(const wf *w, const int64_t *bp, int64_t *buf)
+{
+    if (w->nsteps < 2)
+        return -1;
+    for (int k = 0; k < w->nsteps; k++)
+        buf[k] = INT64_MAX;
+    for (size_t j = 0; j < w->nb; j++)
+        if (bp[w->bspan[j]] < buf[w->bstep[j]])
+            buf[w->bstep[j]] = bp[w->bspan[j]];
+    size_t m = 0;
+    for (int k = 0; k + 1 < w->nsteps; k++)
+        if (buf[k] != INT64_MAX && buf[k + 1] != INT64_MAX)
+            buf[m++] = buf[k + 1] - buf[k];
+    return wf_median(buf, m);
+}
+
+/* ---- the replay ---- */
+
+/* Replay one variant into w->bp / w->ep. Returns 0, or -1 when the
+ * dependencies deadlock (an inconsistent trace). */
+static int wf_replay(wf *w, const wf_var *v)
+{
+    int nall = w->ninst + v->nvin;
+    for (int k = 0; k < nall; k++) {
+        w->cnt[k] = 0;
+        w->lmax[k] = INT64_MIN;
+        w->stamp[k] = -1;
+    }
+    for (size_t i = 0; i < w->ns; i++)
+        w->bp[i] = CS_WF_UNSET;
+    for (int l = 0; l < w->nlanes; l++)
+        w->pos[l] = w->lane_lo[l];
+    size_t remaining = w->ns;
+#define WF_INST(k) ((k) < w->ninst ? &w->in[k] : &v->vin[(k) - w->ninst])
+#define WF_ARRIVE(k, t) do { w->cnt[k]++; if ((t) > w->lmax[k]) w->lmax[k] = (t); } while (0)
+    while (remaining) {
+        int progress = 0;
+        for (int l = 0; l < w->nlanes; l++) {
+            while (w->pos[l] < w->lane_hi[l]) {
+                int i = w->pos[l];
+                const wf_span *x = &w->s[i];
+                int g = x->inst >= 0 && v->ifg ? v->ifg[x->inst] : -1;
+                if (w->bp[i] == CS_WF_UNSET) {
+                    int64_t gap = i == w->lane_lo[l] ? 0 : v->gap ? v->gap[i] : x->b - w->s[i - 1].e;
+                    w->bp[i] = i == w->lane_lo[l] ? x->b : w->ep[i - 1] + gap;
+                    if (x->inst >= 0 && g < 0)
+                        WF_ARRIVE(x->inst, w->bp[i]);
+                    else if (g >= 0 && v->flast[i] && x->cls == WF_COLL)
+                        WF_ARRIVE(g, w->bp[i] + wf_copy_ns(WF_INST(g)->bytes));
+                }
+                int64_t b = w->bp[i], d = x->e - x->b, e;
+                if (x->cls == WF_COLL && !x->nowait && g >= 0) {
+                    if (!v->flast[i]) {
+                        e = b;
+                    } else {
+                        if (w->cnt[g] < WF_INST(g)->nmem)
+                            break;
+                        int64_t t = (int64_t)cs_model_time(&w->models[WF_INST(g)->model], 1, (double)WF_INST(g)->bytes) +
+                                    wf_copy_ns(WF_INST(g)->bytes) + x->res;
+                        e = w->lmax[g] + (t > 0 ? t : 0);
+                    }
+                } else if ((x->cls == WF_COLL || x->cls == WF_WAIT || x->cls == WF_RECV) && !x->nowait) {
+                    int64_t D = INT64_MIN, msum = 0;
+                    int ready = 1, allmodel = 1, fused = 0, nmod = 0;
+                    struct { int m; double n, bytes; } mg[8]; /* calls completing together, per model */
+                    for (int q = 0; q < x->ndep && ready; q++) {
+                        int64_t c = w->dep[x->dep0 + q];
+                        if (c >= 0) {
+                            if (w->bp[c] == CS_WF_UNSET)
+                                ready = 0;
+                            else if (w->bp[c] > D)
+                                D = w->bp[c];
+                            allmodel = 0;
+                            continue;
+                        }
+                        int k = (int)(-1 - c), gk = v->ifg && v->ifg[k] >= 0 ? v->ifg[k] : k;
+                        const wf_inst *in = WF_INST(gk);
+                        if (w->cnt[gk] < in->nmem) {
+                            ready = 0;
+                            break;
+                        }
+                        if (w->lmax[gk] > D)
+                            D = w->lmax[gk];
+                        if (w->stamp[gk] == i)
+                            continue;
+                        w->stamp[gk] = i;
+                        if (in->model < 0) {
+                            allmodel = 0;
+                            continue;
+                        }
+                        int t;
+                        for (t = 0; t < nmod && mg[t].m != in->model; t++)
+                            ;
+                        if (t == nmod) {
+                            if (nmod == 8) {
+                                allmodel = 0;
+                                continue;
+                            }
+                            mg[nmod].m = in->model;
+                            mg[nmod].n = mg[nmod].bytes = 0;
+                            nmod++;
+                        }
+                        mg[t].n += 1;
+                        mg[t].bytes += (double)in->bytes;
+                        if (gk >= w->ninst) {
+                            fused = 1;
+                            msum += wf_copy_ns(in->bytes);
+                        }
+                    }
+                    if (!ready)
+                        break;
+                    for (int t = 0; t < nmod; t++)
+                        msum += (int64_t)cs_model_time(&w->models[mg[t].m], mg[t].n, mg[t].bytes);
+                    int64_t M = D > b ? D : b;
+                    if ((v->model || fused) && allmodel && x->ndep)
+                        e = M + (msum + x->res > 0 ? msum + x->res : 0);
+                    else
+                        e = M + x->lag;
+                } else if (x->cls == WF_NBCOLL && g >= 0 && v->drop_members && !v->flast[i]) {
+                    e = b;
+                } else if (x->cls == WF_NBCOLL && g >= 0 && !v->flast[i]) {
+                    /* apply mode queues the call (a generalized request and
+                     * the span) instead of starting it; the last member's
+                     * measured start stands for the fused call's start */
+                    e = b + (d < CS_WF_QUEUE_NS ? d : CS_WF_QUEUE_NS);
+                } else {
+                    e = b + d;
+                }
+                w->ep[i] = e;
+                if (g >= 0 && v->flast[i] && x->cls == WF_NBCOLL)
+                    WF_ARRIVE(g, e + wf_copy_ns(WF_INST(g)->bytes));
+                w->pos[l]++;
+                remaining--;
+                progress = 1;
+            }
+        }
+        if (!progress && remaining)
+            return -1;
+    }
+#undef WF_ARRIVE
+#undef WF_INST
+    return 0;
+}
+
+/* ---- the cost models ---- */
+
+typedef struct wf_kpt {
+    int key;               /* model index */
+    cs_fitpt p;
+} wf_kpt;
+
+typedef struct wf_kpts {
+    wf_kpt *a;
+    size_t n, cap;
+} wf_kpts;
+
+static int wf_kpt_push(wf_kpts *v, int key, double n, double bytes, double t)
+{
+    if (v->n == v->cap) {
+        size_t nc = v->cap ? v->cap * 2 : 1024;
+        wf_kpt *na = realloc(v->a, nc * sizeof *na);
+        if (!na)
+            return -1;
+        v->a = na;
+        v->cap = nc;
+    }
+    v->a[v->n++] = (wf_kpt){ key, { n, bytes, t } };
+    return 0;
+}
+
+static int wf_kpt_cmp(const void *x, const void *y)
+{
+    const wf_kpt *p = x, *q = y;
+    return (p->key > q->key) - (p->key < q->key);
+}
+
+/* The model key of an instance: (comm, op, algo), an index into w->models. */
+static int wf_model_index(wf *w, const wf_inst *in)
+{
+    for (int m = 0; m < w->nmodels; m++)
+        if (w->models[m].comm == in->comm && w->models[m].op == in->op &&
+            strcmp(w->models[m].algo, in->algo ? w->algos[in->algo - 1] : "") == 0)
+            return m;
+    cs_model_row *nm = realloc(w->models, (size_t)(w->nmodels + 1) * sizeof *nm);
+    if (!nm)
+        return -1;
+    w->models = nm;
+    cs_model_row *m = &w->models[w->nmodels];
+    memset(m, 0, sizeof *m);
+    m->comm = in->comm;
+    m->op = in->op;
+    snprintf(m->algo, sizeof m->algo, "%s", in->algo ? w->algos[in->algo - 1] : "");
+    return w->nmodels++;
+}
+
+static int wf_fit_models(wf *w, int use_mean)
+{
+    cs_an *a = w->a;
+    wf_kpts kp = { 0 };
+    for (int k = 0; k < w->ninst; k++)
+        w->in[k].model = -1;
+    for (int k = 0; k < w->ninst; k++) {
+        wf_inst *in = &w->in[k];
+        if (!wf_modelled_op(a, in->op))
+            continue;
+        int m = wf_model_index(w, in);
+        if (m < 0)
+            return -1;
+        in->model = m;
+    }
+    /* blocking instances: the mean over the members of their exit - the
+     * last entry (each member's lag - its residual), once per instance */
+    char *took = calloc((size_t)(w->ninst ? w->ninst : 1), 1);
+    if (!took)
+        return -1;
+    for (size_t i = 0; i < w->ns; i++) {
+        const wf_span *x = &w->s[i];
+        if (x->cls == WF_COLL && !x->nowait && w->in[x->inst].model >= 0 && w->in[x->inst].nmem > 1 &&
+            !took[x->inst]) {
+            took[x->inst] = 1;
+            if (wf_kpt_push(&kp, w->in[x->inst].model, 1, (double)x->bytes, (double)(x->lag - x->res)) != 0) {
+                free(took);
+                free(kp.a);
+                return -1;
+            }
+        }
+    }
+    /* nonblocking: each member's completion call, over the instances it
+     * completed: its exit - max(its entry, the last member's start) */
+    for (size_t i = 0; i < w->ns; i++) {
+        const wf_span *x = &w->s[i];
+        if (x->cls != WF_WAIT || x->nowait)
+            continue;
+        int first = -1, ok = 1, n = 0;
+        int64_t bytes = 0, D = INT64_MIN;
+        for (int q = 0; q < x->ndep && ok; q++) {
+            int64_t c = w->dep[x->dep0 + q];
+            if (c >= 0) {
+                ok = 0;
+                break;
+            }
+            const wf_inst *in = &w->in[-1 - c];
+            if (in->model < 0 || (first >= 0 && (in->comm != w->in[first].comm || in->op != w->in[first].op))) {
+                ok = 0;
+                break;
+            }
+            if (first < 0 || -1 - c < first)
+                first = (int)(-1 - c);
+            n++;
+            bytes += in->bytes;
+            if (in->L > D)
+                D = in->L;
+        }
+        if (!ok || first < 0 || w->in[first].nmem < 2 || took[first])
+            continue;
+        (void)D;
+        took[first] = 1;
+        if (wf_kpt_push(&kp, w->in[first].model, n, (double)bytes, (double)(x->lag - x->res)) != 0) {
+            free(took);
+            free(kp.a);
+            return -1;
+        }
+    }
+    free(took);
+    wf_kpt *pts = kp.a;
+    size_t np = kp.n;
+    if (np)
+        qsort(pts, np, sizeof *pts, wf_kpt_cmp);
+    cs_fitpt *fp = malloc((np ? np : 1) * sizeof *fp);
+    if (!fp) {
+        free(pts);
+        return -1;
+    }
+    for (int m = 0; m < w->nmodels; m++) {
+        size_t k = 0;
+        for (size_t i = 0; i < np; i++)
+            if (pts[i].key == m)
+                fp[k++] = pts[i].p;
+        /* the per-call prior: (1 + ceil(log2 p)) x the median start */
+        cs_vec st = { 0 };
+        int p = 0;
+        for (size_t i = 0; i < w->ns; i++) {
+            const wf_span *x = &w->s[i];
+            if (x->cls == WF_NBCOLL && w->in[x->inst].model == m) {
+                cs_vec_push(&st, x->e - x->b);
+                if (w->in[x->inst].nmem > p)
+                    p = w->in[x->inst].nmem;
+            }
+        }
+        int rounds = 0;
+        while ((1 << rounds) < p)
+            rounds++;
+        double sum = 0;
+        for (size_t q = 0; q < st.n; q++)
+            sum += (double)st.a[q];
+        double prior = st.n ? sum / (double)st.n * (1 + rounds) : 0;
+        cs_vec_free(&st);
+        if (cs_model_fit(fp, k, prior, use_mean, &w->models[m]) != 0) {
+            free(fp);
+            free(pts);
+            return -1;
+        }
+    }
+    free(fp);
+    free(pts);
+    /* a model with no point models nothing */
+    for (int k = 0; k < w->ninst; k++)
+        if (w->in[k].model >= 0 && w->models[w->in[k].model].points == 0)
+            w->in[k].model = -1;
+    return 0;
+}
+
+/* ---- fusion ---- */
+
+typedef struct wf_classes {
+    wf_class *a;
+    int n;
+} wf_classes;
+
+static int wf_run_push(wf_class *c, int first, int len)
+{
+    if (c->nruns * 2 + 2 > c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 64;
+        int *nr = realloc(c->runs, nc * sizeof *nr);
+        if (!nr)
+            return -1;
+        c->runs = nr;
+        c->cap = nc;
+    }
+    c->runs[c->nruns * 2] = first;
+    c->runs[c->nruns * 2 + 1] = len;
+    c->nruns++;
+    return 0;
+}
+
+static int wf_fusable(const wf *w, const wf_span *x)
+{
+    return (x->cls == WF_COLL || x->cls == WF_NBCOLL) && x->inst >= 0 && wf_is_allreduce(w->a, x->op) &&
+           !(x->flags & (CS_F_FUSED | CS_F_FUSE_MEMBER)) && w->in[x->inst].model >= 0;
+}
+
+static int wf_same_class(const wf_span *x, const wf_span *y)
+{
+    return x->comm == y->comm && x->op == y->op && x->dtype == y->dtype && x->callsite == y->callsite &&
+           x->cls == y->cls;
+}
+
+/* Runs of fusable allreduces on the reference rank's first lane. */
+static int wf_find_runs(wf *w, int lane, wf_classes *cl)
+{
+    for (int i = w->lane_lo[lane]; i < w->lane_hi[lane];) {
+        if (!wf_fusable(w, &w->s[i])) {
+            i++;
+            continue;
+        }
+        int j = i + 1;
+        while (j < w->lane_hi[lane] && wf_fusable(w, &w->s[j]) && wf_same_class(&w->s[i], &w->s[j]))
+            j++;
+        if (j - i >= 2) {
+            const wf_span *x = &w->s[i];
+            int c;
+            for (c = 0; c < cl->n; c++)
+                if (cl->a[c].comm == x->comm && cl->a[c].op == x->op && cl->a[c].dtype == x->dtype &&
+                    cl->a[c].callsite == x->callsite && cl->a[c].nb == (x->cls == WF_NBCOLL))
+                    break;
+            if (c == cl->n) {
+                wf_class *na = realloc(cl->a, (size_t)(cl->n + 1) * sizeof *na);
+                if (!na)
+                    return -1;
+                cl->a = na;
+                memset(&na[c], 0, sizeof na[c]);
+                na[c].comm = x->comm;
+                na[c].op = x->op;
+                na[c].dtype = x->dtype;
+                na[c].callsite = x->callsite;
+                na[c].nb = x->cls == WF_NBCOLL;
+                na[c].minb = INT64_MAX;
+                cl->n++;
+            }
+            wf_class *k = &cl->a[c];
+            if (wf_run_push(k, i, j - i) != 0)
+                return -1;
+            int64_t rb = 0;
+            for (int q = i; q < j; q++) {
+                int64_t bb = w->s[q].bytes;
+                k->calls++;
+                k->bytes += bb;
+                rb += bb;
+                if (bb < k->minb)
+                    k->minb = bb;
+                if (bb > k->maxb)
+                    k->maxb = bb;
+            }
+            if (rb > k->maxrun)
+                k->maxrun = rb;
+        }
+        i = j;
+    }
+    return 0;
+}
+
+/* Build the fusion variant of class c with buckets of `bucket` bytes (calls
+ * above `threshold` alone). Fills ifg, vin, flast; returns the number of
+ * calls issued per step on the reference lane after fusion (groups plus
+ * calls left alone), or -1 out of memory. */
+static double wf_fuse_variant(wf *w, const wf_class *c, int64_t bucket, int64_t threshold, int *ifg, wf_inst **vin,
+                              int *nvin, char *flast)
+{
+    for (int k = 0; k < w->ninst; k++)
+        ifg[k] = -1;
+    *nvin = 0;
+    int cap = 0;
+    int64_t issued = 0;
+    for (size_t r = 0; r < c->nruns; r++) {
+        int first = c->runs[r * 2], len = c->runs[r * 2 + 1];
+        int gstart = first;
+        int64_t gbytes = 0;
+        for (int q = first; q <= first + len; q++) {
+            int64_t bb = q < first + len ? w->s[q].bytes : 0;
+            int close = q == first + len || bb > threshold || (gbytes + bb > bucket && q > gstart);
+            if (close && q > gstart) {
+                int n = q - gstart;
+                issued++;
+                if (n >= 2) {
+                    if (*nvin == cap) {
+                        cap = cap ? cap * 2 : 64;
+                        wf_inst *nv = realloc(*vin, (size_t)cap * sizeof *nv);
+                        if (!nv)
+                            return -1;
+                        *vin = nv;
+                    }
+                    int g = w->ninst + *nvin;
+                    wf_inst *gi = &(*vin)[(*nvin)++];
+                    *gi = w->in[w->s[gstart].inst];
+                    gi->bytes = gbytes;
+                    gi->calls = 1;
+                    gi->nmem = 0;
+                    for (int t = gstart; t < q; t++)
+                        ifg[w->s[t].inst] = g;
+                }
+                gstart = q;
+                gbytes = 0;
+            }
+            if (q == first + len)
+                break;
+            if (bb > threshold) {
+                issued++;
+                gstart = q + 1;
+                continue;
+            }
+            gbytes += bb;
+        }
+    }
+    /* every lane: members of a group must be contiguous; mark the last */
+    int *seen = calloc((size_t)(*nvin ? *nvin : 1), sizeof *seen);
+    char *bad = calloc((size_t)(*nvin ? *nvin : 1), 1);
+    if (!seen || !bad) {
+        free(seen);
+        free(bad);
+        return -1;
+    }
+    for (int l = 0; l < w->nlanes; l++) {
+        int prev = -1;
+        for (int i = w->lane_lo[l]; i < w->lane_hi[l]; i++) {
+            int g = w->s[i].inst >= 0 ? ifg[w->s[i].inst] : -1;
+            flast[i] = 0;
+            if (g >= 0 && g != prev) {
+                if (seen[g - w->ninst] == l + 1)
+                    bad[g - w->ninst] = 1;
+                seen[g - w->ninst] = l + 1;
+            }
+            if (prev >= 0 && g != prev)
+                flast[i - 1] = 1;
+            prev = g;
+        }
+        if (prev >= 0)
+            flast[w->lane_hi[l] - 1] = 1;
+    }
+    for (size_t i = 0; i < w->ns; i++) {
+        int g = w->s[i].inst >= 0 ? ifg[w->s[i].inst] : -1;
+        if (g >= 0 && flast[i])
+            (*vin)[g - w->ninst].nmem++;
+    }
+    for (int k = 0; k < w->ninst; k++)
+        if (ifg[k] >= 0 && bad[ifg[k] - w->ninst])
+            ifg[k] = -1;
+    for (size_t i = 0; i < w->ns; i++)
+        if (w->s[i].inst >= 0 && ifg[w->s[i].inst] < 0)
+            flast[i] = 0;
+    free(seen);
+    free(bad);
+    return w->nsteps > 0 ? (double)issued / (double)w->nsteps : (double)issued;
+}
+
+static int64_t wf_pow2_ceil(int64_t x)
+{
+    int64_t p = 1;
+    while (p < x && p < ((int64_t)1 << 50))
+        p <<= 1;
+    return p;
+}
+
+static void wf_bytes_text(char *b, size_t len, int64_t v)
+{
+    if (v >= (1 << 20) && v % (1 << 20) == 0)
+        snprintf(b, len, "%lld MiB", (long long)(v >> 20));
+    else if (v >= 1024 && v % 1024 == 0)
+        snprintf(b, len, "%lld KiB", (long long)(v >> 10));
+    else
+        cs_fmt_bytes(v, b, len);
+}
+
+/* ---- the pass ---- */
+
+typedef struct wf_gpu {
+    int64_t comm, exposed;
+    int ranks;
+} wf_gpu;
+
+static int wf_gpu_cb(int rank, int64_t comm_ns, int64_t exposed_ns, void *arg)
+{
+    (void)rank;
+    wf_gpu *g = arg;
+    g->comm += comm_ns;
+    g->exposed += exposed_ns;
+    g->ranks++;
+    return 0;
+}
+
+static int wf_strag_cb(const cs_straggler *g, void *arg)
+{
+    cs_vec *v = arg; /* triples rank, first, last */
+    if (strcmp(g->kind, "persistent") != 0 && strcmp(g->kind, "transient") != 0)
+        return 0;
+    return cs_vec_push(v, g->rank) || cs_vec_push(v, g->first_step) || cs_vec_push(v, g->last_step);
+}
+
+static void wf_meta_i64(cs_an *a, const char *key, int64_t v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%lld", (long long)v);
+    cs_store_meta_set(a->st, key, b);
+}
+
+static void wf_meta_dbl(cs_an *a, const char *key, double v)
+{
+    char b[64];
+    snprintf(b, sizeof b, "%.6g", v);
+    cs_store_meta_set(a->st, key, b);
+}
+
+static const char *const wf_meta_keys[] = {
+    "whatif_measured_ns", "whatif_replay_ns", "whatif_replay_error", "whatif_model_ns", "whatif_model_error",
+    "whatif_ontime_ns", "whatif_ontime_gain_ns", "whatif_comm_step_ns", "whatif_fuse_members", "whatif_fused_calls",
+    "whatif_allreduce_calls_per_step", "whatif_memcpy_gbps", "whatif_steps", "whatif_note",
+};
+
+/* Per step: the mean over ranks of the time inside communication calls;
+ * the median over steps 0..n-2. Also the allreduce calls per rank and step
+ * issued to the library (fused calls count, their members do not). */
+static void wf_comm_figures(wf *w)
+{
+    cs_an *a = w->a;
+    if (w->nsteps < 2)
+        return;
+    size_t nk = (size_t)w->nsteps * (size_t)a->nranks;
+    int64_t *acc = calloc(nk, sizeof *acc);
+    char *has = calloc(nk, 1);
+    int64_t members = 0, fused = 0, ar = 0;
+    if (!acc || !has) {
+        free(acc);
+        free(has);
+        return;
+    }
+    for (size_t i = 0; i < w->ns; i++) {
+        const wf_span *x = &w->s[i];
+        members += (x->flags & CS_F_FUSE_MEMBER) != 0;
+        fused += (x->flags & CS_F_FUSED) != 0;
+        if (x->step < 0 || x->step + 1 >= w->nsteps)
+            continue;
+        size_t k = (size_t)x->step * (size_t)a->nranks + (size_t)x->rank;
+        has[k] = 1;
+        if (wf_comm_kind(a, x->op))
+            acc[k] += x->e - x->b;
+        if (wf_is_allreduce(a, x->op) && !(x->flags & CS_F_FUSE_MEMBER))
+            ar++;
+    }
+    int64_t *per = malloc((size_t)w->nsteps * sizeof *per);
+    size_t m = 0;
+    int nr = 0;
+    for (int r = 0; r < a->nranks; r++)
+        nr += a->present[r];
+    for (int s = 0; per && s + 1 < w->nsteps; s++) {
+        int64_t sum = 0;
+        int n = 0;
+        for (int r = 0; r < a->nranks; r++) {
+            size_t k = (size_t)s * (size_t)a->nranks + (size_t)r;
+            if (has[k]) {
+                sum += acc[k];
+                n++;
+            }
+        }
+        if (n)
+            per[m++] = sum / n;
+    }
+    if (per)
+        wf_meta_i64(a, "whatif_comm_step_ns", wf_median(per, m));
+    wf_meta_i64(a, "whatif_fuse_members", members);
+    wf_meta_i64(a, "whatif_fused_calls", fused);
+    wf_meta_dbl(a, "whatif_allreduce_calls_per_step", nr ? (double)ar / (double)nr / (double)(w->nsteps - 1) : 0);
+    free(per);
+    free(acc);
+    free(has);
+}
+
+/* (a) the stragglers on time: the gaps of each straggler's rank in its
+ * steps, each at most the median of the other ranks' gaps at the same
+ * place (step, index in the step) of their first lane. */
+static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
+{
+    cs_an *a = w->a;
+    int64_t *gap = malloc(w->ns * sizeof *gap);
+    int *first = malloc((size_t)w->nlanes * (size_t)w->nsteps * sizeof *first);
+    int *lane0 = malloc((size_t)a->nranks * sizeof *lane0);
+    if (!gap || !first || !lane0) {
+        free(gap);
+        free(first);
+        free(lane0);
+        return NULL;
+    }
+    for (size_t i = 0; i < w->ns; i++)
+        gap[i] = i == 0 || w->s[i].lane != w->s[i - 1].lane ? 0 : w->s[i].b - w->s[i - 1].e;
+    for (int r = 0; r < a->nranks; r++)
+        lane0[r] = -1;
+    for (int l = w->nlanes - 1; l >= 0; l--)
+        lane0[w->lane_rank[l]] = l;
+    for (size_t k = 0; k < (size_t)w->nlanes * (size_t)w->nsteps; k++)
+        first[k] = -1;
+    for (size_t i = 0; i < w->ns; i++) {
+        const wf_span *x = &w->s[i];
+        if (x->step >= 0 && first[(size_t)x->lane * (size_t)w->nsteps + (size_t)x->step] < 0)
+            first[(size_t)x->lane * (size_t)w->nsteps + (size_t)x->step] = (int)i;
+    }
+    cs_vec others = { 0 };
+    for (size_t t = 0; t + 2 < sv->n; t += 3) {
+        int r = (int)sv->a[t];
+        if (r < 0 || r >= a->nranks || lane0[r] < 0)
+            continue;
+        int l = lane0[r];
+        for (int i = w->lane_lo[l] + 1; i < w->lane_hi[l]; i++) {
+            const wf_span *x = &w->s[i];
+            if (x->step < sv->a[t + 1] || x->step > sv->a[t + 2] || x->step < 0)
+                continue;
+            int j = i - first[(size_t)l * (size_t)w->nsteps + (size_t)x->step];
+            others.n = 0;
+            for (int r2 = 0; r2 < a->nranks; r2++) {
+                int l2 = lane0[r2];
+                if (r2 == r || l2 < 0)
+                    continue;
+                int f2 = first[(size_t)l2 * (size_t)w->nsteps + (size_t)x->step];
+                int i2 = f2 + j;
+                if (f2 < 0 || i2 <= w->lane_lo[l2] || i2 >= w->lane_hi[l2] || w->s[i2].step != x->step ||
+                    w->s[i2].op != x->op)
+                    continue;
+                cs_vec_push(&others, gap[i2]);
+            }
+            if (others.n) {
+                int64_t m = cs_vec_median(&others);
+                if (gap[i] > m)
+                    gap[i] = m;
+            }
+        }
+    }
+    cs_vec_free(&others);
+    free(first);
+    free(lane0);
+    return gap;
+}
+
+int cs_an_whatif(cs_an *a, char *err, size_t errlen)
+{
+    wf w;
+    memset(&w, 0, sizeof w);
+    w.a = a;
+    for (size_t i = 0; i < sizeof wf_meta_keys / sizeof wf_meta_keys[0]; i++)
+        cs_store_meta_set(a->st, wf_meta_keys[i], "");
+    int rc = wf_load(&w, err, errlen);
+    if (rc != 0) {
+        wf_free(&w);
+        return rc < 0 ? -1 : 0;
+    }
+    rc = -1;
+    int64_t *buf = NULL, *gap = NULL;
+    int *ifg = NULL;
+    wf_inst *vin = NULL;
+    char *flast = NULL;
+    wf_classes cl = { 0 };
+    cs_vec sv = { 0 };
+    if (wf_fit_models(&w, 0) != 0 || wf_steps(&w) != 0)
+        goto oom;
+    wf_comm_figures(&w);
+    if (w.nsteps < 3) {
+        cs_store_meta_set(a->st, "whatif_note", "fewer than 3 steps: no replay");
+        rc = 0;
+        goto out_models;
+    }
+    size_t nall = (size_t)w.ninst + w.ns + 1;
+    w.cnt = malloc(nall * sizeof *w.cnt);
+    w.stamp = malloc(nall * sizeof *w.stamp);
+    w.lmax = malloc(nall * sizeof *w.lmax);
+    buf = malloc(((size_t)w.nsteps + 1) * sizeof *buf);
+    if (!w.cnt || !w.stamp || !w.lmax || !buf)
+        goto oom;
+    for (size_t i = 0; i < w.ns; i++)
+        w.bp[i] = w.s[i].b;
+    int64_t measured = wf_step_median(&w, w.bp, buf);
+    wf_meta_i64(a, "whatif_measured_ns", measured);
+    wf_meta_i64(a, "whatif_steps", w.nsteps);
+    wf_meta_dbl(a, "whatif_memcpy_gbps", cs_wf_memcpy_gbps());
+    wf_var v0 = { 0 };
+    if (wf_replay(&w, &v0) != 0) {
+        cs_store_meta_set(a->st, "whatif_note", "the replay deadlocked: the trace's dependencies are inconsistent");
+        cs_an_note(a, "what-if replay deadlocked (inconsistent dependencies): no estimates");
+        rc = 0;
+        goto out_models;
+    }
+    int64_t replayed = wf_step_median(&w, w.bp, buf);
+    wf_meta_i64(a, "whatif_replay_ns", replayed);
+    wf_meta_dbl(a, "whatif_replay_error", measured > 0 ? fabs((double)(replayed - measured)) / (double)measured : 0);
+    /* the models fitted to cell medians, then to cell means: keep the
+     * ones whose replay reproduces the measured step time better */
+    wf_var vm = { .model = 1 };
+    int64_t modelled = -1;
+    for (int use_mean = 0; use_mean < 2; use_mean++) {
+        if (use_mean && wf_fit_models(&w, 1) != 0)
+            goto oom;
+        int64_t t = wf_replay(&w, &vm) == 0 ? wf_step_median(&w, w.bp, buf) : -1;
+        if (use_mean && (t < 0 || (modelled >= 0 && llabs(modelled - measured) <= llabs(t - measured)))) {
+            if (wf_fit_models(&w, 0) != 0) /* back to the medians */
+                goto oom;
+        } else if (t >= 0) {
+            modelled = t;
+        }
+    }
+    if (modelled < 0)
+        goto out_ok;
+    wf_meta_i64(a, "whatif_model_ns", modelled);
+    wf_meta_dbl(a, "whatif_model_error", measured > 0 ? fabs((double)(modelled - measured)) / (double)measured : 0);
+
+    /* (a) stragglers on time */
+    if (cs_store_stragglers(a->st, wf_strag_cb, &sv) != 0)
+        goto oom;
+    if (sv.n) {
+        gap = wf_ontime_gaps(&w, &sv);
+        if (!gap)
+            goto oom;
+        wf_var vo = { .gap = gap, .model = 1 };
+        if (wf_replay(&w, &vo) == 0) {
+            int64_t ontime = wf_step_median(&w, w.bp, buf);
+            wf_meta_i64(a, "whatif_ontime_ns", ontime);
+            wf_meta_i64(a, "whatif_ontime_gain_ns", modelled - ontime);
+        }
+    }
+
+    /* (b) fusion */
+    int ref_lane = -1, best_n = -1;
+    for (int l = 0; l < w.nlanes; l++) {
+        if (w.lane_rank[l] != a->ref_rank)
+            continue;
+        int n = 0;
+        for (int i = w.lane_lo[l]; i < w.lane_hi[l]; i++)
+            n += w.s[i].inst >= 0;
+        if (n > best_n)
+            best_n = n, ref_lane = l;
+    }
+    if (ref_lane >= 0 && wf_find_runs(&w, ref_lane, &cl) != 0)
+        goto oom;
+    ifg = malloc(((size_t)w.ninst + 1) * sizeof *ifg);
+    flast = malloc(w.ns);
+    if (!ifg || !flast)
+        goto oom;
+    for (int c = 0; c < cl.n && c < 8; c++) {
+        wf_class *k = &cl.a[c];
+        int64_t th = wf_pow2_ceil(k->maxb);
+        if (th < CS_WF_FUSE_THRESHOLD)
+            th = CS_WF_FUSE_THRESHOLD;
+        int64_t lo = wf_pow2_ceil(k->maxb), hi = wf_pow2_ceil(k->maxrun);
+        if (lo < 1024)
+            lo = 1024;
+        if (hi < lo)
+            hi = lo;
+        char curve[1024] = "";
+        int64_t best = INT64_MIN, bestS = 0;
+        int64_t gains[64], sizes[64];
+        double groups[64];
+        int nsz = 0;
+        for (int64_t S = lo; S <= hi && nsz < 64; S *= 2) {
+            int nvin = 0;
+            double g = wf_fuse_variant(&w, k, S, th, ifg, &vin, &nvin, flast);
+            if (g < 0)
+                goto oom;
+            wf_var vf = { .model = 1, .ifg = ifg, .vin = vin, .nvin = nvin, .flast = flast };
+            if (nall < (size_t)w.ninst + (size_t)nvin)
+                continue;
+            if (wf_replay(&w, &vf) != 0)
+                continue;
+            int64_t t = wf_step_median(&w, w.bp, buf);
+            gains[nsz] = modelled - t;
+            sizes[nsz] = S;
+            groups[nsz] = g;
+            /* the same buckets made by the program itself: no member calls */
+            vf.drop_members = 1;
+            int64_t t2 = wf_replay(&w, &vf) == 0 ? wf_step_median(&w, w.bp, buf) : t;
+            size_t cl_ = strlen(curve);
+            snprintf(curve + cl_, sizeof curve - cl_, "%s%lld:%.2f:%lld:%lld", cl_ ? "," : "", (long long)S, g,
+                     (long long)gains[nsz], (long long)(modelled - t2));
+            if (gains[nsz] > best)
+                best = gains[nsz], bestS = S;
+            nsz++;
+        }
+        if (nsz == 0 || best <= 0 || best * 200 < measured) /* below 0.5 % of the step: nothing to propose */
+            continue;
+        int pick = 0;
+        while (pick < nsz && gains[pick] * 10 < best * 9)
+            pick++;
+        cs_proposal p;
+        memset(&p, 0, sizeof p);
+        snprintf(p.kind, sizeof p.kind, "fusion");
+        p.comm = k->comm;
+        p.op = k->op;
+        const wf_span *s0 = &w.s[k->runs[0]];
+        if (cs_store_callsite_label(a->st, s0->rank, s0->callsite, p.callsite, sizeof p.callsite) != 0 || !p.callsite[0])
+            snprintf(p.callsite, sizeof p.callsite, "call site %lld of rank %d", (long long)s0->callsite, s0->rank);
+        p.calls_per_step = (double)k->calls / (double)w.nsteps;
+        p.min_bytes = k->minb;
+        p.max_bytes = k->maxb;
+        p.bytes_per_step = k->bytes / w.nsteps;
+        p.bucket_bytes = sizes[pick];
+        p.groups_per_step = groups[pick];
+        p.gain_ns = gains[pick];
+        p.step_ns = measured;
+        snprintf(p.curve, sizeof p.curve, "%s", curve);
+        const cs_model_row *mo = &w.models[w.in[s0->inst].model];
+        char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+        wf_bytes_text(b1, sizeof b1, k->minb);
+        wf_bytes_text(b2, sizeof b2, k->maxb);
+        wf_bytes_text(b3, sizeof b3, p.bucket_bytes);
+        cs_fmt_ns(p.gain_ns, b4, sizeof b4);
+        cs_fmt_ns(best, b5, sizeof b5);
+        wf_bytes_text(b6, sizeof b6, bestS);
+        const char *opn = a->ops[k->op].name;
+        char beta_txt[48] = "unknown", r2_txt[32] = "";
+        if (mo->fitted) {
+            snprintf(beta_txt, sizeof beta_txt, "%.3f ns/KiB", mo->beta_ns_per_byte * 1024);
+            snprintf(r2_txt, sizeof r2_txt, ", R2 %.3f", mo->r2);
+        }
+        snprintf(p.evidence, sizeof p.evidence,
+                 "call site %s issues %.0f %s%s of %s-%s per step on communicator %lld; buckets of %s save an "
+                 "estimated %s per step (%.1f %%), %.1f calls per step instead of %.0f (the smallest bucket within "
+                 "10 %% of the best gain, %s with %s); model: alpha %.2f us per call, gamma %.2f us per further call, "
+                 "beta %s (%s, %lld points%s), pack+unpack at %.0f GB/s",
+                 p.callsite, p.calls_per_step, opn, p.calls_per_step >= 2 ? "s" : "", b1, b2, (long long)k->comm, b3,
+                 b4, measured > 0 ? 100.0 * (double)p.gain_ns / (double)measured : 0.0, p.groups_per_step,
+                 p.calls_per_step, b5, b6, mo->alpha_ns / 1e3, mo->gamma_ns / 1e3, beta_txt, mo->note,
+                 (long long)mo->points, r2_txt, cs_wf_memcpy_gbps());
+        int is_mpi_nb = k->nb && strncmp(opn, "MPI_", 4) == 0, is_nccl = strncmp(opn, "nccl", 4) == 0;
+        if (is_mpi_nb || is_nccl) {
+            snprintf(p.env, sizeof p.env, "COLLSCOPE_FUSE=1 COLLSCOPE_FUSE_THRESHOLD=%lld COLLSCOPE_FUSE_BUFFER=%lld",
+                     (long long)th, (long long)p.bucket_bytes);
+            if (is_nccl) {
+                size_t l = strlen(p.evidence);
+                snprintf(p.evidence + l, sizeof p.evidence - l,
+                         "; apply mode fuses NCCL calls issued inside one ncclGroupStart/ncclGroupEnd");
+            }
+        } else {
+            size_t l = strlen(p.evidence);
+            snprintf(p.evidence + l, sizeof p.evidence - l,
+                     "; blocking calls: apply mode fuses nonblocking MPI_Iallreduce only, so bucket them in the "
+                     "program (or issue MPI_Iallreduce and one MPI_Waitall)");
+        }
+        if (cs_awriter_proposal(a->w, &p) != 0)
+            goto werr;
+    }
+
+    /* (c) overlap: exposed GPU communication */
+    {
+        wf_gpu g = { 0 };
+        if (cs_store_gpu_overlap(a->st, wf_gpu_cb, &g) > 0 && g.ranks > 0 && g.exposed > 0) {
+            int64_t exposed = g.exposed / g.ranks / w.nsteps;
+            /* compute available per step: the replay's gaps on the reference lane */
+            int64_t comp = 0;
+            if (ref_lane >= 0)
+                for (int i = w.lane_lo[ref_lane] + 1; i < w.lane_hi[ref_lane]; i++)
+                    comp += w.s[i].b - w.s[i - 1].e > 0 ? w.s[i].b - w.s[i - 1].e : 0;
+            comp /= w.nsteps;
+            int64_t gain = exposed < comp ? exposed : comp;
+            if (gain > 0 && gain * 200 >= measured) {
+                cs_proposal p;
+                memset(&p, 0, sizeof p);
+                snprintf(p.kind, sizeof p.kind, "overlap");
+                p.gain_ns = gain;
+                p.step_ns = measured;
+                char b1[32], b2[32], b3[32];
+                snprintf(p.evidence, sizeof p.evidence,
+                         "NCCL work not overlapped by compute on the GPU: %s per step and rank (of %s of GPU "
+                         "communication); started earlier, next to independent compute (%s of host compute per "
+                         "step), it would hide an estimated %s per step (%.1f %%)",
+                         cs_fmt_ns(exposed, b1, sizeof b1), cs_fmt_ns(g.comm / g.ranks / w.nsteps, b2, sizeof b2),
+                         cs_fmt_ns(comp, b3, sizeof b3), cs_fmt_ns(gain, b1, sizeof b1),
+                         measured > 0 ? 100.0 * (double)gain / (double)measured : 0.0);
+                if (cs_awriter_proposal(a->w, &p) != 0)
+                    goto werr;
+            }
+        }
+    }
+out_ok:
+    rc = 0;
+out_models:
+    for (int m = 0; m < w.nmodels; m++)
+        if (w.models[m].points > 0 && cs_awriter_model(a->w, &w.models[m]) != 0)
+            goto werr;
+    goto out;
+oom:
+    snprintf(err, errlen, "out of memory");
+    goto out;
+werr:
+    snprintf(err, errlen, "%s: cannot write the analysis", cs_store_path(a->st));
+out:
+    for (int c = 0; c < cl.n; c++)
+        free(cl.a[c].runs);
+    free(cl.a);
+    cs_vec_free(&sv);
+    free(buf);
+    free(gap);
+    free(ifg);
+    free(vin);
+    free(flast);
+    wf_free(&w);
+    return rc;
+}
