@@ -217,6 +217,8 @@ def mpi_body(f):
         top = "cs_fuse_before_comm(%s);" % k["comm"]
     else:
         top = "cs_fuse_before_all();"
+    if "fusepoll" in k:
+        fuse_done = "cs_fuse_complete(&c, CS_FUSE_POLL, 1, &%s);" % k["fusepoll"]
     if "complete" in k:
         cm = re.match(r"(\w+)\((.*)\)$", k["complete"])
         cargs = split_top(cm.group(2), ",")

@@ -51,9 +51,10 @@ run_flavor() {
 9 1 4 0
 10 2 2 0
 11 1 6 0
+12 1 3 0
 EOF
   diff "$d.want" "$d.counts" > "$d.diff" || fail "$flavor: batches per pattern (P fused members plain), want/got: $(cat "$d.diff")"
-  echo "ok: $flavor: the batches of all 11 patterns"
+  echo "ok: $flavor: the batches of all 12 patterns"
 
   db=$d.fused/trace.db
   # The program's calls are all still there, one span each.

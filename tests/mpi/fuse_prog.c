@@ -252,6 +252,21 @@ int main(int argc, char **argv)
         }
         for (int k = 0; k < 6; k++)
             expect("wait-each", a[k], 10, k);
+
+        /* 12: polled with MPI_Request_get_status only, then freed by Wait. */
+        MPI_Pcontrol(12);
+        for (int k = 0; k < 3; k++) {
+            fill(a[k], 33, k);
+            MPI_Iallreduce(MPI_IN_PLACE, a[k], 33, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &rq[k]);
+        }
+        for (int k = 0; k < 3; k++) {
+            int done = 0;
+            while (!done)
+                MPI_Request_get_status(rq[k], &done, MPI_STATUS_IGNORE);
+            MPI_Wait(&rq[k], MPI_STATUS_IGNORE);
+        }
+        for (int k = 0; k < 3; k++)
+            expect("get-status", a[k], 33, k);
     }
 
     int bad = nbad, allbad = 0;
