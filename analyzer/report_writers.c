@@ -389,8 +389,11 @@ void cs_write_analysis_text(FILE *f, const cs_report_data *d, const cs_gate *g, 
         fprintf(f, "  none: no rank, link or collective is out of line\n");
     for (int i = 0; i < d->nstrag; i++) {
         const cs_straggler *s = &d->strag[i];
-        if (strcmp(s->kind, "slow_link") == 0)
+        if (strcmp(s->kind, "slow_link") == 0 && s->src >= 0)
             fprintf(f, "  %-16s %d -> %d  costs %s per step\n", s->kind, s->src, s->dst, cs_fmt_ns(s->cost_ns, b1, sizeof b1));
+        else if (strcmp(s->kind, "slow_link") == 0)
+            fprintf(f, "  %-16s comm %lld  costs %s per step, steps %lld-%lld\n", s->kind, (long long)s->comm,
+                    cs_fmt_ns(s->cost_ns, b1, sizeof b1), (long long)s->first_step, (long long)s->last_step);
         else
             fprintf(f, "  %-16s rank %d  costs %s per step, steps %lld-%lld\n", s->kind, s->rank,
                     cs_fmt_ns(s->cost_ns, b1, sizeof b1), (long long)s->first_step, (long long)s->last_step);
@@ -722,6 +725,8 @@ void cs_write_markdown(FILE *f, const char *trace, const cs_report_data *d, cons
             fprintf(f, "| %s | %d | ", s->kind, s->rank);
             if (s->src >= 0)
                 fprintf(f, "%d → %d", s->src, s->dst);
+            else if (strcmp(s->kind, "slow_link") == 0)
+                fprintf(f, "comm %lld", (long long)s->comm);
             fprintf(f, " | %lld–%lld | %s | ", (long long)s->first_step, (long long)s->last_step,
                     cs_fmt_ns(s->cost_ns, b1, sizeof b1));
             cs_md_cell(f, s->evidence);
@@ -848,7 +853,8 @@ void cs_write_diff(FILE *f, int json, const char *base_name, const cs_report_dat
         for (int i = 0; i < x->nstrag; i++) {
             const cs_straggler *s = &x->strag[i], *m = NULL;
             for (int j = 0; j < y->nstrag; j++)
-                if (strcmp(y->strag[j].kind, s->kind) == 0 && y->strag[j].rank == s->rank && y->strag[j].dst == s->dst)
+                if (strcmp(y->strag[j].kind, s->kind) == 0 && y->strag[j].rank == s->rank && y->strag[j].dst == s->dst &&
+                    (s->src >= 0 || strcmp(s->kind, "slow_link") != 0 || y->strag[j].comm == s->comm))
                     m = &y->strag[j];
             if (m && sd == 1)
                 continue; /* reported from the base side */
@@ -861,8 +867,13 @@ void cs_write_diff(FILE *f, int json, const char *base_name, const cs_report_dat
                         (long long)(sd == 1 ? s->cost_ns : m ? m->cost_ns : 0));
             } else {
                 k++;
-                fprintf(f, "  %-5s %-16s rank %d%s  cost %s -> %s\n", st, s->kind, s->rank,
-                        s->src >= 0 ? " (link)" : "", cs_fmt_ns(sd == 0 ? s->cost_ns : 0, b1, sizeof b1),
+                char where[48] = "";
+                if (s->src >= 0)
+                    snprintf(where, sizeof where, " (link)");
+                else if (s->comm)
+                    snprintf(where, sizeof where, " (comm %lld)", (long long)s->comm);
+                fprintf(f, "  %-5s %-16s rank %d%s  cost %s -> %s\n", st, s->kind, s->rank, where,
+                        cs_fmt_ns(sd == 0 ? s->cost_ns : 0, b1, sizeof b1),
                         cs_fmt_ns(sd == 1 ? s->cost_ns : m ? m->cost_ns : 0, b2, sizeof b2));
             }
         }

@@ -22,6 +22,7 @@
 int cs_tracing;
 __thread int cs_busy __attribute__((tls_model("initial-exec")));
 int cs_test_p2p_src = -1, cs_test_p2p_dst = -1, cs_test_p2p_us;
+int cs_test_comm_local = -1, cs_test_comm_us;
 int cs_fuse_on, cs_fuse_test_nomem;
 size_t cs_fuse_threshold = 64 << 10, cs_fuse_buffer = 4 << 20;
 
@@ -261,6 +262,9 @@ int cs_trace_start(const char *api)
     const char *d = getenv("COLLSCOPE_TEST_P2P_DELAY");
     if (d && sscanf(d, "%d:%d:%d", &cs_test_p2p_src, &cs_test_p2p_dst, &cs_test_p2p_us) != 3)
         cs_test_p2p_src = cs_test_p2p_dst = -1;
+    d = getenv("COLLSCOPE_TEST_COMM_DELAY");
+    if (d && (sscanf(d, "%d:%d", &cs_test_comm_local, &cs_test_comm_us) != 2 || cs_test_comm_local < 0))
+        cs_test_comm_local = -1, cs_test_comm_us = 0;
     static int atfork_done;
     if (!atfork_done) {
         pthread_atfork(NULL, NULL, cs_atfork_child);

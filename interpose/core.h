@@ -51,7 +51,8 @@ void cs_modules_snapshot(void);
 extern int cs_callsites_on;
 
 /* PAPI: deltas of the configured counters since the last traced call on
- * this thread, written as a COUNTERS record before the span. */
+ * this thread, written as a COUNTERS record; `after`: the call's span slot
+ * is already claimed (MPI), so the record follows it in the log. */
 extern int cs_papi_on;
 void cs_papi_sample(uint16_t tid, int after);
 
@@ -67,6 +68,7 @@ void cs_papi_sample(uint16_t tid, int after);
  *       order) is LOCAL stalls USEC microseconds after the real call
  *       returns, on every member. */
 extern int cs_test_p2p_src, cs_test_p2p_dst, cs_test_p2p_us;
+extern int cs_test_comm_local, cs_test_comm_us;
 void cs_test_stall_us(int us);
 
 /* Apply mode (COLLSCOPE_FUSE=1, docs/guide.md "Apply mode"): read once at

@@ -251,6 +251,8 @@ def mpi_body(f):
         lines.append("        rc = %s;" % ret_real)
     else:
         lines.append("    int rc = %s;" % ret_real)
+    if f.kind in ("coll", "rooted") and not f.nonblocking:
+        lines.append("    cs_mpi_coll_stall(&c);")
     lines.append("    cs_mpi_end(&c, rc);")
     for s in post:
         lines.append("    " + s)

@@ -248,6 +248,13 @@ CS_HOT void cs_mpi_p2p_stall(cs_mpi_call *c)
         cs_test_stall_us(cs_test_p2p_us);
 }
 
+/* Test-only stall after a blocking collective (COLLSCOPE_TEST_COMM_DELAY). */
+CS_HOT void cs_mpi_coll_stall(cs_mpi_call *c)
+{
+    if (CS_UNLIKELY(cs_test_comm_us > 0) && c->comm && c->comm->local == (uint32_t)cs_test_comm_local)
+        cs_test_stall_us(cs_test_comm_us);
+}
+
 uint64_t cs_mpi_bytes_n(int count, MPI_Datatype dt, MPI_Comm comm);
 uint64_t cs_mpi_bytes_v(CS_CONST int counts[], MPI_Datatype dt, MPI_Comm comm);
 uint64_t cs_mpi_bytes_w(CS_CONST int counts[], CS_CONST MPI_Datatype dts[], MPI_Comm comm);

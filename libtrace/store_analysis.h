@@ -80,9 +80,9 @@ typedef struct cs_rank_stat {
 typedef struct cs_straggler {
     int64_t id;
     char kind[16];         /* persistent, transient, slow_link, slow_collective */
-    int rank;              /* the late rank; slow_link: src; -1 = none */
-    int src, dst;          /* slow_link: world ranks; else -1 */
-    int64_t comm;          /* slow_collective: communicator; else 0 */
+    int rank;              /* the late rank; slow_link between two ranks: src; -1 = none */
+    int src, dst;          /* slow_link between two ranks: world ranks; else -1 */
+    int64_t comm;          /* slow_collective, slow_link on a communicator: its id; else 0 */
     int64_t first_step, last_step;
     int64_t begin_ns, end_ns;
     int64_t lateness_ns;   /* median lateness (or transfer excess) per affected step */
