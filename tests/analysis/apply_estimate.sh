@@ -70,8 +70,9 @@ d = json.load(open(sys.argv[1]))
 assert d["format"] == "collscope-check-estimate" and d["version"] == 1, d
 before, after = float(sys.argv[3]), float(sys.argv[4])
 meas = d["measured_gain_ns"]
-# the tool's step medians against ours (1 % or 2 us: steps are bounded alike)
-assert abs(meas - (before - after)) <= max(2000, 0.01 * before), (meas, before - after)
+# the tool's step medians against ours (its steps are aligned; where steps
+# fall into two regimes a median may move by a step's spread: 5 % or 5 us)
+assert abs(meas - (before - after)) <= max(5000, 0.05 * before), (meas, before - after)
 assert d["predicted_gain_ns"] > 0 and d["after_calls_per_step"] == int(sys.argv[5]), d
 if meas:
     assert abs(d["error"] - abs(d["predicted_gain_ns"] - meas) / abs(meas)) < 1e-3, d
