@@ -27,6 +27,8 @@ trap 'rm -rf "$W"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none HYDRA_LAUNCHER=fork
+# Ranks bound to cores (2 a core when oversubscribed): steadier than unbound.
+export OMPI_MCA_hwloc_base_binding_policy=${OMPI_MCA_hwloc_base_binding_policy:-core}
 export COLLSCOPE_LIBDIR=${COLLSCOPE_LIBDIR:-$B/interpose/.libs}
 case $MPI in
   openmpi) launch=mpirun.openmpi tr=$B/examples/mpi_trainer_ompi ;;
