@@ -279,6 +279,8 @@ static void cs_fuse_span(const cs_batch *b, uint64_t t0, uint64_t t1, int count,
 static void cs_batch_start(cs_batch *b)
 {
     int n = b->n;
+    if (n == 0)
+        return; /* created for a call that then went unfused */
     size_t meta = sizeof(cs_flight) + sizeof(cs_fmember) * (size_t)n + sizeof(MPI_Request) * (size_t)n;
     cs_flight *f = malloc(meta);
     if (!f) {
