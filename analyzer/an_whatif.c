@@ -63,10 +63,12 @@
  *       earlier would be hidden by the compute of the step, up to the
  *       measured compute per step.
  *
- * Memory: one record per span of the trace (about 130 bytes) while the
- * pass runs, unlike the streaming passes (1M spans, 64 ranks: 2.3 s and
- * about 250 MB for the whole analysis); traces above CS_WF_MAX_SPANS spans
- * are not replayed (a note says so). */
+ * Memory: one record per loaded span (about 130 bytes) while the pass runs,
+ * unlike the streaming passes (1M spans, 64 ranks: 2.3 s and about 250 MB
+ * for the whole analysis). A trace of more than CS_WF_BUDGET_SPANS spans
+ * with step markers is replayed on its first steps only (as many as fit the
+ * budget, read rank by rank up to that step's marker; a note says which);
+ * without markers, traces above CS_WF_MAX_SPANS spans are not replayed. */
 #include "config.h"
 #include "analyzer/whatif.h"
 #include "analyzer/cli.h"
@@ -78,6 +80,13 @@
 #include <string.h>
 
 #define CS_WF_MAX_SPANS 20000000
+/* Above this many spans, only the first steps are replayed (as many as fit;
+ * at least CS_WF_MIN_STEPS), read rank by rank: the replay keeps about 130
+ * bytes a span and costs about 2 s a million spans, which a 10 M-span trace
+ * could not afford beside the rest of the analysis (issue 3: 20 s, 2 GB;
+ * a 500 k budget: 1.5 s of the 10 M-span trace's analysis). */
+#define CS_WF_BUDGET_SPANS 500000
+#define CS_WF_MIN_STEPS 8
 #define CS_WF_UNSET INT64_MIN
 #define CS_WF_FUSE_THRESHOLD (64 << 10) /* apply mode's default threshold */
 /* What apply mode's queueing of one MPI_Iallreduce costs, traced: the
@@ -123,6 +132,7 @@ typedef struct wf {
     int nmodels;
     /* steps: boundary spans (step, span index) */
     int nsteps;
+    int maxsteps;          /* > 0: only steps 0..maxsteps-1 were loaded */
     int *bstep, *bspan;
     size_t nb;
     int64_t *mbeg;         /* measured begin of each step */
@@ -319,7 +329,7 @@ static int wf_load(wf *w, char *err, size_t errlen)
 {
     cs_an *a = w->a;
     int64_t total = cs_store_count_spans(a->st);
-    if (total > CS_WF_MAX_SPANS) {
+    if (total > CS_WF_MAX_SPANS && !(a->step_source == 1 && a->nsteps > CS_WF_MIN_STEPS)) {
         cs_an_note(a, "what-if replay skipped: %lld spans (more than %d)", (long long)total, CS_WF_MAX_SPANS);
         return 1;
     }
@@ -330,56 +340,72 @@ static int wf_load(wf *w, char *err, size_t errlen)
         snprintf(err, errlen, "%s: cannot read nccl_coll", cs_store_path(a->st));
         return -1;
     }
-    cs_span_query q = { .order = CS_ORDER_RANK_TIME, .rank = -1 };
-    cs_span_iter *it = cs_store_spans(a->st, &q, err, errlen);
-    if (!it) {
-        cs_map_free(&span_algo);
-        return -1;
+    /* A large trace with step markers: its first steps only. */
+    if (total > CS_WF_BUDGET_SPANS && a->step_source == 1 && a->nsteps > CS_WF_MIN_STEPS) {
+        int64_t k = a->nsteps * CS_WF_BUDGET_SPANS / total;
+        w->maxsteps = (int)(k > CS_WF_MIN_STEPS ? k : CS_WF_MIN_STEPS);
+        if (w->maxsteps >= a->nsteps)
+            w->maxsteps = 0;
+        else
+            cs_an_note(a, "what-if replay: steps 0-%d of %lld (%lld spans; the first %d steps fit the replay's budget)",
+                       w->maxsteps - 1, (long long)a->nsteps, (long long)total, w->maxsteps);
     }
     size_t cap = 0;
     cs_span sp;
-    int r;
-    while ((r = cs_span_next(it, &sp)) > 0) {
-        if (sp.rank < 0 || sp.rank >= a->nranks)
-            continue;
-        if (w->ns == cap) {
-            cap = cap ? cap * 2 : 4096;
-            wf_span *na = realloc(w->s, cap * sizeof *na);
-            if (!na) {
-                cs_span_iter_free(it);
-                cs_map_free(&span_algo);
-                snprintf(err, errlen, "out of memory");
-                return -1;
-            }
-            w->s = na;
+    int r = 0;
+    for (int rank = 0; rank < a->nranks && r >= 0; rank++) {
+        cs_span_query q = { .order = CS_ORDER_RANK_TIME, .rank = rank };
+        cs_span_iter *it = cs_store_spans(a->st, &q, err, errlen);
+        if (!it) {
+            cs_map_free(&span_algo);
+            return -1;
         }
-        wf_span *x = &w->s[w->ns++];
-        memset(x, 0, sizeof *x);
-        x->id = sp.id;
-        x->b = sp.begin_ns;
-        x->e = sp.end_ns > sp.begin_ns ? sp.end_ns : sp.begin_ns;
-        x->bytes = sp.bytes;
-        x->comm = sp.comm;
-        x->seq = sp.seq;
-        x->callsite = sp.callsite;
-        x->flags = sp.flags;
-        x->op = sp.op;
-        x->rank = sp.rank;
-        x->tid = sp.tid;
-        x->dtype = sp.dtype;
-        x->inst = -1;
-        x->step = -1;
-        x->cls = WF_LOCAL;
-        /* request ids ride in lag until the dependencies are built */
-        int nb = (sp.flags & CS_F_NONBLOCKING) || (sp.op >= 0 && sp.op < a->nops && a->ops[sp.op].nonblocking);
-        x->lag = nb ? sp.req : 0;
-        if (wf_op_is(a, sp.op, "marker"))
-            x->cls = WF_MARK;
-        else if (sp.seq >= 0 && sp.comm != 0 && !(sp.flags & CS_F_FUSED) &&
-                 (wf_op_is(a, sp.op, "coll") || wf_op_is(a, sp.op, "rooted")))
-            x->cls = nb ? WF_NBCOLL : WF_COLL;
+        int64_t marks = 0;
+        while ((r = cs_span_next(it, &sp)) > 0) {
+            if (sp.rank < 0 || sp.rank >= a->nranks)
+                continue;
+            /* the marker that begins step maxsteps ends this rank's window */
+            if (w->maxsteps && wf_op_is(a, sp.op, "marker") && ++marks > w->maxsteps)
+                break;
+            if (w->ns == cap) {
+                cap = cap ? cap * 2 : 4096;
+                wf_span *na = realloc(w->s, cap * sizeof *na);
+                if (!na) {
+                    cs_span_iter_free(it);
+                    cs_map_free(&span_algo);
+                    snprintf(err, errlen, "out of memory");
+                    return -1;
+                }
+                w->s = na;
+            }
+            wf_span *x = &w->s[w->ns++];
+            memset(x, 0, sizeof *x);
+            x->id = sp.id;
+            x->b = sp.begin_ns;
+            x->e = sp.end_ns > sp.begin_ns ? sp.end_ns : sp.begin_ns;
+            x->bytes = sp.bytes;
+            x->comm = sp.comm;
+            x->seq = sp.seq;
+            x->callsite = sp.callsite;
+            x->flags = sp.flags;
+            x->op = sp.op;
+            x->rank = sp.rank;
+            x->tid = sp.tid;
+            x->dtype = sp.dtype;
+            x->inst = -1;
+            x->step = -1;
+            x->cls = WF_LOCAL;
+            /* request ids ride in lag until the dependencies are built */
+            int nb = (sp.flags & CS_F_NONBLOCKING) || (sp.op >= 0 && sp.op < a->nops && a->ops[sp.op].nonblocking);
+            x->lag = nb ? sp.req : 0;
+            if (wf_op_is(a, sp.op, "marker"))
+                x->cls = WF_MARK;
+            else if (sp.seq >= 0 && sp.comm != 0 && !(sp.flags & CS_F_FUSED) &&
+                     (wf_op_is(a, sp.op, "coll") || wf_op_is(a, sp.op, "rooted")))
+                x->cls = nb ? WF_NBCOLL : WF_COLL;
+        }
+        cs_span_iter_free(it);
     }
-    cs_span_iter_free(it);
     if (r < 0) {
         cs_map_free(&span_algo);
         snprintf(err, errlen, "%s: cannot read the spans (corrupt?)", cs_store_path(a->st));
@@ -612,6 +638,8 @@ static int wf_steps(wf *w)
 {
     cs_an *a = w->a;
     w->nsteps = (int)a->nsteps;
+    if (w->maxsteps > 0 && w->maxsteps < w->nsteps)
+        w->nsteps = w->maxsteps;
     if (w->nsteps < 2)
         return 0;
     size_t cap = 0;
