@@ -14,6 +14,8 @@
 #define CS_SCHEMA_VERSION 2
 #define CS_TRACE_FORMAT "collscope-trace"
 
+/* A store is used by one thread at a time (its SQLite connection is opened
+ * without mutexes); parallel work opens a store per process or thread. */
 typedef struct cs_store cs_store;
 
 enum cs_store_mode { CS_STORE_READ = 0, CS_STORE_WRITE = 1 };
