@@ -101,6 +101,7 @@ int cs_an_steps_prepare(cs_an *a, char *err, size_t errlen)
     if (nmax > 0) {
         a->late = calloc((size_t)nmax * (size_t)a->nranks, sizeof *a->late);
         a->late2 = calloc((size_t)nmax * (size_t)a->nranks, sizeof *a->late2);
+        a->nblate = calloc((size_t)nmax * (size_t)a->nranks, sizeof *a->nblate);
         a->xgap = calloc((size_t)nmax * (size_t)a->nranks, sizeof *a->xgap);
         a->step_last_exit = calloc((size_t)nmax, sizeof *a->step_last_exit);
         a->step_begin = calloc((size_t)nmax, sizeof *a->step_begin);
@@ -110,7 +111,7 @@ int cs_an_steps_prepare(cs_an *a, char *err, size_t errlen)
         a->cstep_op = calloc(CS_AN_MAX_COMMS, sizeof *a->cstep_op);
         a->cstep_xfer = calloc((size_t)nmax * CS_AN_MAX_COMMS, sizeof *a->cstep_xfer);
         a->cstep_skew = calloc((size_t)nmax * CS_AN_MAX_COMMS, sizeof *a->cstep_skew);
-        if (!a->late || !a->late2 || !a->xgap || !a->step_last_exit || !a->step_begin || !a->step_end || !a->step_time ||
+        if (!a->late || !a->late2 || !a->nblate || !a->xgap || !a->step_last_exit || !a->step_begin || !a->step_end || !a->step_time ||
             !a->comm_ids || !a->cstep_op || !a->cstep_xfer || !a->cstep_skew) {
             snprintf(err, errlen, "out of memory (%lld steps x %d ranks)", (long long)nmax, a->nranks);
             return -1;
@@ -330,8 +331,20 @@ static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
         a->imposed[last_rank] += imposed;
         cs_vec_push(&a->lateness[last_rank], lateness);
         if (in.step >= 0 && in.step < a->nsteps) {
-            a->late[(size_t)in.step * (size_t)a->nranks + (size_t)last_rank] += vl;
-            a->late2[(size_t)in.step * (size_t)a->nranks + (size_t)last_rank] += lateness;
+            size_t k = (size_t)in.step * (size_t)a->nranks + (size_t)last_rank;
+            a->late[k] += vl;
+            /* Blocking collectives wait one after the other, so their
+             * lateness adds up; nonblocking ones started in a burst wait
+             * together at the completion: a rank late by L in all of them
+             * delays the step by L, not by L per call. */
+            if (in.op >= 0 && in.op < a->nops && a->ops[in.op].nonblocking) {
+                if (lateness > a->nblate[k]) {
+                    a->late2[k] += lateness - a->nblate[k];
+                    a->nblate[k] = lateness;
+                }
+            } else {
+                a->late2[k] += lateness;
+            }
         }
     }
     return 0;

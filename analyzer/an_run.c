@@ -205,6 +205,7 @@ static void cs_an_free(cs_an *a)
     free(a->pair_t1);
     free(a->late);
     free(a->late2);
+    free(a->nblate);
     free(a->xgap);
     free(a->step_last_exit);
     free(a->step_begin);

@@ -87,7 +87,10 @@ typedef struct cs_an {
     int64_t nsteps;
     int64_t *late;         /* [nsteps * nranks]: lateness of each rank in each step
                               (its entry - the median entry of the others, when last) */
-    int64_t *late2;        /* the same, against the next latest entry (what-if) */
+    int64_t *late2;        /* the same, against the next latest entry (what-if);
+                              nonblocking instances add only their excess over
+                              the largest one of the step so far (nblate) */
+    int64_t *nblate;       /* [nsteps * nranks]: that largest nonblocking lateness */
     int64_t *xgap;         /* [nsteps * nranks]: the excess own time of each rank in
                               each step: for every complete instance, the rank whose
                               time since its exit from the communicator's previous

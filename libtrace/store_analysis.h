@@ -35,7 +35,7 @@
 #include "libtrace/store.h"
 
 /* Bumped whenever what the analysis stores changes meaning. */
-#define CS_ANALYSIS_VERSION 4
+#define CS_ANALYSIS_VERSION 5
 
 /* ---- rows ---- */
 
