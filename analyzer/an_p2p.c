@@ -140,7 +140,8 @@ int cs_an_p2p_collect(cs_an *a, char *err, size_t errlen)
         snprintf(err, errlen, "%s: cannot read the communicators", cs_store_path(a->st));
         goto out;
     }
-    qsort(c.mem, c.nmem, sizeof *c.mem, cs_member_cmp);
+    if (c.nmem)
+        qsort(c.mem, c.nmem, sizeof *c.mem, cs_member_cmp);
     if (cs_store_p2p_markers_raw(a->st, cs_op_cb, &c) != 0 || c.fail) {
         snprintf(err, errlen, "%s: cannot read the point-to-point operations and step markers", cs_store_path(a->st));
         goto out;
@@ -149,7 +150,8 @@ int cs_an_p2p_collect(cs_an *a, char *err, size_t errlen)
     c.mem = NULL;
     /* Sends of one (comm, src, dst, tag) in order of their begin, then its
      * receives: the k-th send pairs with the k-th receive. */
-    qsort(c.ends, c.nends, sizeof *c.ends, cs_end_cmp);
+    if (c.nends) /* (qsort of a NULL array is undefined, even of none) */
+        qsort(c.ends, c.nends, sizeof *c.ends, cs_end_cmp);
     size_t cap = 0;
     for (size_t g = 0; g < c.nends;) {
         size_t h = g;
