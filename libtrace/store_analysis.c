@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,64 @@ static void cs_acol_text(sqlite3_stmt *s, int i, char *buf, size_t len)
 {
     const unsigned char *v = sqlite3_column_text(s, i);
     snprintf(buf, len, "%s", v ? (const char *)v : "");
+}
+
+/* ---- row readers ----
+ * A reader is its SELECT and where each column goes in the row struct
+ * (column i into cols[i]); cs_read_rows fills a zeroed struct per row and
+ * hands it to the caller's callback, stopping at its first non-zero
+ * return, which it returns (-1 when the SELECT fails). */
+typedef struct cs_rcol {
+    char type;             /* 'l' int64_t, 'i' int, 'd' double, 's' char[len] */
+    size_t off, len;
+} cs_rcol;
+#define CS_RL(T, f) { 'l', offsetof(T, f), 0 }
+#define CS_RI(T, f) { 'i', offsetof(T, f), 0 }
+#define CS_RD(T, f) { 'd', offsetof(T, f), 0 }
+#define CS_RS(T, f) { 's', offsetof(T, f), sizeof(((T *)0)->f) }
+
+/* The caller's typed callback, kept as a generic function pointer and
+ * called back through its own type by the reader's trampoline. */
+typedef struct cs_rows_cb { void (*fn)(void); void *arg; } cs_rows_cb;
+#define CS_ROWS_TRAMPOLINE(T) \
+    static int cs_each_##T(const void *row, void *ctx) \
+    { \
+        const cs_rows_cb *c = ctx; \
+        return ((int (*)(const T *, void *))c->fn)(row, c->arg); \
+    }
+#define CS_READ_ROWS(st, sql, cols, T, cb, arg) \
+    cs_read_rows(st, sql, cols, (int)(sizeof cols / sizeof cols[0]), sizeof(T), cs_each_##T, \
+                 &(cs_rows_cb){ (void (*)(void))(cb), (arg) })
+
+static int cs_read_rows(cs_store *st, const char *sql, const cs_rcol *cols, int ncols, size_t size,
+                        int (*each)(const void *row, void *ctx), void *ctx)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), sql, -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    char *row = malloc(size);
+    if (!row) {
+        sqlite3_finalize(s);
+        return -1;
+    }
+    int rc = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        memset(row, 0, size);
+        for (int i = 0; i < ncols; i++) {
+            char *p = row + cols[i].off;
+            switch (cols[i].type) {
+            case 'l': *(int64_t *)(void *)p = sqlite3_column_int64(s, i); break;
+            case 'i': *(int *)(void *)p = sqlite3_column_int(s, i); break;
+            case 'd': *(double *)(void *)p = sqlite3_column_double(s, i); break;
+            default: cs_acol_text(s, i, p, cols[i].len); break;
+            }
+        }
+        if ((rc = each(row, ctx)) != 0)
+            break;
+    }
+    free(row);
+    sqlite3_finalize(s);
+    return rc;
 }
 
 #define CS_ANALYSIS_TABLES_SQL \
@@ -237,99 +296,58 @@ int cs_store_instance_of_span(cs_store *st, int64_t span_id, cs_instance *inst, 
     return 0;
 }
 
+static const cs_rcol cs_step_cols[] = {
+    CS_RL(cs_step_row, step), CS_RL(cs_step_row, begin_ns), CS_RL(cs_step_row, end_ns),
+    CS_RL(cs_step_row, time_ns), CS_RI(cs_step_row, slowest_rank), CS_RL(cs_step_row, whatif_ns)
+};
+CS_ROWS_TRAMPOLINE(cs_step_row)
+
 int cs_store_steps_list(cs_store *st, int (*cb)(const cs_step_row *, void *), void *arg)
 {
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(cs_db(st), "SELECT step, begin_ns, end_ns, time_ns, slowest_rank, whatif_ns FROM steps"
-                                      " ORDER BY step", -1, &s, NULL) != SQLITE_OK)
-        return -1;
-    int rc = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        cs_step_row r = { sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
-                          sqlite3_column_int64(s, 3), sqlite3_column_int(s, 4), sqlite3_column_int64(s, 5) };
-        if ((rc = cb(&r, arg)) != 0)
-            break;
-    }
-    sqlite3_finalize(s);
-    return rc;
+    return CS_READ_ROWS(st, "SELECT step, begin_ns, end_ns, time_ns, slowest_rank, whatif_ns FROM steps ORDER BY step",
+                        cs_step_cols, cs_step_row, cb, arg);
 }
+
+static const cs_rcol cs_straggler_cols[] = {
+    CS_RL(cs_straggler, id), CS_RS(cs_straggler, kind), CS_RI(cs_straggler, rank), CS_RI(cs_straggler, src),
+    CS_RI(cs_straggler, dst), CS_RL(cs_straggler, comm), CS_RL(cs_straggler, first_step),
+    CS_RL(cs_straggler, last_step), CS_RL(cs_straggler, begin_ns), CS_RL(cs_straggler, end_ns),
+    CS_RL(cs_straggler, lateness_ns), CS_RL(cs_straggler, cost_ns), CS_RS(cs_straggler, evidence)
+};
+CS_ROWS_TRAMPOLINE(cs_straggler)
 
 int cs_store_stragglers(cs_store *st, int (*cb)(const cs_straggler *, void *), void *arg)
 {
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(cs_db(st), "SELECT id, kind, rank, src, dst, comm, first_step, last_step, begin_ns, end_ns,"
-                                      " lateness_ns, cost_ns, evidence FROM stragglers ORDER BY cost_ns DESC, id",
-                           -1, &s, NULL) != SQLITE_OK)
-        return -1;
-    int rc = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        cs_straggler g;
-        memset(&g, 0, sizeof g);
-        g.id = sqlite3_column_int64(s, 0);
-        cs_acol_text(s, 1, g.kind, sizeof g.kind);
-        g.rank = sqlite3_column_int(s, 2);
-        g.src = sqlite3_column_int(s, 3);
-        g.dst = sqlite3_column_int(s, 4);
-        g.comm = sqlite3_column_int64(s, 5);
-        g.first_step = sqlite3_column_int64(s, 6);
-        g.last_step = sqlite3_column_int64(s, 7);
-        g.begin_ns = sqlite3_column_int64(s, 8);
-        g.end_ns = sqlite3_column_int64(s, 9);
-        g.lateness_ns = sqlite3_column_int64(s, 10);
-        g.cost_ns = sqlite3_column_int64(s, 11);
-        cs_acol_text(s, 12, g.evidence, sizeof g.evidence);
-        if ((rc = cb(&g, arg)) != 0)
-            break;
-    }
-    sqlite3_finalize(s);
-    return rc;
+    return CS_READ_ROWS(st, "SELECT id, kind, rank, src, dst, comm, first_step, last_step, begin_ns, end_ns,"
+                            " lateness_ns, cost_ns, evidence FROM stragglers ORDER BY cost_ns DESC, id",
+                        cs_straggler_cols, cs_straggler, cb, arg);
 }
+
+static const cs_rcol cs_rank_stat_cols[] = {
+    CS_RI(cs_rank_stat, rank), CS_RL(cs_rank_stat, times_last), CS_RL(cs_rank_stat, imposed_wait_ns),
+    CS_RL(cs_rank_stat, median_lateness_ns)
+};
+CS_ROWS_TRAMPOLINE(cs_rank_stat)
 
 int cs_store_rank_stats(cs_store *st, int (*cb)(const cs_rank_stat *, void *), void *arg)
 {
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(cs_db(st), "SELECT rank, times_last, imposed_wait_ns, median_lateness_ns FROM rank_stats"
-                                      " ORDER BY median_lateness_ns DESC, times_last DESC, rank",
-                           -1, &s, NULL) != SQLITE_OK)
-        return -1;
-    int rc = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        cs_rank_stat r = { sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
-                           sqlite3_column_int64(s, 3) };
-        if ((rc = cb(&r, arg)) != 0)
-            break;
-    }
-    sqlite3_finalize(s);
-    return rc;
+    return CS_READ_ROWS(st, "SELECT rank, times_last, imposed_wait_ns, median_lateness_ns FROM rank_stats"
+                            " ORDER BY median_lateness_ns DESC, times_last DESC, rank",
+                        cs_rank_stat_cols, cs_rank_stat, cb, arg);
 }
+
+static const cs_rcol cs_tail_cols[] = {
+    CS_RI(cs_tail_row, op), CS_RL(cs_tail_row, comm), CS_RI(cs_tail_row, bucket), CS_RS(cs_tail_row, callsite),
+    CS_RL(cs_tail_row, count), CS_RL(cs_tail_row, p50_ns), CS_RL(cs_tail_row, p90_ns), CS_RL(cs_tail_row, p99_ns),
+    CS_RL(cs_tail_row, p999_ns), CS_RL(cs_tail_row, max_ns), CS_RS(cs_tail_row, common)
+};
+CS_ROWS_TRAMPOLINE(cs_tail_row)
 
 int cs_store_tails(cs_store *st, int (*cb)(const cs_tail_row *, void *), void *arg)
 {
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(cs_db(st), "SELECT op, comm, bucket, COALESCE(callsite, ''), count, p50_ns, p90_ns, p99_ns,"
-                                      " p999_ns, max_ns, COALESCE(common, '') FROM tails ORDER BY p99_ns DESC",
-                           -1, &s, NULL) != SQLITE_OK)
-        return -1;
-    int rc = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        cs_tail_row t;
-        memset(&t, 0, sizeof t);
-        t.op = sqlite3_column_int(s, 0);
-        t.comm = sqlite3_column_int64(s, 1);
-        t.bucket = sqlite3_column_int(s, 2);
-        cs_acol_text(s, 3, t.callsite, sizeof t.callsite);
-        t.count = sqlite3_column_int64(s, 4);
-        t.p50_ns = sqlite3_column_int64(s, 5);
-        t.p90_ns = sqlite3_column_int64(s, 6);
-        t.p99_ns = sqlite3_column_int64(s, 7);
-        t.p999_ns = sqlite3_column_int64(s, 8);
-        t.max_ns = sqlite3_column_int64(s, 9);
-        cs_acol_text(s, 10, t.common, sizeof t.common);
-        if ((rc = cb(&t, arg)) != 0)
-            break;
-    }
-    sqlite3_finalize(s);
-    return rc;
+    return CS_READ_ROWS(st, "SELECT op, comm, bucket, COALESCE(callsite, ''), count, p50_ns, p90_ns, p99_ns,"
+                            " p999_ns, max_ns, COALESCE(common, '') FROM tails ORDER BY p99_ns DESC",
+                        cs_tail_cols, cs_tail_row, cb, arg);
 }
 
 /* The tables of issue 6 may be missing from a file analysed before them:
@@ -346,77 +364,43 @@ static int cs_table_exists(cs_store *st, const char *name)
     return r;
 }
 
+static const cs_rcol cs_model_cols[] = {
+    CS_RL(cs_model_row, comm), CS_RI(cs_model_row, op), CS_RS(cs_model_row, algo), CS_RL(cs_model_row, points),
+    CS_RL(cs_model_row, cells), CS_RL(cs_model_row, min_bytes), CS_RL(cs_model_row, max_bytes),
+    CS_RD(cs_model_row, alpha_ns), CS_RD(cs_model_row, beta_ns_per_byte), CS_RD(cs_model_row, r2),
+    CS_RD(cs_model_row, rel_resid), CS_RI(cs_model_row, fitted), CS_RS(cs_model_row, note),
+    CS_RD(cs_model_row, gamma_ns)
+};
+CS_ROWS_TRAMPOLINE(cs_model_row)
+
 int cs_store_models(cs_store *st, int (*cb)(const cs_model_row *, void *), void *arg)
 {
     if (!cs_table_exists(st, "models"))
         return 0;
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(cs_db(st), "SELECT comm, op, COALESCE(algo, ''), points, cells, min_bytes, max_bytes, alpha_ns,"
-                                      " beta_ns_per_byte, r2, rel_resid, fitted, COALESCE(note, ''), COALESCE(gamma_ns, alpha_ns) FROM models"
-                                      " ORDER BY points DESC, comm, op",
-                           -1, &s, NULL) != SQLITE_OK)
-        return -1;
-    int rc = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        cs_model_row m;
-        memset(&m, 0, sizeof m);
-        m.comm = sqlite3_column_int64(s, 0);
-        m.op = sqlite3_column_int(s, 1);
-        cs_acol_text(s, 2, m.algo, sizeof m.algo);
-        m.points = sqlite3_column_int64(s, 3);
-        m.cells = sqlite3_column_int64(s, 4);
-        m.min_bytes = sqlite3_column_int64(s, 5);
-        m.max_bytes = sqlite3_column_int64(s, 6);
-        m.alpha_ns = sqlite3_column_double(s, 7);
-        m.beta_ns_per_byte = sqlite3_column_double(s, 8);
-        m.r2 = sqlite3_column_double(s, 9);
-        m.rel_resid = sqlite3_column_double(s, 10);
-        m.fitted = sqlite3_column_int(s, 11);
-        cs_acol_text(s, 12, m.note, sizeof m.note);
-        m.gamma_ns = sqlite3_column_double(s, 13);
-        if ((rc = cb(&m, arg)) != 0)
-            break;
-    }
-    sqlite3_finalize(s);
-    return rc;
+    return CS_READ_ROWS(st, "SELECT comm, op, COALESCE(algo, ''), points, cells, min_bytes, max_bytes, alpha_ns,"
+                            " beta_ns_per_byte, r2, rel_resid, fitted, COALESCE(note, ''), COALESCE(gamma_ns, alpha_ns)"
+                            " FROM models ORDER BY points DESC, comm, op",
+                        cs_model_cols, cs_model_row, cb, arg);
 }
+
+static const cs_rcol cs_proposal_cols[] = {
+    CS_RL(cs_proposal, id), CS_RS(cs_proposal, kind), CS_RL(cs_proposal, comm), CS_RI(cs_proposal, op),
+    CS_RS(cs_proposal, callsite), CS_RD(cs_proposal, calls_per_step), CS_RL(cs_proposal, min_bytes),
+    CS_RL(cs_proposal, max_bytes), CS_RL(cs_proposal, bytes_per_step), CS_RL(cs_proposal, bucket_bytes),
+    CS_RD(cs_proposal, groups_per_step), CS_RL(cs_proposal, gain_ns), CS_RL(cs_proposal, step_ns),
+    CS_RS(cs_proposal, evidence), CS_RS(cs_proposal, env), CS_RS(cs_proposal, curve)
+};
+CS_ROWS_TRAMPOLINE(cs_proposal)
 
 int cs_store_proposals(cs_store *st, int (*cb)(const cs_proposal *, void *), void *arg)
 {
     if (!cs_table_exists(st, "proposals"))
         return 0;
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(cs_db(st), "SELECT id, kind, comm, op, COALESCE(callsite, ''), calls_per_step, min_bytes,"
-                                      " max_bytes, bytes_per_step, bucket_bytes, groups_per_step, gain_ns, step_ns,"
-                                      " COALESCE(evidence, ''), COALESCE(env, ''), COALESCE(curve, '') FROM proposals"
-                                      " ORDER BY gain_ns DESC, id",
-                           -1, &s, NULL) != SQLITE_OK)
-        return -1;
-    int rc = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        cs_proposal p;
-        memset(&p, 0, sizeof p);
-        p.id = sqlite3_column_int64(s, 0);
-        cs_acol_text(s, 1, p.kind, sizeof p.kind);
-        p.comm = sqlite3_column_int64(s, 2);
-        p.op = sqlite3_column_int(s, 3);
-        cs_acol_text(s, 4, p.callsite, sizeof p.callsite);
-        p.calls_per_step = sqlite3_column_double(s, 5);
-        p.min_bytes = sqlite3_column_int64(s, 6);
-        p.max_bytes = sqlite3_column_int64(s, 7);
-        p.bytes_per_step = sqlite3_column_int64(s, 8);
-        p.bucket_bytes = sqlite3_column_int64(s, 9);
-        p.groups_per_step = sqlite3_column_double(s, 10);
-        p.gain_ns = sqlite3_column_int64(s, 11);
-        p.step_ns = sqlite3_column_int64(s, 12);
-        cs_acol_text(s, 13, p.evidence, sizeof p.evidence);
-        cs_acol_text(s, 14, p.env, sizeof p.env);
-        cs_acol_text(s, 15, p.curve, sizeof p.curve);
-        if ((rc = cb(&p, arg)) != 0)
-            break;
-    }
-    sqlite3_finalize(s);
-    return rc;
+    return CS_READ_ROWS(st, "SELECT id, kind, comm, op, COALESCE(callsite, ''), calls_per_step, min_bytes,"
+                            " max_bytes, bytes_per_step, bucket_bytes, groups_per_step, gain_ns, step_ns,"
+                            " COALESCE(evidence, ''), COALESCE(env, ''), COALESCE(curve, '') FROM proposals"
+                            " ORDER BY gain_ns DESC, id",
+                        cs_proposal_cols, cs_proposal, cb, arg);
 }
 
 int cs_store_nccl_algos(cs_store *st, int (*cb)(int64_t span, const char *algo, const char *proto, void *), void *arg)
