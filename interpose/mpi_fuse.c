@@ -9,6 +9,7 @@
 #include "interpose/mpi_fuse.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #define CS_FUSE_MAX_MEMBERS 1024 /* per fused call */
@@ -74,6 +75,7 @@ static struct {
     int (*test)(MPI_Request *, int *, MPI_Status *);
     int (*testall)(int, MPI_Request *, int *, MPI_Status *);
     int (*waitall)(int, MPI_Request *, MPI_Status *);
+    int (*allreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
     MPI_Datatype byte;
 #if defined(OPEN_MPI) && OPEN_MPI
     MPI_Op ops[10];
@@ -96,7 +98,8 @@ static int cs_fuse_ready(void)
              (*(void **)&F.iallreduce = cs_mpi_real(CS_OP_MPI_Iallreduce)) &&
              (*(void **)&F.test = cs_mpi_real(CS_OP_MPI_Test)) &&
              (*(void **)&F.testall = cs_mpi_real(CS_OP_MPI_Testall)) &&
-             (*(void **)&F.waitall = cs_mpi_real(CS_OP_MPI_Waitall));
+             (*(void **)&F.waitall = cs_mpi_real(CS_OP_MPI_Waitall)) &&
+             (*(void **)&F.allreduce = cs_mpi_real(CS_OP_MPI_Allreduce));
 #if defined(OPEN_MPI) && OPEN_MPI
     static const char *const opnames[10] = {
         "ompi_mpi_op_sum", "ompi_mpi_op_prod", "ompi_mpi_op_max", "ompi_mpi_op_min",
@@ -284,11 +287,18 @@ static void cs_batch_start(cs_batch *b)
     size_t meta = sizeof(cs_flight) + sizeof(cs_fmember) * (size_t)n + sizeof(MPI_Request) * (size_t)n;
     cs_flight *f = malloc(meta);
     if (!f) {
-        /* Not even the bookkeeping: complete the members with an error
-         * rather than lose their requests. */
-        cs_warn_job(&w_nomem, "apply mode: out of memory; %d allreduces fail", n);
-        for (int i = 0; i < n; i++)
-            F.grequest_complete(b->m[i].greq);
+        /* Not even the bookkeeping: each member as a blocking allreduce,
+         * done here, then its request completed. (This is a point every
+         * rank reaches alike, so ranks out of memory together stay in
+         * step; see the guide on a rank that runs out alone.) */
+        cs_warn_job(&w_nomem, "apply mode: out of memory; allreduces run unfused and blocking");
+        for (int i = 0; i < n; i++) {
+            const cs_fmember *m = &b->m[i];
+            uint64_t u0 = cs_clock_ticks();
+            int rc = F.allreduce(b->inplace ? MPI_IN_PLACE : m->send, m->recv, m->count, b->dt, b->op, b->comm);
+            cs_fuse_span(b, u0, cs_clock_ticks(), m->count, m->bytes, rc, 0);
+            F.grequest_complete(m->greq);
+        }
         cs_fuse_npending -= n;
         b->n = 0;
         return;
@@ -447,7 +457,7 @@ int cs_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int c
     int bi = cs_batch_find(comm);
     cs_batch *b = bi >= 0 ? cs_batches[bi] : NULL;
     if (b && (b->op != op || b->dt != dt || b->inplace != inplace || b->n == CS_FUSE_MAX_MEMBERS ||
-              b->bytes + bytes > cs_fuse_buffer)) {
+              b->bytes + bytes > cs_fuse_buffer || (b->bytes + bytes) / b->esize > INT_MAX)) {
         if (b->inplace != inplace)
             cs_warn_job(&w_inplace, "apply mode: in-place and out-of-place allreduces are not fused together");
         cs_fuse_flush_comm(comm);
