@@ -56,8 +56,25 @@ typedef struct cs_rows_cb { void (*fn)(void); void *arg; } cs_rows_cb;
         return ((int (*)(const T *, void *))c->fn)(row, c->arg); \
     }
 #define CS_READ_ROWS(st, sql, cols, T, cb, arg) \
-    cs_read_rows(st, sql, cols, (int)(sizeof cols / sizeof cols[0]), sizeof(T), cs_each_##T, \
+    cs_read_rows(st, sql, cols, CS_NCOLS(cols), sizeof(T), cs_each_##T, \
                  &(cs_rows_cb){ (void (*)(void))(cb), (arg) })
+
+/* Bind a row struct to the parameters of an INSERT whose columns are cols,
+ * in order (the writers share the readers' tables). */
+static void cs_bind_row(sqlite3_stmt *s, const cs_rcol *cols, int ncols, const void *rowp)
+{
+    const char *row = rowp;
+    for (int i = 0; i < ncols; i++) {
+        const char *p = row + cols[i].off;
+        switch (cols[i].type) {
+        case 'l': sqlite3_bind_int64(s, i + 1, *(const int64_t *)(const void *)p); break;
+        case 'i': sqlite3_bind_int(s, i + 1, *(const int *)(const void *)p); break;
+        case 'd': sqlite3_bind_double(s, i + 1, *(const double *)(const void *)p); break;
+        default: sqlite3_bind_text(s, i + 1, p, -1, SQLITE_TRANSIENT); break;
+        }
+    }
+}
+#define CS_NCOLS(cols) ((int)(sizeof cols / sizeof cols[0]))
 
 static int cs_read_rows(cs_store *st, const char *sql, const cs_rcol *cols, int ncols, size_t size,
                         int (*each)(const void *row, void *ctx), void *ctx)
@@ -532,40 +549,22 @@ int cs_awriter_wait(cs_awriter *w, const cs_wait *x)
 int cs_awriter_step(cs_awriter *w, const cs_step_row *x)
 {
     sqlite3_stmt *s = w->q[W_STEP];
-    sqlite3_bind_int64(s, 1, x->step);
-    sqlite3_bind_int64(s, 2, x->begin_ns);
-    sqlite3_bind_int64(s, 3, x->end_ns);
-    sqlite3_bind_int64(s, 4, x->time_ns);
-    sqlite3_bind_int(s, 5, x->slowest_rank);
-    sqlite3_bind_int64(s, 6, x->whatif_ns);
+    cs_bind_row(s, cs_step_cols, CS_NCOLS(cs_step_cols), x);
     return cs_astep(s);
 }
 
 int cs_awriter_rank_stat(cs_awriter *w, const cs_rank_stat *x)
 {
     sqlite3_stmt *s = w->q[W_RANK];
-    sqlite3_bind_int(s, 1, x->rank);
-    sqlite3_bind_int64(s, 2, x->times_last);
-    sqlite3_bind_int64(s, 3, x->imposed_wait_ns);
-    sqlite3_bind_int64(s, 4, x->median_lateness_ns);
+    cs_bind_row(s, cs_rank_stat_cols, CS_NCOLS(cs_rank_stat_cols), x);
     return cs_astep(s);
 }
 
 int cs_awriter_straggler(cs_awriter *w, const cs_straggler *x)
 {
     sqlite3_stmt *s = w->q[W_STRAG];
-    sqlite3_bind_text(s, 1, x->kind, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(s, 2, x->rank);
-    sqlite3_bind_int(s, 3, x->src);
-    sqlite3_bind_int(s, 4, x->dst);
-    sqlite3_bind_int64(s, 5, x->comm);
-    sqlite3_bind_int64(s, 6, x->first_step);
-    sqlite3_bind_int64(s, 7, x->last_step);
-    sqlite3_bind_int64(s, 8, x->begin_ns);
-    sqlite3_bind_int64(s, 9, x->end_ns);
-    sqlite3_bind_int64(s, 10, x->lateness_ns);
-    sqlite3_bind_int64(s, 11, x->cost_ns);
-    sqlite3_bind_text(s, 12, x->evidence, -1, SQLITE_TRANSIENT);
+    /* the reader's columns without the id, which the table assigns */
+    cs_bind_row(s, cs_straggler_cols + 1, CS_NCOLS(cs_straggler_cols) - 1, x);
     return cs_astep(s);
 }
 
@@ -587,58 +586,22 @@ int cs_awriter_p2p(cs_awriter *w, const cs_p2p_row *x)
 int cs_awriter_tail(cs_awriter *w, const cs_tail_row *x)
 {
     sqlite3_stmt *s = w->q[W_TAIL];
-    sqlite3_bind_int(s, 1, x->op);
-    sqlite3_bind_int64(s, 2, x->comm);
-    sqlite3_bind_int(s, 3, x->bucket);
-    sqlite3_bind_text(s, 4, x->callsite, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(s, 5, x->count);
-    sqlite3_bind_int64(s, 6, x->p50_ns);
-    sqlite3_bind_int64(s, 7, x->p90_ns);
-    sqlite3_bind_int64(s, 8, x->p99_ns);
-    sqlite3_bind_int64(s, 9, x->p999_ns);
-    sqlite3_bind_int64(s, 10, x->max_ns);
-    sqlite3_bind_text(s, 11, x->common, -1, SQLITE_TRANSIENT);
+    cs_bind_row(s, cs_tail_cols, CS_NCOLS(cs_tail_cols), x);
     return cs_astep(s);
 }
 
 int cs_awriter_model(cs_awriter *w, const cs_model_row *x)
 {
     sqlite3_stmt *s = w->q[W_MODEL];
-    sqlite3_bind_int64(s, 1, x->comm);
-    sqlite3_bind_int(s, 2, x->op);
-    sqlite3_bind_text(s, 3, x->algo, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(s, 4, x->points);
-    sqlite3_bind_int64(s, 5, x->cells);
-    sqlite3_bind_int64(s, 6, x->min_bytes);
-    sqlite3_bind_int64(s, 7, x->max_bytes);
-    sqlite3_bind_double(s, 8, x->alpha_ns);
-    sqlite3_bind_double(s, 9, x->beta_ns_per_byte);
-    sqlite3_bind_double(s, 10, x->r2);
-    sqlite3_bind_double(s, 11, x->rel_resid);
-    sqlite3_bind_int(s, 12, x->fitted);
-    sqlite3_bind_text(s, 13, x->note, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_double(s, 14, x->gamma_ns);
+    cs_bind_row(s, cs_model_cols, CS_NCOLS(cs_model_cols), x);
     return cs_astep(s);
 }
 
 int cs_awriter_proposal(cs_awriter *w, const cs_proposal *x)
 {
     sqlite3_stmt *s = w->q[W_PROP];
-    sqlite3_bind_text(s, 1, x->kind, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(s, 2, x->comm);
-    sqlite3_bind_int(s, 3, x->op);
-    sqlite3_bind_text(s, 4, x->callsite, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_double(s, 5, x->calls_per_step);
-    sqlite3_bind_int64(s, 6, x->min_bytes);
-    sqlite3_bind_int64(s, 7, x->max_bytes);
-    sqlite3_bind_int64(s, 8, x->bytes_per_step);
-    sqlite3_bind_int64(s, 9, x->bucket_bytes);
-    sqlite3_bind_double(s, 10, x->groups_per_step);
-    sqlite3_bind_int64(s, 11, x->gain_ns);
-    sqlite3_bind_int64(s, 12, x->step_ns);
-    sqlite3_bind_text(s, 13, x->evidence, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s, 14, x->env, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s, 15, x->curve, -1, SQLITE_TRANSIENT);
+    /* the reader's columns without the id, which the table assigns */
+    cs_bind_row(s, cs_proposal_cols + 1, CS_NCOLS(cs_proposal_cols) - 1, x);
     return cs_astep(s);
 }
 
