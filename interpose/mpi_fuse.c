@@ -463,11 +463,7 @@ int cs_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int c
         cs_fuse_flush_comm(comm);
         b = NULL;
     }
-    if (b && cs_batch_overlaps(b, send, recvbuf, bytes)) {
-        cs_warn_job(&w_overlap, "apply mode: an allreduce whose buffers overlap another's is not fused");
-        goto unfused;
-    }
-    if (!b && send && cs_overlap(send, bytes, recvbuf, bytes)) {
+    if (b ? cs_batch_overlaps(b, send, recvbuf, bytes) : send && cs_overlap(send, bytes, recvbuf, bytes)) {
         cs_warn_job(&w_overlap, "apply mode: an allreduce whose buffers overlap another's is not fused");
         goto unfused;
     }
