@@ -8,6 +8,7 @@
 #include "libtrace/store_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -125,15 +126,29 @@ static int cs_fill_static_tables(cs_store *st, char *err, size_t errlen)
 }
 
 
-int cs_store_create(const char *path, cs_store **out, char *err, size_t errlen)
+/* A new store is built in one go and renamed into place when whole: no
+ * journal while it is built (cs_store_finish turns on WAL). */
+static void cs_build_pragmas(cs_store *st)
 {
-    *out = NULL;
+    sqlite3_exec(st->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-8192;"
+                         "PRAGMA temp_store=MEMORY; PRAGMA locking_mode=EXCLUSIVE; PRAGMA threads=2;",
+                 NULL, NULL, NULL);
+}
+
+static void cs_unlink_db(const char *path)
+{
     char side[PATH_MAX + 8];
     unlink(path);
     snprintf(side, sizeof side, "%s-wal", path);
     unlink(side);
     snprintf(side, sizeof side, "%s-shm", path);
     unlink(side);
+}
+
+int cs_store_create(const char *path, cs_store **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    cs_unlink_db(path);
     cs_store *st = calloc(1, sizeof *st);
     if (!st)
         return cs_fail(err, errlen, "%s: out of memory", path);
@@ -145,15 +160,11 @@ int cs_store_create(const char *path, cs_store **out, char *err, size_t errlen)
         cs_store_close(st);
         return -1;
     }
-    /* A new store is built in one go and renamed into place when whole:
-     * no journal while it is built (cs_store_finish turns on WAL). */
-    sqlite3_exec(st->db, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-                         "PRAGMA cache_size=-8192;"
-                         "PRAGMA temp_store=MEMORY; PRAGMA locking_mode=EXCLUSIVE; PRAGMA threads=2;",
-                 NULL, NULL, NULL);
+    sqlite3_exec(st->db, "PRAGMA page_size=65536", NULL, NULL, NULL);
+    cs_build_pragmas(st);
     char ver[16];
     snprintf(ver, sizeof ver, "%d", CS_SCHEMA_VERSION);
-    if (cs_exec(st, "BEGIN;" CS_SCHEMA_TABLES_SQL, err, errlen) != 0 ||
+    if (cs_exec(st, "BEGIN;" CS_SCHEMA_TABLES_SQL CS_SCHEMA_TIME_INDEX_SQL, err, errlen) != 0 ||
         cs_fill_static_tables(st, err, errlen) != 0 ||
         cs_store_meta_set(st, "format", CS_TRACE_FORMAT) != 0 ||
         cs_store_meta_set(st, "schema_version", ver) != 0 ||
@@ -422,16 +433,111 @@ static sqlite3_int64 cs_recent_done(const cs_recent *r, const cs_rec_done *d)
     return 0;
 }
 
-static void cs_put_done(sqlite3_stmt *d, int rank, const cs_rec_done *x, sqlite3_int64 span, int64_t end_ns)
+/* Rows of one table inserted CS_BATCH_ROWS at a time by one multi-row
+ * INSERT: a statement's fixed cost (cursor, transaction checks) is paid
+ * once per batch, not once per row. Integer columns only; a row's NULLs
+ * are bits of `nul`. The last, short batch goes row by row. */
+#define CS_BATCH_ROWS 16
+#define CS_BATCH_COLS 24
+typedef struct cs_batch {
+    sqlite3_stmt *many, *one;
+    int ncol, n, bad;  /* bad: a batch failed (cs_put_done checks it late) */
+    int64_t v[CS_BATCH_ROWS][CS_BATCH_COLS];
+    uint32_t nul[CS_BATCH_ROWS];
+} cs_batch;
+
+/* `head` is "INSERT INTO t(c1, ..., cN) VALUES". */
+static int cs_batch_prepare(sqlite3 *db, cs_batch *b, const char *head, int ncol)
 {
-    sqlite3_bind_int(d, 1, rank);
-    sqlite3_bind_int64(d, 2, x->req);
-    sqlite3_bind_int64(d, 3, span);
-    sqlite3_bind_int(d, 4, x->source);
-    sqlite3_bind_int(d, 5, x->tag);
-    sqlite3_bind_int64(d, 6, end_ns);
-    sqlite3_step(d);
-    sqlite3_reset(d);
+    memset(b, 0, sizeof *b);
+    b->ncol = ncol;
+    size_t hl = strlen(head), rowl = 2 + 2 * (size_t)ncol, cap = hl + rowl * CS_BATCH_ROWS + 1;
+    char *sql = malloc(cap);
+    if (!sql)
+        return -1;
+    memcpy(sql, head, hl);
+    char *w = sql + hl;
+    for (int r = 0; r < CS_BATCH_ROWS; r++) {
+        *w++ = r ? ',' : ' ';
+        *w++ = '(';
+        for (int c = 0; c < ncol; c++) {
+            *w++ = '?';
+            *w++ = c + 1 < ncol ? ',' : ')';
+        }
+    }
+    *w = 0;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &b->many, NULL) == SQLITE_OK &&
+                     sqlite3_prepare_v2(db, sql, (int)(hl + rowl), &b->one, NULL) == SQLITE_OK
+                 ? 0 : -1;
+    free(sql);
+    return rc;
+}
+
+static void cs_batch_bind(sqlite3_stmt *s, const cs_batch *b, int row, int base)
+{
+    for (int c = 0; c < b->ncol; c++)
+        if (b->nul[row] >> c & 1)
+            sqlite3_bind_null(s, base + c + 1);
+        else
+            sqlite3_bind_int64(s, base + c + 1, b->v[row][c]);
+}
+
+static int cs_batch_flush(cs_batch *b)
+{
+    int ok = 1;
+    if (b->n == CS_BATCH_ROWS) {
+        for (int r = 0; r < b->n; r++)
+            cs_batch_bind(b->many, b, r, r * b->ncol);
+        ok = sqlite3_step(b->many) == SQLITE_DONE;
+        sqlite3_reset(b->many);
+    } else {
+        for (int r = 0; r < b->n && ok; r++) {
+            cs_batch_bind(b->one, b, r, 0);
+            ok = sqlite3_step(b->one) == SQLITE_DONE;
+            sqlite3_reset(b->one);
+        }
+    }
+    b->n = 0;
+    if (!ok)
+        b->bad = 1;
+    return ok ? 0 : -1;
+}
+
+/* The next row to fill: all columns NULL until set. */
+static int64_t *cs_batch_row(cs_batch *b)
+{
+    b->nul[b->n] = (1u << b->ncol) - 1;
+    return b->v[b->n];
+}
+
+static inline void cs_batch_set(cs_batch *b, int col, int64_t v)
+{
+    b->v[b->n][col] = v;
+    b->nul[b->n] &= ~(1u << col);
+}
+
+static int cs_batch_put(cs_batch *b)
+{
+    return ++b->n == CS_BATCH_ROWS ? cs_batch_flush(b) : 0;
+}
+
+static void cs_batch_free(cs_batch *b)
+{
+    sqlite3_finalize(b->many);
+    sqlite3_finalize(b->one);
+    b->many = b->one = NULL;
+}
+
+static void cs_put_done(cs_batch *d, int rank, const cs_rec_done *x, sqlite3_int64 span, int64_t end_ns)
+{
+    cs_batch_row(d);
+    cs_batch_set(d, 0, rank);
+    cs_batch_set(d, 1, x->req);
+    cs_batch_set(d, 2, span);
+    cs_batch_set(d, 3, x->source);
+    cs_batch_set(d, 4, x->tag);
+    cs_batch_set(d, 5, end_ns);
+    cs_batch_put(d);
 }
 
 static void cs_put_counters(sqlite3_stmt *c, const char *events, const cs_rec_counters *x, sqlite3_int64 span)
@@ -538,16 +644,16 @@ static int cs_read_modules(cs_store *st, const char *log_path, int rank)
     return 0;
 }
 
-enum { Q_SPAN, Q_COMM, Q_CS, Q_FRAME, Q_DONE, Q_CTR, Q_ACT, Q_NCOLL, Q_N };
+enum { Q_COMM, Q_CS, Q_FRAME, Q_CTR, Q_ACT, Q_NCOLL, Q_N };
+#define CS_SPAN_INSERT_HEAD \
+    "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req," \
+    " begin_ns, end_ns, rc, callsite, flags, stream, grp, redop, corr, gpu_begin_ns, gpu_end_ns) VALUES"
+#define CS_DONE_INSERT_HEAD "INSERT INTO completions(rank, req, span, source, tag, end_ns) VALUES"
 static const char *const cs_import_sql[Q_N] = {
-    [Q_SPAN] = "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req,"
-               " begin_ns, end_ns, rc, callsite, flags, stream, grp, redop, corr, gpu_begin_ns, gpu_end_ns)"
-               " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [Q_COMM] = "INSERT OR REPLACE INTO comms(id, rank, local, comm_rank, size, parent, how, created_ns)"
                " VALUES(?,?,?,?,?,?,?,?)",
     [Q_CS] = "INSERT OR REPLACE INTO callsites(rank, id, depth, label) VALUES(?,?,?,NULL)",
     [Q_FRAME] = "INSERT OR REPLACE INTO frames(rank, callsite, level, pc) VALUES(?,?,?,?)",
-    [Q_DONE] = "INSERT OR REPLACE INTO completions(rank, req, span, source, tag, end_ns) VALUES(?,?,?,?,?,?)",
     [Q_CTR] = "INSERT INTO counters(span, event, value) VALUES(?,?,?)",
     [Q_ACT] = "INSERT INTO gpu_activity(rank, kind, name, stream, corr, begin_ns, end_ns, bytes, device)"
               " VALUES(?,?,?,?,?,?,?,?,?)",
@@ -591,6 +697,7 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
     const cs_rec *r;
     int rc = -1;
     sqlite3_stmt *q[Q_N] = { 0 };
+    cs_batch bs = { 0 }, bd = { 0 };
     while ((r = cs_logr_next(lr)) != NULL) {
         uint32_t kind = CS_REC_KIND(r->hdr);
         if (kind == CS_REC_CALIB) {
@@ -663,6 +770,11 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
             cs_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
             goto out;
         }
+    if (cs_batch_prepare(st->db, &bs, CS_SPAN_INSERT_HEAD, 24) != 0 ||
+        cs_batch_prepare(st->db, &bd, CS_DONE_INSERT_HEAD, 6) != 0) {
+        cs_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
+        goto out;
+    }
     if (cs_exec(st, "BEGIN", err, errlen) != 0)
         goto out;
     /* Span ids are unique across ranks by construction (each rank has its
@@ -678,6 +790,19 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
             sqlite3_finalize(m);
         }
     }
+    /* When no row lies above our range's next id, SQLite's own next rowid
+     * (the largest plus one) is ours: rows after the first leave id NULL,
+     * which appends without searching the table for the id. */
+    int auto_id = 0;
+    sqlite3_int64 first_id = next_id;
+    {
+        sqlite3_stmt *m;
+        if (sqlite3_prepare_v2(st->db, "SELECT MAX(id) FROM span", -1, &m, NULL) == SQLITE_OK) {
+            if (sqlite3_step(m) == SQLITE_ROW)
+                auto_id = sqlite3_column_type(m, 0) == SQLITE_NULL || sqlite3_column_int64(m, 0) < next_id;
+            sqlite3_finalize(m);
+        }
+    }
     /* Completions and counters that precede the span of their thread that
      * owns them are held per thread until it comes (see cs_recent). */
     cs_pending *pend = NULL;
@@ -689,7 +814,6 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
         uint32_t kind = CS_REC_KIND(r->hdr);
         uint32_t flags = CS_REC_FLAGS(r->hdr);
         if (kind == CS_REC_SPAN) {
-            sqlite3_stmt *s = q[Q_SPAN];
             int64_t b = cs_conv_ns(&cv, r->t0), e = cs_conv_ns(&cv, r->t1);
             if (e < b)
                 e = b;
@@ -698,49 +822,35 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
             if (e > tmax)
                 tmax = e;
             sqlite3_int64 id = next_id++;
-            sqlite3_bind_int64(s, 1, id);
-            sqlite3_bind_int(s, 2, rank);
-            sqlite3_bind_int(s, 3, r->tid);
-            sqlite3_bind_int(s, 4, r->op < CS_OP_COUNT ? r->op : 0);
+            cs_batch_row(&bs);
+            if (!auto_id || id == first_id)
+                cs_batch_set(&bs, 0, id);
+            cs_batch_set(&bs, 1, rank);
+            cs_batch_set(&bs, 2, r->tid);
+            cs_batch_set(&bs, 3, r->op < CS_OP_COUNT ? r->op : 0);
             if ((flags & CS_F_HAS_COMM) && r->comm < ncomm && comm_id[r->comm])
-                sqlite3_bind_int64(s, 5, (sqlite3_int64)comm_id[r->comm]);
-            else
-                sqlite3_bind_null(s, 5);
+                cs_batch_set(&bs, 4, (sqlite3_int64)comm_id[r->comm]);
             if (flags & CS_F_HAS_SEQ)
-                sqlite3_bind_int64(s, 6, r->seq);
-            else
-                sqlite3_bind_null(s, 6);
-            sqlite3_bind_int64(s, 7, (sqlite3_int64)r->bytes);
+                cs_batch_set(&bs, 5, r->seq);
+            cs_batch_set(&bs, 6, (sqlite3_int64)r->bytes);
             if (r->dtype)
-                sqlite3_bind_int(s, 8, r->dtype);
-            else
-                sqlite3_bind_null(s, 8);
-            sqlite3_bind_int64(s, 9, r->count);
+                cs_batch_set(&bs, 7, r->dtype);
+            cs_batch_set(&bs, 8, r->count);
             if (flags & CS_F_HAS_PEER)
-                sqlite3_bind_int(s, 10, r->peer);
-            else
-                sqlite3_bind_null(s, 10);
+                cs_batch_set(&bs, 9, r->peer);
             int is_sendrecv = r->op == CS_OP_MPI_Sendrecv || r->op == CS_OP_MPI_Sendrecv_replace;
             if (is_sendrecv)
-                sqlite3_bind_int(s, 11, (int32_t)r->req);
-            else
-                sqlite3_bind_null(s, 11);
+                cs_batch_set(&bs, 10, (int32_t)r->req);
             if (flags & (CS_F_HAS_PEER | CS_F_FUSED | CS_F_FUSE_MEMBER))
-                sqlite3_bind_int(s, 12, r->tag); /* p2p tag, or fused-call id */
-            else
-                sqlite3_bind_null(s, 12);
+                cs_batch_set(&bs, 11, r->tag); /* p2p tag, or fused-call id */
             if (!is_sendrecv && r->req)
-                sqlite3_bind_int64(s, 13, r->req);
-            else
-                sqlite3_bind_null(s, 13);
-            sqlite3_bind_int64(s, 14, b);
-            sqlite3_bind_int64(s, 15, e);
-            sqlite3_bind_int(s, 16, r->rc);
+                cs_batch_set(&bs, 12, r->req);
+            cs_batch_set(&bs, 13, b);
+            cs_batch_set(&bs, 14, e);
+            cs_batch_set(&bs, 15, r->rc);
             if (r->callsite)
-                sqlite3_bind_int64(s, 17, r->callsite);
-            else
-                sqlite3_bind_null(s, 17);
-            sqlite3_bind_int(s, 18, (int)flags);
+                cs_batch_set(&bs, 16, r->callsite);
+            cs_batch_set(&bs, 17, (int)flags);
             /* The extension record this thread wrote just before. */
             const cs_rec_spanx *x = NULL;
             for (int i = 0; i < nxp; i++)
@@ -759,28 +869,25 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
             const cs_gt *np = x && x->corr && !is_cuda && nnp ? cs_gt_find(nps, nnp, x->corr) : NULL;
             if (!gt && np && np->g0)
                 gt = np;
-            for (int i = 19; i <= 24; i++)
-                sqlite3_bind_null(s, i);
             if (x) {
-                sqlite3_bind_int64(s, 19, (sqlite3_int64)x->stream);
+                cs_batch_set(&bs, 18, (sqlite3_int64)x->stream);
                 if (x->grp)
-                    sqlite3_bind_int64(s, 20, x->grp);
+                    cs_batch_set(&bs, 19, x->grp);
                 if (x->redop >= 0)
-                    sqlite3_bind_int(s, 21, x->redop);
+                    cs_batch_set(&bs, 20, x->redop);
                 if (x->corr)
-                    sqlite3_bind_int64(s, 22, (sqlite3_int64)x->corr);
+                    cs_batch_set(&bs, 21, (sqlite3_int64)x->corr);
             }
             if (gt) {
                 int64_t gb = cs_conv_ns(&cv, gt->g0), ge = cs_conv_ns(&cv, gt->g1);
-                sqlite3_bind_int64(s, 23, gb);
-                sqlite3_bind_int64(s, 24, ge < gb ? gb : ge);
+                cs_batch_set(&bs, 22, gb);
+                cs_batch_set(&bs, 23, ge < gb ? gb : ge);
             }
-            if (sqlite3_step(s) != SQLITE_DONE) {
+            if (cs_batch_put(&bs) != 0) {
                 cs_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
                 free(pend);
                 goto out;
             }
-            sqlite3_reset(s);
             stats->spans++;
             if (np && cs_import_nccl_coll(q[Q_NCOLL], id, np, &cv) != 0) {
                 cs_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
@@ -796,7 +903,7 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
                     continue;
                 }
                 if (p->is_done) {
-                    cs_put_done(q[Q_DONE], rank, &p->done, id, e);
+                    cs_put_done(&bd, rank, &p->done, id, e);
                     stats->completions++;
                 } else {
                     cs_put_counters(q[Q_CTR], h->papi_events, &p->ctr, id);
@@ -874,7 +981,7 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
                 const cs_rec_done *x = (const cs_rec_done *)r;
                 sqlite3_int64 sp = cs_recent_done(cs_recent_of(recent, &nrecent, x->tid), x);
                 if (sp) {
-                    cs_put_done(q[Q_DONE], rank, x, sp, cs_conv_ns(&cv, x->t1));
+                    cs_put_done(&bd, rank, x, sp, cs_conv_ns(&cv, x->t1));
                     stats->completions++;
                     continue;
                 }
@@ -909,6 +1016,10 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
         }
     }
     free(pend);
+    if (cs_batch_flush(&bs) != 0 || cs_batch_flush(&bd) != 0 || bd.bad) {
+        cs_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
+        goto out;
+    }
 
     /* The process row and its clock. */
     {
@@ -969,6 +1080,8 @@ out:
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     for (int i = 0; i < Q_N; i++)
         sqlite3_finalize(q[i]);
+    cs_batch_free(&bs);
+    cs_batch_free(&bd);
     free(cv.pt);
     free(comm_id);
     free(gts);
@@ -1118,7 +1231,7 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
              "  count, peer, peer2, tag, req, begin_ns, end_ns, rc, callsite, flags, stream, grp, redop, corr,"
              "  gpu_begin_ns, gpu_end_ns FROM r.span;"
              "INSERT INTO main.gpu_activity SELECT * FROM r.gpu_activity;"
-             "INSERT OR REPLACE INTO main.completions SELECT rank, req, span + (SELECT v FROM cs_off), source, tag,"
+             "INSERT INTO main.completions SELECT rank, req, span + (SELECT v FROM cs_off), source, tag,"
              "  end_ns FROM r.completions;"
              "INSERT INTO main.counters SELECT span + (SELECT v FROM cs_off), event, value FROM r.counters;"
              "INSERT INTO main.nccl_coll SELECT span + (SELECT v FROM cs_off), algo, proto, nchannels, gpu_begin_ns,"
@@ -1140,11 +1253,125 @@ detach:
     return rc;
 }
 
+/* Is the store's op table this build's, id for id? */
+static int cs_ops_are_ours(cs_store *st)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "SELECT id, name FROM ops", -1, &s, NULL) != SQLITE_OK)
+        return 0;
+    int n = 0, ok = 1;
+    while (ok && sqlite3_step(s) == SQLITE_ROW) {
+        int id = sqlite3_column_int(s, 0);
+        const unsigned char *name = sqlite3_column_text(s, 1);
+        ok = id >= 0 && id < CS_OP_COUNT && name && strcmp((const char *)name, cs_ops[id].name) == 0;
+        n++;
+    }
+    sqlite3_finalize(s);
+    return ok && n == CS_OP_COUNT;
+}
+
+static int cs_copy_file(const char *from, const char *to)
+{
+    int in = open(from, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return -1;
+    int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out < 0) {
+        close(in);
+        return -1;
+    }
+    int rc = 0;
+    for (;;) {
+        ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)1 << 30, 0);
+        if (n == 0)
+            break;
+        if (n > 0)
+            continue;
+        if (errno == EINTR)
+            continue;
+        if (errno != EXDEV && errno != ENOSYS && errno != EOPNOTSUPP && errno != EINVAL) {
+            rc = -1;
+            break;
+        }
+        /* No in-kernel copy here: read and write, from where it stopped. */
+        enum { CS_COPY_BUF = 1 << 20 };
+        char *buf = malloc(CS_COPY_BUF);
+        if (!buf) {
+            rc = -1;
+            break;
+        }
+        ssize_t got;
+        while ((got = read(in, buf, CS_COPY_BUF)) > 0 || (got < 0 && errno == EINTR)) {
+            for (ssize_t w = 0; got > 0 && w < got;) {
+                ssize_t put = write(out, buf + w, (size_t)(got - w));
+                if (put < 0 && errno == EINTR)
+                    continue;
+                if (put <= 0) {
+                    rc = -1;
+                    break;
+                }
+                w += put;
+            }
+            if (rc)
+                break;
+        }
+        if (got < 0)
+            rc = -1;
+        free(buf);
+        break;
+    }
+    if (close(out) != 0)
+        rc = -1;
+    close(in);
+    return rc;
+}
+
+int cs_store_create_from(const char *path, const char *rank_db, cs_store **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    cs_store *r;
+    if (cs_store_open(rank_db, CS_STORE_READ, &r, err, errlen) != 0)
+        return -1;
+    char tool[64] = "", kind[16] = "";
+    cs_store_meta_get(r, "tool_version", tool, sizeof tool);
+    cs_store_meta_get(r, "kind", kind, sizeof kind);
+    int usable = r->version == CS_SCHEMA_VERSION && strcmp(tool, PACKAGE_VERSION) == 0 && strcmp(kind, "rank") == 0 &&
+                 cs_ops_are_ours(r);
+    cs_store_close(r);
+    if (!usable)
+        return 1;
+    cs_unlink_db(path);
+    if (cs_copy_file(rank_db, path) != 0) {
+        unlink(path);
+        return 1; /* cs_store_create will say what is wrong with the folder */
+    }
+    cs_store *st = calloc(1, sizeof *st);
+    if (!st) {
+        unlink(path);
+        return cs_fail(err, errlen, "%s: out of memory", path);
+    }
+    snprintf(st->path, sizeof st->path, "%s", path);
+    st->version = CS_SCHEMA_VERSION;
+    if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        cs_store_close(st);
+        unlink(path);
+        return 1;
+    }
+    cs_build_pragmas(st);
+    if (cs_exec(st, "DELETE FROM meta WHERE key = 'source_log'", err, errlen) != 0) {
+        cs_store_close(st);
+        unlink(path);
+        return 1;
+    }
+    *out = st;
+    return 0;
+}
+
 int cs_store_finish(cs_store *job, const char *command, char *err, size_t errlen)
 {
     /* Indexes after the bulk load (sorted with SQLite's worker threads),
      * statistics from a sample, then the WAL mode readers expect. */
-    if (cs_exec(job, "PRAGMA mmap_size=4294967296; PRAGMA threads=2; PRAGMA cache_size=-262144; BEGIN;" CS_SCHEMA_INDEXES_SQL "COMMIT;"
+    if (cs_exec(job, "PRAGMA mmap_size=4294967296; PRAGMA threads=2; BEGIN;" CS_SCHEMA_INDEXES_SQL "COMMIT;"
                      "PRAGMA analysis_limit=1000; ANALYZE; PRAGMA locking_mode=NORMAL;",
                 err, errlen) != 0)
         return -1;
@@ -1517,8 +1744,7 @@ void cs_span_iter_free(cs_span_iter *it)
 int cs_store_completions(cs_store *st, int (*cb)(const cs_completion *, void *), void *arg)
 {
     const char *sql = "SELECT c.rank, c.req, COALESCE(c.span, 0), COALESCE(c.source, -1), COALESCE(c.tag, -1), "
-                      CS_ALIGNED("c.end_ns") " FROM completions c LEFT JOIN clocks k ON k.rank = c.rank"
-                      " ORDER BY c.rank, c.req";
+                      CS_ALIGNED("c.end_ns") " FROM completions c LEFT JOIN clocks k ON k.rank = c.rank";
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
         return -1;

@@ -48,6 +48,12 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
 /* Is the per-rank store at path a finished conversion of log_path? */
 int cs_store_rank_db_current(const char *db_path, const char *log_path);
 
+/* Start a job store at path as a copy of a per-rank store (the kernel
+ * copies the file; no row is decoded), to merge the other ranks' into.
+ * Returns 0; 1 when rank_db cannot serve (written by another build, or
+ * the copy failed), leaving nothing at path; -1 when rank_db is unreadable,
+ * with a reason. */
+int cs_store_create_from(const char *path, const char *rank_db, cs_store **out, char *err, size_t errlen);
 /* Append a per-rank store into a job store (ATTACH + INSERT ... SELECT). */
 int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen);
 /* After merging: indexes, statistics, meta (command, created). */

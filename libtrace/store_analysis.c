@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -735,31 +736,101 @@ int cs_store_callsite_labels(cs_store *st, int (*cb)(int, int64_t, const char *,
     return rc;
 }
 
+/* Completions by (rank, req), for the p2p reader: completions has no
+ * index (keeping one costs the ingest more than this costs here). Open
+ * addressing, linear probing, at most half full. */
+typedef struct cs_done_ent { int64_t req; int rank, used, source; int64_t end_ns; } cs_done_ent;
+typedef struct cs_done_map { cs_done_ent *a; size_t mask; } cs_done_map;
+
+static size_t cs_done_slot(const cs_done_map *m, int rank, int64_t req)
+{
+    uint64_t h = ((uint64_t)(uint32_t)rank * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)req * 0xc2b2ae3d27d4eb4full);
+    size_t i = (size_t)(h >> 17) & m->mask;
+    while (m->a[i].used && (m->a[i].rank != rank || m->a[i].req != req))
+        i = (i + 1) & m->mask;
+    return i;
+}
+
+static int cs_done_map_load(cs_store *st, cs_done_map *m)
+{
+    memset(m, 0, sizeof *m);
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT count(*) FROM completions", -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int64_t n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+    sqlite3_finalize(s);
+    if (n < 0)
+        return -1;
+    size_t cap = 64;
+    while (cap < (size_t)n * 2)
+        cap *= 2;
+    m->a = calloc(cap, sizeof *m->a);
+    if (!m->a)
+        return -1;
+    m->mask = cap - 1;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT rank, req, COALESCE(source, -1), COALESCE(end_ns, 0) FROM completions",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int step;
+    size_t have = 0;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW && have < cap / 2) {
+        int rank = sqlite3_column_int(s, 0);
+        int64_t req = sqlite3_column_int64(s, 1);
+        cs_done_ent *e = &m->a[cs_done_slot(m, rank, req)];
+        /* A request completed twice (a damaged trace): the first wins. */
+        if (e->used)
+            continue;
+        *e = (cs_done_ent){ req, rank, 1, sqlite3_column_int(s, 2), sqlite3_column_int64(s, 3) };
+        have++;
+    }
+    sqlite3_finalize(s);
+    return step == SQLITE_DONE || step == SQLITE_ROW ? 0 : -1;
+}
+
 int cs_store_p2p_markers_raw(cs_store *st, int (*cb)(const cs_p2p_op *, void *), void *arg)
 {
     const char *sql =
         "SELECT s.id, COALESCE(s.comm, 0), s.rank, CASE o.kind WHEN 'send' THEN 0 WHEN 'recv' THEN 1 WHEN 'sendrecv' THEN 2 ELSE 3 END,"
-        " COALESCE(s.peer, -1), COALESCE(s.peer2, -1), COALESCE(s.tag, -1), COALESCE(c.source, -1), s.begin_ns,"
-        " CASE WHEN o.nonblocking THEN COALESCE(c.end_ns, 0) ELSE s.end_ns END, o.nonblocking"
+        " COALESCE(s.peer, -1), COALESCE(s.peer2, -1), COALESCE(s.tag, -1), COALESCE(s.req, 0), s.begin_ns,"
+        " s.end_ns, o.nonblocking"
         " FROM span s JOIN ops o ON o.id = s.op"
-        " LEFT JOIN completions c ON o.nonblocking AND c.rank = s.rank AND c.req = s.req"
         " WHERE s.op IN (SELECT id FROM ops WHERE kind IN ('send', 'recv', 'sendrecv', 'marker'))"
         " AND (s.comm IS NOT NULL OR o.kind = 'marker')";
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(cs_db(st), sql, -1, &s, NULL) != SQLITE_OK)
+    cs_done_map done;
+    if (cs_done_map_load(st, &done) != 0) {
+        free(done.a);
         return -1;
+    }
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(cs_db(st), sql, -1, &s, NULL) != SQLITE_OK) {
+        free(done.a);
+        return -1;
+    }
     int rc = 0, step;
     while ((step = sqlite3_step(s)) == SQLITE_ROW) {
         cs_p2p_op m = { sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int(s, 2),
                         sqlite3_column_int(s, 3), sqlite3_column_int(s, 4), sqlite3_column_int(s, 5),
-                        sqlite3_column_int(s, 6), sqlite3_column_int(s, 7), sqlite3_column_int64(s, 8),
+                        sqlite3_column_int(s, 6), -1, sqlite3_column_int64(s, 8),
                         sqlite3_column_int64(s, 9), sqlite3_column_int(s, 10) };
+        if (m.nonblocking) {
+            /* A nonblocking start ends when its request completed (0: never). */
+            m.end_ns = 0;
+            int64_t req = sqlite3_column_int64(s, 7);
+            if (req) {
+                const cs_done_ent *d = &done.a[cs_done_slot(&done, m.rank, req)];
+                if (d->used) {
+                    m.source = d->source;
+                    m.end_ns = d->end_ns;
+                }
+            }
+        }
         if ((rc = cb(&m, arg)) != 0)
             break;
     }
     if (rc == 0 && step != SQLITE_DONE)
         rc = -1;
     sqlite3_finalize(s);
+    free(done.a);
     return rc;
 }
 
@@ -775,7 +846,7 @@ static const char *const cs_synth_sql[Y_N] = {
     [Y_CLOCK] = "INSERT OR REPLACE INTO clocks(rank, clock) VALUES(?, 'monotonic')",
     [Y_COMM] = "INSERT OR REPLACE INTO comms(id, rank, local, comm_rank, size, parent, how, created_ns)"
                " VALUES(?,?,0,?,?,0,'world',0)",
-    [Y_DONE] = "INSERT OR REPLACE INTO completions(rank, req, span, source, tag, end_ns) VALUES(?,?,?,-1,-1,?)",
+    [Y_DONE] = "INSERT INTO completions(rank, req, span, source, tag, end_ns) VALUES(?,?,?,-1,-1,?)",
 };
 
 struct cs_synth {
