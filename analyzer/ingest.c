@@ -42,9 +42,6 @@ static int cs_logent_cmp(const void *a, const void *b)
     return x->pid - y->pid;
 }
 
-/* Convert ents[i] for every todo[i], in up to one worker process per core
- * (SQLite writes are CPU-bound here). A worker that fails prints why; the
- * caller sees the missing file. */
 static double cs_now_s(void)
 {
     struct timespec ts;
@@ -52,52 +49,126 @@ static double cs_now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void cs_convert_parallel(cs_logent *ents, const unsigned char *todo, size_t n, size_t ntodo, const char *dir)
+/* Logs are converted by worker processes, one per core (SQLite writes
+ * are CPU-bound), while this process merges each rank file as soon as it
+ * is ready: the merge, which only one process can do, overlaps the
+ * conversions. This process converts the first log itself, as it would
+ * otherwise only wait for it. Worker w takes the w-th, (w+nw)-th, ... of
+ * the other logs to convert, in rank order, and writes each log's index
+ * to a pipe when it is done with it (made or not: a failing worker says
+ * why on stderr). */
+typedef struct cs_workers {
+    pid_t pids[16];
+    size_t n, nents;
+    size_t mine;            /* the log this process converts (nents: none) */
+    int rd;                 /* read end of the pipe; -1 when none */
+    unsigned char *done;    /* done[i]: ents[i] was dealt with */
+} cs_workers;
+
+static int cs_convert_one(const cs_logent *e, const char *dir)
 {
+    char made[PATH_MAX], err[1024];
+    unlink(e->db);
+    if (cs_store_convert_log(e->path, dir, made, err, sizeof err) != 0) {
+        cs_error("skipping %s", err);
+        return -1;
+    }
+    return 0;
+}
+
+static void cs_workers_start(cs_workers *w, cs_logent *ents, const unsigned char *todo, size_t n, size_t ntodo,
+                             const char *dir)
+{
+    memset(w, 0, sizeof *w);
+    w->rd = -1;
+    w->nents = w->mine = n;
+    w->done = calloc(n ? n : 1, 1);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nw = cores > 1 ? (size_t)cores : 1;
+    size_t nw = cores > 1 ? (size_t)cores : 0;
     if (nw > 16)
         nw = 16;
-    if (nw > ntodo)
-        nw = ntodo;
-    pid_t pids[16];
-    size_t started = 0;
-    for (size_t w = 0; w < nw; w++) {
-        pid_t pid = nw > 1 ? fork() : 0;
+    if (ntodo < 2)
+        nw = 0;
+    else if (nw > ntodo - 1)
+        nw = ntodo - 1;
+    int fd[2];
+    if (nw == 0 || !w->done || pipe(fd) != 0)
+        return; /* no workers: cs_workers_wait converts each log here */
+    for (size_t i = 0; i < n && w->mine == n; i++)
+        if (todo[i])
+            w->mine = i;
+    for (size_t k = 0; k < nw; k++) {
+        pid_t pid = fork();
         if (pid < 0)
-            break; /* convert the rest here */
+            break;
         if (pid > 0) {
-            pids[started++] = pid;
+            w->pids[w->n++] = pid;
             continue;
         }
+        close(fd[0]);
         int bad = 0;
-        for (size_t i = 0, k = 0; i < n; i++) {
-            if (!todo[i] || k++ % nw != w)
+        for (size_t i = 0, j = 0; i < n; i++) {
+            if (!todo[i] || i == w->mine || j++ % nw != k)
                 continue;
-            char made[PATH_MAX], err[1024];
-            unlink(ents[i].db);
-            if (cs_store_convert_log(ents[i].path, dir, made, err, sizeof err) != 0) {
-                cs_error("skipping %s", err);
-                bad = 1;
-            }
+            bad |= cs_convert_one(&ents[i], dir) != 0;
+            uint32_t v = (uint32_t)i;
+            while (write(fd[1], &v, sizeof v) < 0 && errno == EINTR)
+                ;
         }
-        if (nw > 1)
-            _exit(bad);
+        _exit(bad);
+    }
+    close(fd[1]);
+    if (w->n == 0) {
+        close(fd[0]);
+        w->mine = n;
         return;
     }
-    if (started < nw) {
-        /* fork failed: convert what the missing workers would have. */
-        for (size_t i = 0, k = 0; i < n; i++) {
-            if (!todo[i] || (k++ % nw) < started)
-                continue;
-            char made[PATH_MAX], err[1024];
-            if (cs_store_convert_log(ents[i].path, dir, made, err, sizeof err) != 0)
-                cs_error("skipping %s", err);
-        }
+    w->rd = fd[0];
+    /* Logs of workers that could not be started are converted here, when
+     * their turn comes. */
+    for (size_t i = 0, j = 0; i < n; i++)
+        if (todo[i] && i != w->mine && j++ % nw >= w->n)
+            w->done[i] = 2;
+}
+
+/* Returns when ents[i] is converted (or its worker gave up on it). */
+static void cs_workers_wait(cs_workers *w, cs_logent *ents, size_t i, const char *dir)
+{
+    if (w->done && w->done[i] == 1)
+        return;
+    if (!w->done || w->done[i] == 2 || i == w->mine || (w->rd < 0 && w->n == 0)) {
+        cs_convert_one(&ents[i], dir);
+        if (w->done)
+            w->done[i] = 1;
+        return;
     }
-    for (size_t w = 0; w < started; w++)
-        while (waitpid(pids[w], NULL, 0) < 0 && errno == EINTR)
+    while (!w->done[i]) {
+        uint32_t v;
+        ssize_t got = read(w->rd, &v, sizeof v);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got != (ssize_t)sizeof v) {
+            /* Every worker is gone: what they did not make is missing
+             * (each said why, or died trying). */
+            close(w->rd);
+            w->rd = -1;
+            for (size_t k = 0; k < w->nents; k++)
+                if (!w->done[k] && k != w->mine)
+                    w->done[k] = 1;
+            return;
+        }
+        w->done[v] = 1;
+    }
+}
+
+static void cs_workers_end(cs_workers *w)
+{
+    if (w->rd >= 0)
+        close(w->rd);
+    for (size_t k = 0; k < w->n; k++)
+        while (waitpid(w->pids[k], NULL, 0) < 0 && errno == EINTR)
             ;
+    free(w->done);
 }
 
 int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_result *res)
@@ -174,25 +245,43 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
             todo[i] = 1;
             ntodo++;
         }
-    double t0 = cs_now_s();
-    cs_convert_parallel(ents, todo, n, ntodo, dir);
-    double t1 = cs_now_s();
-    cs_store *job;
-    if (cs_store_create(tmp, &job, err, sizeof err) != 0) {
-        cs_error("%s", err);
-        free(ents);
-        free(todo);
-        return -1;
-    }
+    double t0 = cs_now_s(), twait = 0;
+    cs_workers wk;
+    cs_workers_start(&wk, ents, todo, n, ntodo, dir);
+    /* The first rank file becomes the trace by a file copy; the others are
+     * merged into it. */
+    cs_store *job = NULL;
     int merged = 0;
     for (size_t i = 0; i < n; i++) {
         cs_logent *e = &ents[i];
         if (todo[i]) {
+            double tw = cs_now_s();
+            cs_workers_wait(&wk, ents, i, dir);
+            twait += cs_now_s() - tw;
             if (access(e->db, R_OK) != 0) { /* the worker said why */
                 res->failed++;
                 continue;
             }
             res->converted++;
+        }
+        if (!job) {
+            int b = cs_store_create_from(tmp, e->db, &job, err, sizeof err);
+            if (b == 0) {
+                merged++;
+                continue;
+            }
+            if (b < 0) {
+                cs_error("skipping %s", err);
+                res->failed++;
+                continue;
+            }
+            if (cs_store_create(tmp, &job, err, sizeof err) != 0) {
+                cs_error("%s", err);
+                cs_workers_end(&wk);
+                free(ents);
+                free(todo);
+                return -1;
+            }
         }
         if (cs_store_merge(job, e->db, err, sizeof err) != 0) {
             cs_error("skipping %s", err);
@@ -201,6 +290,7 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
         }
         merged++;
     }
+    cs_workers_end(&wk);
     free(ents);
     free(todo);
     if (merged == 0) {
@@ -219,8 +309,8 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
         return -1;
     }
     if (getenv("COLLSCOPE_VERBOSE"))
-        cs_note("ingest: convert %zu logs %.2f s, merge %.2f s, symbols %.2f s, indexes %.2f s", ntodo, t1 - t0,
-                t2 - t1, t3 - t2, cs_now_s() - t3);
+        cs_note("ingest: %zu logs converted while merging %.2f s (%.2f s waiting for them), symbols %.2f s,"
+                " indexes %.2f s", ntodo, t2 - t0, twait, t3 - t2, cs_now_s() - t3);
     cs_proc *procs;
     int np;
     if (cs_store_procs(job, &procs, &np) == 0) {

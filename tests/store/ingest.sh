@@ -1,0 +1,71 @@
+#!/bin/sh
+# collscope ingest of many logs: worker processes convert them while the
+# main process copies the first rank file whole and appends the others.
+# Whatever path a rank takes (converted by a worker or by the main process,
+# copied or merged row by row), the trace holds exactly the rows of its
+# rank files: same span ids, same completions, pointing at their own spans.
+. "$srcdir/tests/lib.sh"
+gen=$B/bench/log_gen
+[ -x "$gen" ] || skip "bench/log_gen not built"
+ranks=5
+per=20000
+"$gen" -o "$T/a" -r $ranks -n $per > /dev/null || fail "log_gen failed"
+want=$("$gen" --stat "$T"/a/logs/*.cslog | sed -n 's/^spans: //p')
+[ "$want" -gt $((ranks * per)) ] || fail "log_gen wrote $want spans"
+
+"$COLLSCOPE" ingest "$T/a" > "$T/a.out" 2>&1 || fail "ingest failed: $(cat "$T/a.out")"
+db=$T/a/trace.db
+expect_eq "spans in the trace" "$(q "$db" "SELECT count(*) FROM span")" "$want"
+expect_eq "rank files" "$(ls "$T"/a/ranks/*.db | wc -l)" $ranks
+expect_eq "integrity" "$(q "$db" "PRAGMA integrity_check")" "ok"
+expect_eq "indexes" "$(q "$db" "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'span_%' ORDER BY name)")" \
+  "span_comm_seq span_rank_time"
+expect_eq "meta kind" "$(q "$db" "SELECT value FROM meta WHERE key = 'kind'")" "job"
+expect_eq "no source_log in the trace's meta" "$(q "$db" "SELECT count(*) FROM meta WHERE key = 'source_log'")" 0
+
+# Per rank, the trace and the rank file agree row for row.
+rows() { q "$1" "SELECT count(*), min(id), max(id), sum(id), sum(begin_ns % 1000003), sum(COALESCE(seq, 0)) FROM span WHERE rank = $2;
+                 SELECT count(*), sum(span), sum(req), sum(end_ns % 1000003) FROM completions WHERE rank = $2;
+                 SELECT count(*) FROM callsites WHERE rank = $2; SELECT count(*) FROM comms WHERE rank = $2"; }
+for f in "$T"/a/ranks/*.db; do
+  r=$(q "$f" "SELECT DISTINCT rank FROM span")
+  [ "$(rows "$f" "$r" | head -n 1 | cut -d'|' -f1)" -gt "$per" ] || fail "rank $r: rank file rows: $(rows "$f" "$r")"
+  expect_eq "rank $r: rows in trace and rank file" "$(rows "$db" "$r" | tr '\n' ' ')" "$(rows "$f" "$r" | tr '\n' ' ')"
+done
+expect_eq "ranks with spans" "$(q "$db" "SELECT count(DISTINCT rank) FROM span")" $ranks
+expect_eq "span ids unique" "$(q "$db" "SELECT count(DISTINCT id) FROM span")" "$want"
+done_n=$(q "$db" "SELECT count(*) FROM completions")
+[ "$done_n" -gt 0 ] || fail "no completions"
+expect_eq "completions pointing at a span of their own rank" \
+  "$(q "$db" "SELECT count(*) FROM completions c JOIN span s ON s.id = c.span AND s.rank = c.rank")" "$done_n"
+expect_eq "nonblocking starts completed" \
+  "$(q "$db" "SELECT count(*) FROM span s JOIN ops o ON o.id = s.op
+              LEFT JOIN completions c ON c.rank = s.rank AND c.req = s.req
+              WHERE o.nonblocking AND s.req IS NOT NULL AND c.req IS NULL")" 0
+"$COLLSCOPE" report "$T/a" > "$T/a.rep" 2>&1 || fail "report failed: $(cat "$T/a.rep")"
+
+# A first rank file from another build cannot be the trace's base: the
+# trace is built empty and every rank merged, with the same result.
+mkdir "$T/b"
+cp -r "$T/a/logs" "$T/a/ranks" "$T/b/"
+first=$(ls "$T"/b/ranks/*.db | head -n 1)
+q "$first" "UPDATE meta SET value = '0.0.0-other' WHERE key = 'tool_version'" > /dev/null
+"$COLLSCOPE" ingest "$T/b" > "$T/b.out" 2>&1 || fail "ingest (merged base) failed: $(cat "$T/b.out")"
+expect_eq "merged base: the trace's own tool version" \
+  "$(q "$T/b/trace.db" "SELECT value FROM meta WHERE key = 'tool_version'")" "$(q "$db" "SELECT value FROM meta WHERE key = 'tool_version'")"
+for r in $(seq 0 $((ranks - 1))); do
+  expect_eq "merged base: rank $r" "$(rows "$T/b/trace.db" "$r" | tr '\n' ' ')" "$(rows "$db" "$r" | tr '\n' ' ')"
+done
+
+# A log that cannot be read, sorting first (converted by the main process),
+# and a second one among the workers' share: both named, the rest kept.
+mkdir "$T/c"
+cp -r "$T/a/logs" "$T/c/"
+printf 'garbage' > "$T/c/logs/aaa-1.cslog"
+head -c 100 "$(ls "$T"/a/logs/*.cslog | head -n 1)" > "$T/c/logs/zzz-2.cslog"
+"$COLLSCOPE" ingest "$T/c" > "$T/c.out" 2> "$T/c.err"
+expect_eq "ingest with unreadable logs: exit status" $? 1
+grep -q 'aaa-1.cslog' "$T/c.err" || fail "the first bad log is not named: $(cat "$T/c.err")"
+grep -q 'zzz-2.cslog' "$T/c.err" || fail "the second bad log is not named: $(cat "$T/c.err")"
+expect_eq "ingest with unreadable logs: spans kept" "$(q "$T/c/trace.db" "SELECT count(*) FROM span")" "$want"
+echo "ok: $ranks ranks, $want spans, $done_n completions"
