@@ -437,7 +437,7 @@ static sqlite3_int64 cs_recent_done(const cs_recent *r, const cs_rec_done *d)
  * INSERT: a statement's fixed cost (cursor, transaction checks) is paid
  * once per batch, not once per row. Integer columns only; a row's NULLs
  * are bits of `nul`. The last, short batch goes row by row. */
-#define CS_BATCH_ROWS 16
+#define CS_BATCH_ROWS 64
 #define CS_BATCH_COLS 24
 typedef struct cs_batch {
     sqlite3_stmt *many, *one;
@@ -473,12 +473,12 @@ static int cs_batch_prepare(sqlite3 *db, cs_batch *b, const char *head, int ncol
     return rc;
 }
 
+/* Parameters are NULL after prepare and after each step (cleared then):
+ * only a row's values are bound. */
 static void cs_batch_bind(sqlite3_stmt *s, const cs_batch *b, int row, int base)
 {
     for (int c = 0; c < b->ncol; c++)
-        if (b->nul[row] >> c & 1)
-            sqlite3_bind_null(s, base + c + 1);
-        else
+        if (!(b->nul[row] >> c & 1))
             sqlite3_bind_int64(s, base + c + 1, b->v[row][c]);
 }
 
@@ -490,11 +490,13 @@ static int cs_batch_flush(cs_batch *b)
             cs_batch_bind(b->many, b, r, r * b->ncol);
         ok = sqlite3_step(b->many) == SQLITE_DONE;
         sqlite3_reset(b->many);
+        sqlite3_clear_bindings(b->many);
     } else {
         for (int r = 0; r < b->n && ok; r++) {
             cs_batch_bind(b->one, b, r, 0);
             ok = sqlite3_step(b->one) == SQLITE_DONE;
             sqlite3_reset(b->one);
+            sqlite3_clear_bindings(b->one);
         }
     }
     b->n = 0;
