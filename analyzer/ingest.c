@@ -171,6 +171,21 @@ static void cs_workers_end(cs_workers *w)
     free(w->done);
 }
 
+/* A log written by a newer preload may hold calls this collscope has no
+ * op for: they are kept as op "none", and said so here. */
+static void cs_warn_unknown_ops(const cs_logent *e)
+{
+    cs_store *st;
+    char err[256], n[32] = "";
+    if (cs_store_open(e->db, CS_STORE_READ, &st, err, sizeof err) != 0)
+        return; /* the merge will say what is wrong with it */
+    cs_store_meta_get(st, "unknown_ops", n, sizeof n);
+    cs_store_close(st);
+    if (n[0] && strcmp(n, "0") != 0)
+        cs_note("%s: %s spans of calls this collscope does not know (a newer preload wrote the log?);"
+                " kept with op \"none\"", e->path, n);
+}
+
 int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -264,6 +279,7 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
             }
             res->converted++;
         }
+        cs_warn_unknown_ops(e);
         if (!job) {
             int b = cs_store_create_from(tmp, e->db, &job, err, sizeof err);
             if (b == 0) {

@@ -145,6 +145,10 @@ static void lg_done(lg_rank *g, uint32_t req, int32_t source, int32_t tag, uint6
 }
 
 /* Write one rank's log into DIR/logs; runs in its own process. */
+/* -u: spans rank 0 adds with an op id past this build's, as a
+ * newer preload would write them. */
+static long lg_unknown;
+
 static int lg_write_rank(const char *dir, int rank, int size, long nspans)
 {
     cs_clock_init();
@@ -201,6 +205,8 @@ static int lg_write_rank(const char *dir, int rank, int size, long nspans)
         lg_span(&g, CS_OP_MPI_Barrier, 9 + (uint32_t)(done / 9 % 8), 0, 0, &g.world_seq, 0, 0, 0, 0, 0, 0, 1200);
         done += 9;
     }
+    for (long i = 0; rank == 0 && i < lg_unknown; i++)
+        lg_span(&g, CS_OP_COUNT + 3, 10, 0, 0, NULL, 0, 0, 1, 0, 0, 0, 300);
     cs_log_close();
     return 0;
 }
@@ -287,7 +293,7 @@ static long lg_count(const char *opt, const char *v)
 
 int main(int argc, char **argv)
 {
-    const char *usage = "usage: log_gen -o DIR [-r RANKS] [-n SPANS_PER_RANK]\n"
+    const char *usage = "usage: log_gen -o DIR [-r RANKS] [-n SPANS_PER_RANK] [-u UNKNOWN_OP_SPANS]\n"
                         "       log_gen --stat LOG...\n";
     if (argc >= 3 && strcmp(argv[1], "--stat") == 0)
         return lg_stat(argc - 2, argv + 2);
@@ -300,6 +306,8 @@ int main(int argc, char **argv)
             ranks = lg_count("-r", argv[++i]);
         else if (i + 1 < argc && strcmp(argv[i], "-n") == 0)
             nspans = lg_count("-n", argv[++i]);
+        else if (i + 1 < argc && strcmp(argv[i], "-u") == 0)
+            lg_unknown = lg_count("-u", argv[++i]);
         else {
             fputs(usage, stderr);
             return 2;

@@ -829,7 +829,12 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
                 cs_batch_set(&bs, 0, id);
             cs_batch_set(&bs, 1, rank);
             cs_batch_set(&bs, 2, r->tid);
-            cs_batch_set(&bs, 3, r->op < CS_OP_COUNT ? r->op : 0);
+            if (r->op < CS_OP_COUNT)
+                cs_batch_set(&bs, 3, r->op);
+            else {
+                cs_batch_set(&bs, 3, CS_OP_NONE);
+                stats->unknown_ops++;
+            }
             if ((flags & CS_F_HAS_COMM) && r->comm < ncomm && comm_id[r->comm])
                 cs_batch_set(&bs, 4, (sqlite3_int64)comm_id[r->comm]);
             if (flags & CS_F_HAS_SEQ)
@@ -1133,7 +1138,12 @@ int cs_store_convert_log(const char *log_path, const char *dir, char *out_path, 
     long long size = 0, mtime = 0;
     cs_file_size(log_path, &size, &mtime);
     snprintf(emsg, sizeof emsg, "%s %lld %d", log_path, size, stats.closed);
-    if (cs_store_meta_set(st, "source_log", emsg) != 0 || cs_store_meta_set(st, "kind", "rank") != 0) {
+    /* A log of a newer preload: its new calls are kept, nameless, and
+     * the ingest says so (meta unknown_ops). */
+    char nunk[32];
+    snprintf(nunk, sizeof nunk, "%lld", (long long)stats.unknown_ops);
+    if (cs_store_meta_set(st, "source_log", emsg) != 0 || cs_store_meta_set(st, "kind", "rank") != 0 ||
+        (stats.unknown_ops && cs_store_meta_set(st, "unknown_ops", nunk) != 0)) {
         cs_fail(err, errlen, "cannot write %s: %s", tmp, sqlite3_errmsg(st->db));
         cs_store_close(st);
         unlink(tmp);
@@ -1360,7 +1370,7 @@ int cs_store_create_from(const char *path, const char *rank_db, cs_store **out, 
         return 1;
     }
     cs_build_pragmas(st);
-    if (cs_exec(st, "DELETE FROM meta WHERE key = 'source_log'", err, errlen) != 0) {
+    if (cs_exec(st, "DELETE FROM meta WHERE key IN ('source_log', 'unknown_ops')", err, errlen) != 0) {
         cs_store_close(st);
         unlink(path);
         return 1;

@@ -40,6 +40,7 @@ int cs_store_convert_log(const char *log_path, const char *dir, char *out_path, 
 typedef struct cs_import_stats {
     int64_t spans, comms, callsites, completions, counters, calibs;
     int64_t dropped;
+    int64_t unknown_ops; /* spans of calls this build has no op for (kept as op 0) */
     int closed;          /* the log was closed by a normal exit */
     int rank;
 } cs_import_stats;

@@ -68,4 +68,16 @@ expect_eq "ingest with unreadable logs: exit status" $? 1
 grep -q 'aaa-1.cslog' "$T/c.err" || fail "the first bad log is not named: $(cat "$T/c.err")"
 grep -q 'zzz-2.cslog' "$T/c.err" || fail "the second bad log is not named: $(cat "$T/c.err")"
 expect_eq "ingest with unreadable logs: spans kept" "$(q "$T/c/trace.db" "SELECT count(*) FROM span")" "$want"
+# A log of a newer preload: calls this build has no op for are kept as op
+# 0 ("none"), and the ingest says how many, naming the log. Rank 0's file
+# is the trace's base, so its note must not come along into the trace.
+"$gen" -o "$T/d" -r 2 -n 90 -u 7 > /dev/null || fail "log_gen -u failed"
+"$COLLSCOPE" ingest "$T/d" > "$T/d.out" 2> "$T/d.err" || fail "ingest (unknown ops) failed: $(cat "$T/d.err")"
+grep -q "7 spans of calls this collscope does not know" "$T/d.err" || fail "no word of the unknown ops: $(cat "$T/d.err")"
+named=$(sed -n 's/^collscope: \(.*\.cslog\): 7 spans of calls.*/\1/p' "$T/d.err")
+expect_eq "unknown ops: the log named is rank 0's" "$("$gen" --stat "$named" | grep -c "rank=0 ")" 1
+expect_eq "unknown ops: spans kept as op 0" "$(q "$T/d/trace.db" "SELECT count(*) FROM span WHERE op = 0")" 7
+expect_eq "unknown ops: spans in all" "$(q "$T/d/trace.db" "SELECT count(*) FROM span")" \
+  "$("$gen" --stat "$T"/d/logs/*.cslog | sed -n 's/^spans: //p')"
+expect_eq "unknown ops: no meta note left in the trace" "$(q "$T/d/trace.db" "SELECT count(*) FROM meta WHERE key = 'unknown_ops'")" 0
 echo "ok: $ranks ranks, $want spans, $done_n completions"
