@@ -442,7 +442,9 @@ static sqlite3_int64 cs_recent_done(const cs_recent *r, const cs_rec_done *d)
 typedef struct cs_batch {
     sqlite3_stmt *many, *one;
     int ncol, n, bad;  /* bad: a batch failed (cs_put_done checks it late) */
-    int64_t v[CS_BATCH_ROWS][CS_BATCH_COLS];
+    /* On the heap: the preload converts its log at exit on whatever
+     * thread ends the program, whose stack may be small. */
+    int64_t (*v)[CS_BATCH_COLS]; /* [CS_BATCH_ROWS] */
     uint32_t nul[CS_BATCH_ROWS];
 } cs_batch;
 
@@ -451,6 +453,9 @@ static int cs_batch_prepare(sqlite3 *db, cs_batch *b, const char *head, int ncol
 {
     memset(b, 0, sizeof *b);
     b->ncol = ncol;
+    b->v = malloc(CS_BATCH_ROWS * sizeof *b->v);
+    if (!b->v)
+        return -1;
     size_t hl = strlen(head), rowl = 2 + 2 * (size_t)ncol, cap = hl + rowl * CS_BATCH_ROWS + 1;
     char *sql = malloc(cap);
     if (!sql)
@@ -527,7 +532,9 @@ static void cs_batch_free(cs_batch *b)
 {
     sqlite3_finalize(b->many);
     sqlite3_finalize(b->one);
+    free(b->v);
     b->many = b->one = NULL;
+    b->v = NULL;
 }
 
 static void cs_put_done(cs_batch *d, int rank, const cs_rec_done *x, sqlite3_int64 span, int64_t end_ns)
