@@ -21,7 +21,9 @@ const char cs_help_analyze[] =
     "tails), cost models of the collectives, the what-if replay and its\n"
     "proposals (tables models, proposals; see docs/report-json.md).\n"
     "`collscope report` and `collscope tui`\n"
-    "read them. A current stored analysis is kept unless --force.\n"
+    "read them. A current stored analysis is kept unless --force. A trace\n"
+    "that cannot be written here is refused (report analyses a private copy\n"
+    "of it instead).\n"
     "\n"
     "Exit status: 0, 1 when the trace cannot be read or written, 2 on bad usage.\n";
 
@@ -380,7 +382,7 @@ out:
     return rc;
 }
 
-cs_store *cs_analysis_open(const char *arg, int force)
+cs_store *cs_analysis_open(const char *arg, int force, int save)
 {
     cs_store *st = cs_open_trace(arg, CS_STORE_READ);
     if (!st)
@@ -388,10 +390,24 @@ cs_store *cs_analysis_open(const char *arg, int force)
     if (!force && cs_store_analysis_current(st) == 1)
         return st;
     cs_store_close(st);
-    st = cs_open_trace(arg, CS_STORE_WRITE);
+    char path[4200], err[1024];
+    cs_trace_path(arg, path, sizeof path);
+    if (cs_store_writable(path)) {
+        st = cs_open_trace(arg, CS_STORE_WRITE);
+    } else if (save) {
+        cs_error("%s: read-only here, so the analysis cannot be saved into it; copy it to a writable folder",
+                 path);
+        return NULL;
+    } else {
+        /* Reading a trace never needs write access to it. */
+        cs_note("%s is read-only here: analysing a private copy (the results are not saved into it)", path);
+        if (cs_store_open_scratch(path, &st, err, sizeof err) != 0) {
+            cs_error("%s", err);
+            return NULL;
+        }
+    }
     if (!st)
         return NULL;
-    char err[1024];
     if (cs_analyze_store(st, err, sizeof err) != 0) {
         cs_error("%s", err[0] ? err : "analysis failed");
         cs_store_close(st);
@@ -417,7 +433,7 @@ int cs_cmd_analyze(int argc, char **argv)
         fputs(cs_help_analyze, stderr);
         return 2;
     }
-    cs_store *st = cs_analysis_open(argv[optind], force);
+    cs_store *st = cs_analysis_open(argv[optind], force, 1);
     if (!st)
         return 1;
     char notes[2048] = "";

@@ -149,8 +149,10 @@ int cs_analyze_store(cs_store *st, char *err, size_t errlen);
 
 /* Make sure the trace at arg has a current stored analysis (analysing it
  * when not, or always when force) and return it open for reading; prints
- * one message and returns NULL on failure. */
-cs_store *cs_analysis_open(const char *arg, int force);
+ * one message and returns NULL on failure. A trace that cannot be written
+ * is analysed in a private copy (a note says so), unless save: then that
+ * is the failure. */
+cs_store *cs_analysis_open(const char *arg, int force, int save);
 
 /* ---- reports ---- */
 

@@ -55,7 +55,7 @@ typedef struct cs_side {
 static int cs_side_load(const char *arg, cs_side *s)
 {
     memset(s, 0, sizeof *s);
-    cs_store *st = cs_analysis_open(arg, 0);
+    cs_store *st = cs_analysis_open(arg, 0, 0);
     if (!st)
         return -1;
     int r = cs_report_load(st, &s->d);

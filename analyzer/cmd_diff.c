@@ -46,7 +46,7 @@ int cs_cmd_diff(int argc, char **argv)
     memset(d, 0, sizeof d);
     int rc = 1;
     for (int i = 0; i < 2; i++) {
-        cs_store *st = cs_analysis_open(argv[optind + i], 0);
+        cs_store *st = cs_analysis_open(argv[optind + i], 0, 0);
         if (!st)
             goto out;
         int r = cs_report_load(st, &d[i]);

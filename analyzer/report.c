@@ -18,7 +18,8 @@ const char cs_help_report[] =
     "calls, the bytes, and the total, p50, p90, p99 and maximum time; for each\n"
     "rank the share of its wall time spent inside traced calls. Then the\n"
     "cross-rank analysis (run and stored first unless current, as by\n"
-    "`collscope analyze`): aligned clocks, straggler verdicts with evidence,\n"
+    "`collscope analyze`; in a private copy in $TMPDIR when the trace cannot\n"
+    "be written here): aligned clocks, straggler verdicts with evidence,\n"
     "steps, who made the others wait, and tail latency per collective group;\n"
     "the cost model of each collective, the what-if replay (its error against\n"
     "the measured step time) and the proposals it estimates (fusion with the\n"
@@ -204,7 +205,7 @@ int cs_cmd_report(int argc, char **argv)
     cs_gate *gates = NULL;
     int ngates = 0;
     if (baseline) {
-        cs_store *bs = cs_analysis_open(baseline, 0);
+        cs_store *bs = cs_analysis_open(baseline, 0, 0);
         if (!bs)
             return 1;
         int r = cs_report_load(bs, &bd);
@@ -216,7 +217,7 @@ int cs_cmd_report(int argc, char **argv)
             return 1;
         }
     }
-    cs_store *st = cs_analysis_open(argv[optind], 0);
+    cs_store *st = cs_analysis_open(argv[optind], 0, 0);
     if (!st) {
         cs_report_free(&bd);
         return 1;

@@ -188,6 +188,50 @@ static const char *const cs_upgrades[CS_SCHEMA_VERSION + 1] = {
     [1] = CS_UPGRADE_1_TO_2_SQL, /* NCCL/CUDA span columns, gpu_activity */
 };
 
+int cs_store_writable(const char *path)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = 0;
+    else
+        *slash = 0;
+    /* The file, and its folder for SQLite's -wal and -shm files. */
+    return access(path, W_OK) == 0 && access(dir, W_OK) == 0;
+}
+
+int cs__open_immutable(sqlite3 **db, const char *path)
+{
+    char side[PATH_MAX + 8];
+    struct stat sb;
+    snprintf(side, sizeof side, "%s-wal", path);
+    if (stat(side, &sb) == 0 && sb.st_size > 0)
+        return -1; /* its changes are only in the WAL */
+    char uri[3 * PATH_MAX + 32], *w = uri;
+    w += sprintf(w, "file:");
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+        if (*c == '%' || *c == '?' || *c == '#' || *c < 0x21 || *c >= 0x7f)
+            w += sprintf(w, "%%%02X", *c);
+        else
+            *w++ = (char)*c;
+    sprintf(w, "?immutable=1");
+    if (*db)
+        sqlite3_close_v2(*db);
+    *db = NULL;
+    return sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK
+               ? 0
+               : -1;
+}
+
+int cs__needs_immutable(sqlite3 *db, const char *path)
+{
+    int prim = sqlite3_errcode(db) & 0xff;
+    return (prim == SQLITE_READONLY || prim == SQLITE_CANTOPEN) && !cs_store_writable(path);
+}
+
 int cs_store_open(const char *path, int mode, cs_store **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -217,7 +261,19 @@ int cs_store_open(const char *path, int mode, cs_store **out, char *err, size_t 
     char buf[64];
     /* A truncated or corrupt file fails here, with SQLite's own words. */
     sqlite3_stmt *s;
-    int rc = sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key = 'format'", -1, &s, NULL);
+    static const char fmt_sql[] = "SELECT value FROM meta WHERE key = 'format'";
+    int rc = sqlite3_prepare_v2(st->db, fmt_sql, -1, &s, NULL);
+    if (rc != SQLITE_OK && mode != CS_STORE_WRITE && cs__needs_immutable(st->db, path)) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", sqlite3_errmsg(st->db));
+        if (cs__open_immutable(&st->db, path) != 0) {
+            cs_fail(err, errlen, "%s: cannot read it in place (%s), and its latest changes are in %s-wal: "
+                    "copy both files to a writable folder", path, why, path);
+            cs_store_close(st);
+            return -1;
+        }
+        rc = sqlite3_prepare_v2(st->db, fmt_sql, -1, &s, NULL);
+    }
     if (rc != SQLITE_OK) {
         cs_fail(err, errlen, "%s: not a collscope trace (%s)", path, sqlite3_errmsg(st->db));
         cs_store_close(st);
@@ -309,7 +365,49 @@ void cs_store_close(cs_store *st)
         return;
     if (st->db)
         sqlite3_close_v2(st->db);
+    if (st->scratch[0])
+        cs_unlink_db(st->scratch);
     free(st);
+}
+
+int cs_store_open_scratch(const char *path, cs_store **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    cs_store *r;
+    if (cs_store_open(path, CS_STORE_READ, &r, err, errlen) != 0)
+        return -1;
+    const char *tmpdir = getenv("TMPDIR");
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s/collscope-XXXXXX", tmpdir && tmpdir[0] ? tmpdir : "/tmp");
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        cs_store_close(r);
+        return cs_fail(err, errlen, "%s: cannot make a private copy in %s: %s", path,
+                       tmpdir && tmpdir[0] ? tmpdir : "/tmp", strerror(errno));
+    }
+    close(fd);
+    /* SQLite's own copy: it reads a WAL trace's pending pages too. */
+    sqlite3 *to;
+    int ok = sqlite3_open_v2(tmp, &to, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_backup *b = sqlite3_backup_init(to, "main", r->db, "main");
+        ok = b && sqlite3_backup_step(b, -1) == SQLITE_DONE;
+        if (sqlite3_backup_finish(b) != SQLITE_OK)
+            ok = 0;
+        if (!ok)
+            cs_fail(err, errlen, "%s: cannot make a private copy in %s: %s", path, tmp, sqlite3_errmsg(to));
+    } else {
+        cs_fail(err, errlen, "%s: cannot make a private copy in %s", path, tmp);
+    }
+    sqlite3_close_v2(to);
+    cs_store_close(r);
+    if (!ok || cs_store_open(tmp, CS_STORE_WRITE, out, err, errlen) != 0) {
+        cs_unlink_db(tmp);
+        return -1;
+    }
+    snprintf((*out)->scratch, sizeof (*out)->scratch, "%s", tmp);
+    snprintf((*out)->path, sizeof (*out)->path, "%s", path);
+    return 0;
 }
 
 /* ---- converting a process log ---- */

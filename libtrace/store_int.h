@@ -14,7 +14,18 @@ struct cs_store {
     sqlite3 *db;
     char path[PATH_MAX];
     int version;
+    /* A private copy being used in place of the file at path (which
+     * messages and reports name): removed at close. "" when none. */
+    char scratch[PATH_MAX];
 };
+
+/* A finished trace is in WAL mode, whose readers need a -shm file beside
+ * it. Where none can be made (a read-only folder or mount: the failed
+ * call's error and cs__needs_immutable say so), a trace with no pending
+ * WAL is reopened read-only as immutable, which needs none; -1 when its
+ * changes are still in a WAL (or SQLite fails). */
+int cs__needs_immutable(sqlite3 *db, const char *path);
+int cs__open_immutable(sqlite3 **db, const char *path);
 
 /* A span iterator is one statement whose columns are CS_SPAN_COLS_*. */
 struct cs_span_iter {

@@ -186,7 +186,12 @@ int cs_tui_open(const char *path, cs_tui **out, char *err, size_t errlen)
     }
     sqlite3_busy_timeout(t->db, 5000);
     sqlite3_exec(t->db, "PRAGMA cache_size=-32768;", NULL, NULL, NULL);
-    if (cs_tui_load_clocks(t->db, &t->aClock, &t->nClock) != 0) {
+    int ok = cs_tui_load_clocks(t->db, &t->aClock, &t->nClock) == 0;
+    if (!ok && cs__needs_immutable(t->db, path) && cs__open_immutable(&t->db, path) == 0) {
+        sqlite3_exec(t->db, "PRAGMA cache_size=-32768;", NULL, NULL, NULL);
+        ok = cs_tui_load_clocks(t->db, &t->aClock, &t->nClock) == 0;
+    }
+    if (!ok) {
         cs_tui_fail(err, errlen, "%s: corrupt trace (%s)", path, sqlite3_errmsg(t->db));
         cs_tui_close(t);
         return -1;

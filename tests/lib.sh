@@ -76,3 +76,34 @@ check_seqs() {
   [ -z "$_bad" ] || fail "communicators whose members disagree on their size: $_bad"
   echo "ok: $(q "$1" "SELECT count(*) FROM (SELECT DISTINCT comm, seq FROM spans WHERE seq IS NOT NULL)") collective instances match across $(q "$1" "SELECT count(DISTINCT id) FROM comms") communicators"
 }
+
+# readonly_setup: makes "$T/ro_run CMD...", which runs CMD (with TMPDIR
+# "$T/scratch") where every folder "$T/ro_*" is read-only even to root:
+# as another user, root is not stopped by file modes, so it runs in a
+# private mount namespace with those folders bind-mounted read-only, or
+# else as user nobody. Skips the test when neither can be had.
+readonly_setup() {
+  chmod 755 "$T"
+  mkdir -p "$T/scratch" "$T/probe" && chmod 777 "$T/scratch"
+  if [ "$(id -u)" != 0 ]; then
+    printf '#!/bin/sh\nexec env TMPDIR="%s/scratch" "$@"\n' "$T" > "$T/ro_run"
+    echo "ok: read-only by file modes"
+  elif unshare -m sh -c 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && ! touch "$0/x"' "$T/probe" 2> /dev/null; then
+    cat > "$T/ro_run" << EOF2
+#!/bin/sh
+exec unshare -m sh -c 'for d in "\$0"/ro_*; do
+  [ -d "\$d" ] || continue
+  mount --bind "\$d" "\$d" && mount -o remount,bind,ro "\$d" || exit 99
+done
+exec env TMPDIR="\$0/scratch" "\$@"' "$T" "\$@"
+EOF2
+    echo "ok: read-only as root, through read-only mounts"
+  else
+    command -v runuser > /dev/null || skip "no mount namespace and no runuser: cannot drop root, which writes anything"
+    runuser -u nobody -- "$COLLSCOPE" --help > /dev/null 2>&1 ||
+      skip "no mount namespace, and user nobody cannot run $COLLSCOPE (its folders are closed to others)"
+    printf '#!/bin/sh\nexec runuser -u nobody -- env TMPDIR="%s/scratch" "$@"\n' "$T" > "$T/ro_run"
+    echo "ok: read-only as user nobody"
+  fi
+  chmod 755 "$T/ro_run"
+}

@@ -4,10 +4,10 @@ libtrace_libcstrace_la_SOURCES += libtrace/store_tui.c libtrace/store_tui.h
 # `collscope tui` runs collscope-tui (or says it was not built).
 analyzer_collscope_SOURCES += tui/cmd_tui.c
 
-EXTRA_DIST += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/tuilib.sh tests/tui/nccl.sh \
+EXTRA_DIST += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/tuilib.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh \
 	docs/collscope-tui.1
 dist_doc_DATA += docs/tui.md
-CS_TESTS += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/nccl.sh
+CS_TESTS += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh
 
 if HAVE_NCURSES
 bin_PROGRAMS += tui/collscope-tui
