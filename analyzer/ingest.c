@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,9 @@ const char cs_help_ingest[] =
     "  --force   reconvert every log (default: only logs without a current\n"
     "            per-rank file)\n"
     "\n"
-    "Exit status: 0 on success, 1 when no log could be read, 2 on bad usage.\n";
+    "Exit status: 0 on success; 1 when a log could not be converted (each\n"
+    "is named; the trace holds the others) or none could be read; 2 on bad\n"
+    "usage.\n";
 
 typedef struct cs_logent {
     char path[PATH_MAX];
@@ -57,12 +60,17 @@ static double cs_now_s(void)
  * the other logs to convert, in rank order, and writes each log's index
  * to a pipe when it is done with it (made or not: a failing worker says
  * why on stderr). */
+enum { CS_W_PENDING, CS_W_DONE, CS_W_HERE, CS_W_LOST };
 typedef struct cs_workers {
     pid_t pids[16];
+    int status[16];         /* how each worker ended (once reaped) */
     size_t n, nents;
     size_t mine;            /* the log this process converts (nents: none) */
     int rd;                 /* read end of the pipe; -1 when none */
-    unsigned char *done;    /* done[i]: ents[i] was dealt with */
+    int reaped;
+    unsigned char *done;    /* done[i]: CS_W_*: ents[i] converted (or given up on), to convert
+                               here, or lost with its worker */
+    unsigned char *owner;   /* owner[i]: the worker converting ents[i] */
 } cs_workers;
 
 static int cs_convert_one(const cs_logent *e, const char *dir)
@@ -76,13 +84,25 @@ static int cs_convert_one(const cs_logent *e, const char *dir)
     return 0;
 }
 
+static int cs_ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), m = strlen(tail);
+    return m <= n && strcmp(s + n - m, tail) == 0;
+}
+
 static void cs_workers_start(cs_workers *w, cs_logent *ents, const unsigned char *todo, size_t n, size_t ntodo,
                              const char *dir)
 {
     memset(w, 0, sizeof *w);
     w->rd = -1;
     w->nents = w->mine = n;
-    w->done = calloc(n ? n : 1, 1);
+    w->done = calloc(n ? n : 1, 2);
+    w->owner = w->done ? w->done + (n ? n : 1) : NULL;
+    /* A rank file left from an earlier conversion must not stand in for
+     * one a worker fails to make. */
+    for (size_t i = 0; i < n; i++)
+        if (todo[i])
+            unlink(ents[i].db);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     size_t nw = cores > 1 ? (size_t)cores : 0;
     if (nw > 16)
@@ -106,10 +126,14 @@ static void cs_workers_start(cs_workers *w, cs_logent *ents, const unsigned char
             continue;
         }
         close(fd[0]);
+        /* Test seam: a worker killed while converting this log. */
+        const char *kill_at = getenv("COLLSCOPE_TEST_KILL_CONVERT");
         int bad = 0;
         for (size_t i = 0, j = 0; i < n; i++) {
             if (!todo[i] || i == w->mine || j++ % nw != k)
                 continue;
+            if (kill_at && cs_ends_with(ents[i].path, kill_at))
+                raise(SIGKILL);
             bad |= cs_convert_one(&ents[i], dir) != 0;
             uint32_t v = (uint32_t)i;
             while (write(fd[1], &v, sizeof v) < 0 && errno == EINTR)
@@ -127,19 +151,45 @@ static void cs_workers_start(cs_workers *w, cs_logent *ents, const unsigned char
     /* Logs of workers that could not be started are converted here, when
      * their turn comes. */
     for (size_t i = 0, j = 0; i < n; i++)
-        if (todo[i] && i != w->mine && j++ % nw >= w->n)
-            w->done[i] = 2;
+        if (todo[i] && i != w->mine) {
+            size_t k = j++ % nw;
+            w->owner[i] = (unsigned char)k;
+            if (k >= w->n)
+                w->done[i] = CS_W_HERE;
+        }
+}
+
+static void cs_workers_reap(cs_workers *w)
+{
+    for (size_t k = 0; k < w->n && !w->reaped; k++)
+        while (waitpid(w->pids[k], &w->status[k], 0) < 0 && errno == EINTR)
+            ;
+    w->reaped = 1;
+}
+
+/* Why ents[i] has no rank file, when its worker died before saying. */
+static const char *cs_workers_why(cs_workers *w, size_t i, char *buf, size_t len)
+{
+    if (!w->done || w->done[i] != CS_W_LOST)
+        return NULL;
+    int st = w->status[w->owner[i]];
+    if (WIFSIGNALED(st))
+        snprintf(buf, len, "the process converting it was killed by signal %d (%s)", WTERMSIG(st),
+                 strsignal(WTERMSIG(st)));
+    else
+        snprintf(buf, len, "the process converting it ended (status %d) before it", WEXITSTATUS(st));
+    return buf;
 }
 
 /* Returns when ents[i] is converted (or its worker gave up on it). */
 static void cs_workers_wait(cs_workers *w, cs_logent *ents, size_t i, const char *dir)
 {
-    if (w->done && w->done[i] == 1)
+    if (w->done && (w->done[i] == CS_W_DONE || w->done[i] == CS_W_LOST))
         return;
-    if (!w->done || w->done[i] == 2 || i == w->mine || (w->rd < 0 && w->n == 0)) {
+    if (!w->done || w->done[i] == CS_W_HERE || i == w->mine || (w->rd < 0 && w->n == 0)) {
         cs_convert_one(&ents[i], dir);
         if (w->done)
-            w->done[i] = 1;
+            w->done[i] = CS_W_DONE;
         return;
     }
     while (!w->done[i]) {
@@ -148,16 +198,18 @@ static void cs_workers_wait(cs_workers *w, cs_logent *ents, size_t i, const char
         if (got < 0 && errno == EINTR)
             continue;
         if (got != (ssize_t)sizeof v) {
-            /* Every worker is gone: what they did not make is missing
-             * (each said why, or died trying). */
+            /* Every worker is gone: a log none reported was lost with
+             * the one that died converting it. */
             close(w->rd);
             w->rd = -1;
+            cs_workers_reap(w);
             for (size_t k = 0; k < w->nents; k++)
-                if (!w->done[k] && k != w->mine)
-                    w->done[k] = 1;
+                if (w->done[k] == CS_W_PENDING && k != w->mine)
+                    w->done[k] = CS_W_LOST;
             return;
         }
-        w->done[v] = 1;
+        if (v < w->nents)
+            w->done[v] = CS_W_DONE;
     }
 }
 
@@ -165,9 +217,7 @@ static void cs_workers_end(cs_workers *w)
 {
     if (w->rd >= 0)
         close(w->rd);
-    for (size_t k = 0; k < w->n; k++)
-        while (waitpid(w->pids[k], NULL, 0) < 0 && errno == EINTR)
-            ;
+    cs_workers_reap(w);
     free(w->done);
 }
 
@@ -273,7 +323,10 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
             double tw = cs_now_s();
             cs_workers_wait(&wk, ents, i, dir);
             twait += cs_now_s() - tw;
-            if (access(e->db, R_OK) != 0) { /* the worker said why */
+            if (access(e->db, R_OK) != 0) { /* the worker said why, unless it died */
+                char why[256];
+                if (cs_workers_why(&wk, i, why, sizeof why))
+                    cs_error("skipping %s: not converted: %s", e->path, why);
                 res->failed++;
                 continue;
             }

@@ -68,6 +68,19 @@ expect_eq "ingest with unreadable logs: exit status" $? 1
 grep -q 'aaa-1.cslog' "$T/c.err" || fail "the first bad log is not named: $(cat "$T/c.err")"
 grep -q 'zzz-2.cslog' "$T/c.err" || fail "the second bad log is not named: $(cat "$T/c.err")"
 expect_eq "ingest with unreadable logs: spans kept" "$(q "$T/c/trace.db" "SELECT count(*) FROM span")" "$want"
+# A worker killed while converting (test seam): the log it was on and the
+# ones it had yet to do are named, with the signal; the others are kept;
+# the rank files an earlier ingest made of the lost logs are not used.
+third=$(ls "$T"/a/logs/*.cslog | sed -n 3p)
+COLLSCOPE_TEST_KILL_CONVERT=$(basename "$third") "$COLLSCOPE" ingest --force "$T/a" > "$T/k.out" 2> "$T/k.err"
+expect_eq "a worker killed: exit status" $? 1
+lost=$(grep -c "not converted: the process converting it was killed by signal 9" "$T/k.err")
+grep -q "skipping $third: not converted: the process converting it was killed by signal 9" "$T/k.err" ||
+  fail "the log being converted is not named: $(cat "$T/k.err")"
+[ "$lost" -ge 1 ] && [ "$lost" -lt $ranks ] || fail "lost logs: $lost: $(cat "$T/k.err")"
+expect_eq "a worker killed: ranks kept" "$(q "$T/a/trace.db" "SELECT count(DISTINCT rank) FROM span")" $((ranks - lost))
+expect_eq "a worker killed: its logs' old rank files are gone" "$(ls "$T"/a/ranks/*.db | wc -l)" $((ranks - lost))
+
 # A log of a newer preload: calls this build has no op for are kept as op
 # 0 ("none"), and the ingest says how many, naming the log. Rank 0's file
 # is the trace's base, so its note must not come along into the trace.
