@@ -76,7 +76,6 @@ typedef struct cs_workers {
 static int cs_convert_one(const cs_logent *e, const char *dir)
 {
     char made[PATH_MAX], err[1024];
-    unlink(e->db);
     if (cs_store_convert_log(e->path, dir, made, err, sizeof err) != 0) {
         cs_error("skipping %s", err);
         return -1;
@@ -161,7 +160,9 @@ static void cs_workers_start(cs_workers *w, cs_logent *ents, const unsigned char
 
 static void cs_workers_reap(cs_workers *w)
 {
-    for (size_t k = 0; k < w->n && !w->reaped; k++)
+    if (w->reaped)
+        return;
+    for (size_t k = 0; k < w->n; k++)
         while (waitpid(w->pids[k], &w->status[k], 0) < 0 && errno == EINTR)
             ;
     w->reaped = 1;

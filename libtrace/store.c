@@ -8,7 +8,6 @@
 #include "libtrace/store_int.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -209,7 +208,7 @@ int cs__open_immutable(sqlite3 **db, const char *path)
     struct stat sb;
     snprintf(side, sizeof side, "%s-wal", path);
     if (stat(side, &sb) == 0 && sb.st_size > 0)
-        return -1; /* its changes are only in the WAL */
+        return 1; /* its changes are only in the WAL */
     char uri[3 * PATH_MAX + 32], *w = uri;
     w += sprintf(w, "file:");
     for (const unsigned char *c = (const unsigned char *)path; *c; c++)
@@ -266,9 +265,13 @@ int cs_store_open(const char *path, int mode, cs_store **out, char *err, size_t 
     if (rc != SQLITE_OK && mode != CS_STORE_WRITE && cs__needs_immutable(st->db, path)) {
         char why[256];
         snprintf(why, sizeof why, "%s", sqlite3_errmsg(st->db));
-        if (cs__open_immutable(&st->db, path) != 0) {
-            cs_fail(err, errlen, "%s: cannot read it in place (%s), and its latest changes are in %s-wal: "
-                    "copy both files to a writable folder", path, why, path);
+        int im = cs__open_immutable(&st->db, path);
+        if (im != 0) {
+            if (im > 0)
+                cs_fail(err, errlen, "%s: cannot read it in place (%s), and its latest changes are in %s-wal: "
+                        "copy both files to a writable folder", path, why, path);
+            else
+                cs_fail(err, errlen, "%s: cannot read it in place (%s)", path, why);
             cs_store_close(st);
             return -1;
         }
@@ -370,6 +373,25 @@ void cs_store_close(cs_store *st)
     free(st);
 }
 
+/* A copy of the open store `from` as a new file `to`, made by SQLite (it
+ * reads a WAL store's pending pages too): -1, with a reason, on failure. */
+static int cs_copy_store(cs_store *from, const char *to, char *err, size_t errlen)
+{
+    sqlite3 *db;
+    int ok = sqlite3_open_v2(to, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) ==
+             SQLITE_OK;
+    if (ok) {
+        sqlite3_backup *b = sqlite3_backup_init(db, "main", from->db, "main");
+        ok = b && sqlite3_backup_step(b, -1) == SQLITE_DONE;
+        if (sqlite3_backup_finish(b) != SQLITE_OK)
+            ok = 0;
+    }
+    if (!ok)
+        cs_fail(err, errlen, "%s: cannot copy it to %s: %s", from->path, to, db ? sqlite3_errmsg(db) : "out of memory");
+    sqlite3_close_v2(db);
+    return ok ? 0 : -1;
+}
+
 int cs_store_open_scratch(const char *path, cs_store **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -377,29 +399,17 @@ int cs_store_open_scratch(const char *path, cs_store **out, char *err, size_t er
     if (cs_store_open(path, CS_STORE_READ, &r, err, errlen) != 0)
         return -1;
     const char *tmpdir = getenv("TMPDIR");
+    if (!tmpdir || !tmpdir[0])
+        tmpdir = "/tmp";
     char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s/collscope-XXXXXX", tmpdir && tmpdir[0] ? tmpdir : "/tmp");
+    snprintf(tmp, sizeof tmp, "%s/collscope-XXXXXX", tmpdir);
     int fd = mkstemp(tmp);
     if (fd < 0) {
         cs_store_close(r);
-        return cs_fail(err, errlen, "%s: cannot make a private copy in %s: %s", path,
-                       tmpdir && tmpdir[0] ? tmpdir : "/tmp", strerror(errno));
+        return cs_fail(err, errlen, "%s: cannot make a private copy in %s: %s", path, tmpdir, strerror(errno));
     }
     close(fd);
-    /* SQLite's own copy: it reads a WAL trace's pending pages too. */
-    sqlite3 *to;
-    int ok = sqlite3_open_v2(tmp, &to, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK;
-    if (ok) {
-        sqlite3_backup *b = sqlite3_backup_init(to, "main", r->db, "main");
-        ok = b && sqlite3_backup_step(b, -1) == SQLITE_DONE;
-        if (sqlite3_backup_finish(b) != SQLITE_OK)
-            ok = 0;
-        if (!ok)
-            cs_fail(err, errlen, "%s: cannot make a private copy in %s: %s", path, tmp, sqlite3_errmsg(to));
-    } else {
-        cs_fail(err, errlen, "%s: cannot make a private copy in %s", path, tmp);
-    }
-    sqlite3_close_v2(to);
+    int ok = cs_copy_store(r, tmp, err, errlen) == 0;
     cs_store_close(r);
     if (!ok || cs_store_open(tmp, CS_STORE_WRITE, out, err, errlen) != 0) {
         cs_unlink_db(tmp);
@@ -1387,62 +1397,6 @@ static int cs_ops_are_ours(cs_store *st)
     return ok && n == CS_OP_COUNT;
 }
 
-static int cs_copy_file(const char *from, const char *to)
-{
-    int in = open(from, O_RDONLY | O_CLOEXEC);
-    if (in < 0)
-        return -1;
-    int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (out < 0) {
-        close(in);
-        return -1;
-    }
-    int rc = 0;
-    for (;;) {
-        ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)1 << 30, 0);
-        if (n == 0)
-            break;
-        if (n > 0)
-            continue;
-        if (errno == EINTR)
-            continue;
-        if (errno != EXDEV && errno != ENOSYS && errno != EOPNOTSUPP && errno != EINVAL) {
-            rc = -1;
-            break;
-        }
-        /* No in-kernel copy here: read and write, from where it stopped. */
-        enum { CS_COPY_BUF = 1 << 20 };
-        char *buf = malloc(CS_COPY_BUF);
-        if (!buf) {
-            rc = -1;
-            break;
-        }
-        ssize_t got;
-        while ((got = read(in, buf, CS_COPY_BUF)) > 0 || (got < 0 && errno == EINTR)) {
-            for (ssize_t w = 0; got > 0 && w < got;) {
-                ssize_t put = write(out, buf + w, (size_t)(got - w));
-                if (put < 0 && errno == EINTR)
-                    continue;
-                if (put <= 0) {
-                    rc = -1;
-                    break;
-                }
-                w += put;
-            }
-            if (rc)
-                break;
-        }
-        if (got < 0)
-            rc = -1;
-        free(buf);
-        break;
-    }
-    if (close(out) != 0)
-        rc = -1;
-    close(in);
-    return rc;
-}
-
 int cs_store_create_from(const char *path, const char *rank_db, cs_store **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -1454,14 +1408,14 @@ int cs_store_create_from(const char *path, const char *rank_db, cs_store **out, 
     cs_store_meta_get(r, "kind", kind, sizeof kind);
     int usable = r->version == CS_SCHEMA_VERSION && strcmp(tool, PACKAGE_VERSION) == 0 && strcmp(kind, "rank") == 0 &&
                  cs_ops_are_ours(r);
+    cs_unlink_db(path);
+    if (usable && cs_copy_store(r, path, err, errlen) != 0) {
+        cs_unlink_db(path);
+        usable = 0; /* cs_store_create will say what is wrong with the folder */
+    }
     cs_store_close(r);
     if (!usable)
         return 1;
-    cs_unlink_db(path);
-    if (cs_copy_file(rank_db, path) != 0) {
-        unlink(path);
-        return 1; /* cs_store_create will say what is wrong with the folder */
-    }
     cs_store *st = calloc(1, sizeof *st);
     if (!st) {
         unlink(path);

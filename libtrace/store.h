@@ -55,8 +55,8 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
 /* Is the per-rank store at path a finished conversion of log_path? */
 int cs_store_rank_db_current(const char *db_path, const char *log_path);
 
-/* Start a job store at path as a copy of a per-rank store (the kernel
- * copies the file; no row is decoded), to merge the other ranks' into.
+/* Start a job store at path as a copy of a per-rank store (SQLite copies
+ * its pages; no row is decoded), to merge the other ranks' into.
  * Returns 0; 1 when rank_db cannot serve (written by another build, or
  * the copy failed), leaving nothing at path; -1 when rank_db is unreadable,
  * with a reason. */

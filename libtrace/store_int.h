@@ -22,8 +22,8 @@ struct cs_store {
 /* A finished trace is in WAL mode, whose readers need a -shm file beside
  * it. Where none can be made (a read-only folder or mount: the failed
  * call's error and cs__needs_immutable say so), a trace with no pending
- * WAL is reopened read-only as immutable, which needs none; -1 when its
- * changes are still in a WAL (or SQLite fails). */
+ * WAL is reopened read-only as immutable, which needs none: 0; 1 when
+ * its changes are still in a WAL; -1 when SQLite fails. */
 int cs__needs_immutable(sqlite3 *db, const char *path);
 int cs__open_immutable(sqlite3 **db, const char *path);
 
