@@ -2,6 +2,7 @@
  * small containers they share. */
 #include "config.h"
 #include "analyzer/analysis.h"
+#include "common/stats.h"
 #include "analyzer/cli.h"
 #include "analyzer/whatif.h"
 
@@ -29,120 +30,14 @@ const char cs_help_analyze[] =
 
 /* ---- containers ---- */
 
-int cs_vec_push(cs_vec *v, int64_t x)
-{
-    if (v->n == v->cap) {
-        size_t nc = v->cap ? v->cap * 2 : 16;
-        int64_t *na = realloc(v->a, nc * sizeof *na);
-        if (!na)
-            return -1;
-        v->a = na;
-        v->cap = nc;
-    }
-    v->a[v->n++] = x;
-    return 0;
-}
-
-void cs_vec_free(cs_vec *v)
-{
-    free(v->a);
-    memset(v, 0, sizeof *v);
-}
-
-static int cs_i64_cmp(const void *x, const void *y)
-{
-    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
 int64_t cs_vec_median(cs_vec *v)
 {
-    if (!v->n)
-        return 0;
-    qsort(v->a, v->n, sizeof *v->a, cs_i64_cmp);
-    return v->a[v->n / 2];
+    return cs_stats_median_i64(v->a, v->n);
 }
 
 int64_t cs_vec_mad(const cs_vec *v, int64_t m)
 {
-    if (!v->n)
-        return 0;
-    cs_vec d = { 0 };
-    for (size_t i = 0; i < v->n; i++)
-        cs_vec_push(&d, v->a[i] > m ? v->a[i] - m : m - v->a[i]);
-    int64_t r = cs_vec_median(&d);
-    cs_vec_free(&d);
-    return r;
-}
-
-static uint64_t cs_hash(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ULL;
-    k ^= k >> 33;
-    return k;
-}
-
-int cs_map_put(cs_map *m, uint64_t k, int64_t v)
-{
-    if (k == UINT64_MAX)
-        return -1;
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 64;
-        uint64_t *nk = malloc(nc * sizeof *nk);
-        int64_t *nv = malloc(nc * sizeof *nv);
-        if (!nk || !nv) {
-            free(nk);
-            free(nv);
-            return -1;
-        }
-        memset(nk, 0xff, nc * sizeof *nk);
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->k[i] != UINT64_MAX) {
-                size_t j = cs_hash(m->k[i]) & (nc - 1);
-                while (nk[j] != UINT64_MAX)
-                    j = (j + 1) & (nc - 1);
-                nk[j] = m->k[i];
-                nv[j] = m->v[i];
-            }
-        free(m->k);
-        free(m->v);
-        m->k = nk;
-        m->v = nv;
-        m->cap = nc;
-    }
-    size_t j = cs_hash(k) & (m->cap - 1);
-    while (m->k[j] != UINT64_MAX && m->k[j] != k)
-        j = (j + 1) & (m->cap - 1);
-    if (m->k[j] == UINT64_MAX)
-        m->n++;
-    m->k[j] = k;
-    m->v[j] = v;
-    return 0;
-}
-
-int cs_map_get(const cs_map *m, uint64_t k, int64_t *v)
-{
-    if (!m->cap)
-        return 0;
-    size_t j = cs_hash(k) & (m->cap - 1);
-    while (m->k[j] != UINT64_MAX) {
-        if (m->k[j] == k) {
-            *v = m->v[j];
-            return 1;
-        }
-        j = (j + 1) & (m->cap - 1);
-    }
-    return 0;
-}
-
-void cs_map_free(cs_map *m)
-{
-    free(m->k);
-    free(m->v);
-    memset(m, 0, sizeof *m);
+    return cs_stats_mad_i64(v->a, v->n, m);
 }
 
 void cs_an_note(cs_an *a, const char *fmt, ...)

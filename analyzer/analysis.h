@@ -16,31 +16,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/map.h"
+#include "common/vec.h"
 #include "libtrace/store.h"
 #include "libtrace/store_analysis.h"
 
-/* A growable vector of int64. */
-typedef struct cs_vec {
-    int64_t *a;
-    size_t n, cap;
-} cs_vec;
-int cs_vec_push(cs_vec *v, int64_t x);
-void cs_vec_free(cs_vec *v);
 /* Median (sorts v in place); 0 for an empty vector. */
 int64_t cs_vec_median(cs_vec *v);
-/* Median absolute deviation around m (uses scratch space). */
+/* Median absolute deviation around m. */
 int64_t cs_vec_mad(const cs_vec *v, int64_t m);
-
-/* A hash map from uint64 keys (not UINT64_MAX) to int64 values. */
-typedef struct cs_map {
-    uint64_t *k;
-    int64_t *v;
-    size_t cap, n;
-} cs_map;
-int cs_map_put(cs_map *m, uint64_t k, int64_t v);
-/* 1 and *v when present, else 0. */
-int cs_map_get(const cs_map *m, uint64_t k, int64_t *v);
-void cs_map_free(cs_map *m);
 
 #define CS_AN_MAX_COMMS 64
 

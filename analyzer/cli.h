@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/fmt.h"
+#include "common/stats.h"
 #include "libtrace/store.h"
 
 /* A subcommand: collected in one table in main.c. */
@@ -49,10 +51,5 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
 /* Resolve call-site frames with addr2line and label the call sites. */
 int cs_symbolize(cs_store *st);
 
-/* Durations: "12.3 ms", "850 us", ... into buf. */
-const char *cs_fmt_ns(int64_t ns, char *buf, size_t len);
-const char *cs_fmt_bytes(int64_t b, char *buf, size_t len);
-/* q-quantile (0..1) of a sorted array, nearest rank. */
-int64_t cs_quantile(const int64_t *sorted, size_t n, double q);
 
 #endif

@@ -143,7 +143,7 @@ int cs_report_load(cs_store *st, cs_report_data *d)
         qsort(t, (size_t)d->nsteps, sizeof *t, cs_cmp64);
         qsort(w, (size_t)d->nsteps, sizeof *w, cs_cmp64);
         d->step_median_ns = t[d->nsteps / 2];
-        d->step_p90_ns = cs_quantile(t, (size_t)d->nsteps, 0.9);
+        d->step_p90_ns = cs_stats_quantile(t, (size_t)d->nsteps, 0.9);
         d->whatif_median_ns = w[d->nsteps / 2];
         free(t);
         free(w);

@@ -8,7 +8,7 @@ libtrace_libcstrace_la_SOURCES = \
 	libtrace/store.h libtrace/store_schema.h libtrace/store_int.h libtrace/store.c
 nodist_libtrace_libcstrace_la_SOURCES = libtrace/ops.gen.h libtrace/ops.gen.c
 libtrace_libcstrace_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden $(SQLITE_CFLAGS)
-libtrace_libcstrace_la_LIBADD = $(SQLITE_LIBS)
+libtrace_libcstrace_la_LIBADD = common/libcscommon.la $(SQLITE_LIBS)
 
 # The op table comes from every wrapper spec (interpose/*.spec).
 CS_SPECS = $(srcdir)/interpose/mpi.spec

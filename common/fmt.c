@@ -1,0 +1,52 @@
+/* fmt.c: how collscope prints times and sizes. */
+#include "config.h"
+#include "common/fmt.h"
+
+#include <stdio.h>
+
+static void cs__fmt_mag(uint64_t ns, const char *sign, char *buf, size_t len)
+{
+    double v = (double)ns;
+    if (ns < 10000)
+        snprintf(buf, len, "%s%.2f us", sign, v / 1e3);
+    else if (ns < 10000000)
+        snprintf(buf, len, "%s%.1f us", sign, v / 1e3);
+    else if (ns < 10000000000ULL)
+        snprintf(buf, len, "%s%.2f ms", sign, v / 1e6);
+    else
+        snprintf(buf, len, "%s%.2f s", sign, v / 1e9);
+}
+
+const char *cs_fmt_ns(int64_t ns, char *buf, size_t len)
+{
+    if (ns < 0)
+        snprintf(buf, len, "-");
+    else
+        cs__fmt_mag((uint64_t)ns, "", buf, len);
+    return buf;
+}
+
+const char *cs_fmt_dns(int64_t ns, int plus, char *buf, size_t len)
+{
+    if (ns < 0)
+        cs__fmt_mag((uint64_t)0 - (uint64_t)ns, "-", buf, len);
+    else
+        cs__fmt_mag((uint64_t)ns, plus ? "+" : "", buf, len);
+    return buf;
+}
+
+const char *cs_fmt_bytes(int64_t b, char *buf, size_t len)
+{
+    double v = (double)b;
+    if (b < 0)
+        snprintf(buf, len, "-");
+    else if (b < 1024)
+        snprintf(buf, len, "%lld B", (long long)b);
+    else if (b < 1024 * 1024)
+        snprintf(buf, len, "%.1f KiB", v / 1024);
+    else if (b < 1024LL * 1024 * 1024)
+        snprintf(buf, len, "%.1f MiB", v / (1024 * 1024));
+    else
+        snprintf(buf, len, "%.2f GiB", v / (1024.0 * 1024 * 1024));
+    return buf;
+}
