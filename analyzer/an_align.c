@@ -31,21 +31,27 @@
 #include <string.h>
 
 #define CS_ALIGN_WINDOWS 8
-#define CS_ALIGN_BUDGET 60000000LL   /* member pairs visited in all */
+#define CS_ALIGN_BUDGET 60000000LL     /* member pairs visited in all */
 #define CS_DRIFT_MIN_NS 120000000000LL /* 2 minutes */
 #define CS_NOBOUND INT64_MIN
-#define CS_PAIR_MAX_RANKS 256          /* pairwise estimates up to this many ranks */
+#define CS_PAIR_MAX_RANKS 256 /* pairwise estimates up to this many ranks */
 
 typedef struct cs_win {
-    int64_t *L;            /* [n*n] lower bounds on o_i - o_j */
-    cs_vec *dexit;         /* [n] exit - instance median exit */
-    int64_t t_sum, t_n;    /* raw times, for the window's middle */
+    int64_t *L;         /* [n*n] lower bounds on o_i - o_j */
+    cs_vec *dexit;      /* [n] exit - instance median exit */
+    int64_t t_sum, t_n; /* raw times, for the window's middle */
     int64_t inst;
 } cs_win;
 
-static int64_t cs_round(double x) { return (int64_t)(x < 0 ? x - 0.5 : x + 0.5); }
+static int64_t cs_round(double x)
+{
+    return (int64_t)(x < 0 ? x - 0.5 : x + 0.5);
+}
 
-typedef struct cs_member { int rank; int64_t b, e; } cs_member;
+typedef struct cs_member {
+    int rank;
+    int64_t b, e;
+} cs_member;
 
 static int cs_i64cmp(const void *x, const void *y)
 {
@@ -230,7 +236,8 @@ static int cs_win_solve_pairs(const cs_an *a, const cs_win *w, int64_t *o)
     for (int c = 0; c < nv && ok; c++) {
         int piv = c;
         for (int r = c + 1; r < nv; r++)
-            if (__builtin_fabs(M[(size_t)r * (size_t)nv + (size_t)c]) > __builtin_fabs(M[(size_t)piv * (size_t)nv + (size_t)c]))
+            if (__builtin_fabs(M[(size_t)r * (size_t)nv + (size_t)c]) >
+                __builtin_fabs(M[(size_t)piv * (size_t)nv + (size_t)c]))
                 piv = r;
         if (M[(size_t)piv * (size_t)nv + (size_t)c] == 0) {
             ok = 0;
@@ -510,7 +517,6 @@ out:
             for (int r = 0; r < n; r++)
                 cs_vec_free(&win[k].dexit[r]);
         free(win[k].dexit);
-
     }
     free(cr);
     return rc;

@@ -111,8 +111,8 @@ int cs_an_steps_prepare(cs_an *a, char *err, size_t errlen)
         a->cstep_op = calloc(CS_AN_MAX_COMMS, sizeof *a->cstep_op);
         a->cstep_xfer = calloc((size_t)nmax * CS_AN_MAX_COMMS, sizeof *a->cstep_xfer);
         a->cstep_skew = calloc((size_t)nmax * CS_AN_MAX_COMMS, sizeof *a->cstep_skew);
-        if (!a->late || !a->late2 || !a->nblate || !a->xgap || !a->step_last_exit || !a->step_begin || !a->step_end || !a->step_time ||
-            !a->comm_ids || !a->cstep_op || !a->cstep_xfer || !a->cstep_skew) {
+        if (!a->late || !a->late2 || !a->nblate || !a->xgap || !a->step_last_exit || !a->step_begin || !a->step_end ||
+            !a->step_time || !a->comm_ids || !a->cstep_op || !a->cstep_xfer || !a->cstep_skew) {
             snprintf(err, errlen, "out of memory (%lld steps x %d ranks)", (long long)nmax, a->nranks);
             return -1;
         }
@@ -195,7 +195,7 @@ static int cs_done_cb(const cs_completion *c, void *arg)
 typedef struct cs_matcher {
     cs_an *a;
     cs_map sizes, done;
-    cs_map prev, prevb;    /* (rank, comm) -> exit, entry of its previous instance */
+    cs_map prev, prevb; /* (rank, comm) -> exit, entry of its previous instance */
     cs_labels labels;
     cs_mem *m;
     size_t nm, cap;
@@ -356,7 +356,8 @@ int cs_an_match(cs_an *a, char *err, size_t errlen)
     memset(&x, 0, sizeof x);
     x.a = a;
     int rc = -1;
-    if (cs_store_comm_members(a->st, cs_comm_cb, &x.sizes) != 0 || cs_store_completions(a->st, cs_done_cb, &x.done) != 0 ||
+    if (cs_store_comm_members(a->st, cs_comm_cb, &x.sizes) != 0 ||
+        cs_store_completions(a->st, cs_done_cb, &x.done) != 0 ||
         cs_store_callsite_labels(a->st, cs_label_cb, &x.labels) != 0) {
         snprintf(err, errlen, "%s: cannot read communicators, completions or call sites", cs_store_path(a->st));
         goto out;

@@ -138,9 +138,11 @@ int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_mo
         return 0;
     }
     double *tmp = malloc(np * sizeof *tmp);
-    typedef struct { double n, B, t, w; } cell;
+    typedef struct {
+        double n, B, t, w;
+    } cell;
     cell *c = malloc(np * sizeof *c);
-    double (*X)[3] = malloc(np * sizeof *X);
+    double(*X)[3] = malloc(np * sizeof *X);
     double *ct = malloc(np * sizeof *ct), *cw = malloc(np * sizeof *cw);
     if (!tmp || !c || !X || !ct || !cw) {
         free(tmp);
@@ -187,7 +189,9 @@ int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_mo
     }
     double co[3];
     int ok = 0;
-    const char *why = np < 3 ? "fewer than 3 points" : nc < 2 ? "one size only" : "sizes too alike to separate alpha and beta";
+    const char *why = np < 3   ? "fewer than 3 points"
+                      : nc < 2 ? "one size only"
+                               : "sizes too alike to separate alpha and beta";
     if (np >= 3 && nc >= 2 && nmin == nmax) {
         /* one number of calls per completion (n = 1: blocking calls):
          * t = n * a + bytes * beta */
@@ -195,11 +199,11 @@ int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_mo
             X[i][0] = c[i].n;
             X[i][1] = c[i].B;
         }
-        if (cs_wls((const double (*)[3])X, ct, cw, nc, 2, co) == 0 && co[1] >= 0) {
+        if (cs_wls((const double(*)[3])X, ct, cw, nc, 2, co) == 0 && co[1] >= 0) {
             if (co[0] < 0) {
                 for (size_t i = 0; i < nc; i++)
                     X[i][0] = c[i].B;
-                cs_wls((const double (*)[3])X, ct, cw, nc, 1, co + 1);
+                cs_wls((const double(*)[3])X, ct, cw, nc, 1, co + 1);
                 co[0] = 0;
             }
             if (nmin == 1) {
@@ -220,7 +224,7 @@ int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_mo
             X[i][1] = c[i].n;
             X[i][2] = c[i].B;
         }
-        if (cs_wls((const double (*)[3])X, ct, cw, nc, 3, co) == 0 && co[0] >= 0 && co[1] >= 0 && co[2] >= 0) {
+        if (cs_wls((const double(*)[3])X, ct, cw, nc, 3, co) == 0 && co[0] >= 0 && co[1] >= 0 && co[2] >= 0) {
             m->gamma_ns = co[1];
             m->alpha_ns = co[0] + co[1];
             m->beta_ns_per_byte = co[2];
@@ -233,7 +237,8 @@ int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_mo
         m->fitted = 1;
         snprintf(m->note, sizeof m->note, "fitted to cell %s", use_mean ? "means" : "medians");
         if (nmin == nmax && nmin > 1)
-            snprintf(m->note, sizeof m->note, "fitted to cell %s; %d calls per completion: gamma from the starts (prior)",
+            snprintf(m->note, sizeof m->note,
+                     "fitted to cell %s; %d calls per completion: gamma from the starts (prior)",
                      use_mean ? "means" : "medians", nmin);
     } else {
         /* alpha only: the mean time per call, beta unknown */
@@ -244,8 +249,9 @@ int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_mo
             double per = tm / nmin;
             m->gamma_ns = gamma_prior > 0 && gamma_prior < per ? gamma_prior : per;
             m->alpha_ns = tm - (nmin - 1) * m->gamma_ns;
-            snprintf(m->note, sizeof m->note, "alpha only (%s, cell %s): beta unknown; %d calls per completion: gamma %s",
-                     why, use_mean ? "means" : "medians", nmin,
+            snprintf(m->note, sizeof m->note,
+                     "alpha only (%s, cell %s): beta unknown; %d calls per completion: gamma %s", why,
+                     use_mean ? "means" : "medians", nmin,
                      m->gamma_ns < per ? "from the starts (prior), alpha the rest" : "= time / calls");
         } else {
             for (size_t i = 0; i < np; i++)

@@ -21,13 +21,16 @@
 /* One end of a message, while collecting. */
 typedef struct cs_end {
     int64_t comm;
-    int src, dst, tag, side;   /* side 0 send, 1 receive */
+    int src, dst, tag, side; /* side 0 send, 1 receive */
     int nonblocking;
     int64_t span, b, e;
 } cs_end;
 
 /* Communicator members: (comm, comm_rank) -> world rank, sorted. */
-typedef struct cs_member_ix { int64_t comm; int comm_rank, rank; } cs_member_ix;
+typedef struct cs_member_ix {
+    int64_t comm;
+    int comm_rank, rank;
+} cs_member_ix;
 
 typedef struct cs_collect {
     cs_an *a;
@@ -177,8 +180,8 @@ int cs_an_p2p_collect(cs_an *a, char *err, size_t errlen)
         }
         for (size_t k = 0; k < np; k++) {
             const cs_end *s = &c.ends[g + k], *r = &c.ends[r0 + k];
-            a->msgs[a->nmsgs++] = (cs_msg){ s->span, r->span, s->comm, s->src, s->dst, s->tag,
-                                            r->nonblocking, s->b, s->e, r->b, r->e };
+            a->msgs[a->nmsgs++] =
+                (cs_msg){ s->span, r->span, s->comm, s->src, s->dst, s->tag, r->nonblocking, s->b, s->e, r->b, r->e };
         }
         g = h;
     }

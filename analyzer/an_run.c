@@ -12,21 +12,20 @@
 #include <string.h>
 #include <time.h>
 
-const char cs_help_analyze[] =
-    "usage: collscope analyze [--force] DIR|TRACE.db\n"
-    "\n"
-    "Run the cross-rank analysis and store it in the trace: clock alignment\n"
-    "(the clocks table), collective instances and their wait states, point-to-\n"
-    "point pairs, steps, per-rank statistics, straggler verdicts and tail\n"
-    "latency (tables instances, waits, p2p, steps, rank_stats, stragglers,\n"
-    "tails), cost models of the collectives, the what-if replay and its\n"
-    "proposals (tables models, proposals; see docs/report-json.md).\n"
-    "`collscope report` and `collscope tui`\n"
-    "read them. A current stored analysis is kept unless --force. A trace\n"
-    "that cannot be written here is refused (report analyses a private copy\n"
-    "of it instead).\n"
-    "\n"
-    "Exit status: 0, 1 when the trace cannot be read or written, 2 on bad usage.\n";
+const char cs_help_analyze[] = "usage: collscope analyze [--force] DIR|TRACE.db\n"
+                               "\n"
+                               "Run the cross-rank analysis and store it in the trace: clock alignment\n"
+                               "(the clocks table), collective instances and their wait states, point-to-\n"
+                               "point pairs, steps, per-rank statistics, straggler verdicts and tail\n"
+                               "latency (tables instances, waits, p2p, steps, rank_stats, stragglers,\n"
+                               "tails), cost models of the collectives, the what-if replay and its\n"
+                               "proposals (tables models, proposals; see docs/report-json.md).\n"
+                               "`collscope report` and `collscope tui`\n"
+                               "read them. A current stored analysis is kept unless --force. A trace\n"
+                               "that cannot be written here is refused (report analyses a private copy\n"
+                               "of it instead).\n"
+                               "\n"
+                               "Exit status: 0, 1 when the trace cannot be read or written, 2 on bad usage.\n";
 
 /* ---- containers ---- */
 
@@ -143,7 +142,7 @@ int cs_analyze_store(cs_store *st, char *err, size_t errlen)
             maxr = procs[i].rank;
     int world = cs_store_world_size(st);
     if (world > maxr + 1 && world < (1 << 20))
-        maxr = world - 1;  /* ranks at the end that left no file */
+        maxr = world - 1; /* ranks at the end that left no file */
     a.nranks = maxr + 1 > 0 ? maxr + 1 : 1;
     a.nproc = nproc;
     int n = a.nranks;
@@ -189,8 +188,7 @@ int cs_analyze_store(cs_store *st, char *err, size_t errlen)
                 snprintf(miss + l, sizeof miss - l, "%s%d", l ? "," : "", r);
         }
     if (missing && nproc > 0)
-        cs_an_note(&a, "ranks missing from the trace (of %d): %s; instances they belong to are incomplete", n,
-                   miss);
+        cs_an_note(&a, "ranks missing from the trace (of %d): %s; instances they belong to are incomplete", n, miss);
     for (int i = 0; i < nproc; i++)
         if (strcmp(procs[i].status, "crashed") == 0)
             cs_an_note(&a, "rank %d crashed; its last operations may be unmatched", procs[i].rank);
@@ -233,7 +231,7 @@ int cs_analyze_store(cs_store *st, char *err, size_t errlen)
             const char *name;
             int (*fn)(cs_an *, char *, size_t);
         } passes[] = { { "steps", cs_an_steps_prepare }, { "match", cs_an_match }, { "p2p", cs_an_p2p },
-                       { "verdicts", cs_an_verdicts }, { "tail", cs_an_tail }, { "whatif", cs_an_whatif } };
+                       { "verdicts", cs_an_verdicts },   { "tail", cs_an_tail },   { "whatif", cs_an_whatif } };
         int times = getenv("COLLSCOPE_AN_TIMES") != NULL;
         for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++) {
             struct timespec t0, t1;
@@ -252,7 +250,9 @@ int cs_analyze_store(cs_store *st, char *err, size_t errlen)
     char buf[64];
     cs_store_meta_set(st, "analysis_notes", a.notes);
     cs_store_meta_set(st, "analysis_steps_from",
-                      a.step_source == 1 ? "markers" : a.step_source == 2 ? "period" : "none");
+                      a.step_source == 1   ? "markers"
+                      : a.step_source == 2 ? "period"
+                                           : "none");
     snprintf(buf, sizeof buf, "%lld", (long long)a.instances);
     cs_store_meta_set(st, "analysis_instances", buf);
     snprintf(buf, sizeof buf, "%lld", (long long)a.incomplete);
@@ -290,8 +290,7 @@ cs_store *cs_analysis_open(const char *arg, int force, int save)
     if (cs_store_writable(path)) {
         st = cs_open_trace(arg, CS_STORE_WRITE);
     } else if (save) {
-        cs_error("%s: read-only here, so the analysis cannot be saved into it; copy it to a writable folder",
-                 path);
+        cs_error("%s: read-only here, so the analysis cannot be saved into it; copy it to a writable folder", path);
         return NULL;
     } else {
         /* Reading a trace never needs write access to it. */

@@ -8,7 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct cs_tinst { int64_t d, t; int64_t step; int last; } cs_tinst;
+typedef struct cs_tinst {
+    int64_t d, t;
+    int64_t step;
+    int last;
+} cs_tinst;
 
 typedef struct cs_tailer {
     cs_an *a;
@@ -77,8 +81,8 @@ static void cs_common(cs_tailer *t, cs_tail_row *row)
                     for (size_t j = 0; j < n; j++)
                         call += t->v[j].step >= 0 && t->v[j].step % p == ph;
                     if (call * 2 < n) {
-                        snprintf(row->common, sizeof row->common, "%zu of the %zu slowest fall on every %dth step (step %% %d == %d)",
-                                 c, k, p, p, ph);
+                        snprintf(row->common, sizeof row->common,
+                                 "%zu of the %zu slowest fall on every %dth step (step %% %d == %d)", c, k, p, p, ph);
                         return;
                     }
                 }

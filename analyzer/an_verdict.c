@@ -82,7 +82,10 @@
  * lateness against the median of the others (a->late) is larger for ranks
  * that lose the CPU now and then on an oversubscribed node, so the
  * verdicts decide on the cost. */
-static int64_t cs_lat(const cs_an *a, int64_t s, int r) { return a->xgap[(size_t)s * (size_t)a->nranks + (size_t)r]; }
+static int64_t cs_lat(const cs_an *a, int64_t s, int r)
+{
+    return a->xgap[(size_t)s * (size_t)a->nranks + (size_t)r];
+}
 
 static void cs_fmt_steps(char *buf, size_t len, int64_t a, int64_t b)
 {
@@ -140,7 +143,7 @@ typedef struct cs_members {
     int64_t comm;
     char text[96];
     int n;
-    int *rank;             /* [nranks]: 1 for a member */
+    int *rank; /* [nranks]: 1 for a member */
     int nranks;
 } cs_members;
 
@@ -184,7 +187,8 @@ static int cs_comm_links(cs_an *a, int64_t E, int64_t s0, cs_vlist *v)
         if (in.nranks < 2 || in.nranks < in.expected || in.step < s0 || in.step >= ns)
             continue;
         int b = cs_bytes_bucket(in.bytes), i = 0;
-        while (i < ncl && (cl[i].comm != in.comm || cl[i].op != in.op || cl[i].bucket != b || cl[i].nranks != in.nranks))
+        while (i < ncl &&
+               (cl[i].comm != in.comm || cl[i].op != in.op || cl[i].bucket != b || cl[i].nranks != in.nranks))
             i++;
         if (i == ncl) {
             if (ncl == CS_CLASS_MAX)
@@ -267,8 +271,8 @@ static int cs_comm_links(cs_an *a, int64_t E, int64_t s0, cs_vlist *v)
             xsum += x;
             rsum += ref;
             calls += n;
-            if (cs_vec_push(&dv, d) || cs_vec_push(&pv, d / n) || cs_vec_push(&xv, x / n) || cs_vec_push(&rv, ref / n) ||
-                cs_vec_push(&kv, k))
+            if (cs_vec_push(&dv, d) || cs_vec_push(&pv, d / n) || cs_vec_push(&xv, x / n) ||
+                cs_vec_push(&rv, ref / n) || cs_vec_push(&kv, k))
                 rc = -1;
         }
         int64_t dmed = cs_vec_median(&dv);
@@ -332,8 +336,8 @@ static int cs_comm_links(cs_an *a, int64_t E, int64_t s0, cs_vlist *v)
                      "arrival, against %s (MAD %s) for the same calls on %d other communicators (%s, %lld-%lld B%s); "
                      "out of line in %lld of %lld steps (%s, %lld calls), a median %s per step, while its ranks "
                      "arrived on time (skew %s per step)",
-                     (long long)g.comm, m->nranks, mem.text, b1, b2, b3, m->peers, opn, blo, bhi, more,
-                     (long long)dv.n, (long long)considered, b6, (long long)calls, b4, b5);
+                     (long long)g.comm, m->nranks, mem.text, b1, b2, b3, m->peers, opn, blo, bhi, more, (long long)dv.n,
+                     (long long)considered, b6, (long long)calls, b4, b5);
             if (cs_vpush(v, &g) != 0)
                 rc = -1;
         }
@@ -377,7 +381,11 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
             if (l2 > bl)
                 bl = l2, best = r;
         }
-        cs_step_row row = { s, a->step_begin[s], a->step_end[s], a->step_time[s], best,
+        cs_step_row row = { s,
+                            a->step_begin[s],
+                            a->step_end[s],
+                            a->step_time[s],
+                            best,
                             a->step_time[s] - bl > 0 ? a->step_time[s] - bl : 0 };
         if (cs_awriter_step(a->w, &row) != 0)
             goto werr;

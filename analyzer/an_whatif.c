@@ -98,11 +98,11 @@ enum { WF_LOCAL, WF_COLL, WF_NBCOLL, WF_WAIT, WF_RECV, WF_MARK };
 
 typedef struct wf_span {
     int64_t id, b, e, bytes, comm, seq, callsite, lag;
-    int64_t res;           /* lag - the mean lag of the members of its instance (or completion group) */
+    int64_t res; /* lag - the mean lag of the members of its instance (or completion group) */
     uint32_t flags;
     int op, rank, tid, cls, inst, dtype, lane, step;
     int dep0, ndep;
-    int nowait;            /* ended before its dependencies: replays as local */
+    int nowait; /* ended before its dependencies: replays as local */
 } wf_span;
 
 typedef struct wf_inst {
@@ -110,11 +110,11 @@ typedef struct wf_inst {
     int op, nmem, model, calls, nb, algo;
 } wf_inst;
 
-typedef struct wf_class {  /* fusion candidates: one (comm, op, dtype, call site) */
+typedef struct wf_class { /* fusion candidates: one (comm, op, dtype, call site) */
     int64_t comm, callsite;
     int op, dtype, nb;
     int64_t calls, minb, maxb, bytes, maxrun;
-    int *runs;             /* pairs (first span index on the ref lane, length) */
+    int *runs; /* pairs (first span index on the ref lane, length) */
     size_t nruns, cap;
     char label[160];
 } wf_class;
@@ -132,10 +132,10 @@ typedef struct wf {
     int nmodels;
     /* steps: boundary spans (step, span index) */
     int nsteps;
-    int maxsteps;          /* > 0: only steps 0..maxsteps-1 were loaded */
+    int maxsteps; /* > 0: only steps 0..maxsteps-1 were loaded */
     int *bstep, *bspan;
     size_t nb;
-    int64_t *mbeg;         /* measured begin of each step */
+    int64_t *mbeg; /* measured begin of each step */
     /* replay scratch */
     int64_t *bp, *ep, *lmax, *lbuf;
     int *cnt, *stamp;
@@ -146,17 +146,20 @@ typedef struct wf {
 
 /* A variant of the replay. */
 typedef struct wf_var {
-    const int64_t *gap;    /* per span; NULL: measured */
-    int model;             /* 1: modelled transfers where a model exists */
-    const int *ifg;        /* per instance: fused group (instance index >= ninst), -1 none; NULL: no fusion */
-    const wf_inst *vin;    /* the fused groups, w->ninst + i */
+    const int64_t *gap; /* per span; NULL: measured */
+    int model;          /* 1: modelled transfers where a model exists */
+    const int *ifg;     /* per instance: fused group (instance index >= ninst), -1 none; NULL: no fusion */
+    const wf_inst *vin; /* the fused groups, w->ninst + i */
     int nvin;
-    const char *flast;     /* per span: the last member of its group on its lane */
-    int drop_members;      /* fused nonblocking members before the last take no time (the program
+    const char *flast; /* per span: the last member of its group on its lane */
+    int drop_members;  /* fused nonblocking members before the last take no time (the program
                               issues the fused call itself, as with bigger buckets of its own) */
 } wf_var;
 
-static int wf_op_is(const cs_an *a, int op, const char *kind) { return cs_an_kind_is(a, op, kind); }
+static int wf_op_is(const cs_an *a, int op, const char *kind)
+{
+    return cs_an_kind_is(a, op, kind);
+}
 
 static int wf_is_allreduce(const cs_an *a, int op)
 {
@@ -200,7 +203,10 @@ double cs_wf_memcpy_gbps(void)
     return v > 0 ? v : CS_WF_MEMCPY_GBPS;
 }
 
-static int64_t wf_copy_ns(int64_t bytes) { return (int64_t)((double)bytes / cs_wf_memcpy_gbps()); }
+static int64_t wf_copy_ns(int64_t bytes)
+{
+    return (int64_t)((double)bytes / cs_wf_memcpy_gbps());
+}
 
 /* ---- loading ---- */
 
@@ -218,7 +224,7 @@ static int wf_span_cmp(const void *x, const void *y)
 
 typedef struct wf_pair {
     int span;
-    int64_t code;          /* >= 0: a span index; < 0: instance -1 - code */
+    int64_t code; /* >= 0: a span index; < 0: instance -1 - code */
 } wf_pair;
 
 static int wf_pair_cmp(const void *x, const void *y)
@@ -527,7 +533,8 @@ static int wf_load(wf *w, char *err, size_t errlen)
         {
             int64_t best = -1, bd = INT64_MAX;
             for (int64_t c2 = ci - 1; c2 <= ci + 1; c2++) {
-                if (c2 < 0 || (size_t)c2 >= n || w->s[c2].lane != w->s[ci].lane || !wf_op_is(a, w->s[c2].op, "complete"))
+                if (c2 < 0 || (size_t)c2 >= n || w->s[c2].lane != w->s[ci].lane ||
+                    !wf_op_is(a, w->s[c2].op, "complete"))
                     continue;
                 int64_t dd = w->s[c2].e > done.a[k].end ? w->s[c2].e - done.a[k].end : done.a[k].end - w->s[c2].e;
                 if (dd < bd)
@@ -733,8 +740,13 @@ static int wf_replay(wf *w, const wf_var *v)
     for (int l = 0; l < w->nlanes; l++)
         w->pos[l] = w->lane_lo[l];
     size_t remaining = w->ns;
-#define WF_INST(k) ((k) < w->ninst ? &w->in[k] : &v->vin[(k) - w->ninst])
-#define WF_ARRIVE(k, t) do { w->cnt[k]++; if ((t) > w->lmax[k]) w->lmax[k] = (t); } while (0)
+#define WF_INST(k) ((k) < w->ninst ? &w->in[k] : &v->vin[(k)-w->ninst])
+#define WF_ARRIVE(k, t)       \
+    do {                      \
+        w->cnt[k]++;          \
+        if ((t) > w->lmax[k]) \
+            w->lmax[k] = (t); \
+    } while (0)
     while (remaining) {
         int progress = 0;
         for (int l = 0; l < w->nlanes; l++) {
@@ -757,14 +769,18 @@ static int wf_replay(wf *w, const wf_var *v)
                     } else {
                         if (w->cnt[g] < WF_INST(g)->nmem)
                             break;
-                        int64_t t = (int64_t)cs_model_time(&w->models[WF_INST(g)->model], 1, (double)WF_INST(g)->bytes) +
-                                    wf_copy_ns(WF_INST(g)->bytes) + x->res;
+                        int64_t t =
+                            (int64_t)cs_model_time(&w->models[WF_INST(g)->model], 1, (double)WF_INST(g)->bytes) +
+                            wf_copy_ns(WF_INST(g)->bytes) + x->res;
                         e = w->lmax[g] + (t > 0 ? t : 0);
                     }
                 } else if ((x->cls == WF_COLL || x->cls == WF_WAIT || x->cls == WF_RECV) && !x->nowait) {
                     int64_t D = INT64_MIN, msum = 0;
                     int ready = 1, allmodel = 1, fused = 0, nmod = 0;
-                    struct { int m; double n, bytes; } mg[8]; /* calls completing together, per model */
+                    struct {
+                        int m;
+                        double n, bytes;
+                    } mg[8]; /* calls completing together, per model */
                     for (int q = 0; q < x->ndep && ready; q++) {
                         int64_t c = w->dep[x->dep0 + q];
                         if (c >= 0) {
@@ -847,7 +863,7 @@ static int wf_replay(wf *w, const wf_var *v)
 /* ---- the cost models ---- */
 
 typedef struct wf_kpt {
-    int key;               /* model index */
+    int key; /* model index */
     cs_fitpt p;
 } wf_kpt;
 
@@ -917,8 +933,7 @@ static int wf_fit_models(wf *w, int use_mean)
         return -1;
     for (size_t i = 0; i < w->ns; i++) {
         const wf_span *x = &w->s[i];
-        if (x->cls == WF_COLL && !x->nowait && w->in[x->inst].model >= 0 && w->in[x->inst].nmem > 1 &&
-            !took[x->inst]) {
+        if (x->cls == WF_COLL && !x->nowait && w->in[x->inst].model >= 0 && w->in[x->inst].nmem > 1 && !took[x->inst]) {
             took[x->inst] = 1;
             if (wf_kpt_push(&kp, w->in[x->inst].model, 1, (double)x->bytes, (double)(x->lag - x->res)) != 0) {
                 free(took);
@@ -1252,9 +1267,20 @@ static void wf_meta_dbl(cs_an *a, const char *key, double v)
 }
 
 static const char *const wf_meta_keys[] = {
-    "whatif_measured_ns", "whatif_replay_ns", "whatif_replay_error", "whatif_model_ns", "whatif_model_error",
-    "whatif_ontime_ns", "whatif_ontime_gain_ns", "whatif_comm_step_ns", "whatif_fuse_members", "whatif_fused_calls",
-    "whatif_allreduce_calls_per_step", "whatif_memcpy_gbps", "whatif_steps", "whatif_note",
+    "whatif_measured_ns",
+    "whatif_replay_ns",
+    "whatif_replay_error",
+    "whatif_model_ns",
+    "whatif_model_error",
+    "whatif_ontime_ns",
+    "whatif_ontime_gain_ns",
+    "whatif_comm_step_ns",
+    "whatif_fuse_members",
+    "whatif_fused_calls",
+    "whatif_allreduce_calls_per_step",
+    "whatif_memcpy_gbps",
+    "whatif_steps",
+    "whatif_note",
 };
 
 /* Per step: the mean over ranks of the time inside communication calls;
@@ -1531,7 +1557,8 @@ int cs_an_whatif(cs_an *a, char *err, size_t errlen)
         p.comm = k->comm;
         p.op = k->op;
         const wf_span *s0 = &w.s[k->runs[0]];
-        if (cs_store_callsite_label(a->st, s0->rank, s0->callsite, p.callsite, sizeof p.callsite) != 0 || !p.callsite[0])
+        if (cs_store_callsite_label(a->st, s0->rank, s0->callsite, p.callsite, sizeof p.callsite) != 0 ||
+            !p.callsite[0])
             snprintf(p.callsite, sizeof p.callsite, "call site %lld of rank %d", (long long)s0->callsite, s0->rank);
         p.calls_per_step = (double)k->calls / (double)w.nsteps;
         p.min_bytes = k->minb;

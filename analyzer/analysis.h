@@ -33,17 +33,17 @@ typedef struct cs_an_clock {
     int present;
     int64_t offset_ns;
     double drift_ppm;
-    int64_t residual_ns;   /* median |exit - instance median exit| after alignment */
-    int64_t bounds;        /* constraints that fixed it */
+    int64_t residual_ns; /* median |exit - instance median exit| after alignment */
+    int64_t bounds;      /* constraints that fixed it */
     char clock[16];
-    int64_t start_ns;      /* raw start of the process (the drift's origin) */
+    int64_t start_ns; /* raw start of the process (the drift's origin) */
 } cs_an_clock;
 
 /* A point-to-point message: its send and its receive, RAW times (each on
  * its rank's clock); se, re 0 when the completion is unknown. */
 typedef struct cs_msg {
     int64_t send_span, recv_span, comm;
-    int src, dst, tag;     /* world ranks */
+    int src, dst, tag; /* world ranks */
     int recv_nonblocking;
     int64_t sb, se, rb, re;
 } cs_msg;
@@ -62,49 +62,49 @@ typedef struct cs_an {
     int *present;          /* [nranks] */
     cs_an_clock *clk;      /* [nranks] */
     int64_t align_instances, align_violations;
-    int64_t t_first, t_last;   /* aligned span of the trace */
+    int64_t t_first, t_last; /* aligned span of the trace */
 
     /* steps: boundaries per rank (aligned begin of each step) */
-    cs_vec *marks;         /* [nranks] */
-    int step_source;       /* 0 none, 1 markers, 2 detected period */
-    int step_period;       /* detected: collectives per step */
+    cs_vec *marks;   /* [nranks] */
+    int step_source; /* 0 none, 1 markers, 2 detected period */
+    int step_period; /* detected: collectives per step */
     int64_t nsteps;
-    int64_t *late;         /* [nsteps * nranks]: lateness of each rank in each step
+    int64_t *late;                              /* [nsteps * nranks]: lateness of each rank in each step
                               (its entry - the median entry of the others, when last) */
-    int64_t *late2;        /* the same, against the next latest entry (what-if);
+    int64_t *late2;                             /* the same, against the next latest entry (what-if);
                               nonblocking instances add only their excess over
                               the largest one of the step so far (nblate) */
-    int64_t *nblate;       /* [nsteps * nranks]: that largest nonblocking lateness */
-    int64_t *xgap;         /* [nsteps * nranks]: the excess own time of each rank in
+    int64_t *nblate;                            /* [nsteps * nranks]: that largest nonblocking lateness */
+    int64_t *xgap;                              /* [nsteps * nranks]: the excess own time of each rank in
                               each step: for every complete instance, the rank whose
                               time since its exit from the communicator's previous
                               instance (its "gap") is the longest, that gap minus the
                               next longest; summed over the step */
-    int64_t *step_last_exit;   /* [nsteps] */
+    int64_t *step_last_exit;                    /* [nsteps] */
     int64_t *step_begin, *step_end, *step_time; /* [nsteps] after matching */
 
     /* per rank */
     int64_t *times_last, *imposed;
-    cs_vec *lateness;      /* [nranks] lateness when last */
+    cs_vec *lateness; /* [nranks] lateness when last */
 
     /* matching counts */
     int64_t instances, incomplete, coll_spans, uncompleted, exit_before_entry;
     int64_t p2p_pairs, p2p_unmatched;
-    cs_msg *msgs;          /* paired before the alignment (cs_an_p2p_collect) */
+    cs_msg *msgs; /* paired before the alignment (cs_an_p2p_collect) */
     size_t nmsgs;
     /* per directed pair [src * nranks + dst]: message transfer times and
      * late-sender times, and when the messages ran */
     cs_vec *pair_xfer, *pair_late;
     int64_t *pair_t0, *pair_t1;
 
-    int64_t min_effect_ns;     /* the verdicts' minimum effect */
+    int64_t min_effect_ns; /* the verdicts' minimum effect */
     /* per communicator and step, for slow collectives: summed transfer and
      * summed arrival skew of its complete instances */
-    cs_map comm_idx;           /* comm id -> index < CS_AN_MAX_COMMS */
+    cs_map comm_idx; /* comm id -> index < CS_AN_MAX_COMMS */
     int ncomms;
-    int64_t *comm_ids;         /* [CS_AN_MAX_COMMS] */
+    int64_t *comm_ids;                /* [CS_AN_MAX_COMMS] */
     int64_t *cstep_xfer, *cstep_skew; /* [CS_AN_MAX_COMMS * nsteps] */
-    int *cstep_op;             /* [CS_AN_MAX_COMMS]: the op of the first instance */
+    int *cstep_op;                    /* [CS_AN_MAX_COMMS]: the op of the first instance */
 
     /* notes for the report: what is missing */
     char notes[2048];
@@ -163,7 +163,7 @@ typedef struct cs_report_data {
     int nmodels;
     cs_proposal *props;
     int nprops;
-    int has_whatif;            /* the replay ran (whatif_measured_ns set) */
+    int has_whatif; /* the replay ran (whatif_measured_ns set) */
     int64_t wf_measured_ns, wf_replay_ns, wf_model_ns, wf_ontime_ns, wf_ontime_gain_ns, wf_comm_step_ns;
     double wf_replay_error, wf_model_error, wf_ar_calls_per_step, wf_memcpy_gbps;
     int64_t fuse_members, fused_calls;
@@ -175,15 +175,15 @@ const char *cs_report_opname(const cs_report_data *d, int op);
 
 /* Gates (--fail-on) and their outcomes. */
 typedef struct cs_gate {
-    char name[64];         /* "straggler>5%", "p99>20%", "step>10%", "verdict" */
+    char name[64]; /* "straggler>5%", "p99>20%", "step>10%", "verdict" */
     int failed;
     char message[512];
 } cs_gate;
 /* Parse SPEC ("straggler=5,p99=20,step=10,verdict"), evaluate against d and
  * the baseline (may be NULL). Returns the number of gates in *out, or -1
  * with a message in err for a bad spec. */
-int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_data *base, cs_gate **out,
-                  char *err, size_t errlen);
+int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_data *base, cs_gate **out, char *err,
+                  size_t errlen);
 
 void cs_json_string(FILE *f, const char *s);
 void cs_write_analysis_json(FILE *f, const cs_report_data *d, const cs_gate *g, int ng);

@@ -12,9 +12,9 @@
 /* A subcommand: collected in one table in main.c. */
 typedef struct cs_cmd {
     const char *name;
-    const char *args;      /* one-line usage after the name */
+    const char *args; /* one-line usage after the name */
     const char *summary;
-    const char *help;      /* full --help text */
+    const char *help; /* full --help text */
     int (*run)(int argc, char **argv);
 } cs_cmd;
 
@@ -50,6 +50,5 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
 
 /* Resolve call-site frames with addr2line and label the call sites. */
 int cs_symbolize(cs_store *st);
-
 
 #endif

@@ -11,31 +11,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char cs_help_check_estimate[] =
-    "usage: collscope check-estimate BEFORE AFTER [--tolerance PCT] [--json]\n"
-    "\n"
-    "Check the what-if replay against reality. BEFORE is a trace of a job\n"
-    "without apply mode, AFTER a trace of the same job (same program, same\n"
-    "number of ranks) with apply mode on (COLLSCOPE_FUSE=1 and the settings of\n"
-    "BEFORE's fusion proposal). Both are analysed first unless current.\n"
-    "\n"
-    "The predicted gain per step is BEFORE's what-if replay of its largest\n"
-    "fusion proposal, for the bucket whose number of calls per step is\n"
-    "closest to what AFTER issued (its fused calls and the allreduces it left\n"
-    "alone; when AFTER has no fused call, e.g. the program itself issued\n"
-    "bigger buckets, the replay in which the members' own calls vanish too);\n"
-    "the measured gain is BEFORE's median step time minus AFTER's.\n"
-    "The error is |predicted - measured| / measured. Also printed: the median\n"
-    "per-step communication time of both runs and their ratio.\n"
-    "\n"
-    "  --tolerance PCT  the largest error that passes (default 25)\n"
-    "  --json           one JSON object (format \"collscope-check-estimate\",\n"
-    "                   version 1, docs/report-json.md) instead of text\n"
-    "\n"
-    "Exit status: 0 when the error is within the tolerance, 1 when not, 2 on\n"
-    "bad usage or bad input (a trace missing or unreadable, traces of different\n"
-    "jobs or rank counts, a trace without steps, BEFORE without a fusion\n"
-    "proposal), with one message.\n";
+const char cs_help_check_estimate[] = "usage: collscope check-estimate BEFORE AFTER [--tolerance PCT] [--json]\n"
+                                      "\n"
+                                      "Check the what-if replay against reality. BEFORE is a trace of a job\n"
+                                      "without apply mode, AFTER a trace of the same job (same program, same\n"
+                                      "number of ranks) with apply mode on (COLLSCOPE_FUSE=1 and the settings of\n"
+                                      "BEFORE's fusion proposal). Both are analysed first unless current.\n"
+                                      "\n"
+                                      "The predicted gain per step is BEFORE's what-if replay of its largest\n"
+                                      "fusion proposal, for the bucket whose number of calls per step is\n"
+                                      "closest to what AFTER issued (its fused calls and the allreduces it left\n"
+                                      "alone; when AFTER has no fused call, e.g. the program itself issued\n"
+                                      "bigger buckets, the replay in which the members' own calls vanish too);\n"
+                                      "the measured gain is BEFORE's median step time minus AFTER's.\n"
+                                      "The error is |predicted - measured| / measured. Also printed: the median\n"
+                                      "per-step communication time of both runs and their ratio.\n"
+                                      "\n"
+                                      "  --tolerance PCT  the largest error that passes (default 25)\n"
+                                      "  --json           one JSON object (format \"collscope-check-estimate\",\n"
+                                      "                   version 1, docs/report-json.md) instead of text\n"
+                                      "\n"
+                                      "Exit status: 0 when the error is within the tolerance, 1 when not, 2 on\n"
+                                      "bad usage or bad input (a trace missing or unreadable, traces of different\n"
+                                      "jobs or rank counts, a trace without steps, BEFORE without a fusion\n"
+                                      "proposal), with one message.\n";
 
 /* cs_fmt_ns with a sign. */
 static const char *cs_fmt_signed(int64_t ns, char *buf, size_t len)
@@ -177,17 +176,18 @@ int cs_cmd_check_estimate(int argc, char **argv)
         cs_json_string(stdout, an);
         printf(",\n  \"callsite\": ");
         cs_json_string(stdout, p->callsite);
-        printf(",\n  \"comm\": %lld,\n  \"proposed_bucket_bytes\": %lld,\n  \"bucket_bytes\": %lld,\n"
-               "  \"before_calls_per_step\": %.3f,\n  \"after_calls_per_step\": %.3f,\n  \"predicted_calls_per_step\": %.3f,\n"
-               "  \"after_apply_mode\": %s,\n  \"after_fuse_members\": %lld,\n  \"after_fused_calls\": %lld,\n"
-               "  \"before_step_ns\": %lld,\n  \"after_step_ns\": %lld,\n  \"predicted_gain_ns\": %lld,\n"
-               "  \"measured_gain_ns\": %lld,\n  \"error\": %.4f,\n  \"tolerance\": %.4f,\n  \"pass\": %s,\n"
-               "  \"before_comm_step_ns\": %lld,\n  \"after_comm_step_ns\": %lld,\n  \"comm_ratio\": %.3f\n}\n",
-               (long long)p->comm, (long long)p->bucket_bytes, bucket, B.d.wf_ar_calls_per_step, after_calls, groups,
-               applied ? "true" : "false", (long long)A.d.fuse_members, (long long)A.d.fused_calls,
-               (long long)B.d.step_median_ns, (long long)A.d.step_median_ns, gain, (long long)meas,
-               isfinite(err) ? err : -1.0, tol / 100, pass ? "true" : "false", (long long)B.d.wf_comm_step_ns,
-               (long long)A.d.wf_comm_step_ns, ratio);
+        printf(
+            ",\n  \"comm\": %lld,\n  \"proposed_bucket_bytes\": %lld,\n  \"bucket_bytes\": %lld,\n"
+            "  \"before_calls_per_step\": %.3f,\n  \"after_calls_per_step\": %.3f,\n  \"predicted_calls_per_step\": %.3f,\n"
+            "  \"after_apply_mode\": %s,\n  \"after_fuse_members\": %lld,\n  \"after_fused_calls\": %lld,\n"
+            "  \"before_step_ns\": %lld,\n  \"after_step_ns\": %lld,\n  \"predicted_gain_ns\": %lld,\n"
+            "  \"measured_gain_ns\": %lld,\n  \"error\": %.4f,\n  \"tolerance\": %.4f,\n  \"pass\": %s,\n"
+            "  \"before_comm_step_ns\": %lld,\n  \"after_comm_step_ns\": %lld,\n  \"comm_ratio\": %.3f\n}\n",
+            (long long)p->comm, (long long)p->bucket_bytes, bucket, B.d.wf_ar_calls_per_step, after_calls, groups,
+            applied ? "true" : "false", (long long)A.d.fuse_members, (long long)A.d.fused_calls,
+            (long long)B.d.step_median_ns, (long long)A.d.step_median_ns, gain, (long long)meas,
+            isfinite(err) ? err : -1.0, tol / 100, pass ? "true" : "false", (long long)B.d.wf_comm_step_ns,
+            (long long)A.d.wf_comm_step_ns, ratio);
     } else {
         printf("collscope check-estimate: %s -> %s\n", bn, an);
         printf("  fusion proposal: %s, communicator %lld, %.1f calls per step, suggested bucket %s\n", p->callsite,
@@ -197,9 +197,10 @@ int cs_cmd_check_estimate(int argc, char **argv)
                    (long long)A.d.fuse_members, (long long)A.d.fused_calls, after_calls);
         else
             printf("  AFTER has no fused call (not an apply-mode trace): %.1f allreduce calls per step; predicted as\n"
-                   "  the program issuing such buckets itself (no member calls)\n", after_calls);
-        printf("  predicted gain per step: %s (buckets of %s: %.1f calls per step)\n", cs_fmt_signed(gain, b1, sizeof b1),
-               cs_fmt_bytes(bucket, b2, sizeof b2), groups);
+                   "  the program issuing such buckets itself (no member calls)\n",
+                   after_calls);
+        printf("  predicted gain per step: %s (buckets of %s: %.1f calls per step)\n",
+               cs_fmt_signed(gain, b1, sizeof b1), cs_fmt_bytes(bucket, b2, sizeof b2), groups);
         printf("  measured gain per step:  %s (median step %s -> %s)\n", cs_fmt_signed(meas, b1, sizeof b1),
                cs_fmt_ns(B.d.step_median_ns, b2, sizeof b2), cs_fmt_ns(A.d.step_median_ns, b3, sizeof b3));
         if (isfinite(err))

@@ -7,22 +7,21 @@
 #include <getopt.h>
 #include <string.h>
 
-const char cs_help_diff[] =
-    "usage: collscope diff BASE NEW [--format text|json] [-o FILE]\n"
-    "\n"
-    "Compare two runs (each a DIR or TRACE.db; analysed first when their stored\n"
-    "analysis is not current): the median step time, the straggler verdicts\n"
-    "(in both, gone, new) and the p99 of each collective group (op, size\n"
-    "bucket, call site). JSON: format \"collscope-diff\", version 1\n"
-    "(docs/report-json.md).\n"
-    "\n"
-    "Exit status: 0, 1 when a trace cannot be read, 2 on bad usage.\n";
+const char cs_help_diff[] = "usage: collscope diff BASE NEW [--format text|json] [-o FILE]\n"
+                            "\n"
+                            "Compare two runs (each a DIR or TRACE.db; analysed first when their stored\n"
+                            "analysis is not current): the median step time, the straggler verdicts\n"
+                            "(in both, gone, new) and the p99 of each collective group (op, size\n"
+                            "bucket, call site). JSON: format \"collscope-diff\", version 1\n"
+                            "(docs/report-json.md).\n"
+                            "\n"
+                            "Exit status: 0, 1 when a trace cannot be read, 2 on bad usage.\n";
 
 int cs_cmd_diff(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "format", required_argument, NULL, 'f' }, { "output", required_argument, NULL, 'o' }, { NULL, 0, NULL, 0 }
-    };
+    static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
+                                          { "output", required_argument, NULL, 'o' },
+                                          { NULL, 0, NULL, 0 } };
     const char *format = "text", *outpath = NULL;
     int c;
     optind = 1;

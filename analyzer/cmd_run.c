@@ -17,27 +17,26 @@
 #include <unistd.h>
 #include <dirent.h>
 
-const char cs_help_run[] =
-    "usage: collscope run [-o DIR] [--mpi openmpi|mpich|none] [--no-callsites]\n"
-    "                     [--no-nccl-profiler] [--no-ingest] -- LAUNCH...\n"
-    "\n"
-    "Run LAUNCH (an mpirun/mpiexec line, or a single program) with the collscope\n"
-    "preload library, then merge what every process recorded into DIR/trace.db.\n"
-    "Nothing in the job is rebuilt. The exit status is the job's.\n"
-    "\n"
-    "  -o, --output DIR   output folder (default: collscope.out); earlier traces\n"
-    "                     in it are replaced\n"
-    "  --mpi IMPL         which MPI the job uses: openmpi, mpich or none (default:\n"
-    "                     guessed from the launcher and the program)\n"
-    "  --no-callsites     do not record call sites\n"
-    "  --no-ingest        leave the logs; build the trace later with collscope ingest\n"
-    "  --no-nccl-profiler do not offer the preload to NCCL as its profiler plugin\n"
-    "                     (NCCL_PROFILER_PLUGIN; a value already set is kept)\n"
-    "\n"
-    "Environment read by the preload: COLLSCOPE_CALLSITES=0|1, COLLSCOPE_PAPI=EV,...,\n"
-    "COLLSCOPE_LOG_MAX_MB (default 16384), COLLSCOPE_CLOCK=tsc|monotonic,\n"
-    "COLLSCOPE_EXIT_CONVERT=0 (convert at the end of the run instead of at exit).\n"
-    "See collscope(1).\n";
+const char cs_help_run[] = "usage: collscope run [-o DIR] [--mpi openmpi|mpich|none] [--no-callsites]\n"
+                           "                     [--no-nccl-profiler] [--no-ingest] -- LAUNCH...\n"
+                           "\n"
+                           "Run LAUNCH (an mpirun/mpiexec line, or a single program) with the collscope\n"
+                           "preload library, then merge what every process recorded into DIR/trace.db.\n"
+                           "Nothing in the job is rebuilt. The exit status is the job's.\n"
+                           "\n"
+                           "  -o, --output DIR   output folder (default: collscope.out); earlier traces\n"
+                           "                     in it are replaced\n"
+                           "  --mpi IMPL         which MPI the job uses: openmpi, mpich or none (default:\n"
+                           "                     guessed from the launcher and the program)\n"
+                           "  --no-callsites     do not record call sites\n"
+                           "  --no-ingest        leave the logs; build the trace later with collscope ingest\n"
+                           "  --no-nccl-profiler do not offer the preload to NCCL as its profiler plugin\n"
+                           "                     (NCCL_PROFILER_PLUGIN; a value already set is kept)\n"
+                           "\n"
+                           "Environment read by the preload: COLLSCOPE_CALLSITES=0|1, COLLSCOPE_PAPI=EV,...,\n"
+                           "COLLSCOPE_LOG_MAX_MB (default 16384), COLLSCOPE_CLOCK=tsc|monotonic,\n"
+                           "COLLSCOPE_EXIT_CONVERT=0 (convert at the end of the run instead of at exit).\n"
+                           "See collscope(1).\n";
 
 static const char *cs_libdir(void)
 {
@@ -136,7 +135,6 @@ static const char *cs_guess_mpi(char **launch)
     return "nompi";
 }
 
-
 /* Remove the previous run's files (and only those) from DIR. */
 static void cs_clean_dir(const char *dir)
 {
@@ -196,10 +194,9 @@ static void cs_forward(int sig)
 int cs_cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "output", required_argument, NULL, 'o' }, { "mpi", required_argument, NULL, 'm' },
-        { "no-callsites", no_argument, NULL, 'C' }, { "no-ingest", no_argument, NULL, 'I' },
-        { "no-nccl-profiler", no_argument, NULL, 'P' },
-        { NULL, 0, NULL, 0 }
+        { "output", required_argument, NULL, 'o' },     { "mpi", required_argument, NULL, 'm' },
+        { "no-callsites", no_argument, NULL, 'C' },     { "no-ingest", no_argument, NULL, 'I' },
+        { "no-nccl-profiler", no_argument, NULL, 'P' }, { NULL, 0, NULL, 0 }
     };
     const char *out = "collscope.out", *mpi = NULL;
     int callsites = 1, ingest = 1, ncclprof = 1, c;

@@ -16,20 +16,19 @@
 #include <time.h>
 #include <unistd.h>
 
-const char cs_help_ingest[] =
-    "usage: collscope ingest [--force] DIR\n"
-    "\n"
-    "Rebuild DIR/trace.db from the per-process logs in DIR/logs. Logs of\n"
-    "processes that crashed or were killed (SIGKILL included) are recovered:\n"
-    "every span they completed before dying is kept. Each log first becomes\n"
-    "DIR/ranks/rank-NNNNNN-PID.db, then all are merged.\n"
-    "\n"
-    "  --force   reconvert every log (default: only logs without a current\n"
-    "            per-rank file)\n"
-    "\n"
-    "Exit status: 0 on success; 1 when a log could not be converted (each\n"
-    "is named; the trace holds the others) or none could be read; 2 on bad\n"
-    "usage.\n";
+const char cs_help_ingest[] = "usage: collscope ingest [--force] DIR\n"
+                              "\n"
+                              "Rebuild DIR/trace.db from the per-process logs in DIR/logs. Logs of\n"
+                              "processes that crashed or were killed (SIGKILL included) are recovered:\n"
+                              "every span they completed before dying is kept. Each log first becomes\n"
+                              "DIR/ranks/rank-NNNNNN-PID.db, then all are merged.\n"
+                              "\n"
+                              "  --force   reconvert every log (default: only logs without a current\n"
+                              "            per-rank file)\n"
+                              "\n"
+                              "Exit status: 0 on success; 1 when a log could not be converted (each\n"
+                              "is named; the trace holds the others) or none could be read; 2 on bad\n"
+                              "usage.\n";
 
 typedef struct cs_logent {
     char path[PATH_MAX];
@@ -63,14 +62,14 @@ static double cs_now_s(void)
 enum { CS_W_PENDING, CS_W_DONE, CS_W_HERE, CS_W_LOST };
 typedef struct cs_workers {
     pid_t pids[16];
-    int status[16];         /* how each worker ended (once reaped) */
+    int status[16]; /* how each worker ended (once reaped) */
     size_t n, nents;
-    size_t mine;            /* the log this process converts (nents: none) */
-    int rd;                 /* read end of the pipe; -1 when none */
+    size_t mine; /* the log this process converts (nents: none) */
+    int rd;      /* read end of the pipe; -1 when none */
     int reaped;
-    unsigned char *done;    /* done[i]: CS_W_*: ents[i] converted (or given up on), to convert
+    unsigned char *done;  /* done[i]: CS_W_*: ents[i] converted (or given up on), to convert
                                here, or lost with its worker */
-    unsigned char *owner;   /* owner[i]: the worker converting ents[i] */
+    unsigned char *owner; /* owner[i]: the worker converting ents[i] */
 } cs_workers;
 
 static int cs_convert_one(const cs_logent *e, const char *dir)
@@ -234,7 +233,8 @@ static void cs_warn_unknown_ops(const cs_logent *e)
     cs_store_close(st);
     if (n[0] && strcmp(n, "0") != 0)
         cs_note("%s: %s spans of calls this collscope does not know (a newer preload wrote the log?);"
-                " kept with op \"none\"", e->path, n);
+                " kept with op \"none\"",
+                e->path, n);
 }
 
 int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_result *res)
@@ -380,7 +380,8 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
     }
     if (getenv("COLLSCOPE_VERBOSE"))
         cs_note("ingest: %zu logs converted while merging %.2f s (%.2f s waiting for them), symbols %.2f s,"
-                " indexes %.2f s", ntodo, t2 - t0, twait, t3 - t2, cs_now_s() - t3);
+                " indexes %.2f s",
+                ntodo, t2 - t0, twait, t3 - t2, cs_now_s() - t3);
     cs_proc *procs;
     int np;
     if (cs_store_procs(job, &procs, &np) == 0) {

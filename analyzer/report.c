@@ -10,38 +10,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char cs_help_report[] =
-    "usage: collscope report DIR|TRACE.db [--format text|json|markdown|junit] [-o FILE]\n"
-    "                        [--baseline DIR] [--fail-on GATES]\n"
-    "\n"
-    "Summarize a trace: for each op, communicator and call site the number of\n"
-    "calls, the bytes, and the total, p50, p90, p99 and maximum time; for each\n"
-    "rank the share of its wall time spent inside traced calls. Then the\n"
-    "cross-rank analysis (run and stored first unless current, as by\n"
-    "`collscope analyze`; in a private copy in $TMPDIR when the trace cannot\n"
-    "be written here): aligned clocks, straggler verdicts with evidence,\n"
-    "steps, who made the others wait, and tail latency per collective group;\n"
-    "the cost model of each collective, the what-if replay (its error against\n"
-    "the measured step time) and the proposals it estimates (fusion with the\n"
-    "apply-mode settings, overlap), each with evidence and gain per step.\n"
-    "\n"
-    "  --format FMT     text (default), json (format \"collscope-report\",\n"
-    "                   version 2, docs/report-json.md), markdown (a CI job\n"
-    "                   summary) or junit (JUnit XML, one test case per gate)\n"
-    "  -o FILE          write the report to FILE instead of standard output\n"
-    "  --baseline DIR   a run to compare with (for the p99 and step gates)\n"
-    "  --fail-on GATES  comma-separated gates; any that fails makes the exit\n"
-    "                   status 3:\n"
-    "                     straggler=PCT  a straggler costs more than PCT % of\n"
-    "                                    the median step time\n"
-    "                     p99=PCT        a collective group's p99 grew more than\n"
-    "                                    PCT % over the baseline\n"
-    "                     step=PCT       the median step time grew more than\n"
-    "                                    PCT % over the baseline\n"
-    "                     verdict        any straggler verdict at all\n"
-    "\n"
-    "Exit status: 0, 1 when the trace cannot be read (one message names the\n"
-    "file and the problem), 2 on bad usage, 3 when a gate failed.\n";
+const char cs_help_report[] = "usage: collscope report DIR|TRACE.db [--format text|json|markdown|junit] [-o FILE]\n"
+                              "                        [--baseline DIR] [--fail-on GATES]\n"
+                              "\n"
+                              "Summarize a trace: for each op, communicator and call site the number of\n"
+                              "calls, the bytes, and the total, p50, p90, p99 and maximum time; for each\n"
+                              "rank the share of its wall time spent inside traced calls. Then the\n"
+                              "cross-rank analysis (run and stored first unless current, as by\n"
+                              "`collscope analyze`; in a private copy in $TMPDIR when the trace cannot\n"
+                              "be written here): aligned clocks, straggler verdicts with evidence,\n"
+                              "steps, who made the others wait, and tail latency per collective group;\n"
+                              "the cost model of each collective, the what-if replay (its error against\n"
+                              "the measured step time) and the proposals it estimates (fusion with the\n"
+                              "apply-mode settings, overlap), each with evidence and gain per step.\n"
+                              "\n"
+                              "  --format FMT     text (default), json (format \"collscope-report\",\n"
+                              "                   version 2, docs/report-json.md), markdown (a CI job\n"
+                              "                   summary) or junit (JUnit XML, one test case per gate)\n"
+                              "  -o FILE          write the report to FILE instead of standard output\n"
+                              "  --baseline DIR   a run to compare with (for the p99 and step gates)\n"
+                              "  --fail-on GATES  comma-separated gates; any that fails makes the exit\n"
+                              "                   status 3:\n"
+                              "                     straggler=PCT  a straggler costs more than PCT % of\n"
+                              "                                    the median step time\n"
+                              "                     p99=PCT        a collective group's p99 grew more than\n"
+                              "                                    PCT % over the baseline\n"
+                              "                     step=PCT       the median step time grew more than\n"
+                              "                                    PCT % over the baseline\n"
+                              "                     verdict        any straggler verdict at all\n"
+                              "\n"
+                              "Exit status: 0, 1 when the trace cannot be read (one message names the\n"
+                              "file and the problem), 2 on bad usage, 3 when a gate failed.\n";
 
 #define CS_REPORT_VERSION 2
 
@@ -111,8 +110,10 @@ static void cs_text_gpu_overlap(FILE *f, cs_store *st)
     int n = cs_store_gpu_overlap(st, cs_overlap_row, m);
     fclose(m);
     if (n > 0)
-        fprintf(f, "\nGPU overlap: NCCL time on the GPU not overlapped by compute (kernels of other streams)\n"
-                   "  %6s %12s %12s %8s\n%s", "rank", "comm (GPU)", "not overlap", "share", buf);
+        fprintf(f,
+                "\nGPU overlap: NCCL time on the GPU not overlapped by compute (kernels of other streams)\n"
+                "  %6s %12s %12s %8s\n%s",
+                "rank", "comm (GPU)", "not overlap", "share", buf);
     free(buf);
 }
 
@@ -135,8 +136,8 @@ static void cs_text_table(FILE *f, const char *title, const char *keyname, const
 {
     char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
     fprintf(f, "\n%s\n", title);
-    fprintf(f, "  %-40s %9s %11s %11s %10s %10s %10s %10s\n", keyname, "calls", "bytes", "total", "p50", "p90",
-            "p99", "max");
+    fprintf(f, "  %-40s %9s %11s %11s %10s %10s %10s %10s\n", keyname, "calls", "bytes", "total", "p50", "p90", "p99",
+            "max");
     for (size_t i = 0; i < g->n; i++) {
         const cs_grp *x = &g->a[i];
         char key[300];
@@ -146,8 +147,8 @@ static void cs_text_table(FILE *f, const char *title, const char *keyname, const
             snprintf(key, sizeof key, "%s", x->key);
         fprintf(f, "  %-40.40s %9lld %11s %11s %10s %10s %10s %10s\n", key, (long long)x->count,
                 cs_fmt_bytes(x->bytes, b1, sizeof b1), cs_fmt_ns(x->total, b2, sizeof b2),
-                cs_fmt_ns(x->p50, b3, sizeof b3), cs_fmt_ns(x->p90, b4, sizeof b4),
-                cs_fmt_ns(x->p99, b5, sizeof b5), cs_fmt_ns(x->max, b6, sizeof b6));
+                cs_fmt_ns(x->p50, b3, sizeof b3), cs_fmt_ns(x->p90, b4, sizeof b4), cs_fmt_ns(x->p99, b5, sizeof b5),
+                cs_fmt_ns(x->max, b6, sizeof b6));
     }
     if (g->n == 0)
         fprintf(f, "  (none)\n");
@@ -162,21 +163,22 @@ static void cs_json_groups(FILE *f, const char *name, const char *keyname, const
         cs_json_str(f, x->key);
         fprintf(f, ", \"op\": ");
         cs_json_str(f, x->op);
-        fprintf(f, ", \"calls\": %lld, \"bytes\": %lld, \"total_ns\": %lld, \"p50_ns\": %lld, \"p90_ns\": %lld,"
-                   " \"p99_ns\": %lld, \"max_ns\": %lld}",
-                (long long)x->count, (long long)x->bytes, (long long)x->total, (long long)x->p50,
-                (long long)x->p90, (long long)x->p99, (long long)x->max);
+        fprintf(f,
+                ", \"calls\": %lld, \"bytes\": %lld, \"total_ns\": %lld, \"p50_ns\": %lld, \"p90_ns\": %lld,"
+                " \"p99_ns\": %lld, \"max_ns\": %lld}",
+                (long long)x->count, (long long)x->bytes, (long long)x->total, (long long)x->p50, (long long)x->p90,
+                (long long)x->p99, (long long)x->max);
     }
     fprintf(f, "%s]%s\n", g->n ? "\n  " : "", last ? "" : ",");
 }
 
 int cs_cmd_report(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "format", required_argument, NULL, 'f' }, { "output", required_argument, NULL, 'o' },
-        { "baseline", required_argument, NULL, 'b' }, { "fail-on", required_argument, NULL, 'g' },
-        { NULL, 0, NULL, 0 }
-    };
+    static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
+                                          { "output", required_argument, NULL, 'o' },
+                                          { "baseline", required_argument, NULL, 'b' },
+                                          { "fail-on", required_argument, NULL, 'g' },
+                                          { NULL, 0, NULL, 0 } };
     const char *format = "text", *outpath = NULL, *baseline = NULL, *failon = NULL;
     int c;
     optind = 1;
@@ -313,8 +315,9 @@ int cs_cmd_report(int argc, char **argv)
             for (int k = 0; k < nproc; k++)
                 if (procs[k].rank == r->rank)
                     p = &procs[k];
-            fprintf(f, "%s\n    {\"rank\": %d, \"in_calls_ns\": %lld, \"wall_ns\": %lld, \"share\": %.4f, "
-                       "\"spans\": %lld, \"status\": ",
+            fprintf(f,
+                    "%s\n    {\"rank\": %d, \"in_calls_ns\": %lld, \"wall_ns\": %lld, \"share\": %.4f, "
+                    "\"spans\": %lld, \"status\": ",
                     i ? "," : "", r->rank, (long long)r->busy, (long long)r->wall,
                     r->wall > 0 ? (double)r->busy / (double)r->wall : 0.0, (long long)r->spans);
             cs_json_str(f, p ? p->status : "");

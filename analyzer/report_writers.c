@@ -10,16 +10,16 @@
 
 /* ---- loading ---- */
 
-#define CS_GROW(arr, n, cap, T)                                        \
-    do {                                                               \
-        if ((n) == (cap)) {                                            \
-            int nc_ = (cap) ? (cap) * 2 : 16;                          \
-            T *na_ = realloc((arr), (size_t)nc_ * sizeof *na_);        \
-            if (!na_)                                                  \
-                return -1;                                             \
-            (arr) = na_;                                               \
-            (cap) = nc_;                                               \
-        }                                                              \
+#define CS_GROW(arr, n, cap, T)                                 \
+    do {                                                        \
+        if ((n) == (cap)) {                                     \
+            int nc_ = (cap) ? (cap)*2 : 16;                     \
+            T *na_ = realloc((arr), (size_t)nc_ * sizeof *na_); \
+            if (!na_)                                           \
+                return -1;                                      \
+            (arr) = na_;                                        \
+            (cap) = nc_;                                        \
+        }                                                       \
     } while (0)
 
 typedef struct cs_loader {
@@ -253,14 +253,15 @@ int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_dat
             for (int i = 0; i < d->nstrag; i++)
                 if (!worst || d->strag[i].cost_ns > worst->cost_ns)
                     worst = &d->strag[i];
-            double share = worst && d->step_median_ns > 0 ? 100.0 * (double)worst->cost_ns / (double)d->step_median_ns
-                                                          : 0;
+            double share =
+                worst && d->step_median_ns > 0 ? 100.0 * (double)worst->cost_ns / (double)d->step_median_ns : 0;
             x->failed = worst && (d->step_median_ns <= 0 || share > pct);
             if (worst)
-                snprintf(x->message, sizeof x->message, "worst straggler: %s rank %d costs %s per step, %.1f%% of the "
-                         "median step time %s (limit %g%%)", worst->kind, worst->rank,
-                         cs_fmt_ns(worst->cost_ns, b1, sizeof b1), share, cs_fmt_ns(d->step_median_ns, b2, sizeof b2),
-                         pct);
+                snprintf(x->message, sizeof x->message,
+                         "worst straggler: %s rank %d costs %s per step, %.1f%% of the "
+                         "median step time %s (limit %g%%)",
+                         worst->kind, worst->rank, cs_fmt_ns(worst->cost_ns, b1, sizeof b1), share,
+                         cs_fmt_ns(d->step_median_ns, b2, sizeof b2), pct);
             else
                 snprintf(x->message, sizeof x->message, "no straggler");
         } else if (strcmp(name, "step") == 0) {
@@ -268,9 +269,9 @@ int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_dat
                             ? 100.0 * (double)(d->step_median_ns - base->step_median_ns) / (double)base->step_median_ns
                             : 0;
             x->failed = base->step_median_ns > 0 && ch > pct;
-            snprintf(x->message, sizeof x->message, "median step time %s against %s in the baseline (%+.1f%%, limit %g%%)",
-                     cs_fmt_ns(d->step_median_ns, b1, sizeof b1), cs_fmt_ns(base->step_median_ns, b2, sizeof b2), ch,
-                     pct);
+            snprintf(
+                x->message, sizeof x->message, "median step time %s against %s in the baseline (%+.1f%%, limit %g%%)",
+                cs_fmt_ns(d->step_median_ns, b1, sizeof b1), cs_fmt_ns(base->step_median_ns, b2, sizeof b2), ch, pct);
         } else { /* p99 */
             double worst = 0;
             const cs_tail_row *wt = NULL, *wb = NULL;
@@ -284,9 +285,10 @@ int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_dat
             }
             x->failed = wt && worst > pct;
             if (wt)
-                snprintf(x->message, sizeof x->message, "largest p99 change: %s (%s) %s against %s (%+.1f%%, limit %g%%)",
-                         cs_report_opname(d, wt->op), wt->callsite[0] ? wt->callsite : "?",
-                         cs_fmt_ns(wt->p99_ns, b1, sizeof b1), cs_fmt_ns(wb->p99_ns, b2, sizeof b2), worst, pct);
+                snprintf(x->message, sizeof x->message,
+                         "largest p99 change: %s (%s) %s against %s (%+.1f%%, limit %g%%)", cs_report_opname(d, wt->op),
+                         wt->callsite[0] ? wt->callsite : "?", cs_fmt_ns(wt->p99_ns, b1, sizeof b1),
+                         cs_fmt_ns(wb->p99_ns, b2, sizeof b2), worst, pct);
             else
                 snprintf(x->message, sizeof x->message, "no collective group in common with the baseline");
         }
@@ -326,7 +328,8 @@ static void cs_write_whatif_text(FILE *f, const cs_report_data *d)
         const cs_model_row *m = &d->models[i];
         char key[128], sz[48];
         cs_model_name(key, sizeof key, d, m);
-        snprintf(sz, sizeof sz, "%s-%s", cs_fmt_bytes(m->min_bytes, b1, sizeof b1), cs_fmt_bytes(m->max_bytes, b2, sizeof b2));
+        snprintf(sz, sizeof sz, "%s-%s", cs_fmt_bytes(m->min_bytes, b1, sizeof b1),
+                 cs_fmt_bytes(m->max_bytes, b2, sizeof b2));
         char beta[32], r2[16];
         if (m->fitted)
             snprintf(beta, sizeof beta, "%.3f ns", m->beta_ns_per_byte * 1024);
@@ -345,8 +348,9 @@ static void cs_write_whatif_text(FILE *f, const cs_report_data *d)
     if (!d->has_whatif) {
         fprintf(f, "  not run%s%s\n", d->wf_note[0] ? ": " : "", d->wf_note);
     } else {
-        fprintf(f, "  measured %s; replayed with measured transfers %s (error %.2f %%); with the cost models %s "
-                   "(replay error %.2f %%)\n",
+        fprintf(f,
+                "  measured %s; replayed with measured transfers %s (error %.2f %%); with the cost models %s "
+                "(replay error %.2f %%)\n",
                 cs_fmt_ns(d->wf_measured_ns, b1, sizeof b1), cs_fmt_ns(d->wf_replay_ns, b2, sizeof b2),
                 100 * d->wf_replay_error, cs_fmt_ns(d->wf_model_ns, b3, sizeof b3), 100 * d->wf_model_error);
         if (d->wf_ontime_ns >= 0)
@@ -390,7 +394,8 @@ void cs_write_analysis_text(FILE *f, const cs_report_data *d, const cs_gate *g, 
     for (int i = 0; i < d->nstrag; i++) {
         const cs_straggler *s = &d->strag[i];
         if (strcmp(s->kind, "slow_link") == 0 && s->src >= 0)
-            fprintf(f, "  %-16s %d -> %d  costs %s per step\n", s->kind, s->src, s->dst, cs_fmt_ns(s->cost_ns, b1, sizeof b1));
+            fprintf(f, "  %-16s %d -> %d  costs %s per step\n", s->kind, s->src, s->dst,
+                    cs_fmt_ns(s->cost_ns, b1, sizeof b1));
         else if (strcmp(s->kind, "slow_link") == 0)
             fprintf(f, "  %-16s comm %lld  costs %s per step, steps %lld-%lld\n", s->kind, (long long)s->comm,
                     cs_fmt_ns(s->cost_ns, b1, sizeof b1), (long long)s->first_step, (long long)s->last_step);
@@ -405,23 +410,25 @@ void cs_write_analysis_text(FILE *f, const cs_report_data *d, const cs_gate *g, 
                 cs_fmt_ns(d->step_median_ns, b1, sizeof b1), cs_fmt_ns(d->step_p90_ns, b2, sizeof b2),
                 cs_fmt_ns(d->whatif_median_ns, b3, sizeof b3));
     fprintf(f, "\n");
-    fprintf(f, "\nWait states per rank (who made the others wait)\n  %6s %10s %14s %16s\n", "rank", "last", "imposed wait",
-            "median lateness");
+    fprintf(f, "\nWait states per rank (who made the others wait)\n  %6s %10s %14s %16s\n", "rank", "last",
+            "imposed wait", "median lateness");
     for (int i = 0; i < d->nrstats; i++) {
         const cs_rank_stat *r = &d->rstats[i];
-        fprintf(f, "  %6d %10lld %14s %16s\n", r->rank, (long long)r->times_last, cs_fmt_ns(r->imposed_wait_ns, b1, sizeof b1),
-                cs_fmt_ns(r->median_lateness_ns, b2, sizeof b2));
+        fprintf(f, "  %6d %10lld %14s %16s\n", r->rank, (long long)r->times_last,
+                cs_fmt_ns(r->imposed_wait_ns, b1, sizeof b1), cs_fmt_ns(r->median_lateness_ns, b2, sizeof b2));
     }
     fprintf(f, "\nTail latency per collective (instance time: first entry to last exit)\n");
-    fprintf(f, "  %-36s %7s %9s %9s %9s %9s %9s\n", "op [size] call site", "count", "p50", "p90", "p99", "p99.9", "max");
+    fprintf(f, "  %-36s %7s %9s %9s %9s %9s %9s\n", "op [size] call site", "count", "p50", "p90", "p99", "p99.9",
+            "max");
     for (int i = 0; i < d->ntails && i < 20; i++) {
         const cs_tail_row *t = &d->tails[i];
         char key[256];
-        snprintf(key, sizeof key, "%s [%s] %s", cs_report_opname(d, t->op), cs_fmt_bytes(1LL << t->bucket, b6, sizeof b6),
-                 t->callsite);
-        fprintf(f, "  %-36.36s %7lld %9s %9s %9s %9s %9s\n", key, (long long)t->count, cs_fmt_ns(t->p50_ns, b1, sizeof b1),
-                cs_fmt_ns(t->p90_ns, b2, sizeof b2), cs_fmt_ns(t->p99_ns, b3, sizeof b3),
-                cs_fmt_ns(t->p999_ns, b4, sizeof b4), cs_fmt_ns(t->max_ns, b5, sizeof b5));
+        snprintf(key, sizeof key, "%s [%s] %s", cs_report_opname(d, t->op),
+                 cs_fmt_bytes(1LL << t->bucket, b6, sizeof b6), t->callsite);
+        fprintf(f, "  %-36.36s %7lld %9s %9s %9s %9s %9s\n", key, (long long)t->count,
+                cs_fmt_ns(t->p50_ns, b1, sizeof b1), cs_fmt_ns(t->p90_ns, b2, sizeof b2),
+                cs_fmt_ns(t->p99_ns, b3, sizeof b3), cs_fmt_ns(t->p999_ns, b4, sizeof b4),
+                cs_fmt_ns(t->max_ns, b5, sizeof b5));
         if (t->common[0])
             fprintf(f, "    slowest 1%%: %s\n", t->common);
     }
@@ -480,10 +487,11 @@ static void cs_write_whatif_json(FILE *f, const cs_report_data *d)
         cs_json_string(f, cs_report_opname(d, m->op));
         fprintf(f, ", \"comm\": %lld, \"algo\": ", (long long)m->comm);
         cs_json_string(f, m->algo);
-        fprintf(f, ", \"points\": %lld, \"cells\": %lld, \"min_bytes\": %lld, \"max_bytes\": %lld, "
-                   "\"alpha_ns\": %.3f, \"gamma_ns\": %.3f, \"beta_ns_per_byte\": ",
-                (long long)m->points, (long long)m->cells, (long long)m->min_bytes, (long long)m->max_bytes, m->alpha_ns,
-                m->gamma_ns);
+        fprintf(f,
+                ", \"points\": %lld, \"cells\": %lld, \"min_bytes\": %lld, \"max_bytes\": %lld, "
+                "\"alpha_ns\": %.3f, \"gamma_ns\": %.3f, \"beta_ns_per_byte\": ",
+                (long long)m->points, (long long)m->cells, (long long)m->min_bytes, (long long)m->max_bytes,
+                m->alpha_ns, m->gamma_ns);
         if (m->fitted)
             fprintf(f, "%.6g, \"r2\": %.4f", m->beta_ns_per_byte, m->r2);
         else
@@ -506,8 +514,8 @@ static void cs_write_whatif_json(FILE *f, const cs_report_data *d)
     fprintf(f, ", \"allreduce_calls_per_step\": %.3f, \"memcpy_gbps\": %.3g, \"note\": ", d->wf_ar_calls_per_step,
             d->wf_memcpy_gbps);
     cs_json_string(f, d->wf_note);
-    fprintf(f, "},\n  \"apply_mode\": {\"fuse_members\": %lld, \"fused_calls\": %lld},\n",
-            (long long)d->fuse_members, (long long)d->fused_calls);
+    fprintf(f, "},\n  \"apply_mode\": {\"fuse_members\": %lld, \"fused_calls\": %lld},\n", (long long)d->fuse_members,
+            (long long)d->fused_calls);
     fprintf(f, "  \"proposals\": [");
     for (int i = 0; i < d->nprops; i++) {
         const cs_proposal *p = &d->props[i];
@@ -517,9 +525,10 @@ static void cs_write_whatif_json(FILE *f, const cs_report_data *d)
         cs_json_string(f, strcmp(p->kind, "fusion") == 0 ? cs_report_opname(d, p->op) : "");
         fprintf(f, ", \"callsite\": ");
         cs_json_string(f, p->callsite);
-        fprintf(f, ", \"calls_per_step\": %.3f, \"min_bytes\": %lld, \"max_bytes\": %lld, \"bytes_per_step\": %lld,"
-                   " \"bucket_bytes\": %lld, \"groups_per_step\": %.3f, \"gain_ns\": %lld, \"step_ns\": %lld,"
-                   " \"gain_share\": %.4f, \"evidence\": ",
+        fprintf(f,
+                ", \"calls_per_step\": %.3f, \"min_bytes\": %lld, \"max_bytes\": %lld, \"bytes_per_step\": %lld,"
+                " \"bucket_bytes\": %lld, \"groups_per_step\": %.3f, \"gain_ns\": %lld, \"step_ns\": %lld,"
+                " \"gain_share\": %.4f, \"evidence\": ",
                 p->calls_per_step, (long long)p->min_bytes, (long long)p->max_bytes, (long long)p->bytes_per_step,
                 (long long)p->bucket_bytes, p->groups_per_step, (long long)p->gain_ns, (long long)p->step_ns,
                 p->step_ns > 0 ? (double)p->gain_ns / (double)p->step_ns : 0.0);
@@ -533,8 +542,10 @@ static void cs_write_whatif_json(FILE *f, const cs_report_data *d)
             long long sz = 0, gain = 0, gain2 = 0;
             double grp = 0;
             if (sscanf(c, "%lld:%lf:%lld:%lld", &sz, &grp, &gain, &gain2) == 4)
-                fprintf(f, "%s{\"bucket_bytes\": %lld, \"groups_per_step\": %.3f, \"gain_ns\": %lld, \"gain_program_ns\": %lld}",
-                        k++ ? ", " : "", sz, grp, gain, gain2);
+                fprintf(
+                    f,
+                    "%s{\"bucket_bytes\": %lld, \"groups_per_step\": %.3f, \"gain_ns\": %lld, \"gain_program_ns\": %lld}",
+                    k++ ? ", " : "", sz, grp, gain, gain2);
             const char *n = strchr(c, ',');
             if (!n)
                 break;
@@ -547,8 +558,9 @@ static void cs_write_whatif_json(FILE *f, const cs_report_data *d)
 
 void cs_write_analysis_json(FILE *f, const cs_report_data *d, const cs_gate *g, int ng)
 {
-    fprintf(f, "  \"analysis_version\": %d,\n  \"instances\": %lld,\n  \"incomplete_instances\": %lld,\n"
-               "  \"p2p_messages\": %lld,\n",
+    fprintf(f,
+            "  \"analysis_version\": %d,\n  \"instances\": %lld,\n  \"incomplete_instances\": %lld,\n"
+            "  \"p2p_messages\": %lld,\n",
             CS_ANALYSIS_VERSION, (long long)d->instances, (long long)d->incomplete, (long long)d->p2p);
     fprintf(f, "  \"clocks\": [");
     for (int i = 0; i < d->nproc; i++) {
@@ -566,9 +578,10 @@ void cs_write_analysis_json(FILE *f, const cs_report_data *d, const cs_gate *g, 
         const cs_straggler *s = &d->strag[i];
         fprintf(f, "%s\n    {\"kind\": ", i ? "," : "");
         cs_json_string(f, s->kind);
-        fprintf(f, ", \"rank\": %d, \"src\": %d, \"dst\": %d, \"comm\": %lld, \"first_step\": %lld, \"last_step\": %lld,"
-                   " \"begin_ns\": %lld, \"end_ns\": %lld, \"lateness_ns\": %lld, \"cost_ns\": %lld, \"cost_share\": %.4f,"
-                   " \"evidence\": ",
+        fprintf(f,
+                ", \"rank\": %d, \"src\": %d, \"dst\": %d, \"comm\": %lld, \"first_step\": %lld, \"last_step\": %lld,"
+                " \"begin_ns\": %lld, \"end_ns\": %lld, \"lateness_ns\": %lld, \"cost_ns\": %lld, \"cost_share\": %.4f,"
+                " \"evidence\": ",
                 s->rank, s->src, s->dst, (long long)s->comm, (long long)s->first_step, (long long)s->last_step,
                 (long long)s->begin_ns, (long long)s->end_ns, (long long)s->lateness_ns, (long long)s->cost_ns,
                 d->step_median_ns > 0 ? (double)s->cost_ns / (double)d->step_median_ns : 0.0);
@@ -582,15 +595,18 @@ void cs_write_analysis_json(FILE *f, const cs_report_data *d, const cs_gate *g, 
             d->nsteps, (long long)d->step_median_ns, (long long)d->step_p90_ns, (long long)d->whatif_median_ns);
     for (int i = 0; i < d->nsteps; i++) {
         const cs_step_row *s = &d->steps[i];
-        fprintf(f, "%s\n    {\"step\": %lld, \"begin_ns\": %lld, \"time_ns\": %lld, \"slowest_rank\": %d, \"whatif_ns\": %lld}",
-                i ? "," : "", (long long)s->step, (long long)s->begin_ns, (long long)s->time_ns, s->slowest_rank,
-                (long long)s->whatif_ns);
+        fprintf(
+            f,
+            "%s\n    {\"step\": %lld, \"begin_ns\": %lld, \"time_ns\": %lld, \"slowest_rank\": %d, \"whatif_ns\": %lld}",
+            i ? "," : "", (long long)s->step, (long long)s->begin_ns, (long long)s->time_ns, s->slowest_rank,
+            (long long)s->whatif_ns);
     }
     fprintf(f, "%s]},\n", d->nsteps ? "\n  " : "");
     fprintf(f, "  \"rank_stats\": [");
     for (int i = 0; i < d->nrstats; i++) {
         const cs_rank_stat *r = &d->rstats[i];
-        fprintf(f, "%s\n    {\"rank\": %d, \"times_last\": %lld, \"imposed_wait_ns\": %lld, \"median_lateness_ns\": %lld}",
+        fprintf(f,
+                "%s\n    {\"rank\": %d, \"times_last\": %lld, \"imposed_wait_ns\": %lld, \"median_lateness_ns\": %lld}",
                 i ? "," : "", r->rank, (long long)r->times_last, (long long)r->imposed_wait_ns,
                 (long long)r->median_lateness_ns);
     }
@@ -602,8 +618,9 @@ void cs_write_analysis_json(FILE *f, const cs_report_data *d, const cs_gate *g, 
         cs_json_string(f, cs_report_opname(d, t->op));
         fprintf(f, ", \"comm\": %lld, \"bucket\": %d, \"callsite\": ", (long long)t->comm, t->bucket);
         cs_json_string(f, t->callsite);
-        fprintf(f, ", \"count\": %lld, \"p50_ns\": %lld, \"p90_ns\": %lld, \"p99_ns\": %lld, \"p999_ns\": %lld,"
-                   " \"max_ns\": %lld, \"slowest_common\": ",
+        fprintf(f,
+                ", \"count\": %lld, \"p50_ns\": %lld, \"p90_ns\": %lld, \"p99_ns\": %lld, \"p999_ns\": %lld,"
+                " \"max_ns\": %lld, \"slowest_common\": ",
                 (long long)t->count, (long long)t->p50_ns, (long long)t->p90_ns, (long long)t->p99_ns,
                 (long long)t->p999_ns, (long long)t->max_ns);
         cs_json_string(f, t->common);
@@ -657,13 +674,15 @@ static void cs_write_whatif_markdown(FILE *f, const cs_report_data *d)
         fprintf(f, "Apply mode: %lld calls fused into %lld (all ranks).\n\n", (long long)d->fuse_members,
                 (long long)d->fused_calls);
     if (d->has_whatif)
-        fprintf(f, "What-if replay: measured median step %s, replayed with the cost models %s (replay error %.2f %%).\n\n",
+        fprintf(f,
+                "What-if replay: measured median step %s, replayed with the cost models %s (replay error %.2f %%).\n\n",
                 cs_fmt_ns(d->wf_measured_ns, b1, sizeof b1), cs_fmt_ns(d->wf_model_ns, b2, sizeof b2),
                 100 * d->wf_model_error);
     if (!d->nprops) {
         fprintf(f, "None.\n");
     } else {
-        fprintf(f, "| kind | call site | bucket | gain per step | evidence | apply with |\n|---|---|---:|---:|---|---|\n");
+        fprintf(f,
+                "| kind | call site | bucket | gain per step | evidence | apply with |\n|---|---|---:|---:|---|---|\n");
         for (int i = 0; i < d->nprops; i++) {
             const cs_proposal *p = &d->props[i];
             fprintf(f, "| %s | ", p->kind);
@@ -676,12 +695,15 @@ static void cs_write_whatif_markdown(FILE *f, const cs_report_data *d)
         }
     }
     if (d->nmodels) {
-        fprintf(f, "\n| cost model | points | alpha | gamma | beta per KiB | R² | note |\n|---|---:|---:|---:|---:|---:|---|\n");
+        fprintf(
+            f,
+            "\n| cost model | points | alpha | gamma | beta per KiB | R² | note |\n|---|---:|---:|---:|---:|---:|---|\n");
         for (int i = 0; i < d->nmodels; i++) {
             const cs_model_row *m = &d->models[i];
             char key[128];
             cs_model_name(key, sizeof key, d, m);
-            fprintf(f, "| %s | %lld | %.2f us | %.2f us | ", key, (long long)m->points, m->alpha_ns / 1e3, m->gamma_ns / 1e3);
+            fprintf(f, "| %s | %lld | %.2f us | %.2f us | ", key, (long long)m->points, m->alpha_ns / 1e3,
+                    m->gamma_ns / 1e3);
             if (m->fitted)
                 fprintf(f, "%.3f ns | %.3f | ", m->beta_ns_per_byte * 1024, m->r2);
             else
@@ -734,7 +756,9 @@ void cs_write_markdown(FILE *f, const char *trace, const cs_report_data *d, cons
         }
         fprintf(f, "\n");
     }
-    fprintf(f, "### Who made the others wait\n\n| rank | times last | imposed wait | median lateness |\n|---:|---:|---:|---:|\n");
+    fprintf(
+        f,
+        "### Who made the others wait\n\n| rank | times last | imposed wait | median lateness |\n|---:|---:|---:|---:|\n");
     for (int i = 0; i < d->nrstats; i++)
         fprintf(f, "| %d | %lld | %s | %s |\n", d->rstats[i].rank, (long long)d->rstats[i].times_last,
                 cs_fmt_ns(d->rstats[i].imposed_wait_ns, b1, sizeof b1),
@@ -795,7 +819,8 @@ void cs_write_junit(FILE *f, const char *trace, const cs_report_data *d, const c
     for (int i = 0; i < ng; i++)
         failed += g[i].failed;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites tests=\"%d\" failures=\"%d\">\n", ng, failed);
-    fprintf(f, "  <testsuite name=\"collscope\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n", ng, failed);
+    fprintf(f, "  <testsuite name=\"collscope\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n", ng,
+            failed);
     for (int i = 0; i < ng; i++) {
         fprintf(f, "    <testcase classname=\"collscope.gates\" name=\"");
         cs_xml(f, g[i].name);
@@ -853,7 +878,8 @@ void cs_write_diff(FILE *f, int json, const char *base_name, const cs_report_dat
         for (int i = 0; i < x->nstrag; i++) {
             const cs_straggler *s = &x->strag[i], *m = NULL;
             for (int j = 0; j < y->nstrag; j++)
-                if (strcmp(y->strag[j].kind, s->kind) == 0 && y->strag[j].rank == s->rank && y->strag[j].dst == s->dst &&
+                if (strcmp(y->strag[j].kind, s->kind) == 0 && y->strag[j].rank == s->rank &&
+                    y->strag[j].dst == s->dst &&
                     (s->src >= 0 || strcmp(s->kind, "slow_link") != 0 || y->strag[j].comm == s->comm))
                     m = &y->strag[j];
             if (m && sd == 1)
@@ -862,9 +888,11 @@ void cs_write_diff(FILE *f, int json, const char *base_name, const cs_report_dat
             if (json) {
                 fprintf(f, "%s\n    {\"status\": \"%s\", \"kind\": ", k++ ? "," : "", st);
                 cs_json_string(f, s->kind);
-                fprintf(f, ", \"rank\": %d, \"src\": %d, \"dst\": %d, \"base_cost_ns\": %lld, \"new_cost_ns\": %lld}", s->rank,
-                        s->src, s->dst, (long long)(sd == 0 ? s->cost_ns : 0),
-                        (long long)(sd == 1 ? s->cost_ns : m ? m->cost_ns : 0));
+                fprintf(f, ", \"rank\": %d, \"src\": %d, \"dst\": %d, \"base_cost_ns\": %lld, \"new_cost_ns\": %lld}",
+                        s->rank, s->src, s->dst, (long long)(sd == 0 ? s->cost_ns : 0),
+                        (long long)(sd == 1 ? s->cost_ns
+                                    : m     ? m->cost_ns
+                                            : 0));
             } else {
                 k++;
                 char where[48] = "";
@@ -874,7 +902,10 @@ void cs_write_diff(FILE *f, int json, const char *base_name, const cs_report_dat
                     snprintf(where, sizeof where, " (comm %lld)", (long long)s->comm);
                 fprintf(f, "  %-5s %-16s rank %d%s  cost %s -> %s\n", st, s->kind, s->rank, where,
                         cs_fmt_ns(sd == 0 ? s->cost_ns : 0, b1, sizeof b1),
-                        cs_fmt_ns(sd == 1 ? s->cost_ns : m ? m->cost_ns : 0, b2, sizeof b2));
+                        cs_fmt_ns(sd == 1 ? s->cost_ns
+                                  : m     ? m->cost_ns
+                                          : 0,
+                                  b2, sizeof b2));
             }
         }
     }
@@ -883,8 +914,8 @@ void cs_write_diff(FILE *f, int json, const char *base_name, const cs_report_dat
     else {
         if (!k)
             fprintf(f, "  none in either run\n");
-        fprintf(f, "\nTail (p99) of each collective group\n  %-40s %11s %11s %8s\n", "op [size] call site", "base", "new",
-                "change");
+        fprintf(f, "\nTail (p99) of each collective group\n  %-40s %11s %11s %8s\n", "op [size] call site", "base",
+                "new", "change");
     }
     k = 0;
     for (int i = 0; i < cur->ntails; i++) {
@@ -895,8 +926,8 @@ void cs_write_diff(FILE *f, int json, const char *base_name, const cs_report_dat
             cs_json_string(f, cs_report_opname(cur, t->op));
             fprintf(f, ", \"bucket\": %d, \"callsite\": ", t->bucket);
             cs_json_string(f, t->callsite);
-            fprintf(f, ", \"base_p99_ns\": %lld, \"new_p99_ns\": %lld, \"change_pct\": %.2f}", (long long)(bt ? bt->p99_ns : -1),
-                    (long long)t->p99_ns, c);
+            fprintf(f, ", \"base_p99_ns\": %lld, \"new_p99_ns\": %lld, \"change_pct\": %.2f}",
+                    (long long)(bt ? bt->p99_ns : -1), (long long)t->p99_ns, c);
         } else {
             char key[256], b6[32];
             snprintf(key, sizeof key, "%s [%s] %s", cs_report_opname(cur, t->op),

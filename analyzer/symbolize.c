@@ -88,8 +88,8 @@ static void cs_resolve_module(cs_store *st, cs_fr *a, size_t i, size_t j)
                 *colon = '\0';
             }
             const char *file = (strcmp(loc, "??") == 0) ? NULL : loc;
-            cs_store_frame_set_symbol(st, a[k].rank, a[k].callsite, a[k].level,
-                                      strcmp(func, "??") == 0 ? NULL : func, file, line);
+            cs_store_frame_set_symbol(st, a[k].rank, a[k].callsite, a[k].level, strcmp(func, "??") == 0 ? NULL : func,
+                                      file, line);
         }
         pclose(out);
     }

@@ -124,12 +124,19 @@ int main(int argc, char **argv)
     memset(&s, 0, sizeof s);
     s.peer = s.peer2 = s.tag = -1;
     s.callsite = 0;
-#define EMIT(RANK, OP, B, E, COMM, SEQ, BYTES, FLAGS)                                                  \
-    do {                                                                                             \
-        s.id = id++; s.rank = (RANK); s.op = (OP); s.begin_ns = (B); s.end_ns = (E);                 \
-        s.comm = (COMM); s.seq = (SEQ); s.bytes = (BYTES); s.flags = (FLAGS);                        \
-        if (cs_synth_span(w, &s) != 0)                                                               \
-            goto werr;                                                                               \
+#define EMIT(RANK, OP, B, E, COMM, SEQ, BYTES, FLAGS) \
+    do {                                              \
+        s.id = id++;                                  \
+        s.rank = (RANK);                              \
+        s.op = (OP);                                  \
+        s.begin_ns = (B);                             \
+        s.end_ns = (E);                               \
+        s.comm = (COMM);                              \
+        s.seq = (SEQ);                                \
+        s.bytes = (BYTES);                            \
+        s.flags = (FLAGS);                            \
+        if (cs_synth_span(w, &s) != 0)                \
+            goto werr;                                \
     } while (0)
     const uint32_t collf = CS_F_HAS_SEQ | CS_F_HAS_COMM, p2pf = CS_F_HAS_PEER | CS_F_HAS_COMM;
     for (int64_t k = 0; k < steps; k++) {

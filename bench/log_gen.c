@@ -95,9 +95,8 @@ static uint32_t lg_site(lg_rank *g, uint32_t id)
 }
 
 /* One span of op `op`; returns the slot's end time. */
-static uint64_t lg_span(lg_rank *g, int op, uint32_t site, uint16_t comm, uint32_t flags,
-                        uint32_t *seq, int32_t peer, int32_t tag, uint32_t count, int dtype,
-                        uint32_t esize, uint32_t req, uint64_t dur)
+static uint64_t lg_span(lg_rank *g, int op, uint32_t site, uint16_t comm, uint32_t flags, uint32_t *seq, int32_t peer,
+                        int32_t tag, uint32_t count, int dtype, uint32_t esize, uint32_t req, uint64_t dur)
 {
     uint32_t cs = lg_site(g, site);
     cs_rec *r = cs_log_slot();
@@ -189,15 +188,15 @@ static int lg_write_rank(const char *dir, int rank, int size, long nspans)
         /* One step: 9 spans and 4 completions. */
         lg_span(&g, CS_OP_MPI_Allreduce, 1, 0, CS_F_INPLACE, &g.world_seq, 0, 0, 65536, CS_DT_MPI_FLOAT, 4, 0, 9000);
         lg_span(&g, CS_OP_MPI_Bcast, 2, 2, CS_F_HAS_PEER, &g.split_seq, 0, 0, 256, CS_DT_MPI_DOUBLE, 8, 0, 2500);
-        lg_span(&g, CS_OP_MPI_Sendrecv, 3, 0, CS_F_HAS_PEER, NULL, right, 7, 512, CS_DT_MPI_DOUBLE, 8,
-                (uint32_t)left, 1800);
+        lg_span(&g, CS_OP_MPI_Sendrecv, 3, 0, CS_F_HAS_PEER, NULL, right, 7, 512, CS_DT_MPI_DOUBLE, 8, (uint32_t)left,
+                1800);
         uint32_t req[4];
         for (int i = 0; i < 4; i++) {
             req[i] = g.next_req++;
             int recv = i < 2;
             lg_span(&g, recv ? CS_OP_MPI_Irecv : CS_OP_MPI_Isend, (uint32_t)(4 + i), 0,
-                    CS_F_NONBLOCKING | CS_F_HAS_PEER, NULL, i % 2 ? right : left, 100 + i % 2, 1024,
-                    CS_DT_MPI_DOUBLE, 8, req[i], 150);
+                    CS_F_NONBLOCKING | CS_F_HAS_PEER, NULL, i % 2 ? right : left, 100 + i % 2, 1024, CS_DT_MPI_DOUBLE,
+                    8, req[i], 150);
         }
         for (int i = 0; i < 4; i++)
             lg_done(&g, req[i], i < 2 ? (i % 2 ? right : left) : -1, 100 + i % 2, i < 2 ? 8192 : 0);

@@ -102,7 +102,8 @@ int main(int argc, char **argv)
             doupdate();
             times[n++] = (bench_now() - a) * 1e3;
             if (getenv("TUI_BENCH_VERBOSE"))
-                fprintf(stderr, "view %lld ns level %d: %.2f ms\n", (long long)(t.t1 - t.t0), t.lod_level, times[n - 1]);
+                fprintf(stderr, "view %lld ns level %d: %.2f ms\n", (long long)(t.t1 - t.t0), t.lod_level,
+                        times[n - 1]);
         }
         levels++;
         raw += t.lod_level < 0;

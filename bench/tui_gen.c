@@ -65,11 +65,21 @@ int main(int argc, char **argv)
     memset(&s, 0, sizeof s);
     s.peer = s.peer2 = s.tag = -1;
     s.callsite = 1;
-#define EMIT(RANK, OP, B, E, COMM, SEQ, BYTES, FLAGS)                                                 \
-    do {                                                                                            \
-        s.id = id++; s.rank = (RANK); s.op = (OP); s.begin_ns = (B); s.end_ns = (E);                \
-        s.comm = (COMM); s.seq = (SEQ); s.bytes = (BYTES); s.flags = (FLAGS);                       \
-        if (cs_tui_bulk_span(b, &s) != 0) { fprintf(stderr, "tui_gen: cannot write %s\n", out); return 1; } \
+#define EMIT(RANK, OP, B, E, COMM, SEQ, BYTES, FLAGS)           \
+    do {                                                        \
+        s.id = id++;                                            \
+        s.rank = (RANK);                                        \
+        s.op = (OP);                                            \
+        s.begin_ns = (B);                                       \
+        s.end_ns = (E);                                         \
+        s.comm = (COMM);                                        \
+        s.seq = (SEQ);                                          \
+        s.bytes = (BYTES);                                      \
+        s.flags = (FLAGS);                                      \
+        if (cs_tui_bulk_span(b, &s) != 0) {                     \
+            fprintf(stderr, "tui_gen: cannot write %s\n", out); \
+            return 1;                                           \
+        }                                                       \
     } while (0)
     uint32_t collf = CS_F_HAS_SEQ | CS_F_HAS_COMM;
     for (int64_t st = 0; st < steps; st++) {

@@ -26,7 +26,7 @@ static cs_unw_backtrace_fn cs_unw_backtrace;
 
 #define CS_CS_SLOTS 8192u /* power of two */
 typedef struct cs_site {
-    uint64_t hash;  /* 0 = empty; written last */
+    uint64_t hash; /* 0 = empty; written last */
     uint32_t id;
     uint32_t depth;
     uint64_t pc[CS_CALLSITE_MAX_FRAMES];
@@ -40,7 +40,10 @@ static pthread_mutex_t cs_site_lock = PTHREAD_MUTEX_INITIALIZER;
 static char cs_modules_path[PATH_MAX];
 static unsigned long long cs_modules_adds = ~0ull;
 
-typedef struct { FILE *f; unsigned long long adds; } cs_mod_ctx;
+typedef struct {
+    FILE *f;
+    unsigned long long adds;
+} cs_mod_ctx;
 
 static int cs_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -80,8 +83,8 @@ void cs_modules_snapshot(void)
         cs_log_header *h = cs_log_header_ptr();
         if (!h)
             return;
-        snprintf(cs_modules_path, sizeof cs_modules_path, "%s/logs/%s-%d.modules",
-                 dir && *dir ? dir : "collscope.out", h->host, (int)h->pid);
+        snprintf(cs_modules_path, sizeof cs_modules_path, "%s/logs/%s-%d.modules", dir && *dir ? dir : "collscope.out",
+                 h->host, (int)h->pid);
     }
     cs_mod_ctx c = { NULL, 0 };
     dl_iterate_phdr(cs_module_cb, &c);

@@ -38,9 +38,21 @@ static size_t cs_env_bytes(const char *name, size_t dflt)
     unsigned long long n = strtoull(v, &end, 10);
     int shift = 0;
     switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
+    case 'k':
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        end++;
+        break;
     }
     if (errno || end == v || *end || n == 0 || n > (~0ull >> (shift + 1))) {
         static int warned;
@@ -87,7 +99,8 @@ void cs_warn_once(int *once, const char *fmt, ...)
         n = (int)sizeof buf - 2;
     buf[n++] = '\n';
     int saved = errno;
-    if (write(2, buf, (size_t)n) < 0) { /* stderr closed: nothing to do */ }
+    if (write(2, buf, (size_t)n) < 0) { /* stderr closed: nothing to do */
+    }
     errno = saved;
 }
 
@@ -100,11 +113,23 @@ static const char *cs_basename(const char *p)
 /* Launchers and their daemons inherit LD_PRELOAD; they must not trace. */
 static int cs_is_launcher(void)
 {
-    static const char *const names[] = {
-        "mpirun", "mpiexec", "orterun", "orted", "prterun", "prted", "prte",
-        "mpiexec.hydra", "mpirun.openmpi", "mpirun.mpich", "mpiexec.openmpi",
-        "mpiexec.mpich", "hydra_pmi_proxy", "hydra_nameserver", "srun", "torchrun", NULL
-    };
+    static const char *const names[] = { "mpirun",
+                                         "mpiexec",
+                                         "orterun",
+                                         "orted",
+                                         "prterun",
+                                         "prted",
+                                         "prte",
+                                         "mpiexec.hydra",
+                                         "mpirun.openmpi",
+                                         "mpirun.mpich",
+                                         "mpiexec.openmpi",
+                                         "mpiexec.mpich",
+                                         "hydra_pmi_proxy",
+                                         "hydra_nameserver",
+                                         "srun",
+                                         "torchrun",
+                                         NULL };
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0)
@@ -119,9 +144,7 @@ static int cs_is_launcher(void)
 
 static int cs_env_rank(void)
 {
-    static const char *const vars[] = {
-        "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "RANK", "SLURM_PROCID", NULL
-    };
+    static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "RANK", "SLURM_PROCID", NULL };
     for (int i = 0; vars[i]; i++) {
         const char *v = getenv(vars[i]);
         if (v && *v)
@@ -148,7 +171,6 @@ static int64_t cs_test_offset_for(int rank)
     }
     return 0;
 }
-
 
 /* Estimate the tool's own cost of one traced call: the work a wrapper adds
  * around the real call, timed on a scratch record. */
@@ -301,7 +323,10 @@ void cs_trace_set_rank(int rank, int size)
     cs_modules_snapshot();
 }
 
-int cs_trace_rank(void) { return cs_rank; }
+int cs_trace_rank(void)
+{
+    return cs_rank;
+}
 
 void cs_emit_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint32_t size, int32_t rank)
 {

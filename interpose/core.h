@@ -37,9 +37,9 @@ void cs_warn_once(int *once, const char *fmt, ...) __attribute__((format(printf,
 
 /* cs_warn_once for what every rank meets alike (apply mode's fallbacks):
  * one line for the job, from rank 0 (or a process whose rank is unknown). */
-#define cs_warn_job(once, ...) \
-    do { \
-        if (cs_trace_rank() <= 0) \
+#define cs_warn_job(once, ...)               \
+    do {                                     \
+        if (cs_trace_rank() <= 0)            \
             cs_warn_once(once, __VA_ARGS__); \
     } while (0)
 

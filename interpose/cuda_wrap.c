@@ -16,7 +16,10 @@ cs_cudart cs_rt;
 int cs_cupti_on;
 __thread uint32_t cs_cupti_corr __attribute__((tls_model("initial-exec")));
 #ifndef CS_WITH_CUPTI
-void cs_cupti_note_stream_slow(uint64_t handle) { (void)handle; }
+void cs_cupti_note_stream_slow(uint64_t handle)
+{
+    (void)handle;
+}
 #endif
 
 static const char *const cs_libcudart_names[] = { "libcudart.so.13", "libcudart.so.12", "libcudart.so", NULL };
@@ -93,7 +96,7 @@ int cs_cudart_load(void)
     if (!lib) {
         static int warned;
         cs_warn_once(&warned, "the program has no shared CUDA runtime (is cudart linked statically? "
-                     "nvcc does so unless given -cudart shared): its CUDA calls are not traced");
+                              "nvcc does so unless given -cudart shared): its CUDA calls are not traced");
         for (int i = 0; cs_libcudart_names[i] && !lib; i++)
             lib = dlopen(cs_libcudart_names[i], RTLD_LAZY | RTLD_LOCAL);
     }

@@ -23,9 +23,9 @@ typedef struct cs_gpu_call {
     cs_rec rec;
     cs_rec_spanx x;
     uint32_t flags;
-    int has_x;            /* write the SPANX record */
-    void *comm;           /* cs_nccl_comm *, NULL = none */
-    int ev;               /* gputime: pool slot of the begin event, -1 = none */
+    int has_x;  /* write the SPANX record */
+    void *comm; /* cs_nccl_comm *, NULL = none */
+    int ev;     /* gputime: pool slot of the begin event, -1 = none */
 } cs_gpu_call;
 
 extern void *cs_nccl_real_fns[CS_OP_COUNT];
@@ -54,10 +54,10 @@ extern uint64_t cs_gpu_corr_next;
 void cs_gpu_corr_refill(void);
 /* Per-thread NCCL group state and correlation ids. */
 typedef struct cs_gpu_tls {
-    int depth;            /* ncclGroupStart nesting */
-    uint32_t grp;         /* id of the open group, 0 = none */
-    uint64_t corr_next;   /* next id of this thread's block */
-    uint64_t corr_end;    /* end of the block */
+    int depth;          /* ncclGroupStart nesting */
+    uint32_t grp;       /* id of the open group, 0 = none */
+    uint64_t corr_next; /* next id of this thread's block */
+    uint64_t corr_end;  /* end of the block */
 } cs_gpu_tls;
 extern __thread cs_gpu_tls cs_gpu_t __attribute__((tls_model("initial-exec")));
 
@@ -163,7 +163,10 @@ CS_HOT void cs_gpu_emit(cs_gpu_call *c)
 }
 
 /* Stream 0 in a _ptsz entry point is the calling thread's default stream. */
-static inline cudaStream_t cs_cuda_ptsz(cudaStream_t s) { return s ? s : cudaStreamPerThread; }
+static inline cudaStream_t cs_cuda_ptsz(cudaStream_t s)
+{
+    return s ? s : cudaStreamPerThread;
+}
 
 static inline uint32_t cs_cuda_threads(dim3 g, dim3 b)
 {
@@ -178,7 +181,7 @@ static inline uint32_t cs_cuda_threads(dim3 g, dim3 b)
  * poller thread waits for them (cudaEventQuery, never a synchronization
  * of the application's streams) and writes GPUTIME records. Any failing
  * CUDA call of this machinery turns GPU timing off, with one warning. */
-extern int cs_gputime_on;     /* 1 on, 0 off (COLLSCOPE_GPUTIME=0 or a failure) */
+extern int cs_gputime_on; /* 1 on, 0 off (COLLSCOPE_GPUTIME=0 or a failure) */
 void cs_gputime_pre_slow(cs_gpu_call *c);
 void cs_gputime_post_slow(cs_gpu_call *c, int ok);
 void cs_gputime_group_end_pre(void);
@@ -220,7 +223,7 @@ typedef struct cs_cudart {
     cudaError_t (*set_device)(int);
     cudaError_t (*peek_error)(void);
     cudaError_t (*get_error)(void);
-    int ready;            /* 1 found, -1 not found */
+    int ready; /* 1 found, -1 not found */
 } cs_cudart;
 extern cs_cudart cs_rt;
 int cs_cudart_load(void);

@@ -34,10 +34,14 @@ static struct {
     CUptiResult (*timestamp)(uint64_t *);
     CUptiResult (*stream_id)(CUcontext, CUstream, uint8_t, uint32_t *);
     CUpti_SubscriberHandle sub;
-    pthread_mutex_t lock;        /* the stream table's writers, the clock pair */
-    uint64_t ts_ref, ticks_ref;  /* CUPTI time ts_ref was process tick ticks_ref */
+    pthread_mutex_t lock;       /* the stream table's writers, the clock pair */
+    uint64_t ts_ref, ticks_ref; /* CUPTI time ts_ref was process tick ticks_ref */
     double tpn;
-    struct { uint64_t handle; uint32_t id; int used; } streams[CS_CUPTI_STREAMS];
+    struct {
+        uint64_t handle;
+        uint32_t id;
+        int used;
+    } streams[CS_CUPTI_STREAMS];
 } P = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static int cs_cupti_warned;
@@ -140,8 +144,8 @@ static void CUPTIAPI cs_cupti_buf_req(uint8_t **buf, size_t *size, size_t *maxre
     *maxrec = 0;
 }
 
-static void cs_cupti_emit(uint16_t kind, uint64_t start, uint64_t end, uint64_t bytes, uint32_t stream,
-                          uint32_t corr, uint32_t device, uint64_t name, uint64_t ts_ref, uint64_t ticks_ref)
+static void cs_cupti_emit(uint16_t kind, uint64_t start, uint64_t end, uint64_t bytes, uint32_t stream, uint32_t corr,
+                          uint32_t device, uint64_t name, uint64_t ts_ref, uint64_t ticks_ref)
 {
     cs_rec_gpuact *a = (cs_rec_gpuact *)cs_log_slot();
     if (!a)

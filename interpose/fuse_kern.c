@@ -68,7 +68,10 @@ static void cs_fk_load(void)
     int saved = errno;
     void *h = cs_fk_open();
     if (h) {
-        struct { void **slot; const char *name; } syms[] = {
+        struct {
+            void **slot;
+            const char *name;
+        } syms[] = {
             { (void **)&cs_fk.ctx_new, "cs_kern_ctx_new" },
             { (void **)&cs_fk.ctx_free, "cs_kern_ctx_free" },
             { (void **)&cs_fk.ctx_set_stream, "cs_kern_ctx_set_stream" },

@@ -28,38 +28,41 @@
 
 int cs_gputime_on = 1;
 
-#define CS_GT_PAIRS 4096u        /* event pairs per thread (power of two) */
-#define CS_GT_ENTS 8192u         /* queued calls per thread (power of two) */
-#define CS_GRP_MAX 256           /* calls of one group */
+#define CS_GT_PAIRS 4096u /* event pairs per thread (power of two) */
+#define CS_GT_ENTS 8192u  /* queued calls per thread (power of two) */
+#define CS_GRP_MAX 256    /* calls of one group */
 #define CS_GRP_STREAMS 16
 
 /* A queued call: the pair that timed it; corr 0 = none (the pair is only
  * given back). `last`: the pair's last entry (grouped calls share one). */
-typedef struct cs_gt_ent { uint64_t corr; uint32_t pair, last; } cs_gt_ent;
+typedef struct cs_gt_ent {
+    uint64_t corr;
+    uint32_t pair, last;
+} cs_gt_ent;
 
 typedef struct cs_gt_ring {
-    struct cs_gt_ring *next;     /* every ring, newest first (never removed) */
-    int orphan;                  /* its thread exited: the next new thread adopts it (atomic) */
+    struct cs_gt_ring *next; /* every ring, newest first (never removed) */
+    int orphan;              /* its thread exited: the next new thread adopts it (atomic) */
     /* The owning thread's. */
-    uint64_t etail;              /* entries queued (release) */
+    uint64_t etail; /* entries queued (release) */
     uint64_t ehead_seen;
-    uint64_t fhead, ftail_seen;  /* given-back pairs taken */
-    uint32_t made;               /* pairs made */
-    int spare;                   /* a pair taken and not used, -1 = none */
+    uint64_t fhead, ftail_seen; /* given-back pairs taken */
+    uint32_t made;              /* pairs made */
+    int spare;                  /* a pair taken and not used, -1 = none */
     /* The poller's. */
     uint64_t ehead __attribute__((aligned(64))); /* entries done (release) */
-    uint64_t ftail;              /* pairs given back (release) */
+    uint64_t ftail;                              /* pairs given back (release) */
     cudaEvent_t ev[CS_GT_PAIRS][2] __attribute__((aligned(64)));
     cs_gt_ent ent[CS_GT_ENTS];
     uint32_t freed[CS_GT_PAIRS]; /* given back; never overflows: there are CS_GT_PAIRS pairs */
 } cs_gt_ring;
 
 static struct {
-    pthread_mutex_t lock;        /* set-up only */
-    pthread_mutex_t drain;       /* one drainer at a time */
-    cs_gt_ring *rings;           /* (atomic) */
-    pthread_key_t key;           /* orphans a ring at its thread's exit */
-    int state;                   /* 0 untried, 1 ready, -1 off */
+    pthread_mutex_t lock;  /* set-up only */
+    pthread_mutex_t drain; /* one drainer at a time */
+    cs_gt_ring *rings;     /* (atomic) */
+    pthread_key_t key;     /* orphans a ring at its thread's exit */
+    int state;             /* 0 untried, 1 ready, -1 off */
     int device;
     int stop, flushing;
     pthread_t poller;
@@ -93,8 +96,10 @@ static void cs_gt_fail(const char *what, cudaError_t err, cudaError_t before)
         cs_rt.get_error();
     __atomic_store_n(&cs_gputime_on, 0, __ATOMIC_RELEASE);
     if (!G.flushing)
-        cs_warn_once(&cs_gt_warned, "%s failed (CUDA error %d); GPU times of collectives are off for the rest "
-                     "of this process", what, (int)err);
+        cs_warn_once(&cs_gt_warned,
+                     "%s failed (CUDA error %d); GPU times of collectives are off for the rest "
+                     "of this process",
+                     what, (int)err);
 }
 
 static cudaError_t cs_gt_before(void)
@@ -432,8 +437,8 @@ void cs_gputime_group_end_post(int ok)
     cs_gt_ring *r = cs_gt_me;
     for (int j = 0; j < cs_grp.ns; j++) {
         uint32_t p = cs_grp.pair[j];
-        int timed = ok && __atomic_load_n(&cs_gputime_on, __ATOMIC_RELAXED) &&
-                    cs_gt_record(r->ev[p][1], cs_grp.s[j]) == 0;
+        int timed =
+            ok && __atomic_load_n(&cs_gputime_on, __ATOMIC_RELAXED) && cs_gt_record(r->ev[p][1], cs_grp.s[j]) == 0;
         int last = -1;
         if (timed)
             for (int i = 0; i < cs_grp.n; i++)

@@ -30,13 +30,13 @@ typedef struct cs_fmember {
 typedef struct cs_flight {
     struct cs_flight *next;
     cs_mpi_comm *comm;
-    int n, nreal;        /* members; real requests (1, or n unfused) */
+    int n, nreal; /* members; real requests (1, or n unfused) */
     int inplace;
     size_t bytes;
-    void *sbuf, *rbuf;   /* packed send and result (rbuf only, in place) */
-    uint32_t trace_req;  /* the fused span's request id */
-    MPI_Request *real;   /* [nreal] */
-    cs_fmember *m;       /* [n] */
+    void *sbuf, *rbuf;  /* packed send and result (rbuf only, in place) */
+    uint32_t trace_req; /* the fused span's request id */
+    MPI_Request *real;  /* [nreal] */
+    cs_fmember *m;      /* [n] */
 } cs_flight;
 
 /* Members not started yet, on one communicator. */
@@ -48,8 +48,8 @@ typedef struct cs_batch {
     uint16_t dtype_id;
     int inplace, n;
     size_t esize, bytes;
-    uint32_t id;         /* the fused call's id (tag), per communicator */
-    uintptr_t lo, hi;    /* every member buffer lies in [lo, hi) */
+    uint32_t id;      /* the fused call's id (tag), per communicator */
+    uintptr_t lo, hi; /* every member buffer lies in [lo, hi) */
     cs_fmember m[CS_FUSE_MAX_MEMBERS];
 } cs_batch;
 
@@ -57,15 +57,18 @@ static cs_batch *cs_batches[CS_FUSE_MAX_BATCHES]; /* in creation order */
 static int cs_nbatch;
 static cs_flight *cs_flights;
 /* member request -> its flight, for completion calls */
-static struct { uint64_t key; cs_flight *f; } cs_fslot[CS_FUSE_SLOTS];
+static struct {
+    uint64_t key;
+    cs_flight *f;
+} cs_fslot[CS_FUSE_SLOTS];
 
 static int cs_fuse_dead; /* turned off (thread level, missing functions) */
 static int w_thread, w_dtype, w_op, w_device, w_overlap, w_inplace, w_nomem, w_greq, w_err;
 
 /* The library's functions we call. */
 static struct {
-    int (*grequest_start)(MPI_Grequest_query_function *, MPI_Grequest_free_function *,
-                          MPI_Grequest_cancel_function *, void *, MPI_Request *);
+    int (*grequest_start)(MPI_Grequest_query_function *, MPI_Grequest_free_function *, MPI_Grequest_cancel_function *,
+                          void *, MPI_Request *);
     int (*grequest_complete)(MPI_Request);
     int (*request_get_status)(MPI_Request, int *, MPI_Status *);
     int (*status_set_elements)(MPI_Status *, MPI_Datatype, int);
@@ -89,23 +92,20 @@ static int cs_fuse_ready(void)
 {
     if (F.ready)
         return F.ready > 0;
-    int ok = CS_FSYM(grequest_start, "PMPI_Grequest_start") &&
-             CS_FSYM(grequest_complete, "PMPI_Grequest_complete") &&
+    int ok = CS_FSYM(grequest_start, "PMPI_Grequest_start") && CS_FSYM(grequest_complete, "PMPI_Grequest_complete") &&
              CS_FSYM(request_get_status, "PMPI_Request_get_status") &&
              CS_FSYM(status_set_elements, "PMPI_Status_set_elements") &&
-             CS_FSYM(status_set_cancelled, "PMPI_Status_set_cancelled") &&
-             CS_FSYM(query_thread, "PMPI_Query_thread") &&
+             CS_FSYM(status_set_cancelled, "PMPI_Status_set_cancelled") && CS_FSYM(query_thread, "PMPI_Query_thread") &&
              (*(void **)&F.iallreduce = cs_mpi_real(CS_OP_MPI_Iallreduce)) &&
              (*(void **)&F.test = cs_mpi_real(CS_OP_MPI_Test)) &&
              (*(void **)&F.testall = cs_mpi_real(CS_OP_MPI_Testall)) &&
              (*(void **)&F.waitall = cs_mpi_real(CS_OP_MPI_Waitall)) &&
              (*(void **)&F.allreduce = cs_mpi_real(CS_OP_MPI_Allreduce));
 #if defined(OPEN_MPI) && OPEN_MPI
-    static const char *const opnames[10] = {
-        "ompi_mpi_op_sum", "ompi_mpi_op_prod", "ompi_mpi_op_max", "ompi_mpi_op_min",
-        "ompi_mpi_op_land", "ompi_mpi_op_band", "ompi_mpi_op_lor", "ompi_mpi_op_bor",
-        "ompi_mpi_op_lxor", "ompi_mpi_op_bxor"
-    };
+    static const char *const opnames[10] = { "ompi_mpi_op_sum", "ompi_mpi_op_prod", "ompi_mpi_op_max",
+                                             "ompi_mpi_op_min", "ompi_mpi_op_land", "ompi_mpi_op_band",
+                                             "ompi_mpi_op_lor", "ompi_mpi_op_bor",  "ompi_mpi_op_lxor",
+                                             "ompi_mpi_op_bxor" };
     for (int i = 0; i < 10 && ok; i++)
         ok = (F.ops[i] = (MPI_Op)cs_mpi_libdata(opnames[i])) != NULL;
     ok = ok && (F.byte = (MPI_Datatype)cs_mpi_libdata("ompi_mpi_byte")) != NULL;
@@ -133,8 +133,8 @@ static int cs_fuse_op_ok(MPI_Op op)
             return 1;
     return 0;
 #else
-    return op == MPI_SUM || op == MPI_PROD || op == MPI_MAX || op == MPI_MIN || op == MPI_LAND ||
-           op == MPI_BAND || op == MPI_LOR || op == MPI_BOR || op == MPI_LXOR || op == MPI_BXOR;
+    return op == MPI_SUM || op == MPI_PROD || op == MPI_MAX || op == MPI_MIN || op == MPI_LAND || op == MPI_BAND ||
+           op == MPI_LOR || op == MPI_BOR || op == MPI_LXOR || op == MPI_BXOR;
 #endif
 }
 
@@ -144,27 +144,54 @@ static int cs_fuse_op_ok(MPI_Op op)
 static int cs_fuse_dtype_ok(int id)
 {
     switch (id) {
-    case CS_DT_MPI_CHAR: case CS_DT_MPI_SIGNED_CHAR: case CS_DT_MPI_UNSIGNED_CHAR:
-    case CS_DT_MPI_BYTE: case CS_DT_MPI_SHORT: case CS_DT_MPI_UNSIGNED_SHORT:
-    case CS_DT_MPI_INT: case CS_DT_MPI_UNSIGNED: case CS_DT_MPI_LONG:
-    case CS_DT_MPI_UNSIGNED_LONG: case CS_DT_MPI_LONG_LONG_INT: case CS_DT_MPI_LONG_LONG:
-    case CS_DT_MPI_UNSIGNED_LONG_LONG: case CS_DT_MPI_FLOAT: case CS_DT_MPI_DOUBLE:
-    case CS_DT_MPI_WCHAR: case CS_DT_MPI_C_BOOL:
-    case CS_DT_MPI_INT8_T: case CS_DT_MPI_INT16_T: case CS_DT_MPI_INT32_T: case CS_DT_MPI_INT64_T:
-    case CS_DT_MPI_UINT8_T: case CS_DT_MPI_UINT16_T: case CS_DT_MPI_UINT32_T: case CS_DT_MPI_UINT64_T:
-    case CS_DT_MPI_C_FLOAT_COMPLEX: case CS_DT_MPI_C_DOUBLE_COMPLEX:
-    case CS_DT_MPI_AINT: case CS_DT_MPI_OFFSET: case CS_DT_MPI_COUNT:
-    case CS_DT_MPI_INTEGER: case CS_DT_MPI_REAL: case CS_DT_MPI_DOUBLE_PRECISION:
-    case CS_DT_MPI_COMPLEX: case CS_DT_MPI_DOUBLE_COMPLEX: case CS_DT_MPI_LOGICAL:
-        return 1;
-    default:
-        return 0;
+    case CS_DT_MPI_CHAR:
+    case CS_DT_MPI_SIGNED_CHAR:
+    case CS_DT_MPI_UNSIGNED_CHAR:
+    case CS_DT_MPI_BYTE:
+    case CS_DT_MPI_SHORT:
+    case CS_DT_MPI_UNSIGNED_SHORT:
+    case CS_DT_MPI_INT:
+    case CS_DT_MPI_UNSIGNED:
+    case CS_DT_MPI_LONG:
+    case CS_DT_MPI_UNSIGNED_LONG:
+    case CS_DT_MPI_LONG_LONG_INT:
+    case CS_DT_MPI_LONG_LONG:
+    case CS_DT_MPI_UNSIGNED_LONG_LONG:
+    case CS_DT_MPI_FLOAT:
+    case CS_DT_MPI_DOUBLE:
+    case CS_DT_MPI_WCHAR:
+    case CS_DT_MPI_C_BOOL:
+    case CS_DT_MPI_INT8_T:
+    case CS_DT_MPI_INT16_T:
+    case CS_DT_MPI_INT32_T:
+    case CS_DT_MPI_INT64_T:
+    case CS_DT_MPI_UINT8_T:
+    case CS_DT_MPI_UINT16_T:
+    case CS_DT_MPI_UINT32_T:
+    case CS_DT_MPI_UINT64_T:
+    case CS_DT_MPI_C_FLOAT_COMPLEX:
+    case CS_DT_MPI_C_DOUBLE_COMPLEX:
+    case CS_DT_MPI_AINT:
+    case CS_DT_MPI_OFFSET:
+    case CS_DT_MPI_COUNT:
+    case CS_DT_MPI_INTEGER:
+    case CS_DT_MPI_REAL:
+    case CS_DT_MPI_DOUBLE_PRECISION:
+    case CS_DT_MPI_COMPLEX:
+    case CS_DT_MPI_DOUBLE_COMPLEX:
+    case CS_DT_MPI_LOGICAL: return 1;
+    default: return 0;
     }
 }
 
 /* CUDA-aware MPI: a device buffer cannot be packed with memcpy. Asked only
  * when the CUDA runtime is loaded. */
-struct cs_cuda_ptr_attr { int type; int device; void *dev; void *host; };
+struct cs_cuda_ptr_attr {
+    int type;
+    int device;
+    void *dev;
+    void *host;
+};
 static int cs_fuse_is_device(const void *p)
 {
     static int (*get)(struct cs_cuda_ptr_attr *, const void *);
@@ -201,8 +228,17 @@ static int cs_greq_query(void *extra, MPI_Status *st)
     st->MPI_TAG = MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
-static int cs_greq_free(void *extra) { (void)extra; return MPI_SUCCESS; }
-static int cs_greq_cancel(void *extra, int complete) { (void)extra; (void)complete; return MPI_SUCCESS; }
+static int cs_greq_free(void *extra)
+{
+    (void)extra;
+    return MPI_SUCCESS;
+}
+static int cs_greq_cancel(void *extra, int complete)
+{
+    (void)extra;
+    (void)complete;
+    return MPI_SUCCESS;
+}
 
 static unsigned cs_fslot_of(uint64_t key)
 {
@@ -255,8 +291,7 @@ static void cs_fslot_del(uint64_t key)
 /* ---- starting a batch ---- */
 
 /* The span of a call the engine issued (CS_F_FUSED, tag = fused id). */
-static void cs_fuse_span(const cs_batch *b, uint64_t t0, uint64_t t1, int count, size_t bytes,
-                         int rc, uint32_t req)
+static void cs_fuse_span(const cs_batch *b, uint64_t t0, uint64_t t1, int count, size_t bytes, int rc, uint32_t req)
 {
     cs_rec r;
     memset(&r, 0, sizeof r);
@@ -318,8 +353,8 @@ static void cs_batch_start(cs_batch *b)
     if (n == 1) {
         /* Nothing to fuse with: the caller's own buffers. */
         f->nreal = 1;
-        rc = F.iallreduce(b->inplace ? MPI_IN_PLACE : f->m[0].send, f->m[0].recv, count, b->dt, b->op,
-                          b->comm, &f->real[0]);
+        rc = F.iallreduce(b->inplace ? MPI_IN_PLACE : f->m[0].send, f->m[0].recv, count, b->dt, b->op, b->comm,
+                          &f->real[0]);
     } else {
         void *buf = b->bytes <= (size_t)-1 / 2 ? cs_fuse_alloc(b->inplace ? b->bytes : 2 * b->bytes) : NULL;
         if (buf) {
@@ -331,18 +366,19 @@ static void cs_batch_start(cs_batch *b)
                 memcpy(p, b->inplace ? f->m[i].recv : f->m[i].send, f->m[i].bytes);
                 p += f->m[i].bytes;
             }
-            rc = F.iallreduce(b->inplace ? MPI_IN_PLACE : f->sbuf, f->rbuf, count, b->dt, b->op, b->comm,
-                              &f->real[0]);
+            rc = F.iallreduce(b->inplace ? MPI_IN_PLACE : f->sbuf, f->rbuf, count, b->dt, b->op, b->comm, &f->real[0]);
         } else {
             /* No fusion buffer: the members as the program issued them. */
-            cs_warn_job(&w_nomem, "apply mode: no memory for a %zu-byte fusion buffer; "
-                         "allreduces run unfused", b->inplace ? b->bytes : 2 * b->bytes);
+            cs_warn_job(&w_nomem,
+                        "apply mode: no memory for a %zu-byte fusion buffer; "
+                        "allreduces run unfused",
+                        b->inplace ? b->bytes : 2 * b->bytes);
             f->nreal = n;
             rc = MPI_SUCCESS;
             for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
                 uint64_t u0 = cs_clock_ticks();
-                rc = F.iallreduce(b->inplace ? MPI_IN_PLACE : f->m[i].send, f->m[i].recv, f->m[i].count,
-                                  b->dt, b->op, b->comm, &f->real[i]);
+                rc = F.iallreduce(b->inplace ? MPI_IN_PLACE : f->m[i].send, f->m[i].recv, f->m[i].count, b->dt, b->op,
+                                  b->comm, &f->real[i]);
                 /* one span per call that ran; the last carries the request */
                 if (i < n - 1 || rc != MPI_SUCCESS)
                     cs_fuse_span(b, u0, cs_clock_ticks(), f->m[i].count, f->m[i].bytes, rc, 0);
@@ -430,8 +466,8 @@ static int cs_batch_overlaps(const cs_batch *b, const void *send, void *recv, si
     return 0;
 }
 
-int cs_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
-                       MPI_Op op, MPI_Comm comm, MPI_Request *request, int *rc)
+int cs_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                       MPI_Comm comm, MPI_Request *request, int *rc)
 {
     if (cs_fuse_dead || !c->comm || !request || count <= 0 || !cs_fuse_ready())
         goto unfused;
@@ -442,7 +478,7 @@ int cs_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int c
         goto unfused;
     if (!cs_fuse_dtype_ok(c->r->dtype)) {
         cs_warn_job(&w_dtype, "apply mode: %s allreduces are not fused (unsupported datatype)",
-                     cs_dtype_names[c->r->dtype < CS_DT_COUNT ? c->r->dtype : CS_DT_OTHER]);
+                    cs_dtype_names[c->r->dtype < CS_DT_COUNT ? c->r->dtype : CS_DT_OTHER]);
         goto unfused;
     }
     if (!cs_fuse_op_ok(op)) {

@@ -28,8 +28,8 @@ extern int cs_fuse_npending, cs_fuse_nflight;
 
 /* MPI_Iallreduce: 1 when the call joined a batch (*rc and *request set, the
  * span marked), 0 when it must be passed to the library as it is. */
-int cs_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int count,
-                       MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *request, int *rc);
+int cs_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                       MPI_Comm comm, MPI_Request *request, int *rc);
 
 /* Start every pending batch (a call that may wait), or comm's only (another
  * nonblocking collective on it, which must stay in order). */

@@ -41,11 +41,20 @@ static void *cs_mpi_data_sym(const char *name)
 }
 #endif
 
-void *cs_mpi_libsym(const char *name) { return cs_mpi_sym(name); }
+void *cs_mpi_libsym(const char *name)
+{
+    return cs_mpi_sym(name);
+}
 #if defined(OPEN_MPI) && OPEN_MPI
-void *cs_mpi_libdata(const char *name) { return cs_mpi_data_sym(name); }
+void *cs_mpi_libdata(const char *name)
+{
+    return cs_mpi_data_sym(name);
+}
 #else
-void *cs_mpi_libdata(const char *name) { return cs_mpi_sym(name); }
+void *cs_mpi_libdata(const char *name)
+{
+    return cs_mpi_sym(name);
+}
 #endif
 
 static void *cs_mpi_resolve__inner(int op);
@@ -71,8 +80,7 @@ static void *cs_mpi_resolve__inner(int op)
 int cs_mpi_missing(int op)
 {
     static int warned[CS_OP_COUNT];
-    cs_warn_once(&warned[op], "the MPI library has no %s; the call fails with MPI_ERR_OTHER",
-                 cs_ops[op].name);
+    cs_warn_once(&warned[op], "the MPI library has no %s; the call fails with MPI_ERR_OTHER", cs_ops[op].name);
     return MPI_ERR_OTHER;
 }
 
@@ -97,8 +105,7 @@ static int cs_mpi_helpers(void)
     if (R.ready)
         return R.ready > 0;
     int ok = CS_RSYM(comm_rank, "PMPI_Comm_rank") && CS_RSYM(comm_size, "PMPI_Comm_size") &&
-             CS_RSYM(comm_group, "PMPI_Comm_group") &&
-             CS_RSYM(group_translate_ranks, "PMPI_Group_translate_ranks") &&
+             CS_RSYM(comm_group, "PMPI_Comm_group") && CS_RSYM(group_translate_ranks, "PMPI_Group_translate_ranks") &&
              CS_RSYM(group_free, "PMPI_Group_free") && CS_RSYM(group_size, "PMPI_Group_size") &&
              CS_RSYM(type_size, "PMPI_Type_size") && CS_RSYM(type_get_name, "PMPI_Type_get_name") &&
              CS_RSYM(initialized, "PMPI_Initialized");
@@ -139,7 +146,10 @@ static uint64_t cs_id63(uint64_t h)
     return h ? h : 1;
 }
 
-static unsigned cs_comm_slot(uint64_t key) { return (unsigned)(cs_mix(0, key) & (CS_COMM_SLOTS - 1)); }
+static unsigned cs_comm_slot(uint64_t key)
+{
+    return (unsigned)(cs_mix(0, key) & (CS_COMM_SLOTS - 1));
+}
 
 static cs_mpi_comm *cs_comm_find(uint64_t key)
 {
@@ -224,7 +234,10 @@ static cs_mpi_comm *cs_mpi_comm_lookup__inner(uint64_t key, MPI_Comm comm)
             R.group_free(&g);
             R.group_free(&wg);
         }
-        static struct { uint64_t h; uint32_t n; } seen[256];
+        static struct {
+            uint64_t h;
+            uint32_t n;
+        } seen[256];
         uint32_t k = 0;
         for (unsigned i = 0; i < 256; i++) {
             if (seen[i].h == h || seen[i].h == 0) {
@@ -311,7 +324,10 @@ static int cs_mpi_group_leader__inner(MPI_Group group)
     return w;
 }
 
-void cs_mpi_init_begin(cs_mpi_call *c) { (void)c; }
+void cs_mpi_init_begin(cs_mpi_call *c)
+{
+    (void)c;
+}
 
 static void cs_mpi_init_end__inner(cs_mpi_call *c, int rc);
 void cs_mpi_init_end(cs_mpi_call *c, int rc)
@@ -338,7 +354,10 @@ static void cs_mpi_init_end__inner(cs_mpi_call *c, int rc)
     pthread_mutex_unlock(&cs_comm_lock);
 }
 
-void cs_mpi_finalize_begin(cs_mpi_call *c) { (void)c; }
+void cs_mpi_finalize_begin(cs_mpi_call *c)
+{
+    (void)c;
+}
 
 /* ---- datatypes ---- */
 
@@ -346,7 +365,10 @@ __thread uint64_t cs_mpi_dt_last_key __attribute__((tls_model("initial-exec")));
 __thread cs_mpi_dt cs_mpi_dt_last __attribute__((tls_model("initial-exec")));
 
 #define CS_DT_SLOTS 256u
-static struct { uint64_t key; uint64_t val; } cs_dt_cache[CS_DT_SLOTS];
+static struct {
+    uint64_t key;
+    uint64_t val;
+} cs_dt_cache[CS_DT_SLOTS];
 static pthread_mutex_t cs_dt_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static cs_mpi_dt cs_mpi_dtype__inner(uint64_t key, MPI_Datatype dt);
@@ -458,10 +480,17 @@ static uint64_t cs_mpi_bytes_w__inner(CS_CONST int counts[], CS_CONST MPI_Dataty
 
 #define CS_REQ_SLOTS (1u << 16)
 #define CS_REQ_TOMB (~0ull)
-static struct { uint64_t key; uint32_t id; uint32_t pad; } cs_reqs[CS_REQ_SLOTS];
+static struct {
+    uint64_t key;
+    uint32_t id;
+    uint32_t pad;
+} cs_reqs[CS_REQ_SLOTS];
 static uint32_t cs_req_next;
 
-static unsigned cs_req_slot(uint64_t key) { return (unsigned)(cs_mix(2, key) & (CS_REQ_SLOTS - 1)); }
+static unsigned cs_req_slot(uint64_t key)
+{
+    return (unsigned)(cs_mix(2, key) & (CS_REQ_SLOTS - 1));
+}
 
 static void cs_req_put(uint64_t key, uint32_t id)
 {
@@ -508,7 +537,10 @@ void cs_mpi_started(cs_mpi_call *c, MPI_Request *req, int rc)
     cs_req_put(CS_H(*req), id);
 }
 
-uint32_t cs_mpi_req_id(void) { return __atomic_add_fetch(&cs_req_next, 1, __ATOMIC_RELAXED); }
+uint32_t cs_mpi_req_id(void)
+{
+    return __atomic_add_fetch(&cs_req_next, 1, __ATOMIC_RELAXED);
+}
 
 /* A REQDONE record: request id finished in the completion call op that ran
  * from t0 (to t1), with the status's source and tag (-1: none) and rc. */
@@ -622,13 +654,15 @@ void cs_mpi_complete_all_post(cs_mpi_call *c, cs_mpi_reqs *q, int rc, int n, MPI
     cs_reqs_release(q);
 }
 
-MPI_Status *cs_mpi_complete_testall_pre(cs_mpi_call *c, cs_mpi_reqs *q, int n, MPI_Request *reqs, int *flag, MPI_Status *st)
+MPI_Status *cs_mpi_complete_testall_pre(cs_mpi_call *c, cs_mpi_reqs *q, int n, MPI_Request *reqs, int *flag,
+                                        MPI_Status *st)
 {
     (void)flag;
     return cs_mpi_complete_all_pre(c, q, n, reqs, st);
 }
 
-void cs_mpi_complete_testall_post(cs_mpi_call *c, cs_mpi_reqs *q, int rc, int n, MPI_Request *reqs, int *flag, MPI_Status *st)
+void cs_mpi_complete_testall_post(cs_mpi_call *c, cs_mpi_reqs *q, int rc, int n, MPI_Request *reqs, int *flag,
+                                  MPI_Status *st)
 {
     if (flag && *flag) {
         cs_mpi_complete_all_post(c, q, rc, n, reqs, st);
@@ -637,7 +671,8 @@ void cs_mpi_complete_testall_post(cs_mpi_call *c, cs_mpi_reqs *q, int rc, int n,
     cs_reqs_release(q);
 }
 
-MPI_Status *cs_mpi_complete_any_pre(cs_mpi_call *c, cs_mpi_reqs *q, int n, MPI_Request *reqs, int *index, MPI_Status *st)
+MPI_Status *cs_mpi_complete_any_pre(cs_mpi_call *c, cs_mpi_reqs *q, int n, MPI_Request *reqs, int *index,
+                                    MPI_Status *st)
 {
     (void)c;
     (void)index;
@@ -645,7 +680,8 @@ MPI_Status *cs_mpi_complete_any_pre(cs_mpi_call *c, cs_mpi_reqs *q, int n, MPI_R
     return st == MPI_STATUS_IGNORE ? q->st : st;
 }
 
-void cs_mpi_complete_any_post(cs_mpi_call *c, cs_mpi_reqs *q, int rc, int n, MPI_Request *reqs, int *index, MPI_Status *st)
+void cs_mpi_complete_any_post(cs_mpi_call *c, cs_mpi_reqs *q, int rc, int n, MPI_Request *reqs, int *index,
+                              MPI_Status *st)
 {
     (void)n;
     (void)reqs;
@@ -654,13 +690,15 @@ void cs_mpi_complete_any_post(cs_mpi_call *c, cs_mpi_reqs *q, int rc, int n, MPI
     cs_reqs_release(q);
 }
 
-MPI_Status *cs_mpi_complete_testany_pre(cs_mpi_call *c, cs_mpi_reqs *q, int n, MPI_Request *reqs, int *index, int *flag, MPI_Status *st)
+MPI_Status *cs_mpi_complete_testany_pre(cs_mpi_call *c, cs_mpi_reqs *q, int n, MPI_Request *reqs, int *index, int *flag,
+                                        MPI_Status *st)
 {
     (void)flag;
     return cs_mpi_complete_any_pre(c, q, n, reqs, index, st);
 }
 
-void cs_mpi_complete_testany_post(cs_mpi_call *c, cs_mpi_reqs *q, int rc, int n, MPI_Request *reqs, int *index, int *flag, MPI_Status *st)
+void cs_mpi_complete_testany_post(cs_mpi_call *c, cs_mpi_reqs *q, int rc, int n, MPI_Request *reqs, int *index,
+                                  int *flag, MPI_Status *st)
 {
     if (flag && *flag) {
         cs_mpi_complete_any_post(c, q, rc, n, reqs, index, st);
@@ -669,7 +707,8 @@ void cs_mpi_complete_testany_post(cs_mpi_call *c, cs_mpi_reqs *q, int rc, int n,
     cs_reqs_release(q);
 }
 
-MPI_Status *cs_mpi_complete_some_pre(cs_mpi_call *c, cs_mpi_reqs *q, int n, MPI_Request *reqs, int *outcount, int *indices, MPI_Status *st)
+MPI_Status *cs_mpi_complete_some_pre(cs_mpi_call *c, cs_mpi_reqs *q, int n, MPI_Request *reqs, int *outcount,
+                                     int *indices, MPI_Status *st)
 {
     (void)c;
     (void)outcount;
@@ -678,7 +717,8 @@ MPI_Status *cs_mpi_complete_some_pre(cs_mpi_call *c, cs_mpi_reqs *q, int n, MPI_
     return cs_statuses(q, n, st);
 }
 
-void cs_mpi_complete_some_post(cs_mpi_call *c, cs_mpi_reqs *q, int rc, int n, MPI_Request *reqs, int *outcount, int *indices, MPI_Status *st)
+void cs_mpi_complete_some_post(cs_mpi_call *c, cs_mpi_reqs *q, int rc, int n, MPI_Request *reqs, int *outcount,
+                               int *indices, MPI_Status *st)
 {
     (void)n;
     (void)reqs;

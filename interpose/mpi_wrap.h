@@ -55,18 +55,22 @@ static inline uint64_t cs_hbits(const void *p, size_t n)
     memcpy(&v, p, n);
     return v;
 }
-#define CS_H(x) __extension__({ __typeof__(x) cs_h_ = (x); cs_hbits(&cs_h_, sizeof cs_h_); })
+#define CS_H(x)                         \
+    __extension__({                     \
+        __typeof__(x) cs_h_ = (x);      \
+        cs_hbits(&cs_h_, sizeof cs_h_); \
+    })
 
 typedef struct cs_mpi_comm {
-    uint64_t key;       /* handle bits; 0 once freed */
-    uint64_t id;        /* job-wide id */
-    uint32_t local;     /* index used in span records */
+    uint64_t key;   /* handle bits; 0 once freed */
+    uint64_t id;    /* job-wide id */
+    uint32_t local; /* index used in span records */
     uint32_t size;
     int32_t rank;
-    uint32_t seq;       /* collectives issued so far */
-    uint32_t children;  /* communicators created from it (atomic) */
+    uint32_t seq;      /* collectives issued so far */
+    uint32_t children; /* communicators created from it (atomic) */
     uint32_t is_world;
-    uint32_t fused;     /* apply mode: fused calls made on it so far */
+    uint32_t fused; /* apply mode: fused calls made on it so far */
 } cs_mpi_comm;
 
 /* A call being traced. Fields are written straight into the log slot
@@ -74,7 +78,7 @@ typedef struct cs_mpi_comm {
  * stored); the slot becomes visible when cs_mpi_emit() commits its hdr,
  * and stays mapped meanwhile whatever else the call writes (cs_log_hold). */
 typedef struct cs_mpi_call {
-    cs_rec *r;          /* the slot, or &scratch when the log has none */
+    cs_rec *r; /* the slot, or &scratch when the log has none */
     uint32_t flags;
     cs_mpi_comm *comm;
     cs_rec scratch;
@@ -186,7 +190,10 @@ CS_HOT void cs_mpi_set_comm(cs_mpi_call *c, MPI_Comm comm, int collective)
 }
 
 /* Datatypes: size and name id, cached for predefined types. */
-typedef struct cs_mpi_dt { uint32_t size; uint16_t id; } cs_mpi_dt;
+typedef struct cs_mpi_dt {
+    uint32_t size;
+    uint16_t id;
+} cs_mpi_dt;
 cs_mpi_dt cs_mpi_dtype(uint64_t key, MPI_Datatype dt);
 /* The last predefined datatype this thread used: most calls hit it. */
 extern __thread uint64_t cs_mpi_dt_last_key __attribute__((tls_model("initial-exec")));
@@ -218,7 +225,10 @@ CS_HOT void cs_mpi_set_peer(cs_mpi_call *c, int peer)
         c->flags |= CS_F_ANY_SOURCE;
 }
 
-CS_HOT int cs_mpi_is_inplace(const void *buf) { return buf == MPI_IN_PLACE; }
+CS_HOT int cs_mpi_is_inplace(const void *buf)
+{
+    return buf == MPI_IN_PLACE;
+}
 
 CS_HOT void cs_mpi_set_inplace(cs_mpi_call *c, const void *buf)
 {
@@ -243,8 +253,8 @@ CS_HOT void cs_mpi_set_status(cs_mpi_call *c, const MPI_Status *st, int rc)
 /* Test-only stall inside a send (COLLSCOPE_TEST_P2P_DELAY). */
 CS_HOT void cs_mpi_p2p_stall(cs_mpi_call *c)
 {
-    if (CS_UNLIKELY(cs_test_p2p_us > 0) && c->comm && c->comm->is_world &&
-        c->comm->rank == cs_test_p2p_src && c->r->peer == cs_test_p2p_dst)
+    if (CS_UNLIKELY(cs_test_p2p_us > 0) && c->comm && c->comm->is_world && c->comm->rank == cs_test_p2p_src &&
+        c->r->peer == cs_test_p2p_dst)
         cs_test_stall_us(cs_test_p2p_us);
 }
 

@@ -31,7 +31,7 @@
 
 /* One held call. */
 typedef struct cs_fz_call {
-    cs_gpu_call c;          /* its span, written at flush */
+    cs_gpu_call c; /* its span, written at flush */
     const void *send;
     void *recv;
     size_t count, bytes;
@@ -39,8 +39,8 @@ typedef struct cs_fz_call {
     ncclRedOp_t op;
     ncclComm_t comm;
     cudaStream_t stream;
-    int batch;              /* index of the batch's first call, -1 = none */
-    int chunk;              /* index in the chunks, -1 = issued unfused */
+    int batch; /* index of the batch's first call, -1 = none */
+    int chunk; /* index in the chunks, -1 = issued unfused */
     int conflict;
 } cs_fz_call;
 
@@ -51,9 +51,9 @@ typedef struct cs_fz_buf {
     void *dev;
     size_t cap;
     cs_kern_ctx *ctx;
-    int host;               /* host backend: device memory is host memory */
-    int bad;                /* no usable context: never fuse here */
-    size_t need;            /* bytes this group needs (under cs_fz_lock) */
+    int host;    /* host backend: device memory is host memory */
+    int bad;     /* no usable context: never fuse here */
+    size_t need; /* bytes this group needs (under cs_fz_lock) */
 } cs_fz_buf;
 
 /* One fused call. */
@@ -62,11 +62,11 @@ typedef struct cs_fz_chunk {
     ncclComm_t comm;
     size_t off, bytes, count;
     int first, n, filled;
-    void **sbufs, **rbufs;  /* send and receive buffers, call order */
+    void **sbufs, **rbufs; /* send and receive buffers, call order */
     size_t *sizes;
-    uint32_t id;            /* fused-call id once issued */
-    int live;               /* packed and to be issued */
-    int issued_ok;          /* the fused call succeeded: unpack it */
+    uint32_t id;   /* fused-call id once issued */
+    int live;      /* packed and to be issued */
+    int issued_ok; /* the fused call succeeded: unpack it */
 } cs_fz_chunk;
 
 static __thread struct {
@@ -74,8 +74,8 @@ static __thread struct {
     int n, cap;
     cs_fz_chunk *ch;
     int nch, capch;
-    ncclResult_t err;       /* first error of a call issued at flush */
-    int quiet;              /* flush without spans (untraced ncclGroupEnd) */
+    ncclResult_t err; /* first error of a call issued at flush */
+    int quiet;        /* flush without spans (untraced ncclGroupEnd) */
 } cs_fz;
 
 static pthread_mutex_t cs_fz_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -85,7 +85,10 @@ static int cs_fz_nbufs, cs_fz_capbufs;
 static int cs_fz_warn_dtype, cs_fz_warn_op, cs_fz_warn_overlap, cs_fz_warn_inplace, cs_fz_warn_nomem,
     cs_fz_warn_backend, cs_fz_warn_kernel, cs_fz_warn_cudart, cs_fz_warn_hold, cs_fz_warn_device, cs_fz_warn_capture;
 
-int cs_nccl_fuse_held(void) { return cs_fz.n > 0; }
+int cs_nccl_fuse_held(void)
+{
+    return cs_fz.n > 0;
+}
 
 /* Datatypes fused: NCCL's types up to bfloat16 (8-bit floats and any later
  * type are left alone). */
@@ -94,14 +97,14 @@ static int cs_fz_dtype_ok(ncclDataType_t dt)
     return (int)dt >= (int)ncclInt8 && (int)dt <= (int)ncclBfloat16;
 }
 
-int cs_nccl_fuse_allreduce(cs_gpu_call *c, const void *sendbuff, void *recvbuff, size_t count,
-                           ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)
+int cs_nccl_fuse_allreduce(cs_gpu_call *c, const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                           ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)
 {
     if (!c->comm || count == 0 || !sendbuff || !recvbuff)
         return 0;
     if (!cs_fz_dtype_ok(datatype)) {
         cs_warn_job(&cs_fz_warn_dtype, "apply mode: ncclAllReduce of datatype %d is not fused (unsupported datatype)",
-                     (int)datatype);
+                    (int)datatype);
         return 0;
     }
     /* A user-defined op may be destroyed before ncclGroupEnd: never held. */
@@ -159,7 +162,7 @@ static struct {
     cudaError_t (*capturing)(cudaStream_t, enum cudaStreamCaptureStatus *);
     ncclResult_t (*async_error)(ncclComm_t, ncclResult_t *);
     ncclResult_t (*comm_device)(ncclComm_t, int *);
-    int state;              /* 0 untried, 1 found, -1 missing */
+    int state; /* 0 untried, 1 found, -1 missing */
 } R;
 
 static void *cs_fz_cudart_sym(const char *name)
@@ -191,11 +194,13 @@ static int cs_fz_real_ready(void)
             *(void **)&R.async_error = dlsym(lib, "ncclCommGetAsyncError");
         if (lib && !R.comm_device)
             *(void **)&R.comm_device = dlsym(lib, "ncclCommCuDevice");
-        R.state = R.malloc_ && R.free_ && R.sync && R.attrs && R.get_error && R.peek_error && R.get_device &&
-                          R.comm_device ? 1 : -1;
+        R.state =
+            R.malloc_ && R.free_ && R.sync && R.attrs && R.get_error && R.peek_error && R.get_device && R.comm_device
+                ? 1
+                : -1;
         if (R.state < 0)
             cs_warn_job(&cs_fz_warn_cudart,
-                         "apply mode: no shared CUDA runtime in the process; NCCL calls are not fused");
+                        "apply mode: no shared CUDA runtime in the process; NCCL calls are not fused");
     }
     return R.state > 0;
 }
@@ -296,7 +301,7 @@ static int cs_fz_buf_ready(cs_fz_buf *b, ncclComm_t comm, const cs_fuse_kern *k)
     if (R.get_device(&cur) != cudaSuccess || R.comm_device(comm, &dev) != ncclSuccess || cur != dev) {
         cs_fz_clear(before);
         cs_warn_job(&cs_fz_warn_device, "apply mode: a communicator of another device than the current one; "
-                                         "its calls are not fused");
+                                        "its calls are not fused");
         return -1;
     }
     /* Allocating would break a stream capture (CUDA graphs). */
@@ -316,8 +321,7 @@ static int cs_fz_buf_ready(cs_fz_buf *b, ncclComm_t comm, const cs_fuse_kern *k)
             if (!cs_fuse_test_nomem)
                 cs_fz_clear(before);
             cs_warn_job(&cs_fz_warn_nomem,
-                         "apply mode: no device memory for a %zu-byte fusion buffer; NCCL calls are not fused",
-                         b->need);
+                        "apply mode: no device memory for a %zu-byte fusion buffer; NCCL calls are not fused", b->need);
             return -1;
         }
         if (b->dev)
@@ -342,8 +346,8 @@ static int cs_fz_buf_ready(cs_fz_buf *b, ncclComm_t comm, const cs_fuse_kern *k)
     if (rc != 0) {
         cs_fz_clear(before);
         cs_warn_job(&cs_fz_warn_backend,
-                     "apply mode: the kernels library cannot run on this device (%s); NCCL calls are not fused",
-                     k->strerror(rc));
+                    "apply mode: the kernels library cannot run on this device (%s); NCCL calls are not fused",
+                    k->strerror(rc));
         if (b->ctx)
             k->ctx_free(b->ctx);
         b->ctx = NULL;
@@ -382,7 +386,7 @@ static void cs_fz_plan(cs_fz_call *a, int n)
     for (int i = 0; i < n; i++)
         if (a[i].conflict)
             cs_warn_job(&cs_fz_warn_overlap, "apply mode: ncclAllReduce buffers overlap another call's in the "
-                                              "same group; those calls are not fused");
+                                             "same group; those calls are not fused");
     /* Batches: a[i].batch = index of the batch's first call. */
     for (int i = 0; i < n; i++) {
         if (a[i].conflict)
@@ -404,7 +408,7 @@ static void cs_fz_plan(cs_fz_call *a, int n)
                 a[i].send == a[i].recv ? inplace++ : other++;
         if (inplace && other) {
             cs_warn_job(&cs_fz_warn_inplace, "apply mode: in-place ncclAllReduce calls grouped with out-of-place "
-                                              "ones are not fused");
+                                             "ones are not fused");
             for (int i = h; i < n; i++)
                 if (a[i].batch == h && a[i].send == a[i].recv)
                     a[i].batch = -1;
@@ -520,9 +524,8 @@ static void cs_fz_plan(cs_fz_call *a, int n)
         int rc = kern->pack(ch->buf->ctx, &t, (char *)ch->buf->dev + ch->off);
         if (rc != 0) {
             cs_fz_clear(before);
-            cs_warn_job(&cs_fz_warn_kernel,
-                         "apply mode: packing a fusion buffer failed (%s); NCCL calls are not fused",
-                         kern->strerror(rc));
+            cs_warn_job(&cs_fz_warn_kernel, "apply mode: packing a fusion buffer failed (%s); NCCL calls are not fused",
+                        kern->strerror(rc));
             ch->live = 0;
         }
     }
@@ -594,8 +597,8 @@ void cs_nccl_fuse_flush(void)
     for (int i = 0; i < n; i++) {
         cs_fz_call *h = &a[i];
         if (h->chunk < 0) {
-            ncclResult_t rc = real ? real(h->send, h->recv, h->count, h->dt, h->op, h->comm, h->stream)
-                                   : ncclSystemError;
+            ncclResult_t rc =
+                real ? real(h->send, h->recv, h->count, h->dt, h->op, h->comm, h->stream) : ncclSystemError;
             h->c.rec.rc = (int32_t)rc;
             if (rc != ncclSuccess && rc != ncclInProgress)
                 h->c.flags |= CS_F_ERROR;
@@ -632,8 +635,7 @@ ncclResult_t cs_nccl_fuse_finish(ncclResult_t rc)
          * the unpack must come after the fused call on the stream. */
         if (rc == ncclInProgress && R.async_error) {
             ncclResult_t st;
-            while (R.async_error(ch->comm, &st) == ncclSuccess &&
-                   st == ncclInProgress)
+            while (R.async_error(ch->comm, &st) == ncclSuccess && st == ncclInProgress)
                 sched_yield();
         }
         cudaError_t before = R.peek_error();
@@ -647,8 +649,8 @@ ncclResult_t cs_nccl_fuse_finish(ncclResult_t rc)
             cs_fz_clear(before);
         if (krc != 0)
             cs_warn_job(&cs_fz_warn_kernel,
-                         "apply mode: unpacking a fusion buffer failed (%s): results of fused calls are missing",
-                         kern->strerror(krc));
+                        "apply mode: unpacking a fusion buffer failed (%s): results of fused calls are missing",
+                        kern->strerror(krc));
     }
     for (int k = 0; k < cs_fz.nch; k++)
         free(cs_fz.ch[k].sbufs);

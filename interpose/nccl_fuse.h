@@ -26,8 +26,8 @@
 /* In the ncclAllReduce wrapper, inside a group with apply mode on, after
  * cs_gpu_begin: 1 = the call is held (its span is kept for later and the
  * call left: return ncclSuccess), 0 = issue it now as usual. */
-int cs_nccl_fuse_allreduce(cs_gpu_call *c, const void *sendbuff, void *recvbuff, size_t count,
-                           ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream);
+int cs_nccl_fuse_allreduce(cs_gpu_call *c, const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                           ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream);
 
 /* Calls held by this thread (0 = nothing to do at ncclGroupEnd). */
 int cs_nccl_fuse_held(void);

@@ -82,7 +82,10 @@ static uint64_t cs_hash_bytes(uint64_t h, const void *p, size_t n)
     return h;
 }
 
-static unsigned cs_ncomm_slot(uint64_t key) { return (unsigned)(cs_mix(3, key) & (CS_NCOMM_SLOTS - 1)); }
+static unsigned cs_ncomm_slot(uint64_t key)
+{
+    return (unsigned)(cs_mix(3, key) & (CS_NCOMM_SLOTS - 1));
+}
 
 cs_nccl_comm *cs_nccl_comm_find(ncclComm_t comm)
 {
@@ -183,8 +186,8 @@ static void cs_nccl_created(cs_gpu_call *c, cs_nccl_comm *m)
     c->rec.count = m->size;
 }
 
-void cs_nccl_init_uid(cs_gpu_call *c, ncclResult_t rc, ncclComm_t *newcomm, int nranks,
-                      const ncclUniqueId *id, int rank)
+void cs_nccl_init_uid(cs_gpu_call *c, ncclResult_t rc, ncclComm_t *newcomm, int nranks, const ncclUniqueId *id,
+                      int rank)
 {
     if (rc != ncclSuccess || !newcomm || !id)
         return;
@@ -270,7 +273,11 @@ void cs_nccl_group_start(cs_gpu_call *c)
     c->x.grp = cs_gpu_t.grp;
 }
 
-void cs_nccl_group_started(cs_gpu_call *c, ncclResult_t rc) { (void)c; (void)rc; }
+void cs_nccl_group_started(cs_gpu_call *c, ncclResult_t rc)
+{
+    (void)c;
+    (void)rc;
+}
 
 /* Apply mode: the held calls are issued (fused where safe) inside the
  * group, before its GPU begin events are recorded, and unpacked after the

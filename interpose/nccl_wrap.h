@@ -20,14 +20,14 @@
 #define CS_NCCL_LOCAL_BASE 0x8000u
 
 typedef struct cs_nccl_comm {
-    uint64_t key;         /* ncclComm_t bits; 0 once destroyed */
-    uint64_t id;          /* job-wide id */
-    uint32_t local;       /* index used in span records */
+    uint64_t key;   /* ncclComm_t bits; 0 once destroyed */
+    uint64_t id;    /* job-wide id */
+    uint32_t local; /* index used in span records */
     uint32_t size;
     int32_t rank;
-    uint32_t seq;         /* collectives issued so far (atomic) */
-    uint32_t splits;      /* ncclCommSplit/Shrink calls on it (atomic) */
-    uint32_t fused;       /* fused calls the fusion engine issued on it (atomic;
+    uint32_t seq;    /* collectives issued so far (atomic) */
+    uint32_t splits; /* ncclCommSplit/Shrink calls on it (atomic) */
+    uint32_t fused;  /* fused calls the fusion engine issued on it (atomic;
                              the last id, see nccl_fuse.h) */
 } cs_nccl_comm;
 
@@ -78,8 +78,8 @@ static inline uint64_t cs_nccl_nranks(ncclComm_t comm)
     return m ? m->size : 1;
 }
 
-void cs_nccl_init_uid(cs_gpu_call *c, ncclResult_t rc, ncclComm_t *newcomm, int nranks,
-                      const ncclUniqueId *id, int rank);
+void cs_nccl_init_uid(cs_gpu_call *c, ncclResult_t rc, ncclComm_t *newcomm, int nranks, const ncclUniqueId *id,
+                      int rank);
 void cs_nccl_init_ids(cs_gpu_call *c, ncclResult_t rc, ncclComm_t *newcomm, int nranks, int nid,
                       const ncclUniqueId *ids, int rank);
 void cs_nccl_init_all(cs_gpu_call *c, ncclResult_t rc, ncclComm_t *comms, int ndev, const int *devlist);

@@ -33,7 +33,12 @@ int cs_ncclprof_on;
 #define CS_NP_PEND 256
 
 /* Per thread: the collectives issued and not yet matched. */
-typedef struct cs_np_call { uint64_t corr; uint32_t count; int32_t root; uint16_t op; } cs_np_call;
+typedef struct cs_np_call {
+    uint64_t corr;
+    uint32_t count;
+    int32_t root;
+    uint16_t op;
+} cs_np_call;
 static __thread struct {
     int n;
     uint32_t grp;
@@ -44,9 +49,9 @@ static __thread struct {
  * address + 1. */
 typedef struct cs_np_ev {
     uint64_t corr;
-    uint64_t g0, g1;           /* globaltimer: first channel start, last end */
-    uint32_t packed;           /* CS_NP_PACK(algo, proto, channels) */
-    int refs;                  /* open events: the collective and its channels */
+    uint64_t g0, g1; /* globaltimer: first channel start, last end */
+    uint32_t packed; /* CS_NP_PACK(algo, proto, channels) */
+    int refs;        /* open events: the collective and its channels */
 } cs_np_ev;
 
 #define CS_NP_CH_TAG 1u
@@ -206,8 +211,7 @@ static int cs_np_init(int *mask)
     return on;
 }
 
-static void cs_np_start(void **handle, uint64_t type, void *parent, const cs_np_coll *coll,
-                        const cs_np_kernel_ch *kch)
+static void cs_np_start(void **handle, uint64_t type, void *parent, const cs_np_coll *coll, const cs_np_kernel_ch *kch)
 {
     static const char *const algos[] = { CS_NP_ALGOS };
     static const char *const protos[] = { CS_NP_PROTOS };
@@ -275,7 +279,12 @@ static ncclResult_t cs_np_finalize(void *context)
 static ncclResult_t cs_np_init_v5(void **context, uint64_t commId, int *mask, const char *commName, int nNodes,
                                   int nranks, int rank, cs_np_logger_t logfn)
 {
-    (void)commId; (void)commName; (void)nNodes; (void)nranks; (void)rank; (void)logfn;
+    (void)commId;
+    (void)commName;
+    (void)nNodes;
+    (void)nranks;
+    (void)rank;
+    (void)logfn;
     *context = &cs_np_dummy_ctx;
     cs_np_init(mask);
     return ncclSuccess;

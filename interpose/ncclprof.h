@@ -25,12 +25,12 @@
 /* Event types (activation mask bits and descriptor types). */
 enum {
     CS_NP_GROUP = 1 << 0,
-    CS_NP_COLL = 1 << 1,       /* a collective, on the host */
+    CS_NP_COLL = 1 << 1, /* a collective, on the host */
     CS_NP_P2P = 1 << 2,
     CS_NP_PROXY_OP = 1 << 3,
     CS_NP_PROXY_STEP = 1 << 4,
     CS_NP_PROXY_CTRL = 1 << 5,
-    CS_NP_KERNEL_CH = 1 << 6,  /* one channel of a collective's kernel */
+    CS_NP_KERNEL_CH = 1 << 6, /* one channel of a collective's kernel */
 };
 
 /* Event states: a kernel channel's stop carries its GPU end time. */
@@ -40,8 +40,8 @@ typedef void (*cs_np_logger_t)(int level, unsigned long flags, const char *file,
 
 /* The collective descriptor (same in v4 and v5, v5 appends parentGroup). */
 typedef struct cs_np_coll {
-    uint64_t seqNumber;        /* per communicator and collective function */
-    const char *func;          /* "AllReduce", "Broadcast", ... */
+    uint64_t seqNumber; /* per communicator and collective function */
+    const char *func;   /* "AllReduce", "Broadcast", ... */
     const void *sendBuff;
     void *recvBuff;
     size_t count;
@@ -49,19 +49,19 @@ typedef struct cs_np_coll {
     const char *datatype;
     uint8_t nChannels;
     uint8_t nWarps;
-    const char *algo;          /* "Ring", "Tree", ... */
-    const char *proto;         /* "LL", "LL128", "Simple" */
-    void *parentGroup;         /* v5 only */
+    const char *algo;  /* "Ring", "Tree", ... */
+    const char *proto; /* "LL", "LL128", "Simple" */
+    void *parentGroup; /* v5 only */
 } cs_np_coll;
 
 typedef struct cs_np_kernel_ch {
     uint8_t channelId;
-    uint64_t pTimer;           /* GPU globaltimer (ns) when the channel started */
+    uint64_t pTimer; /* GPU globaltimer (ns) when the channel started */
 } cs_np_kernel_ch;
 
 typedef struct cs_np_descr_v5 {
     uint64_t type;
-    void *parentObj;           /* a kernel channel's: its collective's handle */
+    void *parentObj; /* a kernel channel's: its collective's handle */
     int rank;
     union {
         cs_np_coll coll;
@@ -74,7 +74,7 @@ typedef struct cs_np_descr_v4 {
     void *parentObj;
     int rank;
     union {
-        cs_np_coll coll;       /* parentGroup is not there in v4 */
+        cs_np_coll coll; /* parentGroup is not there in v4 */
         cs_np_kernel_ch kernelCh;
     };
 } cs_np_descr_v4;
@@ -84,10 +84,18 @@ _Static_assert(offsetof(cs_np_descr_v4, coll) == 24, "v4 descriptor union at 24"
 _Static_assert(offsetof(cs_np_coll, algo) == 64, "coll.algo at 64 in the union");
 
 typedef union cs_np_state_args {
-    struct { size_t transSize; } proxyStep;
-    struct { int appendedProxyOps; } proxyCtrl;
-    struct { void *data; } netPlugin;
-    struct { uint64_t pTimer; } kernelCh; /* GPU globaltimer (ns) at the channel's end */
+    struct {
+        size_t transSize;
+    } proxyStep;
+    struct {
+        int appendedProxyOps;
+    } proxyCtrl;
+    struct {
+        void *data;
+    } netPlugin;
+    struct {
+        uint64_t pTimer;
+    } kernelCh; /* GPU globaltimer (ns) at the channel's end */
 } cs_np_state_args;
 
 typedef struct cs_np_plugin_v5 {

@@ -45,9 +45,8 @@ void cs_papi_init(cs_log_header *h)
         lib = dlopen("libpapi.so", RTLD_NOW | RTLD_LOCAL);
     if (!lib || !CS_PAPI_SYM(lib, P.library_init, "PAPI_library_init") ||
         !CS_PAPI_SYM(lib, P.create_eventset, "PAPI_create_eventset") ||
-        !CS_PAPI_SYM(lib, P.add_named_event, "PAPI_add_named_event") ||
-        !CS_PAPI_SYM(lib, P.start, "PAPI_start") || !CS_PAPI_SYM(lib, P.read, "PAPI_read") ||
-        !CS_PAPI_SYM(lib, P.strerror, "PAPI_strerror")) {
+        !CS_PAPI_SYM(lib, P.add_named_event, "PAPI_add_named_event") || !CS_PAPI_SYM(lib, P.start, "PAPI_start") ||
+        !CS_PAPI_SYM(lib, P.read, "PAPI_read") || !CS_PAPI_SYM(lib, P.strerror, "PAPI_strerror")) {
         if (cs_trace_rank() <= 0)
             cs_warn_once(&warned, "PAPI not loadable; COLLSCOPE_PAPI ignored, continuing without counters");
         snprintf(h->note, sizeof h->note, "papi: library not loadable");
@@ -64,13 +63,12 @@ void cs_papi_init(cs_log_header *h)
     char buf[256];
     snprintf(buf, sizeof buf, "%s", spec);
     char *save = NULL;
-    for (char *ev = strtok_r(buf, ",", &save); ev && cs_papi_n < CS_COUNTERS_MAX;
-         ev = strtok_r(NULL, ",", &save)) {
+    for (char *ev = strtok_r(buf, ",", &save); ev && cs_papi_n < CS_COUNTERS_MAX; ev = strtok_r(NULL, ",", &save)) {
         rc = P.add_named_event(cs_papi_set, ev);
         if (rc != PAPI_OK) {
             if (cs_trace_rank() <= 0)
-                cs_warn_once(&warned, "PAPI counter %s unavailable (%s); continuing without counters",
-                             ev, P.strerror(rc));
+                cs_warn_once(&warned, "PAPI counter %s unavailable (%s); continuing without counters", ev,
+                             P.strerror(rc));
             snprintf(h->note, sizeof h->note, "papi: %s unavailable (%s)", ev, P.strerror(rc));
             return;
         }
@@ -117,5 +115,9 @@ void cs_papi_init(cs_log_header *h)
     if (getenv("COLLSCOPE_PAPI"))
         cs_warn_once(&warned, "built without PAPI; COLLSCOPE_PAPI ignored");
 }
-void cs_papi_sample(uint16_t tid, int after) { (void)tid; (void)after; }
+void cs_papi_sample(uint16_t tid, int after)
+{
+    (void)tid;
+    (void)after;
+}
 #endif

@@ -38,25 +38,25 @@ extern "C" {
 #define CS_KERN_MAX_RANKS 8
 
 /* Error codes and messages: one table, expanded where needed. */
-#define CS_KERN_ERRNO_MAP(X) \
-  X(OK,        0, "success") \
-  X(EINVAL,   -1, "invalid argument (null pointer, bad enum or bad value)") \
-  X(EOVERFLOW,-2, "total size overflows size_t") \
-  X(EELEMSIZE,-3, "byte count is not a multiple of the element size") \
-  X(ETOOMANY, -4, "more buffers than CS_KERN_MAX_BUFS or ranks than CS_KERN_MAX_RANKS") \
-  X(ERANGE,   -5, "offset or length outside the packed buffer") \
-  X(ENOBACKEND,-6, "backend not built into this library (no nvcc at build time)") \
-  X(ENODEV,   -7, "no usable CUDA device") \
-  X(ECUDA,    -8, "CUDA runtime call failed") \
-  X(ENOMEM,   -9, "out of memory") \
-  X(ECALLBACK,-10, "caller callback returned an error") \
-  X(EALIGN,  -11, "pointer not aligned to its element size")
+#define CS_KERN_ERRNO_MAP(X)                                                              \
+    X(OK, 0, "success")                                                                   \
+    X(EINVAL, -1, "invalid argument (null pointer, bad enum or bad value)")               \
+    X(EOVERFLOW, -2, "total size overflows size_t")                                       \
+    X(EELEMSIZE, -3, "byte count is not a multiple of the element size")                  \
+    X(ETOOMANY, -4, "more buffers than CS_KERN_MAX_BUFS or ranks than CS_KERN_MAX_RANKS") \
+    X(ERANGE, -5, "offset or length outside the packed buffer")                           \
+    X(ENOBACKEND, -6, "backend not built into this library (no nvcc at build time)")      \
+    X(ENODEV, -7, "no usable CUDA device")                                                \
+    X(ECUDA, -8, "CUDA runtime call failed")                                              \
+    X(ENOMEM, -9, "out of memory")                                                        \
+    X(ECALLBACK, -10, "caller callback returned an error")                                \
+    X(EALIGN, -11, "pointer not aligned to its element size")
 
 typedef enum cs_kern_err {
 #define CS_KERN__ENUM(name, val, msg) CS_KERN_##name = (val),
-  CS_KERN_ERRNO_MAP(CS_KERN__ENUM)
+    CS_KERN_ERRNO_MAP(CS_KERN__ENUM)
 #undef CS_KERN__ENUM
-  CS_KERN_ERR_LAST = -12
+        CS_KERN_ERR_LAST = -12
 } cs_kern_err;
 
 /* The message of an error code; never NULL ("unknown error" for others). */
@@ -96,9 +96,9 @@ int cs_kern_ctx_sync(cs_kern_ctx *ctx);
  * at the sum of sizes[0..i-1] (in packed elements for the cast variants).
  * nbufs may be 0; zero-size buffers may have a NULL pointer. */
 typedef struct cs_kern_table {
-  void *const *bufs;
-  const size_t *sizes; /* bytes */
-  size_t nbufs;        /* <= CS_KERN_MAX_BUFS */
+    void *const *bufs;
+    const size_t *sizes; /* bytes */
+    size_t nbufs;        /* <= CS_KERN_MAX_BUFS */
 } cs_kern_table;
 
 /* Total bytes of the packed layout of t (plain pack), or an error. */
@@ -114,22 +114,20 @@ int cs_kern_unpack(cs_kern_ctx *ctx, const cs_kern_table *t, const void *packed)
  * (sizes[i] a multiple of its size, else CS_KERN_EELEMSIZE); packed holds
  * packed_type elements, element i of the concatenation being
  * round(packed_type, float(user[i]) * scale). scale must be finite. */
-int cs_kern_pack_cast(cs_kern_ctx *ctx, const cs_kern_table *t, cs_kern_dtype user_type,
-                      void *packed, cs_kern_dtype packed_type, float scale);
+int cs_kern_pack_cast(cs_kern_ctx *ctx, const cs_kern_table *t, cs_kern_dtype user_type, void *packed,
+                      cs_kern_dtype packed_type, float scale);
 /* Unpack with scale and cast: user[i] = round(user_type, float(packed[i]) * scale).
  * The fusion engine's "divide by world size" is scale = 1.0f / world_size. */
-int cs_kern_unpack_cast(cs_kern_ctx *ctx, const cs_kern_table *t, cs_kern_dtype user_type,
-                        const void *packed, cs_kern_dtype packed_type, float scale);
+int cs_kern_unpack_cast(cs_kern_ctx *ctx, const cs_kern_table *t, cs_kern_dtype user_type, const void *packed,
+                        cs_kern_dtype packed_type, float scale);
 
 /* Range variants used by the pipeline: only bytes [lo, hi) of the packed
  * layout (elements of packed_type for the cast variant) are transferred;
  * lo <= hi <= total, else CS_KERN_ERANGE. packed still points at the start
  * of the whole packed buffer. */
-int cs_kern_pack_range(cs_kern_ctx *ctx, const cs_kern_table *t, void *packed,
-                       size_t lo, size_t hi);
-int cs_kern_unpack_cast_range(cs_kern_ctx *ctx, const cs_kern_table *t, cs_kern_dtype user_type,
-                              const void *packed, cs_kern_dtype packed_type, float scale,
-                              size_t lo, size_t hi);
+int cs_kern_pack_range(cs_kern_ctx *ctx, const cs_kern_table *t, void *packed, size_t lo, size_t hi);
+int cs_kern_unpack_cast_range(cs_kern_ctx *ctx, const cs_kern_table *t, cs_kern_dtype user_type, const void *packed,
+                              cs_kern_dtype packed_type, float scale, size_t lo, size_t hi);
 
 /* ---- intra-node allreduce on peer-accessible buffers ---------------- */
 
@@ -138,28 +136,28 @@ int cs_kern_unpack_cast_range(cs_kern_ctx *ctx, const cs_kern_table *t, cs_kern_
  * accessible from this rank (CUDA IPC or one address space). epoch counts
  * the calls; every rank must make the same calls in the same order. */
 typedef struct cs_kern_peers {
-  int nranks;                          /* 2..CS_KERN_MAX_RANKS (1 allowed: copy) */
-  int rank;                            /* this rank, 0..nranks-1 */
-  size_t capacity;                     /* bytes of each bufs[p] */
-  void *bufs[CS_KERN_MAX_RANKS];
-  uint32_t *flags[CS_KERN_MAX_RANKS];
-  uint32_t epoch;                      /* advanced by each allreduce call */
-  void *priv;                          /* owned by cs_kern_peers_open() */
+    int nranks;      /* 2..CS_KERN_MAX_RANKS (1 allowed: copy) */
+    int rank;        /* this rank, 0..nranks-1 */
+    size_t capacity; /* bytes of each bufs[p] */
+    void *bufs[CS_KERN_MAX_RANKS];
+    uint32_t *flags[CS_KERN_MAX_RANKS];
+    uint32_t epoch; /* advanced by each allreduce call */
+    void *priv;     /* owned by cs_kern_peers_open() */
 } cs_kern_peers;
 
 /* Bytes of one rank's signal pad. */
 size_t cs_kern_signal_bytes(void);
 
 typedef enum cs_kern_ar_algo {
-  CS_KERN_AR_NCCL = 0,    /* fall back to NCCL (or another library) */
-  CS_KERN_AR_ONESHOT = 1, /* every rank reads all peers and reduces it all */
-  CS_KERN_AR_TWOSHOT = 2  /* reduce-scatter then all-gather through peers */
+    CS_KERN_AR_NCCL = 0,    /* fall back to NCCL (or another library) */
+    CS_KERN_AR_ONESHOT = 1, /* every rank reads all peers and reduces it all */
+    CS_KERN_AR_TWOSHOT = 2  /* reduce-scatter then all-gather through peers */
 } cs_kern_ar_algo;
 
 /* Thresholds of the selector (bytes of one rank's message). */
 typedef struct cs_kern_ar_tuning {
-  size_t oneshot_max;     /* one-shot up to this size */
-  size_t twoshot_max;     /* two-shot up to this size, then NCCL */
+    size_t oneshot_max; /* one-shot up to this size */
+    size_t twoshot_max; /* two-shot up to this size, then NCCL */
 } cs_kern_ar_tuning;
 
 /* Which algorithm should beat NCCL for a message of bytes on nranks ranks
@@ -176,8 +174,8 @@ cs_kern_ar_algo cs_kern_allreduce_select(size_t bytes, int nranks, const cs_kern
  * synchronizes the ranks (start and end barriers through the signal pads),
  * so a rank may refill its buffer once the call has completed on its stream.
  * On the CUDA backend, all ranks' kernels must be able to run at once. */
-int cs_kern_allreduce(cs_kern_ctx *ctx, cs_kern_peers *peers, cs_kern_ar_algo algo,
-                      void *out, size_t count, cs_kern_dtype dtype, float scale);
+int cs_kern_allreduce(cs_kern_ctx *ctx, cs_kern_peers *peers, cs_kern_ar_algo algo, void *out, size_t count,
+                      cs_kern_dtype dtype, float scale);
 
 /* allgather callback: gather bytes from every rank's sendbuf into recvbuf
  * (nranks * bytes, rank order), as MPI_Allgather / ncclAllGather would.
@@ -189,13 +187,12 @@ typedef int (*cs_kern_allgather_fn)(const void *sendbuf, void *recvbuf, size_t b
  * memory shared with CUDA IPC (one process per GPU). Host: malloc'd memory
  * whose addresses are exchanged, so all ranks must share one address space
  * (threads, tests). Collective: every rank calls it. */
-int cs_kern_peers_open(cs_kern_ctx *ctx, size_t capacity, int rank, int nranks,
-                       cs_kern_allgather_fn allgather, void *user, cs_kern_peers *peers);
+int cs_kern_peers_open(cs_kern_ctx *ctx, size_t capacity, int rank, int nranks, cs_kern_allgather_fn allgather,
+                       void *user, cs_kern_peers *peers);
 /* Close the peers' handles and free this rank's memory. Collective: a
  * rank's memory may be freed only when no peer still reads it, so call
  * allgather once more as a barrier (may be NULL if the caller ensures it). */
-int cs_kern_peers_close(cs_kern_ctx *ctx, cs_kern_peers *peers,
-                        cs_kern_allgather_fn allgather, void *user);
+int cs_kern_peers_close(cs_kern_ctx *ctx, cs_kern_peers *peers, cs_kern_allgather_fn allgather, void *user);
 
 /* ---- chunked pipelining -------------------------------------------- */
 
@@ -205,15 +202,15 @@ int cs_kern_peers_close(cs_kern_ctx *ctx, cs_kern_peers *peers,
 typedef int (*cs_kern_comm_fn)(void *chunk, size_t bytes, size_t offset, void *stream, void *user);
 
 typedef struct cs_kern_pipeline {
-  const cs_kern_table *table;  /* user buffers (user_type elements) */
-  cs_kern_dtype user_type;
-  void *packed;                /* staging buffer, the whole packed size */
-  cs_kern_dtype packed_type;   /* pack casts user_type -> packed_type */
-  float scale;                 /* applied on unpack (1.0f: none) */
-  size_t chunk_bytes;          /* packed bytes per chunk, a multiple of the packed element size; 0 = one chunk */
-  void *comm_stream;           /* CUDA: the stream comm runs on (must differ from ctx's) */
-  cs_kern_comm_fn comm;
-  void *user;
+    const cs_kern_table *table; /* user buffers (user_type elements) */
+    cs_kern_dtype user_type;
+    void *packed;              /* staging buffer, the whole packed size */
+    cs_kern_dtype packed_type; /* pack casts user_type -> packed_type */
+    float scale;               /* applied on unpack (1.0f: none) */
+    size_t chunk_bytes;        /* packed bytes per chunk, a multiple of the packed element size; 0 = one chunk */
+    void *comm_stream;         /* CUDA: the stream comm runs on (must differ from ctx's) */
+    cs_kern_comm_fn comm;
+    void *user;
 } cs_kern_pipeline;
 
 /* For each chunk i: pack chunk i on ctx's stream, then comm(chunk i) on

@@ -3,6 +3,7 @@
 #ifndef CS_DTYPES_H
 #define CS_DTYPES_H
 
+// clang-format off
 #define CS_DTYPE_LIST(X) \
     X(NONE, "") X(DERIVED, "derived") X(OTHER, "other") \
     X(MPI_CHAR, "MPI_CHAR") X(MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR") \
@@ -30,12 +31,13 @@
     X(ncclUint32, "ncclUint32") X(ncclInt64, "ncclInt64") X(ncclUint64, "ncclUint64") \
     X(ncclFloat16, "ncclFloat16") X(ncclFloat32, "ncclFloat32") X(ncclFloat64, "ncclFloat64") \
     X(ncclBfloat16, "ncclBfloat16") X(ncclFloat8e4m3, "ncclFloat8e4m3") X(ncclFloat8e5m2, "ncclFloat8e5m2")
+// clang-format on
 
 enum cs_dtype {
 #define CS_DT_ENUM(id, name) CS_DT_##id,
     CS_DTYPE_LIST(CS_DT_ENUM)
 #undef CS_DT_ENUM
-    CS_DT_COUNT
+        CS_DT_COUNT
 };
 
 extern const char *const cs_dtype_names[CS_DT_COUNT];

@@ -14,11 +14,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CS_CHUNK_RECS 1024u                     /* 64 KiB a chunk */
-#define CS_SEG_CHUNKS 64u                       /* 4 MiB a segment */
+#define CS_CHUNK_RECS 1024u /* 64 KiB a chunk */
+#define CS_SEG_CHUNKS 64u   /* 4 MiB a segment */
 #define CS_CHUNK_BYTES ((uint64_t)CS_CHUNK_RECS * CS_REC_SIZE)
 #define CS_SEG_BYTES (CS_CHUNK_BYTES * CS_SEG_CHUNKS)
-#define CS_MAX_SEGS 65536u                      /* 256 GiB: far past any cap */
+#define CS_MAX_SEGS 65536u /* 256 GiB: far past any cap */
 
 __thread cs_log_tls cs__log_tls __attribute__((tls_model("initial-exec")));
 
@@ -27,7 +27,10 @@ __thread cs_log_tls cs__log_tls __attribute__((tls_model("initial-exec")));
  * setting COLLSCOPE_TEST_ENOSPC_AFTER=N makes every reservation after the
  * first N segments fail with ENOSPC, as a full disk would. */
 static long cs_enospc_after = -1;
-static int cs_fallocate_real(int fd, off_t off, off_t len) { return posix_fallocate(fd, off, len); }
+static int cs_fallocate_real(int fd, off_t off, off_t len)
+{
+    return posix_fallocate(fd, off, len);
+}
 static int cs_fallocate_test(int fd, off_t off, off_t len)
 {
     if (off >= (off_t)CS_LOG_HEADER_BYTES + (off_t)cs_enospc_after * (off_t)CS_SEG_BYTES)
@@ -39,21 +42,21 @@ struct cs_log_syscalls cs_log_sys = { cs_fallocate_real };
 static struct {
     int fd;
     int open;
-    cs_log_header *hdr;         /* page 0, mapped for the life of the log */
-    uint64_t max_segs;          /* cap from COLLSCOPE_LOG_MAX_MB */
-    int full;                   /* out of space: no more chunks */
-    pthread_mutex_t lock;       /* maps and unmaps segments */
-    pthread_cond_t wake;        /* the prefault thread waits on it */
-    uint64_t want_seg;          /* segments the prefault thread should ready */
-    uint64_t ready_seg;         /* segments it has readied (mapped, faulted in) */
+    cs_log_header *hdr;   /* page 0, mapped for the life of the log */
+    uint64_t max_segs;    /* cap from COLLSCOPE_LOG_MAX_MB */
+    int full;             /* out of space: no more chunks */
+    pthread_mutex_t lock; /* maps and unmaps segments */
+    pthread_cond_t wake;  /* the prefault thread waits on it */
+    uint64_t want_seg;    /* segments the prefault thread should ready */
+    uint64_t ready_seg;   /* segments it has readied (mapped, faulted in) */
     int bg_started;
-    pthread_t bg;               /* the prefault thread, joined at close */
-    uint64_t populating;        /* segment + 1 it is faulting in, 0 = none */
-    int unmap_deferred;         /* that segment was sealed meanwhile */
-    uint64_t calib_ticks;       /* when the last CALIB was written */
-    uint64_t calib_every;       /* ticks between CALIB records */
-    uint64_t fail_seg;          /* first segment that could not be reserved */
-    pthread_key_t key;          /* seals a thread's chunk when it exits */
+    pthread_t bg;         /* the prefault thread, joined at close */
+    uint64_t populating;  /* segment + 1 it is faulting in, 0 = none */
+    int unmap_deferred;   /* that segment was sealed meanwhile */
+    uint64_t calib_ticks; /* when the last CALIB was written */
+    uint64_t calib_every; /* ticks between CALIB records */
+    uint64_t fail_seg;    /* first segment that could not be reserved */
+    pthread_key_t key;    /* seals a thread's chunk when it exits */
     uint16_t next_tid;
     char *seg[CS_MAX_SEGS];
     uint32_t sealed[CS_MAX_SEGS];
@@ -227,8 +230,14 @@ int cs_log_open(const char *path, const cs_log_header *proto, char *err, size_t 
     return 0;
 }
 
-int cs_log_is_open(void) { return __atomic_load_n(&L.open, __ATOMIC_ACQUIRE); }
-cs_log_header *cs_log_header_ptr(void) { return L.hdr; }
+int cs_log_is_open(void)
+{
+    return __atomic_load_n(&L.open, __ATOMIC_ACQUIRE);
+}
+cs_log_header *cs_log_header_ptr(void)
+{
+    return L.hdr;
+}
 
 /* Map segment s (creating its space on disk). Called with L.lock held. */
 static char *cs__log_map_seg(uint64_t s)
@@ -243,9 +252,12 @@ static char *cs__log_map_seg(uint64_t s)
         L.fail_seg = s;
         if (L.hdr->rank <= 0) { /* one line per job, not one per rank */
             char msg[200];
-            int n = snprintf(msg, sizeof msg, "collscope: no space for the trace log (%s); later spans are dropped "
-                             "and counted\n", strerror(e));
-            if (write(2, msg, (size_t)n) < 0) { /* nothing more we can do */ }
+            int n = snprintf(msg, sizeof msg,
+                             "collscope: no space for the trace log (%s); later spans are dropped "
+                             "and counted\n",
+                             strerror(e));
+            if (write(2, msg, (size_t)n) < 0) { /* nothing more we can do */
+            }
         }
         return NULL;
     }
@@ -332,9 +344,11 @@ static cs_rec *cs__log_refill_inner(unsigned n)
             L.full = 1;
             if (L.hdr->rank <= 0) {
                 char msg[160];
-                int k = snprintf(msg, sizeof msg, "collscope: trace log reached COLLSCOPE_LOG_MAX_MB; later spans "
+                int k = snprintf(msg, sizeof msg,
+                                 "collscope: trace log reached COLLSCOPE_LOG_MAX_MB; later spans "
                                  "are dropped and counted\n");
-                if (write(2, msg, (size_t)k) < 0) { /* nothing more we can do */ }
+                if (write(2, msg, (size_t)k) < 0) { /* nothing more we can do */
+                }
             }
         }
         cs__log_drop();
@@ -468,8 +482,8 @@ struct cs_logr {
     size_t size;
     cs_log_header hdr;
     uint64_t nchunks;
-    uint64_t chunk;     /* current chunk */
-    uint64_t slot;      /* next slot in it */
+    uint64_t chunk; /* current chunk */
+    uint64_t slot;  /* next slot in it */
     uint64_t slots_in_file;
 };
 
@@ -482,8 +496,7 @@ cs_logr *cs_logr_open(const char *path, char *err, size_t errlen)
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(cs_log_header)) {
-        snprintf(err, errlen, "%s: not a collscope log (too short: %lld bytes)", path,
-                 (long long)st.st_size);
+        snprintf(err, errlen, "%s: not a collscope log (too short: %lld bytes)", path, (long long)st.st_size);
         close(fd);
         return NULL;
     }
@@ -499,8 +512,8 @@ cs_logr *cs_logr_open(const char *path, char *err, size_t errlen)
         goto bad;
     }
     if (h->version != CS_LOG_VERSION || h->rec_size != CS_REC_SIZE) {
-        snprintf(err, errlen, "%s: log version %u (record %u bytes) is not the supported version %d",
-                 path, h->version, h->rec_size, CS_LOG_VERSION);
+        snprintf(err, errlen, "%s: log version %u (record %u bytes) is not the supported version %d", path, h->version,
+                 h->rec_size, CS_LOG_VERSION);
         goto bad;
     }
     if (h->chunk_recs == 0 || h->seg_chunks == 0) {
@@ -539,14 +552,20 @@ void cs_logr_close(cs_logr *r)
     free(r);
 }
 
-const cs_log_header *cs_logr_header(const cs_logr *r) { return &r->hdr; }
-int cs_logr_closed(const cs_logr *r) { return r->hdr.state == CS_LOG_CLOSED; }
+const cs_log_header *cs_logr_header(const cs_logr *r)
+{
+    return &r->hdr;
+}
+int cs_logr_closed(const cs_logr *r)
+{
+    return r->hdr.state == CS_LOG_CLOSED;
+}
 
 const cs_rec *cs_logr_next(cs_logr *r)
 {
     while (r->chunk < r->nchunks) {
-        const cs_rec *base = (const cs_rec *)(r->map + CS_LOG_HEADER_BYTES +
-                                              r->chunk * (uint64_t)r->hdr.chunk_recs * CS_REC_SIZE);
+        const cs_rec *base =
+            (const cs_rec *)(r->map + CS_LOG_HEADER_BYTES + r->chunk * (uint64_t)r->hdr.chunk_recs * CS_REC_SIZE);
         uint64_t first = r->chunk * r->hdr.chunk_recs;
         while (r->slot < r->hdr.chunk_recs && first + r->slot < r->slots_in_file) {
             const cs_rec *rec = base + r->slot++;

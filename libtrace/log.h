@@ -29,27 +29,27 @@ typedef struct cs_log_header {
     char magic[8];
     uint32_t version;
     uint32_t rec_size;
-    uint32_t chunk_recs;      /* slots per chunk */
-    uint32_t seg_chunks;      /* chunks per mapped segment */
-    int32_t rank;             /* job rank; -1 until known */
+    uint32_t chunk_recs; /* slots per chunk */
+    uint32_t seg_chunks; /* chunks per mapped segment */
+    int32_t rank;        /* job rank; -1 until known */
     int32_t pid;
     int32_t world_size;
-    uint32_t clock_kind;      /* enum cs_clock_kind */
-    uint32_t state;           /* enum cs_log_state (atomic) */
-    uint32_t callsites;       /* 1 when call sites were captured */
-    int64_t test_offset_ns;   /* test-only clock offset applied to CALIB */
-    uint64_t next_chunk;      /* chunks claimed (atomic) */
-    uint64_t dropped;         /* spans lost to a full disk or log cap (atomic) */
-    uint64_t overhead_ns;     /* measured tool cost of one traced call */
-    double ticks_per_ns;      /* clock rate measured at open (1.0 for monotonic) */
+    uint32_t clock_kind;    /* enum cs_clock_kind */
+    uint32_t state;         /* enum cs_log_state (atomic) */
+    uint32_t callsites;     /* 1 when call sites were captured */
+    int64_t test_offset_ns; /* test-only clock offset applied to CALIB */
+    uint64_t next_chunk;    /* chunks claimed (atomic) */
+    uint64_t dropped;       /* spans lost to a full disk or log cap (atomic) */
+    uint64_t overhead_ns;   /* measured tool cost of one traced call */
+    double ticks_per_ns;    /* clock rate measured at open (1.0 for monotonic) */
     int64_t start_real_ns;
-    int64_t end_real_ns;      /* 0 unless closed */
+    int64_t end_real_ns; /* 0 unless closed */
     char host[64];
     char exe[256];
-    char mpi[32];             /* MPI flavor of the preload that wrote it */
+    char mpi[32]; /* MPI flavor of the preload that wrote it */
     char tool_version[32];
-    char papi_events[256];    /* COLLSCOPE_PAPI as accepted, "" if off */
-    char note[256];           /* one-line notes (e.g. "papi: no counters") */
+    char papi_events[256]; /* COLLSCOPE_PAPI as accepted, "" if off */
+    char note[256];        /* one-line notes (e.g. "papi: no counters") */
 } cs_log_header;
 
 /* ---- writer (one log per process) ---- */
@@ -57,11 +57,11 @@ typedef struct cs_log_header {
 typedef struct cs_log_tls {
     cs_rec *cur;
     cs_rec *end;
-    uint64_t chunk;           /* chunk index + 1 of [cur, end), 0 = none */
+    uint64_t chunk; /* chunk index + 1 of [cur, end), 0 = none */
     uint16_t tid;
     uint16_t has_key;
-    uint32_t holds;           /* held slots (cs_log_hold) not yet released */
-    uint64_t deferred;        /* chunk + 1 whose sealing waits for the release */
+    uint32_t holds;    /* held slots (cs_log_hold) not yet released */
+    uint64_t deferred; /* chunk + 1 whose sealing waits for the release */
 } cs_log_tls;
 
 extern __thread cs_log_tls cs__log_tls __attribute__((tls_model("initial-exec")));

@@ -15,15 +15,15 @@
 /* Record kinds (low 8 bits of hdr). */
 enum cs_rec_kind {
     CS_REC_EMPTY = 0,
-    CS_REC_SPAN = 1,      /* one intercepted call */
-    CS_REC_COMMDEF = 2,   /* a communicator: local index -> job-wide id */
-    CS_REC_CALLSITE = 3,  /* part of a call-site stack (6 frames a part) */
-    CS_REC_CALIB = 4,     /* a clock calibration point */
-    CS_REC_REQDONE = 5,   /* a nonblocking request completed */
-    CS_REC_COUNTERS = 6,  /* PAPI deltas over the compute before a span */
-    CS_REC_SPANX = 7,     /* NCCL/CUDA extension of the next span of its thread */
-    CS_REC_GPUTIME = 8,   /* GPU begin/end of a span, by correlation id */
-    CS_REC_GPUACT = 9,    /* CUPTI activity: a kernel or memcpy on the GPU */
+    CS_REC_SPAN = 1,     /* one intercepted call */
+    CS_REC_COMMDEF = 2,  /* a communicator: local index -> job-wide id */
+    CS_REC_CALLSITE = 3, /* part of a call-site stack (6 frames a part) */
+    CS_REC_CALIB = 4,    /* a clock calibration point */
+    CS_REC_REQDONE = 5,  /* a nonblocking request completed */
+    CS_REC_COUNTERS = 6, /* PAPI deltas over the compute before a span */
+    CS_REC_SPANX = 7,    /* NCCL/CUDA extension of the next span of its thread */
+    CS_REC_GPUTIME = 8,  /* GPU begin/end of a span, by correlation id */
+    CS_REC_GPUACT = 9,   /* CUPTI activity: a kernel or memcpy on the GPU */
     CS_REC_KIND_MAX
 };
 
@@ -44,7 +44,7 @@ enum cs_span_flag {
 };
 
 #define CS_REC_HDR(kind, flags) ((uint32_t)(kind) | ((uint32_t)(flags) << 8))
-#define CS_REC_KIND(hdr) ((hdr) & 0xffu)
+#define CS_REC_KIND(hdr) ((hdr)&0xffu)
 #define CS_REC_FLAGS(hdr) ((hdr) >> 8)
 
 /* CS_REC_SPAN */
@@ -69,21 +69,27 @@ typedef struct cs_rec {
 /* CS_REC_COMMDEF: the same slot, other meanings. */
 typedef struct cs_rec_comm {
     uint32_t hdr;
-    uint16_t how;      /* enum cs_comm_how */
+    uint16_t how; /* enum cs_comm_how */
     uint16_t tid;
-    uint64_t t0;       /* when it was created */
-    uint64_t id;       /* job-wide id, the same on every member */
-    uint64_t parent;   /* job-wide id of the parent, 0 = none */
-    uint32_t local;    /* process-local index used by spans */
-    uint32_t size;     /* number of members */
-    int32_t rank;      /* this process's rank in it */
-    int32_t world_rank;/* this process's rank in the job */
+    uint64_t t0;        /* when it was created */
+    uint64_t id;        /* job-wide id, the same on every member */
+    uint64_t parent;    /* job-wide id of the parent, 0 = none */
+    uint32_t local;     /* process-local index used by spans */
+    uint32_t size;      /* number of members */
+    int32_t rank;       /* this process's rank in it */
+    int32_t world_rank; /* this process's rank in the job */
     uint8_t pad[16];
 } cs_rec_comm;
 
 enum cs_comm_how {
-    CS_COMM_WORLD = 1, CS_COMM_SELF, CS_COMM_DUP, CS_COMM_SPLIT, CS_COMM_CREATE,
-    CS_COMM_OTHER, CS_COMM_NCCL, CS_COMM_NCCL_SPLIT
+    CS_COMM_WORLD = 1,
+    CS_COMM_SELF,
+    CS_COMM_DUP,
+    CS_COMM_SPLIT,
+    CS_COMM_CREATE,
+    CS_COMM_OTHER,
+    CS_COMM_NCCL,
+    CS_COMM_NCCL_SPLIT
 };
 
 /* CS_REC_CALLSITE: frames [part*6, part*6+nhere) of stack `id`. */
@@ -92,7 +98,7 @@ enum cs_comm_how {
 typedef struct cs_rec_callsite {
     uint32_t hdr;
     uint16_t part;
-    uint16_t nframes;  /* frames in the whole stack */
+    uint16_t nframes; /* frames in the whole stack */
     uint32_t id;
     uint32_t nhere;
     uint64_t pc[CS_CALLSITE_FRAMES_PER_REC];
@@ -103,21 +109,21 @@ typedef struct cs_rec_calib {
     uint32_t hdr;
     uint32_t pad0;
     uint64_t ticks;
-    int64_t mono_ns;   /* CLOCK_MONOTONIC */
-    int64_t real_ns;   /* CLOCK_REALTIME (the test offset already added) */
+    int64_t mono_ns; /* CLOCK_MONOTONIC */
+    int64_t real_ns; /* CLOCK_REALTIME (the test offset already added) */
     uint8_t pad[32];
 } cs_rec_calib;
 
 /* CS_REC_REQDONE: request `req` completed in a completion call. */
 typedef struct cs_rec_done {
     uint32_t hdr;
-    uint16_t op;       /* the completion call (MPI_Wait, ...) */
+    uint16_t op; /* the completion call (MPI_Wait, ...) */
     uint16_t tid;
-    uint64_t t0, t1;   /* the completion call's begin and end */
-    uint64_t bytes;    /* received bytes, when known */
+    uint64_t t0, t1; /* the completion call's begin and end */
+    uint64_t bytes;  /* received bytes, when known */
     uint32_t req;
-    int32_t source;    /* status.MPI_SOURCE for receives, -1 unknown */
-    int32_t tag;       /* status.MPI_TAG */
+    int32_t source; /* status.MPI_SOURCE for receives, -1 unknown */
+    int32_t tag;    /* status.MPI_TAG */
     int32_t rc;
     uint8_t pad[16];
 } cs_rec_done;
@@ -142,12 +148,12 @@ typedef struct cs_rec_spanx {
     uint32_t hdr;
     uint16_t op;
     uint16_t tid;
-    uint64_t stream;   /* cudaStream_t bits, 0 = the default stream */
-    uint64_t corr;     /* per-process correlation id (GPUTIME), 0 = none */
-    uint32_t grp;      /* NCCL group (GroupStart..End) id, 0 = none */
-    int32_t redop;     /* ncclRedOp_t, -1 = none */
-    int32_t dir;       /* cudaMemcpyKind, -1 = none */
-    int32_t device;    /* CUDA device, -1 = unknown */
+    uint64_t stream; /* cudaStream_t bits, 0 = the default stream */
+    uint64_t corr;   /* per-process correlation id (GPUTIME), 0 = none */
+    uint32_t grp;    /* NCCL group (GroupStart..End) id, 0 = none */
+    int32_t redop;   /* ncclRedOp_t, -1 = none */
+    int32_t dir;     /* cudaMemcpyKind, -1 = none */
+    int32_t device;  /* CUDA device, -1 = unknown */
     uint8_t pad[24];
 } cs_rec_spanx;
 
@@ -157,11 +163,11 @@ typedef struct cs_rec_spanx {
  * when it gave no GPU time). */
 typedef struct cs_rec_gputime {
     uint32_t hdr;
-    uint16_t source;   /* 1 = CUDA events, 2 = NCCL profiler plugin */
+    uint16_t source; /* 1 = CUDA events, 2 = NCCL profiler plugin */
     uint16_t tid;
     uint64_t corr;
     uint64_t g0, g1;
-    uint32_t algo;     /* source 2: CS_NP_PACK(algorithm, protocol, channels); 0 = unknown */
+    uint32_t algo; /* source 2: CS_NP_PACK(algorithm, protocol, channels); 0 = unknown */
     uint8_t pad[28];
 } cs_rec_gputime;
 
@@ -170,21 +176,21 @@ typedef struct cs_rec_gputime {
 #define CS_NP_ALGOS "Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"
 #define CS_NP_PROTOS "LL", "LL128", "Simple"
 #define CS_NP_PACK(algo, proto, nch) ((uint32_t)(algo) | (uint32_t)(proto) << 8 | (uint32_t)(nch) << 16)
-#define CS_NP_ALGO(v) ((v) & 0xffu)
+#define CS_NP_ALGO(v) ((v)&0xffu)
 #define CS_NP_PROTO(v) (((v) >> 8) & 0xffu)
 #define CS_NP_NCH(v) ((v) >> 16)
 
 /* CS_REC_GPUACT: one CUPTI activity (kernel, memcpy, memset), in ticks. */
 typedef struct cs_rec_gpuact {
     uint32_t hdr;
-    uint16_t kind;     /* 1 kernel, 2 memcpy, 3 memset */
+    uint16_t kind; /* 1 kernel, 2 memcpy, 3 memset */
     uint16_t tid;
     uint64_t g0, g1;
     uint64_t bytes;
     uint64_t stream;
-    uint32_t corr;     /* CUPTI correlation id */
+    uint32_t corr; /* CUPTI correlation id */
     uint32_t device;
-    uint64_t name;     /* hash of the kernel name */
+    uint64_t name; /* hash of the kernel name */
     uint8_t pad[8];
 } cs_rec_gpuact;
 

@@ -19,10 +19,8 @@
 
 #include <sqlite3.h>
 
-
-static const char *const cs_comm_how_names[] = {
-    "", "world", "self", "dup", "split", "create", "other", "nccl", "nccl_split"
-};
+static const char *const cs_comm_how_names[] = { "",       "world", "self", "dup",       "split",
+                                                 "create", "other", "nccl", "nccl_split" };
 
 static int cs_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int cs_fail(char *err, size_t errlen, const char *fmt, ...)
@@ -47,13 +45,21 @@ static int cs_exec(cs_store *st, const char *sql, char *err, size_t errlen)
     return 0;
 }
 
-const char *cs_store_path(const cs_store *st) { return st->path; }
-int cs_store_schema_version(const cs_store *st) { return st->version; }
+const char *cs_store_path(const cs_store *st)
+{
+    return st->path;
+}
+int cs_store_schema_version(const cs_store *st)
+{
+    return st->version;
+}
 
 static void cs_pragmas(cs_store *st)
 {
-    sqlite3_exec(st->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA cache_size=-16384;"
-                         "PRAGMA temp_store=MEMORY;", NULL, NULL, NULL);
+    sqlite3_exec(st->db,
+                 "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA cache_size=-16384;"
+                 "PRAGMA temp_store=MEMORY;",
+                 NULL, NULL, NULL);
     sqlite3_busy_timeout(st->db, 5000);
 }
 
@@ -90,8 +96,8 @@ int cs_store_meta_get(cs_store *st, const char *key, char *buf, size_t len)
 static int cs_add_new_ops(cs_store *st, char *err, size_t errlen)
 {
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(st->db, "INSERT OR IGNORE INTO ops(id, name, api, kind, nonblocking) VALUES(?,?,?,?,?)",
-                           -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(st->db, "INSERT OR IGNORE INTO ops(id, name, api, kind, nonblocking) VALUES(?,?,?,?,?)", -1,
+                           &s, NULL) != SQLITE_OK)
         return cs_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
     for (int i = 0; i < CS_OP_COUNT; i++) {
         sqlite3_bind_int(s, 1, i);
@@ -124,13 +130,13 @@ static int cs_fill_static_tables(cs_store *st, char *err, size_t errlen)
     return 0;
 }
 
-
 /* A new store is built in one go and renamed into place when whole: no
  * journal while it is built (cs_store_finish turns on WAL). */
 static void cs_build_pragmas(cs_store *st)
 {
-    sqlite3_exec(st->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-8192;"
-                         "PRAGMA temp_store=MEMORY; PRAGMA locking_mode=EXCLUSIVE; PRAGMA threads=2;",
+    sqlite3_exec(st->db,
+                 "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-8192;"
+                 "PRAGMA temp_store=MEMORY; PRAGMA locking_mode=EXCLUSIVE; PRAGMA threads=2;",
                  NULL, NULL, NULL);
 }
 
@@ -164,11 +170,9 @@ int cs_store_create(const char *path, cs_store **out, char *err, size_t errlen)
     char ver[16];
     snprintf(ver, sizeof ver, "%d", CS_SCHEMA_VERSION);
     if (cs_exec(st, "BEGIN;" CS_SCHEMA_TABLES_SQL CS_SCHEMA_TIME_INDEX_SQL, err, errlen) != 0 ||
-        cs_fill_static_tables(st, err, errlen) != 0 ||
-        cs_store_meta_set(st, "format", CS_TRACE_FORMAT) != 0 ||
+        cs_fill_static_tables(st, err, errlen) != 0 || cs_store_meta_set(st, "format", CS_TRACE_FORMAT) != 0 ||
         cs_store_meta_set(st, "schema_version", ver) != 0 ||
-        cs_store_meta_set(st, "tool_version", PACKAGE_VERSION) != 0 ||
-        cs_exec(st, "COMMIT;", err, errlen) != 0) {
+        cs_store_meta_set(st, "tool_version", PACKAGE_VERSION) != 0 || cs_exec(st, "COMMIT;", err, errlen) != 0) {
         if (err && !*err)
             cs_fail(err, errlen, "cannot write %s: %s", path, sqlite3_errmsg(st->db));
         cs_store_close(st);
@@ -268,8 +272,10 @@ int cs_store_open(const char *path, int mode, cs_store **out, char *err, size_t 
         int im = cs__open_immutable(&st->db, path);
         if (im != 0) {
             if (im > 0)
-                cs_fail(err, errlen, "%s: cannot read it in place (%s), and its latest changes are in %s-wal: "
-                        "copy both files to a writable folder", path, why, path);
+                cs_fail(err, errlen,
+                        "%s: cannot read it in place (%s), and its latest changes are in %s-wal: "
+                        "copy both files to a writable folder",
+                        path, why, path);
             else
                 cs_fail(err, errlen, "%s: cannot read it in place (%s)", path, why);
             cs_store_close(st);
@@ -310,8 +316,10 @@ int cs_store_open(const char *path, int mode, cs_store **out, char *err, size_t 
         return -1;
     }
     if (v > CS_SCHEMA_VERSION) {
-        cs_fail(err, errlen, "%s: schema version %ld is newer than this collscope understands (%d); "
-                "use a newer collscope", path, v, CS_SCHEMA_VERSION);
+        cs_fail(err, errlen,
+                "%s: schema version %ld is newer than this collscope understands (%d); "
+                "use a newer collscope",
+                path, v, CS_SCHEMA_VERSION);
         cs_store_close(st);
         return -1;
     }
@@ -329,8 +337,10 @@ int cs_store_open(const char *path, int mode, cs_store **out, char *err, size_t 
         for (long u = v; u < CS_SCHEMA_VERSION; u++) {
             if (!cs_upgrades[u]) {
                 sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-                cs_fail(err, errlen, "%s: schema version %ld cannot be upgraded to %d; "
-                        "rebuild it with collscope ingest", path, v, CS_SCHEMA_VERSION);
+                cs_fail(err, errlen,
+                        "%s: schema version %ld cannot be upgraded to %d; "
+                        "rebuild it with collscope ingest",
+                        path, v, CS_SCHEMA_VERSION);
                 cs_store_close(st);
                 return -1;
             }
@@ -378,8 +388,8 @@ void cs_store_close(cs_store *st)
 static int cs_copy_store(cs_store *from, const char *to, char *err, size_t errlen)
 {
     sqlite3 *db;
-    int ok = sqlite3_open_v2(to, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) ==
-             SQLITE_OK;
+    int ok =
+        sqlite3_open_v2(to, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK;
     if (ok) {
         sqlite3_backup *b = sqlite3_backup_init(db, "main", from->db, "main");
         ok = b && sqlite3_backup_step(b, -1) == SQLITE_DONE;
@@ -415,19 +425,23 @@ int cs_store_open_scratch(const char *path, cs_store **out, char *err, size_t er
         cs_unlink_db(tmp);
         return -1;
     }
-    snprintf((*out)->scratch, sizeof (*out)->scratch, "%s", tmp);
-    snprintf((*out)->path, sizeof (*out)->path, "%s", path);
+    snprintf((*out)->scratch, sizeof(*out)->scratch, "%s", tmp);
+    snprintf((*out)->path, sizeof(*out)->path, "%s", path);
     return 0;
 }
 
 /* ---- converting a process log ---- */
 
-typedef struct cs_calpt { uint64_t ticks; int64_t mono; int64_t real; } cs_calpt;
+typedef struct cs_calpt {
+    uint64_t ticks;
+    int64_t mono;
+    int64_t real;
+} cs_calpt;
 
 typedef struct cs_conv {
     int tsc;
-    double tpn;            /* ticks per ns when points are too few */
-    int64_t base;          /* real - mono at the first point */
+    double tpn;   /* ticks per ns when points are too few */
+    int64_t base; /* real - mono at the first point */
     cs_calpt *pt;
     size_t n;
 } cs_conv;
@@ -450,8 +464,7 @@ static void cs_conv_prepare(cs_conv *cv)
     size_t k = 1;
     for (size_t i = 1; i < cv->n; i++) {
         int last = i == cv->n - 1;
-        if (cv->pt[i].mono - cv->pt[k - 1].mono >= 20000000 ||
-            (last && cv->pt[i].mono - cv->pt[k - 1].mono >= 2000000))
+        if (cv->pt[i].mono - cv->pt[k - 1].mono >= 20000000 || (last && cv->pt[i].mono - cv->pt[k - 1].mono >= 2000000))
             cv->pt[k++] = cv->pt[i];
     }
     cv->n = k;
@@ -483,7 +496,7 @@ static int64_t cs_conv_ns(const cs_conv *cv, uint64_t t)
 typedef struct cs_pending {
     uint16_t tid;
     cs_rec_done done;
-    int is_done;          /* 0: a counters record */
+    int is_done; /* 0: a counters record */
     cs_rec_counters ctr;
 } cs_pending;
 
@@ -499,7 +512,11 @@ typedef struct cs_pending {
 typedef struct cs_recent {
     uint16_t tid, n;
     unsigned pos;
-    struct { sqlite3_int64 id; uint16_t op; uint64_t t0; } s[CS_RECENT];
+    struct {
+        sqlite3_int64 id;
+        uint16_t op;
+        uint64_t t0;
+    } s[CS_RECENT];
 } cs_recent;
 
 static cs_recent *cs_recent_of(cs_recent *rt, int *nrt, uint16_t tid)
@@ -549,7 +566,7 @@ static sqlite3_int64 cs_recent_done(const cs_recent *r, const cs_rec_done *d)
 #define CS_BATCH_COLS 24
 typedef struct cs_batch {
     sqlite3_stmt *many, *one;
-    int ncol, n, bad;  /* bad: a batch failed (cs_put_done checks it late) */
+    int ncol, n, bad; /* bad: a batch failed (cs_put_done checks it late) */
     /* On the heap: the preload converts its log at exit on whatever
      * thread ends the program, whose stack may be small. */
     int64_t (*v)[CS_BATCH_COLS]; /* [CS_BATCH_ROWS] */
@@ -581,7 +598,8 @@ static int cs_batch_prepare(sqlite3 *db, cs_batch *b, const char *head, int ncol
     *w = 0;
     int rc = sqlite3_prepare_v2(db, sql, -1, &b->many, NULL) == SQLITE_OK &&
                      sqlite3_prepare_v2(db, sql, (int)(hl + rowl), &b->one, NULL) == SQLITE_OK
-                 ? 0 : -1;
+                 ? 0
+                 : -1;
     free(sql);
     return rc;
 }
@@ -674,7 +692,10 @@ static void cs_put_counters(sqlite3_stmt *c, const char *events, const cs_rec_co
 
 /* GPU times of a process by correlation id (GPUTIME records; algo: what
  * the NCCL profiler plugin reported, source 2). */
-typedef struct cs_gt { uint64_t corr, g0, g1; uint32_t algo; } cs_gt;
+typedef struct cs_gt {
+    uint64_t corr, g0, g1;
+    uint32_t algo;
+} cs_gt;
 
 static int cs_gt_cmp(const void *a, const void *b)
 {
@@ -724,7 +745,11 @@ static int cs_import_nccl_coll(sqlite3_stmt *s, sqlite3_int64 id, const cs_gt *n
 }
 
 /* The SPANX record a thread wrote before its next span. */
-typedef struct cs_xpend { uint16_t tid; int have; cs_rec_spanx x; } cs_xpend;
+typedef struct cs_xpend {
+    uint16_t tid;
+    int have;
+    cs_rec_spanx x;
+} cs_xpend;
 
 static int cs_read_modules(cs_store *st, const char *log_path, int rank)
 {
@@ -738,7 +763,8 @@ static int cs_read_modules(cs_store *st, const char *log_path, int rank)
     if (!f)
         return 0;
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(st->db, "INSERT INTO modules(rank, lo, hi, bias, path) VALUES(?,?,?,?,?)", -1, &s, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(st->db, "INSERT INTO modules(rank, lo, hi, bias, path) VALUES(?,?,?,?,?)", -1, &s, NULL) !=
+        SQLITE_OK) {
         fclose(f);
         return -1;
     }
@@ -762,7 +788,7 @@ static int cs_read_modules(cs_store *st, const char *log_path, int rank)
 }
 
 enum { Q_COMM, Q_CS, Q_FRAME, Q_CTR, Q_ACT, Q_NCOLL, Q_N };
-#define CS_SPAN_INSERT_HEAD \
+#define CS_SPAN_INSERT_HEAD                                                                      \
     "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req," \
     " begin_ns, end_ns, rc, callsite, flags, stream, grp, redop, corr, gpu_begin_ns, gpu_end_ns) VALUES"
 #define CS_DONE_INSERT_HEAD "INSERT INTO completions(rank, req, span, source, tag, end_ns) VALUES"
@@ -985,8 +1011,8 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
             /* NCCL calls: GPU times by the process's own correlation id
              * (GPUTIME); CUDA calls: by CUPTI's (GPUACT). */
             int is_cuda = r->op < CS_OP_COUNT && strcmp(cs_ops[r->op].api, "CUDA") == 0;
-            const cs_gt *gt = x && x->corr ? (is_cuda ? cs_gt_find(acts, nact, x->corr) : cs_gt_find(gts, ngt, x->corr))
-                                           : NULL;
+            const cs_gt *gt =
+                x && x->corr ? (is_cuda ? cs_gt_find(acts, nact, x->corr) : cs_gt_find(gts, ngt, x->corr)) : NULL;
             /* NCCL's profiler: its row, and its GPU times where CUDA events gave none. */
             const cs_gt *np = x && x->corr && !is_cuda && nnp ? cs_gt_find(nps, nnp, x->corr) : NULL;
             if (!gt && np && np->g0)
@@ -1046,8 +1072,9 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
                 sqlite3_bind_int64(s, 6, (sqlite3_int64)c->parent);
             else
                 sqlite3_bind_null(s, 6);
-            sqlite3_bind_text(s, 7, c->how < sizeof cs_comm_how_names / sizeof *cs_comm_how_names
-                                        ? cs_comm_how_names[c->how] : "", -1, SQLITE_STATIC);
+            sqlite3_bind_text(
+                s, 7, c->how < sizeof cs_comm_how_names / sizeof *cs_comm_how_names ? cs_comm_how_names[c->how] : "",
+                -1, SQLITE_STATIC);
             sqlite3_bind_int64(s, 8, cs_conv_ns(&cv, c->t0));
             sqlite3_step(s);
             sqlite3_reset(s);
@@ -1314,32 +1341,35 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
     int rc = -1;
     /* Op ids are the enum of the tool that wrote the file. */
     sqlite3_stmt *chk;
-    if (sqlite3_prepare_v2(job->db, "SELECT count(*) FROM r.ops o LEFT JOIN main.ops m ON m.id = o.id AND m.name = o.name"
-                                    " WHERE m.id IS NULL", -1, &chk, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(job->db,
+                           "SELECT count(*) FROM r.ops o LEFT JOIN main.ops m ON m.id = o.id AND m.name = o.name"
+                           " WHERE m.id IS NULL",
+                           -1, &chk, NULL) == SQLITE_OK) {
         int mismatched = sqlite3_step(chk) == SQLITE_ROW ? sqlite3_column_int(chk, 0) : 1;
         sqlite3_finalize(chk);
         if (mismatched) {
-            cs_fail(err, errlen, "%s: written by another collscope version (its op table differs); "
-                    "rebuild it with collscope ingest", rank_db);
+            cs_fail(err, errlen,
+                    "%s: written by another collscope version (its op table differs); "
+                    "rebuild it with collscope ingest",
+                    rank_db);
             goto detach;
         }
     }
     /* Span ids are disjoint across ranks: a plain copy (which SQLite does
      * page by page). Only two files of one rank need the ids shifted. */
-    static const char fast[] =
-        "BEGIN;"
-        "INSERT INTO main.span SELECT * FROM r.span;"
-        "INSERT INTO main.completions SELECT * FROM r.completions;"
-        "INSERT INTO main.counters SELECT * FROM r.counters;"
-        "INSERT INTO main.gpu_activity SELECT * FROM r.gpu_activity;"
-        "INSERT INTO main.nccl_coll SELECT * FROM r.nccl_coll;"
-        "INSERT OR REPLACE INTO main.processes SELECT * FROM r.processes;"
-        "INSERT OR REPLACE INTO main.clocks SELECT * FROM r.clocks;"
-        "INSERT OR REPLACE INTO main.comms SELECT * FROM r.comms;"
-        "INSERT OR REPLACE INTO main.callsites SELECT * FROM r.callsites;"
-        "INSERT OR REPLACE INTO main.frames SELECT * FROM r.frames;"
-        "INSERT INTO main.modules SELECT * FROM r.modules;"
-        "COMMIT;";
+    static const char fast[] = "BEGIN;"
+                               "INSERT INTO main.span SELECT * FROM r.span;"
+                               "INSERT INTO main.completions SELECT * FROM r.completions;"
+                               "INSERT INTO main.counters SELECT * FROM r.counters;"
+                               "INSERT INTO main.gpu_activity SELECT * FROM r.gpu_activity;"
+                               "INSERT INTO main.nccl_coll SELECT * FROM r.nccl_coll;"
+                               "INSERT OR REPLACE INTO main.processes SELECT * FROM r.processes;"
+                               "INSERT OR REPLACE INTO main.clocks SELECT * FROM r.clocks;"
+                               "INSERT OR REPLACE INTO main.comms SELECT * FROM r.comms;"
+                               "INSERT OR REPLACE INTO main.callsites SELECT * FROM r.callsites;"
+                               "INSERT OR REPLACE INTO main.frames SELECT * FROM r.frames;"
+                               "INSERT INTO main.modules SELECT * FROM r.modules;"
+                               "COMMIT;";
     char *why = NULL;
     if (sqlite3_exec(job->db, fast, NULL, NULL, &why) == SQLITE_OK) {
         rc = 0;
@@ -1442,8 +1472,9 @@ int cs_store_finish(cs_store *job, const char *command, char *err, size_t errlen
 {
     /* Indexes after the bulk load (sorted with SQLite's worker threads),
      * statistics from a sample, then the WAL mode readers expect. */
-    if (cs_exec(job, "PRAGMA mmap_size=4294967296; PRAGMA threads=2; BEGIN;" CS_SCHEMA_INDEXES_SQL "COMMIT;"
-                     "PRAGMA analysis_limit=1000; ANALYZE; PRAGMA locking_mode=NORMAL;",
+    if (cs_exec(job,
+                "PRAGMA mmap_size=4294967296; PRAGMA threads=2; BEGIN;" CS_SCHEMA_INDEXES_SQL "COMMIT;"
+                "PRAGMA analysis_limit=1000; ANALYZE; PRAGMA locking_mode=NORMAL;",
                 err, errlen) != 0)
         return -1;
     sqlite3_exec(job->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
@@ -1464,10 +1495,9 @@ int cs_store_finish(cs_store *job, const char *command, char *err, size_t errlen
 int cs_store_frames_unresolved(cs_store *st, int (*cb)(const cs_frame_ref *, void *), void *arg)
 {
     /* The module of each frame: the mapping of that rank holding its pc. */
-    const char *sql =
-        "SELECT f.rank, f.callsite, f.level, f.pc, m.path, f.pc - m.bias"
-        " FROM frames f LEFT JOIN modules m ON m.rank = f.rank AND f.pc >= m.lo AND f.pc < m.hi"
-        " WHERE f.func IS NULL ORDER BY m.path, f.pc";
+    const char *sql = "SELECT f.rank, f.callsite, f.level, f.pc, m.path, f.pc - m.bias"
+                      " FROM frames f LEFT JOIN modules m ON m.rank = f.rank AND f.pc >= m.lo AND f.pc < m.hi"
+                      " WHERE f.func IS NULL ORDER BY m.path, f.pc";
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
         return -1;
@@ -1487,8 +1517,8 @@ int cs_store_frames_unresolved(cs_store *st, int (*cb)(const cs_frame_ref *, voi
     return rc;
 }
 
-int cs_store_frame_set_symbol(cs_store *st, int rank, int64_t callsite, int level,
-                              const char *func, const char *file, int line)
+int cs_store_frame_set_symbol(cs_store *st, int rank, int64_t callsite, int level, const char *func, const char *file,
+                              int line)
 {
     static const char *sql =
         "UPDATE frames SET func = ?, file = ?, line = ?,"
@@ -1516,11 +1546,11 @@ int cs_store_frame_set_symbol(cs_store *st, int rank, int64_t callsite, int leve
 /* Frames inside these objects are not the user's call site. */
 static int cs_is_system_module(const char *path)
 {
-    static const char *const skip[] = {
-        "collscope", "libmpi", "libopen-", "libmpich", "libnccl", "libcudart", "libcuda.", "libc.so",
-        "libc-", "ld-linux", "libpthread", "libpmix", "libucp", "libuct", "libfabric", "python3",
-        "libpython", "MPI.cpython", "libmpi_mpifh", "libmpi_usempi", "libgfortran", NULL
-    };
+    static const char *const skip[] = { "collscope",   "libmpi",    "libopen-",    "libmpich",     "libnccl",
+                                        "libcudart",   "libcuda.",  "libc.so",     "libc-",        "ld-linux",
+                                        "libpthread",  "libpmix",   "libucp",      "libuct",       "libfabric",
+                                        "python3",     "libpython", "MPI.cpython", "libmpi_mpifh", "libmpi_usempi",
+                                        "libgfortran", NULL };
     if (!path)
         return 0;
     const char *base = strrchr(path, '/');
@@ -1533,13 +1563,13 @@ static int cs_is_system_module(const char *path)
 
 int cs_store_label_callsites(cs_store *st)
 {
-    const char *sql =
-        "SELECT f.rank, f.callsite, f.level, f.func, f.file, f.line, f.module, f.offset FROM frames f"
-        " ORDER BY f.rank, f.callsite, f.level";
+    const char *sql = "SELECT f.rank, f.callsite, f.level, f.func, f.file, f.line, f.module, f.offset FROM frames f"
+                      " ORDER BY f.rank, f.callsite, f.level";
     sqlite3_stmt *s, *u;
     if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
         return -1;
-    if (sqlite3_prepare_v2(st->db, "UPDATE callsites SET label = ? WHERE rank = ? AND id = ?", -1, &u, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(st->db, "UPDATE callsites SET label = ? WHERE rank = ? AND id = ?", -1, &u, NULL) !=
+        SQLITE_OK) {
         sqlite3_finalize(s);
         return -1;
     }
@@ -1648,9 +1678,11 @@ int cs_store_procs(cs_store *st, cs_proc **out, int *n)
 int cs_store_set_alignment(cs_store *st, int rank, int64_t offset_ns, double drift_ppm, int64_t residual_ns)
 {
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(st->db, "UPDATE clocks SET offset_ns = ?, drift_ppm = ?, residual_ns = ?,"
-                                   " ref_ns = (SELECT MIN(start_ns) FROM processes WHERE processes.rank = clocks.rank)"
-                                   " WHERE rank = ?", -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(st->db,
+                           "UPDATE clocks SET offset_ns = ?, drift_ppm = ?, residual_ns = ?,"
+                           " ref_ns = (SELECT MIN(start_ns) FROM processes WHERE processes.rank = clocks.rank)"
+                           " WHERE rank = ?",
+                           -1, &s, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_int64(s, 1, offset_ns);
     sqlite3_bind_double(s, 2, drift_ppm);
@@ -1666,7 +1698,8 @@ int cs_store_ops(cs_store *st, cs_op_row **out, int *n)
     sqlite3_stmt *s;
     *out = NULL;
     *n = 0;
-    if (sqlite3_prepare_v2(st->db, "SELECT id, name, kind, nonblocking FROM ops ORDER BY id", -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(st->db, "SELECT id, name, kind, nonblocking FROM ops ORDER BY id", -1, &s, NULL) !=
+        SQLITE_OK)
         return -1;
     int cap = 0;
     while (sqlite3_step(s) == SQLITE_ROW) {
@@ -1814,15 +1847,16 @@ void cs_span_iter_free(cs_span_iter *it)
 
 int cs_store_completions(cs_store *st, int (*cb)(const cs_completion *, void *), void *arg)
 {
-    const char *sql = "SELECT c.rank, c.req, COALESCE(c.span, 0), COALESCE(c.source, -1), COALESCE(c.tag, -1), "
-                      CS_ALIGNED("c.end_ns") " FROM completions c LEFT JOIN clocks k ON k.rank = c.rank";
+    const char *sql =
+        "SELECT c.rank, c.req, COALESCE(c.span, 0), COALESCE(c.source, -1), COALESCE(c.tag, -1), " CS_ALIGNED(
+            "c.end_ns") " FROM completions c LEFT JOIN clocks k ON k.rank = c.rank";
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
         return -1;
     int rc = 0;
     while (sqlite3_step(s) == SQLITE_ROW) {
         cs_completion c = { sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
-                            sqlite3_column_int(s, 3), sqlite3_column_int(s, 4), sqlite3_column_int64(s, 5) };
+                            sqlite3_column_int(s, 3), sqlite3_column_int(s, 4),   sqlite3_column_int64(s, 5) };
         if ((rc = cb(&c, arg)) != 0)
             break;
     }
@@ -1833,8 +1867,10 @@ int cs_store_completions(cs_store *st, int (*cb)(const cs_completion *, void *),
 int cs_store_comm_members(cs_store *st, int (*cb)(const cs_comm_member *, void *), void *arg)
 {
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(st->db, "SELECT id, rank, comm_rank, size, COALESCE(parent, 0), how FROM comms"
-                                   " ORDER BY id, comm_rank", -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(st->db,
+                           "SELECT id, rank, comm_rank, size, COALESCE(parent, 0), how FROM comms"
+                           " ORDER BY id, comm_rank",
+                           -1, &s, NULL) != SQLITE_OK)
         return -1;
     int rc = 0;
     while (sqlite3_step(s) == SQLITE_ROW) {
@@ -1898,7 +1934,7 @@ int cs_store_group_durations(cs_store *st, const char *group, int (*cb)(const cs
 typedef struct cs_gacc {
     cs_group_stat *a;
     size_t n, cap;
-    char key[256];           /* the group being read */
+    char key[256]; /* the group being read */
     char op[48];
     int64_t *d;
     size_t nd, capd;
@@ -2024,7 +2060,9 @@ int64_t cs_store_count_spans(cs_store *st)
 
 /* ---- GPU overlap of communication with compute ---- */
 
-typedef struct cs_iv { int64_t b, e; } cs_iv;
+typedef struct cs_iv {
+    int64_t b, e;
+} cs_iv;
 
 /* Time of the sorted, disjoint intervals a[0..n) covered by the kernels of
  * rank `rank` on streams other than `stream` (their union). */
@@ -2032,8 +2070,10 @@ static int cs_overlap_covered(cs_store *st, int rank, int64_t stream, const cs_i
 {
     sqlite3_stmt *k;
     *covered = 0;
-    if (sqlite3_prepare_v2(st->db, "SELECT begin_ns, end_ns FROM gpu_activity WHERE rank = ? AND kind = 'kernel'"
-                           " AND stream IS NOT ? AND end_ns > begin_ns ORDER BY begin_ns", -1, &k, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(st->db,
+                           "SELECT begin_ns, end_ns FROM gpu_activity WHERE rank = ? AND kind = 'kernel'"
+                           " AND stream IS NOT ? AND end_ns > begin_ns ORDER BY begin_ns",
+                           -1, &k, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_int(k, 1, rank);
     sqlite3_bind_int64(k, 2, stream);
@@ -2071,16 +2111,20 @@ static int cs_overlap_covered(cs_store *st, int rank, int64_t stream, const cs_i
 int cs_store_gpu_overlap(cs_store *st, int (*cb)(int rank, int64_t comm_ns, int64_t exposed_ns, void *), void *arg)
 {
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM gpu_activity WHERE kind = 'kernel' LIMIT 1", -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM gpu_activity WHERE kind = 'kernel' LIMIT 1", -1, &s, NULL) !=
+        SQLITE_OK)
         return -1;
     int any = sqlite3_step(s) == SQLITE_ROW;
     sqlite3_finalize(s);
     if (!any)
         return 0;
-    if (sqlite3_prepare_v2(st->db, "SELECT s.rank, COALESCE(s.stream, 0), s.gpu_begin_ns, s.gpu_end_ns FROM span s"
-                           " JOIN ops o ON o.id = s.op WHERE o.api = 'NCCL' AND o.kind IN ('coll','rooted','send','recv')"
-                           " AND s.gpu_begin_ns IS NOT NULL AND s.gpu_end_ns > s.gpu_begin_ns"
-                           " ORDER BY s.rank, 2, s.gpu_begin_ns", -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            st->db,
+            "SELECT s.rank, COALESCE(s.stream, 0), s.gpu_begin_ns, s.gpu_end_ns FROM span s"
+            " JOIN ops o ON o.id = s.op WHERE o.api = 'NCCL' AND o.kind IN ('coll','rooted','send','recv')"
+            " AND s.gpu_begin_ns IS NOT NULL AND s.gpu_end_ns > s.gpu_begin_ns"
+            " ORDER BY s.rank, 2, s.gpu_begin_ns",
+            -1, &s, NULL) != SQLITE_OK)
         return -1;
     cs_iv *a = NULL;
     size_t n = 0, cap = 0;

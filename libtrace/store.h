@@ -77,13 +77,13 @@ typedef struct cs_frame_ref {
     int64_t callsite;
     int level;
     uint64_t pc;
-    const char *module;   /* path of the mapped object, or NULL */
-    uint64_t offset;      /* pc relative to the object's load bias */
+    const char *module; /* path of the mapped object, or NULL */
+    uint64_t offset;    /* pc relative to the object's load bias */
 } cs_frame_ref;
 /* Visit every frame whose module is known and that has no symbol yet. */
 int cs_store_frames_unresolved(cs_store *st, int (*cb)(const cs_frame_ref *, void *), void *arg);
-int cs_store_frame_set_symbol(cs_store *st, int rank, int64_t callsite, int level,
-                              const char *func, const char *file, int line);
+int cs_store_frame_set_symbol(cs_store *st, int rank, int64_t callsite, int level, const char *func, const char *file,
+                              int line);
 /* Label every call site by its first frame outside the tool, the MPI, NCCL
  * and CUDA libraries and libc: "file.c:214 func" or "module+0xoff". */
 int cs_store_label_callsites(cs_store *st);
@@ -95,10 +95,10 @@ typedef struct cs_proc {
     char host[64];
     char mpi[32];
     char clock[16];
-    char status[16];       /* "closed" or "crashed" */
+    char status[16]; /* "closed" or "crashed" */
     int64_t spans, dropped;
     int64_t start_ns, end_ns;
-    int64_t overhead_ns;   /* estimated tool time in this process */
+    int64_t overhead_ns; /* estimated tool time in this process */
     int64_t clock_offset_ns;
     double clock_drift_ppm;
     int64_t align_residual_ns;
@@ -120,21 +120,21 @@ int cs_store_ops(cs_store *st, cs_op_row **out, int *n);
 typedef struct cs_span {
     int64_t id;
     int rank, tid, op;
-    int64_t comm;          /* job-wide communicator id, 0 = none */
-    int64_t seq;           /* -1 = none */
+    int64_t comm; /* job-wide communicator id, 0 = none */
+    int64_t seq;  /* -1 = none */
     int64_t bytes, count;
     int dtype;
-    int peer, peer2, tag;  /* -1 = none (peer2: Sendrecv's receive source) */
-    int64_t req;           /* nonblocking request id, 0 = none */
-    int64_t begin_ns, end_ns;  /* aligned: raw + the rank's clock offset */
+    int peer, peer2, tag;     /* -1 = none (peer2: Sendrecv's receive source) */
+    int64_t req;              /* nonblocking request id, 0 = none */
+    int64_t begin_ns, end_ns; /* aligned: raw + the rank's clock offset */
     int rc;
     int64_t callsite;
-    uint32_t flags;        /* CS_F_* (span.h) */
+    uint32_t flags; /* CS_F_* (span.h) */
     /* Schema 2 (NCCL, CUDA). GPU times are aligned like begin_ns/end_ns;
      * an analysis may run on them instead when both are non-zero. */
-    int64_t gpu_begin_ns, gpu_end_ns;  /* 0 = unknown */
-    int64_t stream;        /* cudaStream_t bits, 0 = default or none */
-    int64_t grp;           /* NCCL group id within the rank, 0 = none */
+    int64_t gpu_begin_ns, gpu_end_ns; /* 0 = unknown */
+    int64_t stream;                   /* cudaStream_t bits, 0 = default or none */
+    int64_t grp;                      /* NCCL group id within the rank, 0 = none */
 } cs_span;
 
 enum cs_span_order {
@@ -145,8 +145,8 @@ enum cs_span_order {
 
 typedef struct cs_span_query {
     int order;
-    int rank;               /* -1 = all */
-    int64_t t0, t1;         /* overlapping [t0, t1); t1 = 0 means no bound */
+    int rank;       /* -1 = all */
+    int64_t t0, t1; /* overlapping [t0, t1); t1 = 0 means no bound */
 } cs_span_query;
 
 typedef struct cs_span_iter cs_span_iter;
@@ -160,7 +160,7 @@ typedef struct cs_completion {
     int rank;
     int64_t req, span;
     int source, tag;
-    int64_t end_ns;        /* aligned */
+    int64_t end_ns; /* aligned */
 } cs_completion;
 int cs_store_completions(cs_store *st, int (*cb)(const cs_completion *, void *), void *arg);
 
@@ -179,19 +179,18 @@ int cs_store_callsite_label(cs_store *st, int rank, int64_t callsite, char *buf,
 /* Stream (group key, duration, bytes) for every span of the given op
  * kinds, ordered by key then duration. group: "op", "comm", "callsite". */
 typedef struct cs_group_row {
-    const char *key;       /* op name, comm id as text, or call-site label */
-    const char *op;        /* the op name */
+    const char *key; /* op name, comm id as text, or call-site label */
+    const char *op;  /* the op name */
     int64_t dur_ns, bytes;
     int rank;
 } cs_group_row;
-int cs_store_group_durations(cs_store *st, const char *group,
-                             int (*cb)(const cs_group_row *, void *), void *arg);
+int cs_store_group_durations(cs_store *st, const char *group, int (*cb)(const cs_group_row *, void *), void *arg);
 /* Durations aggregated per group key (as cs_store_group_durations groups
  * them): calls, bytes, total, nearest-rank p50/p90/p99 and max. *out is
  * malloc'ed, in key order. Returns 0, or -1 (read error, out of memory). */
 typedef struct cs_group_stat {
     char key[256];
-    char op[48];            /* the op, or "(several)" */
+    char op[48]; /* the op, or "(several)" */
     int64_t count, bytes, total, p50, p90, p99, max;
 } cs_group_stat;
 int cs_store_group_stats(cs_store *st, const char *group, cs_group_stat **out, size_t *n);
@@ -203,7 +202,8 @@ int cs_store_group_stats(cs_store *st, const char *group, cs_group_stat **out, s
  * (CUPTI activity). Returns the number of ranks reported, 0 when the trace
  * has no kernel activity, -1 on error; a non-zero cb stops early. */
 int cs_store_gpu_overlap(cs_store *st, int (*cb)(int rank, int64_t comm_ns, int64_t exposed_ns, void *), void *arg);
-int cs_store_rank_busy(cs_store *st, int (*cb)(int rank, int64_t in_calls_ns, int64_t wall_ns, int64_t spans, void *), void *arg);
+int cs_store_rank_busy(cs_store *st, int (*cb)(int rank, int64_t in_calls_ns, int64_t wall_ns, int64_t spans, void *),
+                       void *arg);
 
 int64_t cs_store_count_spans(cs_store *st);
 

@@ -13,7 +13,10 @@
 
 #include <sqlite3.h>
 
-static sqlite3 *cs_db(cs_store *st) { return st->db; }
+static sqlite3 *cs_db(cs_store *st)
+{
+    return st->db;
+}
 
 static int cs_afail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int cs_afail(char *err, size_t errlen, const char *fmt, ...)
@@ -39,26 +42,40 @@ static void cs_acol_text(sqlite3_stmt *s, int i, char *buf, size_t len)
  * hands it to the caller's callback, stopping at its first non-zero
  * return, which it returns (-1 when the SELECT fails). */
 typedef struct cs_rcol {
-    char type;             /* 'l' int64_t, 'i' int, 'd' double, 's' char[len] */
+    char type; /* 'l' int64_t, 'i' int, 'd' double, 's' char[len] */
     size_t off, len;
 } cs_rcol;
-#define CS_RL(T, f) { 'l', offsetof(T, f), 0 }
-#define CS_RI(T, f) { 'i', offsetof(T, f), 0 }
-#define CS_RD(T, f) { 'd', offsetof(T, f), 0 }
-#define CS_RS(T, f) { 's', offsetof(T, f), sizeof(((T *)0)->f) }
+#define CS_RL(T, f)            \
+    {                          \
+        'l', offsetof(T, f), 0 \
+    }
+#define CS_RI(T, f)            \
+    {                          \
+        'i', offsetof(T, f), 0 \
+    }
+#define CS_RD(T, f)            \
+    {                          \
+        'd', offsetof(T, f), 0 \
+    }
+#define CS_RS(T, f)                              \
+    {                                            \
+        's', offsetof(T, f), sizeof(((T *)0)->f) \
+    }
 
 /* The caller's typed callback, kept as a generic function pointer and
  * called back through its own type by the reader's trampoline. */
-typedef struct cs_rows_cb { void (*fn)(void); void *arg; } cs_rows_cb;
-#define CS_ROWS_TRAMPOLINE(T) \
-    static int cs_each_##T(const void *row, void *ctx) \
-    { \
-        const cs_rows_cb *c = ctx; \
+typedef struct cs_rows_cb {
+    void (*fn)(void);
+    void *arg;
+} cs_rows_cb;
+#define CS_ROWS_TRAMPOLINE(T)                                    \
+    static int cs_each_##T(const void *row, void *ctx)           \
+    {                                                            \
+        const cs_rows_cb *c = ctx;                               \
         return ((int (*)(const T *, void *))c->fn)(row, c->arg); \
     }
 #define CS_READ_ROWS(st, sql, cols, T, cb, arg) \
-    cs_read_rows(st, sql, cols, CS_NCOLS(cols), sizeof(T), cs_each_##T, \
-                 &(cs_rows_cb){ (void (*)(void))(cb), (arg) })
+    cs_read_rows(st, sql, cols, CS_NCOLS(cols), sizeof(T), cs_each_##T, &(cs_rows_cb){ (void (*)(void))(cb), (arg) })
 
 /* Bind a row struct to the parameters of an INSERT whose columns are cols,
  * in order (the writers share the readers' tables). */
@@ -108,40 +125,40 @@ static int cs_read_rows(cs_store *st, const char *sql, const cs_rcol *cols, int 
     return rc;
 }
 
-#define CS_ANALYSIS_TABLES_SQL \
-    "CREATE TABLE IF NOT EXISTS instances(comm INTEGER, seq INTEGER, op INTEGER, nranks INTEGER,\n" \
-    "  expected INTEGER, bytes INTEGER, first_entry_ns INTEGER, last_entry_ns INTEGER, last_rank INTEGER,\n" \
-    "  last_exit_ns INTEGER, skew_ns INTEGER, transfer_ns INTEGER, step INTEGER, callsite TEXT,\n" \
-    "  bucket INTEGER, PRIMARY KEY(comm, seq));\n" \
-    "CREATE TABLE IF NOT EXISTS waits(span INTEGER PRIMARY KEY, rank INTEGER, comm INTEGER, seq INTEGER,\n" \
-    "  wait_ns INTEGER);\n" \
-    "CREATE TABLE IF NOT EXISTS steps(step INTEGER PRIMARY KEY, begin_ns INTEGER, end_ns INTEGER,\n" \
-    "  time_ns INTEGER, slowest_rank INTEGER, whatif_ns INTEGER);\n" \
-    "CREATE TABLE IF NOT EXISTS rank_stats(rank INTEGER PRIMARY KEY, times_last INTEGER,\n" \
-    "  imposed_wait_ns INTEGER, median_lateness_ns INTEGER);\n" \
-    "CREATE TABLE IF NOT EXISTS stragglers(id INTEGER PRIMARY KEY, kind TEXT, rank INTEGER, src INTEGER,\n" \
-    "  dst INTEGER, comm INTEGER, first_step INTEGER, last_step INTEGER, begin_ns INTEGER, end_ns INTEGER,\n" \
-    "  lateness_ns INTEGER, cost_ns INTEGER, evidence TEXT);\n" \
-    "CREATE TABLE IF NOT EXISTS p2p(send_span INTEGER, recv_span INTEGER, comm INTEGER, src INTEGER,\n" \
-    "  dst INTEGER, tag INTEGER, late_sender_ns INTEGER, late_receiver_ns INTEGER, transfer_ns INTEGER);\n" \
-    "CREATE TABLE IF NOT EXISTS tails(op INTEGER, comm INTEGER, bucket INTEGER, callsite TEXT,\n" \
-    "  count INTEGER, p50_ns INTEGER, p90_ns INTEGER, p99_ns INTEGER, p999_ns INTEGER, max_ns INTEGER,\n" \
-    "  common TEXT);\n" \
-    "CREATE TABLE IF NOT EXISTS models(comm INTEGER, op INTEGER, algo TEXT, points INTEGER, cells INTEGER,\n" \
-    "  min_bytes INTEGER, max_bytes INTEGER, alpha_ns REAL, beta_ns_per_byte REAL, r2 REAL, rel_resid REAL,\n" \
-    "  fitted INTEGER, note TEXT, gamma_ns REAL);\n" \
-    "CREATE TABLE IF NOT EXISTS proposals(id INTEGER PRIMARY KEY, kind TEXT, comm INTEGER, op INTEGER,\n" \
-    "  callsite TEXT, calls_per_step REAL, min_bytes INTEGER, max_bytes INTEGER, bytes_per_step INTEGER,\n" \
+#define CS_ANALYSIS_TABLES_SQL                                                                                   \
+    "CREATE TABLE IF NOT EXISTS instances(comm INTEGER, seq INTEGER, op INTEGER, nranks INTEGER,\n"              \
+    "  expected INTEGER, bytes INTEGER, first_entry_ns INTEGER, last_entry_ns INTEGER, last_rank INTEGER,\n"     \
+    "  last_exit_ns INTEGER, skew_ns INTEGER, transfer_ns INTEGER, step INTEGER, callsite TEXT,\n"               \
+    "  bucket INTEGER, PRIMARY KEY(comm, seq));\n"                                                               \
+    "CREATE TABLE IF NOT EXISTS waits(span INTEGER PRIMARY KEY, rank INTEGER, comm INTEGER, seq INTEGER,\n"      \
+    "  wait_ns INTEGER);\n"                                                                                      \
+    "CREATE TABLE IF NOT EXISTS steps(step INTEGER PRIMARY KEY, begin_ns INTEGER, end_ns INTEGER,\n"             \
+    "  time_ns INTEGER, slowest_rank INTEGER, whatif_ns INTEGER);\n"                                             \
+    "CREATE TABLE IF NOT EXISTS rank_stats(rank INTEGER PRIMARY KEY, times_last INTEGER,\n"                      \
+    "  imposed_wait_ns INTEGER, median_lateness_ns INTEGER);\n"                                                  \
+    "CREATE TABLE IF NOT EXISTS stragglers(id INTEGER PRIMARY KEY, kind TEXT, rank INTEGER, src INTEGER,\n"      \
+    "  dst INTEGER, comm INTEGER, first_step INTEGER, last_step INTEGER, begin_ns INTEGER, end_ns INTEGER,\n"    \
+    "  lateness_ns INTEGER, cost_ns INTEGER, evidence TEXT);\n"                                                  \
+    "CREATE TABLE IF NOT EXISTS p2p(send_span INTEGER, recv_span INTEGER, comm INTEGER, src INTEGER,\n"          \
+    "  dst INTEGER, tag INTEGER, late_sender_ns INTEGER, late_receiver_ns INTEGER, transfer_ns INTEGER);\n"      \
+    "CREATE TABLE IF NOT EXISTS tails(op INTEGER, comm INTEGER, bucket INTEGER, callsite TEXT,\n"                \
+    "  count INTEGER, p50_ns INTEGER, p90_ns INTEGER, p99_ns INTEGER, p999_ns INTEGER, max_ns INTEGER,\n"        \
+    "  common TEXT);\n"                                                                                          \
+    "CREATE TABLE IF NOT EXISTS models(comm INTEGER, op INTEGER, algo TEXT, points INTEGER, cells INTEGER,\n"    \
+    "  min_bytes INTEGER, max_bytes INTEGER, alpha_ns REAL, beta_ns_per_byte REAL, r2 REAL, rel_resid REAL,\n"   \
+    "  fitted INTEGER, note TEXT, gamma_ns REAL);\n"                                                             \
+    "CREATE TABLE IF NOT EXISTS proposals(id INTEGER PRIMARY KEY, kind TEXT, comm INTEGER, op INTEGER,\n"        \
+    "  callsite TEXT, calls_per_step REAL, min_bytes INTEGER, max_bytes INTEGER, bytes_per_step INTEGER,\n"      \
     "  bucket_bytes INTEGER, groups_per_step REAL, gain_ns INTEGER, step_ns INTEGER, evidence TEXT, env TEXT,\n" \
     "  curve TEXT);\n"
 
-#define CS_ANALYSIS_CLEAR_SQL \
-    "DELETE FROM instances; DELETE FROM waits; DELETE FROM steps; DELETE FROM rank_stats;\n" \
+#define CS_ANALYSIS_CLEAR_SQL                                                                                  \
+    "DELETE FROM instances; DELETE FROM waits; DELETE FROM steps; DELETE FROM rank_stats;\n"                   \
     "DELETE FROM stragglers; DELETE FROM p2p; DELETE FROM tails; DELETE FROM models; DELETE FROM proposals;\n" \
     "DELETE FROM meta WHERE key IN ('analysis_version', 'analysis_spans');\n"
 
 /* Built after the bulk insert. */
-#define CS_ANALYSIS_INDEXES_SQL \
+#define CS_ANALYSIS_INDEXES_SQL                                               \
     "CREATE INDEX IF NOT EXISTS instances_skew ON instances(skew_ns DESC);\n" \
     "CREATE INDEX IF NOT EXISTS waits_comm_seq ON waits(comm, seq);\n"
 
@@ -160,8 +177,9 @@ int cs_bytes_bucket(int64_t bytes)
 int cs_store_analysis_exists(cs_store *st)
 {
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(cs_db(st), "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
-                                      " ('instances','waits','steps','rank_stats','stragglers','p2p')",
+    if (sqlite3_prepare_v2(cs_db(st),
+                           "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
+                           " ('instances','waits','steps','rank_stats','stragglers','p2p')",
                            -1, &s, NULL) != SQLITE_OK)
         return -1;
     int n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
@@ -183,7 +201,7 @@ int cs_store_analysis_current(cs_store *st)
     return strtoll(n, NULL, 10) == cs_store_count_spans(st);
 }
 
-#define CS_INST_COLS \
+#define CS_INST_COLS                                                                                  \
     "comm, seq, op, nranks, expected, bytes, first_entry_ns, last_entry_ns, last_rank, last_exit_ns," \
     " skew_ns, transfer_ns, step, COALESCE(callsite, '')"
 
@@ -270,8 +288,9 @@ int cs_store_instance_of_span(cs_store *st, int64_t span_id, cs_instance *inst, 
     *waits = NULL;
     *nwaits = 0;
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(cs_db(st), "SELECT comm, seq FROM span WHERE id = ? AND seq IS NOT NULL AND comm IS NOT NULL",
-                           -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(cs_db(st),
+                           "SELECT comm, seq FROM span WHERE id = ? AND seq IS NOT NULL AND comm IS NOT NULL", -1, &s,
+                           NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_int64(s, 1, span_id);
     int rc = sqlite3_step(s);
@@ -284,8 +303,10 @@ int cs_store_instance_of_span(cs_store *st, int64_t span_id, cs_instance *inst, 
     int r = cs_store_instance_get(st, comm, seq, inst);
     if (r != 0)
         return r;
-    if (sqlite3_prepare_v2(cs_db(st), "SELECT span, rank, comm, seq, wait_ns FROM waits WHERE comm = ? AND seq = ?"
-                                      " ORDER BY rank", -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(cs_db(st),
+                           "SELECT span, rank, comm, seq, wait_ns FROM waits WHERE comm = ? AND seq = ?"
+                           " ORDER BY rank",
+                           -1, &s, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_int64(s, 1, comm);
     sqlite3_bind_int64(s, 2, seq);
@@ -314,10 +335,9 @@ int cs_store_instance_of_span(cs_store *st, int64_t span_id, cs_instance *inst, 
     return 0;
 }
 
-static const cs_rcol cs_step_cols[] = {
-    CS_RL(cs_step_row, step), CS_RL(cs_step_row, begin_ns), CS_RL(cs_step_row, end_ns),
-    CS_RL(cs_step_row, time_ns), CS_RI(cs_step_row, slowest_rank), CS_RL(cs_step_row, whatif_ns)
-};
+static const cs_rcol cs_step_cols[] = { CS_RL(cs_step_row, step),         CS_RL(cs_step_row, begin_ns),
+                                        CS_RL(cs_step_row, end_ns),       CS_RL(cs_step_row, time_ns),
+                                        CS_RI(cs_step_row, slowest_rank), CS_RL(cs_step_row, whatif_ns) };
 CS_ROWS_TRAMPOLINE(cs_step_row)
 
 int cs_store_steps_list(cs_store *st, int (*cb)(const cs_step_row *, void *), void *arg)
@@ -326,45 +346,48 @@ int cs_store_steps_list(cs_store *st, int (*cb)(const cs_step_row *, void *), vo
                         cs_step_cols, cs_step_row, cb, arg);
 }
 
-static const cs_rcol cs_straggler_cols[] = {
-    CS_RL(cs_straggler, id), CS_RS(cs_straggler, kind), CS_RI(cs_straggler, rank), CS_RI(cs_straggler, src),
-    CS_RI(cs_straggler, dst), CS_RL(cs_straggler, comm), CS_RL(cs_straggler, first_step),
-    CS_RL(cs_straggler, last_step), CS_RL(cs_straggler, begin_ns), CS_RL(cs_straggler, end_ns),
-    CS_RL(cs_straggler, lateness_ns), CS_RL(cs_straggler, cost_ns), CS_RS(cs_straggler, evidence)
-};
+static const cs_rcol cs_straggler_cols[] = { CS_RL(cs_straggler, id),          CS_RS(cs_straggler, kind),
+                                             CS_RI(cs_straggler, rank),        CS_RI(cs_straggler, src),
+                                             CS_RI(cs_straggler, dst),         CS_RL(cs_straggler, comm),
+                                             CS_RL(cs_straggler, first_step),  CS_RL(cs_straggler, last_step),
+                                             CS_RL(cs_straggler, begin_ns),    CS_RL(cs_straggler, end_ns),
+                                             CS_RL(cs_straggler, lateness_ns), CS_RL(cs_straggler, cost_ns),
+                                             CS_RS(cs_straggler, evidence) };
 CS_ROWS_TRAMPOLINE(cs_straggler)
 
 int cs_store_stragglers(cs_store *st, int (*cb)(const cs_straggler *, void *), void *arg)
 {
-    return CS_READ_ROWS(st, "SELECT id, kind, rank, src, dst, comm, first_step, last_step, begin_ns, end_ns,"
-                            " lateness_ns, cost_ns, evidence FROM stragglers ORDER BY cost_ns DESC, id",
+    return CS_READ_ROWS(st,
+                        "SELECT id, kind, rank, src, dst, comm, first_step, last_step, begin_ns, end_ns,"
+                        " lateness_ns, cost_ns, evidence FROM stragglers ORDER BY cost_ns DESC, id",
                         cs_straggler_cols, cs_straggler, cb, arg);
 }
 
-static const cs_rcol cs_rank_stat_cols[] = {
-    CS_RI(cs_rank_stat, rank), CS_RL(cs_rank_stat, times_last), CS_RL(cs_rank_stat, imposed_wait_ns),
-    CS_RL(cs_rank_stat, median_lateness_ns)
-};
+static const cs_rcol cs_rank_stat_cols[] = { CS_RI(cs_rank_stat, rank), CS_RL(cs_rank_stat, times_last),
+                                             CS_RL(cs_rank_stat, imposed_wait_ns),
+                                             CS_RL(cs_rank_stat, median_lateness_ns) };
 CS_ROWS_TRAMPOLINE(cs_rank_stat)
 
 int cs_store_rank_stats(cs_store *st, int (*cb)(const cs_rank_stat *, void *), void *arg)
 {
-    return CS_READ_ROWS(st, "SELECT rank, times_last, imposed_wait_ns, median_lateness_ns FROM rank_stats"
-                            " ORDER BY median_lateness_ns DESC, times_last DESC, rank",
+    return CS_READ_ROWS(st,
+                        "SELECT rank, times_last, imposed_wait_ns, median_lateness_ns FROM rank_stats"
+                        " ORDER BY median_lateness_ns DESC, times_last DESC, rank",
                         cs_rank_stat_cols, cs_rank_stat, cb, arg);
 }
 
 static const cs_rcol cs_tail_cols[] = {
-    CS_RI(cs_tail_row, op), CS_RL(cs_tail_row, comm), CS_RI(cs_tail_row, bucket), CS_RS(cs_tail_row, callsite),
-    CS_RL(cs_tail_row, count), CS_RL(cs_tail_row, p50_ns), CS_RL(cs_tail_row, p90_ns), CS_RL(cs_tail_row, p99_ns),
+    CS_RI(cs_tail_row, op),      CS_RL(cs_tail_row, comm),   CS_RI(cs_tail_row, bucket), CS_RS(cs_tail_row, callsite),
+    CS_RL(cs_tail_row, count),   CS_RL(cs_tail_row, p50_ns), CS_RL(cs_tail_row, p90_ns), CS_RL(cs_tail_row, p99_ns),
     CS_RL(cs_tail_row, p999_ns), CS_RL(cs_tail_row, max_ns), CS_RS(cs_tail_row, common)
 };
 CS_ROWS_TRAMPOLINE(cs_tail_row)
 
 int cs_store_tails(cs_store *st, int (*cb)(const cs_tail_row *, void *), void *arg)
 {
-    return CS_READ_ROWS(st, "SELECT op, comm, bucket, COALESCE(callsite, ''), count, p50_ns, p90_ns, p99_ns,"
-                            " p999_ns, max_ns, COALESCE(common, '') FROM tails ORDER BY p99_ns DESC",
+    return CS_READ_ROWS(st,
+                        "SELECT op, comm, bucket, COALESCE(callsite, ''), count, p50_ns, p90_ns, p99_ns,"
+                        " p999_ns, max_ns, COALESCE(common, '') FROM tails ORDER BY p99_ns DESC",
                         cs_tail_cols, cs_tail_row, cb, arg);
 }
 
@@ -383,11 +406,11 @@ static int cs_table_exists(cs_store *st, const char *name)
 }
 
 static const cs_rcol cs_model_cols[] = {
-    CS_RL(cs_model_row, comm), CS_RI(cs_model_row, op), CS_RS(cs_model_row, algo), CS_RL(cs_model_row, points),
-    CS_RL(cs_model_row, cells), CS_RL(cs_model_row, min_bytes), CS_RL(cs_model_row, max_bytes),
-    CS_RD(cs_model_row, alpha_ns), CS_RD(cs_model_row, beta_ns_per_byte), CS_RD(cs_model_row, r2),
-    CS_RD(cs_model_row, rel_resid), CS_RI(cs_model_row, fitted), CS_RS(cs_model_row, note),
-    CS_RD(cs_model_row, gamma_ns)
+    CS_RL(cs_model_row, comm),      CS_RI(cs_model_row, op),        CS_RS(cs_model_row, algo),
+    CS_RL(cs_model_row, points),    CS_RL(cs_model_row, cells),     CS_RL(cs_model_row, min_bytes),
+    CS_RL(cs_model_row, max_bytes), CS_RD(cs_model_row, alpha_ns),  CS_RD(cs_model_row, beta_ns_per_byte),
+    CS_RD(cs_model_row, r2),        CS_RD(cs_model_row, rel_resid), CS_RI(cs_model_row, fitted),
+    CS_RS(cs_model_row, note),      CS_RD(cs_model_row, gamma_ns)
 };
 CS_ROWS_TRAMPOLINE(cs_model_row)
 
@@ -395,29 +418,40 @@ int cs_store_models(cs_store *st, int (*cb)(const cs_model_row *, void *), void 
 {
     if (!cs_table_exists(st, "models"))
         return 0;
-    return CS_READ_ROWS(st, "SELECT comm, op, COALESCE(algo, ''), points, cells, min_bytes, max_bytes, alpha_ns,"
-                            " beta_ns_per_byte, r2, rel_resid, fitted, COALESCE(note, ''), COALESCE(gamma_ns, alpha_ns)"
-                            " FROM models ORDER BY points DESC, comm, op",
+    return CS_READ_ROWS(st,
+                        "SELECT comm, op, COALESCE(algo, ''), points, cells, min_bytes, max_bytes, alpha_ns,"
+                        " beta_ns_per_byte, r2, rel_resid, fitted, COALESCE(note, ''), COALESCE(gamma_ns, alpha_ns)"
+                        " FROM models ORDER BY points DESC, comm, op",
                         cs_model_cols, cs_model_row, cb, arg);
 }
 
-static const cs_rcol cs_proposal_cols[] = {
-    CS_RL(cs_proposal, id), CS_RS(cs_proposal, kind), CS_RL(cs_proposal, comm), CS_RI(cs_proposal, op),
-    CS_RS(cs_proposal, callsite), CS_RD(cs_proposal, calls_per_step), CS_RL(cs_proposal, min_bytes),
-    CS_RL(cs_proposal, max_bytes), CS_RL(cs_proposal, bytes_per_step), CS_RL(cs_proposal, bucket_bytes),
-    CS_RD(cs_proposal, groups_per_step), CS_RL(cs_proposal, gain_ns), CS_RL(cs_proposal, step_ns),
-    CS_RS(cs_proposal, evidence), CS_RS(cs_proposal, env), CS_RS(cs_proposal, curve)
-};
+static const cs_rcol cs_proposal_cols[] = { CS_RL(cs_proposal, id),
+                                            CS_RS(cs_proposal, kind),
+                                            CS_RL(cs_proposal, comm),
+                                            CS_RI(cs_proposal, op),
+                                            CS_RS(cs_proposal, callsite),
+                                            CS_RD(cs_proposal, calls_per_step),
+                                            CS_RL(cs_proposal, min_bytes),
+                                            CS_RL(cs_proposal, max_bytes),
+                                            CS_RL(cs_proposal, bytes_per_step),
+                                            CS_RL(cs_proposal, bucket_bytes),
+                                            CS_RD(cs_proposal, groups_per_step),
+                                            CS_RL(cs_proposal, gain_ns),
+                                            CS_RL(cs_proposal, step_ns),
+                                            CS_RS(cs_proposal, evidence),
+                                            CS_RS(cs_proposal, env),
+                                            CS_RS(cs_proposal, curve) };
 CS_ROWS_TRAMPOLINE(cs_proposal)
 
 int cs_store_proposals(cs_store *st, int (*cb)(const cs_proposal *, void *), void *arg)
 {
     if (!cs_table_exists(st, "proposals"))
         return 0;
-    return CS_READ_ROWS(st, "SELECT id, kind, comm, op, COALESCE(callsite, ''), calls_per_step, min_bytes,"
-                            " max_bytes, bytes_per_step, bucket_bytes, groups_per_step, gain_ns, step_ns,"
-                            " COALESCE(evidence, ''), COALESCE(env, ''), COALESCE(curve, '') FROM proposals"
-                            " ORDER BY gain_ns DESC, id",
+    return CS_READ_ROWS(st,
+                        "SELECT id, kind, comm, op, COALESCE(callsite, ''), calls_per_step, min_bytes,"
+                        " max_bytes, bytes_per_step, bucket_bytes, groups_per_step, gain_ns, step_ns,"
+                        " COALESCE(evidence, ''), COALESCE(env, ''), COALESCE(curve, '') FROM proposals"
+                        " ORDER BY gain_ns DESC, id",
                         cs_proposal_cols, cs_proposal, cb, arg);
 }
 
@@ -488,9 +522,9 @@ cs_awriter *cs_store_analysis_begin(cs_store *st, char *err, size_t errlen)
     }
     w->st = st;
     /* models and proposals are rebuilt with their current columns */
-    if (cs_aexec(st, "BEGIN; DROP TABLE IF EXISTS models; DROP TABLE IF EXISTS proposals;" CS_ANALYSIS_TABLES_SQL
-                 CS_ANALYSIS_CLEAR_SQL
-                 "DROP INDEX IF EXISTS instances_skew; DROP INDEX IF EXISTS waits_comm_seq;",
+    if (cs_aexec(st,
+                 "BEGIN; DROP TABLE IF EXISTS models; DROP TABLE IF EXISTS proposals;" CS_ANALYSIS_TABLES_SQL
+                     CS_ANALYSIS_CLEAR_SQL "DROP INDEX IF EXISTS instances_skew; DROP INDEX IF EXISTS waits_comm_seq;",
                  err, errlen) != 0) {
         sqlite3_exec(cs_db(st), "ROLLBACK", NULL, NULL, NULL);
         free(w);
@@ -633,8 +667,10 @@ int cs_store_analysis_end(cs_awriter *w, int commit, int64_t spans, char *err, s
 
 int cs_store_clear_alignment(cs_store *st)
 {
-    return sqlite3_exec(cs_db(st), "UPDATE clocks SET offset_ns = 0, drift_ppm = 0, residual_ns = NULL",
-                        NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+    return sqlite3_exec(cs_db(st), "UPDATE clocks SET offset_ns = 0, drift_ppm = 0, residual_ns = NULL", NULL, NULL,
+                        NULL) == SQLITE_OK
+               ? 0
+               : -1;
 }
 
 /* ---- extra reads ---- */
@@ -644,11 +680,12 @@ int cs_store_comm_ranges(cs_store *st, cs_comm_range **out, int *n)
     *out = NULL;
     *n = 0;
     sqlite3_stmt *s, *r;
-    if (sqlite3_prepare_v2(cs_db(st), "SELECT DISTINCT id FROM comms",
-                           -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT DISTINCT id FROM comms", -1, &s, NULL) != SQLITE_OK)
         return -1;
-    if (sqlite3_prepare_v2(cs_db(st), "SELECT MIN(seq), MAX(seq), (SELECT MAX(size) FROM comms WHERE id = ?1)"
-                                      " FROM span WHERE comm = ?1 AND seq IS NOT NULL", -1, &r, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(cs_db(st),
+                           "SELECT MIN(seq), MAX(seq), (SELECT MAX(size) FROM comms WHERE id = ?1)"
+                           " FROM span WHERE comm = ?1 AND seq IS NOT NULL",
+                           -1, &r, NULL) != SQLITE_OK) {
         sqlite3_finalize(s);
         return -1;
     }
@@ -686,7 +723,8 @@ int cs_store_comm_ranges(cs_store *st, cs_comm_range **out, int *n)
 
 cs_span_iter *cs_store_spans_raw_seq(cs_store *st, int64_t comm, int64_t lo, int64_t hi, char *err, size_t errlen)
 {
-    const char *sql = "SELECT " CS_SPAN_COLS_RAW " WHERE s.comm = ? AND s.seq >= ? AND s.seq <= ? ORDER BY s.seq, s.rank";
+    const char *sql =
+        "SELECT " CS_SPAN_COLS_RAW " WHERE s.comm = ? AND s.seq >= ? AND s.seq <= ? ORDER BY s.seq, s.rank";
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(cs_db(st), sql, -1, &s, NULL) != SQLITE_OK) {
         cs_afail(err, errlen, "%s: %s", cs_store_path(st), sqlite3_errmsg(cs_db(st)));
@@ -704,15 +742,18 @@ cs_span_iter *cs_store_spans_raw_seq(cs_store *st, int64_t comm, int64_t lo, int
 int cs_store_instances_grouped(cs_store *st, int (*cb)(const cs_inst_brief *, void *), void *arg)
 {
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(cs_db(st), "SELECT op, comm, bucket, COALESCE(callsite, ''), last_exit_ns - first_entry_ns AS d,"
-                                      " last_rank, first_entry_ns, step, skew_ns, transfer_ns FROM instances"
-                                      " WHERE nranks > 0 ORDER BY op, comm, bucket, 4, d", -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(cs_db(st),
+                           "SELECT op, comm, bucket, COALESCE(callsite, ''), last_exit_ns - first_entry_ns AS d,"
+                           " last_rank, first_entry_ns, step, skew_ns, transfer_ns FROM instances"
+                           " WHERE nranks > 0 ORDER BY op, comm, bucket, 4, d",
+                           -1, &s, NULL) != SQLITE_OK)
         return -1;
     int rc = 0;
     while (sqlite3_step(s) == SQLITE_ROW) {
-        cs_inst_brief b = { sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int(s, 2),
-                            (const char *)sqlite3_column_text(s, 3), sqlite3_column_int64(s, 4),
-                            sqlite3_column_int(s, 5), sqlite3_column_int64(s, 6), sqlite3_column_int64(s, 7),
+        cs_inst_brief b = { sqlite3_column_int(s, 0),   sqlite3_column_int64(s, 1),
+                            sqlite3_column_int(s, 2),   (const char *)sqlite3_column_text(s, 3),
+                            sqlite3_column_int64(s, 4), sqlite3_column_int(s, 5),
+                            sqlite3_column_int64(s, 6), sqlite3_column_int64(s, 7),
                             sqlite3_column_int64(s, 8), sqlite3_column_int64(s, 9) };
         if ((rc = cb(&b, arg)) != 0)
             break;
@@ -739,8 +780,15 @@ int cs_store_callsite_labels(cs_store *st, int (*cb)(int, int64_t, const char *,
 /* Completions by (rank, req), for the p2p reader: completions has no
  * index (keeping one costs the ingest more than this costs here). Open
  * addressing, linear probing, at most half full. */
-typedef struct cs_done_ent { int64_t req; int rank, used, source; int64_t end_ns; } cs_done_ent;
-typedef struct cs_done_map { cs_done_ent *a; size_t mask; } cs_done_map;
+typedef struct cs_done_ent {
+    int64_t req;
+    int rank, used, source;
+    int64_t end_ns;
+} cs_done_ent;
+typedef struct cs_done_map {
+    cs_done_ent *a;
+    size_t mask;
+} cs_done_map;
 
 static size_t cs_done_slot(const cs_done_map *m, int rank, int64_t req)
 {
@@ -808,10 +856,11 @@ int cs_store_p2p_markers_raw(cs_store *st, int (*cb)(const cs_p2p_op *, void *),
     }
     int rc = 0, step;
     while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-        cs_p2p_op m = { sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int(s, 2),
-                        sqlite3_column_int(s, 3), sqlite3_column_int(s, 4), sqlite3_column_int(s, 5),
-                        sqlite3_column_int(s, 6), -1, sqlite3_column_int64(s, 8),
-                        sqlite3_column_int64(s, 9), sqlite3_column_int(s, 10) };
+        cs_p2p_op m = {
+            sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int(s, 2), sqlite3_column_int(s, 3),
+            sqlite3_column_int(s, 4),   sqlite3_column_int(s, 5),   sqlite3_column_int(s, 6), -1,
+            sqlite3_column_int64(s, 8), sqlite3_column_int64(s, 9), sqlite3_column_int(s, 10)
+        };
         if (m.nonblocking) {
             /* A nonblocking start ends when its request completed (0: never). */
             m.end_ns = 0;
@@ -935,8 +984,10 @@ int cs_store_program(cs_store *st, char *buf, size_t len)
 {
     sqlite3_stmt *s;
     buf[0] = '\0';
-    if (sqlite3_prepare_v2(cs_db(st), "SELECT exe FROM processes WHERE exe IS NOT NULL AND exe != ''"
-                                      " ORDER BY rank < 0, rank LIMIT 1", -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(cs_db(st),
+                           "SELECT exe FROM processes WHERE exe IS NOT NULL AND exe != ''"
+                           " ORDER BY rank < 0, rank LIMIT 1",
+                           -1, &s, NULL) != SQLITE_OK)
         return -1;
     int rc = -1;
     if (sqlite3_step(s) == SQLITE_ROW) {

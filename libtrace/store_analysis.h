@@ -42,68 +42,68 @@
 typedef struct cs_instance {
     int64_t comm, seq;
     int op;
-    int nranks;            /* members seen in the trace */
-    int expected;          /* communicator size; nranks < expected: incomplete */
-    int64_t bytes;         /* bytes of the first member */
+    int nranks;    /* members seen in the trace */
+    int expected;  /* communicator size; nranks < expected: incomplete */
+    int64_t bytes; /* bytes of the first member */
     int64_t first_entry_ns, last_entry_ns;
-    int last_rank;         /* world rank that entered last (-1: none) */
-    int64_t last_exit_ns;  /* for nonblocking ops: the latest completion */
-    int64_t skew_ns;       /* last entry - first entry */
-    int64_t transfer_ns;   /* last exit - last entry (>= 0) */
-    int64_t step;          /* step the instance belongs to, -1 = before the first */
-    char callsite[160];    /* call-site label of the first member, "" = unknown */
+    int last_rank;        /* world rank that entered last (-1: none) */
+    int64_t last_exit_ns; /* for nonblocking ops: the latest completion */
+    int64_t skew_ns;      /* last entry - first entry */
+    int64_t transfer_ns;  /* last exit - last entry (>= 0) */
+    int64_t step;         /* step the instance belongs to, -1 = before the first */
+    char callsite[160];   /* call-site label of the first member, "" = unknown */
 } cs_instance;
 
 typedef struct cs_wait {
-    int64_t span;          /* the span's id */
+    int64_t span; /* the span's id */
     int rank;
     int64_t comm, seq;
-    int64_t wait_ns;       /* last entry - this rank's entry (>= 0) */
+    int64_t wait_ns; /* last entry - this rank's entry (>= 0) */
 } cs_wait;
 
 typedef struct cs_step_row {
     int64_t step;
     int64_t begin_ns, end_ns, time_ns;
-    int slowest_rank;      /* the rank that set the step time; -1 = nobody late */
-    int64_t whatif_ns;     /* the step time had that rank arrived on time */
+    int slowest_rank;  /* the rank that set the step time; -1 = nobody late */
+    int64_t whatif_ns; /* the step time had that rank arrived on time */
 } cs_step_row;
 
 typedef struct cs_rank_stat {
     int rank;
-    int64_t times_last;          /* instances it entered last */
-    int64_t imposed_wait_ns;     /* waiting of the others in those instances */
-    int64_t median_lateness_ns;  /* median over steps of the lateness it imposed in the step
+    int64_t times_last;         /* instances it entered last */
+    int64_t imposed_wait_ns;    /* waiting of the others in those instances */
+    int64_t median_lateness_ns; /* median over steps of the lateness it imposed in the step
                                     (its entry - the next latest, summed over the step);
                                     without steps: median over the instances it was last */
 } cs_rank_stat;
 
 typedef struct cs_straggler {
     int64_t id;
-    char kind[16];         /* persistent, transient, slow_link, slow_collective */
-    int rank;              /* the late rank; slow_link between two ranks: src; -1 = none */
-    int src, dst;          /* slow_link between two ranks: world ranks; else -1 */
-    int64_t comm;          /* slow_collective, slow_link on a communicator: its id; else 0 */
+    char kind[16]; /* persistent, transient, slow_link, slow_collective */
+    int rank;      /* the late rank; slow_link between two ranks: src; -1 = none */
+    int src, dst;  /* slow_link between two ranks: world ranks; else -1 */
+    int64_t comm;  /* slow_collective, slow_link on a communicator: its id; else 0 */
     int64_t first_step, last_step;
     int64_t begin_ns, end_ns;
-    int64_t lateness_ns;   /* median lateness (or transfer excess) per affected step */
-    int64_t cost_ns;       /* median cost per affected step */
-    char evidence[512];    /* one line a person can read */
+    int64_t lateness_ns; /* median lateness (or transfer excess) per affected step */
+    int64_t cost_ns;     /* median cost per affected step */
+    char evidence[512];  /* one line a person can read */
 } cs_straggler;
 
 typedef struct cs_p2p_row {
     int64_t send_span, recv_span;
     int64_t comm;
-    int src, dst, tag;     /* world ranks */
+    int src, dst, tag; /* world ranks */
     int64_t late_sender_ns, late_receiver_ns, transfer_ns;
 } cs_p2p_row;
 
 typedef struct cs_tail_row {
     int op;
     int64_t comm;
-    int bucket;            /* bytes in [2^bucket, 2^(bucket+1)); 0 also holds 0 B */
+    int bucket; /* bytes in [2^bucket, 2^(bucket+1)); 0 also holds 0 B */
     char callsite[160];
     int64_t count, p50_ns, p90_ns, p99_ns, p999_ns, max_ns;
-    char common[256];      /* what the slowest 1 % share, "" = nothing found */
+    char common[256]; /* what the slowest 1 % share, "" = nothing found */
 } cs_tail_row;
 
 /* A cost model: time = alpha + (n - 1) x gamma + bytes x beta for n calls of a collective op on one
@@ -112,34 +112,34 @@ typedef struct cs_tail_row {
 typedef struct cs_model_row {
     int64_t comm;
     int op;
-    char algo[32];         /* "Ring/Simple" for NCCL when known; "" otherwise */
-    int64_t points;        /* transfer times it was fitted to */
-    int64_t cells;         /* distinct (calls, size) cells (their medians were fitted) */
+    char algo[32];  /* "Ring/Simple" for NCCL when known; "" otherwise */
+    int64_t points; /* transfer times it was fitted to */
+    int64_t cells;  /* distinct (calls, size) cells (their medians were fitted) */
     int64_t min_bytes, max_bytes;
     double alpha_ns, beta_ns_per_byte;
-    double gamma_ns;       /* each further call completed together (= alpha for blocking calls) */
-    double r2;             /* over the cells; 0 when not fitted */
-    double rel_resid;      /* median |measured - model| / measured over the points */
-    int fitted;            /* 1 alpha and beta fitted; 0 alpha only (beta unknown, 0) */
+    double gamma_ns;  /* each further call completed together (= alpha for blocking calls) */
+    double r2;        /* over the cells; 0 when not fitted */
+    double rel_resid; /* median |measured - model| / measured over the points */
+    int fitted;       /* 1 alpha and beta fitted; 0 alpha only (beta unknown, 0) */
     char note[192];
 } cs_model_row;
 
 /* A rewrite the what-if replay estimated (analyzer/an_whatif.c). */
 typedef struct cs_proposal {
     int64_t id;
-    char kind[16];         /* "fusion", "overlap" */
+    char kind[16]; /* "fusion", "overlap" */
     int64_t comm;
     int op;
     char callsite[160];
     double calls_per_step;
     int64_t min_bytes, max_bytes, bytes_per_step;
-    int64_t bucket_bytes;  /* fusion: the suggested bucket */
-    double groups_per_step;/* fusion: fused calls per step with that bucket */
-    int64_t gain_ns;       /* estimated gain per step */
-    int64_t step_ns;       /* the median step time it is relative to */
+    int64_t bucket_bytes;   /* fusion: the suggested bucket */
+    double groups_per_step; /* fusion: fused calls per step with that bucket */
+    int64_t gain_ns;        /* estimated gain per step */
+    int64_t step_ns;        /* the median step time it is relative to */
     char evidence[768];
-    char env[256];         /* apply mode settings, "" when apply mode cannot do it */
-    char curve[1024];      /* fusion: "BUCKET:GROUPS:GAIN_NS:GAIN_PROGRAM_NS" per bucket size, comma-
+    char env[256];    /* apply mode settings, "" when apply mode cannot do it */
+    char curve[1024]; /* fusion: "BUCKET:GROUPS:GAIN_NS:GAIN_PROGRAM_NS" per bucket size, comma-
                               separated (GAIN_PROGRAM_NS: the program issuing such buckets itself) */
 } cs_proposal;
 
@@ -256,8 +256,8 @@ int cs_store_callsite_labels(cs_store *st, int (*cb)(int rank, int64_t id, const
  * end_ns of a nonblocking operation is its completion's end (0 when none). */
 typedef struct cs_p2p_op {
     int64_t span, comm;
-    int rank;              /* world rank of the caller */
-    int kind;              /* 0 send, 1 recv, 2 sendrecv, 3 marker */
+    int rank; /* world rank of the caller */
+    int kind; /* 0 send, 1 recv, 2 sendrecv, 3 marker */
     int peer, peer2, tag, source;
     int64_t begin_ns, end_ns;
     int nonblocking;

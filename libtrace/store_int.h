@@ -34,20 +34,20 @@ struct cs_span_iter {
 
 /* The columns cs_span_next() reads, in its order, with times aligned or
  * raw; both come FROM span s LEFT JOIN clocks k. */
-#define CS_SPAN_COLS_(begin, end, gbegin, gend) \
-    "s.id, s.rank, s.tid, s.op, COALESCE(s.comm, 0), COALESCE(s.seq, -1), COALESCE(s.bytes, 0)," \
-    " COALESCE(s.count, 0), COALESCE(s.dtype, 0), COALESCE(s.peer, -1), COALESCE(s.peer2, -1)," \
-    " COALESCE(s.tag, -1), COALESCE(s.req, 0), " begin ", " end "," \
+#define CS_SPAN_COLS_(begin, end, gbegin, gend)                                                             \
+    "s.id, s.rank, s.tid, s.op, COALESCE(s.comm, 0), COALESCE(s.seq, -1), COALESCE(s.bytes, 0),"            \
+    " COALESCE(s.count, 0), COALESCE(s.dtype, 0), COALESCE(s.peer, -1), COALESCE(s.peer2, -1),"             \
+    " COALESCE(s.tag, -1), COALESCE(s.req, 0), " begin ", " end ","                                         \
     " COALESCE(s.rc, 0), COALESCE(s.callsite, 0), s.flags, COALESCE(" gbegin ", 0), COALESCE(" gend ", 0)," \
     " COALESCE(s.stream, -1), COALESCE(s.grp, 0) FROM span s LEFT JOIN clocks k ON k.rank = s.rank"
-#define CS_SPAN_COLS \
+#define CS_SPAN_COLS                                                                              \
     CS_SPAN_COLS_(CS_ALIGNED("s.begin_ns"), CS_ALIGNED("s.end_ns"), CS_ALIGNED("s.gpu_begin_ns"), \
                   CS_ALIGNED("s.gpu_end_ns"))
 #define CS_SPAN_COLS_RAW CS_SPAN_COLS_("s.begin_ns", "s.end_ns", "s.gpu_begin_ns", "s.gpu_end_ns")
 
 /* Writing spans from a cs_span (synthetic traces): the statement, and
  * binding one span to it. */
-#define CS_SPAN_INSERT_SQL \
+#define CS_SPAN_INSERT_SQL                                                                       \
     "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req," \
     " begin_ns, end_ns, rc, callsite, flags) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 void cs__span_bind(sqlite3_stmt *s, const cs_span *x);

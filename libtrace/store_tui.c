@@ -30,7 +30,7 @@ struct cs_tui {
     int nClock;
     cs_tui_index_info idx;
     sqlite3_stmt *pLod, *pWindow, *pSpan, *pInst, *pFrames, *pSWindow, *pKernels;
-    int has_act;          /* gpu_activity is there */
+    int has_act; /* gpu_activity is there */
 };
 
 static int cs_tui_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -145,7 +145,10 @@ static int cs_tui_table_exists(sqlite3 *db, const char *name)
     return found;
 }
 
-int cs_tui_has_table(cs_tui *t, const char *name) { return cs_tui_table_exists(t->db, name); }
+int cs_tui_has_table(cs_tui *t, const char *name)
+{
+    return cs_tui_table_exists(t->db, name);
+}
 
 static void cs_tui_read_index(sqlite3 *db, cs_tui_index_info *x)
 {
@@ -239,7 +242,6 @@ int cs_tui_index_info_get(cs_tui *t, int64_t spans_now, cs_tui_index_info *out)
 
 /* ---- spans ---- */
 
-
 static int cs_tui_prep(cs_tui *t, sqlite3_stmt **ps, const char *sql)
 {
     if (*ps) {
@@ -253,9 +255,9 @@ static int cs_tui_prep(cs_tui *t, sqlite3_stmt **ps, const char *sql)
 int cs_tui_window(cs_tui *t, int rank, int tid, int64_t max_dur_ns, int64_t t0, int64_t t1,
                   int (*cb)(const cs_span *, void *), void *arg)
 {
-    if (cs_tui_prep(t, &t->pWindow, "SELECT " CS_SPAN_COLS
-                                    " WHERE s.rank = ?1 AND s.begin_ns >= ?2 AND s.begin_ns < ?3"
-                                    " ORDER BY s.rank, s.begin_ns") != 0)
+    if (cs_tui_prep(t, &t->pWindow,
+                    "SELECT " CS_SPAN_COLS " WHERE s.rank = ?1 AND s.begin_ns >= ?2 AND s.begin_ns < ?3"
+                    " ORDER BY s.rank, s.begin_ns") != 0)
         return -1;
     const cs_tui_clock *c = cs_tui_clock_of(t->aClock, t->nClock, rank);
     int64_t lo = cs_tui_raw_of(c, t0, 0) - (max_dur_ns > 0 ? max_dur_ns : 0);
@@ -311,17 +313,21 @@ int cs_tui_instance(cs_tui *t, int64_t comm, int64_t seq, int (*cb)(const cs_spa
 
 int cs_tui_frames(cs_tui *t, int rank, int64_t callsite, int (*cb)(const cs_tui_frame *, void *), void *arg)
 {
-    if (cs_tui_prep(t, &t->pFrames, "SELECT level, pc, module, func, file, line FROM frames"
-                                    " WHERE rank = ?1 AND callsite = ?2 ORDER BY level") != 0)
+    if (cs_tui_prep(t, &t->pFrames,
+                    "SELECT level, pc, module, func, file, line FROM frames"
+                    " WHERE rank = ?1 AND callsite = ?2 ORDER BY level") != 0)
         return -1;
     sqlite3_bind_int(t->pFrames, 1, rank);
     sqlite3_bind_int64(t->pFrames, 2, callsite);
     int rc;
     while ((rc = sqlite3_step(t->pFrames)) == SQLITE_ROW) {
         sqlite3_stmt *s = t->pFrames;
-        cs_tui_frame f = { sqlite3_column_int(s, 0), (uint64_t)sqlite3_column_int64(s, 1),
-                           (const char *)sqlite3_column_text(s, 2), (const char *)sqlite3_column_text(s, 3),
-                           (const char *)sqlite3_column_text(s, 4), sqlite3_column_int(s, 5) };
+        cs_tui_frame f = { sqlite3_column_int(s, 0),
+                           (uint64_t)sqlite3_column_int64(s, 1),
+                           (const char *)sqlite3_column_text(s, 2),
+                           (const char *)sqlite3_column_text(s, 3),
+                           (const char *)sqlite3_column_text(s, 4),
+                           sqlite3_column_int(s, 5) };
         if (cb(&f, arg) != 0)
             break;
     }
@@ -336,9 +342,10 @@ int cs_tui_frames(cs_tui *t, int rank, int64_t callsite, int (*cb)(const cs_tui_
 int cs_tui_stream_window(cs_tui *t, int rank, int64_t stream, int64_t max_dur_ns, int64_t t0, int64_t t1,
                          int (*cb)(const cs_span *, void *), void *arg)
 {
-    if (cs_tui_prep(t, &t->pSWindow, "SELECT " CS_SPAN_COLS
-                                     " WHERE s.rank = ?1 AND s.begin_ns >= ?2 AND s.begin_ns < ?3 AND s.stream = ?4"
-                                     " ORDER BY s.rank, s.begin_ns") != 0)
+    if (cs_tui_prep(t, &t->pSWindow,
+                    "SELECT " CS_SPAN_COLS
+                    " WHERE s.rank = ?1 AND s.begin_ns >= ?2 AND s.begin_ns < ?3 AND s.stream = ?4"
+                    " ORDER BY s.rank, s.begin_ns") != 0)
         return -1;
     const cs_tui_clock *c = cs_tui_clock_of(t->aClock, t->nClock, rank);
     int64_t lo = cs_tui_raw_of(c, t0, 0) - (max_dur_ns > 0 ? max_dur_ns : 0);
@@ -369,10 +376,11 @@ int cs_tui_stream_window(cs_tui *t, int rank, int64_t stream, int64_t max_dur_ns
         return -1;
     if (stop || !t->has_act)
         return 0;
-    if (cs_tui_prep(t, &t->pKernels, "SELECT " CS_ALIGNED("g.begin_ns") ", " CS_ALIGNED("g.end_ns")
-                                     " FROM gpu_activity g LEFT JOIN clocks k ON k.rank = g.rank"
-                                     " WHERE g.rank = ?1 AND g.stream = ?2 AND g.kind = 'kernel'"
-                                     " AND g.begin_ns >= ?3 AND g.begin_ns < ?4 ORDER BY g.begin_ns") != 0)
+    if (cs_tui_prep(t, &t->pKernels,
+                    "SELECT " CS_ALIGNED("g.begin_ns") ", " CS_ALIGNED(
+                        "g.end_ns") " FROM gpu_activity g LEFT JOIN clocks k ON k.rank = g.rank"
+                                    " WHERE g.rank = ?1 AND g.stream = ?2 AND g.kind = 'kernel'"
+                                    " AND g.begin_ns >= ?3 AND g.begin_ns < ?4 ORDER BY g.begin_ns") != 0)
         return -1;
     sqlite3_bind_int(t->pKernels, 1, rank);
     sqlite3_bind_int64(t->pKernels, 2, stream);
@@ -442,34 +450,44 @@ static int cs_tui_lanes_sql(sqlite3 *db, const char *sql, cs_tui_lane **out, int
 
 /* The stream lanes of the trace by scanning span and gpu_activity: by
  * rank, then first use (its earliest CPU begin or kernel). */
-#define CS_TUI_STREAM_LANES_SPANS \
-    "SELECT s.rank AS rank, s.stream AS stream, count(*) AS n," \
-    " MAX(MAX(s.end_ns, COALESCE(s.gpu_end_ns, s.end_ns)) - s.begin_ns) AS d," \
-    " MIN(" CS_ALIGNED("COALESCE(s.gpu_begin_ns, s.begin_ns)") ") AS f," \
-    " MAX(" CS_ALIGNED("COALESCE(s.gpu_end_ns, s.end_ns)") ") AS l, MIN(s.begin_ns) AS fu" \
-    " FROM span s LEFT JOIN clocks k ON k.rank = s.rank WHERE s.stream IS NOT NULL GROUP BY s.rank, s.stream"
-#define CS_TUI_STREAM_LANES_KERNELS \
-    " UNION ALL SELECT g.rank, g.stream, count(*), MAX(g.end_ns - g.begin_ns), MIN(" CS_ALIGNED("g.begin_ns") ")," \
-    " MAX(" CS_ALIGNED("g.end_ns") "), MIN(g.begin_ns) FROM gpu_activity g LEFT JOIN clocks k ON k.rank = g.rank" \
-    " WHERE g.kind = 'kernel' AND g.stream IS NOT NULL GROUP BY g.rank, g.stream"
-#define CS_TUI_STREAM_LANES(kernels) \
+#define CS_TUI_STREAM_LANES_SPANS                                                                                       \
+    "SELECT s.rank AS rank, s.stream AS stream, count(*) AS n,"                                                         \
+    " MAX(MAX(s.end_ns, COALESCE(s.gpu_end_ns, s.end_ns)) - s.begin_ns) AS d,"                                          \
+    " MIN(" CS_ALIGNED(                                                                                                 \
+        "COALESCE(s.gpu_begin_ns, s.begin_ns)") ") AS f,"                                                               \
+                                                " MAX(" CS_ALIGNED(                                                     \
+                                                    "COALESCE(s.gpu_end_ns, s.end_ns)") ") AS l, MIN(s.begin_ns) AS fu" \
+                                                                                        " FROM span s LEFT JOIN clocks k ON k.rank = s.rank WHERE s.stream IS NOT NULL GROUP BY s.rank, s.stream"
+#define CS_TUI_STREAM_LANES_KERNELS                                                                                  \
+    " UNION ALL SELECT g.rank, g.stream, count(*), MAX(g.end_ns - g.begin_ns), MIN(" CS_ALIGNED(                     \
+        "g.begin_ns") "),"                                                                                           \
+                      " MAX(" CS_ALIGNED(                                                                            \
+                          "g.end_ns") "), MIN(g.begin_ns) FROM gpu_activity g LEFT JOIN clocks k ON k.rank = g.rank" \
+                                      " WHERE g.kind = 'kernel' AND g.stream IS NOT NULL GROUP BY g.rank, g.stream"
+#define CS_TUI_STREAM_LANES(kernels)                                                                          \
     "SELECT rank, -1, SUM(n), MAX(d), MIN(f), MAX(l), stream, 1 FROM (" CS_TUI_STREAM_LANES_SPANS kernels ")" \
     " GROUP BY rank, stream ORDER BY rank, MIN(fu), stream"
 
 int cs_tui_lanes(cs_tui *t, cs_tui_lane **out, int *n)
 {
     if (t->idx.present)
-        return cs_tui_lanes_sql(t->db, "SELECT rank, tid, spans, max_dur_ns, first_ns, last_ns, stream, sidx"
-                                       " FROM tui_lanes ORDER BY lane", out, n);
-    if (cs_tui_lanes_sql(t->db, "SELECT s.rank, s.tid, count(*), MAX(s.end_ns - s.begin_ns), MIN("
-                                CS_ALIGNED("s.begin_ns") "), MAX(" CS_ALIGNED("s.end_ns") ")"
-                                " FROM span s LEFT JOIN clocks k ON k.rank = s.rank"
-                                " GROUP BY s.rank, s.tid ORDER BY s.rank, s.tid", out, n) != 0)
+        return cs_tui_lanes_sql(t->db,
+                                "SELECT rank, tid, spans, max_dur_ns, first_ns, last_ns, stream, sidx"
+                                " FROM tui_lanes ORDER BY lane",
+                                out, n);
+    if (cs_tui_lanes_sql(
+            t->db,
+            "SELECT s.rank, s.tid, count(*), MAX(s.end_ns - s.begin_ns), MIN(" CS_ALIGNED(
+                "s.begin_ns") "), MAX(" CS_ALIGNED("s.end_ns") ")"
+                                                               " FROM span s LEFT JOIN clocks k ON k.rank = s.rank"
+                                                               " GROUP BY s.rank, s.tid ORDER BY s.rank, s.tid",
+            out, n) != 0)
         return -1;
     cs_tui_lane *aS = NULL;
     int nS = 0;
-    if (cs_tui_lanes_sql(t->db, t->has_act ? CS_TUI_STREAM_LANES(CS_TUI_STREAM_LANES_KERNELS)
-                                           : CS_TUI_STREAM_LANES(""), &aS, &nS) != 0 || !nS) {
+    if (cs_tui_lanes_sql(t->db, t->has_act ? CS_TUI_STREAM_LANES(CS_TUI_STREAM_LANES_KERNELS) : CS_TUI_STREAM_LANES(""),
+                         &aS, &nS) != 0 ||
+        !nS) {
         free(aS);
         return 0; /* no stream lanes */
     }
@@ -510,9 +528,10 @@ int cs_tui_lod(cs_tui *t, int lane, int level, int64_t b0, int64_t b1, cs_tui_bu
 {
     if (!t->idx.present)
         return -1;
-    if (cs_tui_prep(t, &t->pLod, "SELECT bucket, n, coll, wait, p2p, gpu, other FROM tui_lod"
-                                 " WHERE lane = ?1 AND level = ?2 AND bucket >= ?3 AND bucket < ?4"
-                                 " ORDER BY bucket") != 0)
+    if (cs_tui_prep(t, &t->pLod,
+                    "SELECT bucket, n, coll, wait, p2p, gpu, other FROM tui_lod"
+                    " WHERE lane = ?1 AND level = ?2 AND bucket >= ?3 AND bucket < ?4"
+                    " ORDER BY bucket") != 0)
         return -1;
     sqlite3_bind_int(t->pLod, 1, lane);
     sqlite3_bind_int(t->pLod, 2, level);
@@ -547,7 +566,8 @@ typedef struct cs_tui_imap {
 
 static size_t cs_tui_ihash(int64_t comm, int64_t seq, size_t cap)
 {
-    uint64_t h = (uint64_t)comm * 0x9e3779b97f4a7c15ull ^ ((uint64_t)seq + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
+    uint64_t h =
+        (uint64_t)comm * 0x9e3779b97f4a7c15ull ^ ((uint64_t)seq + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
     h ^= h >> 31;
     return (size_t)h & (cap - 1);
 }
@@ -631,8 +651,8 @@ typedef struct cs_tui_build {
     char *err;
     size_t errlen;
     int nOp;
-    signed char *aKind;      /* op id -> CS_TK_* */
-    unsigned char *aAll;     /* op id -> N-to-N collective */
+    signed char *aKind;  /* op id -> CS_TK_* */
+    unsigned char *aAll; /* op id -> N-to-N collective */
     cs_tui_imap inst;
     int waits_table, act_table;
     int64_t base, end, nb;
@@ -732,15 +752,15 @@ static int cs_tui_build_flush(cs_tui_build *B, cs_tui_acc *a, int rank, int tid,
 
 typedef struct cs_tui_lanebuf {
     int tid;
-    int64_t stream;        /* stream lanes */
+    int64_t stream; /* stream lanes */
     cs_tui_acc *a;
     int64_t spans, maxdur, first, last;
 } cs_tui_lanebuf;
 
 /* The lane of key in L (threads: by tid; streams: by stream), added when
  * absent; NULL when out of memory. */
-static cs_tui_lanebuf *cs_tui_lane_get(cs_tui_build *B, cs_tui_lanebuf **L, int *nL, int64_t key, int stream,
-                                       int64_t b, int64_t e)
+static cs_tui_lanebuf *cs_tui_lane_get(cs_tui_build *B, cs_tui_lanebuf **L, int *nL, int64_t key, int stream, int64_t b,
+                                       int64_t e)
 {
     for (int i = 0; i < *nL; i++)
         if (stream ? (*L)[i].stream == key : (*L)[i].tid == (int)key)
@@ -776,10 +796,11 @@ static int cs_tui_build_rank(cs_tui_build *B, int rank, int64_t *done)
 {
     char sql[1024];
     snprintf(sql, sizeof sql,
-             "SELECT s.tid, s.op, " CS_ALIGNED("s.begin_ns") ", " CS_ALIGNED("s.end_ns") ", COALESCE(s.comm, 0),"
-             " COALESCE(s.seq, -1), %s, s.stream, " CS_ALIGNED("s.gpu_begin_ns") ", " CS_ALIGNED("s.gpu_end_ns")
-             " FROM span s LEFT JOIN clocks k ON k.rank = s.rank%s"
-             " WHERE s.rank = ?1 ORDER BY s.rank, s.begin_ns",
+             "SELECT s.tid, s.op, " CS_ALIGNED("s.begin_ns") ", " CS_ALIGNED(
+                 "s.end_ns") ", COALESCE(s.comm, 0),"
+                             " COALESCE(s.seq, -1), %s, s.stream, " CS_ALIGNED("s.gpu_begin_ns") ", " CS_ALIGNED(
+                                 "s.gpu_end_ns") " FROM span s LEFT JOIN clocks k ON k.rank = s.rank%s"
+                                                 " WHERE s.rank = ?1 ORDER BY s.rank, s.begin_ns",
              B->waits_table ? "w.wait_ns" : "NULL", B->waits_table ? " LEFT JOIN waits w ON w.span = s.id" : "");
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(B->db, sql, -1, &s, NULL) != SQLITE_OK)
@@ -858,10 +879,12 @@ static int cs_tui_build_rank(cs_tui_build *B, int rank, int64_t *done)
     sqlite3_finalize(s);
     /* kernels on their stream lanes */
     if (!ret && B->act_table) {
-        if (sqlite3_prepare_v2(B->db, "SELECT g.stream, " CS_ALIGNED("g.begin_ns") ", " CS_ALIGNED("g.end_ns")
-                                      " FROM gpu_activity g LEFT JOIN clocks k ON k.rank = g.rank"
-                                      " WHERE g.rank = ?1 AND g.kind = 'kernel' AND g.stream IS NOT NULL"
-                                      " ORDER BY g.begin_ns", -1, &s, NULL) != SQLITE_OK)
+        if (sqlite3_prepare_v2(B->db,
+                               "SELECT g.stream, " CS_ALIGNED("g.begin_ns") ", " CS_ALIGNED(
+                                   "g.end_ns") " FROM gpu_activity g LEFT JOIN clocks k ON k.rank = g.rank"
+                                               " WHERE g.rank = ?1 AND g.kind = 'kernel' AND g.stream IS NOT NULL"
+                                               " ORDER BY g.begin_ns",
+                               -1, &s, NULL) != SQLITE_OK)
             ret = cs_tui_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
         else {
             sqlite3_bind_int(s, 1, rank);
@@ -914,8 +937,8 @@ static int cs_tui_build_rank(cs_tui_build *B, int rank, int64_t *done)
     for (int i = 0; i < nSL; i++) {
         int64_t first = SL[i].first;
         if (!ret && SL[i].a)
-            ret = cs_tui_build_flush(B, SL[i].a, rank, -1, SL[i].stream, i + 1, SL[i].spans, SL[i].maxdur + 1000,
-                                     first, SL[i].last);
+            ret = cs_tui_build_flush(B, SL[i].a, rank, -1, SL[i].stream, i + 1, SL[i].spans, SL[i].maxdur + 1000, first,
+                                     SL[i].last);
         free(SL[i].a);
     }
     free(SL);
@@ -924,8 +947,8 @@ static int cs_tui_build_rank(cs_tui_build *B, int rank, int64_t *done)
 
 static int cs_tui_build_instances(cs_tui_build *B)
 {
-    const char *sql = "SELECT COALESCE(s.comm, 0), s.seq, s.op, " CS_ALIGNED("s.begin_ns")
-                      " FROM span s LEFT JOIN clocks k ON k.rank = s.rank WHERE s.seq IS NOT NULL";
+    const char *sql = "SELECT COALESCE(s.comm, 0), s.seq, s.op, " CS_ALIGNED(
+        "s.begin_ns") " FROM span s LEFT JOIN clocks k ON k.rank = s.rank WHERE s.seq IS NOT NULL";
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(B->db, sql, -1, &s, NULL) != SQLITE_OK)
         return cs_tui_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
@@ -947,11 +970,12 @@ static int cs_tui_build_instances(cs_tui_build *B)
             in->last = b;
     }
     sqlite3_finalize(s);
-    return rc == SQLITE_DONE ? 0 : cs_tui_fail(B->err, B->errlen, "%s: corrupt trace (%s)", B->path, sqlite3_errmsg(B->db));
+    return rc == SQLITE_DONE ? 0
+                             : cs_tui_fail(B->err, B->errlen, "%s: corrupt trace (%s)", B->path, sqlite3_errmsg(B->db));
 }
 
-int cs_tui_index_build(const char *path, void (*progress)(double, void *), void *arg, cs_tui_index_info *out,
-                       char *err, size_t errlen)
+int cs_tui_index_build(const char *path, void (*progress)(double, void *), void *arg, cs_tui_index_info *out, char *err,
+                       size_t errlen)
 {
     int64_t t_start = cs_tui_now_ms();
     if (access(path, W_OK) != 0)
@@ -982,8 +1006,8 @@ int cs_tui_index_build(const char *path, void (*progress)(double, void *), void 
     {
         sqlite3_stmt *s, *q;
         if (sqlite3_prepare_v2(B.db, "SELECT DISTINCT rank FROM processes ORDER BY rank", -1, &s, NULL) != SQLITE_OK ||
-            sqlite3_prepare_v2(B.db, "SELECT count(*), MIN(begin_ns), MAX(begin_ns) FROM span WHERE rank = ?1", -1,
-                               &q, NULL) != SQLITE_OK) {
+            sqlite3_prepare_v2(B.db, "SELECT count(*), MIN(begin_ns), MAX(begin_ns) FROM span WHERE rank = ?1", -1, &q,
+                               NULL) != SQLITE_OK) {
             cs_tui_fail(err, errlen, "%s: corrupt trace (%s)", path, sqlite3_errmsg(B.db));
             goto done;
         }
@@ -1037,18 +1061,21 @@ int cs_tui_index_build(const char *path, void (*progress)(double, void *), void 
     }
     if (!B.waits_table && cs_tui_build_instances(&B) != 0)
         goto done;
-    if (cs_tui_exec(B.db, "BEGIN; DROP TABLE IF EXISTS tui_lod; DROP TABLE IF EXISTS tui_lanes;"
-                          " CREATE TABLE IF NOT EXISTS tui_lanes(lane INTEGER PRIMARY KEY, rank INTEGER, tid INTEGER,"
-                          " spans INTEGER, max_dur_ns INTEGER, first_ns INTEGER, last_ns INTEGER, stream INTEGER,"
-                          " sidx INTEGER);"
-                          " CREATE TABLE IF NOT EXISTS tui_lod(lane INTEGER NOT NULL, level INTEGER NOT NULL,"
-                          " bucket INTEGER NOT NULL, n INTEGER, coll INTEGER, wait INTEGER, p2p INTEGER, gpu INTEGER,"
-                          " other INTEGER, PRIMARY KEY(lane, level, bucket)) WITHOUT ROWID;",
+    if (cs_tui_exec(B.db,
+                    "BEGIN; DROP TABLE IF EXISTS tui_lod; DROP TABLE IF EXISTS tui_lanes;"
+                    " CREATE TABLE IF NOT EXISTS tui_lanes(lane INTEGER PRIMARY KEY, rank INTEGER, tid INTEGER,"
+                    " spans INTEGER, max_dur_ns INTEGER, first_ns INTEGER, last_ns INTEGER, stream INTEGER,"
+                    " sidx INTEGER);"
+                    " CREATE TABLE IF NOT EXISTS tui_lod(lane INTEGER NOT NULL, level INTEGER NOT NULL,"
+                    " bucket INTEGER NOT NULL, n INTEGER, coll INTEGER, wait INTEGER, p2p INTEGER, gpu INTEGER,"
+                    " other INTEGER, PRIMARY KEY(lane, level, bucket)) WITHOUT ROWID;",
                     path, err, errlen) != 0)
         goto done;
     /* the kernels of a stream lane in a window */
-    if (B.act_table && cs_tui_exec(B.db, "CREATE INDEX IF NOT EXISTS tui_gpu_activity"
-                                         " ON gpu_activity(rank, stream, begin_ns);", path, err, errlen) != 0) {
+    if (B.act_table && cs_tui_exec(B.db,
+                                   "CREATE INDEX IF NOT EXISTS tui_gpu_activity"
+                                   " ON gpu_activity(rank, stream, begin_ns);",
+                                   path, err, errlen) != 0) {
         sqlite3_exec(B.db, "ROLLBACK", NULL, NULL, NULL);
         goto done;
     }

@@ -21,12 +21,12 @@
 /* What a span is drawn as. CS_TK_WAIT is the waiting part of a
  * collective (before the last rank arrived); the rest is CS_TK_COLL. */
 enum cs_tui_kind {
-    CS_TK_GAP = 0,   /* no traced call: compute */
-    CS_TK_COLL,      /* collective (transfer part) */
-    CS_TK_WAIT,      /* collective, waiting for the last rank */
-    CS_TK_P2P,       /* point-to-point, probes and completions */
-    CS_TK_GPU,       /* GPU kernels and copies */
-    CS_TK_OTHER,     /* init, finalize, markers, communicator calls */
+    CS_TK_GAP = 0, /* no traced call: compute */
+    CS_TK_COLL,    /* collective (transfer part) */
+    CS_TK_WAIT,    /* collective, waiting for the last rank */
+    CS_TK_P2P,     /* point-to-point, probes and completions */
+    CS_TK_GPU,     /* GPU kernels and copies */
+    CS_TK_OTHER,   /* init, finalize, markers, communicator calls */
     CS_TK_N
 };
 /* The drawing kind of an op kind name of the ops table ("coll", "send"...). */
@@ -47,13 +47,13 @@ void cs_tui_close(cs_tui *t);
 #define CS_TUI_LOD_VERSION 2
 
 typedef struct cs_tui_index_info {
-    int present;          /* tables and meta are there and of this version */
-    int stale;            /* built for another span count or analysis state */
-    int64_t spans;        /* spans it was built from */
+    int present;   /* tables and meta are there and of this version */
+    int stale;     /* built for another span count or analysis state */
+    int64_t spans; /* spans it was built from */
     int shift, levels;
     int64_t base_ns, end_ns;
-    int waits;            /* waiting parts of collectives are in it */
-    double build_s;       /* how long the build took */
+    int waits;      /* waiting parts of collectives are in it */
+    double build_s; /* how long the build took */
 } cs_tui_index_info;
 int cs_tui_index_info_get(cs_tui *t, int64_t spans_now, cs_tui_index_info *out);
 
@@ -61,16 +61,16 @@ int cs_tui_index_info_get(cs_tui *t, int64_t spans_now, cs_tui_index_info *out);
  * spans in (rank, begin) order. progress (may be NULL) is called now and
  * then with the fraction done. Returns 0, or -1 with a reason (a
  * read-only file, for instance). */
-int cs_tui_index_build(const char *path, void (*progress)(double frac, void *arg), void *arg,
-                       cs_tui_index_info *out, char *err, size_t errlen);
+int cs_tui_index_build(const char *path, void (*progress)(double frac, void *arg), void *arg, cs_tui_index_info *out,
+                       char *err, size_t errlen);
 
 /* Load the summary parameters from the trace after a build. */
 int cs_tui_index_reload(cs_tui *t);
 
 typedef struct cs_tui_bucket {
-    int64_t b;              /* bucket index at its level */
-    int64_t n;              /* spans that begin in it */
-    int64_t ns[CS_TK_N];    /* busy time per kind (ns[CS_TK_GAP] unused) */
+    int64_t b;           /* bucket index at its level */
+    int64_t n;           /* spans that begin in it */
+    int64_t ns[CS_TK_N]; /* busy time per kind (ns[CS_TK_GAP] unused) */
 } cs_tui_bucket;
 /* Buckets b0 <= b < b1 of one lane at one level, in order; empty buckets
  * are absent. Returns how many were written to out (at most max), -1 on
@@ -85,12 +85,12 @@ int cs_tui_lod(cs_tui *t, int lane, int level, int64_t b0, int64_t b1, cs_tui_bu
  * times when known, else their CPU times, and the kernels that
  * gpu_activity holds for it). */
 typedef struct cs_tui_lane {
-    int rank, tid;               /* tid -1 on stream lanes */
-    int sidx;                    /* 0: thread lane; 1..: stream lane */
-    int64_t stream;              /* stream handle bits (stream lanes) */
-    int64_t spans, max_dur_ns;   /* max_dur_ns: on stream lanes, from the
+    int rank, tid;             /* tid -1 on stream lanes */
+    int sidx;                  /* 0: thread lane; 1..: stream lane */
+    int64_t stream;            /* stream handle bits (stream lanes) */
+    int64_t spans, max_dur_ns; /* max_dur_ns: on stream lanes, from the
                                     CPU begin to the latest end drawn */
-    int64_t first_ns, last_ns;   /* aligned */
+    int64_t first_ns, last_ns; /* aligned */
 } cs_tui_lane;
 /* The lanes of the trace, by rank, then threads, then streams; *out is
  * malloc'ed. From the summary when it exists, else from scans of the
@@ -119,7 +119,7 @@ int cs_tui_instance(cs_tui *t, int64_t comm, int64_t seq, int (*cb)(const cs_spa
 typedef struct cs_tui_frame {
     int level;
     uint64_t pc;
-    const char *module, *func, *file;   /* NULL when unknown */
+    const char *module, *func, *file; /* NULL when unknown */
     int line;
 } cs_tui_frame;
 /* The frames of one call site, innermost first. */

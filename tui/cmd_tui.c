@@ -10,13 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-const char cs_help_tui[] =
-    "usage: collscope tui DIR|TRACE.db\n"
-    "\n"
-    "Browse the job's timeline in the terminal: one lane per rank, collectives\n"
-    "split into waiting and transfer, the worst instances and straggler steps\n"
-    "of the analysis, stats and ranks screens. Runs collscope-tui; press ? in it\n"
-    "for the keys. See collscope-tui(1).\n";
+const char cs_help_tui[] = "usage: collscope tui DIR|TRACE.db\n"
+                           "\n"
+                           "Browse the job's timeline in the terminal: one lane per rank, collectives\n"
+                           "split into waiting and transfer, the worst instances and straggler steps\n"
+                           "of the analysis, stats and ranks screens. Runs collscope-tui; press ? in it\n"
+                           "for the keys. See collscope-tui(1).\n";
 
 int cs_cmd_tui(int argc, char **argv)
 {

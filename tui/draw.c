@@ -79,9 +79,11 @@ static void tui_header(tui *t, WINDOW *w, int cols, const char *title)
 {
     char buf[1024];
     tui_fill(w, 0, 0, cols, tui_head_attr(t));
-    snprintf(buf, sizeof buf, " collscope-tui | %s | %s | %d lanes, %lld spans | analysis: %s", title, t->dir,
-             t->nLane, (long long)t->nSpan,
-             t->analysed == 2 ? "yes" : t->analysed == 1 ? "stale" : "none");
+    snprintf(buf, sizeof buf, " collscope-tui | %s | %s | %d lanes, %lld spans | analysis: %s", title, t->dir, t->nLane,
+             (long long)t->nSpan,
+             t->analysed == 2   ? "yes"
+             : t->analysed == 1 ? "stale"
+                                : "none");
     tui_text(w, 0, 0, cols, tui_head_attr(t), buf);
 }
 
@@ -209,12 +211,13 @@ static void tui_details(tui *t, WINDOW *w, int y, int h, int cols)
         line++;
     }
     if (line < h) {
-        int n = snprintf(buf, sizeof buf, "  begin +%s  duration %s", tui_fmt_ns(s->begin_ns - t->t_begin, b1, sizeof b1),
-                         tui_fmt_ns(s->end_ns - s->begin_ns, b2, sizeof b2));
+        int n =
+            snprintf(buf, sizeof buf, "  begin +%s  duration %s", tui_fmt_ns(s->begin_ns - t->t_begin, b1, sizeof b1),
+                     tui_fmt_ns(s->end_ns - s->begin_ns, b2, sizeof b2));
         if (t->sel_wait >= 0)
             snprintf(buf + n, sizeof buf - (size_t)n, "  wait %s  who was last: rank %d  (skew %s, %d ranks)",
-                     tui_fmt_ns(t->sel_wait, b3, sizeof b3), t->sel_last_rank,
-                     tui_fmt_ns(t->sel_skew, b1, sizeof b1), t->sel_members);
+                     tui_fmt_ns(t->sel_wait, b3, sizeof b3), t->sel_last_rank, tui_fmt_ns(t->sel_skew, b1, sizeof b1),
+                     t->sel_members);
         wmove(w, y + line, 0);
         wclrtoeol(w);
         tui_text(w, y + line, 0, cols, A_NORMAL, buf);
@@ -348,8 +351,7 @@ static void tui_draw_timeline(tui *t, WINDOW *w, int rows, int cols)
     if (t->f_comm)
         n += snprintf(buf + n, sizeof buf - (size_t)n, "comm=%#llx ", (unsigned long long)t->f_comm);
     char right[256];
-    snprintf(right, sizeof right, "%s%s%s%s", n ? "filter: " : "", buf,
-             t->lod_level >= 0 ? "summary" : "raw", "");
+    snprintf(right, sizeof right, "%s%s%s%s", n ? "filter: " : "", buf, t->lod_level >= 0 ? "summary" : "raw", "");
     if (x + (int)strlen(right) + 1 < cols)
         tui_text(w, y, cols - (int)strlen(right), (int)strlen(right), A_DIM, right);
     snprintf(right, sizeof right, " cursor +%s  view %s ", tui_fmt_ns(tui_cursor_time(t) - t->t_begin, b1, sizeof b1),
@@ -449,8 +451,8 @@ static void tui_draw_ranks(tui *t, WINDOW *w, int rows, int cols)
     wmove(w, y, 0);
     wclrtoeol(w);
     tui_text(w, y++, 0, cols, A_BOLD, buf);
-    snprintf(buf, sizeof buf, " %6s %10s %12s %12s %12s %12s %7s %10s", "rank", "times last", "lateness", "imposed wait",
-             "in calls", "wall", "share", "spans");
+    snprintf(buf, sizeof buf, " %6s %10s %12s %12s %12s %12s %7s %10s", "rank", "times last", "lateness",
+             "imposed wait", "in calls", "wall", "share", "spans");
     wmove(w, y, 0);
     wclrtoeol(w);
     tui_text(w, y++, 0, cols, A_REVERSE, buf);

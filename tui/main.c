@@ -17,23 +17,22 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char tui_usage[] =
-    "usage: collscope-tui [--index] DIR|TRACE.db\n"
-    "\n"
-    "Browse the timeline of a traced job in the terminal: one lane per rank\n"
-    "(and per thread, and per CUDA stream: rN sK, its calls at their GPU times\n"
-    "and its kernels), collectives split into waiting and transfer, the worst\n"
-    "instances and straggler steps of the analysis, stats and ranks screens.\n"
-    "Press ? inside for the keys. See collscope-tui(1).\n"
-    "\n"
-    "  --index      build the timeline summary of the trace (done on first\n"
-    "               open otherwise), print how long it took, and exit\n"
-    "  --version    print the version\n"
-    "\n"
-    "Environment: NO_COLOR (any value) draws without colours; TERM and LANG\n"
-    "as usual (UTF-8 locales get block glyphs, others ASCII).\n"
-    "Exit status: 0; 1 when the trace cannot be read or the terminal cannot be\n"
-    "used (one message says why); 2 on bad usage; 128+N after signal N.\n";
+static const char tui_usage[] = "usage: collscope-tui [--index] DIR|TRACE.db\n"
+                                "\n"
+                                "Browse the timeline of a traced job in the terminal: one lane per rank\n"
+                                "(and per thread, and per CUDA stream: rN sK, its calls at their GPU times\n"
+                                "and its kernels), collectives split into waiting and transfer, the worst\n"
+                                "instances and straggler steps of the analysis, stats and ranks screens.\n"
+                                "Press ? inside for the keys. See collscope-tui(1).\n"
+                                "\n"
+                                "  --index      build the timeline summary of the trace (done on first\n"
+                                "               open otherwise), print how long it took, and exit\n"
+                                "  --version    print the version\n"
+                                "\n"
+                                "Environment: NO_COLOR (any value) draws without colours; TERM and LANG\n"
+                                "as usual (UTF-8 locales get block glyphs, others ASCII).\n"
+                                "Exit status: 0; 1 when the trace cannot be read or the terminal cannot be\n"
+                                "used (one message says why); 2 on bad usage; 128+N after signal N.\n";
 
 /* ---- the terminal, restored on every way out ---- */
 
@@ -165,8 +164,8 @@ static void tui_filter(tui *t, const char *line)
     } else if (!strcmp(what, "op") && arg[0]) {
         int found = -1;
         for (int i = 0; i < t->nOp && found < 0; i++)
-            if (!strcasecmp(t->aOp[i].name, arg) || (!strncasecmp(t->aOp[i].name, "MPI_", 4) &&
-                                                    !strcasecmp(t->aOp[i].name + 4, arg)))
+            if (!strcasecmp(t->aOp[i].name, arg) ||
+                (!strncasecmp(t->aOp[i].name, "MPI_", 4) && !strcasecmp(t->aOp[i].name + 4, arg)))
                 found = i;
         for (int i = 0; i < t->nOp && found < 0; i++)
             if (t->aOp[i].name[0] && strcasestr(t->aOp[i].name, arg))
@@ -285,35 +284,53 @@ static int tui_key_timeline(tui *t, int ch, const char *arg)
     int64_t w = t->t1 - t->t0;
     char line[160];
     switch (ch) {
-    case '+': case '=': tui_zoom(t, 0.5); break;
-    case '-': case '_': tui_zoom(t, 2.0); break;
+    case '+':
+    case '=': tui_zoom(t, 0.5); break;
+    case '-':
+    case '_': tui_zoom(t, 2.0); break;
     case 'f':
         t->t0 = t->t_begin;
         t->t1 = t->t_end + (t->t_end - t->t_begin) / 50 + 1;
         break;
-    case KEY_LEFT: case 'h':
+    case KEY_LEFT:
+    case 'h':
         if (--t->cur_col < 0) {
             tui_pan(t, -w / 4);
             t->cur_col = ncols / 4 - 1;
         }
         break;
-    case KEY_RIGHT: case 'l':
+    case KEY_RIGHT:
+    case 'l':
         if (++t->cur_col >= ncols) {
             tui_pan(t, w / 4);
             t->cur_col = ncols - ncols / 4;
         }
         break;
-    case KEY_SLEFT: case 'H': case '<': tui_pan(t, -w / 4); break;
-    case KEY_SRIGHT: case 'L': case '>': tui_pan(t, w / 4); break;
-    case KEY_DOWN: case 'j': if (t->cur_lane + 1 < t->nVis) t->cur_lane++; break;
-    case KEY_UP: case 'k': if (t->cur_lane > 0) t->cur_lane--; break;
+    case KEY_SLEFT:
+    case 'H':
+    case '<': tui_pan(t, -w / 4); break;
+    case KEY_SRIGHT:
+    case 'L':
+    case '>': tui_pan(t, w / 4); break;
+    case KEY_DOWN:
+    case 'j':
+        if (t->cur_lane + 1 < t->nVis)
+            t->cur_lane++;
+        break;
+    case KEY_UP:
+    case 'k':
+        if (t->cur_lane > 0)
+            t->cur_lane--;
+        break;
     case KEY_NPAGE: t->cur_lane = t->cur_lane + 10 < t->nVis ? t->cur_lane + 10 : t->nVis - 1; break;
     case KEY_PPAGE: t->cur_lane = t->cur_lane > 10 ? t->cur_lane - 10 : 0; break;
-    case KEY_HOME: case '0':
+    case KEY_HOME:
+    case '0':
         tui_center(t, t->t_begin + w / 2 - w / 50, w);
         t->cur_col = 0;
         break;
-    case KEY_END: case '$':
+    case KEY_END:
+    case '$':
         tui_center(t, t->t_end - w / 2 + w / 50, w);
         t->cur_col = ncols - 1;
         break;
@@ -329,7 +346,9 @@ static int tui_key_timeline(tui *t, int ch, const char *arg)
             }
         }
         break;
-    case '\n': case '\r': case KEY_ENTER:
+    case '\n':
+    case '\r':
+    case KEY_ENTER:
         if (tui_select_at_cursor(t) != 0)
             tui_status(t, 1, "no span at the cursor on this lane");
         else
@@ -354,19 +373,37 @@ static int tui_key_timeline(tui *t, int ch, const char *arg)
 static int tui_key_stats(tui *t, int ch)
 {
     switch (ch) {
-    case '\t': t->stats_table = (t->stats_table + 1) % 3; t->stats_top = 0; break;
-    case KEY_BTAB: t->stats_table = (t->stats_table + 2) % 3; t->stats_top = 0; break;
-    case '<': case KEY_LEFT: case 'h':
+    case '\t':
+        t->stats_table = (t->stats_table + 1) % 3;
+        t->stats_top = 0;
+        break;
+    case KEY_BTAB:
+        t->stats_table = (t->stats_table + 2) % 3;
+        t->stats_top = 0;
+        break;
+    case '<':
+    case KEY_LEFT:
+    case 'h':
         t->stats_sort = (t->stats_sort + 7) % 8;
         tui_sort_stats(t);
         break;
-    case '>': case KEY_RIGHT: case 'l':
+    case '>':
+    case KEY_RIGHT:
+    case 'l':
         t->stats_sort = (t->stats_sort + 1) % 8;
         tui_sort_stats(t);
         break;
-    case 'r': t->stats_rev = !t->stats_rev; tui_sort_stats(t); break;
-    case KEY_DOWN: case 'j': t->stats_top++; break;
-    case KEY_UP: case 'k': if (t->stats_top > 0) t->stats_top--; break;
+    case 'r':
+        t->stats_rev = !t->stats_rev;
+        tui_sort_stats(t);
+        break;
+    case KEY_DOWN:
+    case 'j': t->stats_top++; break;
+    case KEY_UP:
+    case 'k':
+        if (t->stats_top > 0)
+            t->stats_top--;
+        break;
     default: return -1;
     }
     return TUI_CONTINUE;
@@ -375,9 +412,16 @@ static int tui_key_stats(tui *t, int ch)
 static int tui_key_ranks(tui *t, int ch)
 {
     switch (ch) {
-    case KEY_DOWN: case 'j': t->ranks_top++; break;
-    case KEY_UP: case 'k': if (t->ranks_top > 0) t->ranks_top--; break;
-    case '\n': case '\r': case KEY_ENTER:
+    case KEY_DOWN:
+    case 'j': t->ranks_top++; break;
+    case KEY_UP:
+    case 'k':
+        if (t->ranks_top > 0)
+            t->ranks_top--;
+        break;
+    case '\n':
+    case '\r':
+    case KEY_ENTER:
         if (t->ranks_top < t->nRank) {
             int l = tui_lane_of(t, t->aRank[t->ranks_top].rank, -1);
             if (l >= 0)
@@ -402,8 +446,10 @@ static int tui_key(tui *t, int ch, const char *arg)
         return TUI_CONTINUE;
     switch (ch) {
     case '?': t->screen = TUI_HELP; return TUI_CONTINUE;
-    case '1': case 't': t->screen = TUI_TIMELINE; return TUI_CONTINUE;
-    case '2': case 'T':
+    case '1':
+    case 't': t->screen = TUI_TIMELINE; return TUI_CONTINUE;
+    case '2':
+    case 'T':
         if (!t->stats_loaded) {
             tui_status(t, 0, "reading the stats of %lld spans...", (long long)t->nSpan);
             tui_redraw(t);
@@ -411,7 +457,8 @@ static int tui_key(tui *t, int ch, const char *arg)
         t->screen = TUI_STATS;
         tui_status(t, 0, "stats of the whole trace");
         return TUI_CONTINUE;
-    case '3': case 'R': t->screen = TUI_RANKS; return TUI_CONTINUE;
+    case '3':
+    case 'R': t->screen = TUI_RANKS; return TUI_CONTINUE;
     }
     int r = -1;
     if (t->screen == TUI_TIMELINE)

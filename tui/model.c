@@ -162,8 +162,7 @@ int tui_open(tui *t, const char *arg, int build_index, int quiet, char *err, siz
         int big = t->nSpan > 200000 && !quiet;
         if (cs_tui_index_build(t->path, big ? tui_index_progress : NULL, NULL, &info, e2, sizeof e2) == 0) {
             if (big)
-                fprintf(stderr, "\rcollscope-tui: indexed %lld spans in %.1f s\n", (long long)t->nSpan,
-                        info.build_s);
+                fprintf(stderr, "\rcollscope-tui: indexed %lld spans in %.1f s\n", (long long)t->nSpan, info.build_s);
             cs_tui_index_reload(t->q);
             cs_tui_index_info_get(t->q, t->nSpan, &t->idx);
         } else {
@@ -214,8 +213,10 @@ int tui_open(tui *t, const char *arg, int build_index, int quiet, char *err, siz
         if (nranks == 1)
             tui_status(t, 1, "single-rank trace: no cross-rank waits or stragglers to find");
         else if (!t->analysed)
-            tui_status(t, 0, "not analysed: worst instances, straggler steps and lateness need "
-                             "'collscope analyze %s'", t->dir);
+            tui_status(t, 0,
+                       "not analysed: worst instances, straggler steps and lateness need "
+                       "'collscope analyze %s'",
+                       t->dir);
         else if (t->analysed == 1)
             tui_status(t, 1, "the stored analysis is stale: run 'collscope analyze %s'", t->dir);
         else
@@ -410,7 +411,7 @@ typedef struct tui_rawctx {
     tui *t;
     tui_lanebuf *lb;
     int limit;
-    int stream;           /* a stream lane: no waiting parts there */
+    int stream; /* a stream lane: no waiting parts there */
 } tui_rawctx;
 
 /* The spans of lane L overlapping [t0, t1), as its lane draws them. */
@@ -757,7 +758,9 @@ int tui_select_at_cursor(tui *t)
         for (int i = 0; i < tmp.n; i++) {
             if (!tmp.a[i].id)
                 continue; /* a kernel: not a span */
-            int64_t d = tc < tmp.a[i].begin_ns ? tmp.a[i].begin_ns - tc : tc > tmp.a[i].end_ns ? tc - tmp.a[i].end_ns : 0;
+            int64_t d = tc < tmp.a[i].begin_ns ? tmp.a[i].begin_ns - tc
+                        : tc > tmp.a[i].end_ns ? tc - tmp.a[i].end_ns
+                                               : 0;
             /* prefer communication over markers */
             if (tmp.a[i].kind == CS_TK_OTHER)
                 d += (int64_t)colns;
@@ -905,8 +908,8 @@ int tui_next_step(tui *t, int dir)
         t->cur_lane = l;
     t->has_sel = 0;
     char b1[32], b2[32];
-    tui_status(t, 0, "straggler step %lld (%d of %d): rank %d set the step time %s (on time: %s)",
-               (long long)s->step, i + 1, t->nStep, s->slowest_rank, tui_fmt_ns(s->time_ns, b1, sizeof b1),
+    tui_status(t, 0, "straggler step %lld (%d of %d): rank %d set the step time %s (on time: %s)", (long long)s->step,
+               i + 1, t->nStep, s->slowest_rank, tui_fmt_ns(s->time_ns, b1, sizeof b1),
                tui_fmt_ns(s->whatif_ns, b2, sizeof b2));
     return 0;
 }

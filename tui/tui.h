@@ -31,8 +31,8 @@ enum tui_screen { TUI_TIMELINE = 0, TUI_STATS, TUI_RANKS, TUI_HELP, TUI_NSCREENS
 
 /* One cell of a lane: the kind drawn there, and how busy it is. */
 typedef struct tui_cell {
-    unsigned char kind;   /* enum cs_tui_kind */
-    unsigned char light;  /* busy for less than a quarter of the cell */
+    unsigned char kind;  /* enum cs_tui_kind */
+    unsigned char light; /* busy for less than a quarter of the cell */
     unsigned char cursor;
 } tui_cell;
 
@@ -40,14 +40,14 @@ typedef struct tui_cell {
 typedef struct tui_span {
     int64_t id, begin_ns, end_ns, comm, seq;
     int op;
-    int kind;             /* CS_TK_*: from the op; kernels CS_TK_GPU */
-    int64_t wait_ns;      /* waiting part (collectives), -1 = unknown */
+    int kind;        /* CS_TK_*: from the op; kernels CS_TK_GPU */
+    int64_t wait_ns; /* waiting part (collectives), -1 = unknown */
 } tui_span;
 
 typedef struct tui_lanebuf {
     tui_span *a;
     int n, cap;
-    int raw;              /* 1: spans read raw; 0: drawn from the summary */
+    int raw; /* 1: spans read raw; 0: drawn from the summary */
     int capped;
 } tui_lanebuf;
 
@@ -63,8 +63,8 @@ typedef struct tui_rankrow {
 /* The instance cache: last arrival of (comm, seq). */
 typedef struct tui_inst {
     int64_t comm, seq, last, first;
-    int used;             /* last and first are of the whole instance */
-    int n;                /* members seen in this frame */
+    int used; /* last and first are of the whole instance */
+    int n;    /* members seen in this frame */
 } tui_inst;
 
 typedef struct tui {
@@ -78,32 +78,32 @@ typedef struct tui {
     int nProc;
     cs_op_row *aOp;
     int nOp;
-    unsigned char *aOpKind;   /* op id -> CS_TK_* */
-    unsigned char *aOpAll;    /* op id -> N-to-N collective */
+    unsigned char *aOpKind; /* op id -> CS_TK_* */
+    unsigned char *aOpAll;  /* op id -> N-to-N collective */
     cs_tui_lane *aLane;
     int nLane;
-    int multi_tid;            /* some rank has several threads */
-    int has_streams;          /* some lane is a stream lane */
+    int multi_tid;   /* some rank has several threads */
+    int has_streams; /* some lane is a stream lane */
     int64_t nSpan;
     int64_t t_begin, t_end;
-    int analysed;             /* 1: analysis tables exist; 2: and are current */
-    int64_t *aCommSize;       /* pairs (comm, size) */
+    int analysed;       /* 1: analysis tables exist; 2: and are current */
+    int64_t *aCommSize; /* pairs (comm, size) */
     int nComm;
 
     /* the view */
-    int64_t t0, t1;           /* visible window */
-    int cur_col;              /* cursor column within the timeline */
-    int cur_lane;             /* index into aVis */
-    int lane_top;             /* first visible lane row */
-    int *aVis;                /* lanes passing the filters */
+    int64_t t0, t1; /* visible window */
+    int cur_col;    /* cursor column within the timeline */
+    int cur_lane;   /* index into aVis */
+    int lane_top;   /* first visible lane row */
+    int *aVis;      /* lanes passing the filters */
     int nVis;
     int screen;
     int colour, utf8;
 
     /* filters */
-    int f_op;                 /* op id, -1 = none */
-    int f_rank;               /* -1 = none */
-    int64_t f_comm;           /* 0 = none */
+    int f_op;       /* op id, -1 = none */
+    int f_rank;     /* -1 = none */
+    int64_t f_comm; /* 0 = none */
 
     /* the selection */
     int has_sel;
@@ -130,10 +130,10 @@ typedef struct tui {
     int nRank, ranks_loaded, ranks_top;
 
     /* one frame */
-    tui_lanebuf *aBuf;        /* per lane (nLane) */
-    tui_cell *aCell;          /* nVis rows of ncols */
+    tui_lanebuf *aBuf; /* per lane (nLane) */
+    tui_cell *aCell;   /* nVis rows of ncols */
     int ncols, cell_rows;
-    int lod_level;            /* level used last frame, -1 = raw */
+    int lod_level; /* level used last frame, -1 = raw */
     tui_inst *aInst;
     int nInstCap;
 
@@ -172,7 +172,7 @@ const char *tui_fmt_bytes(int64_t b, char *buf, int len);
 int64_t tui_parse_time(const tui *t, const char *s);
 
 /* ---- draw.c ---- */
-void tui_draw_init(tui *t);      /* colours; after initscr/newterm */
+void tui_draw_init(tui *t); /* colours; after initscr/newterm */
 /* Draw the current screen into win (rows x cols); returns 0. */
 int tui_draw(tui *t, WINDOW *win, int rows, int cols);
 

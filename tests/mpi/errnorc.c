@@ -31,8 +31,9 @@ int main(int argc, char **argv)
     MPI_Send(&rank, 1, MPI_INT, (rank + 1) % size, 5, MPI_COMM_WORLD);
     while (!flag)
         MPI_Test(&rq, &flag, &st);
-    printf("rank %d: allreduce rc=%d y=%d errno=%d; bad send class=%d errno=%d; bad bcast rc!=0:%d; recv from %d tag %d\n",
-           rank, rc, y, e1, cls, e2, bad2 != MPI_SUCCESS, st.MPI_SOURCE, st.MPI_TAG);
+    printf(
+        "rank %d: allreduce rc=%d y=%d errno=%d; bad send class=%d errno=%d; bad bcast rc!=0:%d; recv from %d tag %d\n",
+        rank, rc, y, e1, cls, e2, bad2 != MPI_SUCCESS, st.MPI_SOURCE, st.MPI_TAG);
     MPI_Finalize();
     return 3;
 }

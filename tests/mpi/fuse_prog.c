@@ -23,7 +23,10 @@ static void fold(const void *p, size_t n)
 }
 
 /* Rank r's element i of call k, and the sum over ranks. */
-static double val(int r, int k, int i) { return (double)((r + 1) * (k + 3) + i % 17); }
+static double val(int r, int k, int i)
+{
+    return (double)((r + 1) * (k + 3) + i % 17);
+}
 static double want(int k, int i)
 {
     double s = 0;
@@ -43,8 +46,7 @@ static void expect(const char *what, const double *p, int n, int k)
     for (int i = 0; i < n; i++)
         if (p[i] != want(k, i)) {
             if (nbad++ < 10)
-                fprintf(stderr, "fuse_prog: rank %d %s k=%d [%d] = %g, want %g\n", rank, what, k, i, p[i],
-                        want(k, i));
+                fprintf(stderr, "fuse_prog: rank %d %s k=%d [%d] = %g, want %g\n", rank, what, k, i, p[i], want(k, i));
             break;
         }
     fold(p, sizeof(double) * (size_t)n);
@@ -95,8 +97,8 @@ int main(int argc, char **argv)
                 for (int r = 0; r < size; r++)
                     w = k < 12 ? w + (r + 1) * (k + 1) * 1000 + i : (r + 1) * (k + 1) * 1000 + i;
                 if (ri[k][i] != w && nbad++ < 10)
-                    fprintf(stderr, "fuse_prog: rank %d int k=%d [%d] = %d, want %lld\n", rank, k, i,
-                            ri[k][i], (long long)w);
+                    fprintf(stderr, "fuse_prog: rank %d int k=%d [%d] = %d, want %lld\n", rank, k, i, ri[k][i],
+                            (long long)w);
             }
             fold(ri[k], sizeof ri[k]);
         }
@@ -153,7 +155,10 @@ int main(int argc, char **argv)
         /* 7: unsupported types: a pair with MINLOC, and long double (not
          * fused: padding bytes). */
         MPI_Pcontrol(7);
-        struct { double v; int i; } pin[8], pout[8];
+        struct {
+            double v;
+            int i;
+        } pin[8], pout[8];
         for (int i = 0; i < 8; i++) {
             pin[i].v = (double)((rank * 7 + i) % size);
             pin[i].i = rank;

@@ -6,19 +6,45 @@
 #include <mpi.h>
 #include <string.h>
 
-#define BOTH(ret, name, params, args)  \
-    ret P##name params;                \
-    ret name params { return P##name args; } \
+#define BOTH(ret, name, params, args) \
+    ret P##name params;               \
+    ret name params                   \
+    {                                 \
+        return P##name args;          \
+    }                                 \
     ret P##name params
 
-BOTH(int, MPI_Init, (int *argc, char ***argv), (argc, argv)) { (void)argc; (void)argv; return MPI_SUCCESS; }
-BOTH(int, MPI_Finalize, (void), ()) { return MPI_SUCCESS; }
-BOTH(int, MPI_Comm_rank, (MPI_Comm c, int *r), (c, r)) { (void)c; *r = 0; return MPI_SUCCESS; }
-BOTH(int, MPI_Comm_size, (MPI_Comm c, int *s), (c, s)) { (void)c; *s = 1; return MPI_SUCCESS; }
-BOTH(int, MPI_Barrier, (MPI_Comm c), (c)) { (void)c; return MPI_SUCCESS; }
+BOTH(int, MPI_Init, (int *argc, char ***argv), (argc, argv))
+{
+    (void)argc;
+    (void)argv;
+    return MPI_SUCCESS;
+}
+BOTH(int, MPI_Finalize, (void), ())
+{
+    return MPI_SUCCESS;
+}
+BOTH(int, MPI_Comm_rank, (MPI_Comm c, int *r), (c, r))
+{
+    (void)c;
+    *r = 0;
+    return MPI_SUCCESS;
+}
+BOTH(int, MPI_Comm_size, (MPI_Comm c, int *s), (c, s))
+{
+    (void)c;
+    *s = 1;
+    return MPI_SUCCESS;
+}
+BOTH(int, MPI_Barrier, (MPI_Comm c), (c))
+{
+    (void)c;
+    return MPI_SUCCESS;
+}
 BOTH(int, MPI_Allreduce, (const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c), (s, r, n, t, op, c))
 {
-    (void)op; (void)c;
+    (void)op;
+    (void)c;
     if (t != MPI_DOUBLE)
         return MPI_ERR_TYPE;
     if (s != MPI_IN_PLACE)

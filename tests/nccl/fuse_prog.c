@@ -31,15 +31,27 @@
 #define BIG 40000 /* floats: 160000 bytes, over the 64 KiB default threshold */
 #define NX 3      /* extra calls of a mode */
 
-#define CHECK_CUDA(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-    fprintf(stderr, "fuse_prog: %s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
-#define CHECK_NCCL(x) do { ncclResult_t r_ = (x); if (r_ != ncclSuccess) { \
-    fprintf(stderr, "fuse_prog: %s: %s\n", #x, ncclGetErrorString(r_)); exit(1); } } while (0)
+#define CHECK_CUDA(x)                                                           \
+    do {                                                                        \
+        cudaError_t e_ = (x);                                                   \
+        if (e_ != cudaSuccess) {                                                \
+            fprintf(stderr, "fuse_prog: %s: %s\n", #x, cudaGetErrorString(e_)); \
+            exit(1);                                                            \
+        }                                                                       \
+    } while (0)
+#define CHECK_NCCL(x)                                                           \
+    do {                                                                        \
+        ncclResult_t r_ = (x);                                                  \
+        if (r_ != ncclSuccess) {                                                \
+            fprintf(stderr, "fuse_prog: %s: %s\n", #x, ncclGetErrorString(r_)); \
+            exit(1);                                                            \
+        }                                                                       \
+    } while (0)
 
 static long ncalls, ngrouped;
 
-static void allreduce(const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t op, ncclComm_t c,
-                      cudaStream_t st, int grouped)
+static void allreduce(const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t op, ncclComm_t c, cudaStream_t st,
+                      int grouped)
 {
     CHECK_NCCL(ncclAllReduce(s, r, n, t, op, c, st));
     ncalls++;
@@ -137,8 +149,8 @@ int main(int argc, char **argv)
         for (int k = NX; k < 2 * NX && inplace; k++)
             allreduce(R + xoff + k * (xcnt + 8), R + xoff + k * (xcnt + 8), xcnt, ncclFloat32, ncclMax, ca, s1, 1);
         for (int k = 0; k < NX && dtype; k++)
-            allreduce(S + xoff + k * (xcnt + 8), R + xoff + k * (xcnt + 8), xcnt * 4, ncclFloat8e4m3, ncclMax, ca,
-                      s1, 1);
+            allreduce(S + xoff + k * (xcnt + 8), R + xoff + k * (xcnt + 8), xcnt * 4, ncclFloat8e4m3, ncclMax, ca, s1,
+                      1);
         CHECK_NCCL(ncclGroupEnd());
         /* Outside any group: never fused. */
         allreduce(S + off[NCALL + 3], R + off[NCALL + 3], cnt[NCALL + 3], ncclFloat32, ncclSum, ca, s1, 0);

@@ -22,16 +22,16 @@ int main(void)
     }
     memset(host, 7, N);
     int bad = 0;
-    bad |= cudaMemcpy(dev, host, N, cudaMemcpyHostToDevice) != cudaSuccess;             /* _ptds */
-    bad |= cudaMemset(dev, 1, N / 2) != cudaSuccess;                                    /* _ptds */
-    bad |= cudaMemsetAsync((char *)dev + N / 2, 3, N / 4, 0) != cudaSuccess;             /* _ptsz, stream 0 */
-    bad |= cudaMemcpyAsync(back, dev, N, cudaMemcpyDeviceToHost, s) != cudaSuccess;      /* _ptsz, stream s */
+    bad |= cudaMemcpy(dev, host, N, cudaMemcpyHostToDevice) != cudaSuccess;         /* _ptds */
+    bad |= cudaMemset(dev, 1, N / 2) != cudaSuccess;                                /* _ptds */
+    bad |= cudaMemsetAsync((char *)dev + N / 2, 3, N / 4, 0) != cudaSuccess;        /* _ptsz, stream 0 */
+    bad |= cudaMemcpyAsync(back, dev, N, cudaMemcpyDeviceToHost, s) != cudaSuccess; /* _ptsz, stream s */
     bad |= cudaEventRecord(ev, s) != cudaSuccess;
-    bad |= cudaStreamWaitEvent(0, ev, 0) != cudaSuccess;                                 /* _ptsz */
-    bad |= cudaStreamSynchronize(0) != cudaSuccess;                                      /* _ptsz */
-    bad |= cudaStreamSynchronize(s) != cudaSuccess;                                      /* _ptsz */
+    bad |= cudaStreamWaitEvent(0, ev, 0) != cudaSuccess; /* _ptsz */
+    bad |= cudaStreamSynchronize(0) != cudaSuccess;      /* _ptsz */
+    bad |= cudaStreamSynchronize(s) != cudaSuccess;      /* _ptsz */
     dim3 one = { 1, 1, 1 };
-    cudaError_t lr = cudaLaunchKernel((const void *)main, one, one, NULL, 0, 0);         /* _ptsz: no kernel */
+    cudaError_t lr = cudaLaunchKernel((const void *)main, one, one, NULL, 0, 0); /* _ptsz: no kernel */
     bad |= back[0] != 1 || back[N / 2] != 3 || back[N - 1] != 7;
     cudaStreamDestroy(s);
     cudaEventDestroy(ev);

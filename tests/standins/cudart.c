@@ -26,21 +26,27 @@ static __thread cudaError_t si_last;
 /* The CUPTI stand-in's report of work (tests/standins/cupti.c): phase 0
  * before the work returns its correlation id; phase 1 after it, with the
  * CLOCK_MONOTONIC times it ran. kind: 1 kernel, 2 memcpy, 3 memset. */
-typedef unsigned (*si_act_fn)(int phase, int kind, const char *name, uint64_t bytes, void *stream,
-                              uint64_t t0, uint64_t t1, unsigned corr);
+typedef unsigned (*si_act_fn)(int phase, int kind, const char *name, uint64_t bytes, void *stream, uint64_t t0,
+                              uint64_t t1, unsigned corr);
 static si_act_fn si_act;
-SI_EXPORT void csStandinActivityHook(si_act_fn f) { si_act = f; }
+SI_EXPORT void csStandinActivityHook(si_act_fn f)
+{
+    si_act = f;
+}
 static uint64_t si_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
-#define SI_ACT_BEGIN(kind, name, stream) \
+#define SI_ACT_BEGIN(kind, name, stream)                                       \
     unsigned si_corr = si_act ? si_act(0, kind, name, 0, stream, 0, 0, 0) : 0; \
     uint64_t si_t0 = si_now_ns()
-#define SI_ACT_END(kind, name, bytes, stream) \
-    do { if (si_act) si_act(1, kind, name, bytes, stream, si_t0, si_now_ns(), si_corr); } while (0)
+#define SI_ACT_END(kind, name, bytes, stream)                                  \
+    do {                                                                       \
+        if (si_act)                                                            \
+            si_act(1, kind, name, bytes, stream, si_t0, si_now_ns(), si_corr); \
+    } while (0)
 static int si_device;
 
 static cudaError_t si_ret(cudaError_t e)
@@ -58,17 +64,56 @@ static double si_now_ms(void)
 }
 
 /* ---- errors and devices ---- */
-SI_EXPORT cudaError_t cudaGetLastError(void) { cudaError_t e = si_last; si_last = cudaSuccess; return e; }
-SI_EXPORT cudaError_t cudaPeekAtLastError(void) { return si_last; }
-SI_EXPORT const char *cudaGetErrorString(cudaError_t e) { return e == cudaSuccess ? "no error" : "stand-in error"; }
-SI_EXPORT const char *cudaGetErrorName(cudaError_t e) { return e == cudaSuccess ? "cudaSuccess" : "cudaErrorStandIn"; }
-SI_EXPORT cudaError_t cudaGetDeviceCount(int *n) { *n = 1; return cudaSuccess; }
-SI_EXPORT cudaError_t cudaSetDevice(int d) { return si_ret(d == 0 ? cudaSuccess : cudaErrorInvalidDevice); }
-SI_EXPORT cudaError_t cudaGetDevice(int *d) { *d = si_device; return cudaSuccess; }
-SI_EXPORT cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
-SI_EXPORT cudaError_t cudaDeviceReset(void) { return cudaSuccess; }
-SI_EXPORT cudaError_t cudaRuntimeGetVersion(int *v) { *v = CUDART_VERSION; return cudaSuccess; }
-SI_EXPORT cudaError_t cudaDriverGetVersion(int *v) { *v = CUDART_VERSION; return cudaSuccess; }
+SI_EXPORT cudaError_t cudaGetLastError(void)
+{
+    cudaError_t e = si_last;
+    si_last = cudaSuccess;
+    return e;
+}
+SI_EXPORT cudaError_t cudaPeekAtLastError(void)
+{
+    return si_last;
+}
+SI_EXPORT const char *cudaGetErrorString(cudaError_t e)
+{
+    return e == cudaSuccess ? "no error" : "stand-in error";
+}
+SI_EXPORT const char *cudaGetErrorName(cudaError_t e)
+{
+    return e == cudaSuccess ? "cudaSuccess" : "cudaErrorStandIn";
+}
+SI_EXPORT cudaError_t cudaGetDeviceCount(int *n)
+{
+    *n = 1;
+    return cudaSuccess;
+}
+SI_EXPORT cudaError_t cudaSetDevice(int d)
+{
+    return si_ret(d == 0 ? cudaSuccess : cudaErrorInvalidDevice);
+}
+SI_EXPORT cudaError_t cudaGetDevice(int *d)
+{
+    *d = si_device;
+    return cudaSuccess;
+}
+SI_EXPORT cudaError_t cudaDeviceSynchronize(void)
+{
+    return cudaSuccess;
+}
+SI_EXPORT cudaError_t cudaDeviceReset(void)
+{
+    return cudaSuccess;
+}
+SI_EXPORT cudaError_t cudaRuntimeGetVersion(int *v)
+{
+    *v = CUDART_VERSION;
+    return cudaSuccess;
+}
+SI_EXPORT cudaError_t cudaDriverGetVersion(int *v)
+{
+    *v = CUDART_VERSION;
+    return cudaSuccess;
+}
 
 /* ---- memory: host memory ---- */
 SI_EXPORT cudaError_t cudaMalloc(void **p, size_t n)
@@ -76,9 +121,20 @@ SI_EXPORT cudaError_t cudaMalloc(void **p, size_t n)
     *p = calloc(1, n ? n : 1);
     return si_ret(*p ? cudaSuccess : cudaErrorMemoryAllocation);
 }
-SI_EXPORT cudaError_t cudaFree(void *p) { free(p); return cudaSuccess; }
-SI_EXPORT cudaError_t cudaMallocHost(void **p, size_t n) { return cudaMalloc(p, n); }
-SI_EXPORT cudaError_t cudaFreeHost(void *p) { free(p); return cudaSuccess; }
+SI_EXPORT cudaError_t cudaFree(void *p)
+{
+    free(p);
+    return cudaSuccess;
+}
+SI_EXPORT cudaError_t cudaMallocHost(void **p, size_t n)
+{
+    return cudaMalloc(p, n);
+}
+SI_EXPORT cudaError_t cudaFreeHost(void *p)
+{
+    free(p);
+    return cudaSuccess;
+}
 /* What it is: host memory, as the real runtime says of malloc'd memory. */
 SI_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void *p)
 {
@@ -93,17 +149,29 @@ SI_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, 
 /* What a CUDA-built libcskernels links to; a host "device" has none of it. */
 SI_EXPORT cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, int d)
 {
-    (void)a; (void)d;
+    (void)a;
+    (void)d;
     *v = 0;
     return si_ret(cudaErrorNotSupported);
 }
-SI_EXPORT cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *h, void *p) { (void)h; (void)p; return si_ret(cudaErrorNotSupported); }
-SI_EXPORT cudaError_t cudaIpcOpenMemHandle(void **p, cudaIpcMemHandle_t h, unsigned int f)
+SI_EXPORT cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *h, void *p)
 {
-    (void)p; (void)h; (void)f;
+    (void)h;
+    (void)p;
     return si_ret(cudaErrorNotSupported);
 }
-SI_EXPORT cudaError_t cudaIpcCloseMemHandle(void *p) { (void)p; return si_ret(cudaErrorNotSupported); }
+SI_EXPORT cudaError_t cudaIpcOpenMemHandle(void **p, cudaIpcMemHandle_t h, unsigned int f)
+{
+    (void)p;
+    (void)h;
+    (void)f;
+    return si_ret(cudaErrorNotSupported);
+}
+SI_EXPORT cudaError_t cudaIpcCloseMemHandle(void *p)
+{
+    (void)p;
+    return si_ret(cudaErrorNotSupported);
+}
 static cudaError_t si_copy(void *d, const void *s, size_t n, cudaStream_t st)
 {
     SI_ACT_BEGIN(2, "memcpy", st);
@@ -128,11 +196,19 @@ SI_EXPORT cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cud
     (void)k;
     return si_copy(d, s, n, st);
 }
-SI_EXPORT cudaError_t cudaMemset(void *p, int v, size_t n) { return si_set(p, v, n, NULL); }
-SI_EXPORT cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t st) { return si_set(p, v, n, st); }
+SI_EXPORT cudaError_t cudaMemset(void *p, int v, size_t n)
+{
+    return si_set(p, v, n, NULL);
+}
+SI_EXPORT cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t st)
+{
+    return si_set(p, v, n, st);
+}
 
 /* ---- streams: work runs when enqueued, in order ---- */
-struct CUstream_st { int flags; };
+struct CUstream_st {
+    int flags;
+};
 SI_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
 {
     *s = calloc(1, sizeof **s);
@@ -140,14 +216,38 @@ SI_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int fl
         (*s)->flags = (int)flags;
     return si_ret(*s ? cudaSuccess : cudaErrorMemoryAllocation);
 }
-SI_EXPORT cudaError_t cudaStreamCreate(cudaStream_t *s) { return cudaStreamCreateWithFlags(s, 0); }
-SI_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t s) { free(s); return cudaSuccess; }
-SI_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t s) { (void)s; return cudaSuccess; }
-SI_EXPORT cudaError_t cudaStreamQuery(cudaStream_t s) { (void)s; return cudaSuccess; }
-SI_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int f) { (void)s; (void)e; (void)f; return cudaSuccess; }
+SI_EXPORT cudaError_t cudaStreamCreate(cudaStream_t *s)
+{
+    return cudaStreamCreateWithFlags(s, 0);
+}
+SI_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+    free(s);
+    return cudaSuccess;
+}
+SI_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t s)
+{
+    (void)s;
+    return cudaSuccess;
+}
+SI_EXPORT cudaError_t cudaStreamQuery(cudaStream_t s)
+{
+    (void)s;
+    return cudaSuccess;
+}
+SI_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int f)
+{
+    (void)s;
+    (void)e;
+    (void)f;
+    return cudaSuccess;
+}
 
 /* ---- events: the time the stream reached them ---- */
-struct CUevent_st { double ms; int recorded; };
+struct CUevent_st {
+    double ms;
+    int recorded;
+};
 static long si_record_budget = -2; /* -2: unread, -1: no fault */
 SI_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
 {
@@ -155,8 +255,15 @@ SI_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flag
     *e = calloc(1, sizeof **e);
     return si_ret(*e ? cudaSuccess : cudaErrorMemoryAllocation);
 }
-SI_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *e) { return cudaEventCreateWithFlags(e, 0); }
-SI_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t e) { free(e); return cudaSuccess; }
+SI_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *e)
+{
+    return cudaEventCreateWithFlags(e, 0);
+}
+SI_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t e)
+{
+    free(e);
+    return cudaSuccess;
+}
 SI_EXPORT cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
     (void)s;
@@ -176,8 +283,14 @@ SI_EXPORT cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
     e->recorded = 1;
     return cudaSuccess;
 }
-SI_EXPORT cudaError_t cudaEventQuery(cudaEvent_t e) { return si_ret(e ? cudaSuccess : cudaErrorInvalidResourceHandle); }
-SI_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t e) { return cudaEventQuery(e); }
+SI_EXPORT cudaError_t cudaEventQuery(cudaEvent_t e)
+{
+    return si_ret(e ? cudaSuccess : cudaErrorInvalidResourceHandle);
+}
+SI_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t e)
+{
+    return cudaEventQuery(e);
+}
 SI_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
 {
     if (!a || !b || !a->recorded || !b->recorded)
@@ -187,21 +300,48 @@ SI_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t
 }
 
 /* ---- graphs: nothing to run ---- */
-SI_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t g, cudaStream_t s) { (void)g; (void)s; return cudaSuccess; }
+SI_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t g, cudaStream_t s)
+{
+    (void)g;
+    (void)s;
+    return cudaSuccess;
+}
 
 /* ---- kernels: registered names, host twins ---- */
 typedef void (*si_host_fn)(void **args, unsigned nthreads);
-static struct { const void *key; char name[128]; si_host_fn fn; } si_k[1024];
+static struct {
+    const void *key;
+    char name[128];
+    si_host_fn fn;
+} si_k[1024];
 static int si_nk;
 static pthread_mutex_t si_klock = PTHREAD_MUTEX_INITIALIZER;
 
-SI_EXPORT void **__cudaRegisterFatBinary(void *fatCubin) { static void *h[4]; (void)fatCubin; return h; }
-SI_EXPORT void __cudaRegisterFatBinaryEnd(void **h) { (void)h; }
-SI_EXPORT void __cudaUnregisterFatBinary(void **h) { (void)h; }
-SI_EXPORT void __cudaRegisterFunction(void **h, const char *hostFun, char *deviceFun, const char *deviceName,
-                                      int tl, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize)
+SI_EXPORT void **__cudaRegisterFatBinary(void *fatCubin)
 {
-    (void)h; (void)deviceFun; (void)tl; (void)tid; (void)bid; (void)bDim; (void)gDim; (void)wSize;
+    static void *h[4];
+    (void)fatCubin;
+    return h;
+}
+SI_EXPORT void __cudaRegisterFatBinaryEnd(void **h)
+{
+    (void)h;
+}
+SI_EXPORT void __cudaUnregisterFatBinary(void **h)
+{
+    (void)h;
+}
+SI_EXPORT void __cudaRegisterFunction(void **h, const char *hostFun, char *deviceFun, const char *deviceName, int tl,
+                                      uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize)
+{
+    (void)h;
+    (void)deviceFun;
+    (void)tl;
+    (void)tid;
+    (void)bid;
+    (void)bDim;
+    (void)gDim;
+    (void)wSize;
     pthread_mutex_lock(&si_klock);
     if (si_nk < 1024) {
         si_k[si_nk].key = hostFun;
@@ -212,15 +352,29 @@ SI_EXPORT void __cudaRegisterFunction(void **h, const char *hostFun, char *devic
 }
 SI_EXPORT void __cudaRegisterVar(void **h, char *hv, char *dv, const char *name, int ext, size_t size, int c, int g)
 {
-    (void)h; (void)hv; (void)dv; (void)name; (void)ext; (void)size; (void)c; (void)g;
+    (void)h;
+    (void)hv;
+    (void)dv;
+    (void)name;
+    (void)ext;
+    (void)size;
+    (void)c;
+    (void)g;
 }
 
-static __thread struct { dim3 g, b; size_t sh; void *st; } si_cfg[8];
+static __thread struct {
+    dim3 g, b;
+    size_t sh;
+    void *st;
+} si_cfg[8];
 static __thread int si_ncfg;
 SI_EXPORT unsigned __cudaPushCallConfiguration(dim3 g, dim3 b, size_t sh, void *st)
 {
     if (si_ncfg < 8) {
-        si_cfg[si_ncfg].g = g; si_cfg[si_ncfg].b = b; si_cfg[si_ncfg].sh = sh; si_cfg[si_ncfg].st = st;
+        si_cfg[si_ncfg].g = g;
+        si_cfg[si_ncfg].b = b;
+        si_cfg[si_ncfg].sh = sh;
+        si_cfg[si_ncfg].st = st;
         si_ncfg++;
     }
     return 0;
@@ -230,7 +384,9 @@ SI_EXPORT cudaError_t __cudaPopCallConfiguration(dim3 *g, dim3 *b, size_t *sh, v
     if (si_ncfg == 0)
         return si_ret(cudaErrorMissingConfiguration);
     si_ncfg--;
-    *g = si_cfg[si_ncfg].g; *b = si_cfg[si_ncfg].b; *sh = si_cfg[si_ncfg].sh;
+    *g = si_cfg[si_ncfg].g;
+    *b = si_cfg[si_ncfg].b;
+    *sh = si_cfg[si_ncfg].sh;
     *(void **)st = si_cfg[si_ncfg].st;
     return cudaSuccess;
 }
@@ -252,8 +408,10 @@ static cudaError_t si_launch(const void *key, dim3 g, dim3 b, void **args, cudaS
                 snprintf(twin, sizeof twin, "%s__host", si_k[i].name);
                 si_k[i].fn = (si_host_fn)dlsym(RTLD_DEFAULT, twin);
                 if (!si_k[i].fn)
-                    fprintf(stderr, "cudart stand-in: kernel %s has no host twin %s (export it, link with "
-                            "-rdynamic)\n", si_k[i].name, twin);
+                    fprintf(stderr,
+                            "cudart stand-in: kernel %s has no host twin %s (export it, link with "
+                            "-rdynamic)\n",
+                            si_k[i].name, twin);
             }
             fn = si_k[i].fn;
             kname = si_k[i].name;
@@ -292,7 +450,12 @@ SI_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t k, dim3 g, dim3 b, vo
     (void)sh;
     return si_launch((const void *)k, g, b, args, s);
 }
-SI_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t g, cudaStream_t s) { (void)g; (void)s; return cudaSuccess; }
+SI_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t g, cudaStream_t s)
+{
+    (void)g;
+    (void)s;
+    return cudaSuccess;
+}
 SI_EXPORT cudaError_t cudaMemcpy_ptds(void *d, const void *s, size_t n, enum cudaMemcpyKind k)
 {
     (void)k;
@@ -303,12 +466,27 @@ SI_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *d, const void *s, size_t n, enu
     (void)k;
     return si_copy(d, s, n, st);
 }
-SI_EXPORT cudaError_t cudaMemset_ptds(void *p, int v, size_t n) { return si_set(p, v, n, NULL); }
-SI_EXPORT cudaError_t cudaMemsetAsync_ptsz(void *p, int v, size_t n, cudaStream_t st) { return si_set(p, v, n, st); }
-SI_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t s) { (void)s; return cudaSuccess; }
-SI_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t s, cudaEvent_t e, unsigned int f)
+SI_EXPORT cudaError_t cudaMemset_ptds(void *p, int v, size_t n)
 {
-    (void)s; (void)e; (void)f;
+    return si_set(p, v, n, NULL);
+}
+SI_EXPORT cudaError_t cudaMemsetAsync_ptsz(void *p, int v, size_t n, cudaStream_t st)
+{
+    return si_set(p, v, n, st);
+}
+SI_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t s)
+{
+    (void)s;
     return cudaSuccess;
 }
-SI_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t e, cudaStream_t s) { return cudaEventRecord(e, s); }
+SI_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t s, cudaEvent_t e, unsigned int f)
+{
+    (void)s;
+    (void)e;
+    (void)f;
+    return cudaSuccess;
+}
+SI_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t e, cudaStream_t s)
+{
+    return cudaEventRecord(e, s);
+}

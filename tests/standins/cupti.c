@@ -20,8 +20,8 @@
 
 #define SI_EXPORT __attribute__((visibility("default")))
 
-typedef unsigned (*si_act_fn)(int phase, int kind, const char *name, uint64_t bytes, void *stream,
-                              uint64_t t0, uint64_t t1, unsigned corr);
+typedef unsigned (*si_act_fn)(int phase, int kind, const char *name, uint64_t bytes, void *stream, uint64_t t0,
+                              uint64_t t1, unsigned corr);
 
 static struct {
     pthread_mutex_t lock;
@@ -45,8 +45,17 @@ static uint64_t si_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-SI_EXPORT CUptiResult cuptiGetTimestamp(uint64_t *t) { *t = si_ns(); return CUPTI_SUCCESS; }
-SI_EXPORT CUptiResult cuptiGetResultString(CUptiResult r, const char **s) { (void)r; *s = "stand-in"; return CUPTI_SUCCESS; }
+SI_EXPORT CUptiResult cuptiGetTimestamp(uint64_t *t)
+{
+    *t = si_ns();
+    return CUPTI_SUCCESS;
+}
+SI_EXPORT CUptiResult cuptiGetResultString(CUptiResult r, const char **s)
+{
+    (void)r;
+    *s = "stand-in";
+    return CUPTI_SUCCESS;
+}
 
 static uint32_t si_stream_id_locked(void *s)
 {
@@ -60,7 +69,8 @@ static uint32_t si_stream_id_locked(void *s)
 
 SI_EXPORT CUptiResult cuptiGetStreamIdEx(CUcontext ctx, CUstream s, uint8_t per_thread, uint32_t *id)
 {
-    (void)ctx; (void)per_thread;
+    (void)ctx;
+    (void)per_thread;
     pthread_mutex_lock(&C.lock);
     *id = si_stream_id_locked(s);
     pthread_mutex_unlock(&C.lock);
@@ -94,10 +104,12 @@ static unsigned si_activity(int phase, int kind, const char *name, uint64_t byte
         }
         return corr;
     }
-    int ak = kind == 1 ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL : kind == 2 ? CUPTI_ACTIVITY_KIND_MEMCPY
-                                                                            : CUPTI_ACTIVITY_KIND_MEMSET;
-    size_t need = kind == 1 ? sizeof(CUpti_ActivityKernel10) : kind == 2 ? sizeof(CUpti_ActivityMemcpy6)
-                                                                         : sizeof(CUpti_ActivityMemset4);
+    int ak = kind == 1   ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+             : kind == 2 ? CUPTI_ACTIVITY_KIND_MEMCPY
+                         : CUPTI_ACTIVITY_KIND_MEMSET;
+    size_t need = kind == 1   ? sizeof(CUpti_ActivityKernel10)
+                  : kind == 2 ? sizeof(CUpti_ActivityMemcpy6)
+                              : sizeof(CUpti_ActivityMemset4);
     pthread_mutex_lock(&C.lock);
     if (!C.kinds[ak] || !C.req) {
         pthread_mutex_unlock(&C.lock);
@@ -123,15 +135,27 @@ static unsigned si_activity(int phase, int kind, const char *name, uint64_t byte
     if (kind == 1) {
         CUpti_ActivityKernel10 *k = (CUpti_ActivityKernel10 *)p;
         k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-        k->start = t0; k->end = t1; k->streamId = sid; k->correlationId = corr; k->name = name;
+        k->start = t0;
+        k->end = t1;
+        k->streamId = sid;
+        k->correlationId = corr;
+        k->name = name;
     } else if (kind == 2) {
         CUpti_ActivityMemcpy6 *m = (CUpti_ActivityMemcpy6 *)p;
         m->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-        m->start = t0; m->end = t1; m->streamId = sid; m->correlationId = corr; m->bytes = bytes;
+        m->start = t0;
+        m->end = t1;
+        m->streamId = sid;
+        m->correlationId = corr;
+        m->bytes = bytes;
     } else {
         CUpti_ActivityMemset4 *m = (CUpti_ActivityMemset4 *)p;
         m->kind = CUPTI_ACTIVITY_KIND_MEMSET;
-        m->start = t0; m->end = t1; m->streamId = sid; m->correlationId = corr; m->bytes = bytes;
+        m->start = t0;
+        m->end = t1;
+        m->streamId = sid;
+        m->correlationId = corr;
+        m->bytes = bytes;
     }
     C.used += need;
     pthread_mutex_unlock(&C.lock);
@@ -155,7 +179,12 @@ SI_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *sub, CUpti_Callback
         hook(si_activity);
     return CUPTI_SUCCESS;
 }
-SI_EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle sub) { (void)sub; C.cb = NULL; return CUPTI_SUCCESS; }
+SI_EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle sub)
+{
+    (void)sub;
+    C.cb = NULL;
+    return CUPTI_SUCCESS;
+}
 SI_EXPORT CUptiResult cuptiEnableDomain(uint32_t on, CUpti_SubscriberHandle sub, CUpti_CallbackDomain dom)
 {
     (void)sub;
@@ -189,7 +218,8 @@ SI_EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buf, size_t valid, CUp
     if (*rec) {
         CUpti_ActivityKind k = (*rec)->kind;
         size_t sz = k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ? sizeof(CUpti_ActivityKernel10)
-                  : k == CUPTI_ACTIVITY_KIND_MEMCPY ? sizeof(CUpti_ActivityMemcpy6) : sizeof(CUpti_ActivityMemset4);
+                    : k == CUPTI_ACTIVITY_KIND_MEMCPY          ? sizeof(CUpti_ActivityMemcpy6)
+                                                               : sizeof(CUpti_ActivityMemset4);
         off = (size_t)((uint8_t *)*rec - buf) + sz;
     }
     if (off >= valid)

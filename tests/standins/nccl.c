@@ -38,18 +38,29 @@
 struct ncclComm {
     MPI_Comm mc;
     int rank, size;
-    void *prof_ctx;            /* the profiler plugin's context */
-    int prof_mask;             /* its activation mask */
-    uint64_t seq[SI_NFUNC];    /* collectives per function (seqNumber) */
+    void *prof_ctx;         /* the profiler plugin's context */
+    int prof_mask;          /* its activation mask */
+    uint64_t seq[SI_NFUNC]; /* collectives per function (seqNumber) */
 };
 
 static __thread int si_depth;
 static __thread MPI_Request *si_reqs;
 static __thread int si_nreq, si_capreq;
 
-SI_EXPORT ncclResult_t ncclGetVersion(int *v) { *v = NCCL_VERSION_CODE; return ncclSuccess; }
-SI_EXPORT const char *ncclGetErrorString(ncclResult_t r) { return r == ncclSuccess ? "no error" : "stand-in error"; }
-SI_EXPORT const char *ncclGetLastError(ncclComm_t c) { (void)c; return ""; }
+SI_EXPORT ncclResult_t ncclGetVersion(int *v)
+{
+    *v = NCCL_VERSION_CODE;
+    return ncclSuccess;
+}
+SI_EXPORT const char *ncclGetErrorString(ncclResult_t r)
+{
+    return r == ncclSuccess ? "no error" : "stand-in error";
+}
+SI_EXPORT const char *ncclGetLastError(ncclComm_t c)
+{
+    (void)c;
+    return "";
+}
 
 SI_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id)
 {
@@ -152,14 +163,22 @@ typedef struct si_pev {
     uint64_t t0, t1;
 } si_pev;
 
-enum { SI_F_ALLREDUCE, SI_F_BROADCAST, SI_F_REDUCE, SI_F_ALLGATHER, SI_F_REDUCESCATTER, SI_F_ALLTOALL, SI_F_GATHER,
-       SI_F_SCATTER };
+enum {
+    SI_F_ALLREDUCE,
+    SI_F_BROADCAST,
+    SI_F_REDUCE,
+    SI_F_ALLGATHER,
+    SI_F_REDUCESCATTER,
+    SI_F_ALLTOALL,
+    SI_F_GATHER,
+    SI_F_SCATTER
+};
 static const char *const si_func_names[SI_NFUNC] = {
     "AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "AlltoAll", "Gather", "Scatter",
 };
 static const char *const si_dt_names[] = {
-    "ncclInt8", "ncclUint8", "ncclInt32", "ncclUint32", "ncclInt64", "ncclUint64",
-    "ncclFloat16", "ncclFloat32", "ncclFloat64", "ncclBfloat16",
+    "ncclInt8",   "ncclUint8",   "ncclInt32",   "ncclUint32",  "ncclInt64",
+    "ncclUint64", "ncclFloat16", "ncclFloat32", "ncclFloat64", "ncclBfloat16",
 };
 
 static void si_pev_send(si_pev *p)
@@ -287,7 +306,8 @@ SI_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUnique
     return si_new(mc, comm);
 }
 
-SI_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank, ncclConfig_t *cfg)
+SI_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
+                                              ncclConfig_t *cfg)
 {
     (void)cfg;
     return ncclCommInitRank(comm, nranks, id, rank);
@@ -326,7 +346,8 @@ SI_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclCo
 SI_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excl, int nexcl, ncclComm_t *newcomm, ncclConfig_t *cfg,
                                       int flags)
 {
-    (void)cfg; (void)flags;
+    (void)cfg;
+    (void)flags;
     if (!comm || !newcomm)
         return ncclInvalidArgument;
     int out = 0;
@@ -338,7 +359,10 @@ SI_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excl, int nexcl, ncc
     return si_new(mc, newcomm);
 }
 
-SI_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) { return comm ? ncclSuccess : ncclInvalidArgument; }
+SI_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm)
+{
+    return comm ? ncclSuccess : ncclInvalidArgument;
+}
 SI_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm)
 {
     if (!comm)
@@ -350,11 +374,36 @@ SI_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm)
     free(comm);
     return ncclSuccess;
 }
-SI_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) { return ncclCommDestroy(comm); }
-SI_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *e) { (void)comm; *e = ncclSuccess; return ncclSuccess; }
-SI_EXPORT ncclResult_t ncclCommCount(const ncclComm_t comm, int *n) { if (!comm) return ncclInvalidArgument; *n = comm->size; return ncclSuccess; }
-SI_EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *r) { if (!comm) return ncclInvalidArgument; *r = comm->rank; return ncclSuccess; }
-SI_EXPORT ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *d) { (void)comm; *d = 0; return ncclSuccess; }
+SI_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm)
+{
+    return ncclCommDestroy(comm);
+}
+SI_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *e)
+{
+    (void)comm;
+    *e = ncclSuccess;
+    return ncclSuccess;
+}
+SI_EXPORT ncclResult_t ncclCommCount(const ncclComm_t comm, int *n)
+{
+    if (!comm)
+        return ncclInvalidArgument;
+    *n = comm->size;
+    return ncclSuccess;
+}
+SI_EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *r)
+{
+    if (!comm)
+        return ncclInvalidArgument;
+    *r = comm->rank;
+    return ncclSuccess;
+}
+SI_EXPORT ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *d)
+{
+    (void)comm;
+    *d = 0;
+    return ncclSuccess;
+}
 
 /* ---- collectives over MPI ---- */
 static MPI_Datatype si_dt(ncclDataType_t t, size_t *size)
@@ -368,7 +417,8 @@ static MPI_Datatype si_dt(ncclDataType_t t, size_t *size)
     case ncclUint64: *size = 8; return MPI_UINT64_T;
     case ncclFloat32: *size = 4; return MPI_FLOAT;
     case ncclFloat64: *size = 8; return MPI_DOUBLE;
-    case ncclFloat16: case ncclBfloat16: *size = 2; return MPI_DATATYPE_NULL;
+    case ncclFloat16:
+    case ncclBfloat16: *size = 2; return MPI_DATATYPE_NULL;
     default: *size = 1; return MPI_DATATYPE_NULL;
     }
 }
@@ -387,7 +437,8 @@ static MPI_Datatype si_move_dt(ncclDataType_t t, size_t *count)
 static MPI_Op si_op(ncclRedOp_t op)
 {
     switch (op) {
-    case ncclSum: case ncclAvg: return MPI_SUM;
+    case ncclSum:
+    case ncclAvg: return MPI_SUM;
     case ncclProd: return MPI_PROD;
     case ncclMax: return MPI_MAX;
     case ncclMin: return MPI_MIN;
@@ -398,16 +449,26 @@ static MPI_Op si_op(ncclRedOp_t op)
 static void si_avg(void *buf, size_t count, ncclDataType_t t, int n)
 {
     if (t == ncclFloat32)
-        for (size_t i = 0; i < count; i++) ((float *)buf)[i] /= (float)n;
+        for (size_t i = 0; i < count; i++)
+            ((float *)buf)[i] /= (float)n;
     else if (t == ncclFloat64)
-        for (size_t i = 0; i < count; i++) ((double *)buf)[i] /= n;
+        for (size_t i = 0; i < count; i++)
+            ((double *)buf)[i] /= n;
 }
 
-#define SI_CHECK(comm, count) \
-    do { if (!(comm)) return ncclInvalidArgument; if ((count) > 0x7fffffff) return ncclInvalidArgument; } while (0)
+#define SI_CHECK(comm, count)           \
+    do {                                \
+        if (!(comm))                    \
+            return ncclInvalidArgument; \
+        if ((count) > 0x7fffffff)       \
+            return ncclInvalidArgument; \
+    } while (0)
 
 /* 8-bit floats are sign and magnitude: order them by value. */
-static int si_f8_key(unsigned char b) { return b & 0x80 ? -(int)(b & 0x7f) : (int)(b & 0x7f); }
+static int si_f8_key(unsigned char b)
+{
+    return b & 0x80 ? -(int)(b & 0x7f) : (int)(b & 0x7f);
+}
 static void si_f8_max(void *in, void *io, int *len, MPI_Datatype *d)
 {
     (void)d;
@@ -436,7 +497,7 @@ static MPI_Op si_f8_op(ncclRedOp_t op)
 }
 
 static ncclResult_t si_allreduce(const void *s, void *r, size_t count, ncclDataType_t t, ncclRedOp_t op,
-                                     ncclComm_t comm, cudaStream_t st)
+                                 ncclComm_t comm, cudaStream_t st)
 {
     (void)st;
     SI_CHECK(comm, count);
@@ -457,7 +518,7 @@ static ncclResult_t si_allreduce(const void *s, void *r, size_t count, ncclDataT
 }
 
 static ncclResult_t si_reduce(const void *s, void *r, size_t count, ncclDataType_t t, ncclRedOp_t op, int root,
-                                  ncclComm_t comm, cudaStream_t st)
+                              ncclComm_t comm, cudaStream_t st)
 {
     (void)st;
     SI_CHECK(comm, count);
@@ -473,8 +534,8 @@ static ncclResult_t si_reduce(const void *s, void *r, size_t count, ncclDataType
     return ncclSuccess;
 }
 
-static ncclResult_t si_broadcast(const void *s, void *r, size_t count, ncclDataType_t t, int root,
-                                     ncclComm_t comm, cudaStream_t st)
+static ncclResult_t si_broadcast(const void *s, void *r, size_t count, ncclDataType_t t, int root, ncclComm_t comm,
+                                 cudaStream_t st)
 {
     (void)st;
     SI_CHECK(comm, count);
@@ -493,7 +554,7 @@ SI_EXPORT ncclResult_t ncclBcast(void *b, size_t count, ncclDataType_t t, int ro
 }
 
 static ncclResult_t si_allgather(const void *s, void *r, size_t count, ncclDataType_t t, ncclComm_t comm,
-                                     cudaStream_t st)
+                                 cudaStream_t st)
 {
     (void)st;
     SI_CHECK(comm, count);
@@ -505,7 +566,7 @@ static ncclResult_t si_allgather(const void *s, void *r, size_t count, ncclDataT
 }
 
 static ncclResult_t si_reducescatter(const void *s, void *r, size_t count, ncclDataType_t t, ncclRedOp_t op,
-                                         ncclComm_t comm, cudaStream_t st)
+                                     ncclComm_t comm, cudaStream_t st)
 {
     (void)st;
     SI_CHECK(comm, count);
@@ -525,7 +586,7 @@ static ncclResult_t si_reducescatter(const void *s, void *r, size_t count, ncclD
 }
 
 static ncclResult_t si_alltoall(const void *s, void *r, size_t count, ncclDataType_t t, ncclComm_t comm,
-                                    cudaStream_t st)
+                                cudaStream_t st)
 {
     (void)st;
     SI_CHECK(comm, count);
@@ -543,21 +604,23 @@ static ncclResult_t si_alltoall(const void *s, void *r, size_t count, ncclDataTy
 }
 
 static ncclResult_t si_gather(const void *s, void *r, size_t count, ncclDataType_t t, int root, ncclComm_t comm,
-                                  cudaStream_t st)
+                              cudaStream_t st)
 {
     (void)st;
     SI_CHECK(comm, count);
     MPI_Datatype d = si_move_dt(t, &count);
-    return PMPI_Gather(s, (int)count, d, r, (int)count, d, root, comm->mc) == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
+    return PMPI_Gather(s, (int)count, d, r, (int)count, d, root, comm->mc) == MPI_SUCCESS ? ncclSuccess
+                                                                                          : ncclSystemError;
 }
 
 static ncclResult_t si_scatter(const void *s, void *r, size_t count, ncclDataType_t t, int root, ncclComm_t comm,
-                                   cudaStream_t st)
+                               cudaStream_t st)
 {
     (void)st;
     SI_CHECK(comm, count);
     MPI_Datatype d = si_move_dt(t, &count);
-    return PMPI_Scatter(s, (int)count, d, r, (int)count, d, root, comm->mc) == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
+    return PMPI_Scatter(s, (int)count, d, r, (int)count, d, root, comm->mc) == MPI_SUCCESS ? ncclSuccess
+                                                                                           : ncclSystemError;
 }
 
 /* The exported collectives: the work, inside the profiler's events. */
@@ -581,8 +644,8 @@ SI_EXPORT ncclResult_t ncclReduce(const void *s, void *r, size_t count, ncclData
     return rc;
 }
 
-SI_EXPORT ncclResult_t ncclBroadcast(const void *s, void *r, size_t count, ncclDataType_t t, int root,
-                                     ncclComm_t comm, cudaStream_t st)
+SI_EXPORT ncclResult_t ncclBroadcast(const void *s, void *r, size_t count, ncclDataType_t t, int root, ncclComm_t comm,
+                                     cudaStream_t st)
 {
     si_pev pe;
     int on = comm && si_prof_begin(&pe, comm, SI_F_BROADCAST, count, t, root);
@@ -668,7 +731,8 @@ static ncclResult_t si_p2p(int send, void *buf, size_t count, ncclDataType_t t, 
     return ncclSuccess;
 }
 
-SI_EXPORT ncclResult_t ncclSend(const void *b, size_t count, ncclDataType_t t, int peer, ncclComm_t comm, cudaStream_t st)
+SI_EXPORT ncclResult_t ncclSend(const void *b, size_t count, ncclDataType_t t, int peer, ncclComm_t comm,
+                                cudaStream_t st)
 {
     (void)st;
     return si_p2p(1, (void *)b, count, t, peer, comm);

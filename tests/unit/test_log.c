@@ -15,14 +15,14 @@
 #include <unistd.h>
 
 static int failures;
-#define CHECK(cond, ...)                                                  \
-    do {                                                                  \
-        if (!(cond)) {                                                    \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);          \
-            fprintf(stderr, __VA_ARGS__);                                 \
-            fputc('\n', stderr);                                          \
-            failures++;                                                   \
-        }                                                                 \
+#define CHECK(cond, ...)                                         \
+    do {                                                         \
+        if (!(cond)) {                                           \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                        \
+            fputc('\n', stderr);                                 \
+            failures++;                                          \
+        }                                                        \
     } while (0)
 
 enum { NTHREADS = 4, PER_THREAD = 50000 };
@@ -38,8 +38,8 @@ static void *writer(void *arg)
         r->op = CS_OP_MPI_Allreduce;
         r->t0 = cs_clock_ticks();
         r->t1 = r->t0 + 10;
-        r->bytes = t;           /* which thread */
-        r->seq = i;             /* which record */
+        r->bytes = t; /* which thread */
+        r->seq = i;   /* which record */
         r->count = (uint32_t)(i * 7 + t);
         cs_log_commit(r, CS_REC_HDR(CS_REC_SPAN, 0));
     }
@@ -113,8 +113,8 @@ static void test_threads_and_convert(const char *dir)
                 break;
             }
     CHECK(calibs >= 2, "calibration points: %ld", calibs);
-    printf("ok: %d threads x %d spans written and read back exactly (%ld calibration points)\n", NTHREADS,
-           PER_THREAD, calibs);
+    printf("ok: %d threads x %d spans written and read back exactly (%ld calibration points)\n", NTHREADS, PER_THREAD,
+           calibs);
 
     char out[4096];
     CHECK(cs_store_convert_log(path, dir, out, err, sizeof err) == 0, "convert: %s", err);
@@ -196,7 +196,7 @@ static void test_held_slot(const char *dir)
         if (r)
             cs_log_commit(r, CS_REC_HDR(CS_REC_REQDONE, 0));
     }
-    held->seq = 4242;  /* still mapped: no SIGSEGV here */
+    held->seq = 4242; /* still mapped: no SIGSEGV here */
     held->op = CS_OP_MPI_Waitall;
     cs_log_release(held, CS_REC_HDR(CS_REC_SPAN, 0));
     cs_log_close();
