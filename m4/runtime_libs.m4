@@ -25,5 +25,6 @@ AC_DEFUN([CS_CHECK_NCURSES], [
   AS_IF([test "x$cs_with_ncurses" != xno], [
     PKG_CHECK_MODULES([NCURSES], [ncursesw], [cs_have_ncurses=yes], [CS_NOT_FOUND([ncurses], [ncursesw])])
   ])
+  AS_IF([test $cs_have_ncurses = yes], [AC_DEFINE([HAVE_NCURSES], [1], [ncursesw found: the terminal UI is built])])
   AM_CONDITIONAL([HAVE_NCURSES], [test $cs_have_ncurses = yes])
 ])

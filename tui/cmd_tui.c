@@ -40,12 +40,11 @@ int cs_cmd_tui(int argc, char **argv)
     }
     execvp("collscope-tui", argv);
     (void)argc;
-    cs_error("tui: the terminal UI is not installed (collscope-tui not found%s)",
-#ifdef HAVE_NCURSES_TUI
-             ""
+#ifdef HAVE_NCURSES
+    cs_error("tui: the terminal UI is not installed (collscope-tui not found)");
 #else
-             "; it is built only when configure finds ncursesw"
+    cs_error("tui: the terminal UI was not built: configure did not find ncursesw "
+             "(install its development files and configure again)");
 #endif
-    );
     return 1;
 }
