@@ -1,12 +1,12 @@
 /* tui_bench: how fast the terminal browser opens a trace and redraws it,
- * measured headlessly: the same model and drawing code as collscope-tui,
+ * measured headlessly: the same model and screens as collscope-tui,
  * drawn into a curses screen whose output goes to /dev/null.
  *   tui_bench TRACE.db [--cols C] [--rows R]
  * Prints the time to build the summary (when missing), the open time, and
  * the redraw times (p50 and max) over every zoom level from the whole
  * trace down to a few microseconds, against the targets 1 s and 20 ms. */
 #include "config.h"
-#include "tui/tui.h"
+#include "tui/screen.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,9 +43,9 @@ int main(int argc, char **argv)
         return 2;
     }
     char err[1024];
-    tui t;
+    tui_model t;
     /* the summary, when missing, is built once, as collscope-tui does */
-    if (tui_open(&t, path, 0, 1, err, sizeof err) != 0) {
+    if (tui_model_open(&t, path, 0, 1, err, sizeof err) != 0) {
         fprintf(stderr, "tui_bench: %s\n", err);
         return 1;
     }
@@ -59,9 +59,9 @@ int main(int argc, char **argv)
         printf("summary build: %lld spans in %.2f s (%d levels, finest bucket %lld ns)\n", (long long)info.spans,
                bench_now() - a, info.levels, (long long)1 << info.shift);
     }
-    tui_close(&t);
+    tui_model_close(&t);
     double a = bench_now();
-    if (tui_open(&t, path, 0, 1, err, sizeof err) != 0) {
+    if (tui_model_open(&t, path, 0, 1, err, sizeof err) != 0) {
         fprintf(stderr, "tui_bench: %s\n", err);
         return 1;
     }
@@ -79,9 +79,14 @@ int main(int argc, char **argv)
     t.colour = has_colors();
     t.utf8 = 1;
     tui_draw_init(&t);
+    tui_ui *ui = tui_ui_new(&t);
+    if (!ui) {
+        fprintf(stderr, "tui_bench: out of memory\n");
+        return 1;
+    }
     /* the first frame, as the user sees it after opening */
     a = bench_now();
-    tui_draw(&t, stdscr, rows, cols);
+    tui_ui_draw(ui, stdscr, rows, cols);
     wnoutrefresh(stdscr);
     doupdate();
     double first = bench_now() - a;
@@ -93,11 +98,11 @@ int main(int argc, char **argv)
         /* three frames at this zoom: here, panned right, panned back */
         for (int p = 0; p < 3 && n < 500; p++) {
             if (p == 1)
-                tui_pan(&t, (t.t1 - t.t0) / 4);
+                tui_model_pan(&t, (t.t1 - t.t0) / 4);
             if (p == 2)
-                tui_pan(&t, -(t.t1 - t.t0) / 4);
+                tui_model_pan(&t, -(t.t1 - t.t0) / 4);
             a = bench_now();
-            tui_draw(&t, stdscr, rows, cols);
+            tui_ui_draw(ui, stdscr, rows, cols);
             wnoutrefresh(stdscr);
             doupdate();
             times[n++] = (bench_now() - a) * 1e3;
@@ -110,10 +115,11 @@ int main(int argc, char **argv)
         int64_t w = t.t1 - t.t0;
         if (w <= (int64_t)(cols - TUI_LABEL_W) * 4)
             break;
-        tui_zoom(&t, 0.5);
+        tui_model_zoom(&t, 0.5);
         if (t.t1 - t.t0 >= w)
             break;
     }
+    tui_ui_free(ui);
     endwin();
     delscreen(scr);
     qsort(times, (size_t)n, sizeof *times, bench_cmp);
@@ -128,7 +134,7 @@ int main(int argc, char **argv)
            " (target < 20 ms) %s\n",
            levels, tui_fmt_ns(width0, b1, sizeof b1), tui_fmt_ns(t.t1 - t.t0, b2, sizeof b2), raw, n, p50, max,
            max < 20.0 ? "ok" : "MISSED");
-    tui_close(&t);
+    tui_model_close(&t);
     fclose(out);
     fclose(in);
     return 0;

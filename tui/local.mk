@@ -1,5 +1,6 @@
-# tui: the terminal browser (collscope-tui), its summary queries in
-# libtrace/store_tui.c, its tests (tmux) and its benchmark.
+# tui: the terminal browser: libcstui (model, screens, screen manager;
+# entry cs_tui_main), collscope-tui, `collscope tui`, its summary queries
+# in libtrace/store_tui.c, its tests (tmux) and its benchmark.
 libtrace_libcstrace_la_SOURCES += libtrace/store_tui.c libtrace/store_tui.h
 # `collscope tui` runs collscope-tui (or says it was not built).
 analyzer_collscope_SOURCES += tui/cmd_tui.c
@@ -10,17 +11,24 @@ dist_doc_DATA += docs/tui.md
 CS_TESTS += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh
 
 if HAVE_NCURSES
+noinst_LTLIBRARIES += tui/libcstui.la
+tui_libcstui_la_SOURCES = tui/tui.h tui/tui.c tui/model.h tui/model.c tui/lanes.h tui/lanes.c \
+	tui/analysis.h tui/analysis.c tui/draw.h tui/draw.c tui/screen.h tui/ui.c \
+	tui/timeline.c tui/stats.c tui/ranks.c tui/help.c
+tui_libcstui_la_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(SQLITE_CFLAGS)
+# What a program that links libcstui links after it.
+CS_TUI_LIBS = tui/libcstui.la libtrace/libcstrace.la $(NCURSES_LIBS) $(SQLITE_LIBS) $(PTHREAD_LIBS) -lm
+
 bin_PROGRAMS += tui/collscope-tui
-tui_collscope_tui_SOURCES = tui/tui.h tui/model.c tui/draw.c tui/main.c
-tui_collscope_tui_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(SQLITE_CFLAGS)
-tui_collscope_tui_LDADD = libtrace/libcstrace.la $(NCURSES_LIBS) $(SQLITE_LIBS) $(PTHREAD_LIBS) -lm
+tui_collscope_tui_SOURCES = tui/main.c
+tui_collscope_tui_LDADD = $(CS_TUI_LIBS)
 dist_man1_MANS += docs/collscope-tui.1
 
-# Headless benchmark (same drawing code, off screen) and its trace generator.
+# Headless benchmark (same model and screens, off screen) and its trace generator.
 noinst_PROGRAMS += bench/tui_bench bench/tui_gen
-bench_tui_bench_SOURCES = bench/tui_bench.c tui/tui.h tui/model.c tui/draw.c
+bench_tui_bench_SOURCES = bench/tui_bench.c
 bench_tui_bench_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(SQLITE_CFLAGS)
-bench_tui_bench_LDADD = libtrace/libcstrace.la $(NCURSES_LIBS) $(SQLITE_LIBS) $(PTHREAD_LIBS) -lm
+bench_tui_bench_LDADD = $(CS_TUI_LIBS)
 bench_tui_gen_SOURCES = bench/tui_gen.c
 bench_tui_gen_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 bench_tui_gen_LDADD = libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS)

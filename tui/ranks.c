@@ -1,0 +1,201 @@
+/* ranks.c: the ranks screen: ranks, latest first (by the waiting each
+ * imposed on the others when it came last, from the analysis; else by
+ * share of time in calls). Enter shows that rank's lane on the timeline. */
+#include "config.h"
+#include "tui/screen.h"
+
+#include "common/vec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct tui_rankrow {
+    int rank;
+    int64_t times_last, imposed_ns, lateness_ns;
+    int64_t busy_ns, wall_ns, spans;
+    int has_stat;
+} tui_rankrow;
+
+typedef struct tui_ranks {
+    tui_rankrow *aRank;
+    int nRank;
+    size_t capRank;
+    int loaded;
+    int top; /* first row shown */
+} tui_ranks;
+
+static void *ranks_create(void)
+{
+    return calloc(1, sizeof(tui_ranks));
+}
+
+static void ranks_reset(void *st)
+{
+    tui_ranks *rs = st;
+    free(rs->aRank);
+    memset(rs, 0, sizeof *rs);
+}
+
+static void ranks_destroy(void *st)
+{
+    if (st)
+        ranks_reset(st);
+    free(st);
+}
+
+/* ---- reading ---- */
+
+static tui_rankrow *rank_row(tui_ranks *rs, int rank)
+{
+    for (int i = 0; i < rs->nRank; i++)
+        if (rs->aRank[i].rank == rank)
+            return &rs->aRank[i];
+    if (CS_VEC_RESERVE(rs->aRank, rs->capRank, (size_t)rs->nRank + 1) != 0)
+        return NULL;
+    tui_rankrow *r = &rs->aRank[rs->nRank++];
+    memset(r, 0, sizeof *r);
+    r->rank = rank;
+    return r;
+}
+
+static int busy_cb(int rank, int64_t busy, int64_t wall, int64_t spans, void *arg)
+{
+    tui_rankrow *r = rank_row(arg, rank);
+    if (r) {
+        r->busy_ns = busy;
+        r->wall_ns = wall;
+        r->spans = spans;
+    }
+    return 0;
+}
+
+static int rstat_cb(const cs_rank_stat *s, void *arg)
+{
+    tui_rankrow *r = rank_row(arg, s->rank);
+    if (r) {
+        r->times_last = s->times_last;
+        r->imposed_ns = s->imposed_wait_ns;
+        r->lateness_ns = s->median_lateness_ns;
+        r->has_stat = 1;
+    }
+    return 0;
+}
+
+static int rank_cmp(const void *x, const void *y)
+{
+    const tui_rankrow *a = x, *b = y;
+    if (a->has_stat || b->has_stat) {
+        /* the waiting a rank imposed on the others, then how often it was
+         * last: a rank late by a little in every step outranks one late
+         * by much once */
+        if (a->imposed_ns != b->imposed_ns)
+            return a->imposed_ns < b->imposed_ns ? 1 : -1;
+        if (a->times_last != b->times_last)
+            return a->times_last < b->times_last ? 1 : -1;
+    } else {
+        /* without the analysis: the rank that spends least time in calls
+         * is the one the others wait for */
+        double sa = a->wall_ns ? (double)a->busy_ns / (double)a->wall_ns : 0;
+        double sb = b->wall_ns ? (double)b->busy_ns / (double)b->wall_ns : 0;
+        if (sa != sb)
+            return sa < sb ? -1 : 1;
+    }
+    return a->rank - b->rank;
+}
+
+static int ranks_load(tui_ranks *rs, tui_model *m)
+{
+    if (rs->loaded)
+        return 0;
+    rs->nRank = 0;
+    if (cs_store_rank_busy(m->st, busy_cb, rs) != 0) {
+        tui_model_status(m, 1, "cannot read the ranks (corrupt trace?)");
+        return -1;
+    }
+    if (m->analysed)
+        cs_store_rank_stats(m->st, rstat_cb, rs);
+    qsort(rs->aRank, (size_t)rs->nRank, sizeof *rs->aRank, rank_cmp);
+    rs->loaded = 1;
+    return 0;
+}
+
+/* ---- drawing ---- */
+
+static void ranks_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
+{
+    tui_ranks *rs = st;
+    char buf[1024], b[6][32];
+    tui_draw_header(m, w, cols, tui_ranks_screen.name);
+    ranks_load(rs, m);
+    int y = 1;
+    int stat = m->analysed != 0;
+    snprintf(buf, sizeof buf, " Ranks, latest first (%s)",
+             stat ? "by the waiting each imposed on the others when it came last"
+                  : "not analysed: by share of time in calls; run collscope analyze for lateness");
+    tui_draw_line(w, y++, cols, A_BOLD, buf);
+    snprintf(buf, sizeof buf, " %6s %10s %12s %12s %12s %12s %7s %10s", "rank", "times last", "lateness",
+             "imposed wait", "in calls", "wall", "share", "spans");
+    tui_draw_line(w, y++, cols, A_REVERSE, buf);
+    int room = rows - 1 - y;
+    if (rs->top > rs->nRank - room)
+        rs->top = rs->nRank - room > 0 ? rs->nRank - room : 0;
+    for (int i = 0; i < room; i++, y++) {
+        wmove(w, y, 0);
+        wclrtoeol(w);
+        int ri = rs->top + i;
+        if (ri >= rs->nRank)
+            continue;
+        const tui_rankrow *r = &rs->aRank[ri];
+        if (r->has_stat)
+            snprintf(b[0], 32, "%lld", (long long)r->times_last);
+        else
+            snprintf(b[0], 32, "-");
+        snprintf(buf, sizeof buf, " %6d %10s %12s %12s %12s %12s %6.1f%% %10lld", r->rank, b[0],
+                 r->has_stat ? tui_fmt_ns(r->lateness_ns, b[1], 32) : "-",
+                 r->has_stat ? tui_fmt_ns(r->imposed_ns, b[2], 32) : "-", tui_fmt_ns(r->busy_ns, b[3], 32),
+                 tui_fmt_ns(r->wall_ns, b[4], 32), r->wall_ns ? 100.0 * (double)r->busy_ns / (double)r->wall_ns : 0.0,
+                 (long long)r->spans);
+        tui_draw_text(w, y, 0, cols, ri == 0 && r->has_stat && r->times_last > 0 ? A_BOLD : A_NORMAL, buf);
+    }
+    tui_draw_statusline(m, w, rows - 1, cols, " t: timeline  ?: help  q: quit ");
+}
+
+/* ---- keys ---- */
+
+static int ranks_key(void *st, tui_model *m, tui_ui *ui, int ch)
+{
+    tui_ranks *rs = st;
+    (void)ui;
+    switch (ch) {
+    case KEY_DOWN:
+    case 'j': rs->top++; break;
+    case KEY_UP:
+    case 'k':
+        if (rs->top > 0)
+            rs->top--;
+        break;
+    case '\n':
+    case '\r':
+    case KEY_ENTER:
+        if (rs->top < rs->nRank) {
+            int l = tui_model_lane_of(m, rs->aRank[rs->top].rank, -1);
+            if (l >= 0)
+                m->cur_lane = l;
+            m->screen = TUI_TIMELINE;
+        }
+        break;
+    default: return TUI_IGNORED;
+    }
+    return TUI_HANDLED | TUI_REDRAW;
+}
+
+const tui_screen tui_ranks_screen = {
+    .name = "ranks",
+    .keys = "3R",
+    .create = ranks_create,
+    .destroy = ranks_destroy,
+    .reset = ranks_reset,
+    .draw = ranks_draw,
+    .key = ranks_key,
+};

@@ -1,0 +1,111 @@
+/* tui.c: cs_tui_main, the entry of the terminal browser: its options, the
+ * timeline summary on request (--index), opening the trace and checking the
+ * terminal before the screens take it over (ui.c). */
+#include "config.h"
+#include "tui/tui.h"
+
+#include "tui/screen.h"
+
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char tui_usage[] = "usage: collscope-tui [--index] DIR|TRACE.db\n"
+                                "\n"
+                                "Browse the timeline of a traced job in the terminal: one lane per rank\n"
+                                "(and per thread, and per CUDA stream: rN sK, its calls at their GPU times\n"
+                                "and its kernels), collectives split into waiting and transfer, the worst\n"
+                                "instances and straggler steps of the analysis, stats and ranks screens.\n"
+                                "Press ? inside for the keys. See collscope-tui(1).\n"
+                                "\n"
+                                "  --index      build the timeline summary of the trace (done on first\n"
+                                "               open otherwise), print how long it took, and exit\n"
+                                "  --version    print the version\n"
+                                "\n"
+                                "Environment: NO_COLOR (any value) draws without colours; TERM and LANG\n"
+                                "as usual (UTF-8 locales get block glyphs, others ASCII).\n"
+                                "Exit status: 0; 1 when the trace cannot be read or the terminal cannot be\n"
+                                "used (one message says why); 2 on bad usage; 128+N after signal N.\n";
+
+/* --index: build the summary, say how long it took. */
+static int index_only(const char *arg)
+{
+    tui_model m;
+    char err[1024];
+    if (tui_model_open(&m, arg, 0, 1, err, sizeof err) != 0) {
+        fprintf(stderr, "collscope-tui: %s\n", err);
+        tui_model_close(&m);
+        return 1;
+    }
+    cs_tui_index_info info;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    if (cs_tui_index_build(m.path, NULL, NULL, &info, err, sizeof err) != 0) {
+        fprintf(stderr, "collscope-tui: %s\n", err);
+        tui_model_close(&m);
+        return 1;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    printf("collscope-tui: indexed %lld spans of %s in %.2f s (%d levels, finest bucket %lld ns)\n",
+           (long long)info.spans, m.path, (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9,
+           info.levels, (long long)1 << info.shift);
+    tui_model_close(&m);
+    return 0;
+}
+
+int cs_tui_main(int argc, char **argv)
+{
+    const char *arg = NULL;
+    int index = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(tui_usage, stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--version")) {
+            printf("collscope-tui %s\n", PACKAGE_VERSION);
+            return 0;
+        } else if (!strcmp(argv[i], "--index")) {
+            index = 1;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "collscope-tui: unknown option '%s'\n%s", argv[i], tui_usage);
+            return 2;
+        } else if (!arg) {
+            arg = argv[i];
+        } else {
+            fputs(tui_usage, stderr);
+            return 2;
+        }
+    }
+    if (!arg) {
+        fputs(tui_usage, stderr);
+        return 2;
+    }
+    setlocale(LC_ALL, "");
+    if (index)
+        return index_only(arg);
+    tui_ui_signals();
+    tui_model m;
+    char err[1024];
+    if (tui_model_open(&m, arg, 1, 0, err, sizeof err) != 0 || tui_ui_stop_signal()) {
+        tui_model_close(&m);
+        if (tui_ui_stop_signal())
+            return tui_ui_exit_signal();
+        fprintf(stderr, "collscope-tui: %s\n", err);
+        return 1;
+    }
+    const char *term = getenv("TERM");
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO) || !term || !*term || !strcmp(term, "dumb")) {
+        fprintf(stderr, "collscope-tui: %s: cannot draw a terminal UI here\n",
+                !isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO) ? "standard input and output must be a terminal"
+                : term && *term                                 ? "TERM is dumb"
+                                                                : "TERM is not set");
+        tui_model_close(&m);
+        return 1;
+    }
+    int rc = tui_ui_run(&m, term);
+    tui_model_close(&m);
+    return rc;
+}
