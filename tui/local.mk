@@ -2,7 +2,7 @@
 # entry cs_tui_main), collscope-tui, `collscope tui`, its summary queries
 # in libtrace/store_tui.c, its tests (tmux) and its benchmark.
 libtrace_libcstrace_la_SOURCES += libtrace/store_tui.c libtrace/store_tui.h
-# `collscope tui` runs collscope-tui (or says it was not built).
+# `collscope tui` runs the browser in-process (or says it was not built).
 analyzer_collscope_SOURCES += tui/cmd_tui.c
 
 EXTRA_DIST += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/tuilib.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh \
@@ -23,6 +23,8 @@ bin_PROGRAMS += tui/collscope-tui
 tui_collscope_tui_SOURCES = tui/main.c
 tui_collscope_tui_LDADD = $(CS_TUI_LIBS)
 dist_man1_MANS += docs/collscope-tui.1
+
+analyzer_collscope_LDADD += $(CS_TUI_LIBS)
 
 # Headless benchmark (same model and screens, off screen) and its trace generator.
 noinst_PROGRAMS += bench/tui_bench bench/tui_gen
