@@ -8,6 +8,8 @@
 #include "config.h"
 #include "tui/screen.h"
 
+#include "common/fmt.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,13 +128,13 @@ int main(int argc, char **argv)
     double p50 = times[n / 2], max = times[n - 1];
     char b1[32], b2[32];
     printf("trace: %s: %lld spans, %d lanes, %s long\n", t.path, (long long)t.nSpan, t.nLane,
-           tui_fmt_ns(t.t_end - t.t_begin, b1, sizeof b1));
+           cs_fmt_ns(t.t_end - t.t_begin, b1, sizeof b1));
     printf("terminal: %dx%d (headless)\n", cols, rows);
     printf("open: %.1f ms (target < 1000 ms) %s\n", open_s * 1e3, open_s < 1.0 ? "ok" : "MISSED");
     printf("first frame: %.2f ms\n", first * 1e3);
     printf("redraw over %d zoom levels (%s down to %s, %d read raw), %d frames: p50 %.2f ms, max %.2f ms"
            " (target < 20 ms) %s\n",
-           levels, tui_fmt_ns(width0, b1, sizeof b1), tui_fmt_ns(t.t1 - t.t0, b2, sizeof b2), raw, n, p50, max,
+           levels, cs_fmt_ns(width0, b1, sizeof b1), cs_fmt_ns(t.t1 - t.t0, b2, sizeof b2), raw, n, p50, max,
            max < 20.0 ? "ok" : "MISSED");
     tui_model_close(&t);
     fclose(out);

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "tui/analysis.h"
 
+#include "common/fmt.h"
 #include "common/vec.h"
 
 #include <errno.h>
@@ -101,7 +102,7 @@ int tui_analysis_next_worst(tui_analysis *a, tui_model *m, int dir)
     }
     char b1[32];
     tui_model_status(m, 0, "worst #%d of %d: %s seq %lld, arrival skew %s, last rank %d", i + 1, a->nWorst,
-                     tui_model_op_name(m, x->op), (long long)x->seq, tui_fmt_ns(x->skew_ns, b1, sizeof b1),
+                     tui_model_op_name(m, x->op), (long long)x->seq, cs_fmt_ns(x->skew_ns, b1, sizeof b1),
                      x->last_rank);
     return 0;
 }
@@ -148,8 +149,8 @@ int tui_analysis_next_step(tui_analysis *a, tui_model *m, int dir)
     m->has_sel = 0;
     char b1[32], b2[32];
     tui_model_status(m, 0, "straggler step %lld (%d of %d): rank %d set the step time %s (on time: %s)",
-                     (long long)s->step, i + 1, a->nStep, s->slowest_rank, tui_fmt_ns(s->time_ns, b1, sizeof b1),
-                     tui_fmt_ns(s->whatif_ns, b2, sizeof b2));
+                     (long long)s->step, i + 1, a->nStep, s->slowest_rank, cs_fmt_ns(s->time_ns, b1, sizeof b1),
+                     cs_fmt_ns(s->whatif_ns, b2, sizeof b2));
     return 0;
 }
 

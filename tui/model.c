@@ -5,7 +5,6 @@
 
 #include "common/vec.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,34 +20,6 @@ void tui_model_status(tui_model *m, int warn, const char *fmt, ...)
     vsnprintf(m->status, sizeof m->status, fmt, ap);
     va_end(ap);
     m->status_warn = warn;
-}
-
-const char *tui_fmt_ns(int64_t ns, char *buf, int len)
-{
-    double v = (double)ns;
-    double a = fabs(v);
-    if (a < 1e3)
-        snprintf(buf, (size_t)len, "%lld ns", (long long)ns);
-    else if (a < 1e6)
-        snprintf(buf, (size_t)len, "%.3g us", v / 1e3);
-    else if (a < 1e9)
-        snprintf(buf, (size_t)len, "%.3g ms", v / 1e6);
-    else
-        snprintf(buf, (size_t)len, "%.4g s", v / 1e9);
-    return buf;
-}
-
-const char *tui_fmt_bytes(int64_t b, char *buf, int len)
-{
-    if (b < 1024)
-        snprintf(buf, (size_t)len, "%lld B", (long long)b);
-    else if (b < 1024 * 1024)
-        snprintf(buf, (size_t)len, "%.3g KiB", (double)b / 1024);
-    else if (b < 1024LL * 1024 * 1024)
-        snprintf(buf, (size_t)len, "%.3g MiB", (double)b / (1024.0 * 1024));
-    else
-        snprintf(buf, (size_t)len, "%.3g GiB", (double)b / (1024.0 * 1024 * 1024));
-    return buf;
 }
 
 int64_t tui_model_parse_time(const tui_model *m, const char *s)

@@ -133,10 +133,6 @@ void tui_model_center(tui_model *m, int64_t tc, int64_t width);
 /* "12.5ms", "3s", "40%" -> ns from the start; -1 when not understood. */
 int64_t tui_model_parse_time(const tui_model *m, const char *s);
 
-/* "12.5 ms" */
-const char *tui_fmt_ns(int64_t ns, char *buf, int len);
-const char *tui_fmt_bytes(int64_t b, char *buf, int len);
-
 /* ---- the selection ---- */
 /* Select the span of the cursor lane nearest the cursor; 0 when found. */
 int tui_model_select_at_cursor(tui_model *m);

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "tui/screen.h"
 
+#include "common/fmt.h"
 #include "common/vec.h"
 
 #include <stdio.h>
@@ -152,9 +153,9 @@ static void ranks_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
         else
             snprintf(b[0], 32, "-");
         snprintf(buf, sizeof buf, " %6d %10s %12s %12s %12s %12s %6.1f%% %10lld", r->rank, b[0],
-                 r->has_stat ? tui_fmt_ns(r->lateness_ns, b[1], 32) : "-",
-                 r->has_stat ? tui_fmt_ns(r->imposed_ns, b[2], 32) : "-", tui_fmt_ns(r->busy_ns, b[3], 32),
-                 tui_fmt_ns(r->wall_ns, b[4], 32), r->wall_ns ? 100.0 * (double)r->busy_ns / (double)r->wall_ns : 0.0,
+                 r->has_stat ? cs_fmt_ns(r->lateness_ns, b[1], 32) : "-",
+                 r->has_stat ? cs_fmt_ns(r->imposed_ns, b[2], 32) : "-", cs_fmt_ns(r->busy_ns, b[3], 32),
+                 cs_fmt_ns(r->wall_ns, b[4], 32), r->wall_ns ? 100.0 * (double)r->busy_ns / (double)r->wall_ns : 0.0,
                  (long long)r->spans);
         tui_draw_text(w, y, 0, cols, ri == 0 && r->has_stat && r->times_last > 0 ? A_BOLD : A_NORMAL, buf);
     }

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "tui/screen.h"
 
+#include "common/fmt.h"
 #include "common/vec.h"
 
 #include <stdio.h>
@@ -27,8 +28,8 @@ typedef struct tui_stats {
 } tui_stats;
 
 static const char *const stat_cols[NCOLS] = { "key", "calls", "bytes", "total", "p50", "p90", "p99", "max" };
-/* the widths of the value columns */
-static const int stat_width[NCOLS] = { 0, 9, 9, 9, 9, 9, 9, 9 };
+/* the widths of the value columns, as in the report */
+static const int stat_width[NCOLS] = { 0, 9, 11, 11, 10, 10, 10, 10 };
 static const char *const stat_titles[NTABLES] = { "Per op", "Per communicator", "Per call site" };
 
 static void stats_reset(void *st)
@@ -160,7 +161,7 @@ static void stats_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
         for (int i = 0; i < s->nStrag && i < 3 && y < rows - 4; i++) {
             const cs_straggler *x = &s->aStrag[i];
             snprintf(buf, sizeof buf, "  %s rank %d, steps %lld-%lld, cost %s/step: %s", x->kind, x->rank,
-                     (long long)x->first_step, (long long)x->last_step, tui_fmt_ns(x->cost_ns, b[0], 32), x->evidence);
+                     (long long)x->first_step, (long long)x->last_step, cs_fmt_ns(x->cost_ns, b[0], 32), x->evidence);
             tui_draw_line(w, y++, cols, A_NORMAL, buf);
         }
     }
@@ -199,10 +200,10 @@ static void stats_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
         } else
             snprintf(key, sizeof key, "%s [%s]", g->key, g->op);
         snprintf(buf, sizeof buf, " %-*.*s %*lld %*s %*s %*s %*s %*s %*s", keyw, keyw, key, stat_width[1],
-                 (long long)g->count, stat_width[2], tui_fmt_bytes(g->bytes, b[0], 32), stat_width[3],
-                 tui_fmt_ns(g->total, b[1], 32), stat_width[4], tui_fmt_ns(g->p50, b[2], 32), stat_width[5],
-                 tui_fmt_ns(g->p90, b[3], 32), stat_width[6], tui_fmt_ns(g->p99, b[4], 32), stat_width[7],
-                 tui_fmt_ns(g->max, b[5], 32));
+                 (long long)g->count, stat_width[2], cs_fmt_bytes(g->bytes, b[0], 32), stat_width[3],
+                 cs_fmt_ns(g->total, b[1], 32), stat_width[4], cs_fmt_ns(g->p50, b[2], 32), stat_width[5],
+                 cs_fmt_ns(g->p90, b[3], 32), stat_width[6], cs_fmt_ns(g->p99, b[4], 32), stat_width[7],
+                 cs_fmt_ns(g->max, b[5], 32));
         tui_draw_text(w, y, 0, cols, A_NORMAL, buf);
     }
     tui_draw_statusline(m, w, rows - 1, cols, " t: timeline  ?: help  q: quit ");

@@ -7,6 +7,8 @@
 #include "tui/lanes.h"
 #include "tui/screen.h"
 
+#include "common/fmt.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,7 +133,7 @@ static void draw_details(const tui_model *m, WINDOW *w, int y, int h, int cols)
     tui_draw_line(w, y, cols, A_BOLD, buf);
     int line = 1;
     if (line < h) {
-        int n = snprintf(buf, sizeof buf, "  bytes %s (count %lld)", tui_fmt_bytes(s->bytes, b1, sizeof b1),
+        int n = snprintf(buf, sizeof buf, "  bytes %s (count %lld)", cs_fmt_bytes(s->bytes, b1, sizeof b1),
                          (long long)s->count);
         if (s->comm)
             n += snprintf(buf + n, sizeof buf - (size_t)n, "  comm %#llx", (unsigned long long)s->comm);
@@ -145,11 +147,11 @@ static void draw_details(const tui_model *m, WINDOW *w, int y, int h, int cols)
     }
     if (line < h) {
         int n =
-            snprintf(buf, sizeof buf, "  begin +%s  duration %s", tui_fmt_ns(s->begin_ns - m->t_begin, b1, sizeof b1),
-                     tui_fmt_ns(s->end_ns - s->begin_ns, b2, sizeof b2));
+            snprintf(buf, sizeof buf, "  begin %s  duration %s", cs_fmt_dns(s->begin_ns - m->t_begin, 1, b1, sizeof b1),
+                     cs_fmt_ns(s->end_ns - s->begin_ns, b2, sizeof b2));
         if (m->sel_wait >= 0)
             snprintf(buf + n, sizeof buf - (size_t)n, "  wait %s  who was last: rank %d  (skew %s, %d ranks)",
-                     tui_fmt_ns(m->sel_wait, b3, sizeof b3), m->sel_last_rank, tui_fmt_ns(m->sel_skew, b1, sizeof b1),
+                     cs_fmt_ns(m->sel_wait, b3, sizeof b3), m->sel_last_rank, cs_fmt_ns(m->sel_skew, b1, sizeof b1),
                      m->sel_members);
         tui_draw_line(w, y + line++, cols, A_NORMAL, buf);
     }
@@ -167,10 +169,10 @@ static void draw_details(const tui_model *m, WINDOW *w, int y, int h, int cols)
         if (s->grp)
             n += snprintf(buf + n, sizeof buf - (size_t)n, "  group %lld", (long long)s->grp);
         if (s->gpu_begin_ns && s->gpu_end_ns >= s->gpu_begin_ns)
-            snprintf(buf + n, sizeof buf - (size_t)n, "  GPU begin +%s  end +%s  duration %s",
-                     tui_fmt_ns(s->gpu_begin_ns - m->t_begin, b1, sizeof b1),
-                     tui_fmt_ns(s->gpu_end_ns - m->t_begin, b2, sizeof b2),
-                     tui_fmt_ns(s->gpu_end_ns - s->gpu_begin_ns, b3, sizeof b3));
+            snprintf(buf + n, sizeof buf - (size_t)n, "  GPU begin %s  end %s  duration %s",
+                     cs_fmt_dns(s->gpu_begin_ns - m->t_begin, 1, b1, sizeof b1),
+                     cs_fmt_dns(s->gpu_end_ns - m->t_begin, 1, b2, sizeof b2),
+                     cs_fmt_ns(s->gpu_end_ns - s->gpu_begin_ns, b3, sizeof b3));
         tui_draw_line(w, y + line++, cols, A_NORMAL, buf);
     }
     if (line < h) {
@@ -282,9 +284,9 @@ static void timeline_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
     snprintf(right, sizeof right, "%s%s%s", n ? "filter: " : "", buf, m->lod_level >= 0 ? "summary" : "raw");
     if (x + (int)strlen(right) + 1 < cols)
         tui_draw_text(w, y, cols - (int)strlen(right), (int)strlen(right), A_DIM, right);
-    snprintf(right, sizeof right, " cursor +%s  view %s ",
-             tui_fmt_ns(tui_model_cursor_time(m) - m->t_begin, b1, sizeof b1),
-             tui_fmt_ns(m->t1 - m->t0, b2, sizeof b2));
+    snprintf(right, sizeof right, " cursor %s  view %s ",
+             cs_fmt_dns(tui_model_cursor_time(m) - m->t_begin, 1, b1, sizeof b1),
+             cs_fmt_ns(m->t1 - m->t0, b2, sizeof b2));
     tui_draw_statusline(m, w, rows - 1, cols, right);
 }
 
@@ -301,7 +303,7 @@ static int key_goto(tui_model *m, tui_ui *ui)
     } else {
         char b[32];
         tui_model_center(m, m->t_begin + x, 0);
-        tui_model_status(m, 0, "at +%s", tui_fmt_ns(x, b, sizeof b));
+        tui_model_status(m, 0, "at %s", cs_fmt_dns(x, 1, b, sizeof b));
     }
     return 0;
 }

@@ -60,8 +60,9 @@ set -- $(q "$db" "SELECT s.id, (s.gpu_begin_ns + s.gpu_end_ns) / 2 - $tb, s.gpu_
                   ORDER BY s.gpu_dur_ns DESC, s.id LIMIT 1" | tr '|' ' ')
 [ $# = 4 ] || fail "no ncclAllReduce with GPU times on rank 0"
 id=$1; at=$2; gdur=$3; sidx=$4
-gfmt=$(awk -v v="$gdur" 'BEGIN { if (v < 1e3) printf "%d ns", v; else if (v < 1e6) printf "%.3g us", v / 1e3;
-                                 else if (v < 1e9) printf "%.3g ms", v / 1e6; else printf "%.4g s", v / 1e9 }')
+# the duration as the report prints it (common/fmt.c, cs_fmt_ns)
+gfmt=$(awk -v v="$gdur" 'BEGIN { if (v < 1e4) printf "%.2f us", v / 1e3; else if (v < 1e7) printf "%.1f us", v / 1e3;
+                                 else if (v < 1e10) printf "%.2f ms", v / 1e6; else printf "%.2f s", v / 1e9 }')
 tui_start 140 44 "env LANG=C.UTF-8 TERM=xterm-256color '$TUI' '$T/r'"
 wait_for 'r3 s1'
 keys g; for c in $(echo "${at}ns" | sed 's/./& /g'); do keys "$c"; done; keys Enter
