@@ -19,10 +19,11 @@ AM_TESTS_ENVIRONMENT = top_srcdir='$(top_srcdir)' abs_top_srcdir='$(abs_top_srcd
 	CS_SERIAL_TESTS='$(CS_SERIAL_TESTS)' CS_TEST_LOCK='$(abs_top_builddir)/tests/.serial-lock'; \
 	export top_srcdir abs_top_srcdir abs_top_builddir COLLSCOPE_LIBDIR MPIRUN_OMPI MPIRUN_MPICH \
 	MPIFC_OMPI PYTHON3 CS_HAVE_OMPI CS_HAVE_MPICH CS_HAVE_NVCC CS_HAVE_NCURSES CS_SERIAL_TESTS CS_TEST_LOCK;
-# Tests whose figures depend on the timing of a multi-rank job on the
-# shared cores: each runs while no other test does (tests/run-one.sh).
+# Tests whose checks rest on a multi-rank job keeping its timing on the
+# shared cores (verdicts on 100 ms delays, apply mode's step medians): each
+# runs while no other test does (tests/run-one.sh).
 CS_SERIAL_TESTS = tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh \
-	tests/analysis/align_strict.sh
+	tests/analysis/apply_estimate.sh
 
 # check-TESTS runs the tests as automake's own rule does (the logs named in
 # RECHECK_LOGS rerun, test-suite.log written, automake's summary printed)
