@@ -10,7 +10,8 @@
 # when it ran out of time.
 : "${CS_TEST_TIMEOUT:=600}"
 for t; do :; done # the test is the last argument
-if [ -n "${CS_TEST_LOCK:-}" ] && command -v flock > /dev/null 2>&1; then
+if [ -n "${CS_TEST_LOCK:-}" ] && command -v flock > /dev/null 2>&1 &&
+  mkdir -p "$(dirname "$CS_TEST_LOCK")" && touch "$CS_TEST_LOCK" 2> /dev/null; then
   mode=-s
   for s in ${CS_SERIAL_TESTS:-}; do
     case $t in "$s" | */"$s") mode=-x ;; esac
