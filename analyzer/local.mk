@@ -18,11 +18,11 @@ analyzer_collscope_LDADD += -lm
 # busy loops beside it. verdicts_ompi.sh and verdicts_mpich.sh (the four
 # straggler cases, 4 ranks, 100 ms delays, 20 steps; about 20 s together)
 # each passed 5 of 5 in a row with a busy loop beside them.
-CS_TESTS += tests/analysis/synthetic.sh tests/analysis/faults.sh tests/analysis/align_strict.sh \
+TESTS += tests/analysis/synthetic.sh tests/analysis/faults.sh tests/analysis/align_strict.sh \
 	tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh
 # Issue 6: the cost model on a synthetic trace of known alpha and beta (1 s),
 # the what-if replay, proposals and check-estimate on the trainer (about 15 s).
-CS_TESTS += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysis/apply_estimate.sh
+TESTS += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysis/apply_estimate.sh
 EXTRA_DIST += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysis/apply_estimate.sh
 EXTRA_DIST += tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh tests/analysis/verdicts.inc.sh \
 	tests/analysis/synthetic.sh tests/analysis/faults.sh

@@ -38,3 +38,5 @@ endif
 else
 EXTRA_DIST += bench/nccl_overhead.c
 endif
+# Accuracy of the what-if estimates and clock alignment on real runs (bench/README.md).
+EXTRA_DIST += bench/whatif_bench.sh

@@ -19,7 +19,7 @@ examples_mpi_trainer_mpich_LDADD = $(MPICH_LIBS) -lm
 endif
 
 # Tests that run real applications (LAMMPS, HPCC, mpi4py, Fortran) traced.
-CS_TESTS += tests/apps/lammps.sh tests/apps/hpcc.sh tests/apps/mpi4py.sh \
+TESTS += tests/apps/lammps.sh tests/apps/hpcc.sh tests/apps/mpi4py.sh \
 	tests/apps/fortran.sh
 EXTRA_DIST += tests/apps/lammps.sh tests/apps/hpcc.sh tests/apps/mpi4py.sh \
 	tests/apps/fortran.sh tests/apps/apps.sh tests/apps/lj-melt.in \

@@ -53,14 +53,14 @@ endif
 
 # Tests (make check) under tests/kernels/.
 check_PROGRAMS += tests/kernels/test_host_ref tests/kernels/test_convert
-CS_TESTS += tests/kernels/test_host_ref tests/kernels/test_convert
+TESTS += tests/kernels/test_host_ref tests/kernels/test_convert
 tests_kernels_test_host_ref_SOURCES = tests/kernels/test_host_ref.c tests/kernels/ktest.h
 tests_kernels_test_host_ref_LDADD = kernels/libcskernels.la $(PTHREAD_LIBS)
 tests_kernels_test_convert_SOURCES = tests/kernels/test_convert.c tests/kernels/ktest.h
 tests_kernels_test_convert_LDADD = kernels/libcskernels.la -lm
 if HAVE_NVCC
 check_PROGRAMS += tests/kernels/test_cuda_nodev tests/kernels/test_cuda_vs_host
-CS_TESTS += tests/kernels/test_cuda_nodev tests/kernels/test_cuda_build.sh
+TESTS += tests/kernels/test_cuda_nodev tests/kernels/test_cuda_build.sh
 tests_kernels_test_cuda_nodev_SOURCES = tests/kernels/test_cuda_nodev.c tests/kernels/ktest.h
 tests_kernels_test_cuda_nodev_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS)
 tests_kernels_test_cuda_nodev_LDADD = kernels/libcskernels.la -L$(CUDA_HOME)/lib64 -lcudart

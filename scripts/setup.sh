@@ -63,6 +63,11 @@ case "$what" in
     ;;
   test)
     echo "== make check"
-    make -j"$jobs" --no-print-directory check
+    st=0
+    make -j"$jobs" --no-print-directory check || st=$?
+    # After a failure make's own error lines follow the summary: the line
+    # "N passed, N failed, N skipped" again, last (CI reads it).
+    [ $st -eq 0 ] || make --no-print-directory -s check-summary 2> /dev/null | tail -n 1
+    exit $st
     ;;
 esac

@@ -1,8 +1,12 @@
 # tests/lib.sh: helpers for collscope's shell tests. Source it first:
 #   . "$srcdir/tests/lib.sh"
 # Provides: $B (abs build dir), $S (abs source dir), $COLLSCOPE (the command),
-# $T (a fresh temporary directory, removed on success), and the functions
-# skip, fail, check, q (sqlite query), mpirun_for, need_mpi.
+# $T (a fresh temporary directory, removed when the test passes or skips,
+# kept for a look when it fails), and the functions pass, skip, fail, check,
+# expect_eq, at_exit, q (sqlite query), mpirun_for, need_mpi.
+# A test ends with `pass` (exit 0) or `skip REASON` (exit 77); a script that
+# reaches its end, or exits 0, without calling either fails: a test whose
+# last lines were cut, or that returned early, must not pass unnoticed.
 set -u
 S=${abs_top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 B=${abs_top_builddir:-$S}
@@ -17,10 +21,33 @@ export HYDRA_LAUNCHER=fork
 _cs_name=$(basename "$0" .sh)
 T=$(mktemp -d "${TMPDIR:-/tmp}/cs-$_cs_name.XXXXXX")
 _cs_ok=0
-trap '[ $_cs_ok = 1 ] && rm -rf "$T"' EXIT
+_cs_at_exit=
+# at_exit COMMAND: run COMMAND (shell code) when the test ends, however it ends.
+at_exit() { _cs_at_exit="$_cs_at_exit
+$*"; }
+_cs_exit() {
+  _cs_rc=$1
+  trap - EXIT
+  eval "$_cs_at_exit"
+  if [ "$_cs_rc" = 0 ] && [ $_cs_ok != 1 ]; then
+    echo "FAIL: the test ended without calling pass or skip" >&2
+    _cs_rc=1
+  fi
+  if [ $_cs_ok = 1 ]; then
+    chmod -R u+rwX "$T" 2> /dev/null # folders a test made read-only
+    rm -rf "$T"
+  else
+    echo "(work files kept in $T)" >&2
+  fi
+  exit "$_cs_rc"
+}
+trap '_cs_exit $?' EXIT
+trap '_cs_exit 129' HUP
+trap '_cs_exit 130' INT
+trap '_cs_exit 143' TERM
 
 skip() { echo "SKIP: $*"; _cs_ok=1; exit 77; }
-fail() { echo "FAIL: $*" >&2; echo "(work files kept in $T)" >&2; exit 1; }
+fail() { echo "FAIL: $*" >&2; _cs_ok=0; exit 1; }
 pass() { _cs_ok=1; exit 0; }
 # check DESCRIPTION COMMAND...: run a command, fail with the description if it fails.
 check() { _d=$1; shift; "$@" || fail "$_d"; echo "ok: $_d"; }

@@ -1,30 +1,70 @@
-# tests: the runner and its environment. Components add to CS_TESTS.
-EXTRA_DIST += tests/run-tests.sh tests/lib.sh
+# tests: automake's parallel harness. Each component adds its tests to
+# TESTS (scripts by their path in the source tree, programs by their path
+# in the build tree); `make check` runs them (`make -j2 check` two at a
+# time), each through tests/run-one.sh (a timeout, no terminal input, and
+# the tests in CS_SERIAL_TESTS alone), with its log at the test's path
+# (tests/mpi/fuse.log). Exit 0 passes, 77 skips, anything else fails.
+# Subsets: make check TESTS='tests/store/schema.sh tests/mpi/crash.sh'
+# or CS_TEST_FILTER='verdicts*' (a glob on the test's name or path).
+EXTRA_DIST += tests/run-one.sh tests/summary.sh tests/lib.sh
 
-CS_TEST_ENV = srcdir=$(srcdir) top_srcdir=$(top_srcdir) \
-	abs_top_srcdir=$(abs_top_srcdir) abs_top_builddir=$(abs_top_builddir) \
-	COLLSCOPE_LIBDIR=$(abs_top_builddir)/interpose/.libs \
-	MPIRUN_OMPI=$(MPIRUN_OMPI) MPIRUN_MPICH=$(MPIRUN_MPICH) MPIFC_OMPI=$(MPIFC_OMPI) \
-	PYTHON3=$(PYTHON3) CS_HAVE_OMPI=$(cs_have_ompi) CS_HAVE_MPICH=$(cs_have_mpich) \
-	CS_HAVE_NVCC=$(cs_have_nvcc) CS_HAVE_NCURSES=$(cs_have_ncurses)
+TEST_EXTENSIONS = .sh
+LOG_COMPILER = $(SHELL) $(srcdir)/tests/run-one.sh
+SH_LOG_COMPILER = $(SHELL) $(srcdir)/tests/run-one.sh $(SHELL)
+AM_TESTS_ENVIRONMENT = top_srcdir='$(top_srcdir)' abs_top_srcdir='$(abs_top_srcdir)' \
+	abs_top_builddir='$(abs_top_builddir)' COLLSCOPE_LIBDIR='$(abs_top_builddir)/interpose/.libs' \
+	MPIRUN_OMPI='$(MPIRUN_OMPI)' MPIRUN_MPICH='$(MPIRUN_MPICH)' MPIFC_OMPI='$(MPIFC_OMPI)' \
+	PYTHON3='$(PYTHON3)' CS_HAVE_OMPI='$(cs_have_ompi)' CS_HAVE_MPICH='$(cs_have_mpich)' \
+	CS_HAVE_NVCC='$(cs_have_nvcc)' CS_HAVE_NCURSES='$(cs_have_ncurses)' \
+	CS_SERIAL_TESTS='$(CS_SERIAL_TESTS)' CS_TEST_LOCK='$(abs_top_builddir)/tests/.serial-lock'; \
+	export top_srcdir abs_top_srcdir abs_top_builddir COLLSCOPE_LIBDIR MPIRUN_OMPI MPIRUN_MPICH \
+	MPIFC_OMPI PYTHON3 CS_HAVE_OMPI CS_HAVE_MPICH CS_HAVE_NVCC CS_HAVE_NCURSES CS_SERIAL_TESTS CS_TEST_LOCK;
+# Tests whose checks rest on a multi-rank job keeping its timing on the
+# shared cores (verdicts on 100 ms delays, apply mode's step medians): each
+# runs while no other test does (tests/run-one.sh).
+CS_SERIAL_TESTS = tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh \
+	tests/analysis/apply_estimate.sh
 
-check-local:
-	@$(CS_TEST_ENV) $(SHELL) $(srcdir)/tests/run-tests.sh $(CS_TESTS)
+# check-TESTS runs the tests as automake's own rule does (the logs named in
+# RECHECK_LOGS rerun, test-suite.log written, automake's summary printed)
+# and then, whatever their outcome, tests/summary.sh: the failed tests'
+# log tails, the skip reasons, and last the line that CI reads,
+# "N passed, N failed, N skipped". It replaces automake's rule (hence
+# -Wno-override), since a check-local rule would not run after a failure.
+AUTOMAKE_OPTIONS = -Wno-override
+# No "Leaving directory" lines from the sub-makes after that line.
+AM_MAKEFLAGS = --no-print-directory
+check-TESTS: $(check_PROGRAMS) $(check_LTLIBRARIES)
+	@list='$(RECHECK_LOGS)'; test -z "$$list" || rm -f $$list
+	@list='$(RECHECK_LOGS:.log=.trs)'; test -z "$$list" || rm -f $$list
+	@test -z "$(TEST_SUITE_LOG)" || rm -f $(TEST_SUITE_LOG)
+	@set +e; $(am__set_TESTS_bases); \
+	if test -n "$$CS_TEST_FILTER"; then \
+	  bases=`for b in $$bases; do case "$$b" in */$$CS_TEST_FILTER|$$CS_TEST_FILTER) echo $$b ;; esac; done`; \
+	fi; \
+	logs=`for b in $$bases; do echo $$b.log; done`; \
+	$(MAKE) $(AM_MAKEFLAGS) $(TEST_SUITE_LOG) TEST_LOGS="`echo $$logs`"; rc=$$?; \
+	$(SHELL) $(srcdir)/tests/summary.sh $$bases; \
+	exit $$rc
+# The summary of the last run again (of every test in TESTS that has a result).
+check-summary:
+	@$(am__set_TESTS_bases); $(SHELL) $(srcdir)/tests/summary.sh $$bases
+.PHONY: check-summary
 
 clean-local: clean-local-tests
 clean-local-tests:
-	-rm -rf tests/logs tests/tmp
+	-rm -f tests/.serial-lock
 .PHONY: clean-local-tests
 
 # Unit tests of libtrace.
 check_PROGRAMS += tests/unit/test_log
-CS_TESTS += tests/unit/test_log
+TESTS += tests/unit/test_log
 tests_unit_test_log_SOURCES = tests/unit/test_log.c
 tests_unit_test_log_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_log_LDADD = libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS)
 
 # Multi-rank tests of the MPI preload.
-CS_TESTS += tests/mpi/counts.sh tests/mpi/crash.sh tests/mpi/undisturbed.sh tests/mpi/singleton.sh \
+TESTS += tests/mpi/counts.sh tests/mpi/crash.sh tests/mpi/undisturbed.sh tests/mpi/singleton.sh \
 	tests/mpi/papi_counters.sh
 EXTRA_DIST += tests/mpi/counts.sh tests/mpi/crash.sh tests/mpi/undisturbed.sh tests/mpi/singleton.sh \
 	tests/mpi/papi_counters.sh tests/mpi/stubmpi.c tests/mpi/stubprog.c
@@ -39,7 +79,7 @@ endif
 
 # Apply mode for MPI (interpose/mpi_fuse.c): what is fused and what is not,
 # bit-identical results, the fallbacks, on both MPI implementations.
-CS_TESTS += tests/mpi/fuse.sh
+TESTS += tests/mpi/fuse.sh
 EXTRA_DIST += tests/mpi/fuse.sh tests/mpi/fuse_prog.c
 if HAVE_OMPI
 check_PROGRAMS += tests/mpi/fuse_prog_ompi
@@ -55,7 +95,7 @@ tests_mpi_fuse_prog_mpich_LDADD = $(MPICH_LIBS)
 endif
 
 # The store and the commands' handling of bad input.
-CS_TESTS += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh tests/store/readonly.sh
+TESTS += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh tests/store/readonly.sh
 EXTRA_DIST += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh tests/store/readonly.sh
 
 # NCCL and CUDA tracing (tests/nccl/): CPU stand-ins for libcudart.so.13 and
@@ -66,7 +106,7 @@ EXTRA_DIST += tests/standins/cudart.c tests/standins/nccl.c tests/standins/cudar
 	tests/nccl/realerr.sh tests/nccl/no_nccl.sh tests/nccl/schema_upgrade.sh tests/nccl/realerr.c \
 	tests/standins/cupti.c tests/nccl/cupti.sh tests/nccl/profiler.sh \
 	tests/nccl/fuse.sh tests/nccl/fuse_prog.c tests/nccl/ptsz.sh tests/nccl/ptsz.c
-CS_TESTS += tests/nccl/schema_upgrade.sh
+TESTS += tests/nccl/schema_upgrade.sh
 if HAVE_NCCL
 if HAVE_OMPI
 check_LTLIBRARIES += tests/standins/libcudart.la tests/standins/libnccl.la
@@ -79,7 +119,7 @@ tests_standins_libnccl_la_SOURCES = tests/standins/nccl.c
 tests_standins_libnccl_la_CFLAGS = $(AM_CFLAGS) $(CUDA_CFLAGS) $(OMPI_CFLAGS) -fvisibility=hidden
 tests_standins_libnccl_la_LDFLAGS = -rpath /nowhere -version-info 2:0:0 -no-undefined
 tests_standins_libnccl_la_LIBADD = $(OMPI_LIBS) -ldl
-CS_TESTS += tests/nccl/trainer.sh tests/nccl/straggler.sh tests/nccl/gpu_fault.sh tests/nccl/no_nccl.sh \
+TESTS += tests/nccl/trainer.sh tests/nccl/straggler.sh tests/nccl/gpu_fault.sh tests/nccl/no_nccl.sh \
 	tests/nccl/profiler.sh
 # Apply mode's NCCL fusion: bursts of grouped allreduces (tests/gpu/run.sh
 # also runs the program on a GPU with the real libraries).
@@ -88,7 +128,7 @@ tests_nccl_fuse_prog_SOURCES = tests/nccl/fuse_prog.c
 tests_nccl_fuse_prog_CFLAGS = $(AM_CFLAGS) $(CUDA_CFLAGS) $(OMPI_CFLAGS)
 tests_nccl_fuse_prog_LDFLAGS = -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib
 tests_nccl_fuse_prog_LDADD = -lnccl -lcudart $(OMPI_LIBS)
-CS_TESTS += tests/nccl/fuse.sh
+TESTS += tests/nccl/fuse.sh
 # CUPTI stand-in (soname libcupti.so.13): activity of the cudart stand-in's work.
 if HAVE_CUPTI
 check_LTLIBRARIES += tests/standins/libcupti.la
@@ -96,7 +136,7 @@ tests_standins_libcupti_la_SOURCES = tests/standins/cupti.c
 tests_standins_libcupti_la_CFLAGS = $(AM_CFLAGS) $(CUDA_CFLAGS) -fvisibility=hidden
 tests_standins_libcupti_la_LDFLAGS = -rpath /nowhere -version-info 13:0:0 -no-undefined
 tests_standins_libcupti_la_LIBADD = -ldl $(PTHREAD_LIBS)
-CS_TESTS += tests/nccl/cupti.sh
+TESTS += tests/nccl/cupti.sh
 endif
 endif
 # The real libraries with no GPU: their return codes pass through unchanged.
@@ -105,13 +145,13 @@ tests_nccl_realerr_SOURCES = tests/nccl/realerr.c
 tests_nccl_realerr_CFLAGS = $(AM_CFLAGS) $(CUDA_CFLAGS)
 tests_nccl_realerr_LDFLAGS = -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib
 tests_nccl_realerr_LDADD = -lnccl -lcudart
-CS_TESTS += tests/nccl/realerr.sh
+TESTS += tests/nccl/realerr.sh
 # A program built for the per-thread default stream (_ptsz/_ptds entry points).
 check_PROGRAMS += tests/nccl/ptsz
 tests_nccl_ptsz_SOURCES = tests/nccl/ptsz.c
 tests_nccl_ptsz_CFLAGS = $(AM_CFLAGS) $(CUDA_CFLAGS)
 tests_nccl_ptsz_LDFLAGS = -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib
 tests_nccl_ptsz_LDADD = -lcudart
-CS_TESTS += tests/nccl/ptsz.sh
+TESTS += tests/nccl/ptsz.sh
 endif
 EXTRA_DIST += tests/gpu/run.sh

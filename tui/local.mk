@@ -8,7 +8,7 @@ analyzer_collscope_SOURCES += tui/cmd_tui.c
 EXTRA_DIST += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/tuilib.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh \
 	docs/collscope-tui.1
 dist_doc_DATA += docs/tui.md
-CS_TESTS += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh
+TESTS += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh
 
 if HAVE_NCURSES
 noinst_LTLIBRARIES += tui/libcstui.la

@@ -6,7 +6,8 @@
 # slow link between them, a clean run has no verdict, a slow communicator
 # (its collectives' transfers stalled on every member) is a slow link on
 # that communicator and blames no rank; and the offsets are
-# removed (within 1 ms, 10 ms under MPICH; the 5 us bound: align_strict.sh). Sourced by
+# removed (within 1 ms, 10 ms under MPICH; the alignment's known answers:
+# align_strict.sh, its accuracy on real runs: bench/whatif_bench.sh). Sourced by
 # verdicts_ompi.sh and verdicts_mpich.sh.
 need_mpi "$CS_MPI"
 MPIRUN=$(mpirun_for "$CS_MPI")
@@ -99,7 +100,7 @@ set -- $line
 echo "ok: $mode: slow link on communicator $half, cost $7 ns per step"
 # The offsets are removed (recovered = -injected, relative to rank 0), on
 # the clean run: its halo messages bound the offsets. Within 1 ms under
-# Open MPI (the strict 5 us bound: align_strict.sh); within 10 ms (a tenth
+# Open MPI (how close on real runs: bench/whatif_bench.sh); within 10 ms (a tenth
 # of the effects) under MPICH, whose busy-polling ranks on 2 loaded cores
 # left errors of 2-3.5 ms in 2 of 5 runs (and none above 30 us in 5 runs
 # under lighter load). (Without point-to-point

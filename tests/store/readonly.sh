@@ -70,3 +70,4 @@ expect_eq "read-only trace with a pending WAL: exit status" $? 1
 expect_eq "read-only trace with a pending WAL: one line" "$(wc -l < "$T/c.err")" 1
 grep -q "trace.db-wal: copy both files to a writable folder" "$T/c.err" || fail "pending WAL: $(cat "$T/c.err")"
 chmod 755 "$T/ro_a" "$T/ro_b" "$T/ro_c"
+pass

@@ -7,7 +7,7 @@ TUI="$B/tui/collscope-tui"
 [ -x "$TUI" ] || skip "collscope-tui not built"
 command -v tmux >/dev/null 2>&1 || skip "tmux not installed"
 TM="tmux -L cs-test-$$ -f /dev/null"
-trap '$TM kill-server 2>/dev/null; [ $_cs_ok = 1 ] && rm -rf "$T"' EXIT
+at_exit '$TM kill-server 2> /dev/null'
 
 # tui_start W H CMD: a fresh session running CMD in sh; the pane stays
 # after the command ends (the command's own output stays visible).

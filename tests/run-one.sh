@@ -1,0 +1,31 @@
+#!/bin/sh
+# tests/run-one.sh: runs one test for automake's harness (LOG_COMPILER and
+# SH_LOG_COMPILER in tests/local.mk):
+#   run-one.sh [INTERPRETER...] TEST
+# with no terminal input and a timeout of CS_TEST_TIMEOUT seconds (default
+# 600) over the test's whole process group. A test named in
+# CS_SERIAL_TESTS (paths relative to the source tree) runs while no other
+# test does: it holds CS_TEST_LOCK exclusively, every other test holds it
+# shared while it runs. Exit status: the test's (0 pass, 77 skip); 124
+# when it ran out of time.
+: "${CS_TEST_TIMEOUT:=600}"
+for t; do :; done # the test is the last argument
+if [ -n "${CS_TEST_LOCK:-}" ] && command -v flock > /dev/null 2>&1 &&
+  mkdir -p "$(dirname "$CS_TEST_LOCK")" && touch "$CS_TEST_LOCK" 2> /dev/null; then
+  mode=-s
+  for s in ${CS_SERIAL_TESTS:-}; do
+    case $t in "$s" | */"$s") mode=-x ;; esac
+  done
+  exec 9>> "$CS_TEST_LOCK"
+  if [ $mode = -x ]; then
+    echo "run-one: $t runs alone (CS_SERIAL_TESTS): waiting for the other tests to end"
+  fi
+  flock $mode 9 || echo "run-one: cannot lock $CS_TEST_LOCK: running anyway"
+fi
+start=$(date +%s)
+# The test must not hold the lock (fd 9) in processes that outlive it.
+timeout -k 10 "$CS_TEST_TIMEOUT" "$@" < /dev/null 9>&-
+rc=$?
+[ $rc -eq 124 ] && echo "FAIL: $t timed out after ${CS_TEST_TIMEOUT}s"
+echo "run-one: $t: exit status $rc after $(($(date +%s) - start))s"
+exit $rc

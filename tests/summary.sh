@@ -1,0 +1,27 @@
+#!/bin/sh
+# tests/summary.sh: the summary of a `make check` run, printed after
+# automake's own (tests/local.mk): for each failed test the last lines of
+# its log, for each skipped one its reason, and last the line that CI
+# reads: "N passed, N failed, N skipped".
+#   summary.sh BASE...   (a test's path without its extension: tests/mpi/crash)
+# Reads each test's BASE.trs and BASE.log; a test without a result counts
+# as failed. Exit status 1 when a test failed.
+pass=0 fail=0 skip=0 failed=
+for b; do
+  res=$(sed -n 's/^:test-result: *//p' "$b.trs" 2> /dev/null | head -n 1)
+  case $res in
+    PASS | XFAIL) pass=$((pass + 1)) ;;
+    SKIP)
+      skip=$((skip + 1))
+      echo "SKIP: $b: $(sed -n 's/^SKIP: //p' "$b.log" 2> /dev/null | tail -n 1)"
+      ;;
+    *)
+      fail=$((fail + 1)) failed="$failed $b"
+      echo "FAIL: $b (${res:-no result}); last lines of $b.log:"
+      if [ -f "$b.log" ]; then tail -n 25 "$b.log" | sed 's/^/    | /'; else echo "    | (no log)"; fi
+      ;;
+  esac
+done
+[ -n "$failed" ] && echo "failed:$failed"
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]
