@@ -1,31 +1,14 @@
-/* an_run.c: `collscope analyze`, the order of the analysis passes, and the
- * small containers they share. */
+/* an_run.c: the analysis of one store: the passes in order, and the small
+ * helpers they share. */
 #include "config.h"
 #include "analyzer/analysis.h"
 #include "common/stats.h"
-#include "analyzer/cli.h"
 #include "analyzer/whatif.h"
 
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-const char cs_help_analyze[] = "usage: collscope analyze [--force] DIR|TRACE.db\n"
-                               "\n"
-                               "Run the cross-rank analysis and store it in the trace: clock alignment\n"
-                               "(the clocks table), collective instances and their wait states, point-to-\n"
-                               "point pairs, steps, per-rank statistics, straggler verdicts and tail\n"
-                               "latency (tables instances, waits, p2p, steps, rank_stats, stragglers,\n"
-                               "tails), cost models of the collectives, the what-if replay and its\n"
-                               "proposals (tables models, proposals; see docs/report-json.md).\n"
-                               "`collscope report` and `collscope tui`\n"
-                               "read them. A current stored analysis is kept unless --force. A trace\n"
-                               "that cannot be written here is refused (report analyses a private copy\n"
-                               "of it instead).\n"
-                               "\n"
-                               "Exit status: 0, 1 when the trace cannot be read or written, 2 on bad usage.\n";
 
 /* ---- containers ---- */
 
@@ -116,7 +99,7 @@ static void cs_an_free(cs_an *a)
     free(a->cstep_skew);
 }
 
-int cs_analyze_store(cs_store *st, char *err, size_t errlen)
+int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
 {
     cs_an a;
     memset(&a, 0, sizeof a);
@@ -208,8 +191,8 @@ int cs_analyze_store(cs_store *st, char *err, size_t errlen)
             if (first[i](&a, err, errlen) != 0)
                 goto fail;
             clock_gettime(CLOCK_MONOTONIC, &t1);
-            if (getenv("COLLSCOPE_AN_TIMES"))
-                fprintf(stderr, "collscope: pass %-8s %.3f s\n", first_name[i],
+            if (log && getenv("COLLSCOPE_AN_TIMES"))
+                fprintf(log, "collscope: pass %-8s %.3f s\n", first_name[i],
                         (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
         }
     }
@@ -232,7 +215,7 @@ int cs_analyze_store(cs_store *st, char *err, size_t errlen)
             int (*fn)(cs_an *, char *, size_t);
         } passes[] = { { "steps", cs_an_steps_prepare }, { "match", cs_an_match }, { "p2p", cs_an_p2p },
                        { "verdicts", cs_an_verdicts },   { "tail", cs_an_tail },   { "whatif", cs_an_whatif } };
-        int times = getenv("COLLSCOPE_AN_TIMES") != NULL;
+        int times = log && getenv("COLLSCOPE_AN_TIMES") != NULL;
         for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++) {
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -240,7 +223,7 @@ int cs_analyze_store(cs_store *st, char *err, size_t errlen)
                 goto fail;
             clock_gettime(CLOCK_MONOTONIC, &t1);
             if (times)
-                fprintf(stderr, "collscope: pass %-8s %.3f s\n", passes[i].name,
+                fprintf(log, "collscope: pass %-8s %.3f s\n", passes[i].name,
                         (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
         }
     }
@@ -275,65 +258,4 @@ out:
     free(procs);
     cs_an_free(&a);
     return rc;
-}
-
-cs_store *cs_analysis_open(const char *arg, int force, int save)
-{
-    cs_store *st = cs_open_trace(arg, CS_STORE_READ);
-    if (!st)
-        return NULL;
-    if (!force && cs_store_analysis_current(st) == 1)
-        return st;
-    cs_store_close(st);
-    char path[4200], err[1024];
-    cs_trace_path(arg, path, sizeof path);
-    if (cs_store_writable(path)) {
-        st = cs_open_trace(arg, CS_STORE_WRITE);
-    } else if (save) {
-        cs_error("%s: read-only here, so the analysis cannot be saved into it; copy it to a writable folder", path);
-        return NULL;
-    } else {
-        /* Reading a trace never needs write access to it. */
-        cs_note("%s is read-only here: analysing a private copy (the results are not saved into it)", path);
-        if (cs_store_open_scratch(path, &st, err, sizeof err) != 0) {
-            cs_error("%s", err);
-            return NULL;
-        }
-    }
-    if (!st)
-        return NULL;
-    if (cs_analyze_store(st, err, sizeof err) != 0) {
-        cs_error("%s", err[0] ? err : "analysis failed");
-        cs_store_close(st);
-        return NULL;
-    }
-    return st;
-}
-
-int cs_cmd_analyze(int argc, char **argv)
-{
-    static const struct option opts[] = { { "force", no_argument, NULL, 'F' }, { NULL, 0, NULL, 0 } };
-    int force = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'F')
-            force = 1;
-        else {
-            fputs(cs_help_analyze, stderr);
-            return 2;
-        }
-    }
-    if (optind != argc - 1) {
-        fputs(cs_help_analyze, stderr);
-        return 2;
-    }
-    cs_store *st = cs_analysis_open(argv[optind], force, 1);
-    if (!st)
-        return 1;
-    char notes[2048] = "";
-    cs_store_meta_get(st, "analysis_notes", notes, sizeof notes);
-    if (notes[0])
-        cs_note("%s", notes);
-    cs_store_close(st);
-    return 0;
 }

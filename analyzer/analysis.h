@@ -1,4 +1,5 @@
-/* analysis.h: the cross-rank analysis (issue 3): clock alignment, matching
+/* analysis.h: the passes of the cross-rank analysis, internal to
+ * libcsanalysis (clients use analyzer/csanalysis.h): clock alignment, matching
  * of collective instances and point-to-point messages, wait states, steps,
  * straggler verdicts and tail latency. Results go to the derived tables of
  * libtrace/store_analysis.h; the report writers read them from there.
@@ -16,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analyzer/csanalysis.h"
 #include "common/map.h"
 #include "common/vec.h"
 #include "libtrace/store.h"
@@ -126,72 +128,5 @@ int cs_an_match(cs_an *a, char *err, size_t errlen);
 int cs_an_p2p(cs_an *a, char *err, size_t errlen);
 int cs_an_verdicts(cs_an *a, char *err, size_t errlen);
 int cs_an_tail(cs_an *a, char *err, size_t errlen);
-
-/* Run the whole analysis on a store open for writing and store it.
- * Prints nothing; returns 0, or -1 with a reason in err. */
-int cs_analyze_store(cs_store *st, char *err, size_t errlen);
-
-/* Make sure the trace at arg has a current stored analysis (analysing it
- * when not, or always when force) and return it open for reading; prints
- * one message and returns NULL on failure. A trace that cannot be written
- * is analysed in a private copy (a note says so), unless save: then that
- * is the failure. */
-cs_store *cs_analysis_open(const char *arg, int force, int save);
-
-/* ---- reports ---- */
-
-/* What a report holds, read back from the store. */
-typedef struct cs_report_data {
-    cs_proc *procs;
-    int nproc;
-    cs_straggler *strag;
-    int nstrag;
-    cs_step_row *steps;
-    int nsteps;
-    cs_rank_stat *rstats;
-    int nrstats;
-    cs_tail_row *tails;
-    int ntails;
-    cs_op_row *ops;
-    int nops;
-    int64_t spans, instances, incomplete, p2p;
-    int64_t step_median_ns, step_p90_ns, whatif_median_ns;
-    char notes[2048];
-    char step_source[32];
-    /* cost models, proposals and the what-if replay (issue 6) */
-    cs_model_row *models;
-    int nmodels;
-    cs_proposal *props;
-    int nprops;
-    int has_whatif; /* the replay ran (whatif_measured_ns set) */
-    int64_t wf_measured_ns, wf_replay_ns, wf_model_ns, wf_ontime_ns, wf_ontime_gain_ns, wf_comm_step_ns;
-    double wf_replay_error, wf_model_error, wf_ar_calls_per_step, wf_memcpy_gbps;
-    int64_t fuse_members, fused_calls;
-    char wf_note[256];
-} cs_report_data;
-int cs_report_load(cs_store *st, cs_report_data *d);
-void cs_report_free(cs_report_data *d);
-const char *cs_report_opname(const cs_report_data *d, int op);
-
-/* Gates (--fail-on) and their outcomes. */
-typedef struct cs_gate {
-    char name[64]; /* "straggler>5%", "p99>20%", "step>10%", "verdict" */
-    int failed;
-    char message[512];
-} cs_gate;
-/* Parse SPEC ("straggler=5,p99=20,step=10,verdict"), evaluate against d and
- * the baseline (may be NULL). Returns the number of gates in *out, or -1
- * with a message in err for a bad spec. */
-int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_data *base, cs_gate **out, char *err,
-                  size_t errlen);
-
-void cs_json_string(FILE *f, const char *s);
-void cs_write_analysis_json(FILE *f, const cs_report_data *d, const cs_gate *g, int ng);
-void cs_write_analysis_text(FILE *f, const cs_report_data *d, const cs_gate *g, int ng);
-void cs_write_markdown(FILE *f, const char *trace, const cs_report_data *d, const cs_gate *g, int ng);
-void cs_write_junit(FILE *f, const char *trace, const cs_report_data *d, const cs_gate *g, int ng);
-/* The diff of two runs (text or JSON). */
-void cs_write_diff(FILE *f, int json, const char *base_name, const cs_report_data *base, const char *new_name,
-                   const cs_report_data *cur);
 
 #endif

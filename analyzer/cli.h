@@ -1,4 +1,7 @@
-/* cli.h: what the collscope subcommands share. */
+/* cli.h: what the collscope subcommands share: the command table's entry,
+ * each command's entry point and help text (one cmd_*.c per command), and
+ * the command's way of printing messages. The analysis itself is in
+ * libcsanalysis (analyzer/csanalysis.h). */
 #ifndef CS_CLI_H
 #define CS_CLI_H
 
@@ -34,11 +37,6 @@ extern const char cs_help_analyze[], cs_help_diff[];
 /* Print "collscope: MESSAGE" on stderr (one line). */
 void cs_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cs_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* The trace of a run: DIR/trace.db, or the file itself when given one. */
-void cs_trace_path(const char *arg, char *out, size_t len);
-/* Open a trace for reading, printing one clear message on failure. */
-cs_store *cs_open_trace(const char *arg, int mode);
 
 /* Rebuild DIR/trace.db from DIR/logs (force: reconvert every log, else
  * only those without a current per-rank file). */
