@@ -386,14 +386,9 @@ int cs_an_align(cs_an *a, char *err, size_t errlen)
                 }
                 if (!cs_an_is_n2n(a, s.op) || (s.flags & CS_F_NONBLOCKING) || s.rank < 0 || s.rank >= n)
                     ok = 0;
-                if (nm == mcap) {
-                    cs_member *nmm = realloc(m, mcap * 2 * sizeof *m);
-                    if (!nmm) {
-                        ok = 0;
-                        continue;
-                    }
-                    m = nmm;
-                    mcap *= 2;
+                if (CS_VEC_RESERVE(m, mcap, nm + 1) != 0) {
+                    ok = 0;
+                    continue;
                 }
                 m[nm++] = (cs_member){ s.rank, s.begin_ns, s.end_ns };
             }

@@ -59,26 +59,18 @@ int cs_an_steps_prepare(cs_an *a, char *err, size_t errlen)
             return -1;
         uint64_t *sig = NULL;
         int64_t *beg = NULL;
-        size_t n = 0, cap = 0;
+        size_t n = 0, capSig = 0, capBeg = 0;
         cs_span s;
         int r;
         while ((r = cs_span_next(it, &s)) > 0) {
             if (s.seq < 0 || s.comm == 0)
                 continue;
-            if (n == cap) {
-                cap = cap ? cap * 2 : 1024;
-                uint64_t *ns = realloc(sig, cap * sizeof *ns);
-                int64_t *nb = ns ? realloc(beg, cap * sizeof *nb) : NULL;
-                if (ns)
-                    sig = ns;
-                if (!ns || !nb) {
-                    free(sig);
-                    free(beg);
-                    cs_span_iter_free(it);
-                    snprintf(err, errlen, "out of memory");
-                    return -1;
-                }
-                beg = nb;
+            if (CS_VEC_RESERVE(sig, capSig, n + 1) != 0 || CS_VEC_RESERVE(beg, capBeg, n + 1) != 0) {
+                free(sig);
+                free(beg);
+                cs_span_iter_free(it);
+                snprintf(err, errlen, "out of memory");
+                return -1;
             }
             sig[n] = (uint64_t)s.op * 1000003u ^ (uint64_t)s.comm * 31u ^ (uint64_t)cs_bytes_bucket(s.bytes) << 48;
             beg[n++] = s.begin_ns;
@@ -165,13 +157,8 @@ static int cs_label_cb(int rank, int64_t id, const char *label, void *arg)
     cs_labels *l = arg;
     if (!label)
         return 0;
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 64;
-        char **ns = realloc(l->s, l->cap * sizeof *ns);
-        if (!ns)
-            return -1;
-        l->s = ns;
-    }
+    if (CS_VEC_RESERVE(l->s, l->cap, l->n + 1) != 0)
+        return -1;
     l->s[l->n] = strdup(label);
     if (!l->s[l->n])
         return -1;
@@ -383,15 +370,10 @@ int cs_an_match(cs_an *a, char *err, size_t errlen)
             cseq = s.seq;
         }
         a->coll_spans++;
-        if (x.nm == x.cap) {
-            x.cap = x.cap ? x.cap * 2 : 64;
-            cs_mem *nm = realloc(x.m, x.cap * sizeof *nm);
-            if (!nm) {
-                cs_span_iter_free(it);
-                snprintf(err, errlen, "out of memory");
-                goto out;
-            }
-            x.m = nm;
+        if (CS_VEC_RESERVE(x.m, x.cap, x.nm + 1) != 0) {
+            cs_span_iter_free(it);
+            snprintf(err, errlen, "out of memory");
+            goto out;
         }
         int64_t e = s.end_ns;
         if (s.req && (s.flags & CS_F_NONBLOCKING)) {

@@ -45,6 +45,7 @@
  * |t - model| / t over all points. */
 #include "config.h"
 #include "analyzer/whatif.h"
+#include "common/stats.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -68,20 +69,6 @@ static int cs_fp_cmp(const void *x, const void *y)
     if (ba != bb)
         return ba < bb ? -1 : 1;
     return a->t < b->t ? -1 : a->t > b->t;
-}
-
-static int cs_dbl_cmp(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
-static double cs_dmedian(double *v, size_t n)
-{
-    if (!n)
-        return 0;
-    qsort(v, n, sizeof *v, cs_dbl_cmp);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* Weighted least squares of t on the given regressors (columns of X, k <= 3)
@@ -125,7 +112,7 @@ static int cs_wls(const double (*X)[3], const double *t, const double *w, size_t
 
 int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_model_row *m)
 {
-    double (*loc)(double *, size_t) = use_mean ? cs_dmean : cs_dmedian;
+    double (*loc)(double *, size_t) = use_mean ? cs_dmean : cs_stats_median_dbl;
     m->points = (int64_t)np;
     m->cells = 0;
     m->alpha_ns = m->gamma_ns = m->beta_ns_per_byte = m->r2 = m->rel_resid = 0;
@@ -178,7 +165,7 @@ int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_mo
         double tm = loc(tmp, k);
         for (size_t q = 0; q < k; q++)
             tmp[q] = p[i + q].bytes;
-        double bm = cs_dmedian(tmp, k);
+        double bm = cs_stats_median_dbl(tmp, k);
         c[nc++] = (cell){ p[i].n, bm, tm, (double)k };
         i = j;
     }
@@ -280,7 +267,7 @@ int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_mo
     for (size_t i = 0; i < np; i++)
         if (p[i].t > 0)
             tmp[nr++] = fabs(p[i].t - cs_model_time(m, p[i].n, p[i].bytes)) / p[i].t;
-    m->rel_resid = cs_dmedian(tmp, nr);
+    m->rel_resid = cs_stats_median_dbl(tmp, nr);
     free(c);
     free(tmp);
     free(X);

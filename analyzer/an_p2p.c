@@ -52,14 +52,8 @@ static int cs_member_cmp(const void *x, const void *y)
 static int cs_member_cb(const cs_comm_member *m, void *arg)
 {
     cs_collect *c = arg;
-    if (c->nmem == c->capmem) {
-        size_t nc = c->capmem ? c->capmem * 2 : 64;
-        cs_member_ix *nm = realloc(c->mem, nc * sizeof *nm);
-        if (!nm)
-            return c->fail = 1;
-        c->mem = nm;
-        c->capmem = nc;
-    }
+    if (CS_VEC_RESERVE(c->mem, c->capmem, c->nmem + 1) != 0)
+        return c->fail = 1;
     c->mem[c->nmem++] = (cs_member_ix){ m->comm, m->comm_rank, m->rank };
     return 0;
 }
@@ -76,14 +70,8 @@ static int cs_world_rank(const cs_collect *c, int64_t comm, int comm_rank)
 
 static int cs_push_end(cs_collect *c, const cs_end *e)
 {
-    if (c->nends == c->capends) {
-        size_t nc = c->capends ? c->capends * 2 : 1024;
-        cs_end *ne = realloc(c->ends, nc * sizeof *ne);
-        if (!ne)
-            return -1;
-        c->ends = ne;
-        c->capends = nc;
-    }
+    if (CS_VEC_RESERVE(c->ends, c->capends, c->nends + 1) != 0)
+        return -1;
     c->ends[c->nends++] = *e;
     return 0;
 }
@@ -166,17 +154,9 @@ int cs_an_p2p_collect(cs_an *a, char *err, size_t errlen)
             r0++;
         size_t ns = r0 - g, nr = h - r0, np = ns < nr ? ns : nr;
         a->p2p_unmatched += (int64_t)(ns + nr - 2 * np);
-        if (a->nmsgs + np > cap) {
-            size_t nc = cap ? cap : 1024;
-            while (nc < a->nmsgs + np)
-                nc *= 2;
-            cs_msg *nm = realloc(a->msgs, nc * sizeof *nm);
-            if (!nm) {
-                snprintf(err, errlen, "out of memory (%zu messages)", a->nmsgs + np);
-                goto out;
-            }
-            a->msgs = nm;
-            cap = nc;
+        if (CS_VEC_RESERVE(a->msgs, cap, a->nmsgs + np) != 0) {
+            snprintf(err, errlen, "out of memory (%zu messages)", a->nmsgs + np);
+            goto out;
         }
         for (size_t k = 0; k < np; k++) {
             const cs_end *s = &c.ends[g + k], *r = &c.ends[r0 + k];

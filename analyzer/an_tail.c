@@ -121,13 +121,8 @@ static int cs_tail_cb(const cs_inst_brief *b, void *arg)
         t->cur.bucket = b->bucket;
         snprintf(t->cur.callsite, sizeof t->cur.callsite, "%s", cs);
     }
-    if (t->n == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 1024;
-        cs_tinst *nv = realloc(t->v, t->cap * sizeof *nv);
-        if (!nv)
-            return t->fail = 1;
-        t->v = nv;
-    }
+    if (CS_VEC_RESERVE(t->v, t->cap, t->n + 1) != 0)
+        return t->fail = 1;
     t->v[t->n++] = (cs_tinst){ b->dur_ns, b->first_entry_ns, b->step, b->last_rank };
     return 0;
 }

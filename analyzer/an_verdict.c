@@ -97,18 +97,14 @@ static void cs_fmt_steps(char *buf, size_t len, int64_t a, int64_t b)
 
 typedef struct cs_vlist {
     cs_straggler *a;
-    int n, cap;
+    int n;
+    size_t cap;
 } cs_vlist;
 
 static int cs_vpush(cs_vlist *l, const cs_straggler *g)
 {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 8;
-        cs_straggler *na = realloc(l->a, (size_t)l->cap * sizeof *na);
-        if (!na)
-            return -1;
-        l->a = na;
-    }
+    if (CS_VEC_RESERVE(l->a, l->cap, (size_t)l->n + 1) != 0)
+        return -1;
     l->a[l->n++] = *g;
     return 0;
 }

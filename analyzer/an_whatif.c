@@ -71,7 +71,8 @@
  * without markers, traces above CS_WF_MAX_SPANS spans are not replayed. */
 #include "config.h"
 #include "analyzer/whatif.h"
-#include "analyzer/cli.h"
+#include "common/fmt.h"
+#include "common/stats.h"
 #include "libtrace/span.h"
 
 #include <math.h>
@@ -125,11 +126,13 @@ typedef struct wf {
     size_t ns;
     int nlanes, *lane_lo, *lane_hi, *lane_rank, *lane_nmark;
     wf_inst *in;
-    int ninst, capi;
+    int ninst;
+    size_t capi;
     int64_t *dep;
     size_t ndep;
     cs_model_row *models;
     int nmodels;
+    size_t capModels;
     /* steps: boundary spans (step, span index) */
     int nsteps;
     int maxsteps; /* > 0: only steps 0..maxsteps-1 were loaded */
@@ -142,6 +145,7 @@ typedef struct wf {
     int *pos;
     char **algos;
     int nalgos;
+    size_t capAlgos;
 } wf;
 
 /* A variant of the replay. */
@@ -179,21 +183,6 @@ static int wf_comm_kind(const cs_an *a, int op)
         if (wf_op_is(a, op, k[i]))
             return 1;
     return 0;
-}
-
-static int wf_i64cmp(const void *x, const void *y)
-{
-    int64_t p = *(const int64_t *)x, q = *(const int64_t *)y;
-    return (p > q) - (p < q);
-}
-
-static int64_t wf_median(int64_t *v, size_t n)
-{
-    if (!n)
-        return 0;
-    if (n > 1)
-        qsort(v, n, sizeof *v, wf_i64cmp);
-    return v[n / 2];
 }
 
 double cs_wf_memcpy_gbps(void)
@@ -242,14 +231,8 @@ typedef struct wf_pairs {
 
 static int wf_pair_push(wf_pairs *v, int span, int64_t code)
 {
-    if (v->n == v->cap) {
-        size_t nc = v->cap ? v->cap * 2 : 1024;
-        wf_pair *na = realloc(v->a, nc * sizeof *na);
-        if (!na)
-            return -1;
-        v->a = na;
-        v->cap = nc;
-    }
+    if (CS_VEC_RESERVE(v->a, v->cap, v->n + 1) != 0)
+        return -1;
     v->a[v->n++] = (wf_pair){ span, code };
     return 0;
 }
@@ -265,14 +248,8 @@ typedef struct wf_dones {
 static int wf_done_cb(const cs_completion *c, void *arg)
 {
     wf_dones *v = arg;
-    if (v->n == v->cap) {
-        size_t nc = v->cap ? v->cap * 2 : 1024;
-        wf_done *na = realloc(v->a, nc * sizeof *na);
-        if (!na)
-            return -1;
-        v->a = na;
-        v->cap = nc;
-    }
+    if (CS_VEC_RESERVE(v->a, v->cap, v->n + 1) != 0)
+        return -1;
     v->a[v->n++] = (wf_done){ c->span, (int64_t)((uint64_t)c->rank << 40 ^ (uint64_t)c->req), c->end_ns };
     return 0;
 }
@@ -294,11 +271,9 @@ static int wf_algo_cb(int64_t span, const char *algo, const char *proto, void *a
         if (strcmp(x->w->algos[k], nm) == 0)
             break;
     if (k == x->w->nalgos) {
-        char **na = realloc(x->w->algos, (size_t)(k + 1) * sizeof *na);
-        if (!na)
+        if (CS_VEC_RESERVE(x->w->algos, x->w->capAlgos, (size_t)k + 1) != 0)
             return -1;
-        x->w->algos = na;
-        if (!(na[k] = strdup(nm)))
+        if (!(x->w->algos[k] = strdup(nm)))
             return -1;
         x->w->nalgos++;
     }
@@ -373,16 +348,11 @@ static int wf_load(wf *w, char *err, size_t errlen)
             /* the marker that begins step maxsteps ends this rank's window */
             if (w->maxsteps && wf_op_is(a, sp.op, "marker") && ++marks > w->maxsteps)
                 break;
-            if (w->ns == cap) {
-                cap = cap ? cap * 2 : 4096;
-                wf_span *na = realloc(w->s, cap * sizeof *na);
-                if (!na) {
-                    cs_span_iter_free(it);
-                    cs_map_free(&span_algo);
-                    snprintf(err, errlen, "out of memory");
-                    return -1;
-                }
-                w->s = na;
+            if (CS_VEC_RESERVE(w->s, cap, (size_t)w->ns + 1) != 0) {
+                cs_span_iter_free(it);
+                cs_map_free(&span_algo);
+                snprintf(err, errlen, "out of memory");
+                return -1;
             }
             wf_span *x = &w->s[w->ns++];
             memset(x, 0, sizeof *x);
@@ -469,13 +439,8 @@ static int wf_load(wf *w, char *err, size_t errlen)
             key = 0;
         int64_t k;
         if (!cs_map_get(&imap, key, &k)) {
-            if (w->ninst == w->capi) {
-                w->capi = w->capi ? w->capi * 2 : 1024;
-                wf_inst *ni = realloc(w->in, (size_t)w->capi * sizeof *ni);
-                if (!ni)
-                    goto oom;
-                w->in = ni;
-            }
+            if (CS_VEC_RESERVE(w->in, w->capi, (size_t)w->ninst + 1) != 0)
+                goto oom;
             k = w->ninst++;
             wf_inst *in = &w->in[k];
             memset(in, 0, sizeof *in);
@@ -649,7 +614,7 @@ static int wf_steps(wf *w)
         w->nsteps = w->maxsteps;
     if (w->nsteps < 2)
         return 0;
-    size_t cap = 0;
+    size_t capStep = 0, capSpan = 0;
     int ref_lane = -1;
     for (int l = 0; l < w->nlanes; l++)
         if (w->lane_rank[l] == a->ref_rank && ref_lane < 0)
@@ -665,16 +630,9 @@ static int wf_steps(wf *w)
                 is_b = per++ % a->step_period == 0;
             if (!is_b || k >= w->nsteps)
                 continue;
-            if (w->nb == cap) {
-                cap = cap ? cap * 2 : 256;
-                int *n1 = realloc(w->bstep, cap * sizeof *n1);
-                if (n1)
-                    w->bstep = n1;
-                int *n2 = n1 ? realloc(w->bspan, cap * sizeof *n2) : NULL;
-                if (!n1 || !n2)
-                    return -1;
-                w->bspan = n2;
-            }
+            if (CS_VEC_RESERVE(w->bstep, capStep, (size_t)w->nb + 1) != 0 ||
+                CS_VEC_RESERVE(w->bspan, capSpan, (size_t)w->nb + 1) != 0)
+                return -1;
             w->bstep[w->nb] = k++;
             w->bspan[w->nb++] = i;
         }
@@ -720,7 +678,7 @@ static int64_t wf_step_median(const wf *w, const int64_t *bp, int64_t *buf)
     for (int k = 0; k + 1 < w->nsteps; k++)
         if (buf[k] != INT64_MAX && buf[k + 1] != INT64_MAX)
             buf[m++] = buf[k + 1] - buf[k];
-    return wf_median(buf, m);
+    return cs_stats_median_i64(buf, m);
 }
 
 /* ---- the replay ---- */
@@ -874,14 +832,8 @@ typedef struct wf_kpts {
 
 static int wf_kpt_push(wf_kpts *v, int key, double n, double bytes, double t)
 {
-    if (v->n == v->cap) {
-        size_t nc = v->cap ? v->cap * 2 : 1024;
-        wf_kpt *na = realloc(v->a, nc * sizeof *na);
-        if (!na)
-            return -1;
-        v->a = na;
-        v->cap = nc;
-    }
+    if (CS_VEC_RESERVE(v->a, v->cap, v->n + 1) != 0)
+        return -1;
     v->a[v->n++] = (wf_kpt){ key, { n, bytes, t } };
     return 0;
 }
@@ -899,10 +851,8 @@ static int wf_model_index(wf *w, const wf_inst *in)
         if (w->models[m].comm == in->comm && w->models[m].op == in->op &&
             strcmp(w->models[m].algo, in->algo ? w->algos[in->algo - 1] : "") == 0)
             return m;
-    cs_model_row *nm = realloc(w->models, (size_t)(w->nmodels + 1) * sizeof *nm);
-    if (!nm)
+    if (CS_VEC_RESERVE(w->models, w->capModels, (size_t)w->nmodels + 1) != 0)
         return -1;
-    w->models = nm;
     cs_model_row *m = &w->models[w->nmodels];
     memset(m, 0, sizeof *m);
     m->comm = in->comm;
@@ -1032,18 +982,13 @@ static int wf_fit_models(wf *w, int use_mean)
 typedef struct wf_classes {
     wf_class *a;
     int n;
+    size_t cap;
 } wf_classes;
 
 static int wf_run_push(wf_class *c, int first, int len)
 {
-    if (c->nruns * 2 + 2 > c->cap) {
-        size_t nc = c->cap ? c->cap * 2 : 64;
-        int *nr = realloc(c->runs, nc * sizeof *nr);
-        if (!nr)
-            return -1;
-        c->runs = nr;
-        c->cap = nc;
-    }
+    if (CS_VEC_RESERVE(c->runs, c->cap, (size_t)c->nruns * 2 + 2) != 0)
+        return -1;
     c->runs[c->nruns * 2] = first;
     c->runs[c->nruns * 2 + 1] = len;
     c->nruns++;
@@ -1081,10 +1026,9 @@ static int wf_find_runs(wf *w, int lane, wf_classes *cl)
                     cl->a[c].callsite == x->callsite && cl->a[c].nb == (x->cls == WF_NBCOLL))
                     break;
             if (c == cl->n) {
-                wf_class *na = realloc(cl->a, (size_t)(cl->n + 1) * sizeof *na);
-                if (!na)
+                if (CS_VEC_RESERVE(cl->a, cl->cap, (size_t)cl->n + 1) != 0)
                     return -1;
-                cl->a = na;
+                wf_class *na = cl->a;
                 memset(&na[c], 0, sizeof na[c]);
                 na[c].comm = x->comm;
                 na[c].op = x->op;
@@ -1126,7 +1070,7 @@ static double wf_fuse_variant(wf *w, const wf_class *c, int64_t bucket, int64_t 
     for (int k = 0; k < w->ninst; k++)
         ifg[k] = -1;
     *nvin = 0;
-    int cap = 0;
+    size_t cap = 0;
     int64_t issued = 0;
     for (size_t r = 0; r < c->nruns; r++) {
         int first = c->runs[r * 2], len = c->runs[r * 2 + 1];
@@ -1139,13 +1083,8 @@ static double wf_fuse_variant(wf *w, const wf_class *c, int64_t bucket, int64_t 
                 int n = q - gstart;
                 issued++;
                 if (n >= 2) {
-                    if (*nvin == cap) {
-                        cap = cap ? cap * 2 : 64;
-                        wf_inst *nv = realloc(*vin, (size_t)cap * sizeof *nv);
-                        if (!nv)
-                            return -1;
-                        *vin = nv;
-                    }
+                    if (CS_VEC_RESERVE(*vin, cap, (size_t)*nvin + 1) != 0)
+                        return -1;
                     int g = w->ninst + *nvin;
                     wf_inst *gi = &(*vin)[(*nvin)++];
                     *gi = w->in[w->s[gstart].inst];
@@ -1332,7 +1271,7 @@ static void wf_comm_figures(wf *w)
             per[m++] = sum / n;
     }
     if (per)
-        wf_meta_i64(a, "whatif_comm_step_ns", wf_median(per, m));
+        wf_meta_i64(a, "whatif_comm_step_ns", cs_stats_median_i64(per, m));
     wf_meta_i64(a, "whatif_fuse_members", members);
     wf_meta_i64(a, "whatif_fused_calls", fused);
     wf_meta_dbl(a, "whatif_allreduce_calls_per_step", nr ? (double)ar / (double)nr / (double)(w->nsteps - 1) : 0);

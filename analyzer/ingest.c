@@ -2,6 +2,7 @@
  * `collscope ingest DIR` and as the last step of `collscope run`. */
 #include "config.h"
 #include "analyzer/cli.h"
+#include "common/vec.h"
 #include "libtrace/log.h"
 
 #include <dirent.h>
@@ -239,16 +240,11 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
         size_t l = strlen(de->d_name);
         if (l < 7 || strcmp(de->d_name + l - 6, ".cslog") != 0)
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            cs_logent *ne = realloc(ents, cap * sizeof *ne);
-            if (!ne) {
-                closedir(d);
-                free(ents);
-                cs_error("out of memory");
-                return -1;
-            }
-            ents = ne;
+        if (CS_VEC_RESERVE(ents, cap, n + 1) != 0) {
+            closedir(d);
+            free(ents);
+            cs_error("out of memory");
+            return -1;
         }
         cs_logent *e = &ents[n];
         snprintf(e->path, sizeof e->path, "%s/%s", logs, de->d_name);
