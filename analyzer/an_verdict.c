@@ -2,7 +2,7 @@
  * verdicts, each with its evidence.
  *
  * The unit of evidence is the step: L[s][r] is the excess own time of rank
- * r in step s (a->xgap: for every complete instance, the rank whose time
+ * r in step s (a->steps->xgap: for every complete instance, the rank whose time
  * since its exit from the communicator's previous instance is the longest,
  * that time minus the next longest, summed over the step). It is what the
  * rank added on its own, measured on its own clock: neither the clock
@@ -70,6 +70,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What this pass reads and writes (analysis.h). */
+typedef struct cs_verdict_io {
+    cs_an_ctx *ctx;
+    const cs_an_clocks *clocks;
+    const cs_an_steps *steps;
+    cs_an_coll *coll;
+    const cs_an_msgs *msgs;
+    cs_an_links *links;
+} cs_verdict_io;
+
 #define CS_MIN_EFFECT_NS 2000000
 #define CS_MIN_EFFECT_FRAC 0.10
 #define CS_TRANSIENT_MIN 5
@@ -79,12 +89,12 @@
 
 /* The cost rank r imposed in step s: for each instance it entered last, its
  * entry minus the next latest entry (what the step loses to it alone). The
- * lateness against the median of the others (a->late) is larger for ranks
+ * lateness against the median of the others (a->steps->late) is larger for ranks
  * that lose the CPU now and then on an oversubscribed node, so the
  * verdicts decide on the cost. */
-static int64_t cs_lat(const cs_an *a, int64_t s, int r)
+static int64_t cs_lat(const cs_verdict_io *a, int64_t s, int r)
 {
-    return a->xgap[(size_t)s * (size_t)a->nranks + (size_t)r];
+    return a->steps->xgap[(size_t)s * (size_t)a->ctx->nranks + (size_t)r];
 }
 
 static void cs_fmt_steps(char *buf, size_t len, int64_t a, int64_t b)
@@ -163,16 +173,16 @@ static int cs_member_cb(const cs_comm_member *m, void *arg)
  * pushed to v. Reads back the instances of the analysis being written and
  * the communicators' members (nothing is written meanwhile). Returns 0, -1
  * out of memory, -2 when the store cannot be read. */
-static int cs_comm_links(cs_an *a, int64_t E, int64_t s0, cs_vlist *v)
+static int cs_comm_links(cs_verdict_io *a, int64_t E, int64_t s0, cs_vlist *v)
 {
-    int64_t ns = a->nsteps;
+    int64_t ns = a->steps->nsteps;
     if (ns - s0 < 2 * CS_TRANSIENT_MIN)
         return 0;
     cs_cclass *cl = calloc(CS_CLASS_MAX, sizeof *cl);
     if (!cl)
         return -1;
     int ncl = 0, rc = 0;
-    cs_instance_iter *it = cs_store_instances_by_skew(a->st, 0, 0, 0);
+    cs_instance_iter *it = cs_store_instances_by_skew(a->ctx->st, 0, 0, 0);
     if (!it) {
         free(cl);
         return -2;
@@ -277,16 +287,16 @@ static int cs_comm_links(cs_an *a, int64_t E, int64_t s0, cs_vlist *v)
         /* its members on time too: a member whose excess own time is half
          * the excess lost the CPU (on an oversubscribed node such a rank is
          * late and slow to finish its collectives alike) */
-        cs_members mem = { cl[c].comm, "", 0, NULL, a->nranks };
+        cs_members mem = { cl[c].comm, "", 0, NULL, a->ctx->nranks };
         int late_member = -1;
         int64_t late_own = 0;
         if (ok) {
-            mem.rank = calloc((size_t)a->nranks, sizeof *mem.rank);
+            mem.rank = calloc((size_t)a->ctx->nranks, sizeof *mem.rank);
             if (!mem.rank)
                 rc = -1;
-            else if (cs_store_comm_members(a->st, cs_member_cb, &mem) != 0)
+            else if (cs_store_comm_members(a->ctx->st, cs_member_cb, &mem) != 0)
                 rc = -2;
-            for (int q = 0; q < a->nranks && rc == 0 && late_member < 0; q++) {
+            for (int q = 0; q < a->ctx->nranks && rc == 0 && late_member < 0; q++) {
                 if (!mem.rank[q])
                     continue;
                 cs_vec ov = { 0 };
@@ -309,14 +319,14 @@ static int cs_comm_links(cs_an *a, int64_t E, int64_t s0, cs_vlist *v)
             g.comm = cl[c].comm;
             g.first_step = fs;
             g.last_step = ls;
-            g.begin_ns = a->step_begin[fs];
-            g.end_ns = a->step_end[ls];
+            g.begin_ns = a->steps->step_begin[fs];
+            g.end_ns = a->steps->step_end[ls];
             g.cost_ns = dmed;
             g.lateness_ns = cs_vec_median(&pv);
             if (!mem.n)
                 snprintf(mem.text, sizeof mem.text, "?");
             const cs_cclass *m = &cl[cmp[0]];
-            const char *opn = m->op >= 0 && m->op < a->nops ? a->ops[m->op].name : "?";
+            const char *opn = m->op >= 0 && m->op < a->ctx->nops ? a->ctx->ops[m->op].name : "?";
             char b1[32], b2[32], b3[32], b4[32], b5[32], b6[48], more[32] = "";
             long long blo = m->bucket ? 1LL << m->bucket : 0, bhi = (2LL << m->bucket) - 1;
             cs_ns_text(b1, sizeof b1, cs_vec_median(&xv));
@@ -349,14 +359,16 @@ static int cs_comm_links(cs_an *a, int64_t E, int64_t s0, cs_vlist *v)
     return rc;
 }
 
-int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
+int cs_an_verdicts(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *steps, cs_an_coll *coll,
+                   const cs_an_msgs *msgs, cs_an_links *links, char *err, size_t errlen)
 {
-    int n = a->nranks;
-    int64_t ns = a->nsteps;
+    cs_verdict_io io = { ctx, clocks, steps, coll, msgs, links }, *a = &io;
+    int n = a->ctx->nranks;
+    int64_t ns = a->steps->nsteps;
     cs_vlist v = { 0 };
     cs_vec tv = { 0 };
     for (int64_t s = 0; s < ns; s++)
-        cs_vec_push(&tv, a->step_time[s]);
+        cs_vec_push(&tv, a->steps->step_time[s]);
     int64_t tmed = tv.n ? cs_vec_median(&tv) : 0;
     cs_vec_free(&tv);
     /* the minimum effect: an absolute floor and a share of the step. (Not
@@ -365,7 +377,6 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
     int64_t E = (int64_t)(CS_MIN_EFFECT_FRAC * (double)tmed);
     if (E < CS_MIN_EFFECT_NS)
         E = CS_MIN_EFFECT_NS;
-    a->min_effect_ns = E;
     char b1[32], b2[32], b3[48];
 
     /* steps table */
@@ -373,52 +384,52 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
         int best = -1;
         int64_t bl = 0;
         for (int r = 0; r < n; r++) {
-            int64_t l2 = a->late2[(size_t)s * (size_t)n + (size_t)r];
+            int64_t l2 = a->steps->late2[(size_t)s * (size_t)n + (size_t)r];
             if (l2 > bl)
                 bl = l2, best = r;
         }
         cs_step_row row = { s,
-                            a->step_begin[s],
-                            a->step_end[s],
-                            a->step_time[s],
+                            a->steps->step_begin[s],
+                            a->steps->step_end[s],
+                            a->steps->step_time[s],
                             best,
-                            a->step_time[s] - bl > 0 ? a->step_time[s] - bl : 0 };
-        if (cs_awriter_step(a->w, &row) != 0)
+                            a->steps->step_time[s] - bl > 0 ? a->steps->step_time[s] - bl : 0 };
+        if (cs_awriter_step(a->ctx->w, &row) != 0)
             goto werr;
     }
     /* rank stats */
     for (int r = 0; r < n; r++) {
-        if (!a->present[r])
+        if (!a->ctx->present[r])
             continue;
         /* median lateness: per step when there are steps, else per instance */
         int64_t ml = 0;
         if (ns > 0) {
             cs_vec sv = { 0 };
             for (int64_t s = 0; s < ns; s++)
-                cs_vec_push(&sv, a->late2[(size_t)s * (size_t)n + (size_t)r]);
+                cs_vec_push(&sv, a->steps->late2[(size_t)s * (size_t)n + (size_t)r]);
             ml = cs_vec_median(&sv);
             cs_vec_free(&sv);
-        } else if (a->lateness[r].n) {
-            ml = cs_vec_median(&a->lateness[r]);
+        } else if (a->coll->lateness[r].n) {
+            ml = cs_vec_median(&a->coll->lateness[r]);
         }
-        cs_rank_stat rs = { r, a->times_last[r], a->imposed[r], ml };
-        if (cs_awriter_rank_stat(a->w, &rs) != 0)
+        cs_rank_stat rs = { r, a->coll->times_last[r], a->coll->imposed[r], ml };
+        if (cs_awriter_rank_stat(a->ctx->w, &rs) != 0)
             goto werr;
     }
 
     /* persistent and transient stragglers, from the excess own time */
     int64_t s0 = ns > 4 ? 1 : 0, considered = ns - s0;
     for (int r = 0; r < n && considered > 0; r++) {
-        if (!a->present[r])
+        if (!a->ctx->present[r])
             continue;
         int64_t late = 0, first = -1, lastk = -1, lastin = 0;
         cs_vec lv = { 0 }, cv = { 0 };
         for (int64_t s = s0; s < ns; s++)
             if (cs_lat(a, s, r) > E) {
                 late++;
-                cs_vec_push(&lv, a->late[(size_t)s * (size_t)n + (size_t)r]);
+                cs_vec_push(&lv, a->steps->late[(size_t)s * (size_t)n + (size_t)r]);
                 cs_vec_push(&cv, cs_lat(a, s, r));
-                lastin += a->late2[(size_t)s * (size_t)n + (size_t)r] > 0;
+                lastin += a->steps->late2[(size_t)s * (size_t)n + (size_t)r] > 0;
                 if (first < 0)
                     first = s;
                 lastk = s;
@@ -432,8 +443,8 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
             g.src = g.dst = -1;
             g.first_step = first;
             g.last_step = lastk;
-            g.begin_ns = a->step_begin[first];
-            g.end_ns = a->step_end[lastk];
+            g.begin_ns = a->steps->step_begin[first];
+            g.end_ns = a->steps->step_end[lastk];
             g.lateness_ns = cs_vec_median(&lv);
             g.cost_ns = cmed;
             int64_t mad = cs_vec_mad(&cv, cmed);
@@ -527,7 +538,7 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
             for (int64_t u = wa; u <= wb; u++) {
                 if (cs_lat(a, u, r) > E) {
                     cs_vec_push(&in, cs_lat(a, u, r));
-                    cs_vec_push(&c2, a->late[(size_t)u * (size_t)n + (size_t)r]);
+                    cs_vec_push(&c2, a->steps->late[(size_t)u * (size_t)n + (size_t)r]);
                 }
             }
             int64_t mi = cs_vec_median(&in), ml = cs_vec_median(&c2);
@@ -542,8 +553,8 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
             g.src = g.dst = -1;
             g.first_step = wa;
             g.last_step = wb;
-            g.begin_ns = a->step_begin[wa];
-            g.end_ns = a->step_end[wb];
+            g.begin_ns = a->steps->step_begin[wa];
+            g.end_ns = a->steps->step_end[wb];
             g.lateness_ns = ml;
             g.cost_ns = mi;
             cs_ns_text(b1, sizeof b1, mi);
@@ -553,8 +564,9 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
                      "rank %d spent a median %s longer between collectives than the next slowest rank in %lld of "
                      "the %lld steps of %s (%.3f s to %.3f s into the run), and was on time otherwise (late in "
                      "%lld of %lld other steps, median excess %s)",
-                     r, b1, (long long)cnt, (long long)(wb - wa + 1), b3, (double)(g.begin_ns - a->t_first) / 1e9,
-                     (double)(g.end_ns - a->t_first) / 1e9, (long long)outlate, (long long)outn, b2);
+                     r, b1, (long long)cnt, (long long)(wb - wa + 1), b3,
+                     (double)(g.begin_ns - a->clocks->t_first) / 1e9, (double)(g.end_ns - a->clocks->t_first) / 1e9,
+                     (long long)outlate, (long long)outn, b2);
             if (cs_vpush(&v, &g) != 0)
                 goto oom;
         }
@@ -563,7 +575,7 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
     /* slow links: a directed pair's transfer (the receive's end after the
      * later of the two arrivals) against the distribution of the other
      * pairs, with most of its messages out of line and its senders on time */
-    if (a->pair_xfer) {
+    if (a->links->pair_xfer) {
         size_t np = (size_t)n * (size_t)n;
         int64_t *pm = calloc(np, sizeof *pm);
         if (!pm)
@@ -571,8 +583,8 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
         size_t npairs = 0;
         for (size_t i = 0; i < np; i++) {
             pm[i] = -1;
-            if (a->pair_xfer[i].n >= 5) {
-                pm[i] = cs_vec_median(&a->pair_xfer[i]);
+            if (a->links->pair_xfer[i].n >= 5) {
+                pm[i] = cs_vec_median(&a->links->pair_xfer[i]);
                 npairs++;
             }
         }
@@ -597,8 +609,8 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
             cs_vec pool = { 0 };
             for (size_t j = 0; j < np; j++)
                 if (j != i && pm[j] >= 0 && pm[j] - M <= thr)
-                    for (size_t k = 0; k < a->pair_xfer[j].n; k++)
-                        cs_vec_push(&pool, a->pair_xfer[j].a[k]);
+                    for (size_t k = 0; k < a->links->pair_xfer[j].n; k++)
+                        cs_vec_push(&pool, a->links->pair_xfer[j].a[k]);
             int64_t ceil = M + E / 2;
             if (pool.n) {
                 cs_vec_median(&pool); /* sorts */
@@ -607,12 +619,12 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
                     ceil = p95;
             }
             cs_vec_free(&pool);
-            size_t out = 0, msgs = a->pair_xfer[i].n;
+            size_t out = 0, msgs = a->links->pair_xfer[i].n;
             for (size_t k = 0; k < msgs; k++)
-                out += a->pair_xfer[i].a[k] > ceil;
+                out += a->links->pair_xfer[i].a[k] > ceil;
             if (out * 5 < msgs * 4)
                 continue;
-            int64_t ls = cs_vec_median(&a->pair_late[i]);
+            int64_t ls = cs_vec_median(&a->links->pair_late[i]);
             if (ls * 4 > ex)
                 continue;
             /* the receiver on time too: late as a sender itself by half the
@@ -620,8 +632,8 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
             cs_vec rl = { 0 };
             size_t dst = i % (size_t)n;
             for (size_t k = 0; k < (size_t)n; k++)
-                for (size_t q = 0; q < a->pair_late[dst * (size_t)n + k].n; q++)
-                    cs_vec_push(&rl, a->pair_late[dst * (size_t)n + k].a[q]);
+                for (size_t q = 0; q < a->links->pair_late[dst * (size_t)n + k].n; q++)
+                    cs_vec_push(&rl, a->links->pair_late[dst * (size_t)n + k].a[q]);
             int64_t rlm = rl.n ? cs_vec_median(&rl) : 0;
             cs_vec_free(&rl);
             if (rlm * 2 > ex)
@@ -632,8 +644,8 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
             g.src = (int)(i / (size_t)n);
             g.dst = (int)(i % (size_t)n);
             g.rank = g.src;
-            g.begin_ns = a->pair_t0[i];
-            g.end_ns = a->pair_t1[i];
+            g.begin_ns = a->links->pair_t0[i];
+            g.end_ns = a->links->pair_t1[i];
             double per = ns > 0 ? (double)msgs / (double)ns : 1.0;
             if (per < 1)
                 per = 1;
@@ -669,7 +681,7 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
         char *echo = calloc((size_t)(v.n ? v.n : 1), 1);
         if (!echo)
             goto oom;
-        for (int i = 0; i < v.n && a->msgs; i++) {
+        for (int i = 0; i < v.n && a->msgs->msgs; i++) {
             if (strcmp(v.a[i].kind, "slow_link") != 0)
                 continue;
             nlinks++;
@@ -678,13 +690,13 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
                     continue;
                 cs_map sends = { 0 };
                 size_t mine = 0, hits = 0;
-                for (size_t k = 0; k < a->nmsgs; k++) {
-                    const cs_msg *m = &a->msgs[k];
+                for (size_t k = 0; k < a->msgs->nmsgs; k++) {
+                    const cs_msg *m = &a->msgs->msgs[k];
                     if (m->src == v.a[j].src && m->dst == v.a[j].dst && m->send_span > 0)
                         cs_map_put(&sends, (uint64_t)m->send_span, 1);
                 }
-                for (size_t k = 0; k < a->nmsgs; k++) {
-                    const cs_msg *m = &a->msgs[k];
+                for (size_t k = 0; k < a->msgs->nmsgs; k++) {
+                    const cs_msg *m = &a->msgs->msgs[k];
                     int64_t one;
                     if (m->src != v.a[i].src || m->dst != v.a[i].dst)
                         continue;
@@ -707,8 +719,9 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
     /* slow collectives: on one communicator, a window of steps whose
      * transfer (last exit - last entry, summed over the step) is out of line
      * with its other steps while the arrivals are on time */
-    for (int ci = 0; ci < a->ncomms && ns - s0 >= 2 * CS_TRANSIENT_MIN; ci++) {
-        const int64_t *xs = a->cstep_xfer + (size_t)ci * (size_t)ns, *sk = a->cstep_skew + (size_t)ci * (size_t)ns;
+    for (int ci = 0; ci < a->coll->ncomms && ns - s0 >= 2 * CS_TRANSIENT_MIN; ci++) {
+        const int64_t *xs = a->coll->cstep_xfer + (size_t)ci * (size_t)ns,
+                      *sk = a->coll->cstep_skew + (size_t)ci * (size_t)ns;
         cs_vec xv = { 0 };
         for (int64_t s = s0; s < ns; s++)
             cs_vec_push(&xv, xs[s]);
@@ -745,16 +758,18 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
             memset(&g, 0, sizeof g);
             snprintf(g.kind, sizeof g.kind, "slow_collective");
             g.rank = g.src = g.dst = -1;
-            g.comm = a->comm_ids[ci];
+            g.comm = a->coll->comm_ids[ci];
             g.first_step = wa;
             g.last_step = wb;
-            g.begin_ns = a->step_begin[wa];
-            g.end_ns = a->step_end[wb];
+            g.begin_ns = a->steps->step_begin[wa];
+            g.end_ns = a->steps->step_end[wb];
             g.lateness_ns = g.cost_ns = cs_vec_median(&exv);
             int64_t skm = cs_vec_median(&skv);
             cs_vec_free(&exv);
             cs_vec_free(&skv);
-            const char *opn = a->cstep_op[ci] >= 0 && a->cstep_op[ci] < a->nops ? a->ops[a->cstep_op[ci]].name : "?";
+            const char *opn = a->coll->cstep_op[ci] >= 0 && a->coll->cstep_op[ci] < a->ctx->nops
+                                  ? a->ctx->ops[a->coll->cstep_op[ci]].name
+                                  : "?";
             cs_ns_text(b1, sizeof b1, g.cost_ns + xm);
             cs_ns_text(b2, sizeof b2, xm);
             char b4[32];
@@ -776,7 +791,8 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
         goto oom;
     if (crc == -2) {
         free(v.a);
-        snprintf(err, errlen, "%s: cannot read the collective instances or communicators back", cs_store_path(a->st));
+        snprintf(err, errlen, "%s: cannot read the collective instances or communicators back",
+                 cs_store_path(a->ctx->st));
         return -1;
     }
     /* A rank whose lateness a slow link of its own explains is no straggler. */
@@ -794,7 +810,7 @@ int cs_an_verdicts(cs_an *a, char *err, size_t errlen)
         }
     }
     for (int i = 0; i < v.n; i++)
-        if (v.a[i].kind[0] && cs_awriter_straggler(a->w, &v.a[i]) != 0)
+        if (v.a[i].kind[0] && cs_awriter_straggler(a->ctx->w, &v.a[i]) != 0)
             goto werr;
     free(v.a);
     return 0;
@@ -804,6 +820,6 @@ oom:
     return -1;
 werr:
     free(v.a);
-    snprintf(err, errlen, "%s: cannot write the analysis", cs_store_path(a->st));
+    snprintf(err, errlen, "%s: cannot write the analysis", cs_store_path(a->ctx->st));
     return -1;
 }

@@ -80,6 +80,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What this pass reads and writes (analysis.h). */
+typedef struct wf_io {
+    cs_an_ctx *ctx;
+    const cs_an_steps *steps;
+    const cs_an_msgs *msgs;
+} wf_io;
+
 #define CS_WF_MAX_SPANS 20000000
 /* Above this many spans, only the first steps are replayed (as many as fit;
  * at least CS_WF_MIN_STEPS), read rank by rank: the replay keeps about 130
@@ -121,7 +128,7 @@ typedef struct wf_class { /* fusion candidates: one (comm, op, dtype, call site)
 } wf_class;
 
 typedef struct wf {
-    cs_an *a;
+    wf_io *a;
     wf_span *s;
     size_t ns;
     int nlanes, *lane_lo, *lane_hi, *lane_rank, *lane_nmark;
@@ -160,23 +167,24 @@ typedef struct wf_var {
                               issues the fused call itself, as with bigger buckets of its own) */
 } wf_var;
 
-static int wf_op_is(const cs_an *a, int op, const char *kind)
+static int wf_op_is(const wf_io *a, int op, const char *kind)
 {
-    return cs_an_kind_is(a, op, kind);
+    return cs_an_kind_is(a->ctx, op, kind);
 }
 
-static int wf_is_allreduce(const cs_an *a, int op)
+static int wf_is_allreduce(const wf_io *a, int op)
 {
-    return op >= 0 && op < a->nops && (strstr(a->ops[op].name, "llreduce") || strstr(a->ops[op].name, "AllReduce"));
+    return op >= 0 && op < a->ctx->nops &&
+           (strstr(a->ctx->ops[op].name, "llreduce") || strstr(a->ctx->ops[op].name, "AllReduce"));
 }
 
 /* Collectives whose transfer a cost model describes: N-to-N (not rooted, not scans). */
-static int wf_modelled_op(const cs_an *a, int op)
+static int wf_modelled_op(const wf_io *a, int op)
 {
-    return wf_op_is(a, op, "coll") && !strstr(a->ops[op].name, "scan") && !strstr(a->ops[op].name, "Scan");
+    return wf_op_is(a, op, "coll") && !strstr(a->ctx->ops[op].name, "scan") && !strstr(a->ctx->ops[op].name, "Scan");
 }
 
-static int wf_comm_kind(const cs_an *a, int op)
+static int wf_comm_kind(const wf_io *a, int op)
 {
     static const char *const k[] = { "coll", "rooted", "send", "recv", "sendrecv", "complete", "probe" };
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
@@ -308,42 +316,43 @@ static void wf_free(wf *w)
 /* Load the spans, instances and dependencies. 1: nothing to replay. */
 static int wf_load(wf *w, char *err, size_t errlen)
 {
-    cs_an *a = w->a;
-    int64_t total = cs_store_count_spans(a->st);
-    if (total > CS_WF_MAX_SPANS && !(a->step_source == 1 && a->nsteps > CS_WF_MIN_STEPS)) {
-        cs_an_note(a, "what-if replay skipped: %lld spans (more than %d)", (long long)total, CS_WF_MAX_SPANS);
+    wf_io *a = w->a;
+    int64_t total = cs_store_count_spans(a->ctx->st);
+    if (total > CS_WF_MAX_SPANS && !(a->steps->step_source == 1 && a->steps->nsteps > CS_WF_MIN_STEPS)) {
+        cs_an_note(a->ctx, "what-if replay skipped: %lld spans (more than %d)", (long long)total, CS_WF_MAX_SPANS);
         return 1;
     }
     cs_map span_algo = { 0 };
     wf_algo_ctx ac = { w, &span_algo };
-    if (cs_store_nccl_algos(a->st, wf_algo_cb, &ac) != 0) {
+    if (cs_store_nccl_algos(a->ctx->st, wf_algo_cb, &ac) != 0) {
         cs_map_free(&span_algo);
-        snprintf(err, errlen, "%s: cannot read nccl_coll", cs_store_path(a->st));
+        snprintf(err, errlen, "%s: cannot read nccl_coll", cs_store_path(a->ctx->st));
         return -1;
     }
     /* A large trace with step markers: its first steps only. */
-    if (total > CS_WF_BUDGET_SPANS && a->step_source == 1 && a->nsteps > CS_WF_MIN_STEPS) {
-        int64_t k = a->nsteps * CS_WF_BUDGET_SPANS / total;
+    if (total > CS_WF_BUDGET_SPANS && a->steps->step_source == 1 && a->steps->nsteps > CS_WF_MIN_STEPS) {
+        int64_t k = a->steps->nsteps * CS_WF_BUDGET_SPANS / total;
         w->maxsteps = (int)(k > CS_WF_MIN_STEPS ? k : CS_WF_MIN_STEPS);
-        if (w->maxsteps >= a->nsteps)
+        if (w->maxsteps >= a->steps->nsteps)
             w->maxsteps = 0;
         else
-            cs_an_note(a, "what-if replay: steps 0-%d of %lld (%lld spans; the first %d steps fit the replay's budget)",
-                       w->maxsteps - 1, (long long)a->nsteps, (long long)total, w->maxsteps);
+            cs_an_note(a->ctx,
+                       "what-if replay: steps 0-%d of %lld (%lld spans; the first %d steps fit the replay's budget)",
+                       w->maxsteps - 1, (long long)a->steps->nsteps, (long long)total, w->maxsteps);
     }
     size_t cap = 0;
     cs_span sp;
     int r = 0;
-    for (int rank = 0; rank < a->nranks && r >= 0; rank++) {
+    for (int rank = 0; rank < a->ctx->nranks && r >= 0; rank++) {
         cs_span_query q = { .order = CS_ORDER_RANK_TIME, .rank = rank };
-        cs_span_iter *it = cs_store_spans(a->st, &q, err, errlen);
+        cs_span_iter *it = cs_store_spans(a->ctx->st, &q, err, errlen);
         if (!it) {
             cs_map_free(&span_algo);
             return -1;
         }
         int64_t marks = 0;
         while ((r = cs_span_next(it, &sp)) > 0) {
-            if (sp.rank < 0 || sp.rank >= a->nranks)
+            if (sp.rank < 0 || sp.rank >= a->ctx->nranks)
                 continue;
             /* the marker that begins step maxsteps ends this rank's window */
             if (w->maxsteps && wf_op_is(a, sp.op, "marker") && ++marks > w->maxsteps)
@@ -372,7 +381,8 @@ static int wf_load(wf *w, char *err, size_t errlen)
             x->step = -1;
             x->cls = WF_LOCAL;
             /* request ids ride in lag until the dependencies are built */
-            int nb = (sp.flags & CS_F_NONBLOCKING) || (sp.op >= 0 && sp.op < a->nops && a->ops[sp.op].nonblocking);
+            int nb =
+                (sp.flags & CS_F_NONBLOCKING) || (sp.op >= 0 && sp.op < a->ctx->nops && a->ctx->ops[sp.op].nonblocking);
             x->lag = nb ? sp.req : 0;
             if (wf_op_is(a, sp.op, "marker"))
                 x->cls = WF_MARK;
@@ -384,7 +394,7 @@ static int wf_load(wf *w, char *err, size_t errlen)
     }
     if (r < 0) {
         cs_map_free(&span_algo);
-        snprintf(err, errlen, "%s: cannot read the spans (corrupt?)", cs_store_path(a->st));
+        snprintf(err, errlen, "%s: cannot read the spans (corrupt?)", cs_store_path(a->ctx->st));
         return -1;
     }
     if (w->ns == 0) {
@@ -468,8 +478,8 @@ static int wf_load(wf *w, char *err, size_t errlen)
         if (w->s[i].cls == WF_COLL && wf_pair_push(&pairs, (int)i, -1 - (int64_t)w->s[i].inst) != 0)
             goto oom;
     cs_map sender = { 0 };
-    for (size_t k = 0; k < a->nmsgs; k++) {
-        const cs_msg *m = &a->msgs[k];
+    for (size_t k = 0; k < a->msgs->nmsgs; k++) {
+        const cs_msg *m = &a->msgs->msgs[k];
         int64_t si, ri;
         if (m->send_span <= 0 || m->recv_span <= 0 || !cs_map_get(&sidx, (uint64_t)m->send_span, &si) ||
             !cs_map_get(&sidx, (uint64_t)m->recv_span, &ri))
@@ -483,9 +493,9 @@ static int wf_load(wf *w, char *err, size_t errlen)
             goto oom;
         }
     }
-    if (cs_store_completions(a->st, wf_done_cb, &done) != 0) {
+    if (cs_store_completions(a->ctx->st, wf_done_cb, &done) != 0) {
         cs_map_free(&sender);
-        snprintf(err, errlen, "%s: cannot read the completions", cs_store_path(a->st));
+        snprintf(err, errlen, "%s: cannot read the completions", cs_store_path(a->ctx->st));
         goto out;
     }
     for (size_t k = 0; k < done.n; k++) {
@@ -608,8 +618,8 @@ out:
 
 static int wf_steps(wf *w)
 {
-    cs_an *a = w->a;
-    w->nsteps = (int)a->nsteps;
+    wf_io *a = w->a;
+    w->nsteps = (int)a->steps->nsteps;
     if (w->maxsteps > 0 && w->maxsteps < w->nsteps)
         w->nsteps = w->maxsteps;
     if (w->nsteps < 2)
@@ -617,17 +627,17 @@ static int wf_steps(wf *w)
     size_t capStep = 0, capSpan = 0;
     int ref_lane = -1;
     for (int l = 0; l < w->nlanes; l++)
-        if (w->lane_rank[l] == a->ref_rank && ref_lane < 0)
+        if (w->lane_rank[l] == a->ctx->ref_rank && ref_lane < 0)
             ref_lane = l;
     for (int l = 0; l < w->nlanes; l++) {
         int k = 0, per = 0;
         for (int i = w->lane_lo[l]; i < w->lane_hi[l]; i++) {
             const wf_span *x = &w->s[i];
             int is_b = 0;
-            if (a->step_source == 1)
+            if (a->steps->step_source == 1)
                 is_b = x->cls == WF_MARK;
-            else if (a->step_source == 2 && l == ref_lane && x->seq >= 0 && x->comm != 0)
-                is_b = per++ % a->step_period == 0;
+            else if (a->steps->step_source == 2 && l == ref_lane && x->seq >= 0 && x->comm != 0)
+                is_b = per++ % a->steps->step_period == 0;
             if (!is_b || k >= w->nsteps)
                 continue;
             if (CS_VEC_RESERVE(w->bstep, capStep, (size_t)w->nb + 1) != 0 ||
@@ -650,7 +660,7 @@ static int wf_steps(wf *w)
         int k = -1;
         for (int i = w->lane_lo[l]; i < w->lane_hi[l]; i++) {
             wf_span *x = &w->s[i];
-            if (w->lane_nmark[l] && a->step_source == 1) {
+            if (w->lane_nmark[l] && a->steps->step_source == 1) {
                 if (x->cls == WF_MARK)
                     k++;
             } else {
@@ -863,7 +873,7 @@ static int wf_model_index(wf *w, const wf_inst *in)
 
 static int wf_fit_models(wf *w, int use_mean)
 {
-    cs_an *a = w->a;
+    wf_io *a = w->a;
     wf_kpts kp = { 0 };
     for (int k = 0; k < w->ninst; k++)
         w->in[k].model = -1;
@@ -1191,18 +1201,18 @@ static int wf_strag_cb(const cs_straggler *g, void *arg)
     return cs_vec_push(v, g->rank) || cs_vec_push(v, g->first_step) || cs_vec_push(v, g->last_step);
 }
 
-static void wf_meta_i64(cs_an *a, const char *key, int64_t v)
+static void wf_meta_i64(wf_io *a, const char *key, int64_t v)
 {
     char b[32];
     snprintf(b, sizeof b, "%lld", (long long)v);
-    cs_store_meta_set(a->st, key, b);
+    cs_store_meta_set(a->ctx->st, key, b);
 }
 
-static void wf_meta_dbl(cs_an *a, const char *key, double v)
+static void wf_meta_dbl(wf_io *a, const char *key, double v)
 {
     char b[64];
     snprintf(b, sizeof b, "%.6g", v);
-    cs_store_meta_set(a->st, key, b);
+    cs_store_meta_set(a->ctx->st, key, b);
 }
 
 static const char *const wf_meta_keys[] = {
@@ -1227,10 +1237,10 @@ static const char *const wf_meta_keys[] = {
  * issued to the library (fused calls count, their members do not). */
 static void wf_comm_figures(wf *w)
 {
-    cs_an *a = w->a;
+    wf_io *a = w->a;
     if (w->nsteps < 2)
         return;
-    size_t nk = (size_t)w->nsteps * (size_t)a->nranks;
+    size_t nk = (size_t)w->nsteps * (size_t)a->ctx->nranks;
     int64_t *acc = calloc(nk, sizeof *acc);
     char *has = calloc(nk, 1);
     int64_t members = 0, fused = 0, ar = 0;
@@ -1245,7 +1255,7 @@ static void wf_comm_figures(wf *w)
         fused += (x->flags & CS_F_FUSED) != 0;
         if (x->step < 0 || x->step + 1 >= w->nsteps)
             continue;
-        size_t k = (size_t)x->step * (size_t)a->nranks + (size_t)x->rank;
+        size_t k = (size_t)x->step * (size_t)a->ctx->nranks + (size_t)x->rank;
         has[k] = 1;
         if (wf_comm_kind(a, x->op))
             acc[k] += x->e - x->b;
@@ -1255,13 +1265,13 @@ static void wf_comm_figures(wf *w)
     int64_t *per = malloc((size_t)w->nsteps * sizeof *per);
     size_t m = 0;
     int nr = 0;
-    for (int r = 0; r < a->nranks; r++)
-        nr += a->present[r];
+    for (int r = 0; r < a->ctx->nranks; r++)
+        nr += a->ctx->present[r];
     for (int s = 0; per && s + 1 < w->nsteps; s++) {
         int64_t sum = 0;
         int n = 0;
-        for (int r = 0; r < a->nranks; r++) {
-            size_t k = (size_t)s * (size_t)a->nranks + (size_t)r;
+        for (int r = 0; r < a->ctx->nranks; r++) {
+            size_t k = (size_t)s * (size_t)a->ctx->nranks + (size_t)r;
             if (has[k]) {
                 sum += acc[k];
                 n++;
@@ -1285,10 +1295,10 @@ static void wf_comm_figures(wf *w)
  * place (step, index in the step) of their first lane. */
 static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
 {
-    cs_an *a = w->a;
+    wf_io *a = w->a;
     int64_t *gap = malloc(w->ns * sizeof *gap);
     int *first = malloc((size_t)w->nlanes * (size_t)w->nsteps * sizeof *first);
-    int *lane0 = malloc((size_t)a->nranks * sizeof *lane0);
+    int *lane0 = malloc((size_t)a->ctx->nranks * sizeof *lane0);
     if (!gap || !first || !lane0) {
         free(gap);
         free(first);
@@ -1297,7 +1307,7 @@ static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
     }
     for (size_t i = 0; i < w->ns; i++)
         gap[i] = i == 0 || w->s[i].lane != w->s[i - 1].lane ? 0 : w->s[i].b - w->s[i - 1].e;
-    for (int r = 0; r < a->nranks; r++)
+    for (int r = 0; r < a->ctx->nranks; r++)
         lane0[r] = -1;
     for (int l = w->nlanes - 1; l >= 0; l--)
         lane0[w->lane_rank[l]] = l;
@@ -1311,7 +1321,7 @@ static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
     cs_vec others = { 0 };
     for (size_t t = 0; t + 2 < sv->n; t += 3) {
         int r = (int)sv->a[t];
-        if (r < 0 || r >= a->nranks || lane0[r] < 0)
+        if (r < 0 || r >= a->ctx->nranks || lane0[r] < 0)
             continue;
         int l = lane0[r];
         for (int i = w->lane_lo[l] + 1; i < w->lane_hi[l]; i++) {
@@ -1320,7 +1330,7 @@ static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
                 continue;
             int j = i - first[(size_t)l * (size_t)w->nsteps + (size_t)x->step];
             others.n = 0;
-            for (int r2 = 0; r2 < a->nranks; r2++) {
+            for (int r2 = 0; r2 < a->ctx->nranks; r2++) {
                 int l2 = lane0[r2];
                 if (r2 == r || l2 < 0)
                     continue;
@@ -1344,13 +1354,14 @@ static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
     return gap;
 }
 
-int cs_an_whatif(cs_an *a, char *err, size_t errlen)
+int cs_an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *msgs, char *err, size_t errlen)
 {
+    wf_io io = { ctx, steps, msgs }, *a = &io;
     wf w;
     memset(&w, 0, sizeof w);
     w.a = a;
     for (size_t i = 0; i < sizeof wf_meta_keys / sizeof wf_meta_keys[0]; i++)
-        cs_store_meta_set(a->st, wf_meta_keys[i], "");
+        cs_store_meta_set(a->ctx->st, wf_meta_keys[i], "");
     int rc = wf_load(&w, err, errlen);
     if (rc != 0) {
         wf_free(&w);
@@ -1367,7 +1378,7 @@ int cs_an_whatif(cs_an *a, char *err, size_t errlen)
         goto oom;
     wf_comm_figures(&w);
     if (w.nsteps < 3) {
-        cs_store_meta_set(a->st, "whatif_note", "fewer than 3 steps: no replay");
+        cs_store_meta_set(a->ctx->st, "whatif_note", "fewer than 3 steps: no replay");
         rc = 0;
         goto out_models;
     }
@@ -1386,8 +1397,9 @@ int cs_an_whatif(cs_an *a, char *err, size_t errlen)
     wf_meta_dbl(a, "whatif_memcpy_gbps", cs_wf_memcpy_gbps());
     wf_var v0 = { 0 };
     if (wf_replay(&w, &v0) != 0) {
-        cs_store_meta_set(a->st, "whatif_note", "the replay deadlocked: the trace's dependencies are inconsistent");
-        cs_an_note(a, "what-if replay deadlocked (inconsistent dependencies): no estimates");
+        cs_store_meta_set(a->ctx->st, "whatif_note",
+                          "the replay deadlocked: the trace's dependencies are inconsistent");
+        cs_an_note(a->ctx, "what-if replay deadlocked (inconsistent dependencies): no estimates");
         rc = 0;
         goto out_models;
     }
@@ -1415,7 +1427,7 @@ int cs_an_whatif(cs_an *a, char *err, size_t errlen)
     wf_meta_dbl(a, "whatif_model_error", measured > 0 ? fabs((double)(modelled - measured)) / (double)measured : 0);
 
     /* (a) stragglers on time */
-    if (cs_store_stragglers(a->st, wf_strag_cb, &sv) != 0)
+    if (cs_store_stragglers(a->ctx->st, wf_strag_cb, &sv) != 0)
         goto oom;
     if (sv.n) {
         gap = wf_ontime_gaps(&w, &sv);
@@ -1432,7 +1444,7 @@ int cs_an_whatif(cs_an *a, char *err, size_t errlen)
     /* (b) fusion */
     int ref_lane = -1, best_n = -1;
     for (int l = 0; l < w.nlanes; l++) {
-        if (w.lane_rank[l] != a->ref_rank)
+        if (w.lane_rank[l] != a->ctx->ref_rank)
             continue;
         int n = 0;
         for (int i = w.lane_lo[l]; i < w.lane_hi[l]; i++)
@@ -1496,7 +1508,7 @@ int cs_an_whatif(cs_an *a, char *err, size_t errlen)
         p.comm = k->comm;
         p.op = k->op;
         const wf_span *s0 = &w.s[k->runs[0]];
-        if (cs_store_callsite_label(a->st, s0->rank, s0->callsite, p.callsite, sizeof p.callsite) != 0 ||
+        if (cs_store_callsite_label(a->ctx->st, s0->rank, s0->callsite, p.callsite, sizeof p.callsite) != 0 ||
             !p.callsite[0])
             snprintf(p.callsite, sizeof p.callsite, "call site %lld of rank %d", (long long)s0->callsite, s0->rank);
         p.calls_per_step = (double)k->calls / (double)w.nsteps;
@@ -1516,7 +1528,7 @@ int cs_an_whatif(cs_an *a, char *err, size_t errlen)
         cs_fmt_ns(p.gain_ns, b4, sizeof b4);
         cs_fmt_ns(best, b5, sizeof b5);
         wf_bytes_text(b6, sizeof b6, bestS);
-        const char *opn = a->ops[k->op].name;
+        const char *opn = a->ctx->ops[k->op].name;
         char beta_txt[48] = "unknown", r2_txt[32] = "";
         if (mo->fitted) {
             snprintf(beta_txt, sizeof beta_txt, "%.3f ns/KiB", mo->beta_ns_per_byte * 1024);
@@ -1546,14 +1558,14 @@ int cs_an_whatif(cs_an *a, char *err, size_t errlen)
                      "; blocking calls: apply mode fuses nonblocking MPI_Iallreduce only, so bucket them in the "
                      "program (or issue MPI_Iallreduce and one MPI_Waitall)");
         }
-        if (cs_awriter_proposal(a->w, &p) != 0)
+        if (cs_awriter_proposal(a->ctx->w, &p) != 0)
             goto werr;
     }
 
     /* (c) overlap: exposed GPU communication */
     {
         wf_gpu g = { 0 };
-        if (cs_store_gpu_overlap(a->st, wf_gpu_cb, &g) > 0 && g.ranks > 0 && g.exposed > 0) {
+        if (cs_store_gpu_overlap(a->ctx->st, wf_gpu_cb, &g) > 0 && g.ranks > 0 && g.exposed > 0) {
             int64_t exposed = g.exposed / g.ranks / w.nsteps;
             /* compute available per step: the replay's gaps on the reference lane */
             int64_t comp = 0;
@@ -1576,7 +1588,7 @@ int cs_an_whatif(cs_an *a, char *err, size_t errlen)
                          cs_fmt_ns(exposed, b1, sizeof b1), cs_fmt_ns(g.comm / g.ranks / w.nsteps, b2, sizeof b2),
                          cs_fmt_ns(comp, b3, sizeof b3), cs_fmt_ns(gain, b1, sizeof b1),
                          measured > 0 ? 100.0 * (double)gain / (double)measured : 0.0);
-                if (cs_awriter_proposal(a->w, &p) != 0)
+                if (cs_awriter_proposal(a->ctx->w, &p) != 0)
                     goto werr;
             }
         }
@@ -1585,14 +1597,14 @@ out_ok:
     rc = 0;
 out_models:
     for (int m = 0; m < w.nmodels; m++)
-        if (w.models[m].points > 0 && cs_awriter_model(a->w, &w.models[m]) != 0)
+        if (w.models[m].points > 0 && cs_awriter_model(a->ctx->w, &w.models[m]) != 0)
             goto werr;
     goto out;
 oom:
     snprintf(err, errlen, "out of memory");
     goto out;
 werr:
-    snprintf(err, errlen, "%s: cannot write the analysis", cs_store_path(a->st));
+    snprintf(err, errlen, "%s: cannot write the analysis", cs_store_path(a->ctx->st));
 out:
     for (int c = 0; c < cl.n; c++)
         free(cl.a[c].runs);

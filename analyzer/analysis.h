@@ -50,8 +50,24 @@ typedef struct cs_msg {
     int64_t sb, se, rb, re;
 } cs_msg;
 
-/* Everything the passes share. */
-typedef struct cs_an {
+/* The analysis runs as a chain of passes (an_run.c). Each pass reads the
+ * shared context and the results of earlier passes (const where it only
+ * reads them) and fills its own result struct; nothing else is shared.
+ *
+ *   pass          reads                              writes
+ *   p2p_collect   ctx                                cs_an_msgs, cs_an_steps (raw marks)
+ *   align         ctx, msgs                          cs_an_clocks
+ *   steps_prepare ctx, clocks                        cs_an_steps (marks aligned)
+ *   match         ctx, clocks                        cs_an_steps (per step), cs_an_coll
+ *   p2p           ctx, clocks, steps, msgs           cs_an_links
+ *   verdicts      ctx, clocks, steps, coll, msgs, links
+ *   tail          ctx, clocks
+ *   whatif        ctx, steps, msgs
+ *
+ * The derived tables go to the store through ctx->w. */
+
+/* What every pass shares: the store, the ops, the ranks, the notes. */
+typedef struct cs_an_ctx {
     cs_store *st;
     cs_awriter *w;
     cs_op_row *ops;
@@ -62,12 +78,29 @@ typedef struct cs_an {
     int world_size;        /* as the processes said */
     int ref_rank;          /* the reference clock */
     int *present;          /* [nranks] */
-    cs_an_clock *clk;      /* [nranks] */
-    int64_t align_instances, align_violations;
-    int64_t t_first, t_last; /* aligned span of the trace */
+    /* notes for the report: what is missing */
+    char notes[2048];
+} cs_an_ctx;
 
-    /* steps: boundaries per rank (aligned begin of each step) */
-    cs_vec *marks;   /* [nranks] */
+/* Point-to-point messages paired on raw times (cs_an_p2p_collect). */
+typedef struct cs_an_msgs {
+    cs_msg *msgs;
+    size_t nmsgs;
+    int64_t p2p_unmatched; /* operations without a partner */
+} cs_an_msgs;
+
+/* The clock alignment (cs_an_align) and the aligned span of the trace. */
+typedef struct cs_an_clocks {
+    int nranks;
+    cs_an_clock *clk; /* [nranks] */
+    int64_t align_instances, align_violations;
+    int64_t t_first, t_last;
+} cs_an_clocks;
+
+/* Steps: their boundaries (cs_an_steps_prepare) and what each rank did in
+ * each of them (filled by cs_an_match). */
+typedef struct cs_an_steps {
+    cs_vec *marks;   /* [nranks]: aligned begin of each step, per rank */
     int step_source; /* 0 none, 1 markers, 2 detected period */
     int step_period; /* detected: collectives per step */
     int64_t nsteps;
@@ -84,49 +117,50 @@ typedef struct cs_an {
                               next longest; summed over the step */
     int64_t *step_last_exit;                    /* [nsteps] */
     int64_t *step_begin, *step_end, *step_time; /* [nsteps] after matching */
+} cs_an_steps;
 
-    /* per rank */
-    int64_t *times_last, *imposed;
-    cs_vec *lateness; /* [nranks] lateness when last */
-
-    /* matching counts */
+/* The collective instances (cs_an_match): counts, wait states per rank,
+ * and per communicator and step the summed transfer and arrival skew of
+ * its complete instances (for slow collectives). */
+typedef struct cs_an_coll {
+    int64_t *times_last, *imposed; /* [nranks] */
+    cs_vec *lateness;              /* [nranks] lateness when last */
     int64_t instances, incomplete, coll_spans, uncompleted, exit_before_entry;
-    int64_t p2p_pairs, p2p_unmatched;
-    cs_msg *msgs; /* paired before the alignment (cs_an_p2p_collect) */
-    size_t nmsgs;
-    /* per directed pair [src * nranks + dst]: message transfer times and
-     * late-sender times, and when the messages ran */
-    cs_vec *pair_xfer, *pair_late;
-    int64_t *pair_t0, *pair_t1;
-
-    int64_t min_effect_ns; /* the verdicts' minimum effect */
-    /* per communicator and step, for slow collectives: summed transfer and
-     * summed arrival skew of its complete instances */
     cs_map comm_idx; /* comm id -> index < CS_AN_MAX_COMMS */
     int ncomms;
     int64_t *comm_ids;                /* [CS_AN_MAX_COMMS] */
     int64_t *cstep_xfer, *cstep_skew; /* [CS_AN_MAX_COMMS * nsteps] */
     int *cstep_op;                    /* [CS_AN_MAX_COMMS]: the op of the first instance */
+} cs_an_coll;
 
-    /* notes for the report: what is missing */
-    char notes[2048];
-} cs_an;
+/* The point-to-point messages on the aligned time line (cs_an_p2p): per
+ * directed pair [src * nranks + dst], the transfer and late-sender times
+ * of its messages, and when they ran. */
+typedef struct cs_an_links {
+    int64_t p2p_pairs;
+    cs_vec *pair_xfer, *pair_late;
+    int64_t *pair_t0, *pair_t1;
+} cs_an_links;
 
-void cs_an_note(cs_an *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int cs_an_is_n2n(const cs_an *a, int op);
+void cs_an_note(cs_an_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cs_an_is_n2n(const cs_an_ctx *c, int op);
+int cs_an_kind_is(const cs_an_ctx *c, int op, const char *kind);
 /* A raw time of rank's clock on the aligned time line (as CS_ALIGNED). */
-int64_t cs_an_aligned(const cs_an *a, int rank, int64_t raw);
-int cs_an_kind_is(const cs_an *a, int op, const char *kind);
+int64_t cs_an_aligned(const cs_an_clocks *k, int rank, int64_t raw);
 
 /* The passes, in order. Each returns 0, or -1 with a reason in err.
  * cs_an_p2p_collect pairs the point-to-point messages (raw times) for the
- * alignment and for cs_an_p2p, which writes them aligned. */
-int cs_an_p2p_collect(cs_an *a, char *err, size_t errlen);
-int cs_an_align(cs_an *a, char *err, size_t errlen);
-int cs_an_steps_prepare(cs_an *a, char *err, size_t errlen);
-int cs_an_match(cs_an *a, char *err, size_t errlen);
-int cs_an_p2p(cs_an *a, char *err, size_t errlen);
-int cs_an_verdicts(cs_an *a, char *err, size_t errlen);
-int cs_an_tail(cs_an *a, char *err, size_t errlen);
+ * alignment and for cs_an_p2p, which writes them aligned. cs_an_verdicts
+ * sorts the vectors of coll and links in place. */
+int cs_an_p2p_collect(cs_an_ctx *ctx, cs_an_msgs *out, cs_an_steps *marks, char *err, size_t errlen);
+int cs_an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char *err, size_t errlen);
+int cs_an_steps_prepare(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *out, char *err, size_t errlen);
+int cs_an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps, cs_an_coll *out, char *err,
+                size_t errlen);
+int cs_an_p2p(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *steps, const cs_an_msgs *msgs,
+              cs_an_links *out, char *err, size_t errlen);
+int cs_an_verdicts(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *steps, cs_an_coll *coll,
+                   const cs_an_msgs *msgs, cs_an_links *links, char *err, size_t errlen);
+int cs_an_tail(cs_an_ctx *ctx, const cs_an_clocks *clocks, char *err, size_t errlen);
 
 #endif

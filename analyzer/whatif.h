@@ -27,7 +27,7 @@ int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_mo
 double cs_model_time(const cs_model_row *m, double n, double bytes);
 
 /* The analysis pass. */
-int cs_an_whatif(cs_an *a, char *err, size_t errlen);
+int cs_an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *msgs, char *err, size_t errlen);
 
 /* The memory bandwidth used for the pack and unpack copies of a fused call:
  * COLLSCOPE_MEMCPY_GBPS, else CS_WF_MEMCPY_GBPS (GB/s). */
