@@ -3,7 +3,9 @@
 # the TUI, and the collscope command (one cmd_*.c per subcommand).
 noinst_LTLIBRARIES += analyzer/libcsanalysis.la
 analyzer_libcsanalysis_la_SOURCES = analyzer/csanalysis.h analyzer/analysis.h analyzer/analysis.c \
-	analyzer/an_run.c analyzer/an_align.c analyzer/an_match.c analyzer/an_p2p.c analyzer/an_verdict.c \
+	analyzer/an_run.c analyzer/an_align.c analyzer/an_match.c analyzer/an_p2p.c analyzer/verdict.h analyzer/an_verdict.c \
+	analyzer/an_verdict_persistent.c analyzer/an_verdict_transient.c analyzer/an_verdict_slow_link.c \
+	analyzer/an_verdict_slow_link_comm.c analyzer/an_verdict_slow_collective.c \
 	analyzer/an_tail.c analyzer/whatif.h analyzer/an_model.c analyzer/an_whatif.c
 # The report model and one writer per format; gates, diff, check-estimate.
 analyzer_libcsanalysis_la_SOURCES += analyzer/report.h analyzer/report_model.c analyzer/report_text.c \
