@@ -104,7 +104,7 @@ static void cs_win_solve(const cs_align_io *a, cs_win *w, int64_t *o)
     if (!crude)
         return;
     for (int i = 0; i < n; i++)
-        crude[i] = w->dexit[i].n ? cs_vec_median(&w->dexit[i]) : 0;
+        crude[i] = w->dexit[i].n ? cs__an_ctx_median(&w->dexit[i]) : 0;
     refmed = crude[a->ctx->ref_rank];
     /* exit_i + o_i == common: o_i = -(dexit_i) relative */
     for (int i = 0; i < n; i++)
@@ -318,7 +318,15 @@ static void cs_solve(const cs_align_io *a, cs_win *w, int64_t *o)
     cs_win_solve_pairs(a, w, o);
 }
 
-int cs_an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char *err, size_t errlen)
+int64_t cs__an_align_time(const cs_an_clocks *clocks, int rank, int64_t raw)
+{
+    if (rank < 0 || rank >= clocks->nranks)
+        return raw;
+    const cs_an_clock *k = &clocks->clk[rank];
+    return raw + k->offset_ns + (int64_t)(k->drift_ppm * 1e-6 * (double)(raw - k->start_ns));
+}
+
+int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char *err, size_t errlen)
 {
     cs_align_io io = { ctx, msgs, out }, *a = &io;
     int n = a->ctx->nranks;
@@ -392,7 +400,7 @@ int cs_an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char 
                     ok = 1;
                     cur = s.seq;
                 }
-                if (!cs_an_is_n2n(a->ctx, s.op) || (s.flags & CS_F_NONBLOCKING) || s.rank < 0 || s.rank >= n)
+                if (!cs__an_ctx_is_n2n(a->ctx, s.op) || (s.flags & CS_F_NONBLOCKING) || s.rank < 0 || s.rank >= n)
                     ok = 0;
                 if (CS_VEC_RESERVE(m, mcap, nm + 1) != 0) {
                     ok = 0;
@@ -486,16 +494,16 @@ int cs_an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char 
         a->clocks->clk[r].bounds = b;
         /* residual: median |exit - median exit| after the shift */
         cs_vec d = { 0 };
-        int64_t refm = all.dexit[a->ctx->ref_rank].n ? cs_vec_median(&all.dexit[a->ctx->ref_rank]) : 0;
+        int64_t refm = all.dexit[a->ctx->ref_rank].n ? cs__an_ctx_median(&all.dexit[a->ctx->ref_rank]) : 0;
         for (size_t x = 0; x < all.dexit[r].n; x++) {
             int64_t v = all.dexit[r].a[x] - refm + (o[r] - o[a->ctx->ref_rank]);
             cs_vec_push(&d, v < 0 ? -v : v);
         }
-        a->clocks->clk[r].residual_ns = d.n ? cs_vec_median(&d) : -1;
+        a->clocks->clk[r].residual_ns = d.n ? cs__an_ctx_median(&d) : -1;
         cs_vec_free(&d);
     }
     if (a->clocks->align_instances == 0 && a->ctx->nproc > 1)
-        cs_an_note(a->ctx, "no complete N-to-N collective to align clocks with: times are as recorded");
+        cs__an_ctx_note(a->ctx, "no complete N-to-N collective to align clocks with: times are as recorded");
     for (int r = 0; r < n; r++)
         if (a->ctx->present[r] &&
             cs_store_set_alignment(a->ctx->st, r, a->clocks->clk[r].offset_ns, a->clocks->clk[r].drift_ppm,

@@ -44,14 +44,14 @@ static int cs_find_period(const uint64_t *sig, size_t n)
     return 0;
 }
 
-int cs_an_steps_prepare(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *out, char *err, size_t errlen)
+int cs__an_match_steps(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *out, char *err, size_t errlen)
 {
     cs_match_io io = { ctx, clocks, out, NULL }, *a = &io;
     /* The markers came raw with the point-to-point scan: align, order. */
     for (int r = 0; r < a->ctx->nranks; r++) {
         cs_vec *v = &a->steps->marks[r];
         for (size_t i = 0; i < v->n; i++)
-            v->a[i] = cs_an_aligned(a->clocks, r, v->a[i]);
+            v->a[i] = cs__an_align_time(a->clocks, r, v->a[i]);
         qsort(v->a, v->n, sizeof *v->a, cs_i64_order);
     }
     int64_t nmax = 0;
@@ -96,7 +96,7 @@ int cs_an_steps_prepare(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps 
         free(sig);
         free(beg);
         if (p == 0)
-            cs_an_note(a->ctx, "no step markers (MPI_Pcontrol) and no periodic pattern: no per-step figures");
+            cs__an_ctx_note(a->ctx, "no step markers (MPI_Pcontrol) and no periodic pattern: no per-step figures");
     }
     a->steps->nsteps = nmax;
     if (nmax > 0) {
@@ -248,7 +248,7 @@ static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
         cs_mem *m = &x->m[i];
         cs_wait w = { m->span, m->rank, comm, seq, last - m->b };
         imposed += w.wait_ns;
-        if (m->e < last && cs_an_is_n2n(a->ctx, m->op))
+        if (m->e < last && cs__an_ctx_is_n2n(a->ctx, m->op))
             a->coll->exit_before_entry++;
         if (cs_awriter_wait(a->ctx->w, &w) != 0)
             return -1;
@@ -319,7 +319,7 @@ static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
                 ob[k++] = x->m[i].b;
             }
             cs_vec tmp = { ob, k, k };
-            vl = last - cs_vec_median(&tmp);
+            vl = last - cs__an_ctx_median(&tmp);
             free(ob);
         }
         a->coll->times_last[last_rank]++;
@@ -345,8 +345,8 @@ static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
     return 0;
 }
 
-int cs_an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps, cs_an_coll *out, char *err,
-                size_t errlen)
+int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps, cs_an_coll *out, char *err,
+                 size_t errlen)
 {
     cs_match_io io = { ctx, clocks, steps, out }, *a = &io;
     int64_t nmax = steps->nsteps;
@@ -433,11 +433,11 @@ int cs_an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps, 
         a->steps->step_time[k] = e > b ? e - b : 0;
     }
     if (a->coll->incomplete)
-        cs_an_note(a->ctx, "%lld collective instances are incomplete (a member rank is missing or stopped early)",
-                   (long long)a->coll->incomplete);
+        cs__an_ctx_note(a->ctx, "%lld collective instances are incomplete (a member rank is missing or stopped early)",
+                        (long long)a->coll->incomplete);
     if (a->coll->uncompleted)
-        cs_an_note(a->ctx, "%lld nonblocking collectives have no completion (Wait/Test) in the trace",
-                   (long long)a->coll->uncompleted);
+        cs__an_ctx_note(a->ctx, "%lld nonblocking collectives have no completion (Wait/Test) in the trace",
+                        (long long)a->coll->uncompleted);
     rc = 0;
 out:
     cs_map_free(&x.sizes);

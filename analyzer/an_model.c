@@ -110,7 +110,7 @@ static int cs_wls(const double (*X)[3], const double *t, const double *w, size_t
     return 0;
 }
 
-int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_model_row *m)
+int cs__an_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_model_row *m)
 {
     double (*loc)(double *, size_t) = use_mean ? cs_dmean : cs_stats_median_dbl;
     m->points = (int64_t)np;
@@ -257,7 +257,7 @@ int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_mo
         }
         double mean = Sw > 0 ? Swt / Sw : 0;
         for (size_t i = 0; i < nc; i++) {
-            double f = cs_model_time(m, c[i].n, c[i].B);
+            double f = cs__an_model_time(m, c[i].n, c[i].B);
             ssr += c[i].w * (c[i].t - f) * (c[i].t - f);
             sst += c[i].w * (c[i].t - mean) * (c[i].t - mean);
         }
@@ -266,7 +266,7 @@ int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_mo
     size_t nr = 0;
     for (size_t i = 0; i < np; i++)
         if (p[i].t > 0)
-            tmp[nr++] = fabs(p[i].t - cs_model_time(m, p[i].n, p[i].bytes)) / p[i].t;
+            tmp[nr++] = fabs(p[i].t - cs__an_model_time(m, p[i].n, p[i].bytes)) / p[i].t;
     m->rel_resid = cs_stats_median_dbl(tmp, nr);
     free(c);
     free(tmp);
@@ -276,7 +276,7 @@ int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_mo
     return 0;
 }
 
-double cs_model_time(const cs_model_row *m, double n, double bytes)
+double cs__an_model_time(const cs_model_row *m, double n, double bytes)
 {
     return n <= 0 ? 0 : m->alpha_ns + (n - 1) * m->gamma_ns + bytes * m->beta_ns_per_byte;
 }

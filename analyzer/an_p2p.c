@@ -8,7 +8,7 @@
  * them).
  *
  * The operations come from one scan of the store in storage order (no SQL
- * sort), which also collects the step markers (raw times; cs_an_steps_prepare
+ * sort), which also collects the step markers (raw times; cs__an_match_steps
  * aligns and orders them); they are paired once, before the clock alignment, which uses the
  * pairs as constraints (a receive ends after its send began), and written
  * after it with the aligned times. Memory: one small record per message. */
@@ -89,7 +89,7 @@ static int cs_push_end(cs_collect *c, const cs_end *e)
 static int cs_op_cb(const cs_p2p_op *op, void *arg)
 {
     cs_collect *c = arg;
-    if (op->kind == 3) { /* a step marker, raw: aligned by cs_an_steps_prepare */
+    if (op->kind == 3) { /* a step marker, raw: aligned by cs__an_match_steps */
         if (op->rank >= 0 && op->rank < c->a->ctx->nranks && cs_vec_push(&c->marks->marks[op->rank], op->begin_ns) != 0)
             return c->fail = 1;
         return 0;
@@ -131,7 +131,7 @@ static int cs_end_cmp(const void *x, const void *y)
     return (p->span > q->span) - (p->span < q->span);
 }
 
-int cs_an_p2p_collect(cs_an_ctx *ctx, cs_an_msgs *out, cs_an_steps *marks, char *err, size_t errlen)
+int cs__an_p2p_collect(cs_an_ctx *ctx, cs_an_msgs *out, cs_an_steps *marks, char *err, size_t errlen)
 {
     cs_p2p_io io = { ctx, NULL, NULL, out, NULL }, *a = &io;
     cs_collect c;
@@ -185,23 +185,17 @@ out:
     return rc;
 }
 
-int64_t cs_an_aligned(const cs_an_clocks *clocks, int rank, int64_t raw)
-{
-    if (rank < 0 || rank >= clocks->nranks)
-        return raw;
-    const cs_an_clock *k = &clocks->clk[rank];
-    return raw + k->offset_ns + (int64_t)(k->drift_ppm * 1e-6 * (double)(raw - k->start_ns));
-}
-
-int cs_an_p2p(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *steps, const cs_an_msgs *msgs,
-              cs_an_links *out, char *err, size_t errlen)
+int cs__an_p2p(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *steps, const cs_an_msgs *msgs,
+               cs_an_links *out, char *err, size_t errlen)
 {
     cs_p2p_io io = { ctx, clocks, steps, msgs, out }, *a = &io;
     for (size_t i = 0; i < a->msgs->nmsgs; i++) {
         const cs_msg *m = &a->msgs->msgs[i];
         /* aligned times; a missing completion (0) stays 0 */
-        int64_t sb = cs_an_aligned(a->clocks, m->src, m->sb), se = m->se ? cs_an_aligned(a->clocks, m->src, m->se) : 0;
-        int64_t rb = cs_an_aligned(a->clocks, m->dst, m->rb), re = m->re ? cs_an_aligned(a->clocks, m->dst, m->re) : 0;
+        int64_t sb = cs__an_align_time(a->clocks, m->src, m->sb),
+                se = m->se ? cs__an_align_time(a->clocks, m->src, m->se) : 0;
+        int64_t rb = cs__an_align_time(a->clocks, m->dst, m->rb),
+                re = m->re ? cs__an_align_time(a->clocks, m->dst, m->re) : 0;
         cs_p2p_row row = { m->send_span, m->recv_span, m->comm, m->src, m->dst, m->tag, 0, 0, 0 };
         int64_t both = sb > rb ? sb : rb;
         if (sb > rb)
@@ -239,7 +233,7 @@ int cs_an_p2p(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *ste
         }
     }
     if (a->msgs->p2p_unmatched)
-        cs_an_note(a->ctx, "%lld point-to-point operations have no partner in the trace",
-                   (long long)a->msgs->p2p_unmatched);
+        cs__an_ctx_note(a->ctx, "%lld point-to-point operations have no partner in the trace",
+                        (long long)a->msgs->p2p_unmatched);
     return 0;
 }

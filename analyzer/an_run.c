@@ -10,52 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-/* ---- containers ---- */
-
-int64_t cs_vec_median(cs_vec *v)
-{
-    return cs_stats_median_i64(v->a, v->n);
-}
-
-int64_t cs_vec_mad(const cs_vec *v, int64_t m)
-{
-    return cs_stats_mad_i64(v->a, v->n, m);
-}
-
-void cs_an_note(cs_an_ctx *c, const char *fmt, ...)
-{
-    size_t l = strlen(c->notes);
-    if (l + 4 >= sizeof c->notes)
-        return;
-    if (l)
-        c->notes[l++] = '\n';
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->notes + l, sizeof c->notes - l, fmt, ap);
-    va_end(ap);
-}
-
-int cs_an_kind_is(const cs_an_ctx *c, int op, const char *kind)
-{
-    return op >= 0 && op < c->nops && strcmp(c->ops[op].kind, kind) == 0;
-}
-
-/* N-to-N: every member depends on every other (not scans, not rooted). */
-static int cs_an_op_is_n2n(const cs_an_ctx *c, int op)
-{
-    if (!cs_an_kind_is(c, op, "coll") || c->ops[op].nonblocking)
-        return 0;
-    const char *nm = c->ops[op].name;
-    return strstr(nm, "scan") == NULL && strstr(nm, "Scan") == NULL;
-}
-
-int cs_an_is_n2n(const cs_an_ctx *c, int op)
-{
-    if (op < 0 || op >= c->nops)
-        return 0;
-    return c->op_n2n ? c->op_n2n[op] : cs_an_op_is_n2n(c, op);
-}
-
 /* ---- the analysis ---- */
 
 /* One analysis: the shared context and each pass's results. */
@@ -71,35 +25,35 @@ typedef struct cs_an {
 /* The passes in order, each with what it reads and what it fills. */
 static int cs_an_pass_pair(cs_an *a, char *err, size_t errlen)
 {
-    return cs_an_p2p_collect(&a->ctx, &a->msgs, &a->steps, err, errlen);
+    return cs__an_p2p_collect(&a->ctx, &a->msgs, &a->steps, err, errlen);
 }
 static int cs_an_pass_align(cs_an *a, char *err, size_t errlen)
 {
-    return cs_an_align(&a->ctx, &a->msgs, &a->clocks, err, errlen);
+    return cs__an_align(&a->ctx, &a->msgs, &a->clocks, err, errlen);
 }
 static int cs_an_pass_steps(cs_an *a, char *err, size_t errlen)
 {
-    return cs_an_steps_prepare(&a->ctx, &a->clocks, &a->steps, err, errlen);
+    return cs__an_match_steps(&a->ctx, &a->clocks, &a->steps, err, errlen);
 }
 static int cs_an_pass_match(cs_an *a, char *err, size_t errlen)
 {
-    return cs_an_match(&a->ctx, &a->clocks, &a->steps, &a->coll, err, errlen);
+    return cs__an_match(&a->ctx, &a->clocks, &a->steps, &a->coll, err, errlen);
 }
 static int cs_an_pass_p2p(cs_an *a, char *err, size_t errlen)
 {
-    return cs_an_p2p(&a->ctx, &a->clocks, &a->steps, &a->msgs, &a->links, err, errlen);
+    return cs__an_p2p(&a->ctx, &a->clocks, &a->steps, &a->msgs, &a->links, err, errlen);
 }
 static int cs_an_pass_verdicts(cs_an *a, char *err, size_t errlen)
 {
-    return cs_an_verdicts(&a->ctx, &a->clocks, &a->steps, &a->coll, &a->msgs, &a->links, err, errlen);
+    return cs__an_verdict(&a->ctx, &a->clocks, &a->steps, &a->coll, &a->msgs, &a->links, err, errlen);
 }
 static int cs_an_pass_tail(cs_an *a, char *err, size_t errlen)
 {
-    return cs_an_tail(&a->ctx, &a->clocks, err, errlen);
+    return cs__an_tail(&a->ctx, &a->clocks, err, errlen);
 }
 static int cs_an_pass_whatif(cs_an *a, char *err, size_t errlen)
 {
-    return cs_an_whatif(&a->ctx, &a->steps, &a->msgs, err, errlen);
+    return cs__an_whatif(&a->ctx, &a->steps, &a->msgs, err, errlen);
 }
 
 static void cs_an_free(cs_an *a)
@@ -162,7 +116,7 @@ int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
         goto out;
     }
     for (int i = 0; i < a.ctx.nops; i++)
-        a.ctx.op_n2n[i] = (unsigned char)cs_an_op_is_n2n(&a.ctx, i);
+        a.ctx.op_n2n[i] = (unsigned char)cs__an_ctx_op_is_n2n(&a.ctx, i);
     int maxr = -1;
     for (int i = 0; i < nproc; i++)
         if (procs[i].rank > maxr && procs[i].rank < (1 << 20))
@@ -205,7 +159,7 @@ int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
         a.ctx.ref_rank = 0;
     a.ctx.world_size = world > 0 ? world : nproc;
     if (nproc == 0)
-        cs_an_note(&a.ctx, "the trace holds no process and no span: nothing to analyse");
+        cs__an_ctx_note(&a.ctx, "the trace holds no process and no span: nothing to analyse");
     int missing = 0;
     char miss[256] = "";
     for (int r = 0; r < n; r++)
@@ -216,13 +170,13 @@ int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
                 snprintf(miss + l, sizeof miss - l, "%s%d", l ? "," : "", r);
         }
     if (missing && nproc > 0)
-        cs_an_note(&a.ctx, "ranks missing from the trace (of %d): %s; instances they belong to are incomplete", n,
-                   miss);
+        cs__an_ctx_note(&a.ctx, "ranks missing from the trace (of %d): %s; instances they belong to are incomplete", n,
+                        miss);
     for (int i = 0; i < nproc; i++)
         if (strcmp(procs[i].status, "crashed") == 0)
-            cs_an_note(&a.ctx, "rank %d crashed; its last operations may be unmatched", procs[i].rank);
+            cs__an_ctx_note(&a.ctx, "rank %d crashed; its last operations may be unmatched", procs[i].rank);
     if (nproc == 1)
-        cs_an_note(&a.ctx, "a single rank: no cross-rank wait states");
+        cs__an_ctx_note(&a.ctx, "a single rank: no cross-rank wait states");
 
     a.ctx.w = cs_store_analysis_begin(st, err, errlen);
     if (!a.ctx.w)
@@ -275,8 +229,8 @@ int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
         }
     }
     if (a.coll.exit_before_entry)
-        cs_an_note(&a.ctx, "%lld N-to-N spans still exit before the last entry after alignment",
-                   (long long)a.coll.exit_before_entry);
+        cs__an_ctx_note(&a.ctx, "%lld N-to-N spans still exit before the last entry after alignment",
+                        (long long)a.coll.exit_before_entry);
     char buf[64];
     cs_store_meta_set(st, "analysis_notes", a.ctx.notes);
     cs_store_meta_set(st, "analysis_steps_from",

@@ -133,7 +133,7 @@ static int cs_tail_cb(const cs_inst_brief *b, void *arg)
     return 0;
 }
 
-int cs_an_tail(cs_an_ctx *ctx, const cs_an_clocks *clocks, char *err, size_t errlen)
+int cs__an_tail(cs_an_ctx *ctx, const cs_an_clocks *clocks, char *err, size_t errlen)
 {
     cs_tail_io io = { ctx, clocks }, *a = &io;
     cs_tailer t;

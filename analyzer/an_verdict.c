@@ -51,7 +51,7 @@ void cs__an_verdict_ns_text(char *b, size_t len, int64_t ns)
         snprintf(b, len, "%.0f us", (double)ns / 1e3);
 }
 
-int cs_an_verdicts(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *steps, cs_an_coll *coll,
+int cs__an_verdict(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *steps, cs_an_coll *coll,
                    const cs_an_msgs *msgs, cs_an_links *links, char *err, size_t errlen)
 {
     cs_verdict_ctx c = { ctx, clocks, steps, coll, msgs, links, 0, 0, 0, 0, { 0 } }, *a = &c;
@@ -60,7 +60,7 @@ int cs_an_verdicts(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps
     cs_vec tv = { 0 };
     for (int64_t s = 0; s < ns; s++)
         cs_vec_push(&tv, a->steps->step_time[s]);
-    int64_t tmed = tv.n ? cs_vec_median(&tv) : 0;
+    int64_t tmed = tv.n ? cs__an_ctx_median(&tv) : 0;
     cs_vec_free(&tv);
     /* the minimum effect: an absolute floor and a share of the step. (Not
      * the step-to-step spread: a straggler's own effect widens it, and the
@@ -99,10 +99,10 @@ int cs_an_verdicts(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps
             cs_vec sv = { 0 };
             for (int64_t s = 0; s < ns; s++)
                 cs_vec_push(&sv, a->steps->late2[(size_t)s * (size_t)n + (size_t)r]);
-            ml = cs_vec_median(&sv);
+            ml = cs__an_ctx_median(&sv);
             cs_vec_free(&sv);
         } else if (a->coll->lateness[r].n) {
-            ml = cs_vec_median(&a->coll->lateness[r]);
+            ml = cs__an_ctx_median(&a->coll->lateness[r]);
         }
         cs_rank_stat rs = { r, a->coll->times_last[r], a->coll->imposed[r], ml };
         if (cs_awriter_rank_stat(a->ctx->w, &rs) != 0)

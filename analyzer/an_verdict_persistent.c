@@ -29,7 +29,7 @@ static int cs_persistent_rank(cs_verdict_ctx *a, int r)
                 first = s;
             lastk = s;
         }
-    int64_t cmed = cv.n ? cs_vec_median(&cv) : 0;
+    int64_t cmed = cv.n ? cs__an_ctx_median(&cv) : 0;
     if (late >= 2 && (double)late >= CS_PERSIST_FRAC * (double)considered && cmed > E) {
         cs_straggler g;
         memset(&g, 0, sizeof g);
@@ -40,9 +40,9 @@ static int cs_persistent_rank(cs_verdict_ctx *a, int r)
         g.last_step = lastk;
         g.begin_ns = a->steps->step_begin[first];
         g.end_ns = a->steps->step_end[lastk];
-        g.lateness_ns = cs_vec_median(&lv);
+        g.lateness_ns = cs__an_ctx_median(&lv);
         g.cost_ns = cmed;
-        int64_t mad = cs_vec_mad(&cv, cmed);
+        int64_t mad = cs__an_ctx_mad(&cv, cmed);
         cs__an_verdict_ns_text(b1, sizeof b1, g.cost_ns);
         cs__an_verdict_ns_text(b2, sizeof b2, mad);
         char b4[32];

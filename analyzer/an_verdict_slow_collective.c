@@ -25,7 +25,7 @@ static int cs_slow_collective_run(cs_verdict_ctx *a)
         cs_vec xv = { 0 };
         for (int64_t s = s0; s < ns; s++)
             cs_vec_push(&xv, xs[s]);
-        int64_t xm = cs_vec_median(&xv), xmad = cs_vec_mad(&xv, xm);
+        int64_t xm = cs__an_ctx_median(&xv), xmad = cs__an_ctx_mad(&xv, xm);
         cs_vec_free(&xv);
         int64_t thr = E > xmad * 15 / 2 ? E : xmad * 15 / 2;
 #define CS_SLOWX(s) (xs[s] - xm > thr && 2 * sk[s] < xs[s] - xm)
@@ -63,8 +63,8 @@ static int cs_slow_collective_run(cs_verdict_ctx *a)
             g.last_step = wb;
             g.begin_ns = a->steps->step_begin[wa];
             g.end_ns = a->steps->step_end[wb];
-            g.lateness_ns = g.cost_ns = cs_vec_median(&exv);
-            int64_t skm = cs_vec_median(&skv);
+            g.lateness_ns = g.cost_ns = cs__an_ctx_median(&exv);
+            int64_t skm = cs__an_ctx_median(&skv);
             cs_vec_free(&exv);
             cs_vec_free(&skv);
             const char *opn = a->coll->cstep_op[ci] >= 0 && a->coll->cstep_op[ci] < a->ctx->nops

@@ -37,7 +37,7 @@ static int cs_slow_link_run(cs_verdict_ctx *a)
         for (size_t i = 0; i < np; i++) {
             pm[i] = -1;
             if (a->links->pair_xfer[i].n >= 5) {
-                pm[i] = cs_vec_median(&a->links->pair_xfer[i]);
+                pm[i] = cs__an_ctx_median(&a->links->pair_xfer[i]);
                 npairs++;
             }
         }
@@ -48,8 +48,8 @@ static int cs_slow_link_run(cs_verdict_ctx *a)
             for (size_t j = 0; j < np; j++)
                 if (j != i && pm[j] >= 0)
                     cs_vec_push(&oth, pm[j]);
-            int64_t M = cs_vec_median(&oth);
-            int64_t mad = cs_vec_mad(&oth, M);
+            int64_t M = cs__an_ctx_median(&oth);
+            int64_t mad = cs__an_ctx_mad(&oth, M);
             cs_vec_free(&oth);
             int64_t ex = pm[i] - M, thr = E > mad * 9 / 2 ? E : mad * 9 / 2;
             if (ex <= thr || pm[i] < 2 * M)
@@ -66,7 +66,7 @@ static int cs_slow_link_run(cs_verdict_ctx *a)
                         cs_vec_push(&pool, a->links->pair_xfer[j].a[k]);
             int64_t ceil = M + E / 2;
             if (pool.n) {
-                cs_vec_median(&pool); /* sorts */
+                cs__an_ctx_median(&pool); /* sorts */
                 int64_t p95 = pool.a[(size_t)(0.95 * (double)(pool.n - 1))];
                 if (p95 > ceil)
                     ceil = p95;
@@ -77,7 +77,7 @@ static int cs_slow_link_run(cs_verdict_ctx *a)
                 out += a->links->pair_xfer[i].a[k] > ceil;
             if (out * 5 < msgs * 4)
                 continue;
-            int64_t ls = cs_vec_median(&a->links->pair_late[i]);
+            int64_t ls = cs__an_ctx_median(&a->links->pair_late[i]);
             if (ls * 4 > ex)
                 continue;
             /* the receiver on time too: late as a sender itself by half the
@@ -87,7 +87,7 @@ static int cs_slow_link_run(cs_verdict_ctx *a)
             for (size_t k = 0; k < (size_t)n; k++)
                 for (size_t q = 0; q < a->links->pair_late[dst * (size_t)n + k].n; q++)
                     cs_vec_push(&rl, a->links->pair_late[dst * (size_t)n + k].a[q]);
-            int64_t rlm = rl.n ? cs_vec_median(&rl) : 0;
+            int64_t rlm = rl.n ? cs__an_ctx_median(&rl) : 0;
             cs_vec_free(&rl);
             if (rlm * 2 > ex)
                 continue;

@@ -130,8 +130,8 @@ static int cs_slow_link_comm_run(cs_verdict_ctx *a)
                     rc = -1;
         }
         if (cl[i].peers >= 2 && pool.n >= 2 * CS_TRANSIENT_MIN) {
-            cl[i].ref = cs_vec_median(&pool);
-            cl[i].mad = cs_vec_mad(&pool, cl[i].ref);
+            cl[i].ref = cs__an_ctx_median(&pool);
+            cl[i].mad = cs__an_ctx_mad(&pool, cl[i].ref);
         }
         cs_vec_free(&pool);
     }
@@ -176,7 +176,7 @@ static int cs_slow_link_comm_run(cs_verdict_ctx *a)
                 cs_vec_push(&rv, ref / n) || cs_vec_push(&kv, k))
                 rc = -1;
         }
-        int64_t dmed = cs_vec_median(&dv);
+        int64_t dmed = cs__an_ctx_median(&dv);
         int ok = rc == 0 && considered >= 2 * CS_TRANSIENT_MIN &&
                  (double)dv.n >= CS_PERSIST_FRAC * (double)considered && dmed > E && xsum >= 2 * rsum;
         /* its members on time too: a member whose excess own time is half
@@ -198,7 +198,7 @@ static int cs_slow_link_comm_run(cs_verdict_ctx *a)
                 for (int64_t s = s0; s < ns; s++)
                     if (cs_vec_push(&ov, cs__an_verdict_lat(a, s, q)) != 0)
                         rc = -1;
-                late_own = cs_vec_median(&ov);
+                late_own = cs__an_ctx_median(&ov);
                 cs_vec_free(&ov);
                 if (late_own * 2 > dmed)
                     late_member = q;
@@ -217,18 +217,18 @@ static int cs_slow_link_comm_run(cs_verdict_ctx *a)
             g.begin_ns = a->steps->step_begin[fs];
             g.end_ns = a->steps->step_end[ls];
             g.cost_ns = dmed;
-            g.lateness_ns = cs_vec_median(&pv);
+            g.lateness_ns = cs__an_ctx_median(&pv);
             if (!mem.n)
                 snprintf(mem.text, sizeof mem.text, "?");
             const cs_cclass *m = &cl[cmp[0]];
             const char *opn = m->op >= 0 && m->op < a->ctx->nops ? a->ctx->ops[m->op].name : "?";
             char b1[32], b2[32], b3[32], b4[32], b5[32], b6[48], more[32] = "";
             long long blo = m->bucket ? 1LL << m->bucket : 0, bhi = (2LL << m->bucket) - 1;
-            cs__an_verdict_ns_text(b1, sizeof b1, cs_vec_median(&xv));
-            cs__an_verdict_ns_text(b2, sizeof b2, cs_vec_median(&rv));
+            cs__an_verdict_ns_text(b1, sizeof b1, cs__an_ctx_median(&xv));
+            cs__an_verdict_ns_text(b2, sizeof b2, cs__an_ctx_median(&rv));
             cs__an_verdict_ns_text(b3, sizeof b3, m->mad);
             cs__an_verdict_ns_text(b4, sizeof b4, dmed);
-            cs__an_verdict_ns_text(b5, sizeof b5, cs_vec_median(&kv));
+            cs__an_verdict_ns_text(b5, sizeof b5, cs__an_ctx_median(&kv));
             cs__an_verdict_fmt_steps(b6, sizeof b6, fs, ls);
             if (ncmp > 1)
                 snprintf(more, sizeof more, " and %d more", ncmp - 1);

@@ -51,7 +51,7 @@ static int cs_transient_rank(cs_verdict_ctx *a, int r)
         for (int64_t u = wa; u <= wb; u++)
             if (cs__an_verdict_lat(a, u, r) > E)
                 cs_vec_push(&wl, cs__an_verdict_lat(a, u, r));
-        int64_t wmed = cs_vec_median(&wl);
+        int64_t wmed = cs__an_ctx_median(&wl);
         cs_vec_free(&wl);
         while (wb > wa && cs__an_verdict_lat(a, wb, r) * 2 < wmed)
             cnt -= cs__an_verdict_lat(a, wb--, r) > E;
@@ -78,7 +78,7 @@ static int cs_transient_rank(cs_verdict_ctx *a, int r)
         outlate += cs__an_verdict_lat(a, u, r) > E;
         cs_vec_push(&out, cs__an_verdict_lat(a, u, r));
     }
-    int64_t mo = out.n ? cs_vec_median(&out) : 0;
+    int64_t mo = out.n ? cs__an_ctx_median(&out) : 0;
     cs_vec_free(&out);
     /* on time outside: at most CS_OUTSIDE_LATE of those steps late
      * (and not fewer than the steps of one window outside) */
@@ -93,7 +93,7 @@ static int cs_transient_rank(cs_verdict_ctx *a, int r)
                 cs_vec_push(&c2, a->steps->late[(size_t)u * (size_t)n + (size_t)r]);
             }
         }
-        int64_t mi = cs_vec_median(&in), ml = cs_vec_median(&c2);
+        int64_t mi = cs__an_ctx_median(&in), ml = cs__an_ctx_median(&c2);
         cs_vec_free(&in);
         cs_vec_free(&c2);
         if (mi <= E || mi < 2 * mo)

@@ -50,7 +50,7 @@
  *       bytes (calls larger than the fusion threshold stay alone); a bucket
  *       becomes one call of its summed bytes, issued when its last member
  *       is (so it waits for it), plus a pack and an unpack copy at
- *       cs_wf_memcpy_gbps(); blocking members before the last return at
+ *       cs__an_whatif_memcpy_gbps(); blocking members before the last return at
  *       once; nonblocking members before the last take apply mode's
  *       queueing cost (CS_WF_QUEUE_NS) instead of their start, the last
  *       keeps its start (the fused call's), or, for the program issuing such
@@ -169,7 +169,7 @@ typedef struct wf_var {
 
 static int wf_op_is(const wf_io *a, int op, const char *kind)
 {
-    return cs_an_kind_is(a->ctx, op, kind);
+    return cs__an_ctx_kind_is(a->ctx, op, kind);
 }
 
 static int wf_is_allreduce(const wf_io *a, int op)
@@ -193,7 +193,7 @@ static int wf_comm_kind(const wf_io *a, int op)
     return 0;
 }
 
-double cs_wf_memcpy_gbps(void)
+double cs__an_whatif_memcpy_gbps(void)
 {
     const char *e = getenv("COLLSCOPE_MEMCPY_GBPS");
     double v = e ? strtod(e, NULL) : 0;
@@ -202,7 +202,7 @@ double cs_wf_memcpy_gbps(void)
 
 static int64_t wf_copy_ns(int64_t bytes)
 {
-    return (int64_t)((double)bytes / cs_wf_memcpy_gbps());
+    return (int64_t)((double)bytes / cs__an_whatif_memcpy_gbps());
 }
 
 /* ---- loading ---- */
@@ -319,7 +319,7 @@ static int wf_load(wf *w, char *err, size_t errlen)
     wf_io *a = w->a;
     int64_t total = cs_store_count_spans(a->ctx->st);
     if (total > CS_WF_MAX_SPANS && !(a->steps->step_source == 1 && a->steps->nsteps > CS_WF_MIN_STEPS)) {
-        cs_an_note(a->ctx, "what-if replay skipped: %lld spans (more than %d)", (long long)total, CS_WF_MAX_SPANS);
+        cs__an_ctx_note(a->ctx, "what-if replay skipped: %lld spans (more than %d)", (long long)total, CS_WF_MAX_SPANS);
         return 1;
     }
     cs_map span_algo = { 0 };
@@ -336,9 +336,9 @@ static int wf_load(wf *w, char *err, size_t errlen)
         if (w->maxsteps >= a->steps->nsteps)
             w->maxsteps = 0;
         else
-            cs_an_note(a->ctx,
-                       "what-if replay: steps 0-%d of %lld (%lld spans; the first %d steps fit the replay's budget)",
-                       w->maxsteps - 1, (long long)a->steps->nsteps, (long long)total, w->maxsteps);
+            cs__an_ctx_note(
+                a->ctx, "what-if replay: steps 0-%d of %lld (%lld spans; the first %d steps fit the replay's budget)",
+                w->maxsteps - 1, (long long)a->steps->nsteps, (long long)total, w->maxsteps);
     }
     size_t cap = 0;
     cs_span sp;
@@ -738,7 +738,7 @@ static int wf_replay(wf *w, const wf_var *v)
                         if (w->cnt[g] < WF_INST(g)->nmem)
                             break;
                         int64_t t =
-                            (int64_t)cs_model_time(&w->models[WF_INST(g)->model], 1, (double)WF_INST(g)->bytes) +
+                            (int64_t)cs__an_model_time(&w->models[WF_INST(g)->model], 1, (double)WF_INST(g)->bytes) +
                             wf_copy_ns(WF_INST(g)->bytes) + x->res;
                         e = w->lmax[g] + (t > 0 ? t : 0);
                     }
@@ -796,7 +796,7 @@ static int wf_replay(wf *w, const wf_var *v)
                     if (!ready)
                         break;
                     for (int t = 0; t < nmod; t++)
-                        msum += (int64_t)cs_model_time(&w->models[mg[t].m], mg[t].n, mg[t].bytes);
+                        msum += (int64_t)cs__an_model_time(&w->models[mg[t].m], mg[t].n, mg[t].bytes);
                     int64_t M = D > b ? D : b;
                     if ((v->model || fused) && allmodel && x->ndep)
                         e = M + (msum + x->res > 0 ? msum + x->res : 0);
@@ -972,7 +972,7 @@ static int wf_fit_models(wf *w, int use_mean)
             sum += (double)st.a[q];
         double prior = st.n ? sum / (double)st.n * (1 + rounds) : 0;
         cs_vec_free(&st);
-        if (cs_model_fit(fp, k, prior, use_mean, &w->models[m]) != 0) {
+        if (cs__an_model_fit(fp, k, prior, use_mean, &w->models[m]) != 0) {
             free(fp);
             free(pts);
             return -1;
@@ -1342,7 +1342,7 @@ static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
                 cs_vec_push(&others, gap[i2]);
             }
             if (others.n) {
-                int64_t m = cs_vec_median(&others);
+                int64_t m = cs__an_ctx_median(&others);
                 if (gap[i] > m)
                     gap[i] = m;
             }
@@ -1354,7 +1354,7 @@ static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
     return gap;
 }
 
-int cs_an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *msgs, char *err, size_t errlen)
+int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *msgs, char *err, size_t errlen)
 {
     wf_io io = { ctx, steps, msgs }, *a = &io;
     wf w;
@@ -1394,12 +1394,12 @@ int cs_an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *msg
     int64_t measured = wf_step_median(&w, w.bp, buf);
     wf_meta_i64(a, "whatif_measured_ns", measured);
     wf_meta_i64(a, "whatif_steps", w.nsteps);
-    wf_meta_dbl(a, "whatif_memcpy_gbps", cs_wf_memcpy_gbps());
+    wf_meta_dbl(a, "whatif_memcpy_gbps", cs__an_whatif_memcpy_gbps());
     wf_var v0 = { 0 };
     if (wf_replay(&w, &v0) != 0) {
         cs_store_meta_set(a->ctx->st, "whatif_note",
                           "the replay deadlocked: the trace's dependencies are inconsistent");
-        cs_an_note(a->ctx, "what-if replay deadlocked (inconsistent dependencies): no estimates");
+        cs__an_ctx_note(a->ctx, "what-if replay deadlocked (inconsistent dependencies): no estimates");
         rc = 0;
         goto out_models;
     }
@@ -1542,7 +1542,7 @@ int cs_an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *msg
                  p.callsite, p.calls_per_step, opn, p.calls_per_step >= 2 ? "s" : "", b1, b2, (long long)k->comm, b3,
                  b4, measured > 0 ? 100.0 * (double)p.gain_ns / (double)measured : 0.0, p.groups_per_step,
                  p.calls_per_step, b5, b6, mo->alpha_ns / 1e3, mo->gamma_ns / 1e3, beta_txt, mo->note,
-                 (long long)mo->points, r2_txt, cs_wf_memcpy_gbps());
+                 (long long)mo->points, r2_txt, cs__an_whatif_memcpy_gbps());
         int is_mpi_nb = k->nb && strncmp(opn, "MPI_", 4) == 0, is_nccl = strncmp(opn, "nccl", 4) == 0;
         if (is_mpi_nb || is_nccl) {
             snprintf(p.env, sizeof p.env, "COLLSCOPE_FUSE=1 COLLSCOPE_FUSE_THRESHOLD=%lld COLLSCOPE_FUSE_BUFFER=%lld",

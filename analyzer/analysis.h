@@ -24,9 +24,9 @@
 #include "libtrace/store_analysis.h"
 
 /* Median (sorts v in place); 0 for an empty vector. */
-int64_t cs_vec_median(cs_vec *v);
+int64_t cs__an_ctx_median(cs_vec *v);
 /* Median absolute deviation around m. */
-int64_t cs_vec_mad(const cs_vec *v, int64_t m);
+int64_t cs__an_ctx_mad(const cs_vec *v, int64_t m);
 
 #define CS_AN_MAX_COMMS 64
 
@@ -72,7 +72,7 @@ typedef struct cs_an_ctx {
     cs_awriter *w;
     cs_op_row *ops;
     int nops;
-    unsigned char *op_n2n; /* [nops]: cs_an_is_n2n, computed once */
+    unsigned char *op_n2n; /* [nops]: cs__an_ctx_is_n2n, computed once */
     int nranks;            /* highest rank + 1 */
     int nproc;             /* processes in the trace */
     int world_size;        /* as the processes said */
@@ -82,14 +82,14 @@ typedef struct cs_an_ctx {
     char notes[2048];
 } cs_an_ctx;
 
-/* Point-to-point messages paired on raw times (cs_an_p2p_collect). */
+/* Point-to-point messages paired on raw times (cs__an_p2p_collect). */
 typedef struct cs_an_msgs {
     cs_msg *msgs;
     size_t nmsgs;
     int64_t p2p_unmatched; /* operations without a partner */
 } cs_an_msgs;
 
-/* The clock alignment (cs_an_align) and the aligned span of the trace. */
+/* The clock alignment (cs__an_align) and the aligned span of the trace. */
 typedef struct cs_an_clocks {
     int nranks;
     cs_an_clock *clk; /* [nranks] */
@@ -97,8 +97,8 @@ typedef struct cs_an_clocks {
     int64_t t_first, t_last;
 } cs_an_clocks;
 
-/* Steps: their boundaries (cs_an_steps_prepare) and what each rank did in
- * each of them (filled by cs_an_match). */
+/* Steps: their boundaries (cs__an_match_steps) and what each rank did in
+ * each of them (filled by cs__an_match). */
 typedef struct cs_an_steps {
     cs_vec *marks;   /* [nranks]: aligned begin of each step, per rank */
     int step_source; /* 0 none, 1 markers, 2 detected period */
@@ -119,7 +119,7 @@ typedef struct cs_an_steps {
     int64_t *step_begin, *step_end, *step_time; /* [nsteps] after matching */
 } cs_an_steps;
 
-/* The collective instances (cs_an_match): counts, wait states per rank,
+/* The collective instances (cs__an_match): counts, wait states per rank,
  * and per communicator and step the summed transfer and arrival skew of
  * its complete instances (for slow collectives). */
 typedef struct cs_an_coll {
@@ -133,7 +133,7 @@ typedef struct cs_an_coll {
     int *cstep_op;                    /* [CS_AN_MAX_COMMS]: the op of the first instance */
 } cs_an_coll;
 
-/* The point-to-point messages on the aligned time line (cs_an_p2p): per
+/* The point-to-point messages on the aligned time line (cs__an_p2p): per
  * directed pair [src * nranks + dst], the transfer and late-sender times
  * of its messages, and when they ran. */
 typedef struct cs_an_links {
@@ -142,25 +142,27 @@ typedef struct cs_an_links {
     int64_t *pair_t0, *pair_t1;
 } cs_an_links;
 
-void cs_an_note(cs_an_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int cs_an_is_n2n(const cs_an_ctx *c, int op);
-int cs_an_kind_is(const cs_an_ctx *c, int op, const char *kind);
+void cs__an_ctx_note(cs_an_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cs__an_ctx_is_n2n(const cs_an_ctx *c, int op);
+/* The same, computed from the op table (an_run.c caches it in op_n2n). */
+int cs__an_ctx_op_is_n2n(const cs_an_ctx *c, int op);
+int cs__an_ctx_kind_is(const cs_an_ctx *c, int op, const char *kind);
 /* A raw time of rank's clock on the aligned time line (as CS_ALIGNED). */
-int64_t cs_an_aligned(const cs_an_clocks *k, int rank, int64_t raw);
+int64_t cs__an_align_time(const cs_an_clocks *k, int rank, int64_t raw);
 
 /* The passes, in order. Each returns 0, or -1 with a reason in err.
- * cs_an_p2p_collect pairs the point-to-point messages (raw times) for the
- * alignment and for cs_an_p2p, which writes them aligned. cs_an_verdicts
+ * cs__an_p2p_collect pairs the point-to-point messages (raw times) for the
+ * alignment and for cs__an_p2p, which writes them aligned. cs__an_verdict
  * sorts the vectors of coll and links in place. */
-int cs_an_p2p_collect(cs_an_ctx *ctx, cs_an_msgs *out, cs_an_steps *marks, char *err, size_t errlen);
-int cs_an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char *err, size_t errlen);
-int cs_an_steps_prepare(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *out, char *err, size_t errlen);
-int cs_an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps, cs_an_coll *out, char *err,
-                size_t errlen);
-int cs_an_p2p(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *steps, const cs_an_msgs *msgs,
-              cs_an_links *out, char *err, size_t errlen);
-int cs_an_verdicts(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *steps, cs_an_coll *coll,
+int cs__an_p2p_collect(cs_an_ctx *ctx, cs_an_msgs *out, cs_an_steps *marks, char *err, size_t errlen);
+int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char *err, size_t errlen);
+int cs__an_match_steps(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *out, char *err, size_t errlen);
+int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps, cs_an_coll *out, char *err,
+                 size_t errlen);
+int cs__an_p2p(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *steps, const cs_an_msgs *msgs,
+               cs_an_links *out, char *err, size_t errlen);
+int cs__an_verdict(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *steps, cs_an_coll *coll,
                    const cs_an_msgs *msgs, cs_an_links *links, char *err, size_t errlen);
-int cs_an_tail(cs_an_ctx *ctx, const cs_an_clocks *clocks, char *err, size_t errlen);
+int cs__an_tail(cs_an_ctx *ctx, const cs_an_clocks *clocks, char *err, size_t errlen);
 
 #endif

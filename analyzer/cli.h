@@ -46,6 +46,15 @@ typedef struct cs_ingest_result {
 } cs_ingest_result;
 int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_result *res);
 
+/* Run the job LAUNCH (argv style) under the tracer with the preload of
+ * mpi ("openmpi", "mpich" or "nompi"), its output in the folder out, then
+ * build out/trace.db unless !ingest (run.c). Returns the job's exit status
+ * (127 when it could not be started). */
+int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, int ingest, int ncclprof);
+/* The MPI a launch line uses, guessed from its launcher and program
+ * (COLLSCOPE_MPI first): "openmpi", "mpich", "nompi" or what COLLSCOPE_MPI says. */
+const char *cs_run_guess_mpi(char **launch);
+
 /* Resolve call-site frames with addr2line and label the call sites. */
 int cs_symbolize(cs_store *st);
 

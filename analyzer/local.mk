@@ -3,12 +3,12 @@
 # the TUI, and the collscope command (one cmd_*.c per subcommand).
 noinst_LTLIBRARIES += analyzer/libcsanalysis.la
 analyzer_libcsanalysis_la_SOURCES = analyzer/csanalysis.h analyzer/analysis.h analyzer/analysis.c \
-	analyzer/an_run.c analyzer/an_align.c analyzer/an_match.c analyzer/an_p2p.c analyzer/verdict.h analyzer/an_verdict.c \
+	analyzer/an_run.c analyzer/an_ctx.c analyzer/an_align.c analyzer/an_match.c analyzer/an_p2p.c analyzer/verdict.h analyzer/an_verdict.c \
 	analyzer/an_verdict_persistent.c analyzer/an_verdict_transient.c analyzer/an_verdict_slow_link.c \
 	analyzer/an_verdict_slow_link_comm.c analyzer/an_verdict_slow_collective.c \
 	analyzer/an_tail.c analyzer/whatif.h analyzer/an_model.c analyzer/an_whatif.c
 # The report model and one writer per format; gates, diff, check-estimate.
-analyzer_libcsanalysis_la_SOURCES += analyzer/report.h analyzer/report_model.c analyzer/report_text.c \
+analyzer_libcsanalysis_la_SOURCES += analyzer/report.h analyzer/report.c analyzer/report_text.c \
 	analyzer/report_json.c analyzer/report_markdown.c analyzer/report_junit.c analyzer/gates.c \
 	analyzer/diff.c analyzer/estimate.c
 analyzer_libcsanalysis_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
@@ -17,7 +17,7 @@ analyzer_libcsanalysis_la_LIBADD = -lm
 bin_PROGRAMS += analyzer/collscope
 analyzer_collscope_SOURCES = analyzer/cli.h analyzer/main.c analyzer/cmd_run.c analyzer/cmd_ingest.c \
 	analyzer/cmd_analyze.c analyzer/cmd_report.c analyzer/cmd_diff.c analyzer/cmd_check_estimate.c \
-	analyzer/ingest.c analyzer/symbolize.c
+	analyzer/run.c analyzer/ingest.c analyzer/symbolize.c
 analyzer_collscope_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'
 analyzer_collscope_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 analyzer_collscope_LDADD = analyzer/libcsanalysis.la libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS) -lm

@@ -1,4 +1,4 @@
-/* report_model.c: the report model: the stored analysis read back from a
+/* report.c: the report model: the stored analysis read back from a
  * trace (cs_report_data) and the trace's own summary (cs_report_trace),
  * what every report writer, the gates, diff and check-estimate read. */
 #include "config.h"
