@@ -1,5 +1,5 @@
 /* an_model.c: the cost model of a collective, fitted to the trace's own
- * transfer times (issue 6).
+ * transfer times.
  *
  * A point is one observed transfer: n calls of `bytes` in all that
  * completed together, and the time t they took once every member had

@@ -1,4 +1,4 @@
-/* an_whatif.c: the what-if replay (issue 6): a dependency-graph simulation
+/* an_whatif.c: the what-if replay: a dependency-graph simulation
  * of the trace, fitted to its own measured costs, and the proposals it
  * estimates.
  *
@@ -91,7 +91,7 @@ typedef struct wf_io {
 /* Above this many spans, only the first steps are replayed (as many as fit;
  * at least CS_WF_MIN_STEPS), read rank by rank: the replay keeps about 130
  * bytes a span and costs about 2 s a million spans, which a 10 M-span trace
- * could not afford beside the rest of the analysis (issue 3: 20 s, 2 GB;
+ * could not afford beside the rest of the analysis (its target: 20 s, 2 GB;
  * a 500 k budget: 1.5 s of the 10 M-span trace's analysis). */
 #define CS_WF_BUDGET_SPANS 500000
 #define CS_WF_MIN_STEPS 8

@@ -1,4 +1,4 @@
-/* whatif.h: the cost model, the what-if replay and its proposals (issue 6).
+/* whatif.h: the cost model, the what-if replay and its proposals.
  *
  * cs__an_whatif runs after the other passes (analyzer/an_run.c): it fits a
  * cost model per communicator and collective op (an_model.c), replays
