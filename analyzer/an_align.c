@@ -25,6 +25,7 @@
  * with the trace; the messages are all used (they are in memory anyway). */
 #include "config.h"
 #include "analyzer/analysis.h"
+#include "common/stats.h"
 #include "libtrace/span.h"
 
 #include <stdlib.h>
@@ -60,12 +61,6 @@ typedef struct cs_member {
     int64_t b, e;
 } cs_member;
 
-static int cs_i64cmp(const void *x, const void *y)
-{
-    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
 static void cs_win_instance(cs_win *w, int n, const cs_member *m, int nm)
 {
     if (nm < 2)
@@ -84,8 +79,7 @@ static void cs_win_instance(cs_win *w, int n, const cs_member *m, int nm)
         return;
     for (int x = 0; x < nm; x++)
         ex[x] = m[x].e;
-    qsort(ex, (size_t)nm, sizeof ex[0], cs_i64cmp);
-    int64_t med = ex[nm / 2];
+    int64_t med = cs_stats_median_i64(ex, (size_t)nm);
     free(ex);
 
     for (int x = 0; x < nm; x++)
