@@ -66,9 +66,8 @@ int cs_cmd_report(int argc, char **argv)
         fputs(cs_help_report, stderr);
         return 2;
     }
-    int json = strcmp(format, "json") == 0, md = strcmp(format, "markdown") == 0 || strcmp(format, "md") == 0,
-        junit = strcmp(format, "junit") == 0;
-    if (!json && !md && !junit && strcmp(format, "text") != 0) {
+    cs_report_writer write = cs_report_format(format);
+    if (!write) {
         cs_error("report: unknown format '%s' (text, json, markdown or junit)", format);
         return 2;
     }
@@ -109,14 +108,7 @@ int cs_cmd_report(int argc, char **argv)
         cs_error("cannot write %s", outpath);
         goto out;
     }
-    if (md)
-        cs_report_markdown_write(f, tr.path, &ad, gates, ngates);
-    else if (junit)
-        cs_report_junit_write(f, tr.path, &ad, gates, ngates);
-    else if (json)
-        cs_report_json_write(f, &tr, &ad, gates, ngates);
-    else
-        cs_report_text_write(f, &tr, &ad, gates, ngates);
+    write(f, &tr, &ad, gates, ngates);
     if (f != stdout)
         fclose(f);
     int failed = 0;

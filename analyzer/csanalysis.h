@@ -124,14 +124,22 @@ int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_dat
 
 /* ---- report writers, one per format ---- */
 
-/* `collscope report --format text`: the trace and then the analysis. */
+/* A report format: its name for --format and its writer (report_NAME.c).
+ * A new format is a new writer file and one entry in the table of
+ * report.c. */
+typedef void (*cs_report_writer)(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng);
+/* The writer of the format called name (text, json, markdown or md,
+ * junit), or NULL. */
+cs_report_writer cs_report_format(const char *name);
+
+/* text: the trace and then the analysis. */
 void cs_report_text_write(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng);
-/* --format json: format "collscope-report" (docs/report-json.md). */
+/* json: format "collscope-report" (docs/report-json.md). */
 void cs_report_json_write(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng);
-/* --format markdown: a CI job summary. */
-void cs_report_markdown_write(FILE *f, const char *trace, const cs_report_data *d, const cs_gate *g, int ng);
-/* --format junit: JUnit XML, one test case per gate. */
-void cs_report_junit_write(FILE *f, const char *trace, const cs_report_data *d, const cs_gate *g, int ng);
+/* markdown: a CI job summary. */
+void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng);
+/* junit: JUnit XML, one test case per gate. */
+void cs_report_junit_write(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng);
 
 /* ---- comparing runs ---- */
 

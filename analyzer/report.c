@@ -252,3 +252,21 @@ int cs_report_open(const char *arg, cs_report_data *d, FILE *log, char *err, siz
     cs_store_close(st);
     return rc;
 }
+
+/* ---- formats ---- */
+
+static const struct {
+    const char *name;
+    cs_report_writer write;
+} cs_report_formats[] = {
+    { "text", cs_report_text_write },   { "json", cs_report_json_write },   { "markdown", cs_report_markdown_write },
+    { "md", cs_report_markdown_write }, { "junit", cs_report_junit_write },
+};
+
+cs_report_writer cs_report_format(const char *name)
+{
+    for (size_t i = 0; i < sizeof cs_report_formats / sizeof cs_report_formats[0]; i++)
+        if (strcmp(name, cs_report_formats[i].name) == 0)
+            return cs_report_formats[i].write;
+    return NULL;
+}

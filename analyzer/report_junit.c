@@ -21,8 +21,9 @@ static void cs_report_junit_xml(FILE *f, const char *s)
     }
 }
 
-void cs_report_junit_write(FILE *f, const char *trace, const cs_report_data *d, const cs_gate *g, int ng)
+void cs_report_junit_write(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng)
 {
+    const char *trace = t->path;
     cs_gate dflt;
     if (ng == 0) { /* no gate asked: one informational case on the verdicts */
         memset(&dflt, 0, sizeof dflt);

@@ -67,8 +67,9 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
     (void)b3;
 }
 
-void cs_report_markdown_write(FILE *f, const char *trace, const cs_report_data *d, const cs_gate *g, int ng)
+void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng)
 {
+    const char *trace = t->path;
     char b1[32], b2[32], b3[32], b4[32];
     int failed = 0;
     for (int i = 0; i < ng; i++)
