@@ -66,8 +66,8 @@ int cs_cmd_report(int argc, char **argv)
         fputs(cs_help_report, stderr);
         return 2;
     }
-    cs_report_writer write = cs_report_format(format);
-    if (!write) {
+    cs_report_writer writer = cs_report_format(format);
+    if (!writer) {
         cs_error("report: unknown format '%s' (text, json, markdown or junit)", format);
         return 2;
     }
@@ -78,7 +78,7 @@ int cs_cmd_report(int argc, char **argv)
     memset(&tr, 0, sizeof tr);
     cs_gate *gates = NULL;
     int ngates = 0, rc = 1;
-    char err[1024];
+    char err[1024] = "";
     cs_store *st = NULL;
     if (baseline && cs_report_open(baseline, &bd, stderr, err, sizeof err) != 0) {
         cs_error("%s", err);
@@ -108,7 +108,7 @@ int cs_cmd_report(int argc, char **argv)
         cs_error("cannot write %s", outpath);
         goto out;
     }
-    write(f, &tr, &ad, gates, ngates);
+    writer(f, &tr, &ad, gates, ngates);
     if (f != stdout)
         fclose(f);
     int failed = 0;
