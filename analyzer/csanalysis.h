@@ -36,7 +36,7 @@ cs_store *cs_analysis_open(const char *arg, int force, int save, FILE *log, char
 /* What `collscope analyze [--force] TRACE` does, in process: analyse the
  * trace at arg unless its stored analysis is current (always when force)
  * and store the results in it. The analysis notes (what is missing from
- * the trace), one "collscope: " line each, go to log (may be NULL).
+ * the trace, one a line) go to log (may be NULL) after "collscope: ".
  * Returns 0, or -1 with one message in err (a trace that cannot be read
  * or written, out of memory). */
 int cs_analysis_run(const char *arg, int force, FILE *log, char *err, size_t errlen);
