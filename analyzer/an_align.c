@@ -25,10 +25,18 @@
  * with the trace; the messages are all used (they are in memory anyway). */
 #include "config.h"
 #include "analyzer/analysis.h"
+#include "common/stats.h"
 #include "libtrace/span.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* What this pass reads and writes (analysis.h). */
+typedef struct cs_align_io {
+    cs_an_ctx *ctx;
+    const cs_an_msgs *msgs;
+    cs_an_clocks *clocks;
+} cs_align_io;
 
 #define CS_ALIGN_WINDOWS 8
 #define CS_ALIGN_BUDGET 60000000LL     /* member pairs visited in all */
@@ -53,12 +61,6 @@ typedef struct cs_member {
     int64_t b, e;
 } cs_member;
 
-static int cs_i64cmp(const void *x, const void *y)
-{
-    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
 static void cs_win_instance(cs_win *w, int n, const cs_member *m, int nm)
 {
     if (nm < 2)
@@ -77,8 +79,7 @@ static void cs_win_instance(cs_win *w, int n, const cs_member *m, int nm)
         return;
     for (int x = 0; x < nm; x++)
         ex[x] = m[x].e;
-    qsort(ex, (size_t)nm, sizeof ex[0], cs_i64cmp);
-    int64_t med = ex[nm / 2];
+    int64_t med = cs_stats_median_i64(ex, (size_t)nm);
     free(ex);
 
     for (int x = 0; x < nm; x++)
@@ -89,16 +90,16 @@ static void cs_win_instance(cs_win *w, int n, const cs_member *m, int nm)
 }
 
 /* Offsets (relative to ref) from one window's bounds. */
-static void cs_win_solve(const cs_an *a, cs_win *w, int64_t *o)
+static void cs_win_solve(const cs_align_io *a, cs_win *w, int64_t *o)
 {
-    int n = a->nranks;
+    int n = a->ctx->nranks;
     int64_t *crude = calloc((size_t)n, sizeof *crude);
     int64_t refmed = 0;
     if (!crude)
         return;
     for (int i = 0; i < n; i++)
-        crude[i] = w->dexit[i].n ? cs_vec_median(&w->dexit[i]) : 0;
-    refmed = crude[a->ref_rank];
+        crude[i] = w->dexit[i].n ? cs__an_ctx_median(&w->dexit[i]) : 0;
+    refmed = crude[a->ctx->ref_rank];
     /* exit_i + o_i == common: o_i = -(dexit_i) relative */
     for (int i = 0; i < n; i++)
         o[i] = -(crude[i] - refmed);
@@ -107,12 +108,12 @@ static void cs_win_solve(const cs_an *a, cs_win *w, int64_t *o)
     for (int it = 0; it < 100; it++) {
         int changed = 0;
         for (int i = 0; i < n; i++) {
-            if (i == a->ref_rank || !a->present[i])
+            if (i == a->ctx->ref_rank || !a->ctx->present[i])
                 continue;
             double sum = 0;
             int k = 0;
             for (int j = 0; j < n; j++) {
-                if (j == i || !a->present[j])
+                if (j == i || !a->ctx->present[j])
                     continue;
                 int64_t lo = w->L[(size_t)i * (size_t)n + (size_t)j], hi = w->L[(size_t)j * (size_t)n + (size_t)i];
                 if (lo == CS_NOBOUND || hi == CS_NOBOUND)
@@ -135,10 +136,10 @@ static void cs_win_solve(const cs_an *a, cs_win *w, int64_t *o)
     for (int it = 0; it < 20; it++) {
         int changed = 0;
         for (int i = 0; i < n; i++) {
-            if (i == a->ref_rank || !a->present[i])
+            if (i == a->ctx->ref_rank || !a->ctx->present[i])
                 continue;
             for (int j = 0; j < n; j++) {
-                if (j == i || !a->present[j])
+                if (j == i || !a->ctx->present[j])
                     continue;
                 int64_t lo = w->L[(size_t)i * (size_t)n + (size_t)j], hi = w->L[(size_t)j * (size_t)n + (size_t)i];
                 if (lo != CS_NOBOUND && hi != CS_NOBOUND)
@@ -161,9 +162,9 @@ static void cs_win_solve(const cs_an *a, cs_win *w, int64_t *o)
 /* Offsets (relative to ref) from one window's bounds, by least squares
  * with a per-rank delay (see the top). 0, or
  * -1 when there are too many ranks or no memory (use cs_win_solve). */
-static int cs_win_solve_pairs(const cs_an *a, const cs_win *w, int64_t *o)
+static int cs_win_solve_pairs(const cs_align_io *a, const cs_win *w, int64_t *o)
 {
-    int n = a->nranks, ref = a->ref_rank;
+    int n = a->ctx->nranks, ref = a->ctx->ref_rank;
     if (n > CS_PAIR_MAX_RANKS)
         return -1;
     size_t nn = (size_t)n * (size_t)n;
@@ -201,11 +202,11 @@ static int cs_win_solve_pairs(const cs_an *a, const cs_win *w, int64_t *o)
      * o[0..n) and d[0..n); the interval middle would assume d_i == d_j. */
     int nv = 2 * n;
     for (int i = 0; i < n; i++) {
-        if (!a->present[i])
+        if (!a->ctx->present[i])
             continue;
         for (int j = 0; j < n; j++) {
             int64_t f = F[(size_t)i * (size_t)n + (size_t)j];
-            if (j == i || !a->present[j] || f == CS_NOBOUND)
+            if (j == i || !a->ctx->present[j] || f == CS_NOBOUND)
                 continue;
             int ix[3] = { i, j, n + i };
             double cf[3] = { 1, -1, -1 };
@@ -222,7 +223,7 @@ static int cs_win_solve_pairs(const cs_an *a, const cs_win *w, int64_t *o)
     for (int i = 0; i < nv; i++) {
         double *row = &M[(size_t)i * (size_t)nv];
         int r = i < n ? i : i - n;
-        if (i == ref || !a->present[r]) {
+        if (i == ref || !a->ctx->present[r]) {
             memset(row, 0, (size_t)nv * sizeof *row);
             row[i] = 1;
             rhs[i] = i < n && i != ref ? (double)o[i] : 0;
@@ -276,10 +277,10 @@ static int cs_win_solve_pairs(const cs_an *a, const cs_win *w, int64_t *o)
     for (int it = 0; ok && it < 20; it++) {
         int changed = 0;
         for (int i = 0; i < n; i++) {
-            if (i == ref || !a->present[i])
+            if (i == ref || !a->ctx->present[i])
                 continue;
             for (int j = 0; j < n; j++) {
-                if (j == i || !a->present[j])
+                if (j == i || !a->ctx->present[j])
                     continue;
                 int64_t lo = F[(size_t)i * (size_t)n + (size_t)j], nhi = F[(size_t)j * (size_t)n + (size_t)i];
                 if (lo != CS_NOBOUND && nhi != CS_NOBOUND && lo > -nhi)
@@ -305,25 +306,34 @@ static int cs_win_solve_pairs(const cs_an *a, const cs_win *w, int64_t *o)
 
 /* Offsets of one window: the exit medians refined by interval middles,
  * then the pairwise least squares where the ranks are few enough. */
-static void cs_solve(const cs_an *a, cs_win *w, int64_t *o)
+static void cs_solve(const cs_align_io *a, cs_win *w, int64_t *o)
 {
     cs_win_solve(a, w, o);
     cs_win_solve_pairs(a, w, o);
 }
 
-int cs_an_align(cs_an *a, char *err, size_t errlen)
+int64_t cs__an_align_time(const cs_an_clocks *clocks, int rank, int64_t raw)
 {
-    int n = a->nranks;
-    if (cs_store_clear_alignment(a->st) != 0) {
-        snprintf(err, errlen, "%s: cannot reset the clock alignment", cs_store_path(a->st));
+    if (rank < 0 || rank >= clocks->nranks)
+        return raw;
+    const cs_an_clock *k = &clocks->clk[rank];
+    return raw + k->offset_ns + (int64_t)(k->drift_ppm * 1e-6 * (double)(raw - k->start_ns));
+}
+
+int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char *err, size_t errlen)
+{
+    cs_align_io io = { ctx, msgs, out }, *a = &io;
+    int n = a->ctx->nranks;
+    if (cs_store_clear_alignment(a->ctx->st) != 0) {
+        snprintf(err, errlen, "%s: cannot reset the clock alignment", cs_store_path(a->ctx->st));
         return -1;
     }
     for (int r = 0; r < n; r++)
-        a->clk[r].offset_ns = 0, a->clk[r].drift_ppm = 0, a->clk[r].residual_ns = -1;
+        a->clocks->clk[r].offset_ns = 0, a->clocks->clk[r].drift_ppm = 0, a->clocks->clk[r].residual_ns = -1;
     cs_comm_range *cr = NULL;
     int ncr = 0;
-    if (cs_store_comm_ranges(a->st, &cr, &ncr) != 0) {
-        snprintf(err, errlen, "%s: cannot list communicators", cs_store_path(a->st));
+    if (cs_store_comm_ranges(a->ctx->st, &cr, &ncr) != 0) {
+        snprintf(err, errlen, "%s: cannot list communicators", cs_store_path(a->ctx->st));
         return -1;
     }
     int nwin = CS_ALIGN_WINDOWS;
@@ -367,7 +377,7 @@ int cs_an_align(cs_an *a, char *err, size_t errlen)
             }
             if (a1 < a0)
                 continue;
-            cs_span_iter *it = cs_store_spans_raw_seq(a->st, cr[c].comm, a0, a1, err, errlen);
+            cs_span_iter *it = cs_store_spans_raw_seq(a->ctx->st, cr[c].comm, a0, a1, err, errlen);
             if (!it)
                 goto outm;
             cs_span s;
@@ -384,16 +394,11 @@ int cs_an_align(cs_an *a, char *err, size_t errlen)
                     ok = 1;
                     cur = s.seq;
                 }
-                if (!cs_an_is_n2n(a, s.op) || (s.flags & CS_F_NONBLOCKING) || s.rank < 0 || s.rank >= n)
+                if (!cs__an_ctx_is_n2n(a->ctx, s.op) || (s.flags & CS_F_NONBLOCKING) || s.rank < 0 || s.rank >= n)
                     ok = 0;
-                if (nm == mcap) {
-                    cs_member *nmm = realloc(m, mcap * 2 * sizeof *m);
-                    if (!nmm) {
-                        ok = 0;
-                        continue;
-                    }
-                    m = nmm;
-                    mcap *= 2;
+                if (CS_VEC_RESERVE(m, mcap, nm + 1) != 0) {
+                    ok = 0;
+                    continue;
                 }
                 m[nm++] = (cs_member){ s.rank, s.begin_ns, s.end_ns };
             }
@@ -423,7 +428,7 @@ int cs_an_align(cs_an *a, char *err, size_t errlen)
     for (int k = 0; k < nwin; k++) {
         if (!win[k].inst)
             continue;
-        a->align_instances += win[k].inst;
+        a->clocks->align_instances += win[k].inst;
         for (size_t i = 0; i < (size_t)n * (size_t)n; i++)
             if (win[k].L[i] != CS_NOBOUND && (all.L[i] == CS_NOBOUND || win[k].L[i] > all.L[i]))
                 all.L[i] = win[k].L[i];
@@ -442,8 +447,8 @@ int cs_an_align(cs_an *a, char *err, size_t errlen)
     }
     /* Messages bound the whole run's offsets: a receive ends after its
      * send began. */
-    for (size_t x = 0; x < a->nmsgs; x++) {
-        const cs_msg *msg = &a->msgs[x];
+    for (size_t x = 0; x < a->msgs->nmsgs; x++) {
+        const cs_msg *msg = &a->msgs->msgs[x];
         if (msg->re <= 0 || msg->src == msg->dst || msg->src < 0 || msg->src >= n || msg->dst < 0 || msg->dst >= n)
             continue;
         int64_t v = msg->sb - msg->re, *l = &all.L[(size_t)msg->dst * (size_t)n + (size_t)msg->src];
@@ -453,11 +458,11 @@ int cs_an_align(cs_an *a, char *err, size_t errlen)
     cs_solve(a, &all, o);
     double span_ns = nused > 1 ? tmid[nused - 1] - tmid[0] : 0;
     for (int r = 0; r < n; r++) {
-        if (!a->present[r])
+        if (!a->ctx->present[r])
             continue;
-        a->clk[r].offset_ns = o[r];
-        a->clk[r].drift_ppm = 0;
-        if (span_ns >= (double)CS_DRIFT_MIN_NS && r != a->ref_rank) {
+        a->clocks->clk[r].offset_ns = o[r];
+        a->clocks->clk[r].drift_ppm = 0;
+        if (span_ns >= (double)CS_DRIFT_MIN_NS && r != a->ctx->ref_rank) {
             /* least squares line through the window offsets */
             double sx = 0, sy = 0, sxx = 0, sxy = 0;
             for (int u = 0; u < nused; u++) {
@@ -470,8 +475,9 @@ int cs_an_align(cs_an *a, char *err, size_t errlen)
                 double icpt = (sy - slope * sx) / nused;
                 /* The store applies drift around the process start: fold the
                  * reference time into the offset there. */
-                a->clk[r].drift_ppm = slope * 1e6;
-                a->clk[r].offset_ns = (int64_t)cs_round(icpt + slope * ((double)a->clk[r].start_ns - tmid[0]));
+                a->clocks->clk[r].drift_ppm = slope * 1e6;
+                a->clocks->clk[r].offset_ns =
+                    (int64_t)cs_round(icpt + slope * ((double)a->clocks->clk[r].start_ns - tmid[0]));
             }
         }
         int64_t b = 0;
@@ -479,23 +485,24 @@ int cs_an_align(cs_an *a, char *err, size_t errlen)
             if (j != r)
                 b += (all.L[(size_t)r * (size_t)n + (size_t)j] != CS_NOBOUND) +
                      (all.L[(size_t)j * (size_t)n + (size_t)r] != CS_NOBOUND);
-        a->clk[r].bounds = b;
+        a->clocks->clk[r].bounds = b;
         /* residual: median |exit - median exit| after the shift */
         cs_vec d = { 0 };
-        int64_t refm = all.dexit[a->ref_rank].n ? cs_vec_median(&all.dexit[a->ref_rank]) : 0;
+        int64_t refm = all.dexit[a->ctx->ref_rank].n ? cs__an_ctx_median(&all.dexit[a->ctx->ref_rank]) : 0;
         for (size_t x = 0; x < all.dexit[r].n; x++) {
-            int64_t v = all.dexit[r].a[x] - refm + (o[r] - o[a->ref_rank]);
+            int64_t v = all.dexit[r].a[x] - refm + (o[r] - o[a->ctx->ref_rank]);
             cs_vec_push(&d, v < 0 ? -v : v);
         }
-        a->clk[r].residual_ns = d.n ? cs_vec_median(&d) : -1;
+        a->clocks->clk[r].residual_ns = d.n ? cs__an_ctx_median(&d) : -1;
         cs_vec_free(&d);
     }
-    if (a->align_instances == 0 && a->nproc > 1)
-        cs_an_note(a, "no complete N-to-N collective to align clocks with: times are as recorded");
+    if (a->clocks->align_instances == 0 && a->ctx->nproc > 1)
+        cs__an_ctx_note(a->ctx, "no complete N-to-N collective to align clocks with: times are as recorded");
     for (int r = 0; r < n; r++)
-        if (a->present[r] &&
-            cs_store_set_alignment(a->st, r, a->clk[r].offset_ns, a->clk[r].drift_ppm, a->clk[r].residual_ns) != 0) {
-            snprintf(err, errlen, "%s: cannot store the clock alignment", cs_store_path(a->st));
+        if (a->ctx->present[r] &&
+            cs_store_set_alignment(a->ctx->st, r, a->clocks->clk[r].offset_ns, a->clocks->clk[r].drift_ppm,
+                                   a->clocks->clk[r].residual_ns) != 0) {
+            snprintf(err, errlen, "%s: cannot store the clock alignment", cs_store_path(a->ctx->st));
             free(ow);
             goto outall;
         }

@@ -14,6 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What this pass reads and writes (analysis.h). */
+typedef struct cs_match_io {
+    cs_an_ctx *ctx;
+    const cs_an_clocks *clocks;
+    cs_an_steps *steps;
+    cs_an_coll *coll;
+} cs_match_io;
+
 /* ---- steps ---- */
 
 static int cs_i64_order(const void *x, const void *y)
@@ -36,49 +44,42 @@ static int cs_find_period(const uint64_t *sig, size_t n)
     return 0;
 }
 
-int cs_an_steps_prepare(cs_an *a, char *err, size_t errlen)
+int cs__an_match_steps(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *out, char *err, size_t errlen)
 {
+    cs_match_io io = { ctx, clocks, out, NULL }, *a = &io;
     /* The markers came raw with the point-to-point scan: align, order. */
-    for (int r = 0; r < a->nranks; r++) {
-        cs_vec *v = &a->marks[r];
+    for (int r = 0; r < a->ctx->nranks; r++) {
+        cs_vec *v = &a->steps->marks[r];
         for (size_t i = 0; i < v->n; i++)
-            v->a[i] = cs_an_aligned(a, r, v->a[i]);
+            v->a[i] = cs__an_align_time(a->clocks, r, v->a[i]);
         qsort(v->a, v->n, sizeof *v->a, cs_i64_order);
     }
     int64_t nmax = 0;
-    for (int r = 0; r < a->nranks; r++)
-        if ((int64_t)a->marks[r].n > nmax)
-            nmax = (int64_t)a->marks[r].n;
+    for (int r = 0; r < a->ctx->nranks; r++)
+        if ((int64_t)a->steps->marks[r].n > nmax)
+            nmax = (int64_t)a->steps->marks[r].n;
     if (nmax > 0) {
-        a->step_source = 1;
-    } else if (a->nproc > 0) {
+        a->steps->step_source = 1;
+    } else if (a->ctx->nproc > 0) {
         /* No markers: the period of the reference rank's collectives. */
-        cs_span_query q = { .order = CS_ORDER_RANK_TIME, .rank = a->ref_rank };
-        cs_span_iter *it = cs_store_spans(a->st, &q, err, errlen);
+        cs_span_query q = { .order = CS_ORDER_RANK_TIME, .rank = a->ctx->ref_rank };
+        cs_span_iter *it = cs_store_spans(a->ctx->st, &q, err, errlen);
         if (!it)
             return -1;
         uint64_t *sig = NULL;
         int64_t *beg = NULL;
-        size_t n = 0, cap = 0;
+        size_t n = 0, capSig = 0, capBeg = 0;
         cs_span s;
         int r;
         while ((r = cs_span_next(it, &s)) > 0) {
             if (s.seq < 0 || s.comm == 0)
                 continue;
-            if (n == cap) {
-                cap = cap ? cap * 2 : 1024;
-                uint64_t *ns = realloc(sig, cap * sizeof *ns);
-                int64_t *nb = ns ? realloc(beg, cap * sizeof *nb) : NULL;
-                if (ns)
-                    sig = ns;
-                if (!ns || !nb) {
-                    free(sig);
-                    free(beg);
-                    cs_span_iter_free(it);
-                    snprintf(err, errlen, "out of memory");
-                    return -1;
-                }
-                beg = nb;
+            if (CS_VEC_RESERVE(sig, capSig, n + 1) != 0 || CS_VEC_RESERVE(beg, capBeg, n + 1) != 0) {
+                free(sig);
+                free(beg);
+                cs_span_iter_free(it);
+                snprintf(err, errlen, "out of memory");
+                return -1;
             }
             sig[n] = (uint64_t)s.op * 1000003u ^ (uint64_t)s.comm * 31u ^ (uint64_t)cs_bytes_bucket(s.bytes) << 48;
             beg[n++] = s.begin_ns;
@@ -86,34 +87,30 @@ int cs_an_steps_prepare(cs_an *a, char *err, size_t errlen)
         cs_span_iter_free(it);
         int p = n >= 6 ? cs_find_period(sig, n) : 0;
         if (p > 0) {
-            a->step_source = 2;
-            a->step_period = p;
+            a->steps->step_source = 2;
+            a->steps->step_period = p;
             for (size_t i = 0; i < n; i += (size_t)p)
-                cs_vec_push(&a->marks[a->ref_rank], beg[i]);
-            nmax = (int64_t)a->marks[a->ref_rank].n;
+                cs_vec_push(&a->steps->marks[a->ctx->ref_rank], beg[i]);
+            nmax = (int64_t)a->steps->marks[a->ctx->ref_rank].n;
         }
         free(sig);
         free(beg);
         if (p == 0)
-            cs_an_note(a, "no step markers (MPI_Pcontrol) and no periodic pattern: no per-step figures");
+            cs__an_ctx_note(a->ctx, "no step markers (MPI_Pcontrol) and no periodic pattern: no per-step figures");
     }
-    a->nsteps = nmax;
+    a->steps->nsteps = nmax;
     if (nmax > 0) {
-        a->late = calloc((size_t)nmax * (size_t)a->nranks, sizeof *a->late);
-        a->late2 = calloc((size_t)nmax * (size_t)a->nranks, sizeof *a->late2);
-        a->nblate = calloc((size_t)nmax * (size_t)a->nranks, sizeof *a->nblate);
-        a->xgap = calloc((size_t)nmax * (size_t)a->nranks, sizeof *a->xgap);
-        a->step_last_exit = calloc((size_t)nmax, sizeof *a->step_last_exit);
-        a->step_begin = calloc((size_t)nmax, sizeof *a->step_begin);
-        a->step_end = calloc((size_t)nmax, sizeof *a->step_end);
-        a->step_time = calloc((size_t)nmax, sizeof *a->step_time);
-        a->comm_ids = calloc(CS_AN_MAX_COMMS, sizeof *a->comm_ids);
-        a->cstep_op = calloc(CS_AN_MAX_COMMS, sizeof *a->cstep_op);
-        a->cstep_xfer = calloc((size_t)nmax * CS_AN_MAX_COMMS, sizeof *a->cstep_xfer);
-        a->cstep_skew = calloc((size_t)nmax * CS_AN_MAX_COMMS, sizeof *a->cstep_skew);
-        if (!a->late || !a->late2 || !a->nblate || !a->xgap || !a->step_last_exit || !a->step_begin || !a->step_end ||
-            !a->step_time || !a->comm_ids || !a->cstep_op || !a->cstep_xfer || !a->cstep_skew) {
-            snprintf(err, errlen, "out of memory (%lld steps x %d ranks)", (long long)nmax, a->nranks);
+        a->steps->late = calloc((size_t)nmax * (size_t)a->ctx->nranks, sizeof *a->steps->late);
+        a->steps->late2 = calloc((size_t)nmax * (size_t)a->ctx->nranks, sizeof *a->steps->late2);
+        a->steps->nblate = calloc((size_t)nmax * (size_t)a->ctx->nranks, sizeof *a->steps->nblate);
+        a->steps->xgap = calloc((size_t)nmax * (size_t)a->ctx->nranks, sizeof *a->steps->xgap);
+        a->steps->step_last_exit = calloc((size_t)nmax, sizeof *a->steps->step_last_exit);
+        a->steps->step_begin = calloc((size_t)nmax, sizeof *a->steps->step_begin);
+        a->steps->step_end = calloc((size_t)nmax, sizeof *a->steps->step_end);
+        a->steps->step_time = calloc((size_t)nmax, sizeof *a->steps->step_time);
+        if (!a->steps->late || !a->steps->late2 || !a->steps->nblate || !a->steps->xgap || !a->steps->step_last_exit ||
+            !a->steps->step_begin || !a->steps->step_end || !a->steps->step_time) {
+            snprintf(err, errlen, "out of memory (%lld steps x %d ranks)", (long long)nmax, a->ctx->nranks);
             return -1;
         }
     }
@@ -121,14 +118,16 @@ int cs_an_steps_prepare(cs_an *a, char *err, size_t errlen)
 }
 
 /* The step rank's time t falls in (-1: before the first). */
-static int64_t cs_step_of(const cs_an *a, int rank, int64_t t)
+static int64_t cs_step_of(const cs_match_io *a, int rank, int64_t t)
 {
-    if (a->nsteps == 0)
+    if (a->steps->nsteps == 0)
         return -1;
-    const cs_vec *v = rank >= 0 && rank < a->nranks && a->marks[rank].n ? &a->marks[rank] : &a->marks[a->ref_rank];
+    const cs_vec *v = rank >= 0 && rank < a->ctx->nranks && a->steps->marks[rank].n
+                          ? &a->steps->marks[rank]
+                          : &a->steps->marks[a->ctx->ref_rank];
     if (!v->n) {
-        for (int r = 0; r < a->nranks && !v->n; r++)
-            v = &a->marks[r];
+        for (int r = 0; r < a->ctx->nranks && !v->n; r++)
+            v = &a->steps->marks[r];
         if (!v->n)
             return -1;
     }
@@ -165,13 +164,8 @@ static int cs_label_cb(int rank, int64_t id, const char *label, void *arg)
     cs_labels *l = arg;
     if (!label)
         return 0;
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 64;
-        char **ns = realloc(l->s, l->cap * sizeof *ns);
-        if (!ns)
-            return -1;
-        l->s = ns;
-    }
+    if (CS_VEC_RESERVE(l->s, l->cap, l->n + 1) != 0)
+        return -1;
     l->s[l->n] = strdup(label);
     if (!l->s[l->n])
         return -1;
@@ -193,7 +187,7 @@ static int cs_done_cb(const cs_completion *c, void *arg)
 }
 
 typedef struct cs_matcher {
-    cs_an *a;
+    cs_match_io *a;
     cs_map sizes, done;
     cs_map prev, prevb; /* (rank, comm) -> exit, entry of its previous instance */
     cs_labels labels;
@@ -203,7 +197,7 @@ typedef struct cs_matcher {
 
 static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
 {
-    cs_an *a = x->a;
+    cs_match_io *a = x->a;
     if (x->nm == 0)
         return 0;
     cs_instance in;
@@ -243,37 +237,37 @@ static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
     int64_t li;
     if (x->m[0].callsite && cs_map_get(&x->labels.idx, (uint64_t)x->m[0].rank << 40 ^ (uint64_t)x->m[0].callsite, &li))
         snprintf(in.callsite, sizeof in.callsite, "%s", x->labels.s[li]);
-    a->instances++;
+    a->coll->instances++;
     int complete = in.nranks >= in.expected;
     if (!complete)
-        a->incomplete++;
-    if (cs_awriter_instance(a->w, &in) != 0)
+        a->coll->incomplete++;
+    if (cs_awriter_instance(a->ctx->w, &in) != 0)
         return -1;
     int64_t imposed = 0;
     for (size_t i = 0; i < x->nm; i++) {
         cs_mem *m = &x->m[i];
         cs_wait w = { m->span, m->rank, comm, seq, last - m->b };
         imposed += w.wait_ns;
-        if (m->e < last && cs_an_is_n2n(a, m->op))
-            a->exit_before_entry++;
-        if (cs_awriter_wait(a->w, &w) != 0)
+        if (m->e < last && cs__an_ctx_is_n2n(a->ctx, m->op))
+            a->coll->exit_before_entry++;
+        if (cs_awriter_wait(a->ctx->w, &w) != 0)
             return -1;
     }
-    if (in.step >= 0 && in.step < a->nsteps && lexit > a->step_last_exit[in.step])
-        a->step_last_exit[in.step] = lexit;
-    if (complete && x->nm > 1 && in.step >= 0 && in.step < a->nsteps && a->cstep_xfer) {
+    if (in.step >= 0 && in.step < a->steps->nsteps && lexit > a->steps->step_last_exit[in.step])
+        a->steps->step_last_exit[in.step] = lexit;
+    if (complete && x->nm > 1 && in.step >= 0 && in.step < a->steps->nsteps && a->coll->cstep_xfer) {
         /* per communicator and step, for the slow-collective verdicts */
         int64_t ci = -1;
-        if (!cs_map_get(&a->comm_idx, (uint64_t)comm, &ci) && a->ncomms < CS_AN_MAX_COMMS &&
-            cs_map_put(&a->comm_idx, (uint64_t)comm, a->ncomms) == 0) {
-            ci = a->ncomms++;
-            a->comm_ids[ci] = comm;
-            a->cstep_op[ci] = in.op;
+        if (!cs_map_get(&a->coll->comm_idx, (uint64_t)comm, &ci) && a->coll->ncomms < CS_AN_MAX_COMMS &&
+            cs_map_put(&a->coll->comm_idx, (uint64_t)comm, a->coll->ncomms) == 0) {
+            ci = a->coll->ncomms++;
+            a->coll->comm_ids[ci] = comm;
+            a->coll->cstep_op[ci] = in.op;
         }
         if (ci >= 0) {
-            size_t k = (size_t)ci * (size_t)a->nsteps + (size_t)in.step;
-            a->cstep_xfer[k] += in.transfer_ns;
-            a->cstep_skew[k] += in.skew_ns;
+            size_t k = (size_t)ci * (size_t)a->steps->nsteps + (size_t)in.step;
+            a->coll->cstep_xfer[k] += in.transfer_ns;
+            a->coll->cstep_skew[k] += in.skew_ns;
         }
     }
     /* Own time: each member's entry minus its exit from its previous
@@ -305,10 +299,11 @@ static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
             if (cs_map_put(&x->prev, key, m->e) != 0 || cs_map_put(&x->prevb, key, m->b) != 0)
                 return -1;
         }
-        if (known && gr >= 0 && gr < a->nranks && g2 != INT64_MIN && g1 > g2 && in.step >= 0 && in.step < a->nsteps)
-            a->xgap[(size_t)in.step * (size_t)a->nranks + (size_t)gr] += g1 - g2;
+        if (known && gr >= 0 && gr < a->ctx->nranks && g2 != INT64_MIN && g1 > g2 && in.step >= 0 &&
+            in.step < a->steps->nsteps)
+            a->steps->xgap[(size_t)in.step * (size_t)a->ctx->nranks + (size_t)gr] += g1 - g2;
     }
-    if (complete && x->nm > 1 && last_rank >= 0 && last_rank < a->nranks) {
+    if (complete && x->nm > 1 && last_rank >= 0 && last_rank < a->ctx->nranks) {
         int64_t lateness = last - second;
         /* for the verdicts: lateness against the median entry of the
          * others, so one other noisy rank does not hide the straggler */
@@ -324,46 +319,59 @@ static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
                 ob[k++] = x->m[i].b;
             }
             cs_vec tmp = { ob, k, k };
-            vl = last - cs_vec_median(&tmp);
+            vl = last - cs__an_ctx_median(&tmp);
             free(ob);
         }
-        a->times_last[last_rank]++;
-        a->imposed[last_rank] += imposed;
-        cs_vec_push(&a->lateness[last_rank], lateness);
-        if (in.step >= 0 && in.step < a->nsteps) {
-            size_t k = (size_t)in.step * (size_t)a->nranks + (size_t)last_rank;
-            a->late[k] += vl;
+        a->coll->times_last[last_rank]++;
+        a->coll->imposed[last_rank] += imposed;
+        cs_vec_push(&a->coll->lateness[last_rank], lateness);
+        if (in.step >= 0 && in.step < a->steps->nsteps) {
+            size_t k = (size_t)in.step * (size_t)a->ctx->nranks + (size_t)last_rank;
+            a->steps->late[k] += vl;
             /* Blocking collectives wait one after the other, so their
              * lateness adds up; nonblocking ones started in a burst wait
              * together at the completion: a rank late by L in all of them
              * delays the step by L, not by L per call. */
-            if (in.op >= 0 && in.op < a->nops && a->ops[in.op].nonblocking) {
-                if (lateness > a->nblate[k]) {
-                    a->late2[k] += lateness - a->nblate[k];
-                    a->nblate[k] = lateness;
+            if (in.op >= 0 && in.op < a->ctx->nops && a->ctx->ops[in.op].nonblocking) {
+                if (lateness > a->steps->nblate[k]) {
+                    a->steps->late2[k] += lateness - a->steps->nblate[k];
+                    a->steps->nblate[k] = lateness;
                 }
             } else {
-                a->late2[k] += lateness;
+                a->steps->late2[k] += lateness;
             }
         }
     }
     return 0;
 }
 
-int cs_an_match(cs_an *a, char *err, size_t errlen)
+int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps, cs_an_coll *out, char *err,
+                 size_t errlen)
 {
+    cs_match_io io = { ctx, clocks, steps, out }, *a = &io;
+    int64_t nmax = steps->nsteps;
+    if (nmax > 0) {
+        out->comm_ids = calloc(CS_AN_MAX_COMMS, sizeof *out->comm_ids);
+        out->cstep_op = calloc(CS_AN_MAX_COMMS, sizeof *out->cstep_op);
+        out->cstep_xfer = calloc((size_t)nmax * CS_AN_MAX_COMMS, sizeof *out->cstep_xfer);
+        out->cstep_skew = calloc((size_t)nmax * CS_AN_MAX_COMMS, sizeof *out->cstep_skew);
+        if (!out->comm_ids || !out->cstep_op || !out->cstep_xfer || !out->cstep_skew) {
+            snprintf(err, errlen, "out of memory (%lld steps x %d ranks)", (long long)nmax, ctx->nranks);
+            return -1;
+        }
+    }
     cs_matcher x;
     memset(&x, 0, sizeof x);
     x.a = a;
     int rc = -1;
-    if (cs_store_comm_members(a->st, cs_comm_cb, &x.sizes) != 0 ||
-        cs_store_completions(a->st, cs_done_cb, &x.done) != 0 ||
-        cs_store_callsite_labels(a->st, cs_label_cb, &x.labels) != 0) {
-        snprintf(err, errlen, "%s: cannot read communicators, completions or call sites", cs_store_path(a->st));
+    if (cs_store_comm_members(a->ctx->st, cs_comm_cb, &x.sizes) != 0 ||
+        cs_store_completions(a->ctx->st, cs_done_cb, &x.done) != 0 ||
+        cs_store_callsite_labels(a->ctx->st, cs_label_cb, &x.labels) != 0) {
+        snprintf(err, errlen, "%s: cannot read communicators, completions or call sites", cs_store_path(a->ctx->st));
         goto out;
     }
     cs_span_query q = { .order = CS_ORDER_COMM_SEQ, .rank = -1 };
-    cs_span_iter *it = cs_store_spans(a->st, &q, err, errlen);
+    cs_span_iter *it = cs_store_spans(a->ctx->st, &q, err, errlen);
     if (!it)
         goto out;
     cs_span s;
@@ -375,23 +383,18 @@ int cs_an_match(cs_an *a, char *err, size_t errlen)
         if (s.comm != ccomm || s.seq != cseq) {
             if (cs_instance_done(&x, ccomm, cseq) != 0) {
                 cs_span_iter_free(it);
-                snprintf(err, errlen, "%s: cannot write the analysis", cs_store_path(a->st));
+                snprintf(err, errlen, "%s: cannot write the analysis", cs_store_path(a->ctx->st));
                 goto out;
             }
             x.nm = 0;
             ccomm = s.comm;
             cseq = s.seq;
         }
-        a->coll_spans++;
-        if (x.nm == x.cap) {
-            x.cap = x.cap ? x.cap * 2 : 64;
-            cs_mem *nm = realloc(x.m, x.cap * sizeof *nm);
-            if (!nm) {
-                cs_span_iter_free(it);
-                snprintf(err, errlen, "out of memory");
-                goto out;
-            }
-            x.m = nm;
+        a->coll->coll_spans++;
+        if (CS_VEC_RESERVE(x.m, x.cap, x.nm + 1) != 0) {
+            cs_span_iter_free(it);
+            snprintf(err, errlen, "out of memory");
+            goto out;
         }
         int64_t e = s.end_ns;
         if (s.req && (s.flags & CS_F_NONBLOCKING)) {
@@ -399,42 +402,42 @@ int cs_an_match(cs_an *a, char *err, size_t errlen)
             if (cs_map_get(&x.done, (uint64_t)s.rank << 40 ^ (uint64_t)s.req, &d))
                 e = d;
             else
-                a->uncompleted++;
+                a->coll->uncompleted++;
         }
         x.m[x.nm++] = (cs_mem){ s.id, s.rank, s.op, s.begin_ns, e, s.bytes, s.callsite };
     }
     cs_span_iter_free(it);
     if (r < 0) {
-        snprintf(err, errlen, "%s: cannot read the spans (corrupt?)", cs_store_path(a->st));
+        snprintf(err, errlen, "%s: cannot read the spans (corrupt?)", cs_store_path(a->ctx->st));
         goto out;
     }
     if (cs_instance_done(&x, ccomm, cseq) != 0) {
-        snprintf(err, errlen, "%s: cannot write the analysis", cs_store_path(a->st));
+        snprintf(err, errlen, "%s: cannot write the analysis", cs_store_path(a->ctx->st));
         goto out;
     }
     /* Step bounds: the first marker of the step across ranks, to the first
      * marker of the next one (the last step ends at its last exit). */
-    for (int64_t k = 0; k < a->nsteps; k++) {
+    for (int64_t k = 0; k < a->steps->nsteps; k++) {
         int64_t b = INT64_MAX, e = INT64_MAX;
-        for (int rr = 0; rr < a->nranks; rr++) {
-            const cs_vec *v = &a->marks[rr];
+        for (int rr = 0; rr < a->ctx->nranks; rr++) {
+            const cs_vec *v = &a->steps->marks[rr];
             if ((int64_t)v->n > k && v->a[k] < b)
                 b = v->a[k];
             if ((int64_t)v->n > k + 1 && v->a[k + 1] < e)
                 e = v->a[k + 1];
         }
         if (e == INT64_MAX)
-            e = a->step_last_exit[k] > b ? a->step_last_exit[k] : b;
-        a->step_begin[k] = b == INT64_MAX ? 0 : b;
-        a->step_end[k] = e;
-        a->step_time[k] = e > b ? e - b : 0;
+            e = a->steps->step_last_exit[k] > b ? a->steps->step_last_exit[k] : b;
+        a->steps->step_begin[k] = b == INT64_MAX ? 0 : b;
+        a->steps->step_end[k] = e;
+        a->steps->step_time[k] = e > b ? e - b : 0;
     }
-    if (a->incomplete)
-        cs_an_note(a, "%lld collective instances are incomplete (a member rank is missing or stopped early)",
-                   (long long)a->incomplete);
-    if (a->uncompleted)
-        cs_an_note(a, "%lld nonblocking collectives have no completion (Wait/Test) in the trace",
-                   (long long)a->uncompleted);
+    if (a->coll->incomplete)
+        cs__an_ctx_note(a->ctx, "%lld collective instances are incomplete (a member rank is missing or stopped early)",
+                        (long long)a->coll->incomplete);
+    if (a->coll->uncompleted)
+        cs__an_ctx_note(a->ctx, "%lld nonblocking collectives have no completion (Wait/Test) in the trace",
+                        (long long)a->coll->uncompleted);
     rc = 0;
 out:
     cs_map_free(&x.sizes);

@@ -1,5 +1,5 @@
 /* an_model.c: the cost model of a collective, fitted to the trace's own
- * transfer times (issue 6).
+ * transfer times.
  *
  * A point is one observed transfer: n calls of `bytes` in all that
  * completed together, and the time t they took once every member had
@@ -45,6 +45,7 @@
  * |t - model| / t over all points. */
 #include "config.h"
 #include "analyzer/whatif.h"
+#include "common/stats.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -68,20 +69,6 @@ static int cs_fp_cmp(const void *x, const void *y)
     if (ba != bb)
         return ba < bb ? -1 : 1;
     return a->t < b->t ? -1 : a->t > b->t;
-}
-
-static int cs_dbl_cmp(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
-static double cs_dmedian(double *v, size_t n)
-{
-    if (!n)
-        return 0;
-    qsort(v, n, sizeof *v, cs_dbl_cmp);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* Weighted least squares of t on the given regressors (columns of X, k <= 3)
@@ -123,9 +110,9 @@ static int cs_wls(const double (*X)[3], const double *t, const double *w, size_t
     return 0;
 }
 
-int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_model_row *m)
+int cs__an_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_model_row *m)
 {
-    double (*loc)(double *, size_t) = use_mean ? cs_dmean : cs_dmedian;
+    double (*loc)(double *, size_t) = use_mean ? cs_dmean : cs_stats_median_dbl;
     m->points = (int64_t)np;
     m->cells = 0;
     m->alpha_ns = m->gamma_ns = m->beta_ns_per_byte = m->r2 = m->rel_resid = 0;
@@ -178,7 +165,7 @@ int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_mo
         double tm = loc(tmp, k);
         for (size_t q = 0; q < k; q++)
             tmp[q] = p[i + q].bytes;
-        double bm = cs_dmedian(tmp, k);
+        double bm = cs_stats_median_dbl(tmp, k);
         c[nc++] = (cell){ p[i].n, bm, tm, (double)k };
         i = j;
     }
@@ -270,7 +257,7 @@ int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_mo
         }
         double mean = Sw > 0 ? Swt / Sw : 0;
         for (size_t i = 0; i < nc; i++) {
-            double f = cs_model_time(m, c[i].n, c[i].B);
+            double f = cs__an_model_time(m, c[i].n, c[i].B);
             ssr += c[i].w * (c[i].t - f) * (c[i].t - f);
             sst += c[i].w * (c[i].t - mean) * (c[i].t - mean);
         }
@@ -279,8 +266,8 @@ int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_mo
     size_t nr = 0;
     for (size_t i = 0; i < np; i++)
         if (p[i].t > 0)
-            tmp[nr++] = fabs(p[i].t - cs_model_time(m, p[i].n, p[i].bytes)) / p[i].t;
-    m->rel_resid = cs_dmedian(tmp, nr);
+            tmp[nr++] = fabs(p[i].t - cs__an_model_time(m, p[i].n, p[i].bytes)) / p[i].t;
+    m->rel_resid = cs_stats_median_dbl(tmp, nr);
     free(c);
     free(tmp);
     free(X);
@@ -289,7 +276,7 @@ int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_mo
     return 0;
 }
 
-double cs_model_time(const cs_model_row *m, double n, double bytes)
+double cs__an_model_time(const cs_model_row *m, double n, double bytes)
 {
     return n <= 0 ? 0 : m->alpha_ns + (n - 1) * m->gamma_ns + bytes * m->beta_ns_per_byte;
 }

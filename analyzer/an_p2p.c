@@ -8,7 +8,7 @@
  * them).
  *
  * The operations come from one scan of the store in storage order (no SQL
- * sort), which also collects the step markers (raw times; cs_an_steps_prepare
+ * sort), which also collects the step markers (raw times; cs__an_match_steps
  * aligns and orders them); they are paired once, before the clock alignment, which uses the
  * pairs as constraints (a receive ends after its send began), and written
  * after it with the aligned times. Memory: one small record per message. */
@@ -17,6 +17,15 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+/* What this pass reads and writes (analysis.h). */
+typedef struct cs_p2p_io {
+    cs_an_ctx *ctx;
+    const cs_an_clocks *clocks;
+    const cs_an_steps *steps;
+    const cs_an_msgs *msgs;
+    cs_an_links *links;
+} cs_p2p_io;
 
 /* One end of a message, while collecting. */
 typedef struct cs_end {
@@ -33,7 +42,8 @@ typedef struct cs_member_ix {
 } cs_member_ix;
 
 typedef struct cs_collect {
-    cs_an *a;
+    cs_p2p_io *a;
+    cs_an_steps *marks; /* the raw step markers of each rank go here */
     cs_member_ix *mem;
     size_t nmem, capmem;
     cs_end *ends;
@@ -52,14 +62,8 @@ static int cs_member_cmp(const void *x, const void *y)
 static int cs_member_cb(const cs_comm_member *m, void *arg)
 {
     cs_collect *c = arg;
-    if (c->nmem == c->capmem) {
-        size_t nc = c->capmem ? c->capmem * 2 : 64;
-        cs_member_ix *nm = realloc(c->mem, nc * sizeof *nm);
-        if (!nm)
-            return c->fail = 1;
-        c->mem = nm;
-        c->capmem = nc;
-    }
+    if (CS_VEC_RESERVE(c->mem, c->capmem, c->nmem + 1) != 0)
+        return c->fail = 1;
     c->mem[c->nmem++] = (cs_member_ix){ m->comm, m->comm_rank, m->rank };
     return 0;
 }
@@ -76,14 +80,8 @@ static int cs_world_rank(const cs_collect *c, int64_t comm, int comm_rank)
 
 static int cs_push_end(cs_collect *c, const cs_end *e)
 {
-    if (c->nends == c->capends) {
-        size_t nc = c->capends ? c->capends * 2 : 1024;
-        cs_end *ne = realloc(c->ends, nc * sizeof *ne);
-        if (!ne)
-            return -1;
-        c->ends = ne;
-        c->capends = nc;
-    }
+    if (CS_VEC_RESERVE(c->ends, c->capends, c->nends + 1) != 0)
+        return -1;
     c->ends[c->nends++] = *e;
     return 0;
 }
@@ -91,8 +89,8 @@ static int cs_push_end(cs_collect *c, const cs_end *e)
 static int cs_op_cb(const cs_p2p_op *op, void *arg)
 {
     cs_collect *c = arg;
-    if (op->kind == 3) { /* a step marker, raw: aligned by cs_an_steps_prepare */
-        if (op->rank >= 0 && op->rank < c->a->nranks && cs_vec_push(&c->a->marks[op->rank], op->begin_ns) != 0)
+    if (op->kind == 3) { /* a step marker, raw: aligned by cs__an_match_steps */
+        if (op->rank >= 0 && op->rank < c->a->ctx->nranks && cs_vec_push(&c->marks->marks[op->rank], op->begin_ns) != 0)
             return c->fail = 1;
         return 0;
     }
@@ -133,20 +131,23 @@ static int cs_end_cmp(const void *x, const void *y)
     return (p->span > q->span) - (p->span < q->span);
 }
 
-int cs_an_p2p_collect(cs_an *a, char *err, size_t errlen)
+int cs__an_p2p_collect(cs_an_ctx *ctx, cs_an_msgs *out, cs_an_steps *marks, char *err, size_t errlen)
 {
+    cs_p2p_io io = { ctx, NULL, NULL, out, NULL }, *a = &io;
     cs_collect c;
     memset(&c, 0, sizeof c);
     c.a = a;
+    c.marks = marks;
     int rc = -1;
-    if (cs_store_comm_members(a->st, cs_member_cb, &c) != 0 || c.fail) {
-        snprintf(err, errlen, "%s: cannot read the communicators", cs_store_path(a->st));
+    if (cs_store_comm_members(a->ctx->st, cs_member_cb, &c) != 0 || c.fail) {
+        snprintf(err, errlen, "%s: cannot read the communicators", cs_store_path(a->ctx->st));
         goto out;
     }
     if (c.nmem)
         qsort(c.mem, c.nmem, sizeof *c.mem, cs_member_cmp);
-    if (cs_store_p2p_markers_raw(a->st, cs_op_cb, &c) != 0 || c.fail) {
-        snprintf(err, errlen, "%s: cannot read the point-to-point operations and step markers", cs_store_path(a->st));
+    if (cs_store_p2p_markers_raw(a->ctx->st, cs_op_cb, &c) != 0 || c.fail) {
+        snprintf(err, errlen, "%s: cannot read the point-to-point operations and step markers",
+                 cs_store_path(a->ctx->st));
         goto out;
     }
     free(c.mem);
@@ -165,22 +166,14 @@ int cs_an_p2p_collect(cs_an *a, char *err, size_t errlen)
         while (r0 < h && c.ends[r0].side == 0)
             r0++;
         size_t ns = r0 - g, nr = h - r0, np = ns < nr ? ns : nr;
-        a->p2p_unmatched += (int64_t)(ns + nr - 2 * np);
-        if (a->nmsgs + np > cap) {
-            size_t nc = cap ? cap : 1024;
-            while (nc < a->nmsgs + np)
-                nc *= 2;
-            cs_msg *nm = realloc(a->msgs, nc * sizeof *nm);
-            if (!nm) {
-                snprintf(err, errlen, "out of memory (%zu messages)", a->nmsgs + np);
-                goto out;
-            }
-            a->msgs = nm;
-            cap = nc;
+        out->p2p_unmatched += (int64_t)(ns + nr - 2 * np);
+        if (CS_VEC_RESERVE(out->msgs, cap, out->nmsgs + np) != 0) {
+            snprintf(err, errlen, "out of memory (%zu messages)", out->nmsgs + np);
+            goto out;
         }
         for (size_t k = 0; k < np; k++) {
             const cs_end *s = &c.ends[g + k], *r = &c.ends[r0 + k];
-            a->msgs[a->nmsgs++] =
+            out->msgs[out->nmsgs++] =
                 (cs_msg){ s->span, r->span, s->comm, s->src, s->dst, s->tag, r->nonblocking, s->b, s->e, r->b, r->e };
         }
         g = h;
@@ -192,21 +185,17 @@ out:
     return rc;
 }
 
-int64_t cs_an_aligned(const cs_an *a, int rank, int64_t raw)
+int cs__an_p2p(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *steps, const cs_an_msgs *msgs,
+               cs_an_links *out, char *err, size_t errlen)
 {
-    if (rank < 0 || rank >= a->nranks)
-        return raw;
-    const cs_an_clock *k = &a->clk[rank];
-    return raw + k->offset_ns + (int64_t)(k->drift_ppm * 1e-6 * (double)(raw - k->start_ns));
-}
-
-int cs_an_p2p(cs_an *a, char *err, size_t errlen)
-{
-    for (size_t i = 0; i < a->nmsgs; i++) {
-        const cs_msg *m = &a->msgs[i];
+    cs_p2p_io io = { ctx, clocks, steps, msgs, out }, *a = &io;
+    for (size_t i = 0; i < a->msgs->nmsgs; i++) {
+        const cs_msg *m = &a->msgs->msgs[i];
         /* aligned times; a missing completion (0) stays 0 */
-        int64_t sb = cs_an_aligned(a, m->src, m->sb), se = m->se ? cs_an_aligned(a, m->src, m->se) : 0;
-        int64_t rb = cs_an_aligned(a, m->dst, m->rb), re = m->re ? cs_an_aligned(a, m->dst, m->re) : 0;
+        int64_t sb = cs__an_align_time(a->clocks, m->src, m->sb),
+                se = m->se ? cs__an_align_time(a->clocks, m->src, m->se) : 0;
+        int64_t rb = cs__an_align_time(a->clocks, m->dst, m->rb),
+                re = m->re ? cs__an_align_time(a->clocks, m->dst, m->re) : 0;
         cs_p2p_row row = { m->send_span, m->recv_span, m->comm, m->src, m->dst, m->tag, 0, 0, 0 };
         int64_t both = sb > rb ? sb : rb;
         if (sb > rb)
@@ -227,23 +216,24 @@ int cs_an_p2p(cs_an *a, char *err, size_t errlen)
             row.late_sender_ns = 0;
         if (row.late_receiver_ns < 0)
             row.late_receiver_ns = 0;
-        a->p2p_pairs++;
-        if (cs_awriter_p2p(a->w, &row) != 0) {
-            snprintf(err, errlen, "%s: cannot write the point-to-point pairs", cs_store_path(a->st));
+        a->links->p2p_pairs++;
+        if (cs_awriter_p2p(a->ctx->w, &row) != 0) {
+            snprintf(err, errlen, "%s: cannot write the point-to-point pairs", cs_store_path(a->ctx->st));
             return -1;
         }
-        int pairok = m->src >= 0 && m->src < a->nranks && m->dst >= 0 && m->dst < a->nranks;
+        int pairok = m->src >= 0 && m->src < a->ctx->nranks && m->dst >= 0 && m->dst < a->ctx->nranks;
         if (pairok && re > 0) {
-            size_t pi = (size_t)m->src * (size_t)a->nranks + (size_t)m->dst;
-            cs_vec_push(&a->pair_xfer[pi], row.transfer_ns);
-            cs_vec_push(&a->pair_late[pi], row.late_sender_ns);
-            if (a->pair_t0[pi] == 0 || both < a->pair_t0[pi])
-                a->pair_t0[pi] = both;
-            if (re > a->pair_t1[pi])
-                a->pair_t1[pi] = re;
+            size_t pi = (size_t)m->src * (size_t)a->ctx->nranks + (size_t)m->dst;
+            cs_vec_push(&a->links->pair_xfer[pi], row.transfer_ns);
+            cs_vec_push(&a->links->pair_late[pi], row.late_sender_ns);
+            if (a->links->pair_t0[pi] == 0 || both < a->links->pair_t0[pi])
+                a->links->pair_t0[pi] = both;
+            if (re > a->links->pair_t1[pi])
+                a->links->pair_t1[pi] = re;
         }
     }
-    if (a->p2p_unmatched)
-        cs_an_note(a, "%lld point-to-point operations have no partner in the trace", (long long)a->p2p_unmatched);
+    if (a->msgs->p2p_unmatched)
+        cs__an_ctx_note(a->ctx, "%lld point-to-point operations have no partner in the trace",
+                        (long long)a->msgs->p2p_unmatched);
     return 0;
 }

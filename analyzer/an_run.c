@@ -1,141 +1,122 @@
-/* an_run.c: `collscope analyze`, the order of the analysis passes, and the
- * small containers they share. */
+/* an_run.c: the analysis of one store: the passes in order, and the small
+ * helpers they share. */
 #include "config.h"
 #include "analyzer/analysis.h"
 #include "common/stats.h"
-#include "analyzer/cli.h"
 #include "analyzer/whatif.h"
 
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-const char cs_help_analyze[] = "usage: collscope analyze [--force] DIR|TRACE.db\n"
-                               "\n"
-                               "Run the cross-rank analysis and store it in the trace: clock alignment\n"
-                               "(the clocks table), collective instances and their wait states, point-to-\n"
-                               "point pairs, steps, per-rank statistics, straggler verdicts and tail\n"
-                               "latency (tables instances, waits, p2p, steps, rank_stats, stragglers,\n"
-                               "tails), cost models of the collectives, the what-if replay and its\n"
-                               "proposals (tables models, proposals; see docs/report-json.md).\n"
-                               "`collscope report` and `collscope tui`\n"
-                               "read them. A current stored analysis is kept unless --force. A trace\n"
-                               "that cannot be written here is refused (report analyses a private copy\n"
-                               "of it instead).\n"
-                               "\n"
-                               "Exit status: 0, 1 when the trace cannot be read or written, 2 on bad usage.\n";
-
-/* ---- containers ---- */
-
-int64_t cs_vec_median(cs_vec *v)
-{
-    return cs_stats_median_i64(v->a, v->n);
-}
-
-int64_t cs_vec_mad(const cs_vec *v, int64_t m)
-{
-    return cs_stats_mad_i64(v->a, v->n, m);
-}
-
-void cs_an_note(cs_an *a, const char *fmt, ...)
-{
-    size_t l = strlen(a->notes);
-    if (l + 4 >= sizeof a->notes)
-        return;
-    if (l)
-        a->notes[l++] = '\n';
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(a->notes + l, sizeof a->notes - l, fmt, ap);
-    va_end(ap);
-}
-
-int cs_an_kind_is(const cs_an *a, int op, const char *kind)
-{
-    return op >= 0 && op < a->nops && strcmp(a->ops[op].kind, kind) == 0;
-}
-
-/* N-to-N: every member depends on every other (not scans, not rooted). */
-static int cs_an_op_is_n2n(const cs_an *a, int op)
-{
-    if (!cs_an_kind_is(a, op, "coll") || a->ops[op].nonblocking)
-        return 0;
-    const char *nm = a->ops[op].name;
-    return strstr(nm, "scan") == NULL && strstr(nm, "Scan") == NULL;
-}
-
-int cs_an_is_n2n(const cs_an *a, int op)
-{
-    if (op < 0 || op >= a->nops)
-        return 0;
-    return a->op_n2n ? a->op_n2n[op] : cs_an_op_is_n2n(a, op);
-}
-
 /* ---- the analysis ---- */
+
+/* One analysis: the shared context and each pass's results. */
+typedef struct cs_an {
+    cs_an_ctx ctx;
+    cs_an_msgs msgs;
+    cs_an_clocks clocks;
+    cs_an_steps steps;
+    cs_an_coll coll;
+    cs_an_links links;
+} cs_an;
+
+/* The passes in order, each with what it reads and what it fills. */
+static int cs_an_pass_pair(cs_an *a, char *err, size_t errlen)
+{
+    return cs__an_p2p_collect(&a->ctx, &a->msgs, &a->steps, err, errlen);
+}
+static int cs_an_pass_align(cs_an *a, char *err, size_t errlen)
+{
+    return cs__an_align(&a->ctx, &a->msgs, &a->clocks, err, errlen);
+}
+static int cs_an_pass_steps(cs_an *a, char *err, size_t errlen)
+{
+    return cs__an_match_steps(&a->ctx, &a->clocks, &a->steps, err, errlen);
+}
+static int cs_an_pass_match(cs_an *a, char *err, size_t errlen)
+{
+    return cs__an_match(&a->ctx, &a->clocks, &a->steps, &a->coll, err, errlen);
+}
+static int cs_an_pass_p2p(cs_an *a, char *err, size_t errlen)
+{
+    return cs__an_p2p(&a->ctx, &a->clocks, &a->steps, &a->msgs, &a->links, err, errlen);
+}
+static int cs_an_pass_verdicts(cs_an *a, char *err, size_t errlen)
+{
+    return cs__an_verdict(&a->ctx, &a->clocks, &a->steps, &a->coll, &a->msgs, &a->links, err, errlen);
+}
+static int cs_an_pass_tail(cs_an *a, char *err, size_t errlen)
+{
+    return cs__an_tail(&a->ctx, &a->clocks, err, errlen);
+}
+static int cs_an_pass_whatif(cs_an *a, char *err, size_t errlen)
+{
+    return cs__an_whatif(&a->ctx, &a->steps, &a->msgs, err, errlen);
+}
 
 static void cs_an_free(cs_an *a)
 {
-    free(a->ops);
-    free(a->op_n2n);
-    free(a->present);
-    free(a->clk);
-    if (a->marks)
-        for (int r = 0; r < a->nranks; r++)
-            cs_vec_free(&a->marks[r]);
-    free(a->marks);
-    if (a->lateness)
-        for (int r = 0; r < a->nranks; r++)
-            cs_vec_free(&a->lateness[r]);
-    free(a->lateness);
-    if (a->pair_xfer)
-        for (size_t i = 0; i < (size_t)a->nranks * (size_t)a->nranks; i++) {
-            cs_vec_free(&a->pair_xfer[i]);
-            cs_vec_free(&a->pair_late[i]);
+    free(a->ctx.ops);
+    free(a->ctx.op_n2n);
+    free(a->ctx.present);
+    free(a->clocks.clk);
+    if (a->steps.marks)
+        for (int r = 0; r < a->ctx.nranks; r++)
+            cs_vec_free(&a->steps.marks[r]);
+    free(a->steps.marks);
+    if (a->coll.lateness)
+        for (int r = 0; r < a->ctx.nranks; r++)
+            cs_vec_free(&a->coll.lateness[r]);
+    free(a->coll.lateness);
+    if (a->links.pair_xfer)
+        for (size_t i = 0; i < (size_t)a->ctx.nranks * (size_t)a->ctx.nranks; i++) {
+            cs_vec_free(&a->links.pair_xfer[i]);
+            cs_vec_free(&a->links.pair_late[i]);
         }
-    free(a->msgs);
-    free(a->pair_xfer);
-    free(a->pair_late);
-    free(a->pair_t0);
-    free(a->pair_t1);
-    free(a->late);
-    free(a->late2);
-    free(a->nblate);
-    free(a->xgap);
-    free(a->step_last_exit);
-    free(a->step_begin);
-    free(a->step_end);
-    free(a->step_time);
-    free(a->times_last);
-    free(a->imposed);
-    cs_map_free(&a->comm_idx);
-    free(a->comm_ids);
-    free(a->cstep_op);
-    free(a->cstep_xfer);
-    free(a->cstep_skew);
+    free(a->msgs.msgs);
+    free(a->links.pair_xfer);
+    free(a->links.pair_late);
+    free(a->links.pair_t0);
+    free(a->links.pair_t1);
+    free(a->steps.late);
+    free(a->steps.late2);
+    free(a->steps.nblate);
+    free(a->steps.xgap);
+    free(a->steps.step_last_exit);
+    free(a->steps.step_begin);
+    free(a->steps.step_end);
+    free(a->steps.step_time);
+    free(a->coll.times_last);
+    free(a->coll.imposed);
+    cs_map_free(&a->coll.comm_idx);
+    free(a->coll.comm_ids);
+    free(a->coll.cstep_op);
+    free(a->coll.cstep_xfer);
+    free(a->coll.cstep_skew);
 }
 
-int cs_analyze_store(cs_store *st, char *err, size_t errlen)
+int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
 {
     cs_an a;
     memset(&a, 0, sizeof a);
-    a.st = st;
+    a.ctx.st = st;
     err[0] = '\0';
     int rc = -1;
     cs_proc *procs = NULL;
     int nproc = 0;
-    if (cs_store_procs(st, &procs, &nproc) != 0 || cs_store_ops(st, &a.ops, &a.nops) != 0) {
+    if (cs_store_procs(st, &procs, &nproc) != 0 || cs_store_ops(st, &a.ctx.ops, &a.ctx.nops) != 0) {
         snprintf(err, errlen, "%s: cannot read the processes (corrupt trace?)", cs_store_path(st));
         goto out;
     }
-    a.op_n2n = malloc(a.nops > 0 ? (size_t)a.nops : 1);
-    if (!a.op_n2n) {
+    a.ctx.op_n2n = malloc(a.ctx.nops > 0 ? (size_t)a.ctx.nops : 1);
+    if (!a.ctx.op_n2n) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
-    for (int i = 0; i < a.nops; i++)
-        a.op_n2n[i] = (unsigned char)cs_an_op_is_n2n(&a, i);
+    for (int i = 0; i < a.ctx.nops; i++)
+        a.ctx.op_n2n[i] = (unsigned char)cs__an_ctx_op_is_n2n(&a.ctx, i);
     int maxr = -1;
     for (int i = 0; i < nproc; i++)
         if (procs[i].rank > maxr && procs[i].rank < (1 << 20))
@@ -143,64 +124,66 @@ int cs_analyze_store(cs_store *st, char *err, size_t errlen)
     int world = cs_store_world_size(st);
     if (world > maxr + 1 && world < (1 << 20))
         maxr = world - 1; /* ranks at the end that left no file */
-    a.nranks = maxr + 1 > 0 ? maxr + 1 : 1;
-    a.nproc = nproc;
-    int n = a.nranks;
-    a.present = calloc((size_t)n, sizeof *a.present);
-    a.clk = calloc((size_t)n, sizeof *a.clk);
-    a.marks = calloc((size_t)n, sizeof *a.marks);
-    a.lateness = calloc((size_t)n, sizeof *a.lateness);
-    a.times_last = calloc((size_t)n, sizeof *a.times_last);
-    a.imposed = calloc((size_t)n, sizeof *a.imposed);
+    a.ctx.nranks = maxr + 1 > 0 ? maxr + 1 : 1;
+    a.clocks.nranks = a.ctx.nranks;
+    a.ctx.nproc = nproc;
+    int n = a.ctx.nranks;
+    a.ctx.present = calloc((size_t)n, sizeof *a.ctx.present);
+    a.clocks.clk = calloc((size_t)n, sizeof *a.clocks.clk);
+    a.steps.marks = calloc((size_t)n, sizeof *a.steps.marks);
+    a.coll.lateness = calloc((size_t)n, sizeof *a.coll.lateness);
+    a.coll.times_last = calloc((size_t)n, sizeof *a.coll.times_last);
+    a.coll.imposed = calloc((size_t)n, sizeof *a.coll.imposed);
     size_t np = (size_t)n * (size_t)n;
-    a.pair_xfer = calloc(np, sizeof *a.pair_xfer);
-    a.pair_late = calloc(np, sizeof *a.pair_late);
-    a.pair_t0 = calloc(np, sizeof *a.pair_t0);
-    a.pair_t1 = calloc(np, sizeof *a.pair_t1);
-    if (!a.present || !a.clk || !a.marks || !a.lateness || !a.times_last || !a.imposed || !a.pair_xfer ||
-        !a.pair_late || !a.pair_t0 || !a.pair_t1) {
+    a.links.pair_xfer = calloc(np, sizeof *a.links.pair_xfer);
+    a.links.pair_late = calloc(np, sizeof *a.links.pair_late);
+    a.links.pair_t0 = calloc(np, sizeof *a.links.pair_t0);
+    a.links.pair_t1 = calloc(np, sizeof *a.links.pair_t1);
+    if (!a.ctx.present || !a.clocks.clk || !a.steps.marks || !a.coll.lateness || !a.coll.times_last ||
+        !a.coll.imposed || !a.links.pair_xfer || !a.links.pair_late || !a.links.pair_t0 || !a.links.pair_t1) {
         snprintf(err, errlen, "out of memory (%d ranks)", n);
         goto out;
     }
-    a.ref_rank = -1;
+    a.ctx.ref_rank = -1;
     for (int i = 0; i < nproc; i++) {
         int r = procs[i].rank;
         if (r < 0 || r >= n)
             continue;
-        a.present[r] = 1;
-        snprintf(a.clk[r].clock, sizeof a.clk[r].clock, "%s", procs[i].clock);
-        a.clk[r].start_ns = procs[i].start_ns;
-        if (a.ref_rank < 0 || r < a.ref_rank)
-            a.ref_rank = r;
+        a.ctx.present[r] = 1;
+        snprintf(a.clocks.clk[r].clock, sizeof a.clocks.clk[r].clock, "%s", procs[i].clock);
+        a.clocks.clk[r].start_ns = procs[i].start_ns;
+        if (a.ctx.ref_rank < 0 || r < a.ctx.ref_rank)
+            a.ctx.ref_rank = r;
     }
-    if (a.ref_rank < 0)
-        a.ref_rank = 0;
-    a.world_size = world > 0 ? world : nproc;
+    if (a.ctx.ref_rank < 0)
+        a.ctx.ref_rank = 0;
+    a.ctx.world_size = world > 0 ? world : nproc;
     if (nproc == 0)
-        cs_an_note(&a, "the trace holds no process and no span: nothing to analyse");
+        cs__an_ctx_note(&a.ctx, "the trace holds no process and no span: nothing to analyse");
     int missing = 0;
     char miss[256] = "";
     for (int r = 0; r < n; r++)
-        if (!a.present[r]) {
+        if (!a.ctx.present[r]) {
             missing++;
             size_t l = strlen(miss);
             if (l < sizeof miss - 16)
                 snprintf(miss + l, sizeof miss - l, "%s%d", l ? "," : "", r);
         }
     if (missing && nproc > 0)
-        cs_an_note(&a, "ranks missing from the trace (of %d): %s; instances they belong to are incomplete", n, miss);
+        cs__an_ctx_note(&a.ctx, "ranks missing from the trace (of %d): %s; instances they belong to are incomplete", n,
+                        miss);
     for (int i = 0; i < nproc; i++)
         if (strcmp(procs[i].status, "crashed") == 0)
-            cs_an_note(&a, "rank %d crashed; its last operations may be unmatched", procs[i].rank);
+            cs__an_ctx_note(&a.ctx, "rank %d crashed; its last operations may be unmatched", procs[i].rank);
     if (nproc == 1)
-        cs_an_note(&a, "a single rank: no cross-rank wait states");
+        cs__an_ctx_note(&a.ctx, "a single rank: no cross-rank wait states");
 
-    a.w = cs_store_analysis_begin(st, err, errlen);
-    if (!a.w)
+    a.ctx.w = cs_store_analysis_begin(st, err, errlen);
+    if (!a.ctx.w)
         goto out;
     {
         /* COLLSCOPE_AN_TIMES=1: the time of each pass on stderr (bench) */
-        int (*const first[])(cs_an *, char *, size_t) = { cs_an_p2p_collect, cs_an_align };
+        int (*const first[])(cs_an *, char *, size_t) = { cs_an_pass_pair, cs_an_pass_align };
         const char *const first_name[] = { "pair", "align" };
         for (size_t i = 0; i < 2; i++) {
             struct timespec t0, t1;
@@ -208,31 +191,32 @@ int cs_analyze_store(cs_store *st, char *err, size_t errlen)
             if (first[i](&a, err, errlen) != 0)
                 goto fail;
             clock_gettime(CLOCK_MONOTONIC, &t1);
-            if (getenv("COLLSCOPE_AN_TIMES"))
-                fprintf(stderr, "collscope: pass %-8s %.3f s\n", first_name[i],
+            if (log && getenv("COLLSCOPE_AN_TIMES"))
+                fprintf(log, "collscope: pass %-8s %.3f s\n", first_name[i],
                         (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
         }
     }
-    a.t_first = INT64_MAX;
-    a.t_last = INT64_MIN;
+    a.clocks.t_first = INT64_MAX;
+    a.clocks.t_last = INT64_MIN;
     for (int i = 0; i < nproc; i++) {
         int r = procs[i].rank;
-        int64_t off = r >= 0 && r < n ? a.clk[r].offset_ns : 0;
-        if (procs[i].start_ns + off < a.t_first)
-            a.t_first = procs[i].start_ns + off;
-        if (procs[i].end_ns + off > a.t_last)
-            a.t_last = procs[i].end_ns + off;
+        int64_t off = r >= 0 && r < n ? a.clocks.clk[r].offset_ns : 0;
+        if (procs[i].start_ns + off < a.clocks.t_first)
+            a.clocks.t_first = procs[i].start_ns + off;
+        if (procs[i].end_ns + off > a.clocks.t_last)
+            a.clocks.t_last = procs[i].end_ns + off;
     }
-    if (a.t_first == INT64_MAX)
-        a.t_first = a.t_last = 0;
+    if (a.clocks.t_first == INT64_MAX)
+        a.clocks.t_first = a.clocks.t_last = 0;
     {
         /* COLLSCOPE_AN_TIMES=1: the time of each pass on stderr (bench) */
         static const struct {
             const char *name;
             int (*fn)(cs_an *, char *, size_t);
-        } passes[] = { { "steps", cs_an_steps_prepare }, { "match", cs_an_match }, { "p2p", cs_an_p2p },
-                       { "verdicts", cs_an_verdicts },   { "tail", cs_an_tail },   { "whatif", cs_an_whatif } };
-        int times = getenv("COLLSCOPE_AN_TIMES") != NULL;
+        } passes[] = { { "steps", cs_an_pass_steps }, { "match", cs_an_pass_match },
+                       { "p2p", cs_an_pass_p2p },     { "verdicts", cs_an_pass_verdicts },
+                       { "tail", cs_an_pass_tail },   { "whatif", cs_an_pass_whatif } };
+        int times = log && getenv("COLLSCOPE_AN_TIMES") != NULL;
         for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++) {
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -240,100 +224,39 @@ int cs_analyze_store(cs_store *st, char *err, size_t errlen)
                 goto fail;
             clock_gettime(CLOCK_MONOTONIC, &t1);
             if (times)
-                fprintf(stderr, "collscope: pass %-8s %.3f s\n", passes[i].name,
+                fprintf(log, "collscope: pass %-8s %.3f s\n", passes[i].name,
                         (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
         }
     }
-    if (a.exit_before_entry)
-        cs_an_note(&a, "%lld N-to-N spans still exit before the last entry after alignment",
-                   (long long)a.exit_before_entry);
+    if (a.coll.exit_before_entry)
+        cs__an_ctx_note(&a.ctx, "%lld N-to-N spans still exit before the last entry after alignment",
+                        (long long)a.coll.exit_before_entry);
     char buf[64];
-    cs_store_meta_set(st, "analysis_notes", a.notes);
+    cs_store_meta_set(st, "analysis_notes", a.ctx.notes);
     cs_store_meta_set(st, "analysis_steps_from",
-                      a.step_source == 1   ? "markers"
-                      : a.step_source == 2 ? "period"
-                                           : "none");
-    snprintf(buf, sizeof buf, "%lld", (long long)a.instances);
+                      a.steps.step_source == 1   ? "markers"
+                      : a.steps.step_source == 2 ? "period"
+                                                 : "none");
+    snprintf(buf, sizeof buf, "%lld", (long long)a.coll.instances);
     cs_store_meta_set(st, "analysis_instances", buf);
-    snprintf(buf, sizeof buf, "%lld", (long long)a.incomplete);
+    snprintf(buf, sizeof buf, "%lld", (long long)a.coll.incomplete);
     cs_store_meta_set(st, "analysis_incomplete", buf);
-    snprintf(buf, sizeof buf, "%lld", (long long)a.p2p_pairs);
+    snprintf(buf, sizeof buf, "%lld", (long long)a.links.p2p_pairs);
     cs_store_meta_set(st, "analysis_p2p", buf);
-    snprintf(buf, sizeof buf, "%lld", (long long)a.align_instances);
+    snprintf(buf, sizeof buf, "%lld", (long long)a.clocks.align_instances);
     cs_store_meta_set(st, "analysis_align_instances", buf);
-    if (cs_store_analysis_end(a.w, 1, cs_store_count_spans(st), err, errlen) != 0) {
-        a.w = NULL;
+    if (cs_store_analysis_end(a.ctx.w, 1, cs_store_count_spans(st), err, errlen) != 0) {
+        a.ctx.w = NULL;
         goto out;
     }
-    a.w = NULL;
+    a.ctx.w = NULL;
     rc = 0;
     goto out;
 fail:
-    cs_store_analysis_end(a.w, 0, 0, NULL, 0);
-    a.w = NULL;
+    cs_store_analysis_end(a.ctx.w, 0, 0, NULL, 0);
+    a.ctx.w = NULL;
 out:
     free(procs);
     cs_an_free(&a);
     return rc;
-}
-
-cs_store *cs_analysis_open(const char *arg, int force, int save)
-{
-    cs_store *st = cs_open_trace(arg, CS_STORE_READ);
-    if (!st)
-        return NULL;
-    if (!force && cs_store_analysis_current(st) == 1)
-        return st;
-    cs_store_close(st);
-    char path[4200], err[1024];
-    cs_trace_path(arg, path, sizeof path);
-    if (cs_store_writable(path)) {
-        st = cs_open_trace(arg, CS_STORE_WRITE);
-    } else if (save) {
-        cs_error("%s: read-only here, so the analysis cannot be saved into it; copy it to a writable folder", path);
-        return NULL;
-    } else {
-        /* Reading a trace never needs write access to it. */
-        cs_note("%s is read-only here: analysing a private copy (the results are not saved into it)", path);
-        if (cs_store_open_scratch(path, &st, err, sizeof err) != 0) {
-            cs_error("%s", err);
-            return NULL;
-        }
-    }
-    if (!st)
-        return NULL;
-    if (cs_analyze_store(st, err, sizeof err) != 0) {
-        cs_error("%s", err[0] ? err : "analysis failed");
-        cs_store_close(st);
-        return NULL;
-    }
-    return st;
-}
-
-int cs_cmd_analyze(int argc, char **argv)
-{
-    static const struct option opts[] = { { "force", no_argument, NULL, 'F' }, { NULL, 0, NULL, 0 } };
-    int force = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'F')
-            force = 1;
-        else {
-            fputs(cs_help_analyze, stderr);
-            return 2;
-        }
-    }
-    if (optind != argc - 1) {
-        fputs(cs_help_analyze, stderr);
-        return 2;
-    }
-    cs_store *st = cs_analysis_open(argv[optind], force, 1);
-    if (!st)
-        return 1;
-    char notes[2048] = "";
-    cs_store_meta_get(st, "analysis_notes", notes, sizeof notes);
-    if (notes[0])
-        cs_note("%s", notes);
-    cs_store_close(st);
-    return 0;
 }

@@ -8,6 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What this pass reads and writes (analysis.h). */
+typedef struct cs_tail_io {
+    cs_an_ctx *ctx;
+    const cs_an_clocks *clocks;
+} cs_tail_io;
+
 typedef struct cs_tinst {
     int64_t d, t;
     int64_t step;
@@ -15,7 +21,7 @@ typedef struct cs_tinst {
 } cs_tinst;
 
 typedef struct cs_tailer {
-    cs_an *a;
+    cs_tail_io *a;
     int have;
     cs_tail_row cur;
     cs_tinst *v;
@@ -40,7 +46,7 @@ static void cs_common(cs_tailer *t, cs_tail_row *row)
     if (n < 50 || k < 2)
         return;
     const cs_tinst *slow = t->v + (n - k);
-    cs_an *a = t->a;
+    cs_tail_io *a = t->a;
     /* one rank last */
     for (size_t i = 0; i < k; i++) {
         int r = slow[i].last;
@@ -62,10 +68,10 @@ static void cs_common(cs_tailer *t, cs_tail_row *row)
         if (slow[i].t > hi)
             hi = slow[i].t;
     }
-    int64_t whole = a->t_last - a->t_first;
+    int64_t whole = a->clocks->t_last - a->clocks->t_first;
     if (whole > 0 && (double)(hi - lo) <= 0.1 * (double)whole) {
         snprintf(row->common, sizeof row->common, "all %zu slowest ran within %.3f s to %.3f s of the run", k,
-                 (double)(lo - a->t_first) / 1e9, (double)(hi - a->t_first) / 1e9);
+                 (double)(lo - a->clocks->t_first) / 1e9, (double)(hi - a->clocks->t_first) / 1e9);
         return;
     }
     /* a period in steps */
@@ -103,7 +109,7 @@ static int cs_tail_flush(cs_tailer *t)
     row.max_ns = t->v[t->n - 1].d;
     cs_common(t, &row);
     t->n = 0;
-    return cs_awriter_tail(t->a->w, &row);
+    return cs_awriter_tail(t->a->ctx->w, &row);
 }
 
 static int cs_tail_cb(const cs_inst_brief *b, void *arg)
@@ -121,28 +127,24 @@ static int cs_tail_cb(const cs_inst_brief *b, void *arg)
         t->cur.bucket = b->bucket;
         snprintf(t->cur.callsite, sizeof t->cur.callsite, "%s", cs);
     }
-    if (t->n == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 1024;
-        cs_tinst *nv = realloc(t->v, t->cap * sizeof *nv);
-        if (!nv)
-            return t->fail = 1;
-        t->v = nv;
-    }
+    if (CS_VEC_RESERVE(t->v, t->cap, t->n + 1) != 0)
+        return t->fail = 1;
     t->v[t->n++] = (cs_tinst){ b->dur_ns, b->first_entry_ns, b->step, b->last_rank };
     return 0;
 }
 
-int cs_an_tail(cs_an *a, char *err, size_t errlen)
+int cs__an_tail(cs_an_ctx *ctx, const cs_an_clocks *clocks, char *err, size_t errlen)
 {
+    cs_tail_io io = { ctx, clocks }, *a = &io;
     cs_tailer t;
     memset(&t, 0, sizeof t);
     t.a = a;
-    int rc = cs_store_instances_grouped(a->st, cs_tail_cb, &t);
+    int rc = cs_store_instances_grouped(a->ctx->st, cs_tail_cb, &t);
     if (rc == 0 && !t.fail && cs_tail_flush(&t) != 0)
         rc = -1;
     free(t.v);
     if (rc != 0 || t.fail) {
-        snprintf(err, errlen, "%s: cannot compute the tail latency", cs_store_path(a->st));
+        snprintf(err, errlen, "%s: cannot compute the tail latency", cs_store_path(a->ctx->st));
         return -1;
     }
     return 0;

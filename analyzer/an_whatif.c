@@ -1,4 +1,4 @@
-/* an_whatif.c: the what-if replay (issue 6): a dependency-graph simulation
+/* an_whatif.c: the what-if replay: a dependency-graph simulation
  * of the trace, fitted to its own measured costs, and the proposals it
  * estimates.
  *
@@ -50,7 +50,7 @@
  *       bytes (calls larger than the fusion threshold stay alone); a bucket
  *       becomes one call of its summed bytes, issued when its last member
  *       is (so it waits for it), plus a pack and an unpack copy at
- *       cs_wf_memcpy_gbps(); blocking members before the last return at
+ *       cs__an_whatif_memcpy_gbps(); blocking members before the last return at
  *       once; nonblocking members before the last take apply mode's
  *       queueing cost (CS_WF_QUEUE_NS) instead of their start, the last
  *       keeps its start (the fused call's), or, for the program issuing such
@@ -71,7 +71,8 @@
  * without markers, traces above CS_WF_MAX_SPANS spans are not replayed. */
 #include "config.h"
 #include "analyzer/whatif.h"
-#include "analyzer/cli.h"
+#include "common/fmt.h"
+#include "common/stats.h"
 #include "libtrace/span.h"
 
 #include <math.h>
@@ -79,11 +80,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What this pass reads and writes (analysis.h). */
+typedef struct wf_io {
+    cs_an_ctx *ctx;
+    const cs_an_steps *steps;
+    const cs_an_msgs *msgs;
+} wf_io;
+
 #define CS_WF_MAX_SPANS 20000000
 /* Above this many spans, only the first steps are replayed (as many as fit;
  * at least CS_WF_MIN_STEPS), read rank by rank: the replay keeps about 130
  * bytes a span and costs about 2 s a million spans, which a 10 M-span trace
- * could not afford beside the rest of the analysis (issue 3: 20 s, 2 GB;
+ * could not afford beside the rest of the analysis (its target: 20 s, 2 GB;
  * a 500 k budget: 1.5 s of the 10 M-span trace's analysis). */
 #define CS_WF_BUDGET_SPANS 500000
 #define CS_WF_MIN_STEPS 8
@@ -120,16 +128,18 @@ typedef struct wf_class { /* fusion candidates: one (comm, op, dtype, call site)
 } wf_class;
 
 typedef struct wf {
-    cs_an *a;
+    wf_io *a;
     wf_span *s;
     size_t ns;
     int nlanes, *lane_lo, *lane_hi, *lane_rank, *lane_nmark;
     wf_inst *in;
-    int ninst, capi;
+    int ninst;
+    size_t capi;
     int64_t *dep;
     size_t ndep;
     cs_model_row *models;
     int nmodels;
+    size_t capModels;
     /* steps: boundary spans (step, span index) */
     int nsteps;
     int maxsteps; /* > 0: only steps 0..maxsteps-1 were loaded */
@@ -142,6 +152,7 @@ typedef struct wf {
     int *pos;
     char **algos;
     int nalgos;
+    size_t capAlgos;
 } wf;
 
 /* A variant of the replay. */
@@ -156,23 +167,24 @@ typedef struct wf_var {
                               issues the fused call itself, as with bigger buckets of its own) */
 } wf_var;
 
-static int wf_op_is(const cs_an *a, int op, const char *kind)
+static int wf_op_is(const wf_io *a, int op, const char *kind)
 {
-    return cs_an_kind_is(a, op, kind);
+    return cs__an_ctx_kind_is(a->ctx, op, kind);
 }
 
-static int wf_is_allreduce(const cs_an *a, int op)
+static int wf_is_allreduce(const wf_io *a, int op)
 {
-    return op >= 0 && op < a->nops && (strstr(a->ops[op].name, "llreduce") || strstr(a->ops[op].name, "AllReduce"));
+    return op >= 0 && op < a->ctx->nops &&
+           (strstr(a->ctx->ops[op].name, "llreduce") || strstr(a->ctx->ops[op].name, "AllReduce"));
 }
 
 /* Collectives whose transfer a cost model describes: N-to-N (not rooted, not scans). */
-static int wf_modelled_op(const cs_an *a, int op)
+static int wf_modelled_op(const wf_io *a, int op)
 {
-    return wf_op_is(a, op, "coll") && !strstr(a->ops[op].name, "scan") && !strstr(a->ops[op].name, "Scan");
+    return wf_op_is(a, op, "coll") && !strstr(a->ctx->ops[op].name, "scan") && !strstr(a->ctx->ops[op].name, "Scan");
 }
 
-static int wf_comm_kind(const cs_an *a, int op)
+static int wf_comm_kind(const wf_io *a, int op)
 {
     static const char *const k[] = { "coll", "rooted", "send", "recv", "sendrecv", "complete", "probe" };
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
@@ -181,22 +193,7 @@ static int wf_comm_kind(const cs_an *a, int op)
     return 0;
 }
 
-static int wf_i64cmp(const void *x, const void *y)
-{
-    int64_t p = *(const int64_t *)x, q = *(const int64_t *)y;
-    return (p > q) - (p < q);
-}
-
-static int64_t wf_median(int64_t *v, size_t n)
-{
-    if (!n)
-        return 0;
-    if (n > 1)
-        qsort(v, n, sizeof *v, wf_i64cmp);
-    return v[n / 2];
-}
-
-double cs_wf_memcpy_gbps(void)
+double cs__an_whatif_memcpy_gbps(void)
 {
     const char *e = getenv("COLLSCOPE_MEMCPY_GBPS");
     double v = e ? strtod(e, NULL) : 0;
@@ -205,7 +202,7 @@ double cs_wf_memcpy_gbps(void)
 
 static int64_t wf_copy_ns(int64_t bytes)
 {
-    return (int64_t)((double)bytes / cs_wf_memcpy_gbps());
+    return (int64_t)((double)bytes / cs__an_whatif_memcpy_gbps());
 }
 
 /* ---- loading ---- */
@@ -242,14 +239,8 @@ typedef struct wf_pairs {
 
 static int wf_pair_push(wf_pairs *v, int span, int64_t code)
 {
-    if (v->n == v->cap) {
-        size_t nc = v->cap ? v->cap * 2 : 1024;
-        wf_pair *na = realloc(v->a, nc * sizeof *na);
-        if (!na)
-            return -1;
-        v->a = na;
-        v->cap = nc;
-    }
+    if (CS_VEC_RESERVE(v->a, v->cap, v->n + 1) != 0)
+        return -1;
     v->a[v->n++] = (wf_pair){ span, code };
     return 0;
 }
@@ -265,14 +256,8 @@ typedef struct wf_dones {
 static int wf_done_cb(const cs_completion *c, void *arg)
 {
     wf_dones *v = arg;
-    if (v->n == v->cap) {
-        size_t nc = v->cap ? v->cap * 2 : 1024;
-        wf_done *na = realloc(v->a, nc * sizeof *na);
-        if (!na)
-            return -1;
-        v->a = na;
-        v->cap = nc;
-    }
+    if (CS_VEC_RESERVE(v->a, v->cap, v->n + 1) != 0)
+        return -1;
     v->a[v->n++] = (wf_done){ c->span, (int64_t)((uint64_t)c->rank << 40 ^ (uint64_t)c->req), c->end_ns };
     return 0;
 }
@@ -294,11 +279,9 @@ static int wf_algo_cb(int64_t span, const char *algo, const char *proto, void *a
         if (strcmp(x->w->algos[k], nm) == 0)
             break;
     if (k == x->w->nalgos) {
-        char **na = realloc(x->w->algos, (size_t)(k + 1) * sizeof *na);
-        if (!na)
+        if (CS_VEC_RESERVE(x->w->algos, x->w->capAlgos, (size_t)k + 1) != 0)
             return -1;
-        x->w->algos = na;
-        if (!(na[k] = strdup(nm)))
+        if (!(x->w->algos[k] = strdup(nm)))
             return -1;
         x->w->nalgos++;
     }
@@ -333,56 +316,52 @@ static void wf_free(wf *w)
 /* Load the spans, instances and dependencies. 1: nothing to replay. */
 static int wf_load(wf *w, char *err, size_t errlen)
 {
-    cs_an *a = w->a;
-    int64_t total = cs_store_count_spans(a->st);
-    if (total > CS_WF_MAX_SPANS && !(a->step_source == 1 && a->nsteps > CS_WF_MIN_STEPS)) {
-        cs_an_note(a, "what-if replay skipped: %lld spans (more than %d)", (long long)total, CS_WF_MAX_SPANS);
+    wf_io *a = w->a;
+    int64_t total = cs_store_count_spans(a->ctx->st);
+    if (total > CS_WF_MAX_SPANS && !(a->steps->step_source == 1 && a->steps->nsteps > CS_WF_MIN_STEPS)) {
+        cs__an_ctx_note(a->ctx, "what-if replay skipped: %lld spans (more than %d)", (long long)total, CS_WF_MAX_SPANS);
         return 1;
     }
     cs_map span_algo = { 0 };
     wf_algo_ctx ac = { w, &span_algo };
-    if (cs_store_nccl_algos(a->st, wf_algo_cb, &ac) != 0) {
+    if (cs_store_nccl_algos(a->ctx->st, wf_algo_cb, &ac) != 0) {
         cs_map_free(&span_algo);
-        snprintf(err, errlen, "%s: cannot read nccl_coll", cs_store_path(a->st));
+        snprintf(err, errlen, "%s: cannot read nccl_coll", cs_store_path(a->ctx->st));
         return -1;
     }
     /* A large trace with step markers: its first steps only. */
-    if (total > CS_WF_BUDGET_SPANS && a->step_source == 1 && a->nsteps > CS_WF_MIN_STEPS) {
-        int64_t k = a->nsteps * CS_WF_BUDGET_SPANS / total;
+    if (total > CS_WF_BUDGET_SPANS && a->steps->step_source == 1 && a->steps->nsteps > CS_WF_MIN_STEPS) {
+        int64_t k = a->steps->nsteps * CS_WF_BUDGET_SPANS / total;
         w->maxsteps = (int)(k > CS_WF_MIN_STEPS ? k : CS_WF_MIN_STEPS);
-        if (w->maxsteps >= a->nsteps)
+        if (w->maxsteps >= a->steps->nsteps)
             w->maxsteps = 0;
         else
-            cs_an_note(a, "what-if replay: steps 0-%d of %lld (%lld spans; the first %d steps fit the replay's budget)",
-                       w->maxsteps - 1, (long long)a->nsteps, (long long)total, w->maxsteps);
+            cs__an_ctx_note(
+                a->ctx, "what-if replay: steps 0-%d of %lld (%lld spans; the first %d steps fit the replay's budget)",
+                w->maxsteps - 1, (long long)a->steps->nsteps, (long long)total, w->maxsteps);
     }
     size_t cap = 0;
     cs_span sp;
     int r = 0;
-    for (int rank = 0; rank < a->nranks && r >= 0; rank++) {
+    for (int rank = 0; rank < a->ctx->nranks && r >= 0; rank++) {
         cs_span_query q = { .order = CS_ORDER_RANK_TIME, .rank = rank };
-        cs_span_iter *it = cs_store_spans(a->st, &q, err, errlen);
+        cs_span_iter *it = cs_store_spans(a->ctx->st, &q, err, errlen);
         if (!it) {
             cs_map_free(&span_algo);
             return -1;
         }
         int64_t marks = 0;
         while ((r = cs_span_next(it, &sp)) > 0) {
-            if (sp.rank < 0 || sp.rank >= a->nranks)
+            if (sp.rank < 0 || sp.rank >= a->ctx->nranks)
                 continue;
             /* the marker that begins step maxsteps ends this rank's window */
             if (w->maxsteps && wf_op_is(a, sp.op, "marker") && ++marks > w->maxsteps)
                 break;
-            if (w->ns == cap) {
-                cap = cap ? cap * 2 : 4096;
-                wf_span *na = realloc(w->s, cap * sizeof *na);
-                if (!na) {
-                    cs_span_iter_free(it);
-                    cs_map_free(&span_algo);
-                    snprintf(err, errlen, "out of memory");
-                    return -1;
-                }
-                w->s = na;
+            if (CS_VEC_RESERVE(w->s, cap, (size_t)w->ns + 1) != 0) {
+                cs_span_iter_free(it);
+                cs_map_free(&span_algo);
+                snprintf(err, errlen, "out of memory");
+                return -1;
             }
             wf_span *x = &w->s[w->ns++];
             memset(x, 0, sizeof *x);
@@ -402,7 +381,8 @@ static int wf_load(wf *w, char *err, size_t errlen)
             x->step = -1;
             x->cls = WF_LOCAL;
             /* request ids ride in lag until the dependencies are built */
-            int nb = (sp.flags & CS_F_NONBLOCKING) || (sp.op >= 0 && sp.op < a->nops && a->ops[sp.op].nonblocking);
+            int nb =
+                (sp.flags & CS_F_NONBLOCKING) || (sp.op >= 0 && sp.op < a->ctx->nops && a->ctx->ops[sp.op].nonblocking);
             x->lag = nb ? sp.req : 0;
             if (wf_op_is(a, sp.op, "marker"))
                 x->cls = WF_MARK;
@@ -414,7 +394,7 @@ static int wf_load(wf *w, char *err, size_t errlen)
     }
     if (r < 0) {
         cs_map_free(&span_algo);
-        snprintf(err, errlen, "%s: cannot read the spans (corrupt?)", cs_store_path(a->st));
+        snprintf(err, errlen, "%s: cannot read the spans (corrupt?)", cs_store_path(a->ctx->st));
         return -1;
     }
     if (w->ns == 0) {
@@ -469,13 +449,8 @@ static int wf_load(wf *w, char *err, size_t errlen)
             key = 0;
         int64_t k;
         if (!cs_map_get(&imap, key, &k)) {
-            if (w->ninst == w->capi) {
-                w->capi = w->capi ? w->capi * 2 : 1024;
-                wf_inst *ni = realloc(w->in, (size_t)w->capi * sizeof *ni);
-                if (!ni)
-                    goto oom;
-                w->in = ni;
-            }
+            if (CS_VEC_RESERVE(w->in, w->capi, (size_t)w->ninst + 1) != 0)
+                goto oom;
             k = w->ninst++;
             wf_inst *in = &w->in[k];
             memset(in, 0, sizeof *in);
@@ -503,8 +478,8 @@ static int wf_load(wf *w, char *err, size_t errlen)
         if (w->s[i].cls == WF_COLL && wf_pair_push(&pairs, (int)i, -1 - (int64_t)w->s[i].inst) != 0)
             goto oom;
     cs_map sender = { 0 };
-    for (size_t k = 0; k < a->nmsgs; k++) {
-        const cs_msg *m = &a->msgs[k];
+    for (size_t k = 0; k < a->msgs->nmsgs; k++) {
+        const cs_msg *m = &a->msgs->msgs[k];
         int64_t si, ri;
         if (m->send_span <= 0 || m->recv_span <= 0 || !cs_map_get(&sidx, (uint64_t)m->send_span, &si) ||
             !cs_map_get(&sidx, (uint64_t)m->recv_span, &ri))
@@ -518,9 +493,9 @@ static int wf_load(wf *w, char *err, size_t errlen)
             goto oom;
         }
     }
-    if (cs_store_completions(a->st, wf_done_cb, &done) != 0) {
+    if (cs_store_completions(a->ctx->st, wf_done_cb, &done) != 0) {
         cs_map_free(&sender);
-        snprintf(err, errlen, "%s: cannot read the completions", cs_store_path(a->st));
+        snprintf(err, errlen, "%s: cannot read the completions", cs_store_path(a->ctx->st));
         goto out;
     }
     for (size_t k = 0; k < done.n; k++) {
@@ -643,38 +618,31 @@ out:
 
 static int wf_steps(wf *w)
 {
-    cs_an *a = w->a;
-    w->nsteps = (int)a->nsteps;
+    wf_io *a = w->a;
+    w->nsteps = (int)a->steps->nsteps;
     if (w->maxsteps > 0 && w->maxsteps < w->nsteps)
         w->nsteps = w->maxsteps;
     if (w->nsteps < 2)
         return 0;
-    size_t cap = 0;
+    size_t capStep = 0, capSpan = 0;
     int ref_lane = -1;
     for (int l = 0; l < w->nlanes; l++)
-        if (w->lane_rank[l] == a->ref_rank && ref_lane < 0)
+        if (w->lane_rank[l] == a->ctx->ref_rank && ref_lane < 0)
             ref_lane = l;
     for (int l = 0; l < w->nlanes; l++) {
         int k = 0, per = 0;
         for (int i = w->lane_lo[l]; i < w->lane_hi[l]; i++) {
             const wf_span *x = &w->s[i];
             int is_b = 0;
-            if (a->step_source == 1)
+            if (a->steps->step_source == 1)
                 is_b = x->cls == WF_MARK;
-            else if (a->step_source == 2 && l == ref_lane && x->seq >= 0 && x->comm != 0)
-                is_b = per++ % a->step_period == 0;
+            else if (a->steps->step_source == 2 && l == ref_lane && x->seq >= 0 && x->comm != 0)
+                is_b = per++ % a->steps->step_period == 0;
             if (!is_b || k >= w->nsteps)
                 continue;
-            if (w->nb == cap) {
-                cap = cap ? cap * 2 : 256;
-                int *n1 = realloc(w->bstep, cap * sizeof *n1);
-                if (n1)
-                    w->bstep = n1;
-                int *n2 = n1 ? realloc(w->bspan, cap * sizeof *n2) : NULL;
-                if (!n1 || !n2)
-                    return -1;
-                w->bspan = n2;
-            }
+            if (CS_VEC_RESERVE(w->bstep, capStep, (size_t)w->nb + 1) != 0 ||
+                CS_VEC_RESERVE(w->bspan, capSpan, (size_t)w->nb + 1) != 0)
+                return -1;
             w->bstep[w->nb] = k++;
             w->bspan[w->nb++] = i;
         }
@@ -692,7 +660,7 @@ static int wf_steps(wf *w)
         int k = -1;
         for (int i = w->lane_lo[l]; i < w->lane_hi[l]; i++) {
             wf_span *x = &w->s[i];
-            if (w->lane_nmark[l] && a->step_source == 1) {
+            if (w->lane_nmark[l] && a->steps->step_source == 1) {
                 if (x->cls == WF_MARK)
                     k++;
             } else {
@@ -720,7 +688,7 @@ static int64_t wf_step_median(const wf *w, const int64_t *bp, int64_t *buf)
     for (int k = 0; k + 1 < w->nsteps; k++)
         if (buf[k] != INT64_MAX && buf[k + 1] != INT64_MAX)
             buf[m++] = buf[k + 1] - buf[k];
-    return wf_median(buf, m);
+    return cs_stats_median_i64(buf, m);
 }
 
 /* ---- the replay ---- */
@@ -770,7 +738,7 @@ static int wf_replay(wf *w, const wf_var *v)
                         if (w->cnt[g] < WF_INST(g)->nmem)
                             break;
                         int64_t t =
-                            (int64_t)cs_model_time(&w->models[WF_INST(g)->model], 1, (double)WF_INST(g)->bytes) +
+                            (int64_t)cs__an_model_time(&w->models[WF_INST(g)->model], 1, (double)WF_INST(g)->bytes) +
                             wf_copy_ns(WF_INST(g)->bytes) + x->res;
                         e = w->lmax[g] + (t > 0 ? t : 0);
                     }
@@ -828,7 +796,7 @@ static int wf_replay(wf *w, const wf_var *v)
                     if (!ready)
                         break;
                     for (int t = 0; t < nmod; t++)
-                        msum += (int64_t)cs_model_time(&w->models[mg[t].m], mg[t].n, mg[t].bytes);
+                        msum += (int64_t)cs__an_model_time(&w->models[mg[t].m], mg[t].n, mg[t].bytes);
                     int64_t M = D > b ? D : b;
                     if ((v->model || fused) && allmodel && x->ndep)
                         e = M + (msum + x->res > 0 ? msum + x->res : 0);
@@ -874,14 +842,8 @@ typedef struct wf_kpts {
 
 static int wf_kpt_push(wf_kpts *v, int key, double n, double bytes, double t)
 {
-    if (v->n == v->cap) {
-        size_t nc = v->cap ? v->cap * 2 : 1024;
-        wf_kpt *na = realloc(v->a, nc * sizeof *na);
-        if (!na)
-            return -1;
-        v->a = na;
-        v->cap = nc;
-    }
+    if (CS_VEC_RESERVE(v->a, v->cap, v->n + 1) != 0)
+        return -1;
     v->a[v->n++] = (wf_kpt){ key, { n, bytes, t } };
     return 0;
 }
@@ -899,10 +861,8 @@ static int wf_model_index(wf *w, const wf_inst *in)
         if (w->models[m].comm == in->comm && w->models[m].op == in->op &&
             strcmp(w->models[m].algo, in->algo ? w->algos[in->algo - 1] : "") == 0)
             return m;
-    cs_model_row *nm = realloc(w->models, (size_t)(w->nmodels + 1) * sizeof *nm);
-    if (!nm)
+    if (CS_VEC_RESERVE(w->models, w->capModels, (size_t)w->nmodels + 1) != 0)
         return -1;
-    w->models = nm;
     cs_model_row *m = &w->models[w->nmodels];
     memset(m, 0, sizeof *m);
     m->comm = in->comm;
@@ -913,7 +873,7 @@ static int wf_model_index(wf *w, const wf_inst *in)
 
 static int wf_fit_models(wf *w, int use_mean)
 {
-    cs_an *a = w->a;
+    wf_io *a = w->a;
     wf_kpts kp = { 0 };
     for (int k = 0; k < w->ninst; k++)
         w->in[k].model = -1;
@@ -1012,7 +972,7 @@ static int wf_fit_models(wf *w, int use_mean)
             sum += (double)st.a[q];
         double prior = st.n ? sum / (double)st.n * (1 + rounds) : 0;
         cs_vec_free(&st);
-        if (cs_model_fit(fp, k, prior, use_mean, &w->models[m]) != 0) {
+        if (cs__an_model_fit(fp, k, prior, use_mean, &w->models[m]) != 0) {
             free(fp);
             free(pts);
             return -1;
@@ -1032,18 +992,13 @@ static int wf_fit_models(wf *w, int use_mean)
 typedef struct wf_classes {
     wf_class *a;
     int n;
+    size_t cap;
 } wf_classes;
 
 static int wf_run_push(wf_class *c, int first, int len)
 {
-    if (c->nruns * 2 + 2 > c->cap) {
-        size_t nc = c->cap ? c->cap * 2 : 64;
-        int *nr = realloc(c->runs, nc * sizeof *nr);
-        if (!nr)
-            return -1;
-        c->runs = nr;
-        c->cap = nc;
-    }
+    if (CS_VEC_RESERVE(c->runs, c->cap, (size_t)c->nruns * 2 + 2) != 0)
+        return -1;
     c->runs[c->nruns * 2] = first;
     c->runs[c->nruns * 2 + 1] = len;
     c->nruns++;
@@ -1081,10 +1036,9 @@ static int wf_find_runs(wf *w, int lane, wf_classes *cl)
                     cl->a[c].callsite == x->callsite && cl->a[c].nb == (x->cls == WF_NBCOLL))
                     break;
             if (c == cl->n) {
-                wf_class *na = realloc(cl->a, (size_t)(cl->n + 1) * sizeof *na);
-                if (!na)
+                if (CS_VEC_RESERVE(cl->a, cl->cap, (size_t)cl->n + 1) != 0)
                     return -1;
-                cl->a = na;
+                wf_class *na = cl->a;
                 memset(&na[c], 0, sizeof na[c]);
                 na[c].comm = x->comm;
                 na[c].op = x->op;
@@ -1126,7 +1080,7 @@ static double wf_fuse_variant(wf *w, const wf_class *c, int64_t bucket, int64_t 
     for (int k = 0; k < w->ninst; k++)
         ifg[k] = -1;
     *nvin = 0;
-    int cap = 0;
+    size_t cap = 0;
     int64_t issued = 0;
     for (size_t r = 0; r < c->nruns; r++) {
         int first = c->runs[r * 2], len = c->runs[r * 2 + 1];
@@ -1139,13 +1093,8 @@ static double wf_fuse_variant(wf *w, const wf_class *c, int64_t bucket, int64_t 
                 int n = q - gstart;
                 issued++;
                 if (n >= 2) {
-                    if (*nvin == cap) {
-                        cap = cap ? cap * 2 : 64;
-                        wf_inst *nv = realloc(*vin, (size_t)cap * sizeof *nv);
-                        if (!nv)
-                            return -1;
-                        *vin = nv;
-                    }
+                    if (CS_VEC_RESERVE(*vin, cap, (size_t)*nvin + 1) != 0)
+                        return -1;
                     int g = w->ninst + *nvin;
                     wf_inst *gi = &(*vin)[(*nvin)++];
                     *gi = w->in[w->s[gstart].inst];
@@ -1252,18 +1201,18 @@ static int wf_strag_cb(const cs_straggler *g, void *arg)
     return cs_vec_push(v, g->rank) || cs_vec_push(v, g->first_step) || cs_vec_push(v, g->last_step);
 }
 
-static void wf_meta_i64(cs_an *a, const char *key, int64_t v)
+static void wf_meta_i64(wf_io *a, const char *key, int64_t v)
 {
     char b[32];
     snprintf(b, sizeof b, "%lld", (long long)v);
-    cs_store_meta_set(a->st, key, b);
+    cs_store_meta_set(a->ctx->st, key, b);
 }
 
-static void wf_meta_dbl(cs_an *a, const char *key, double v)
+static void wf_meta_dbl(wf_io *a, const char *key, double v)
 {
     char b[64];
     snprintf(b, sizeof b, "%.6g", v);
-    cs_store_meta_set(a->st, key, b);
+    cs_store_meta_set(a->ctx->st, key, b);
 }
 
 static const char *const wf_meta_keys[] = {
@@ -1288,10 +1237,10 @@ static const char *const wf_meta_keys[] = {
  * issued to the library (fused calls count, their members do not). */
 static void wf_comm_figures(wf *w)
 {
-    cs_an *a = w->a;
+    wf_io *a = w->a;
     if (w->nsteps < 2)
         return;
-    size_t nk = (size_t)w->nsteps * (size_t)a->nranks;
+    size_t nk = (size_t)w->nsteps * (size_t)a->ctx->nranks;
     int64_t *acc = calloc(nk, sizeof *acc);
     char *has = calloc(nk, 1);
     int64_t members = 0, fused = 0, ar = 0;
@@ -1306,7 +1255,7 @@ static void wf_comm_figures(wf *w)
         fused += (x->flags & CS_F_FUSED) != 0;
         if (x->step < 0 || x->step + 1 >= w->nsteps)
             continue;
-        size_t k = (size_t)x->step * (size_t)a->nranks + (size_t)x->rank;
+        size_t k = (size_t)x->step * (size_t)a->ctx->nranks + (size_t)x->rank;
         has[k] = 1;
         if (wf_comm_kind(a, x->op))
             acc[k] += x->e - x->b;
@@ -1316,13 +1265,13 @@ static void wf_comm_figures(wf *w)
     int64_t *per = malloc((size_t)w->nsteps * sizeof *per);
     size_t m = 0;
     int nr = 0;
-    for (int r = 0; r < a->nranks; r++)
-        nr += a->present[r];
+    for (int r = 0; r < a->ctx->nranks; r++)
+        nr += a->ctx->present[r];
     for (int s = 0; per && s + 1 < w->nsteps; s++) {
         int64_t sum = 0;
         int n = 0;
-        for (int r = 0; r < a->nranks; r++) {
-            size_t k = (size_t)s * (size_t)a->nranks + (size_t)r;
+        for (int r = 0; r < a->ctx->nranks; r++) {
+            size_t k = (size_t)s * (size_t)a->ctx->nranks + (size_t)r;
             if (has[k]) {
                 sum += acc[k];
                 n++;
@@ -1332,7 +1281,7 @@ static void wf_comm_figures(wf *w)
             per[m++] = sum / n;
     }
     if (per)
-        wf_meta_i64(a, "whatif_comm_step_ns", wf_median(per, m));
+        wf_meta_i64(a, "whatif_comm_step_ns", cs_stats_median_i64(per, m));
     wf_meta_i64(a, "whatif_fuse_members", members);
     wf_meta_i64(a, "whatif_fused_calls", fused);
     wf_meta_dbl(a, "whatif_allreduce_calls_per_step", nr ? (double)ar / (double)nr / (double)(w->nsteps - 1) : 0);
@@ -1346,10 +1295,10 @@ static void wf_comm_figures(wf *w)
  * place (step, index in the step) of their first lane. */
 static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
 {
-    cs_an *a = w->a;
+    wf_io *a = w->a;
     int64_t *gap = malloc(w->ns * sizeof *gap);
     int *first = malloc((size_t)w->nlanes * (size_t)w->nsteps * sizeof *first);
-    int *lane0 = malloc((size_t)a->nranks * sizeof *lane0);
+    int *lane0 = malloc((size_t)a->ctx->nranks * sizeof *lane0);
     if (!gap || !first || !lane0) {
         free(gap);
         free(first);
@@ -1358,7 +1307,7 @@ static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
     }
     for (size_t i = 0; i < w->ns; i++)
         gap[i] = i == 0 || w->s[i].lane != w->s[i - 1].lane ? 0 : w->s[i].b - w->s[i - 1].e;
-    for (int r = 0; r < a->nranks; r++)
+    for (int r = 0; r < a->ctx->nranks; r++)
         lane0[r] = -1;
     for (int l = w->nlanes - 1; l >= 0; l--)
         lane0[w->lane_rank[l]] = l;
@@ -1372,7 +1321,7 @@ static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
     cs_vec others = { 0 };
     for (size_t t = 0; t + 2 < sv->n; t += 3) {
         int r = (int)sv->a[t];
-        if (r < 0 || r >= a->nranks || lane0[r] < 0)
+        if (r < 0 || r >= a->ctx->nranks || lane0[r] < 0)
             continue;
         int l = lane0[r];
         for (int i = w->lane_lo[l] + 1; i < w->lane_hi[l]; i++) {
@@ -1381,7 +1330,7 @@ static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
                 continue;
             int j = i - first[(size_t)l * (size_t)w->nsteps + (size_t)x->step];
             others.n = 0;
-            for (int r2 = 0; r2 < a->nranks; r2++) {
+            for (int r2 = 0; r2 < a->ctx->nranks; r2++) {
                 int l2 = lane0[r2];
                 if (r2 == r || l2 < 0)
                     continue;
@@ -1393,7 +1342,7 @@ static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
                 cs_vec_push(&others, gap[i2]);
             }
             if (others.n) {
-                int64_t m = cs_vec_median(&others);
+                int64_t m = cs__an_ctx_median(&others);
                 if (gap[i] > m)
                     gap[i] = m;
             }
@@ -1405,13 +1354,14 @@ static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
     return gap;
 }
 
-int cs_an_whatif(cs_an *a, char *err, size_t errlen)
+int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *msgs, char *err, size_t errlen)
 {
+    wf_io io = { ctx, steps, msgs }, *a = &io;
     wf w;
     memset(&w, 0, sizeof w);
     w.a = a;
     for (size_t i = 0; i < sizeof wf_meta_keys / sizeof wf_meta_keys[0]; i++)
-        cs_store_meta_set(a->st, wf_meta_keys[i], "");
+        cs_store_meta_set(a->ctx->st, wf_meta_keys[i], "");
     int rc = wf_load(&w, err, errlen);
     if (rc != 0) {
         wf_free(&w);
@@ -1428,7 +1378,7 @@ int cs_an_whatif(cs_an *a, char *err, size_t errlen)
         goto oom;
     wf_comm_figures(&w);
     if (w.nsteps < 3) {
-        cs_store_meta_set(a->st, "whatif_note", "fewer than 3 steps: no replay");
+        cs_store_meta_set(a->ctx->st, "whatif_note", "fewer than 3 steps: no replay");
         rc = 0;
         goto out_models;
     }
@@ -1444,11 +1394,12 @@ int cs_an_whatif(cs_an *a, char *err, size_t errlen)
     int64_t measured = wf_step_median(&w, w.bp, buf);
     wf_meta_i64(a, "whatif_measured_ns", measured);
     wf_meta_i64(a, "whatif_steps", w.nsteps);
-    wf_meta_dbl(a, "whatif_memcpy_gbps", cs_wf_memcpy_gbps());
+    wf_meta_dbl(a, "whatif_memcpy_gbps", cs__an_whatif_memcpy_gbps());
     wf_var v0 = { 0 };
     if (wf_replay(&w, &v0) != 0) {
-        cs_store_meta_set(a->st, "whatif_note", "the replay deadlocked: the trace's dependencies are inconsistent");
-        cs_an_note(a, "what-if replay deadlocked (inconsistent dependencies): no estimates");
+        cs_store_meta_set(a->ctx->st, "whatif_note",
+                          "the replay deadlocked: the trace's dependencies are inconsistent");
+        cs__an_ctx_note(a->ctx, "what-if replay deadlocked (inconsistent dependencies): no estimates");
         rc = 0;
         goto out_models;
     }
@@ -1476,7 +1427,7 @@ int cs_an_whatif(cs_an *a, char *err, size_t errlen)
     wf_meta_dbl(a, "whatif_model_error", measured > 0 ? fabs((double)(modelled - measured)) / (double)measured : 0);
 
     /* (a) stragglers on time */
-    if (cs_store_stragglers(a->st, wf_strag_cb, &sv) != 0)
+    if (cs_store_stragglers(a->ctx->st, wf_strag_cb, &sv) != 0)
         goto oom;
     if (sv.n) {
         gap = wf_ontime_gaps(&w, &sv);
@@ -1493,7 +1444,7 @@ int cs_an_whatif(cs_an *a, char *err, size_t errlen)
     /* (b) fusion */
     int ref_lane = -1, best_n = -1;
     for (int l = 0; l < w.nlanes; l++) {
-        if (w.lane_rank[l] != a->ref_rank)
+        if (w.lane_rank[l] != a->ctx->ref_rank)
             continue;
         int n = 0;
         for (int i = w.lane_lo[l]; i < w.lane_hi[l]; i++)
@@ -1557,7 +1508,7 @@ int cs_an_whatif(cs_an *a, char *err, size_t errlen)
         p.comm = k->comm;
         p.op = k->op;
         const wf_span *s0 = &w.s[k->runs[0]];
-        if (cs_store_callsite_label(a->st, s0->rank, s0->callsite, p.callsite, sizeof p.callsite) != 0 ||
+        if (cs_store_callsite_label(a->ctx->st, s0->rank, s0->callsite, p.callsite, sizeof p.callsite) != 0 ||
             !p.callsite[0])
             snprintf(p.callsite, sizeof p.callsite, "call site %lld of rank %d", (long long)s0->callsite, s0->rank);
         p.calls_per_step = (double)k->calls / (double)w.nsteps;
@@ -1577,7 +1528,7 @@ int cs_an_whatif(cs_an *a, char *err, size_t errlen)
         cs_fmt_ns(p.gain_ns, b4, sizeof b4);
         cs_fmt_ns(best, b5, sizeof b5);
         wf_bytes_text(b6, sizeof b6, bestS);
-        const char *opn = a->ops[k->op].name;
+        const char *opn = a->ctx->ops[k->op].name;
         char beta_txt[48] = "unknown", r2_txt[32] = "";
         if (mo->fitted) {
             snprintf(beta_txt, sizeof beta_txt, "%.3f ns/KiB", mo->beta_ns_per_byte * 1024);
@@ -1591,7 +1542,7 @@ int cs_an_whatif(cs_an *a, char *err, size_t errlen)
                  p.callsite, p.calls_per_step, opn, p.calls_per_step >= 2 ? "s" : "", b1, b2, (long long)k->comm, b3,
                  b4, measured > 0 ? 100.0 * (double)p.gain_ns / (double)measured : 0.0, p.groups_per_step,
                  p.calls_per_step, b5, b6, mo->alpha_ns / 1e3, mo->gamma_ns / 1e3, beta_txt, mo->note,
-                 (long long)mo->points, r2_txt, cs_wf_memcpy_gbps());
+                 (long long)mo->points, r2_txt, cs__an_whatif_memcpy_gbps());
         int is_mpi_nb = k->nb && strncmp(opn, "MPI_", 4) == 0, is_nccl = strncmp(opn, "nccl", 4) == 0;
         if (is_mpi_nb || is_nccl) {
             snprintf(p.env, sizeof p.env, "COLLSCOPE_FUSE=1 COLLSCOPE_FUSE_THRESHOLD=%lld COLLSCOPE_FUSE_BUFFER=%lld",
@@ -1607,14 +1558,14 @@ int cs_an_whatif(cs_an *a, char *err, size_t errlen)
                      "; blocking calls: apply mode fuses nonblocking MPI_Iallreduce only, so bucket them in the "
                      "program (or issue MPI_Iallreduce and one MPI_Waitall)");
         }
-        if (cs_awriter_proposal(a->w, &p) != 0)
+        if (cs_awriter_proposal(a->ctx->w, &p) != 0)
             goto werr;
     }
 
     /* (c) overlap: exposed GPU communication */
     {
         wf_gpu g = { 0 };
-        if (cs_store_gpu_overlap(a->st, wf_gpu_cb, &g) > 0 && g.ranks > 0 && g.exposed > 0) {
+        if (cs_store_gpu_overlap(a->ctx->st, wf_gpu_cb, &g) > 0 && g.ranks > 0 && g.exposed > 0) {
             int64_t exposed = g.exposed / g.ranks / w.nsteps;
             /* compute available per step: the replay's gaps on the reference lane */
             int64_t comp = 0;
@@ -1637,7 +1588,7 @@ int cs_an_whatif(cs_an *a, char *err, size_t errlen)
                          cs_fmt_ns(exposed, b1, sizeof b1), cs_fmt_ns(g.comm / g.ranks / w.nsteps, b2, sizeof b2),
                          cs_fmt_ns(comp, b3, sizeof b3), cs_fmt_ns(gain, b1, sizeof b1),
                          measured > 0 ? 100.0 * (double)gain / (double)measured : 0.0);
-                if (cs_awriter_proposal(a->w, &p) != 0)
+                if (cs_awriter_proposal(a->ctx->w, &p) != 0)
                     goto werr;
             }
         }
@@ -1646,14 +1597,14 @@ out_ok:
     rc = 0;
 out_models:
     for (int m = 0; m < w.nmodels; m++)
-        if (w.models[m].points > 0 && cs_awriter_model(a->w, &w.models[m]) != 0)
+        if (w.models[m].points > 0 && cs_awriter_model(a->ctx->w, &w.models[m]) != 0)
             goto werr;
     goto out;
 oom:
     snprintf(err, errlen, "out of memory");
     goto out;
 werr:
-    snprintf(err, errlen, "%s: cannot write the analysis", cs_store_path(a->st));
+    snprintf(err, errlen, "%s: cannot write the analysis", cs_store_path(a->ctx->st));
 out:
     for (int c = 0; c < cl.n; c++)
         free(cl.a[c].runs);

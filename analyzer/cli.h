@@ -1,4 +1,7 @@
-/* cli.h: what the collscope subcommands share. */
+/* cli.h: what the collscope subcommands share: the command table's entry,
+ * each command's entry point and help text (one cmd_*.c per command), and
+ * the command's way of printing messages. The analysis itself is in
+ * libcsanalysis (analyzer/csanalysis.h). */
 #ifndef CS_CLI_H
 #define CS_CLI_H
 
@@ -35,11 +38,6 @@ extern const char cs_help_analyze[], cs_help_diff[];
 void cs_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cs_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The trace of a run: DIR/trace.db, or the file itself when given one. */
-void cs_trace_path(const char *arg, char *out, size_t len);
-/* Open a trace for reading, printing one clear message on failure. */
-cs_store *cs_open_trace(const char *arg, int mode);
-
 /* Rebuild DIR/trace.db from DIR/logs (force: reconvert every log, else
  * only those without a current per-rank file). */
 typedef struct cs_ingest_result {
@@ -47,6 +45,15 @@ typedef struct cs_ingest_result {
     int64_t spans, dropped;
 } cs_ingest_result;
 int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_result *res);
+
+/* Run the job LAUNCH (argv style) under the tracer with the preload of
+ * mpi ("openmpi", "mpich" or "nompi"), its output in the folder out, then
+ * build out/trace.db unless !ingest (run.c). Returns the job's exit status
+ * (127 when it could not be started). */
+int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, int ingest, int ncclprof);
+/* The MPI a launch line uses, guessed from its launcher and program
+ * (COLLSCOPE_MPI first): "openmpi", "mpich", "nompi" or what COLLSCOPE_MPI says. */
+const char *cs_run_guess_mpi(char **launch);
 
 /* Resolve call-site frames with addr2line and label the call sites. */
 int cs_symbolize(cs_store *st);

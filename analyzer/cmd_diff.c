@@ -1,10 +1,11 @@
 /* cmd_diff.c: `collscope diff BASE NEW`: step time, stragglers and the tail
- * of each collective group, compared between two runs. */
+ * of each collective group, compared between two runs (diff.c). */
 #include "config.h"
-#include "analyzer/analysis.h"
 #include "analyzer/cli.h"
+#include "analyzer/csanalysis.h"
 
 #include <getopt.h>
+#include <stdio.h>
 #include <string.h>
 
 const char cs_help_diff[] = "usage: collscope diff BASE NEW [--format text|json] [-o FILE]\n"
@@ -44,23 +45,18 @@ int cs_cmd_diff(int argc, char **argv)
     cs_report_data d[2];
     memset(d, 0, sizeof d);
     int rc = 1;
-    for (int i = 0; i < 2; i++) {
-        cs_store *st = cs_analysis_open(argv[optind + i], 0, 0);
-        if (!st)
+    char err[1024];
+    for (int i = 0; i < 2; i++)
+        if (cs_report_open(argv[optind + i], &d[i], stderr, err, sizeof err) != 0) {
+            cs_error("%s", err);
             goto out;
-        int r = cs_report_load(st, &d[i]);
-        if (r != 0)
-            cs_error("%s: cannot read the stored analysis", cs_store_path(st));
-        cs_store_close(st);
-        if (r != 0)
-            goto out;
-    }
+        }
     FILE *f = stdout;
     if (outpath && !(f = fopen(outpath, "w"))) {
         cs_error("cannot write %s", outpath);
         goto out;
     }
-    cs_write_diff(f, json, argv[optind], &d[0], argv[optind + 1], &d[1]);
+    cs_diff_write(f, json, argv[optind], &d[0], argv[optind + 1], &d[1]);
     if (f != stdout)
         fclose(f);
     rc = 0;

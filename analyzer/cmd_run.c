@@ -1,21 +1,11 @@
-/* cmd_run.c: `collscope run`: start the job with the preload, then build
- * DIR/trace.db. The job's exit status is ours; the tool never changes it. */
+/* cmd_run.c: `collscope run [-o DIR] -- LAUNCH...`: its usage and options;
+ * the job itself is run by run.c. */
 #include "config.h"
 #include "analyzer/cli.h"
-#include "libtrace/log.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <dirent.h>
 
 const char cs_help_run[] = "usage: collscope run [-o DIR] [--mpi openmpi|mpich|none] [--no-callsites]\n"
                            "                     [--no-nccl-profiler] [--no-ingest] -- LAUNCH...\n"
@@ -37,159 +27,6 @@ const char cs_help_run[] = "usage: collscope run [-o DIR] [--mpi openmpi|mpich|n
                            "COLLSCOPE_LOG_MAX_MB (default 16384), COLLSCOPE_CLOCK=tsc|monotonic,\n"
                            "COLLSCOPE_EXIT_CONVERT=0 (convert at the end of the run instead of at exit).\n"
                            "See collscope(1).\n";
-
-static const char *cs_libdir(void)
-{
-    const char *d = getenv("COLLSCOPE_LIBDIR");
-    return d && *d ? d : PKGLIBDIR;
-}
-
-/* Find PROG on PATH, or return it as is. */
-static void cs_which(const char *prog, char *out, size_t len)
-{
-    if (strchr(prog, '/')) {
-        snprintf(out, len, "%s", prog);
-        return;
-    }
-    const char *path = getenv("PATH");
-    char buf[PATH_MAX];
-    while (path && *path) {
-        const char *c = strchr(path, ':');
-        size_t l = c ? (size_t)(c - path) : strlen(path);
-        snprintf(buf, sizeof buf, "%.*s/%s", (int)l, path, prog);
-        if (access(buf, X_OK) == 0) {
-            snprintf(out, len, "%s", buf);
-            return;
-        }
-        path = c ? c + 1 : NULL;
-    }
-    snprintf(out, len, "%s", prog);
-}
-
-/* Does the file's content name libmpi? (The dynamic string table of an ELF
- * program holds its NEEDED libraries.) */
-static const char *cs_mpi_of_file(const char *path)
-{
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return NULL;
-    char head[4];
-    if (read(fd, head, 4) != 4 || memcmp(head, "\177ELF", 4) != 0) {
-        close(fd);
-        return NULL;
-    }
-    static char buf[1 << 16];
-    const char *found = NULL;
-    ssize_t n;
-    lseek(fd, 0, SEEK_SET);
-    while (!found && (n = read(fd, buf, sizeof buf - 16)) > 0) {
-        buf[n] = '\0';
-        for (ssize_t i = 0; i + 12 < n && !found; i++) {
-            if (buf[i] != 'l')
-                continue;
-            if (memcmp(buf + i, "libmpi.so.40", 12) == 0)
-                found = "openmpi";
-            else if (memcmp(buf + i, "libmpich.so", 11) == 0)
-                found = "mpich";
-        }
-        if (n > 64)
-            lseek(fd, -16, SEEK_CUR);
-    }
-    close(fd);
-    return found;
-}
-
-static int cs_preload_exists(const char *flavor)
-{
-    char p[PATH_MAX];
-    snprintf(p, sizeof p, "%s/collscope-%s.so", cs_libdir(), flavor);
-    return access(p, R_OK) == 0;
-}
-
-static const char *cs_guess_mpi(char **launch)
-{
-    const char *env = getenv("COLLSCOPE_MPI");
-    if (env && *env)
-        return env;
-    char exe[PATH_MAX], real[PATH_MAX];
-    cs_which(launch[0], exe, sizeof exe);
-    const char *r = realpath(exe, real) ? real : exe;
-    const char *base = strrchr(r, '/');
-    base = base ? base + 1 : r;
-    if (strstr(base, "openmpi") || strstr(base, "orterun") || strstr(r, "/openmpi/") || strstr(base, "prterun"))
-        return "openmpi";
-    if (strstr(base, "mpich") || strstr(base, "hydra") || strstr(r, "/mpich/"))
-        return "mpich";
-    /* The program itself: the first argument that is an ELF naming libmpi. */
-    for (int i = 0; launch[i]; i++) {
-        char p[PATH_MAX];
-        cs_which(launch[i], p, sizeof p);
-        const char *m = cs_mpi_of_file(p);
-        if (m)
-            return m;
-    }
-    if (cs_preload_exists("openmpi"))
-        return "openmpi";
-    if (cs_preload_exists("mpich"))
-        return "mpich";
-    return "nompi";
-}
-
-/* Remove the previous run's files (and only those) from DIR. */
-static void cs_clean_dir(const char *dir)
-{
-    static const char *const subs[] = { "logs", "ranks" };
-    for (int s = 0; s < 2; s++) {
-        char d[PATH_MAX];
-        snprintf(d, sizeof d, "%s/%s", dir, subs[s]);
-        DIR *dp = opendir(d);
-        if (!dp)
-            continue;
-        struct dirent *de;
-        while ((de = readdir(dp)) != NULL) {
-            const char *n = de->d_name;
-            size_t l = strlen(n);
-            if ((l > 6 && strcmp(n + l - 6, ".cslog") == 0) || (l > 8 && strcmp(n + l - 8, ".modules") == 0) ||
-                (l > 3 && strcmp(n + l - 3, ".db") == 0) || (l > 4 && strcmp(n + l - 4, ".tmp") == 0)) {
-                char f[PATH_MAX + 256];
-                snprintf(f, sizeof f, "%s/%s", d, n);
-                unlink(f);
-            }
-        }
-        closedir(dp);
-    }
-    static const char *const files[] = { "trace.db", "trace.db-wal", "trace.db-shm", "trace.db.tmp" };
-    for (int i = 0; i < 4; i++) {
-        char f[PATH_MAX + 32];
-        snprintf(f, sizeof f, "%s/%s", dir, files[i]);
-        unlink(f);
-    }
-}
-
-/* Open MPI starts remote ranks with its own environment: ask it to pass
- * ours on (MPICH's Hydra passes the whole environment by default). */
-static void cs_forward_env_ompi(void)
-{
-    extern char **environ;
-    char list[4096];
-    const char *old = getenv("OMPI_MCA_mca_base_env_list");
-    size_t w = (size_t)snprintf(list, sizeof list, "%s%sLD_PRELOAD", old && *old ? old : "", old && *old ? ";" : "");
-    for (char **e = environ; *e && w < sizeof list - 64; e++) {
-        if (strncmp(*e, "COLLSCOPE_", 10) != 0 && strncmp(*e, "NCCL_PROFILER_PLUGIN=", 21) != 0)
-            continue;
-        const char *eq = strchr(*e, '=');
-        if (eq)
-            w += (size_t)snprintf(list + w, sizeof list - w, ";%.*s", (int)(eq - *e), *e);
-    }
-    setenv("OMPI_MCA_mca_base_env_list", list, 1);
-}
-
-static pid_t cs_child;
-static void cs_forward(int sig)
-{
-    if (cs_child > 0)
-        kill(cs_child, sig);
-}
 
 int cs_cmd_run(int argc, char **argv)
 {
@@ -219,7 +56,7 @@ int cs_cmd_run(int argc, char **argv)
     }
     char **launch = argv + optind;
     if (!mpi)
-        mpi = cs_guess_mpi(launch);
+        mpi = cs_run_guess_mpi(launch);
     if (strcmp(mpi, "none") == 0)
         mpi = "nompi";
     if (strcmp(mpi, "openmpi") != 0 && strcmp(mpi, "mpich") != 0 && strcmp(mpi, "nompi") != 0) {
@@ -227,89 +64,5 @@ int cs_cmd_run(int argc, char **argv)
         return 2;
     }
 
-    /* Set up the output folder; if we cannot, the job still runs. */
-    char dir[PATH_MAX];
-    int traced = 1;
-    if (cs_log_mkdirs(out) != 0 || !realpath(out, dir)) {
-        cs_error("cannot create output folder %s: %s; running the job untraced", out, strerror(errno));
-        traced = 0;
-    } else {
-        char logs[PATH_MAX + 8];
-        snprintf(logs, sizeof logs, "%s/logs", dir);
-        if (cs_log_mkdirs(logs) != 0 || access(logs, W_OK) != 0) {
-            cs_error("cannot write to %s: %s; running the job untraced", logs, strerror(errno));
-            traced = 0;
-        } else {
-            cs_clean_dir(dir);
-        }
-    }
-    char preload[PATH_MAX + 64];
-    snprintf(preload, sizeof preload, "%s/collscope-%s.so", cs_libdir(), mpi);
-    if (traced && access(preload, R_OK) != 0) {
-        cs_error("preload library %s not found (set COLLSCOPE_LIBDIR?); running the job untraced", preload);
-        traced = 0;
-    }
-    if (traced) {
-        const char *old = getenv("LD_PRELOAD");
-        char *val = malloc(strlen(preload) + (old ? strlen(old) : 0) + 2);
-        if (val) {
-            sprintf(val, "%s%s%s", preload, old && *old ? ":" : "", old ? old : "");
-            setenv("LD_PRELOAD", val, 1);
-            free(val);
-        }
-        setenv("COLLSCOPE_DIR", dir, 1);
-        /* Each rank's log becomes its SQLite file after the job, here, in
-         * parallel (or in `collscope ingest` after --no-ingest), rather than
-         * in the ranks at exit: the job ends sooner and its processes never
-         * hold the converter's memory. */
-        setenv("COLLSCOPE_EXIT_CONVERT", "0", 0);
-        if (!callsites)
-            setenv("COLLSCOPE_CALLSITES", "0", 1);
-        /* The preload is also NCCL's profiler plugin (algorithm, protocol,
-         * channels, GPU times: nccl_coll); NCCL loads it only in processes
-         * that use NCCL, and it answers only in traced ones. */
-        if (ncclprof && !getenv("NCCL_PROFILER_PLUGIN"))
-            setenv("NCCL_PROFILER_PLUGIN", preload, 1);
-        if (strcmp(mpi, "openmpi") == 0)
-            cs_forward_env_ompi();
-    }
-
-    cs_child = fork();
-    if (cs_child < 0) {
-        cs_error("cannot start %s: %s", launch[0], strerror(errno));
-        return 127;
-    }
-    if (cs_child == 0) {
-        execvp(launch[0], launch);
-        fprintf(stderr, "collscope: cannot run %s: %s\n", launch[0], strerror(errno));
-        _exit(127);
-    }
-    /* The terminal's ^C reaches the job by itself; keep running to build
-     * the trace of what it did. Termination requests are passed on. */
-    signal(SIGINT, SIG_IGN);
-    signal(SIGQUIT, SIG_IGN);
-    signal(SIGTERM, cs_forward);
-    signal(SIGHUP, cs_forward);
-    int status = 0;
-    while (waitpid(cs_child, &status, 0) < 0 && errno == EINTR)
-        ;
-    unsetenv("LD_PRELOAD");
-    int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    if (!traced || !ingest)
-        return rc;
-
-    char cmdline[4096] = "";
-    size_t w = 0;
-    for (int i = 0; launch[i] && w < sizeof cmdline - 2; i++)
-        w += (size_t)snprintf(cmdline + w, sizeof cmdline - w, "%s%s", i ? " " : "", launch[i]);
-    cs_ingest_result r;
-    if (cs_ingest_dir(dir, 0, cmdline, &r) >= 0) {
-        fprintf(stderr, "collscope: %d processes, %lld spans", r.logs - r.failed, (long long)r.spans);
-        if (r.dropped)
-            fprintf(stderr, ", %lld dropped", (long long)r.dropped);
-        if (r.crashed)
-            fprintf(stderr, ", %d recovered after a crash", r.crashed);
-        fprintf(stderr, " -> %s/trace.db\n", dir);
-    }
-    return rc;
+    return cs_run_job(launch, out, mpi, callsites, ingest, ncclprof);
 }

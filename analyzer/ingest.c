@@ -1,12 +1,12 @@
-/* ingest.c: from process logs to one trace: `collscope ingest DIR`, also
- * the last step of `collscope run`. */
+/* ingest.c: from process logs to one trace (cs_ingest_dir), for
+ * `collscope ingest DIR` and as the last step of `collscope run`. */
 #include "config.h"
 #include "analyzer/cli.h"
+#include "common/vec.h"
 #include "libtrace/log.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,20 +15,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-const char cs_help_ingest[] = "usage: collscope ingest [--force] DIR\n"
-                              "\n"
-                              "Rebuild DIR/trace.db from the per-process logs in DIR/logs. Logs of\n"
-                              "processes that crashed or were killed (SIGKILL included) are recovered:\n"
-                              "every span they completed before dying is kept. Each log first becomes\n"
-                              "DIR/ranks/rank-NNNNNN-PID.db, then all are merged.\n"
-                              "\n"
-                              "  --force   reconvert every log (default: only logs without a current\n"
-                              "            per-rank file)\n"
-                              "\n"
-                              "Exit status: 0 on success; 1 when a log could not be converted (each\n"
-                              "is named; the trace holds the others) or none could be read; 2 on bad\n"
-                              "usage.\n";
 
 typedef struct cs_logent {
     char path[PATH_MAX];
@@ -254,16 +240,11 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
         size_t l = strlen(de->d_name);
         if (l < 7 || strcmp(de->d_name + l - 6, ".cslog") != 0)
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            cs_logent *ne = realloc(ents, cap * sizeof *ne);
-            if (!ne) {
-                closedir(d);
-                free(ents);
-                cs_error("out of memory");
-                return -1;
-            }
-            ents = ne;
+        if (CS_VEC_RESERVE(ents, cap, n + 1) != 0) {
+            closedir(d);
+            free(ents);
+            cs_error("out of memory");
+            return -1;
         }
         cs_logent *e = &ents[n];
         snprintf(e->path, sizeof e->path, "%s/%s", logs, de->d_name);
@@ -403,30 +384,4 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
         return -1;
     }
     return merged;
-}
-
-int cs_cmd_ingest(int argc, char **argv)
-{
-    static const struct option opts[] = { { "force", no_argument, NULL, 'f' }, { NULL, 0, NULL, 0 } };
-    int force = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
-        if (c == 'f')
-            force = 1;
-        else {
-            fputs(cs_help_ingest, stderr);
-            return 2;
-        }
-    }
-    if (optind != argc - 1) {
-        fputs(cs_help_ingest, stderr);
-        return 2;
-    }
-    const char *dir = argv[optind];
-    cs_ingest_result r;
-    if (cs_ingest_dir(dir, force, NULL, &r) < 0)
-        return 1;
-    printf("collscope: %d process logs (%d recovered after a crash), %lld spans, %lld dropped -> %s/trace.db\n",
-           r.logs - r.failed, r.crashed, (long long)r.spans, (long long)r.dropped, dir);
-    return r.failed ? 1 : 0;
 }

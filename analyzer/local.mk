@@ -1,27 +1,35 @@
-# analyzer: the collscope command.
+# analyzer: libcsanalysis (the cross-rank analysis, the report model, its
+# writers, gates, diff and the estimate check), linked by collscope and by
+# the TUI, and the collscope command (one cmd_*.c per subcommand).
+noinst_LTLIBRARIES += analyzer/libcsanalysis.la
+analyzer_libcsanalysis_la_SOURCES = analyzer/csanalysis.h analyzer/analysis.h analyzer/analysis.c \
+	analyzer/an_run.c analyzer/an_ctx.c analyzer/an_align.c analyzer/an_match.c analyzer/an_p2p.c analyzer/verdict.h analyzer/an_verdict.c \
+	analyzer/an_verdict_persistent.c analyzer/an_verdict_transient.c analyzer/an_verdict_slow_link.c \
+	analyzer/an_verdict_slow_link_comm.c analyzer/an_verdict_slow_collective.c \
+	analyzer/an_tail.c analyzer/whatif.h analyzer/an_model.c analyzer/an_whatif.c
+# The report model and one writer per format; gates, diff, check-estimate.
+analyzer_libcsanalysis_la_SOURCES += analyzer/report.h analyzer/report.c analyzer/report_text.c \
+	analyzer/report_json.c analyzer/report_markdown.c analyzer/report_junit.c analyzer/gates.c \
+	analyzer/diff.c analyzer/estimate.c
+analyzer_libcsanalysis_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+analyzer_libcsanalysis_la_LIBADD = -lm
+
 bin_PROGRAMS += analyzer/collscope
-analyzer_collscope_SOURCES = analyzer/cli.h analyzer/main.c analyzer/util.c analyzer/ingest.c \
-	analyzer/symbolize.c analyzer/cmd_run.c analyzer/report.c
+analyzer_collscope_SOURCES = analyzer/cli.h analyzer/main.c analyzer/cmd_run.c analyzer/cmd_ingest.c \
+	analyzer/cmd_analyze.c analyzer/cmd_report.c analyzer/cmd_diff.c analyzer/cmd_check_estimate.c \
+	analyzer/run.c analyzer/ingest.c analyzer/symbolize.c
 analyzer_collscope_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'
 analyzer_collscope_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-analyzer_collscope_LDADD = libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS)
+analyzer_collscope_LDADD = analyzer/libcsanalysis.la libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS) -lm
 
-# Cross-rank analysis (issue 3): alignment, matching, wait states, steps,
-# verdicts, tail latency, report writers, diff and gates.
-analyzer_collscope_SOURCES += analyzer/analysis.h analyzer/an_align.c analyzer/an_match.c \
-	analyzer/an_p2p.c analyzer/an_verdict.c analyzer/an_tail.c analyzer/an_run.c \
-	analyzer/report_writers.c analyzer/cmd_diff.c
-# Cost model, what-if replay, proposals, estimate check (issue 6).
-analyzer_collscope_SOURCES += analyzer/whatif.h analyzer/an_model.c analyzer/an_whatif.c analyzer/cmd_check.c
-analyzer_collscope_LDADD += -lm
 # align_strict.sh (offsets within 5 us, Open MPI) passed 5 of 5 with two
 # busy loops beside it. verdicts_ompi.sh and verdicts_mpich.sh (the four
 # straggler cases, 4 ranks, 100 ms delays, 20 steps; about 20 s together)
 # each passed 5 of 5 in a row with a busy loop beside them.
 TESTS += tests/analysis/synthetic.sh tests/analysis/faults.sh tests/analysis/align_strict.sh \
 	tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh
-# Issue 6: the cost model on a synthetic trace of known alpha and beta (1 s),
-# the what-if replay, proposals and check-estimate on the trainer (about 15 s).
+# The cost model on a synthetic trace of known alpha and beta (1 s), the
+# what-if replay, proposals and check-estimate on the trainer (about 15 s).
 TESTS += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysis/apply_estimate.sh
 EXTRA_DIST += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysis/apply_estimate.sh
 EXTRA_DIST += tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh tests/analysis/verdicts.inc.sh \

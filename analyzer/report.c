@@ -1,350 +1,272 @@
-/* report.c: `collscope report`: where the communication time went, per op,
- * per communicator and per call site, and each rank's share of time in
- * communication. Text for a terminal, JSON (versioned) for programs. */
+/* report.c: the report model: the stored analysis read back from a
+ * trace (cs_report_data) and the trace's own summary (cs_report_trace),
+ * what every report writer, the gates, diff and check-estimate read. */
 #include "config.h"
-#include "analyzer/analysis.h"
-#include "analyzer/cli.h"
+#include "analyzer/report.h"
+#include "common/stats.h"
+#include "common/vec.h"
 
-#include <getopt.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char cs_help_report[] = "usage: collscope report DIR|TRACE.db [--format text|json|markdown|junit] [-o FILE]\n"
-                              "                        [--baseline DIR] [--fail-on GATES]\n"
-                              "\n"
-                              "Summarize a trace: for each op, communicator and call site the number of\n"
-                              "calls, the bytes, and the total, p50, p90, p99 and maximum time; for each\n"
-                              "rank the share of its wall time spent inside traced calls. Then the\n"
-                              "cross-rank analysis (run and stored first unless current, as by\n"
-                              "`collscope analyze`; in a private copy in $TMPDIR when the trace cannot\n"
-                              "be written here): aligned clocks, straggler verdicts with evidence,\n"
-                              "steps, who made the others wait, and tail latency per collective group;\n"
-                              "the cost model of each collective, the what-if replay (its error against\n"
-                              "the measured step time) and the proposals it estimates (fusion with the\n"
-                              "apply-mode settings, overlap), each with evidence and gain per step.\n"
-                              "\n"
-                              "  --format FMT     text (default), json (format \"collscope-report\",\n"
-                              "                   version 2, docs/report-json.md), markdown (a CI job\n"
-                              "                   summary) or junit (JUnit XML, one test case per gate)\n"
-                              "  -o FILE          write the report to FILE instead of standard output\n"
-                              "  --baseline DIR   a run to compare with (for the p99 and step gates)\n"
-                              "  --fail-on GATES  comma-separated gates; any that fails makes the exit\n"
-                              "                   status 3:\n"
-                              "                     straggler=PCT  a straggler costs more than PCT % of\n"
-                              "                                    the median step time\n"
-                              "                     p99=PCT        a collective group's p99 grew more than\n"
-                              "                                    PCT % over the baseline\n"
-                              "                     step=PCT       the median step time grew more than\n"
-                              "                                    PCT % over the baseline\n"
-                              "                     verdict        any straggler verdict at all\n"
-                              "\n"
-                              "Exit status: 0, 1 when the trace cannot be read (one message names the\n"
-                              "file and the problem), 2 on bad usage, 3 when a gate failed.\n";
+/* ---- the stored analysis ---- */
 
-#define CS_REPORT_VERSION 2
+/* The arrays of cs_report_data being filled, with their capacities. */
+typedef struct cs_loader {
+    cs_report_data *d;
+    size_t capStrag, capSteps, capRstats, capTails, capModels, capProps;
+} cs_loader;
 
-typedef cs_group_stat cs_grp;
-
-typedef struct cs_grps {
-    cs_grp *a;
-    size_t n;
-} cs_grps;
-
-static int cs_grp_by_total(const void *x, const void *y)
+static int cs_ld_model(const cs_model_row *g, void *arg)
 {
-    const cs_grp *a = x, *b = y;
+    cs_loader *l = arg;
+    if (CS_VEC_RESERVE(l->d->models, l->capModels, (size_t)l->d->nmodels + 1) != 0)
+        return -1;
+    l->d->models[l->d->nmodels++] = *g;
+    return 0;
+}
+
+static int cs_ld_prop(const cs_proposal *g, void *arg)
+{
+    cs_loader *l = arg;
+    if (CS_VEC_RESERVE(l->d->props, l->capProps, (size_t)l->d->nprops + 1) != 0)
+        return -1;
+    l->d->props[l->d->nprops++] = *g;
+    return 0;
+}
+
+static int cs_ld_strag(const cs_straggler *g, void *arg)
+{
+    cs_loader *l = arg;
+    if (CS_VEC_RESERVE(l->d->strag, l->capStrag, (size_t)l->d->nstrag + 1) != 0)
+        return -1;
+    l->d->strag[l->d->nstrag++] = *g;
+    return 0;
+}
+
+static int cs_ld_step(const cs_step_row *g, void *arg)
+{
+    cs_loader *l = arg;
+    if (CS_VEC_RESERVE(l->d->steps, l->capSteps, (size_t)l->d->nsteps + 1) != 0)
+        return -1;
+    l->d->steps[l->d->nsteps++] = *g;
+    return 0;
+}
+
+static int cs_ld_rank(const cs_rank_stat *g, void *arg)
+{
+    cs_loader *l = arg;
+    if (CS_VEC_RESERVE(l->d->rstats, l->capRstats, (size_t)l->d->nrstats + 1) != 0)
+        return -1;
+    l->d->rstats[l->d->nrstats++] = *g;
+    return 0;
+}
+
+static int cs_ld_tail(const cs_tail_row *g, void *arg)
+{
+    cs_loader *l = arg;
+    if (CS_VEC_RESERVE(l->d->tails, l->capTails, (size_t)l->d->ntails + 1) != 0)
+        return -1;
+    l->d->tails[l->d->ntails++] = *g;
+    return 0;
+}
+
+static int64_t cs_meta_i64(cs_store *st, const char *key, int64_t dflt)
+{
+    char buf[64];
+    if (cs_store_meta_get(st, key, buf, sizeof buf) != 0 || !buf[0])
+        return dflt;
+    return strtoll(buf, NULL, 10);
+}
+
+static double cs_meta_dbl(cs_store *st, const char *key, double dflt)
+{
+    char buf[64];
+    if (cs_store_meta_get(st, key, buf, sizeof buf) != 0 || !buf[0])
+        return dflt;
+    return strtod(buf, NULL);
+}
+
+int cs_report_load(cs_store *st, cs_report_data *d)
+{
+    memset(d, 0, sizeof *d);
+    cs_loader l = { d, 0, 0, 0, 0, 0, 0 };
+    if (cs_store_procs(st, &d->procs, &d->nproc) != 0 || cs_store_ops(st, &d->ops, &d->nops) != 0 ||
+        cs_store_stragglers(st, cs_ld_strag, &l) != 0 || cs_store_steps_list(st, cs_ld_step, &l) != 0 ||
+        cs_store_rank_stats(st, cs_ld_rank, &l) != 0 || cs_store_tails(st, cs_ld_tail, &l) != 0 ||
+        cs_store_models(st, cs_ld_model, &l) != 0 || cs_store_proposals(st, cs_ld_prop, &l) != 0)
+        return -1;
+    d->wf_measured_ns = cs_meta_i64(st, "whatif_measured_ns", -1);
+    d->has_whatif = d->wf_measured_ns >= 0;
+    d->wf_replay_ns = cs_meta_i64(st, "whatif_replay_ns", -1);
+    d->wf_model_ns = cs_meta_i64(st, "whatif_model_ns", -1);
+    d->wf_ontime_ns = cs_meta_i64(st, "whatif_ontime_ns", -1);
+    d->wf_ontime_gain_ns = cs_meta_i64(st, "whatif_ontime_gain_ns", 0);
+    d->wf_comm_step_ns = cs_meta_i64(st, "whatif_comm_step_ns", -1);
+    d->wf_replay_error = cs_meta_dbl(st, "whatif_replay_error", -1);
+    d->wf_model_error = cs_meta_dbl(st, "whatif_model_error", -1);
+    d->wf_ar_calls_per_step = cs_meta_dbl(st, "whatif_allreduce_calls_per_step", -1);
+    d->wf_memcpy_gbps = cs_meta_dbl(st, "whatif_memcpy_gbps", 0);
+    d->fuse_members = cs_meta_i64(st, "whatif_fuse_members", 0);
+    d->fused_calls = cs_meta_i64(st, "whatif_fused_calls", 0);
+    cs_store_meta_get(st, "whatif_note", d->wf_note, sizeof d->wf_note);
+    char buf[64];
+    d->spans = cs_store_count_spans(st);
+    if (cs_store_meta_get(st, "analysis_instances", buf, sizeof buf) == 0)
+        d->instances = strtoll(buf, NULL, 10);
+    if (cs_store_meta_get(st, "analysis_incomplete", buf, sizeof buf) == 0)
+        d->incomplete = strtoll(buf, NULL, 10);
+    if (cs_store_meta_get(st, "analysis_p2p", buf, sizeof buf) == 0)
+        d->p2p = strtoll(buf, NULL, 10);
+    cs_store_meta_get(st, "analysis_notes", d->notes, sizeof d->notes);
+    if (cs_store_meta_get(st, "analysis_steps_from", d->step_source, sizeof d->step_source) != 0)
+        snprintf(d->step_source, sizeof d->step_source, "none");
+    if (d->nsteps > 0) {
+        int64_t *t = malloc((size_t)d->nsteps * sizeof *t), *w = malloc((size_t)d->nsteps * sizeof *w);
+        if (!t || !w) {
+            free(t);
+            free(w);
+            return -1;
+        }
+        for (int i = 0; i < d->nsteps; i++)
+            t[i] = d->steps[i].time_ns, w[i] = d->steps[i].whatif_ns;
+        qsort(t, (size_t)d->nsteps, sizeof *t, cs_stats_cmp_i64);
+        qsort(w, (size_t)d->nsteps, sizeof *w, cs_stats_cmp_i64);
+        d->step_median_ns = t[d->nsteps / 2];
+        d->step_p90_ns = cs_stats_quantile(t, (size_t)d->nsteps, 0.9);
+        d->whatif_median_ns = w[d->nsteps / 2];
+        free(t);
+        free(w);
+    }
+    return 0;
+}
+
+void cs_report_free(cs_report_data *d)
+{
+    free(d->procs);
+    free(d->strag);
+    free(d->steps);
+    free(d->rstats);
+    free(d->tails);
+    free(d->ops);
+    free(d->models);
+    free(d->props);
+    memset(d, 0, sizeof *d);
+}
+
+const char *cs_report_opname(const cs_report_data *d, int op)
+{
+    return op >= 0 && op < d->nops && d->ops[op].name[0] ? d->ops[op].name : "?";
+}
+
+/* The same collective group (op name, size bucket, call site) in another
+ * run, or NULL. */
+const cs_tail_row *cs__report_find_tail(const cs_report_data *d, const cs_report_data *in, const cs_tail_row *t)
+{
+    const char *name = cs_report_opname(d, t->op);
+    for (int i = 0; i < in->ntails; i++) {
+        const cs_tail_row *x = &in->tails[i];
+        if (x->bucket == t->bucket && strcmp(x->callsite, t->callsite) == 0 &&
+            strcmp(cs_report_opname(in, x->op), name) == 0)
+            return x;
+    }
+    return NULL;
+}
+
+void cs__report_model_name(char *buf, size_t len, const cs_report_data *d, const cs_model_row *m)
+{
+    snprintf(buf, len, "%s%s%s comm %lld", cs_report_opname(d, m->op), m->algo[0] ? " " : "", m->algo,
+             (long long)m->comm);
+}
+
+/* ---- the trace itself ---- */
+
+static int cs_report_group_by_total(const void *x, const void *y)
+{
+    const cs_group_stat *a = x, *b = y;
     return a->total < b->total ? 1 : a->total > b->total ? -1 : strcmp(a->key, b->key);
 }
 
 /* The groups of one kind, the costliest first. */
-static int cs_collect_groups(cs_store *st, const char *by, cs_grps *g)
+static int cs_report_groups(cs_store *st, const char *by, cs_group_stat **out, size_t *n)
 {
-    if (cs_store_group_stats(st, by, &g->a, &g->n) != 0)
+    if (cs_store_group_stats(st, by, out, n) != 0)
         return -1;
-    qsort(g->a, g->n, sizeof *g->a, cs_grp_by_total);
+    qsort(*out, *n, sizeof **out, cs_report_group_by_total);
     return 0;
 }
 
-typedef struct cs_rankrow {
-    int rank;
-    int64_t busy, wall, spans;
-} cs_rankrow;
-typedef struct cs_ranks {
-    cs_rankrow *a;
-    size_t n, cap;
-} cs_ranks;
-
-static int cs_rank_row(int rank, int64_t busy, int64_t wall, int64_t spans, void *arg)
+static int cs_report_rank_row(int rank, int64_t busy, int64_t wall, int64_t spans, void *arg)
 {
-    cs_ranks *r = arg;
-    if (r->n == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 16;
-        cs_rankrow *na = realloc(r->a, r->cap * sizeof *na);
-        if (!na)
-            return -1;
-        r->a = na;
-    }
-    r->a[r->n++] = (cs_rankrow){ rank, busy, wall, spans };
+    cs_report_trace *t = arg;
+    if (CS_VEC_RESERVE(t->ranks, t->capRanks, t->nranks + 1) != 0)
+        return -1;
+    t->ranks[t->nranks++] = (cs_report_rank){ rank, busy, wall, spans };
     return 0;
 }
 
-/* ---- GPU overlap (CUPTI activity; printed only when the trace has it) ---- */
-static int cs_overlap_row(int rank, int64_t comm_ns, int64_t exposed_ns, void *arg)
+static int cs_report_overlap_row(int rank, int64_t comm_ns, int64_t exposed_ns, void *arg)
 {
-    FILE *f = arg;
-    char b1[32], b2[32];
-    fprintf(f, "  %6d %12s %12s %7.1f%%\n", rank, cs_fmt_ns(comm_ns, b1, sizeof b1),
-            cs_fmt_ns(exposed_ns, b2, sizeof b2), comm_ns > 0 ? 100.0 * (double)exposed_ns / (double)comm_ns : 0.0);
+    cs_report_trace *t = arg;
+    if (CS_VEC_RESERVE(t->overlap, t->capOverlap, t->noverlap + 1) != 0)
+        return -1;
+    t->overlap[t->noverlap++] = (cs_report_overlap){ rank, comm_ns, exposed_ns };
     return 0;
 }
 
-static void cs_text_gpu_overlap(FILE *f, cs_store *st)
+int cs_report_trace_load(cs_store *st, cs_report_trace *t)
 {
-    /* The header goes out only if there are rows: write them to memory first. */
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    if (!m)
-        return;
-    int n = cs_store_gpu_overlap(st, cs_overlap_row, m);
-    fclose(m);
-    if (n > 0)
-        fprintf(f,
-                "\nGPU overlap: NCCL time on the GPU not overlapped by compute (kernels of other streams)\n"
-                "  %6s %12s %12s %8s\n%s",
-                "rank", "comm (GPU)", "not overlap", "share", buf);
-    free(buf);
+    memset(t, 0, sizeof *t);
+    snprintf(t->path, sizeof t->path, "%s", cs_store_path(st));
+    if (cs_store_procs(st, &t->procs, &t->nproc) != 0 || cs_report_groups(st, "op", &t->by_op, &t->nby_op) != 0 ||
+        cs_report_groups(st, "comm", &t->by_comm, &t->nby_comm) != 0 ||
+        cs_report_groups(st, "callsite", &t->by_site, &t->nby_site) != 0 ||
+        cs_store_rank_busy(st, cs_report_rank_row, t) != 0)
+        return -1;
+    /* GPU overlap (CUPTI activity): printed only when the trace has it */
+    if (cs_store_gpu_overlap(st, cs_report_overlap_row, t) <= 0)
+        t->noverlap = 0;
+    return 0;
 }
 
-static void cs_json_str(FILE *f, const char *s)
+void cs_report_trace_free(cs_report_trace *t)
 {
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
+    free(t->procs);
+    free(t->by_op);
+    free(t->by_comm);
+    free(t->by_site);
+    free(t->ranks);
+    free(t->overlap);
+    memset(t, 0, sizeof *t);
 }
 
-static void cs_text_table(FILE *f, const char *title, const char *keyname, const cs_grps *g, int show_op)
+int cs_report_open(const char *arg, cs_report_data *d, FILE *log, char *err, size_t errlen)
 {
-    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
-    fprintf(f, "\n%s\n", title);
-    fprintf(f, "  %-40s %9s %11s %11s %10s %10s %10s %10s\n", keyname, "calls", "bytes", "total", "p50", "p90", "p99",
-            "max");
-    for (size_t i = 0; i < g->n; i++) {
-        const cs_grp *x = &g->a[i];
-        char key[300];
-        if (show_op)
-            snprintf(key, sizeof key, "%s [%s]", x->key, x->op);
-        else
-            snprintf(key, sizeof key, "%s", x->key);
-        fprintf(f, "  %-40.40s %9lld %11s %11s %10s %10s %10s %10s\n", key, (long long)x->count,
-                cs_fmt_bytes(x->bytes, b1, sizeof b1), cs_fmt_ns(x->total, b2, sizeof b2),
-                cs_fmt_ns(x->p50, b3, sizeof b3), cs_fmt_ns(x->p90, b4, sizeof b4), cs_fmt_ns(x->p99, b5, sizeof b5),
-                cs_fmt_ns(x->max, b6, sizeof b6));
-    }
-    if (g->n == 0)
-        fprintf(f, "  (none)\n");
-}
-
-static void cs_json_groups(FILE *f, const char *name, const char *keyname, const cs_grps *g, int last)
-{
-    fprintf(f, "  \"%s\": [", name);
-    for (size_t i = 0; i < g->n; i++) {
-        const cs_grp *x = &g->a[i];
-        fprintf(f, "%s\n    {\"%s\": ", i ? "," : "", keyname);
-        cs_json_str(f, x->key);
-        fprintf(f, ", \"op\": ");
-        cs_json_str(f, x->op);
-        fprintf(f,
-                ", \"calls\": %lld, \"bytes\": %lld, \"total_ns\": %lld, \"p50_ns\": %lld, \"p90_ns\": %lld,"
-                " \"p99_ns\": %lld, \"max_ns\": %lld}",
-                (long long)x->count, (long long)x->bytes, (long long)x->total, (long long)x->p50, (long long)x->p90,
-                (long long)x->p99, (long long)x->max);
-    }
-    fprintf(f, "%s]%s\n", g->n ? "\n  " : "", last ? "" : ",");
-}
-
-int cs_cmd_report(int argc, char **argv)
-{
-    static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
-                                          { "output", required_argument, NULL, 'o' },
-                                          { "baseline", required_argument, NULL, 'b' },
-                                          { "fail-on", required_argument, NULL, 'g' },
-                                          { NULL, 0, NULL, 0 } };
-    const char *format = "text", *outpath = NULL, *baseline = NULL, *failon = NULL;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "f:o:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'f': format = optarg; break;
-        case 'o': outpath = optarg; break;
-        case 'b': baseline = optarg; break;
-        case 'g': failon = optarg; break;
-        default: fputs(cs_help_report, stderr); return 2;
-        }
-    }
-    if (optind != argc - 1) {
-        fputs(cs_help_report, stderr);
-        return 2;
-    }
-    int json = strcmp(format, "json") == 0, md = strcmp(format, "markdown") == 0 || strcmp(format, "md") == 0,
-        junit = strcmp(format, "junit") == 0;
-    if (!json && !md && !junit && strcmp(format, "text") != 0) {
-        cs_error("report: unknown format '%s' (text, json, markdown or junit)", format);
-        return 2;
-    }
-    cs_report_data ad, bd;
-    memset(&ad, 0, sizeof ad);
-    memset(&bd, 0, sizeof bd);
-    cs_gate *gates = NULL;
-    int ngates = 0;
-    if (baseline) {
-        cs_store *bs = cs_analysis_open(baseline, 0, 0);
-        if (!bs)
-            return 1;
-        int r = cs_report_load(bs, &bd);
-        if (r != 0)
-            cs_error("%s: cannot read the stored analysis", cs_store_path(bs));
-        cs_store_close(bs);
-        if (r != 0) {
-            cs_report_free(&bd);
-            return 1;
-        }
-    }
-    cs_store *st = cs_analysis_open(argv[optind], 0, 0);
-    if (!st) {
-        cs_report_free(&bd);
-        return 1;
-    }
-    if (cs_report_load(st, &ad) != 0) {
-        cs_error("%s: cannot read the stored analysis", cs_store_path(st));
-        cs_store_close(st);
-        cs_report_free(&bd);
-        return 1;
-    }
-    {
-        char gerr[512];
-        ngates = cs_gates_eval(failon, &ad, baseline ? &bd : NULL, &gates, gerr, sizeof gerr);
-        if (ngates < 0) {
-            cs_error("%s", gerr);
-            cs_store_close(st);
-            cs_report_free(&ad);
-            cs_report_free(&bd);
-            return 2;
-        }
-    }
-    cs_proc *procs = NULL;
-    int nproc = 0;
-    cs_grps by_op, by_comm, by_site;
-    cs_ranks ranks = { 0 };
-    if (cs_store_procs(st, &procs, &nproc) != 0 || cs_collect_groups(st, "op", &by_op) != 0 ||
-        cs_collect_groups(st, "comm", &by_comm) != 0 || cs_collect_groups(st, "callsite", &by_site) != 0 ||
-        cs_store_rank_busy(st, cs_rank_row, &ranks) != 0) {
-        cs_error("%s: cannot read the trace (corrupt?)", cs_store_path(st));
-        cs_store_close(st);
-        cs_report_free(&ad);
-        cs_report_free(&bd);
-        free(gates);
-        return 1;
-    }
-    FILE *f = stdout;
-    if (outpath && !(f = fopen(outpath, "w"))) {
-        cs_error("cannot write %s", outpath);
-        cs_store_close(st);
-        cs_report_free(&ad);
-        cs_report_free(&bd);
-        free(gates);
-        return 1;
-    }
-    int64_t spans = 0, dropped = 0, overhead = 0;
-    int crashed = 0;
-    for (int i = 0; i < nproc; i++) {
-        spans += procs[i].spans;
-        dropped += procs[i].dropped;
-        overhead += procs[i].overhead_ns;
-        crashed += strcmp(procs[i].status, "crashed") == 0;
-    }
-    char b1[32], b2[32];
-    if (md) {
-        cs_write_markdown(f, cs_store_path(st), &ad, gates, ngates);
-    } else if (junit) {
-        cs_write_junit(f, cs_store_path(st), &ad, gates, ngates);
-    } else if (!json) {
-        fprintf(f, "collscope report: %s\n", cs_store_path(st));
-        fprintf(f, "  %d processes, %lld spans", nproc, (long long)spans);
-        if (dropped)
-            fprintf(f, ", %lld dropped (log full)", (long long)dropped);
-        if (crashed) {
-            fprintf(f, ", crashed ranks:");
-            for (int i = 0; i < nproc; i++)
-                if (strcmp(procs[i].status, "crashed") == 0)
-                    fprintf(f, " %d", procs[i].rank);
-        }
-        fprintf(f, "\n  clocks: %s; tool overhead about %s in all\n", nproc ? procs[0].clock : "-",
-                cs_fmt_ns(overhead, b1, sizeof b1));
-        cs_text_table(f, "Per op", "op", &by_op, 0);
-        cs_text_table(f, "Per communicator (job-wide id)", "communicator", &by_comm, 1);
-        cs_text_table(f, "Per call site", "call site", &by_site, 1);
-        fprintf(f, "\nPer rank: time inside traced calls\n  %6s %12s %12s %8s %10s\n", "rank", "in calls", "wall",
-                "share", "spans");
-        for (size_t i = 0; i < ranks.n; i++) {
-            cs_rankrow *r = &ranks.a[i];
-            fprintf(f, "  %6d %12s %12s %7.1f%% %10lld\n", r->rank, cs_fmt_ns(r->busy, b1, sizeof b1),
-                    cs_fmt_ns(r->wall, b2, sizeof b2), r->wall > 0 ? 100.0 * (double)r->busy / (double)r->wall : 0.0,
-                    (long long)r->spans);
-        }
-        cs_write_analysis_text(f, &ad, gates, ngates);
-        cs_text_gpu_overlap(f, st);
-    } else {
-        fprintf(f, "{\n  \"format\": \"collscope-report\",\n  \"version\": %d,\n  \"trace\": ", CS_REPORT_VERSION);
-        cs_json_str(f, cs_store_path(st));
-        fprintf(f, ",\n  \"processes\": %d,\n  \"spans\": %lld,\n  \"dropped\": %lld,\n  \"tool_overhead_ns\": %lld,\n",
-                nproc, (long long)spans, (long long)dropped, (long long)overhead);
-        fprintf(f, "  \"ranks\": [");
-        for (size_t i = 0; i < ranks.n; i++) {
-            cs_rankrow *r = &ranks.a[i];
-            const cs_proc *p = NULL;
-            for (int k = 0; k < nproc; k++)
-                if (procs[k].rank == r->rank)
-                    p = &procs[k];
-            fprintf(f,
-                    "%s\n    {\"rank\": %d, \"in_calls_ns\": %lld, \"wall_ns\": %lld, \"share\": %.4f, "
-                    "\"spans\": %lld, \"status\": ",
-                    i ? "," : "", r->rank, (long long)r->busy, (long long)r->wall,
-                    r->wall > 0 ? (double)r->busy / (double)r->wall : 0.0, (long long)r->spans);
-            cs_json_str(f, p ? p->status : "");
-            fprintf(f, ", \"clock\": ");
-            cs_json_str(f, p ? p->clock : "");
-            fprintf(f, "}");
-        }
-        fprintf(f, "%s],\n", ranks.n ? "\n  " : "");
-        cs_json_groups(f, "ops", "op", &by_op, 0);
-        cs_json_groups(f, "comms", "comm", &by_comm, 0);
-        cs_json_groups(f, "callsites", "callsite", &by_site, 0);
-        cs_write_analysis_json(f, &ad, gates, ngates);
-        fprintf(f, "}\n");
-    }
-    if (f != stdout)
-        fclose(f);
-    free(procs);
-    free(by_op.a);
-    free(by_comm.a);
-    free(by_site.a);
-    free(ranks.a);
+    memset(d, 0, sizeof *d);
+    cs_store *st = cs_analysis_open(arg, 0, 0, log, err, errlen);
+    if (!st)
+        return -1;
+    int rc = cs_report_load(st, d);
+    if (rc != 0)
+        snprintf(err, errlen, "%s: cannot read the stored analysis", cs_store_path(st));
     cs_store_close(st);
-    int failed = 0;
-    for (int i = 0; i < ngates; i++)
-        failed += gates[i].failed;
-    free(gates);
-    cs_report_free(&ad);
-    cs_report_free(&bd);
-    return failed ? 3 : 0;
+    return rc;
+}
+
+/* ---- formats ---- */
+
+static const struct {
+    const char *name;
+    cs_report_writer write;
+} cs_report_formats[] = {
+    { "text", cs_report_text_write },   { "json", cs_report_json_write },   { "markdown", cs_report_markdown_write },
+    { "md", cs_report_markdown_write }, { "junit", cs_report_junit_write },
+};
+
+cs_report_writer cs_report_format(const char *name)
+{
+    for (size_t i = 0; i < sizeof cs_report_formats / sizeof cs_report_formats[0]; i++)
+        if (strcmp(name, cs_report_formats[i].name) == 0)
+            return cs_report_formats[i].write;
+    return NULL;
 }

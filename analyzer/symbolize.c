@@ -2,6 +2,7 @@
  * binutils' addr2line, one process per object file. Never in the hot path. */
 #include "config.h"
 #include "analyzer/cli.h"
+#include "common/vec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,13 +25,8 @@ typedef struct cs_frvec {
 static int cs_collect(const cs_frame_ref *f, void *arg)
 {
     cs_frvec *v = arg;
-    if (v->n == v->cap) {
-        v->cap = v->cap ? v->cap * 2 : 256;
-        cs_fr *na = realloc(v->a, v->cap * sizeof *na);
-        if (!na)
-            return -1;
-        v->a = na;
-    }
+    if (CS_VEC_RESERVE(v->a, v->cap, v->n + 1) != 0)
+        return -1;
     cs_fr *x = &v->a[v->n++];
     x->rank = f->rank;
     x->callsite = f->callsite;

@@ -1,6 +1,6 @@
-/* whatif.h: the cost model, the what-if replay and its proposals (issue 6).
+/* whatif.h: the cost model, the what-if replay and its proposals.
  *
- * cs_an_whatif runs after the other passes (analyzer/an_run.c): it fits a
+ * cs__an_whatif runs after the other passes (analyzer/an_run.c): it fits a
  * cost model per communicator and collective op (an_model.c), replays
  * every rank's sequence of operations with their dependencies (an_whatif.c)
  * first as measured, then with the models, then with the variants (the
@@ -22,16 +22,16 @@ typedef struct cs_fitpt {
  * when every completion held the same number of calls (> 1), 0 none;
  * use_mean: fit to the cells' mean times (else their medians).
  * Returns 0, or -1 out of memory. */
-int cs_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_model_row *m);
+int cs__an_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_model_row *m);
 /* The model's time of n calls of `bytes` in all completed together. */
-double cs_model_time(const cs_model_row *m, double n, double bytes);
+double cs__an_model_time(const cs_model_row *m, double n, double bytes);
 
 /* The analysis pass. */
-int cs_an_whatif(cs_an *a, char *err, size_t errlen);
+int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *msgs, char *err, size_t errlen);
 
 /* The memory bandwidth used for the pack and unpack copies of a fused call:
  * COLLSCOPE_MEMCPY_GBPS, else CS_WF_MEMCPY_GBPS (GB/s). */
 #define CS_WF_MEMCPY_GBPS 8.0
-double cs_wf_memcpy_gbps(void);
+double cs__an_whatif_memcpy_gbps(void);
 
 #endif

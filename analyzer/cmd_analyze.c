@@ -1,0 +1,48 @@
+/* cmd_analyze.c: `collscope analyze [--force] DIR|TRACE.db`: run the
+ * cross-rank analysis and store it in the trace (cs_analysis_run). */
+#include "config.h"
+#include "analyzer/cli.h"
+#include "analyzer/csanalysis.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+const char cs_help_analyze[] = "usage: collscope analyze [--force] DIR|TRACE.db\n"
+                               "\n"
+                               "Run the cross-rank analysis and store it in the trace: clock alignment\n"
+                               "(the clocks table), collective instances and their wait states, point-to-\n"
+                               "point pairs, steps, per-rank statistics, straggler verdicts and tail\n"
+                               "latency (tables instances, waits, p2p, steps, rank_stats, stragglers,\n"
+                               "tails), cost models of the collectives, the what-if replay and its\n"
+                               "proposals (tables models, proposals; see docs/report-json.md).\n"
+                               "`collscope report` and `collscope tui`\n"
+                               "read them. A current stored analysis is kept unless --force. A trace\n"
+                               "that cannot be written here is refused (report analyses a private copy\n"
+                               "of it instead).\n"
+                               "\n"
+                               "Exit status: 0, 1 when the trace cannot be read or written, 2 on bad usage.\n";
+
+int cs_cmd_analyze(int argc, char **argv)
+{
+    static const struct option opts[] = { { "force", no_argument, NULL, 'F' }, { NULL, 0, NULL, 0 } };
+    int force = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (c == 'F')
+            force = 1;
+        else {
+            fputs(cs_help_analyze, stderr);
+            return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fputs(cs_help_analyze, stderr);
+        return 2;
+    }
+    char err[1024];
+    if (cs_analysis_run(argv[optind], force, stderr, err, sizeof err) != 0) {
+        cs_error("%s", err);
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,126 @@
+/* cmd_report.c: `collscope report DIR|TRACE.db`: where the communication
+ * time went (the trace, then its stored analysis, analysed first unless
+ * current), in one of four formats, with optional gates against a
+ * baseline. */
+#include "config.h"
+#include "analyzer/cli.h"
+#include "analyzer/csanalysis.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char cs_help_report[] = "usage: collscope report DIR|TRACE.db [--format text|json|markdown|junit] [-o FILE]\n"
+                              "                        [--baseline DIR] [--fail-on GATES]\n"
+                              "\n"
+                              "Summarize a trace: for each op, communicator and call site the number of\n"
+                              "calls, the bytes, and the total, p50, p90, p99 and maximum time; for each\n"
+                              "rank the share of its wall time spent inside traced calls. Then the\n"
+                              "cross-rank analysis (run and stored first unless current, as by\n"
+                              "`collscope analyze`; in a private copy in $TMPDIR when the trace cannot\n"
+                              "be written here): aligned clocks, straggler verdicts with evidence,\n"
+                              "steps, who made the others wait, and tail latency per collective group;\n"
+                              "the cost model of each collective, the what-if replay (its error against\n"
+                              "the measured step time) and the proposals it estimates (fusion with the\n"
+                              "apply-mode settings, overlap), each with evidence and gain per step.\n"
+                              "\n"
+                              "  --format FMT     text (default), json (format \"collscope-report\",\n"
+                              "                   version 2, docs/report-json.md), markdown (a CI job\n"
+                              "                   summary) or junit (JUnit XML, one test case per gate)\n"
+                              "  -o FILE          write the report to FILE instead of standard output\n"
+                              "  --baseline DIR   a run to compare with (for the p99 and step gates)\n"
+                              "  --fail-on GATES  comma-separated gates; any that fails makes the exit\n"
+                              "                   status 3:\n"
+                              "                     straggler=PCT  a straggler costs more than PCT % of\n"
+                              "                                    the median step time\n"
+                              "                     p99=PCT        a collective group's p99 grew more than\n"
+                              "                                    PCT % over the baseline\n"
+                              "                     step=PCT       the median step time grew more than\n"
+                              "                                    PCT % over the baseline\n"
+                              "                     verdict        any straggler verdict at all\n"
+                              "\n"
+                              "Exit status: 0, 1 when the trace cannot be read (one message names the\n"
+                              "file and the problem), 2 on bad usage, 3 when a gate failed.\n";
+
+int cs_cmd_report(int argc, char **argv)
+{
+    static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
+                                          { "output", required_argument, NULL, 'o' },
+                                          { "baseline", required_argument, NULL, 'b' },
+                                          { "fail-on", required_argument, NULL, 'g' },
+                                          { NULL, 0, NULL, 0 } };
+    const char *format = "text", *outpath = NULL, *baseline = NULL, *failon = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "f:o:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f': format = optarg; break;
+        case 'o': outpath = optarg; break;
+        case 'b': baseline = optarg; break;
+        case 'g': failon = optarg; break;
+        default: fputs(cs_help_report, stderr); return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fputs(cs_help_report, stderr);
+        return 2;
+    }
+    cs_report_writer writer = cs_report_format(format);
+    if (!writer) {
+        cs_error("report: unknown format '%s' (text, json, markdown or junit)", format);
+        return 2;
+    }
+    cs_report_data ad, bd;
+    cs_report_trace tr;
+    memset(&ad, 0, sizeof ad);
+    memset(&bd, 0, sizeof bd);
+    memset(&tr, 0, sizeof tr);
+    cs_gate *gates = NULL;
+    int ngates = 0, rc = 1;
+    char err[1024] = "";
+    cs_store *st = NULL;
+    if (baseline && cs_report_open(baseline, &bd, stderr, err, sizeof err) != 0) {
+        cs_error("%s", err);
+        goto out;
+    }
+    st = cs_analysis_open(argv[optind], 0, 0, stderr, err, sizeof err);
+    if (!st) {
+        cs_error("%s", err);
+        goto out;
+    }
+    if (cs_report_load(st, &ad) != 0) {
+        cs_error("%s: cannot read the stored analysis", cs_store_path(st));
+        goto out;
+    }
+    ngates = cs_gates_eval(failon, &ad, baseline ? &bd : NULL, &gates, err, sizeof err);
+    if (ngates < 0) {
+        cs_error("%s", err);
+        rc = 2;
+        goto out;
+    }
+    if (cs_report_trace_load(st, &tr) != 0) {
+        cs_error("%s: cannot read the trace (corrupt?)", cs_store_path(st));
+        goto out;
+    }
+    FILE *f = stdout;
+    if (outpath && !(f = fopen(outpath, "w"))) {
+        cs_error("cannot write %s", outpath);
+        goto out;
+    }
+    writer(f, &tr, &ad, gates, ngates);
+    if (f != stdout)
+        fclose(f);
+    int failed = 0;
+    for (int i = 0; i < ngates; i++)
+        failed += gates[i].failed;
+    rc = failed ? 3 : 0;
+out:
+    if (st)
+        cs_store_close(st);
+    cs_report_trace_free(&tr);
+    free(gates);
+    cs_report_free(&ad);
+    cs_report_free(&bd);
+    return rc;
+}

@@ -1,0 +1,158 @@
+/* csanalysis.h: the public interface of libcsanalysis, the cross-rank
+ * analysis of a trace and the reports built on it. The collscope
+ * subcommands and the TUI use this header only; the passes' own state is
+ * in analyzer/analysis.h, internal to the library.
+ *
+ * Nothing in the library exits or prints on its own: each call returns 0
+ * (or an object), or -1 (NULL) with a message in the caller's buffer, and
+ * writes only to the streams it is given. */
+#ifndef CS_CSANALYSIS_H
+#define CS_CSANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "libtrace/store.h"
+#include "libtrace/store_analysis.h"
+
+/* ---- running the analysis ---- */
+
+/* The trace of a run: ARG/trace.db when ARG is a folder, else ARG. */
+void cs_analysis_trace_path(const char *arg, char *out, size_t len);
+
+/* Open the trace at arg (a folder or a .db) in mode (CS_STORE_READ or
+ * CS_STORE_WRITE). NULL with the store's message in err on failure. */
+cs_store *cs_analysis_open_trace(const char *arg, int mode, char *err, size_t errlen);
+
+/* Make sure the trace at arg has a current stored analysis (analysing it
+ * when not, or always when force) and return it open for reading. A trace
+ * that cannot be written is analysed in a private copy (one note line on
+ * log says so), unless save: then that is the failure. log (may be NULL)
+ * also gets the pass times when COLLSCOPE_AN_TIMES is set. Returns NULL
+ * with one message in err on failure. */
+cs_store *cs_analysis_open(const char *arg, int force, int save, FILE *log, char *err, size_t errlen);
+
+/* What `collscope analyze [--force] TRACE` does, in process: analyse the
+ * trace at arg unless its stored analysis is current (always when force)
+ * and store the results in it. The analysis notes (what is missing from
+ * the trace, one a line) go to log (may be NULL) after "collscope: ".
+ * Returns 0, or -1 with one message in err (a trace that cannot be read
+ * or written, out of memory). */
+int cs_analysis_run(const char *arg, int force, FILE *log, char *err, size_t errlen);
+
+/* Analyse a store open for writing and store the results in it (the
+ * passes in order; an_run.c). Returns 0, or -1 with a reason in err. */
+int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen);
+
+/* ---- the report model: the stored analysis, read back ---- */
+
+typedef struct cs_report_data {
+    cs_proc *procs;
+    int nproc;
+    cs_straggler *strag;
+    int nstrag;
+    cs_step_row *steps;
+    int nsteps;
+    cs_rank_stat *rstats;
+    int nrstats;
+    cs_tail_row *tails;
+    int ntails;
+    cs_op_row *ops;
+    int nops;
+    int64_t spans, instances, incomplete, p2p;
+    int64_t step_median_ns, step_p90_ns, whatif_median_ns;
+    char notes[2048];
+    char step_source[32];
+    /* cost models, proposals and the what-if replay */
+    cs_model_row *models;
+    int nmodels;
+    cs_proposal *props;
+    int nprops;
+    int has_whatif; /* the replay ran (whatif_measured_ns set) */
+    int64_t wf_measured_ns, wf_replay_ns, wf_model_ns, wf_ontime_ns, wf_ontime_gain_ns, wf_comm_step_ns;
+    double wf_replay_error, wf_model_error, wf_ar_calls_per_step, wf_memcpy_gbps;
+    int64_t fuse_members, fused_calls;
+    char wf_note[256];
+} cs_report_data;
+/* 0, or -1 when the store cannot be read (d is then partly filled: free it). */
+int cs_report_load(cs_store *st, cs_report_data *d);
+void cs_report_free(cs_report_data *d);
+/* The stored analysis of the trace at arg, analysed first unless current
+ * (as cs_analysis_open, without saving into a trace that cannot be
+ * written). 0, or -1 with one message in err (free d all the same). */
+int cs_report_open(const char *arg, cs_report_data *d, FILE *log, char *err, size_t errlen);
+const char *cs_report_opname(const cs_report_data *d, int op);
+
+/* What the report says about the trace itself (not the analysis): per op,
+ * communicator and call site, per rank, and the GPU overlap. */
+typedef struct cs_report_rank {
+    int rank;
+    int64_t busy, wall, spans;
+} cs_report_rank;
+typedef struct cs_report_overlap {
+    int rank;
+    int64_t comm_ns, exposed_ns;
+} cs_report_overlap;
+typedef struct cs_report_trace {
+    char path[4200];
+    cs_proc *procs;
+    int nproc;
+    cs_group_stat *by_op, *by_comm, *by_site; /* the costliest first */
+    size_t nby_op, nby_comm, nby_site;
+    cs_report_rank *ranks;
+    size_t nranks, capRanks;
+    cs_report_overlap *overlap;
+    size_t noverlap, capOverlap;
+} cs_report_trace;
+/* 0, or -1 when the trace cannot be read (free t all the same). */
+int cs_report_trace_load(cs_store *st, cs_report_trace *t);
+void cs_report_trace_free(cs_report_trace *t);
+
+/* ---- gates (--fail-on) ---- */
+
+typedef struct cs_gate {
+    char name[64]; /* "straggler>5%", "p99>20%", "step>10%", "verdict" */
+    int failed;
+    char message[512];
+} cs_gate;
+/* Parse SPEC ("straggler=5,p99=20,step=10,verdict"), evaluate against d and
+ * the baseline (may be NULL). Returns the number of gates in *out, or -1
+ * with a message in err for a bad spec. */
+int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_data *base, cs_gate **out, char *err,
+                  size_t errlen);
+
+/* ---- report writers, one per format ---- */
+
+/* A report format: its name for --format and its writer (report_NAME.c).
+ * A new format is a new writer file and one entry in the table of
+ * report.c. */
+typedef void (*cs_report_writer)(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng);
+/* The writer of the format called name (text, json, markdown or md,
+ * junit), or NULL. */
+cs_report_writer cs_report_format(const char *name);
+
+/* text: the trace and then the analysis. */
+void cs_report_text_write(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng);
+/* json: format "collscope-report" (docs/report-json.md). */
+void cs_report_json_write(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng);
+/* markdown: a CI job summary. */
+void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng);
+/* junit: JUnit XML, one test case per gate. */
+void cs_report_junit_write(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng);
+
+/* ---- comparing runs ---- */
+
+/* The diff of two runs (text, or JSON format "collscope-diff"). */
+void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_data *base, const char *new_name,
+                   const cs_report_data *cur);
+
+/* `collscope check-estimate BEFORE AFTER`: the what-if replay's predicted
+ * gain of BEFORE's fusion proposal against the gain measured in AFTER,
+ * written to out (text, or JSON when json). Both traces are analysed first
+ * unless current (notes to log). Returns 0 when the error is within tol
+ * percent, 1 when not, 2 on bad input with one message in err. */
+int cs_estimate_check(const char *before, const char *after, double tol, int json, FILE *out, FILE *log, char *err,
+                      size_t errlen);
+
+#endif

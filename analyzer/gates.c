@@ -1,0 +1,124 @@
+/* gates.c: the --fail-on gates of `collscope report`: each checks the
+ * stored analysis (and, for p99 and step, a baseline run) against a limit
+ * and says why it passed or failed. */
+#include "config.h"
+#include "analyzer/report.h"
+#include "common/vec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_data *base, cs_gate **out, char *err,
+                  size_t errlen)
+{
+    *out = NULL;
+    if (!spec || !*spec)
+        return 0;
+    char *copy = strdup(spec), *save = NULL;
+    if (!copy)
+        return -1;
+    int n = 0;
+    size_t cap = 0;
+    cs_gate *g = NULL;
+    char b1[32], b2[32];
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char name[32] = "";
+        double pct = -1;
+        char *eq = strpbrk(tok, "=>:");
+        size_t nl = eq ? (size_t)(eq - tok) : strlen(tok);
+        if (nl >= sizeof name)
+            nl = sizeof name - 1;
+        memcpy(name, tok, nl);
+        name[nl] = '\0';
+        if (eq) {
+            char *end;
+            pct = strtod(eq + 1, &end);
+            if (*end == '%')
+                end++;
+            if (end == eq + 1 || *end || pct < 0) {
+                snprintf(err, errlen, "--fail-on: '%s' is not NAME=PERCENT", tok);
+                goto bad;
+            }
+        }
+        int known = strcmp(name, "straggler") == 0 || strcmp(name, "p99") == 0 || strcmp(name, "step") == 0 ||
+                    strcmp(name, "verdict") == 0;
+        if (!known) {
+            snprintf(err, errlen, "--fail-on: unknown gate '%s' (straggler=PCT, p99=PCT, step=PCT, verdict)", name);
+            goto bad;
+        }
+        if (strcmp(name, "verdict") != 0 && pct < 0) {
+            snprintf(err, errlen, "--fail-on: gate '%s' needs a percentage (%s=PCT)", name, name);
+            goto bad;
+        }
+        if ((strcmp(name, "p99") == 0 || strcmp(name, "step") == 0) && !base) {
+            snprintf(err, errlen, "--fail-on: gate '%s' compares against a baseline: give --baseline DIR", name);
+            goto bad;
+        }
+        if (CS_VEC_RESERVE(g, cap, (size_t)n + 1) != 0)
+            goto bad;
+        cs_gate *x = &g[n++];
+        memset(x, 0, sizeof *x);
+        if (pct >= 0)
+            snprintf(x->name, sizeof x->name, "%s>%g%%", name, pct);
+        else
+            snprintf(x->name, sizeof x->name, "%s", name);
+        if (strcmp(name, "verdict") == 0) {
+            x->failed = d->nstrag > 0;
+            if (x->failed)
+                snprintf(x->message, sizeof x->message, "%d straggler verdict(s), the first: %s rank %d: %s", d->nstrag,
+                         d->strag[0].kind, d->strag[0].rank, d->strag[0].evidence);
+            else
+                snprintf(x->message, sizeof x->message, "no straggler verdict");
+        } else if (strcmp(name, "straggler") == 0) {
+            const cs_straggler *worst = NULL;
+            for (int i = 0; i < d->nstrag; i++)
+                if (!worst || d->strag[i].cost_ns > worst->cost_ns)
+                    worst = &d->strag[i];
+            double share =
+                worst && d->step_median_ns > 0 ? 100.0 * (double)worst->cost_ns / (double)d->step_median_ns : 0;
+            x->failed = worst && (d->step_median_ns <= 0 || share > pct);
+            if (worst)
+                snprintf(x->message, sizeof x->message,
+                         "worst straggler: %s rank %d costs %s per step, %.1f%% of the "
+                         "median step time %s (limit %g%%)",
+                         worst->kind, worst->rank, cs_fmt_ns(worst->cost_ns, b1, sizeof b1), share,
+                         cs_fmt_ns(d->step_median_ns, b2, sizeof b2), pct);
+            else
+                snprintf(x->message, sizeof x->message, "no straggler");
+        } else if (strcmp(name, "step") == 0) {
+            double ch = base->step_median_ns > 0
+                            ? 100.0 * (double)(d->step_median_ns - base->step_median_ns) / (double)base->step_median_ns
+                            : 0;
+            x->failed = base->step_median_ns > 0 && ch > pct;
+            snprintf(
+                x->message, sizeof x->message, "median step time %s against %s in the baseline (%+.1f%%, limit %g%%)",
+                cs_fmt_ns(d->step_median_ns, b1, sizeof b1), cs_fmt_ns(base->step_median_ns, b2, sizeof b2), ch, pct);
+        } else { /* p99 */
+            double worst = 0;
+            const cs_tail_row *wt = NULL, *wb = NULL;
+            for (int i = 0; i < d->ntails; i++) {
+                const cs_tail_row *t = &d->tails[i], *bt = cs__report_find_tail(d, base, t);
+                if (!bt || bt->count < 10 || t->count < 10 || bt->p99_ns <= 0)
+                    continue;
+                double ch = 100.0 * (double)(t->p99_ns - bt->p99_ns) / (double)bt->p99_ns;
+                if (!wt || ch > worst)
+                    worst = ch, wt = t, wb = bt;
+            }
+            x->failed = wt && worst > pct;
+            if (wt)
+                snprintf(x->message, sizeof x->message,
+                         "largest p99 change: %s (%s) %s against %s (%+.1f%%, limit %g%%)", cs_report_opname(d, wt->op),
+                         wt->callsite[0] ? wt->callsite : "?", cs_fmt_ns(wt->p99_ns, b1, sizeof b1),
+                         cs_fmt_ns(wb->p99_ns, b2, sizeof b2), worst, pct);
+            else
+                snprintf(x->message, sizeof x->message, "no collective group in common with the baseline");
+        }
+    }
+    free(copy);
+    *out = g;
+    return n;
+bad:
+    free(copy);
+    free(g);
+    return -1;
+}

@@ -1,0 +1,64 @@
+/* report_junit.c: `collscope report --format junit`: JUnit XML, one test
+ * case per gate (one informational case on the verdicts when no gate was
+ * asked for). */
+#include "config.h"
+#include "analyzer/report.h"
+
+#include <string.h>
+
+static void cs_report_junit_xml(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default:
+            if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
+                fputc(*s, f);
+        }
+    }
+}
+
+void cs_report_junit_write(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng)
+{
+    const char *trace = t->path;
+    cs_gate dflt;
+    if (ng == 0) { /* no gate asked: one informational case on the verdicts */
+        memset(&dflt, 0, sizeof dflt);
+        snprintf(dflt.name, sizeof dflt.name, "verdict");
+        dflt.failed = d->nstrag > 0;
+        snprintf(dflt.message, sizeof dflt.message, "%d straggler verdict(s)", d->nstrag);
+        g = &dflt;
+        ng = 1;
+    }
+    int failed = 0;
+    for (int i = 0; i < ng; i++)
+        failed += g[i].failed;
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites tests=\"%d\" failures=\"%d\">\n", ng, failed);
+    fprintf(f, "  <testsuite name=\"collscope\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n", ng,
+            failed);
+    for (int i = 0; i < ng; i++) {
+        fprintf(f, "    <testcase classname=\"collscope.gates\" name=\"");
+        cs_report_junit_xml(f, g[i].name);
+        fprintf(f, "\">");
+        if (g[i].failed) {
+            fprintf(f, "\n      <failure message=\"");
+            cs_report_junit_xml(f, g[i].message);
+            fprintf(f, "\">");
+            cs_report_junit_xml(f, g[i].message);
+            fprintf(f, "</failure>\n    ");
+        } else {
+            fprintf(f, "<system-out>");
+            cs_report_junit_xml(f, g[i].message);
+            fprintf(f, "</system-out>");
+        }
+        fprintf(f, "</testcase>\n");
+    }
+    fprintf(f, "    <system-out>trace ");
+    cs_report_junit_xml(f, trace);
+    fprintf(f, ": %d processes, %lld spans, %d straggler verdict(s)</system-out>\n", d->nproc, (long long)d->spans,
+            d->nstrag);
+    fprintf(f, "  </testsuite>\n</testsuites>\n");
+}
