@@ -1,6 +1,8 @@
-/* core.h: what every wrapper family (MPI, NCCL, CUDA) shares inside the
- * traced process: the tracing switch, the re-entry guard, call sites,
- * counters and the test-only settings. Nothing here is MPI-specific. */
+/* core.h: the bottom of the preload, what every wrapper family (MPI, NCCL,
+ * CUDA) and every optional module (module.h) shares inside the traced
+ * process: the tracing switch, the re-entry guard, trace start and the
+ * job rank, warnings, and writing records. Nothing here names a wrapper
+ * family or a module. */
 #ifndef CS_CORE_H
 #define CS_CORE_H
 
@@ -42,47 +44,6 @@ void cs_warn_once(int *once, const char *fmt, ...) __attribute__((format(printf,
         if (cs_trace_rank() <= 0)            \
             cs_warn_once(once, __VA_ARGS__); \
     } while (0)
-
-/* Call site of the current wrapped call: an id of the deduplicated stack,
- * or 0 when call sites are off. Cheap on a known stack (no system call). */
-uint32_t cs_callsite_capture(void);
-/* Record the loaded objects (path, address range) next to the log. */
-void cs_modules_snapshot(void);
-extern int cs_callsites_on;
-
-/* PAPI: deltas of the configured counters since the last traced call on
- * this thread, written as a COUNTERS record; `after`: the call's span slot
- * is already claimed (MPI), so the record follows it in the log. */
-extern int cs_papi_on;
-void cs_papi_sample(uint16_t tid, int after);
-
-/* Test-only seams for the slow-link verdicts, read once at trace start;
- * both stall by busy waiting inside the traced call, after the ranks have
- * arrived, so the call's transfer grows and its arrivals stay on time.
- *   COLLSCOPE_TEST_P2P_DELAY=SRC:DST:USEC  every send from world rank SRC
- *       to world rank DST stalls USEC microseconds before the real send.
- *   COLLSCOPE_TEST_COMM_DELAY=LOCAL:USEC  every blocking collective on the
- *       communicator whose process-local index (cs_mpi_comm.local: world 0,
- *       self 1, then each created communicator in creation order; the same
- *       on every member of communicators created collectively in the same
- *       order) is LOCAL stalls USEC microseconds after the real call
- *       returns, on every member. */
-extern int cs_test_p2p_src, cs_test_p2p_dst, cs_test_p2p_us;
-extern int cs_test_comm_local, cs_test_comm_us;
-void cs_test_stall_us(int us);
-
-/* Apply mode (COLLSCOPE_FUSE=1, docs/guide.md "Apply mode"): read once at
- * trace start, the same on every rank (the launcher passes the environment).
- *   COLLSCOPE_FUSE_THRESHOLD  largest user call that is fused, bytes
- *                             (default 64 KiB; suffixes K, M, G)
- *   COLLSCOPE_FUSE_BUFFER     largest fused call, bytes (default 4 MiB)
- *   COLLSCOPE_TEST_FUSE_NOMEM=1  test-only: every fusion-buffer allocation
- *                             fails, to exercise the fallback. */
-extern int cs_fuse_on;
-extern size_t cs_fuse_threshold, cs_fuse_buffer;
-extern int cs_fuse_test_nomem;
-/* malloc for fusion buffers, failing under COLLSCOPE_TEST_FUSE_NOMEM. */
-void *cs_fuse_alloc(size_t n);
 
 /* Write a COMMDEF record: communicator `local` of this process is job-wide
  * `id` (made from `parent` as `how`), of `size` members, this rank `rank`. */

@@ -13,14 +13,6 @@ __thread cs_gpu_tls cs_gpu_t __attribute__((tls_model("initial-exec")));
 uint64_t cs_gpu_corr_next;
 int cs_gpu_start_state;
 cs_cudart cs_rt;
-int cs_cupti_on;
-__thread uint32_t cs_cupti_corr __attribute__((tls_model("initial-exec")));
-#ifndef CS_WITH_CUPTI
-void cs_cupti_note_stream_slow(uint64_t handle)
-{
-    (void)handle;
-}
-#endif
 
 static const char *const cs_libcudart_names[] = { "libcudart.so.13", "libcudart.so.12", "libcudart.so", NULL };
 

@@ -1,6 +1,5 @@
 /* cuda_wrap.h: the pieces every generated NCCL and CUDA runtime wrapper is
- * made of (interpose/nccl.spec, interpose/cuda.spec), and the GPU timing
- * of collectives (gputime.c).
+ * made of (interpose/nccl.spec, interpose/cuda.spec).
  *
  * Compiled against the CUDA and NCCL headers only: libcudart and libnccl
  * are found at run time (dlsym(RTLD_NEXT), else the library a host loaded
@@ -16,7 +15,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include "interpose/callsite.h"
 #include "interpose/core.h"
+#include "interpose/cupti.h"
+#include "interpose/papi.h"
 
 /* One call in flight: its span and its extension record. */
 typedef struct cs_gpu_call {
@@ -64,15 +66,6 @@ extern __thread cs_gpu_tls cs_gpu_t __attribute__((tls_model("initial-exec")));
 int cs_gpu_start(void);
 extern int cs_gpu_start_state;
 
-/* CUPTI (cupti.c, COLLSCOPE_CUPTI=1): on once activity is enabled. The
- * runtime-API callback leaves the correlation id of the runtime call in
- * progress in cs_cupti_corr; a launch or memcpy wrapper stores it in its
- * SPANX record (the importer joins activity to the span by it). Streams a
- * traced call used are noted so activity names them by handle. */
-extern int cs_cupti_on;
-extern __thread uint32_t cs_cupti_corr __attribute__((tls_model("initial-exec")));
-void cs_cupti_note_stream_slow(uint64_t handle); /* 0 untried, 1 tracing, -1 will not trace */
-
 /* The fast path below makes no call that can set errno: every slow path
  * that can (trace start, call sites, PAPI, CUPTI, log refill, GPU timing,
  * communicator set-up) saves and restores it itself, so the application
@@ -118,8 +111,7 @@ CS_HOT void cs_gpu_begin(cs_gpu_call *c)
 {
     if (CS_UNLIKELY(cs_papi_on))
         cs_papi_sample(cs__log_tls.tid, 0);
-    if (CS_UNLIKELY(cs_cupti_on))
-        cs_cupti_corr = 0;
+    cs_cupti_call_begin();
     c->rec.t0 = cs_clock_ticks();
 }
 
@@ -172,43 +164,6 @@ static inline uint32_t cs_cuda_threads(dim3 g, dim3 b)
 {
     uint64_t n = (uint64_t)g.x * g.y * g.z * b.x * b.y * b.z;
     return n > 0xffffffffu ? 0xffffffffu : (uint32_t)n;
-}
-
-/* ---- GPU time of collectives (gputime.c) ----
- * Before a collective, a pool event is recorded on its stream; after it,
- * another. Inside an NCCL group the work starts at ncclGroupEnd, so the
- * events of grouped calls are recorded around ncclGroupEnd instead. A
- * poller thread waits for them (cudaEventQuery, never a synchronization
- * of the application's streams) and writes GPUTIME records. Any failing
- * CUDA call of this machinery turns GPU timing off, with one warning. */
-extern int cs_gputime_on; /* 1 on, 0 off (COLLSCOPE_GPUTIME=0 or a failure) */
-void cs_gputime_pre_slow(cs_gpu_call *c);
-void cs_gputime_post_slow(cs_gpu_call *c, int ok);
-void cs_gputime_group_end_pre(void);
-void cs_gputime_group_end_post(int ok);
-
-/* The NCCL profiler plugin (ncclprof.c): on once NCCL initialised it for
- * a communicator of a traced process; collectives are then noted so the
- * plugin's events find their spans. */
-extern int cs_ncclprof_on;
-void cs_ncclprof_note(cs_gpu_call *c);
-
-CS_HOT void cs_gputime_pre(cs_gpu_call *c)
-{
-    if (CS_UNLIKELY(cs_gpu_t.corr_next == cs_gpu_t.corr_end))
-        cs_gpu_corr_refill();
-    c->x.corr = cs_gpu_t.corr_next++;
-    c->has_x = 1;
-    if (CS_UNLIKELY(cs_ncclprof_on))
-        cs_ncclprof_note(c);
-    if (CS_LIKELY(cs_gputime_on))
-        cs_gputime_pre_slow(c);
-}
-
-CS_HOT void cs_gputime_post(cs_gpu_call *c, int ok)
-{
-    if (c->ev >= 0)
-        cs_gputime_post_slow(c, ok);
 }
 
 /* The real CUDA functions the tool itself uses (never traced). */

@@ -1,5 +1,5 @@
 /* gputime.c: the GPU begin and end of every NCCL collective, from CUDA
- * events (see cuda_wrap.h).
+ * events (see gputime.h).
  *
  * Each application thread that issues collectives owns a ring (made at
  * its first collective, adopted by a later thread once it exits): its
@@ -19,7 +19,7 @@
  * COLLSCOPE_GPUTIME=0 turns it off. Every entry point that can reach a
  * CUDA call or an allocation keeps errno as it found it. */
 #include "config.h"
-#include "interpose/cuda_wrap.h"
+#include "interpose/gputime.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -318,8 +318,7 @@ static int cs_gt_init(void)
         return G.state > 0;
     }
     G.state = -1;
-    const char *env = getenv("COLLSCOPE_GPUTIME");
-    if (env && strcmp(env, "0") == 0) {
+    if (!cs_settings_get()->gputime) {
         cs_gputime_on = 0;
         pthread_mutex_unlock(&G.lock);
         return 0;
@@ -456,9 +455,9 @@ void cs_gputime_group_end_post(int ok)
     errno = saved;
 }
 
-/* At exit (core.c, before the log closes): stop the poller and write what
+/* At exit, before the log closes: stop the poller and write what
  * completed. Waits at most 2 s for outstanding work. */
-void cs_gpu_flush(void)
+static void cs_gputime_flush(void)
 {
     if (__atomic_load_n(&G.state, __ATOMIC_ACQUIRE) <= 0)
         return;
@@ -471,3 +470,8 @@ void cs_gpu_flush(void)
         cs_sleep_us(1000);
     }
 }
+
+const cs_module cs_gputime_module = {
+    .name = "gputime",
+    .flush = cs_gputime_flush,
+};

@@ -8,15 +8,40 @@
 #include <stdlib.h>
 
 #if defined(OPEN_MPI) && OPEN_MPI
-const char *cs_mpi_flavor_name = "openmpi";
+#define CS_MPI_FLAVOR "openmpi"
 static const char *const cs_libmpi_names[] = { "libmpi.so.40", "libmpi.so", NULL };
 struct cs_ompi_consts cs_ompi;
 #else
-const char *cs_mpi_flavor_name = "mpich";
+#define CS_MPI_FLAVOR "mpich"
 static const char *const cs_libmpi_names[] = { "libmpich.so.12", "libmpi.so.12", "libmpich.so", NULL };
 #endif
 
 void *cs_mpi_real_fns[CS_OP_COUNT];
+int cs_mpi_test_p2p_src = -1, cs_mpi_test_p2p_dst = -1, cs_mpi_test_p2p_us;
+int cs_mpi_test_comm_local = -1, cs_mpi_test_comm_us;
+
+void cs_mpi_test_stall_us(int us)
+{
+    uint64_t end = cs__mono_ns() + (uint64_t)us * 1000u;
+    while (cs__mono_ns() < end)
+        ;
+}
+
+static void cs_mpi_start(const cs_settings *s, cs_log_header *h)
+{
+    (void)h;
+    cs_mpi_test_p2p_src = s->test_p2p_src;
+    cs_mpi_test_p2p_dst = s->test_p2p_dst;
+    cs_mpi_test_p2p_us = s->test_p2p_src >= 0 ? s->test_p2p_us : 0;
+    cs_mpi_test_comm_local = s->test_comm_local;
+    cs_mpi_test_comm_us = s->test_comm_local >= 0 ? s->test_comm_us : 0;
+}
+
+const cs_module cs_mpi_module = {
+    .name = "mpi",
+    .flavor = CS_MPI_FLAVOR,
+    .start = cs_mpi_start,
+};
 
 /* dlsym in the objects after ours, else in a libmpi loaded RTLD_LOCAL. */
 static void *cs_mpi_sym(const char *name)

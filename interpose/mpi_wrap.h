@@ -20,7 +20,10 @@
 
 #include <mpi.h>
 
+#include "interpose/callsite.h"
 #include "interpose/core.h"
+#include "interpose/module.h"
+#include "interpose/papi.h"
 #include "libtrace/dtypes.h"
 
 /* MPI-3 added const to input buffers; both supported libraries have it. */
@@ -133,7 +136,7 @@ CS_HOT int cs_mpi_enter(cs_mpi_call *c, int op)
     r->tid = cs__log_tls.tid;
     c->flags = 0;
     c->comm = NULL;
-    if (cs_callsites_on)
+    if (cs_callsite_on)
         r->callsite = cs_callsite_capture();
     return 1;
 }
@@ -250,19 +253,34 @@ CS_HOT void cs_mpi_set_status(cs_mpi_call *c, const MPI_Status *st, int rc)
     c->r->tag = st->MPI_TAG;
 }
 
+/* Test-only seams for the slow-link verdicts, set at trace start; both
+ * stall by busy waiting inside the traced call, after the ranks have
+ * arrived, so the call's transfer grows and its arrivals stay on time.
+ *   COLLSCOPE_TEST_P2P_DELAY=SRC:DST:USEC  every send from world rank SRC
+ *       to world rank DST stalls USEC microseconds before the real send.
+ *   COLLSCOPE_TEST_COMM_DELAY=LOCAL:USEC  every blocking collective on the
+ *       communicator whose process-local index (cs_mpi_comm.local: world 0,
+ *       self 1, then each created communicator in creation order; the same
+ *       on every member of communicators created collectively in the same
+ *       order) is LOCAL stalls USEC microseconds after the real call
+ *       returns, on every member. */
+extern int cs_mpi_test_p2p_src, cs_mpi_test_p2p_dst, cs_mpi_test_p2p_us;
+extern int cs_mpi_test_comm_local, cs_mpi_test_comm_us;
+void cs_mpi_test_stall_us(int us);
+
 /* Test-only stall inside a send (COLLSCOPE_TEST_P2P_DELAY). */
 CS_HOT void cs_mpi_p2p_stall(cs_mpi_call *c)
 {
-    if (CS_UNLIKELY(cs_test_p2p_us > 0) && c->comm && c->comm->is_world && c->comm->rank == cs_test_p2p_src &&
-        c->r->peer == cs_test_p2p_dst)
-        cs_test_stall_us(cs_test_p2p_us);
+    if (CS_UNLIKELY(cs_mpi_test_p2p_us > 0) && c->comm && c->comm->is_world && c->comm->rank == cs_mpi_test_p2p_src &&
+        c->r->peer == cs_mpi_test_p2p_dst)
+        cs_mpi_test_stall_us(cs_mpi_test_p2p_us);
 }
 
 /* Test-only stall after a blocking collective (COLLSCOPE_TEST_COMM_DELAY). */
 CS_HOT void cs_mpi_coll_stall(cs_mpi_call *c)
 {
-    if (CS_UNLIKELY(cs_test_comm_us > 0) && c->comm && c->comm->local == (uint32_t)cs_test_comm_local)
-        cs_test_stall_us(cs_test_comm_us);
+    if (CS_UNLIKELY(cs_mpi_test_comm_us > 0) && c->comm && c->comm->local == (uint32_t)cs_mpi_test_comm_local)
+        cs_mpi_test_stall_us(cs_mpi_test_comm_us);
 }
 
 uint64_t cs_mpi_bytes_n(int count, MPI_Datatype dt, MPI_Comm comm);
@@ -276,6 +294,9 @@ void cs_mpi_init_end(cs_mpi_call *c, int rc);
 void cs_mpi_finalize_begin(cs_mpi_call *c);
 void cs_mpi_comm_created(cs_mpi_call *c, MPI_Comm parent, MPI_Comm *newcomm, int how, int color, int rc);
 void cs_mpi_comm_freed(cs_mpi_call *c, MPI_Comm freed, int rc);
+
+/* The MPI flavor and its test seams, as a module (mpi_wrap.c). */
+extern const cs_module cs_mpi_module;
 
 /* Completion calls: _pre saves the requests (and supplies a status array
  * when the caller ignores them) and returns the status pointer to pass on;

@@ -2,7 +2,7 @@
  * functions, communicator identities (see nccl_wrap.h) and groups. */
 #include "config.h"
 #include "interpose/nccl_wrap.h"
-#include "interpose/nccl_fuse.h"
+#include "interpose/fuse/nccl_fuse.h"
 #include "libtrace/dtypes.h"
 
 #include <dlfcn.h>

@@ -15,6 +15,7 @@
 #include <nccl.h>
 
 #include "interpose/cuda_wrap.h"
+#include "interpose/gputime.h"
 #include "libtrace/dtypes.h"
 
 #define CS_NCCL_LOCAL_BASE 0x8000u

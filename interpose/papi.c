@@ -6,6 +6,7 @@
  * read on the thread that started tracing only. */
 #include "config.h"
 #include "interpose/core.h"
+#include "interpose/papi.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -34,11 +35,11 @@ static long long cs_papi_last[CS_COUNTERS_MAX];
 
 #define CS_PAPI_SYM(h, f, name) ((*(void **)&(f)) = dlsym((h), (name)))
 
-void cs_papi_init(cs_log_header *h)
+static void cs_papi_start(const cs_settings *s, cs_log_header *h)
 {
     static int warned;
-    const char *spec = getenv("COLLSCOPE_PAPI");
-    if (!spec || !*spec)
+    const char *spec = s->papi;
+    if (!spec)
         return;
     void *lib = dlopen("libpapi.so.7.0", RTLD_NOW | RTLD_LOCAL);
     if (!lib)
@@ -108,11 +109,11 @@ void cs_papi_sample(uint16_t tid, int after)
     cs_log_commit(r, CS_REC_HDR(CS_REC_COUNTERS, after ? CS_CTR_AFTER : 0));
 }
 #else
-void cs_papi_init(cs_log_header *h)
+static void cs_papi_start(const cs_settings *s, cs_log_header *h)
 {
     static int warned;
     (void)h;
-    if (getenv("COLLSCOPE_PAPI"))
+    if (s->papi)
         cs_warn_once(&warned, "built without PAPI; COLLSCOPE_PAPI ignored");
 }
 void cs_papi_sample(uint16_t tid, int after)
@@ -121,3 +122,8 @@ void cs_papi_sample(uint16_t tid, int after)
     (void)after;
 }
 #endif
+
+const cs_module cs_papi_module = {
+    .name = "papi",
+    .start = cs_papi_start,
+};

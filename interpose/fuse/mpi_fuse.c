@@ -6,7 +6,7 @@
  * wrapper with cs_busy set or at a wrapper's top, and calls the library's
  * own functions, never our exported ones. */
 #include "config.h"
-#include "interpose/mpi_fuse.h"
+#include "interpose/fuse/mpi_fuse.h"
 
 #include <dlfcn.h>
 #include <limits.h>

@@ -19,8 +19,8 @@
  * next group's pack on that stream is ordered after this group's unpack by
  * the stream itself. */
 #include "config.h"
-#include "interpose/nccl_fuse.h"
-#include "interpose/fuse_kern.h"
+#include "interpose/fuse/nccl_fuse.h"
+#include "interpose/fuse/fuse_kern.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -21,6 +21,7 @@
 #ifndef CS_MPI_FUSE_H
 #define CS_MPI_FUSE_H
 
+#include "interpose/fuse/fuse.h"
 #include "interpose/mpi_wrap.h"
 
 /* Members not yet started, and fused calls started but not completed. */
