@@ -8,7 +8,6 @@
 #include <stdlib.h>
 
 void *cs_cuda_real_fns[CS_OP_COUNT];
-extern const char *const cs_cuda_real_names[CS_OP_COUNT];
 __thread cs_gpu_tls cs_gpu_t __attribute__((tls_model("initial-exec")));
 uint64_t cs_gpu_corr_next;
 int cs_gpu_start_state;
@@ -108,5 +107,3 @@ int cs_cudart_load(void)
     cs_rt.ready = ok ? 1 : -1;
     return ok;
 }
-
-#include "interpose/cuda_wrappers.gen.c"

@@ -32,6 +32,9 @@ typedef struct cs_gpu_call {
 
 extern void *cs_nccl_real_fns[CS_OP_COUNT];
 extern void *cs_cuda_real_fns[CS_OP_COUNT];
+/* The real functions' names, from the specs (the generated wrappers). */
+extern const char *const cs_nccl_real_names[CS_OP_COUNT];
+extern const char *const cs_cuda_real_names[CS_OP_COUNT];
 void *cs_nccl_resolve(int op);
 void *cs_cuda_resolve(int op);
 int cs_nccl_missing(int op);

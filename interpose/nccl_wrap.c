@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 void *cs_nccl_real_fns[CS_OP_COUNT];
-extern const char *const cs_nccl_real_names[CS_OP_COUNT];
 __thread cs_nccl_comm *cs_nccl_comm_last __attribute__((tls_model("initial-exec")));
 
 /* NCCL's API symbols are weak: the next object's, else a libnccl loaded
@@ -303,5 +302,3 @@ ncclResult_t cs_nccl_group_end_post(cs_gpu_call *c, ncclResult_t rc)
     }
     return rc;
 }
-
-#include "interpose/nccl_wrappers.gen.c"
