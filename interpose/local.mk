@@ -89,6 +89,12 @@ EXTRA_DIST += interpose/cuda_wrap.h interpose/cuda_wrap.c interpose/gputime.c \
 	interpose/fuse/nccl_fuse.h interpose/fuse/nccl_fuse.c interpose/fuse/fuse_kern.h interpose/fuse/fuse_kern.c
 endif
 
+# The commented template of an optional module: compiled by `make check` so
+# that it keeps compiling, linked into no preload.
+check_LTLIBRARIES += interpose/libcsmodtemplate.la
+interpose_libcsmodtemplate_la_SOURCES = interpose/module_template.c
+interpose_libcsmodtemplate_la_CFLAGS = $(CS_PRELOAD_CFLAGS)
+
 # The generator refuses bad specs with their file and line.
 CS_TESTS += tests/interpose/gen_wrappers.sh
 EXTRA_DIST += tests/interpose/gen_wrappers.sh
