@@ -21,15 +21,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int cs_tracing;
-__thread int cs_busy __attribute__((tls_model("initial-exec")));
+int cs_core_tracing;
+__thread int cs_core_busy __attribute__((tls_model("initial-exec")));
 static pthread_mutex_t cs_start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int cs_start_tried;
 static int cs_rank = -1;
 static char cs_dir[PATH_MAX];
 static char cs_log_path[PATH_MAX];
 
-void cs_warn_once(int *once, const char *fmt, ...)
+void cs_core_warn_once(int *once, const char *fmt, ...)
 {
     if (once && __atomic_exchange_n(once, 1, __ATOMIC_ACQ_REL))
         return;
@@ -132,8 +132,8 @@ static double cs_measure_tick_rate(void)
 static void cs_atfork_child(void)
 {
     /* The child shares the parent's mapped log: never write into it. */
-    if (cs_tracing || cs_log_is_open()) {
-        cs_tracing = 0;
+    if (cs_core_tracing || cs_log_is_open()) {
+        cs_core_tracing = 0;
         cs_log_forget();
     }
     cs_start_tried = 0;
@@ -149,14 +149,14 @@ static const char *cs_flavor(const char *api)
     return api ? api : "";
 }
 
-int cs_trace_start(const char *api)
+int cs_core_start(const char *api)
 {
-    if (CS_LIKELY(__atomic_load_n(&cs_tracing, __ATOMIC_ACQUIRE)))
+    if (CS_LIKELY(__atomic_load_n(&cs_core_tracing, __ATOMIC_ACQUIRE)))
         return 1;
     pthread_mutex_lock(&cs_start_lock);
     if (cs_start_tried) {
         pthread_mutex_unlock(&cs_start_lock);
-        return cs_tracing;
+        return cs_core_tracing;
     }
     cs_start_tried = 1;
     int saved_errno = errno;
@@ -176,7 +176,7 @@ int cs_trace_start(const char *api)
     static int warned;
     if (cs_log_mkdirs(logs) != 0) {
         if (cs_rank <= 0)
-            cs_warn_once(&warned, "cannot create %s (%s); the job runs untraced", logs, strerror(errno));
+            cs_core_warn_once(&warned, "cannot create %s (%s); the job runs untraced", logs, strerror(errno));
         goto out;
     }
     cs_log_header proto;
@@ -204,29 +204,29 @@ int cs_trace_start(const char *api)
     char err[512];
     if (cs_log_open(cs_log_path, &proto, err, sizeof err) != 0) {
         if (cs_rank <= 0)
-            cs_warn_once(&warned, "%s; the job runs untraced", err);
+            cs_core_warn_once(&warned, "%s; the job runs untraced", err);
         goto out;
     }
     /* The modules start before the first span, with the guard held: a
      * call they make into a wrapped library is not traced. */
-    cs_busy++;
+    cs_core_busy++;
     for (const cs_module *const *m = cs_module_table; *m; m++)
         if ((*m)->start)
             (*m)->start(set, cs_log_header_ptr());
-    cs_busy--;
+    cs_core_busy--;
     static int atfork_done;
     if (!atfork_done) {
         pthread_atfork(NULL, NULL, cs_atfork_child);
         atfork_done = 1;
     }
-    __atomic_store_n(&cs_tracing, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&cs_core_tracing, 1, __ATOMIC_RELEASE);
 out:
     errno = saved_errno;
     pthread_mutex_unlock(&cs_start_lock);
-    return cs_tracing;
+    return cs_core_tracing;
 }
 
-void cs_trace_set_rank(int rank, int size)
+void cs_core_set_rank(int rank, int size)
 {
     cs_log_header *h = cs_log_header_ptr();
     cs_rank = rank;
@@ -245,12 +245,12 @@ void cs_trace_set_rank(int rank, int size)
             (*m)->rank_known(rank, size);
 }
 
-int cs_trace_rank(void)
+int cs_core_rank(void)
 {
     return cs_rank;
 }
 
-void cs_emit_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint32_t size, int32_t rank)
+void cs_core_emit_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint32_t size, int32_t rank)
 {
     cs_rec_comm *r = (cs_rec_comm *)cs_log_slot();
     if (!r)
@@ -263,7 +263,7 @@ void cs_emit_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint
     r->local = local;
     r->size = size;
     r->rank = rank;
-    r->world_rank = cs_trace_rank();
+    r->world_rank = cs_core_rank();
     cs_log_commit(r, CS_REC_HDR(CS_REC_COMMDEF, 0));
 }
 
@@ -273,11 +273,11 @@ __attribute__((destructor)) static void cs_core_fini(void)
 {
     if (!cs_log_is_open())
         return;
-    cs_busy = 1;
+    cs_core_busy = 1;
     for (const cs_module *const *m = cs_module_table; *m; m++)
         if ((*m)->flush)
             (*m)->flush();
-    __atomic_store_n(&cs_tracing, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&cs_core_tracing, 0, __ATOMIC_RELEASE);
     cs_log_close();
     for (const cs_module *const *m = cs_module_table; *m; m++)
         if ((*m)->fini)
@@ -287,6 +287,6 @@ __attribute__((destructor)) static void cs_core_fini(void)
     int saved = errno;
     char err[512];
     if (cs_store_convert_log(cs_log_path, cs_dir, NULL, err, sizeof err) != 0)
-        cs_warn_once(NULL, "%s (collscope ingest %s can retry)", err, cs_dir);
+        cs_core_warn_once(NULL, "%s (collscope ingest %s can retry)", err, cs_dir);
     errno = saved;
 }

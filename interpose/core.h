@@ -22,35 +22,37 @@
 #define CS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* 1 while spans are recorded: the log is open and nothing turned it off. */
-extern int cs_tracing;
+extern int cs_core_tracing;
 /* Per-thread re-entry guard: calls made inside a wrapped call (by the MPI
  * library itself, or by the tool) are passed through unrecorded. */
-extern __thread int cs_busy __attribute__((tls_model("initial-exec")));
+extern __thread int cs_core_busy __attribute__((tls_model("initial-exec")));
 
 /* Open this process's log if it is not open yet (idempotent, thread-safe).
- * Returns cs_tracing. Launcher processes and COLLSCOPE_DISABLE=1 never
- * trace. `api` names the flavor that started it ("openmpi", "nccl"). */
-int cs_trace_start(const char *api);
+ * Returns cs_core_tracing. Launcher processes and COLLSCOPE_DISABLE=1 never
+ * trace. `api` names the API whose call started it ("cuda"): the log
+ * header's flavor unless a module names one (module.h). Starts every
+ * module of the table. */
+int cs_core_start(const char *api);
 /* The job rank and size, once known (MPI_Init, NCCL comm init). */
-void cs_trace_set_rank(int rank, int size);
-int cs_trace_rank(void);
+void cs_core_set_rank(int rank, int size);
+int cs_core_rank(void);
 /* Print one line to stderr, prefixed "collscope: ", at most once per key. */
-void cs_warn_once(int *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cs_core_warn_once(int *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* cs_warn_once for what every rank meets alike (apply mode's fallbacks):
+/* cs_core_warn_once for what every rank meets alike (apply mode's fallbacks):
  * one line for the job, from rank 0 (or a process whose rank is unknown). */
-#define cs_warn_job(once, ...)               \
-    do {                                     \
-        if (cs_trace_rank() <= 0)            \
-            cs_warn_once(once, __VA_ARGS__); \
+#define cs_core_warn_job(once, ...)               \
+    do {                                          \
+        if (cs_core_rank() <= 0)                  \
+            cs_core_warn_once(once, __VA_ARGS__); \
     } while (0)
 
 /* Write a COMMDEF record: communicator `local` of this process is job-wide
  * `id` (made from `parent` as `how`), of `size` members, this rank `rank`. */
-void cs_emit_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint32_t size, int32_t rank);
+void cs_core_emit_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint32_t size, int32_t rank);
 
 /* Write a span record (hdr last). r->hdr is ignored. */
-static inline void cs_emit_rec(const cs_rec *r, uint32_t flags)
+static inline void cs_core_emit_rec(const cs_rec *r, uint32_t flags)
 {
     cs_rec *slot = cs_log_slot();
     if (!slot)

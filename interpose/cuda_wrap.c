@@ -55,8 +55,8 @@ void cs_gpu_corr_refill(void)
 int cs_cuda_missing(int op)
 {
     static int warned[CS_OP_COUNT];
-    cs_warn_once(&warned[op], "no CUDA runtime provides %s; the call fails with cudaErrorSymbolNotFound",
-                 cs_ops[op].name);
+    cs_core_warn_once(&warned[op], "no CUDA runtime provides %s; the call fails with cudaErrorSymbolNotFound",
+                      cs_ops[op].name);
     return cudaErrorSymbolNotFound;
 }
 
@@ -70,7 +70,7 @@ int cs_gpu_start(void)
     if (st < 0)
         return 0;
     int saved = errno;
-    int on = cs_trace_start("cuda");
+    int on = cs_core_start("cuda");
     __atomic_store_n(&cs_gpu_start_state, on ? 1 : -1, __ATOMIC_RELEASE);
     errno = saved;
     return on;
@@ -86,8 +86,8 @@ int cs_cudart_load(void)
     void *lib = cs_cudart_handle();
     if (!lib) {
         static int warned;
-        cs_warn_once(&warned, "the program has no shared CUDA runtime (is cudart linked statically? "
-                              "nvcc does so unless given -cudart shared): its CUDA calls are not traced");
+        cs_core_warn_once(&warned, "the program has no shared CUDA runtime (is cudart linked statically? "
+                                   "nvcc does so unless given -cudart shared): its CUDA calls are not traced");
         for (int i = 0; cs_libcudart_names[i] && !lib; i++)
             lib = dlopen(cs_libcudart_names[i], RTLD_LAZY | RTLD_LOCAL);
     }

@@ -5,7 +5,7 @@
  * are found at run time (dlsym(RTLD_NEXT), else the library a host loaded
  * RTLD_LOCAL, found with dlopen(RTLD_NOLOAD)), never linked. A process
  * without them never calls these wrappers. Tracing starts at the first
- * NCCL or CUDA call of a process that has no MPI (cs_trace_start). */
+ * NCCL or CUDA call of a process that has no MPI (cs_core_start). */
 #ifndef CS_CUDA_WRAP_H
 #define CS_CUDA_WRAP_H
 
@@ -77,11 +77,11 @@ extern int cs_gpu_start_state;
 /* Begin a traced call: 0 means pass the call through untraced. */
 CS_HOT int cs_gpu_enter(cs_gpu_call *c, int op)
 {
-    if (CS_UNLIKELY(cs_busy))
+    if (CS_UNLIKELY(cs_core_busy))
         return 0;
-    if (CS_UNLIKELY(!__atomic_load_n(&cs_tracing, __ATOMIC_RELAXED)) && !cs_gpu_start())
+    if (CS_UNLIKELY(!__atomic_load_n(&cs_core_tracing, __ATOMIC_RELAXED)) && !cs_gpu_start())
         return 0;
-    cs_busy = 1;
+    cs_core_busy = 1;
     memset(&c->rec, 0, sizeof c->rec);
     c->rec.op = (uint16_t)op;
     c->flags = 0;
@@ -154,7 +154,7 @@ CS_HOT void cs_gpu_emit(cs_gpu_call *c)
         *slot = c->rec;
         cs_log_commit(slot, CS_REC_HDR(CS_REC_SPAN, c->flags));
     }
-    cs_busy = 0;
+    cs_core_busy = 0;
 }
 
 /* Stream 0 in a _ptsz entry point is the calling thread's default stream. */

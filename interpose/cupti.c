@@ -53,8 +53,8 @@ static int cs_cupti_warned;
 static void cs_cupti_fail(const char *what, int rc)
 {
     __atomic_store_n(&cs_cupti_on, 0, __ATOMIC_RELEASE);
-    cs_warn_once(&cs_cupti_warned, "CUPTI: %s failed (%d); no GPU activity records (COLLSCOPE_CUPTI=1 is ignored)",
-                 what, rc);
+    cs_core_warn_once(&cs_cupti_warned, "CUPTI: %s failed (%d); no GPU activity records (COLLSCOPE_CUPTI=1 is ignored)",
+                      what, rc);
 }
 
 /* A reading of both clocks at the same moment (the middle of the window). */
@@ -171,8 +171,8 @@ static void CUPTIAPI cs_cupti_buf_done(CUcontext ctx, uint32_t sid, uint8_t *buf
     (void)ctx;
     (void)sid;
     (void)size;
-    int busy = cs_busy;
-    cs_busy = 1;
+    int busy = cs_core_busy;
+    cs_core_busy = 1;
     cs_cupti_pair();
     pthread_mutex_lock(&P.lock);
     uint64_t ts_ref = P.ts_ref, ticks_ref = P.ticks_ref;
@@ -194,7 +194,7 @@ static void CUPTIAPI cs_cupti_buf_done(CUcontext ctx, uint32_t sid, uint8_t *buf
         }
     }
     free(buf);
-    cs_busy = busy;
+    cs_core_busy = busy;
 }
 
 /* At trace start, with COLLSCOPE_CUPTI=1. */

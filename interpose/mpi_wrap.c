@@ -105,7 +105,7 @@ static void *cs_mpi_resolve__inner(int op)
 int cs_mpi_missing(int op)
 {
     static int warned[CS_OP_COUNT];
-    cs_warn_once(&warned[op], "the MPI library has no %s; the call fails with MPI_ERR_OTHER", cs_ops[op].name);
+    cs_core_warn_once(&warned[op], "the MPI library has no %s; the call fails with MPI_ERR_OTHER", cs_ops[op].name);
     return MPI_ERR_OTHER;
 }
 
@@ -144,7 +144,7 @@ static int cs_mpi_helpers(void)
     R.ready = ok ? 1 : -1;
     if (!ok) {
         static int warned;
-        cs_warn_once(&warned, "the MPI library lacks functions collscope needs; communicators are not identified");
+        cs_core_warn_once(&warned, "the MPI library lacks functions collscope needs; communicators are not identified");
     }
     return ok;
 }
@@ -218,7 +218,7 @@ static cs_mpi_comm *cs_comm_add(uint64_t key, MPI_Comm comm, uint64_t id, uint64
     m->is_world = how == CS_COMM_WORLD;
     __atomic_store_n(slot, m, __ATOMIC_RELEASE); /* the freed one leaks: it is tiny */
 
-    cs_emit_commdef(how, m->id, parent, m->local, m->size, m->rank);
+    cs_core_emit_commdef(how, m->id, parent, m->local, m->size, m->rank);
     return m;
 }
 
@@ -370,7 +370,7 @@ static void cs_mpi_init_end__inner(cs_mpi_call *c, int rc)
     int rank = 0, size = 1;
     R.comm_rank(MPI_COMM_WORLD, &rank);
     R.comm_size(MPI_COMM_WORLD, &size);
-    cs_trace_set_rank(rank, size);
+    cs_core_set_rank(rank, size);
     pthread_mutex_lock(&cs_comm_lock);
     if (!cs_comm_find(CS_H(MPI_COMM_WORLD)))
         cs_comm_add(CS_H(MPI_COMM_WORLD), MPI_COMM_WORLD, 0x574f524c44ull /* WORLD */, 0, CS_COMM_WORLD);

@@ -117,15 +117,15 @@ CS_HOT void *cs_mpi_real(int op)
 /* Begin a traced call: 0 means pass the call through untraced. */
 CS_HOT int cs_mpi_enter(cs_mpi_call *c, int op)
 {
-    if (CS_UNLIKELY(cs_busy))
+    if (CS_UNLIKELY(cs_core_busy))
         return 0;
-    if (CS_UNLIKELY(!__atomic_load_n(&cs_tracing, __ATOMIC_RELAXED))) {
+    if (CS_UNLIKELY(!__atomic_load_n(&cs_core_tracing, __ATOMIC_RELAXED))) {
         if (op != CS_OP_MPI_Init && op != CS_OP_MPI_Init_thread)
             return 0;
-        if (!cs_trace_start(NULL))
+        if (!cs_core_start(NULL))
             return 0;
     }
-    cs_busy = 1;
+    cs_core_busy = 1;
     cs_rec *r = cs_log_hold();
     if (CS_UNLIKELY(!r)) {
         r = &c->scratch;
@@ -161,7 +161,7 @@ CS_HOT void cs_mpi_emit(cs_mpi_call *c)
 {
     if (CS_LIKELY(c->r != &c->scratch))
         cs_log_release(c->r, CS_REC_HDR(CS_REC_SPAN, c->flags));
-    cs_busy = 0;
+    cs_core_busy = 0;
 }
 
 /* Communicators. */

@@ -46,7 +46,7 @@ void *cs_nccl_resolve(int op)
 int cs_nccl_missing(int op)
 {
     static int warned[CS_OP_COUNT];
-    cs_warn_once(&warned[op], "no NCCL library provides %s; the call fails with ncclSystemError", cs_ops[op].name);
+    cs_core_warn_once(&warned[op], "no NCCL library provides %s; the call fails with ncclSystemError", cs_ops[op].name);
     return ncclSystemError;
 }
 
@@ -167,7 +167,7 @@ static cs_nccl_comm *cs_ncomm_add_inner(ncclComm_t comm, uint64_t id, uint64_t p
     __atomic_store_n(slot, m, __ATOMIC_RELEASE); /* a destroyed one leaks: it is tiny */
     pthread_mutex_unlock(&cs_ncomm_lock);
 
-    cs_emit_commdef(how, m->id, parent, m->local, m->size, m->rank);
+    cs_core_emit_commdef(how, m->id, parent, m->local, m->size, m->rank);
     return m;
 }
 

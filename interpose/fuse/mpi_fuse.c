@@ -3,7 +3,7 @@
  *
  * State is process-wide and used by one thread at a time: the engine turns
  * itself off under MPI_THREAD_MULTIPLE. Everything here runs inside a
- * wrapper with cs_busy set or at a wrapper's top, and calls the library's
+ * wrapper with cs_core_busy set or at a wrapper's top, and calls the library's
  * own functions, never our exported ones. */
 #include "config.h"
 #include "interpose/fuse/mpi_fuse.h"
@@ -114,10 +114,10 @@ static int cs_mpi_fuse_ready(void)
 #endif
     int level = 0;
     if (ok && F.query_thread(&level) == MPI_SUCCESS && level == MPI_THREAD_MULTIPLE) {
-        cs_warn_job(&w_thread, "apply mode is off: the program runs with MPI_THREAD_MULTIPLE");
+        cs_core_warn_job(&w_thread, "apply mode is off: the program runs with MPI_THREAD_MULTIPLE");
         ok = 0;
     } else if (!ok) {
-        cs_warn_job(&w_err, "apply mode is off: the MPI library lacks functions it needs");
+        cs_core_warn_job(&w_err, "apply mode is off: the MPI library lacks functions it needs");
     }
     F.ready = ok ? 1 : -1;
     cs_mpi_fuse_dead = !ok;
@@ -311,7 +311,7 @@ static void cs_mpi_fuse_span(const cs_batch *b, uint64_t t0, uint64_t t1, int co
         flags |= CS_F_INPLACE;
     if (rc != MPI_SUCCESS)
         flags |= CS_F_ERROR;
-    cs_emit_rec(&r, flags);
+    cs_core_emit_rec(&r, flags);
 }
 
 static void cs_batch_start(cs_batch *b)
@@ -326,7 +326,7 @@ static void cs_batch_start(cs_batch *b)
          * done here, then its request completed. (This is a point every
          * rank reaches alike, so ranks out of memory together stay in
          * step; see the guide on a rank that runs out alone.) */
-        cs_warn_job(&w_nomem, "apply mode: out of memory; allreduces run unfused and blocking");
+        cs_core_warn_job(&w_nomem, "apply mode: out of memory; allreduces run unfused and blocking");
         for (int i = 0; i < n; i++) {
             const cs_fmember *m = &b->m[i];
             uint64_t u0 = cs_clock_ticks();
@@ -369,10 +369,10 @@ static void cs_batch_start(cs_batch *b)
             rc = F.iallreduce(b->inplace ? MPI_IN_PLACE : f->sbuf, f->rbuf, count, b->dt, b->op, b->comm, &f->real[0]);
         } else {
             /* No fusion buffer: the members as the program issued them. */
-            cs_warn_job(&w_nomem,
-                        "apply mode: no memory for a %zu-byte fusion buffer; "
-                        "allreduces run unfused",
-                        b->inplace ? b->bytes : 2 * b->bytes);
+            cs_core_warn_job(&w_nomem,
+                             "apply mode: no memory for a %zu-byte fusion buffer; "
+                             "allreduces run unfused",
+                             b->inplace ? b->bytes : 2 * b->bytes);
             f->nreal = n;
             rc = MPI_SUCCESS;
             for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
@@ -396,7 +396,7 @@ static void cs_batch_start(cs_batch *b)
     if (rc != MPI_SUCCESS) {
         /* The library refused it (its error handler returned): complete the
          * members so nothing waits forever; the error was traced. */
-        cs_warn_job(&w_err, "apply mode: the fused MPI_Iallreduce failed (error %d)", rc);
+        cs_core_warn_job(&w_err, "apply mode: the fused MPI_Iallreduce failed (error %d)", rc);
         for (int i = 0; i < n; i++)
             F.grequest_complete(f->m[i].greq);
         free(f->rbuf);
@@ -419,12 +419,12 @@ static void cs_batch_drop(int i)
 
 void cs_mpi_fuse_flush_all(void)
 {
-    cs_busy++;
+    cs_core_busy++;
     while (cs_nbatch) {
         cs_batch_start(cs_batches[0]);
         cs_batch_drop(0);
     }
-    cs_busy--;
+    cs_core_busy--;
 }
 
 static int cs_batch_find(MPI_Comm comm)
@@ -440,10 +440,10 @@ void cs_mpi_fuse_flush_comm(MPI_Comm comm)
     int i = cs_batch_find(comm);
     if (i < 0)
         return;
-    cs_busy++;
+    cs_core_busy++;
     cs_batch_start(cs_batches[i]);
     cs_batch_drop(i);
-    cs_busy--;
+    cs_core_busy--;
 }
 
 /* ---- joining a batch ---- */
@@ -477,16 +477,16 @@ int cs_mpi_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, i
     if (bytes == 0 || bytes > cs_fuse_threshold || bytes > cs_fuse_buffer)
         goto unfused;
     if (!cs_mpi_fuse_dtype_ok(c->r->dtype)) {
-        cs_warn_job(&w_dtype, "apply mode: %s allreduces are not fused (unsupported datatype)",
-                    cs_dtype_names[c->r->dtype < CS_DT_COUNT ? c->r->dtype : CS_DT_OTHER]);
+        cs_core_warn_job(&w_dtype, "apply mode: %s allreduces are not fused (unsupported datatype)",
+                         cs_dtype_names[c->r->dtype < CS_DT_COUNT ? c->r->dtype : CS_DT_OTHER]);
         goto unfused;
     }
     if (!cs_mpi_fuse_op_ok(op)) {
-        cs_warn_job(&w_op, "apply mode: allreduces with a user-defined MPI_Op are not fused");
+        cs_core_warn_job(&w_op, "apply mode: allreduces with a user-defined MPI_Op are not fused");
         goto unfused;
     }
     if (cs_mpi_fuse_is_device(recvbuf) || (send && cs_mpi_fuse_is_device(send))) {
-        cs_warn_job(&w_device, "apply mode: allreduces on GPU buffers are not fused");
+        cs_core_warn_job(&w_device, "apply mode: allreduces on GPU buffers are not fused");
         goto unfused;
     }
 
@@ -495,24 +495,24 @@ int cs_mpi_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, i
     if (b && (b->op != op || b->dt != dt || b->inplace != inplace || b->n == CS_FUSE_MAX_MEMBERS ||
               b->bytes + bytes > cs_fuse_buffer || (b->bytes + bytes) / b->esize > INT_MAX)) {
         if (b->inplace != inplace)
-            cs_warn_job(&w_inplace, "apply mode: in-place and out-of-place allreduces are not fused together");
+            cs_core_warn_job(&w_inplace, "apply mode: in-place and out-of-place allreduces are not fused together");
         cs_mpi_fuse_flush_comm(comm);
         b = NULL;
     }
     if (b ? cs_batch_overlaps(b, send, recvbuf, bytes) : send && cs_overlap(send, bytes, recvbuf, bytes)) {
-        cs_warn_job(&w_overlap, "apply mode: an allreduce whose buffers overlap another's is not fused");
+        cs_core_warn_job(&w_overlap, "apply mode: an allreduce whose buffers overlap another's is not fused");
         goto unfused;
     }
     if (!b) {
         if (cs_nbatch == CS_FUSE_MAX_BATCHES) {
-            cs_busy++;
+            cs_core_busy++;
             cs_batch_start(cs_batches[0]);
             cs_batch_drop(0);
-            cs_busy--;
+            cs_core_busy--;
         }
         b = malloc(sizeof *b);
         if (!b) {
-            cs_warn_job(&w_nomem, "apply mode: out of memory; allreduces run unfused");
+            cs_core_warn_job(&w_nomem, "apply mode: out of memory; allreduces run unfused");
             goto unfused;
         }
         b->comm = comm;
@@ -529,7 +529,7 @@ int cs_mpi_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, i
     }
     MPI_Request g;
     if (F.grequest_start(cs_greq_query, cs_greq_free, cs_greq_cancel, NULL, &g) != MPI_SUCCESS) {
-        cs_warn_job(&w_greq, "apply mode: MPI_Grequest_start failed; allreduces run unfused");
+        cs_core_warn_job(&w_greq, "apply mode: MPI_Grequest_start failed; allreduces run unfused");
         goto unfused;
     }
     cs_fmember *m = &b->m[b->n++];
@@ -631,7 +631,7 @@ void cs_mpi_fuse_progress(cs_mpi_call *c, int how, int n, MPI_Request *reqs)
         return;
     cs_flight *fl[64];
     int others;
-    cs_busy++;
+    cs_core_busy++;
     /* A request array can name more flights than fl holds: loop until none
      * of its flights is left (each pass finishes or polls up to 64). */
     for (;;) {
@@ -657,5 +657,5 @@ void cs_mpi_fuse_progress(cs_mpi_call *c, int how, int n, MPI_Request *reqs)
         if (ready)
             break;
     }
-    cs_busy--;
+    cs_core_busy--;
 }
