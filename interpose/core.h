@@ -15,6 +15,10 @@
 #include "libtrace/span.h"
 
 #define CS_EXPORT __attribute__((visibility("default")))
+/* On extern data the wrappers read: hidden like everything not exported,
+ * so a read is one rip-relative load (-fvisibility=hidden covers only
+ * definitions, and a declaration would go through the GOT). */
+#define CS_INTERNAL __attribute__((visibility("hidden")))
 /* For the few helpers of the per-call fast path: always inlined, whatever
  * the compiler's size heuristics say about 200 generated wrappers. */
 #define CS_HOT static inline __attribute__((always_inline))
@@ -22,10 +26,10 @@
 #define CS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* 1 while spans are recorded: the log is open and nothing turned it off. */
-extern int cs_core_tracing;
+extern CS_INTERNAL int cs_core_tracing;
 /* Per-thread re-entry guard: calls made inside a wrapped call (by the MPI
  * library itself, or by the tool) are passed through unrecorded. */
-extern __thread int cs_core_busy __attribute__((tls_model("initial-exec")));
+extern CS_INTERNAL __thread int cs_core_busy __attribute__((tls_model("initial-exec")));
 
 /* Open this process's log if it is not open yet (idempotent, thread-safe).
  * Returns cs_core_tracing. Launcher processes and COLLSCOPE_DISABLE=1 never

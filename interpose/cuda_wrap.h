@@ -30,11 +30,11 @@ typedef struct cs_gpu_call {
     int ev;     /* gputime: pool slot of the begin event, -1 = none */
 } cs_gpu_call;
 
-extern void *cs_nccl_real_fns[CS_OP_COUNT];
-extern void *cs_cuda_real_fns[CS_OP_COUNT];
+extern CS_INTERNAL void *cs_nccl_real_fns[CS_OP_COUNT];
+extern CS_INTERNAL void *cs_cuda_real_fns[CS_OP_COUNT];
 /* The real functions' names, from the specs (the generated wrappers). */
-extern const char *const cs_nccl_real_names[CS_OP_COUNT];
-extern const char *const cs_cuda_real_names[CS_OP_COUNT];
+extern CS_INTERNAL const char *const cs_nccl_real_names[CS_OP_COUNT];
+extern CS_INTERNAL const char *const cs_cuda_real_names[CS_OP_COUNT];
 void *cs_nccl_resolve(int op);
 void *cs_cuda_resolve(int op);
 int cs_nccl_missing(int op);
@@ -54,7 +54,7 @@ static inline void *cs_cuda_real(int op)
 
 /* Per-process correlation ids of NCCL calls (GPUTIME records join on them):
  * unique in the process, handed to threads in blocks. */
-extern uint64_t cs_gpu_corr_next;
+extern CS_INTERNAL uint64_t cs_gpu_corr_next;
 #define CS_GPU_CORR_BLOCK 64u
 void cs_gpu_corr_refill(void);
 /* Per-thread NCCL group state and correlation ids. */
@@ -64,10 +64,10 @@ typedef struct cs_gpu_tls {
     uint64_t corr_next; /* next id of this thread's block */
     uint64_t corr_end;  /* end of the block */
 } cs_gpu_tls;
-extern __thread cs_gpu_tls cs_gpu_t __attribute__((tls_model("initial-exec")));
+extern CS_INTERNAL __thread cs_gpu_tls cs_gpu_t __attribute__((tls_model("initial-exec")));
 
 int cs_gpu_start(void);
-extern int cs_gpu_start_state;
+extern CS_INTERNAL int cs_gpu_start_state;
 
 /* The fast path below makes no call that can set errno: every slow path
  * that can (trace start, call sites, PAPI, CUPTI, log refill, GPU timing,
@@ -183,7 +183,7 @@ typedef struct cs_cudart {
     cudaError_t (*get_error)(void);
     int ready; /* 1 found, -1 not found */
 } cs_cudart;
-extern cs_cudart cs_rt;
+extern CS_INTERNAL cs_cudart cs_rt;
 int cs_cudart_load(void);
 /* A shared libcudart in the process (cuda_wrap.c): 0 when none is loaded
  * (the program links cudart statically); says so once. */

@@ -15,10 +15,10 @@
 #include "interpose/module.h"
 
 #if CS_WITH_CUPTI
-extern int cs_cupti_on;
-extern __thread uint32_t cs_cupti_corr __attribute__((tls_model("initial-exec")));
+extern CS_INTERNAL int cs_cupti_on;
+extern CS_INTERNAL __thread uint32_t cs_cupti_corr __attribute__((tls_model("initial-exec")));
 void cs_cupti_note_stream_slow(uint64_t handle);
-extern const cs_module cs_cupti_module;
+extern CS_INTERNAL const cs_module cs_cupti_module;
 #else
 #define cs_cupti_on 0
 #define cs_cupti_corr 0u

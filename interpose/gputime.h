@@ -14,7 +14,7 @@
 #include "interpose/module.h"
 #include "interpose/ncclprof.h"
 
-extern int cs_gputime_on; /* 1 on, 0 off (COLLSCOPE_GPUTIME=0 or a failure) */
+extern CS_INTERNAL int cs_gputime_on; /* 1 on, 0 off (COLLSCOPE_GPUTIME=0 or a failure) */
 void cs_gputime_pre_slow(cs_gpu_call *c);
 void cs_gputime_post_slow(cs_gpu_call *c, int ok);
 void cs_gputime_group_end_pre(void);
@@ -41,6 +41,6 @@ CS_HOT void cs_gputime_post(cs_gpu_call *c, int ok)
         cs_gputime_post_slow(c, ok);
 }
 
-extern const cs_module cs_gputime_module;
+extern CS_INTERNAL const cs_module cs_gputime_module;
 
 #endif

@@ -12,6 +12,7 @@
 #ifndef CS_MODULE_H
 #define CS_MODULE_H
 
+#include "interpose/core.h"
 #include "interpose/settings.h"
 #include "libtrace/log.h"
 
@@ -36,6 +37,6 @@ typedef struct cs_module {
 
 /* The modules this preload carries, in start order (flush and fini run in
  * the same order); NULL-terminated. */
-extern const cs_module *const cs_module_table[];
+extern CS_INTERNAL const cs_module *const cs_module_table[];
 
 #endif

@@ -38,7 +38,7 @@ struct cs_ompi_consts {
     MPI_Request request_null;
     MPI_Datatype datatype_null;
 };
-extern struct cs_ompi_consts cs_ompi;
+extern CS_INTERNAL struct cs_ompi_consts cs_ompi;
 #undef MPI_COMM_WORLD
 #define MPI_COMM_WORLD (cs_ompi.comm_world)
 #undef MPI_COMM_SELF
@@ -96,7 +96,7 @@ typedef struct cs_mpi_reqs {
     MPI_Status st[CS_MPI_REQS_STACK];
 } cs_mpi_reqs;
 
-extern void *cs_mpi_real_fns[CS_OP_COUNT];
+extern CS_INTERNAL void *cs_mpi_real_fns[CS_OP_COUNT];
 /* A function or datatype/op object of the MPI library (never ours). */
 void *cs_mpi_libsym(const char *name);
 void *cs_mpi_libdata(const char *name);
@@ -104,7 +104,7 @@ void *cs_mpi_libdata(const char *name);
  * completion call that saw it finish). */
 uint32_t cs_mpi_req_id(void);
 void cs_mpi_reqdone(uint32_t id, int op, uint64_t t0, uint64_t t1);
-extern const char *const cs_mpi_real_names[CS_OP_COUNT];
+extern CS_INTERNAL const char *const cs_mpi_real_names[CS_OP_COUNT];
 void *cs_mpi_resolve(int op);
 int cs_mpi_missing(int op);
 
@@ -166,7 +166,7 @@ CS_HOT void cs_mpi_emit(cs_mpi_call *c)
 
 /* Communicators. */
 cs_mpi_comm *cs_mpi_comm_lookup(uint64_t key, MPI_Comm comm);
-extern __thread cs_mpi_comm *cs_mpi_comm_last __attribute__((tls_model("initial-exec")));
+extern CS_INTERNAL __thread cs_mpi_comm *cs_mpi_comm_last __attribute__((tls_model("initial-exec")));
 
 CS_HOT void cs_mpi_set_comm(cs_mpi_call *c, MPI_Comm comm, int collective)
 {
@@ -199,8 +199,8 @@ typedef struct cs_mpi_dt {
 } cs_mpi_dt;
 cs_mpi_dt cs_mpi_dtype(uint64_t key, MPI_Datatype dt);
 /* The last predefined datatype this thread used: most calls hit it. */
-extern __thread uint64_t cs_mpi_dt_last_key __attribute__((tls_model("initial-exec")));
-extern __thread cs_mpi_dt cs_mpi_dt_last __attribute__((tls_model("initial-exec")));
+extern CS_INTERNAL __thread uint64_t cs_mpi_dt_last_key __attribute__((tls_model("initial-exec")));
+extern CS_INTERNAL __thread cs_mpi_dt cs_mpi_dt_last __attribute__((tls_model("initial-exec")));
 
 CS_HOT void cs_mpi_set_count(cs_mpi_call *c, int count, MPI_Datatype dt)
 {
@@ -264,8 +264,8 @@ CS_HOT void cs_mpi_set_status(cs_mpi_call *c, const MPI_Status *st, int rc)
  *       on every member of communicators created collectively in the same
  *       order) is LOCAL stalls USEC microseconds after the real call
  *       returns, on every member. */
-extern int cs_mpi_test_p2p_src, cs_mpi_test_p2p_dst, cs_mpi_test_p2p_us;
-extern int cs_mpi_test_comm_local, cs_mpi_test_comm_us;
+extern CS_INTERNAL int cs_mpi_test_p2p_src, cs_mpi_test_p2p_dst, cs_mpi_test_p2p_us;
+extern CS_INTERNAL int cs_mpi_test_comm_local, cs_mpi_test_comm_us;
 void cs_mpi_test_stall_us(int us);
 
 /* Test-only stall inside a send (COLLSCOPE_TEST_P2P_DELAY). */
@@ -296,7 +296,7 @@ void cs_mpi_comm_created(cs_mpi_call *c, MPI_Comm parent, MPI_Comm *newcomm, int
 void cs_mpi_comm_freed(cs_mpi_call *c, MPI_Comm freed, int rc);
 
 /* The MPI flavor and its test seams, as a module (mpi_wrap.c). */
-extern const cs_module cs_mpi_module;
+extern CS_INTERNAL const cs_module cs_mpi_module;
 
 /* Completion calls: _pre saves the requests (and supplies a status array
  * when the caller ignores them) and returns the status pointer to pass on;

@@ -33,7 +33,7 @@ typedef struct cs_nccl_comm {
 } cs_nccl_comm;
 
 cs_nccl_comm *cs_nccl_comm_find(ncclComm_t comm);
-extern __thread cs_nccl_comm *cs_nccl_comm_last __attribute__((tls_model("initial-exec")));
+extern CS_INTERNAL __thread cs_nccl_comm *cs_nccl_comm_last __attribute__((tls_model("initial-exec")));
 
 CS_HOT void cs_nccl_set_comm(cs_gpu_call *c, ncclComm_t comm, int collective)
 {

@@ -126,7 +126,7 @@ typedef struct cs_np_plugin_v4 {
  * collective is then noted (gputime.h) so the plugin's events find their
  * spans. */
 struct cs_gpu_call;
-extern int cs_ncclprof_on;
+extern int cs_ncclprof_on __attribute__((visibility("hidden")));
 void cs_ncclprof_note(struct cs_gpu_call *c);
 
 #endif

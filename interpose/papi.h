@@ -8,12 +8,12 @@
 #include "interpose/module.h"
 
 /* 1 while counters are read. */
-extern int cs_papi_on;
+extern CS_INTERNAL int cs_papi_on;
 /* Write the deltas of the configured counters since the last traced call
  * on this thread, as a COUNTERS record; `after`: the call's span slot is
  * already claimed (MPI), so the record follows it in the log. */
 void cs_papi_sample(uint16_t tid, int after);
 
-extern const cs_module cs_papi_module;
+extern CS_INTERNAL const cs_module cs_papi_module;
 
 #endif

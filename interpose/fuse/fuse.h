@@ -11,14 +11,14 @@
 
 #include "interpose/module.h"
 
-extern int cs_fuse_on;           /* apply mode is on */
-extern size_t cs_fuse_threshold; /* largest user call that is fused, bytes */
-extern size_t cs_fuse_buffer;    /* largest fused call, bytes */
-extern int cs_fuse_test_nomem;   /* test-only: every fusion-buffer allocation fails */
+extern CS_INTERNAL int cs_fuse_on;           /* apply mode is on */
+extern CS_INTERNAL size_t cs_fuse_threshold; /* largest user call that is fused, bytes */
+extern CS_INTERNAL size_t cs_fuse_buffer;    /* largest fused call, bytes */
+extern CS_INTERNAL int cs_fuse_test_nomem;   /* test-only: every fusion-buffer allocation fails */
 
 /* malloc for fusion buffers, failing under COLLSCOPE_TEST_FUSE_NOMEM. */
 void *cs_fuse_alloc(size_t n);
 
-extern const cs_module cs_fuse_module;
+extern CS_INTERNAL const cs_module cs_fuse_module;
 
 #endif

@@ -25,7 +25,7 @@
 #include "interpose/mpi_wrap.h"
 
 /* Members not yet started, and fused calls started but not completed. */
-extern int cs_mpi_fuse_npending, cs_mpi_fuse_nflight;
+extern CS_INTERNAL int cs_mpi_fuse_npending, cs_mpi_fuse_nflight;
 
 /* MPI_Iallreduce: 1 when the call joined a batch (*rc and *request set, the
  * span marked), 0 when it must be passed to the library as it is. */
