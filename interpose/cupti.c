@@ -13,7 +13,7 @@
  * (no libcupti, no GPU: cuptiSubscribe returns 999) prints one warning and
  * the run goes on without activity records. */
 #include "config.h"
-#include "interpose/cuda_wrap.h"
+#include "interpose/gpu_wrap.h"
 #include "interpose/cupti.h"
 
 #include <cupti.h>

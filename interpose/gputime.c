@@ -19,6 +19,7 @@
  * COLLSCOPE_GPUTIME=0 turns it off. Every entry point that can reach a
  * CUDA call or an allocation keeps errno as it found it. */
 #include "config.h"
+#include "interpose/cuda_wrap.h"
 #include "interpose/gputime.h"
 
 #include <pthread.h>

@@ -10,7 +10,7 @@
 #ifndef CS_GPUTIME_H
 #define CS_GPUTIME_H
 
-#include "interpose/cuda_wrap.h"
+#include "interpose/gpu_wrap.h"
 #include "interpose/module.h"
 #include "interpose/ncclprof.h"
 

@@ -56,7 +56,8 @@ endif
 EXTRA_DIST += interpose/nccl.spec interpose/cuda.spec
 if HAVE_CUDA
 CS_PRELOAD_CFLAGS += $(CUDA_CFLAGS) -DCS_WITH_CUDA=1
-CS_CORE_SOURCES += interpose/cuda_wrap.h interpose/cuda_wrap.c interpose/cupti.h interpose/gputime.h interpose/gputime.c
+CS_CORE_SOURCES += interpose/gpu_wrap.h interpose/gpu_wrap.c interpose/cuda_wrap.h interpose/cuda_wrap.c \
+	interpose/cupti.h interpose/gputime.h interpose/gputime.c
 CS_CORE_NODIST += interpose/cuda_wrappers.gen.c
 interpose/cuda_wrappers.gen.c: $(srcdir)/interpose/cuda.spec $(CS_GEN_DEPS)
 	$(AM_V_GEN)$(CS_GEN_WRAP) $@ $(srcdir)/interpose/cuda.spec
@@ -84,7 +85,7 @@ EXTRA_DIST += interpose/cupti.c
 endif
 else
 EXTRA_DIST += interpose/cupti.c interpose/cupti.h interpose/gputime.h
-EXTRA_DIST += interpose/cuda_wrap.h interpose/cuda_wrap.c interpose/gputime.c \
+EXTRA_DIST += interpose/gpu_wrap.h interpose/gpu_wrap.c interpose/cuda_wrap.h interpose/cuda_wrap.c interpose/gputime.c \
 	interpose/nccl_wrap.h interpose/nccl_wrap.c interpose/ncclprof.h interpose/ncclprof.c \
 	interpose/fuse/nccl_fuse.h interpose/fuse/nccl_fuse.c interpose/fuse/fuse_kern.h interpose/fuse/fuse_kern.c
 endif

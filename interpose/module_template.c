@@ -34,7 +34,7 @@
  *           cs_null_call_slow(tid);
  *   }
  *
- * and the wrappers call that hook directly (mpi_wrap.h, cuda_wrap.h):
+ * and the wrappers call that hook directly (mpi_wrap.h, gpu_wrap.h):
  * the module table is never used on a call's path. */
 static int cs_null_on;
 static unsigned long cs_null_calls;

@@ -14,11 +14,23 @@
 
 #include <nccl.h>
 
-#include "interpose/cuda_wrap.h"
+#include "interpose/gpu_wrap.h"
 #include "interpose/gputime.h"
 #include "libtrace/dtypes.h"
 
 #define CS_NCCL_LOCAL_BASE 0x8000u
+
+extern CS_INTERNAL void *cs_nccl_real_fns[CS_OP_COUNT];
+/* The real functions' names, from nccl.spec (the generated wrappers). */
+extern CS_INTERNAL const char *const cs_nccl_real_names[CS_OP_COUNT];
+void *cs_nccl_resolve(int op);
+int cs_nccl_missing(int op);
+
+static inline void *cs_nccl_real(int op)
+{
+    void *f = __atomic_load_n(&cs_nccl_real_fns[op], __ATOMIC_RELAXED);
+    return CS_LIKELY(f != NULL) ? f : cs_nccl_resolve(op);
+}
 
 typedef struct cs_nccl_comm {
     uint64_t key;   /* ncclComm_t bits; 0 once destroyed */

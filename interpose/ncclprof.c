@@ -21,7 +21,7 @@
  * converted to the process clock through a reading of both clocks, taken
  * again every 10 ms on each thread that writes records. */
 #include "config.h"
-#include "interpose/cuda_wrap.h"
+#include "interpose/gpu_wrap.h"
 #include "interpose/ncclprof.h"
 
 #include <stdlib.h>

@@ -20,6 +20,7 @@
  * the stream itself. */
 #include "config.h"
 #include "interpose/fuse/nccl_fuse.h"
+#include "interpose/cuda_wrap.h"
 #include "interpose/fuse/fuse_kern.h"
 
 #include <dlfcn.h>
