@@ -12,17 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-static cs_settings cs_set = {
-    .dir = "collscope.out",
-    .exit_convert = 1,
-    .callsites = -1,
-    .gputime = 1,
-    .fuse_threshold = 64 << 10,
-    .fuse_buffer = 4 << 20,
-    .test_p2p_src = -1,
-    .test_p2p_dst = -1,
-    .test_comm_local = -1,
-};
+static cs_settings cs_set; /* zero until cs_settings_load() */
 static int cs_set_warn;
 
 const cs_settings *cs_settings_get(void)
@@ -186,6 +176,7 @@ void cs_settings_load(int warn)
 {
     cs_settings *c = &cs_set;
     cs_set_warn = warn;
+    memset(c, 0, sizeof *c);
     c->disable = env_bool("COLLSCOPE_DISABLE", 0);
     const char *dir = env("COLLSCOPE_DIR");
     if (dir && strlen(dir) >= sizeof c->dir - 32) {

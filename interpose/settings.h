@@ -44,7 +44,8 @@ typedef struct cs_settings {
 /* Read and check every setting; warnings are printed when `warn` is set
  * (the settings are the same on every rank: rank 0 says it once). */
 void cs_settings_load(int warn);
-/* The settings last loaded (defaults before the first load). */
+/* The settings last loaded (all zero before the first load: read them
+ * from trace start on). */
 const cs_settings *cs_settings_get(void);
 /* COLLSCOPE_TEST_CLOCK_OFFSET's offset for `rank`, 0 when it names none. */
 int64_t cs_settings_clock_offset(int rank);
