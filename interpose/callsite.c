@@ -7,6 +7,7 @@
  * CALLSITE records of raw return addresses: names are resolved at analysis
  * time, never here. */
 #include "config.h"
+#include "interpose/callsite.h"
 #include "interpose/core.h"
 
 #include <dlfcn.h>
@@ -19,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cs_callsites_on;
+int cs_callsite_on;
 
 typedef int (*cs_unw_backtrace_fn)(void **, int);
 static cs_unw_backtrace_fn cs_unw_backtrace;
@@ -74,17 +75,16 @@ static int cs_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* Write the list of loaded objects next to the log when it changed
- * (dlopen since the last time). Called rarely: at start, after MPI_Init,
- * and when a new call site appears. */
-void cs_modules_snapshot(void)
+ * (dlopen since the last time). Called rarely: at start, when the rank is
+ * known (after MPI_Init), and when a new call site appears. */
+static void cs_callsite_snapshot(void)
 {
     if (!cs_modules_path[0]) {
-        const char *dir = getenv("COLLSCOPE_DIR");
         cs_log_header *h = cs_log_header_ptr();
         if (!h)
             return;
-        snprintf(cs_modules_path, sizeof cs_modules_path, "%s/logs/%s-%d.modules", dir && *dir ? dir : "collscope.out",
-                 h->host, (int)h->pid);
+        snprintf(cs_modules_path, sizeof cs_modules_path, "%s/logs/%s-%d.modules", cs_settings_get()->dir, h->host,
+                 (int)h->pid);
     }
     cs_mod_ctx c = { NULL, 0 };
     dl_iterate_phdr(cs_module_cb, &c);
@@ -121,11 +121,10 @@ static int cs_self_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-void cs_callsite_init(void)
+static void cs_callsite_init(int want)
 {
-    dl_iterate_phdr(cs_self_cb, (void *)(uintptr_t)&cs_callsite_init);
-    const char *v = getenv("COLLSCOPE_CALLSITES");
-    if (v && strcmp(v, "0") == 0)
+    dl_iterate_phdr(cs_self_cb, (void *)(uintptr_t)&cs_callsite_capture);
+    if (want == 0)
         return;
 #ifdef HAVE_LIBUNWIND
     static int warned;
@@ -135,13 +134,33 @@ void cs_callsite_init(void)
     if (h)
         cs_unw_backtrace = (cs_unw_backtrace_fn)dlsym(h, "unw_backtrace");
     if (!cs_unw_backtrace) {
-        if (v && strcmp(v, "1") == 0)
-            cs_warn_once(&warned, "libunwind not found (%s); call sites are off", dlerror());
+        if (want == 1)
+            cs_core_warn_once(&warned, "libunwind not found (%s); call sites are off", dlerror());
         return;
     }
-    cs_callsites_on = 1;
+    cs_callsite_on = 1;
 #endif
 }
+
+static void cs_callsite_start(const cs_settings *s, cs_log_header *h)
+{
+    cs_callsite_init(s->callsites);
+    h->callsites = (uint32_t)cs_callsite_on;
+    cs_callsite_snapshot();
+}
+
+static void cs_callsite_rank_known(int rank, int size)
+{
+    (void)rank;
+    (void)size;
+    cs_callsite_snapshot();
+}
+
+const cs_module cs_callsite_module = {
+    .name = "callsite",
+    .start = cs_callsite_start,
+    .rank_known = cs_callsite_rank_known,
+};
 
 static uint64_t cs_hash_pcs(const uint64_t *pc, int n)
 {
@@ -182,7 +201,7 @@ static uint32_t cs_callsite_capture_inner(void);
 /* Called from inside traced calls: never changes errno. */
 uint32_t cs_callsite_capture(void)
 {
-    if (!cs_callsites_on)
+    if (!cs_callsite_on)
         return 0;
     int saved = errno;
     uint32_t id = cs_callsite_capture_inner();
@@ -224,7 +243,7 @@ static uint32_t cs_callsite_capture_inner(void)
             __atomic_store_n(&s->hash, h, __ATOMIC_RELEASE);
             pthread_mutex_unlock(&cs_site_lock);
             cs_site_log(s);
-            cs_modules_snapshot();
+            cs_callsite_snapshot();
             return s->id;
         }
     }

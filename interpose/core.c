@@ -6,6 +6,8 @@
  * are left alone; fork children stop writing the parent's log. */
 #include "config.h"
 #include "interpose/core.h"
+#include "interpose/module.h"
+#include "interpose/settings.h"
 #include "libtrace/store.h"
 
 #include <dlfcn.h>
@@ -19,73 +21,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int cs_tracing;
-__thread int cs_busy __attribute__((tls_model("initial-exec")));
-int cs_test_p2p_src = -1, cs_test_p2p_dst = -1, cs_test_p2p_us;
-int cs_test_comm_local = -1, cs_test_comm_us;
-int cs_fuse_on, cs_fuse_test_nomem;
-size_t cs_fuse_threshold = 64 << 10, cs_fuse_buffer = 4 << 20;
-
-/* A byte count with an optional K, M or G suffix (powers of 1024); 0 when
- * the text is not one. */
-static size_t cs_env_bytes(const char *name, size_t dflt)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return dflt;
-    char *end;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    int shift = 0;
-    switch (*end) {
-    case 'k':
-    case 'K':
-        shift = 10;
-        end++;
-        break;
-    case 'm':
-    case 'M':
-        shift = 20;
-        end++;
-        break;
-    case 'g':
-    case 'G':
-        shift = 30;
-        end++;
-        break;
-    }
-    if (errno || end == v || *end || n == 0 || n > (~0ull >> (shift + 1))) {
-        static int warned;
-        cs_warn_once(&warned, "%s=%s is not a byte count; using %zu", name, v, dflt);
-        return dflt;
-    }
-    return (size_t)(n << shift);
-}
-
-static void cs_fuse_settings(void)
-{
-    const char *on = getenv("COLLSCOPE_FUSE");
-    cs_fuse_on = on && *on && strcmp(on, "0") != 0;
-    cs_fuse_threshold = cs_env_bytes("COLLSCOPE_FUSE_THRESHOLD", cs_fuse_threshold);
-    cs_fuse_buffer = cs_env_bytes("COLLSCOPE_FUSE_BUFFER", cs_fuse_buffer);
-    const char *nm = getenv("COLLSCOPE_TEST_FUSE_NOMEM");
-    cs_fuse_test_nomem = nm && *nm && strcmp(nm, "0") != 0;
-}
-
-void *cs_fuse_alloc(size_t n)
-{
-    if (cs_fuse_test_nomem)
-        return NULL;
-    return malloc(n);
-}
-
+int cs_core_tracing;
+__thread int cs_core_busy __attribute__((tls_model("initial-exec")));
 static pthread_mutex_t cs_start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int cs_start_tried;
 static int cs_rank = -1;
 static char cs_dir[PATH_MAX];
 static char cs_log_path[PATH_MAX];
 
-void cs_warn_once(int *once, const char *fmt, ...)
+void cs_core_warn_once(int *once, const char *fmt, ...)
 {
     if (once && __atomic_exchange_n(once, 1, __ATOMIC_ACQ_REL))
         return;
@@ -153,25 +97,6 @@ static int cs_env_rank(void)
     return -1;
 }
 
-static int64_t cs_test_offset_for(int rank)
-{
-    /* COLLSCOPE_TEST_CLOCK_OFFSET="RANK:NS,RANK:NS": test-only. */
-    const char *v = getenv("COLLSCOPE_TEST_CLOCK_OFFSET");
-    while (v && *v) {
-        char *end;
-        long r = strtol(v, &end, 10);
-        if (*end != ':')
-            break;
-        long long ns = strtoll(end + 1, &end, 10);
-        if (r == rank)
-            return ns;
-        if (*end != ',')
-            break;
-        v = end + 1;
-    }
-    return 0;
-}
-
 /* Estimate the tool's own cost of one traced call: the work a wrapper adds
  * around the real call, timed on a scratch record. */
 static uint64_t cs_measure_overhead(double ticks_per_ns)
@@ -207,43 +132,51 @@ static double cs_measure_tick_rate(void)
 static void cs_atfork_child(void)
 {
     /* The child shares the parent's mapped log: never write into it. */
-    if (cs_tracing || cs_log_is_open()) {
-        cs_tracing = 0;
+    if (cs_core_tracing || cs_log_is_open()) {
+        cs_core_tracing = 0;
         cs_log_forget();
     }
     cs_start_tried = 0;
 }
 
-const char *cs_mpi_flavor_name __attribute__((weak));
-
-int cs_trace_start(const char *api)
+/* The log header's `mpi` field: the flavor a module names, else the API
+ * whose first call started the trace. */
+static const char *cs_flavor(const char *api)
 {
-    if (CS_LIKELY(__atomic_load_n(&cs_tracing, __ATOMIC_ACQUIRE)))
+    for (const cs_module *const *m = cs_module_table; *m; m++)
+        if ((*m)->flavor)
+            return (*m)->flavor;
+    return api ? api : "";
+}
+
+int cs_core_start(const char *api)
+{
+    if (CS_LIKELY(__atomic_load_n(&cs_core_tracing, __ATOMIC_ACQUIRE)))
         return 1;
     pthread_mutex_lock(&cs_start_lock);
     if (cs_start_tried) {
         pthread_mutex_unlock(&cs_start_lock);
-        return cs_tracing;
+        return cs_core_tracing;
     }
     cs_start_tried = 1;
     int saved_errno = errno;
-    const char *off = getenv("COLLSCOPE_DISABLE");
-    if ((off && *off && strcmp(off, "0") != 0) || cs_is_launcher())
+    if (cs_is_launcher())
+        goto out;
+    cs_rank = cs_env_rank();
+    cs_settings_load(cs_rank <= 0);
+    const cs_settings *set = cs_settings_get();
+    if (set->disable)
         goto out;
 
     cs_clock_init();
-    const char *dir = getenv("COLLSCOPE_DIR");
-    if (!dir || !*dir)
-        dir = "collscope.out";
-    snprintf(cs_dir, sizeof cs_dir, "%s", dir);
-    cs_rank = cs_env_rank();
+    snprintf(cs_dir, sizeof cs_dir, "%s", set->dir);
 
     char logs[PATH_MAX];
     snprintf(logs, sizeof logs, "%s/logs", cs_dir);
     static int warned;
     if (cs_log_mkdirs(logs) != 0) {
         if (cs_rank <= 0)
-            cs_warn_once(&warned, "cannot create %s (%s); the job runs untraced", logs, strerror(errno));
+            cs_core_warn_once(&warned, "cannot create %s (%s); the job runs untraced", logs, strerror(errno));
         goto out;
     }
     cs_log_header proto;
@@ -255,11 +188,11 @@ int cs_trace_start(const char *api)
     proto.pid = (int32_t)getpid();
     proto.rank = cs_rank;
     proto.world_size = -1;
-    proto.test_offset_ns = cs_test_offset_for(cs_rank);
+    proto.test_offset_ns = cs_settings_clock_offset(cs_rank);
     ssize_t n = readlink("/proc/self/exe", proto.exe, sizeof proto.exe - 1);
     if (n > 0)
         proto.exe[n] = '\0';
-    snprintf(proto.mpi, sizeof proto.mpi, "%s", cs_mpi_flavor_name ? cs_mpi_flavor_name : (api ? api : ""));
+    snprintf(proto.mpi, sizeof proto.mpi, "%s", cs_flavor(api));
     snprintf(proto.tool_version, sizeof proto.tool_version, "%s", PACKAGE_VERSION);
     proto.ticks_per_ns = cs_measure_tick_rate();
     proto.overhead_ns = cs_measure_overhead(proto.ticks_per_ns);
@@ -271,42 +204,29 @@ int cs_trace_start(const char *api)
     char err[512];
     if (cs_log_open(cs_log_path, &proto, err, sizeof err) != 0) {
         if (cs_rank <= 0)
-            cs_warn_once(&warned, "%s; the job runs untraced", err);
+            cs_core_warn_once(&warned, "%s; the job runs untraced", err);
         goto out;
     }
-    extern void cs_callsite_init(void);
-    extern void cs_papi_init(cs_log_header *);
-    cs_callsite_init();
-    cs_log_header_ptr()->callsites = (uint32_t)cs_callsites_on;
-    cs_papi_init(cs_log_header_ptr());
-    cs_modules_snapshot();
-    cs_fuse_settings();
-    const char *d = getenv("COLLSCOPE_TEST_P2P_DELAY");
-    if (d && sscanf(d, "%d:%d:%d", &cs_test_p2p_src, &cs_test_p2p_dst, &cs_test_p2p_us) != 3)
-        cs_test_p2p_src = cs_test_p2p_dst = -1;
-    d = getenv("COLLSCOPE_TEST_COMM_DELAY");
-    if (d && (sscanf(d, "%d:%d", &cs_test_comm_local, &cs_test_comm_us) != 2 || cs_test_comm_local < 0))
-        cs_test_comm_local = -1, cs_test_comm_us = 0;
+    /* The modules start before the first span, with the guard held: a
+     * call they make into a wrapped library is not traced. */
+    cs_core_busy++;
+    for (const cs_module *const *m = cs_module_table; *m; m++)
+        if ((*m)->start)
+            (*m)->start(set, cs_log_header_ptr());
+    cs_core_busy--;
     static int atfork_done;
     if (!atfork_done) {
         pthread_atfork(NULL, NULL, cs_atfork_child);
         atfork_done = 1;
     }
-    __atomic_store_n(&cs_tracing, 1, __ATOMIC_RELEASE);
-    /* GPU activity (cupti.c, COLLSCOPE_CUPTI=1), before any CUDA work. */
-    extern void cs_cupti_start(void) __attribute__((weak));
-    if (cs_cupti_start) {
-        cs_busy++;
-        cs_cupti_start();
-        cs_busy--;
-    }
+    __atomic_store_n(&cs_core_tracing, 1, __ATOMIC_RELEASE);
 out:
     errno = saved_errno;
     pthread_mutex_unlock(&cs_start_lock);
-    return cs_tracing;
+    return cs_core_tracing;
 }
 
-void cs_trace_set_rank(int rank, int size)
+void cs_core_set_rank(int rank, int size)
 {
     cs_log_header *h = cs_log_header_ptr();
     cs_rank = rank;
@@ -315,20 +235,22 @@ void cs_trace_set_rank(int rank, int size)
     if (h->rank != rank) {
         /* The environment did not say (a singleton, or a launcher we do
          * not know): the test offset is keyed by the real rank. */
-        h->test_offset_ns = cs_test_offset_for(rank);
+        h->test_offset_ns = cs_settings_clock_offset(rank);
         h->rank = rank;
         cs_log_calibrate();
     }
     h->world_size = size;
-    cs_modules_snapshot();
+    for (const cs_module *const *m = cs_module_table; *m; m++)
+        if ((*m)->rank_known)
+            (*m)->rank_known(rank, size);
 }
 
-int cs_trace_rank(void)
+int cs_core_rank(void)
 {
     return cs_rank;
 }
 
-void cs_emit_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint32_t size, int32_t rank)
+void cs_core_emit_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint32_t size, int32_t rank)
 {
     cs_rec_comm *r = (cs_rec_comm *)cs_log_slot();
     if (!r)
@@ -341,15 +263,8 @@ void cs_emit_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint
     r->local = local;
     r->size = size;
     r->rank = rank;
-    r->world_rank = cs_trace_rank();
+    r->world_rank = cs_core_rank();
     cs_log_commit(r, CS_REC_HDR(CS_REC_COMMDEF, 0));
-}
-
-void cs_test_stall_us(int us)
-{
-    uint64_t end = cs__mono_ns() + (uint64_t)us * 1000u;
-    while (cs__mono_ns() < end)
-        ;
 }
 
 /* At exit: close the log and turn it into this rank's SQLite file, unless
@@ -358,22 +273,20 @@ __attribute__((destructor)) static void cs_core_fini(void)
 {
     if (!cs_log_is_open())
         return;
-    cs_busy = 1;
-    /* GPU times of collectives still in the poller's queue (gputime.c). */
-    extern void cs_gpu_flush(void) __attribute__((weak));
-    if (cs_gpu_flush)
-        cs_gpu_flush();
-    extern void cs_cupti_flush(void) __attribute__((weak));
-    if (cs_cupti_flush)
-        cs_cupti_flush();
-    __atomic_store_n(&cs_tracing, 0, __ATOMIC_RELEASE);
+    cs_core_busy = 1;
+    for (const cs_module *const *m = cs_module_table; *m; m++)
+        if ((*m)->flush)
+            (*m)->flush();
+    __atomic_store_n(&cs_core_tracing, 0, __ATOMIC_RELEASE);
     cs_log_close();
-    const char *conv = getenv("COLLSCOPE_EXIT_CONVERT");
-    if (conv && strcmp(conv, "0") == 0)
+    for (const cs_module *const *m = cs_module_table; *m; m++)
+        if ((*m)->fini)
+            (*m)->fini();
+    if (!cs_settings_get()->exit_convert)
         return;
     int saved = errno;
     char err[512];
     if (cs_store_convert_log(cs_log_path, cs_dir, NULL, err, sizeof err) != 0)
-        cs_warn_once(NULL, "%s (collscope ingest %s can retry)", err, cs_dir);
+        cs_core_warn_once(NULL, "%s (collscope ingest %s can retry)", err, cs_dir);
     errno = saved;
 }

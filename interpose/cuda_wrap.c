@@ -1,6 +1,6 @@
 /* cuda_wrap.c: the out-of-line parts of the CUDA runtime wrappers: finding
- * the real functions, starting the trace at the first GPU call, and
- * noticing a program whose CUDA runtime cannot be interposed. */
+ * the real functions, and noticing a program whose CUDA runtime cannot be
+ * interposed. */
 #include "config.h"
 #include "interpose/cuda_wrap.h"
 
@@ -8,19 +8,7 @@
 #include <stdlib.h>
 
 void *cs_cuda_real_fns[CS_OP_COUNT];
-extern const char *const cs_cuda_real_names[CS_OP_COUNT];
-__thread cs_gpu_tls cs_gpu_t __attribute__((tls_model("initial-exec")));
-uint64_t cs_gpu_corr_next;
-int cs_gpu_start_state;
 cs_cudart cs_rt;
-int cs_cupti_on;
-__thread uint32_t cs_cupti_corr __attribute__((tls_model("initial-exec")));
-#ifndef CS_WITH_CUPTI
-void cs_cupti_note_stream_slow(uint64_t handle)
-{
-    (void)handle;
-}
-#endif
 
 static const char *const cs_libcudart_names[] = { "libcudart.so.13", "libcudart.so.12", "libcudart.so", NULL };
 
@@ -53,36 +41,12 @@ void *cs_cuda_resolve(int op)
     return f;
 }
 
-/* A new block of correlation ids for this thread (ids start at 1). */
-void cs_gpu_corr_refill(void)
-{
-    uint64_t base = __atomic_fetch_add(&cs_gpu_corr_next, CS_GPU_CORR_BLOCK, __ATOMIC_RELAXED) + 1;
-    cs_gpu_t.corr_next = base;
-    cs_gpu_t.corr_end = base + CS_GPU_CORR_BLOCK;
-}
-
 int cs_cuda_missing(int op)
 {
     static int warned[CS_OP_COUNT];
-    cs_warn_once(&warned[op], "no CUDA runtime provides %s; the call fails with cudaErrorSymbolNotFound",
-                 cs_ops[op].name);
+    cs_core_warn_once(&warned[op], "no CUDA runtime provides %s; the call fails with cudaErrorSymbolNotFound",
+                      cs_ops[op].name);
     return cudaErrorSymbolNotFound;
-}
-
-/* The first NCCL or CUDA call of a process starts the trace (a process
- * with MPI has started it at MPI_Init). Tried once: a process that will
- * not trace (a launcher, COLLSCOPE_DISABLE=1, no writable folder) pays
- * one load per call after that. */
-int cs_gpu_start(void)
-{
-    int st = __atomic_load_n(&cs_gpu_start_state, __ATOMIC_ACQUIRE);
-    if (st < 0)
-        return 0;
-    int saved = errno;
-    int on = cs_trace_start("cuda");
-    __atomic_store_n(&cs_gpu_start_state, on ? 1 : -1, __ATOMIC_RELEASE);
-    errno = saved;
-    return on;
 }
 
 /* The CUDA functions the tool calls itself: from the shared libcudart of
@@ -95,8 +59,8 @@ int cs_cudart_load(void)
     void *lib = cs_cudart_handle();
     if (!lib) {
         static int warned;
-        cs_warn_once(&warned, "the program has no shared CUDA runtime (is cudart linked statically? "
-                              "nvcc does so unless given -cudart shared): its CUDA calls are not traced");
+        cs_core_warn_once(&warned, "the program has no shared CUDA runtime (is cudart linked statically? "
+                                   "nvcc does so unless given -cudart shared): its CUDA calls are not traced");
         for (int i = 0; cs_libcudart_names[i] && !lib; i++)
             lib = dlopen(cs_libcudart_names[i], RTLD_LAZY | RTLD_LOCAL);
     }
@@ -116,5 +80,3 @@ int cs_cudart_load(void)
     cs_rt.ready = ok ? 1 : -1;
     return ok;
 }
-
-#include "interpose/cuda_wrappers.gen.c"

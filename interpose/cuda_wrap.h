@@ -1,165 +1,22 @@
-/* cuda_wrap.h: the pieces every generated NCCL and CUDA runtime wrapper is
- * made of (interpose/nccl.spec, interpose/cuda.spec), and the GPU timing
- * of collectives (gputime.c).
- *
- * Compiled against the CUDA and NCCL headers only: libcudart and libnccl
- * are found at run time (dlsym(RTLD_NEXT), else the library a host loaded
- * RTLD_LOCAL, found with dlopen(RTLD_NOLOAD)), never linked. A process
- * without them never calls these wrappers. Tracing starts at the first
- * NCCL or CUDA call of a process that has no MPI (cs_trace_start). */
+/* cuda_wrap.h: the CUDA runtime wrappers' own pieces (cuda_wrap.c): the
+ * real functions, found with dlsym(RTLD_NEXT), else in the libcudart a
+ * host loaded RTLD_LOCAL (dlopen(RTLD_NOLOAD)); and the CUDA functions the
+ * tool calls itself. */
 #ifndef CS_CUDA_WRAP_H
 #define CS_CUDA_WRAP_H
 
-#include <errno.h>
-#include <stdint.h>
-#include <string.h>
+#include "interpose/gpu_wrap.h"
 
-#include <cuda_runtime_api.h>
-
-#include "interpose/core.h"
-
-/* One call in flight: its span and its extension record. */
-typedef struct cs_gpu_call {
-    cs_rec rec;
-    cs_rec_spanx x;
-    uint32_t flags;
-    int has_x;  /* write the SPANX record */
-    void *comm; /* cs_nccl_comm *, NULL = none */
-    int ev;     /* gputime: pool slot of the begin event, -1 = none */
-} cs_gpu_call;
-
-extern void *cs_nccl_real_fns[CS_OP_COUNT];
-extern void *cs_cuda_real_fns[CS_OP_COUNT];
-void *cs_nccl_resolve(int op);
+extern CS_INTERNAL void *cs_cuda_real_fns[CS_OP_COUNT];
+/* The real functions' names, from cuda.spec (the generated wrappers). */
+extern CS_INTERNAL const char *const cs_cuda_real_names[CS_OP_COUNT];
 void *cs_cuda_resolve(int op);
-int cs_nccl_missing(int op);
 int cs_cuda_missing(int op);
-
-static inline void *cs_nccl_real(int op)
-{
-    void *f = __atomic_load_n(&cs_nccl_real_fns[op], __ATOMIC_RELAXED);
-    return CS_LIKELY(f != NULL) ? f : cs_nccl_resolve(op);
-}
 
 static inline void *cs_cuda_real(int op)
 {
     void *f = __atomic_load_n(&cs_cuda_real_fns[op], __ATOMIC_RELAXED);
     return CS_LIKELY(f != NULL) ? f : cs_cuda_resolve(op);
-}
-
-/* Per-process correlation ids of NCCL calls (GPUTIME records join on them):
- * unique in the process, handed to threads in blocks. */
-extern uint64_t cs_gpu_corr_next;
-#define CS_GPU_CORR_BLOCK 64u
-void cs_gpu_corr_refill(void);
-/* Per-thread NCCL group state and correlation ids. */
-typedef struct cs_gpu_tls {
-    int depth;          /* ncclGroupStart nesting */
-    uint32_t grp;       /* id of the open group, 0 = none */
-    uint64_t corr_next; /* next id of this thread's block */
-    uint64_t corr_end;  /* end of the block */
-} cs_gpu_tls;
-extern __thread cs_gpu_tls cs_gpu_t __attribute__((tls_model("initial-exec")));
-
-int cs_gpu_start(void);
-extern int cs_gpu_start_state;
-
-/* CUPTI (cupti.c, COLLSCOPE_CUPTI=1): on once activity is enabled. The
- * runtime-API callback leaves the correlation id of the runtime call in
- * progress in cs_cupti_corr; a launch or memcpy wrapper stores it in its
- * SPANX record (the importer joins activity to the span by it). Streams a
- * traced call used are noted so activity names them by handle. */
-extern int cs_cupti_on;
-extern __thread uint32_t cs_cupti_corr __attribute__((tls_model("initial-exec")));
-void cs_cupti_note_stream_slow(uint64_t handle); /* 0 untried, 1 tracing, -1 will not trace */
-
-/* The fast path below makes no call that can set errno: every slow path
- * that can (trace start, call sites, PAPI, CUPTI, log refill, GPU timing,
- * communicator set-up) saves and restores it itself, so the application
- * sees the errno the library left. */
-
-/* Begin a traced call: 0 means pass the call through untraced. */
-CS_HOT int cs_gpu_enter(cs_gpu_call *c, int op)
-{
-    if (CS_UNLIKELY(cs_busy))
-        return 0;
-    if (CS_UNLIKELY(!__atomic_load_n(&cs_tracing, __ATOMIC_RELAXED)) && !cs_gpu_start())
-        return 0;
-    cs_busy = 1;
-    memset(&c->rec, 0, sizeof c->rec);
-    c->rec.op = (uint16_t)op;
-    c->flags = 0;
-    c->has_x = 0;
-    c->comm = NULL;
-    c->ev = -1;
-    c->x.stream = 0;
-    c->x.corr = 0;
-    c->x.grp = cs_gpu_t.grp;
-    c->x.redop = -1;
-    c->x.dir = -1;
-    c->x.device = -1;
-    c->rec.callsite = cs_callsite_capture();
-    return 1;
-}
-
-CS_HOT void cs_gpu_set_peer(cs_gpu_call *c, int peer)
-{
-    c->rec.peer = peer;
-    c->flags |= CS_F_HAS_PEER;
-}
-
-CS_HOT void cs_gpu_set_stream(cs_gpu_call *c, cudaStream_t s)
-{
-    c->x.stream = (uint64_t)(uintptr_t)s;
-    c->has_x = 1;
-}
-
-CS_HOT void cs_gpu_begin(cs_gpu_call *c)
-{
-    if (CS_UNLIKELY(cs_papi_on))
-        cs_papi_sample(cs__log_tls.tid, 0);
-    if (CS_UNLIKELY(cs_cupti_on))
-        cs_cupti_corr = 0;
-    c->rec.t0 = cs_clock_ticks();
-}
-
-CS_HOT void cs_gpu_end(cs_gpu_call *c, int rc, int failed)
-{
-    c->rec.t1 = cs_clock_ticks();
-    c->rec.rc = rc;
-    if (CS_UNLIKELY(failed))
-        c->flags |= CS_F_ERROR;
-    if (CS_UNLIKELY(cs_cupti_on) && c->has_x) {
-        if (c->x.corr == 0 && cs_cupti_corr) /* a CUDA call (NCCL calls have their own ids) */
-            c->x.corr = cs_cupti_corr;
-        cs_cupti_note_stream_slow(c->x.stream);
-    }
-}
-
-/* Write the extension record (if any), then the span; leave the call. */
-CS_HOT void cs_gpu_emit(cs_gpu_call *c)
-{
-    if (c->has_x || c->x.grp) {
-        cs_rec_spanx *x = (cs_rec_spanx *)cs_log_slot();
-        if (CS_LIKELY(x != NULL)) {
-            x->op = c->rec.op;
-            x->tid = cs__log_tls.tid;
-            x->stream = c->x.stream;
-            x->corr = c->x.corr;
-            x->grp = c->x.grp;
-            x->redop = c->x.redop;
-            x->dir = c->x.dir;
-            x->device = c->x.device;
-            cs_log_commit(x, CS_REC_HDR(CS_REC_SPANX, 0));
-        }
-    }
-    cs_rec *slot = cs_log_slot();
-    if (CS_LIKELY(slot != NULL)) {
-        c->rec.tid = cs__log_tls.tid;
-        *slot = c->rec;
-        cs_log_commit(slot, CS_REC_HDR(CS_REC_SPAN, c->flags));
-    }
-    cs_busy = 0;
 }
 
 /* Stream 0 in a _ptsz entry point is the calling thread's default stream. */
@@ -172,43 +29,6 @@ static inline uint32_t cs_cuda_threads(dim3 g, dim3 b)
 {
     uint64_t n = (uint64_t)g.x * g.y * g.z * b.x * b.y * b.z;
     return n > 0xffffffffu ? 0xffffffffu : (uint32_t)n;
-}
-
-/* ---- GPU time of collectives (gputime.c) ----
- * Before a collective, a pool event is recorded on its stream; after it,
- * another. Inside an NCCL group the work starts at ncclGroupEnd, so the
- * events of grouped calls are recorded around ncclGroupEnd instead. A
- * poller thread waits for them (cudaEventQuery, never a synchronization
- * of the application's streams) and writes GPUTIME records. Any failing
- * CUDA call of this machinery turns GPU timing off, with one warning. */
-extern int cs_gputime_on; /* 1 on, 0 off (COLLSCOPE_GPUTIME=0 or a failure) */
-void cs_gputime_pre_slow(cs_gpu_call *c);
-void cs_gputime_post_slow(cs_gpu_call *c, int ok);
-void cs_gputime_group_end_pre(void);
-void cs_gputime_group_end_post(int ok);
-
-/* The NCCL profiler plugin (ncclprof.c): on once NCCL initialised it for
- * a communicator of a traced process; collectives are then noted so the
- * plugin's events find their spans. */
-extern int cs_ncclprof_on;
-void cs_ncclprof_note(cs_gpu_call *c);
-
-CS_HOT void cs_gputime_pre(cs_gpu_call *c)
-{
-    if (CS_UNLIKELY(cs_gpu_t.corr_next == cs_gpu_t.corr_end))
-        cs_gpu_corr_refill();
-    c->x.corr = cs_gpu_t.corr_next++;
-    c->has_x = 1;
-    if (CS_UNLIKELY(cs_ncclprof_on))
-        cs_ncclprof_note(c);
-    if (CS_LIKELY(cs_gputime_on))
-        cs_gputime_pre_slow(c);
-}
-
-CS_HOT void cs_gputime_post(cs_gpu_call *c, int ok)
-{
-    if (c->ev >= 0)
-        cs_gputime_post_slow(c, ok);
 }
 
 /* The real CUDA functions the tool itself uses (never traced). */
@@ -225,7 +45,7 @@ typedef struct cs_cudart {
     cudaError_t (*get_error)(void);
     int ready; /* 1 found, -1 not found */
 } cs_cudart;
-extern cs_cudart cs_rt;
+extern CS_INTERNAL cs_cudart cs_rt;
 int cs_cudart_load(void);
 /* A shared libcudart in the process (cuda_wrap.c): 0 when none is loaded
  * (the program links cudart statically); says so once. */

@@ -13,13 +13,17 @@
  * (no libcupti, no GPU: cuptiSubscribe returns 999) prints one warning and
  * the run goes on without activity records. */
 #include "config.h"
-#include "interpose/cuda_wrap.h"
+#include "interpose/gpu_wrap.h"
+#include "interpose/cupti.h"
 
 #include <cupti.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+
+int cs_cupti_on;
+__thread uint32_t cs_cupti_corr __attribute__((tls_model("initial-exec")));
 
 #define CS_CUPTI_BUF (1u << 20)
 #define CS_CUPTI_STREAMS 256u
@@ -49,8 +53,8 @@ static int cs_cupti_warned;
 static void cs_cupti_fail(const char *what, int rc)
 {
     __atomic_store_n(&cs_cupti_on, 0, __ATOMIC_RELEASE);
-    cs_warn_once(&cs_cupti_warned, "CUPTI: %s failed (%d); no GPU activity records (COLLSCOPE_CUPTI=1 is ignored)",
-                 what, rc);
+    cs_core_warn_once(&cs_cupti_warned, "CUPTI: %s failed (%d); no GPU activity records (COLLSCOPE_CUPTI=1 is ignored)",
+                      what, rc);
 }
 
 /* A reading of both clocks at the same moment (the middle of the window). */
@@ -167,8 +171,8 @@ static void CUPTIAPI cs_cupti_buf_done(CUcontext ctx, uint32_t sid, uint8_t *buf
     (void)ctx;
     (void)sid;
     (void)size;
-    int busy = cs_busy;
-    cs_busy = 1;
+    int busy = cs_core_busy;
+    cs_core_busy = 1;
     cs_cupti_pair();
     pthread_mutex_lock(&P.lock);
     uint64_t ts_ref = P.ts_ref, ticks_ref = P.ticks_ref;
@@ -190,14 +194,13 @@ static void CUPTIAPI cs_cupti_buf_done(CUcontext ctx, uint32_t sid, uint8_t *buf
         }
     }
     free(buf);
-    cs_busy = busy;
+    cs_core_busy = busy;
 }
 
-/* At trace start (core.c), with COLLSCOPE_CUPTI=1. */
-void cs_cupti_start(void)
+/* At trace start, with COLLSCOPE_CUPTI=1. */
+static void cs_cupti_start(const cs_settings *s, cs_log_header *h)
 {
-    const char *env = getenv("COLLSCOPE_CUPTI");
-    if (!env || strcmp(env, "1") != 0)
+    if (!s->cupti)
         return;
     static const char *const names[] = { "libcupti.so.13", "libcupti.so.12", "libcupti.so", NULL };
     void *lib = NULL;
@@ -222,7 +225,6 @@ void cs_cupti_start(void)
         cs_cupti_fail("finding the CUPTI functions", -1);
         return;
     }
-    cs_log_header *h = cs_log_header_ptr();
     P.tpn = h && h->ticks_per_ns > 0 ? h->ticks_per_ns : 1.0;
     CUptiResult rc = P.subscribe(&P.sub, cs_cupti_callback, NULL);
     if (rc != CUPTI_SUCCESS) {
@@ -248,11 +250,17 @@ void cs_cupti_start(void)
     __atomic_store_n(&cs_cupti_on, 1, __ATOMIC_RELEASE);
 }
 
-/* At exit (core.c, before the log closes): the buffers CUPTI still holds. */
-void cs_cupti_flush(void)
+/* At exit, before the log closes: the buffers CUPTI still holds. */
+static void cs_cupti_flush(void)
 {
     if (!__atomic_load_n(&cs_cupti_on, __ATOMIC_ACQUIRE))
         return;
     P.act_flush(1 /* CUPTI_ACTIVITY_FLAG_FLUSH_FORCED */);
     __atomic_store_n(&cs_cupti_on, 0, __ATOMIC_RELEASE);
 }
+
+const cs_module cs_cupti_module = {
+    .name = "cupti",
+    .start = cs_cupti_start,
+    .flush = cs_cupti_flush,
+};

@@ -1,5 +1,5 @@
 /* gputime.c: the GPU begin and end of every NCCL collective, from CUDA
- * events (see cuda_wrap.h).
+ * events (see gputime.h).
  *
  * Each application thread that issues collectives owns a ring (made at
  * its first collective, adopted by a later thread once it exits): its
@@ -20,6 +20,7 @@
  * CUDA call or an allocation keeps errno as it found it. */
 #include "config.h"
 #include "interpose/cuda_wrap.h"
+#include "interpose/gputime.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -96,10 +97,10 @@ static void cs_gt_fail(const char *what, cudaError_t err, cudaError_t before)
         cs_rt.get_error();
     __atomic_store_n(&cs_gputime_on, 0, __ATOMIC_RELEASE);
     if (!G.flushing)
-        cs_warn_once(&cs_gt_warned,
-                     "%s failed (CUDA error %d); GPU times of collectives are off for the rest "
-                     "of this process",
-                     what, (int)err);
+        cs_core_warn_once(&cs_gt_warned,
+                          "%s failed (CUDA error %d); GPU times of collectives are off for the rest "
+                          "of this process",
+                          what, (int)err);
 }
 
 static cudaError_t cs_gt_before(void)
@@ -296,7 +297,7 @@ static int cs_gt_drain(void)
 static void *cs_gt_poller(void *arg)
 {
     (void)arg;
-    cs_busy = 1; /* nothing this thread calls is traced */
+    cs_core_busy = 1; /* nothing this thread calls is traced */
     if (cs_rt.set_device(G.device) != cudaSuccess) {
         cs_gt_fail("cudaSetDevice (poller)", cudaErrorUnknown, cudaSuccess);
         return NULL;
@@ -318,15 +319,14 @@ static int cs_gt_init(void)
         return G.state > 0;
     }
     G.state = -1;
-    const char *env = getenv("COLLSCOPE_GPUTIME");
-    if (env && strcmp(env, "0") == 0) {
+    if (!cs_settings_get()->gputime) {
         cs_gputime_on = 0;
         pthread_mutex_unlock(&G.lock);
         return 0;
     }
     if (!cs_cudart_load()) {
         cs_gputime_on = 0;
-        cs_warn_once(&cs_gt_warned, "no CUDA runtime found; GPU times of collectives are off");
+        cs_core_warn_once(&cs_gt_warned, "no CUDA runtime found; GPU times of collectives are off");
         pthread_mutex_unlock(&G.lock);
         return 0;
     }
@@ -345,7 +345,7 @@ static int cs_gt_init(void)
     G.tpn = h && h->ticks_per_ns > 0 ? h->ticks_per_ns : 1.0;
     if (pthread_key_create(&G.key, cs_gt_orphan) != 0 || pthread_create(&G.poller, NULL, cs_gt_poller, NULL) != 0) {
         cs_gputime_on = 0;
-        cs_warn_once(&cs_gt_warned, "cannot start the GPU timing thread; GPU times of collectives are off");
+        cs_core_warn_once(&cs_gt_warned, "cannot start the GPU timing thread; GPU times of collectives are off");
         pthread_mutex_unlock(&G.lock);
         return 0;
     }
@@ -456,9 +456,9 @@ void cs_gputime_group_end_post(int ok)
     errno = saved;
 }
 
-/* At exit (core.c, before the log closes): stop the poller and write what
+/* At exit, before the log closes: stop the poller and write what
  * completed. Waits at most 2 s for outstanding work. */
-void cs_gpu_flush(void)
+static void cs_gputime_flush(void)
 {
     if (__atomic_load_n(&G.state, __ATOMIC_ACQUIRE) <= 0)
         return;
@@ -471,3 +471,8 @@ void cs_gpu_flush(void)
         cs_sleep_us(1000);
     }
 }
+
+const cs_module cs_gputime_module = {
+    .name = "gputime",
+    .flush = cs_gputime_flush,
+};

@@ -8,15 +8,40 @@
 #include <stdlib.h>
 
 #if defined(OPEN_MPI) && OPEN_MPI
-const char *cs_mpi_flavor_name = "openmpi";
+#define CS_MPI_FLAVOR "openmpi"
 static const char *const cs_libmpi_names[] = { "libmpi.so.40", "libmpi.so", NULL };
 struct cs_ompi_consts cs_ompi;
 #else
-const char *cs_mpi_flavor_name = "mpich";
+#define CS_MPI_FLAVOR "mpich"
 static const char *const cs_libmpi_names[] = { "libmpich.so.12", "libmpi.so.12", "libmpich.so", NULL };
 #endif
 
 void *cs_mpi_real_fns[CS_OP_COUNT];
+int cs_mpi_test_p2p_src = -1, cs_mpi_test_p2p_dst = -1, cs_mpi_test_p2p_us;
+int cs_mpi_test_comm_local = -1, cs_mpi_test_comm_us;
+
+void cs_mpi_test_stall_us(int us)
+{
+    uint64_t end = cs__mono_ns() + (uint64_t)us * 1000u;
+    while (cs__mono_ns() < end)
+        ;
+}
+
+static void cs_mpi_start(const cs_settings *s, cs_log_header *h)
+{
+    (void)h;
+    cs_mpi_test_p2p_src = s->test_p2p_src;
+    cs_mpi_test_p2p_dst = s->test_p2p_dst;
+    cs_mpi_test_p2p_us = s->test_p2p_src >= 0 ? s->test_p2p_us : 0;
+    cs_mpi_test_comm_local = s->test_comm_local;
+    cs_mpi_test_comm_us = s->test_comm_local >= 0 ? s->test_comm_us : 0;
+}
+
+const cs_module cs_mpi_module = {
+    .name = "mpi",
+    .flavor = CS_MPI_FLAVOR,
+    .start = cs_mpi_start,
+};
 
 /* dlsym in the objects after ours, else in a libmpi loaded RTLD_LOCAL. */
 static void *cs_mpi_sym(const char *name)
@@ -80,7 +105,7 @@ static void *cs_mpi_resolve__inner(int op)
 int cs_mpi_missing(int op)
 {
     static int warned[CS_OP_COUNT];
-    cs_warn_once(&warned[op], "the MPI library has no %s; the call fails with MPI_ERR_OTHER", cs_ops[op].name);
+    cs_core_warn_once(&warned[op], "the MPI library has no %s; the call fails with MPI_ERR_OTHER", cs_ops[op].name);
     return MPI_ERR_OTHER;
 }
 
@@ -119,7 +144,7 @@ static int cs_mpi_helpers(void)
     R.ready = ok ? 1 : -1;
     if (!ok) {
         static int warned;
-        cs_warn_once(&warned, "the MPI library lacks functions collscope needs; communicators are not identified");
+        cs_core_warn_once(&warned, "the MPI library lacks functions collscope needs; communicators are not identified");
     }
     return ok;
 }
@@ -193,7 +218,7 @@ static cs_mpi_comm *cs_comm_add(uint64_t key, MPI_Comm comm, uint64_t id, uint64
     m->is_world = how == CS_COMM_WORLD;
     __atomic_store_n(slot, m, __ATOMIC_RELEASE); /* the freed one leaks: it is tiny */
 
-    cs_emit_commdef(how, m->id, parent, m->local, m->size, m->rank);
+    cs_core_emit_commdef(how, m->id, parent, m->local, m->size, m->rank);
     return m;
 }
 
@@ -345,7 +370,7 @@ static void cs_mpi_init_end__inner(cs_mpi_call *c, int rc)
     int rank = 0, size = 1;
     R.comm_rank(MPI_COMM_WORLD, &rank);
     R.comm_size(MPI_COMM_WORLD, &size);
-    cs_trace_set_rank(rank, size);
+    cs_core_set_rank(rank, size);
     pthread_mutex_lock(&cs_comm_lock);
     if (!cs_comm_find(CS_H(MPI_COMM_WORLD)))
         cs_comm_add(CS_H(MPI_COMM_WORLD), MPI_COMM_WORLD, 0x574f524c44ull /* WORLD */, 0, CS_COMM_WORLD);

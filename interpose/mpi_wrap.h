@@ -20,7 +20,10 @@
 
 #include <mpi.h>
 
+#include "interpose/callsite.h"
 #include "interpose/core.h"
+#include "interpose/module.h"
+#include "interpose/papi.h"
 #include "libtrace/dtypes.h"
 
 /* MPI-3 added const to input buffers; both supported libraries have it. */
@@ -35,7 +38,7 @@ struct cs_ompi_consts {
     MPI_Request request_null;
     MPI_Datatype datatype_null;
 };
-extern struct cs_ompi_consts cs_ompi;
+extern CS_INTERNAL struct cs_ompi_consts cs_ompi;
 #undef MPI_COMM_WORLD
 #define MPI_COMM_WORLD (cs_ompi.comm_world)
 #undef MPI_COMM_SELF
@@ -93,7 +96,7 @@ typedef struct cs_mpi_reqs {
     MPI_Status st[CS_MPI_REQS_STACK];
 } cs_mpi_reqs;
 
-extern void *cs_mpi_real_fns[CS_OP_COUNT];
+extern CS_INTERNAL void *cs_mpi_real_fns[CS_OP_COUNT];
 /* A function or datatype/op object of the MPI library (never ours). */
 void *cs_mpi_libsym(const char *name);
 void *cs_mpi_libdata(const char *name);
@@ -101,7 +104,7 @@ void *cs_mpi_libdata(const char *name);
  * completion call that saw it finish). */
 uint32_t cs_mpi_req_id(void);
 void cs_mpi_reqdone(uint32_t id, int op, uint64_t t0, uint64_t t1);
-extern const char *const cs_mpi_real_names[CS_OP_COUNT];
+extern CS_INTERNAL const char *const cs_mpi_real_names[CS_OP_COUNT];
 void *cs_mpi_resolve(int op);
 int cs_mpi_missing(int op);
 
@@ -114,15 +117,15 @@ CS_HOT void *cs_mpi_real(int op)
 /* Begin a traced call: 0 means pass the call through untraced. */
 CS_HOT int cs_mpi_enter(cs_mpi_call *c, int op)
 {
-    if (CS_UNLIKELY(cs_busy))
+    if (CS_UNLIKELY(cs_core_busy))
         return 0;
-    if (CS_UNLIKELY(!__atomic_load_n(&cs_tracing, __ATOMIC_RELAXED))) {
+    if (CS_UNLIKELY(!__atomic_load_n(&cs_core_tracing, __ATOMIC_RELAXED))) {
         if (op != CS_OP_MPI_Init && op != CS_OP_MPI_Init_thread)
             return 0;
-        if (!cs_trace_start(NULL))
+        if (!cs_core_start(NULL))
             return 0;
     }
-    cs_busy = 1;
+    cs_core_busy = 1;
     cs_rec *r = cs_log_hold();
     if (CS_UNLIKELY(!r)) {
         r = &c->scratch;
@@ -133,7 +136,7 @@ CS_HOT int cs_mpi_enter(cs_mpi_call *c, int op)
     r->tid = cs__log_tls.tid;
     c->flags = 0;
     c->comm = NULL;
-    if (cs_callsites_on)
+    if (cs_callsite_on)
         r->callsite = cs_callsite_capture();
     return 1;
 }
@@ -158,12 +161,12 @@ CS_HOT void cs_mpi_emit(cs_mpi_call *c)
 {
     if (CS_LIKELY(c->r != &c->scratch))
         cs_log_release(c->r, CS_REC_HDR(CS_REC_SPAN, c->flags));
-    cs_busy = 0;
+    cs_core_busy = 0;
 }
 
 /* Communicators. */
 cs_mpi_comm *cs_mpi_comm_lookup(uint64_t key, MPI_Comm comm);
-extern __thread cs_mpi_comm *cs_mpi_comm_last __attribute__((tls_model("initial-exec")));
+extern CS_INTERNAL __thread cs_mpi_comm *cs_mpi_comm_last __attribute__((tls_model("initial-exec")));
 
 CS_HOT void cs_mpi_set_comm(cs_mpi_call *c, MPI_Comm comm, int collective)
 {
@@ -196,8 +199,8 @@ typedef struct cs_mpi_dt {
 } cs_mpi_dt;
 cs_mpi_dt cs_mpi_dtype(uint64_t key, MPI_Datatype dt);
 /* The last predefined datatype this thread used: most calls hit it. */
-extern __thread uint64_t cs_mpi_dt_last_key __attribute__((tls_model("initial-exec")));
-extern __thread cs_mpi_dt cs_mpi_dt_last __attribute__((tls_model("initial-exec")));
+extern CS_INTERNAL __thread uint64_t cs_mpi_dt_last_key __attribute__((tls_model("initial-exec")));
+extern CS_INTERNAL __thread cs_mpi_dt cs_mpi_dt_last __attribute__((tls_model("initial-exec")));
 
 CS_HOT void cs_mpi_set_count(cs_mpi_call *c, int count, MPI_Datatype dt)
 {
@@ -250,19 +253,34 @@ CS_HOT void cs_mpi_set_status(cs_mpi_call *c, const MPI_Status *st, int rc)
     c->r->tag = st->MPI_TAG;
 }
 
+/* Test-only seams for the slow-link verdicts, set at trace start; both
+ * stall by busy waiting inside the traced call, after the ranks have
+ * arrived, so the call's transfer grows and its arrivals stay on time.
+ *   COLLSCOPE_TEST_P2P_DELAY=SRC:DST:USEC  every send from world rank SRC
+ *       to world rank DST stalls USEC microseconds before the real send.
+ *   COLLSCOPE_TEST_COMM_DELAY=LOCAL:USEC  every blocking collective on the
+ *       communicator whose process-local index (cs_mpi_comm.local: world 0,
+ *       self 1, then each created communicator in creation order; the same
+ *       on every member of communicators created collectively in the same
+ *       order) is LOCAL stalls USEC microseconds after the real call
+ *       returns, on every member. */
+extern CS_INTERNAL int cs_mpi_test_p2p_src, cs_mpi_test_p2p_dst, cs_mpi_test_p2p_us;
+extern CS_INTERNAL int cs_mpi_test_comm_local, cs_mpi_test_comm_us;
+void cs_mpi_test_stall_us(int us);
+
 /* Test-only stall inside a send (COLLSCOPE_TEST_P2P_DELAY). */
 CS_HOT void cs_mpi_p2p_stall(cs_mpi_call *c)
 {
-    if (CS_UNLIKELY(cs_test_p2p_us > 0) && c->comm && c->comm->is_world && c->comm->rank == cs_test_p2p_src &&
-        c->r->peer == cs_test_p2p_dst)
-        cs_test_stall_us(cs_test_p2p_us);
+    if (CS_UNLIKELY(cs_mpi_test_p2p_us > 0) && c->comm && c->comm->is_world && c->comm->rank == cs_mpi_test_p2p_src &&
+        c->r->peer == cs_mpi_test_p2p_dst)
+        cs_mpi_test_stall_us(cs_mpi_test_p2p_us);
 }
 
 /* Test-only stall after a blocking collective (COLLSCOPE_TEST_COMM_DELAY). */
 CS_HOT void cs_mpi_coll_stall(cs_mpi_call *c)
 {
-    if (CS_UNLIKELY(cs_test_comm_us > 0) && c->comm && c->comm->local == (uint32_t)cs_test_comm_local)
-        cs_test_stall_us(cs_test_comm_us);
+    if (CS_UNLIKELY(cs_mpi_test_comm_us > 0) && c->comm && c->comm->local == (uint32_t)cs_mpi_test_comm_local)
+        cs_mpi_test_stall_us(cs_mpi_test_comm_us);
 }
 
 uint64_t cs_mpi_bytes_n(int count, MPI_Datatype dt, MPI_Comm comm);
@@ -276,6 +294,9 @@ void cs_mpi_init_end(cs_mpi_call *c, int rc);
 void cs_mpi_finalize_begin(cs_mpi_call *c);
 void cs_mpi_comm_created(cs_mpi_call *c, MPI_Comm parent, MPI_Comm *newcomm, int how, int color, int rc);
 void cs_mpi_comm_freed(cs_mpi_call *c, MPI_Comm freed, int rc);
+
+/* The MPI flavor and its test seams, as a module (mpi_wrap.c). */
+extern CS_INTERNAL const cs_module cs_mpi_module;
 
 /* Completion calls: _pre saves the requests (and supplies a status array
  * when the caller ignores them) and returns the status pointer to pass on;

@@ -2,7 +2,7 @@
  * functions, communicator identities (see nccl_wrap.h) and groups. */
 #include "config.h"
 #include "interpose/nccl_wrap.h"
-#include "interpose/nccl_fuse.h"
+#include "interpose/fuse/nccl_fuse.h"
 #include "libtrace/dtypes.h"
 
 #include <dlfcn.h>
@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 void *cs_nccl_real_fns[CS_OP_COUNT];
-extern const char *const cs_nccl_real_names[CS_OP_COUNT];
 __thread cs_nccl_comm *cs_nccl_comm_last __attribute__((tls_model("initial-exec")));
 
 /* NCCL's API symbols are weak: the next object's, else a libnccl loaded
@@ -47,7 +46,7 @@ void *cs_nccl_resolve(int op)
 int cs_nccl_missing(int op)
 {
     static int warned[CS_OP_COUNT];
-    cs_warn_once(&warned[op], "no NCCL library provides %s; the call fails with ncclSystemError", cs_ops[op].name);
+    cs_core_warn_once(&warned[op], "no NCCL library provides %s; the call fails with ncclSystemError", cs_ops[op].name);
     return ncclSystemError;
 }
 
@@ -168,7 +167,7 @@ static cs_nccl_comm *cs_ncomm_add_inner(ncclComm_t comm, uint64_t id, uint64_t p
     __atomic_store_n(slot, m, __ATOMIC_RELEASE); /* a destroyed one leaks: it is tiny */
     pthread_mutex_unlock(&cs_ncomm_lock);
 
-    cs_emit_commdef(how, m->id, parent, m->local, m->size, m->rank);
+    cs_core_emit_commdef(how, m->id, parent, m->local, m->size, m->rank);
     return m;
 }
 
@@ -303,5 +302,3 @@ ncclResult_t cs_nccl_group_end_post(cs_gpu_call *c, ncclResult_t rc)
     }
     return rc;
 }
-
-#include "interpose/nccl_wrappers.gen.c"

@@ -14,10 +14,23 @@
 
 #include <nccl.h>
 
-#include "interpose/cuda_wrap.h"
+#include "interpose/gpu_wrap.h"
+#include "interpose/gputime.h"
 #include "libtrace/dtypes.h"
 
 #define CS_NCCL_LOCAL_BASE 0x8000u
+
+extern CS_INTERNAL void *cs_nccl_real_fns[CS_OP_COUNT];
+/* The real functions' names, from nccl.spec (the generated wrappers). */
+extern CS_INTERNAL const char *const cs_nccl_real_names[CS_OP_COUNT];
+void *cs_nccl_resolve(int op);
+int cs_nccl_missing(int op);
+
+static inline void *cs_nccl_real(int op)
+{
+    void *f = __atomic_load_n(&cs_nccl_real_fns[op], __ATOMIC_RELAXED);
+    return CS_LIKELY(f != NULL) ? f : cs_nccl_resolve(op);
+}
 
 typedef struct cs_nccl_comm {
     uint64_t key;   /* ncclComm_t bits; 0 once destroyed */
@@ -32,7 +45,7 @@ typedef struct cs_nccl_comm {
 } cs_nccl_comm;
 
 cs_nccl_comm *cs_nccl_comm_find(ncclComm_t comm);
-extern __thread cs_nccl_comm *cs_nccl_comm_last __attribute__((tls_model("initial-exec")));
+extern CS_INTERNAL __thread cs_nccl_comm *cs_nccl_comm_last __attribute__((tls_model("initial-exec")));
 
 CS_HOT void cs_nccl_set_comm(cs_gpu_call *c, ncclComm_t comm, int collective)
 {

@@ -21,7 +21,7 @@
  * converted to the process clock through a reading of both clocks, taken
  * again every 10 ms on each thread that writes records. */
 #include "config.h"
-#include "interpose/cuda_wrap.h"
+#include "interpose/gpu_wrap.h"
 #include "interpose/ncclprof.h"
 
 #include <stdlib.h>
@@ -160,7 +160,7 @@ static uint32_t cs_np_index(const char *s, const char *const *names, unsigned n)
 
 static void cs_np_write(cs_np_ev *e)
 {
-    if (!__atomic_load_n(&cs_tracing, __ATOMIC_ACQUIRE)) /* the log is closing (exit) */
+    if (!__atomic_load_n(&cs_core_tracing, __ATOMIC_ACQUIRE)) /* the log is closing (exit) */
         return;
     cs_rec_gputime *g = (cs_rec_gputime *)cs_log_slot();
     if (!g)
@@ -203,7 +203,7 @@ static int cs_np_init(int *mask)
 {
     /* Only when this library traces the process (it is the LD_PRELOAD,
      * whose NCCL wrappers started tracing before the communicator). */
-    int on = __atomic_load_n(&cs_tracing, __ATOMIC_ACQUIRE) && cs_gpu_start_state >= 0;
+    int on = __atomic_load_n(&cs_core_tracing, __ATOMIC_ACQUIRE) && cs_gpu_start_state >= 0;
     if (mask)
         *mask = on ? CS_NP_COLL | CS_NP_KERNEL_CH : 0;
     if (on)

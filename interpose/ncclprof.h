@@ -121,4 +121,12 @@ typedef struct cs_np_plugin_v4 {
 /* Algorithm and protocol names and how GPUTIME records carry them:
  * libtrace/span.h (CS_NP_ALGOS, CS_NP_PACK). */
 
+/* The hooks between the plugin and the NCCL wrappers: on once NCCL
+ * initialised the plugin for a communicator of a traced process; each
+ * collective is then noted (gputime.h) so the plugin's events find their
+ * spans. */
+struct cs_gpu_call;
+extern int cs_ncclprof_on __attribute__((visibility("hidden")));
+void cs_ncclprof_note(struct cs_gpu_call *c);
+
 #endif

@@ -6,6 +6,7 @@
  * read on the thread that started tracing only. */
 #include "config.h"
 #include "interpose/core.h"
+#include "interpose/papi.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -34,11 +35,11 @@ static long long cs_papi_last[CS_COUNTERS_MAX];
 
 #define CS_PAPI_SYM(h, f, name) ((*(void **)&(f)) = dlsym((h), (name)))
 
-void cs_papi_init(cs_log_header *h)
+static void cs_papi_start(const cs_settings *s, cs_log_header *h)
 {
     static int warned;
-    const char *spec = getenv("COLLSCOPE_PAPI");
-    if (!spec || !*spec)
+    const char *spec = s->papi;
+    if (!spec)
         return;
     void *lib = dlopen("libpapi.so.7.0", RTLD_NOW | RTLD_LOCAL);
     if (!lib)
@@ -47,16 +48,16 @@ void cs_papi_init(cs_log_header *h)
         !CS_PAPI_SYM(lib, P.create_eventset, "PAPI_create_eventset") ||
         !CS_PAPI_SYM(lib, P.add_named_event, "PAPI_add_named_event") || !CS_PAPI_SYM(lib, P.start, "PAPI_start") ||
         !CS_PAPI_SYM(lib, P.read, "PAPI_read") || !CS_PAPI_SYM(lib, P.strerror, "PAPI_strerror")) {
-        if (cs_trace_rank() <= 0)
-            cs_warn_once(&warned, "PAPI not loadable; COLLSCOPE_PAPI ignored, continuing without counters");
+        if (cs_core_rank() <= 0)
+            cs_core_warn_once(&warned, "PAPI not loadable; COLLSCOPE_PAPI ignored, continuing without counters");
         snprintf(h->note, sizeof h->note, "papi: library not loadable");
         return;
     }
     int rc = P.library_init(PAPI_VER_CURRENT);
     if (rc != PAPI_VER_CURRENT || P.create_eventset(&cs_papi_set) != PAPI_OK) {
-        if (cs_trace_rank() <= 0)
-            cs_warn_once(&warned, "PAPI did not initialize (%s); continuing without counters",
-                         rc < 0 ? P.strerror(rc) : "version mismatch");
+        if (cs_core_rank() <= 0)
+            cs_core_warn_once(&warned, "PAPI did not initialize (%s); continuing without counters",
+                              rc < 0 ? P.strerror(rc) : "version mismatch");
         snprintf(h->note, sizeof h->note, "papi: not initialized");
         return;
     }
@@ -66,17 +67,17 @@ void cs_papi_init(cs_log_header *h)
     for (char *ev = strtok_r(buf, ",", &save); ev && cs_papi_n < CS_COUNTERS_MAX; ev = strtok_r(NULL, ",", &save)) {
         rc = P.add_named_event(cs_papi_set, ev);
         if (rc != PAPI_OK) {
-            if (cs_trace_rank() <= 0)
-                cs_warn_once(&warned, "PAPI counter %s unavailable (%s); continuing without counters", ev,
-                             P.strerror(rc));
+            if (cs_core_rank() <= 0)
+                cs_core_warn_once(&warned, "PAPI counter %s unavailable (%s); continuing without counters", ev,
+                                  P.strerror(rc));
             snprintf(h->note, sizeof h->note, "papi: %s unavailable (%s)", ev, P.strerror(rc));
             return;
         }
         cs_papi_n++;
     }
     if (cs_papi_n == 0 || P.start(cs_papi_set) != PAPI_OK) {
-        if (cs_trace_rank() <= 0)
-            cs_warn_once(&warned, "PAPI counters could not start; continuing without counters");
+        if (cs_core_rank() <= 0)
+            cs_core_warn_once(&warned, "PAPI counters could not start; continuing without counters");
         snprintf(h->note, sizeof h->note, "papi: could not start");
         return;
     }
@@ -108,12 +109,12 @@ void cs_papi_sample(uint16_t tid, int after)
     cs_log_commit(r, CS_REC_HDR(CS_REC_COUNTERS, after ? CS_CTR_AFTER : 0));
 }
 #else
-void cs_papi_init(cs_log_header *h)
+static void cs_papi_start(const cs_settings *s, cs_log_header *h)
 {
     static int warned;
     (void)h;
-    if (getenv("COLLSCOPE_PAPI"))
-        cs_warn_once(&warned, "built without PAPI; COLLSCOPE_PAPI ignored");
+    if (s->papi)
+        cs_core_warn_once(&warned, "built without PAPI; COLLSCOPE_PAPI ignored");
 }
 void cs_papi_sample(uint16_t tid, int after)
 {
@@ -121,3 +122,8 @@ void cs_papi_sample(uint16_t tid, int after)
     (void)after;
 }
 #endif
+
+const cs_module cs_papi_module = {
+    .name = "papi",
+    .start = cs_papi_start,
+};

@@ -19,8 +19,9 @@
  * next group's pack on that stream is ordered after this group's unpack by
  * the stream itself. */
 #include "config.h"
-#include "interpose/nccl_fuse.h"
-#include "interpose/fuse_kern.h"
+#include "interpose/fuse/nccl_fuse.h"
+#include "interpose/cuda_wrap.h"
+#include "interpose/fuse/fuse_kern.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -103,13 +104,13 @@ int cs_nccl_fuse_allreduce(cs_gpu_call *c, const void *sendbuff, void *recvbuff,
     if (!c->comm || count == 0 || !sendbuff || !recvbuff)
         return 0;
     if (!cs_fz_dtype_ok(datatype)) {
-        cs_warn_job(&cs_fz_warn_dtype, "apply mode: ncclAllReduce of datatype %d is not fused (unsupported datatype)",
-                    (int)datatype);
+        cs_core_warn_job(&cs_fz_warn_dtype,
+                         "apply mode: ncclAllReduce of datatype %d is not fused (unsupported datatype)", (int)datatype);
         return 0;
     }
     /* A user-defined op may be destroyed before ncclGroupEnd: never held. */
     if ((int)op < 0 || (int)op >= (int)ncclNumOps) {
-        cs_warn_job(&cs_fz_warn_op, "apply mode: ncclAllReduce with a user-defined reduction op is not fused");
+        cs_core_warn_job(&cs_fz_warn_op, "apply mode: ncclAllReduce with a user-defined reduction op is not fused");
         return 0;
     }
     size_t bytes = count * cs_nccl_dtsize((int)datatype);
@@ -120,7 +121,7 @@ int cs_nccl_fuse_allreduce(cs_gpu_call *c, const void *sendbuff, void *recvbuff,
         int cap = cs_fz.cap ? cs_fz.cap * 2 : 64;
         cs_fz_call *a = realloc(cs_fz.a, (size_t)cap * sizeof *a);
         if (!a) {
-            cs_warn_job(&cs_fz_warn_hold, "apply mode: out of memory holding NCCL calls; calls are not fused");
+            cs_core_warn_job(&cs_fz_warn_hold, "apply mode: out of memory holding NCCL calls; calls are not fused");
             errno = saved;
             return 0;
         }
@@ -143,7 +144,7 @@ int cs_nccl_fuse_allreduce(cs_gpu_call *c, const void *sendbuff, void *recvbuff,
     h->batch = h->chunk = -1;
     h->conflict = 0;
     errno = saved;
-    cs_busy = 0;
+    cs_core_busy = 0;
     return 1;
 }
 
@@ -199,8 +200,8 @@ static int cs_fz_real_ready(void)
                 ? 1
                 : -1;
         if (R.state < 0)
-            cs_warn_job(&cs_fz_warn_cudart,
-                        "apply mode: no shared CUDA runtime in the process; NCCL calls are not fused");
+            cs_core_warn_job(&cs_fz_warn_cudart,
+                             "apply mode: no shared CUDA runtime in the process; NCCL calls are not fused");
     }
     return R.state > 0;
 }
@@ -300,8 +301,8 @@ static int cs_fz_buf_ready(cs_fz_buf *b, ncclComm_t comm, const cs_fuse_kern *k)
     int cur = -1, dev = -2;
     if (R.get_device(&cur) != cudaSuccess || R.comm_device(comm, &dev) != ncclSuccess || cur != dev) {
         cs_fz_clear(before);
-        cs_warn_job(&cs_fz_warn_device, "apply mode: a communicator of another device than the current one; "
-                                        "its calls are not fused");
+        cs_core_warn_job(&cs_fz_warn_device, "apply mode: a communicator of another device than the current one; "
+                                             "its calls are not fused");
         return -1;
     }
     /* Allocating would break a stream capture (CUDA graphs). */
@@ -311,7 +312,7 @@ static int cs_fz_buf_ready(cs_fz_buf *b, ncclComm_t comm, const cs_fuse_kern *k)
         cap = cudaStreamCaptureStatusInvalidated;
     }
     if (cap != cudaStreamCaptureStatusNone) {
-        cs_warn_job(&cs_fz_warn_capture, "apply mode: NCCL calls on a stream being captured are not fused");
+        cs_core_warn_job(&cs_fz_warn_capture, "apply mode: NCCL calls on a stream being captured are not fused");
         return -1;
     }
     if (b->cap < b->need) {
@@ -320,8 +321,9 @@ static int cs_fz_buf_ready(cs_fz_buf *b, ncclComm_t comm, const cs_fuse_kern *k)
         if (e != cudaSuccess) {
             if (!cs_fuse_test_nomem)
                 cs_fz_clear(before);
-            cs_warn_job(&cs_fz_warn_nomem,
-                        "apply mode: no device memory for a %zu-byte fusion buffer; NCCL calls are not fused", b->need);
+            cs_core_warn_job(&cs_fz_warn_nomem,
+                             "apply mode: no device memory for a %zu-byte fusion buffer; NCCL calls are not fused",
+                             b->need);
             return -1;
         }
         if (b->dev)
@@ -345,9 +347,9 @@ static int cs_fz_buf_ready(cs_fz_buf *b, ncclComm_t comm, const cs_fuse_kern *k)
         rc = k->ctx_set_stream(b->ctx, (void *)b->stream);
     if (rc != 0) {
         cs_fz_clear(before);
-        cs_warn_job(&cs_fz_warn_backend,
-                    "apply mode: the kernels library cannot run on this device (%s); NCCL calls are not fused",
-                    k->strerror(rc));
+        cs_core_warn_job(&cs_fz_warn_backend,
+                         "apply mode: the kernels library cannot run on this device (%s); NCCL calls are not fused",
+                         k->strerror(rc));
         if (b->ctx)
             k->ctx_free(b->ctx);
         b->ctx = NULL;
@@ -385,8 +387,8 @@ static void cs_fz_plan(cs_fz_call *a, int n)
         return; /* nothing fused */
     for (int i = 0; i < n; i++)
         if (a[i].conflict)
-            cs_warn_job(&cs_fz_warn_overlap, "apply mode: ncclAllReduce buffers overlap another call's in the "
-                                             "same group; those calls are not fused");
+            cs_core_warn_job(&cs_fz_warn_overlap, "apply mode: ncclAllReduce buffers overlap another call's in the "
+                                                  "same group; those calls are not fused");
     /* Batches: a[i].batch = index of the batch's first call. */
     for (int i = 0; i < n; i++) {
         if (a[i].conflict)
@@ -407,8 +409,8 @@ static void cs_fz_plan(cs_fz_call *a, int n)
             if (a[i].batch == h)
                 a[i].send == a[i].recv ? inplace++ : other++;
         if (inplace && other) {
-            cs_warn_job(&cs_fz_warn_inplace, "apply mode: in-place ncclAllReduce calls grouped with out-of-place "
-                                             "ones are not fused");
+            cs_core_warn_job(&cs_fz_warn_inplace, "apply mode: in-place ncclAllReduce calls grouped with out-of-place "
+                                                  "ones are not fused");
             for (int i = h; i < n; i++)
                 if (a[i].batch == h && a[i].send == a[i].recv)
                     a[i].batch = -1;
@@ -492,7 +494,8 @@ static void cs_fz_plan(cs_fz_call *a, int n)
         size_t n2 = (size_t)ch->n;
         ch->sbufs = cs_fuse_alloc(n2 * (2 * sizeof(void *) + sizeof(size_t)));
         if (!ch->sbufs) {
-            cs_warn_job(&cs_fz_warn_nomem, "apply mode: out of memory for a fusion table; NCCL calls are not fused");
+            cs_core_warn_job(&cs_fz_warn_nomem,
+                             "apply mode: out of memory for a fusion table; NCCL calls are not fused");
             ch->live = 0;
             continue;
         }
@@ -524,8 +527,9 @@ static void cs_fz_plan(cs_fz_call *a, int n)
         int rc = kern->pack(ch->buf->ctx, &t, (char *)ch->buf->dev + ch->off);
         if (rc != 0) {
             cs_fz_clear(before);
-            cs_warn_job(&cs_fz_warn_kernel, "apply mode: packing a fusion buffer failed (%s); NCCL calls are not fused",
-                        kern->strerror(rc));
+            cs_core_warn_job(&cs_fz_warn_kernel,
+                             "apply mode: packing a fusion buffer failed (%s); NCCL calls are not fused",
+                             kern->strerror(rc));
             ch->live = 0;
         }
     }
@@ -541,7 +545,7 @@ static void cs_fz_emit(cs_gpu_call *c)
     if (cs_fz.quiet)
         return;
     cs_gpu_emit(c);
-    cs_busy = 1; /* still inside ncclGroupEnd */
+    cs_core_busy = 1; /* still inside ncclGroupEnd */
 }
 
 static void cs_fz_note_error(ncclResult_t rc)
@@ -648,9 +652,9 @@ ncclResult_t cs_nccl_fuse_finish(ncclResult_t rc)
         if (krc != 0)
             cs_fz_clear(before);
         if (krc != 0)
-            cs_warn_job(&cs_fz_warn_kernel,
-                        "apply mode: unpacking a fusion buffer failed (%s): results of fused calls are missing",
-                        kern->strerror(krc));
+            cs_core_warn_job(&cs_fz_warn_kernel,
+                             "apply mode: unpacking a fusion buffer failed (%s): results of fused calls are missing",
+                             kern->strerror(krc));
     }
     for (int k = 0; k < cs_fz.nch; k++)
         free(cs_fz.ch[k].sbufs);
@@ -685,9 +689,9 @@ void cs_nccl_fuse_comm_freed(cs_nccl_comm *m)
 
 ncclResult_t cs_nccl_fuse_group_end_untraced(ncclResult_t (*real)(void))
 {
-    if (cs_busy || cs_gpu_t.depth != 1)
+    if (cs_core_busy || cs_gpu_t.depth != 1)
         return real();
-    cs_busy = 1;
+    cs_core_busy = 1;
     cs_fz.quiet = 1;
     cs_nccl_fuse_flush();
     ncclResult_t rc = real();
@@ -695,6 +699,6 @@ ncclResult_t cs_nccl_fuse_group_end_untraced(ncclResult_t (*real)(void))
     cs_fz.quiet = 0;
     cs_gpu_t.depth = 0;
     cs_gpu_t.grp = 0;
-    cs_busy = 0;
+    cs_core_busy = 0;
     return rc;
 }

@@ -3,10 +3,10 @@
  *
  * State is process-wide and used by one thread at a time: the engine turns
  * itself off under MPI_THREAD_MULTIPLE. Everything here runs inside a
- * wrapper with cs_busy set or at a wrapper's top, and calls the library's
+ * wrapper with cs_core_busy set or at a wrapper's top, and calls the library's
  * own functions, never our exported ones. */
 #include "config.h"
-#include "interpose/mpi_fuse.h"
+#include "interpose/fuse/mpi_fuse.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -16,7 +16,7 @@
 #define CS_FUSE_MAX_BATCHES 8    /* communicators with a pending batch */
 #define CS_FUSE_SLOTS 8192u      /* member requests in flight (hash) */
 
-int cs_fuse_npending, cs_fuse_nflight;
+int cs_mpi_fuse_npending, cs_mpi_fuse_nflight;
 
 typedef struct cs_fmember {
     const void *send; /* NULL for in-place */
@@ -62,7 +62,7 @@ static struct {
     cs_flight *f;
 } cs_fslot[CS_FUSE_SLOTS];
 
-static int cs_fuse_dead; /* turned off (thread level, missing functions) */
+static int cs_mpi_fuse_dead; /* turned off (thread level, missing functions) */
 static int w_thread, w_dtype, w_op, w_device, w_overlap, w_inplace, w_nomem, w_greq, w_err;
 
 /* The library's functions we call. */
@@ -88,7 +88,7 @@ static struct {
 
 #define CS_FSYM(field, name) (*(void **)&F.field = cs_mpi_libsym(name))
 
-static int cs_fuse_ready(void)
+static int cs_mpi_fuse_ready(void)
 {
     if (F.ready)
         return F.ready > 0;
@@ -114,18 +114,18 @@ static int cs_fuse_ready(void)
 #endif
     int level = 0;
     if (ok && F.query_thread(&level) == MPI_SUCCESS && level == MPI_THREAD_MULTIPLE) {
-        cs_warn_job(&w_thread, "apply mode is off: the program runs with MPI_THREAD_MULTIPLE");
+        cs_core_warn_job(&w_thread, "apply mode is off: the program runs with MPI_THREAD_MULTIPLE");
         ok = 0;
     } else if (!ok) {
-        cs_warn_job(&w_err, "apply mode is off: the MPI library lacks functions it needs");
+        cs_core_warn_job(&w_err, "apply mode is off: the MPI library lacks functions it needs");
     }
     F.ready = ok ? 1 : -1;
-    cs_fuse_dead = !ok;
+    cs_mpi_fuse_dead = !ok;
     return ok;
 }
 
 /* Predefined reductions only: a user function may not be elementwise. */
-static int cs_fuse_op_ok(MPI_Op op)
+static int cs_mpi_fuse_op_ok(MPI_Op op)
 {
 #if defined(OPEN_MPI) && OPEN_MPI
     for (int i = 0; i < 10; i++)
@@ -141,7 +141,7 @@ static int cs_fuse_op_ok(MPI_Op op)
 /* Basic types whose elements are plain bytes a copy keeps exactly: no
  * pairs (MINLOC/MAXLOC layouts with holes), no long double padding, no
  * derived types. */
-static int cs_fuse_dtype_ok(int id)
+static int cs_mpi_fuse_dtype_ok(int id)
 {
     switch (id) {
     case CS_DT_MPI_CHAR:
@@ -192,7 +192,7 @@ struct cs_cuda_ptr_attr {
     void *dev;
     void *host;
 };
-static int cs_fuse_is_device(const void *p)
+static int cs_mpi_fuse_is_device(const void *p)
 {
     static int (*get)(struct cs_cuda_ptr_attr *, const void *);
     static int tried;
@@ -291,7 +291,7 @@ static void cs_fslot_del(uint64_t key)
 /* ---- starting a batch ---- */
 
 /* The span of a call the engine issued (CS_F_FUSED, tag = fused id). */
-static void cs_fuse_span(const cs_batch *b, uint64_t t0, uint64_t t1, int count, size_t bytes, int rc, uint32_t req)
+static void cs_mpi_fuse_span(const cs_batch *b, uint64_t t0, uint64_t t1, int count, size_t bytes, int rc, uint32_t req)
 {
     cs_rec r;
     memset(&r, 0, sizeof r);
@@ -311,7 +311,7 @@ static void cs_fuse_span(const cs_batch *b, uint64_t t0, uint64_t t1, int count,
         flags |= CS_F_INPLACE;
     if (rc != MPI_SUCCESS)
         flags |= CS_F_ERROR;
-    cs_emit_rec(&r, flags);
+    cs_core_emit_rec(&r, flags);
 }
 
 static void cs_batch_start(cs_batch *b)
@@ -326,15 +326,15 @@ static void cs_batch_start(cs_batch *b)
          * done here, then its request completed. (This is a point every
          * rank reaches alike, so ranks out of memory together stay in
          * step; see the guide on a rank that runs out alone.) */
-        cs_warn_job(&w_nomem, "apply mode: out of memory; allreduces run unfused and blocking");
+        cs_core_warn_job(&w_nomem, "apply mode: out of memory; allreduces run unfused and blocking");
         for (int i = 0; i < n; i++) {
             const cs_fmember *m = &b->m[i];
             uint64_t u0 = cs_clock_ticks();
             int rc = F.allreduce(b->inplace ? MPI_IN_PLACE : m->send, m->recv, m->count, b->dt, b->op, b->comm);
-            cs_fuse_span(b, u0, cs_clock_ticks(), m->count, m->bytes, rc, 0);
+            cs_mpi_fuse_span(b, u0, cs_clock_ticks(), m->count, m->bytes, rc, 0);
             F.grequest_complete(m->greq);
         }
-        cs_fuse_npending -= n;
+        cs_mpi_fuse_npending -= n;
         b->n = 0;
         return;
     }
@@ -369,10 +369,10 @@ static void cs_batch_start(cs_batch *b)
             rc = F.iallreduce(b->inplace ? MPI_IN_PLACE : f->sbuf, f->rbuf, count, b->dt, b->op, b->comm, &f->real[0]);
         } else {
             /* No fusion buffer: the members as the program issued them. */
-            cs_warn_job(&w_nomem,
-                        "apply mode: no memory for a %zu-byte fusion buffer; "
-                        "allreduces run unfused",
-                        b->inplace ? b->bytes : 2 * b->bytes);
+            cs_core_warn_job(&w_nomem,
+                             "apply mode: no memory for a %zu-byte fusion buffer; "
+                             "allreduces run unfused",
+                             b->inplace ? b->bytes : 2 * b->bytes);
             f->nreal = n;
             rc = MPI_SUCCESS;
             for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
@@ -381,7 +381,7 @@ static void cs_batch_start(cs_batch *b)
                                   b->comm, &f->real[i]);
                 /* one span per call that ran; the last carries the request */
                 if (i < n - 1 || rc != MPI_SUCCESS)
-                    cs_fuse_span(b, u0, cs_clock_ticks(), f->m[i].count, f->m[i].bytes, rc, 0);
+                    cs_mpi_fuse_span(b, u0, cs_clock_ticks(), f->m[i].count, f->m[i].bytes, rc, 0);
                 else
                     t0 = u0, count = f->m[i].count;
             }
@@ -390,13 +390,13 @@ static void cs_batch_start(cs_batch *b)
     uint64_t t1 = cs_clock_ticks();
     f->trace_req = cs_mpi_req_id();
     if (rc == MPI_SUCCESS || f->nreal == 1)
-        cs_fuse_span(b, t0, t1, count, f->nreal == 1 ? b->bytes : f->m[n - 1].bytes, rc, f->trace_req);
-    cs_fuse_npending -= n;
+        cs_mpi_fuse_span(b, t0, t1, count, f->nreal == 1 ? b->bytes : f->m[n - 1].bytes, rc, f->trace_req);
+    cs_mpi_fuse_npending -= n;
     b->n = 0;
     if (rc != MPI_SUCCESS) {
         /* The library refused it (its error handler returned): complete the
          * members so nothing waits forever; the error was traced. */
-        cs_warn_job(&w_err, "apply mode: the fused MPI_Iallreduce failed (error %d)", rc);
+        cs_core_warn_job(&w_err, "apply mode: the fused MPI_Iallreduce failed (error %d)", rc);
         for (int i = 0; i < n; i++)
             F.grequest_complete(f->m[i].greq);
         free(f->rbuf);
@@ -407,7 +407,7 @@ static void cs_batch_start(cs_batch *b)
         cs_fslot_put(CS_H(f->m[i].greq), f);
     f->next = cs_flights;
     cs_flights = f;
-    cs_fuse_nflight++;
+    cs_mpi_fuse_nflight++;
 }
 
 static void cs_batch_drop(int i)
@@ -417,14 +417,14 @@ static void cs_batch_drop(int i)
     cs_nbatch--;
 }
 
-void cs_fuse_flush_all(void)
+void cs_mpi_fuse_flush_all(void)
 {
-    cs_busy++;
+    cs_core_busy++;
     while (cs_nbatch) {
         cs_batch_start(cs_batches[0]);
         cs_batch_drop(0);
     }
-    cs_busy--;
+    cs_core_busy--;
 }
 
 static int cs_batch_find(MPI_Comm comm)
@@ -435,15 +435,15 @@ static int cs_batch_find(MPI_Comm comm)
     return -1;
 }
 
-void cs_fuse_flush_comm(MPI_Comm comm)
+void cs_mpi_fuse_flush_comm(MPI_Comm comm)
 {
     int i = cs_batch_find(comm);
     if (i < 0)
         return;
-    cs_busy++;
+    cs_core_busy++;
     cs_batch_start(cs_batches[i]);
     cs_batch_drop(i);
-    cs_busy--;
+    cs_core_busy--;
 }
 
 /* ---- joining a batch ---- */
@@ -466,27 +466,27 @@ static int cs_batch_overlaps(const cs_batch *b, const void *send, void *recv, si
     return 0;
 }
 
-int cs_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                       MPI_Comm comm, MPI_Request *request, int *rc)
+int cs_mpi_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                           MPI_Comm comm, MPI_Request *request, int *rc)
 {
-    if (cs_fuse_dead || !c->comm || !request || count <= 0 || !cs_fuse_ready())
+    if (cs_mpi_fuse_dead || !c->comm || !request || count <= 0 || !cs_mpi_fuse_ready())
         goto unfused;
     size_t bytes = (size_t)c->r->bytes;
     int inplace = sendbuf == MPI_IN_PLACE;
     const void *send = inplace ? NULL : sendbuf;
     if (bytes == 0 || bytes > cs_fuse_threshold || bytes > cs_fuse_buffer)
         goto unfused;
-    if (!cs_fuse_dtype_ok(c->r->dtype)) {
-        cs_warn_job(&w_dtype, "apply mode: %s allreduces are not fused (unsupported datatype)",
-                    cs_dtype_names[c->r->dtype < CS_DT_COUNT ? c->r->dtype : CS_DT_OTHER]);
+    if (!cs_mpi_fuse_dtype_ok(c->r->dtype)) {
+        cs_core_warn_job(&w_dtype, "apply mode: %s allreduces are not fused (unsupported datatype)",
+                         cs_dtype_names[c->r->dtype < CS_DT_COUNT ? c->r->dtype : CS_DT_OTHER]);
         goto unfused;
     }
-    if (!cs_fuse_op_ok(op)) {
-        cs_warn_job(&w_op, "apply mode: allreduces with a user-defined MPI_Op are not fused");
+    if (!cs_mpi_fuse_op_ok(op)) {
+        cs_core_warn_job(&w_op, "apply mode: allreduces with a user-defined MPI_Op are not fused");
         goto unfused;
     }
-    if (cs_fuse_is_device(recvbuf) || (send && cs_fuse_is_device(send))) {
-        cs_warn_job(&w_device, "apply mode: allreduces on GPU buffers are not fused");
+    if (cs_mpi_fuse_is_device(recvbuf) || (send && cs_mpi_fuse_is_device(send))) {
+        cs_core_warn_job(&w_device, "apply mode: allreduces on GPU buffers are not fused");
         goto unfused;
     }
 
@@ -495,24 +495,24 @@ int cs_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int c
     if (b && (b->op != op || b->dt != dt || b->inplace != inplace || b->n == CS_FUSE_MAX_MEMBERS ||
               b->bytes + bytes > cs_fuse_buffer || (b->bytes + bytes) / b->esize > INT_MAX)) {
         if (b->inplace != inplace)
-            cs_warn_job(&w_inplace, "apply mode: in-place and out-of-place allreduces are not fused together");
-        cs_fuse_flush_comm(comm);
+            cs_core_warn_job(&w_inplace, "apply mode: in-place and out-of-place allreduces are not fused together");
+        cs_mpi_fuse_flush_comm(comm);
         b = NULL;
     }
     if (b ? cs_batch_overlaps(b, send, recvbuf, bytes) : send && cs_overlap(send, bytes, recvbuf, bytes)) {
-        cs_warn_job(&w_overlap, "apply mode: an allreduce whose buffers overlap another's is not fused");
+        cs_core_warn_job(&w_overlap, "apply mode: an allreduce whose buffers overlap another's is not fused");
         goto unfused;
     }
     if (!b) {
         if (cs_nbatch == CS_FUSE_MAX_BATCHES) {
-            cs_busy++;
+            cs_core_busy++;
             cs_batch_start(cs_batches[0]);
             cs_batch_drop(0);
-            cs_busy--;
+            cs_core_busy--;
         }
         b = malloc(sizeof *b);
         if (!b) {
-            cs_warn_job(&w_nomem, "apply mode: out of memory; allreduces run unfused");
+            cs_core_warn_job(&w_nomem, "apply mode: out of memory; allreduces run unfused");
             goto unfused;
         }
         b->comm = comm;
@@ -529,7 +529,7 @@ int cs_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int c
     }
     MPI_Request g;
     if (F.grequest_start(cs_greq_query, cs_greq_free, cs_greq_cancel, NULL, &g) != MPI_SUCCESS) {
-        cs_warn_job(&w_greq, "apply mode: MPI_Grequest_start failed; allreduces run unfused");
+        cs_core_warn_job(&w_greq, "apply mode: MPI_Grequest_start failed; allreduces run unfused");
         goto unfused;
     }
     cs_fmember *m = &b->m[b->n++];
@@ -545,7 +545,7 @@ int cs_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int c
         b->lo = lo;
     if (b->n == 1 || hi > b->hi)
         b->hi = hi;
-    cs_fuse_npending++;
+    cs_mpi_fuse_npending++;
     *request = g;
     *rc = MPI_SUCCESS;
     c->flags |= CS_F_FUSE_MEMBER;
@@ -556,7 +556,7 @@ unfused:
     /* Whatever this call is, it is issued now: the batch before it on its
      * communicator must start first, to keep the order of collectives. */
     if (cs_nbatch)
-        cs_fuse_flush_comm(comm);
+        cs_mpi_fuse_flush_comm(comm);
     return 0;
 }
 
@@ -581,7 +581,7 @@ static void cs_flight_finish(cs_mpi_call *c, cs_flight *f)
             *pp = f->next;
             break;
         }
-    cs_fuse_nflight--;
+    cs_mpi_fuse_nflight--;
     free(f->rbuf);
     free(f);
 }
@@ -625,13 +625,13 @@ static int cs_flights_of(int n, const MPI_Request *reqs, cs_flight **out, int ma
     return k;
 }
 
-void cs_fuse_progress(cs_mpi_call *c, int how, int n, MPI_Request *reqs)
+void cs_mpi_fuse_progress(cs_mpi_call *c, int how, int n, MPI_Request *reqs)
 {
     if (n <= 0 || !reqs)
         return;
     cs_flight *fl[64];
     int others;
-    cs_busy++;
+    cs_core_busy++;
     /* A request array can name more flights than fl holds: loop until none
      * of its flights is left (each pass finishes or polls up to 64). */
     for (;;) {
@@ -657,5 +657,5 @@ void cs_fuse_progress(cs_mpi_call *c, int how, int n, MPI_Request *reqs)
         if (ready)
             break;
     }
-    cs_busy--;
+    cs_core_busy--;
 }

@@ -21,6 +21,7 @@
 #ifndef CS_NCCL_FUSE_H
 #define CS_NCCL_FUSE_H
 
+#include "interpose/fuse/fuse.h"
 #include "interpose/nccl_wrap.h"
 
 /* In the ncclAllReduce wrapper, inside a group with apply mode on, after

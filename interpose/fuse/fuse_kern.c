@@ -1,8 +1,9 @@
 /* fuse_kern.c: finding and loading libcskernels for the fusion engine
  * (see fuse_kern.h for where it is looked for). */
 #include "config.h"
-#include "interpose/fuse_kern.h"
+#include "interpose/fuse/fuse_kern.h"
 #include "interpose/core.h"
+#include "interpose/settings.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -44,9 +45,9 @@ static int cs_fk_self_dir(char *dir, size_t n)
 
 static void *cs_fk_open(void)
 {
-    const char *env = getenv("COLLSCOPE_KERNELS_LIB");
+    const char *env = cs_settings_get()->kernels_lib;
     void *h = NULL;
-    if (env && *env && (h = cs_fk_try(env)) != NULL)
+    if (env && (h = cs_fk_try(env)) != NULL)
         return h;
     char dir[4096], path[4200];
     if (cs_fk_self_dir(dir, sizeof dir)) {
@@ -91,8 +92,8 @@ static void cs_fk_load(void)
     }
     if (!cs_fk_ready) {
         static int warned;
-        cs_warn_once(&warned, "apply mode: cannot load the kernels library (%s); NCCL calls are not fused",
-                     cs_fk_why[0] ? cs_fk_why : CS_KERN_SONAME);
+        cs_core_warn_once(&warned, "apply mode: cannot load the kernels library (%s); NCCL calls are not fused",
+                          cs_fk_why[0] ? cs_fk_why : CS_KERN_SONAME);
     }
     errno = saved;
 }

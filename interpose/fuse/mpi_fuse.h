@@ -21,46 +21,47 @@
 #ifndef CS_MPI_FUSE_H
 #define CS_MPI_FUSE_H
 
+#include "interpose/fuse/fuse.h"
 #include "interpose/mpi_wrap.h"
 
 /* Members not yet started, and fused calls started but not completed. */
-extern int cs_fuse_npending, cs_fuse_nflight;
+extern CS_INTERNAL int cs_mpi_fuse_npending, cs_mpi_fuse_nflight;
 
 /* MPI_Iallreduce: 1 when the call joined a batch (*rc and *request set, the
  * span marked), 0 when it must be passed to the library as it is. */
-int cs_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                       MPI_Comm comm, MPI_Request *request, int *rc);
+int cs_mpi_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                           MPI_Comm comm, MPI_Request *request, int *rc);
 
 /* Start every pending batch (a call that may wait), or comm's only (another
  * nonblocking collective on it, which must stay in order). */
-void cs_fuse_flush_all(void);
-void cs_fuse_flush_comm(MPI_Comm comm);
+void cs_mpi_fuse_flush_all(void);
+void cs_mpi_fuse_flush_comm(MPI_Comm comm);
 
 /* Completion calls, inside their span: finish the fused calls their
  * requests belong to (block: Wait, Waitall; poll: Test*; until one of them
  * can complete: Waitany, Waitsome). */
 enum { CS_FUSE_BLOCK_ALL, CS_FUSE_POLL, CS_FUSE_BLOCK_ANY };
-void cs_fuse_progress(cs_mpi_call *c, int how, int n, MPI_Request *reqs);
+void cs_mpi_fuse_progress(cs_mpi_call *c, int how, int n, MPI_Request *reqs);
 
 /* Called inside a traced call's span (so never from a call the library or
  * the tool makes itself): the fused call's span nests in the call that
  * started it, and that call's time includes the start. */
-CS_HOT void cs_fuse_before_all(void)
+CS_HOT void cs_mpi_fuse_before_all(void)
 {
-    if (CS_UNLIKELY(cs_fuse_npending))
-        cs_fuse_flush_all();
+    if (CS_UNLIKELY(cs_mpi_fuse_npending))
+        cs_mpi_fuse_flush_all();
 }
 
-CS_HOT void cs_fuse_before_comm(MPI_Comm comm)
+CS_HOT void cs_mpi_fuse_before_comm(MPI_Comm comm)
 {
-    if (CS_UNLIKELY(cs_fuse_npending))
-        cs_fuse_flush_comm(comm);
+    if (CS_UNLIKELY(cs_mpi_fuse_npending))
+        cs_mpi_fuse_flush_comm(comm);
 }
 
-CS_HOT void cs_fuse_complete(cs_mpi_call *c, int how, int n, MPI_Request *reqs)
+CS_HOT void cs_mpi_fuse_complete(cs_mpi_call *c, int how, int n, MPI_Request *reqs)
 {
-    if (CS_UNLIKELY(cs_fuse_nflight))
-        cs_fuse_progress(c, how, n, reqs);
+    if (CS_UNLIKELY(cs_mpi_fuse_nflight))
+        cs_mpi_fuse_progress(c, how, n, reqs);
 }
 
 #endif

@@ -1,0 +1,200 @@
+/* settings.c: read and check the preload's COLLSCOPE_* settings (settings.h).
+ *
+ * Runs at trace start only, before the log opens. Each setting has one
+ * parser here; an empty variable counts as unset. */
+#include "config.h"
+#include "interpose/settings.h"
+#include "interpose/core.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static cs_settings cs_set; /* zero until cs_settings_load() */
+static int cs_set_warn;
+
+const cs_settings *cs_settings_get(void)
+{
+    return &cs_set;
+}
+
+static void bad(const char *name, const char *value, const char *want, const char *dflt)
+{
+    if (cs_set_warn)
+        cs_core_warn_once(NULL, "%s=%s is not %s; using %s", name, value, want, dflt);
+}
+
+static const char *env(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+/* 0/1, no/yes, off/on, false/true. */
+static int env_bool(const char *name, int dflt)
+{
+    static const char *const off[] = { "0", "no", "off", "false", NULL };
+    static const char *const on[] = { "1", "yes", "on", "true", NULL };
+    const char *v = env(name);
+    if (!v)
+        return dflt;
+    for (int i = 0; off[i]; i++)
+        if (strcasecmp(v, off[i]) == 0)
+            return 0;
+    for (int i = 0; on[i]; i++)
+        if (strcasecmp(v, on[i]) == 0)
+            return 1;
+    bad(name, v, "0 or 1", dflt < 0 ? "the default" : dflt ? "1" : "0");
+    return dflt;
+}
+
+/* A whole decimal number in [lo, hi]; *end (if given) gets what follows
+ * it, else the number must end the text. */
+static int parse_long(const char *s, long lo, long hi, long *out, const char **end)
+{
+    char *e;
+    errno = 0;
+    long n = strtol(s, &e, 10);
+    if (errno || e == s || n < lo || n > hi || (!end && *e))
+        return -1;
+    if (end)
+        *end = e;
+    *out = n;
+    return 0;
+}
+
+/* A byte count with an optional K, M or G suffix (powers of 1024). */
+static size_t env_bytes(const char *name, size_t dflt)
+{
+    const char *v = env(name);
+    if (!v)
+        return dflt;
+    char *end;
+    errno = 0;
+    unsigned long long n = v[0] == '-' ? 0 : strtoull(v, &end, 10);
+    int shift = 0;
+    if (n) {
+        switch (*end) {
+        case 'k':
+        case 'K':
+            shift = 10;
+            end++;
+            break;
+        case 'm':
+        case 'M':
+            shift = 20;
+            end++;
+            break;
+        case 'g':
+        case 'G':
+            shift = 30;
+            end++;
+            break;
+        }
+    }
+    if (errno || n == 0 || *end || n > (~0ull >> (shift + 1))) {
+        char d[32];
+        snprintf(d, sizeof d, "%zu", dflt);
+        bad(name, v, "a byte count", d);
+        return dflt;
+    }
+    return (size_t)(n << shift);
+}
+
+/* SRC:DST:USEC */
+static void env_p2p_delay(cs_settings *c)
+{
+    const char *v = env("COLLSCOPE_TEST_P2P_DELAY"), *p;
+    long src, dst, us;
+    c->test_p2p_src = c->test_p2p_dst = -1;
+    c->test_p2p_us = 0;
+    if (!v)
+        return;
+    if (parse_long(v, 0, INT_MAX, &src, &p) || *p != ':' || parse_long(p + 1, 0, INT_MAX, &dst, &p) || *p != ':' ||
+        parse_long(p + 1, 0, INT_MAX, &us, NULL)) {
+        bad("COLLSCOPE_TEST_P2P_DELAY", v, "SRC:DST:USEC", "no delay");
+        return;
+    }
+    c->test_p2p_src = (int)src;
+    c->test_p2p_dst = (int)dst;
+    c->test_p2p_us = (int)us;
+}
+
+/* LOCAL:USEC */
+static void env_comm_delay(cs_settings *c)
+{
+    const char *v = env("COLLSCOPE_TEST_COMM_DELAY"), *p;
+    long local, us;
+    c->test_comm_local = -1;
+    c->test_comm_us = 0;
+    if (!v)
+        return;
+    if (parse_long(v, 0, INT_MAX, &local, &p) || *p != ':' || parse_long(p + 1, 0, INT_MAX, &us, NULL)) {
+        bad("COLLSCOPE_TEST_COMM_DELAY", v, "LOCAL:USEC", "no delay");
+        return;
+    }
+    c->test_comm_local = (int)local;
+    c->test_comm_us = (int)us;
+}
+
+/* RANK:NS,RANK:NS,... */
+static void env_clock_offsets(cs_settings *c)
+{
+    const char *v = env("COLLSCOPE_TEST_CLOCK_OFFSET"), *p;
+    c->n_offsets = 0;
+    if (!v)
+        return;
+    for (p = v; *p;) {
+        long rank;
+        char *e;
+        if (parse_long(p, 0, INT_MAX, &rank, &p) || *p != ':')
+            break;
+        errno = 0;
+        long long ns = strtoll(p + 1, &e, 10);
+        if (errno || e == p + 1 || (*e && *e != ',') || c->n_offsets == CS_SETTINGS_OFFSETS_MAX)
+            break;
+        c->offsets[c->n_offsets].rank = (int)rank;
+        c->offsets[c->n_offsets++].ns = ns;
+        p = *e ? e + 1 : e;
+        if (!*p)
+            return;
+    }
+    bad("COLLSCOPE_TEST_CLOCK_OFFSET", v, "RANK:NS,...", "the pairs before the error");
+}
+
+int64_t cs_settings_clock_offset(int rank)
+{
+    for (int i = 0; i < cs_set.n_offsets; i++)
+        if (cs_set.offsets[i].rank == rank)
+            return cs_set.offsets[i].ns;
+    return 0;
+}
+
+void cs_settings_load(int warn)
+{
+    cs_settings *c = &cs_set;
+    cs_set_warn = warn;
+    memset(c, 0, sizeof *c);
+    c->disable = env_bool("COLLSCOPE_DISABLE", 0);
+    const char *dir = env("COLLSCOPE_DIR");
+    if (dir && strlen(dir) >= sizeof c->dir - 32) {
+        bad("COLLSCOPE_DIR", dir, "a path that fits PATH_MAX", "collscope.out");
+        dir = NULL;
+    }
+    snprintf(c->dir, sizeof c->dir, "%s", dir ? dir : "collscope.out");
+    c->exit_convert = env_bool("COLLSCOPE_EXIT_CONVERT", 1);
+    c->callsites = env_bool("COLLSCOPE_CALLSITES", -1);
+    c->papi = env("COLLSCOPE_PAPI");
+    c->cupti = env_bool("COLLSCOPE_CUPTI", 0);
+    c->gputime = env_bool("COLLSCOPE_GPUTIME", 1);
+    c->kernels_lib = env("COLLSCOPE_KERNELS_LIB");
+    c->fuse = env_bool("COLLSCOPE_FUSE", 0);
+    c->fuse_threshold = env_bytes("COLLSCOPE_FUSE_THRESHOLD", 64 << 10);
+    c->fuse_buffer = env_bytes("COLLSCOPE_FUSE_BUFFER", 4 << 20);
+    c->test_fuse_nomem = env_bool("COLLSCOPE_TEST_FUSE_NOMEM", 0);
+    env_p2p_delay(c);
+    env_comm_delay(c);
+    env_clock_offsets(c);
+}
