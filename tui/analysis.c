@@ -3,17 +3,13 @@
 #include "config.h"
 #include "tui/analysis.h"
 
+#include "analyzer/csanalysis.h"
 #include "common/fmt.h"
 #include "common/vec.h"
 
-#include <errno.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 void tui_analysis_forget_worst(tui_analysis *a)
 {
@@ -156,46 +152,8 @@ int tui_analysis_next_step(tui_analysis *a, tui_model *m, int dir)
 
 /* ---- running the analysis ---- */
 
-/* The collscope command: next to this program, in the build tree, or PATH. */
-static void find_collscope(char *out, size_t len)
-{
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        self[n] = '\0';
-        char *sl = strrchr(self, '/');
-        if (sl) {
-            *sl = '\0';
-            snprintf(out, len, "%s/collscope", self);
-            if (access(out, X_OK) == 0)
-                return;
-            snprintf(out, len, "%s/../analyzer/collscope", self);
-            if (access(out, X_OK) == 0)
-                return;
-        }
-    }
-    snprintf(out, len, "collscope");
-}
-
 int tui_analyze(tui_model *m, char *err, size_t errlen)
 {
-    char exe[PATH_MAX];
-    find_collscope(exe, sizeof exe);
-    fprintf(stderr, "collscope-tui: running %s analyze %s ...\n", exe, m->dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        execlp(exe, exe, "analyze", m->dir, (char *)NULL);
-        fprintf(stderr, "collscope-tui: cannot run %s: %s\n", exe, strerror(errno));
-        _exit(127);
-    }
-    int st = 0;
-    if (pid > 0)
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-            ;
-    if (pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
-        return 0;
-    snprintf(err, errlen, "collscope analyze failed (exit %d)", pid > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-    return -1;
+    fprintf(stderr, "collscope-tui: analysing %s ...\n", m->dir);
+    return cs_analysis_run(m->dir, 0, stderr, err, errlen);
 }

@@ -17,13 +17,14 @@ tui_libcstui_la_SOURCES = tui/tui.h tui/tui.c tui/model.h tui/model.c tui/lanes.
 	tui/timeline.c tui/stats.c tui/ranks.c tui/help.c
 tui_libcstui_la_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(SQLITE_CFLAGS)
 # What a program that links libcstui links after it.
-CS_TUI_LIBS = tui/libcstui.la libtrace/libcstrace.la $(NCURSES_LIBS) $(SQLITE_LIBS) $(PTHREAD_LIBS) -lm
+CS_TUI_LIBS = tui/libcstui.la analyzer/libcsanalysis.la libtrace/libcstrace.la $(NCURSES_LIBS) $(SQLITE_LIBS) $(PTHREAD_LIBS) -lm
 
 bin_PROGRAMS += tui/collscope-tui
 tui_collscope_tui_SOURCES = tui/main.c
 tui_collscope_tui_LDADD = $(CS_TUI_LIBS)
 dist_man1_MANS += docs/collscope-tui.1
 
+# After the libraries collscope already links: libcstui needs them again.
 analyzer_collscope_LDADD += $(CS_TUI_LIBS)
 
 # Headless benchmark (same model and screens, off screen) and its trace generator.

@@ -31,8 +31,19 @@ echo "ok: time axis with units: $(line 2 | tr -s ' ' | cut -c1-60)"
 screen | grep -q 'collective' || fail "no legend"
 keys w
 wait_for 'not analysed yet'
+# A analyses in the TUI's own process, stores the results, and reloads
+cp "$T/raw/trace.db" "$T/raw.db.before"
+keys A
+wait_for 'analysis: yes'
+keys w
+wait_for 'worst #1 of'
 keys q
 wait_for '\[rc=0\]'
+n=$(sqlite3 "$T/raw/trace.db" "SELECT COUNT(*) FROM instances" 2>/dev/null || echo 0)
+[ "${n:-0}" -gt 0 ] || fail "A stored no instances in the trace"
+echo "ok: A analysed the trace in-process ($n instances stored) and the screen shows it"
+cp "$T/raw.db.before" "$T/raw/trace.db"
+rm -f "$T/raw/trace.db-wal" "$T/raw/trace.db-shm"
 
 # -- analysed
 "$COLLSCOPE" analyze "$T/run" >"$T/analyze.log" 2>&1 || { cat "$T/analyze.log"; fail "collscope analyze"; }
