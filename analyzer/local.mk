@@ -27,10 +27,4 @@ EXTRA_DIST += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysi
 EXTRA_DIST += tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh tests/analysis/verdicts.inc.sh \
 	tests/analysis/synthetic.sh tests/analysis/faults.sh
 dist_doc_DATA += docs/report-json.md
-
-# Synthetic traces for the analysis benchmark and tests (bench/analysis_bench.sh,
-# tests/analysis/synthetic.sh).
-noinst_PROGRAMS += bench/gen_trace
-bench_gen_trace_SOURCES = bench/gen_trace.c
-bench_gen_trace_LDADD = libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS)
 EXTRA_DIST += bench/analysis_bench.sh tests/analysis/align_strict.sh

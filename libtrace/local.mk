@@ -5,7 +5,10 @@ libtrace_libcstrace_la_SOURCES = \
 	libtrace/span.h libtrace/clock.h libtrace/clock.c \
 	libtrace/log.h libtrace/log.c \
 	libtrace/dtypes.h libtrace/dtypes.c \
-	libtrace/store.h libtrace/store_schema.h libtrace/store_int.h libtrace/store.c
+	libtrace/store.h libtrace/store_schema.h libtrace/store_int.h libtrace/store_sql.h \
+	libtrace/store_sql.c libtrace/store_file.c libtrace/store_schema.c libtrace/store_import.c \
+	libtrace/store_merge.c libtrace/store_copy.c libtrace/store_read.c libtrace/store_stats.c \
+	libtrace/store_bulk.h libtrace/store_bulk.c
 nodist_libtrace_libcstrace_la_SOURCES = libtrace/ops.gen.h libtrace/ops.gen.c
 libtrace_libcstrace_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden $(SQLITE_CFLAGS)
 libtrace_libcstrace_la_LIBADD = common/libcscommon.la $(SQLITE_LIBS)

@@ -16,14 +16,12 @@ tui_collscope_tui_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(SQLITE_CFLAGS)
 tui_collscope_tui_LDADD = libtrace/libcstrace.la $(NCURSES_LIBS) $(SQLITE_LIBS) $(PTHREAD_LIBS) -lm
 dist_man1_MANS += docs/collscope-tui.1
 
-# Headless benchmark (same drawing code, off screen) and its trace generator.
-noinst_PROGRAMS += bench/tui_bench bench/tui_gen
+# Headless benchmark (same drawing code, off screen); its traces come from
+# bench/tui_gen (bench/local.mk).
+noinst_PROGRAMS += bench/tui_bench
 bench_tui_bench_SOURCES = bench/tui_bench.c tui/tui.h tui/model.c tui/draw.c
 bench_tui_bench_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(SQLITE_CFLAGS)
 bench_tui_bench_LDADD = libtrace/libcstrace.la $(NCURSES_LIBS) $(SQLITE_LIBS) $(PTHREAD_LIBS) -lm
-bench_tui_gen_SOURCES = bench/tui_gen.c
-bench_tui_gen_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-bench_tui_gen_LDADD = libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS)
 else
 EXTRA_DIST += docs/collscope-tui.1
 endif
