@@ -4,7 +4,7 @@
 #include "config.h"
 #include "analyzer/analysis.h"
 #include "analyzer/cli.h"
-#include "libtrace/store_analysis.h"
+#include "analyzer/store_analysis.h"
 
 #include <getopt.h>
 #include <math.h>

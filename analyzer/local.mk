@@ -4,7 +4,13 @@ analyzer_collscope_SOURCES = analyzer/cli.h analyzer/main.c analyzer/util.c anal
 	analyzer/symbolize.c analyzer/cmd_run.c analyzer/report.c
 analyzer_collscope_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'
 analyzer_collscope_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-analyzer_collscope_LDADD = libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS)
+analyzer_collscope_LDADD = analyzer/libcsanalysis.la libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS)
+
+# The analysis tables' SQL (analyzer/store_analysis.c), a library both
+# binaries link: the TUI reads the stored analysis through it.
+noinst_LTLIBRARIES += analyzer/libcsanalysis.la
+analyzer_libcsanalysis_la_SOURCES = analyzer/store_analysis.h analyzer/store_analysis.c
+analyzer_libcsanalysis_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 
 # Cross-rank analysis (issue 3): alignment, matching, wait states, steps,
 # verdicts, tail latency, report writers, diff and gates.

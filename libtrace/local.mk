@@ -21,6 +21,5 @@ libtrace/ops.gen.c: $(CS_SPECS) $(CS_GEN)
 	$(AM_V_GEN)$(MKDIR_P) libtrace && $(PYTHON3) $(CS_GEN) ops libtrace/ops.gen.h libtrace/ops.gen.c $(CS_SPECS)
 BUILT_SOURCES += libtrace/ops.gen.h libtrace/ops.gen.c
 CLEANFILES += libtrace/ops.gen.h libtrace/ops.gen.c
-libtrace_libcstrace_la_SOURCES += libtrace/store_analysis.c libtrace/store_analysis.h
 # NCCL and CUDA ops follow the MPI ones, so existing op ids stay.
 CS_SPECS += $(srcdir)/interpose/nccl.spec $(srcdir)/interpose/cuda.spec

@@ -12,8 +12,8 @@
 #include <curses.h>
 
 #include "libtrace/store.h"
-#include "libtrace/store_analysis.h"
-#include "libtrace/store_tui.h"
+#include "analyzer/store_analysis.h"
+#include "tui/store_tui.h"
 
 /* Smallest terminal the timeline is drawn in. */
 #define TUI_MIN_COLS 50

@@ -1,7 +1,7 @@
 /* store_analysis.c: the SQL of the derived analysis tables and of the
  * extra reads the analysis makes (see store_analysis.h). */
 #include "config.h"
-#include "libtrace/store_analysis.h"
+#include "analyzer/store_analysis.h"
 #include "common/map.h"
 #include "common/vec.h"
 #include "libtrace/store_sql.h"

@@ -1,7 +1,7 @@
 /* store_tui.c: the terminal browser's queries (see store_tui.h): the
  * level-of-detail summary, per-lane time windows, instances, frames. */
 #include "config.h"
-#include "libtrace/store_tui.h"
+#include "tui/store_tui.h"
 #include "common/vec.h"
 #include "libtrace/store_sql.h"
 
