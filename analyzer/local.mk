@@ -4,7 +4,7 @@ analyzer_collscope_SOURCES = analyzer/cli.h analyzer/main.c analyzer/util.c anal
 	analyzer/symbolize.c analyzer/cmd_run.c analyzer/report.c
 analyzer_collscope_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'
 analyzer_collscope_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-analyzer_collscope_LDADD = analyzer/libcsanalysis.la libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS)
+analyzer_collscope_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_LIBS)
 
 # The analysis tables' SQL (analyzer/store_analysis.c), a library both
 # binaries link: the TUI reads the stored analysis through it.

@@ -4,7 +4,7 @@ EXTRA_DIST += interpose/mpi.spec interpose/gen-wrappers.py
 
 CS_PRELOAD_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 CS_PRELOAD_LDFLAGS = -module -avoid-version -shared -Wl,-z,defs
-CS_PRELOAD_LIBS = libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS) -ldl
+CS_PRELOAD_LIBS = $(CS_LOG_LIBS) $(PTHREAD_LIBS) -ldl
 CS_CORE_SOURCES = interpose/core.h interpose/core.c interpose/callsite.c interpose/papi.c
 
 interpose/mpi_wrappers.gen.c: $(srcdir)/interpose/mpi.spec $(CS_GEN)

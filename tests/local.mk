@@ -21,7 +21,7 @@ check_PROGRAMS += tests/unit/test_log
 CS_TESTS += tests/unit/test_log
 tests_unit_test_log_SOURCES = tests/unit/test_log.c
 tests_unit_test_log_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-tests_unit_test_log_LDADD = libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS)
+tests_unit_test_log_LDADD = $(CS_STORE_LIBS) $(PTHREAD_LIBS)
 
 # Multi-rank tests of the MPI preload.
 CS_TESTS += tests/mpi/counts.sh tests/mpi/crash.sh tests/mpi/undisturbed.sh tests/mpi/singleton.sh \

@@ -12,7 +12,7 @@ if HAVE_NCURSES
 bin_PROGRAMS += tui/collscope-tui
 tui_collscope_tui_SOURCES = tui/tui.h tui/model.c tui/draw.c tui/main.c tui/store_tui.h tui/store_tui.c
 tui_collscope_tui_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(SQLITE_CFLAGS)
-tui_collscope_tui_LDADD = analyzer/libcsanalysis.la libtrace/libcstrace.la $(NCURSES_LIBS) $(SQLITE_LIBS) $(PTHREAD_LIBS) -lm
+tui_collscope_tui_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(NCURSES_LIBS) $(PTHREAD_LIBS) -lm
 dist_man1_MANS += docs/collscope-tui.1
 
 # Headless benchmark (same drawing code, off screen); its traces come from
@@ -20,7 +20,7 @@ dist_man1_MANS += docs/collscope-tui.1
 noinst_PROGRAMS += bench/tui_bench
 bench_tui_bench_SOURCES = bench/tui_bench.c tui/tui.h tui/model.c tui/draw.c tui/store_tui.h tui/store_tui.c
 bench_tui_bench_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(SQLITE_CFLAGS)
-bench_tui_bench_LDADD = analyzer/libcsanalysis.la libtrace/libcstrace.la $(NCURSES_LIBS) $(SQLITE_LIBS) $(PTHREAD_LIBS) -lm
+bench_tui_bench_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(NCURSES_LIBS) $(PTHREAD_LIBS) -lm
 else
 EXTRA_DIST += docs/collscope-tui.1 tui/store_tui.h tui/store_tui.c
 endif
