@@ -55,8 +55,10 @@ tests_mpi_fuse_prog_mpich_LDADD = $(MPICH_LIBS)
 endif
 
 # The store and the commands' handling of bad input.
-CS_TESTS += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh tests/store/readonly.sh
-EXTRA_DIST += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh tests/store/readonly.sh
+CS_TESTS += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh tests/store/readonly.sh \
+	tests/store/corrupt.sh
+EXTRA_DIST += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh tests/store/readonly.sh \
+	tests/store/corrupt.sh
 
 # NCCL and CUDA tracing (tests/nccl/): CPU stand-ins for libcudart.so.13 and
 # libnccl.so.2 (tests/standins/), with the real sonames, never installed;
