@@ -326,7 +326,8 @@ int main(int argc, char **argv)
     int rc = gen_parse(argc, argv, &o);
     if (rc != 0)
         return rc;
-    const char *name = o.tui ? "tui_gen" : "gen_trace";
+    /* The layout's trace names its generator (meta command). */
+    const char *name = GEN_NAME, *command = o.tui ? "tui_gen" : "gen_trace";
     char err[1024];
     cs_store *st;
     if (cs_store_create(o.out, &st, err, sizeof err) != 0) {
@@ -365,7 +366,7 @@ int main(int argc, char **argv)
         cs_store_close(st);
         return 1;
     }
-    if (cs_store_bulk_end(g.b, 1, err, sizeof err) != 0 || cs_store_finish(st, name, err, sizeof err) != 0) {
+    if (cs_store_bulk_end(g.b, 1, err, sizeof err) != 0 || cs_store_finish(st, command, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", name, err);
         cs_store_close(st);
         return 1;
