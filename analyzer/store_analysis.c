@@ -406,11 +406,6 @@ struct cs_awriter {
     sqlite3_stmt *q[W_N];
 };
 
-static int cs_aexec(cs_store *st, const char *sql, char *err, size_t errlen)
-{
-    return cs_store_sql_exec(cs_db(st), cs_store_path(st), sql, err, errlen);
-}
-
 cs_awriter *cs_store_analysis_begin(cs_store *st, char *err, size_t errlen)
 {
     cs_awriter *w = calloc(1, sizeof *w);
@@ -420,10 +415,11 @@ cs_awriter *cs_store_analysis_begin(cs_store *st, char *err, size_t errlen)
     }
     w->st = st;
     /* models and proposals are rebuilt with their current columns */
-    if (cs_aexec(st,
-                 "BEGIN; DROP TABLE IF EXISTS models; DROP TABLE IF EXISTS proposals;" CS_ANALYSIS_TABLES_SQL
-                     CS_ANALYSIS_CLEAR_SQL "DROP INDEX IF EXISTS instances_skew; DROP INDEX IF EXISTS waits_comm_seq;",
-                 err, errlen) != 0) {
+    if (cs_store_sql_exec(cs_db(st), cs_store_path(st),
+                          "BEGIN; DROP TABLE IF EXISTS models; DROP TABLE IF EXISTS proposals;" CS_ANALYSIS_TABLES_SQL
+                              CS_ANALYSIS_CLEAR_SQL
+                          "DROP INDEX IF EXISTS instances_skew; DROP INDEX IF EXISTS waits_comm_seq;",
+                          err, errlen) != 0) {
         sqlite3_exec(cs_db(st), "ROLLBACK", NULL, NULL, NULL);
         free(w);
         return NULL;
@@ -553,8 +549,9 @@ int cs_store_analysis_end(cs_awriter *w, int commit, int64_t spans, char *err, s
     char v[32], n[32];
     snprintf(v, sizeof v, "%d", CS_ANALYSIS_VERSION);
     snprintf(n, sizeof n, "%lld", (long long)spans);
-    if (cs_aexec(st, CS_ANALYSIS_INDEXES_SQL, err, errlen) != 0 || cs_store_meta_set(st, "analysis_version", v) != 0 ||
-        cs_store_meta_set(st, "analysis_spans", n) != 0 || cs_aexec(st, "COMMIT", err, errlen) != 0) {
+    if (cs_store_sql_exec(cs_db(st), cs_store_path(st), CS_ANALYSIS_INDEXES_SQL, err, errlen) != 0 ||
+        cs_store_meta_set(st, "analysis_version", v) != 0 || cs_store_meta_set(st, "analysis_spans", n) != 0 ||
+        cs_store_sql_exec(cs_db(st), cs_store_path(st), "COMMIT", err, errlen) != 0) {
         if (err && !*err)
             cs_store_sql_fail(err, errlen, "%s: %s", cs_store_path(st), sqlite3_errmsg(cs_db(st)));
         sqlite3_exec(cs_db(st), "ROLLBACK", NULL, NULL, NULL);

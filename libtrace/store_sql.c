@@ -50,13 +50,6 @@ int cs_store_sql_table_exists(sqlite3 *db, const char *name)
     return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
-int cs_store_sql_end(sqlite3 *db, const char *path, int rc, char *err, size_t errlen)
-{
-    if (rc == SQLITE_DONE)
-        return 0;
-    return cs_store_sql_fail(err, errlen, "%s: cannot read it (%s)", path, sqlite3_errmsg(db));
-}
-
 void cs_store_sql_text(sqlite3_stmt *s, int i, char *buf, size_t len)
 {
     const unsigned char *v = sqlite3_column_text(s, i);

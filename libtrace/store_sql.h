@@ -39,9 +39,6 @@ int cs_store_sql_exec(sqlite3 *db, const char *path, const char *sql, char *err,
 /* Does the database hold a table or view of that name? 1, 0, or -1 when
  * it cannot be read. */
 int cs_store_sql_table_exists(sqlite3 *db, const char *name);
-/* The end of a read loop: 0 when rc (the last sqlite3_step code) is
- * SQLITE_DONE, else -1 with "path: reason" in err. */
-int cs_store_sql_end(sqlite3 *db, const char *path, int rc, char *err, size_t errlen);
 /* Column i as text into buf ("" when NULL). */
 void cs_store_sql_text(sqlite3_stmt *s, int i, char *buf, size_t len);
 

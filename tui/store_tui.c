@@ -609,11 +609,6 @@ static void cs_tui_add(cs_tui_acc *a, int64_t nb, int shift, int64_t base, int64
     }
 }
 
-static int cs_tui_exec(sqlite3 *db, const char *sql, const char *path, char *err, size_t errlen)
-{
-    return cs_store_sql_exec(db, path, sql, err, errlen);
-}
-
 static int64_t cs_tui_now_ms(void)
 {
     struct timespec ts;
@@ -1046,21 +1041,21 @@ int cs_tui_index_build(const char *path, void (*progress)(double, void *), void 
     }
     if (!B.waits_table && cs_tui_build_instances(&B) != 0)
         goto done;
-    if (cs_tui_exec(B.db,
-                    "BEGIN; DROP TABLE IF EXISTS tui_lod; DROP TABLE IF EXISTS tui_lanes;"
-                    " CREATE TABLE IF NOT EXISTS tui_lanes(lane INTEGER PRIMARY KEY, rank INTEGER, tid INTEGER,"
-                    " spans INTEGER, max_dur_ns INTEGER, first_ns INTEGER, last_ns INTEGER, stream INTEGER,"
-                    " sidx INTEGER);"
-                    " CREATE TABLE IF NOT EXISTS tui_lod(lane INTEGER NOT NULL, level INTEGER NOT NULL,"
-                    " bucket INTEGER NOT NULL, n INTEGER, coll INTEGER, wait INTEGER, p2p INTEGER, gpu INTEGER,"
-                    " other INTEGER, PRIMARY KEY(lane, level, bucket)) WITHOUT ROWID;",
-                    path, err, errlen) != 0)
+    if (cs_store_sql_exec(B.db, path,
+                          "BEGIN; DROP TABLE IF EXISTS tui_lod; DROP TABLE IF EXISTS tui_lanes;"
+                          " CREATE TABLE IF NOT EXISTS tui_lanes(lane INTEGER PRIMARY KEY, rank INTEGER, tid INTEGER,"
+                          " spans INTEGER, max_dur_ns INTEGER, first_ns INTEGER, last_ns INTEGER, stream INTEGER,"
+                          " sidx INTEGER);"
+                          " CREATE TABLE IF NOT EXISTS tui_lod(lane INTEGER NOT NULL, level INTEGER NOT NULL,"
+                          " bucket INTEGER NOT NULL, n INTEGER, coll INTEGER, wait INTEGER, p2p INTEGER, gpu INTEGER,"
+                          " other INTEGER, PRIMARY KEY(lane, level, bucket)) WITHOUT ROWID;",
+                          err, errlen) != 0)
         goto done;
     /* the kernels of a stream lane in a window */
-    if (B.act_table && cs_tui_exec(B.db,
-                                   "CREATE INDEX IF NOT EXISTS tui_gpu_activity"
-                                   " ON gpu_activity(rank, stream, begin_ns);",
-                                   path, err, errlen) != 0) {
+    if (B.act_table && cs_store_sql_exec(B.db, path,
+                                         "CREATE INDEX IF NOT EXISTS tui_gpu_activity"
+                                         " ON gpu_activity(rank, stream, begin_ns);",
+                                         err, errlen) != 0) {
         sqlite3_exec(B.db, "ROLLBACK", NULL, NULL, NULL);
         goto done;
     }
@@ -1087,7 +1082,7 @@ int cs_tui_index_build(const char *path, void (*progress)(double, void *), void 
              " ('tui_lod_end_ns', '%lld'), ('tui_lod_waits', '%d'), ('tui_lod_build_ms', '%lld'); COMMIT;",
              CS_TUI_LOD_VERSION, (long long)total, B.shift, B.levels, (long long)B.base, (long long)B.end,
              B.waits_table, (long long)ms);
-    if (cs_tui_exec(B.db, meta, path, err, errlen) != 0) {
+    if (cs_store_sql_exec(B.db, path, meta, err, errlen) != 0) {
         sqlite3_exec(B.db, "ROLLBACK", NULL, NULL, NULL);
         goto done;
     }
