@@ -2,7 +2,7 @@
  * libcsanalysis (clients use analyzer/csanalysis.h): clock alignment, matching
  * of collective instances and point-to-point messages, wait states, steps,
  * straggler verdicts and tail latency. Results go to the derived tables of
- * libtrace/store_analysis.h; the report writers read them from there.
+ * analyzer/store_analysis.h; the report writers read them from there.
  *
  * The passes stream the store: alignment reads a bounded sample of
  * N-to-N collectives with raw times; matching reads collective spans
@@ -21,7 +21,7 @@
 #include "common/map.h"
 #include "common/vec.h"
 #include "libtrace/store.h"
-#include "libtrace/store_analysis.h"
+#include "analyzer/store_analysis.h"
 
 /* Median (sorts v in place); 0 for an empty vector. */
 int64_t cs__an_ctx_median(cs_vec *v);

@@ -14,7 +14,7 @@
 #include <stdio.h>
 
 #include "libtrace/store.h"
-#include "libtrace/store_analysis.h"
+#include "analyzer/store_analysis.h"
 
 /* ---- running the analysis ---- */
 

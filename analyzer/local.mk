@@ -2,7 +2,7 @@
 # writers, gates, diff and the estimate check), linked by collscope and by
 # the TUI, and the collscope command (one cmd_*.c per subcommand).
 noinst_LTLIBRARIES += analyzer/libcsanalysis.la
-analyzer_libcsanalysis_la_SOURCES = analyzer/csanalysis.h analyzer/analysis.h analyzer/analysis.c \
+analyzer_libcsanalysis_la_SOURCES = analyzer/store_analysis.h analyzer/store_analysis.c analyzer/csanalysis.h analyzer/analysis.h analyzer/analysis.c \
 	analyzer/an_run.c analyzer/an_ctx.c analyzer/an_align.c analyzer/an_match.c analyzer/an_p2p.c analyzer/verdict.h analyzer/an_verdict.c \
 	analyzer/an_verdict_persistent.c analyzer/an_verdict_transient.c analyzer/an_verdict_slow_link.c \
 	analyzer/an_verdict_slow_link_comm.c analyzer/an_verdict_slow_collective.c \
@@ -20,7 +20,7 @@ analyzer_collscope_SOURCES = analyzer/cli.h analyzer/main.c analyzer/cmd_run.c a
 	analyzer/run.c analyzer/ingest.c analyzer/symbolize.c
 analyzer_collscope_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'
 analyzer_collscope_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-analyzer_collscope_LDADD = analyzer/libcsanalysis.la libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS) -lm
+analyzer_collscope_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_LIBS) -lm
 
 # align_strict.sh (offsets within 5 us, Open MPI) passed 5 of 5 with two
 # busy loops beside it. verdicts_ompi.sh and verdicts_mpich.sh (the four
@@ -35,10 +35,4 @@ EXTRA_DIST += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysi
 EXTRA_DIST += tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh tests/analysis/verdicts.inc.sh \
 	tests/analysis/synthetic.sh tests/analysis/faults.sh
 dist_doc_DATA += docs/report-json.md
-
-# Synthetic traces for the analysis benchmark and tests (bench/analysis_bench.sh,
-# tests/analysis/synthetic.sh).
-noinst_PROGRAMS += bench/gen_trace
-bench_gen_trace_SOURCES = bench/gen_trace.c
-bench_gen_trace_LDADD = libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS)
 EXTRA_DIST += bench/analysis_bench.sh tests/analysis/align_strict.sh

@@ -1,9 +1,12 @@
-/* gen_trace: write a synthetic job trace of any size through the store API,
- * for the analysis benchmark (bench/analysis_bench.sh) and the analysis
- * tests of known answers (tests/analysis/synthetic.sh). Every rank runs
- * steps of: a step marker (MPI_Pcontrol), compute, two allreduces, a ring
- * exchange (send right, receive from the left) and a barrier, with a small
- * random jitter; effects can be injected:
+/* gen_trace: write a synthetic job trace of any size through the store's
+ * bulk writer (libtrace/store_bulk.h), in one of two layouts.
+ *
+ * --layout analysis (the default of gen_trace): for the analysis benchmark
+ * (bench/analysis_bench.sh) and the analysis tests of known answers
+ * (tests/analysis/synthetic.sh, costmodel.sh). Every rank runs steps of: a
+ * step marker (MPI_Pcontrol), compute, two allreduces, a ring exchange
+ * (send right, receive from the left) and a barrier, with a small random
+ * jitter; effects can be injected:
  *
  *   gen_trace OUT.db [--ranks N] [--spans M] [--steps S] [--jitter US] [--seed X]
  *                    [--persistent R:US] [--transient R:A-B:US]
@@ -17,20 +20,32 @@
  * allreduces transfer in exactly ALPHA_NS + bytes x BETA_PS / 1000 ns (plus
  * the jitter, 0 with --jitter 0, and each rank's exit spread of 0-2 us),
  * and the first one of step k carries 1 KiB << (k % 11) bytes, so a cost
- * model fitted to the trace should give back alpha and beta
- * (tests/analysis/costmodel.sh). Exit status 0, 1 when the file cannot be
- * written, 2 on bad usage. */
+ * model fitted to the trace should give back alpha and beta.
+ *
+ * --layout tui (the default of tui_gen, the same program built with
+ * GEN_TUI): for the TUI benchmark and tests. RANKS ranks (4) run steps of
+ * compute, six allreduces, a send/receive pair with a neighbour, a barrier
+ * and a step marker; rank --straggler (2) is late in one step out of ten;
+ * every span has a call site with one frame.
+ *
+ *   tui_gen OUT.db [--spans N] [--ranks R] [--straggler RANK]
+ *
+ * Exit status 0, 1 when the file cannot be written, 2 on bad usage. */
 #include "config.h"
 #include "libtrace/ops.gen.h"
 #include "libtrace/span.h"
 #include "libtrace/store.h"
-#include "libtrace/store_analysis.h"
+#include "libtrace/store_bulk.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define GEN_SPANS_PER_STEP 6
+#ifdef GEN_TUI
+#define GEN_NAME "tui_gen"
+#else
+#define GEN_NAME "gen_trace"
+#endif
 
 static uint64_t gen_rng = 88172645463325252ull;
 static int64_t gen_rand(int64_t n)
@@ -42,178 +57,325 @@ static int64_t gen_rand(int64_t n)
 }
 
 static const char gen_usage[] =
-    "usage: gen_trace OUT.db [--ranks N] [--spans M] [--steps S] [--jitter US] [--seed X]\n"
-    "                 [--persistent R:US] [--transient R:A-B:US] [--slow-link SRC:DST:US] [--slow-coll A-B:US]\n"
-    "                 [--cost ALPHA_NS:BETA_PS]\n";
+    "usage: " GEN_NAME " OUT.db [--layout analysis|tui] [--ranks N] [--spans M] [--steps S] [--seed X]\n"
+    "       analysis layout: [--jitter US] [--persistent R:US] [--transient R:A-B:US]\n"
+    "                        [--slow-link SRC:DST:US] [--slow-coll A-B:US] [--cost ALPHA_NS:BETA_PS]\n"
+    "       tui layout:      [--straggler RANK]\n";
 
-int main(int argc, char **argv)
+/* What the command line asked for. */
+typedef struct gen_opts {
+    const char *out;
+    int tui; /* the tui layout */
+    int64_t nspans, steps, jitter;
+    int nranks, late;
+    int p_rank, t_rank, l_src, l_dst;
+    long long p_us, t_a, t_b, t_us, l_us, c_a, c_b, c_us;
+    long long cost_alpha, cost_beta_ps;
+} gen_opts;
+
+/* The trace being written: the writer, the next span id and collective
+ * sequence number, each rank's time, and a span to fill. */
+typedef struct gen_state {
+    cs_store_bulk *b;
+    int64_t id, seq;
+    int64_t *tr, *entry, *sb;
+    cs_span s;
+} gen_state;
+
+static int gen_emit(gen_state *g, int rank, int op, int64_t b, int64_t e, int64_t comm, int64_t seq, int64_t bytes,
+                    uint32_t flags)
 {
-    const char *out = NULL;
-    int64_t nspans = 1000000, steps = 0, jitter = 20000;
-    int nranks = 64;
-    int p_rank = -1, t_rank = -1, l_src = -1, l_dst = -1;
-    long long p_us = 0, t_a = 0, t_b = -1, t_us = 0, l_us = 0, c_a = 0, c_b = -1, c_us = 0;
-    long long cost_alpha = -1, cost_beta_ps = 0;
+    cs_span *s = &g->s;
+    s->id = g->id++;
+    s->rank = rank;
+    s->op = op;
+    s->begin_ns = b;
+    s->end_ns = e;
+    s->comm = comm;
+    s->seq = seq;
+    s->bytes = bytes;
+    s->flags = flags;
+    return cs_store_bulk_span(g->b, s);
+}
+
+static const uint32_t collf = CS_F_HAS_SEQ | CS_F_HAS_COMM, p2pf = CS_F_HAS_PEER | CS_F_HAS_COMM;
+
+/* One step of the analysis layout. */
+static int gen_step_analysis(gen_state *g, const gen_opts *o, int64_t k)
+{
+    int nranks = o->nranks;
+    int64_t *tr = g->tr, *entry = g->entry, *sb = g->sb, jitter = o->jitter;
+    for (int r = 0; r < nranks; r++) {
+        if (gen_emit(g, r, CS_OP_MPI_Pcontrol, tr[r], tr[r] + 300, 0, -1, 0, 0))
+            return -1;
+        tr[r] += 300;
+    }
+    for (int b = 0; b < 2; b++) {
+        int64_t last = 0;
+        for (int r = 0; r < nranks; r++) {
+            int64_t comp = (b == 0 ? 1000000 : 50000) + gen_rand(jitter + 1);
+            if (b == 0 && r == o->p_rank)
+                comp += o->p_us * 1000;
+            if (b == 0 && r == o->t_rank && k >= o->t_a && k <= o->t_b)
+                comp += o->t_us * 1000;
+            entry[r] = tr[r] + comp;
+            if (entry[r] > last)
+                last = entry[r];
+        }
+        int64_t bytes = b == 0 ? 4 << 20 : 4096;
+        if (o->cost_alpha >= 0 && b == 0)
+            bytes = (int64_t)1024 << (k % 11);
+        int64_t xfer = o->cost_alpha >= 0 ? o->cost_alpha + bytes * o->cost_beta_ps / 1000 + gen_rand(jitter / 4 + 1)
+                                          : 30000 + gen_rand(jitter / 4 + 1);
+        if (b == 0 && k >= o->c_a && k <= o->c_b)
+            xfer += o->c_us * 1000;
+        g->seq++;
+        for (int r = 0; r < nranks; r++) {
+            int64_t e = last + xfer + gen_rand(2000);
+            if (gen_emit(g, r, CS_OP_MPI_Allreduce, entry[r], e, 1, g->seq, bytes, collf))
+                return -1;
+            tr[r] = e;
+        }
+    }
+    /* ring: send right, then receive from the left */
+    for (int r = 0; r < nranks; r++)
+        sb[r] = tr[r] + 5000 + gen_rand(jitter / 4 + 1);
+    for (int r = 0; r < nranks; r++) {
+        int right = (r + 1) % nranks, left = (r + nranks - 1) % nranks;
+        g->s.tag = 7;
+        g->s.peer = right;
+        if (gen_emit(g, r, CS_OP_MPI_Send, sb[r], sb[r] + 8000, 1, -1, 65536, p2pf))
+            return -1;
+        int64_t rb = sb[r] + 8000, re = (sb[left] + 10000 > rb ? sb[left] + 10000 : rb) + 12000;
+        if (left == o->l_src && r == o->l_dst)
+            re += o->l_us * 1000;
+        g->s.peer = left;
+        if (gen_emit(g, r, CS_OP_MPI_Recv, rb, re, 1, -1, 65536, p2pf))
+            return -1;
+        g->s.peer = g->s.tag = -1;
+        tr[r] = re;
+    }
+    int64_t last = 0;
+    for (int r = 0; r < nranks; r++) {
+        entry[r] = tr[r] + 20000 + gen_rand(jitter / 4 + 1);
+        if (entry[r] > last)
+            last = entry[r];
+    }
+    g->seq++;
+    for (int r = 0; r < nranks; r++) {
+        if (gen_emit(g, r, CS_OP_MPI_Barrier, entry[r], last + 5000, 1, g->seq, 0, collf))
+            return -1;
+        tr[r] = last + 5000;
+    }
+    return 0;
+}
+
+/* One step of the tui layout. */
+static int gen_step_tui(gen_state *g, const gen_opts *o, int64_t st)
+{
+    int nranks = o->nranks;
+    int64_t *tr = g->tr, *entry = g->entry;
+    for (int r = 0; r < nranks; r++) {
+        if (gen_emit(g, r, CS_OP_MPI_Pcontrol, tr[r], tr[r] + 300, 0, -1, 0, 0))
+            return -1;
+        tr[r] += 300;
+    }
+    for (int k = 0; k < 6; k++) {
+        int64_t last = 0;
+        for (int r = 0; r < nranks; r++) {
+            int64_t comp = 100000 + gen_rand(20000);
+            if (r == o->late && st % 10 == 3 && k == 0)
+                comp += 2000000;
+            entry[r] = tr[r] + comp;
+            if (entry[r] > last)
+                last = entry[r];
+        }
+        int64_t xfer = 20000 + gen_rand(5000);
+        g->seq++;
+        for (int r = 0; r < nranks; r++) {
+            if (gen_emit(g, r, CS_OP_MPI_Allreduce, entry[r], last + xfer, 1, g->seq, 4 << 20, collf))
+                return -1;
+            tr[r] = last + xfer;
+        }
+    }
+    for (int r = 0; r < nranks; r++) {
+        int64_t c = tr[r] + 30000;
+        g->s.peer = (r ^ 1) < nranks ? (r ^ 1) : r;
+        g->s.tag = 7;
+        if (gen_emit(g, r, CS_OP_MPI_Send, c, c + 15000, 1, -1, 65536, p2pf) ||
+            gen_emit(g, r, CS_OP_MPI_Recv, c + 15000, c + 40000, 1, -1, 65536, p2pf))
+            return -1;
+        g->s.peer = g->s.tag = -1;
+        tr[r] = c + 40000;
+    }
+    int64_t last = 0;
+    for (int r = 0; r < nranks; r++) {
+        entry[r] = tr[r] + 20000 + gen_rand(5000);
+        if (entry[r] > last)
+            last = entry[r];
+    }
+    g->seq++;
+    for (int r = 0; r < nranks; r++) {
+        if (gen_emit(g, r, CS_OP_MPI_Barrier, entry[r], last + 5000, 1, g->seq, 0, collf))
+            return -1;
+        tr[r] = last + 5000;
+    }
+    return 0;
+}
+
+/* 0, or 2 after printing the usage. */
+static int gen_parse(int argc, char **argv, gen_opts *o)
+{
+    memset(o, 0, sizeof *o);
+#ifdef GEN_TUI
+    o->tui = 1;
+#endif
+    o->nspans = 1000000;
+    o->jitter = 20000;
+    o->late = 2;
+    o->p_rank = o->t_rank = o->l_src = o->l_dst = -1;
+    o->t_b = o->c_b = -1;
+    o->cost_alpha = -1;
+    int nranks = 0;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         int ok = 1;
-        if (!strcmp(argv[i], "--spans") && v)
-            nspans = strtoll(v, NULL, 10);
+        if (!strcmp(argv[i], "--layout") && v && (!strcmp(v, "tui") || !strcmp(v, "analysis")))
+            o->tui = !strcmp(v, "tui");
+        else if (!strcmp(argv[i], "--spans") && v)
+            o->nspans = strtoll(v, NULL, 10);
         else if (!strcmp(argv[i], "--steps") && v)
-            steps = strtoll(v, NULL, 10);
+            o->steps = strtoll(v, NULL, 10);
         else if (!strcmp(argv[i], "--ranks") && v)
             nranks = atoi(v);
+        else if (!strcmp(argv[i], "--straggler") && v)
+            o->late = atoi(v);
         else if (!strcmp(argv[i], "--jitter") && v)
-            jitter = strtoll(v, NULL, 10) * 1000;
+            o->jitter = strtoll(v, NULL, 10) * 1000;
         else if (!strcmp(argv[i], "--seed") && v)
             gen_rng ^= (uint64_t)strtoull(v, NULL, 10) * 0x9e3779b97f4a7c15ull;
         else if (!strcmp(argv[i], "--persistent") && v)
-            ok = sscanf(v, "%d:%lld", &p_rank, &p_us) == 2;
+            ok = sscanf(v, "%d:%lld", &o->p_rank, &o->p_us) == 2;
         else if (!strcmp(argv[i], "--transient") && v)
-            ok = sscanf(v, "%d:%lld-%lld:%lld", &t_rank, &t_a, &t_b, &t_us) == 4;
+            ok = sscanf(v, "%d:%lld-%lld:%lld", &o->t_rank, &o->t_a, &o->t_b, &o->t_us) == 4;
         else if (!strcmp(argv[i], "--slow-link") && v)
-            ok = sscanf(v, "%d:%d:%lld", &l_src, &l_dst, &l_us) == 3;
+            ok = sscanf(v, "%d:%d:%lld", &o->l_src, &o->l_dst, &o->l_us) == 3;
         else if (!strcmp(argv[i], "--slow-coll") && v)
-            ok = sscanf(v, "%lld-%lld:%lld", &c_a, &c_b, &c_us) == 3;
+            ok = sscanf(v, "%lld-%lld:%lld", &o->c_a, &o->c_b, &o->c_us) == 3;
         else if (!strcmp(argv[i], "--cost") && v)
-            ok = sscanf(v, "%lld:%lld", &cost_alpha, &cost_beta_ps) == 2 && cost_alpha >= 0 && cost_beta_ps >= 0;
-        else if (argv[i][0] != '-' && !out) {
-            out = argv[i];
+            ok = sscanf(v, "%lld:%lld", &o->cost_alpha, &o->cost_beta_ps) == 2 && o->cost_alpha >= 0 &&
+                 o->cost_beta_ps >= 0;
+        else if (argv[i][0] != '-' && !o->out) {
+            o->out = argv[i];
             continue;
         } else
             ok = 0;
         if (!ok) {
-            fprintf(stderr, "gen_trace: bad option %s %s\n%s", argv[i], v ? v : "", gen_usage);
+            fprintf(stderr, GEN_NAME ": bad option %s %s\n%s", argv[i], v ? v : "", gen_usage);
             return 2;
         }
         i++;
     }
-    if (!out || nranks < 2 || nspans < 1 || jitter < 0) {
+    o->nranks = nranks ? nranks : o->tui ? 4 : 64;
+    if (!o->out || o->nranks < (o->tui ? 1 : 2) || o->nspans < 1 || o->jitter < 0) {
         fputs(gen_usage, stderr);
         return 2;
     }
-    if (steps <= 0)
-        steps = nspans / ((int64_t)nranks * GEN_SPANS_PER_STEP);
-    if (steps < 1)
-        steps = 1;
+    int per_step = o->tui ? 10 : 6;
+    if (o->steps <= 0)
+        o->steps = o->nspans / ((int64_t)o->nranks * per_step);
+    if (o->steps < 1)
+        o->steps = 1;
+    return 0;
+}
+
+/* Each rank's communicator, process row and (tui layout) call site. */
+static int gen_ranks(gen_state *g, const gen_opts *o, int64_t t0, int before_spans)
+{
+    int64_t spans = o->steps * (o->tui ? 10 : 6);
+    for (int r = 0; r < o->nranks; r++) {
+        if (!o->tui) {
+            if (before_spans) {
+                if (cs_store_bulk_comm(g->b, 1, r, r, o->nranks, 0) != 0)
+                    return -1;
+                continue;
+            }
+            cs_store_bulk_proc p = {
+                r, 1000 + r, o->nranks, "synthetic", "gen_trace", "synthetic", "gen_trace", t0, g->tr[r], spans, 0
+            };
+            if (cs_store_bulk_process(g->b, &p) != 0)
+                return -1;
+            continue;
+        }
+        if (before_spans)
+            continue;
+        cs_store_bulk_proc p = { r, 1000 + r, o->nranks, "gen", "tui_gen", "none", NULL, t0, g->tr[r], spans, 1 };
+        cs_store_bulk_site c = {
+            r, 1, "tui_gen.c:42 train_step", 4096, 4096, "tui_gen", "train_step", "tui_gen.c", 42
+        };
+        if (cs_store_bulk_process(g->b, &p) != 0 || cs_store_bulk_comm(g->b, 1, r, r, o->nranks, t0) != 0 ||
+            cs_store_bulk_callsite(g->b, &c) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    gen_opts o;
+    int rc = gen_parse(argc, argv, &o);
+    if (rc != 0)
+        return rc;
+    /* The layout's trace names its generator (meta command). */
+    const char *name = GEN_NAME, *command = o.tui ? "tui_gen" : "gen_trace";
     char err[1024];
     cs_store *st;
-    if (cs_store_create(out, &st, err, sizeof err) != 0) {
-        fprintf(stderr, "gen_trace: %s\n", err);
+    if (cs_store_create(o.out, &st, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", name, err);
         return 1;
     }
-    cs_synth *w = cs_store_synth_begin(st, err, sizeof err);
-    if (!w) {
-        fprintf(stderr, "gen_trace: %s\n", err);
+    gen_state g;
+    memset(&g, 0, sizeof g);
+    g.b = cs_store_bulk_begin(st, err, sizeof err);
+    if (!g.b) {
+        fprintf(stderr, "%s: %s\n", name, err);
         cs_store_close(st);
         return 1;
     }
-    int64_t *tr = calloc((size_t)nranks, sizeof *tr), *entry = calloc((size_t)nranks, sizeof *entry),
-            *sb = calloc((size_t)nranks, sizeof *sb);
-    if (!tr || !entry || !sb) {
-        fprintf(stderr, "gen_trace: out of memory\n");
+    g.tr = calloc((size_t)o.nranks, sizeof *g.tr);
+    g.entry = calloc((size_t)o.nranks, sizeof *g.entry);
+    g.sb = calloc((size_t)o.nranks, sizeof *g.sb);
+    if (!g.tr || !g.entry || !g.sb) {
+        fprintf(stderr, "%s: out of memory\n", name);
         return 1;
     }
-    int64_t id = 1, seq = 0, t0 = 1000000000;
-    for (int r = 0; r < nranks; r++) {
-        tr[r] = t0;
-        if (cs_synth_comm(w, 1, r, r, nranks) != 0)
-            goto werr;
+    g.id = 1;
+    int64_t t0 = o.tui ? 1000000 : 1000000000;
+    for (int r = 0; r < o.nranks; r++)
+        g.tr[r] = t0;
+    g.s.peer = g.s.peer2 = g.s.tag = -1;
+    g.s.callsite = o.tui ? 1 : 0;
+    rc = gen_ranks(&g, &o, t0, 1);
+    for (int64_t k = 0; rc == 0 && k < o.steps; k++)
+        rc = o.tui ? gen_step_tui(&g, &o, k) : gen_step_analysis(&g, &o, k);
+    if (rc == 0)
+        rc = gen_ranks(&g, &o, t0, 0);
+    if (rc != 0) {
+        fprintf(stderr, "%s: cannot write %s\n", name, o.out);
+        cs_store_bulk_end(g.b, 0, NULL, 0);
+        cs_store_close(st);
+        return 1;
     }
-    cs_span s;
-    memset(&s, 0, sizeof s);
-    s.peer = s.peer2 = s.tag = -1;
-    s.callsite = 0;
-#define EMIT(RANK, OP, B, E, COMM, SEQ, BYTES, FLAGS) \
-    do {                                              \
-        s.id = id++;                                  \
-        s.rank = (RANK);                              \
-        s.op = (OP);                                  \
-        s.begin_ns = (B);                             \
-        s.end_ns = (E);                               \
-        s.comm = (COMM);                              \
-        s.seq = (SEQ);                                \
-        s.bytes = (BYTES);                            \
-        s.flags = (FLAGS);                            \
-        if (cs_synth_span(w, &s) != 0)                \
-            goto werr;                                \
-    } while (0)
-    const uint32_t collf = CS_F_HAS_SEQ | CS_F_HAS_COMM, p2pf = CS_F_HAS_PEER | CS_F_HAS_COMM;
-    for (int64_t k = 0; k < steps; k++) {
-        for (int r = 0; r < nranks; r++) {
-            EMIT(r, CS_OP_MPI_Pcontrol, tr[r], tr[r] + 300, 0, -1, 0, 0);
-            tr[r] += 300;
-        }
-        for (int b = 0; b < 2; b++) {
-            int64_t last = 0;
-            for (int r = 0; r < nranks; r++) {
-                int64_t comp = (b == 0 ? 1000000 : 50000) + gen_rand(jitter + 1);
-                if (b == 0 && r == p_rank)
-                    comp += p_us * 1000;
-                if (b == 0 && r == t_rank && k >= t_a && k <= t_b)
-                    comp += t_us * 1000;
-                entry[r] = tr[r] + comp;
-                if (entry[r] > last)
-                    last = entry[r];
-            }
-            int64_t bytes = b == 0 ? 4 << 20 : 4096;
-            if (cost_alpha >= 0 && b == 0)
-                bytes = (int64_t)1024 << (k % 11);
-            int64_t xfer = cost_alpha >= 0 ? cost_alpha + bytes * cost_beta_ps / 1000 + gen_rand(jitter / 4 + 1)
-                                           : 30000 + gen_rand(jitter / 4 + 1);
-            if (b == 0 && k >= c_a && k <= c_b)
-                xfer += c_us * 1000;
-            seq++;
-            for (int r = 0; r < nranks; r++) {
-                int64_t e = last + xfer + gen_rand(2000);
-                EMIT(r, CS_OP_MPI_Allreduce, entry[r], e, 1, seq, bytes, collf);
-                tr[r] = e;
-            }
-        }
-        /* ring: send right, then receive from the left */
-        for (int r = 0; r < nranks; r++)
-            sb[r] = tr[r] + 5000 + gen_rand(jitter / 4 + 1);
-        for (int r = 0; r < nranks; r++) {
-            int right = (r + 1) % nranks, left = (r + nranks - 1) % nranks;
-            s.tag = 7;
-            s.peer = right;
-            EMIT(r, CS_OP_MPI_Send, sb[r], sb[r] + 8000, 1, -1, 65536, p2pf);
-            int64_t rb = sb[r] + 8000, re = (sb[left] + 10000 > rb ? sb[left] + 10000 : rb) + 12000;
-            if (left == l_src && r == l_dst)
-                re += l_us * 1000;
-            s.peer = left;
-            EMIT(r, CS_OP_MPI_Recv, rb, re, 1, -1, 65536, p2pf);
-            s.peer = s.tag = -1;
-            tr[r] = re;
-        }
-        int64_t last = 0;
-        for (int r = 0; r < nranks; r++) {
-            entry[r] = tr[r] + 20000 + gen_rand(jitter / 4 + 1);
-            if (entry[r] > last)
-                last = entry[r];
-        }
-        seq++;
-        for (int r = 0; r < nranks; r++) {
-            EMIT(r, CS_OP_MPI_Barrier, entry[r], last + 5000, 1, seq, 0, collf);
-            tr[r] = last + 5000;
-        }
-    }
-    for (int r = 0; r < nranks; r++)
-        if (cs_synth_process(w, r, nranks, t0, tr[r], steps * GEN_SPANS_PER_STEP) != 0)
-            goto werr;
-    if (cs_store_synth_end(w, err, sizeof err) != 0 || cs_store_finish(st, "gen_trace", err, sizeof err) != 0) {
-        fprintf(stderr, "gen_trace: %s\n", err);
+    if (cs_store_bulk_end(g.b, 1, err, sizeof err) != 0 || cs_store_finish(st, command, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", name, err);
         cs_store_close(st);
         return 1;
     }
     cs_store_close(st);
-    printf("gen_trace: %lld spans, %d ranks, %lld steps -> %s\n", (long long)(id - 1), nranks, (long long)steps, out);
-    free(tr);
-    free(entry);
-    free(sb);
+    printf("%s: %lld spans, %d ranks, %lld steps -> %s\n", name, (long long)(g.id - 1), o.nranks, (long long)o.steps,
+           o.out);
+    free(g.tr);
+    free(g.entry);
+    free(g.sb);
     return 0;
-werr:
-    fprintf(stderr, "gen_trace: cannot write %s\n", out);
-    cs_store_close(st);
-    return 1;
 }

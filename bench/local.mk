@@ -7,7 +7,17 @@ EXTRA_DIST += bench/README.md bench/run-mpi-bench.sh bench/lammps-bench.in bench
 
 noinst_PROGRAMS += bench/log_gen
 bench_log_gen_SOURCES = bench/log_gen.c
-bench_log_gen_LDADD = libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS)
+bench_log_gen_LDADD = $(CS_LOG_LIBS) $(PTHREAD_LIBS)
+
+# Synthetic traces, one generator in two layouts: gen_trace for the analysis
+# benchmark and tests (bench/analysis_bench.sh, tests/analysis/), tui_gen
+# (the TUI layout by default) for the TUI benchmark and tests (tests/tui/).
+noinst_PROGRAMS += bench/gen_trace bench/tui_gen
+bench_gen_trace_SOURCES = bench/gen_trace.c
+bench_gen_trace_LDADD = $(CS_STORE_LIBS) $(PTHREAD_LIBS)
+bench_tui_gen_SOURCES = bench/gen_trace.c
+bench_tui_gen_CPPFLAGS = $(AM_CPPFLAGS) -DGEN_TUI=1
+bench_tui_gen_LDADD = $(CS_STORE_LIBS) $(PTHREAD_LIBS)
 
 if HAVE_OMPI
 noinst_PROGRAMS += bench/mpi_loop_ompi

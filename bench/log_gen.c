@@ -3,8 +3,9 @@
  *
  *   log_gen -o DIR [-r RANKS] [-n SPANS]   write DIR/logs/HOST-PID.cslog: RANKS
  *       process logs (default 4) of SPANS spans each (default 1000000),
- *       one child process per rank, through the same writer the preload
- *       uses (cs_log_open, cs_log_slot, cs_log_commit, cs_log_close)
+ *       one child process per rank, through libtrace's log writer, as
+ *       the preload (cs_log_open, cs_log_slot, cs_log_commdef, cs_log_callsite,
+ *       cs_log_reqdone, cs_log_close)
  *   log_gen --stat LOG...                  per log and in all: record size,
  *       chunks claimed, records by kind, and bytes of log per span
  *
@@ -53,44 +54,16 @@ static double lg_tick_rate(void)
     return (double)(t1 - t0) / (double)(m1 - m0);
 }
 
-static void lg_commdef(int how, uint32_t local, uint64_t id, uint64_t parent, uint32_t size, int rank, int world_rank)
-{
-    cs_rec_comm *c = (cs_rec_comm *)cs_log_slot();
-    if (!c)
-        return;
-    c->how = (uint16_t)how;
-    c->tid = cs__log_tls.tid;
-    c->t0 = cs_clock_ticks();
-    c->id = id;
-    c->parent = parent;
-    c->local = local;
-    c->size = size;
-    c->rank = rank;
-    c->world_rank = world_rank;
-    cs_log_commit(c, CS_REC_HDR(CS_REC_COMMDEF, 0));
-}
-
 /* The call site's id, writing its CALLSITE records the first time. */
 static uint32_t lg_site(lg_rank *g, uint32_t id)
 {
     if (g->site_seen[id])
         return id;
     g->site_seen[id] = 1;
-    cs_rec_callsite *r = (cs_rec_callsite *)cs_log_slots(2);
-    if (!r)
-        return id;
-    for (unsigned p = 0; p < 2; p++) {
-        cs_rec_callsite *x = r + p;
-        unsigned first = p * CS_CALLSITE_FRAMES_PER_REC;
-        unsigned nhere = LG_DEPTH - first < CS_CALLSITE_FRAMES_PER_REC ? LG_DEPTH - first : CS_CALLSITE_FRAMES_PER_REC;
-        x->part = (uint16_t)p;
-        x->nframes = LG_DEPTH;
-        x->id = id;
-        x->nhere = nhere;
-        for (unsigned i = 0; i < nhere; i++)
-            x->pc[i] = 0x401000u + id * 0x100u + (first + i) * 0x1000u;
-        cs_log_commit(x, CS_REC_HDR(CS_REC_CALLSITE, 0));
-    }
+    uint64_t pc[LG_DEPTH];
+    for (unsigned i = 0; i < LG_DEPTH; i++)
+        pc[i] = 0x401000u + id * 0x100u + i * 0x1000u;
+    cs_log_callsite(id, pc, LG_DEPTH);
     return id;
 }
 
@@ -123,24 +96,6 @@ static uint64_t lg_span(lg_rank *g, int op, uint32_t site, uint16_t comm, uint32
     r->req = req;
     cs_log_commit(r, CS_REC_HDR(CS_REC_SPAN, flags | CS_F_HAS_COMM));
     return r->t1;
-}
-
-static void lg_done(lg_rank *g, uint32_t req, int32_t source, int32_t tag, uint64_t bytes)
-{
-    cs_rec_done *d = (cs_rec_done *)cs_log_slot();
-    if (!d)
-        return;
-    (void)g;
-    d->op = CS_OP_MPI_Waitall;
-    d->tid = cs__log_tls.tid;
-    d->t0 = cs_clock_ticks();
-    d->t1 = d->t0 + 300;
-    d->bytes = bytes;
-    d->req = req;
-    d->source = source;
-    d->tag = tag;
-    d->rc = 0;
-    cs_log_commit(d, CS_REC_HDR(CS_REC_REQDONE, 0));
 }
 
 /* Write one rank's log into DIR/logs; runs in its own process. */
@@ -179,9 +134,9 @@ static int lg_write_rank(const char *dir, int rank, int size, long nspans)
     g.next_req = 1;
     int left = (rank + size - 1) % size, right = (rank + 1) % size;
     int half = size / 2 ? size / 2 : 1;
-    lg_commdef(CS_COMM_WORLD, 0, LG_WORLD_ID, 0, (uint32_t)size, rank, rank);
-    lg_commdef(CS_COMM_SELF, 1, LG_SELF_BASE + (uint64_t)rank, 0, 1, 0, rank);
-    lg_commdef(CS_COMM_SPLIT, 2, LG_SPLIT_ID + (uint64_t)(rank % 2), LG_WORLD_ID, (uint32_t)half, rank / 2, rank);
+    cs_log_commdef(CS_COMM_WORLD, LG_WORLD_ID, 0, 0, (uint32_t)size, rank, rank);
+    cs_log_commdef(CS_COMM_SELF, LG_SELF_BASE + (uint64_t)rank, 0, 1, 1, 0, rank);
+    cs_log_commdef(CS_COMM_SPLIT, LG_SPLIT_ID + (uint64_t)(rank % 2), LG_WORLD_ID, 2, (uint32_t)half, rank / 2, rank);
 
     long done = 0;
     while (done < nspans) {
@@ -198,8 +153,11 @@ static int lg_write_rank(const char *dir, int rank, int size, long nspans)
                     CS_F_NONBLOCKING | CS_F_HAS_PEER, NULL, i % 2 ? right : left, 100 + i % 2, 1024, CS_DT_MPI_DOUBLE,
                     8, req[i], 150);
         }
-        for (int i = 0; i < 4; i++)
-            lg_done(&g, req[i], i < 2 ? (i % 2 ? right : left) : -1, 100 + i % 2, i < 2 ? 8192 : 0);
+        for (int i = 0; i < 4; i++) {
+            uint64_t t0 = cs_clock_ticks();
+            cs_log_reqdone(CS_OP_MPI_Waitall, t0, t0 + 300, req[i], i < 2 ? (i % 2 ? right : left) : -1, 100 + i % 2,
+                           i < 2 ? 8192 : 0, 0);
+        }
         lg_span(&g, CS_OP_MPI_Waitall, 8, 0, 0, NULL, 0, 0, 4, 0, 0, 0, 4000);
         lg_span(&g, CS_OP_MPI_Barrier, 9 + (uint32_t)(done / 9 % 8), 0, 0, &g.world_seq, 0, 0, 0, 0, 0, 0, 1200);
         done += 9;

@@ -9,7 +9,7 @@ CS_GEN_WRAP = $(MKDIR_P) interpose && $(PYTHON3) $(CS_GEN) wrap
 
 CS_PRELOAD_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 CS_PRELOAD_LDFLAGS = -module -avoid-version -shared -Wl,-z,defs
-CS_PRELOAD_LIBS = libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS) -ldl
+CS_PRELOAD_LIBS = $(CS_LOG_LIBS) $(PTHREAD_LIBS) -ldl
 # Core and the modules every flavor carries (interpose/modules.c lists them).
 CS_CORE_SOURCES = interpose/core.h interpose/core.c interpose/module.h interpose/modules.c \
 	interpose/settings.h interpose/settings.c interpose/callsite.h interpose/callsite.c \

@@ -403,6 +403,49 @@ void cs_log_calibrate(void)
     cs_log_commit(cal, CS_REC_HDR(CS_REC_CALIB, 0));
 }
 
+void cs_log_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint32_t size, int32_t rank,
+                    int32_t world_rank)
+{
+    cs_rec_comm *r = (cs_rec_comm *)cs_log_slot();
+    if (!r)
+        return;
+    r->how = (uint16_t)how;
+    r->tid = cs__log_tls.tid;
+    r->t0 = cs_clock_ticks();
+    r->id = id;
+    r->parent = parent;
+    r->local = local;
+    r->size = size;
+    r->rank = rank;
+    r->world_rank = world_rank;
+    cs_log_commit(r, CS_REC_HDR(CS_REC_COMMDEF, 0));
+}
+
+void cs_log_callsite(uint32_t id, const uint64_t *pc, unsigned depth)
+{
+    if (depth > CS_CALLSITE_MAX_FRAMES)
+        depth = CS_CALLSITE_MAX_FRAMES;
+    unsigned parts = (depth + CS_CALLSITE_FRAMES_PER_REC - 1) / CS_CALLSITE_FRAMES_PER_REC;
+    if (parts == 0)
+        parts = 1;
+    cs_rec_callsite *r = (cs_rec_callsite *)cs_log_slots(parts);
+    if (!r)
+        return;
+    for (unsigned p = 0; p < parts; p++) {
+        cs_rec_callsite *x = r + p;
+        unsigned first = p * CS_CALLSITE_FRAMES_PER_REC;
+        unsigned nhere = depth - first;
+        if (nhere > CS_CALLSITE_FRAMES_PER_REC)
+            nhere = CS_CALLSITE_FRAMES_PER_REC;
+        x->part = (uint16_t)p;
+        x->nframes = (uint16_t)depth;
+        x->id = id;
+        x->nhere = nhere;
+        memcpy(x->pc, pc + first, nhere * sizeof(uint64_t));
+        cs_log_commit(x, CS_REC_HDR(CS_REC_CALLSITE, 0));
+    }
+}
+
 void cs_log_close(void)
 {
     if (!__atomic_load_n(&L.open, __ATOMIC_ACQUIRE))

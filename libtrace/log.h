@@ -130,6 +130,38 @@ static inline __attribute__((always_inline)) void cs_log_release(cs_rec *slot, u
 /* Write a CALIB record now (also done at every chunk claim). */
 void cs_log_calibrate(void);
 
+/* ---- records other than spans (span.h has their fields) ---- */
+
+/* A COMMDEF record: communicator `local` of this process is job-wide `id`
+ * (made `how`, CS_COMM_*, from `parent`), of `size` members of which this
+ * process is `rank` (world rank `world_rank`). */
+void cs_log_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint32_t size, int32_t rank,
+                    int32_t world_rank);
+/* The CALLSITE records of stack `id`: `depth` return addresses (at most
+ * CS_CALLSITE_MAX_FRAMES), innermost first. */
+void cs_log_callsite(uint32_t id, const uint64_t *pc, unsigned depth);
+
+/* A REQDONE record: request `req` finished in the completion call `op`
+ * that ran from t0 to t1, with the status's source and tag (-1: none), the
+ * received bytes (0: unknown) and the call's rc. */
+static inline void cs_log_reqdone(int op, uint64_t t0, uint64_t t1, uint32_t req, int32_t source, int32_t tag,
+                                  uint64_t bytes, int32_t rc)
+{
+    cs_rec_done *r = (cs_rec_done *)cs_log_slot();
+    if (!r)
+        return;
+    r->op = (uint16_t)op;
+    r->tid = cs__log_tls.tid;
+    r->t0 = t0;
+    r->t1 = t1;
+    r->bytes = bytes;
+    r->req = req;
+    r->source = source;
+    r->tag = tag;
+    r->rc = rc;
+    cs_log_commit(r, CS_REC_HDR(CS_REC_REQDONE, 0));
+}
+
 /* System calls routed through a table so tests can inject faults. */
 #include <sys/types.h>
 struct cs_log_syscalls {

@@ -1,10 +1,18 @@
 /* store.h: the SQLite store, the contract between capture and analysis.
  *
- * Every SQL statement of collscope lives in store*.c; the analyzer and the
- * TUI read the store through these functions. The schema is versioned
- * (CS_SCHEMA_VERSION) and documented in docs/schema.md. A file of an older
- * version is upgraded when opened for writing; one of a newer or unknown
- * version is refused with a message naming the file and the version. */
+ * The SQL of the trace's tables lives in libtrace/store_*.c, one file per
+ * job (file, schema, import, merge, copy, read, stats, bulk); the analyzer
+ * and the TUI read the trace through these functions. The tables they
+ * own beside it (the analysis tables, the TUI's index) have their SQL in
+ * analyzer/store_analysis.c and tui/store_tui.c, over the helpers of
+ * store_sql.h. The schema is versioned (CS_SCHEMA_VERSION, defined here
+ * only) and documented in docs/schema.md. A file of an older version is
+ * upgraded when opened for writing; one of a newer or unknown version is
+ * refused with a message naming the file and the version.
+ *
+ * Reads tell a read error (a damaged page, an I/O error) from the end of
+ * the data: a function that reads rows returns -1 on the former, never a
+ * partial result as a success. */
 #ifndef CS_STORE_H
 #define CS_STORE_H
 

@@ -1,5 +1,6 @@
-/* store_int.h: what the store's own files (libtrace/store*.c) share.
- * Nothing outside libtrace/store*.c includes this. */
+/* store_int.h: what the store's own files (libtrace/store_*.c) share.
+ * Nothing outside libtrace/store_*.c includes this; other parts use
+ * store.h and store_sql.h. */
 #ifndef CS_STORE_INT_H
 #define CS_STORE_INT_H
 
@@ -9,6 +10,7 @@
 
 #include "libtrace/store.h"
 #include "libtrace/store_schema.h"
+#include "libtrace/store_sql.h"
 
 struct cs_store {
     sqlite3 *db;
@@ -19,44 +21,32 @@ struct cs_store {
     char scratch[PATH_MAX];
 };
 
-/* A finished trace is in WAL mode, whose readers need a -shm file beside
- * it. Where none can be made (a read-only folder or mount: the failed
- * call's error and cs__needs_immutable say so), a trace with no pending
- * WAL is reopened read-only as immutable, which needs none: 0; 1 when
- * its changes are still in a WAL; -1 when SQLite fails. */
-int cs__needs_immutable(sqlite3 *db, const char *path);
-int cs__open_immutable(sqlite3 **db, const char *path);
-
-/* A span iterator is one statement whose columns are CS_SPAN_COLS_*. */
+/* A span iterator is one statement whose columns are CS_SPAN_COLS*. */
 struct cs_span_iter {
     sqlite3_stmt *s;
 };
 
-/* The columns cs_span_next() reads, in its order, with times aligned or
- * raw; both come FROM span s LEFT JOIN clocks k. */
-#define CS_SPAN_COLS_(begin, end, gbegin, gend)                                                             \
-    "s.id, s.rank, s.tid, s.op, COALESCE(s.comm, 0), COALESCE(s.seq, -1), COALESCE(s.bytes, 0),"            \
-    " COALESCE(s.count, 0), COALESCE(s.dtype, 0), COALESCE(s.peer, -1), COALESCE(s.peer2, -1),"             \
-    " COALESCE(s.tag, -1), COALESCE(s.req, 0), " begin ", " end ","                                         \
-    " COALESCE(s.rc, 0), COALESCE(s.callsite, 0), s.flags, COALESCE(" gbegin ", 0), COALESCE(" gend ", 0)," \
-    " COALESCE(s.stream, -1), COALESCE(s.grp, 0) FROM span s LEFT JOIN clocks k ON k.rank = s.rank"
-#define CS_SPAN_COLS                                                                              \
-    CS_SPAN_COLS_(CS_ALIGNED("s.begin_ns"), CS_ALIGNED("s.end_ns"), CS_ALIGNED("s.gpu_begin_ns"), \
-                  CS_ALIGNED("s.gpu_end_ns"))
-#define CS_SPAN_COLS_RAW CS_SPAN_COLS_("s.begin_ns", "s.end_ns", "s.gpu_begin_ns", "s.gpu_end_ns")
+/* ---- store_file.c ---- */
 
-/* Writing spans from a cs_span (synthetic traces): the statement, and
- * binding one span to it. */
-#define CS_SPAN_INSERT_SQL                                                                       \
-    "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req," \
-    " begin_ns, end_ns, rc, callsite, flags) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-void cs__span_bind(sqlite3_stmt *s, const cs_span *x);
+/* Remove a database file and its -wal and -shm side files. */
+void cs__store_file_unlink(const char *path);
+/* The settings of a store being built in one go (no journal, exclusive):
+ * cs_store_finish turns on WAL. */
+void cs__store_file_build_pragmas(cs_store *st);
 
-/* Read the current row of a statement over CS_SPAN_COLS* into a span. */
-void cs__span_row(sqlite3_stmt *s, cs_span *out);
+/* ---- store_schema.c ---- */
 
-/* Wrap a prepared statement over CS_SPAN_COLS* in an iterator (it owns
- * the statement). NULL when out of memory (the statement is finalized). */
-cs_span_iter *cs__span_iter_wrap(sqlite3_stmt *s);
+/* Create the tables of CS_SCHEMA_VERSION in a new, empty store, with this
+ * build's op and datatype tables and the format marks. */
+int cs__store_schema_create(cs_store *st, char *err, size_t errlen);
+/* Upgrade a store of version `from` (< CS_SCHEMA_VERSION) in place, in
+ * one transaction. 0, or -1 with a reason (nothing changed). */
+int cs__store_schema_upgrade(cs_store *st, long from, char *err, size_t errlen);
+
+/* ---- store_copy.c ---- */
+
+/* A copy of the open store `from` as a new file `to`, made by SQLite (it
+ * reads a WAL store's pending pages too): -1, with a reason, on failure. */
+int cs__store_copy_file(cs_store *from, const char *to, char *err, size_t errlen);
 
 #endif

@@ -1,5 +1,5 @@
-/* store_schema.h: the SQL of schema version 2 (docs/schema.md), and the
- * upgrade from version 1. */
+/* store_schema.h: the SQL of the current schema (CS_SCHEMA_VERSION, store.h;
+ * docs/schema.md), and the upgrades from older versions (store_schema.c). */
 #ifndef CS_STORE_SCHEMA_H
 #define CS_STORE_SCHEMA_H
 

@@ -61,7 +61,7 @@ check_PROGRAMS += tests/unit/test_log
 TESTS += tests/unit/test_log
 tests_unit_test_log_SOURCES = tests/unit/test_log.c
 tests_unit_test_log_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-tests_unit_test_log_LDADD = libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS)
+tests_unit_test_log_LDADD = $(CS_STORE_LIBS) $(PTHREAD_LIBS)
 
 # Multi-rank tests of the MPI preload.
 TESTS += tests/mpi/counts.sh tests/mpi/crash.sh tests/mpi/undisturbed.sh tests/mpi/singleton.sh \
@@ -95,8 +95,10 @@ tests_mpi_fuse_prog_mpich_LDADD = $(MPICH_LIBS)
 endif
 
 # The store and the commands' handling of bad input.
-TESTS += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh tests/store/readonly.sh
-EXTRA_DIST += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh tests/store/readonly.sh
+TESTS += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh tests/store/readonly.sh \
+	tests/store/corrupt.sh
+EXTRA_DIST += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh tests/store/readonly.sh \
+	tests/store/corrupt.sh
 
 # NCCL and CUDA tracing (tests/nccl/): CPU stand-ins for libcudart.so.13 and
 # libnccl.so.2 (tests/standins/), with the real sonames, never installed;

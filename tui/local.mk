@@ -1,7 +1,6 @@
 # tui: the terminal browser: libcstui (model, screens, screen manager;
 # entry cs_tui_main), collscope-tui, `collscope tui`, its summary queries
-# in libtrace/store_tui.c, its tests (tmux) and its benchmark.
-libtrace_libcstrace_la_SOURCES += libtrace/store_tui.c libtrace/store_tui.h
+# in tui/store_tui.c, its tests (tmux) and its benchmark.
 # `collscope tui` runs the browser in-process (or says it was not built).
 analyzer_collscope_SOURCES += tui/cmd_tui.c
 
@@ -14,10 +13,10 @@ if HAVE_NCURSES
 noinst_LTLIBRARIES += tui/libcstui.la
 tui_libcstui_la_SOURCES = tui/tui.h tui/tui.c tui/model.h tui/model.c tui/lanes.h tui/lanes.c \
 	tui/analysis.h tui/analysis.c tui/draw.h tui/draw.c tui/screen.h tui/ui.c \
-	tui/timeline.c tui/stats.c tui/ranks.c tui/help.c
+	tui/timeline.c tui/stats.c tui/ranks.c tui/help.c tui/store_tui.h tui/store_tui.c
 tui_libcstui_la_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(SQLITE_CFLAGS)
 # What a program that links libcstui links after it.
-CS_TUI_LIBS = tui/libcstui.la analyzer/libcsanalysis.la libtrace/libcstrace.la $(NCURSES_LIBS) $(SQLITE_LIBS) $(PTHREAD_LIBS) -lm
+CS_TUI_LIBS = tui/libcstui.la analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(NCURSES_LIBS) $(PTHREAD_LIBS) -lm
 
 bin_PROGRAMS += tui/collscope-tui
 tui_collscope_tui_SOURCES = tui/main.c
@@ -27,14 +26,12 @@ dist_man1_MANS += docs/collscope-tui.1
 # After the libraries collscope already links: libcstui needs them again.
 analyzer_collscope_LDADD += $(CS_TUI_LIBS)
 
-# Headless benchmark (same model and screens, off screen) and its trace generator.
-noinst_PROGRAMS += bench/tui_bench bench/tui_gen
+# Headless benchmark (same model and screens, off screen); its traces come
+# from bench/tui_gen (bench/local.mk).
+noinst_PROGRAMS += bench/tui_bench
 bench_tui_bench_SOURCES = bench/tui_bench.c
 bench_tui_bench_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(SQLITE_CFLAGS)
 bench_tui_bench_LDADD = $(CS_TUI_LIBS)
-bench_tui_gen_SOURCES = bench/tui_gen.c
-bench_tui_gen_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-bench_tui_gen_LDADD = libtrace/libcstrace.la $(SQLITE_LIBS) $(PTHREAD_LIBS)
 else
-EXTRA_DIST += docs/collscope-tui.1
+EXTRA_DIST += docs/collscope-tui.1 tui/store_tui.h tui/store_tui.c
 endif

@@ -9,8 +9,8 @@
 #include <stdint.h>
 
 #include "libtrace/store.h"
-#include "libtrace/store_analysis.h"
-#include "libtrace/store_tui.h"
+#include "analyzer/store_analysis.h"
+#include "tui/store_tui.h"
 
 /* The screens, in the order of the screen table (ui.c). */
 enum tui_screen_id { TUI_TIMELINE = 0, TUI_STATS, TUI_RANKS, TUI_HELP, TUI_NSCREENS };

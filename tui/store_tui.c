@@ -1,14 +1,12 @@
 /* store_tui.c: the terminal browser's queries (see store_tui.h): the
- * level-of-detail summary, per-lane time windows, instances, frames, and a
- * bulk writer for generated traces. */
+ * level-of-detail summary, per-lane time windows, instances, frames. */
 #include "config.h"
-#include "libtrace/store_tui.h"
-#include "libtrace/store_int.h"
-#include "libtrace/store_schema.h"
+#include "tui/store_tui.h"
+#include "common/vec.h"
+#include "libtrace/store_sql.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,18 +30,6 @@ struct cs_tui {
     sqlite3_stmt *pLod, *pWindow, *pSpan, *pInst, *pFrames, *pSWindow, *pKernels;
     int has_act; /* gpu_activity is there */
 };
-
-static int cs_tui_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int cs_tui_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 int cs_tui_kind_of(const char *k)
 {
@@ -94,16 +80,12 @@ static int cs_tui_load_clocks(sqlite3 *db, cs_tui_clock **out, int *n)
     if (sqlite3_prepare_v2(db, "SELECT rank, offset_ns, drift_ppm, ref_ns FROM clocks ORDER BY rank", -1, &s, NULL) !=
         SQLITE_OK)
         return -1;
-    int cap = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            cs_tui_clock *na = realloc(*out, (size_t)cap * sizeof *na);
-            if (!na) {
-                sqlite3_finalize(s);
-                return -1;
-            }
-            *out = na;
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (CS_VEC_RESERVE(*out, cap, (size_t)*n + 1) != 0) {
+            rc = SQLITE_NOMEM;
+            break;
         }
         cs_tui_clock *c = &(*out)[(*n)++];
         c->rank = sqlite3_column_int(s, 0);
@@ -112,6 +94,12 @@ static int cs_tui_load_clocks(sqlite3 *db, cs_tui_clock **out, int *n)
         c->ref_ns = sqlite3_column_int64(s, 3);
     }
     sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return -1;
+    }
     return 0;
 }
 
@@ -134,15 +122,7 @@ static int cs_tui_meta_i64(sqlite3 *db, const char *key, int64_t *v)
 
 static int cs_tui_table_exists(sqlite3 *db, const char *name)
 {
-    sqlite3_stmt *s;
-    int found = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?", -1, &s,
-                           NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-    found = sqlite3_step(s) == SQLITE_ROW;
-    sqlite3_finalize(s);
-    return found;
+    return cs_store_sql_table_exists(db, name) == 1;
 }
 
 int cs_tui_has_table(cs_tui *t, const char *name)
@@ -180,22 +160,22 @@ int cs_tui_open(const char *path, cs_tui **out, char *err, size_t errlen)
     *out = NULL;
     cs_tui *t = calloc(1, sizeof *t);
     if (!t)
-        return cs_tui_fail(err, errlen, "%s: out of memory", path);
+        return cs_store_sql_fail(err, errlen, "%s: out of memory", path);
     snprintf(t->path, sizeof t->path, "%s", path);
     if (sqlite3_open_v2(path, &t->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        cs_tui_fail(err, errlen, "%s: %s", path, t->db ? sqlite3_errmsg(t->db) : "out of memory");
+        cs_store_sql_fail(err, errlen, "%s: %s", path, t->db ? sqlite3_errmsg(t->db) : "out of memory");
         cs_tui_close(t);
         return -1;
     }
     sqlite3_busy_timeout(t->db, 5000);
     sqlite3_exec(t->db, "PRAGMA cache_size=-32768;", NULL, NULL, NULL);
     int ok = cs_tui_load_clocks(t->db, &t->aClock, &t->nClock) == 0;
-    if (!ok && cs__needs_immutable(t->db, path) && cs__open_immutable(&t->db, path) == 0) {
+    if (!ok && cs_store_sql_needs_immutable(t->db, path) && cs_store_sql_open_immutable(&t->db, path) == 0) {
         sqlite3_exec(t->db, "PRAGMA cache_size=-32768;", NULL, NULL, NULL);
         ok = cs_tui_load_clocks(t->db, &t->aClock, &t->nClock) == 0;
     }
     if (!ok) {
-        cs_tui_fail(err, errlen, "%s: corrupt trace (%s)", path, sqlite3_errmsg(t->db));
+        cs_store_sql_fail(err, errlen, "%s: corrupt trace (%s)", path, sqlite3_errmsg(t->db));
         cs_tui_close(t);
         return -1;
     }
@@ -268,7 +248,7 @@ int cs_tui_window(cs_tui *t, int rank, int tid, int64_t max_dur_ns, int64_t t0, 
     int rc;
     cs_span sp;
     while ((rc = sqlite3_step(t->pWindow)) == SQLITE_ROW) {
-        cs__span_row(t->pWindow, &sp);
+        cs_store_read_span_row(t->pWindow, &sp);
         if (sp.tid != tid || sp.end_ns < t0 || sp.begin_ns >= t1)
             continue;
         if (cb(&sp, arg) != 0)
@@ -286,7 +266,7 @@ int cs_tui_span(cs_tui *t, int64_t id, cs_span *out)
     sqlite3_bind_int64(t->pSpan, 1, id);
     int rc = -1;
     if (sqlite3_step(t->pSpan) == SQLITE_ROW) {
-        cs__span_row(t->pSpan, out);
+        cs_store_read_span_row(t->pSpan, out);
         rc = 0;
     }
     sqlite3_reset(t->pSpan);
@@ -302,7 +282,7 @@ int cs_tui_instance(cs_tui *t, int64_t comm, int64_t seq, int (*cb)(const cs_spa
     int rc;
     cs_span sp;
     while ((rc = sqlite3_step(t->pInst)) == SQLITE_ROW) {
-        cs__span_row(t->pInst, &sp);
+        cs_store_read_span_row(t->pInst, &sp);
         if (cb(&sp, arg) != 0)
             break;
     }
@@ -358,7 +338,7 @@ int cs_tui_stream_window(cs_tui *t, int rank, int64_t stream, int64_t max_dur_ns
     int rc, stop = 0;
     cs_span sp;
     while ((rc = sqlite3_step(t->pSWindow)) == SQLITE_ROW) {
-        cs__span_row(t->pSWindow, &sp);
+        cs_store_read_span_row(t->pSWindow, &sp);
         if (sp.gpu_begin_ns && sp.gpu_end_ns >= sp.gpu_begin_ns) {
             sp.begin_ns = sp.gpu_begin_ns;
             sp.end_ns = sp.gpu_end_ns;
@@ -414,17 +394,13 @@ static int cs_tui_lanes_sql(sqlite3 *db, const char *sql, cs_tui_lane **out, int
     *out = NULL;
     *n = 0;
     if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-        return -1;
-    int cap = 0, rc;
+        return -2;
+    size_t cap = 0;
+    int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            cs_tui_lane *na = realloc(*out, (size_t)cap * sizeof *na);
-            if (!na) {
-                rc = SQLITE_NOMEM;
-                break;
-            }
-            *out = na;
+        if (CS_VEC_RESERVE(*out, cap, (size_t)*n + 1) != 0) {
+            rc = SQLITE_NOMEM;
+            break;
         }
         cs_tui_lane *l = &(*out)[(*n)++];
         l->rank = sqlite3_column_int(s, 0);
@@ -485,9 +461,15 @@ int cs_tui_lanes(cs_tui *t, cs_tui_lane **out, int *n)
         return -1;
     cs_tui_lane *aS = NULL;
     int nS = 0;
-    if (cs_tui_lanes_sql(t->db, t->has_act ? CS_TUI_STREAM_LANES(CS_TUI_STREAM_LANES_KERNELS) : CS_TUI_STREAM_LANES(""),
-                         &aS, &nS) != 0 ||
-        !nS) {
+    int got = cs_tui_lanes_sql(
+        t->db, t->has_act ? CS_TUI_STREAM_LANES(CS_TUI_STREAM_LANES_KERNELS) : CS_TUI_STREAM_LANES(""), &aS, &nS);
+    if (got == -1) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return -1;
+    }
+    if (got != 0 || !nS) {
         free(aS);
         return 0; /* no stream lanes */
     }
@@ -537,7 +519,7 @@ int cs_tui_lod(cs_tui *t, int lane, int level, int64_t b0, int64_t b1, cs_tui_bu
     sqlite3_bind_int(t->pLod, 2, level);
     sqlite3_bind_int64(t->pLod, 3, b0);
     sqlite3_bind_int64(t->pLod, 4, b1);
-    int n = 0, rc;
+    int n = 0, rc = SQLITE_DONE;
     while (n < max && (rc = sqlite3_step(t->pLod)) == SQLITE_ROW) {
         sqlite3_stmt *s = t->pLod;
         cs_tui_bucket *b = &out[n++];
@@ -551,7 +533,7 @@ int cs_tui_lod(cs_tui *t, int lane, int level, int64_t b0, int64_t b1, cs_tui_bu
         b->ns[CS_TK_OTHER] = sqlite3_column_int64(s, 6);
     }
     sqlite3_reset(t->pLod);
-    return n;
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? n : -1;
 }
 
 /* The last arrival of every N-to-N collective instance, for the waiting
@@ -627,17 +609,6 @@ static void cs_tui_add(cs_tui_acc *a, int64_t nb, int shift, int64_t base, int64
     }
 }
 
-static int cs_tui_exec(sqlite3 *db, const char *sql, const char *path, char *err, size_t errlen)
-{
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        cs_tui_fail(err, errlen, "%s: %s", path, msg ? msg : sqlite3_errmsg(db));
-        sqlite3_free(msg);
-        return -1;
-    }
-    return 0;
-}
-
 static int64_t cs_tui_now_ms(void)
 {
     struct timespec ts;
@@ -666,7 +637,8 @@ static int cs_tui_build_ops(cs_tui_build *B)
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(B->db, "SELECT id, kind FROM ops", -1, &s, NULL) != SQLITE_OK)
         return -1;
-    while (sqlite3_step(s) == SQLITE_ROW) {
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         int id = sqlite3_column_int(s, 0);
         if (id < 0 || id > 65535)
             continue;
@@ -691,7 +663,7 @@ static int cs_tui_build_ops(cs_tui_build *B)
         B->aAll[id] = (unsigned char)cs_tui_kind_all_to_all(k);
     }
     sqlite3_finalize(s);
-    return 0;
+    return rc == SQLITE_DONE ? 0 : -1;
 }
 
 /* Write the buckets of one lane at every level. */
@@ -718,7 +690,7 @@ static int cs_tui_build_flush(cs_tui_build *B, cs_tui_acc *a, int rank, int tid,
             sqlite3_bind_int64(s, 9, x->ns[CS_TK_OTHER]);
             if (sqlite3_step(s) != SQLITE_DONE) {
                 sqlite3_reset(s);
-                return cs_tui_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
+                return cs_store_sql_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
             }
             sqlite3_reset(s);
         }
@@ -747,7 +719,7 @@ static int cs_tui_build_flush(cs_tui_build *B, cs_tui_acc *a, int rank, int tid,
     sqlite3_bind_int(s, 9, sidx);
     int ok = sqlite3_step(s) == SQLITE_DONE;
     sqlite3_reset(s);
-    return ok ? 0 : cs_tui_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
+    return ok ? 0 : cs_store_sql_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
 }
 
 typedef struct cs_tui_lanebuf {
@@ -759,17 +731,15 @@ typedef struct cs_tui_lanebuf {
 
 /* The lane of key in L (threads: by tid; streams: by stream), added when
  * absent; NULL when out of memory. */
-static cs_tui_lanebuf *cs_tui_lane_get(cs_tui_build *B, cs_tui_lanebuf **L, int *nL, int64_t key, int stream, int64_t b,
-                                       int64_t e)
+static cs_tui_lanebuf *cs_tui_lane_get(cs_tui_build *B, cs_tui_lanebuf **L, int *nL, size_t *capL, int64_t key,
+                                       int stream, int64_t b, int64_t e)
 {
     for (int i = 0; i < *nL; i++)
         if (stream ? (*L)[i].stream == key : (*L)[i].tid == (int)key)
             return &(*L)[i];
-    cs_tui_lanebuf *nl = realloc(*L, (size_t)(*nL + 1) * sizeof *nl);
-    if (!nl)
+    if (CS_VEC_RESERVE(*L, *capL, (size_t)*nL + 1) != 0)
         return NULL;
-    *L = nl;
-    cs_tui_lanebuf *lb = &nl[(*nL)++];
+    cs_tui_lanebuf *lb = &(*L)[(*nL)++];
     memset(lb, 0, sizeof *lb);
     lb->tid = stream ? -1 : (int)key;
     lb->stream = stream ? key : 0;
@@ -804,17 +774,18 @@ static int cs_tui_build_rank(cs_tui_build *B, int rank, int64_t *done)
              B->waits_table ? "w.wait_ns" : "NULL", B->waits_table ? " LEFT JOIN waits w ON w.span = s.id" : "");
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(B->db, sql, -1, &s, NULL) != SQLITE_OK)
-        return cs_tui_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
+        return cs_store_sql_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
     sqlite3_bind_int(s, 1, rank);
     cs_tui_lanebuf *L = NULL, *SL = NULL;
     int nL = 0, nSL = 0, rc, ret = 0;
+    size_t capL = 0, capSL = 0;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         int tid = sqlite3_column_int(s, 0), op = sqlite3_column_int(s, 1);
         int64_t b = sqlite3_column_int64(s, 2), e = sqlite3_column_int64(s, 3);
         int64_t comm = sqlite3_column_int64(s, 4), seq = sqlite3_column_int64(s, 5);
-        cs_tui_lanebuf *lb = cs_tui_lane_get(B, &L, &nL, tid, 0, b, e);
+        cs_tui_lanebuf *lb = cs_tui_lane_get(B, &L, &nL, &capL, tid, 0, b, e);
         if (!lb) {
-            ret = cs_tui_fail(B->err, B->errlen, "out of memory (%lld buckets)", (long long)B->nb);
+            ret = cs_store_sql_fail(B->err, B->errlen, "out of memory (%lld buckets)", (long long)B->nb);
             break;
         }
         int kind = op >= 0 && op < B->nOp ? B->aKind[op] : CS_TK_OTHER;
@@ -858,9 +829,9 @@ static int cs_tui_build_rank(cs_tui_build *B, int rank, int64_t *done)
                 gb = sqlite3_column_int64(s, 8);
                 ge = sqlite3_column_int64(s, 9);
             }
-            cs_tui_lanebuf *sb = cs_tui_lane_get(B, &SL, &nSL, sqlite3_column_int64(s, 7), 1, b, ge);
+            cs_tui_lanebuf *sb = cs_tui_lane_get(B, &SL, &nSL, &capSL, sqlite3_column_int64(s, 7), 1, b, ge);
             if (!sb) {
-                ret = cs_tui_fail(B->err, B->errlen, "out of memory (%lld buckets)", (long long)B->nb);
+                ret = cs_store_sql_fail(B->err, B->errlen, "out of memory (%lld buckets)", (long long)B->nb);
                 break;
             }
             cs_tui_lane_count(B, sb, gb);
@@ -875,7 +846,7 @@ static int cs_tui_build_rank(cs_tui_build *B, int rank, int64_t *done)
         }
     }
     if (!ret && rc != SQLITE_DONE)
-        ret = cs_tui_fail(B->err, B->errlen, "%s: corrupt trace (%s)", B->path, sqlite3_errmsg(B->db));
+        ret = cs_store_sql_fail(B->err, B->errlen, "%s: corrupt trace (%s)", B->path, sqlite3_errmsg(B->db));
     sqlite3_finalize(s);
     /* kernels on their stream lanes */
     if (!ret && B->act_table) {
@@ -885,14 +856,14 @@ static int cs_tui_build_rank(cs_tui_build *B, int rank, int64_t *done)
                                                " WHERE g.rank = ?1 AND g.kind = 'kernel' AND g.stream IS NOT NULL"
                                                " ORDER BY g.begin_ns",
                                -1, &s, NULL) != SQLITE_OK)
-            ret = cs_tui_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
+            ret = cs_store_sql_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
         else {
             sqlite3_bind_int(s, 1, rank);
             while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
                 int64_t b = sqlite3_column_int64(s, 1), e = sqlite3_column_int64(s, 2);
-                cs_tui_lanebuf *sb = cs_tui_lane_get(B, &SL, &nSL, sqlite3_column_int64(s, 0), 1, b, e);
+                cs_tui_lanebuf *sb = cs_tui_lane_get(B, &SL, &nSL, &capSL, sqlite3_column_int64(s, 0), 1, b, e);
                 if (!sb) {
-                    ret = cs_tui_fail(B->err, B->errlen, "out of memory (%lld buckets)", (long long)B->nb);
+                    ret = cs_store_sql_fail(B->err, B->errlen, "out of memory (%lld buckets)", (long long)B->nb);
                     break;
                 }
                 cs_tui_lane_count(B, sb, b);
@@ -905,7 +876,7 @@ static int cs_tui_build_rank(cs_tui_build *B, int rank, int64_t *done)
                     sb->last = e;
             }
             if (!ret && rc != SQLITE_DONE)
-                ret = cs_tui_fail(B->err, B->errlen, "%s: corrupt trace (%s)", B->path, sqlite3_errmsg(B->db));
+                ret = cs_store_sql_fail(B->err, B->errlen, "%s: corrupt trace (%s)", B->path, sqlite3_errmsg(B->db));
             sqlite3_finalize(s);
         }
     }
@@ -951,7 +922,7 @@ static int cs_tui_build_instances(cs_tui_build *B)
         "s.begin_ns") " FROM span s LEFT JOIN clocks k ON k.rank = s.rank WHERE s.seq IS NOT NULL";
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(B->db, sql, -1, &s, NULL) != SQLITE_OK)
-        return cs_tui_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
+        return cs_store_sql_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         int op = sqlite3_column_int(s, 2);
@@ -963,15 +934,16 @@ static int cs_tui_build_instances(cs_tui_build *B)
         cs_tui_inst *in = cs_tui_iget(&B->inst, sqlite3_column_int64(s, 0), seq, 1);
         if (!in) {
             sqlite3_finalize(s);
-            return cs_tui_fail(B->err, B->errlen, "out of memory");
+            return cs_store_sql_fail(B->err, B->errlen, "out of memory");
         }
         int64_t b = sqlite3_column_int64(s, 3);
         if (b > in->last)
             in->last = b;
     }
     sqlite3_finalize(s);
-    return rc == SQLITE_DONE ? 0
-                             : cs_tui_fail(B->err, B->errlen, "%s: corrupt trace (%s)", B->path, sqlite3_errmsg(B->db));
+    return rc == SQLITE_DONE
+               ? 0
+               : cs_store_sql_fail(B->err, B->errlen, "%s: corrupt trace (%s)", B->path, sqlite3_errmsg(B->db));
 }
 
 int cs_tui_index_build(const char *path, void (*progress)(double, void *), void *arg, cs_tui_index_info *out, char *err,
@@ -979,13 +951,13 @@ int cs_tui_index_build(const char *path, void (*progress)(double, void *), void 
 {
     int64_t t_start = cs_tui_now_ms();
     if (access(path, W_OK) != 0)
-        return cs_tui_fail(err, errlen, "%s: cannot write the timeline index (%s)", path, strerror(errno));
+        return cs_store_sql_fail(err, errlen, "%s: cannot write the timeline index (%s)", path, strerror(errno));
     cs_tui_build B = { 0 };
     B.path = path;
     B.err = err;
     B.errlen = errlen;
     if (sqlite3_open_v2(path, &B.db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        cs_tui_fail(err, errlen, "%s: %s", path, B.db ? sqlite3_errmsg(B.db) : "out of memory");
+        cs_store_sql_fail(err, errlen, "%s: %s", path, B.db ? sqlite3_errmsg(B.db) : "out of memory");
         sqlite3_close_v2(B.db);
         return -1;
     }
@@ -997,7 +969,7 @@ int cs_tui_index_build(const char *path, void (*progress)(double, void *), void 
     cs_tui_clock *aClock = NULL;
     int nClock = 0;
     if (cs_tui_build_ops(&B) != 0 || cs_tui_load_clocks(B.db, &aClock, &nClock) != 0) {
-        cs_tui_fail(err, errlen, "%s: corrupt trace (%s)", path, sqlite3_errmsg(B.db));
+        cs_store_sql_fail(err, errlen, "%s: corrupt trace (%s)", path, sqlite3_errmsg(B.db));
         goto done;
     }
     B.waits_table = cs_tui_table_exists(B.db, "waits");
@@ -1008,15 +980,17 @@ int cs_tui_index_build(const char *path, void (*progress)(double, void *), void 
         if (sqlite3_prepare_v2(B.db, "SELECT DISTINCT rank FROM processes ORDER BY rank", -1, &s, NULL) != SQLITE_OK ||
             sqlite3_prepare_v2(B.db, "SELECT count(*), MIN(begin_ns), MAX(begin_ns) FROM span WHERE rank = ?1", -1, &q,
                                NULL) != SQLITE_OK) {
-            cs_tui_fail(err, errlen, "%s: corrupt trace (%s)", path, sqlite3_errmsg(B.db));
+            cs_store_sql_fail(err, errlen, "%s: corrupt trace (%s)", path, sqlite3_errmsg(B.db));
             goto done;
         }
         B.base = INT64_MAX;
         B.end = INT64_MIN;
-        while (sqlite3_step(s) == SQLITE_ROW) {
+        size_t capRank = 0;
+        int rc, got = SQLITE_ROW;
+        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
             int rank = sqlite3_column_int(s, 0);
             sqlite3_bind_int(q, 1, rank);
-            if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 0) > 0) {
+            if ((got = sqlite3_step(q)) == SQLITE_ROW && sqlite3_column_int64(q, 0) > 0) {
                 int64_t cnt = sqlite3_column_int64(q, 0);
                 const cs_tui_clock *c = cs_tui_clock_of(aClock, nClock, rank);
                 int64_t off = c ? c->offset_ns : 0;
@@ -1028,16 +1002,22 @@ int cs_tui_index_build(const char *path, void (*progress)(double, void *), void 
                 total += cnt;
                 if (cnt > maxspans)
                     maxspans = cnt;
-                int *na = realloc(aRank, (size_t)(nRank + 1) * sizeof *na);
-                if (!na)
+                if (CS_VEC_RESERVE(aRank, capRank, (size_t)nRank + 1) != 0) {
+                    rc = SQLITE_NOMEM;
                     break;
-                aRank = na;
+                }
                 aRank[nRank++] = rank;
             }
             sqlite3_reset(q);
+            if (got != SQLITE_ROW)
+                break;
         }
+        if (rc != SQLITE_DONE || got != SQLITE_ROW)
+            cs_store_sql_fail(err, errlen, "%s: corrupt trace (%s)", path, sqlite3_errmsg(B.db));
         sqlite3_finalize(s);
         sqlite3_finalize(q);
+        if (rc != SQLITE_DONE || got != SQLITE_ROW)
+            goto done;
     }
     if (!nRank) {
         B.base = 0;
@@ -1061,27 +1041,27 @@ int cs_tui_index_build(const char *path, void (*progress)(double, void *), void 
     }
     if (!B.waits_table && cs_tui_build_instances(&B) != 0)
         goto done;
-    if (cs_tui_exec(B.db,
-                    "BEGIN; DROP TABLE IF EXISTS tui_lod; DROP TABLE IF EXISTS tui_lanes;"
-                    " CREATE TABLE IF NOT EXISTS tui_lanes(lane INTEGER PRIMARY KEY, rank INTEGER, tid INTEGER,"
-                    " spans INTEGER, max_dur_ns INTEGER, first_ns INTEGER, last_ns INTEGER, stream INTEGER,"
-                    " sidx INTEGER);"
-                    " CREATE TABLE IF NOT EXISTS tui_lod(lane INTEGER NOT NULL, level INTEGER NOT NULL,"
-                    " bucket INTEGER NOT NULL, n INTEGER, coll INTEGER, wait INTEGER, p2p INTEGER, gpu INTEGER,"
-                    " other INTEGER, PRIMARY KEY(lane, level, bucket)) WITHOUT ROWID;",
-                    path, err, errlen) != 0)
+    if (cs_store_sql_exec(B.db, path,
+                          "BEGIN; DROP TABLE IF EXISTS tui_lod; DROP TABLE IF EXISTS tui_lanes;"
+                          " CREATE TABLE IF NOT EXISTS tui_lanes(lane INTEGER PRIMARY KEY, rank INTEGER, tid INTEGER,"
+                          " spans INTEGER, max_dur_ns INTEGER, first_ns INTEGER, last_ns INTEGER, stream INTEGER,"
+                          " sidx INTEGER);"
+                          " CREATE TABLE IF NOT EXISTS tui_lod(lane INTEGER NOT NULL, level INTEGER NOT NULL,"
+                          " bucket INTEGER NOT NULL, n INTEGER, coll INTEGER, wait INTEGER, p2p INTEGER, gpu INTEGER,"
+                          " other INTEGER, PRIMARY KEY(lane, level, bucket)) WITHOUT ROWID;",
+                          err, errlen) != 0)
         goto done;
     /* the kernels of a stream lane in a window */
-    if (B.act_table && cs_tui_exec(B.db,
-                                   "CREATE INDEX IF NOT EXISTS tui_gpu_activity"
-                                   " ON gpu_activity(rank, stream, begin_ns);",
-                                   path, err, errlen) != 0) {
+    if (B.act_table && cs_store_sql_exec(B.db, path,
+                                         "CREATE INDEX IF NOT EXISTS tui_gpu_activity"
+                                         " ON gpu_activity(rank, stream, begin_ns);",
+                                         err, errlen) != 0) {
         sqlite3_exec(B.db, "ROLLBACK", NULL, NULL, NULL);
         goto done;
     }
     if (sqlite3_prepare_v2(B.db, "INSERT INTO tui_lod VALUES(?,?,?,?,?,?,?,?,?)", -1, &B.pIns, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(B.db, "INSERT INTO tui_lanes VALUES(?,?,?,?,?,?,?,?,?)", -1, &B.pLane, NULL) != SQLITE_OK) {
-        cs_tui_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(B.db));
+        cs_store_sql_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(B.db));
         sqlite3_exec(B.db, "ROLLBACK", NULL, NULL, NULL);
         goto done;
     }
@@ -1102,7 +1082,7 @@ int cs_tui_index_build(const char *path, void (*progress)(double, void *), void 
              " ('tui_lod_end_ns', '%lld'), ('tui_lod_waits', '%d'), ('tui_lod_build_ms', '%lld'); COMMIT;",
              CS_TUI_LOD_VERSION, (long long)total, B.shift, B.levels, (long long)B.base, (long long)B.end,
              B.waits_table, (long long)ms);
-    if (cs_tui_exec(B.db, meta, path, err, errlen) != 0) {
+    if (cs_store_sql_exec(B.db, path, meta, err, errlen) != 0) {
         sqlite3_exec(B.db, "ROLLBACK", NULL, NULL, NULL);
         goto done;
     }
@@ -1128,85 +1108,4 @@ done:
     free(aRank);
     free(aClock);
     return ret;
-}
-
-/* ---- bulk writer ---- */
-
-struct cs_tui_bulk {
-    sqlite3 *db;
-    char path[PATH_MAX];
-    sqlite3_stmt *pSpan;
-};
-
-int cs_tui_bulk_open(const char *path, cs_tui_bulk **out, char *err, size_t errlen)
-{
-    cs_store *st;
-    *out = NULL;
-    if (cs_store_create(path, &st, err, errlen) != 0)
-        return -1;
-    cs_store_close(st);
-    cs_tui_bulk *b = calloc(1, sizeof *b);
-    if (!b)
-        return cs_tui_fail(err, errlen, "out of memory");
-    snprintf(b->path, sizeof b->path, "%s", path);
-    if (sqlite3_open_v2(path, &b->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
-        cs_tui_exec(b->db, "PRAGMA synchronous=OFF; PRAGMA journal_mode=WAL; BEGIN;", path, err, errlen) != 0 ||
-        sqlite3_prepare_v2(b->db, CS_SPAN_INSERT_SQL, -1, &b->pSpan, NULL) != SQLITE_OK) {
-        if (err && !*err)
-            cs_tui_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(b->db));
-        sqlite3_close_v2(b->db);
-        free(b);
-        return -1;
-    }
-    *out = b;
-    return 0;
-}
-
-int cs_tui_bulk_proc(cs_tui_bulk *b, int rank, int nranks, int64_t start_ns, int64_t end_ns, int64_t spans,
-                     const char *label)
-{
-    char *sql = sqlite3_mprintf(
-        "INSERT INTO processes(rank, pid, host, exe, mpi, clock, ticks_per_ns, world_size, status, spans, dropped,"
-        " overhead_ns_per_call, overhead_ns, start_ns, end_ns, callsites) VALUES(%d, %d, 'gen', 'tui_gen', 'none',"
-        " 'monotonic', 1.0, %d, 'closed', %lld, 0, 0, 0, %lld, %lld, 1);"
-        "INSERT INTO clocks(rank, clock, offset_ns, drift_ppm, ref_ns) VALUES(%d, 'monotonic', 0, 0, 0);"
-        "INSERT INTO comms(id, rank, local, comm_rank, size, parent, how, created_ns)"
-        " VALUES(1, %d, 0, %d, %d, 0, 'world', %lld);"
-        "INSERT INTO callsites(rank, id, depth, label) VALUES(%d, 1, 1, %Q);"
-        "INSERT INTO frames(rank, callsite, level, pc, module, offset, func, file, line)"
-        " VALUES(%d, 1, 0, 4096, 'tui_gen', 4096, 'train_step', 'tui_gen.c', 42);",
-        rank, 1000 + rank, nranks, (long long)spans, (long long)start_ns, (long long)end_ns, rank, rank, rank, nranks,
-        (long long)start_ns, rank, label ? label : "tui_gen.c:42 train_step", rank);
-    int rc = sql && sqlite3_exec(b->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
-    sqlite3_free(sql);
-    return rc;
-}
-
-int cs_tui_bulk_span(cs_tui_bulk *b, const cs_span *x)
-{
-    sqlite3_stmt *s = b->pSpan;
-    cs__span_bind(s, x);
-    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -1;
-    sqlite3_reset(s);
-    return rc;
-}
-
-int cs_tui_bulk_close(cs_tui_bulk *b, char *err, size_t errlen)
-{
-    int rc = 0;
-    sqlite3_finalize(b->pSpan);
-    if (cs_tui_exec(b->db, "COMMIT;", b->path, err, errlen) != 0)
-        rc = -1;
-    sqlite3_close_v2(b->db);
-    if (rc == 0) {
-        cs_store *st;
-        if (cs_store_open(b->path, CS_STORE_WRITE, &st, err, errlen) != 0)
-            rc = -1;
-        else {
-            rc = cs_store_finish(st, "tui_gen", err, errlen);
-            cs_store_close(st);
-        }
-    }
-    free(b);
-    return rc;
 }

@@ -268,16 +268,4 @@ int cs_store_p2p_markers_raw(cs_store *st, int (*cb)(const cs_p2p_op *, void *),
  * process said, -1 on error. */
 int cs_store_world_size(cs_store *st);
 
-/* ---- synthetic traces (bench/gen_trace) ---- */
-
-/* Bulk writes into a store made by cs_store_create; one transaction from
- * _begin to _end. */
-typedef struct cs_synth cs_synth;
-cs_synth *cs_store_synth_begin(cs_store *st, char *err, size_t errlen);
-int cs_synth_process(cs_synth *w, int rank, int world_size, int64_t start_ns, int64_t end_ns, int64_t spans);
-int cs_synth_comm(cs_synth *w, int64_t id, int rank, int comm_rank, int size);
-int cs_synth_span(cs_synth *w, const cs_span *s);
-int cs_synth_completion(cs_synth *w, int rank, int64_t req, int64_t span, int64_t end_ns);
-int cs_store_synth_end(cs_synth *w, char *err, size_t errlen);
-
 #endif

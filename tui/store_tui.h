@@ -128,18 +128,4 @@ int cs_tui_frames(cs_tui *t, int rank, int64_t callsite, int (*cb)(const cs_tui_
 /* Does the trace hold table name (e.g. the analysis tables)? */
 int cs_tui_has_table(cs_tui *t, const char *name);
 
-/* ---- bulk writing (trace generators for tests and benchmarks) ---- */
-
-typedef struct cs_tui_bulk cs_tui_bulk;
-/* A new trace at path (replacing any file), ready for a bulk load. */
-int cs_tui_bulk_open(const char *path, cs_tui_bulk **out, char *err, size_t errlen);
-/* A process (rank) of the job, its communicator 1 of nranks members, and
- * a call site with one frame labelled label (may be NULL). */
-int cs_tui_bulk_proc(cs_tui_bulk *b, int rank, int nranks, int64_t start_ns, int64_t end_ns, int64_t spans,
-                     const char *label);
-/* One span; the op by id of the ops table (cs_store_ops). */
-int cs_tui_bulk_span(cs_tui_bulk *b, const cs_span *s);
-/* Commit, build the indexes; frees b. Returns 0 or -1 with a reason. */
-int cs_tui_bulk_close(cs_tui_bulk *b, char *err, size_t errlen);
-
 #endif

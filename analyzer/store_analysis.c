@@ -1,10 +1,11 @@
 /* store_analysis.c: the SQL of the derived analysis tables and of the
  * extra reads the analysis makes (see store_analysis.h). */
 #include "config.h"
-#include "libtrace/store_analysis.h"
-#include "libtrace/store_int.h"
+#include "analyzer/store_analysis.h"
+#include "common/map.h"
+#include "common/vec.h"
+#include "libtrace/store_sql.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,114 +16,7 @@
 
 static sqlite3 *cs_db(cs_store *st)
 {
-    return st->db;
-}
-
-static int cs_afail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int cs_afail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
-static void cs_acol_text(sqlite3_stmt *s, int i, char *buf, size_t len)
-{
-    const unsigned char *v = sqlite3_column_text(s, i);
-    snprintf(buf, len, "%s", v ? (const char *)v : "");
-}
-
-/* ---- row readers ----
- * A reader is its SELECT and where each column goes in the row struct
- * (column i into cols[i]); cs_read_rows fills a zeroed struct per row and
- * hands it to the caller's callback, stopping at its first non-zero
- * return, which it returns (-1 when the SELECT fails). */
-typedef struct cs_rcol {
-    char type; /* 'l' int64_t, 'i' int, 'd' double, 's' char[len] */
-    size_t off, len;
-} cs_rcol;
-#define CS_RL(T, f)            \
-    {                          \
-        'l', offsetof(T, f), 0 \
-    }
-#define CS_RI(T, f)            \
-    {                          \
-        'i', offsetof(T, f), 0 \
-    }
-#define CS_RD(T, f)            \
-    {                          \
-        'd', offsetof(T, f), 0 \
-    }
-#define CS_RS(T, f)                              \
-    {                                            \
-        's', offsetof(T, f), sizeof(((T *)0)->f) \
-    }
-
-/* The caller's typed callback, kept as a generic function pointer and
- * called back through its own type by the reader's trampoline. */
-typedef struct cs_rows_cb {
-    void (*fn)(void);
-    void *arg;
-} cs_rows_cb;
-#define CS_ROWS_TRAMPOLINE(T)                                    \
-    static int cs_each_##T(const void *row, void *ctx)           \
-    {                                                            \
-        const cs_rows_cb *c = ctx;                               \
-        return ((int (*)(const T *, void *))c->fn)(row, c->arg); \
-    }
-#define CS_READ_ROWS(st, sql, cols, T, cb, arg) \
-    cs_read_rows(st, sql, cols, CS_NCOLS(cols), sizeof(T), cs_each_##T, &(cs_rows_cb){ (void (*)(void))(cb), (arg) })
-
-/* Bind a row struct to the parameters of an INSERT whose columns are cols,
- * in order (the writers share the readers' tables). */
-static void cs_bind_row(sqlite3_stmt *s, const cs_rcol *cols, int ncols, const void *rowp)
-{
-    const char *row = rowp;
-    for (int i = 0; i < ncols; i++) {
-        const char *p = row + cols[i].off;
-        switch (cols[i].type) {
-        case 'l': sqlite3_bind_int64(s, i + 1, *(const int64_t *)(const void *)p); break;
-        case 'i': sqlite3_bind_int(s, i + 1, *(const int *)(const void *)p); break;
-        case 'd': sqlite3_bind_double(s, i + 1, *(const double *)(const void *)p); break;
-        default: sqlite3_bind_text(s, i + 1, p, -1, SQLITE_TRANSIENT); break;
-        }
-    }
-}
-#define CS_NCOLS(cols) ((int)(sizeof cols / sizeof cols[0]))
-
-static int cs_read_rows(cs_store *st, const char *sql, const cs_rcol *cols, int ncols, size_t size,
-                        int (*each)(const void *row, void *ctx), void *ctx)
-{
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(cs_db(st), sql, -1, &s, NULL) != SQLITE_OK)
-        return -1;
-    char *row = malloc(size);
-    if (!row) {
-        sqlite3_finalize(s);
-        return -1;
-    }
-    int rc = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        memset(row, 0, size);
-        for (int i = 0; i < ncols; i++) {
-            char *p = row + cols[i].off;
-            switch (cols[i].type) {
-            case 'l': *(int64_t *)(void *)p = sqlite3_column_int64(s, i); break;
-            case 'i': *(int *)(void *)p = sqlite3_column_int(s, i); break;
-            case 'd': *(double *)(void *)p = sqlite3_column_double(s, i); break;
-            default: cs_acol_text(s, i, p, cols[i].len); break;
-            }
-        }
-        if ((rc = each(row, ctx)) != 0)
-            break;
-    }
-    free(row);
-    sqlite3_finalize(s);
-    return rc;
+    return cs_store_sql_db(st);
 }
 
 #define CS_ANALYSIS_TABLES_SQL                                                                                   \
@@ -220,7 +114,7 @@ static void cs_inst_row(sqlite3_stmt *s, cs_instance *o)
     o->skew_ns = sqlite3_column_int64(s, 10);
     o->transfer_ns = sqlite3_column_int64(s, 11);
     o->step = sqlite3_column_int64(s, 12);
-    cs_acol_text(s, 13, o->callsite, sizeof o->callsite);
+    cs_store_sql_text(s, 13, o->callsite, sizeof o->callsite);
 }
 
 struct cs_instance_iter {
@@ -310,19 +204,12 @@ int cs_store_instance_of_span(cs_store *st, int64_t span_id, cs_instance *inst, 
         return -1;
     sqlite3_bind_int64(s, 1, comm);
     sqlite3_bind_int64(s, 2, seq);
-    int cap = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        if (*nwaits == cap) {
-            cap = cap ? cap * 2 : 16;
-            cs_wait *nw = realloc(*waits, (size_t)cap * sizeof *nw);
-            if (!nw) {
-                sqlite3_finalize(s);
-                free(*waits);
-                *waits = NULL;
-                *nwaits = 0;
-                return -1;
-            }
-            *waits = nw;
+    size_t cap = 0;
+    int step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        if (CS_VEC_RESERVE(*waits, cap, (size_t)*nwaits + 1) != 0) {
+            step = SQLITE_NOMEM;
+            break;
         }
         cs_wait *w = &(*waits)[(*nwaits)++];
         w->span = sqlite3_column_int64(s, 0);
@@ -332,142 +219,159 @@ int cs_store_instance_of_span(cs_store *st, int64_t span_id, cs_instance *inst, 
         w->wait_ns = sqlite3_column_int64(s, 4);
     }
     sqlite3_finalize(s);
+    if (step != SQLITE_DONE) {
+        free(*waits);
+        *waits = NULL;
+        *nwaits = 0;
+        return -1;
+    }
     return 0;
 }
 
-static const cs_rcol cs_step_cols[] = { CS_RL(cs_step_row, step),         CS_RL(cs_step_row, begin_ns),
-                                        CS_RL(cs_step_row, end_ns),       CS_RL(cs_step_row, time_ns),
-                                        CS_RI(cs_step_row, slowest_rank), CS_RL(cs_step_row, whatif_ns) };
-CS_ROWS_TRAMPOLINE(cs_step_row)
+static const cs_store_sql_col cs_step_cols[] = {
+    CS_SQL_I64(cs_step_row, step),    CS_SQL_I64(cs_step_row, begin_ns),     CS_SQL_I64(cs_step_row, end_ns),
+    CS_SQL_I64(cs_step_row, time_ns), CS_SQL_INT(cs_step_row, slowest_rank), CS_SQL_I64(cs_step_row, whatif_ns)
+};
+CS_SQL_ROWS_TRAMPOLINE(cs_step_row)
 
 int cs_store_steps_list(cs_store *st, int (*cb)(const cs_step_row *, void *), void *arg)
 {
-    return CS_READ_ROWS(st, "SELECT step, begin_ns, end_ns, time_ns, slowest_rank, whatif_ns FROM steps ORDER BY step",
-                        cs_step_cols, cs_step_row, cb, arg);
+    return CS_SQL_READ_ROWS(cs_db(st),
+                            "SELECT step, begin_ns, end_ns, time_ns, slowest_rank, whatif_ns FROM steps ORDER BY step",
+                            cs_step_cols, cs_step_row, cb, arg);
 }
 
-static const cs_rcol cs_straggler_cols[] = { CS_RL(cs_straggler, id),          CS_RS(cs_straggler, kind),
-                                             CS_RI(cs_straggler, rank),        CS_RI(cs_straggler, src),
-                                             CS_RI(cs_straggler, dst),         CS_RL(cs_straggler, comm),
-                                             CS_RL(cs_straggler, first_step),  CS_RL(cs_straggler, last_step),
-                                             CS_RL(cs_straggler, begin_ns),    CS_RL(cs_straggler, end_ns),
-                                             CS_RL(cs_straggler, lateness_ns), CS_RL(cs_straggler, cost_ns),
-                                             CS_RS(cs_straggler, evidence) };
-CS_ROWS_TRAMPOLINE(cs_straggler)
+static const cs_store_sql_col cs_straggler_cols[] = {
+    CS_SQL_I64(cs_straggler, id),         CS_SQL_STR(cs_straggler, kind),        CS_SQL_INT(cs_straggler, rank),
+    CS_SQL_INT(cs_straggler, src),        CS_SQL_INT(cs_straggler, dst),         CS_SQL_I64(cs_straggler, comm),
+    CS_SQL_I64(cs_straggler, first_step), CS_SQL_I64(cs_straggler, last_step),   CS_SQL_I64(cs_straggler, begin_ns),
+    CS_SQL_I64(cs_straggler, end_ns),     CS_SQL_I64(cs_straggler, lateness_ns), CS_SQL_I64(cs_straggler, cost_ns),
+    CS_SQL_STR(cs_straggler, evidence)
+};
+CS_SQL_ROWS_TRAMPOLINE(cs_straggler)
 
 int cs_store_stragglers(cs_store *st, int (*cb)(const cs_straggler *, void *), void *arg)
 {
-    return CS_READ_ROWS(st,
-                        "SELECT id, kind, rank, src, dst, comm, first_step, last_step, begin_ns, end_ns,"
-                        " lateness_ns, cost_ns, evidence FROM stragglers ORDER BY cost_ns DESC, id",
-                        cs_straggler_cols, cs_straggler, cb, arg);
+    return CS_SQL_READ_ROWS(cs_db(st),
+                            "SELECT id, kind, rank, src, dst, comm, first_step, last_step, begin_ns, end_ns,"
+                            " lateness_ns, cost_ns, evidence FROM stragglers ORDER BY cost_ns DESC, id",
+                            cs_straggler_cols, cs_straggler, cb, arg);
 }
 
-static const cs_rcol cs_rank_stat_cols[] = { CS_RI(cs_rank_stat, rank), CS_RL(cs_rank_stat, times_last),
-                                             CS_RL(cs_rank_stat, imposed_wait_ns),
-                                             CS_RL(cs_rank_stat, median_lateness_ns) };
-CS_ROWS_TRAMPOLINE(cs_rank_stat)
+static const cs_store_sql_col cs_rank_stat_cols[] = { CS_SQL_INT(cs_rank_stat, rank),
+                                                      CS_SQL_I64(cs_rank_stat, times_last),
+                                                      CS_SQL_I64(cs_rank_stat, imposed_wait_ns),
+                                                      CS_SQL_I64(cs_rank_stat, median_lateness_ns) };
+CS_SQL_ROWS_TRAMPOLINE(cs_rank_stat)
 
 int cs_store_rank_stats(cs_store *st, int (*cb)(const cs_rank_stat *, void *), void *arg)
 {
-    return CS_READ_ROWS(st,
-                        "SELECT rank, times_last, imposed_wait_ns, median_lateness_ns FROM rank_stats"
-                        " ORDER BY median_lateness_ns DESC, times_last DESC, rank",
-                        cs_rank_stat_cols, cs_rank_stat, cb, arg);
+    return CS_SQL_READ_ROWS(cs_db(st),
+                            "SELECT rank, times_last, imposed_wait_ns, median_lateness_ns FROM rank_stats"
+                            " ORDER BY median_lateness_ns DESC, times_last DESC, rank",
+                            cs_rank_stat_cols, cs_rank_stat, cb, arg);
 }
 
-static const cs_rcol cs_tail_cols[] = {
-    CS_RI(cs_tail_row, op),      CS_RL(cs_tail_row, comm),   CS_RI(cs_tail_row, bucket), CS_RS(cs_tail_row, callsite),
-    CS_RL(cs_tail_row, count),   CS_RL(cs_tail_row, p50_ns), CS_RL(cs_tail_row, p90_ns), CS_RL(cs_tail_row, p99_ns),
-    CS_RL(cs_tail_row, p999_ns), CS_RL(cs_tail_row, max_ns), CS_RS(cs_tail_row, common)
-};
-CS_ROWS_TRAMPOLINE(cs_tail_row)
+static const cs_store_sql_col cs_tail_cols[] = { CS_SQL_INT(cs_tail_row, op),      CS_SQL_I64(cs_tail_row, comm),
+                                                 CS_SQL_INT(cs_tail_row, bucket),  CS_SQL_STR(cs_tail_row, callsite),
+                                                 CS_SQL_I64(cs_tail_row, count),   CS_SQL_I64(cs_tail_row, p50_ns),
+                                                 CS_SQL_I64(cs_tail_row, p90_ns),  CS_SQL_I64(cs_tail_row, p99_ns),
+                                                 CS_SQL_I64(cs_tail_row, p999_ns), CS_SQL_I64(cs_tail_row, max_ns),
+                                                 CS_SQL_STR(cs_tail_row, common) };
+CS_SQL_ROWS_TRAMPOLINE(cs_tail_row)
 
 int cs_store_tails(cs_store *st, int (*cb)(const cs_tail_row *, void *), void *arg)
 {
-    return CS_READ_ROWS(st,
-                        "SELECT op, comm, bucket, COALESCE(callsite, ''), count, p50_ns, p90_ns, p99_ns,"
-                        " p999_ns, max_ns, COALESCE(common, '') FROM tails ORDER BY p99_ns DESC",
-                        cs_tail_cols, cs_tail_row, cb, arg);
+    return CS_SQL_READ_ROWS(cs_db(st),
+                            "SELECT op, comm, bucket, COALESCE(callsite, ''), count, p50_ns, p90_ns, p99_ns,"
+                            " p999_ns, max_ns, COALESCE(common, '') FROM tails ORDER BY p99_ns DESC",
+                            cs_tail_cols, cs_tail_row, cb, arg);
 }
 
-/* The tables of issue 6 may be missing from a file analysed before them:
- * readers then see no rows. */
+/* The models and proposals tables, and nccl_coll, may be missing from a
+ * file analysed or written by an older collscope: readers then see no
+ * rows. 1 when present, else what the readers return (0, or -1 when the
+ * file cannot be read). */
 static int cs_table_exists(cs_store *st, const char *name)
 {
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(cs_db(st), "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &s, NULL) !=
-        SQLITE_OK)
-        return 0;
-    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-    int r = sqlite3_step(s) == SQLITE_ROW;
-    sqlite3_finalize(s);
-    return r;
+    return cs_store_sql_table_exists(cs_db(st), name);
 }
 
-static const cs_rcol cs_model_cols[] = {
-    CS_RL(cs_model_row, comm),      CS_RI(cs_model_row, op),        CS_RS(cs_model_row, algo),
-    CS_RL(cs_model_row, points),    CS_RL(cs_model_row, cells),     CS_RL(cs_model_row, min_bytes),
-    CS_RL(cs_model_row, max_bytes), CS_RD(cs_model_row, alpha_ns),  CS_RD(cs_model_row, beta_ns_per_byte),
-    CS_RD(cs_model_row, r2),        CS_RD(cs_model_row, rel_resid), CS_RI(cs_model_row, fitted),
-    CS_RS(cs_model_row, note),      CS_RD(cs_model_row, gamma_ns)
-};
-CS_ROWS_TRAMPOLINE(cs_model_row)
+static const cs_store_sql_col cs_model_cols[] = { CS_SQL_I64(cs_model_row, comm),
+                                                  CS_SQL_INT(cs_model_row, op),
+                                                  CS_SQL_STR(cs_model_row, algo),
+                                                  CS_SQL_I64(cs_model_row, points),
+                                                  CS_SQL_I64(cs_model_row, cells),
+                                                  CS_SQL_I64(cs_model_row, min_bytes),
+                                                  CS_SQL_I64(cs_model_row, max_bytes),
+                                                  CS_SQL_DBL(cs_model_row, alpha_ns),
+                                                  CS_SQL_DBL(cs_model_row, beta_ns_per_byte),
+                                                  CS_SQL_DBL(cs_model_row, r2),
+                                                  CS_SQL_DBL(cs_model_row, rel_resid),
+                                                  CS_SQL_INT(cs_model_row, fitted),
+                                                  CS_SQL_STR(cs_model_row, note),
+                                                  CS_SQL_DBL(cs_model_row, gamma_ns) };
+CS_SQL_ROWS_TRAMPOLINE(cs_model_row)
 
 int cs_store_models(cs_store *st, int (*cb)(const cs_model_row *, void *), void *arg)
 {
-    if (!cs_table_exists(st, "models"))
-        return 0;
-    return CS_READ_ROWS(st,
-                        "SELECT comm, op, COALESCE(algo, ''), points, cells, min_bytes, max_bytes, alpha_ns,"
-                        " beta_ns_per_byte, r2, rel_resid, fitted, COALESCE(note, ''), COALESCE(gamma_ns, alpha_ns)"
-                        " FROM models ORDER BY points DESC, comm, op",
-                        cs_model_cols, cs_model_row, cb, arg);
+    int have = cs_table_exists(st, "models");
+    if (have != 1)
+        return have;
+    return CS_SQL_READ_ROWS(cs_db(st),
+                            "SELECT comm, op, COALESCE(algo, ''), points, cells, min_bytes, max_bytes, alpha_ns,"
+                            " beta_ns_per_byte, r2, rel_resid, fitted, COALESCE(note, ''), COALESCE(gamma_ns, alpha_ns)"
+                            " FROM models ORDER BY points DESC, comm, op",
+                            cs_model_cols, cs_model_row, cb, arg);
 }
 
-static const cs_rcol cs_proposal_cols[] = { CS_RL(cs_proposal, id),
-                                            CS_RS(cs_proposal, kind),
-                                            CS_RL(cs_proposal, comm),
-                                            CS_RI(cs_proposal, op),
-                                            CS_RS(cs_proposal, callsite),
-                                            CS_RD(cs_proposal, calls_per_step),
-                                            CS_RL(cs_proposal, min_bytes),
-                                            CS_RL(cs_proposal, max_bytes),
-                                            CS_RL(cs_proposal, bytes_per_step),
-                                            CS_RL(cs_proposal, bucket_bytes),
-                                            CS_RD(cs_proposal, groups_per_step),
-                                            CS_RL(cs_proposal, gain_ns),
-                                            CS_RL(cs_proposal, step_ns),
-                                            CS_RS(cs_proposal, evidence),
-                                            CS_RS(cs_proposal, env),
-                                            CS_RS(cs_proposal, curve) };
-CS_ROWS_TRAMPOLINE(cs_proposal)
+static const cs_store_sql_col cs_proposal_cols[] = { CS_SQL_I64(cs_proposal, id),
+                                                     CS_SQL_STR(cs_proposal, kind),
+                                                     CS_SQL_I64(cs_proposal, comm),
+                                                     CS_SQL_INT(cs_proposal, op),
+                                                     CS_SQL_STR(cs_proposal, callsite),
+                                                     CS_SQL_DBL(cs_proposal, calls_per_step),
+                                                     CS_SQL_I64(cs_proposal, min_bytes),
+                                                     CS_SQL_I64(cs_proposal, max_bytes),
+                                                     CS_SQL_I64(cs_proposal, bytes_per_step),
+                                                     CS_SQL_I64(cs_proposal, bucket_bytes),
+                                                     CS_SQL_DBL(cs_proposal, groups_per_step),
+                                                     CS_SQL_I64(cs_proposal, gain_ns),
+                                                     CS_SQL_I64(cs_proposal, step_ns),
+                                                     CS_SQL_STR(cs_proposal, evidence),
+                                                     CS_SQL_STR(cs_proposal, env),
+                                                     CS_SQL_STR(cs_proposal, curve) };
+CS_SQL_ROWS_TRAMPOLINE(cs_proposal)
 
 int cs_store_proposals(cs_store *st, int (*cb)(const cs_proposal *, void *), void *arg)
 {
-    if (!cs_table_exists(st, "proposals"))
-        return 0;
-    return CS_READ_ROWS(st,
-                        "SELECT id, kind, comm, op, COALESCE(callsite, ''), calls_per_step, min_bytes,"
-                        " max_bytes, bytes_per_step, bucket_bytes, groups_per_step, gain_ns, step_ns,"
-                        " COALESCE(evidence, ''), COALESCE(env, ''), COALESCE(curve, '') FROM proposals"
-                        " ORDER BY gain_ns DESC, id",
-                        cs_proposal_cols, cs_proposal, cb, arg);
+    int have = cs_table_exists(st, "proposals");
+    if (have != 1)
+        return have;
+    return CS_SQL_READ_ROWS(cs_db(st),
+                            "SELECT id, kind, comm, op, COALESCE(callsite, ''), calls_per_step, min_bytes,"
+                            " max_bytes, bytes_per_step, bucket_bytes, groups_per_step, gain_ns, step_ns,"
+                            " COALESCE(evidence, ''), COALESCE(env, ''), COALESCE(curve, '') FROM proposals"
+                            " ORDER BY gain_ns DESC, id",
+                            cs_proposal_cols, cs_proposal, cb, arg);
 }
 
 int cs_store_nccl_algos(cs_store *st, int (*cb)(int64_t span, const char *algo, const char *proto, void *), void *arg)
 {
-    if (!cs_table_exists(st, "nccl_coll"))
-        return 0;
+    int have = cs_table_exists(st, "nccl_coll");
+    if (have != 1)
+        return have;
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(cs_db(st), "SELECT span, COALESCE(algo, ''), COALESCE(proto, '') FROM nccl_coll", -1, &s,
                            NULL) != SQLITE_OK)
         return -1;
-    int rc = 0;
-    while (sqlite3_step(s) == SQLITE_ROW)
+    int rc = 0, step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW)
         if ((rc = cb(sqlite3_column_int64(s, 0), (const char *)sqlite3_column_text(s, 1),
                      (const char *)sqlite3_column_text(s, 2), arg)) != 0)
             break;
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = -1;
     sqlite3_finalize(s);
     return rc;
 }
@@ -502,37 +406,27 @@ struct cs_awriter {
     sqlite3_stmt *q[W_N];
 };
 
-static int cs_aexec(cs_store *st, const char *sql, char *err, size_t errlen)
-{
-    char *msg = NULL;
-    if (sqlite3_exec(cs_db(st), sql, NULL, NULL, &msg) != SQLITE_OK) {
-        cs_afail(err, errlen, "%s: %s", cs_store_path(st), msg ? msg : sqlite3_errmsg(cs_db(st)));
-        sqlite3_free(msg);
-        return -1;
-    }
-    return 0;
-}
-
 cs_awriter *cs_store_analysis_begin(cs_store *st, char *err, size_t errlen)
 {
     cs_awriter *w = calloc(1, sizeof *w);
     if (!w) {
-        cs_afail(err, errlen, "out of memory");
+        cs_store_sql_fail(err, errlen, "out of memory");
         return NULL;
     }
     w->st = st;
     /* models and proposals are rebuilt with their current columns */
-    if (cs_aexec(st,
-                 "BEGIN; DROP TABLE IF EXISTS models; DROP TABLE IF EXISTS proposals;" CS_ANALYSIS_TABLES_SQL
-                     CS_ANALYSIS_CLEAR_SQL "DROP INDEX IF EXISTS instances_skew; DROP INDEX IF EXISTS waits_comm_seq;",
-                 err, errlen) != 0) {
+    if (cs_store_sql_exec(cs_db(st), cs_store_path(st),
+                          "BEGIN; DROP TABLE IF EXISTS models; DROP TABLE IF EXISTS proposals;" CS_ANALYSIS_TABLES_SQL
+                              CS_ANALYSIS_CLEAR_SQL
+                          "DROP INDEX IF EXISTS instances_skew; DROP INDEX IF EXISTS waits_comm_seq;",
+                          err, errlen) != 0) {
         sqlite3_exec(cs_db(st), "ROLLBACK", NULL, NULL, NULL);
         free(w);
         return NULL;
     }
     for (int i = 0; i < W_N; i++)
         if (sqlite3_prepare_v2(cs_db(st), cs_awriter_sql[i], -1, &w->q[i], NULL) != SQLITE_OK) {
-            cs_afail(err, errlen, "%s: %s", cs_store_path(st), sqlite3_errmsg(cs_db(st)));
+            cs_store_sql_fail(err, errlen, "%s: %s", cs_store_path(st), sqlite3_errmsg(cs_db(st)));
             cs_store_analysis_end(w, 0, 0, NULL, 0);
             return NULL;
         }
@@ -584,14 +478,14 @@ int cs_awriter_wait(cs_awriter *w, const cs_wait *x)
 int cs_awriter_step(cs_awriter *w, const cs_step_row *x)
 {
     sqlite3_stmt *s = w->q[W_STEP];
-    cs_bind_row(s, cs_step_cols, CS_NCOLS(cs_step_cols), x);
+    cs_store_sql_bind_row(s, cs_step_cols, CS_SQL_NCOLS(cs_step_cols), x);
     return cs_astep(s);
 }
 
 int cs_awriter_rank_stat(cs_awriter *w, const cs_rank_stat *x)
 {
     sqlite3_stmt *s = w->q[W_RANK];
-    cs_bind_row(s, cs_rank_stat_cols, CS_NCOLS(cs_rank_stat_cols), x);
+    cs_store_sql_bind_row(s, cs_rank_stat_cols, CS_SQL_NCOLS(cs_rank_stat_cols), x);
     return cs_astep(s);
 }
 
@@ -599,7 +493,7 @@ int cs_awriter_straggler(cs_awriter *w, const cs_straggler *x)
 {
     sqlite3_stmt *s = w->q[W_STRAG];
     /* the reader's columns without the id, which the table assigns */
-    cs_bind_row(s, cs_straggler_cols + 1, CS_NCOLS(cs_straggler_cols) - 1, x);
+    cs_store_sql_bind_row(s, cs_straggler_cols + 1, CS_SQL_NCOLS(cs_straggler_cols) - 1, x);
     return cs_astep(s);
 }
 
@@ -621,14 +515,14 @@ int cs_awriter_p2p(cs_awriter *w, const cs_p2p_row *x)
 int cs_awriter_tail(cs_awriter *w, const cs_tail_row *x)
 {
     sqlite3_stmt *s = w->q[W_TAIL];
-    cs_bind_row(s, cs_tail_cols, CS_NCOLS(cs_tail_cols), x);
+    cs_store_sql_bind_row(s, cs_tail_cols, CS_SQL_NCOLS(cs_tail_cols), x);
     return cs_astep(s);
 }
 
 int cs_awriter_model(cs_awriter *w, const cs_model_row *x)
 {
     sqlite3_stmt *s = w->q[W_MODEL];
-    cs_bind_row(s, cs_model_cols, CS_NCOLS(cs_model_cols), x);
+    cs_store_sql_bind_row(s, cs_model_cols, CS_SQL_NCOLS(cs_model_cols), x);
     return cs_astep(s);
 }
 
@@ -636,7 +530,7 @@ int cs_awriter_proposal(cs_awriter *w, const cs_proposal *x)
 {
     sqlite3_stmt *s = w->q[W_PROP];
     /* the reader's columns without the id, which the table assigns */
-    cs_bind_row(s, cs_proposal_cols + 1, CS_NCOLS(cs_proposal_cols) - 1, x);
+    cs_store_sql_bind_row(s, cs_proposal_cols + 1, CS_SQL_NCOLS(cs_proposal_cols) - 1, x);
     return cs_astep(s);
 }
 
@@ -655,10 +549,11 @@ int cs_store_analysis_end(cs_awriter *w, int commit, int64_t spans, char *err, s
     char v[32], n[32];
     snprintf(v, sizeof v, "%d", CS_ANALYSIS_VERSION);
     snprintf(n, sizeof n, "%lld", (long long)spans);
-    if (cs_aexec(st, CS_ANALYSIS_INDEXES_SQL, err, errlen) != 0 || cs_store_meta_set(st, "analysis_version", v) != 0 ||
-        cs_store_meta_set(st, "analysis_spans", n) != 0 || cs_aexec(st, "COMMIT", err, errlen) != 0) {
+    if (cs_store_sql_exec(cs_db(st), cs_store_path(st), CS_ANALYSIS_INDEXES_SQL, err, errlen) != 0 ||
+        cs_store_meta_set(st, "analysis_version", v) != 0 || cs_store_meta_set(st, "analysis_spans", n) != 0 ||
+        cs_store_sql_exec(cs_db(st), cs_store_path(st), "COMMIT", err, errlen) != 0) {
         if (err && !*err)
-            cs_afail(err, errlen, "%s: %s", cs_store_path(st), sqlite3_errmsg(cs_db(st)));
+            cs_store_sql_fail(err, errlen, "%s: %s", cs_store_path(st), sqlite3_errmsg(cs_db(st)));
         sqlite3_exec(cs_db(st), "ROLLBACK", NULL, NULL, NULL);
         return -1;
     }
@@ -689,28 +584,31 @@ int cs_store_comm_ranges(cs_store *st, cs_comm_range **out, int *n)
         sqlite3_finalize(s);
         return -1;
     }
-    int cap = 0, rc = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            cs_comm_range *nr = realloc(*out, (size_t)cap * sizeof *nr);
-            if (!nr) {
-                rc = -1;
-                break;
-            }
-            *out = nr;
+    size_t cap = 0;
+    int rc = 0, step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        if (CS_VEC_RESERVE(*out, cap, (size_t)*n + 1) != 0) {
+            rc = -1;
+            break;
         }
         cs_comm_range *c = &(*out)[*n];
         c->comm = sqlite3_column_int64(s, 0);
         sqlite3_bind_int64(r, 1, c->comm);
-        if (sqlite3_step(r) == SQLITE_ROW && sqlite3_column_type(r, 0) != SQLITE_NULL) {
+        int got = sqlite3_step(r);
+        if (got == SQLITE_ROW && sqlite3_column_type(r, 0) != SQLITE_NULL) {
             c->seq_lo = sqlite3_column_int64(r, 0);
             c->seq_hi = sqlite3_column_int64(r, 1);
             c->size = sqlite3_column_int(r, 2);
             (*n)++;
         }
         sqlite3_reset(r);
+        if (got != SQLITE_ROW) {
+            rc = -1;
+            break;
+        }
     }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = -1;
     sqlite3_finalize(s);
     sqlite3_finalize(r);
     if (rc != 0) {
@@ -727,15 +625,15 @@ cs_span_iter *cs_store_spans_raw_seq(cs_store *st, int64_t comm, int64_t lo, int
         "SELECT " CS_SPAN_COLS_RAW " WHERE s.comm = ? AND s.seq >= ? AND s.seq <= ? ORDER BY s.seq, s.rank";
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(cs_db(st), sql, -1, &s, NULL) != SQLITE_OK) {
-        cs_afail(err, errlen, "%s: %s", cs_store_path(st), sqlite3_errmsg(cs_db(st)));
+        cs_store_sql_fail(err, errlen, "%s: %s", cs_store_path(st), sqlite3_errmsg(cs_db(st)));
         return NULL;
     }
     sqlite3_bind_int64(s, 1, comm);
     sqlite3_bind_int64(s, 2, lo);
     sqlite3_bind_int64(s, 3, hi);
-    cs_span_iter *it = cs__span_iter_wrap(s);
+    cs_span_iter *it = cs_store_read_span_iter(s);
     if (!it)
-        cs_afail(err, errlen, "out of memory");
+        cs_store_sql_fail(err, errlen, "out of memory");
     return it;
 }
 
@@ -748,8 +646,8 @@ int cs_store_instances_grouped(cs_store *st, int (*cb)(const cs_inst_brief *, vo
                            " WHERE nranks > 0 ORDER BY op, comm, bucket, 4, d",
                            -1, &s, NULL) != SQLITE_OK)
         return -1;
-    int rc = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
+    int rc = 0, step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
         cs_inst_brief b = { sqlite3_column_int(s, 0),   sqlite3_column_int64(s, 1),
                             sqlite3_column_int(s, 2),   (const char *)sqlite3_column_text(s, 3),
                             sqlite3_column_int64(s, 4), sqlite3_column_int(s, 5),
@@ -758,6 +656,8 @@ int cs_store_instances_grouped(cs_store *st, int (*cb)(const cs_inst_brief *, vo
         if ((rc = cb(&b, arg)) != 0)
             break;
     }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = -1;
     sqlite3_finalize(s);
     return rc;
 }
@@ -768,35 +668,50 @@ int cs_store_callsite_labels(cs_store *st, int (*cb)(int, int64_t, const char *,
     if (sqlite3_prepare_v2(cs_db(st), "SELECT rank, id, label FROM callsites WHERE label IS NOT NULL", -1, &s, NULL) !=
         SQLITE_OK)
         return -1;
-    int rc = 0;
-    while (sqlite3_step(s) == SQLITE_ROW)
+    int rc = 0, step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW)
         if ((rc = cb(sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), (const char *)sqlite3_column_text(s, 2),
                      arg)) != 0)
             break;
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = -1;
     sqlite3_finalize(s);
     return rc;
 }
 
 /* Completions by (rank, req), for the p2p reader: completions has no
- * index (keeping one costs the ingest more than this costs here). Open
- * addressing, linear probing, at most half full. */
+ * index (keeping one costs the ingest more than this costs here). A map
+ * from the pair (request ids are 32 bits in the log) to the completion's
+ * index in aDone. */
 typedef struct cs_done_ent {
-    int64_t req;
-    int rank, used, source;
+    int source;
     int64_t end_ns;
 } cs_done_ent;
 typedef struct cs_done_map {
-    cs_done_ent *a;
-    size_t mask;
+    cs_map idx;
+    cs_done_ent *aDone;
+    size_t nDone, capDone;
 } cs_done_map;
 
-static size_t cs_done_slot(const cs_done_map *m, int rank, int64_t req)
+/* The key of (rank, req), or UINT64_MAX when req is not a 32-bit id. */
+static uint64_t cs_done_key(int rank, int64_t req)
 {
-    uint64_t h = ((uint64_t)(uint32_t)rank * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)req * 0xc2b2ae3d27d4eb4full);
-    size_t i = (size_t)(h >> 17) & m->mask;
-    while (m->a[i].used && (m->a[i].rank != rank || m->a[i].req != req))
-        i = (i + 1) & m->mask;
-    return i;
+    if (req < 0 || req > (int64_t)UINT32_MAX)
+        return UINT64_MAX;
+    return (uint64_t)(uint32_t)rank << 32 | (uint64_t)req;
+}
+
+static const cs_done_ent *cs_done_find(const cs_done_map *m, int rank, int64_t req)
+{
+    int64_t i;
+    uint64_t k = cs_done_key(rank, req);
+    return k != UINT64_MAX && cs_map_get(&m->idx, k, &i) ? &m->aDone[i] : NULL;
+}
+
+static void cs_done_map_free(cs_done_map *m)
+{
+    cs_map_free(&m->idx);
+    free(m->aDone);
 }
 
 static int cs_done_map_load(cs_store *st, cs_done_map *m)
@@ -807,32 +722,26 @@ static int cs_done_map_load(cs_store *st, cs_done_map *m)
         return -1;
     int64_t n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
     sqlite3_finalize(s);
-    if (n < 0)
+    if (n < 0 || cs_map_reserve(&m->idx, (size_t)n) != 0)
         return -1;
-    size_t cap = 64;
-    while (cap < (size_t)n * 2)
-        cap *= 2;
-    m->a = calloc(cap, sizeof *m->a);
-    if (!m->a)
-        return -1;
-    m->mask = cap - 1;
     if (sqlite3_prepare_v2(cs_db(st), "SELECT rank, req, COALESCE(source, -1), COALESCE(end_ns, 0) FROM completions",
                            -1, &s, NULL) != SQLITE_OK)
         return -1;
     int step;
-    size_t have = 0;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW && have < cap / 2) {
-        int rank = sqlite3_column_int(s, 0);
-        int64_t req = sqlite3_column_int64(s, 1);
-        cs_done_ent *e = &m->a[cs_done_slot(m, rank, req)];
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        uint64_t k = cs_done_key(sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1));
+        int64_t have;
         /* A request completed twice (a damaged trace): the first wins. */
-        if (e->used)
+        if (k == UINT64_MAX || cs_map_get(&m->idx, k, &have))
             continue;
-        *e = (cs_done_ent){ req, rank, 1, sqlite3_column_int(s, 2), sqlite3_column_int64(s, 3) };
-        have++;
+        if (CS_VEC_RESERVE(m->aDone, m->capDone, m->nDone + 1) != 0 || cs_map_put(&m->idx, k, (int64_t)m->nDone) != 0) {
+            step = SQLITE_NOMEM;
+            break;
+        }
+        m->aDone[m->nDone++] = (cs_done_ent){ sqlite3_column_int(s, 2), sqlite3_column_int64(s, 3) };
     }
     sqlite3_finalize(s);
-    return step == SQLITE_DONE || step == SQLITE_ROW ? 0 : -1;
+    return step == SQLITE_DONE ? 0 : -1;
 }
 
 int cs_store_p2p_markers_raw(cs_store *st, int (*cb)(const cs_p2p_op *, void *), void *arg)
@@ -846,12 +755,12 @@ int cs_store_p2p_markers_raw(cs_store *st, int (*cb)(const cs_p2p_op *, void *),
         " AND (s.comm IS NOT NULL OR o.kind = 'marker')";
     cs_done_map done;
     if (cs_done_map_load(st, &done) != 0) {
-        free(done.a);
+        cs_done_map_free(&done);
         return -1;
     }
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(cs_db(st), sql, -1, &s, NULL) != SQLITE_OK) {
-        free(done.a);
+        cs_done_map_free(&done);
         return -1;
     }
     int rc = 0, step;
@@ -866,8 +775,8 @@ int cs_store_p2p_markers_raw(cs_store *st, int (*cb)(const cs_p2p_op *, void *),
             m.end_ns = 0;
             int64_t req = sqlite3_column_int64(s, 7);
             if (req) {
-                const cs_done_ent *d = &done.a[cs_done_slot(&done, m.rank, req)];
-                if (d->used) {
+                const cs_done_ent *d = cs_done_find(&done, m.rank, req);
+                if (d) {
                     m.source = d->source;
                     m.end_ns = d->end_ns;
                 }
@@ -879,102 +788,7 @@ int cs_store_p2p_markers_raw(cs_store *st, int (*cb)(const cs_p2p_op *, void *),
     if (rc == 0 && step != SQLITE_DONE)
         rc = -1;
     sqlite3_finalize(s);
-    free(done.a);
-    return rc;
-}
-
-/* ---- synthetic traces ---- */
-
-enum { Y_SPAN, Y_PROC, Y_CLOCK, Y_COMM, Y_DONE, Y_N };
-static const char *const cs_synth_sql[Y_N] = {
-    [Y_SPAN] = CS_SPAN_INSERT_SQL,
-    [Y_PROC] = "INSERT OR REPLACE INTO processes(rank, pid, host, exe, mpi, clock, ticks_per_ns, world_size,"
-               " status, spans, dropped, overhead_ns_per_call, overhead_ns, start_ns, end_ns, callsites,"
-               " tool_version) VALUES(?, 1000 + ?1, 'synthetic', 'gen_trace', 'synthetic', 'monotonic', 1.0,"
-               " ?, 'closed', ?, 0, 0, 0, ?, ?, 0, 'gen_trace')",
-    [Y_CLOCK] = "INSERT OR REPLACE INTO clocks(rank, clock) VALUES(?, 'monotonic')",
-    [Y_COMM] = "INSERT OR REPLACE INTO comms(id, rank, local, comm_rank, size, parent, how, created_ns)"
-               " VALUES(?,?,0,?,?,0,'world',0)",
-    [Y_DONE] = "INSERT INTO completions(rank, req, span, source, tag, end_ns) VALUES(?,?,?,-1,-1,?)",
-};
-
-struct cs_synth {
-    cs_store *st;
-    sqlite3_stmt *q[Y_N];
-};
-
-cs_synth *cs_store_synth_begin(cs_store *st, char *err, size_t errlen)
-{
-    cs_synth *w = calloc(1, sizeof *w);
-    if (!w) {
-        cs_afail(err, errlen, "out of memory");
-        return NULL;
-    }
-    w->st = st;
-    if (cs_aexec(st, "BEGIN", err, errlen) != 0) {
-        free(w);
-        return NULL;
-    }
-    for (int i = 0; i < Y_N; i++)
-        if (sqlite3_prepare_v2(cs_db(st), cs_synth_sql[i], -1, &w->q[i], NULL) != SQLITE_OK) {
-            cs_afail(err, errlen, "%s: %s", cs_store_path(st), sqlite3_errmsg(cs_db(st)));
-            for (int j = 0; j < Y_N; j++)
-                sqlite3_finalize(w->q[j]);
-            sqlite3_exec(cs_db(st), "ROLLBACK", NULL, NULL, NULL);
-            free(w);
-            return NULL;
-        }
-    return w;
-}
-
-int cs_synth_process(cs_synth *w, int rank, int world_size, int64_t start_ns, int64_t end_ns, int64_t spans)
-{
-    sqlite3_stmt *s = w->q[Y_PROC];
-    sqlite3_bind_int(s, 1, rank);
-    sqlite3_bind_int(s, 2, world_size);
-    sqlite3_bind_int64(s, 3, spans);
-    sqlite3_bind_int64(s, 4, start_ns);
-    sqlite3_bind_int64(s, 5, end_ns);
-    if (cs_astep(s) != 0)
-        return -1;
-    s = w->q[Y_CLOCK];
-    sqlite3_bind_int(s, 1, rank);
-    return cs_astep(s);
-}
-
-int cs_synth_comm(cs_synth *w, int64_t id, int rank, int comm_rank, int size)
-{
-    sqlite3_stmt *s = w->q[Y_COMM];
-    sqlite3_bind_int64(s, 1, id);
-    sqlite3_bind_int(s, 2, rank);
-    sqlite3_bind_int(s, 3, comm_rank);
-    sqlite3_bind_int(s, 4, size);
-    return cs_astep(s);
-}
-
-int cs_synth_span(cs_synth *w, const cs_span *x)
-{
-    sqlite3_stmt *s = w->q[Y_SPAN];
-    cs__span_bind(s, x);
-    return cs_astep(s);
-}
-
-int cs_synth_completion(cs_synth *w, int rank, int64_t req, int64_t span, int64_t end_ns)
-{
-    sqlite3_stmt *s = w->q[Y_DONE];
-    sqlite3_bind_int(s, 1, rank);
-    sqlite3_bind_int64(s, 2, req);
-    sqlite3_bind_int64(s, 3, span);
-    sqlite3_bind_int64(s, 4, end_ns);
-    return cs_astep(s);
-}
-
-int cs_store_synth_end(cs_synth *w, char *err, size_t errlen)
-{
-    for (int i = 0; i < Y_N; i++)
-        sqlite3_finalize(w->q[i]);
-    int rc = cs_aexec(w->st, "COMMIT", err, errlen);
-    free(w);
+    cs_done_map_free(&done);
     return rc;
 }
 
@@ -991,7 +805,7 @@ int cs_store_program(cs_store *st, char *buf, size_t len)
         return -1;
     int rc = -1;
     if (sqlite3_step(s) == SQLITE_ROW) {
-        cs_acol_text(s, 0, buf, len);
+        cs_store_sql_text(s, 0, buf, len);
         rc = 0;
     }
     sqlite3_finalize(s);

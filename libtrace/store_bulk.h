@@ -1,0 +1,53 @@
+/* store_bulk.h: writing a whole trace from code, in one transaction: the
+ * synthetic traces of the benchmarks and tests (bench/gen_trace.c). A
+ * traced job's stores are made from its logs instead (store.h).
+ *
+ *     cs_store_create(path, &st, ...);
+ *     cs_store_bulk *b = cs_store_bulk_begin(st, ...);
+ *     cs_store_bulk_span(b, &span) ... cs_store_bulk_process(b, &proc) ...
+ *     cs_store_bulk_end(b, 1, ...);
+ *     cs_store_finish(st, "generator", ...);
+ */
+#ifndef CS_STORE_BULK_H
+#define CS_STORE_BULK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libtrace/store.h"
+
+typedef struct cs_store_bulk cs_store_bulk;
+
+/* Start a bulk load into st (a new store): NULL with a reason on error. */
+cs_store_bulk *cs_store_bulk_begin(cs_store *st, char *err, size_t errlen);
+/* Commit (or roll back) the load; frees b. 0, or -1 with a reason. */
+int cs_store_bulk_end(cs_store_bulk *b, int commit, char *err, size_t errlen);
+
+/* A process of the job (its processes and clocks rows). */
+typedef struct cs_store_bulk_proc {
+    int rank, pid, world_size;
+    const char *host, *exe, *mpi, *tool_version; /* NULL: none */
+    int64_t start_ns, end_ns, spans;
+    int callsites;
+} cs_store_bulk_proc;
+int cs_store_bulk_process(cs_store_bulk *b, const cs_store_bulk_proc *p);
+
+/* A rank's membership of communicator id (created at created_ns). */
+int cs_store_bulk_comm(cs_store_bulk *b, int64_t id, int rank, int comm_rank, int size, int64_t created_ns);
+
+/* A call site of a rank with its label and one frame. */
+typedef struct cs_store_bulk_site {
+    int rank;
+    int64_t id;
+    const char *label;
+    uint64_t pc, offset;
+    const char *module, *func, *file;
+    int line;
+} cs_store_bulk_site;
+int cs_store_bulk_callsite(cs_store_bulk *b, const cs_store_bulk_site *x);
+
+/* One span; its op by id of the ops table (ops.gen.h). The stream, group
+ * and GPU columns stay empty. */
+int cs_store_bulk_span(cs_store_bulk *b, const cs_span *x);
+
+#endif
