@@ -16,11 +16,16 @@ analyzer_libcsanalysis_la_LIBADD = -lm
 
 bin_PROGRAMS += analyzer/collscope
 analyzer_collscope_SOURCES = analyzer/cli.h analyzer/main.c analyzer/cmd_run.c analyzer/cmd_ingest.c \
-	analyzer/cmd_analyze.c analyzer/cmd_report.c analyzer/cmd_diff.c analyzer/cmd_check_estimate.c \
+	analyzer/cmd_analyze.c analyzer/cmd_report.c analyzer/cmd_diff.c analyzer/cmd_check_estimate.c analyzer/cmd_tui.c \
 	analyzer/run.c analyzer/ingest.c analyzer/symbolize.c
 analyzer_collscope_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'
 analyzer_collscope_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 analyzer_collscope_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_LIBS) -lm
+# `collscope tui` runs the browser in-process when it was built (tui/local.mk
+# defines CS_TUI_LIBS, which links the libraries above again after it).
+if HAVE_NCURSES
+analyzer_collscope_LDADD += $(CS_TUI_LIBS)
+endif
 
 # align_strict.sh (offsets within 5 us, Open MPI) passed 5 of 5 with two
 # busy loops beside it. verdicts_ompi.sh and verdicts_mpich.sh (the four

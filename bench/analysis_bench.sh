@@ -5,7 +5,7 @@
 # million spans (linear in spans when that stays flat). Not part of make
 # check. Usage (from the build directory):
 #   sh SRC/bench/analysis_bench.sh [SIZES]      default "1000000 3000000 10000000"
-# Target (issue 3): 64 ranks, 10 M spans in <= 20 s and <= 2 GB on 2 cores.
+# Target: 64 ranks, 10 M spans in <= 20 s and <= 2 GB on 2 cores.
 set -u
 B=${B:-$(pwd)}
 GEN=$B/bench/gen_trace

@@ -1,8 +1,7 @@
-# tui: the terminal browser: libcstui (model, screens, screen manager;
-# entry cs_tui_main), collscope-tui, `collscope tui`, its summary queries
-# in tui/store_tui.c, its tests (tmux) and its benchmark.
-# `collscope tui` runs the browser in-process (or says it was not built).
-analyzer_collscope_SOURCES += tui/cmd_tui.c
+# tui: the terminal browser: libcstui (model, screens, screen manager,
+# the TUI index's SQL in tui/store_tui.c; entry cs_tui_main, which
+# `collscope tui` calls too), collscope-tui, its tests (tmux) and its
+# benchmark.
 
 EXTRA_DIST += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/tuilib.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh \
 	docs/collscope-tui.1
@@ -22,9 +21,6 @@ bin_PROGRAMS += tui/collscope-tui
 tui_collscope_tui_SOURCES = tui/main.c
 tui_collscope_tui_LDADD = $(CS_TUI_LIBS)
 dist_man1_MANS += docs/collscope-tui.1
-
-# After the libraries collscope already links: libcstui needs them again.
-analyzer_collscope_LDADD += $(CS_TUI_LIBS)
 
 # Headless benchmark (same model and screens, off screen); its traces come
 # from bench/tui_gen (bench/local.mk).

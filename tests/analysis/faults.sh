@@ -1,5 +1,5 @@
 #!/bin/sh
-# Bad input for the cross-rank analysis (issue 3): an empty trace, ranks
+# Bad input for the cross-rank analysis: an empty trace, ranks
 # missing from the trace, a rank killed mid-run (by the trainer's
 # --crash-mode kill; and a trace cut so that its last collectives are
 # unmatched), a single-rank trace. Each must give a report (exit 0), in

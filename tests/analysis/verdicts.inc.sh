@@ -1,4 +1,4 @@
-# verdicts.inc.sh: the cases of issue 3 on the example trainer, 4 ranks,
+# verdicts.inc.sh: the straggler cases on the example trainer, 4 ranks,
 # under one MPI ($CS_MPI: openmpi or mpich), every run with clock offsets of
 # up to +-50 ms: a fixed delay on one rank every step is a persistent
 # straggler (cost within 10 % of the delay), a delay during a window of

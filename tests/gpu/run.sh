@@ -103,7 +103,7 @@ else
   echo "note: torch with CUDA not importable; DDP check skipped"
 fi
 echo "== apply mode for MPI on 4 ranks with a core each (bench/fuse_bench.sh; figures, not a gate)"
-# The 4-rank figures of issue 6 (>= 3x less time in communication, the
+# The 4-rank figures of apply mode (>= 3x less time in communication, the
 # prediction within 25 %) need a core per rank, which the 2-core CI VM lacks.
 if [ "$(nproc)" -ge 4 ] && [ -x "$B/examples/mpi_trainer_ompi" ]; then
   RANKS=4 REPS=3 STEPS=300 timeout 150 sh "$S/bench/fuse_bench.sh" "$B" 2>/dev/null ||

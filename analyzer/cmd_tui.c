@@ -1,6 +1,5 @@
 /* cmd_tui.c: `collscope tui DIR`: the terminal browser, run in-process
- * (libcstui, linked into collscope by tui/local.mk when configure found
- * ncursesw); without it, one message says so. */
+ * (libcstui, linked into collscope when configure found ncursesw); without it, one message says so. */
 #include "config.h"
 #include "analyzer/cli.h"
 
