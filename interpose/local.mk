@@ -97,5 +97,5 @@ interpose_libcsmodtemplate_la_SOURCES = interpose/module_template.c
 interpose_libcsmodtemplate_la_CFLAGS = $(CS_PRELOAD_CFLAGS)
 
 # The generator refuses bad specs with their file and line.
-TESTS += tests/interpose/gen_wrappers.sh
-EXTRA_DIST += tests/interpose/gen_wrappers.sh
+TESTS += tests/interpose/gen_wrappers.sh tests/interpose/layers.sh
+EXTRA_DIST += tests/interpose/gen_wrappers.sh tests/interpose/layers.sh
