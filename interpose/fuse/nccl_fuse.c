@@ -20,6 +20,7 @@
  * the stream itself. */
 #include "config.h"
 #include "interpose/fuse/nccl_fuse.h"
+#include "common/vec.h"
 #include "interpose/cuda_wrap.h"
 #include "interpose/fuse/fuse_kern.h"
 
@@ -72,16 +73,19 @@ typedef struct cs_fz_chunk {
 
 static __thread struct {
     cs_fz_call *a;
-    int n, cap;
+    int n;
+    size_t cap;
     cs_fz_chunk *ch;
-    int nch, capch;
+    int nch;
+    size_t capch;
     ncclResult_t err; /* first error of a call issued at flush */
     int quiet;        /* flush without spans (untraced ncclGroupEnd) */
 } cs_fz;
 
 static pthread_mutex_t cs_fz_lock = PTHREAD_MUTEX_INITIALIZER;
 static cs_fz_buf **cs_fz_bufs;
-static int cs_fz_nbufs, cs_fz_capbufs;
+static int cs_fz_nbufs;
+static size_t cs_fz_capbufs;
 
 static int cs_fz_warn_dtype, cs_fz_warn_op, cs_fz_warn_overlap, cs_fz_warn_inplace, cs_fz_warn_nomem,
     cs_fz_warn_backend, cs_fz_warn_kernel, cs_fz_warn_cudart, cs_fz_warn_hold, cs_fz_warn_device, cs_fz_warn_capture;
@@ -117,16 +121,10 @@ int cs_nccl_fuse_allreduce(cs_gpu_call *c, const void *sendbuff, void *recvbuff,
     if (bytes / count != cs_nccl_dtsize((int)datatype) || bytes > cs_fuse_threshold || bytes > cs_fuse_buffer)
         return 0;
     int saved = errno;
-    if (cs_fz.n == cs_fz.cap) {
-        int cap = cs_fz.cap ? cs_fz.cap * 2 : 64;
-        cs_fz_call *a = realloc(cs_fz.a, (size_t)cap * sizeof *a);
-        if (!a) {
-            cs_core_warn_job(&cs_fz_warn_hold, "apply mode: out of memory holding NCCL calls; calls are not fused");
-            errno = saved;
-            return 0;
-        }
-        cs_fz.a = a;
-        cs_fz.cap = cap;
+    if (CS_VEC_RESERVE(cs_fz.a, cs_fz.cap, (size_t)cs_fz.n + 1) != 0) {
+        cs_core_warn_job(&cs_fz_warn_hold, "apply mode: out of memory holding NCCL calls; calls are not fused");
+        errno = saved;
+        return 0;
     }
     /* Timed and numbered as an unfused grouped call would be. */
     cs_gputime_pre(c);
@@ -273,14 +271,8 @@ static cs_fz_buf *cs_fz_buf_get(cs_nccl_comm *m, cudaStream_t stream)
     for (int i = 0; i < cs_fz_nbufs; i++)
         if (cs_fz_bufs[i]->m == m && cs_fz_bufs[i]->stream == stream)
             return cs_fz_bufs[i];
-    if (cs_fz_nbufs == cs_fz_capbufs) {
-        int cap = cs_fz_capbufs ? cs_fz_capbufs * 2 : 16;
-        cs_fz_buf **nb = realloc(cs_fz_bufs, (size_t)cap * sizeof *nb);
-        if (!nb)
-            return NULL;
-        cs_fz_bufs = nb;
-        cs_fz_capbufs = cap;
-    }
+    if (CS_VEC_RESERVE(cs_fz_bufs, cs_fz_capbufs, (size_t)cs_fz_nbufs + 1) != 0)
+        return NULL;
     cs_fz_buf *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
@@ -368,14 +360,8 @@ static int cs_fz_same_batch(const cs_fz_call *x, const cs_fz_call *y)
 
 static cs_fz_chunk *cs_fz_chunk_new(void)
 {
-    if (cs_fz.nch == cs_fz.capch) {
-        int cap = cs_fz.capch ? cs_fz.capch * 2 : 16;
-        cs_fz_chunk *nc = realloc(cs_fz.ch, (size_t)cap * sizeof *nc);
-        if (!nc)
-            return NULL;
-        cs_fz.ch = nc;
-        cs_fz.capch = cap;
-    }
+    if (CS_VEC_RESERVE(cs_fz.ch, cs_fz.capch, (size_t)cs_fz.nch + 1) != 0)
+        return NULL;
     cs_fz_chunk *ch = &cs_fz.ch[cs_fz.nch++];
     memset(ch, 0, sizeof *ch);
     return ch;
