@@ -742,16 +742,15 @@ int cs_logr_damage(const cs_logr *r, char *why, size_t whylen)
 {
     if (!r->missing_bytes && !r->bad_slots)
         return 0;
+    unsigned long long kib = (r->missing_bytes + 1023) / 1024,
+                       recs = (r->missing_bytes + CS_REC_SIZE - 1) / CS_REC_SIZE,
+                       bad = (unsigned long long)r->bad_slots;
     if (r->missing_bytes && r->bad_slots)
-        snprintf(why, whylen, "cut short: %llu KiB (up to %llu records) missing; %llu damaged slots",
-                 (unsigned long long)(r->missing_bytes + 1023) / 1024,
-                 (unsigned long long)(r->missing_bytes / CS_REC_SIZE + 1), (unsigned long long)r->bad_slots);
+        snprintf(why, whylen, "cut short: %llu KiB (up to %llu records) missing; %llu damaged slots", kib, recs, bad);
     else if (r->missing_bytes)
-        snprintf(why, whylen, "cut short: %llu KiB (up to %llu records) missing",
-                 (unsigned long long)(r->missing_bytes + 1023) / 1024,
-                 (unsigned long long)((r->missing_bytes + CS_REC_SIZE - 1) / CS_REC_SIZE));
+        snprintf(why, whylen, "cut short: %llu KiB (up to %llu records) missing", kib, recs);
     else
-        snprintf(why, whylen, "%llu damaged slots (no record of a known kind)", (unsigned long long)r->bad_slots);
+        snprintf(why, whylen, "%llu damaged slots (no record of a known kind)", bad);
     return 1;
 }
 
