@@ -1,6 +1,7 @@
 #!/bin/sh
 # Log records and header fields no writer makes: a COMMDEF whose local
-# index is near 2^32, header strings with no NUL, slots of an unknown kind.
+# index is near 2^32, header strings with no NUL, slots of an unknown kind,
+# times at the ends of their types.
 # ingest survives each: one message naming the log and what was damaged,
 # exit status 1, every other record and log kept.
 . "$srcdir/tests/lib.sh"
@@ -45,4 +46,12 @@ grep -q 'cslog: damaged log: [0-9]* spans recovered; [0-9]* damaged slots' "$T/k
 kept=$(q "$T/slots/trace.db" "SELECT count(*) FROM span")
 [ "$kept" -gt $((spans / 2)) ] && [ "$kept" -lt "$spans" ] || fail "slots of an unknown kind: $kept of $spans spans kept"
 echo "ok: $kept of $spans spans kept; $(cat "$T/k.err")"
+
+# Clock points and span times at the ends of their types: times saturate
+# (a sanitizer build of this test catches any overflow), every span kept.
+broken times all
+"$COLLSCOPE" ingest "$T/times" > "$T/m.out" 2> "$T/m.err"
+st=$?
+expect_eq "extreme times: exit status (stderr: $(cat "$T/m.err"))" $st 0
+expect_eq "extreme times: every span kept" "$(q "$T/times/trace.db" "SELECT count(*) FROM span")" "$spans"
 pass
