@@ -42,15 +42,21 @@ void cs_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * only those without a current per-rank file). */
 typedef struct cs_ingest_result {
     int logs, converted, failed, crashed;
+    int damaged;   /* logs cut short or damaged: kept up to the damage */
+    int other_run; /* logs of another run than the one kept, left out */
     int64_t spans, dropped;
 } cs_ingest_result;
+/* Build DIR/trace.db from DIR/logs. The folder must be safe to write
+ * into (cs_log_dir_safe; `force` accepts one of another user, and also
+ * reconverts every log). Logs of one run only are merged: that of the
+ * newest log. */
 int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_result *res);
 
 /* Run the job LAUNCH (argv style) under the tracer with the preload of
  * mpi ("openmpi", "mpich" or "nompi"), its output in the folder out, then
  * build out/trace.db unless !ingest (run.c). Returns the job's exit status
  * (127 when it could not be started). */
-int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, int ingest, int ncclprof);
+int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, int ingest, int ncclprof, int force);
 /* The MPI a launch line uses, guessed from its launcher and program
  * (COLLSCOPE_MPI first): "openmpi", "mpich", "nompi" or what COLLSCOPE_MPI says. */
 const char *cs_run_guess_mpi(char **launch);

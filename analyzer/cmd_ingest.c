@@ -11,14 +11,20 @@ const char cs_help_ingest[] = "usage: collscope ingest [--force] DIR\n"
                               "Rebuild DIR/trace.db from the per-process logs in DIR/logs. Logs of\n"
                               "processes that crashed or were killed (SIGKILL included) are recovered:\n"
                               "every span they completed before dying is kept. Each log first becomes\n"
-                              "DIR/ranks/rank-NNNNNN-PID.db, then all are merged.\n"
+                              "DIR/ranks/rank-NNNNNN-PID.db, then all are merged. A log cut short or\n"
+                              "damaged is kept up to the damage, and named with the spans recovered\n"
+                              "and what is missing. Logs of one run only are merged: when DIR/logs\n"
+                              "holds logs of several runs, the run of the newest log is kept and the\n"
+                              "others are named. Files in DIR/logs that are not regular files are\n"
+                              "skipped unopened.\n"
                               "\n"
                               "  --force   reconvert every log (default: only logs without a current\n"
-                              "            per-rank file)\n"
+                              "            per-rank file), and accept a folder DIR that belongs to\n"
+                              "            another user or that every user may write to\n"
                               "\n"
-                              "Exit status: 0 on success; 1 when a log could not be converted (each\n"
-                              "is named; the trace holds the others) or none could be read; 2 on bad\n"
-                              "usage.\n";
+                              "Exit status: 0 on success; 1 when a log could not be converted, was\n"
+                              "damaged or was of another run (each is named; the trace holds the\n"
+                              "others), or none could be read, or DIR is refused; 2 on bad usage.\n";
 
 int cs_cmd_ingest(int argc, char **argv)
 {
@@ -41,7 +47,11 @@ int cs_cmd_ingest(int argc, char **argv)
     cs_ingest_result r;
     if (cs_ingest_dir(dir, force, NULL, &r) < 0)
         return 1;
-    printf("collscope: %d process logs (%d recovered after a crash), %lld spans, %lld dropped -> %s/trace.db\n",
-           r.logs - r.failed, r.crashed, (long long)r.spans, (long long)r.dropped, dir);
-    return r.failed ? 1 : 0;
+    printf("collscope: %d process logs (%d recovered after a crash", r.logs - r.failed - r.other_run, r.crashed);
+    if (r.damaged)
+        printf(", %d damaged", r.damaged);
+    if (r.other_run)
+        printf(", %d of another run left out", r.other_run);
+    printf("), %lld spans, %lld dropped -> %s/trace.db\n", (long long)r.spans, (long long)r.dropped, dir);
+    return r.failed || r.damaged || r.other_run ? 1 : 0;
 }

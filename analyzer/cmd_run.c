@@ -8,14 +8,17 @@
 #include <string.h>
 
 const char cs_help_run[] = "usage: collscope run [-o DIR] [--mpi openmpi|mpich|none] [--no-callsites]\n"
-                           "                     [--no-nccl-profiler] [--no-ingest] -- LAUNCH...\n"
+                           "                     [--no-nccl-profiler] [--no-ingest] [--force] -- LAUNCH...\n"
                            "\n"
                            "Run LAUNCH (an mpirun/mpiexec line, or a single program) with the collscope\n"
                            "preload library, then merge what every process recorded into DIR/trace.db.\n"
                            "Nothing in the job is rebuilt. The exit status is the job's.\n"
                            "\n"
                            "  -o, --output DIR   output folder (default: collscope.out); earlier traces\n"
-                           "                     in it are replaced\n"
+                           "                     in it are replaced (only collscope's own files, never\n"
+                           "                     through a symbolic link)\n"
+                           "  --force            accept an output folder that belongs to another user or\n"
+                           "                     that every user may write to (refused by default)\n"
                            "  --mpi IMPL         which MPI the job uses: openmpi, mpich or none (default:\n"
                            "                     guessed from the launcher and the program)\n"
                            "  --no-callsites     do not record call sites\n"
@@ -30,13 +33,15 @@ const char cs_help_run[] = "usage: collscope run [-o DIR] [--mpi openmpi|mpich|n
 
 int cs_cmd_run(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "output", required_argument, NULL, 'o' },     { "mpi", required_argument, NULL, 'm' },
-        { "no-callsites", no_argument, NULL, 'C' },     { "no-ingest", no_argument, NULL, 'I' },
-        { "no-nccl-profiler", no_argument, NULL, 'P' }, { NULL, 0, NULL, 0 }
-    };
+    static const struct option opts[] = { { "output", required_argument, NULL, 'o' },
+                                          { "mpi", required_argument, NULL, 'm' },
+                                          { "no-callsites", no_argument, NULL, 'C' },
+                                          { "no-ingest", no_argument, NULL, 'I' },
+                                          { "no-nccl-profiler", no_argument, NULL, 'P' },
+                                          { "force", no_argument, NULL, 'F' },
+                                          { NULL, 0, NULL, 0 } };
     const char *out = "collscope.out", *mpi = NULL;
-    int callsites = 1, ingest = 1, ncclprof = 1, c;
+    int callsites = 1, ingest = 1, ncclprof = 1, force = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+o:", opts, NULL)) != -1) {
         switch (c) {
@@ -45,6 +50,7 @@ int cs_cmd_run(int argc, char **argv)
         case 'C': callsites = 0; break;
         case 'I': ingest = 0; break;
         case 'P': ncclprof = 0; break;
+        case 'F': force = 1; break;
         default: fputs(cs_help_run, stderr); return 2;
         }
     }
@@ -64,5 +70,5 @@ int cs_cmd_run(int argc, char **argv)
         return 2;
     }
 
-    return cs_run_job(launch, out, mpi, callsites, ingest, ncclprof);
+    return cs_run_job(launch, out, mpi, callsites, ingest, ncclprof, force);
 }

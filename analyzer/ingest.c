@@ -7,11 +7,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +22,8 @@ typedef struct cs_logent {
     char path[PATH_MAX];
     char db[PATH_MAX + 64];
     int rank, pid;
+    int64_t start_ns;
+    char run_id[CS_LOG_RUN_ID_MAX + 1];
 } cs_logent;
 
 static int cs_logent_cmp(const void *a, const void *b)
@@ -209,25 +213,70 @@ static void cs_workers_end(cs_workers *w)
 
 /* A log written by a newer preload may hold calls this collscope has no
  * op for: they are kept as op "none", and said so here. */
-static void cs_warn_unknown_ops(const cs_logent *e)
+/* A damaged log (cut short, or with slots that are no record) is kept
+ * up to the damage, and said so here: 1 when it is. */
+static int cs_warn_log_notes(const cs_logent *e)
 {
     cs_store *st;
-    char err[256], n[32] = "";
+    char err[256], n[32] = "", dmg[512] = "";
     if (cs_store_open(e->db, CS_STORE_READ, &st, err, sizeof err) != 0)
-        return; /* the merge will say what is wrong with it */
+        return 0; /* the merge will say what is wrong with it */
     cs_store_meta_get(st, "unknown_ops", n, sizeof n);
+    cs_store_meta_get(st, "damage", dmg, sizeof dmg);
     cs_store_close(st);
     if (n[0] && strcmp(n, "0") != 0)
         cs_note("%s: %s spans of calls this collscope does not know (a newer preload wrote the log?);"
                 " kept with op \"none\"",
                 e->path, n);
+    if (dmg[0])
+        cs_error("%s: damaged log: %s", e->path, dmg);
+    return dmg[0] != 0;
+}
+
+/* Keep the logs of one run: that of the newest log (the latest start).
+ * Logs of other runs are named and left out. Returns the number kept. */
+static size_t cs_keep_one_run(cs_logent *ents, size_t n, const char *logs, cs_ingest_result *res)
+{
+    size_t newest = 0;
+    for (size_t i = 1; i < n; i++)
+        if (ents[i].start_ns > ents[newest].start_ns)
+            newest = i;
+    int several = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(ents[i].run_id, ents[newest].run_id) != 0)
+            several = 1;
+    if (!several)
+        return n;
+    char keep[CS_LOG_RUN_ID_MAX + 1];
+    snprintf(keep, sizeof keep, "%s", ents[newest].run_id);
+    cs_error("%s holds logs of more than one run; keeping run %s (that of the newest log)", logs,
+             keep[0] ? keep : "(unknown)");
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(ents[i].run_id, keep) == 0) {
+            ents[k++] = ents[i];
+            continue;
+        }
+        cs_error("skipping %s: of run %s", ents[i].path, ents[i].run_id[0] ? ents[i].run_id : "(unknown)");
+        res->other_run++;
+    }
+    return k;
 }
 
 int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_result *res)
 {
     memset(res, 0, sizeof *res);
-    char logs[PATH_MAX];
+    char logs[PATH_MAX], ranks[PATH_MAX], why[PATH_MAX + 128];
     snprintf(logs, sizeof logs, "%s/logs", dir);
+    snprintf(ranks, sizeof ranks, "%s/ranks", dir);
+    /* Write only into a folder of ours, never through a planted link. */
+    struct stat sb;
+    if (cs_log_dir_safe(dir, force, why, sizeof why) != 0 ||
+        (lstat(logs, &sb) == 0 && cs_log_dir_safe(logs, 1, why, sizeof why) != 0) ||
+        (lstat(ranks, &sb) == 0 && cs_log_dir_safe(ranks, 1, why, sizeof why) != 0)) {
+        cs_error("%s", why);
+        return -1;
+    }
     DIR *d = opendir(logs);
     if (!d) {
         cs_error("%s: %s (is %s a collscope output folder?)", logs, strerror(errno), dir);
@@ -240,6 +289,13 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
         size_t l = strlen(de->d_name);
         if (l < 7 || strcmp(de->d_name + l - 6, ".cslog") != 0)
             continue;
+        /* FIFOs, sockets, devices, links: named and skipped unopened. */
+        if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(sb.st_mode)) {
+            cs_error("skipping %s/%s: not a regular file", logs, de->d_name);
+            res->logs++;
+            res->failed++;
+            continue;
+        }
         if (CS_VEC_RESERVE(ents, cap, n + 1) != 0) {
             closedir(d);
             free(ents);
@@ -259,6 +315,8 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
         const cs_log_header *h = cs_logr_header(lr);
         e->rank = h->rank >= 0 ? h->rank : -h->pid;
         e->pid = h->pid;
+        e->start_ns = h->start_real_ns;
+        snprintf(e->run_id, sizeof e->run_id, "%s", h->run_id);
         if (h->rank >= 0)
             snprintf(e->db, sizeof e->db, "%s/ranks/rank-%06d-%d.db", dir, h->rank, h->pid);
         else
@@ -274,6 +332,7 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
         free(ents);
         return -1;
     }
+    n = cs_keep_one_run(ents, n, logs, res);
     qsort(ents, n, sizeof *ents, cs_logent_cmp);
 
     char tmp[PATH_MAX + 16], final[PATH_MAX + 16], err[1024];
@@ -314,7 +373,7 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
             }
             res->converted++;
         }
-        cs_warn_unknown_ops(e);
+        res->damaged += cs_warn_log_notes(e);
         if (!job) {
             int b = cs_store_create_from(tmp, e->db, &job, err, sizeof err);
             if (b == 0) {

@@ -115,35 +115,71 @@ const char *cs_run_guess_mpi(char **launch)
     return "nompi";
 }
 
-/* Remove the previous run's files (and only those) from DIR. */
-static void cs_clean_dir(const char *dir)
+/* Remove the previous run's files (and only those) from DIR: regular
+ * files of our names in DIR/logs and DIR/ranks, each folder opened once
+ * without following a link, each file removed relative to it. A link or
+ * anything but a regular file is left alone. 0, or -1 with a reason in
+ * why when logs/ or ranks/ is not a real folder. */
+static int cs_clean_dir(const char *dir, char *why, size_t whylen)
 {
     static const char *const subs[] = { "logs", "ranks" };
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        snprintf(why, whylen, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
     for (int s = 0; s < 2; s++) {
-        char d[PATH_MAX];
-        snprintf(d, sizeof d, "%s/%s", dir, subs[s]);
-        DIR *dp = opendir(d);
-        if (!dp)
+        int fd = openat(dfd, subs[s], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+            if (errno == ENOENT)
+                continue;
+            snprintf(why, whylen, "%s/%s is not a folder (%s): refusing to clean or write there", dir, subs[s],
+                     errno == ELOOP || errno == ENOTDIR ? "a symbolic link or a file" : strerror(errno));
+            close(dfd);
+            return -1;
+        }
+        DIR *dp = fdopendir(fd);
+        if (!dp) {
+            close(fd);
             continue;
+        }
         struct dirent *de;
         while ((de = readdir(dp)) != NULL) {
             const char *n = de->d_name;
             size_t l = strlen(n);
+            struct stat sb;
             if ((l > 6 && strcmp(n + l - 6, ".cslog") == 0) || (l > 8 && strcmp(n + l - 8, ".modules") == 0) ||
                 (l > 3 && strcmp(n + l - 3, ".db") == 0) || (l > 4 && strcmp(n + l - 4, ".tmp") == 0)) {
-                char f[PATH_MAX + 256];
-                snprintf(f, sizeof f, "%s/%s", d, n);
-                unlink(f);
+                if (fstatat(fd, n, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode))
+                    unlinkat(fd, n, 0);
             }
         }
         closedir(dp);
     }
     static const char *const files[] = { "trace.db", "trace.db-wal", "trace.db-shm", "trace.db.tmp" };
     for (int i = 0; i < 4; i++) {
-        char f[PATH_MAX + 32];
-        snprintf(f, sizeof f, "%s/%s", dir, files[i]);
-        unlink(f);
+        struct stat sb;
+        if (fstatat(dfd, files[i], &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode))
+            unlinkat(dfd, files[i], 0);
     }
+    close(dfd);
+    return 0;
+}
+
+/* A fresh random run id (32 hex digits), "" when none can be made. */
+static void cs_new_run_id(char *out, size_t len)
+{
+    unsigned char b[16];
+    out[0] = '\0';
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t got = read(fd, b, sizeof b);
+    close(fd);
+    if (got != (ssize_t)sizeof b || len < 2 * sizeof b + 1)
+        return;
+    for (size_t i = 0; i < sizeof b; i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
 }
 
 /* Open MPI starts remote ranks with its own environment: ask it to pass
@@ -171,13 +207,21 @@ static void cs_forward(int sig)
         kill(cs_child, sig);
 }
 
-int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, int ingest, int ncclprof)
+int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, int ingest, int ncclprof, int force)
 {
     /* Set up the output folder; if we cannot, the job still runs. */
-    char dir[PATH_MAX];
+    char dir[PATH_MAX], why[PATH_MAX + 128];
     int traced = 1;
     if (cs_log_mkdirs(out) != 0 || !realpath(out, dir)) {
         cs_error("cannot create output folder %s: %s; running the job untraced", out, strerror(errno));
+        traced = 0;
+    } else if (cs_log_dir_safe(dir, force, why, sizeof why) != 0) {
+        /* Another user's folder, or one every user may write to: someone
+         * else could plant links there. */
+        cs_error("%s; running the job untraced", why);
+        traced = 0;
+    } else if (cs_clean_dir(dir, why, sizeof why) != 0) {
+        cs_error("%s; running the job untraced", why);
         traced = 0;
     } else {
         char logs[PATH_MAX + 8];
@@ -185,8 +229,9 @@ int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, i
         if (cs_log_mkdirs(logs) != 0 || access(logs, W_OK) != 0) {
             cs_error("cannot write to %s: %s; running the job untraced", logs, strerror(errno));
             traced = 0;
-        } else {
-            cs_clean_dir(dir);
+        } else if (cs_log_dir_safe(logs, 1, why, sizeof why) != 0) {
+            cs_error("%s; running the job untraced", why);
+            traced = 0;
         }
     }
     char preload[PATH_MAX + 64];
@@ -204,6 +249,14 @@ int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, i
             free(val);
         }
         setenv("COLLSCOPE_DIR", dir, 1);
+        /* Every process of this job writes this run id into its log, so
+         * that logs of another run are never merged with them. */
+        char run_id[CS_LOG_RUN_ID_MAX + 1];
+        cs_new_run_id(run_id, sizeof run_id);
+        if (run_id[0])
+            setenv("COLLSCOPE_RUN_ID", run_id, 1);
+        if (force)
+            setenv("COLLSCOPE_FORCE", "1", 1);
         /* Each rank's log becomes its SQLite file after the job, here, in
          * parallel (or in `collscope ingest` after --no-ingest), rather than
          * in the ranks at exit: the job ends sooner and its processes never
@@ -249,12 +302,14 @@ int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, i
     for (int i = 0; launch[i] && w < sizeof cmdline - 2; i++)
         w += (size_t)snprintf(cmdline + w, sizeof cmdline - w, "%s%s", i ? " " : "", launch[i]);
     cs_ingest_result r;
-    if (cs_ingest_dir(dir, 0, cmdline, &r) >= 0) {
-        fprintf(stderr, "collscope: %d processes, %lld spans", r.logs - r.failed, (long long)r.spans);
+    if (cs_ingest_dir(dir, force, cmdline, &r) >= 0) {
+        fprintf(stderr, "collscope: %d processes, %lld spans", r.logs - r.failed - r.other_run, (long long)r.spans);
         if (r.dropped)
             fprintf(stderr, ", %lld dropped", (long long)r.dropped);
         if (r.crashed)
             fprintf(stderr, ", %d recovered after a crash", r.crashed);
+        if (r.damaged)
+            fprintf(stderr, ", %d damaged logs", r.damaged);
         fprintf(stderr, " -> %s/trace.db\n", dir);
     }
     return rc;

@@ -8,6 +8,8 @@
  *       cs_log_reqdone, cs_log_close)
  *   log_gen --stat LOG...                  per log and in all: record size,
  *       chunks claimed, records by kind, and bytes of log per span
+ *   log_gen --break HOW LOG                damage LOG in place for the reader's
+ *       tests (lg_break)
  *
  * A rank's log looks like the preload's: COMMDEF records for MPI_COMM_WORLD,
  * MPI_COMM_SELF and a split, CALLSITE records (two parts, ten frames) the
@@ -236,6 +238,75 @@ static int lg_stat(int n, char **paths)
     return 0;
 }
 
+/* Damage a log in place, as a test of the reader needs it:
+ *   comm-local  every COMMDEF record's local index near 2^32
+ *   strings     every header string filled to its end, with no NUL
+ *   slots       every 7th written slot's kind made unknown
+ *   times       clock points and span times at the ends of their types */
+static int lg_break(const char *how, const char *path)
+{
+    FILE *f = fopen(path, "r+b");
+    if (!f) {
+        fprintf(stderr, "log_gen: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    cs_log_header h;
+    if (fread(&h, sizeof h, 1, f) != 1) {
+        fprintf(stderr, "log_gen: %s: no log header\n", path);
+        fclose(f);
+        return 1;
+    }
+    int changed = 0;
+    if (strcmp(how, "strings") == 0) {
+        memset(h.host, 'h', sizeof h.host);
+        memset(h.exe, 'e', sizeof h.exe);
+        memset(h.mpi, 'm', sizeof h.mpi);
+        memset(h.tool_version, 'v', sizeof h.tool_version);
+        memset(h.papi_events, 'p', sizeof h.papi_events);
+        memset(h.note, 'n', sizeof h.note);
+        memset(h.run_id, 'r', sizeof h.run_id);
+        rewind(f);
+        changed = fwrite(&h, sizeof h, 1, f) == 1;
+    } else if (strcmp(how, "comm-local") == 0 || strcmp(how, "slots") == 0 || strcmp(how, "times") == 0) {
+        int comm = how[0] == 'c', times = how[0] == 't';
+        cs_rec r;
+        long off = CS_LOG_HEADER_BYTES;
+        uint32_t k = 0;
+        while (fseek(f, off, SEEK_SET) == 0 && fread(&r, sizeof r, 1, f) == 1) {
+            if (times && CS_REC_KIND(r.hdr) == CS_REC_CALIB) {
+                cs_rec_calib *c = (cs_rec_calib *)&r;
+                c->mono_ns = k % 2 ? INT64_MIN + k : INT64_MAX - k;
+                c->real_ns = k % 2 ? INT64_MAX - k : INT64_MIN + k;
+                c->ticks = k++ % 3 ? UINT64_MAX - k : k;
+            } else if (times && CS_REC_KIND(r.hdr) == CS_REC_SPAN) {
+                r.t0 = k % 2 ? UINT64_MAX - k : k;
+                r.t1 = k++ % 3 ? 0 : UINT64_MAX;
+            } else if (comm && CS_REC_KIND(r.hdr) == CS_REC_COMMDEF) {
+                cs_rec_comm *c = (cs_rec_comm *)&r;
+                c->local = 0xffffffc0u + (k++ % 64);
+            } else if (!comm && !times && r.hdr != 0 && k++ % 7 == 3) {
+                r.hdr = (r.hdr & ~0xffu) | 0xee;
+            } else {
+                off += (long)sizeof r;
+                continue;
+            }
+            fseek(f, off, SEEK_SET);
+            changed += fwrite(&r, sizeof r, 1, f) == 1;
+            off += (long)sizeof r;
+        }
+    } else {
+        fprintf(stderr, "log_gen: --break %s: expected comm-local, strings, slots or times\n", how);
+        fclose(f);
+        return 2;
+    }
+    if (fclose(f) != 0 || !changed) {
+        fprintf(stderr, "log_gen: %s: nothing to break (%s)\n", path, how);
+        return 1;
+    }
+    printf("%s: %d changed (%s)\n", path, changed, how);
+    return 0;
+}
+
 static long lg_count(const char *opt, const char *v)
 {
     char *end;
@@ -251,9 +322,12 @@ static long lg_count(const char *opt, const char *v)
 int main(int argc, char **argv)
 {
     const char *usage = "usage: log_gen -o DIR [-r RANKS] [-n SPANS_PER_RANK] [-u UNKNOWN_OP_SPANS]\n"
-                        "       log_gen --stat LOG...\n";
+                        "       log_gen --stat LOG...\n"
+                        "       log_gen --break comm-local|strings|slots|times LOG\n";
     if (argc >= 3 && strcmp(argv[1], "--stat") == 0)
         return lg_stat(argc - 2, argv + 2);
+    if (argc == 4 && strcmp(argv[1], "--break") == 0)
+        return lg_break(argv[2], argv[3]);
     const char *dir = NULL;
     long ranks = 4, nspans = 1000000;
     for (int i = 1; i < argc; i++) {

@@ -12,6 +12,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
@@ -92,9 +93,14 @@ static void cs_callsite_snapshot(void)
         return;
     char tmp[PATH_MAX + 8];
     snprintf(tmp, sizeof tmp, "%s.tmp", cs_modules_path);
-    c.f = fopen(tmp, "w");
-    if (!c.f)
+    /* Never through a link planted under our name. */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    c.f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!c.f) {
+        if (fd >= 0)
+            close(fd);
         return;
+    }
     dl_iterate_phdr(cs_module_cb, &c);
     if (fclose(c.f) == 0 && rename(tmp, cs_modules_path) == 0)
         cs_modules_adds = c.adds;

@@ -179,6 +179,19 @@ int cs_core_start(const char *api)
             cs_core_warn_once(&warned, "cannot create %s (%s); the job runs untraced", logs, strerror(errno));
         goto out;
     }
+    /* Only into a folder of this user's, never through a planted link:
+     * else one warning and no trace, the job itself undisturbed. */
+    char real[PATH_MAX], why[PATH_MAX + 128];
+    if (realpath(cs_dir, real) && strlen(real) < sizeof cs_dir - 32) {
+        snprintf(cs_dir, sizeof cs_dir, "%s", real);
+        snprintf(logs, sizeof logs, "%s/logs", cs_dir);
+    }
+    if (cs_log_dir_safe(cs_dir, set->force, why, sizeof why) != 0 ||
+        cs_log_dir_safe(logs, set->force, why, sizeof why) != 0) {
+        if (cs_rank <= 0)
+            cs_core_warn_once(&warned, "%s; the job runs untraced", why);
+        goto out;
+    }
     cs_log_header proto;
     memset(&proto, 0, sizeof proto);
     char host[64] = "localhost";
@@ -194,6 +207,7 @@ int cs_core_start(const char *api)
         proto.exe[n] = '\0';
     snprintf(proto.mpi, sizeof proto.mpi, "%s", cs_flavor(api));
     snprintf(proto.tool_version, sizeof proto.tool_version, "%s", PACKAGE_VERSION);
+    snprintf(proto.run_id, sizeof proto.run_id, "%s", set->run_id);
     proto.ticks_per_ns = cs_measure_tick_rate();
     proto.overhead_ns = cs_measure_overhead(proto.ticks_per_ns);
     struct timespec ts;

@@ -164,6 +164,48 @@ static void env_clock_offsets(cs_settings *c)
     bad("COLLSCOPE_TEST_CLOCK_OFFSET", v, "RANK:NS,...", "the pairs before the error");
 }
 
+/* A run id names one run in file names and messages: letters, digits and
+ * ._:- only, at most 63 of them. */
+static int run_id_ok(const char *v)
+{
+    size_t n = strlen(v);
+    if (n == 0 || n >= sizeof cs_set.run_id)
+        return 0;
+    for (const char *p = v; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.' ||
+              *p == '_' || *p == ':' || *p == '-'))
+            return 0;
+    return 1;
+}
+
+/* COLLSCOPE_RUN_ID (set by `collscope run`), else the job id of the
+ * launcher: Slurm (SLURM_JOB_ID, SLURM_STEP_ID), PMIx (PMIX_NAMESPACE,
+ * Open MPI 4 and later), Open MPI (OMPI_MCA_ess_base_jobid). MPICH's
+ * Hydra exports none: its runs stay unknown unless started by collscope. */
+static void env_run_id(cs_settings *c)
+{
+    const char *v = env("COLLSCOPE_RUN_ID");
+    c->run_id[0] = '\0';
+    if (v && run_id_ok(v)) {
+        snprintf(c->run_id, sizeof c->run_id, "%s", v);
+        return;
+    }
+    if (v)
+        bad("COLLSCOPE_RUN_ID", v, "a run id (up to 63 letters, digits, ._:-)", "the launcher's job id");
+    const char *job = env("SLURM_JOB_ID"), *step = env("SLURM_STEP_ID");
+    char buf[sizeof c->run_id];
+    if (job)
+        snprintf(buf, sizeof buf, "slurm:%.24s.%.24s", job, step ? step : "0");
+    else if ((v = env("PMIX_NAMESPACE")) != NULL)
+        snprintf(buf, sizeof buf, "pmix:%.56s", v);
+    else if ((v = env("OMPI_MCA_ess_base_jobid")) != NULL)
+        snprintf(buf, sizeof buf, "ompi:%.56s", v);
+    else
+        return;
+    if (run_id_ok(buf))
+        snprintf(c->run_id, sizeof c->run_id, "%s", buf);
+}
+
 int64_t cs_settings_clock_offset(int rank)
 {
     for (int i = 0; i < cs_set.n_offsets; i++)
@@ -185,6 +227,8 @@ void cs_settings_load(int warn)
     }
     snprintf(c->dir, sizeof c->dir, "%s", dir ? dir : "collscope.out");
     c->exit_convert = env_bool("COLLSCOPE_EXIT_CONVERT", 1);
+    c->force = env_bool("COLLSCOPE_FORCE", 0);
+    env_run_id(c);
     c->callsites = env_bool("COLLSCOPE_CALLSITES", -1);
     c->papi = env("COLLSCOPE_PAPI");
     c->cupti = env_bool("COLLSCOPE_CUPTI", 0);

@@ -20,6 +20,8 @@ typedef struct cs_settings {
     int disable;        /* COLLSCOPE_DISABLE: never trace */
     char dir[PATH_MAX]; /* COLLSCOPE_DIR: output folder (collscope.out) */
     int exit_convert;   /* COLLSCOPE_EXIT_CONVERT: build the rank's SQLite file at exit */
+    int force;          /* COLLSCOPE_FORCE: accept a log folder of another user or writable by all */
+    char run_id[64];    /* COLLSCOPE_RUN_ID, else the launcher's job id, else "" (unknown) */
     /* optional modules */
     int callsites;           /* COLLSCOPE_CALLSITES: -1 when libunwind is found, 0 off, 1 on (warn if missing) */
     const char *papi;        /* COLLSCOPE_PAPI: event list, NULL = off */

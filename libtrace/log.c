@@ -56,6 +56,9 @@ static struct {
     uint64_t calib_ticks; /* when the last CALIB was written */
     uint64_t calib_every; /* ticks between CALIB records */
     uint64_t fail_seg;    /* first segment that could not be reserved */
+    int closing;          /* records written by the close itself are not spans */
+    int drop_told;        /* the first drop was reported */
+    char drop_why[160];   /* why later spans will be dropped, told at the first drop */
     pthread_key_t key;    /* seals a thread's chunk when it exits */
     uint16_t next_tid;
     char *seg[CS_MAX_SEGS];
@@ -147,18 +150,100 @@ static void cs__log_want(uint64_t upto)
     pthread_mutex_unlock(&L.lock);
 }
 
+uint64_t cs_log_env_count(const char *name, uint64_t min, uint64_t max, uint64_t dflt, int *bad)
+{
+    const char *v = getenv(name);
+    *bad = 0;
+    if (!v || !*v)
+        return dflt;
+    const char *p = v;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p < '0' || *p > '9') { /* a sign, NaN, inf, words */
+        *bad = 1;
+        return dflt;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(p, &end, 10);
+    while (*end == ' ' || *end == '\t')
+        end++;
+    if (errno || *end || n < min || n > max) {
+        *bad = 1;
+        return dflt;
+    }
+    return n;
+}
+
+/* One warning line for a setting that was not usable (not on ranks > 0). */
+static void cs_log_warn_bad(int quiet, int bad, const char *name, const char *value, const char *want, const char *dflt)
+{
+    if (!bad || quiet)
+        return;
+    char msg[256];
+    int n = snprintf(msg, sizeof msg, "collscope: %s=%.64s is not %s; using %s\n", name, value, want, dflt);
+    if (n > (int)sizeof msg - 1)
+        n = (int)sizeof msg - 1;
+    if (write(2, msg, (size_t)n) < 0) { /* nothing more we can do */
+    }
+}
+
+int cs_log_dir_safe(const char *path, int force, char *why, size_t whylen)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        snprintf(why, whylen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        snprintf(why, whylen, "%s is a symbolic link, not a folder: refusing to write through it", path);
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(why, whylen, "%s is not a folder", path);
+        return -1;
+    }
+    if (force)
+        return 0;
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
+        snprintf(why, whylen, "%s belongs to another user (uid %u): refusing to write there (--force to accept)", path,
+                 (unsigned)st.st_uid);
+        return -1;
+    }
+    if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+        snprintf(why, whylen,
+                 "%s is writable by every user and not sticky: refusing to write there (--force to accept)", path);
+        return -1;
+    }
+    return 0;
+}
+
 int cs_log_open(const char *path, const cs_log_header *proto, char *err, size_t errlen)
 {
     if (L.open)
         return 0;
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* A new file only: a name already there (an earlier log, or a link
+     * planted to make us write elsewhere) is left alone. */
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
-        snprintf(err, errlen, "cannot create trace log %s: %s", path, strerror(errno));
+        if (errno == EEXIST)
+            snprintf(err, errlen, "cannot create trace log %s: a file of that name is already there", path);
+        else
+            snprintf(err, errlen, "cannot create trace log %s: %s", path, strerror(errno));
         return -1;
     }
+    struct stat fst;
+    if (fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode)) {
+        snprintf(err, errlen, "cannot create trace log %s: not a regular file", path);
+        close(fd);
+        return -1;
+    }
+    int quiet = proto->rank > 0; /* settings are the same on every rank: rank 0 warns */
+    int bad = 0;
     const char *enospc = getenv("COLLSCOPE_TEST_ENOSPC_AFTER");
     if (enospc && *enospc) {
-        cs_enospc_after = atol(enospc);
+        cs_enospc_after = (long)cs_log_env_count("COLLSCOPE_TEST_ENOSPC_AFTER", 0, CS_MAX_SEGS, 0, &bad);
+        cs_log_warn_bad(quiet, bad, "COLLSCOPE_TEST_ENOSPC_AFTER", enospc, "a number of segments", "0");
         cs_log_sys.fallocate = cs_fallocate_test;
     } else if (cs_log_sys.fallocate == cs_fallocate_test) {
         cs_log_sys.fallocate = cs_fallocate_real;
@@ -188,7 +273,8 @@ int cs_log_open(const char *path, const cs_log_header *proto, char *err, size_t 
     __atomic_store_n(&h->state, CS_LOG_RUNNING, __ATOMIC_RELEASE);
 
     const char *cap = getenv("COLLSCOPE_LOG_MAX_MB");
-    uint64_t mb = cap && *cap ? strtoull(cap, NULL, 10) : 16384;
+    uint64_t mb = cs_log_env_count("COLLSCOPE_LOG_MAX_MB", 1, UINT64_MAX >> 20, 16384, &bad);
+    cs_log_warn_bad(quiet, bad, "COLLSCOPE_LOG_MAX_MB", cap, "a positive whole number of MiB", "16384");
     L.max_segs = mb * 1024 * 1024 / CS_SEG_BYTES;
     if (L.max_segs < 1)
         L.max_segs = 1;
@@ -197,6 +283,9 @@ int cs_log_open(const char *path, const cs_log_header *proto, char *err, size_t 
     L.fd = fd;
     L.hdr = h;
     L.full = 0;
+    L.closing = 0;
+    L.drop_told = 0;
+    L.drop_why[0] = '\0';
     static int key_made;
     if (!key_made && pthread_key_create(&L.key, cs__log_thread_exit) == 0)
         key_made = 1;
@@ -250,15 +339,10 @@ static char *cs__log_map_seg(uint64_t s)
     int e = cs_log_sys.fallocate(L.fd, off, (off_t)CS_SEG_BYTES);
     if (e != 0) {
         L.fail_seg = s;
-        if (L.hdr->rank <= 0) { /* one line per job, not one per rank */
-            char msg[200];
-            int n = snprintf(msg, sizeof msg,
-                             "collscope: no space for the trace log (%s); later spans are dropped "
-                             "and counted\n",
-                             strerror(e));
-            if (write(2, msg, (size_t)n) < 0) { /* nothing more we can do */
-            }
-        }
+        /* Segments are readied ahead of need: say so only if a span is
+         * in fact dropped. */
+        if (!L.drop_why[0])
+            snprintf(L.drop_why, sizeof L.drop_why, "no space for the trace log (%s)", strerror(e));
         return NULL;
     }
     void *p = mmap(NULL, CS_SEG_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, L.fd, off);
@@ -297,10 +381,27 @@ void cs__log_seal_deferred(void)
         cs__log_seal(c - 1);
 }
 
+/* Say why spans are dropped once, when the first one is (rank 0 or a
+ * process of unknown rank only: one line per job). */
+static void cs__log_tell(void)
+{
+    if (__atomic_exchange_n(&L.drop_told, 1, __ATOMIC_ACQ_REL) || !L.hdr || L.hdr->rank > 0)
+        return;
+    char msg[200];
+    int n = snprintf(msg, sizeof msg, "collscope: %s; later spans are dropped and counted\n",
+                     L.drop_why[0] ? L.drop_why : "the trace log is full");
+    if (n > (int)sizeof msg - 1)
+        n = (int)sizeof msg - 1;
+    if (write(2, msg, (size_t)n) < 0) { /* nothing more we can do */
+    }
+}
+
 static void cs__log_drop(void)
 {
-    if (L.hdr)
-        __atomic_add_fetch(&L.hdr->dropped, 1, __ATOMIC_RELAXED);
+    if (!L.hdr || L.closing)
+        return;
+    __atomic_add_fetch(&L.hdr->dropped, 1, __ATOMIC_RELAXED);
+    cs__log_tell();
 }
 
 static cs_rec *cs__log_refill_inner(unsigned n);
@@ -342,14 +443,9 @@ static cs_rec *cs__log_refill_inner(unsigned n)
     if (s >= L.max_segs) {
         if (!L.full) {
             L.full = 1;
-            if (L.hdr->rank <= 0) {
-                char msg[160];
-                int k = snprintf(msg, sizeof msg,
-                                 "collscope: trace log reached COLLSCOPE_LOG_MAX_MB; later spans "
-                                 "are dropped and counted\n");
-                if (write(2, msg, (size_t)k) < 0) { /* nothing more we can do */
-                }
-            }
+            if (!L.drop_why[0])
+                snprintf(L.drop_why, sizeof L.drop_why, "the trace log reached COLLSCOPE_LOG_MAX_MB (%llu)",
+                         (unsigned long long)(L.max_segs * (CS_SEG_BYTES >> 20)));
         }
         cs__log_drop();
         return NULL;
@@ -450,6 +546,7 @@ void cs_log_close(void)
 {
     if (!__atomic_load_n(&L.open, __ATOMIC_ACQUIRE))
         return;
+    L.closing = 1; /* a last CALIB that finds the log full is no lost span */
     cs_log_calibrate();
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -528,17 +625,46 @@ struct cs_logr {
     uint64_t chunk; /* current chunk */
     uint64_t slot;  /* next slot in it */
     uint64_t slots_in_file;
+    uint64_t missing_bytes; /* claimed log space the file does not hold */
+    uint64_t bad_slots;     /* written slots that are no record */
 };
+
+/* Cut each header string at its field's end, so no reader runs past it. */
+static void cs_logr_terminate(cs_log_header *h)
+{
+    h->host[sizeof h->host - 1] = '\0';
+    h->exe[sizeof h->exe - 1] = '\0';
+    h->mpi[sizeof h->mpi - 1] = '\0';
+    h->tool_version[sizeof h->tool_version - 1] = '\0';
+    h->papi_events[sizeof h->papi_events - 1] = '\0';
+    h->note[sizeof h->note - 1] = '\0';
+    h->run_id[sizeof h->run_id - 1] = '\0';
+}
 
 cs_logr *cs_logr_open(const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO or a device is never waited on; it is refused
+     * below, as is a symbolic link. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
     if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        if (errno == ELOOP)
+            snprintf(err, errlen, "%s: a symbolic link, not a log file", path);
+        else
+            snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return NULL;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(cs_log_header)) {
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", path);
+        close(fd);
+        return NULL;
+    }
+    if (st.st_size < CS_LOG_HEADER_BYTES) {
         snprintf(err, errlen, "%s: not a collscope log (too short: %lld bytes)", path, (long long)st.st_size);
         close(fd);
         return NULL;
@@ -559,8 +685,9 @@ cs_logr *cs_logr_open(const char *path, char *err, size_t errlen)
                  h->rec_size, CS_LOG_VERSION);
         goto bad;
     }
-    if (h->chunk_recs == 0 || h->seg_chunks == 0) {
-        snprintf(err, errlen, "%s: corrupt log header", path);
+    if (h->chunk_recs == 0 || h->seg_chunks == 0 || h->chunk_recs > (1u << 20) || h->seg_chunks > (1u << 16)) {
+        snprintf(err, errlen, "%s: corrupt log header (chunk of %u slots, segment of %u chunks)", path, h->chunk_recs,
+                 h->seg_chunks);
         goto bad;
     }
     cs_logr *r = calloc(1, sizeof *r);
@@ -572,12 +699,28 @@ cs_logr *cs_logr_open(const char *path, char *err, size_t errlen)
     r->map = map;
     r->size = (size_t)st.st_size;
     r->hdr = *h;
+    cs_logr_terminate(&r->hdr);
     /* A file cut short (a dying disk, a copy in progress) keeps every
      * whole slot it still has: count the partial last chunk too. */
     uint64_t chunk_bytes = (uint64_t)h->chunk_recs * CS_REC_SIZE;
-    uint64_t in_file = (r->size - CS_LOG_HEADER_BYTES + chunk_bytes - 1) / chunk_bytes;
+    uint64_t body = r->size - CS_LOG_HEADER_BYTES;
+    uint64_t in_file = (body + chunk_bytes - 1) / chunk_bytes;
     r->nchunks = h->next_chunk < in_file ? h->next_chunk : in_file;
-    r->slots_in_file = (r->size - CS_LOG_HEADER_BYTES) / CS_REC_SIZE;
+    r->slots_in_file = body / CS_REC_SIZE;
+    /* Chunks the header says were claimed but the file lacks were cut
+     * off (a claim past the space is a counted drop, not a loss; a process
+     * that died may have claimed a chunk of the segment it was about to
+     * reserve). Space reserved but never claimed is no loss. */
+    uint64_t seg_bytes = chunk_bytes * h->seg_chunks;
+    uint64_t claimed = h->next_chunk < UINT64_MAX / chunk_bytes ? h->next_chunk * chunk_bytes : UINT64_MAX;
+    if (h->dropped) {
+        uint64_t whole = body / seg_bytes * seg_bytes + (body % seg_bytes ? seg_bytes : 0);
+        if (claimed > whole)
+            claimed = whole;
+    }
+    uint64_t lost = claimed > body ? claimed - body : 0;
+    if (lost && (h->state == CS_LOG_CLOSED || body % seg_bytes != 0 || lost > seg_bytes))
+        r->missing_bytes = lost;
     madvise((void *)map, r->size, MADV_SEQUENTIAL);
     return r;
 bad:
@@ -593,6 +736,22 @@ void cs_logr_close(cs_logr *r)
     munmap((void *)r->map, r->size);
     close(r->fd);
     free(r);
+}
+
+int cs_logr_damage(const cs_logr *r, char *why, size_t whylen)
+{
+    if (!r->missing_bytes && !r->bad_slots)
+        return 0;
+    unsigned long long kib = (r->missing_bytes + 1023) / 1024,
+                       recs = (r->missing_bytes + CS_REC_SIZE - 1) / CS_REC_SIZE,
+                       bad = (unsigned long long)r->bad_slots;
+    if (r->missing_bytes && r->bad_slots)
+        snprintf(why, whylen, "cut short: %llu KiB (up to %llu records) missing; %llu damaged slots", kib, recs, bad);
+    else if (r->missing_bytes)
+        snprintf(why, whylen, "cut short: %llu KiB (up to %llu records) missing", kib, recs);
+    else
+        snprintf(why, whylen, "%llu damaged slots (no record of a known kind)", bad);
+    return 1;
 }
 
 const cs_log_header *cs_logr_header(const cs_logr *r)
@@ -613,8 +772,10 @@ const cs_rec *cs_logr_next(cs_logr *r)
         while (r->slot < r->hdr.chunk_recs && first + r->slot < r->slots_in_file) {
             const cs_rec *rec = base + r->slot++;
             uint32_t hdr = __atomic_load_n(&rec->hdr, __ATOMIC_ACQUIRE);
-            if (hdr != 0 && CS_REC_KIND(hdr) < CS_REC_KIND_MAX)
+            if (hdr != 0 && CS_REC_KIND(hdr) < CS_REC_KIND_MAX && CS_REC_KIND(hdr) != 0)
                 return rec;
+            if (hdr != 0)
+                r->bad_slots++;
         }
         r->chunk++;
         r->slot = 0;

@@ -50,7 +50,12 @@ typedef struct cs_log_header {
     char tool_version[32];
     char papi_events[256]; /* COLLSCOPE_PAPI as accepted, "" if off */
     char note[256];        /* one-line notes (e.g. "papi: no counters") */
+    char run_id[64];       /* the run this process belongs to; "" = unknown */
 } cs_log_header;
+
+_Static_assert(sizeof(cs_log_header) <= CS_LOG_HEADER_BYTES, "the log header fits its page");
+
+#define CS_LOG_RUN_ID_MAX 63 /* longest run id (run_id holds its NUL) */
 
 /* ---- writer (one log per process) ---- */
 
@@ -66,8 +71,9 @@ typedef struct cs_log_tls {
 
 extern __thread cs_log_tls cs__log_tls __attribute__((tls_model("initial-exec")));
 
-/* Open the log at `path` (created, truncated). Returns 0, or -1 with a
- * one-line reason in err. Tracing is off until this succeeds. */
+/* Create the log at `path`, a file that must not exist yet (no symbolic
+ * link is followed). Returns 0, or -1 with a one-line reason in err.
+ * Tracing is off until this succeeds. */
 int cs_log_open(const char *path, const cs_log_header *proto, char *err, size_t errlen);
 /* Final calibration, state CLOSED, unmap. Idempotent. */
 void cs_log_close(void);
@@ -172,12 +178,25 @@ extern struct cs_log_syscalls cs_log_sys;
 /* mkdir -p: 0, or -1 with errno set. */
 int cs_log_mkdirs(const char *path);
 
+/* Is the folder at `path` safe to write into: a real folder (not a
+ * symbolic link), owned by this user (or root), and not writable by
+ * others unless sticky? Returns 0, or -1 with a one-line reason naming
+ * path in why. With `force`, only the first condition is checked. */
+int cs_log_dir_safe(const char *path, int force, char *why, size_t whylen);
+
+/* A whole number in [min, max] from the environment variable `name`: its
+ * value, or `dflt` when unset or empty. Anything else (not a number,
+ * negative, out of range, NaN, inf) sets *bad to 1 and gives dflt. */
+uint64_t cs_log_env_count(const char *name, uint64_t min, uint64_t max, uint64_t dflt, int *bad);
+
 /* ---- reader ---- */
 
 typedef struct cs_logr cs_logr;
 
 /* Open a log for reading. Returns NULL with a reason in err when the file
- * is missing, not a collscope log, or of another version. */
+ * is missing, not a regular file (never opened in a blocking way, no
+ * symbolic link followed), not a collscope log, or of another version.
+ * The header's strings are NUL-terminated in the reader's copy. */
 cs_logr *cs_logr_open(const char *path, char *err, size_t errlen);
 void cs_logr_close(cs_logr *);
 const cs_log_header *cs_logr_header(const cs_logr *);
@@ -185,5 +204,8 @@ const cs_log_header *cs_logr_header(const cs_logr *);
 const cs_rec *cs_logr_next(cs_logr *);
 /* 1 when the writer closed it (a clean exit), 0 when it died or still runs. */
 int cs_logr_closed(const cs_logr *);
+/* After reading: 1 when the log is damaged (cut short, or slots that are
+ * no record), with what is missing in why; 0 when whole. */
+int cs_logr_damage(const cs_logr *, char *why, size_t whylen);
 
 #endif

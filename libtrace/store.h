@@ -57,6 +57,8 @@ typedef struct cs_import_stats {
     int64_t unknown_ops; /* spans of calls this build has no op for (kept as op 0) */
     int closed;          /* the log was closed by a normal exit */
     int rank;
+    int64_t bad_records; /* records whose fields cannot be (a local communicator out of range) */
+    char damage[256];    /* what the log lacks, "" when whole (see cs_logr_damage) */
 } cs_import_stats;
 int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *stats, char *err, size_t errlen);
 

@@ -69,6 +69,13 @@ void cs__store_file_build_pragmas(cs_store *st)
                  NULL, NULL, NULL);
 }
 
+/* A new store is never created through a symbolic link. */
+#ifdef SQLITE_OPEN_NOFOLLOW
+#define CS_STORE_FILE_NOFOLLOW SQLITE_OPEN_NOFOLLOW
+#else
+#define CS_STORE_FILE_NOFOLLOW 0
+#endif
+
 void cs__store_file_unlink(const char *path)
 {
     char side[PATH_MAX + 8];
@@ -88,8 +95,9 @@ int cs_store_create(const char *path, cs_store **out, char *err, size_t errlen)
         return cs_store_sql_fail(err, errlen, "%s: out of memory", path);
     snprintf(st->path, sizeof st->path, "%s", path);
     /* One thread uses a store: no SQLite mutexes on its calls. */
-    if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
+    if (sqlite3_open_v2(path, &st->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | CS_STORE_FILE_NOFOLLOW,
+                        NULL) != SQLITE_OK) {
         cs_store_sql_fail(err, errlen, "cannot create %s: %s", path, st->db ? sqlite3_errmsg(st->db) : "out of memory");
         cs_store_close(st);
         return -1;

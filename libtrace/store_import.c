@@ -33,6 +33,33 @@ typedef struct cs_conv {
     size_t n;
 } cs_conv;
 
+/* Times of a damaged log may be anything: sums and differences saturate
+ * instead of overflowing. */
+static int64_t cs_sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+static int64_t cs_sat_sub(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r))
+        return b < 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+static int64_t cs_sat_of_double(double d)
+{
+    if (!(d == d))
+        return 0;
+    if (d >= 9.2e18)
+        return INT64_MAX;
+    if (d <= -9.2e18)
+        return INT64_MIN;
+    return (int64_t)d;
+}
+
 static int cs_calpt_cmp(const void *a, const void *b)
 {
     const cs_calpt *x = a, *y = b;
@@ -45,13 +72,14 @@ static void cs_conv_prepare(cs_conv *cv)
     if (cv->n == 0)
         return;
     qsort(cv->pt, cv->n, sizeof *cv->pt, cs_calpt_cmp);
-    cv->base = cv->pt[0].real - cv->pt[0].mono;
+    cv->base = cs_sat_sub(cv->pt[0].real, cv->pt[0].mono);
     if (!cv->tsc)
         return;
     size_t k = 1;
     for (size_t i = 1; i < cv->n; i++) {
         int last = i == cv->n - 1;
-        if (cv->pt[i].mono - cv->pt[k - 1].mono >= 20000000 || (last && cv->pt[i].mono - cv->pt[k - 1].mono >= 2000000))
+        int64_t gap = cs_sat_sub(cv->pt[i].mono, cv->pt[k - 1].mono);
+        if (gap >= 20000000 || (last && gap >= 2000000))
             cv->pt[k++] = cv->pt[i];
     }
     cv->n = k;
@@ -60,10 +88,10 @@ static void cs_conv_prepare(cs_conv *cv)
 static int64_t cs_conv_ns(const cs_conv *cv, uint64_t t)
 {
     if (!cv->tsc || cv->n == 0)
-        return (int64_t)t + cv->base;
+        return (int64_t)((uint64_t)t + (uint64_t)cv->base); /* a clock in ns: wraps like the writer's */
     if (cv->n == 1) {
         double d = ((double)t - (double)cv->pt[0].ticks) / cv->tpn;
-        return cv->pt[0].mono + (int64_t)d + cv->base;
+        return cs_sat_add(cs_sat_add(cv->pt[0].mono, cs_sat_of_double(d)), cv->base);
     }
     /* The segment containing t (or the nearest one, to extrapolate). */
     size_t lo = 0, hi = cv->n - 1;
@@ -75,9 +103,9 @@ static int64_t cs_conv_ns(const cs_conv *cv, uint64_t t)
             hi = mid;
     }
     const cs_calpt *a = &cv->pt[lo], *b = &cv->pt[hi];
-    double slope = (double)(b->mono - a->mono) / (double)(b->ticks - a->ticks);
+    double slope = ((double)b->mono - (double)a->mono) / ((double)b->ticks - (double)a->ticks);
     double d = ((double)t - (double)a->ticks) * slope;
-    return a->mono + (int64_t)d + cv->base;
+    return cs_sat_add(cs_sat_add(a->mono, cs_sat_of_double(d)), cv->base);
 }
 
 typedef struct cs_pending {
@@ -268,7 +296,8 @@ static void cs_put_counters(sqlite3_stmt *c, const char *events, const cs_rec_co
     snprintf(names, sizeof names, "%s", events);
     char *save = NULL;
     int k = 0;
-    for (char *ev = strtok_r(names, ",", &save); ev && k < x->n; ev = strtok_r(NULL, ",", &save), k++) {
+    for (char *ev = strtok_r(names, ",", &save); ev && k < x->n && k < CS_COUNTERS_MAX;
+         ev = strtok_r(NULL, ",", &save), k++) {
         sqlite3_bind_int64(c, 1, span);
         sqlite3_bind_text(c, 2, ev, -1, SQLITE_TRANSIENT);
         sqlite3_bind_int64(c, 3, (sqlite3_int64)x->v[k]);
@@ -398,6 +427,9 @@ static sqlite3_int64 cs_span_id_base(int rank)
                      : -((sqlite3_int64)(-(int64_t)rank) + 1) * CS_SPAN_ID_RANGE;
 }
 
+/* Local communicator indexes above this are damage, not communicators. */
+#define CS_IMPORT_MAX_COMMS (1u << 20)
+
 /* One conversion: what its two passes over the log share. */
 typedef struct cs_import {
     cs_store *st;
@@ -471,8 +503,12 @@ static int import_scan(cs_import *im, cs_logr *lr)
             im->stats->calibs++;
         } else if (kind == CS_REC_COMMDEF) {
             const cs_rec_comm *c = (const cs_rec_comm *)r;
+            if (c->local >= CS_IMPORT_MAX_COMMS) {
+                im->stats->bad_records++; /* no process makes that many: a damaged record */
+                continue;
+            }
             if (c->local >= im->ncomm) {
-                size_t nn = c->local + 64;
+                size_t nn = (size_t)c->local + 64;
                 uint64_t *np = realloc(im->comm_id, nn * sizeof *np);
                 if (!np)
                     return import_oom(im);
@@ -666,6 +702,8 @@ static int import_span(cs_import *im, const cs_rec *r, uint32_t flags)
 
 static int import_comm(cs_import *im, const cs_rec_comm *c)
 {
+    if (c->local >= CS_IMPORT_MAX_COMMS)
+        return 0; /* counted in pass 1 */
     sqlite3_stmt *s = im->q[Q_COMM];
     sqlite3_bind_int64(s, 1, (sqlite3_int64)c->id);
     sqlite3_bind_int(s, 2, im->rank);
@@ -819,9 +857,10 @@ static int import_process(cs_import *im)
     cs_import_stats *stats = im->stats;
     sqlite3_bind_int(s, 1, im->rank);
     sqlite3_bind_int(s, 2, h->pid);
-    sqlite3_bind_text(s, 3, h->host, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s, 4, h->exe, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s, 5, h->mpi, -1, SQLITE_TRANSIENT);
+    /* Header strings are bounded by their fields, NUL or not. */
+    sqlite3_bind_text(s, 3, h->host, (int)strnlen(h->host, sizeof h->host), SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 4, h->exe, (int)strnlen(h->exe, sizeof h->exe), SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 5, h->mpi, (int)strnlen(h->mpi, sizeof h->mpi), SQLITE_TRANSIENT);
     sqlite3_bind_text(s, 6, h->clock_kind == 1 ? "tsc" : "monotonic", -1, SQLITE_STATIC);
     sqlite3_bind_double(s, 7, h->ticks_per_ns);
     sqlite3_bind_int(s, 8, h->world_size);
@@ -833,9 +872,15 @@ static int import_process(cs_import *im)
     sqlite3_bind_int64(s, 14, start);
     sqlite3_bind_int64(s, 15, end);
     sqlite3_bind_int(s, 16, (int)h->callsites);
-    sqlite3_bind_text(s, 17, h->papi_events, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s, 18, h->note, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s, 19, h->tool_version, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 17, h->papi_events, (int)strnlen(h->papi_events, sizeof h->papi_events), SQLITE_TRANSIENT);
+    /* A damaged log says so where its process is listed. */
+    char note[300];
+    snprintf(note, sizeof note, "log damaged: %s", stats->damage);
+    if (stats->damage[0])
+        sqlite3_bind_text(s, 18, note, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_text(s, 18, h->note, (int)strnlen(h->note, sizeof h->note), SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 19, h->tool_version, (int)strnlen(h->tool_version, sizeof h->tool_version), SQLITE_TRANSIENT);
     sqlite3_bind_text(s, 20, im->log_path, -1, SQLITE_TRANSIENT);
     int ok = sqlite3_step(s) == SQLITE_DONE;
     sqlite3_finalize(s);
@@ -900,8 +945,18 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
         rc = import_begin(im);
     if (rc == 0)
         rc = import_records(im, lr);
-    if (rc == 0)
+    if (rc == 0) {
+        char why[200];
+        int damaged = cs_logr_damage(lr, why, sizeof why);
+        if (damaged && stats->bad_records)
+            snprintf(stats->damage, sizeof stats->damage, "%s; %lld damaged records", why,
+                     (long long)stats->bad_records);
+        else if (damaged)
+            snprintf(stats->damage, sizeof stats->damage, "%s", why);
+        else if (stats->bad_records)
+            snprintf(stats->damage, sizeof stats->damage, "%lld damaged records", (long long)stats->bad_records);
         rc = import_process(im);
+    }
     if (rc == 0 && cs_read_modules(st, log_path, im->rank) != 0)
         rc = import_sql_error(im);
     if (rc == 0)
@@ -937,6 +992,8 @@ int cs_store_convert_log(const char *log_path, const char *dir, char *out_path, 
     snprintf(ranks, sizeof ranks, "%s/ranks", dir);
     if (mkdir(ranks, 0755) != 0 && errno != EEXIST)
         return cs_store_sql_fail(err, errlen, "cannot create %s: %s", ranks, strerror(errno));
+    if (cs_log_dir_safe(ranks, 1, emsg, sizeof emsg) != 0) /* never through a link planted as ranks/ */
+        return cs_store_sql_fail(err, errlen, "%s", emsg);
     if (h.rank >= 0)
         snprintf(path, sizeof path, "%s/rank-%06d-%d.db", ranks, h.rank, h.pid);
     else
@@ -956,10 +1013,14 @@ int cs_store_convert_log(const char *log_path, const char *dir, char *out_path, 
     snprintf(emsg, sizeof emsg, "%s %lld %d", log_path, size, stats.closed);
     /* A log of a newer preload: its new calls are kept, nameless, and
      * the ingest says so (meta unknown_ops). */
-    char nunk[32];
+    char nunk[32], dmg[320];
     snprintf(nunk, sizeof nunk, "%lld", (long long)stats.unknown_ops);
+    /* A damaged log: what was kept and what is missing, for the ingest to
+     * tell (meta damage). */
+    snprintf(dmg, sizeof dmg, "%lld spans recovered; %s", (long long)stats.spans, stats.damage);
     if (cs_store_meta_set(st, "source_log", emsg) != 0 || cs_store_meta_set(st, "kind", "rank") != 0 ||
-        (stats.unknown_ops && cs_store_meta_set(st, "unknown_ops", nunk) != 0)) {
+        (stats.unknown_ops && cs_store_meta_set(st, "unknown_ops", nunk) != 0) ||
+        (stats.damage[0] && cs_store_meta_set(st, "damage", dmg) != 0)) {
         cs_store_sql_fail(err, errlen, "cannot write %s: %s", tmp, sqlite3_errmsg(st->db));
         cs_store_close(st);
         unlink(tmp);

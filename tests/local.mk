@@ -100,6 +100,15 @@ TESTS += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh te
 EXTRA_DIST += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh tests/store/readonly.sh \
 	tests/store/corrupt.sh
 
+# Damaged logs and files that are no logs (bench/log_gen --break), and logs
+# of several runs in one folder.
+TESTS += tests/store/log_fields.sh tests/store/log_special.sh tests/store/log_truncated.sh tests/store/two_runs.sh
+EXTRA_DIST += tests/store/log_fields.sh tests/store/log_special.sh tests/store/log_truncated.sh tests/store/two_runs.sh
+
+# File safety of `collscope run` and of the preload, and its numeric settings.
+TESTS += tests/mpi/out_symlink.sh tests/mpi/log_symlink.sh tests/mpi/env_numbers.sh
+EXTRA_DIST += tests/mpi/out_symlink.sh tests/mpi/log_symlink.sh tests/mpi/env_numbers.sh
+
 # NCCL and CUDA tracing (tests/nccl/): CPU stand-ins for libcudart.so.13 and
 # libnccl.so.2 (tests/standins/), with the real sonames, never installed;
 # the tests put tests/standins/.libs first on LD_LIBRARY_PATH.

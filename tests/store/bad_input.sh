@@ -44,7 +44,8 @@ st=$?
 echo "ok: corrupt pages: status $st, $(head -c 200 "$T/c.err")"
 
 # ingest: a foreign .cslog is skipped with a message; a truncated real log
-# (half its chunks gone) still yields every span of the chunks that remain.
+# (half its chunks gone) still yields every span of the chunks that remain,
+# and is named with what was lost (exit status 1).
 mkdir -p "$T/mix"
 cp -r "$T/good/logs" "$T/mix/"
 printf 'garbage' > "$T/mix/logs/foreign-1.cslog"
@@ -55,7 +56,10 @@ expect_eq "ingest with a foreign log: the good log's spans" "$(q "$T/mix/trace.d
 rm "$T/mix/logs/foreign-1.cslog"
 log=$(ls "$T/mix/logs/"*.cslog)
 truncate -s $((4096 + 64 * 100 + 17)) "$log"   # the header, 100 slots and a torn one
-"$COLLSCOPE" ingest --force "$T/mix" > /dev/null 2> "$T/t.err" || fail "truncated log: $(cat "$T/t.err")"
+"$COLLSCOPE" ingest --force "$T/mix" > /dev/null 2> "$T/t.err"
+expect_eq "ingest of a truncated log: exit status (it says what was lost)" $? 1
+grep -q "$(basename "$log"): damaged log: [0-9]* spans recovered; cut short" "$T/t.err" ||
+  fail "truncated log: no message naming it: $(cat "$T/t.err")"
 kept=$(q "$T/mix/trace.db" "SELECT count(*) FROM span")
 [ "$kept" -ge 80 ] && [ "$kept" -le 99 ] || fail "truncated log: $kept spans recovered from 100 slots"
 echo "ok: truncated log: $kept spans recovered from its first 100 slots"
