@@ -71,6 +71,7 @@
  * without markers, traces above CS_WF_MAX_SPANS spans are not replayed. */
 #include "config.h"
 #include "analyzer/whatif.h"
+#include "analyzer/numarg.h"
 #include "common/fmt.h"
 #include "common/stats.h"
 #include "libtrace/span.h"
@@ -193,11 +194,16 @@ static int wf_comm_kind(const wf_io *a, int op)
     return 0;
 }
 
+static void wf_env_warn(const char *msg)
+{
+    static int warned;
+    if (!warned++)
+        fprintf(stderr, "collscope: %s\n", msg);
+}
+
 double cs__an_whatif_memcpy_gbps(void)
 {
-    const char *e = getenv("COLLSCOPE_MEMCPY_GBPS");
-    double v = e ? strtod(e, NULL) : 0;
-    return v > 0 ? v : CS_WF_MEMCPY_GBPS;
+    return cs_numarg_env("COLLSCOPE_MEMCPY_GBPS", 1e-6, 1e9, CS_WF_MEMCPY_GBPS, wf_env_warn);
 }
 
 static int64_t wf_copy_ns(int64_t bytes)
