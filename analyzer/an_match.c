@@ -52,7 +52,8 @@ int cs__an_match_steps(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *
         cs_vec *v = &a->steps->marks[r];
         for (size_t i = 0; i < v->n; i++)
             v->a[i] = cs__an_align_time(a->clocks, r, v->a[i]);
-        qsort(v->a, v->n, sizeof *v->a, cs_i64_order);
+        if (v->n)
+            qsort(v->a, v->n, sizeof *v->a, cs_i64_order);
     }
     int64_t nmax = 0;
     for (int r = 0; r < a->ctx->nranks; r++)

@@ -407,7 +407,8 @@ static int wf_load(wf *w, char *err, size_t errlen)
         cs_map_free(&span_algo);
         return 1;
     }
-    qsort(w->s, w->ns, sizeof *w->s, wf_span_cmp);
+    if (w->ns)
+        qsort(w->s, w->ns, sizeof *w->s, wf_span_cmp);
     /* lanes */
     size_t n = w->ns;
     int nl = 0;

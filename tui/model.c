@@ -104,7 +104,8 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
                                      : "no such file or directory");
         return -1;
     }
-    if (cs_store_open(m->path, CS_STORE_READ, &m->st, err, errlen) != 0)
+    if (cs_store_open(m->path, CS_STORE_READ, &m->st, err, errlen) != 0 ||
+        cs_store_analysis_check_input(m->st, err, errlen) != 0)
         return -1;
     if (cs_store_procs(m->st, &m->aProc, &m->nProc) != 0 || cs_store_ops(m->st, &m->aOp, &m->nOp) != 0 ||
         cs_store_comm_members(m->st, comm_member_cb, m) != 0) {
