@@ -4,10 +4,10 @@
 # `collscope tui` runs the browser in-process (or says it was not built).
 analyzer_collscope_SOURCES += tui/cmd_tui.c
 
-EXTRA_DIST += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/tuilib.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh \
+EXTRA_DIST += tests/tui/extreme.sh tests/tui/tui.sh tests/tui/badinput.sh tests/tui/tuilib.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh \
 	docs/collscope-tui.1
 dist_doc_DATA += docs/tui.md
-TESTS += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh
+TESTS += tests/tui/extreme.sh tests/tui/tui.sh tests/tui/badinput.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh
 
 if HAVE_NCURSES
 noinst_LTLIBRARIES += tui/libcstui.la
