@@ -134,10 +134,13 @@ typedef struct cs_an_coll {
 } cs_an_coll;
 
 /* The point-to-point messages on the aligned time line (cs__an_p2p): per
- * directed pair [src * nranks + dst], the transfer and late-sender times
- * of its messages, and when they ran. */
+ * directed pair [dense[src] * ndense + dense[dst]] of the ranks present, the
+ * transfer and late-sender times of its messages, and when they ran. */
 typedef struct cs_an_links {
     int64_t p2p_pairs;
+    int ndense;   /* ranks present */
+    int *dense;   /* [nranks]: a present rank's index among them, else -1 */
+    int *rank_of; /* [ndense]: the rank of an index */
     cs_vec *pair_xfer, *pair_late;
     int64_t *pair_t0, *pair_t1;
 } cs_an_links;
