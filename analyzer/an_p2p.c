@@ -221,7 +221,7 @@ int cs__an_p2p(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *st
             snprintf(err, errlen, "%s: cannot write the point-to-point pairs", cs_store_path(a->ctx->st));
             return -1;
         }
-        const cs_an_links *l = a->links;
+        const cs_an_ctx *l = a->ctx;
         int pairok = m->src >= 0 && m->src < a->ctx->nranks && m->dst >= 0 && m->dst < a->ctx->nranks &&
                      l->dense[m->src] >= 0 && l->dense[m->dst] >= 0;
         if (pairok && re > 0) {

@@ -71,7 +71,7 @@ static void cs_an_free(cs_an *a)
             cs_vec_free(&a->coll.lateness[r]);
     free(a->coll.lateness);
     if (a->links.pair_xfer)
-        for (size_t i = 0; i < (size_t)a->links.ndense * (size_t)a->links.ndense; i++) {
+        for (size_t i = 0; i < (size_t)a->ctx.ndense * (size_t)a->ctx.ndense; i++) {
             cs_vec_free(&a->links.pair_xfer[i]);
             cs_vec_free(&a->links.pair_late[i]);
         }
@@ -80,8 +80,8 @@ static void cs_an_free(cs_an *a)
     free(a->links.pair_late);
     free(a->links.pair_t0);
     free(a->links.pair_t1);
-    free(a->links.dense);
-    free(a->links.rank_of);
+    free(a->ctx.dense);
+    free(a->ctx.rank_of);
     free(a->steps.late);
     free(a->steps.late2);
     free(a->steps.nblate);
@@ -136,23 +136,23 @@ int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
     a.coll.lateness = calloc((size_t)n, sizeof *a.coll.lateness);
     a.coll.times_last = calloc((size_t)n, sizeof *a.coll.times_last);
     a.coll.imposed = calloc((size_t)n, sizeof *a.coll.imposed);
-    a.links.dense = malloc((size_t)n * sizeof *a.links.dense);
-    a.links.rank_of = malloc((size_t)(nproc > 0 ? nproc : 1) * sizeof *a.links.rank_of);
+    a.ctx.dense = malloc((size_t)n * sizeof *a.ctx.dense);
+    a.ctx.rank_of = malloc((size_t)(nproc > 0 ? nproc : 1) * sizeof *a.ctx.rank_of);
     if (!a.ctx.present || !a.clocks.clk || !a.steps.marks || !a.coll.lateness || !a.coll.times_last ||
-        !a.coll.imposed || !a.links.dense || !a.links.rank_of) {
+        !a.coll.imposed || !a.ctx.dense || !a.ctx.rank_of) {
         snprintf(err, errlen, "out of memory (%d ranks)", n);
         goto out;
     }
     for (int r = 0; r < n; r++)
-        a.links.dense[r] = -1;
+        a.ctx.dense[r] = -1;
     a.ctx.ref_rank = -1;
     for (int i = 0; i < nproc; i++) {
         int r = procs[i].rank;
         if (r < 0 || r >= n)
             continue;
         if (!a.ctx.present[r]) {
-            a.links.rank_of[a.links.ndense] = r;
-            a.links.dense[r] = a.links.ndense++;
+            a.ctx.rank_of[a.ctx.ndense] = r;
+            a.ctx.dense[r] = a.ctx.ndense++;
         }
         a.ctx.present[r] = 1;
         snprintf(a.clocks.clk[r].clock, sizeof a.clocks.clk[r].clock, "%s", procs[i].clock);
@@ -165,14 +165,13 @@ int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
     {
         /* pairs of the ranks present: memory follows their number, not the
          * largest rank id */
-        size_t np =
-            (size_t)(a.links.ndense > 0 ? a.links.ndense : 1) * (size_t)(a.links.ndense > 0 ? a.links.ndense : 1);
+        size_t np = (size_t)(a.ctx.ndense > 0 ? a.ctx.ndense : 1) * (size_t)(a.ctx.ndense > 0 ? a.ctx.ndense : 1);
         a.links.pair_xfer = calloc(np, sizeof *a.links.pair_xfer);
         a.links.pair_late = calloc(np, sizeof *a.links.pair_late);
         a.links.pair_t0 = calloc(np, sizeof *a.links.pair_t0);
         a.links.pair_t1 = calloc(np, sizeof *a.links.pair_t1);
         if (!a.links.pair_xfer || !a.links.pair_late || !a.links.pair_t0 || !a.links.pair_t1) {
-            snprintf(err, errlen, "out of memory (%d ranks)", a.links.ndense);
+            snprintf(err, errlen, "out of memory (%d ranks)", a.ctx.ndense);
             goto out;
         }
     }
