@@ -150,10 +150,6 @@ int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
         int r = procs[i].rank;
         if (r < 0 || r >= n)
             continue;
-        if (!a.ctx.present[r]) {
-            a.ctx.rank_of[a.ctx.ndense] = r;
-            a.ctx.dense[r] = a.ctx.ndense++;
-        }
         a.ctx.present[r] = 1;
         snprintf(a.clocks.clk[r].clock, sizeof a.clocks.clk[r].clock, "%s", procs[i].clock);
         a.clocks.clk[r].start_ns = procs[i].start_ns;
@@ -162,6 +158,11 @@ int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
     }
     if (a.ctx.ref_rank < 0)
         a.ctx.ref_rank = 0;
+    for (int r = 0; r < n; r++) /* dense indexes in the order of the rank ids */
+        if (a.ctx.present[r]) {
+            a.ctx.rank_of[a.ctx.ndense] = r;
+            a.ctx.dense[r] = a.ctx.ndense++;
+        }
     {
         /* pairs of the ranks present: memory follows their number, not the
          * largest rank id */

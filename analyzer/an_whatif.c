@@ -349,7 +349,8 @@ static int wf_load(wf *w, char *err, size_t errlen)
     size_t cap = 0;
     cs_span sp;
     int r = 0;
-    for (int rank = 0; rank < a->ctx->nranks && r >= 0; rank++) {
+    for (int d = 0; d < a->ctx->ndense && r >= 0; d++) {
+        int rank = a->ctx->rank_of[d]; /* the ranks present, in the order of their ids */
         cs_span_query q = { .order = CS_ORDER_RANK_TIME, .rank = rank };
         cs_span_iter *it = cs_store_spans(a->ctx->st, &q, err, errlen);
         if (!it) {
@@ -1247,7 +1248,7 @@ static void wf_comm_figures(wf *w)
     wf_io *a = w->a;
     if (w->nsteps < 2)
         return;
-    size_t nk = (size_t)w->nsteps * (size_t)a->ctx->nranks;
+    size_t nk = (size_t)w->nsteps * (size_t)(a->ctx->ndense + 1); /* cs__an_ctx_sr */
     int64_t *acc = calloc(nk, sizeof *acc);
     char *has = calloc(nk, 1);
     int64_t members = 0, fused = 0, ar = 0;
@@ -1262,7 +1263,9 @@ static void wf_comm_figures(wf *w)
         fused += (x->flags & CS_F_FUSED) != 0;
         if (x->step < 0 || x->step + 1 >= w->nsteps)
             continue;
-        size_t k = (size_t)x->step * (size_t)a->ctx->nranks + (size_t)x->rank;
+        if (x->rank < 0 || x->rank >= a->ctx->nranks || a->ctx->dense[x->rank] < 0)
+            continue;
+        size_t k = cs__an_ctx_sr(a->ctx, x->step, x->rank);
         has[k] = 1;
         if (wf_comm_kind(a, x->op))
             acc[k] += x->e - x->b;
@@ -1277,8 +1280,8 @@ static void wf_comm_figures(wf *w)
     for (int s = 0; per && s + 1 < w->nsteps; s++) {
         int64_t sum = 0;
         int n = 0;
-        for (int r = 0; r < a->ctx->nranks; r++) {
-            size_t k = (size_t)s * (size_t)a->ctx->nranks + (size_t)r;
+        for (int d = 0; d < a->ctx->ndense; d++) {
+            size_t k = cs__an_ctx_sr(a->ctx, s, a->ctx->rank_of[d]);
             if (has[k]) {
                 sum += acc[k];
                 n++;
