@@ -89,17 +89,26 @@ static void cs_win_instance(cs_win *w, int n, const cs_member *m, int nm)
     w->inst++;
 }
 
+/* The windows index ranks by their dense index (ctx->dense): the matrices
+ * follow the number of ranks present, not the largest rank id. The
+ * reference rank's index: */
+static int al_ref(const cs_an_ctx *c)
+{
+    int d = c->ref_rank >= 0 && c->ref_rank < c->nranks ? c->dense[c->ref_rank] : -1;
+    return d >= 0 ? d : 0;
+}
+
 /* Offsets (relative to ref) from one window's bounds. */
 static void cs_win_solve(const cs_align_io *a, cs_win *w, int64_t *o)
 {
-    int n = a->ctx->nranks;
+    int n = a->ctx->ndense, ref = al_ref(a->ctx);
     int64_t *crude = calloc((size_t)n, sizeof *crude);
     int64_t refmed = 0;
     if (!crude)
         return;
     for (int i = 0; i < n; i++)
         crude[i] = w->dexit[i].n ? cs__an_ctx_median(&w->dexit[i]) : 0;
-    refmed = crude[a->ctx->ref_rank];
+    refmed = crude[ref];
     /* exit_i + o_i == common: o_i = -(dexit_i) relative */
     for (int i = 0; i < n; i++)
         o[i] = -(crude[i] - refmed);
@@ -108,12 +117,12 @@ static void cs_win_solve(const cs_align_io *a, cs_win *w, int64_t *o)
     for (int it = 0; it < 100; it++) {
         int changed = 0;
         for (int i = 0; i < n; i++) {
-            if (i == a->ctx->ref_rank || !a->ctx->present[i])
+            if (i == ref)
                 continue;
             double sum = 0;
             int k = 0;
             for (int j = 0; j < n; j++) {
-                if (j == i || !a->ctx->present[j])
+                if (j == i)
                     continue;
                 int64_t lo = w->L[(size_t)i * (size_t)n + (size_t)j], hi = w->L[(size_t)j * (size_t)n + (size_t)i];
                 if (lo == CS_NOBOUND || hi == CS_NOBOUND)
@@ -136,10 +145,10 @@ static void cs_win_solve(const cs_align_io *a, cs_win *w, int64_t *o)
     for (int it = 0; it < 20; it++) {
         int changed = 0;
         for (int i = 0; i < n; i++) {
-            if (i == a->ctx->ref_rank || !a->ctx->present[i])
+            if (i == ref)
                 continue;
             for (int j = 0; j < n; j++) {
-                if (j == i || !a->ctx->present[j])
+                if (j == i)
                     continue;
                 int64_t lo = w->L[(size_t)i * (size_t)n + (size_t)j], hi = w->L[(size_t)j * (size_t)n + (size_t)i];
                 if (lo != CS_NOBOUND && hi != CS_NOBOUND)
@@ -164,7 +173,7 @@ static void cs_win_solve(const cs_align_io *a, cs_win *w, int64_t *o)
  * -1 when there are too many ranks or no memory (use cs_win_solve). */
 static int cs_win_solve_pairs(const cs_align_io *a, const cs_win *w, int64_t *o)
 {
-    int n = a->ctx->nranks, ref = a->ctx->ref_rank;
+    int n = a->ctx->ndense, ref = al_ref(a->ctx);
     if (n > CS_PAIR_MAX_RANKS)
         return -1;
     size_t nn = (size_t)n * (size_t)n;
@@ -202,11 +211,9 @@ static int cs_win_solve_pairs(const cs_align_io *a, const cs_win *w, int64_t *o)
      * o[0..n) and d[0..n); the interval middle would assume d_i == d_j. */
     int nv = 2 * n;
     for (int i = 0; i < n; i++) {
-        if (!a->ctx->present[i])
-            continue;
         for (int j = 0; j < n; j++) {
             int64_t f = F[(size_t)i * (size_t)n + (size_t)j];
-            if (j == i || !a->ctx->present[j] || f == CS_NOBOUND)
+            if (j == i || f == CS_NOBOUND)
                 continue;
             int ix[3] = { i, j, n + i };
             double cf[3] = { 1, -1, -1 };
@@ -222,8 +229,7 @@ static int cs_win_solve_pairs(const cs_align_io *a, const cs_win *w, int64_t *o)
      * bounds determined. */
     for (int i = 0; i < nv; i++) {
         double *row = &M[(size_t)i * (size_t)nv];
-        int r = i < n ? i : i - n;
-        if (i == ref || !a->ctx->present[r]) {
+        if (i == ref) {
             memset(row, 0, (size_t)nv * sizeof *row);
             row[i] = 1;
             rhs[i] = i < n && i != ref ? (double)o[i] : 0;
@@ -277,10 +283,10 @@ static int cs_win_solve_pairs(const cs_align_io *a, const cs_win *w, int64_t *o)
     for (int it = 0; ok && it < 20; it++) {
         int changed = 0;
         for (int i = 0; i < n; i++) {
-            if (i == ref || !a->ctx->present[i])
+            if (i == ref)
                 continue;
             for (int j = 0; j < n; j++) {
-                if (j == i || !a->ctx->present[j])
+                if (j == i)
                     continue;
                 int64_t lo = F[(size_t)i * (size_t)n + (size_t)j], nhi = F[(size_t)j * (size_t)n + (size_t)i];
                 if (lo != CS_NOBOUND && nhi != CS_NOBOUND && lo > -nhi)
@@ -323,13 +329,15 @@ int64_t cs__an_align_time(const cs_an_clocks *clocks, int rank, int64_t raw)
 int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char *err, size_t errlen)
 {
     cs_align_io io = { ctx, msgs, out }, *a = &io;
-    int n = a->ctx->nranks;
+    int n = a->ctx->ndense, ref = al_ref(a->ctx);
     if (cs_store_clear_alignment(a->ctx->st) != 0) {
         snprintf(err, errlen, "%s: cannot reset the clock alignment", cs_store_path(a->ctx->st));
         return -1;
     }
-    for (int r = 0; r < n; r++)
+    for (int r = 0; r < a->ctx->nranks; r++)
         a->clocks->clk[r].offset_ns = 0, a->clocks->clk[r].drift_ppm = 0, a->clocks->clk[r].residual_ns = -1;
+    if (n == 0)
+        return 0; /* no process: nothing to align */
     cs_comm_range *cr = NULL;
     int ncr = 0;
     if (cs_store_comm_ranges(a->ctx->st, &cr, &ncr) != 0) {
@@ -394,13 +402,14 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
                     ok = 1;
                     cur = s.seq;
                 }
-                if (!cs__an_ctx_is_n2n(a->ctx, s.op) || (s.flags & CS_F_NONBLOCKING) || s.rank < 0 || s.rank >= n)
+                if (!cs__an_ctx_is_n2n(a->ctx, s.op) || (s.flags & CS_F_NONBLOCKING) || s.rank < 0 ||
+                    s.rank >= a->ctx->nranks || a->ctx->dense[s.rank] < 0)
                     ok = 0;
                 if (CS_VEC_RESERVE(m, mcap, nm + 1) != 0) {
                     ok = 0;
                     continue;
                 }
-                m[nm++] = (cs_member){ s.rank, s.begin_ns, s.end_ns };
+                m[nm++] = (cs_member){ ok ? a->ctx->dense[s.rank] : 0, s.begin_ns, s.end_ns };
             }
             cs_span_iter_free(it);
         }
@@ -449,20 +458,22 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
      * send began. */
     for (size_t x = 0; x < a->msgs->nmsgs; x++) {
         const cs_msg *msg = &a->msgs->msgs[x];
-        if (msg->re <= 0 || msg->src == msg->dst || msg->src < 0 || msg->src >= n || msg->dst < 0 || msg->dst >= n)
+        int nr = a->ctx->nranks;
+        if (msg->re <= 0 || msg->src == msg->dst || msg->src < 0 || msg->src >= nr || msg->dst < 0 || msg->dst >= nr ||
+            a->ctx->dense[msg->src] < 0 || a->ctx->dense[msg->dst] < 0)
             continue;
-        int64_t v = msg->sb - msg->re, *l = &all.L[(size_t)msg->dst * (size_t)n + (size_t)msg->src];
+        int64_t v = msg->sb - msg->re,
+                *l = &all.L[(size_t)a->ctx->dense[msg->dst] * (size_t)n + (size_t)a->ctx->dense[msg->src]];
         if (*l == CS_NOBOUND || v > *l)
             *l = v;
     }
     cs_solve(a, &all, o);
     double span_ns = nused > 1 ? tmid[nused - 1] - tmid[0] : 0;
     for (int r = 0; r < n; r++) {
-        if (!a->ctx->present[r])
-            continue;
-        a->clocks->clk[r].offset_ns = o[r];
-        a->clocks->clk[r].drift_ppm = 0;
-        if (span_ns >= (double)CS_DRIFT_MIN_NS && r != a->ctx->ref_rank) {
+        cs_an_clock *k = &a->clocks->clk[a->ctx->rank_of[r]];
+        k->offset_ns = o[r];
+        k->drift_ppm = 0;
+        if (span_ns >= (double)CS_DRIFT_MIN_NS && r != ref) {
             /* least squares line through the window offsets */
             double sx = 0, sy = 0, sxx = 0, sxy = 0;
             for (int u = 0; u < nused; u++) {
@@ -475,9 +486,8 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
                 double icpt = (sy - slope * sx) / nused;
                 /* The store applies drift around the process start: fold the
                  * reference time into the offset there. */
-                a->clocks->clk[r].drift_ppm = slope * 1e6;
-                a->clocks->clk[r].offset_ns =
-                    (int64_t)cs_round(icpt + slope * ((double)a->clocks->clk[r].start_ns - tmid[0]));
+                k->drift_ppm = slope * 1e6;
+                k->offset_ns = (int64_t)cs_round(icpt + slope * ((double)k->start_ns - tmid[0]));
             }
         }
         int64_t b = 0;
@@ -485,20 +495,20 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
             if (j != r)
                 b += (all.L[(size_t)r * (size_t)n + (size_t)j] != CS_NOBOUND) +
                      (all.L[(size_t)j * (size_t)n + (size_t)r] != CS_NOBOUND);
-        a->clocks->clk[r].bounds = b;
+        k->bounds = b;
         /* residual: median |exit - median exit| after the shift */
         cs_vec d = { 0 };
-        int64_t refm = all.dexit[a->ctx->ref_rank].n ? cs__an_ctx_median(&all.dexit[a->ctx->ref_rank]) : 0;
+        int64_t refm = all.dexit[ref].n ? cs__an_ctx_median(&all.dexit[ref]) : 0;
         for (size_t x = 0; x < all.dexit[r].n; x++) {
-            int64_t v = all.dexit[r].a[x] - refm + (o[r] - o[a->ctx->ref_rank]);
+            int64_t v = all.dexit[r].a[x] - refm + (o[r] - o[ref]);
             cs_vec_push(&d, v < 0 ? -v : v);
         }
-        a->clocks->clk[r].residual_ns = d.n ? cs__an_ctx_median(&d) : -1;
+        k->residual_ns = d.n ? cs__an_ctx_median(&d) : -1;
         cs_vec_free(&d);
     }
     if (a->clocks->align_instances == 0 && a->ctx->nproc > 1)
         cs__an_ctx_note(a->ctx, "no complete N-to-N collective to align clocks with: times are as recorded");
-    for (int r = 0; r < n; r++)
+    for (int r = 0; r < a->ctx->nranks; r++)
         if (a->ctx->present[r] &&
             cs_store_set_alignment(a->ctx->st, r, a->clocks->clk[r].offset_ns, a->clocks->clk[r].drift_ppm,
                                    a->clocks->clk[r].residual_ns) != 0) {

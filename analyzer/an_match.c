@@ -52,7 +52,8 @@ int cs__an_match_steps(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *
         cs_vec *v = &a->steps->marks[r];
         for (size_t i = 0; i < v->n; i++)
             v->a[i] = cs__an_align_time(a->clocks, r, v->a[i]);
-        qsort(v->a, v->n, sizeof *v->a, cs_i64_order);
+        if (v->n)
+            qsort(v->a, v->n, sizeof *v->a, cs_i64_order);
     }
     int64_t nmax = 0;
     for (int r = 0; r < a->ctx->nranks; r++)
@@ -100,10 +101,10 @@ int cs__an_match_steps(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *
     }
     a->steps->nsteps = nmax;
     if (nmax > 0) {
-        a->steps->late = calloc((size_t)nmax * (size_t)a->ctx->nranks, sizeof *a->steps->late);
-        a->steps->late2 = calloc((size_t)nmax * (size_t)a->ctx->nranks, sizeof *a->steps->late2);
-        a->steps->nblate = calloc((size_t)nmax * (size_t)a->ctx->nranks, sizeof *a->steps->nblate);
-        a->steps->xgap = calloc((size_t)nmax * (size_t)a->ctx->nranks, sizeof *a->steps->xgap);
+        a->steps->late = calloc((size_t)nmax * (size_t)(a->ctx->ndense + 1), sizeof *a->steps->late);
+        a->steps->late2 = calloc((size_t)nmax * (size_t)(a->ctx->ndense + 1), sizeof *a->steps->late2);
+        a->steps->nblate = calloc((size_t)nmax * (size_t)(a->ctx->ndense + 1), sizeof *a->steps->nblate);
+        a->steps->xgap = calloc((size_t)nmax * (size_t)(a->ctx->ndense + 1), sizeof *a->steps->xgap);
         a->steps->step_last_exit = calloc((size_t)nmax, sizeof *a->steps->step_last_exit);
         a->steps->step_begin = calloc((size_t)nmax, sizeof *a->steps->step_begin);
         a->steps->step_end = calloc((size_t)nmax, sizeof *a->steps->step_end);
@@ -299,9 +300,9 @@ static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
             if (cs_map_put(&x->prev, key, m->e) != 0 || cs_map_put(&x->prevb, key, m->b) != 0)
                 return -1;
         }
-        if (known && gr >= 0 && gr < a->ctx->nranks && g2 != INT64_MIN && g1 > g2 && in.step >= 0 &&
-            in.step < a->steps->nsteps)
-            a->steps->xgap[(size_t)in.step * (size_t)a->ctx->nranks + (size_t)gr] += g1 - g2;
+        if (known && gr >= 0 && gr < a->ctx->nranks && a->ctx->dense[gr] >= 0 && g2 != INT64_MIN && g1 > g2 &&
+            in.step >= 0 && in.step < a->steps->nsteps)
+            a->steps->xgap[cs__an_ctx_sr(a->ctx, in.step, gr)] += g1 - g2;
     }
     if (complete && x->nm > 1 && last_rank >= 0 && last_rank < a->ctx->nranks) {
         int64_t lateness = last - second;
@@ -325,8 +326,8 @@ static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
         a->coll->times_last[last_rank]++;
         a->coll->imposed[last_rank] += imposed;
         cs_vec_push(&a->coll->lateness[last_rank], lateness);
-        if (in.step >= 0 && in.step < a->steps->nsteps) {
-            size_t k = (size_t)in.step * (size_t)a->ctx->nranks + (size_t)last_rank;
+        if (in.step >= 0 && in.step < a->steps->nsteps && a->ctx->dense[last_rank] >= 0) {
+            size_t k = cs__an_ctx_sr(a->ctx, in.step, last_rank);
             a->steps->late[k] += vl;
             /* Blocking collectives wait one after the other, so their
              * lateness adds up; nonblocking ones started in a burst wait

@@ -221,9 +221,11 @@ int cs__an_p2p(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *st
             snprintf(err, errlen, "%s: cannot write the point-to-point pairs", cs_store_path(a->ctx->st));
             return -1;
         }
-        int pairok = m->src >= 0 && m->src < a->ctx->nranks && m->dst >= 0 && m->dst < a->ctx->nranks;
+        const cs_an_ctx *l = a->ctx;
+        int pairok = m->src >= 0 && m->src < a->ctx->nranks && m->dst >= 0 && m->dst < a->ctx->nranks &&
+                     l->dense[m->src] >= 0 && l->dense[m->dst] >= 0;
         if (pairok && re > 0) {
-            size_t pi = (size_t)m->src * (size_t)a->ctx->nranks + (size_t)m->dst;
+            size_t pi = (size_t)l->dense[m->src] * (size_t)l->ndense + (size_t)l->dense[m->dst];
             cs_vec_push(&a->links->pair_xfer[pi], row.transfer_ns);
             cs_vec_push(&a->links->pair_late[pi], row.late_sender_ns);
             if (a->links->pair_t0[pi] == 0 || both < a->links->pair_t0[pi])

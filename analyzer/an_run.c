@@ -71,7 +71,7 @@ static void cs_an_free(cs_an *a)
             cs_vec_free(&a->coll.lateness[r]);
     free(a->coll.lateness);
     if (a->links.pair_xfer)
-        for (size_t i = 0; i < (size_t)a->ctx.nranks * (size_t)a->ctx.nranks; i++) {
+        for (size_t i = 0; i < (size_t)a->ctx.ndense * (size_t)a->ctx.ndense; i++) {
             cs_vec_free(&a->links.pair_xfer[i]);
             cs_vec_free(&a->links.pair_late[i]);
         }
@@ -80,6 +80,8 @@ static void cs_an_free(cs_an *a)
     free(a->links.pair_late);
     free(a->links.pair_t0);
     free(a->links.pair_t1);
+    free(a->ctx.dense);
+    free(a->ctx.rank_of);
     free(a->steps.late);
     free(a->steps.late2);
     free(a->steps.nblate);
@@ -134,16 +136,15 @@ int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
     a.coll.lateness = calloc((size_t)n, sizeof *a.coll.lateness);
     a.coll.times_last = calloc((size_t)n, sizeof *a.coll.times_last);
     a.coll.imposed = calloc((size_t)n, sizeof *a.coll.imposed);
-    size_t np = (size_t)n * (size_t)n;
-    a.links.pair_xfer = calloc(np, sizeof *a.links.pair_xfer);
-    a.links.pair_late = calloc(np, sizeof *a.links.pair_late);
-    a.links.pair_t0 = calloc(np, sizeof *a.links.pair_t0);
-    a.links.pair_t1 = calloc(np, sizeof *a.links.pair_t1);
+    a.ctx.dense = malloc((size_t)n * sizeof *a.ctx.dense);
+    a.ctx.rank_of = malloc((size_t)(nproc > 0 ? nproc : 1) * sizeof *a.ctx.rank_of);
     if (!a.ctx.present || !a.clocks.clk || !a.steps.marks || !a.coll.lateness || !a.coll.times_last ||
-        !a.coll.imposed || !a.links.pair_xfer || !a.links.pair_late || !a.links.pair_t0 || !a.links.pair_t1) {
+        !a.coll.imposed || !a.ctx.dense || !a.ctx.rank_of) {
         snprintf(err, errlen, "out of memory (%d ranks)", n);
         goto out;
     }
+    for (int r = 0; r < n; r++)
+        a.ctx.dense[r] = -1;
     a.ctx.ref_rank = -1;
     for (int i = 0; i < nproc; i++) {
         int r = procs[i].rank;
@@ -157,6 +158,24 @@ int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
     }
     if (a.ctx.ref_rank < 0)
         a.ctx.ref_rank = 0;
+    for (int r = 0; r < n; r++) /* dense indexes in the order of the rank ids */
+        if (a.ctx.present[r]) {
+            a.ctx.rank_of[a.ctx.ndense] = r;
+            a.ctx.dense[r] = a.ctx.ndense++;
+        }
+    {
+        /* pairs of the ranks present: memory follows their number, not the
+         * largest rank id */
+        size_t np = (size_t)(a.ctx.ndense > 0 ? a.ctx.ndense : 1) * (size_t)(a.ctx.ndense > 0 ? a.ctx.ndense : 1);
+        a.links.pair_xfer = calloc(np, sizeof *a.links.pair_xfer);
+        a.links.pair_late = calloc(np, sizeof *a.links.pair_late);
+        a.links.pair_t0 = calloc(np, sizeof *a.links.pair_t0);
+        a.links.pair_t1 = calloc(np, sizeof *a.links.pair_t1);
+        if (!a.links.pair_xfer || !a.links.pair_late || !a.links.pair_t0 || !a.links.pair_t1) {
+            snprintf(err, errlen, "out of memory (%d ranks)", a.ctx.ndense);
+            goto out;
+        }
+    }
     a.ctx.world_size = world > 0 ? world : nproc;
     if (nproc == 0)
         cs__an_ctx_note(&a.ctx, "the trace holds no process and no span: nothing to analyse");

@@ -22,7 +22,7 @@ static const cs_verdict_kind *const cs_verdict_kinds[] = {
  * verdicts decide on the cost. */
 int64_t cs__an_verdict_lat(const cs_verdict_ctx *a, int64_t s, int r)
 {
-    return a->steps->xgap[(size_t)s * (size_t)a->ctx->nranks + (size_t)r];
+    return a->steps->xgap[cs__an_ctx_sr(a->ctx, s, r)];
 }
 
 void cs__an_verdict_fmt_steps(char *buf, size_t len, int64_t a, int64_t b)
@@ -76,7 +76,7 @@ int cs__an_verdict(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps
         int best = -1;
         int64_t bl = 0;
         for (int r = 0; r < n; r++) {
-            int64_t l2 = a->steps->late2[(size_t)s * (size_t)n + (size_t)r];
+            int64_t l2 = a->steps->late2[cs__an_ctx_sr(a->ctx, s, r)];
             if (l2 > bl)
                 bl = l2, best = r;
         }
@@ -98,7 +98,7 @@ int cs__an_verdict(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps
         if (ns > 0) {
             cs_vec sv = { 0 };
             for (int64_t s = 0; s < ns; s++)
-                cs_vec_push(&sv, a->steps->late2[(size_t)s * (size_t)n + (size_t)r]);
+                cs_vec_push(&sv, a->steps->late2[cs__an_ctx_sr(a->ctx, s, r)]);
             ml = cs__an_ctx_median(&sv);
             cs_vec_free(&sv);
         } else if (a->coll->lateness[r].n) {

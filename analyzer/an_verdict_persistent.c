@@ -14,7 +14,6 @@
 
 static int cs_persistent_rank(cs_verdict_ctx *a, int r)
 {
-    int n = a->ctx->nranks;
     int64_t ns = a->steps->nsteps, E = a->E, s0 = a->s0, considered = a->considered, tmed = a->tmed;
     char b1[32], b2[32], b3[48];
     int64_t late = 0, first = -1, lastk = -1, lastin = 0;
@@ -22,9 +21,9 @@ static int cs_persistent_rank(cs_verdict_ctx *a, int r)
     for (int64_t s = s0; s < ns; s++)
         if (cs__an_verdict_lat(a, s, r) > E) {
             late++;
-            cs_vec_push(&lv, a->steps->late[(size_t)s * (size_t)n + (size_t)r]);
+            cs_vec_push(&lv, a->steps->late[cs__an_ctx_sr(a->ctx, s, r)]);
             cs_vec_push(&cv, cs__an_verdict_lat(a, s, r));
-            lastin += a->steps->late2[(size_t)s * (size_t)n + (size_t)r] > 0;
+            lastin += a->steps->late2[cs__an_ctx_sr(a->ctx, s, r)] > 0;
             if (first < 0)
                 first = s;
             lastk = s;

@@ -22,7 +22,7 @@
 
 static int cs_slow_link_run(cs_verdict_ctx *a)
 {
-    int n = a->ctx->nranks;
+    int n = a->ctx->ndense; /* pairs are indexed by the ranks present */
     int64_t ns = a->steps->nsteps, E = a->E;
     char b1[32], b2[32];
     /* slow links: a directed pair's transfer (the receive's end after the
@@ -94,8 +94,8 @@ static int cs_slow_link_run(cs_verdict_ctx *a)
             cs_straggler g;
             memset(&g, 0, sizeof g);
             snprintf(g.kind, sizeof g.kind, "slow_link");
-            g.src = (int)(i / (size_t)n);
-            g.dst = (int)(i % (size_t)n);
+            g.src = a->ctx->rank_of[i / (size_t)n];
+            g.dst = a->ctx->rank_of[i % (size_t)n];
             g.rank = g.src;
             g.begin_ns = a->links->pair_t0[i];
             g.end_ns = a->links->pair_t1[i];

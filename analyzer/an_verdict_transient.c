@@ -16,7 +16,6 @@
 
 static int cs_transient_rank(cs_verdict_ctx *a, int r)
 {
-    int n = a->ctx->nranks;
     int64_t ns = a->steps->nsteps, E = a->E, s0 = a->s0;
     char b1[32], b2[32], b3[48];
     /* Windows: runs of late steps joined across single on-time steps,
@@ -90,7 +89,7 @@ static int cs_transient_rank(cs_verdict_ctx *a, int r)
         for (int64_t u = wa; u <= wb; u++) {
             if (cs__an_verdict_lat(a, u, r) > E) {
                 cs_vec_push(&in, cs__an_verdict_lat(a, u, r));
-                cs_vec_push(&c2, a->steps->late[(size_t)u * (size_t)n + (size_t)r]);
+                cs_vec_push(&c2, a->steps->late[cs__an_ctx_sr(a->ctx, u, r)]);
             }
         }
         int64_t mi = cs__an_ctx_median(&in), ml = cs__an_ctx_median(&c2);

@@ -71,6 +71,7 @@
  * without markers, traces above CS_WF_MAX_SPANS spans are not replayed. */
 #include "config.h"
 #include "analyzer/whatif.h"
+#include "analyzer/numarg.h"
 #include "common/fmt.h"
 #include "common/stats.h"
 #include "libtrace/span.h"
@@ -193,11 +194,16 @@ static int wf_comm_kind(const wf_io *a, int op)
     return 0;
 }
 
+static void wf_env_warn(const char *msg)
+{
+    static int warned;
+    if (!warned++)
+        fprintf(stderr, "collscope: %s\n", msg);
+}
+
 double cs__an_whatif_memcpy_gbps(void)
 {
-    const char *e = getenv("COLLSCOPE_MEMCPY_GBPS");
-    double v = e ? strtod(e, NULL) : 0;
-    return v > 0 ? v : CS_WF_MEMCPY_GBPS;
+    return cs_numarg_env("COLLSCOPE_MEMCPY_GBPS", 1e-6, 1e9, CS_WF_MEMCPY_GBPS, wf_env_warn);
 }
 
 static int64_t wf_copy_ns(int64_t bytes)
@@ -343,7 +349,8 @@ static int wf_load(wf *w, char *err, size_t errlen)
     size_t cap = 0;
     cs_span sp;
     int r = 0;
-    for (int rank = 0; rank < a->ctx->nranks && r >= 0; rank++) {
+    for (int d = 0; d < a->ctx->ndense && r >= 0; d++) {
+        int rank = a->ctx->rank_of[d]; /* the ranks present, in the order of their ids */
         cs_span_query q = { .order = CS_ORDER_RANK_TIME, .rank = rank };
         cs_span_iter *it = cs_store_spans(a->ctx->st, &q, err, errlen);
         if (!it) {
@@ -401,7 +408,8 @@ static int wf_load(wf *w, char *err, size_t errlen)
         cs_map_free(&span_algo);
         return 1;
     }
-    qsort(w->s, w->ns, sizeof *w->s, wf_span_cmp);
+    if (w->ns)
+        qsort(w->s, w->ns, sizeof *w->s, wf_span_cmp);
     /* lanes */
     size_t n = w->ns;
     int nl = 0;
@@ -1240,7 +1248,7 @@ static void wf_comm_figures(wf *w)
     wf_io *a = w->a;
     if (w->nsteps < 2)
         return;
-    size_t nk = (size_t)w->nsteps * (size_t)a->ctx->nranks;
+    size_t nk = (size_t)w->nsteps * (size_t)(a->ctx->ndense + 1); /* cs__an_ctx_sr */
     int64_t *acc = calloc(nk, sizeof *acc);
     char *has = calloc(nk, 1);
     int64_t members = 0, fused = 0, ar = 0;
@@ -1255,7 +1263,9 @@ static void wf_comm_figures(wf *w)
         fused += (x->flags & CS_F_FUSED) != 0;
         if (x->step < 0 || x->step + 1 >= w->nsteps)
             continue;
-        size_t k = (size_t)x->step * (size_t)a->ctx->nranks + (size_t)x->rank;
+        if (x->rank < 0 || x->rank >= a->ctx->nranks || a->ctx->dense[x->rank] < 0)
+            continue;
+        size_t k = cs__an_ctx_sr(a->ctx, x->step, x->rank);
         has[k] = 1;
         if (wf_comm_kind(a, x->op))
             acc[k] += x->e - x->b;
@@ -1270,8 +1280,8 @@ static void wf_comm_figures(wf *w)
     for (int s = 0; per && s + 1 < w->nsteps; s++) {
         int64_t sum = 0;
         int n = 0;
-        for (int r = 0; r < a->ctx->nranks; r++) {
-            size_t k = (size_t)s * (size_t)a->ctx->nranks + (size_t)r;
+        for (int d = 0; d < a->ctx->ndense; d++) {
+            size_t k = cs__an_ctx_sr(a->ctx, s, a->ctx->rank_of[d]);
             if (has[k]) {
                 sum += acc[k];
                 n++;

@@ -24,6 +24,10 @@ cs_store *cs_analysis_open_trace(const char *arg, int mode, char *err, size_t er
     cs_store *st;
     if (cs_store_open(path, mode, &st, err, errlen) != 0)
         return NULL;
+    if (cs_store_analysis_check_input(st, err, errlen) != 0) {
+        cs_store_close(st);
+        return NULL;
+    }
     return st;
 }
 

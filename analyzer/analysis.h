@@ -78,6 +78,9 @@ typedef struct cs_an_ctx {
     int world_size;        /* as the processes said */
     int ref_rank;          /* the reference clock */
     int *present;          /* [nranks] */
+    int ndense;            /* ranks present: what per-pair tables are sized by */
+    int *dense;            /* [nranks]: a present rank's index among them, else -1 */
+    int *rank_of;          /* [ndense]: the rank of an index */
     /* notes for the report: what is missing */
     char notes[2048];
 } cs_an_ctx;
@@ -104,18 +107,18 @@ typedef struct cs_an_steps {
     int step_source; /* 0 none, 1 markers, 2 detected period */
     int step_period; /* detected: collectives per step */
     int64_t nsteps;
-    int64_t *late;                              /* [nsteps * nranks]: lateness of each rank in each step
+    int64_t *late;           /* [nsteps * (ndense + 1)], cs__an_ctx_sr: lateness of each rank in each step
                               (its entry - the median entry of the others, when last) */
-    int64_t *late2;                             /* the same, against the next latest entry (what-if);
+    int64_t *late2;          /* the same, against the next latest entry (what-if);
                               nonblocking instances add only their excess over
                               the largest one of the step so far (nblate) */
-    int64_t *nblate;                            /* [nsteps * nranks]: that largest nonblocking lateness */
-    int64_t *xgap;                              /* [nsteps * nranks]: the excess own time of each rank in
+    int64_t *nblate;         /* [nsteps * (ndense + 1)], cs__an_ctx_sr: that largest nonblocking lateness */
+    int64_t *xgap;           /* [nsteps * (ndense + 1)], cs__an_ctx_sr: the excess own time of each rank in
                               each step: for every complete instance, the rank whose
                               time since its exit from the communicator's previous
                               instance (its "gap") is the longest, that gap minus the
                               next longest; summed over the step */
-    int64_t *step_last_exit;                    /* [nsteps] */
+    int64_t *step_last_exit; /* [nsteps] */
     int64_t *step_begin, *step_end, *step_time; /* [nsteps] after matching */
 } cs_an_steps;
 
@@ -134,13 +137,25 @@ typedef struct cs_an_coll {
 } cs_an_coll;
 
 /* The point-to-point messages on the aligned time line (cs__an_p2p): per
- * directed pair [src * nranks + dst], the transfer and late-sender times
- * of its messages, and when they ran. */
+ * directed pair [dense[src] * ndense + dense[dst]] of the ranks present (ctx), the
+ * transfer and late-sender times of its messages, and when they ran. */
 typedef struct cs_an_links {
     int64_t p2p_pairs;
+    int ndense;   /* ranks present */
+    int *dense;   /* [nranks]: a present rank's index among them, else -1 */
+    int *rank_of; /* [ndense]: the rank of an index */
     cs_vec *pair_xfer, *pair_late;
     int64_t *pair_t0, *pair_t1;
 } cs_an_links;
+
+/* The index of (step s, rank r) in the per-step, per-rank tables of
+ * cs_an_steps ([nsteps * (ndense + 1)]): one column per rank present, and
+ * one more, never written, that reads as zero for any other rank. */
+static inline size_t cs__an_ctx_sr(const cs_an_ctx *c, int64_t s, int r)
+{
+    int d = r >= 0 && r < c->nranks ? c->dense[r] : -1;
+    return (size_t)s * (size_t)(c->ndense + 1) + (size_t)(d >= 0 ? d : c->ndense);
+}
 
 void cs__an_ctx_note(cs_an_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cs__an_ctx_is_n2n(const cs_an_ctx *c, int op);

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "analyzer/cli.h"
 #include "analyzer/csanalysis.h"
+#include "analyzer/numarg.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -45,10 +46,9 @@ int cs_cmd_check_estimate(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (c == 't') {
-            char *end;
-            tol = strtod(optarg, &end);
-            if (end == optarg || (*end && strcmp(end, "%") != 0) || tol < 0) {
-                cs_error("check-estimate: --tolerance '%s' is not a percentage", optarg);
+            char err[300];
+            if (cs_numarg_double("--tolerance", optarg, 0, 1e9, 1, &tol, err, sizeof err) != 0) {
+                cs_error("check-estimate: %s", err);
                 return 2;
             }
         } else if (c == 'j') {

@@ -10,6 +10,7 @@ void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_dat
                    const cs_report_data *cur)
 {
     char b1[32], b2[32];
+    unsigned long nulls = cs_json_nulls();
     double ch = base->step_median_ns > 0
                     ? 100.0 * (double)(cur->step_median_ns - base->step_median_ns) / (double)base->step_median_ns
                     : 0;
@@ -103,6 +104,9 @@ void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_dat
                 fprintf(f, " %8s\n", "new");
         }
     }
-    if (json)
-        fprintf(f, "%s]\n}\n", k ? "\n  " : "");
+    if (json) {
+        fprintf(f, "%s]\n", k ? "\n  " : "");
+        cs_json_null_note(f, nulls);
+        fprintf(f, "}\n");
+    }
 }

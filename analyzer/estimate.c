@@ -118,6 +118,7 @@ int cs_estimate_check(const char *before, const char *after, double tol, int jso
     int pass = error * 100 <= tol;
     double ratio = A.d.wf_comm_step_ns > 0 ? (double)B.d.wf_comm_step_ns / (double)A.d.wf_comm_step_ns : 0;
     if (json) {
+        unsigned long nulls = cs_json_nulls();
         fprintf(out, "{\n  \"format\": \"collscope-check-estimate\",\n  \"version\": 1,\n  \"before\": ");
         cs_json_str(out, bn);
         fprintf(out, ",\n  \"after\": ");
@@ -146,7 +147,9 @@ int cs_estimate_check(const char *before, const char *after, double tol, int jso
                 "  \"comm_ratio\": ",
                 pass ? "true" : "false", (long long)B.d.wf_comm_step_ns, (long long)A.d.wf_comm_step_ns);
         cs_json_num(out, "%.3f", ratio);
-        fprintf(out, "\n}\n");
+        fputc('\n', out);
+        cs_json_null_note(out, nulls);
+        fprintf(out, "}\n");
     } else {
         fprintf(out, "collscope check-estimate: %s -> %s\n", bn, an);
         fprintf(out, "  fusion proposal: %s, communicator %lld, %.1f calls per step, suggested bucket %s\n",

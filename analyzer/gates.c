@@ -3,6 +3,7 @@
  * and says why it passed or failed. */
 #include "config.h"
 #include "analyzer/report.h"
+#include "analyzer/numarg.h"
 #include "common/vec.h"
 
 #include <stdlib.h>
@@ -31,14 +32,10 @@ int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_dat
         memcpy(name, tok, nl);
         name[nl] = '\0';
         if (eq) {
-            char *end;
-            pct = strtod(eq + 1, &end);
-            if (*end == '%')
-                end++;
-            if (end == eq + 1 || *end || pct < 0) {
-                snprintf(err, errlen, "--fail-on: '%s' is not NAME=PERCENT", tok);
+            char opt[64];
+            snprintf(opt, sizeof opt, "--fail-on %s", name);
+            if (cs_numarg_double(opt, eq + 1, 0, 1e9, 1, &pct, err, errlen) != 0)
                 goto bad;
-            }
         }
         int known = strcmp(name, "straggler") == 0 || strcmp(name, "p99") == 0 || strcmp(name, "step") == 0 ||
                     strcmp(name, "verdict") == 0;

@@ -6,6 +6,7 @@ analyzer_libcsanalysis_la_SOURCES = analyzer/store_analysis.h analyzer/store_ana
 	analyzer/an_run.c analyzer/an_ctx.c analyzer/an_align.c analyzer/an_match.c analyzer/an_p2p.c analyzer/verdict.h analyzer/an_verdict.c \
 	analyzer/an_verdict_persistent.c analyzer/an_verdict_transient.c analyzer/an_verdict_slow_link.c \
 	analyzer/an_verdict_slow_link_comm.c analyzer/an_verdict_slow_collective.c \
+	analyzer/numarg.h analyzer/numarg.c \
 	analyzer/an_tail.c analyzer/whatif.h analyzer/an_model.c analyzer/an_whatif.c
 # The report model and one writer per format; gates, diff, check-estimate.
 analyzer_libcsanalysis_la_SOURCES += analyzer/report.h analyzer/report.c analyzer/report_text.c \
@@ -35,6 +36,8 @@ TESTS += tests/analysis/synthetic.sh tests/analysis/faults.sh tests/analysis/ali
 	tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh
 # The cost model on a synthetic trace of known alpha and beta (1 s), the
 # what-if replay, proposals and check-estimate on the trainer (about 15 s).
+TESTS += tests/analysis/numargs.sh tests/analysis/json_nonfinite.sh tests/analysis/sparse_ranks.sh tests/analysis/bad_traces.sh
+EXTRA_DIST += tests/analysis/numargs.sh tests/analysis/json_nonfinite.sh tests/analysis/sparse_ranks.sh tests/analysis/bad_traces.sh tests/analysis/badtrace.inc.sh
 TESTS += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysis/apply_estimate.sh
 EXTRA_DIST += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysis/apply_estimate.sh
 EXTRA_DIST += tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh tests/analysis/verdicts.inc.sh \

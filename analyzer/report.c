@@ -192,7 +192,8 @@ static int cs_report_groups(cs_store *st, const char *by, cs_group_stat **out, s
 {
     if (cs_store_group_stats(st, by, out, n) != 0)
         return -1;
-    qsort(*out, *n, sizeof **out, cs_report_group_by_total);
+    if (*n)
+        qsort(*out, *n, sizeof **out, cs_report_group_by_total);
     return 0;
 }
 

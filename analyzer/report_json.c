@@ -226,6 +226,7 @@ void cs_report_json_write(FILE *f, const cs_report_trace *t, const cs_report_dat
     const cs_proc *procs = t->procs;
     int nproc = t->nproc;
     int64_t spans = 0, dropped = 0, overhead = 0;
+    unsigned long nulls = cs_json_nulls();
     for (int i = 0; i < nproc; i++) {
         spans += procs[i].spans;
         dropped += procs[i].dropped;
@@ -256,5 +257,6 @@ void cs_report_json_write(FILE *f, const cs_report_trace *t, const cs_report_dat
     cs_report_json_groups(f, "comms", "comm", t->by_comm, t->nby_comm, 0);
     cs_report_json_groups(f, "callsites", "callsite", t->by_site, t->nby_site, 0);
     cs_report_json_analysis(f, d, g, ng);
+    cs_json_null_note(f, nulls);
     fprintf(f, "}\n");
 }

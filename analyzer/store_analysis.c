@@ -68,6 +68,52 @@ int cs_bytes_bucket(int64_t bytes)
     return b;
 }
 
+/* What a reader may assume of the trace's own tables: integer times,
+ * sequence numbers and rank ids, times within +-2^61 ns, clock drifts that
+ * are finite and below 10^6 ppm. Named after what is wrong, for the message. */
+#define SA_LIM "2305843009213693952"
+#define SA_TIME_OK(c) "(typeof(" c ") = 'integer' AND " c " BETWEEN -" SA_LIM " AND " SA_LIM ")"
+#define SA_OPT_OK(c) "(" c " IS NULL OR " SA_TIME_OK(c) ")"
+static const struct {
+    const char *what, *sql;
+} sa_checks[] = {
+    { "spans whose begin or end is not a time (not an integer, or beyond 2^61 ns)",
+      "SELECT count(*) FROM span WHERE NOT (" SA_TIME_OK("begin_ns") " AND " SA_TIME_OK("end_ns") " AND " SA_OPT_OK(
+          "gpu_begin_ns") " AND " SA_OPT_OK("gpu_end_ns") ")" },
+    { "spans whose sequence number is not an integer in 0 to 2^61",
+      "SELECT count(*) FROM span WHERE seq IS NOT NULL AND NOT (typeof(seq) = 'integer' AND seq BETWEEN 0 AND " SA_LIM
+      ")" },
+    { "spans or processes whose rank is not an integer in 0 to 2^31-1",
+      "SELECT (SELECT count(*) FROM span WHERE NOT (typeof(rank) = 'integer' AND rank BETWEEN 0 AND 2147483647)) +"
+      " (SELECT count(*) FROM processes WHERE NOT (typeof(rank) = 'integer' AND rank BETWEEN 0 AND 2147483647))" },
+    { "processes whose start or end is not a time",
+      "SELECT count(*) FROM processes WHERE NOT (" SA_OPT_OK("start_ns") " AND " SA_OPT_OK("end_ns") ")" },
+    { "clock offsets or drifts out of range (beyond 2^61 ns, 10^6 ppm, or not numbers)",
+      "SELECT count(*) FROM clocks WHERE NOT (" SA_TIME_OK("offset_ns") " AND " SA_OPT_OK(
+          "ref_ns") " AND typeof(drift_ppm) IN ('integer', 'real') AND abs(drift_ppm) < 1e6)" },
+};
+
+int cs_store_analysis_check_input(cs_store *st, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < sizeof sa_checks / sizeof sa_checks[0]; i++) {
+        sqlite3_stmt *s;
+        if (sqlite3_prepare_v2(cs_db(st), sa_checks[i].sql, -1, &s, NULL) != SQLITE_OK) {
+            snprintf(err, errlen, "%s: corrupt trace (%s)", cs_store_path(st), sqlite3_errmsg(cs_db(st)));
+            return -1;
+        }
+        int rc = sqlite3_step(s);
+        long long n = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+        if (rc != SQLITE_ROW)
+            snprintf(err, errlen, "%s: corrupt trace (%s)", cs_store_path(st), sqlite3_errmsg(cs_db(st)));
+        else if (n != 0)
+            snprintf(err, errlen, "%s: damaged trace: %lld %s", cs_store_path(st), n, sa_checks[i].what);
+        sqlite3_finalize(s);
+        if (n != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int cs_store_analysis_exists(cs_store *st)
 {
     sqlite3_stmt *s;

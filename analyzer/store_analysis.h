@@ -146,6 +146,10 @@ typedef struct cs_proposal {
 /* ---- reading the stored analysis (TUI, reports) ---- */
 
 /* 1 when the analysis tables exist (possibly stale), 0 when not, -1 on error. */
+/* 0 when the trace's tables hold what the readers assume (integer times
+ * within +-2^61 ns, integer ranks and sequence numbers, sane clocks); else
+ * -1 and one message in err naming the file and what is wrong. */
+int cs_store_analysis_check_input(cs_store *st, char *err, size_t errlen);
 int cs_store_analysis_exists(cs_store *st);
 /* 1 when the stored analysis was made by this analysis version from the
  * spans now in the store, else 0. */

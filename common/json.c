@@ -19,9 +19,27 @@ void cs_json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+static unsigned long json_nulls;
+
+unsigned long cs_json_nulls(void)
+{
+    return json_nulls;
+}
+
+void cs_json_null_note(FILE *f, unsigned long since)
+{
+    if (json_nulls <= since)
+        return;
+    fprintf(f,
+            ",\n  \"null_note\": \"%lu figure(s) were not finite numbers (NaN or infinite, from a damaged or "
+            "degenerate trace) and are written as null\"\n",
+            json_nulls - since);
+}
+
 int cs_json_num(FILE *f, const char *fmt, double v)
 {
     if (!isfinite(v)) {
+        json_nulls++;
         fputs("null", f);
         return 1;
     }

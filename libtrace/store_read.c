@@ -5,9 +5,27 @@
 #include "common/vec.h"
 #include "libtrace/store_int.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Times, sequence numbers and sizes as read are kept within +-2^61 (73
+ * years of nanoseconds), so that any sum or difference of two of them a
+ * reader forms fits in 64 bits, whatever a damaged or crafted trace holds. */
+#define READ_LIMIT ((int64_t)1 << 61)
+
+static int64_t read_i64(sqlite3_stmt *s, int col)
+{
+    int64_t v = sqlite3_column_int64(s, col);
+    return v > READ_LIMIT ? READ_LIMIT : v < -READ_LIMIT ? -READ_LIMIT : v;
+}
+
+static double read_ppm(sqlite3_stmt *s, int col)
+{
+    double v = sqlite3_column_double(s, col);
+    return isfinite(v) && v > -1e6 && v < 1e6 ? v : 0;
+}
 
 /* ---- symbols ---- */
 
@@ -177,14 +195,14 @@ int cs_store_procs(cs_store *st, cs_proc **out, int *n)
         cs_store_sql_text(s, 3, p->mpi, sizeof p->mpi);
         cs_store_sql_text(s, 4, p->clock, sizeof p->clock);
         cs_store_sql_text(s, 5, p->status, sizeof p->status);
-        p->spans = sqlite3_column_int64(s, 6);
-        p->dropped = sqlite3_column_int64(s, 7);
-        p->start_ns = sqlite3_column_int64(s, 8);
-        p->end_ns = sqlite3_column_int64(s, 9);
-        p->overhead_ns = sqlite3_column_int64(s, 10);
-        p->clock_offset_ns = sqlite3_column_int64(s, 11);
-        p->clock_drift_ppm = sqlite3_column_double(s, 12);
-        p->align_residual_ns = sqlite3_column_int64(s, 13);
+        p->spans = read_i64(s, 6);
+        p->dropped = read_i64(s, 7);
+        p->start_ns = read_i64(s, 8);
+        p->end_ns = read_i64(s, 9);
+        p->overhead_ns = read_i64(s, 10);
+        p->clock_offset_ns = read_i64(s, 11);
+        p->clock_drift_ppm = read_ppm(s, 12);
+        p->align_residual_ns = read_i64(s, 13);
     }
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE) {
@@ -199,11 +217,12 @@ int cs_store_procs(cs_store *st, cs_proc **out, int *n)
 int cs_store_set_alignment(cs_store *st, int rank, int64_t offset_ns, double drift_ppm, int64_t residual_ns)
 {
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(st->db,
-                           "UPDATE clocks SET offset_ns = ?, drift_ppm = ?, residual_ns = ?,"
-                           " ref_ns = (SELECT MIN(start_ns) FROM processes WHERE processes.rank = clocks.rank)"
-                           " WHERE rank = ?",
-                           -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            st->db,
+            "UPDATE clocks SET offset_ns = ?, drift_ppm = ?, residual_ns = ?,"
+            " ref_ns = COALESCE((SELECT MIN(start_ns) FROM processes WHERE processes.rank = clocks.rank), 0)"
+            " WHERE rank = ?",
+            -1, &s, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_int64(s, 1, offset_ns);
     sqlite3_bind_double(s, 2, drift_ppm);
@@ -302,21 +321,21 @@ void cs_store_read_span_row(sqlite3_stmt *s, cs_span *o)
     o->tid = sqlite3_column_int(s, 2);
     o->op = sqlite3_column_int(s, 3);
     o->comm = sqlite3_column_int64(s, 4);
-    o->seq = sqlite3_column_int64(s, 5);
-    o->bytes = sqlite3_column_int64(s, 6);
-    o->count = sqlite3_column_int64(s, 7);
+    o->seq = read_i64(s, 5);
+    o->bytes = read_i64(s, 6);
+    o->count = read_i64(s, 7);
     o->dtype = sqlite3_column_int(s, 8);
     o->peer = sqlite3_column_int(s, 9);
     o->peer2 = sqlite3_column_int(s, 10);
     o->tag = sqlite3_column_int(s, 11);
     o->req = sqlite3_column_int64(s, 12);
-    o->begin_ns = sqlite3_column_int64(s, 13);
-    o->end_ns = sqlite3_column_int64(s, 14);
+    o->begin_ns = read_i64(s, 13);
+    o->end_ns = read_i64(s, 14);
     o->rc = sqlite3_column_int(s, 15);
     o->callsite = sqlite3_column_int64(s, 16);
     o->flags = (uint32_t)sqlite3_column_int64(s, 17);
-    o->gpu_begin_ns = sqlite3_column_int64(s, 18);
-    o->gpu_end_ns = sqlite3_column_int64(s, 19);
+    o->gpu_begin_ns = read_i64(s, 18);
+    o->gpu_end_ns = read_i64(s, 19);
     o->stream = sqlite3_column_int64(s, 20);
     o->grp = sqlite3_column_int64(s, 21);
 }
@@ -351,7 +370,7 @@ int cs_store_completions(cs_store *st, int (*cb)(const cs_completion *, void *),
     int rc = 0, step;
     while ((step = sqlite3_step(s)) == SQLITE_ROW) {
         cs_completion c = { sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
-                            sqlite3_column_int(s, 3), sqlite3_column_int(s, 4),   sqlite3_column_int64(s, 5) };
+                            sqlite3_column_int(s, 3), sqlite3_column_int(s, 4),   read_i64(s, 5) };
         if ((rc = cb(&c, arg)) != 0)
             break;
     }

@@ -3,10 +3,10 @@
 # `collscope tui` calls too), collscope-tui, its tests (tmux) and its
 # benchmark.
 
-EXTRA_DIST += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/tuilib.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh \
+EXTRA_DIST += tests/tui/extreme.sh tests/tui/tui.sh tests/tui/badinput.sh tests/tui/tuilib.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh \
 	docs/collscope-tui.1
 dist_doc_DATA += docs/tui.md
-TESTS += tests/tui/tui.sh tests/tui/badinput.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh
+TESTS += tests/tui/extreme.sh tests/tui/tui.sh tests/tui/badinput.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh
 
 if HAVE_NCURSES
 noinst_LTLIBRARIES += tui/libcstui.la

@@ -5,6 +5,8 @@
 
 #include "common/vec.h"
 
+#include <ctype.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,13 +30,13 @@ int64_t tui_model_parse_time(const tui_model *m, const char *s)
     while (*s == ' ')
         s++;
     double v = strtod(s, &end);
-    if (end == s || v < 0)
+    if (end == s || !(v >= 0) || v > 1e18 || !isdigit((unsigned char)*s) && *s != '.')
         return -1;
     while (*end == ' ')
         end++;
     double mul;
     if (!strcmp(end, "%"))
-        return (int64_t)((double)(m->t_end - m->t_begin) * v / 100.0);
+        return v <= 100 ? (int64_t)(((double)m->t_end - (double)m->t_begin) * v / 100.0) : -1;
     if (!strcmp(end, "ns"))
         mul = 1;
     else if (!strcmp(end, "us"))
@@ -45,7 +47,7 @@ int64_t tui_model_parse_time(const tui_model *m, const char *s)
         mul = 1e9;
     else
         return -1;
-    return (int64_t)(v * mul);
+    return v * mul < 9e18 ? (int64_t)(v * mul) : -1;
 }
 
 /* ---- opening ---- */
@@ -102,7 +104,8 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
                                      : "no such file or directory");
         return -1;
     }
-    if (cs_store_open(m->path, CS_STORE_READ, &m->st, err, errlen) != 0)
+    if (cs_store_open(m->path, CS_STORE_READ, &m->st, err, errlen) != 0 ||
+        cs_store_analysis_check_input(m->st, err, errlen) != 0)
         return -1;
     if (cs_store_procs(m->st, &m->aProc, &m->nProc) != 0 || cs_store_ops(m->st, &m->aOp, &m->nOp) != 0 ||
         cs_store_comm_members(m->st, comm_member_cb, m) != 0) {
@@ -274,12 +277,12 @@ int tui_model_filter(tui_model *m, const char *line)
     } else if (!strcmp(what, "rank") && arg[0]) {
         char *end;
         long r = strtol(arg, &end, 10);
-        if (*end || r < 0 || tui_model_lane_of(m, (int)r, -1) < 0) {
+        if (*end || r < 0 || r > INT_MAX || tui_model_lane_of(m, (int)r, -1) < 0) {
             /* the rank may be hidden by the current rank filter */
             int old = m->f_rank;
             m->f_rank = -1;
             tui_model_filters_apply(m);
-            int ok = !*end && r >= 0 && tui_model_lane_of(m, (int)r, -1) >= 0;
+            int ok = !*end && r >= 0 && r <= INT_MAX && tui_model_lane_of(m, (int)r, -1) >= 0;
             m->f_rank = old;
             if (!ok) {
                 tui_model_filters_apply(m);

@@ -9,6 +9,7 @@
 
 #include "common/fmt.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,11 +82,14 @@ static void fmt_tick(int64_t v, int64_t step, char *buf, size_t len)
 
 static void draw_axis(const tui_model *m, WINDOW *w, int y, int x0, int ncols)
 {
-    double colns = (double)(m->t1 - m->t0) / ncols;
+    double colns = ((double)m->t1 - (double)m->t0) / ncols;
+    if (!(colns > 0))
+        colns = 1;
     int64_t step = nice_step(colns * 12);
-    /* ticks at multiples of step from the start of the trace */
-    int64_t rel0 = m->t0 - m->t_begin;
-    int64_t k = rel0 >= 0 ? (rel0 + step - 1) / step : -((-rel0) / step);
+    /* ticks at multiples of step from the start of the trace: the first
+     * at or after the window's start, then at most one per column */
+    double rel0 = (double)m->t0 - (double)m->t_begin;
+    double k0 = ceil(rel0 / (double)step);
     wmove(w, y, 0);
     wclrtoeol(w);
     wmove(w, y + 1, 0);
@@ -94,17 +98,17 @@ static void draw_axis(const tui_model *m, WINDOW *w, int y, int x0, int ncols)
     for (int c = 0; c < ncols; c++)
         tui_draw_put(w, y + 1, x0 + c, m->utf8 ? L'\x2500' : L'-', A_NORMAL);
     int lastend = -1;
-    for (;; k++) {
-        int64_t rel = k * step;
-        double cx = (double)(rel - rel0) / colns;
-        int c = (int)cx;
-        if (c >= ncols)
+    for (int i = 0; i <= ncols; i++) {
+        double rel = (k0 + i) * (double)step;
+        double cx = (rel - rel0) / colns;
+        if (!(cx < ncols))
             break;
-        if (c < 0)
+        if (cx < 0)
             continue;
+        int c = (int)cx;
         tui_draw_put(w, y + 1, x0 + c, m->utf8 ? L'\x253c' : L'+', A_NORMAL);
         char lbl[32];
-        fmt_tick(rel, step, lbl, sizeof lbl);
+        fmt_tick(rel > 9e18 ? INT64_MAX : rel < -9e18 ? INT64_MIN : (int64_t)rel, step, lbl, sizeof lbl);
         int n = (int)strlen(lbl);
         if (c > lastend && c + n <= ncols) {
             tui_draw_text(w, y, x0 + c, n, A_NORMAL, lbl);

@@ -38,9 +38,39 @@ static void terminal_end(void)
     }
 }
 
+static volatile sig_atomic_t waiting_key; /* in getch: the loop sees stop_signal */
+
+/* SIGINT, SIGTERM, SIGHUP, SIGQUIT: while the browser waits for a key, the
+ * loop ends at once and says why; anywhere else (loading, drawing, an
+ * analysis) nothing may keep it from ending: the terminal is restored here
+ * and the process exits. */
 static void on_quit_signal(int sig)
 {
     stop_signal = sig;
+    if (waiting_key)
+        return;
+    if (curses_on) { /* not async-signal-safe, as in on_fatal_signal */
+        curses_on = 0;
+        endwin();
+    }
+    char msg[96] = "collscope-tui: stopped by signal ";
+    size_t n = strlen(msg);
+    if (sig >= 10)
+        msg[n++] = (char)('0' + sig / 10 % 10);
+    msg[n++] = (char)('0' + sig % 10);
+    const char tail[] = "; the terminal was restored\n";
+    memcpy(msg + n, tail, sizeof tail);
+    if (write(2, msg, strlen(msg)) < 0) {
+    }
+    _exit(128 + sig);
+}
+
+static int ui_getch(void)
+{
+    waiting_key = 1;
+    int ch = stop_signal ? ERR : getch();
+    waiting_key = 0;
+    return ch;
 }
 
 static void on_fatal_signal(int sig)
@@ -199,7 +229,7 @@ int tui_ui_prompt(tui_ui *ui, const char *question, char *out, size_t len)
         attroff(A_BOLD);
         addnstr(out, COLS - 1 - (int)strlen(question) > 0 ? COLS - 1 - (int)strlen(question) : 0);
         refresh();
-        int ch = getch();
+        int ch = ui_getch();
         if (stop_signal) {
             curs_set(0);
             return -1;
@@ -264,7 +294,7 @@ int tui_ui_run(tui_model *m, const char *term)
             tui_ui_redraw(ui);
             dirty = 0;
         }
-        int ch = getch();
+        int ch = ui_getch();
         if (ch == ERR)
             continue;
         if (ch == KEY_RESIZE) {
