@@ -30,7 +30,7 @@ int64_t tui_model_parse_time(const tui_model *m, const char *s)
     while (*s == ' ')
         s++;
     double v = strtod(s, &end);
-    if (end == s || !(v >= 0) || v > 1e18 || !isdigit((unsigned char)*s) && *s != '.')
+    if (end == s || !(v >= 0) || v > 1e18 || (!isdigit((unsigned char)*s) && *s != '.'))
         return -1;
     while (*end == ' ')
         end++;
