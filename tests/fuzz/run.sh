@@ -1,0 +1,146 @@
+#!/bin/sh
+# tests/fuzz/run.sh: build the libFuzzer targets with clang under ASan and
+# UBSan and run each (`make fuzz`, scripts/setup.sh test).
+#   run.sh --src DIR --build DIR [--seconds S] [--seed N] [TARGET...]
+# --build is the clang tree (configured here on first use). Per target:
+# the fuzzing for S seconds (default 60; --seed 0: libFuzzer picks one),
+# its new inputs in BUILD/corpus/TARGET, a crash's input in
+# BUILD/artifacts/TARGET/; then the replay (-runs=0) of the committed
+# corpus and crash files. A crash whose sanitizer summary line matches a
+# line of tests/fuzz/known-crashes is a known fault: skipped with its
+# reason. Each run and each replay is one result; the last line is
+# "fuzz: N passed, N failed, N skipped". Exit 1 when one failed.
+set -u
+src= build= seconds=60 seed=0 targets=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --src) src=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    -*) echo "usage: run.sh --src DIR --build DIR [--seconds S] [--seed N] [TARGET...]" >&2; exit 2 ;;
+    *) targets="$targets $1"; shift ;;
+  esac
+done
+[ -n "$src" ] && [ -n "$build" ] || { echo "run.sh: --src and --build are needed" >&2; exit 2; }
+[ -n "$targets" ] || targets="log store report_opts"
+case $seconds in '' | *[!0-9]*) echo "run.sh: --seconds '$seconds' is not a number of seconds" >&2; exit 2 ;; esac
+case $seed in '' | *[!0-9]*) echo "run.sh: --seed '$seed' is not a number" >&2; exit 2 ;; esac
+pass=0 fail=0 skip=0
+known=$src/tests/fuzz/known-crashes
+finish() {
+  echo "fuzz: $pass passed, $fail failed, $skip skipped"
+  [ $fail -eq 0 ]
+  exit $?
+}
+
+# A known fault: the sanitizer's summary (or libFuzzer's deadly-signal or
+# out-of-memory line) of LOG matches the signature of an entry of TARGET.
+# Prints the entry's reason.
+known_reason() {
+  _t=$1 _log=$2
+  _sum=$(grep -E '^SUMMARY: |==ERROR: libFuzzer|ERROR: libFuzzer' "$_log" | head -n 1)
+  [ -n "$_sum" ] || return 1
+  [ -f "$known" ] || return 1
+  _r=$(grep -v '^#' "$known" | while IFS='|' read -r _f _sig _why; do
+    _f=$(echo "$_f" | tr -d ' ') _sig=$(echo "$_sig" | sed 's/^ *//; s/ *$//')
+    case $_f in "$_t"/*) ;; *) continue ;; esac
+    [ -n "$_sig" ] && case $_sum in *"$_sig"*) echo "$_why" | sed 's/^ *//'; exit 0 ;; esac
+  done)
+  [ -n "$_r" ] && echo "$_r"
+}
+# Is FILE (TARGET/crashes/NAME) listed as known? Prints its reason.
+known_file() {
+  [ -f "$known" ] || return 1
+  grep -v '^#' "$known" | while IFS='|' read -r _f _sig _why; do
+    [ "$(echo "$_f" | tr -d ' ')" = "$1" ] && { echo "$_why" | sed 's/^ *//'; exit 0; }
+  done | grep .
+}
+
+if ! command -v clang > /dev/null 2>&1; then
+  echo "SKIP: fuzz: clang is not installed (Debian: clang, libclang-rt-14-dev)"
+  skip=$((skip + 1))
+  finish
+fi
+probe=$(mktemp -d "${TMPDIR:-/tmp}/cs-fuzzprobe.XXXXXX")
+printf '#include <stdint.h>\n#include <stddef.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return 0; }\n' > "$probe/p.c"
+if ! clang -fsanitize=fuzzer,address,undefined "$probe/p.c" -o "$probe/p" > "$probe/log" 2>&1; then
+  rm -rf "$probe"
+  echo "SKIP: fuzz: clang cannot link libFuzzer (Debian: libclang-rt-14-dev)"
+  skip=$((skip + 1))
+  finish
+fi
+rm -rf "$probe"
+
+mkdir -p "$build" || exit 1
+cd "$build" || exit 1
+if [ ! -f Makefile ] || [ "$src/configure" -nt config.status ]; then
+  echo "== fuzz: configuring $build (clang, ASan, UBSan, libFuzzer)"
+  "$src/configure" --quiet CC=clang \
+    CFLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" \
+    --without-mpi --without-cuda --without-nccl --without-cupti --without-papi --without-libunwind > configure.out 2>&1 ||
+    { tail -n 20 configure.out; echo "FAIL: fuzz: configure failed in $build"; fail=$((fail + 1)); finish; }
+fi
+progs=
+for t in $targets; do progs="$progs tests/fuzz/fuzz_$t"; done
+echo "== fuzz: building$progs"
+if ! make -j"${CS_JOBS:-2}" --no-print-directory libtrace/ops.gen.h libtrace/ops.gen.c > build.out 2>&1 ||
+  ! make -j"${CS_JOBS:-2}" --no-print-directory $progs >> build.out 2>&1; then
+  tail -n 30 build.out
+  echo "FAIL: fuzz: the targets do not build (log: $build/build.out)"
+  fail=$((fail + 1))
+  finish
+fi
+
+# libFuzzer's options common to every run: a stuck input fails after 25 s,
+# memory is capped, the target's own output is silenced (the sanitizers'
+# reports still come through).
+opts="-timeout=25 -rss_limit_mb=2560 -malloc_limit_mb=2048 -close_fd_mask=3 -print_final_stats=1"
+for t in $targets; do
+  prog=$build/tests/fuzz/fuzz_$t
+  work=$build/corpus/$t art=$build/artifacts/$t/
+  mkdir -p "$work" "$art"
+  if [ "$seconds" -gt 0 ]; then
+    log=$build/fuzz-$t.log
+    echo "== fuzz: $t for ${seconds} s (seed $seed)"
+    "$prog" $opts -seed="$seed" -max_total_time="$seconds" -artifact_prefix="$art" "$work" \
+      "$src/tests/fuzz/$t/corpus" > "$log" 2>&1
+    rc=$?
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    if [ $rc -eq 0 ]; then
+      echo "PASS: fuzz: $t: ${runs:-?} executions in ${seconds} s, no crash"
+      pass=$((pass + 1))
+    elif why=$(known_reason "$t" "$log"); then
+      echo "SKIP: fuzz: $t: a known fault after ${runs:-?} executions: $why"
+      skip=$((skip + 1))
+    else
+      echo "FAIL: fuzz: $t: a crash after ${runs:-?} executions (input in $art, log $log):"
+      grep -E '^(SUMMARY|==[0-9]+==ERROR)|runtime error' "$log" | head -n 5 | sed 's/^/    | /'
+      fail=$((fail + 1))
+    fi
+  fi
+  # The replay: every committed corpus file and every crash file not listed
+  # as known, each once.
+  files=
+  for f in "$src/tests/fuzz/$t/corpus"/* "$src/tests/fuzz/$t/crashes"/*; do
+    [ -f "$f" ] || continue
+    case $f in */crashes/*) known_file "$t/crashes/${f##*/}" > /dev/null && continue ;; esac
+    files="$files $f"
+  done
+  if [ -z "$files" ]; then
+    echo "SKIP: fuzz: $t: no corpus file to replay"
+    skip=$((skip + 1))
+    continue
+  fi
+  log=$build/replay-$t.log
+  # shellcheck disable=SC2086
+  if "$prog" $opts -runs=0 $files > "$log" 2>&1; then
+    echo "PASS: fuzz: $t: the replay of $(echo $files | wc -w) corpus and crash files"
+    pass=$((pass + 1))
+  else
+    echo "FAIL: fuzz: $t: the replay crashed (log $log):"
+    grep -E '^(SUMMARY|==[0-9]+==ERROR)|runtime error|Running: ' "$log" | tail -n 5 | sed 's/^/    | /'
+    fail=$((fail + 1))
+  fi
+done
+finish
