@@ -39,19 +39,49 @@ static int cs_calpt_cmp(const void *a, const void *b)
     return x->ticks < y->ticks ? -1 : x->ticks > y->ticks;
 }
 
+/* Times of a damaged log can be anything: the conversion saturates
+ * rather than overflow (a NaN becomes 0). */
+static int64_t cs_conv_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+static int64_t cs_conv_sub(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r))
+        return b < 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+static int64_t cs_conv_d2i(double d)
+{
+    if (d != d)
+        return 0;
+    if (d >= 9.2e18)
+        return INT64_MAX;
+    if (d <= -9.2e18)
+        return INT64_MIN;
+    return (int64_t)d;
+}
+
 /* Keep points at least 20 ms apart (and the last), so slopes are good. */
 static void cs_conv_prepare(cs_conv *cv)
 {
     if (cv->n == 0)
         return;
     qsort(cv->pt, cv->n, sizeof *cv->pt, cs_calpt_cmp);
-    cv->base = cv->pt[0].real - cv->pt[0].mono;
+    cv->base = cs_conv_sub(cv->pt[0].real, cv->pt[0].mono);
     if (!cv->tsc)
         return;
     size_t k = 1;
     for (size_t i = 1; i < cv->n; i++) {
         int last = i == cv->n - 1;
-        if (cv->pt[i].mono - cv->pt[k - 1].mono >= 20000000 || (last && cv->pt[i].mono - cv->pt[k - 1].mono >= 2000000))
+        int64_t gap = cs_conv_sub(cv->pt[i].mono, cv->pt[k - 1].mono);
+        if (gap >= 20000000 || (last && gap >= 2000000))
             cv->pt[k++] = cv->pt[i];
     }
     cv->n = k;
@@ -60,10 +90,10 @@ static void cs_conv_prepare(cs_conv *cv)
 static int64_t cs_conv_ns(const cs_conv *cv, uint64_t t)
 {
     if (!cv->tsc || cv->n == 0)
-        return (int64_t)t + cv->base;
+        return cs_conv_add((int64_t)t, cv->base);
     if (cv->n == 1) {
         double d = ((double)t - (double)cv->pt[0].ticks) / cv->tpn;
-        return cv->pt[0].mono + (int64_t)d + cv->base;
+        return cs_conv_add(cs_conv_add(cv->pt[0].mono, cs_conv_d2i(d)), cv->base);
     }
     /* The segment containing t (or the nearest one, to extrapolate). */
     size_t lo = 0, hi = cv->n - 1;
@@ -75,9 +105,9 @@ static int64_t cs_conv_ns(const cs_conv *cv, uint64_t t)
             hi = mid;
     }
     const cs_calpt *a = &cv->pt[lo], *b = &cv->pt[hi];
-    double slope = (double)(b->mono - a->mono) / (double)(b->ticks - a->ticks);
+    double slope = ((double)b->mono - (double)a->mono) / (double)(b->ticks - a->ticks);
     double d = ((double)t - (double)a->ticks) * slope;
-    return a->mono + (int64_t)d + cv->base;
+    return cs_conv_add(cs_conv_add(a->mono, cs_conv_d2i(d)), cv->base);
 }
 
 typedef struct cs_pending {
