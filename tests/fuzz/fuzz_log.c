@@ -26,7 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     cs_store *st = NULL;
     int b = cs_store_create_from(job, rank_db, &st, err, sizeof err);
-    if (b == 1 && cs_store_create(job, &st, err, sizeof err) == 0 && cs_store_merge(st, rank_db, err, sizeof err) != 0) {
+    if (b == 1 && cs_store_create(job, &st, err, sizeof err) == 0 &&
+        cs_store_merge(st, rank_db, err, sizeof err) != 0) {
         cs_store_close(st);
         return 0;
     }

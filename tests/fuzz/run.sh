@@ -34,18 +34,18 @@ finish() {
   exit $?
 }
 
-# A known fault: the sanitizer's summary (or libFuzzer's deadly-signal or
-# out-of-memory line) of LOG matches the signature of an entry of TARGET.
-# Prints the entry's reason.
+# A known fault: the crash report in LOG (the sanitizer's or libFuzzer's)
+# contains the signature of an entry of TARGET (a source line of a frame,
+# "store_import.c:506", or words of the summary line). Prints the
+# entry's reason.
 known_reason() {
   _t=$1 _log=$2
-  _sum=$(grep -E '^SUMMARY: |==ERROR: libFuzzer|ERROR: libFuzzer' "$_log" | head -n 1)
-  [ -n "$_sum" ] || return 1
   [ -f "$known" ] || return 1
+  grep -qE 'ERROR: (AddressSanitizer|libFuzzer|LeakSanitizer)|SUMMARY: ' "$_log" || return 1
   _r=$(grep -v '^#' "$known" | while IFS='|' read -r _f _sig _why; do
     _f=$(echo "$_f" | tr -d ' ') _sig=$(echo "$_sig" | sed 's/^ *//; s/ *$//')
     case $_f in "$_t"/*) ;; *) continue ;; esac
-    [ -n "$_sig" ] && case $_sum in *"$_sig"*) echo "$_why" | sed 's/^ *//'; exit 0 ;; esac
+    [ -n "$_sig" ] && grep -qF -- "$_sig" "$_log" && { echo "$_why" | sed 's/^ *//'; exit 0; }
   done)
   [ -n "$_r" ] && echo "$_r"
 }
