@@ -5,10 +5,10 @@
 # --build is the clang tree (configured here on first use). Per target:
 # the fuzzing for S seconds (default 60; --seed 0: libFuzzer picks one),
 # its new inputs in BUILD/corpus/TARGET, a crash's input in
-# BUILD/artifacts/TARGET/; then the replay (-runs=0) of the committed
-# corpus and crash files. A crash whose sanitizer summary line matches a
-# line of tests/fuzz/known-crashes is a known fault: skipped with its
-# reason. Each run and each replay is one result; the last line is
+# BUILD/artifacts/TARGET/ (fork mode: the run goes on after a crash);
+# then the replay (-runs=0) of the committed corpus and crash files. A
+# crash whose report contains the signature of a line of
+# tests/fuzz/known-crashes is a known fault: skipped with its reason. Each run and each replay is one result; the last line is
 # "fuzz: N passed, N failed, N skipped". Exit 1 when one failed.
 set -u
 src= build= seconds=60 seed=0 targets=
@@ -101,22 +101,38 @@ for t in $targets; do
   work=$build/corpus/$t art=$build/artifacts/$t/
   mkdir -p "$work" "$art"
   if [ "$seconds" -gt 0 ]; then
+    # Fork mode, going on after a crash: a known fault does not end the
+    # run; each input it saved is then replayed and sorted, known or new.
     log=$build/fuzz-$t.log
+    rm -f "$art"crash-* "$art"oom-* "$art"timeout-* "$art"leak-*
     echo "== fuzz: $t for ${seconds} s (seed $seed)"
-    "$prog" $opts -seed="$seed" -max_total_time="$seconds" -artifact_prefix="$art" "$work" \
-      "$src/tests/fuzz/$t/corpus" > "$log" 2>&1
+    "$prog" $opts -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 -seed="$seed" \
+      -max_total_time="$seconds" -artifact_prefix="$art" "$work" "$src/tests/fuzz/$t/corpus" > "$log" 2>&1
     rc=$?
-    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
-    if [ $rc -eq 0 ]; then
-      echo "PASS: fuzz: $t: ${runs:-?} executions in ${seconds} s, no crash"
-      pass=$((pass + 1))
-    elif why=$(known_reason "$t" "$log"); then
-      echo "SKIP: fuzz: $t: a known fault after ${runs:-?} executions: $why"
+    runs=$(sed -n 's/^#\([0-9]*\): cov.*/\1/p' "$log" | tail -n 1)
+    new= nknown=0 why1=
+    for a in "$art"crash-* "$art"oom-* "$art"timeout-* "$art"leak-*; do
+      [ -f "$a" ] || continue
+      "$prog" $opts -runs=0 "$a" > "$a.log" 2>&1 && continue # did not crash again
+      if why=$(known_reason "$t" "$a.log"); then
+        nknown=$((nknown + 1)) why1=$why
+      else
+        new="$new $a"
+      fi
+    done
+    # (In fork mode the exit status is that of the last crash ignored: a
+    # run that fuzzed is one with executions.)
+    if [ -z "$runs" ] || [ -n "$new" ]; then
+      echo "FAIL: fuzz: $t: ${runs:-?} executions in ${seconds} s; new crashes (inputs, their logs *.log):$new"
+      for a in $new; do grep -E '^(SUMMARY|==[0-9]+==ERROR)|runtime error' "$a.log" | head -n 3 | sed 's/^/    | /'; done
+      [ -n "$runs" ] || tail -n 5 "$log" | sed 's/^/    | /'
+      fail=$((fail + 1))
+    elif [ $nknown -gt 0 ]; then
+      echo "SKIP: fuzz: $t: ${runs:-?} executions in ${seconds} s; $nknown inputs hit known faults only: $why1"
       skip=$((skip + 1))
     else
-      echo "FAIL: fuzz: $t: a crash after ${runs:-?} executions (input in $art, log $log):"
-      grep -E '^(SUMMARY|==[0-9]+==ERROR)|runtime error' "$log" | head -n 5 | sed 's/^/    | /'
-      fail=$((fail + 1))
+      echo "PASS: fuzz: $t: ${runs:-?} executions in ${seconds} s, no crash"
+      pass=$((pass + 1))
     fi
   fi
   # The replay: every committed corpus file and every crash file not listed
@@ -132,15 +148,29 @@ for t in $targets; do
     skip=$((skip + 1))
     continue
   fi
-  log=$build/replay-$t.log
-  # shellcheck disable=SC2086
-  if "$prog" $opts -runs=0 $files > "$log" 2>&1; then
-    echo "PASS: fuzz: $t: the replay of $(echo $files | wc -w) corpus and crash files"
-    pass=$((pass + 1))
-  else
-    echo "FAIL: fuzz: $t: the replay crashed (log $log):"
-    grep -E '^(SUMMARY|==[0-9]+==ERROR)|runtime error|Running: ' "$log" | tail -n 5 | sed 's/^/    | /'
+  # Each file alone, so that one known fault hides no other file.
+  nf=0 nknown=0 bad= why1=
+  for f in $files; do
+    log=$build/replay-$t.log
+    nf=$((nf + 1))
+    "$prog" $opts -runs=0 "$f" > "$log" 2>&1 && continue
+    if why=$(known_reason "$t" "$log"); then
+      nknown=$((nknown + 1)) why1=$why
+      continue
+    fi
+    bad="$bad $f"
+    echo "FAIL: fuzz: $t: the replay of $f crashed:"
+    grep -E '^(SUMMARY|==[0-9]+==ERROR)|runtime error' "$log" | head -n 5 | sed 's/^/    | /'
+    cp "$log" "$build/replay-$t-failed.log"
+  done
+  if [ -n "$bad" ]; then
     fail=$((fail + 1))
+  elif [ $nknown -gt 0 ]; then
+    echo "SKIP: fuzz: $t: the replay of $nf files: $nknown hit a known fault: $why1"
+    skip=$((skip + 1))
+  else
+    echo "PASS: fuzz: $t: the replay of $nf corpus and crash files"
+    pass=$((pass + 1))
   fi
 done
 finish
