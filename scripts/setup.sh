@@ -114,8 +114,9 @@ case "$what" in
     # reproducible), then the replay of the committed corpus and crashes.
     echo "== fuzz: each target for ${CS_FUZZ_SECONDS:-60} s, seed 1"
     cd "$top/build"
-    fuzz=$(sh "$top/tests/fuzz/run.sh" --src "$top" --build "$top/build/build-fuzz" \
-      --seconds "${CS_FUZZ_SECONDS:-60}" --seed 1 | tee /dev/stderr | tail -n 1)
+    sh "$top/tests/fuzz/run.sh" --src "$top" --build "$top/build/build-fuzz" \
+      --seconds "${CS_FUZZ_SECONDS:-60}" --seed 1 2>&1 | tee "$top/build/fuzz.out"
+    fuzz=$(tail -n 1 "$top/build/fuzz.out")
 
     # One line for everything: the normal suite, the sanitizer subset and
     # the fuzz runs (CI reads the last line).
