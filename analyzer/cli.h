@@ -34,6 +34,14 @@ extern const char cs_help_tui[];
 extern const char cs_help_run[], cs_help_ingest[], cs_help_report[];
 extern const char cs_help_analyze[], cs_help_diff[];
 
+/* `collscope report`'s options, parsed without running the report (the
+ * pointers point into argv). */
+typedef struct cs_report_opts {
+    const char *format, *outpath, *baseline, *failon, *trace; /* format: a known one */
+} cs_report_opts;
+/* 0, or 2 (bad usage) after printing the usage or one message. */
+int cs_report_parse_opts(int argc, char **argv, cs_report_opts *o);
+
 /* Print "collscope: MESSAGE" on stderr (one line). */
 void cs_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cs_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

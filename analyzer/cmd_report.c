@@ -43,22 +43,22 @@ const char cs_help_report[] = "usage: collscope report DIR|TRACE.db [--format te
                               "Exit status: 0, 1 when the trace cannot be read (one message names the\n"
                               "file and the problem), 2 on bad usage, 3 when a gate failed.\n";
 
-int cs_cmd_report(int argc, char **argv)
+int cs_report_parse_opts(int argc, char **argv, cs_report_opts *o)
 {
     static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
                                           { "output", required_argument, NULL, 'o' },
                                           { "baseline", required_argument, NULL, 'b' },
                                           { "fail-on", required_argument, NULL, 'g' },
                                           { NULL, 0, NULL, 0 } };
-    const char *format = "text", *outpath = NULL, *baseline = NULL, *failon = NULL;
     int c;
-    optind = 1;
+    *o = (cs_report_opts){ .format = "text" };
+    optind = 0; /* getopt's full reset: the parser may run more than once in a process */
     while ((c = getopt_long(argc, argv, "f:o:", opts, NULL)) != -1) {
         switch (c) {
-        case 'f': format = optarg; break;
-        case 'o': outpath = optarg; break;
-        case 'b': baseline = optarg; break;
-        case 'g': failon = optarg; break;
+        case 'f': o->format = optarg; break;
+        case 'o': o->outpath = optarg; break;
+        case 'b': o->baseline = optarg; break;
+        case 'g': o->failon = optarg; break;
         default: fputs(cs_help_report, stderr); return 2;
         }
     }
@@ -66,11 +66,22 @@ int cs_cmd_report(int argc, char **argv)
         fputs(cs_help_report, stderr);
         return 2;
     }
-    cs_report_writer writer = cs_report_format(format);
-    if (!writer) {
-        cs_error("report: unknown format '%s' (text, json, markdown or junit)", format);
+    o->trace = argv[optind];
+    if (!cs_report_format(o->format)) {
+        cs_error("report: unknown format '%s' (text, json, markdown or junit)", o->format);
         return 2;
     }
+    return 0;
+}
+
+int cs_cmd_report(int argc, char **argv)
+{
+    cs_report_opts o;
+    int prc = cs_report_parse_opts(argc, argv, &o);
+    if (prc != 0)
+        return prc;
+    const char *outpath = o.outpath, *baseline = o.baseline, *failon = o.failon;
+    cs_report_writer writer = cs_report_format(o.format);
     cs_report_data ad, bd;
     cs_report_trace tr;
     memset(&ad, 0, sizeof ad);
@@ -84,7 +95,7 @@ int cs_cmd_report(int argc, char **argv)
         cs_error("%s", err);
         goto out;
     }
-    st = cs_analysis_open(argv[optind], 0, 0, stderr, err, sizeof err);
+    st = cs_analysis_open(o.trace, 0, 0, stderr, err, sizeof err);
     if (!st) {
         cs_error("%s", err);
         goto out;

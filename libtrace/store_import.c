@@ -419,8 +419,11 @@ static const char *const cs_import_sql[Q_N] = {
     [Q_NCOLL] = "INSERT INTO nccl_coll(span, algo, proto, nchannels, gpu_begin_ns, gpu_end_ns) VALUES(?,?,?,?,?,?)",
 };
 
-/* Each rank's spans take ids in their own range of 2^36. */
+/* Each rank's spans take ids in their own range of 2^36; a log whose
+ * rank (or pid, when the rank is unknown) is 2^26 or more, or negative,
+ * is refused. */
 #define CS_SPAN_ID_RANGE ((sqlite3_int64)1 << 36)
+#define CS_IMPORT_RANK_MAX (1 << 26)
 static sqlite3_int64 cs_span_id_base(int rank)
 {
     return rank >= 0 ? (sqlite3_int64)rank * CS_SPAN_ID_RANGE
@@ -929,6 +932,14 @@ int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *sta
     im->errlen = errlen;
     /* A copy: the reader is reopened for the second pass. */
     im->h = *cs_logr_header(lr);
+    if (im->h.rank >= CS_IMPORT_RANK_MAX || im->h.rank < -1 ||
+        (im->h.rank < 0 && (im->h.pid <= 0 || im->h.pid >= CS_IMPORT_RANK_MAX))) {
+        int rank = im->h.rank, pid = im->h.pid;
+        cs_logr_close(lr);
+        free(im);
+        return cs_store_sql_fail(err, errlen, "%s: rank %d, pid %d in the log header are out of range (damaged log?)",
+                                 log_path, rank, pid);
+    }
     im->rank = im->h.rank >= 0 ? im->h.rank : -im->h.pid;
     stats->rank = im->rank;
     stats->closed = cs_logr_closed(lr);
