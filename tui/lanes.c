@@ -96,14 +96,13 @@ static void cells_add(double *acc, int ncols, int64_t t0, double colns, int64_t 
 {
     if (e < b)
         return;
-    double x0 = (double)(b - t0) / colns, x1 = (double)(e - t0) / colns;
-    int c0 = (int)floor(x0), c1 = (int)floor(x1);
-    if (c1 < 0 || c0 >= ncols)
+    /* In doubles, and clamped before any conversion to int: a span may lie
+     * any distance outside the window. */
+    double x0 = ((double)b - (double)t0) / colns, x1 = ((double)e - (double)t0) / colns;
+    if (!(x1 >= 0) || !(x0 < ncols))
         return;
-    if (c0 < 0)
-        c0 = 0;
-    if (c1 >= ncols)
-        c1 = ncols - 1;
+    int c0 = x0 < 0 ? 0 : (int)floor(x0);
+    int c1 = x1 >= ncols ? ncols - 1 : (int)floor(x1);
     for (int c = c0; c <= c1; c++) {
         double lo = x0 > c ? x0 : c, hi = x1 < c + 1 ? x1 : c + 1;
         double v = hi > lo ? hi - lo : 0;
@@ -218,10 +217,13 @@ int tui_lanes_frame(tui_lanes *f, tui_model *m, int ncols, int rows)
                     if (!bk[i].ns[k])
                         continue;
                     /* spread the busy time over the bucket's columns */
-                    double x0 = (double)(lo - m->t0) / colns, x1 = x0 + width / colns;
-                    int c0 = (int)floor(x0), c1 = (int)floor(x1 - 1e-9);
+                    double x0 = ((double)lo - (double)m->t0) / colns, x1 = x0 + width / colns;
+                    if (!(x1 > 0) || !(x0 < ncols))
+                        continue;
+                    int c0 = x0 < 0 ? 0 : (int)floor(x0);
+                    int c1 = x1 - 1e-9 >= ncols ? ncols - 1 : (int)floor(x1 - 1e-9);
                     double per = (double)bk[i].ns[k] / width;
-                    for (int c = c0 < 0 ? 0 : c0; c <= c1 && c < ncols; c++) {
+                    for (int c = c0; c <= c1 && c < ncols; c++) {
                         double l2 = x0 > c ? x0 : c, h2 = x1 < c + 1 ? x1 : c + 1;
                         if (h2 > l2)
                             acc[c * CS_TK_N + k] += per * (h2 - l2);

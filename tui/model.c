@@ -377,9 +377,9 @@ void tui_model_set_width(tui_model *m, int ncols)
         return;
     int64_t tc = m->ncols > 0 ? tui_model_cursor_time(m) : m->t0;
     m->ncols = ncols;
-    double col = (double)(m->t1 - m->t0) / ncols;
-    int c = (int)((double)(tc - m->t0) / col);
-    m->cur_col = c < 0 ? 0 : c >= ncols ? ncols - 1 : c;
+    double col = ((double)m->t1 - (double)m->t0) / ncols;
+    double x = ((double)tc - (double)m->t0) / col;
+    m->cur_col = !(x >= 0) ? 0 : x >= ncols ? ncols - 1 : (int)x;
 }
 
 int tui_model_scroll(tui_model *m, int rows)
@@ -443,9 +443,9 @@ void tui_model_center(tui_model *m, int64_t tc, int64_t width)
     }
     clamp_view(m);
     int n = m->ncols > 0 ? m->ncols : 1;
-    double col = (double)(m->t1 - m->t0) / n;
-    int c = (int)((double)(tc - m->t0) / col);
-    m->cur_col = c < 0 ? 0 : c >= n ? n - 1 : c;
+    double col = ((double)m->t1 - (double)m->t0) / n;
+    double x = ((double)tc - (double)m->t0) / col;
+    m->cur_col = !(x >= 0) ? 0 : x >= n ? n - 1 : (int)x;
 }
 
 /* ---- the selection ---- */
