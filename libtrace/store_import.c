@@ -871,7 +871,11 @@ static int import_process(cs_import *im)
     sqlite3_bind_int64(s, 10, stats->spans);
     sqlite3_bind_int64(s, 11, (sqlite3_int64)h->dropped);
     sqlite3_bind_int64(s, 12, (sqlite3_int64)h->overhead_ns);
-    sqlite3_bind_int64(s, 13, (sqlite3_int64)h->overhead_ns * stats->spans);
+    /* A damaged header may hold any overhead: the product saturates. */
+    int64_t total;
+    if (h->overhead_ns > INT64_MAX || __builtin_mul_overflow((int64_t)h->overhead_ns, stats->spans, &total))
+        total = INT64_MAX;
+    sqlite3_bind_int64(s, 13, total);
     sqlite3_bind_int64(s, 14, start);
     sqlite3_bind_int64(s, 15, end);
     sqlite3_bind_int(s, 16, (int)h->callsites);
