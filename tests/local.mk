@@ -59,6 +59,9 @@ clean-local-tests:
 # Unit tests of libtrace.
 check_PROGRAMS += tests/unit/test_log
 TESTS += tests/unit/test_log
+# The one indent style (scripts/format.sh check, as make format-check).
+TESTS += tests/format.sh
+EXTRA_DIST += tests/format.sh
 tests_unit_test_log_SOURCES = tests/unit/test_log.c
 tests_unit_test_log_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_log_LDADD = $(CS_STORE_LIBS) $(PTHREAD_LIBS)
