@@ -266,19 +266,7 @@ int cs_core_rank(void)
 
 void cs_core_emit_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint32_t size, int32_t rank)
 {
-    cs_rec_comm *r = (cs_rec_comm *)cs_log_slot();
-    if (!r)
-        return;
-    r->how = (uint16_t)how;
-    r->tid = cs__log_tls.tid;
-    r->t0 = cs_clock_ticks();
-    r->id = id;
-    r->parent = parent;
-    r->local = local;
-    r->size = size;
-    r->rank = rank;
-    r->world_rank = cs_core_rank();
-    cs_log_commit(r, CS_REC_HDR(CS_REC_COMMDEF, 0));
+    cs_log_commdef(how, id, parent, local, size, rank, cs_core_rank());
 }
 
 /* At exit: close the log and turn it into this rank's SQLite file, unless

@@ -567,27 +567,9 @@ uint32_t cs_mpi_req_id(void)
     return __atomic_add_fetch(&cs_req_next, 1, __ATOMIC_RELAXED);
 }
 
-/* A REQDONE record: request id finished in the completion call op that ran
- * from t0 (to t1), with the status's source and tag (-1: none) and rc. */
-static void cs_reqdone_rec(uint32_t id, int op, uint64_t t0, uint64_t t1, int32_t source, int32_t tag, int32_t rc)
-{
-    cs_rec_done *r = (cs_rec_done *)cs_log_slot();
-    if (!r)
-        return;
-    r->op = (uint16_t)op;
-    r->tid = cs__log_tls.tid;
-    r->t0 = t0;
-    r->t1 = t1;
-    r->req = id;
-    r->source = source;
-    r->tag = tag;
-    r->rc = rc;
-    cs_log_commit(r, CS_REC_HDR(CS_REC_REQDONE, 0));
-}
-
 void cs_mpi_reqdone(uint32_t id, int op, uint64_t t0, uint64_t t1)
 {
-    cs_reqdone_rec(id, op, t0, t1, -1, -1, 0);
+    cs_log_reqdone(op, t0, t1, id, -1, -1, 0, 0);
 }
 
 static void cs_mpi_done(cs_mpi_call *c, MPI_Request h, const MPI_Status *st)
@@ -596,7 +578,7 @@ static void cs_mpi_done(cs_mpi_call *c, MPI_Request h, const MPI_Status *st)
         return;
     uint32_t id = cs_req_take(CS_H(h));
     if (id)
-        cs_reqdone_rec(id, c->r->op, c->r->t0, c->r->t1, st ? st->MPI_SOURCE : -1, st ? st->MPI_TAG : -1, c->r->rc);
+        cs_log_reqdone(c->r->op, c->r->t0, c->r->t1, id, st ? st->MPI_SOURCE : -1, st ? st->MPI_TAG : -1, 0, c->r->rc);
 }
 
 static void cs_reqs_save(cs_mpi_reqs *q, int n, const MPI_Request *reqs)
