@@ -169,3 +169,19 @@ tests_nccl_ptsz_LDADD = -lcudart
 TESTS += tests/nccl/ptsz.sh
 endif
 EXTRA_DIST += tests/gpu/run.sh
+
+# nbloop: a training-style loop with nonblocking bucket allreduces, no step
+# markers and a rank late in chosen steps, timing itself (tests/progs/).
+EXTRA_DIST += tests/progs/nbloop.c
+if HAVE_OMPI
+check_PROGRAMS += tests/progs/nbloop_ompi
+tests_progs_nbloop_ompi_SOURCES = tests/progs/nbloop.c
+tests_progs_nbloop_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
+tests_progs_nbloop_ompi_LDADD = $(OMPI_LIBS)
+endif
+if HAVE_MPICH
+check_PROGRAMS += tests/progs/nbloop_mpich
+tests_progs_nbloop_mpich_SOURCES = tests/progs/nbloop.c
+tests_progs_nbloop_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
+tests_progs_nbloop_mpich_LDADD = $(MPICH_LIBS)
+endif
