@@ -359,7 +359,7 @@ static int wf_load(wf *w, char *err, size_t errlen)
         }
         int64_t marks = 0;
         while ((r = cs_span_next(it, &sp)) > 0) {
-            if (sp.rank < 0 || sp.rank >= a->ctx->nranks)
+            if (cs__an_ctx_ix(a->ctx, sp.rank) < 0)
                 continue;
             /* the marker that begins step maxsteps ends this rank's window */
             if (w->maxsteps && wf_op_is(a, sp.op, "marker") && ++marks > w->maxsteps)
@@ -1263,7 +1263,7 @@ static void wf_comm_figures(wf *w)
         fused += (x->flags & CS_F_FUSED) != 0;
         if (x->step < 0 || x->step + 1 >= w->nsteps)
             continue;
-        if (x->rank < 0 || x->rank >= a->ctx->nranks || a->ctx->dense[x->rank] < 0)
+        if (cs__an_ctx_ix(a->ctx, x->rank) < 0)
             continue;
         size_t k = cs__an_ctx_sr(a->ctx, x->step, x->rank);
         has[k] = 1;
@@ -1274,9 +1274,7 @@ static void wf_comm_figures(wf *w)
     }
     int64_t *per = malloc((size_t)w->nsteps * sizeof *per);
     size_t m = 0;
-    int nr = 0;
-    for (int r = 0; r < a->ctx->nranks; r++)
-        nr += a->ctx->present[r];
+    int nr = a->ctx->ndense;
     for (int s = 0; per && s + 1 < w->nsteps; s++) {
         int64_t sum = 0;
         int n = 0;
@@ -1308,7 +1306,7 @@ static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
     wf_io *a = w->a;
     int64_t *gap = malloc(w->ns * sizeof *gap);
     int *first = malloc((size_t)w->nlanes * (size_t)w->nsteps * sizeof *first);
-    int *lane0 = malloc((size_t)a->ctx->nranks * sizeof *lane0);
+    int *lane0 = malloc((size_t)(a->ctx->ndense > 0 ? a->ctx->ndense : 1) * sizeof *lane0); /* by rank index */
     if (!gap || !first || !lane0) {
         free(gap);
         free(first);
@@ -1317,10 +1315,10 @@ static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
     }
     for (size_t i = 0; i < w->ns; i++)
         gap[i] = i == 0 || w->s[i].lane != w->s[i - 1].lane ? 0 : w->s[i].b - w->s[i - 1].e;
-    for (int r = 0; r < a->ctx->nranks; r++)
-        lane0[r] = -1;
+    for (int d = 0; d < a->ctx->ndense; d++)
+        lane0[d] = -1;
     for (int l = w->nlanes - 1; l >= 0; l--)
-        lane0[w->lane_rank[l]] = l;
+        lane0[cs__an_ctx_ix(a->ctx, w->lane_rank[l])] = l;
     for (size_t k = 0; k < (size_t)w->nlanes * (size_t)w->nsteps; k++)
         first[k] = -1;
     for (size_t i = 0; i < w->ns; i++) {
@@ -1331,18 +1329,19 @@ static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
     cs_vec others = { 0 };
     for (size_t t = 0; t + 2 < sv->n; t += 3) {
         int r = (int)sv->a[t];
-        if (r < 0 || r >= a->ctx->nranks || lane0[r] < 0)
+        int d = cs__an_ctx_ix(a->ctx, r);
+        if (d < 0 || lane0[d] < 0)
             continue;
-        int l = lane0[r];
+        int l = lane0[d];
         for (int i = w->lane_lo[l] + 1; i < w->lane_hi[l]; i++) {
             const wf_span *x = &w->s[i];
             if (x->step < sv->a[t + 1] || x->step > sv->a[t + 2] || x->step < 0)
                 continue;
             int j = i - first[(size_t)l * (size_t)w->nsteps + (size_t)x->step];
             others.n = 0;
-            for (int r2 = 0; r2 < a->ctx->nranks; r2++) {
-                int l2 = lane0[r2];
-                if (r2 == r || l2 < 0)
+            for (int d2 = 0; d2 < a->ctx->ndense; d2++) {
+                int l2 = lane0[d2];
+                if (d2 == d || l2 < 0)
                     continue;
                 int f2 = first[(size_t)l2 * (size_t)w->nsteps + (size_t)x->step];
                 int i2 = f2 + j;
