@@ -170,7 +170,7 @@ static int cs_label_cb(int rank, int64_t id, const char *label, void *arg)
     l->s[l->n] = strdup(label);
     if (!l->s[l->n])
         return -1;
-    cs_map_put(&l->idx, (uint64_t)rank << 40 ^ (uint64_t)id, (int64_t)l->n);
+    cs_map_put(&l->idx, cs__an_ctx_rank_key(rank, id), (int64_t)l->n);
     l->n++;
     return 0;
 }
@@ -184,7 +184,7 @@ static int cs_comm_cb(const cs_comm_member *m, void *arg)
 static int cs_done_cb(const cs_completion *c, void *arg)
 {
     cs_map *done = arg;
-    return cs_map_put(done, (uint64_t)c->rank << 40 ^ (uint64_t)c->req, c->end_ns);
+    return cs_map_put(done, cs__an_ctx_rank_key(c->rank, c->req), c->end_ns);
 }
 
 typedef struct cs_matcher {
@@ -236,7 +236,7 @@ static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
     in.transfer_ns = lexit > last ? lexit - last : 0;
     in.step = cs_step_of(a, x->m[0].rank, x->m[0].b);
     int64_t li;
-    if (x->m[0].callsite && cs_map_get(&x->labels.idx, (uint64_t)x->m[0].rank << 40 ^ (uint64_t)x->m[0].callsite, &li))
+    if (x->m[0].callsite && cs_map_get(&x->labels.idx, cs__an_ctx_rank_key(x->m[0].rank, x->m[0].callsite), &li))
         snprintf(in.callsite, sizeof in.callsite, "%s", x->labels.s[li]);
     a->coll->instances++;
     int complete = in.nranks >= in.expected;
@@ -401,7 +401,7 @@ int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps,
         int64_t e = s.end_ns;
         if (s.req && (s.flags & CS_F_NONBLOCKING)) {
             int64_t d;
-            if (cs_map_get(&x.done, (uint64_t)s.rank << 40 ^ (uint64_t)s.req, &d))
+            if (cs_map_get(&x.done, cs__an_ctx_rank_key(s.rank, s.req), &d))
                 e = d;
             else
                 a->coll->uncompleted++;

@@ -252,7 +252,7 @@ static int wf_pair_push(wf_pairs *v, int span, int64_t code)
 }
 
 typedef struct wf_done {
-    int64_t span, key, end; /* the completing span's id; rank << 40 ^ req; its end */
+    int64_t span, key, end; /* the completing span's id; cs__an_ctx_rank_key(rank, req); its end */
 } wf_done;
 typedef struct wf_dones {
     wf_done *a;
@@ -264,7 +264,7 @@ static int wf_done_cb(const cs_completion *c, void *arg)
     wf_dones *v = arg;
     if (CS_VEC_RESERVE(v->a, v->cap, v->n + 1) != 0)
         return -1;
-    v->a[v->n++] = (wf_done){ c->span, (int64_t)((uint64_t)c->rank << 40 ^ (uint64_t)c->req), c->end_ns };
+    v->a[v->n++] = (wf_done){ c->span, (int64_t)cs__an_ctx_rank_key(c->rank, c->req), c->end_ns };
     return 0;
 }
 
@@ -447,7 +447,7 @@ static int wf_load(wf *w, char *err, size_t errlen)
         wf_span *x = &w->s[i];
         if (cs_map_put(&sidx, (uint64_t)x->id, (int64_t)i) != 0)
             goto oom;
-        if (x->lag && cs_map_put(&reqs, (uint64_t)x->rank << 40 ^ (uint64_t)x->lag, (int64_t)i) != 0)
+        if (x->lag && cs_map_put(&reqs, cs__an_ctx_rank_key(x->rank, x->lag), (int64_t)i) != 0)
             goto oom;
         x->lag = 0;
         if (x->cls != WF_COLL && x->cls != WF_NBCOLL)

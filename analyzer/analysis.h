@@ -169,6 +169,13 @@ static inline size_t cs__an_ctx_sr(const cs_an_ctx *c, int64_t s, int r)
     return (size_t)s * (size_t)(c->ndense + 1) + (size_t)(d >= 0 ? d : c->ndense);
 }
 
+/* A map key for (rank id, 32-bit id of that rank: request, call site):
+ * distinct for every rank in 0..INT32_MAX. */
+static inline uint64_t cs__an_ctx_rank_key(int rank, int64_t id)
+{
+    return (uint64_t)(uint32_t)rank << 32 ^ (uint64_t)id;
+}
+
 /* Builds the rank index of c from the ranks of the processes (ids in any
  * order, repeated or negative: negative ones are left out); 0, or -1 out
  * of memory. */
