@@ -11,6 +11,7 @@
 # 3. A world size of 2^31-1 with those four ranks: the missing ranks are
 #    counted and a few listed, without memory per missing id.
 . "$srcdir/tests/lib.sh"
+. "$srcdir/tests/analysis/sparse_ranks.inc.sh"
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip "$PY not installed"
 [ -x /usr/bin/time ] || skip "/usr/bin/time not installed"
@@ -48,11 +49,8 @@ echo "verdicts: plain (renamed) [$vp], sparse [$vs]"
 "$GEN" "$T/p4.db" --ranks 4 --steps 100 --persistent 3:5000 --slow-link 1:2:3000 --transient 2:40-60:8000 \
   >/dev/null || fail "gen_trace failed"
 cp "$T/p4.db" "$T/wide.db"
-map="CASE rank WHEN 1 THEN 7 WHEN 2 THEN 1000000 WHEN 3 THEN 2147483647 ELSE rank END"
-for t in $(q "$T/wide.db" "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c
-                          WHERE m.type = 'table' AND c.name = 'rank'"); do
-  q "$T/wide.db" "UPDATE $t SET rank = $map" || fail "sqlite3: $t"
-done
+MAP="1:7 2:1000000 3:2147483647"
+renumber "$T/wide.db" "$MAP"
 [ "$(q "$T/wide.db" "SELECT group_concat(rank) FROM (SELECT DISTINCT rank FROM span ORDER BY rank)")" = \
   "0,7,1000000,2147483647" ] || fail "the renumbered trace does not hold ranks 0,7,1000000,2147483647"
 p=$(rss "$T/p4.db") s=$(rss "$T/wide.db")
@@ -63,34 +61,8 @@ echo "peak RSS: ranks 0-3 $p KiB, ranks 0,7,1000000,2147483647 $s KiB"
 for d in p4 wide; do
   "$COLLSCOPE" report "$T/$d.db" --format json -o "$T/$d.json" || fail "report $d failed"
 done
-# what the analysis found, with the ranks of the plain trace renamed
-figures() {
-  "$PY" - "$1" "$2" <<'PYEOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-ren = {0: 0, 1: 7, 2: 1000000, 3: 2147483647} if sys.argv[2] == "rename" else {}
-R = lambda r: ren.get(r, r)
-print("instances", d["instances"], d["incomplete_instances"], "p2p", d["p2p_messages"])
-for s in d["stragglers"]:
-    print("straggler", s["kind"], R(s["rank"]), R(s["src"]), R(s["dst"]), s["comm"], s["first_step"],
-          s["last_step"], s["lateness_ns"], s["cost_ns"])
-for r in sorted(d["rank_stats"], key=lambda r: R(r["rank"])):
-    print("wait", R(r["rank"]), r["times_last"], r["imposed_wait_ns"], r["median_lateness_ns"])
-for c in sorted(d["clocks"], key=lambda c: R(c["rank"])):
-    print("clock", R(c["rank"]), c["offset_ns"], c["drift_ppm"], c["residual_ns"])
-for r in sorted(d["ranks"], key=lambda r: R(r["rank"])):
-    print("rank", R(r["rank"]), r["in_calls_ns"], r["spans"])
-st = d["steps"]
-print("steps", st["source"], st["count"], st["median_ns"], st["whatif_median_ns"])
-for s in st["list"]:
-    print("step", s["step"], s["time_ns"], R(s["slowest_rank"]), s["whatif_ns"])
-w = d["whatif"]
-print("whatif", w["replay_step_ns"], w["model_step_ns"], w["ontime_step_ns"], w["comm_step_ns"])
-print("notes", d["notes"])
-PYEOF
-}
-figures "$T/p4.json" rename >"$T/p4.fig" || fail "cannot read $T/p4.json"
-figures "$T/wide.json" as-is >"$T/wide.fig" || fail "cannot read $T/wide.json"
+figures "$T/p4.json" "$MAP" >"$T/p4.fig" || fail "cannot read $T/p4.json"
+figures "$T/wide.json" >"$T/wide.fig" || fail "cannot read $T/wide.json"
 grep -v '^step ' "$T/wide.fig"
 for r in 0 7 1000000 2147483647; do
   for what in wait clock rank; do
