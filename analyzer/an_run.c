@@ -171,28 +171,25 @@ int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
     if (nproc == 0)
         cs__an_ctx_note(&a.ctx, "the trace holds no process and no span: nothing to analyse");
     if (negative)
-        cs__an_ctx_note(&a.ctx, "%d processes with a negative rank (rank %d%s) are left out of the analysis", negative,
+        cs__an_ctx_note(&a.ctx, "processes with a negative rank are left out of the analysis: %d (rank %d%s)", negative,
                         neg_first, negative > 1 ? ", ..." : "");
     if (nproc > 0 && world > a.ctx.ndense) {
         /* how many are missing, and the first few ids of 0..world-1 that
          * are not present (never a table by id) */
+        int missing = world - a.ctx.ndense, listed = 0, d = 0;
         char miss[128] = "";
-        int listed = 0, d = 0;
-        for (int r = 0; r < world && listed <= 8; r++) {
+        for (int r = 0; r < world && listed < missing && listed < 8; r++) {
             while (d < a.ctx.ndense && a.ctx.rank_of[d] < r)
                 d++;
             if (d < a.ctx.ndense && a.ctx.rank_of[d] == r)
                 continue;
             size_t l = strlen(miss);
-            snprintf(miss + l, sizeof miss - l, "%s%s", l ? "," : "", listed < 8 ? "" : "...");
-            if (listed < 8) {
-                l = strlen(miss);
-                snprintf(miss + l, sizeof miss - l, "%d", r);
-            }
+            snprintf(miss + l, sizeof miss - l, "%s%d", l ? "," : "", r);
             listed++;
         }
-        cs__an_ctx_note(&a.ctx, "ranks missing from the trace (%d of %d): %s; instances they belong to are incomplete",
-                        world - a.ctx.ndense, world, miss);
+        cs__an_ctx_note(&a.ctx,
+                        "ranks missing from the trace (%d of %d): %s%s; instances they belong to are incomplete",
+                        missing, world, miss, missing > listed ? ",..." : "");
     }
     for (int i = 0; i < nproc; i++)
         if (strcmp(procs[i].status, "crashed") == 0)

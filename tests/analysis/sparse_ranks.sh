@@ -9,7 +9,9 @@
 #    equal those of ids 0..3 (verdicts, instances, steps, what-if), and the
 #    analysis stays within the memory of the plain trace.
 # 3. A world size of 2^31-1 with those four ranks: the missing ranks are
-#    counted and a few listed, without memory per missing id.
+#    counted and a few listed, without memory per missing id (and a world
+#    of 6: two missing, two listed).
+# 4. A negative rank id is refused with a message naming the file.
 . "$srcdir/tests/lib.sh"
 . "$srcdir/tests/analysis/sparse_ranks.inc.sh"
 PY=/usr/bin/python3
@@ -83,4 +85,20 @@ case $n in
   *"ranks missing from the trace (2147483643 of 2147483647): 1,2,3,4,5,6,8,9,...;"*) ;;
   *) fail "world size 2^31-1: no count of the missing ranks in the notes: $n" ;;
 esac
+
+# a world of 6 with ids 0, 7, ...: two missing, two listed
+q "$T/wide.db" "UPDATE processes SET world_size = 6" || fail "sqlite3"
+"$COLLSCOPE" analyze --force "$T/wide.db" >/dev/null || fail "analyze with a world size of 6 failed"
+n=$(q "$T/wide.db" "SELECT value FROM meta WHERE key = 'analysis_notes'")
+case $n in
+  *"ranks missing from the trace (2 of 6): 1,2;"*) ;;
+  *) fail "world size 6: the missing ranks are miscounted in the notes: $n" ;;
+esac
+
+# 4. a negative rank is refused, naming the file
+q "$T/wide.db" "UPDATE processes SET world_size = 4" || fail "sqlite3"
+renumber "$T/wide.db" "2147483647:-5"
+"$COLLSCOPE" analyze --force "$T/wide.db" >/dev/null 2>"$T/neg.err" && fail "a trace with rank -5 was analysed"
+cat "$T/neg.err"
+grep -q "wide.db:.*rank" "$T/neg.err" || fail "rank -5: the message names neither the file nor the rank"
 pass
