@@ -1318,7 +1318,8 @@ static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
     for (int d = 0; d < a->ctx->ndense; d++)
         lane0[d] = -1;
     for (int l = w->nlanes - 1; l >= 0; l--)
-        lane0[cs__an_ctx_ix(a->ctx, w->lane_rank[l])] = l;
+        if (cs__an_ctx_ix(a->ctx, w->lane_rank[l]) >= 0)
+            lane0[cs__an_ctx_ix(a->ctx, w->lane_rank[l])] = l;
     for (size_t k = 0; k < (size_t)w->nlanes * (size_t)w->nsteps; k++)
         first[k] = -1;
     for (size_t i = 0; i < w->ns; i++) {
