@@ -51,3 +51,14 @@ int cs__an_ctx_is_n2n(const cs_an_ctx *c, int op)
         return 0;
     return c->op_n2n ? c->op_n2n[op] : cs__an_ctx_op_is_n2n(c, op);
 }
+
+const char *cs__an_ctx_commname(const cs_an_ctx *c, int64_t id, char *buf, size_t len)
+{
+    /* Read when asked: a handful of texts per analysis need a name. */
+    cs_comms t;
+    if (cs_store_comms_load(c->st, &t) != 0)
+        return cs_store_comms_name(NULL, id, buf, len);
+    cs_store_comms_name(&t, id, buf, len);
+    cs_store_comms_free(&t);
+    return buf;
+}
