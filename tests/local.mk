@@ -103,6 +103,10 @@ TESTS += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh te
 EXTRA_DIST += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh tests/store/readonly.sh \
 	tests/store/corrupt.sh
 
+# Communicators by name in the store and the reports, on both MPIs.
+TESTS += tests/store/comm_names.sh
+EXTRA_DIST += tests/store/comm_names.sh
+
 # Damaged logs and files that are no logs (bench/log_gen --break), and logs
 # of several runs in one folder.
 TESTS += tests/store/log_fields.sh tests/store/log_special.sh tests/store/log_truncated.sh tests/store/two_runs.sh

@@ -8,7 +8,7 @@ need_mpi openmpi
 "$COLLSCOPE" run -o "$T/r" -- "$(mpirun_for openmpi)" -np 4 "$prog" --steps 10 > /dev/null 2>&1 || fail "run failed"
 db=$T/r/trace.db
 expect_eq "format" "$(q "$db" "SELECT value FROM meta WHERE key='format'")" collscope-trace
-expect_eq "schema version" "$(q "$db" "SELECT value FROM meta WHERE key='schema_version'")" 2
+expect_eq "schema version" "$(q "$db" "SELECT value FROM meta WHERE key='schema_version'")" 3
 expect_eq "tool version" "$(q "$db" "SELECT value FROM meta WHERE key='tool_version'")" "$("$COLLSCOPE" --version | sed 's/collscope \([^ ]*\).*/\1/')"
 q "$db" "SELECT value FROM meta WHERE key='command'" | grep -q mpi_trainer_ompi || fail "the launch line is not recorded"
 expect_eq "journal mode" "$(q "$db" "PRAGMA journal_mode")" wal
