@@ -19,7 +19,7 @@ static void cs_report_text_groups(FILE *f, const char *title, const char *keynam
     for (size_t i = 0; comms && i < n; i++) {
         char key[300];
         int l = (int)strlen(cs_store_comms_label(comms, strtoll(a[i].key, NULL, 10), key, sizeof key));
-        w = l > w ? (l < 80 ? l : 80) : w;
+        w = l > w ? (l < 120 ? l : 120) : w;
     }
     fprintf(f, "\n%s\n", title);
     fprintf(f, "  %-*s %9s %11s %11s %10s %10s %10s %10s\n", w, keyname, "calls", "bytes", "total", "p50", "p90", "p99",

@@ -99,7 +99,13 @@ static const char *cs_comms_derive(cs_comms *t, size_t i, int depth)
         cs_comms_hex(c->id, d, (size_t)n, "other");
     /* the predefined ones keep their names; a set name wins elsewhere */
     int predefined = strcmp(how, "world") == 0 || strcmp(how, "self") == 0;
-    snprintf(c->display, sizeof c->display, "%s", c->name[0] && !predefined ? c->name : c->origin);
+    if (c->name[0] && !predefined && c->shared) {
+        char both[2 * CS_COMMS_DISPLAY_MAX + 4];
+        snprintf(both, sizeof both, "%s [%s]", c->name, c->origin);
+        snprintf(c->display, sizeof c->display, "%.*s", CS_COMMS_DISPLAY_MAX - 1, both);
+    } else {
+        snprintf(c->display, sizeof c->display, "%s", c->name[0] && !predefined ? c->name : c->origin);
+    }
     return c->display;
 }
 
@@ -114,9 +120,8 @@ static int cs_comms_by_display(const void *x, const void *y)
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
-/* Communicators that read the same: a set name is followed by the
- * origin ("grad [split(MPI_COMM_WORLD, color 1)]"); what still reads the
- * same gets " #2", " #3", ... in creation order. */
+/* Communicators that still read the same get " #2", " #3", ... in
+ * creation order. */
 static int cs_comms_disambiguate(cs_comms *t)
 {
     if (t->n < 2)
@@ -133,22 +138,6 @@ static int cs_comms_disambiguate(cs_comms *t)
         free(o);
         return -1;
     }
-    int named = 0;
-    for (size_t i = 0; i < t->n; i++) {
-        int same = (i > 0 && strcmp(o[i]->display, o[i - 1]->display) == 0) ||
-                   (i + 1 < t->n && strcmp(o[i]->display, o[i + 1]->display) == 0);
-        nth[i] = same && o[i]->name[0] && strcmp(o[i]->display, o[i]->origin) != 0;
-        named |= nth[i];
-    }
-    for (size_t i = 0; i < t->n; i++)
-        if (nth[i]) {
-            char both[2 * CS_COMMS_DISPLAY_MAX + 4];
-            snprintf(both, sizeof both, "%s [%s]", o[i]->name, o[i]->origin);
-            snprintf(o[i]->display, sizeof o[i]->display, "%.*s", CS_COMMS_DISPLAY_MAX - 1, both);
-        }
-    if (named)
-        qsort(o, t->n, sizeof *o, cs_comms_by_display);
-    memset(nth, 0, t->n * sizeof *nth);
     for (size_t i = 1; i < t->n; i++)
         if (strcmp(o[i]->display, o[i - 1]->display) == 0)
             nth[i] = nth[i - 1] ? nth[i - 1] + 1 : 2;
@@ -168,10 +157,35 @@ static int cs_comms_disambiguate(cs_comms *t)
     return 0;
 }
 
+static int cs_comms_by_name(const void *x, const void *y)
+{
+    return strcmp((*(const cs_comm_info *const *)x)->name, (*(const cs_comm_info *const *)y)->name);
+}
+
+/* A name set on several communicators is shown with each one's origin
+ * ("grad [split(MPI_COMM_WORLD, color 1)]"), also inside the names of the
+ * communicators made from them. */
+static int cs_comms_mark_shared(cs_comms *t)
+{
+    if (t->n < 2)
+        return 0;
+    cs_comm_info **o = malloc(t->n * sizeof *o);
+    if (!o)
+        return -1;
+    for (size_t i = 0; i < t->n; i++)
+        o[i] = &t->a[i];
+    qsort(o, t->n, sizeof *o, cs_comms_by_name);
+    for (size_t i = 1; i < t->n; i++)
+        if (o[i]->name[0] && strcmp(o[i]->name, o[i - 1]->name) == 0)
+            o[i]->shared = o[i - 1]->shared = 1;
+    free(o);
+    return 0;
+}
+
 int cs_store_comms_load(cs_store *st, cs_comms *t)
 {
     memset(t, 0, sizeof *t);
-    if (cs_comms_read(st, t) != 0)
+    if (cs_comms_read(st, t) != 0 || cs_comms_mark_shared(t) != 0)
         goto fail;
     for (size_t i = 0; i < t->n; i++)
         cs_comms_derive(t, i, 0);

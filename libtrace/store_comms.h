@@ -7,9 +7,10 @@
  * "split(PARENT, color C)", "dup(PARENT)", "create(PARENT, leader L)",
  * "nccl:HEX" for an NCCL communicator made from a unique id, "other:HEX"
  * for one made by a call collscope does not wrap. Two communicators that
- * would read the same are told apart: a set name by its origin ("grad
- * [split(MPI_COMM_WORLD, color 1)]"), else by " #2", " #3" in creation
- * order (a split made twice). A display name is never a bare number. */
+ * would read the same are told apart: a name set on several by its origin
+ * ("grad [split(MPI_COMM_WORLD, color 1)]", also within the names of the
+ * communicators made from them), else by " #2", " #3" in creation order
+ * (a split made twice). A display name is never a bare number. */
 #ifndef CS_STORE_COMMS_H
 #define CS_STORE_COMMS_H
 
@@ -27,6 +28,7 @@ typedef struct cs_comm_info {
     int size; /* members */
     int has_color, has_key;
     int color, key;                     /* split: color and key; create: the leader's world rank */
+    int shared;                         /* its set name is another communicator's too */
     char how[16];                       /* world, self, dup, split, create, other, nccl, nccl_split */
     char name[CS_COMMS_DISPLAY_MAX];    /* set with MPI_Comm_set_name, "" = none */
     char origin[CS_COMMS_DISPLAY_MAX];  /* how it was made: "split(MPI_COMM_WORLD, color 1)" */

@@ -189,3 +189,18 @@ tests_progs_nbloop_mpich_SOURCES = tests/progs/nbloop.c
 tests_progs_nbloop_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
 tests_progs_nbloop_mpich_LDADD = $(MPICH_LIBS)
 endif
+
+# names_setget: communicators named with MPI_Comm_set_name (comm_names.sh).
+EXTRA_DIST += tests/progs/names_setget.c
+if HAVE_OMPI
+check_PROGRAMS += tests/progs/names_setget_ompi
+tests_progs_names_setget_ompi_SOURCES = tests/progs/names_setget.c
+tests_progs_names_setget_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
+tests_progs_names_setget_ompi_LDADD = $(OMPI_LIBS)
+endif
+if HAVE_MPICH
+check_PROGRAMS += tests/progs/names_setget_mpich
+tests_progs_names_setget_mpich_SOURCES = tests/progs/names_setget.c
+tests_progs_names_setget_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
+tests_progs_names_setget_mpich_LDADD = $(MPICH_LIBS)
+endif

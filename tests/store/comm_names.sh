@@ -1,8 +1,11 @@
 #!/bin/sh
 # Communicators by name (libtrace/store_comms.c): on Open MPI and MPICH,
 # tests/progs/nbloop on MPI_COMM_WORLD, on a dup, and on a split named
-# "grad" with MPI_Comm_set_name, and the example trainer's --split (split,
-# dup of world, dup of the split, create):
+# "grad" with MPI_Comm_set_name, tests/progs/names_setget (names set twice,
+# a long name, a dup of a named split), and the example trainer's --split
+# (split, dup of world, dup of the split, create):
+#  - MPI_Comm_set_name reaches the library (the program reads the names
+#    back) traced, with the log full and with tracing off;
 #  - the store keeps the name each rank set and each split's color and key
 #    (comms.name, color, key: schema version 3);
 #  - the text report's per-communicator table, cost models and proposals
@@ -91,6 +94,35 @@ for mpi in openmpi mpich; do
   "$COLLSCOPE" report "$d" --format markdown > "$T/grad.md" || fail "$mpi: report --format markdown"
   ! grep -Eq '(comm|communicator|on) [0-9]{6,}' "$T/grad.md" || fail "$mpi: a bare communicator id in the Markdown report"
   echo "ok: $mpi: the split named grad"
+
+  # names set twice (the last one counts, 58 bytes: two log records),
+  # MPI_COMM_WORLD renamed, a dup of a named split; the program reads its
+  # names back the same traced, with the log full, and with tracing off
+  NS=$B/tests/progs/names_setget_$sfx
+  [ -x "$NS" ] || fail "$NS not built"
+  long=gradient-buckets-of-the-second-half-of-the-layers-0123456
+  "$L" -np 4 "$NS" 2> "$T/ns-plain.err" | sort > "$T/ns-plain.txt" || fail "$mpi: names_setget: $(cat "$T/ns-plain.err")"
+  expect_eq "$mpi: names read back untraced" "$(grep -c "half='$long' world='everyone'" "$T/ns-plain.txt")" 4
+  d=$T/$mpi-names
+  "$COLLSCOPE" run -o "$d" -- "$L" -np 4 "$NS" 2> "$T/ns.err" | sort > "$T/ns.txt"
+  diff "$T/ns-plain.txt" "$T/ns.txt" || fail "$mpi: names_setget traced: output differs"
+  COLLSCOPE_TEST_ENOSPC_AFTER=0 "$COLLSCOPE" run -o "$T/$mpi-full" -- "$L" -np 4 "$NS" 2> "$T/ns.err" | sort > "$T/ns.txt"
+  diff "$T/ns-plain.txt" "$T/ns.txt" || fail "$mpi: names_setget, log full: output differs"
+  COLLSCOPE_DISABLE=1 "$COLLSCOPE" run -o "$T/$mpi-off" -- "$L" -np 4 "$NS" 2> "$T/ns.err" | sort > "$T/ns.txt"
+  diff "$T/ns-plain.txt" "$T/ns.txt" || fail "$mpi: names_setget, tracing off: output differs"
+  echo "ok: $mpi: MPI_Comm_set_name reaches the library traced, with the log full and with tracing off"
+  db=$d/trace.db
+  expect_eq "$mpi: the last name set, whole" \
+    "$(q "$db" "SELECT count(*) FROM comms WHERE how='split' AND name='$long'")|$(q "$db" "SELECT count(*) FROM comms WHERE how='world' AND name='everyone'")" "4|4"
+  "$COLLSCOPE" report "$d" > "$T/ns-report.txt" 2>&1 || fail "$mpi: report: $(tail -3 "$T/ns-report.txt")"
+  sed -n '/^Per communicator/,/^$/p' "$T/ns-report.txt" > "$T/ns-comms.txt"
+  for c in 0 1; do
+    for want in "$long [split(MPI_COMM_WORLD, color $c)] (2 ranks)" "dup($long [split(MPI_COMM_WORLD, color $c)]) (2 ranks)"; do
+      grep -qF "  $want " "$T/ns-comms.txt" || fail "$mpi: no '$want': $(cat "$T/ns-comms.txt")"
+    done
+  done
+  no_bare_ids "$T/ns-report.txt"
+  echo "ok: $mpi: a long name set twice, a dup of a named split"
 
   # a dup, unnamed; plain world
   d=$T/$mpi-dup
