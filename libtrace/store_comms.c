@@ -46,6 +46,10 @@ static int cs_comms_read(cs_store *st, cs_comms *t)
         if ((c->has_key = sqlite3_column_type(s, 6) != SQLITE_NULL))
             c->key = sqlite3_column_int(s, 6);
         cs_store_sql_text(s, 7, c->name, sizeof c->name);
+        /* a name is one line of text, whatever the file holds */
+        for (char *p = c->name; *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                *p = '?';
     }
     if (rc == 0 && step != SQLITE_DONE)
         rc = -1;
