@@ -16,7 +16,8 @@
 #  - the JSON report gives comm_id and comm_name wherever it gives a
 #    communicator, and every comm_name is a name;
 #  - a store of schema version 2 (no names recorded) is upgraded when read
-#    and named from how its communicators were made.
+#    and named from how its communicators were made; a store whose
+#    communicators are each other's parents is named in bounded time.
 . "$srcdir/tests/lib.sh"
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip "$PY not installed"
@@ -182,4 +183,15 @@ grep -qF '  split(MPI_COMM_WORLD) #2 (2 ranks) ' "$T/v2-comms.txt" && grep -qF '
   fail "a version 2 store: the two halves are not told apart: $(cat "$T/v2-comms.txt")"
 no_bare_ids "$T/v2.txt"
 echo "ok: a version 2 store is read, its communicators named from how they were made"
+
+# Damage: the two halves each other's parent (a cycle): named all the
+# same, in bounded time.
+bad=$T/cycle.db
+cp "$T/$mpi-grad/trace.db" "$bad"
+q "$bad" "UPDATE comms SET parent = (SELECT MIN(c2.id) FROM comms c2 WHERE c2.how = 'split' AND c2.id != comms.id),
+  name = NULL WHERE how = 'split'"
+timeout 60 "$COLLSCOPE" report "$bad" > "$T/cycle.txt" 2>&1 || fail "a store with a cycle of parents: $(tail -3 "$T/cycle.txt")"
+sed -n '/^Per communicator/,/^$/p' "$T/cycle.txt" > "$T/cycle-comms.txt"
+expect_eq "a cycle of parents: both halves named" "$(grep -c '^  split(split(' "$T/cycle-comms.txt")" 2
+no_bare_ids "$T/cycle.txt"
 pass
