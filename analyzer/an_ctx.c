@@ -112,3 +112,14 @@ int cs__an_ctx_index(cs_an_ctx *c, const int *ranks, int n)
     }
     return 0;
 }
+
+const char *cs__an_ctx_commname(const cs_an_ctx *c, int64_t id, char *buf, size_t len)
+{
+    /* Read when asked: a handful of texts per analysis need a name. */
+    cs_comms t;
+    if (cs_store_comms_load(c->st, &t) != 0)
+        return cs_store_comms_name(NULL, id, buf, len);
+    cs_store_comms_name(&t, id, buf, len);
+    cs_store_comms_free(&t);
+    return buf;
+}

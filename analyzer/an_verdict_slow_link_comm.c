@@ -234,12 +234,14 @@ static int cs_slow_link_comm_run(cs_verdict_ctx *a)
             cs__an_verdict_fmt_steps(b6, sizeof b6, fs, ls);
             if (ncmp > 1)
                 snprintf(more, sizeof more, " and %d more", ncmp - 1);
+            char cname[CS_COMMS_DISPLAY_MAX];
+            cs__an_ctx_commname(a->ctx, g.comm, cname, sizeof cname);
             snprintf(g.evidence, sizeof g.evidence,
-                     "the collectives of communicator %lld (%d ranks: %s) took a median %s per call after the last "
+                     "the collectives of communicator %s (%d ranks: %s) took a median %s per call after the last "
                      "arrival, against %s (MAD %s) for the same calls on %d other communicators (%s, %lld-%lld B%s); "
                      "out of line in %lld of %lld steps (%s, %lld calls), a median %s per step, while its ranks "
                      "arrived on time (skew %s per step)",
-                     (long long)g.comm, m->nranks, mem.text, b1, b2, b3, m->peers, opn, blo, bhi, more, (long long)dv.n,
+                     cname, m->nranks, mem.text, b1, b2, b3, m->peers, opn, blo, bhi, more, (long long)dv.n,
                      (long long)considered, b6, (long long)calls, b4, b5);
             if (cs__an_verdict_push(a, &g) != 0)
                 rc = -1;

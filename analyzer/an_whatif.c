@@ -1544,15 +1544,17 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
             snprintf(beta_txt, sizeof beta_txt, "%.3f ns/KiB", mo->beta_ns_per_byte * 1024);
             snprintf(r2_txt, sizeof r2_txt, ", R2 %.3f", mo->r2);
         }
+        char cname[CS_COMMS_DISPLAY_MAX];
+        cs__an_ctx_commname(a->ctx, k->comm, cname, sizeof cname);
         snprintf(p.evidence, sizeof p.evidence,
-                 "call site %s issues %.0f %s%s of %s-%s per step on communicator %lld; buckets of %s save an "
+                 "call site %s issues %.0f %s%s of %s-%s per step on %s; buckets of %s save an "
                  "estimated %s per step (%.1f %%), %.1f calls per step instead of %.0f (the smallest bucket within "
                  "10 %% of the best gain, %s with %s); model: alpha %.2f us per call, gamma %.2f us per further call, "
                  "beta %s (%s, %lld points%s), pack+unpack at %.0f GB/s",
-                 p.callsite, p.calls_per_step, opn, p.calls_per_step >= 2 ? "s" : "", b1, b2, (long long)k->comm, b3,
-                 b4, measured > 0 ? 100.0 * (double)p.gain_ns / (double)measured : 0.0, p.groups_per_step,
-                 p.calls_per_step, b5, b6, mo->alpha_ns / 1e3, mo->gamma_ns / 1e3, beta_txt, mo->note,
-                 (long long)mo->points, r2_txt, cs__an_whatif_memcpy_gbps());
+                 p.callsite, p.calls_per_step, opn, p.calls_per_step >= 2 ? "s" : "", b1, b2, cname, b3, b4,
+                 measured > 0 ? 100.0 * (double)p.gain_ns / (double)measured : 0.0, p.groups_per_step, p.calls_per_step,
+                 b5, b6, mo->alpha_ns / 1e3, mo->gamma_ns / 1e3, beta_txt, mo->note, (long long)mo->points, r2_txt,
+                 cs__an_whatif_memcpy_gbps());
         int is_mpi_nb = k->nb && strncmp(opn, "MPI_", 4) == 0, is_nccl = strncmp(opn, "nccl", 4) == 0;
         if (is_mpi_nb || is_nccl) {
             snprintf(p.env, sizeof p.env, "COLLSCOPE_FUSE=1 COLLSCOPE_FUSE_THRESHOLD=%lld COLLSCOPE_FUSE_BUFFER=%lld",

@@ -186,6 +186,9 @@ int cs__an_ctx_is_n2n(const cs_an_ctx *c, int op);
 /* The same, computed from the op table (an_run.c caches it in op_n2n). */
 int cs__an_ctx_op_is_n2n(const cs_an_ctx *c, int op);
 int cs__an_ctx_kind_is(const cs_an_ctx *c, int op, const char *kind);
+/* The display name of communicator `id` of the trace (libtrace/store_comms.h)
+ * into buf, for the texts of verdicts and proposals; returns buf. */
+const char *cs__an_ctx_commname(const cs_an_ctx *c, int64_t id, char *buf, size_t len);
 /* A raw time of rank's clock on the aligned time line (as CS_ALIGNED). */
 int64_t cs__an_align_time(const cs_an_clocks *k, int rank, int64_t raw);
 
