@@ -102,6 +102,10 @@ typedef struct wf_io {
  * member spans of apply-mode runs of the trainer took 94-104 ns (mean,
  * 2 and 4 ranks, Open MPI 4.1, this 2-core VM). */
 #define CS_WF_QUEUE_NS 100
+/* The smallest estimated gain, a fraction of the median step, that a
+ * proposal is made for: below it, the run-to-run noise of a step on a
+ * shared node (several per cent) hides it, and a rewrite is not worth it. */
+#define CS_WF_MIN_GAIN 0.05
 
 enum { WF_LOCAL, WF_COLL, WF_NBCOLL, WF_WAIT, WF_RECV, WF_MARK };
 
@@ -139,8 +143,9 @@ typedef struct wf {
     int64_t *dep;
     size_t ndep;
     cs_model_row *models;
+    cs_model_fit *mfit; /* [nmodels]: what each model's data separated */
     int nmodels;
-    size_t capModels;
+    size_t capModels, capFit;
     /* steps: boundary spans (step, span index) */
     int nsteps;
     int maxsteps; /* > 0: only steps 0..maxsteps-1 were loaded */
@@ -304,6 +309,7 @@ static void wf_free(wf *w)
     free(w->in);
     free(w->dep);
     free(w->models);
+    free(w->mfit);
     free(w->bstep);
     free(w->bspan);
     free(w->mbeg);
@@ -869,8 +875,10 @@ static int wf_model_index(wf *w, const wf_inst *in)
         if (w->models[m].comm == in->comm && w->models[m].op == in->op &&
             strcmp(w->models[m].algo, in->algo ? w->algos[in->algo - 1] : "") == 0)
             return m;
-    if (CS_VEC_RESERVE(w->models, w->capModels, (size_t)w->nmodels + 1) != 0)
+    if (CS_VEC_RESERVE(w->models, w->capModels, (size_t)w->nmodels + 1) != 0 ||
+        CS_VEC_RESERVE(w->mfit, w->capFit, (size_t)w->nmodels + 1) != 0)
         return -1;
+    memset(&w->mfit[w->nmodels], 0, sizeof w->mfit[w->nmodels]);
     cs_model_row *m = &w->models[w->nmodels];
     memset(m, 0, sizeof *m);
     m->comm = in->comm;
@@ -961,26 +969,7 @@ static int wf_fit_models(wf *w, int use_mean)
         for (size_t i = 0; i < np; i++)
             if (pts[i].key == m)
                 fp[k++] = pts[i].p;
-        /* the per-call prior: (1 + ceil(log2 p)) x the median start */
-        cs_vec st = { 0 };
-        int p = 0;
-        for (size_t i = 0; i < w->ns; i++) {
-            const wf_span *x = &w->s[i];
-            if (x->cls == WF_NBCOLL && w->in[x->inst].model == m) {
-                cs_vec_push(&st, x->e - x->b);
-                if (w->in[x->inst].nmem > p)
-                    p = w->in[x->inst].nmem;
-            }
-        }
-        int rounds = 0;
-        while ((1 << rounds) < p)
-            rounds++;
-        double sum = 0;
-        for (size_t q = 0; q < st.n; q++)
-            sum += (double)st.a[q];
-        double prior = st.n ? sum / (double)st.n * (1 + rounds) : 0;
-        cs_vec_free(&st);
-        if (cs__an_model_fit(fp, k, prior, use_mean, &w->models[m]) != 0) {
+        if (cs__an_model_fit(fp, k, use_mean, &w->models[m], &w->mfit[m]) != 0) {
             free(fp);
             free(pts);
             return -1;
@@ -1238,6 +1227,8 @@ static const char *const wf_meta_keys[] = {
     "whatif_memcpy_gbps",
     "whatif_steps",
     "whatif_note",
+    "whatif_declined",
+    "whatif_step_period",
 };
 
 /* Per step: the mean over ranks of the time inside communication calls;
@@ -1404,6 +1395,8 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
     int64_t measured = wf_step_median(&w, w.bp, buf);
     wf_meta_i64(a, "whatif_measured_ns", measured);
     wf_meta_i64(a, "whatif_steps", w.nsteps);
+    if (a->steps->step_source == 2)
+        wf_meta_i64(a, "whatif_step_period", a->steps->step_period);
     wf_meta_dbl(a, "whatif_memcpy_gbps", cs__an_whatif_memcpy_gbps());
     wf_var v0 = { 0 };
     if (wf_replay(&w, &v0) != 0) {
@@ -1468,8 +1461,49 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
     flast = malloc(w.ns);
     if (!ifg || !flast)
         goto oom;
+    char declined[2048] = "";
     for (int c = 0; c < cl.n && c < 8; c++) {
         wf_class *k = &cl.a[c];
+        const wf_span *s0 = &w.s[k->runs[0]];
+        int mi = w.in[s0->inst].model;
+        const cs_model_row *mo = &w.models[mi];
+        const cs_model_fit *mf = &w.mfit[mi];
+        const char *opn = a->ctx->ops[k->op].name;
+        char site[160], why[384] = "", basis[256];
+        if (cs_store_callsite_label(a->ctx->st, s0->rank, s0->callsite, site, sizeof site) != 0 || !site[0])
+            snprintf(site, sizeof site, "call site %lld of rank %d", (long long)s0->callsite, s0->rank);
+        double calls_per_step = (double)k->calls / (double)w.nsteps;
+        /* the steps must hold the runs whole: a run cut by a step boundary
+         * means the steps found are not the program's */
+        size_t cut = 0;
+        for (size_t r = 0; r < k->nruns; r++)
+            cut += w.s[k->runs[r * 2]].step != w.s[k->runs[r * 2] + k->runs[r * 2 + 1] - 1].step;
+        if (cut * 10 > k->nruns)
+            snprintf(why, sizeof why,
+                     "the steps found (%s) cut %zu of %zu runs of back-to-back calls: the steps are not certain",
+                     a->steps->step_source == 1 ? "markers" : "detected period", cut, k->nruns);
+        else if (mo->rel_resid > CS_MODEL_MAX_RESID)
+            snprintf(why, sizeof why,
+                     "its cost model explains the data poorly (%s; relative residual of the cells %.1f %% > %.0f %%)",
+                     mo->note, 100 * mo->rel_resid, 100 * CS_MODEL_MAX_RESID);
+        else if (k->nb && !mf->separated && !(mf->nmin == mf->nmax && mf->nmin > 1))
+            snprintf(why, sizeof why,
+                     "its cost model cannot tell how much each call completed together costs (%s, %lld points)",
+                     mo->note, (long long)mo->points);
+        if (mf->separated)
+            snprintf(basis, sizeof basis, "fitted: R2 %.3f, relative residual %.1f %%, %lld points", mo->r2,
+                     100 * mo->rel_resid, (long long)mo->points);
+        else if (mf->nmin == mf->nmax && mf->nmin > 1)
+            snprintf(basis, sizeof basis,
+                     "%s; the %d calls of every completion are taken as overlapping, so the gain is the calls' "
+                     "own start overhead only (relative residual %.1f %%, %lld points)",
+                     mo->fitted ? "beta fitted, per-call cost not separable" : "alpha only", mf->nmin,
+                     100 * mo->rel_resid, (long long)mo->points);
+        else
+            snprintf(basis, sizeof basis,
+                     "alpha only (beta unknown: one size): each call saved counts one alpha, an upper bound where "
+                     "bytes cost time (relative residual %.1f %%, %lld points)",
+                     100 * mo->rel_resid, (long long)mo->points);
         int64_t th = wf_pow2_ceil(k->maxb);
         if (th < CS_WF_FUSE_THRESHOLD)
             th = CS_WF_FUSE_THRESHOLD;
@@ -1483,7 +1517,7 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         int64_t gains[64], sizes[64];
         double groups[64];
         int nsz = 0;
-        for (int64_t S = lo; S <= hi && nsz < 64; S *= 2) {
+        for (int64_t S = lo; S <= hi && nsz < 64 && !why[0]; S *= 2) {
             int nvin = 0;
             double g = wf_fuse_variant(&w, k, S, th, ifg, &vin, &nvin, flast);
             if (g < 0)
@@ -1507,8 +1541,22 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
                 best = gains[nsz], bestS = S;
             nsz++;
         }
-        if (nsz == 0 || best <= 0 || best * 200 < measured) /* below 0.5 % of the step: nothing to propose */
+        char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+        if (!why[0] && nsz == 0)
+            snprintf(why, sizeof why, "no fused variant could be replayed");
+        else if (!why[0] && (double)best < CS_WF_MIN_GAIN * (double)measured)
+            snprintf(why, sizeof why,
+                     "the best estimated gain, %s per step (%.1f %% of the step, buckets of %s; %s), "
+                     "is below %.0f %% of the step",
+                     cs_fmt_dns(best, 0, b1, sizeof b1), measured > 0 ? 100.0 * (double)best / (double)measured : 0.0,
+                     cs_fmt_bytes(bestS, b2, sizeof b2), basis, 100 * CS_WF_MIN_GAIN);
+        if (why[0]) {
+            size_t l = strlen(declined);
+            snprintf(declined + l, sizeof declined - l,
+                     "%sno fusion of the %.0f %s%s per step at %s on communicator %lld: %s", l ? "\n" : "",
+                     calls_per_step, opn, calls_per_step >= 2 ? "s" : "", site, (long long)k->comm, why);
             continue;
+        }
         int pick = 0;
         while (pick < nsz && gains[pick] * 10 < best * 9)
             pick++;
@@ -1517,11 +1565,8 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         snprintf(p.kind, sizeof p.kind, "fusion");
         p.comm = k->comm;
         p.op = k->op;
-        const wf_span *s0 = &w.s[k->runs[0]];
-        if (cs_store_callsite_label(a->ctx->st, s0->rank, s0->callsite, p.callsite, sizeof p.callsite) != 0 ||
-            !p.callsite[0])
-            snprintf(p.callsite, sizeof p.callsite, "call site %lld of rank %d", (long long)s0->callsite, s0->rank);
-        p.calls_per_step = (double)k->calls / (double)w.nsteps;
+        snprintf(p.callsite, sizeof p.callsite, "%s", site);
+        p.calls_per_step = calls_per_step;
         p.min_bytes = k->minb;
         p.max_bytes = k->maxb;
         p.bytes_per_step = k->bytes / w.nsteps;
@@ -1530,29 +1575,23 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         p.gain_ns = gains[pick];
         p.step_ns = measured;
         snprintf(p.curve, sizeof p.curve, "%s", curve);
-        const cs_model_row *mo = &w.models[w.in[s0->inst].model];
-        char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
         wf_bytes_text(b1, sizeof b1, k->minb);
         wf_bytes_text(b2, sizeof b2, k->maxb);
         wf_bytes_text(b3, sizeof b3, p.bucket_bytes);
         cs_fmt_ns(p.gain_ns, b4, sizeof b4);
         cs_fmt_ns(best, b5, sizeof b5);
         wf_bytes_text(b6, sizeof b6, bestS);
-        const char *opn = a->ctx->ops[k->op].name;
-        char beta_txt[48] = "unknown", r2_txt[32] = "";
-        if (mo->fitted) {
+        char beta_txt[48] = "unknown";
+        if (mo->fitted)
             snprintf(beta_txt, sizeof beta_txt, "%.3f ns/KiB", mo->beta_ns_per_byte * 1024);
-            snprintf(r2_txt, sizeof r2_txt, ", R2 %.3f", mo->r2);
-        }
         snprintf(p.evidence, sizeof p.evidence,
-                 "call site %s issues %.0f %s%s of %s-%s per step on communicator %lld; buckets of %s save an "
-                 "estimated %s per step (%.1f %%), %.1f calls per step instead of %.0f (the smallest bucket within "
-                 "10 %% of the best gain, %s with %s); model: alpha %.2f us per call, gamma %.2f us per further call, "
-                 "beta %s (%s, %lld points%s), pack+unpack at %.0f GB/s",
+                 "%s issues %.0f %s%s of %s-%s per step on communicator %lld; buckets of %s save an estimated %s per "
+                 "step (%.1f %%), %.1f calls per step instead of %.0f (the smallest bucket within 10 %% of the best "
+                 "gain, %s with %s); model: alpha %.2f us, gamma %.2f us, beta %s; %s; pack+unpack at %.0f GB/s",
                  p.callsite, p.calls_per_step, opn, p.calls_per_step >= 2 ? "s" : "", b1, b2, (long long)k->comm, b3,
                  b4, measured > 0 ? 100.0 * (double)p.gain_ns / (double)measured : 0.0, p.groups_per_step,
-                 p.calls_per_step, b5, b6, mo->alpha_ns / 1e3, mo->gamma_ns / 1e3, beta_txt, mo->note,
-                 (long long)mo->points, r2_txt, cs__an_whatif_memcpy_gbps());
+                 p.calls_per_step, b5, b6, mo->alpha_ns / 1e3, mo->gamma_ns / 1e3, beta_txt, basis,
+                 cs__an_whatif_memcpy_gbps());
         int is_mpi_nb = k->nb && strncmp(opn, "MPI_", 4) == 0, is_nccl = strncmp(opn, "nccl", 4) == 0;
         if (is_mpi_nb || is_nccl) {
             snprintf(p.env, sizeof p.env, "COLLSCOPE_FUSE=1 COLLSCOPE_FUSE_THRESHOLD=%lld COLLSCOPE_FUSE_BUFFER=%lld",
@@ -1571,6 +1610,8 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         if (cs_awriter_proposal(a->ctx->w, &p) != 0)
             goto werr;
     }
+
+    cs_store_meta_set(a->ctx->st, "whatif_declined", declined);
 
     /* (c) overlap: exposed GPU communication */
     {
