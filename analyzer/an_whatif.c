@@ -32,9 +32,9 @@
  * moment every member had started the instances AND this rank had entered
  * the completion call, to this rank leaving it. All instances a
  * completion call completed make one point of the cost model (n = their
- * number, bytes = their sum, time = the mean over the members): with
- * progress inside MPI calls only (Open MPI, MPICH without a progress
- * thread) their work is done there.
+ * number, bytes = their sum, time = the mean over the members); the
+ * start calls replay as local spans of their measured length and are no
+ * part of any point.
  *
  * Steps: the analysis's (MPI_Pcontrol markers, else the detected period);
  * a step's time is the earliest begin of its boundary spans (markers) to
@@ -58,7 +58,19 @@
  *       AFTER has no fused call). Replayed for every power-of-two bucket
  *       from the largest call to the largest run; the suggested bucket is
  *       the smallest whose gain is within 10 % of the best one (bigger
- *       buckets wait longer for their last member and copy more);
+ *       buckets wait longer for their last member and copy more).
+ *       A class is proposed only when (else one line in meta
+ *       whatif_declined says why): the steps hold its runs whole (at most
+ *       1 in 10 cut by a step boundary); the modelled replay is within
+ *       CS_WF_MAX_MODEL_ERROR of the measured median step; its model's
+ *       cells' relative residual is within CS_MODEL_MAX_RESID; the best
+ *       gain is no more than the measured time in communication per step
+ *       (plus the modelled replay's excess over the measured step); for nonblocking
+ *       calls, the per-call cost was fitted (completions of different
+ *       numbers of calls) or every completion held the same n (then taken
+ *       as overlapping, an_model.c); and the best gain is at least
+ *       CS_WF_MIN_GAIN of the measured median step. The evidence names
+ *       the fit the gain rests on;
  *   (c) overlap: exposed GPU communication (CUPTI activity) that started
  *       earlier would be hidden by the compute of the step, up to the
  *       measured compute per step.
@@ -106,6 +118,9 @@ typedef struct wf_io {
  * proposal is made for: below it, the run-to-run noise of a step on a
  * shared node (several per cent) hides it, and a rewrite is not worth it. */
 #define CS_WF_MIN_GAIN 0.05
+/* The largest error of the modelled replay's median step that proposals
+ * are built on (the models explain the calls but not the step beyond it). */
+#define CS_WF_MAX_MODEL_ERROR 0.5
 
 enum { WF_LOCAL, WF_COLL, WF_NBCOLL, WF_WAIT, WF_RECV, WF_MARK };
 
@@ -1234,11 +1249,12 @@ static const char *const wf_meta_keys[] = {
 /* Per step: the mean over ranks of the time inside communication calls;
  * the median over steps 0..n-2. Also the allreduce calls per rank and step
  * issued to the library (fused calls count, their members do not). */
-static void wf_comm_figures(wf *w)
+static int64_t wf_comm_figures(wf *w)
 {
     wf_io *a = w->a;
+    int64_t comm_step = -1;
     if (w->nsteps < 2)
-        return;
+        return -1;
     size_t nk = (size_t)w->nsteps * (size_t)(a->ctx->ndense + 1); /* cs__an_ctx_sr */
     int64_t *acc = calloc(nk, sizeof *acc);
     char *has = calloc(nk, 1);
@@ -1246,7 +1262,7 @@ static void wf_comm_figures(wf *w)
     if (!acc || !has) {
         free(acc);
         free(has);
-        return;
+        return -1;
     }
     for (size_t i = 0; i < w->ns; i++) {
         const wf_span *x = &w->s[i];
@@ -1281,14 +1297,17 @@ static void wf_comm_figures(wf *w)
         if (n)
             per[m++] = sum / n;
     }
-    if (per)
-        wf_meta_i64(a, "whatif_comm_step_ns", cs_stats_median_i64(per, m));
+    if (per) {
+        comm_step = cs_stats_median_i64(per, m);
+        wf_meta_i64(a, "whatif_comm_step_ns", comm_step);
+    }
     wf_meta_i64(a, "whatif_fuse_members", members);
     wf_meta_i64(a, "whatif_fused_calls", fused);
     wf_meta_dbl(a, "whatif_allreduce_calls_per_step", nr ? (double)ar / (double)nr / (double)(w->nsteps - 1) : 0);
     free(per);
     free(acc);
     free(has);
+    return comm_step;
 }
 
 /* (a) the stragglers on time: the gaps of each straggler's rank in its
@@ -1377,7 +1396,7 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
     cs_vec sv = { 0 };
     if (wf_fit_models(&w, 0) != 0 || wf_steps(&w) != 0)
         goto oom;
-    wf_comm_figures(&w);
+    int64_t comm_step = wf_comm_figures(&w);
     if (w.nsteps < 3) {
         cs_store_meta_set(a->ctx->st, "whatif_note", "fewer than 3 steps: no replay");
         rc = 0;
@@ -1478,10 +1497,16 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         size_t cut = 0;
         for (size_t r = 0; r < k->nruns; r++)
             cut += w.s[k->runs[r * 2]].step != w.s[k->runs[r * 2] + k->runs[r * 2 + 1] - 1].step;
+        double model_err = measured > 0 ? fabs((double)(modelled - measured)) / (double)measured : 0;
         if (cut * 10 > k->nruns)
             snprintf(why, sizeof why,
                      "the steps found (%s) cut %zu of %zu runs of back-to-back calls: the steps are not certain",
                      a->steps->step_source == 1 ? "markers" : "detected period", cut, k->nruns);
+        else if (model_err > CS_WF_MAX_MODEL_ERROR)
+            snprintf(why, sizeof why,
+                     "the replay with the cost models misses the measured median step by %.1f %% (> %.0f %%): the "
+                     "models do not reproduce the steps",
+                     100 * model_err, 100 * CS_WF_MAX_MODEL_ERROR);
         else if (mo->rel_resid > CS_MODEL_MAX_RESID)
             snprintf(why, sizeof why,
                      "its cost model explains the data poorly (%s; relative residual of the cells %.1f %% > %.0f %%)",
@@ -1544,6 +1569,11 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
         if (!why[0] && nsz == 0)
             snprintf(why, sizeof why, "no fused variant could be replayed");
+        else if (!why[0] && comm_step >= 0 && best > comm_step + (modelled > measured ? modelled - measured : 0))
+            snprintf(why, sizeof why,
+                     "the replay's best gain, %s per step, exceeds the time in communication calls per step (%s, "
+                     "plus the modelled replay's excess over the measured step): the models do not describe this run",
+                     cs_fmt_dns(best, 0, b1, sizeof b1), cs_fmt_ns(comm_step, b2, sizeof b2));
         else if (!why[0] && (double)best < CS_WF_MIN_GAIN * (double)measured)
             snprintf(why, sizeof why,
                      "the best estimated gain, %s per step (%.1f %% of the step, buckets of %s; %s), "

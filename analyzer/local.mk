@@ -40,6 +40,10 @@ TESTS += tests/analysis/numargs.sh tests/analysis/json_nonfinite.sh tests/analys
 EXTRA_DIST += tests/analysis/numargs.sh tests/analysis/json_nonfinite.sh tests/analysis/sparse_ranks.sh tests/analysis/bad_traces.sh tests/analysis/badtrace.inc.sh
 TESTS += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysis/apply_estimate.sh
 EXTRA_DIST += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysis/apply_estimate.sh
+# Fusion gated on the programs' own step times, nbloop without markers, both
+# MPIs (3 pairs of runs of 2 bucket patterns each; about 1 min together).
+TESTS += tests/analysis/nb_fusion_ompi.sh tests/analysis/nb_fusion_mpich.sh
+EXTRA_DIST += tests/analysis/nb_fusion_ompi.sh tests/analysis/nb_fusion_mpich.sh tests/analysis/nb_fusion.inc.sh
 EXTRA_DIST += tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh tests/analysis/verdicts.inc.sh \
 	tests/analysis/synthetic.sh tests/analysis/faults.sh
 dist_doc_DATA += docs/report-json.md
