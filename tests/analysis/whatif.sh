@@ -19,6 +19,8 @@
 #    and one Waitall (every completion holds 64 calls: their per-call cost
 #    cannot be told from the transfer) the report says why it proposes
 #    nothing unless the starts alone are worth 5 % of the step;
+#  - check-estimate on the synthetic pair whose AFTER is 5 ms a step slower
+#    does not confirm, whatever the tolerance;
 #  - bad input to check-estimate exits 2 with one message, a trace without
 #    steps exits 3.
 # Nothing here depends on how fast the machine runs: how well the replay
@@ -66,6 +68,15 @@ assert "fitted: R2" in f[0]["evidence"], f
 PYEOF
   echo "ok: jitter $jit us: replay exact, models within 1 %, straggler's gain predicted within 1 %, fusion of 2 calls"
 done
+# check-estimate confirms only what the step time shows: AFTER (the trace
+# with the straggler) is 5 ms a step slower; even a tolerance that any
+# error passes does not confirm it
+"$COLLSCOPE" check-estimate "$T/clean0.db" "$T/pers0.db" --tolerance 100000 > "$T/worse.txt"; rc=$?
+cat "$T/worse.txt"
+[ $rc = 1 ] || fail "check-estimate on a slower AFTER: exit $rc, want 1 (not confirmed)"
+grep -q '^  BEFORE 100 steps (from markers)' "$T/worse.txt" && grep -q '^  AFTER  100 steps (from markers)' "$T/worse.txt" &&
+  grep -q 'NOT shown' "$T/worse.txt" || fail "check-estimate on a slower AFTER: step counts or the gain's verdict missing"
+echo "ok: check-estimate does not confirm a step time that got worse"
 
 # 2. the trainer, traced: its fusion proposal
 # trace NAME NP ARGS...: the trainer traced into $T/NAME, JSON report in $T/NAME.json
