@@ -53,9 +53,8 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
         }
     }
     if (d->nmodels) {
-        fprintf(
-            f,
-            "\n| cost model | points | alpha | gamma | beta per KiB | R² | note |\n|---|---:|---:|---:|---:|---:|---|\n");
+        fprintf(f, "\n| cost model | points | alpha | gamma | beta per KiB | R² | resid | note |\n"
+                   "|---|---:|---:|---:|---:|---:|---:|---|\n");
         for (int i = 0; i < d->nmodels; i++) {
             const cs_model_row *m = &d->models[i];
             char key[128];
@@ -66,6 +65,7 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
                 fprintf(f, "%.3f ns | %.3f | ", m->beta_ns_per_byte * 1024, m->r2);
             else
                 fprintf(f, "unknown | - | ");
+            fprintf(f, "%.1f %% | ", 100 * m->rel_resid);
             cs_report_markdown_cell(f, m->note);
             fprintf(f, " |\n");
         }
