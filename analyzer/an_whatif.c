@@ -67,7 +67,8 @@
  *       alpha-only model of blocking calls only for calls small enough
  *       (CS_WF_ALPHA_ONLY_COPY); the best
  *       gain is no more than the measured time in communication per step
- *       (plus the modelled replay's excess over the measured step); for nonblocking
+ *       (plus the modelled replay's excess over the measured step) and
+ *       CS_MODEL_MAX_RESID (a gain between the two is capped at it); for nonblocking
  *       calls, the per-call cost was fitted (completions of different
  *       numbers of calls) or every completion held the same n (then taken
  *       as overlapping, an_model.c); and the best gain is at least
@@ -1507,6 +1508,8 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         for (size_t r = 0; r < k->nruns; r++)
             cut += w.s[k->runs[r * 2]].step != w.s[k->runs[r * 2] + k->runs[r * 2 + 1] - 1].step;
         double model_err = measured > 0 ? fabs((double)(modelled - measured)) / (double)measured : 0;
+        /* fusion shortens communication calls only: no gain beyond their time */
+        int64_t cap = comm_step >= 0 ? comm_step + (modelled > measured ? modelled - measured : 0) : -1;
         if (cut * 10 > k->nruns)
             snprintf(why, sizeof why,
                      "the steps found (%s) cut %zu of %zu runs of back-to-back calls: the steps are not certain",
@@ -1554,7 +1557,7 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
             hi = lo;
         char curve[1024] = "";
         int64_t best = INT64_MIN, bestS = 0;
-        int64_t gains[64], sizes[64];
+        int64_t gains[64], gains2[64], sizes[64];
         double groups[64];
         int nsz = 0;
         for (int64_t S = lo; S <= hi && nsz < 64 && !why[0]; S *= 2) {
@@ -1574,20 +1577,19 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
             /* the same buckets made by the program itself: no member calls */
             vf.drop_members = 1;
             int64_t t2 = wf_replay(&w, &vf) == 0 ? wf_step_median(&w, w.bp, buf) : t;
-            size_t cl_ = strlen(curve);
-            snprintf(curve + cl_, sizeof curve - cl_, "%s%lld:%.2f:%lld:%lld", cl_ ? "," : "", (long long)S, g,
-                     (long long)gains[nsz], (long long)(modelled - t2));
+            gains2[nsz] = modelled - t2;
             if (gains[nsz] > best)
                 best = gains[nsz], bestS = S;
             nsz++;
         }
         if (!why[0] && nsz == 0)
             snprintf(why, sizeof why, "no fused variant could be replayed");
-        else if (!why[0] && comm_step >= 0 && best > comm_step + (modelled > measured ? modelled - measured : 0))
+        else if (!why[0] && cap >= 0 && (double)best > (1 + CS_MODEL_MAX_RESID) * (double)cap)
             snprintf(why, sizeof why,
                      "the replay's best gain, %s per step, exceeds the time in communication calls per step (%s, "
-                     "plus the modelled replay's excess over the measured step): the models do not describe this run",
-                     cs_fmt_dns(best, 0, b1, sizeof b1), cs_fmt_ns(comm_step, b2, sizeof b2));
+                     "plus the modelled replay's excess over the measured step) by more than %.0f %%: the models do "
+                     "not describe this run",
+                     cs_fmt_dns(best, 0, b1, sizeof b1), cs_fmt_ns(comm_step, b2, sizeof b2), 100 * CS_MODEL_MAX_RESID);
         else if (!why[0] && (double)best < CS_WF_MIN_GAIN * (double)measured)
             snprintf(why, sizeof why,
                      "the best estimated gain, %s per step (%.1f %% of the step, buckets of %s; %s), "
@@ -1601,6 +1603,18 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
                      calls_per_step, opn, calls_per_step >= 2 ? "s" : "", site, (long long)k->comm, why);
             continue;
         }
+        int capped = cap >= 0 && best > cap;
+        for (int q = 0; q < nsz; q++) {
+            if (capped && gains[q] > cap)
+                gains[q] = cap;
+            if (cap >= 0 && gains2[q] > cap)
+                gains2[q] = cap;
+            size_t cl_ = strlen(curve);
+            snprintf(curve + cl_, sizeof curve - cl_, "%s%lld:%.2f:%lld:%lld", cl_ ? "," : "", (long long)sizes[q],
+                     groups[q], (long long)gains[q], (long long)gains2[q]);
+        }
+        if (capped)
+            best = cap;
         int pick = 0;
         while (pick < nsz && gains[pick] * 10 < best * 9)
             pick++;
@@ -1631,11 +1645,11 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         snprintf(p.evidence, sizeof p.evidence,
                  "%s issues %.0f %s%s of %s-%s per step on communicator %lld; buckets of %s save an estimated %s per "
                  "step (%.1f %%), %.1f calls per step instead of %.0f (the smallest bucket within 10 %% of the best "
-                 "gain, %s with %s); model: alpha %.2f us, gamma %.2f us, beta %s; %s; pack+unpack at %.0f GB/s",
+                 "gain, %s with %s%s); model: alpha %.2f us, gamma %.2f us, beta %s; %s; pack+unpack at %.0f GB/s",
                  p.callsite, p.calls_per_step, opn, p.calls_per_step >= 2 ? "s" : "", b1, b2, (long long)k->comm, b3,
                  b4, measured > 0 ? 100.0 * (double)p.gain_ns / (double)measured : 0.0, p.groups_per_step,
-                 p.calls_per_step, b5, b6, mo->alpha_ns / 1e3, mo->gamma_ns / 1e3, beta_txt, basis,
-                 cs__an_whatif_memcpy_gbps());
+                 p.calls_per_step, b5, b6, capped ? "; capped at the time in communication calls" : "",
+                 mo->alpha_ns / 1e3, mo->gamma_ns / 1e3, beta_txt, basis, cs__an_whatif_memcpy_gbps());
         int is_mpi_nb = k->nb && strncmp(opn, "MPI_", 4) == 0, is_nccl = strncmp(opn, "nccl", 4) == 0;
         if (is_mpi_nb || is_nccl) {
             snprintf(p.env, sizeof p.env, "COLLSCOPE_FUSE=1 COLLSCOPE_FUSE_THRESHOLD=%lld COLLSCOPE_FUSE_BUFFER=%lld",
