@@ -1,48 +1,47 @@
-/* an_model.c: the cost model of a collective, fitted to the trace's own
- * transfer times.
+/* an_model.c: the cost model of a collective, fitted to the completion
+ * times of the trace's collectives.
  *
- * A point is one observed transfer: n calls of `bytes` in all that
- * completed together, and the time t they took once every member had
- * arrived (see analyzer/an_whatif.c for how points are taken: a blocking
- * instance gives one point per member, n = 1, its exit - the last entry;
- * nonblocking collectives completed by one Wait/Waitall give one point per
- * member's completion call, n = the calls it completed). The model is
+ * A point is one observed completion: n calls of `bytes` in all that
+ * completed together, and the time t from the start of their last member
+ * (the latest entry of any rank into any of them) to the end of the call
+ * that completed them (see analyzer/an_whatif.c for how points are taken:
+ * a blocking instance gives one point, n = 1, its exit - the last entry;
+ * nonblocking collectives completed by one Wait/Waitall give one point,
+ * n = the calls it completed, its exit - max(its entry, the last member's
+ * start); the start calls' own durations are not part of any point). The
+ * model is
  *
  *     t = alpha + (n - 1) * gamma + bytes * beta
  *
- * alpha: the time of one call (its latency), gamma: what each further call
- * completed in the same completion adds (nonblocking calls progress
- * together), beta: the cost of a byte. Blocking calls never overlap, so
- * gamma = alpha for them (n calls cost n alphas). It is fitted by
- * weighted least squares to the MEAN or the MEDIAN time of each cell of
- * points with the same n and size bucket (floor log2 of bytes per call),
- * weighted by the cell's count. Which one is the caller's choice
- * (an_whatif.c fits both and keeps the one whose replay reproduces the
- * measured step times better): the replay adds the modelled times up over
- * a step; on a loaded node the first collective of a step often absorbs a
- * scheduler slice or two (a median of 16 us against a mean of 160 us on 4
- * ranks on 2 cores), which only the mean keeps, while a right-skewed
- * distribution of completion times makes the mean overshoot the median
- * step.
+ * alpha: the time of one completion (its latency), gamma: what each further
+ * call completed in the same completion adds, beta: the cost of a byte.
+ * Blocking calls never overlap, so gamma = alpha for them (n calls cost n
+ * alphas). It is fitted by weighted least squares to the MEAN or the MEDIAN
+ * time of each cell of points with the same n and size bucket (floor log2
+ * of bytes per call), weighted by the cell's count; which one is the
+ * caller's choice (an_whatif.c fits both and keeps the one whose replay
+ * reproduces the measured step times better: on a loaded node the mean
+ * keeps the scheduler slices a step absorbs, while a right-skewed
+ * distribution makes it overshoot the median step).
  *   - all points n = 1: t = alpha + bytes * beta (2 unknowns);
  *   - n varies: t = lambda + n * gamma + bytes * beta, alpha = lambda + gamma;
- *   - every completion held the same n > 1 (a trainer that issues its K
- *     buckets and one Waitall every step): latency and per-call cost cannot
- *     be told apart. The per-call cost is then taken from the trace's other
- *     evidence of it, a stated prior: gamma = (1 + ceil(log2 p)) x the median
- *     duration of the calls' starts (a start builds the schedule and posts
- *     the first round; each of the ceil(log2 p) rounds of an allreduce on p
- *     ranks does about that much work again), capped at t / n; alpha is
- *     the rest: t - (n - 1) * gamma.
+ *   - every completion held the same n > 1 (K buckets and one Waitall every
+ *     step): the per-call cost inside the completion cannot be told from
+ *     the transfer. The calls are then taken as overlapping, gamma = 0:
+ *     alpha is the whole completion's latency and fusing them changes the
+ *     completion only by its bytes (the starts are replayed as measured, so
+ *     what fusion saves is what the data shows: the starts' overhead).
  * Degenerate cases are stated in the row's note, with `fitted` = 0:
  *   - fewer than 3 points, one cell only (one size and n), or cells that
- *     cannot separate the terms: beta unknown (0), alpha = the mean (median) time
- *     per call (for n > 1, with gamma from the prior as above);
+ *     cannot separate the terms: beta unknown (0), alpha = the mean (median)
+ *     time per call (per completion for n > 1, gamma 0 as above);
  *   - a fitted beta < 0: the same; a fitted alpha < 0: alpha = 0 and beta
  *     through the origin.
- * Goodness of fit: R^2 over the cells (weighted, about their weighted
- * mean; 0 when not fitted) and the median relative residual
- * |t - model| / t over all points. */
+ * Quality: r2 over the cells (weighted, about their weighted mean; 0 when
+ * not fitted) and rel_resid, the relative residual of the cells:
+ * sum(w |t - model|) / sum(w t) over the cells' fitted times (means or
+ * medians, as the note says). cs__an_model_fit also says which terms the
+ * data separated (cs_model_fit), what a proposal may rest on. */
 #include "config.h"
 #include "analyzer/whatif.h"
 #include "common/stats.h"
@@ -110,8 +109,12 @@ static int cs_wls(const double (*X)[3], const double *t, const double *w, size_t
     return 0;
 }
 
-int cs__an_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_model_row *m)
+int cs__an_model_fit(cs_fitpt *p, size_t np, int use_mean, cs_model_row *m, cs_model_fit *fi)
 {
+    cs_model_fit fdummy;
+    if (!fi)
+        fi = &fdummy;
+    memset(fi, 0, sizeof *fi);
     double (*loc)(double *, size_t) = use_mean ? cs_dmean : cs_stats_median_dbl;
     m->points = (int64_t)np;
     m->cells = 0;
@@ -170,6 +173,14 @@ int cs__an_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, c
         i = j;
     }
     m->cells = (int64_t)nc;
+    fi->nmin = nmin;
+    fi->nmax = nmax;
+    for (size_t i = 0; i < nc; i++) {
+        int sep = 1;
+        for (size_t j = 0; j < i && sep; j++)
+            sep = cs_bytes_bucket((int64_t)(c[j].B / c[j].n)) != cs_bytes_bucket((int64_t)(c[i].B / c[i].n));
+        fi->sizes += sep;
+    }
     for (size_t i = 0; i < nc; i++) {
         ct[i] = c[i].t;
         cw[i] = c[i].w;
@@ -195,12 +206,13 @@ int cs__an_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, c
             }
             if (nmin == 1) {
                 m->alpha_ns = m->gamma_ns = co[0];
-            } else { /* per-call cost from the prior, the rest is the completion's latency */
-                m->gamma_ns = gamma_prior > 0 && gamma_prior < co[0] ? gamma_prior : co[0];
-                m->alpha_ns = nmin * co[0] - (nmin - 1) * m->gamma_ns;
+            } else { /* the calls of a completion overlap: its latency is alpha */
+                m->gamma_ns = 0;
+                m->alpha_ns = nmin * co[0];
             }
             m->beta_ns_per_byte = co[1];
             ok = 1;
+            fi->separated = nmin == 1;
         } else if (co[1] < 0) {
             why = "the fitted beta was negative";
         }
@@ -216,6 +228,7 @@ int cs__an_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, c
             m->alpha_ns = co[0] + co[1];
             m->beta_ns_per_byte = co[2];
             ok = 1;
+            fi->separated = 1;
         } else {
             why = "no consistent fit of latency, per-call and per-byte costs";
         }
@@ -225,7 +238,8 @@ int cs__an_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, c
         snprintf(m->note, sizeof m->note, "fitted to cell %s", use_mean ? "means" : "medians");
         if (nmin == nmax && nmin > 1)
             snprintf(m->note, sizeof m->note,
-                     "fitted to cell %s; %d calls per completion: gamma from the starts (prior)",
+                     "fitted to cell %s; %d calls in every completion: per-call cost not separable, "
+                     "calls taken as overlapping (gamma 0)",
                      use_mean ? "means" : "medians", nmin);
     } else {
         /* alpha only: the mean time per call, beta unknown */
@@ -233,13 +247,12 @@ int cs__an_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, c
             tmp[i] = p[i].t;
         double tm = loc(tmp, np);
         if (nmin == nmax && nmin > 1) {
-            double per = tm / nmin;
-            m->gamma_ns = gamma_prior > 0 && gamma_prior < per ? gamma_prior : per;
-            m->alpha_ns = tm - (nmin - 1) * m->gamma_ns;
+            m->gamma_ns = 0;
+            m->alpha_ns = tm;
             snprintf(m->note, sizeof m->note,
-                     "alpha only (%s, cell %s): beta unknown; %d calls per completion: gamma %s", why,
-                     use_mean ? "means" : "medians", nmin,
-                     m->gamma_ns < per ? "from the starts (prior), alpha the rest" : "= time / calls");
+                     "alpha only (%s, cell %s): beta unknown; %d calls in every completion: calls taken as "
+                     "overlapping (gamma 0)",
+                     why, use_mean ? "means" : "medians", nmin);
         } else {
             for (size_t i = 0; i < np; i++)
                 tmp[i] = p[i].t / (p[i].n > 0 ? p[i].n : 1);
@@ -263,11 +276,14 @@ int cs__an_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, c
         }
         m->r2 = sst > 0 ? 1 - ssr / sst : 1;
     }
-    size_t nr = 0;
-    for (size_t i = 0; i < np; i++)
-        if (p[i].t > 0)
-            tmp[nr++] = fabs(p[i].t - cs__an_model_time(m, p[i].n, p[i].bytes)) / p[i].t;
-    m->rel_resid = cs_stats_median_dbl(tmp, nr);
+    {
+        double sa = 0, st = 0;
+        for (size_t i = 0; i < nc; i++) {
+            sa += c[i].w * fabs(c[i].t - cs__an_model_time(m, c[i].n, c[i].B));
+            st += c[i].w * fabs(c[i].t);
+        }
+        m->rel_resid = st > 0 ? sa / st : 0;
+    }
     free(c);
     free(tmp);
     free(X);

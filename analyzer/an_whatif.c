@@ -32,9 +32,9 @@
  * moment every member had started the instances AND this rank had entered
  * the completion call, to this rank leaving it. All instances a
  * completion call completed make one point of the cost model (n = their
- * number, bytes = their sum, time = the mean over the members): with
- * progress inside MPI calls only (Open MPI, MPICH without a progress
- * thread) their work is done there.
+ * number, bytes = their sum, time = the mean over the members); the
+ * start calls replay as local spans of their measured length and are no
+ * part of any point.
  *
  * Steps: the analysis's (MPI_Pcontrol markers, else the detected period);
  * a step's time is the earliest begin of its boundary spans (markers) to
@@ -58,7 +58,22 @@
  *       AFTER has no fused call). Replayed for every power-of-two bucket
  *       from the largest call to the largest run; the suggested bucket is
  *       the smallest whose gain is within 10 % of the best one (bigger
- *       buckets wait longer for their last member and copy more);
+ *       buckets wait longer for their last member and copy more).
+ *       A class is proposed only when (else one line in meta
+ *       whatif_declined says why): the steps hold its runs (at most 1 in 10
+ *       split into pieces of less than 90 % of its calls); the modelled replay is within
+ *       CS_WF_MAX_MODEL_ERROR of the measured median step; its model's
+ *       cells' relative residual is within CS_MODEL_MAX_RESID; an
+ *       alpha-only model of blocking calls only for calls small enough
+ *       (CS_WF_ALPHA_ONLY_COPY); the best
+ *       gain is no more than the measured time in communication per step
+ *       (plus the modelled replay's excess over the measured step) and
+ *       CS_MODEL_MAX_RESID (a gain between the two is capped at it); for nonblocking
+ *       calls, the per-call cost was fitted (completions of different
+ *       numbers of calls) or every completion held the same n (then taken
+ *       as overlapping, an_model.c); and the best gain is at least
+ *       CS_WF_MIN_GAIN of the measured median step. The evidence names
+ *       the fit the gain rests on;
  *   (c) overlap: exposed GPU communication (CUPTI activity) that started
  *       earlier would be hidden by the compute of the step, up to the
  *       measured compute per step.
@@ -102,6 +117,21 @@ typedef struct wf_io {
  * member spans of apply-mode runs of the trainer took 94-104 ns (mean,
  * 2 and 4 ranks, Open MPI 4.1, this 2-core VM). */
 #define CS_WF_QUEUE_NS 100
+/* The smallest estimated gain, a fraction of the median step, that a
+ * proposal is made for: below it, the run-to-run noise of a step on a
+ * shared node (several per cent) hides it, and a rewrite is not worth it. */
+#define CS_WF_MIN_GAIN 0.05
+/* The largest error of the modelled replay's median step that proposals
+ * are built on (the models explain the calls but not the step beyond it). */
+#define CS_WF_MAX_MODEL_ERROR 0.5
+/* An alpha-only model of blocking calls (one size: beta unknown) counts
+ * each call fusion saves as one alpha, which holds only where the bytes cost
+ * little: not when copying a call's bytes once at the memory bandwidth
+ * already takes more than this share of alpha (fitted to the cells'
+ * medians, the typical call; 16 blocking calls of 64 KiB,
+ * Open MPI, 4 ranks: copying one takes 15 % of its 56 us; fused into 2 they
+ * measured -12 to +19 %, median -1 %). */
+#define CS_WF_ALPHA_ONLY_COPY 0.05
 
 enum { WF_LOCAL, WF_COLL, WF_NBCOLL, WF_WAIT, WF_RECV, WF_MARK };
 
@@ -139,8 +169,9 @@ typedef struct wf {
     int64_t *dep;
     size_t ndep;
     cs_model_row *models;
+    cs_model_fit *mfit; /* [nmodels]: what each model's data separated */
     int nmodels;
-    size_t capModels;
+    size_t capModels, capFit;
     /* steps: boundary spans (step, span index) */
     int nsteps;
     int maxsteps; /* > 0: only steps 0..maxsteps-1 were loaded */
@@ -304,6 +335,7 @@ static void wf_free(wf *w)
     free(w->in);
     free(w->dep);
     free(w->models);
+    free(w->mfit);
     free(w->bstep);
     free(w->bspan);
     free(w->mbeg);
@@ -869,8 +901,10 @@ static int wf_model_index(wf *w, const wf_inst *in)
         if (w->models[m].comm == in->comm && w->models[m].op == in->op &&
             strcmp(w->models[m].algo, in->algo ? w->algos[in->algo - 1] : "") == 0)
             return m;
-    if (CS_VEC_RESERVE(w->models, w->capModels, (size_t)w->nmodels + 1) != 0)
+    if (CS_VEC_RESERVE(w->models, w->capModels, (size_t)w->nmodels + 1) != 0 ||
+        CS_VEC_RESERVE(w->mfit, w->capFit, (size_t)w->nmodels + 1) != 0)
         return -1;
+    memset(&w->mfit[w->nmodels], 0, sizeof w->mfit[w->nmodels]);
     cs_model_row *m = &w->models[w->nmodels];
     memset(m, 0, sizeof *m);
     m->comm = in->comm;
@@ -961,26 +995,7 @@ static int wf_fit_models(wf *w, int use_mean)
         for (size_t i = 0; i < np; i++)
             if (pts[i].key == m)
                 fp[k++] = pts[i].p;
-        /* the per-call prior: (1 + ceil(log2 p)) x the median start */
-        cs_vec st = { 0 };
-        int p = 0;
-        for (size_t i = 0; i < w->ns; i++) {
-            const wf_span *x = &w->s[i];
-            if (x->cls == WF_NBCOLL && w->in[x->inst].model == m) {
-                cs_vec_push(&st, x->e - x->b);
-                if (w->in[x->inst].nmem > p)
-                    p = w->in[x->inst].nmem;
-            }
-        }
-        int rounds = 0;
-        while ((1 << rounds) < p)
-            rounds++;
-        double sum = 0;
-        for (size_t q = 0; q < st.n; q++)
-            sum += (double)st.a[q];
-        double prior = st.n ? sum / (double)st.n * (1 + rounds) : 0;
-        cs_vec_free(&st);
-        if (cs__an_model_fit(fp, k, prior, use_mean, &w->models[m]) != 0) {
+        if (cs__an_model_fit(fp, k, use_mean, &w->models[m], &w->mfit[m]) != 0) {
             free(fp);
             free(pts);
             return -1;
@@ -1238,16 +1253,19 @@ static const char *const wf_meta_keys[] = {
     "whatif_memcpy_gbps",
     "whatif_steps",
     "whatif_note",
+    "whatif_declined",
+    "whatif_step_period",
 };
 
 /* Per step: the mean over ranks of the time inside communication calls;
  * the median over steps 0..n-2. Also the allreduce calls per rank and step
  * issued to the library (fused calls count, their members do not). */
-static void wf_comm_figures(wf *w)
+static int64_t wf_comm_figures(wf *w)
 {
     wf_io *a = w->a;
+    int64_t comm_step = -1;
     if (w->nsteps < 2)
-        return;
+        return -1;
     size_t nk = (size_t)w->nsteps * (size_t)(a->ctx->ndense + 1); /* cs__an_ctx_sr */
     int64_t *acc = calloc(nk, sizeof *acc);
     char *has = calloc(nk, 1);
@@ -1255,7 +1273,7 @@ static void wf_comm_figures(wf *w)
     if (!acc || !has) {
         free(acc);
         free(has);
-        return;
+        return -1;
     }
     for (size_t i = 0; i < w->ns; i++) {
         const wf_span *x = &w->s[i];
@@ -1288,14 +1306,17 @@ static void wf_comm_figures(wf *w)
         if (n)
             per[m++] = sum / n;
     }
-    if (per)
-        wf_meta_i64(a, "whatif_comm_step_ns", cs_stats_median_i64(per, m));
+    if (per) {
+        comm_step = cs_stats_median_i64(per, m);
+        wf_meta_i64(a, "whatif_comm_step_ns", comm_step);
+    }
     wf_meta_i64(a, "whatif_fuse_members", members);
     wf_meta_i64(a, "whatif_fused_calls", fused);
     wf_meta_dbl(a, "whatif_allreduce_calls_per_step", nr ? (double)ar / (double)nr / (double)(w->nsteps - 1) : 0);
     free(per);
     free(acc);
     free(has);
+    return comm_step;
 }
 
 /* (a) the stragglers on time: the gaps of each straggler's rank in its
@@ -1379,6 +1400,7 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
     }
     rc = -1;
     int64_t *buf = NULL, *gap = NULL;
+    double *alpha_med = NULL;
     int *ifg = NULL;
     wf_inst *vin = NULL;
     char *flast = NULL;
@@ -1386,7 +1408,14 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
     cs_vec sv = { 0 };
     if (wf_fit_models(&w, 0) != 0 || wf_steps(&w) != 0)
         goto oom;
-    wf_comm_figures(&w);
+    /* each model's alpha fitted to the cells' medians: the typical call,
+     * whichever fit the replay keeps */
+    alpha_med = malloc(((size_t)w.nmodels + 1) * sizeof *alpha_med);
+    if (!alpha_med)
+        goto oom;
+    for (int m = 0; m < w.nmodels; m++)
+        alpha_med[m] = w.models[m].alpha_ns;
+    int64_t comm_step = wf_comm_figures(&w);
     if (w.nsteps < 3) {
         cs_store_meta_set(a->ctx->st, "whatif_note", "fewer than 3 steps: no replay");
         rc = 0;
@@ -1404,6 +1433,8 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
     int64_t measured = wf_step_median(&w, w.bp, buf);
     wf_meta_i64(a, "whatif_measured_ns", measured);
     wf_meta_i64(a, "whatif_steps", w.nsteps);
+    if (a->steps->step_source == 2)
+        wf_meta_i64(a, "whatif_step_period", a->steps->step_period);
     wf_meta_dbl(a, "whatif_memcpy_gbps", cs__an_whatif_memcpy_gbps());
     wf_var v0 = { 0 };
     if (wf_replay(&w, &v0) != 0) {
@@ -1468,8 +1499,72 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
     flast = malloc(w.ns);
     if (!ifg || !flast)
         goto oom;
+    char declined[2048] = "";
     for (int c = 0; c < cl.n && c < 8; c++) {
         wf_class *k = &cl.a[c];
+        const wf_span *s0 = &w.s[k->runs[0]];
+        int mi = w.in[s0->inst].model;
+        const cs_model_row *mo = &w.models[mi];
+        const cs_model_fit *mf = &w.mfit[mi];
+        const char *opn = a->ctx->ops[k->op].name;
+        char site[160], why[384] = "", basis[256], b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+        if (cs_store_callsite_label(a->ctx->st, s0->rank, s0->callsite, site, sizeof site) != 0 || !site[0])
+            snprintf(site, sizeof site, "call site %lld of rank %d", (long long)s0->callsite, s0->rank);
+        double calls_per_step = (double)k->calls / (double)w.nsteps;
+        /* the steps must hold the runs (nearly) whole: a run split by step
+         * boundaries into pieces of less than 90 % of its calls means the
+         * steps found are not the program's (a boundary at another call of
+         * the same pattern cuts a few calls off, which is fine) */
+        size_t cut = 0;
+        for (size_t r = 0; r < k->nruns; r++) {
+            int f = k->runs[r * 2], len = k->runs[r * 2 + 1], piece = 0, most = 0;
+            for (int q = f; q < f + len; q++) {
+                piece = q > f && w.s[q].step == w.s[q - 1].step ? piece + 1 : 1;
+                if (piece > most)
+                    most = piece;
+            }
+            cut += most * 10 < len * 9;
+        }
+        double model_err = measured > 0 ? fabs((double)(modelled - measured)) / (double)measured : 0;
+        /* fusion shortens communication calls only: no gain beyond their time */
+        int64_t cap = comm_step >= 0 ? comm_step + (modelled > measured ? modelled - measured : 0) : -1;
+        if (cut * 10 > k->nruns)
+            snprintf(why, sizeof why,
+                     "the steps found (%s) split %zu of %zu runs of back-to-back calls: the steps are not certain",
+                     a->steps->step_source == 1 ? "markers" : "detected period", cut, k->nruns);
+        else if (model_err > CS_WF_MAX_MODEL_ERROR)
+            snprintf(why, sizeof why,
+                     "the replay with the cost models misses the measured median step by %.1f %% (> %.0f %%): the "
+                     "models do not reproduce the steps",
+                     100 * model_err, 100 * CS_WF_MAX_MODEL_ERROR);
+        else if (mo->rel_resid > CS_MODEL_MAX_RESID)
+            snprintf(why, sizeof why,
+                     "its cost model explains the data poorly (%s; relative residual of the cells %.1f %% > %.0f %%)",
+                     mo->note, 100 * mo->rel_resid, 100 * CS_MODEL_MAX_RESID);
+        else if (!k->nb && !mf->separated && (double)wf_copy_ns(k->maxb) > CS_WF_ALPHA_ONLY_COPY * alpha_med[mi])
+            snprintf(why, sizeof why,
+                     "its cost model is alpha only (%s) and the calls are too large to take their bytes as free: "
+                     "copying %s once at %.0f GB/s takes %.0f %% of the %.2f us a call (median)",
+                     mo->note, cs_fmt_bytes(k->maxb, b1, sizeof b1), cs__an_whatif_memcpy_gbps(),
+                     100 * (double)wf_copy_ns(k->maxb) / (alpha_med[mi] > 0 ? alpha_med[mi] : 1), alpha_med[mi] / 1e3);
+        else if (k->nb && !mf->separated && !(mf->nmin == mf->nmax && mf->nmin > 1))
+            snprintf(why, sizeof why,
+                     "its cost model cannot tell how much each call completed together costs (%s, %lld points)",
+                     mo->note, (long long)mo->points);
+        if (mf->separated)
+            snprintf(basis, sizeof basis, "fitted: R2 %.3f, relative residual %.1f %%, %lld points", mo->r2,
+                     100 * mo->rel_resid, (long long)mo->points);
+        else if (mf->nmin == mf->nmax && mf->nmin > 1)
+            snprintf(basis, sizeof basis,
+                     "%s; the %d calls of every completion are taken as overlapping, so the gain is the calls' "
+                     "own start overhead only (relative residual %.1f %%, %lld points)",
+                     mo->fitted ? "beta fitted, per-call cost not separable" : "alpha only", mf->nmin,
+                     100 * mo->rel_resid, (long long)mo->points);
+        else
+            snprintf(basis, sizeof basis,
+                     "alpha only (beta unknown: one size): each call saved counts one alpha, an upper bound where "
+                     "bytes cost time (relative residual %.1f %%, %lld points)",
+                     100 * mo->rel_resid, (long long)mo->points);
         int64_t th = wf_pow2_ceil(k->maxb);
         if (th < CS_WF_FUSE_THRESHOLD)
             th = CS_WF_FUSE_THRESHOLD;
@@ -1480,10 +1575,10 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
             hi = lo;
         char curve[1024] = "";
         int64_t best = INT64_MIN, bestS = 0;
-        int64_t gains[64], sizes[64];
+        int64_t gains[64], gains2[64], sizes[64];
         double groups[64];
         int nsz = 0;
-        for (int64_t S = lo; S <= hi && nsz < 64; S *= 2) {
+        for (int64_t S = lo; S <= hi && nsz < 64 && !why[0]; S *= 2) {
             int nvin = 0;
             double g = wf_fuse_variant(&w, k, S, th, ifg, &vin, &nvin, flast);
             if (g < 0)
@@ -1500,15 +1595,45 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
             /* the same buckets made by the program itself: no member calls */
             vf.drop_members = 1;
             int64_t t2 = wf_replay(&w, &vf) == 0 ? wf_step_median(&w, w.bp, buf) : t;
-            size_t cl_ = strlen(curve);
-            snprintf(curve + cl_, sizeof curve - cl_, "%s%lld:%.2f:%lld:%lld", cl_ ? "," : "", (long long)S, g,
-                     (long long)gains[nsz], (long long)(modelled - t2));
+            gains2[nsz] = modelled - t2;
             if (gains[nsz] > best)
                 best = gains[nsz], bestS = S;
             nsz++;
         }
-        if (nsz == 0 || best <= 0 || best * 200 < measured) /* below 0.5 % of the step: nothing to propose */
+        if (!why[0] && nsz == 0)
+            snprintf(why, sizeof why, "no fused variant could be replayed");
+        else if (!why[0] && cap >= 0 && (double)best > (1 + CS_MODEL_MAX_RESID) * (double)cap)
+            snprintf(why, sizeof why,
+                     "the replay's best gain, %s per step, exceeds the time in communication calls per step (%s, "
+                     "plus the modelled replay's excess over the measured step) by more than %.0f %%: the models do "
+                     "not describe this run",
+                     cs_fmt_dns(best, 0, b1, sizeof b1), cs_fmt_ns(comm_step, b2, sizeof b2), 100 * CS_MODEL_MAX_RESID);
+        else if (!why[0] && (double)best < CS_WF_MIN_GAIN * (double)measured)
+            snprintf(why, sizeof why,
+                     "the best estimated gain, %s per step (%.1f %% of the step, buckets of %s; %s), "
+                     "is below %.0f %% of the step",
+                     cs_fmt_dns(best, 0, b1, sizeof b1), measured > 0 ? 100.0 * (double)best / (double)measured : 0.0,
+                     cs_fmt_bytes(bestS, b2, sizeof b2), basis, 100 * CS_WF_MIN_GAIN);
+        if (why[0]) {
+            size_t l = strlen(declined);
+            char dname[CS_COMMS_DISPLAY_MAX];
+            cs__an_ctx_commname(a->ctx, k->comm, dname, sizeof dname);
+            snprintf(declined + l, sizeof declined - l, "%sno fusion of the %.0f %s%s per step at %s on %s: %s",
+                     l ? "\n" : "", calls_per_step, opn, calls_per_step >= 2 ? "s" : "", site, dname, why);
             continue;
+        }
+        int capped = cap >= 0 && best > cap;
+        for (int q = 0; q < nsz; q++) {
+            if (capped && gains[q] > cap)
+                gains[q] = cap;
+            if (cap >= 0 && gains2[q] > cap)
+                gains2[q] = cap;
+            size_t cl_ = strlen(curve);
+            snprintf(curve + cl_, sizeof curve - cl_, "%s%lld:%.2f:%lld:%lld", cl_ ? "," : "", (long long)sizes[q],
+                     groups[q], (long long)gains[q], (long long)gains2[q]);
+        }
+        if (capped)
+            best = cap;
         int pick = 0;
         while (pick < nsz && gains[pick] * 10 < best * 9)
             pick++;
@@ -1517,11 +1642,8 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         snprintf(p.kind, sizeof p.kind, "fusion");
         p.comm = k->comm;
         p.op = k->op;
-        const wf_span *s0 = &w.s[k->runs[0]];
-        if (cs_store_callsite_label(a->ctx->st, s0->rank, s0->callsite, p.callsite, sizeof p.callsite) != 0 ||
-            !p.callsite[0])
-            snprintf(p.callsite, sizeof p.callsite, "call site %lld of rank %d", (long long)s0->callsite, s0->rank);
-        p.calls_per_step = (double)k->calls / (double)w.nsteps;
+        snprintf(p.callsite, sizeof p.callsite, "%s", site);
+        p.calls_per_step = calls_per_step;
         p.min_bytes = k->minb;
         p.max_bytes = k->maxb;
         p.bytes_per_step = k->bytes / w.nsteps;
@@ -1530,31 +1652,25 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         p.gain_ns = gains[pick];
         p.step_ns = measured;
         snprintf(p.curve, sizeof p.curve, "%s", curve);
-        const cs_model_row *mo = &w.models[w.in[s0->inst].model];
-        char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
         wf_bytes_text(b1, sizeof b1, k->minb);
         wf_bytes_text(b2, sizeof b2, k->maxb);
         wf_bytes_text(b3, sizeof b3, p.bucket_bytes);
         cs_fmt_ns(p.gain_ns, b4, sizeof b4);
         cs_fmt_ns(best, b5, sizeof b5);
         wf_bytes_text(b6, sizeof b6, bestS);
-        const char *opn = a->ctx->ops[k->op].name;
-        char beta_txt[48] = "unknown", r2_txt[32] = "";
-        if (mo->fitted) {
+        char beta_txt[48] = "unknown";
+        if (mo->fitted)
             snprintf(beta_txt, sizeof beta_txt, "%.3f ns/KiB", mo->beta_ns_per_byte * 1024);
-            snprintf(r2_txt, sizeof r2_txt, ", R2 %.3f", mo->r2);
-        }
         char cname[CS_COMMS_DISPLAY_MAX];
         cs__an_ctx_commname(a->ctx, k->comm, cname, sizeof cname);
         snprintf(p.evidence, sizeof p.evidence,
-                 "call site %s issues %.0f %s%s of %s-%s per step on %s; buckets of %s save an "
-                 "estimated %s per step (%.1f %%), %.1f calls per step instead of %.0f (the smallest bucket within "
-                 "10 %% of the best gain, %s with %s); model: alpha %.2f us per call, gamma %.2f us per further call, "
-                 "beta %s (%s, %lld points%s), pack+unpack at %.0f GB/s",
+                 "%s issues %.0f %s%s of %s-%s per step on %s; buckets of %s save an estimated %s per "
+                 "step (%.1f %%), %.1f calls per step instead of %.0f (the smallest bucket within 10 %% of the best "
+                 "gain, %s with %s%s); model: alpha %.2f us, gamma %.2f us, beta %s; %s; pack+unpack at %.0f GB/s",
                  p.callsite, p.calls_per_step, opn, p.calls_per_step >= 2 ? "s" : "", b1, b2, cname, b3, b4,
                  measured > 0 ? 100.0 * (double)p.gain_ns / (double)measured : 0.0, p.groups_per_step, p.calls_per_step,
-                 b5, b6, mo->alpha_ns / 1e3, mo->gamma_ns / 1e3, beta_txt, mo->note, (long long)mo->points, r2_txt,
-                 cs__an_whatif_memcpy_gbps());
+                 b5, b6, capped ? "; capped at the time in communication calls" : "", mo->alpha_ns / 1e3,
+                 mo->gamma_ns / 1e3, beta_txt, basis, cs__an_whatif_memcpy_gbps());
         int is_mpi_nb = k->nb && strncmp(opn, "MPI_", 4) == 0, is_nccl = strncmp(opn, "nccl", 4) == 0;
         if (is_mpi_nb || is_nccl) {
             snprintf(p.env, sizeof p.env, "COLLSCOPE_FUSE=1 COLLSCOPE_FUSE_THRESHOLD=%lld COLLSCOPE_FUSE_BUFFER=%lld",
@@ -1573,6 +1689,8 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         if (cs_awriter_proposal(a->ctx->w, &p) != 0)
             goto werr;
     }
+
+    cs_store_meta_set(a->ctx->st, "whatif_declined", declined);
 
     /* (c) overlap: exposed GPU communication */
     {
@@ -1624,6 +1742,7 @@ out:
     cs_vec_free(&sv);
     free(buf);
     free(gap);
+    free(alpha_med);
     free(ifg);
     free(vin);
     free(flast);

@@ -75,7 +75,8 @@ typedef struct cs_report_data {
     double wf_replay_error, wf_model_error, wf_ar_calls_per_step, wf_memcpy_gbps;
     int64_t fuse_members, fused_calls;
     char wf_note[256];
-    cs_comms comms; /* the communicators' display names */
+    cs_comms comms;         /* the communicators' display names */
+    char wf_declined[2048]; /* fusion not proposed: one line per candidate, why */
 } cs_report_data;
 /* 0, or -1 when the store cannot be read (d is then partly filled: free it). */
 int cs_report_load(cs_store *st, cs_report_data *d);
@@ -153,12 +154,25 @@ void cs_report_junit_write(FILE *f, const cs_report_trace *t, const cs_report_da
 void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_data *base, const char *new_name,
                    const cs_report_data *cur);
 
-/* `collscope check-estimate BEFORE AFTER`: the what-if replay's predicted
- * gain of BEFORE's fusion proposal against the gain measured in AFTER,
- * written to out (text, or JSON when json). Both traces are analysed first
- * unless current (notes to log). Returns 0 when the error is within tol
- * percent, 1 when not, 2 on bad input with one message in err. */
-int cs_estimate_check(const char *before, const char *after, double tol, int json, FILE *out, FILE *log, char *err,
-                      size_t errlen);
+/* `collscope check-estimate BEFORE AFTER`: the gain measured on the
+ * program's step time (both traces' steps as their analyses found them, the
+ * wall time between steps) against the what-if replay's prediction for
+ * BEFORE's fusion proposal, written to out (text, or JSON when json). Both
+ * traces are analysed first unless current (notes to log). Returns
+ * CS_ESTIMATE_CONFIRMED when the median step time fell by at least min_gain
+ * percent, the mean step time fell too and the prediction's error is within
+ * tol percent; CS_ESTIMATE_NOT_CONFIRMED when not; CS_ESTIMATE_BAD_INPUT
+ * (message in err) on bad input or when BEFORE has no fusion proposal;
+ * CS_ESTIMATE_NOT_COMPARABLE (message in err) when the steps of the two
+ * traces cannot be compared (none found on one side, found differently,
+ * different periods, step counts more than 10 % apart). */
+enum {
+    CS_ESTIMATE_CONFIRMED = 0,
+    CS_ESTIMATE_NOT_CONFIRMED = 1,
+    CS_ESTIMATE_BAD_INPUT = 2,
+    CS_ESTIMATE_NOT_COMPARABLE = 3,
+};
+int cs_estimate_check(const char *before, const char *after, double tol, double min_gain, int json, FILE *out,
+                      FILE *log, char *err, size_t errlen);
 
 #endif

@@ -42,6 +42,10 @@ EXTRA_DIST += tests/analysis/numargs.sh tests/analysis/json_nonfinite.sh tests/a
 EXTRA_DIST += tests/analysis/sparse_ranks_nb.sh tests/analysis/sparse_ranks.inc.sh
 TESTS += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysis/apply_estimate.sh
 EXTRA_DIST += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysis/apply_estimate.sh
+# Fusion gated on the programs' own step times, nbloop without markers, both
+# MPIs (3 pairs of runs of 3 bucket patterns each; 2-4 min together).
+TESTS += tests/analysis/nb_fusion_ompi.sh tests/analysis/nb_fusion_mpich.sh
+EXTRA_DIST += tests/analysis/nb_fusion_ompi.sh tests/analysis/nb_fusion_mpich.sh tests/analysis/nb_fusion.inc.sh
 EXTRA_DIST += tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh tests/analysis/verdicts.inc.sh \
 	tests/analysis/synthetic.sh tests/analysis/faults.sh
 dist_doc_DATA += docs/report-json.md

@@ -112,6 +112,7 @@ int cs_report_load(cs_store *st, cs_report_data *d)
     d->fuse_members = cs_meta_i64(st, "whatif_fuse_members", 0);
     d->fused_calls = cs_meta_i64(st, "whatif_fused_calls", 0);
     cs_store_meta_get(st, "whatif_note", d->wf_note, sizeof d->wf_note);
+    cs_store_meta_get(st, "whatif_declined", d->wf_declined, sizeof d->wf_declined);
     char buf[64];
     d->spans = cs_store_count_spans(st);
     if (cs_store_meta_get(st, "analysis_instances", buf, sizeof buf) == 0)

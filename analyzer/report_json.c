@@ -152,6 +152,18 @@ static void cs_report_json_whatif(FILE *f, const cs_report_data *d)
         fprintf(f, "]}");
     }
     fprintf(f, "%s],\n", d->nprops ? "\n  " : "");
+    fprintf(f, "  \"proposals_declined\": [");
+    int nd = 0;
+    for (const char *l = d->wf_declined; *l;) {
+        const char *e = strchr(l, '\n');
+        size_t n = e ? (size_t)(e - l) : strlen(l);
+        char line[2048];
+        snprintf(line, sizeof line, "%.*s", (int)n, l);
+        fprintf(f, "%s\n    ", nd++ ? "," : "");
+        cs_json_str(f, line);
+        l += n + (e != NULL);
+    }
+    fprintf(f, "%s],\n", nd ? "\n  " : "");
 }
 
 static void cs_report_json_analysis(FILE *f, const cs_report_data *d, const cs_gate *g, int ng)

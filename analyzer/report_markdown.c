@@ -30,9 +30,15 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
                 "What-if replay: measured median step %s, replayed with the cost models %s (replay error %.2f %%).\n\n",
                 cs_fmt_ns(d->wf_measured_ns, b1, sizeof b1), cs_fmt_ns(d->wf_model_ns, b2, sizeof b2),
                 100 * d->wf_model_error);
-    if (!d->nprops) {
+    if (!d->nprops)
         fprintf(f, "None.\n");
-    } else {
+    for (const char *l = d->wf_declined; *l;) {
+        const char *e = strchr(l, '\n');
+        int n = e ? (int)(e - l) : (int)strlen(l);
+        fprintf(f, "%s- %.*s\n", l == d->wf_declined ? "\n" : "", n, l);
+        l += n + (e != NULL);
+    }
+    if (d->nprops) {
         fprintf(f,
                 "| kind | call site | bucket | gain per step | evidence | apply with |\n|---|---|---:|---:|---|---|\n");
         for (int i = 0; i < d->nprops; i++) {
@@ -47,9 +53,8 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
         }
     }
     if (d->nmodels) {
-        fprintf(
-            f,
-            "\n| cost model | points | alpha | gamma | beta per KiB | R² | note |\n|---|---:|---:|---:|---:|---:|---|\n");
+        fprintf(f, "\n| cost model | points | alpha | gamma | beta per KiB | R² | resid | note |\n"
+                   "|---|---:|---:|---:|---:|---:|---:|---|\n");
         for (int i = 0; i < d->nmodels; i++) {
             const cs_model_row *m = &d->models[i];
             char key[256];
@@ -60,6 +65,7 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
                 fprintf(f, "%.3f ns | %.3f | ", m->beta_ns_per_byte * 1024, m->r2);
             else
                 fprintf(f, "unknown | - | ");
+            fprintf(f, "%.1f %% | ", 100 * m->rel_resid);
             cs_report_markdown_cell(f, m->note);
             fprintf(f, " |\n");
         }

@@ -68,7 +68,7 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
         fprintf(f, "\nApply mode: %lld calls fused into %lld (all ranks)\n", (long long)d->fuse_members,
                 (long long)d->fused_calls);
     fprintf(f, "\nCost models (time of n calls completing together = alpha + (n-1) x gamma + bytes x beta,\n"
-               "fitted to the transfers)\n");
+               "fitted to the completion times; resid: relative residual of the cells)\n");
     /* the models' names (op and communicator) get the room they need */
     int w = 36;
     for (int i = 0; i < d->nmodels; i++) {
@@ -120,9 +120,16 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
     if (d->wf_comm_step_ns >= 0)
         fprintf(f, "  communication per step (median of the ranks' mean): %s\n",
                 cs_fmt_ns(d->wf_comm_step_ns, b1, sizeof b1));
-    fprintf(f, "\nProposals (estimated by the what-if replay)\n");
+    fprintf(f, "\nProposals (estimated by the what-if replay; made where the cost model explains the data and the\n"
+               "gain is at least 5 %% of the step)\n");
     if (!d->nprops)
         fprintf(f, "  none\n");
+    for (const char *l = d->wf_declined; *l;) {
+        const char *e = strchr(l, '\n');
+        int n = e ? (int)(e - l) : (int)strlen(l);
+        fprintf(f, "  %.*s\n", n, l);
+        l += n + (e != NULL);
+    }
     for (int i = 0; i < d->nprops; i++) {
         const cs_proposal *p = &d->props[i];
         fprintf(f, "  %-8s gain %s per step (%.1f %%)", p->kind, cs_fmt_ns(p->gain_ns, b1, sizeof b1),

@@ -35,7 +35,7 @@
 #include "libtrace/store.h"
 
 /* Bumped whenever what the analysis stores changes meaning. */
-#define CS_ANALYSIS_VERSION 5
+#define CS_ANALYSIS_VERSION 6
 
 /* ---- rows ---- */
 
@@ -119,7 +119,7 @@ typedef struct cs_model_row {
     double alpha_ns, beta_ns_per_byte;
     double gamma_ns;  /* each further call completed together (= alpha for blocking calls) */
     double r2;        /* over the cells; 0 when not fitted */
-    double rel_resid; /* median |measured - model| / measured over the points */
+    double rel_resid; /* the cells' relative residual: sum w |t - model| / sum w t (an_model.c) */
     int fitted;       /* 1 alpha and beta fitted; 0 alpha only (beta unknown, 0) */
     char note[192];
 } cs_model_row;

@@ -17,12 +17,25 @@ typedef struct cs_fitpt {
     double n, bytes, t;
 } cs_fitpt;
 
+/* What the data of a fit could tell apart (an_model.c). */
+typedef struct cs_model_fit {
+    int nmin, nmax; /* calls per completion, over the points */
+    int sizes;      /* size buckets among the cells */
+    int separated;  /* the terms a fusion gain rests on were fitted: alpha and
+                        beta from 2 sizes or more (n = 1), gamma from 2 values
+                        of n or more; 0 for alpha-only models, and where every
+                        completion held the same n > 1 (gamma 0 by assumption) */
+} cs_model_fit;
+
+/* The largest relative residual of the cells (rel_resid) of a model that a
+ * proposal may rest on. */
+#define CS_MODEL_MAX_RESID 0.25
+
 /* Fit m (alpha, gamma, beta, r2, rel_resid, cells, points, sizes, fitted,
- * note) to the points (reordered); gamma_prior: the per-call cost to assume
- * when every completion held the same number of calls (> 1), 0 none;
- * use_mean: fit to the cells' mean times (else their medians).
+ * note) to the points (reordered); use_mean: fit to the cells' mean times
+ * (else their medians); fi (may be NULL): what the data separated.
  * Returns 0, or -1 out of memory. */
-int cs__an_model_fit(cs_fitpt *p, size_t np, double gamma_prior, int use_mean, cs_model_row *m);
+int cs__an_model_fit(cs_fitpt *p, size_t np, int use_mean, cs_model_row *m, cs_model_fit *fi);
 /* The model's time of n calls of `bytes` in all completed together. */
 double cs__an_model_time(const cs_model_row *m, double n, double bytes);
 
