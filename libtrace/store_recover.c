@@ -375,7 +375,7 @@ int cs_store_recover(cs_store *src, const char *path, cs_store **out, cs_store_r
     } else if (cs_store_create(path, &dst, err, errlen) != 0) {
         return -1;
     }
-    char (*names)[64] = NULL;
+    char(*names)[64] = NULL;
     size_t nnames = 0, cap = 0;
     sqlite3_stmt *s;
     /* The tables of the new store (this build's schema), minus meta. */
@@ -418,13 +418,20 @@ int cs_store_recover(cs_store *src, const char *path, cs_store **out, cs_store_r
                 t.lost == 1 ? "" : "s");
             r->rows_lost += t.lost;
         } else {
-            say(r->lost, sizeof r->lost, "%s%s: rows after the damage (%lld kept)", r->lost[0] ? ", " : "",
-                names[i], (long long)t.kept);
+            say(r->lost, sizeof r->lost, "%s%s: rows after the damage (%lld kept)", r->lost[0] ? ", " : "", names[i],
+                (long long)t.kept);
             r->rows_uncounted = 1;
         }
     }
     char spans[1024] = "";
     say_spans(dst, r, spans, sizeof spans);
+    /* Each process row counts the spans this store holds; what its log
+     * held is kept in its note. */
+    sqlite3_exec(dst->db,
+                 "UPDATE processes SET note = trim(COALESCE(note, '') || ' ' || spans || ' spans in the damaged"
+                 " trace'), spans = (SELECT count(*) FROM span s WHERE s.rank = processes.rank)"
+                 " WHERE spans IS NOT (SELECT count(*) FROM span s WHERE s.rank = processes.rank)",
+                 NULL, NULL, NULL);
     /* Ranks whose process row was lost still have their spans: a row for
      * each (its span count is what was kept; the rest is unknown). */
     sqlite3_stmt *q;
@@ -451,10 +458,12 @@ int cs_store_recover(cs_store *src, const char *path, cs_store **out, cs_store_r
     }
     snprintf(r->summary, sizeof r->summary, "%lld rows kept%s", (long long)r->rows_kept, spans);
     if (r->procs_rebuilt)
-        say(r->summary, sizeof r->summary, "; the process rows of %d rank%s rebuilt from their spans",
-            r->procs_rebuilt, r->procs_rebuilt == 1 ? "" : "s");
-    say(r->summary, sizeof r->summary, "; lost: %s", r->lost[0] ? r->lost : "no row (the damage was in an index or"
-                                                                            " a table collscope recomputes)");
+        say(r->summary, sizeof r->summary, "; the process rows of %d rank%s rebuilt from their spans", r->procs_rebuilt,
+            r->procs_rebuilt == 1 ? "" : "s");
+    say(r->summary, sizeof r->summary, "; lost: %s",
+        r->lost[0] ? r->lost
+                   : "no row (the damage was in an index or"
+                     " a table collscope recomputes)");
     cs_store_meta_set(dst, "recovered_from", src->path);
     cs_store_meta_set(dst, "recovered_note", r->summary);
     cs_store_close(dst);
