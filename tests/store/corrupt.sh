@@ -45,15 +45,21 @@ fresh() {
   rm -f "$1/trace.db-wal" "$1/trace.db-shm" "$1"/trace.recovered.db*
 }
 
-# partial WHAT DIR CMD...: CMD (on a fresh copy of the damaged file) exits 1
-# with one message on stderr that names DIR/trace.db as damaged and says
-# what was kept, leaves DIR/trace.db as it was, and DIR/trace.recovered.db.
-partial() {
+# run1 WHAT DIR CMD...: CMD, on a fresh copy of the damaged file, exits 1
+# (its output in DIR/out and DIR/err; WHAT and DIR kept in _what, _dir).
+run1() {
   _what=$1; _dir=$2; shift 2
   fresh "$_dir"
   "$@" > "$_dir/out" 2> "$_dir/err"
   _rc=$?
   [ $_rc = 1 ] || fail "$_what: exit status $_rc, want 1 (stderr: $(head -c 300 "$_dir/err"))"
+}
+
+# partial WHAT DIR CMD...: run1, with one message on stderr that names
+# DIR/trace.db as damaged and says what was kept; DIR/trace.db as it was,
+# and DIR/trace.recovered.db.
+partial() {
+  run1 "$@"
   expect_eq "$_what: one message naming the damaged file" \
     "$(grep -c "^collscope: $_dir/trace.db: damaged (.*); analysing what could be read of it, copied into $_dir/trace.recovered.db: [0-9]* rows kept" "$_dir/err")" 1
   cmp -s "$_dir/trace.db" "$_dir/damaged.db" || fail "$_what: the damaged file was modified"
@@ -61,13 +67,9 @@ partial() {
   echo "ok: $_what: $(grep -m1 damaged "$_dir/err")"
 }
 
-# refused WHAT DIR CMD...: CMD exits 1 with a message naming DIR/trace.db.
+# refused WHAT DIR CMD...: run1, with a message naming DIR/trace.db.
 refused() {
-  _what=$1; _dir=$2; shift 2
-  fresh "$_dir"
-  "$@" > "$_dir/out" 2> "$_dir/err"
-  _rc=$?
-  [ $_rc = 1 ] || fail "$_what: exit status $_rc, want 1 (stderr: $(head -c 300 "$_dir/err"))"
+  run1 "$@"
   grep -q "$_dir/trace.db" "$_dir/err" || fail "$_what: the message does not name the file: $(head -c 300 "$_dir/err")"
   echo "ok: $_what: $(head -n 1 "$_dir/err")"
 }
