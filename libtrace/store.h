@@ -60,7 +60,7 @@ typedef struct cs_store_recovery {
     int64_t spans_lost; /* spans missing against the processes' own counts */
     int tables_damaged;
     int procs_rebuilt;  /* ranks with spans but no process row left: a row made for each */
-    char lost[512];     /* "span: 1234 rows, comms: rows after the damage (3 kept)" */
+    char lost[512];     /* "span: 1234 rows, comms: every row" */
     char summary[1536]; /* one line: rows kept, spans kept per rank, what was lost */
 } cs_store_recovery;
 /* Copy every row of the (damaged) store src that SQLite can still read

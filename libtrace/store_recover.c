@@ -122,15 +122,25 @@ static int skip_damage(sqlite3_stmt *p, int64_t from, int64_t *next)
 {
     int64_t bad = from, good = 0, at = 0;
     int found = 0;
-    for (int64_t step = 1;; step *= 2) {
-        if (from > INT64_MAX - step)
+    /* rowids count from 1: from a negative start, probe from 0 on */
+    int64_t base = from < 0 ? 0 : from;
+    if (base != from) {
+        if (probe(p, base, &at) >= 0) {
+            good = base;
+            found = 1;
+        } else {
+            bad = base;
+        }
+    }
+    for (int64_t step = 1; !found; step *= 2) {
+        if (base > INT64_MAX - step)
             break;
-        if (probe(p, from + step, &at) >= 0) {
-            good = from + step;
+        if (probe(p, base + step, &at) >= 0) {
+            good = base + step;
             found = 1;
             break;
         }
-        bad = from + step;
+        bad = base + step;
         if (step > INT64_MAX / 2)
             break;
     }
@@ -418,8 +428,11 @@ int cs_store_recover(cs_store *src, const char *path, cs_store **out, cs_store_r
                 t.lost == 1 ? "" : "s");
             r->rows_lost += t.lost;
         } else {
-            say(r->lost, sizeof r->lost, "%s%s: rows after the damage (%lld kept)", r->lost[0] ? ", " : "", names[i],
-                (long long)t.kept);
+            if (t.kept == 0)
+                say(r->lost, sizeof r->lost, "%s%s: every row", r->lost[0] ? ", " : "", names[i]);
+            else
+                say(r->lost, sizeof r->lost, "%s%s: the rows past the last that reads (%lld kept)",
+                    r->lost[0] ? ", " : "", names[i], (long long)t.kept);
             r->rows_uncounted = 1;
         }
     }
@@ -453,7 +466,7 @@ int cs_store_recover(cs_store *src, const char *path, cs_store **out, cs_store_r
         goto fail;
     if (meta_damaged) {
         r->tables_damaged++;
-        say(r->lost, sizeof r->lost, "%smeta: the keys after the damage", r->lost[0] ? ", " : "");
+        say(r->lost, sizeof r->lost, "%smeta: the keys past the last that reads", r->lost[0] ? ", " : "");
         r->rows_uncounted = 1;
     }
     snprintf(r->summary, sizeof r->summary, "%lld rows kept%s", (long long)r->rows_kept, spans);

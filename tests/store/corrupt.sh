@@ -22,15 +22,21 @@ q "$T/t/trace.db" "SELECT count(*) FROM dbstat" > /dev/null 2>&1 || skip "this s
 cp "$T/t/trace.db" "$T/analysed.db"
 "$COLLSCOPE" analyze "$T/analysed.db" > /dev/null 2>&1 || fail "analyze of the intact trace failed"
 
-# damage SRC TABLE DIR: DIR/trace.db, a copy of SRC whose middle leaf page
-# of TABLE (by page number) is overwritten with 0xff; DIR/damaged.db a
-# copy of it, DIR/page.cells the number of rows that page held.
+# damage SRC TABLE DIR [first|last]: DIR/trace.db, a copy of SRC whose
+# middle (or first, or last) leaf page of TABLE (by page number) is
+# overwritten with 0xff; DIR/damaged.db a copy of it, DIR/page.cells the
+# number of rows that page held.
 damage() {
   mkdir -p "$3"
   cp "$1" "$3/trace.db"
   _ps=$(q "$3/trace.db" "PRAGMA page_size")
+  case ${4:-mid} in
+  first) _at=0 ;;
+  last) _at="(SELECT count(*) - 1 FROM dbstat WHERE name = '$2' AND pagetype = 'leaf')" ;;
+  *) _at="(SELECT count(*) / 2 FROM dbstat WHERE name = '$2' AND pagetype = 'leaf')" ;;
+  esac
   _pg=$(q "$3/trace.db" "SELECT pageno FROM dbstat WHERE name = '$2' AND pagetype = 'leaf' ORDER BY pageno
-        LIMIT 1 OFFSET (SELECT count(*) / 2 FROM dbstat WHERE name = '$2' AND pagetype = 'leaf')")
+        LIMIT 1 OFFSET $_at")
   [ -n "$_pg" ] && [ "$_pg" -gt 1 ] || fail "no leaf page of $2 in $1"
   q "$3/trace.db" "SELECT ncell FROM dbstat WHERE pageno = $_pg" > "$3/page.cells"
   head -c "$_ps" /dev/zero | tr '\0' '\377' |
@@ -124,6 +130,20 @@ for r in 0 1; do
   expect_eq "rank $r: spans in the report" \
     "$("$PY" -c "import json,sys; d=json.load(sys.stdin); print([x['spans'] for x in d['ranks'] if x['rank'] == $r][0])" < "$T/span/r.json")" "$want"
 done
+
+# The first and the last page of the spans: the rows after the first are
+# found past it; the rows before the last are kept, those past it lost.
+damage "$T/t/trace.db" span "$T/first" first
+partial "the first span page: report" "$T/first" "$COLLSCOPE" report "$T/first/trace.db"
+lost=$(cat "$T/first/page.cells")
+expect_eq "the first span page: spans kept" "$(q "$T/first/trace.recovered.db" "SELECT count(*) FROM span")" $((n - lost))
+grep -q "lost: span: $lost rows" "$T/first/err" || fail "the first span page: $(cat "$T/first/err")"
+damage "$T/t/trace.db" span "$T/last" last
+partial "the last span page: report" "$T/last" "$COLLSCOPE" report "$T/last/trace.db"
+lost=$(cat "$T/last/page.cells")
+expect_eq "the last span page: spans kept" "$(q "$T/last/trace.recovered.db" "SELECT count(*) FROM span")" $((n - lost))
+grep -q "spans kept: $((n - lost)) of $n (.*lost: span: the rows past the last that reads ($((n - lost)) kept)" \
+  "$T/last/err" || fail "the last span page: $(cat "$T/last/err")"
 
 # The processes page: every process row lost, rebuilt from the spans.
 damage "$T/t/trace.db" processes "$T/proc"
