@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 /* SQLite's report as one line: without its "*** in database main ***"
- * header, lines joined by "; ". */
+ * header, lines joined by ';'. */
 static void one_line(char *what, size_t len, const char *text)
 {
     static const char head[] = "*** in database main ***";
@@ -161,8 +161,8 @@ static int skip_damage(sqlite3_stmt *p, int64_t from, int64_t *next)
 }
 
 typedef struct table_result {
-    int64_t kept, lost; /* lost: rowids skipped over damage (-1: not countable) */
-    int damaged;        /* damaged ranges met */
+    int64_t kept, lost; /* lost: rowids skipped over damage, rows refused (-1: not countable) */
+    int damaged;        /* damaged ranges and refused rows met */
 } table_result;
 
 /* Copy the rows of table that read (by rowid, skipping the ranges that do
@@ -217,12 +217,19 @@ static int copy_table(cs_store *src, cs_store *dst, const char *table, table_res
                 sqlite3_bind_value(w, i + 1, sqlite3_column_value(s, i + 1));
             int wr = sqlite3_step(w);
             sqlite3_reset(w);
+            last = sqlite3_column_int64(s, 0);
+            any = 1;
+            if (wr == SQLITE_CONSTRAINT) {
+                /* a row this schema does not take (damaged in place): lost */
+                res->damaged++;
+                if (res->lost >= 0)
+                    res->lost++;
+                continue;
+            }
             if (wr != SQLITE_DONE) {
                 ret = cs_store_sql_fail(err, errlen, "%s: %s", dst->path, sqlite3_errmsg(dst->db));
                 goto out;
             }
-            last = sqlite3_column_int64(s, 0);
-            any = 1;
             res->kept++;
         }
         if (rc == SQLITE_DONE)
