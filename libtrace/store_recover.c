@@ -321,21 +321,22 @@ static int copy_meta(cs_store *src, cs_store *dst, int *damaged, char *err, size
     return ret;
 }
 
-/* Spans kept, per rank, against the counts the processes table gives,
- * into buf: the ranks that lost spans (or whose count is lost) are named,
- * the others counted. */
+/* Spans kept (temp table kept_spans), per rank, against the counts the
+ * processes table gives, into buf: the first ranks that lost spans (or
+ * whose count is lost) are named, the others counted. */
 static void say_spans(cs_store *dst, cs_store_recovery *r, char *buf, size_t len)
 {
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(dst->db,
-                           "SELECT p.rank, p.spans, (SELECT count(*) FROM span s WHERE s.rank = p.rank)"
-                           " FROM processes p UNION ALL SELECT rank, NULL, count(*) FROM span"
-                           " WHERE rank NOT IN (SELECT rank FROM processes) GROUP BY rank ORDER BY 1",
+                           "SELECT p.rank, p.spans, COALESCE(k.n, 0) FROM processes p"
+                           " LEFT JOIN kept_spans k ON k.rank = p.rank"
+                           " UNION ALL SELECT rank, NULL, n FROM kept_spans"
+                           " WHERE rank NOT IN (SELECT rank FROM processes) ORDER BY 1",
                            -1, &s, NULL) != SQLITE_OK)
         return;
     char ranks[1024] = "";
     int64_t kept = 0, want = 0;
-    int nwhole = 0, nproc = 0, unknown = 0;
+    int nwhole = 0, nproc = 0, unknown = 0, nnamed = 0, nmore = 0;
     while (sqlite3_step(s) == SQLITE_ROW) {
         int64_t w = sqlite3_column_int64(s, 1), have = sqlite3_column_int64(s, 2);
         int known = sqlite3_column_type(s, 1) != SQLITE_NULL && w >= have;
@@ -346,15 +347,24 @@ static void say_spans(cs_store *dst, cs_store_recovery *r, char *buf, size_t len
             nwhole++;
             continue;
         }
-        say(ranks, sizeof ranks, "%srank %d: %lld", ranks[0] ? ", " : "", sqlite3_column_int(s, 0), (long long)have);
-        if (known) {
-            say(ranks, sizeof ranks, " of %lld", (long long)w);
+        if (known)
             r->spans_lost += w - have;
-        } else {
-            say(ranks, sizeof ranks, " of ?");
+        else
             unknown = 1;
+        /* the first few by name; a large job's message stays one line */
+        if (nnamed == 8) {
+            nmore++;
+            continue;
         }
+        nnamed++;
+        say(ranks, sizeof ranks, "%srank %d: %lld", ranks[0] ? ", " : "", sqlite3_column_int(s, 0), (long long)have);
+        if (known)
+            say(ranks, sizeof ranks, " of %lld", (long long)w);
+        else
+            say(ranks, sizeof ranks, " of ?");
     }
+    if (nmore)
+        say(ranks, sizeof ranks, " and %d more rank%s short", nmore, nmore == 1 ? "" : "s");
     sqlite3_finalize(s);
     if (!nproc) {
         say(buf, len, "; no spans and no process rows");
@@ -443,27 +453,33 @@ int cs_store_recover(cs_store *src, const char *path, cs_store **out, cs_store_r
             r->rows_uncounted = 1;
         }
     }
+    /* The spans kept per rank, counted once (one scan, no index yet). */
+    if (cs_store_sql_exec(dst->db, path,
+                          "CREATE TEMP TABLE kept_spans AS SELECT rank, count(*) AS n FROM main.span GROUP BY rank",
+                          err, errlen) != 0)
+        goto fail;
     char spans[1024] = "";
     say_spans(dst, r, spans, sizeof spans);
     /* Each process row counts the spans this store holds; what its log
      * held is kept in its note. */
     sqlite3_exec(dst->db,
                  "UPDATE processes SET note = trim(COALESCE(note, '') || ' ' || spans || ' spans in the damaged"
-                 " trace'), spans = (SELECT count(*) FROM span s WHERE s.rank = processes.rank)"
-                 " WHERE spans IS NOT (SELECT count(*) FROM span s WHERE s.rank = processes.rank)",
+                 " trace'), spans = COALESCE((SELECT n FROM kept_spans k WHERE k.rank = processes.rank), 0)"
+                 " WHERE spans IS NOT COALESCE((SELECT n FROM kept_spans k WHERE k.rank = processes.rank), 0)",
                  NULL, NULL, NULL);
     /* Ranks whose process row was lost still have their spans: a row for
      * each (its span count is what was kept; the rest is unknown). */
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(dst->db,
                            "INSERT INTO processes(rank, pid, spans, status, note)"
-                           " SELECT rank, 0, count(*), 'crashed', 'rebuilt from its spans: the trace was damaged'"
-                           " FROM span WHERE rank NOT IN (SELECT rank FROM processes) GROUP BY rank",
+                           " SELECT rank, 0, n, 'crashed', 'rebuilt from its spans: the trace was damaged'"
+                           " FROM kept_spans WHERE rank NOT IN (SELECT rank FROM processes)",
                            -1, &q, NULL) == SQLITE_OK) {
         if (sqlite3_step(q) == SQLITE_DONE && sqlite3_changes(dst->db) > 0)
             r->procs_rebuilt = sqlite3_changes(dst->db);
         sqlite3_finalize(q);
     }
+    sqlite3_exec(dst->db, "DROP TABLE temp.kept_spans", NULL, NULL, NULL);
     if (cs_store_sql_exec(dst->db, path, "COMMIT", err, errlen) != 0)
         goto fail;
     if (cs_store_finish(dst, NULL, err, errlen) != 0)
