@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void cs_analysis_trace_path(const char *arg, char *out, size_t len)
 {
@@ -45,17 +46,89 @@ static void cs_analysis_note(FILE *log, const char *fmt, ...)
     fputc('\n', log);
 }
 
+/* Where the recovered copy of the trace at path goes: beside it, named
+ * STEM.recovered.db; "" (a private file, removed when closed) when the
+ * folder cannot be written or that name is taken by anything but an
+ * earlier recovery of collscope's. */
+static void cs_analysis_recovery_path(const char *path, char *out, size_t len)
+{
+    size_t n = strlen(path);
+    if (n > 3 && strcmp(path + n - 3, ".db") == 0)
+        n -= 3;
+    snprintf(out, len, "%.*s.recovered.db", (int)n, path);
+    struct stat sb, src;
+    char dir[4300];
+    snprintf(dir, sizeof dir, "%s", out);
+    char *sl = strrchr(dir, '/');
+    if (!sl)
+        snprintf(dir, sizeof dir, ".");
+    else
+        sl[sl == dir] = '\0';
+    if (access(dir, W_OK) != 0)
+        out[0] = '\0';
+    if (out[0] && lstat(out, &sb) == 0) {
+        cs_store *old = NULL;
+        char from[8], note[8], e[256];
+        int ours = S_ISREG(sb.st_mode) && stat(path, &src) == 0 &&
+                   !(src.st_dev == sb.st_dev && src.st_ino == sb.st_ino) &&
+                   cs_store_open(out, CS_STORE_READ, &old, e, sizeof e) == 0 &&
+                   cs_store_recovered(old, from, sizeof from, note, sizeof note) == 1;
+        cs_store_close(old);
+        if (!ours)
+            out[0] = '\0';
+    }
+}
+
+/* A trace with damaged pages: what can still be read of it, copied into
+ * a store of its own (the damaged file is only read), with one note on log
+ * that names the file and says what was kept and lost. */
+static cs_store *cs_analysis_recover(cs_store *damaged, const char *what, FILE *log, char *err, size_t errlen)
+{
+    char path[4200], out[4300];
+    snprintf(path, sizeof path, "%s", cs_store_path(damaged));
+    cs_analysis_recovery_path(path, out, sizeof out);
+    cs_store_recovery r;
+    cs_store *st = NULL;
+    if (cs_store_recover(damaged, out[0] ? out : NULL, &st, &r, err, errlen) != 0) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", err);
+        snprintf(err, errlen, "%s: damaged (%s), and what can be read of it cannot be copied: %s", path, what, why);
+        return NULL;
+    }
+    cs_analysis_note(log, "%s: damaged (%s); analysing what could be read of it, copied into %s: %s", path, what,
+                     out[0] ? out : "a private file", r.summary);
+    return st;
+}
+
 cs_store *cs_analysis_open(const char *arg, int force, int save, FILE *log, char *err, size_t errlen)
 {
     err[0] = '\0';
-    cs_store *st = cs_analysis_open_trace(arg, CS_STORE_READ, err, errlen);
-    if (!st)
+    char path[4200], what[512];
+    cs_analysis_trace_path(arg, path, sizeof path);
+    cs_store *st;
+    if (cs_store_open(path, CS_STORE_READ, &st, err, errlen) != 0)
         return NULL;
+    if (cs_store_check_pages(st, what, sizeof what) == 1) {
+        cs_store *rec = cs_analysis_recover(st, what, log, err, errlen);
+        cs_store_close(st);
+        if (!rec)
+            return NULL;
+        st = rec;
+        if (cs_store_analysis_check_input(st, err, errlen) != 0 || cs_an_run(st, log, err, errlen) != 0) {
+            if (!err[0])
+                snprintf(err, errlen, "analysis failed");
+            cs_store_close(st);
+            return NULL;
+        }
+        return st;
+    }
+    if (cs_store_analysis_check_input(st, err, errlen) != 0) {
+        cs_store_close(st);
+        return NULL;
+    }
     if (!force && cs_store_analysis_current(st) == 1)
         return st;
     cs_store_close(st);
-    char path[4200];
-    cs_analysis_trace_path(arg, path, sizeof path);
     if (cs_store_writable(path)) {
         st = cs_analysis_open_trace(arg, CS_STORE_WRITE, err, errlen);
     } else if (save) {
@@ -85,10 +158,11 @@ int cs_analysis_run(const char *arg, int force, FILE *log, char *err, size_t err
     cs_store *st = cs_analysis_open(arg, force, 1, log, err, errlen);
     if (!st)
         return -1;
-    char notes[2048] = "";
+    char notes[2048] = "", from[8], note[8];
     cs_store_meta_get(st, "analysis_notes", notes, sizeof notes);
     if (notes[0])
         cs_analysis_note(log, "%s", notes);
+    int partial = cs_store_recovered(st, from, sizeof from, note, sizeof note);
     cs_store_close(st);
-    return 0;
+    return partial;
 }

@@ -18,9 +18,13 @@ const char cs_help_analyze[] = "usage: collscope analyze [--force] DIR|TRACE.db\
                                "`collscope report` and `collscope tui`\n"
                                "read them. A current stored analysis is kept unless --force. A trace\n"
                                "that cannot be written here is refused (report analyses a private copy\n"
-                               "of it instead).\n"
+                               "of it instead). A trace with damaged pages is never written: what SQLite\n"
+                               "can still read of it is copied into STEM.recovered.db beside it and\n"
+                               "analysed there, with one message naming the damaged file and what was\n"
+                               "kept and lost.\n"
                                "\n"
-                               "Exit status: 0, 1 when the trace cannot be read or written, 2 on bad usage.\n";
+                               "Exit status: 0; 1 when the trace cannot be read or written, or when it\n"
+                               "was damaged and what could be read of it was analysed; 2 on bad usage.\n";
 
 int cs_cmd_analyze(int argc, char **argv)
 {
@@ -40,9 +44,8 @@ int cs_cmd_analyze(int argc, char **argv)
         return 2;
     }
     char err[1024];
-    if (cs_analysis_run(argv[optind], force, stderr, err, sizeof err) != 0) {
+    int rc = cs_analysis_run(argv[optind], force, stderr, err, sizeof err);
+    if (rc < 0)
         cs_error("%s", err);
-        return 1;
-    }
-    return 0;
+    return rc != 0; /* 1: damaged, the note on stderr said what was analysed */
 }

@@ -40,8 +40,16 @@ const char cs_help_report[] = "usage: collscope report DIR|TRACE.db [--format te
                               "                                    PCT % over the baseline\n"
                               "                     verdict        any straggler verdict at all\n"
                               "\n"
-                              "Exit status: 0, 1 when the trace cannot be read (one message names the\n"
-                              "file and the problem), 2 on bad usage, 3 when a gate failed.\n";
+                              "A trace with damaged pages (a bad disk, a torn copy) is not refused: what\n"
+                              "SQLite can still read of it is copied into STEM.recovered.db beside it (a\n"
+                              "private file when the folder cannot be written; the damaged file is only\n"
+                              "read) and reported, with one message naming the damaged file and what was\n"
+                              "kept and lost, and a note in the report.\n"
+                              "\n"
+                              "Exit status: 0; 1 when the trace cannot be read (one message names the\n"
+                              "file and the problem), or when it was damaged and the report is of what\n"
+                              "could be read of it; 2 on bad usage; 3 when a gate failed (also on a\n"
+                              "damaged trace).\n";
 
 int cs_report_parse_opts(int argc, char **argv, cs_report_opts *o)
 {
@@ -104,6 +112,14 @@ int cs_cmd_report(int argc, char **argv)
         cs_error("%s: cannot read the stored analysis", cs_store_path(st));
         goto out;
     }
+    char from[4200], recovered[1536];
+    int partial = cs_store_recovered(st, from, sizeof from, recovered, sizeof recovered);
+    if (partial) {
+        char notes[sizeof ad.notes];
+        snprintf(notes, sizeof notes, "damaged trace %s: this report is of what could be read of it (%s): %s%s%s", from,
+                 cs_store_path(st), recovered, ad.notes[0] ? "\n" : "", ad.notes);
+        memcpy(ad.notes, notes, sizeof notes);
+    }
     ngates = cs_gates_eval(failon, &ad, baseline ? &bd : NULL, &gates, err, sizeof err);
     if (ngates < 0) {
         cs_error("%s", err);
@@ -125,7 +141,7 @@ int cs_cmd_report(int argc, char **argv)
     int failed = 0;
     for (int i = 0; i < ngates; i++)
         failed += gates[i].failed;
-    rc = failed ? 3 : 0;
+    rc = failed ? 3 : partial ? 1 : 0;
 out:
     if (st)
         cs_store_close(st);

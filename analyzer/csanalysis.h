@@ -29,7 +29,12 @@ cs_store *cs_analysis_open_trace(const char *arg, int mode, char *err, size_t er
 /* Make sure the trace at arg has a current stored analysis (analysing it
  * when not, or always when force) and return it open for reading. A trace
  * that cannot be written is analysed in a private copy (one note line on
- * log says so), unless save: then that is the failure. log (may be NULL)
+ * log says so), unless save: then that is the failure. A trace with
+ * damaged pages is never written: what can be read of it is copied into
+ * STEM.recovered.db beside it (cs_store_recover; a private file when the
+ * folder cannot be written), one note on log names the damaged file and
+ * says what was kept and lost, and that copy is analysed and returned
+ * (cs_store_recovered says so). log (may be NULL)
  * also gets the pass times when COLLSCOPE_AN_TIMES is set. Returns NULL
  * with one message in err on failure. */
 cs_store *cs_analysis_open(const char *arg, int force, int save, FILE *log, char *err, size_t errlen);
@@ -38,8 +43,9 @@ cs_store *cs_analysis_open(const char *arg, int force, int save, FILE *log, char
  * trace at arg unless its stored analysis is current (always when force)
  * and store the results in it. The analysis notes (what is missing from
  * the trace, one a line) go to log (may be NULL) after "collscope: ".
- * Returns 0, or -1 with one message in err (a trace that cannot be read
- * or written, out of memory). */
+ * Returns 0; 1 when the trace was damaged and what could be read of it
+ * was analysed instead (the note on log says where); -1 with one message
+ * in err (a trace that cannot be read or written, out of memory). */
 int cs_analysis_run(const char *arg, int force, FILE *log, char *err, size_t errlen);
 
 /* Analyse a store open for writing and store the results in it (the

@@ -58,7 +58,11 @@ void cs_report_junit_write(FILE *f, const cs_report_trace *t, const cs_report_da
     }
     fprintf(f, "    <system-out>trace ");
     cs_report_junit_xml(f, trace);
-    fprintf(f, ": %d processes, %lld spans, %d straggler verdict(s)</system-out>\n", d->nproc, (long long)d->spans,
-            d->nstrag);
+    fprintf(f, ": %d processes, %lld spans, %d straggler verdict(s)", d->nproc, (long long)d->spans, d->nstrag);
+    if (d->notes[0]) {
+        fputs("\nnotes:\n", f);
+        cs_report_junit_xml(f, d->notes);
+    }
+    fprintf(f, "</system-out>\n");
     fprintf(f, "  </testsuite>\n</testsuites>\n");
 }

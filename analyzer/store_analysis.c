@@ -145,22 +145,30 @@ int cs_store_analysis_current(cs_store *st)
     "comm, seq, op, nranks, expected, bytes, first_entry_ns, last_entry_ns, last_rank, last_exit_ns," \
     " skew_ns, transfer_ns, step, COALESCE(callsite, '')"
 
+/* The columns of CS_INST_COLS but the call site (NULL when "" in the
+ * table, so written apart), for the reader and the writer. */
+static const cs_store_sql_col cs_inst_cols[] = { CS_SQL_I64(cs_instance, comm),
+                                                 CS_SQL_I64(cs_instance, seq),
+                                                 CS_SQL_INT(cs_instance, op),
+                                                 CS_SQL_INT(cs_instance, nranks),
+                                                 CS_SQL_INT(cs_instance, expected),
+                                                 CS_SQL_I64(cs_instance, bytes),
+                                                 CS_SQL_I64(cs_instance, first_entry_ns),
+                                                 CS_SQL_I64(cs_instance, last_entry_ns),
+                                                 CS_SQL_INT(cs_instance, last_rank),
+                                                 CS_SQL_I64(cs_instance, last_exit_ns),
+                                                 CS_SQL_I64(cs_instance, skew_ns),
+                                                 CS_SQL_I64(cs_instance, transfer_ns),
+                                                 CS_SQL_I64(cs_instance, step) };
+
+static const cs_store_sql_col cs_wait_cols[] = { CS_SQL_I64(cs_wait, span), CS_SQL_INT(cs_wait, rank),
+                                                 CS_SQL_I64(cs_wait, comm), CS_SQL_I64(cs_wait, seq),
+                                                 CS_SQL_I64(cs_wait, wait_ns) };
+
 static void cs_inst_row(sqlite3_stmt *s, cs_instance *o)
 {
-    o->comm = sqlite3_column_int64(s, 0);
-    o->seq = sqlite3_column_int64(s, 1);
-    o->op = sqlite3_column_int(s, 2);
-    o->nranks = sqlite3_column_int(s, 3);
-    o->expected = sqlite3_column_int(s, 4);
-    o->bytes = sqlite3_column_int64(s, 5);
-    o->first_entry_ns = sqlite3_column_int64(s, 6);
-    o->last_entry_ns = sqlite3_column_int64(s, 7);
-    o->last_rank = sqlite3_column_int(s, 8);
-    o->last_exit_ns = sqlite3_column_int64(s, 9);
-    o->skew_ns = sqlite3_column_int64(s, 10);
-    o->transfer_ns = sqlite3_column_int64(s, 11);
-    o->step = sqlite3_column_int64(s, 12);
-    cs_store_sql_text(s, 13, o->callsite, sizeof o->callsite);
+    cs_store_sql_read_row(s, cs_inst_cols, CS_SQL_NCOLS(cs_inst_cols), o);
+    cs_store_sql_text(s, CS_SQL_NCOLS(cs_inst_cols), o->callsite, sizeof o->callsite);
 }
 
 struct cs_instance_iter {
@@ -257,12 +265,7 @@ int cs_store_instance_of_span(cs_store *st, int64_t span_id, cs_instance *inst, 
             step = SQLITE_NOMEM;
             break;
         }
-        cs_wait *w = &(*waits)[(*nwaits)++];
-        w->span = sqlite3_column_int64(s, 0);
-        w->rank = sqlite3_column_int(s, 1);
-        w->comm = sqlite3_column_int64(s, 2);
-        w->seq = sqlite3_column_int64(s, 3);
-        w->wait_ns = sqlite3_column_int64(s, 4);
+        cs_store_sql_read_row(s, cs_wait_cols, CS_SQL_NCOLS(cs_wait_cols), &(*waits)[(*nwaits)++]);
     }
     sqlite3_finalize(s);
     if (step != SQLITE_DONE) {
@@ -489,19 +492,7 @@ static int cs_astep(sqlite3_stmt *s)
 int cs_awriter_instance(cs_awriter *w, const cs_instance *x)
 {
     sqlite3_stmt *s = w->q[W_INST];
-    sqlite3_bind_int64(s, 1, x->comm);
-    sqlite3_bind_int64(s, 2, x->seq);
-    sqlite3_bind_int(s, 3, x->op);
-    sqlite3_bind_int(s, 4, x->nranks);
-    sqlite3_bind_int(s, 5, x->expected);
-    sqlite3_bind_int64(s, 6, x->bytes);
-    sqlite3_bind_int64(s, 7, x->first_entry_ns);
-    sqlite3_bind_int64(s, 8, x->last_entry_ns);
-    sqlite3_bind_int(s, 9, x->last_rank);
-    sqlite3_bind_int64(s, 10, x->last_exit_ns);
-    sqlite3_bind_int64(s, 11, x->skew_ns);
-    sqlite3_bind_int64(s, 12, x->transfer_ns);
-    sqlite3_bind_int64(s, 13, x->step);
+    cs_store_sql_bind_row(s, cs_inst_cols, CS_SQL_NCOLS(cs_inst_cols), x);
     if (x->callsite[0])
         sqlite3_bind_text(s, 14, x->callsite, -1, SQLITE_TRANSIENT);
     else
@@ -513,11 +504,7 @@ int cs_awriter_instance(cs_awriter *w, const cs_instance *x)
 int cs_awriter_wait(cs_awriter *w, const cs_wait *x)
 {
     sqlite3_stmt *s = w->q[W_WAIT];
-    sqlite3_bind_int64(s, 1, x->span);
-    sqlite3_bind_int(s, 2, x->rank);
-    sqlite3_bind_int64(s, 3, x->comm);
-    sqlite3_bind_int64(s, 4, x->seq);
-    sqlite3_bind_int64(s, 5, x->wait_ns);
+    cs_store_sql_bind_row(s, cs_wait_cols, CS_SQL_NCOLS(cs_wait_cols), x);
     return cs_astep(s);
 }
 
@@ -543,18 +530,20 @@ int cs_awriter_straggler(cs_awriter *w, const cs_straggler *x)
     return cs_astep(s);
 }
 
+static const cs_store_sql_col cs_p2p_cols[] = { CS_SQL_I64(cs_p2p_row, send_span),
+                                                CS_SQL_I64(cs_p2p_row, recv_span),
+                                                CS_SQL_I64(cs_p2p_row, comm),
+                                                CS_SQL_INT(cs_p2p_row, src),
+                                                CS_SQL_INT(cs_p2p_row, dst),
+                                                CS_SQL_INT(cs_p2p_row, tag),
+                                                CS_SQL_I64(cs_p2p_row, late_sender_ns),
+                                                CS_SQL_I64(cs_p2p_row, late_receiver_ns),
+                                                CS_SQL_I64(cs_p2p_row, transfer_ns) };
+
 int cs_awriter_p2p(cs_awriter *w, const cs_p2p_row *x)
 {
     sqlite3_stmt *s = w->q[W_P2P];
-    sqlite3_bind_int64(s, 1, x->send_span);
-    sqlite3_bind_int64(s, 2, x->recv_span);
-    sqlite3_bind_int64(s, 3, x->comm);
-    sqlite3_bind_int(s, 4, x->src);
-    sqlite3_bind_int(s, 5, x->dst);
-    sqlite3_bind_int(s, 6, x->tag);
-    sqlite3_bind_int64(s, 7, x->late_sender_ns);
-    sqlite3_bind_int64(s, 8, x->late_receiver_ns);
-    sqlite3_bind_int64(s, 9, x->transfer_ns);
+    cs_store_sql_bind_row(s, cs_p2p_cols, CS_SQL_NCOLS(cs_p2p_cols), x);
     return cs_astep(s);
 }
 

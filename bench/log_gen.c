@@ -107,7 +107,7 @@ static long lg_unknown;
 
 static int lg_write_rank(const char *dir, int rank, int size, long nspans)
 {
-    cs_clock_init();
+    cs_clock_init(CS_CLOCK_AUTO);
     cs_log_header proto;
     memset(&proto, 0, sizeof proto);
     proto.rank = rank;

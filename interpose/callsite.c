@@ -179,29 +179,6 @@ static uint64_t cs_hash_pcs(const uint64_t *pc, int n)
     return h ? h : 1;
 }
 
-static void cs_site_log(const cs_site *s)
-{
-    unsigned parts = (s->depth + CS_CALLSITE_FRAMES_PER_REC - 1) / CS_CALLSITE_FRAMES_PER_REC;
-    if (parts == 0)
-        parts = 1;
-    cs_rec_callsite *r = (cs_rec_callsite *)cs_log_slots(parts);
-    if (!r)
-        return;
-    for (unsigned p = 0; p < parts; p++) {
-        cs_rec_callsite *x = r + p;
-        unsigned first = p * CS_CALLSITE_FRAMES_PER_REC;
-        unsigned nhere = s->depth - first;
-        if (nhere > CS_CALLSITE_FRAMES_PER_REC)
-            nhere = CS_CALLSITE_FRAMES_PER_REC;
-        x->part = (uint16_t)p;
-        x->nframes = (uint16_t)s->depth;
-        x->id = s->id;
-        x->nhere = nhere;
-        memcpy(x->pc, s->pc + first, nhere * sizeof(uint64_t));
-        cs_log_commit(x, CS_REC_HDR(CS_REC_CALLSITE, 0));
-    }
-}
-
 static uint32_t cs_callsite_capture_inner(void);
 
 /* Called from inside traced calls: never changes errno. */
@@ -248,7 +225,7 @@ static uint32_t cs_callsite_capture_inner(void)
             memcpy(s->pc, pc, (size_t)n * 8);
             __atomic_store_n(&s->hash, h, __ATOMIC_RELEASE);
             pthread_mutex_unlock(&cs_site_lock);
-            cs_site_log(s);
+            cs_log_callsite(s->id, s->pc, s->depth);
             cs_callsite_snapshot();
             return s->id;
         }

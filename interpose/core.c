@@ -168,7 +168,7 @@ int cs_core_start(const char *api)
     if (set->disable)
         goto out;
 
-    cs_clock_init();
+    cs_clock_init(set->clock);
     snprintf(cs_dir, sizeof cs_dir, "%s", set->dir);
 
     char logs[PATH_MAX];

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "interpose/settings.h"
 #include "interpose/core.h"
+#include "libtrace/clock.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -206,6 +207,20 @@ static void env_run_id(cs_settings *c)
         snprintf(c->run_id, sizeof c->run_id, "%s", buf);
 }
 
+/* tsc or monotonic; unset: the TSC where it is invariant. */
+static int env_clock(void)
+{
+    const char *v = env("COLLSCOPE_CLOCK");
+    if (!v)
+        return CS_CLOCK_AUTO;
+    if (strcasecmp(v, "tsc") == 0)
+        return CS_CLOCK_TSC;
+    if (strcasecmp(v, "monotonic") == 0)
+        return CS_CLOCK_MONOTONIC;
+    bad("COLLSCOPE_CLOCK", v, "tsc or monotonic", "the default (tsc where invariant, else monotonic)");
+    return CS_CLOCK_AUTO;
+}
+
 int64_t cs_settings_clock_offset(int rank)
 {
     for (int i = 0; i < cs_set.n_offsets; i++)
@@ -229,6 +244,7 @@ void cs_settings_load(int warn)
     c->exit_convert = env_bool("COLLSCOPE_EXIT_CONVERT", 1);
     c->force = env_bool("COLLSCOPE_FORCE", 0);
     env_run_id(c);
+    c->clock = env_clock();
     c->callsites = env_bool("COLLSCOPE_CALLSITES", -1);
     c->papi = env("COLLSCOPE_PAPI");
     c->cupti = env_bool("COLLSCOPE_CUPTI", 0);

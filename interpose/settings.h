@@ -22,6 +22,7 @@ typedef struct cs_settings {
     int exit_convert;   /* COLLSCOPE_EXIT_CONVERT: build the rank's SQLite file at exit */
     int force;          /* COLLSCOPE_FORCE: accept a log folder of another user or writable by all */
     char run_id[64];    /* COLLSCOPE_RUN_ID, else the launcher's job id, else "" (unknown) */
+    int clock;          /* COLLSCOPE_CLOCK: CS_CLOCK_TSC, CS_CLOCK_MONOTONIC or CS_CLOCK_AUTO (libtrace/clock.h) */
     /* optional modules */
     int callsites;           /* COLLSCOPE_CALLSITES: -1 when libunwind is found, 0 off, 1 on (warn if missing) */
     const char *papi;        /* COLLSCOPE_PAPI: event list, NULL = off */

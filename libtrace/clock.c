@@ -30,13 +30,10 @@ static int cs__cpu_has_invariant_tsc(void)
 #endif
 }
 
-void cs_clock_init(void)
+void cs_clock_init(int want)
 {
-    const char *want = getenv("COLLSCOPE_CLOCK");
-    if (want && strcmp(want, "monotonic") == 0)
-        cs_clock_kind_in_use = CS_CLOCK_MONOTONIC;
-    else if (want && strcmp(want, "tsc") == 0)
-        cs_clock_kind_in_use = CS_CLOCK_TSC;
+    if (want == CS_CLOCK_MONOTONIC || want == CS_CLOCK_TSC)
+        cs_clock_kind_in_use = want;
     else
         cs_clock_kind_in_use = cs__cpu_has_invariant_tsc() ? CS_CLOCK_TSC : CS_CLOCK_MONOTONIC;
 }

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <time.h>
 
-enum cs_clock_kind { CS_CLOCK_MONOTONIC = 0, CS_CLOCK_TSC = 1 };
+enum cs_clock_kind { CS_CLOCK_AUTO = -1, CS_CLOCK_MONOTONIC = 0, CS_CLOCK_TSC = 1 };
 
 extern int cs_clock_kind_in_use;
 
@@ -33,9 +33,11 @@ static inline __attribute__((always_inline)) uint64_t cs_clock_ticks(void)
     return cs__mono_ns();
 }
 
-/* Choose the clock once per process: the TSC when /proc/cpuinfo reports
- * constant_tsc and nonstop_tsc (or COLLSCOPE_CLOCK=tsc|monotonic says so). */
-void cs_clock_init(void);
+/* Choose the clock once per process: `want` (CS_CLOCK_TSC or
+ * CS_CLOCK_MONOTONIC, as COLLSCOPE_CLOCK asked: interpose/settings.c), or
+ * for CS_CLOCK_AUTO the TSC when /proc/cpuinfo reports constant_tsc and
+ * nonstop_tsc, else CLOCK_MONOTONIC. */
+void cs_clock_init(int want);
 const char *cs_clock_name(int kind);
 
 /* Read ticks, CLOCK_MONOTONIC and CLOCK_REALTIME as close together as we can. */

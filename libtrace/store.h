@@ -45,6 +45,37 @@ int cs_store_open_scratch(const char *path, cs_store **out, char *err, size_t er
 const char *cs_store_path(const cs_store *st);
 int cs_store_schema_version(const cs_store *st);
 
+/* ---- damage (store_recover.c) ---- */
+
+/* Does SQLite find damaged pages in the store (PRAGMA quick_check)? 0
+ * when not; 1 when it does, with the first problem in what (may be NULL);
+ * -1 when it cannot tell (what says why). */
+int cs_store_check_pages(cs_store *st, char *what, size_t len);
+
+/* What a recovery kept and lost. */
+typedef struct cs_store_recovery {
+    int64_t rows_kept;
+    int64_t rows_lost;  /* rows skipped over damaged pages, where rowids count them */
+    int rows_uncounted; /* some losses could not be counted (a table's end, meta) */
+    int64_t spans_lost; /* spans missing against the processes' own counts */
+    int tables_damaged;
+    int procs_rebuilt;  /* ranks with spans but no process row left: a row made for each */
+    char lost[512];     /* "span: 1234 rows, comms: every row" */
+    char summary[1536]; /* one line: rows kept, spans kept per rank, what was lost */
+} cs_store_recovery;
+/* Copy every row of the (damaged) store src that SQLite can still read
+ * into a new store at path (created as cs_store_create does: never
+ * through a symbolic link), table by table, by rowid ranges, skipping the
+ * pages that do not read; only the trace's own tables (the analysis and
+ * the TUI's index are recomputed from it). path NULL: a private file in
+ * $TMPDIR, removed when the store is closed. src is only read. The new
+ * store's meta says where it came from (cs_store_recovered). 0 and *out
+ * open for writing, or -1 with a reason (nothing left at path). */
+int cs_store_recover(cs_store *src, const char *path, cs_store **out, cs_store_recovery *r, char *err, size_t errlen);
+/* Is st a store made by cs_store_recover? 1 with the damaged file's path
+ * and the recovery's summary line, else 0. */
+int cs_store_recovered(cs_store *st, char *from, size_t fromlen, char *note, size_t notelen);
+
 /* Convert one process log into its per-rank store DIR/ranks/rank-NNNNNN.db
  * (pid-PID.db when the rank is unknown). out_path, when not NULL, receives
  * the file's path (PATH_MAX bytes). Returns 0, or -1 with a reason. */

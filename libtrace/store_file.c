@@ -88,8 +88,13 @@ void cs__store_file_unlink(const char *path)
 
 int cs_store_create(const char *path, cs_store **out, char *err, size_t errlen)
 {
-    *out = NULL;
     cs__store_file_unlink(path);
+    return cs__store_file_create(path, out, err, errlen);
+}
+
+int cs__store_file_create(const char *path, cs_store **out, char *err, size_t errlen)
+{
+    *out = NULL;
     cs_store *st = calloc(1, sizeof *st);
     if (!st)
         return cs_store_sql_fail(err, errlen, "%s: out of memory", path);

@@ -30,6 +30,9 @@ struct cs_span_iter {
 
 /* Remove a database file and its -wal and -shm side files. */
 void cs__store_file_unlink(const char *path);
+/* cs_store_create into path as it is: no file there, or an empty one
+ * (mkstemp's); never through a symbolic link. */
+int cs__store_file_create(const char *path, cs_store **out, char *err, size_t errlen);
 /* The settings of a store being built in one go (no journal, exclusive):
  * cs_store_finish turns on WAL. */
 void cs__store_file_build_pragmas(cs_store *st);

@@ -169,49 +169,65 @@ int cs_store_label_callsites(cs_store *st)
 
 /* ---- reading ---- */
 
-int cs_store_procs(cs_store *st, cs_proc **out, int *n)
+int cs_store_read_array(sqlite3 *db, const char *sql, size_t size, void (*fill)(sqlite3_stmt *s, void *elem),
+                        void *pout, int *n)
 {
-    const char *sql =
-        "SELECT p.rank, p.pid, p.host, p.mpi, p.clock, p.status, p.spans, p.dropped, p.start_ns, p.end_ns,"
-        " p.overhead_ns, COALESCE(k.offset_ns, 0), COALESCE(k.drift_ppm, 0), COALESCE(k.residual_ns, -1)"
-        " FROM processes p LEFT JOIN clocks k ON k.rank = p.rank ORDER BY p.rank, p.pid";
-    sqlite3_stmt *s;
-    *out = NULL;
+    void *a = NULL;
+    memcpy(pout, &a, sizeof a);
     *n = 0;
-    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
-        return -1;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+        return -2;
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (CS_VEC_RESERVE(*out, cap, (size_t)*n + 1) != 0) {
+        if (*n == INT_MAX || cs_vec_grow(&a, &cap, (size_t)*n + 1, size) != 0) {
             rc = SQLITE_NOMEM;
             break;
         }
-        cs_proc *p = &(*out)[(*n)++];
-        memset(p, 0, sizeof *p);
-        p->rank = sqlite3_column_int(s, 0);
-        p->pid = sqlite3_column_int(s, 1);
-        cs_store_sql_text(s, 2, p->host, sizeof p->host);
-        cs_store_sql_text(s, 3, p->mpi, sizeof p->mpi);
-        cs_store_sql_text(s, 4, p->clock, sizeof p->clock);
-        cs_store_sql_text(s, 5, p->status, sizeof p->status);
-        p->spans = read_i64(s, 6);
-        p->dropped = read_i64(s, 7);
-        p->start_ns = read_i64(s, 8);
-        p->end_ns = read_i64(s, 9);
-        p->overhead_ns = read_i64(s, 10);
-        p->clock_offset_ns = read_i64(s, 11);
-        p->clock_drift_ppm = read_ppm(s, 12);
-        p->align_residual_ns = read_i64(s, 13);
+        char *elem = (char *)a + (size_t)(*n)++ * size;
+        memset(elem, 0, size);
+        fill(s, elem);
     }
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE) {
-        free(*out);
-        *out = NULL;
+        free(a);
+        a = NULL;
         *n = 0;
-        return -1;
     }
-    return 0;
+    memcpy(pout, &a, sizeof a);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static void cs_store_proc_row(sqlite3_stmt *s, void *elem)
+{
+    cs_proc *p = elem;
+    p->rank = sqlite3_column_int(s, 0);
+    p->pid = sqlite3_column_int(s, 1);
+    cs_store_sql_text(s, 2, p->host, sizeof p->host);
+    cs_store_sql_text(s, 3, p->mpi, sizeof p->mpi);
+    cs_store_sql_text(s, 4, p->clock, sizeof p->clock);
+    cs_store_sql_text(s, 5, p->status, sizeof p->status);
+    p->spans = read_i64(s, 6);
+    p->dropped = read_i64(s, 7);
+    p->start_ns = read_i64(s, 8);
+    p->end_ns = read_i64(s, 9);
+    p->overhead_ns = read_i64(s, 10);
+    p->clock_offset_ns = read_i64(s, 11);
+    p->clock_drift_ppm = read_ppm(s, 12);
+    p->align_residual_ns = read_i64(s, 13);
+}
+
+int cs_store_procs(cs_store *st, cs_proc **out, int *n)
+{
+    return cs_store_read_array(st->db,
+                               "SELECT p.rank, p.pid, p.host, p.mpi, p.clock, p.status, p.spans, p.dropped,"
+                               " p.start_ns, p.end_ns, p.overhead_ns, COALESCE(k.offset_ns, 0),"
+                               " COALESCE(k.drift_ppm, 0), COALESCE(k.residual_ns, -1)"
+                               " FROM processes p LEFT JOIN clocks k ON k.rank = p.rank ORDER BY p.rank, p.pid",
+                               sizeof **out, cs_store_proc_row, out, n) == 0
+               ? 0
+               : -1;
 }
 
 int cs_store_set_alignment(cs_store *st, int rank, int64_t offset_ns, double drift_ppm, int64_t residual_ns)

@@ -105,18 +105,31 @@ typedef struct cs_store_sql_cb {
 /* ---- spans ---- */
 
 /* The columns cs_store_read_span_row() reads, in its order, with times
- * aligned or raw; both come FROM span s LEFT JOIN clocks k. */
-#define CS_SPAN_COLS_(begin, end, gbegin, gend)                                                             \
+ * aligned or raw; both come FROM span s LEFT JOIN clocks k. CS_SPAN_LIST*
+ * is the column list alone (a query may add columns after the
+ * CS_SPAN_NCOLS of it, then CS_SPAN_FROM and joins of its own). */
+#define CS_SPAN_LIST_(begin, end, gbegin, gend)                                                             \
     "s.id, s.rank, s.tid, s.op, COALESCE(s.comm, 0), COALESCE(s.seq, -1), COALESCE(s.bytes, 0),"            \
     " COALESCE(s.count, 0), COALESCE(s.dtype, 0), COALESCE(s.peer, -1), COALESCE(s.peer2, -1),"             \
     " COALESCE(s.tag, -1), COALESCE(s.req, 0), " begin ", " end ","                                         \
     " COALESCE(s.rc, 0), COALESCE(s.callsite, 0), s.flags, COALESCE(" gbegin ", 0), COALESCE(" gend ", 0)," \
-    " COALESCE(s.stream, -1), COALESCE(s.grp, 0) FROM span s LEFT JOIN clocks k ON k.rank = s.rank"
-#define CS_SPAN_COLS                                                                              \
-    CS_SPAN_COLS_(CS_ALIGNED("s.begin_ns"), CS_ALIGNED("s.end_ns"), CS_ALIGNED("s.gpu_begin_ns"), \
+    " COALESCE(s.stream, -1), COALESCE(s.grp, 0)"
+#define CS_SPAN_NCOLS 22
+#define CS_SPAN_FROM " FROM span s LEFT JOIN clocks k ON k.rank = s.rank"
+#define CS_SPAN_COLS_(begin, end, gbegin, gend) CS_SPAN_LIST_(begin, end, gbegin, gend) CS_SPAN_FROM
+#define CS_SPAN_LIST                                                                              \
+    CS_SPAN_LIST_(CS_ALIGNED("s.begin_ns"), CS_ALIGNED("s.end_ns"), CS_ALIGNED("s.gpu_begin_ns"), \
                   CS_ALIGNED("s.gpu_end_ns"))
+#define CS_SPAN_COLS CS_SPAN_LIST CS_SPAN_FROM
 #define CS_SPAN_COLS_RAW CS_SPAN_COLS_("s.begin_ns", "s.end_ns", "s.gpu_begin_ns", "s.gpu_end_ns")
 
+/* (store_read.c) Run sql (no parameters) and collect its rows into a new
+ * array at *pout (any T **; malloc'ed, free it) of elements of size
+ * bytes, each zeroed, then filled by fill from the current row. 0; -2
+ * when sql cannot be prepared (a missing table); -1 when a row cannot be
+ * read or memory runs out. *pout is NULL and *n 0 on failure. */
+int cs_store_read_array(sqlite3 *db, const char *sql, size_t size, void (*fill)(sqlite3_stmt *s, void *elem),
+                        void *pout, int *n);
 /* (store_read.c) Read the current row of a statement over CS_SPAN_COLS*
  * into a span. */
 void cs_store_read_span_row(sqlite3_stmt *s, cs_span *out);

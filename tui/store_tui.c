@@ -72,35 +72,22 @@ static int64_t cs_tui_raw_of(const cs_tui_clock *c, int64_t t, int hi)
     return (int64_t)raw + (hi ? 1000 : -1000);
 }
 
+static const cs_store_sql_col cs_tui_clock_cols[] = { CS_SQL_INT(cs_tui_clock, rank),
+                                                      CS_SQL_I64(cs_tui_clock, offset_ns),
+                                                      CS_SQL_DBL(cs_tui_clock, drift_ppm),
+                                                      CS_SQL_I64(cs_tui_clock, ref_ns) };
+
+static void cs_tui_clock_row(sqlite3_stmt *s, void *elem)
+{
+    cs_store_sql_read_row(s, cs_tui_clock_cols, CS_SQL_NCOLS(cs_tui_clock_cols), elem);
+}
+
 static int cs_tui_load_clocks(sqlite3 *db, cs_tui_clock **out, int *n)
 {
-    sqlite3_stmt *s;
-    *out = NULL;
-    *n = 0;
-    if (sqlite3_prepare_v2(db, "SELECT rank, offset_ns, drift_ppm, ref_ns FROM clocks ORDER BY rank", -1, &s, NULL) !=
-        SQLITE_OK)
-        return -1;
-    size_t cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (CS_VEC_RESERVE(*out, cap, (size_t)*n + 1) != 0) {
-            rc = SQLITE_NOMEM;
-            break;
-        }
-        cs_tui_clock *c = &(*out)[(*n)++];
-        c->rank = sqlite3_column_int(s, 0);
-        c->offset_ns = sqlite3_column_int64(s, 1);
-        c->drift_ppm = sqlite3_column_double(s, 2);
-        c->ref_ns = sqlite3_column_int64(s, 3);
-    }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-        return -1;
-    }
-    return 0;
+    return cs_store_read_array(db, "SELECT rank, offset_ns, drift_ppm, ref_ns FROM clocks ORDER BY rank", sizeof **out,
+                               cs_tui_clock_row, out, n) == 0
+               ? 0
+               : -1;
 }
 
 /* ---- opening ---- */
@@ -388,40 +375,25 @@ int cs_tui_stream_window(cs_tui *t, int rank, int64_t stream, int64_t max_dur_ns
 
 /* ---- lanes ---- */
 
+static void cs_tui_lane_row(sqlite3_stmt *s, void *elem)
+{
+    cs_tui_lane *l = elem;
+    l->rank = sqlite3_column_int(s, 0);
+    l->tid = sqlite3_column_int(s, 1);
+    l->spans = sqlite3_column_int64(s, 2);
+    l->max_dur_ns = sqlite3_column_int64(s, 3);
+    l->first_ns = sqlite3_column_int64(s, 4);
+    l->last_ns = sqlite3_column_int64(s, 5);
+    l->stream = sqlite3_column_count(s) > 7 ? sqlite3_column_int64(s, 6) : 0;
+    l->sidx = sqlite3_column_count(s) > 7 ? sqlite3_column_int(s, 7) : 0;
+    if (l->sidx > 0)
+        l->tid = -1;
+}
+
+/* 0; -2 when sql cannot be prepared; -1 when the rows cannot be read. */
 static int cs_tui_lanes_sql(sqlite3 *db, const char *sql, cs_tui_lane **out, int *n)
 {
-    sqlite3_stmt *s;
-    *out = NULL;
-    *n = 0;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-        return -2;
-    size_t cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (CS_VEC_RESERVE(*out, cap, (size_t)*n + 1) != 0) {
-            rc = SQLITE_NOMEM;
-            break;
-        }
-        cs_tui_lane *l = &(*out)[(*n)++];
-        l->rank = sqlite3_column_int(s, 0);
-        l->tid = sqlite3_column_int(s, 1);
-        l->spans = sqlite3_column_int64(s, 2);
-        l->max_dur_ns = sqlite3_column_int64(s, 3);
-        l->first_ns = sqlite3_column_int64(s, 4);
-        l->last_ns = sqlite3_column_int64(s, 5);
-        l->stream = sqlite3_column_count(s) > 7 ? sqlite3_column_int64(s, 6) : 0;
-        l->sidx = sqlite3_column_count(s) > 7 ? sqlite3_column_int(s, 7) : 0;
-        if (l->sidx > 0)
-            l->tid = -1;
-    }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-        return -1;
-    }
-    return 0;
+    return cs_store_read_array(db, sql, sizeof **out, cs_tui_lane_row, out, n);
 }
 
 /* The stream lanes of the trace by scanning span and gpu_activity: by
@@ -473,15 +445,9 @@ int cs_tui_lanes(cs_tui *t, cs_tui_lane **out, int *n)
         free(aS);
         return 0; /* no stream lanes */
     }
-    cs_tui_lane *na = realloc(*out, (size_t)(*n + nS) * sizeof *na);
-    if (!na) {
-        free(aS);
-        return 0;
-    }
     /* each rank's stream lanes after its threads, numbered from 1 */
-    cs_tui_lane *m = malloc((size_t)(*n + nS) * sizeof *m);
+    cs_tui_lane *na = *out, *m = malloc((size_t)(*n + nS) * sizeof *m);
     if (!m) {
-        *out = na;
         free(aS);
         return 0;
     }
@@ -643,17 +609,13 @@ static int cs_tui_build_ops(cs_tui_build *B)
         if (id < 0 || id > 65535)
             continue;
         if (id >= B->nOp) {
-            int nn = id + 64;
-            signed char *nk = realloc(B->aKind, (size_t)nn);
-            unsigned char *na = realloc(B->aAll, (size_t)nn);
-            if (nk)
-                B->aKind = nk;
-            if (na)
-                B->aAll = na;
-            if (!nk || !na) {
+            size_t capKind = (size_t)B->nOp, capAll = (size_t)B->nOp;
+            if (CS_VEC_RESERVE(B->aKind, capKind, (size_t)id + 1) != 0 ||
+                CS_VEC_RESERVE(B->aAll, capAll, (size_t)id + 1) != 0) {
                 sqlite3_finalize(s);
                 return -1;
             }
+            int nn = (int)(capKind < capAll ? capKind : capAll);
             memset(B->aKind + B->nOp, CS_TK_OTHER, (size_t)(nn - B->nOp));
             memset(B->aAll + B->nOp, 0, (size_t)(nn - B->nOp));
             B->nOp = nn;
@@ -764,13 +726,10 @@ static void cs_tui_lane_count(cs_tui_build *B, cs_tui_lanebuf *lb, int64_t b)
 
 static int cs_tui_build_rank(cs_tui_build *B, int rank, int64_t *done)
 {
-    char sql[1024];
+    char sql[4096];
+    /* the spans, then the stored wait (column CS_SPAN_NCOLS) */
     snprintf(sql, sizeof sql,
-             "SELECT s.tid, s.op, " CS_ALIGNED("s.begin_ns") ", " CS_ALIGNED(
-                 "s.end_ns") ", COALESCE(s.comm, 0),"
-                             " COALESCE(s.seq, -1), %s, s.stream, " CS_ALIGNED("s.gpu_begin_ns") ", " CS_ALIGNED(
-                                 "s.gpu_end_ns") " FROM span s LEFT JOIN clocks k ON k.rank = s.rank%s"
-                                                 " WHERE s.rank = ?1 ORDER BY s.rank, s.begin_ns",
+             "SELECT " CS_SPAN_LIST ", %s" CS_SPAN_FROM "%s WHERE s.rank = ?1 ORDER BY s.rank, s.begin_ns",
              B->waits_table ? "w.wait_ns" : "NULL", B->waits_table ? " LEFT JOIN waits w ON w.span = s.id" : "");
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(B->db, sql, -1, &s, NULL) != SQLITE_OK)
@@ -779,10 +738,11 @@ static int cs_tui_build_rank(cs_tui_build *B, int rank, int64_t *done)
     cs_tui_lanebuf *L = NULL, *SL = NULL;
     int nL = 0, nSL = 0, rc, ret = 0;
     size_t capL = 0, capSL = 0;
+    cs_span sp;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        int tid = sqlite3_column_int(s, 0), op = sqlite3_column_int(s, 1);
-        int64_t b = sqlite3_column_int64(s, 2), e = sqlite3_column_int64(s, 3);
-        int64_t comm = sqlite3_column_int64(s, 4), seq = sqlite3_column_int64(s, 5);
+        cs_store_read_span_row(s, &sp);
+        int tid = sp.tid, op = sp.op;
+        int64_t b = sp.begin_ns, e = sp.end_ns, comm = sp.comm, seq = sp.seq;
         cs_tui_lanebuf *lb = cs_tui_lane_get(B, &L, &nL, &capL, tid, 0, b, e);
         if (!lb) {
             ret = cs_store_sql_fail(B->err, B->errlen, "out of memory (%lld buckets)", (long long)B->nb);
@@ -791,8 +751,8 @@ static int cs_tui_build_rank(cs_tui_build *B, int rank, int64_t *done)
         int kind = op >= 0 && op < B->nOp ? B->aKind[op] : CS_TK_OTHER;
         int64_t w = 0;
         if (kind == CS_TK_COLL) {
-            if (sqlite3_column_type(s, 6) != SQLITE_NULL) {
-                w = sqlite3_column_int64(s, 6);
+            if (sqlite3_column_type(s, CS_SPAN_NCOLS) != SQLITE_NULL) {
+                w = sqlite3_column_int64(s, CS_SPAN_NCOLS);
             } else if (!B->waits_table && seq >= 0 && B->aAll[op]) {
                 cs_tui_inst *in = cs_tui_iget(&B->inst, comm, seq, 0);
                 if (in && in->last > b)
@@ -821,15 +781,14 @@ static int cs_tui_build_rank(cs_tui_build *B, int rank, int64_t *done)
         if (e > lb->last)
             lb->last = e;
         (*done)++;
-        if (sqlite3_column_type(s, 7) != SQLITE_NULL) {
+        if (sp.stream != -1) {
             /* its stream lane: at its GPU times when known */
             int64_t gb = b, ge = e;
-            if (sqlite3_column_type(s, 8) != SQLITE_NULL && sqlite3_column_type(s, 9) != SQLITE_NULL &&
-                sqlite3_column_int64(s, 9) >= sqlite3_column_int64(s, 8)) {
-                gb = sqlite3_column_int64(s, 8);
-                ge = sqlite3_column_int64(s, 9);
+            if (sp.gpu_begin_ns && sp.gpu_end_ns >= sp.gpu_begin_ns) {
+                gb = sp.gpu_begin_ns;
+                ge = sp.gpu_end_ns;
             }
-            cs_tui_lanebuf *sb = cs_tui_lane_get(B, &SL, &nSL, &capSL, sqlite3_column_int64(s, 7), 1, b, ge);
+            cs_tui_lanebuf *sb = cs_tui_lane_get(B, &SL, &nSL, &capSL, sp.stream, 1, b, ge);
             if (!sb) {
                 ret = cs_store_sql_fail(B->err, B->errlen, "out of memory (%lld buckets)", (long long)B->nb);
                 break;

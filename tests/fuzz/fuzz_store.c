@@ -56,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     snprintf(path, sizeof path, "%s/trace.db", dir);
     if (cs_fuzz_write(path, data, size) != 0)
         return 0;
-    if (cs_analysis_run(path, 1, cs_fuzz_null, err, sizeof err) != 0)
+    if (cs_analysis_run(path, 1, cs_fuzz_null, err, sizeof err) < 0)
         return 0;
     cs_fuzz_report(path);
 #ifdef CS_FUZZ_TUI

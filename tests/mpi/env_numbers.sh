@@ -1,7 +1,8 @@
 #!/bin/sh
 # Numeric settings of the preload that are not numbers (abc, NaN, inf),
 # negative, or too large to use give one warning and the default: no span is
-# dropped. "later spans are dropped" is said only when spans are.
+# dropped. "later spans are dropped" is said only when spans are. A clock
+# that is neither tsc nor monotonic gives one warning and the default clock.
 . "$srcdir/tests/lib.sh"
 prog=$B/examples/mpi_trainer_ompi
 [ -x "$prog" ] || skip "mpi_trainer_ompi not built"
@@ -17,6 +18,27 @@ for v in abc nan inf -1 0 99999999999999999999 17592186044417 1e3; do
   expect_eq "COLLSCOPE_LOG_MAX_MB=$v: spans dropped" "$(q "$T/o/trace.db" "SELECT sum(dropped) FROM processes")" 0
   expect_eq "COLLSCOPE_LOG_MAX_MB=$v: spans" "$(q "$T/o/trace.db" "SELECT count(*) FROM span")" "$want"
   ! grep -q 'dropped and counted' "$T/e.err" || fail "COLLSCOPE_LOG_MAX_MB=$v: a drop message with no drop"
+done
+dflt_clock=$(q "$T/ref/trace.db" "SELECT group_concat(DISTINCT clock) FROM processes")
+for v in bogus tsc- ''; do
+  COLLSCOPE_CLOCK=$v "$COLLSCOPE" run -o "$T/k" -- "$mpirun" -n 2 "$prog" --steps 5 > /dev/null 2> "$T/k.err" ||
+    fail "COLLSCOPE_CLOCK=$v: the run failed: $(cat "$T/k.err")"
+  if [ -n "$v" ]; then
+    expect_eq "COLLSCOPE_CLOCK=$v: one warning ($(grep CLOCK "$T/k.err"))" \
+      "$(grep -c "COLLSCOPE_CLOCK=$v is not tsc or monotonic; using the default" "$T/k.err")" 1
+  else
+    expect_eq "COLLSCOPE_CLOCK unset: no warning" "$(grep -c COLLSCOPE_CLOCK "$T/k.err")" 0
+  fi
+  expect_eq "COLLSCOPE_CLOCK=$v: the default clock" \
+    "$(q "$T/k/trace.db" "SELECT group_concat(DISTINCT clock) FROM processes")" "$dflt_clock"
+  expect_eq "COLLSCOPE_CLOCK=$v: spans" "$(q "$T/k/trace.db" "SELECT count(*) FROM span")" "$want"
+done
+for v in monotonic tsc; do
+  COLLSCOPE_CLOCK=$v "$COLLSCOPE" run -o "$T/k" -- "$mpirun" -n 2 "$prog" --steps 2 > /dev/null 2> "$T/k.err" ||
+    fail "COLLSCOPE_CLOCK=$v: the run failed: $(cat "$T/k.err")"
+  expect_eq "COLLSCOPE_CLOCK=$v: no warning" "$(grep -c COLLSCOPE_CLOCK "$T/k.err")" 0
+  expect_eq "COLLSCOPE_CLOCK=$v: the clock" \
+    "$(q "$T/k/trace.db" "SELECT group_concat(DISTINCT clock) FROM processes")" "$v"
 done
 COLLSCOPE_TEST_ENOSPC_AFTER=abc "$COLLSCOPE" run -o "$T/o" -- "$mpirun" -n 2 "$prog" --steps 2 > /dev/null 2> "$T/t.err"
 expect_eq "COLLSCOPE_TEST_ENOSPC_AFTER=abc: one warning" \

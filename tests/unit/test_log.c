@@ -251,7 +251,7 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
-    cs_clock_init();
+    cs_clock_init(CS_CLOCK_AUTO);
     test_threads_and_convert(dir);
     test_full_disk(dir);
     test_held_slot(dir);
