@@ -10,7 +10,7 @@
 
 /* The kinds, in the order they run (and their verdicts are stored). */
 static const cs_verdict_kind *const cs_verdict_kinds[] = {
-    &cs__an_verdict_persistent,      &cs__an_verdict_transient,      &cs__an_verdict_slow_link,
+    &cs__an_verdict_persistent,      &cs__an_verdict_transient,      &cs__an_verdict_recurring, &cs__an_verdict_slow_link,
     &cs__an_verdict_slow_collective, &cs__an_verdict_slow_link_comm,
 };
 #define CS_NKINDS (sizeof cs_verdict_kinds / sizeof cs_verdict_kinds[0])
@@ -145,7 +145,8 @@ int cs__an_verdict(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps
             continue;
         for (int j = 0; j < a->v.n; j++) {
             cs_straggler *g = &a->v.a[j];
-            if ((strcmp(g->kind, "persistent") == 0 || strcmp(g->kind, "transient") == 0) &&
+            if ((strcmp(g->kind, "persistent") == 0 || strcmp(g->kind, "transient") == 0 ||
+                 strcmp(g->kind, "recurring") == 0) &&
                 (g->rank == a->v.a[i].src || g->rank == a->v.a[i].dst) &&
                 g->lateness_ns <= a->v.a[i].cost_ns * 3 / 2 + E) {
                 g->kind[0] = '\0';

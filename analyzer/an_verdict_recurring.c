@@ -1,0 +1,210 @@
+/* an_verdict_recurring.c: a rank late again and again, in a fraction of the
+ * steps: every k-th step, or at irregular intervals (a stall that comes
+ * back: garbage collection, checkpoints, data loading).
+ *
+ *   recurring    the rank's affected steps are those whose L stands out
+ *                from its own typical L: above both the minimum effect E and
+ *                the on-time steps' median + CS_RECURRING_MADS x their MAD
+ *                (the on-time steps: L <= E; a baseline taken over all
+ *                steps would move with the stall itself once it hits half
+ *                of them). At least CS_RECURRING_MIN affected steps, fewer
+ *                than CS_PERSIST_FRAC of the steps (else persistent), not
+ *                one contiguous window (at most half of them next to
+ *                another affected step; a window is transient), and the
+ *                rank must stand out from the others: its affected steps
+ *                at least twice the median count of the other ranks' plus
+ *                CS_RECURRING_MIN (scheduling noise on shared cores makes
+ *                scattered late steps, but on every rank alike).
+ *                Periodic when at least CS_RECURRING_PHASE of the affected
+ *                steps fall on one phase of a period k >= 2 and at least
+ *                that share of the steps of that phase (from the first to
+ *                the last affected one) are affected; else irregular.
+ *                Cost: the median L over the affected steps (per affected
+ *                step, as for persistent), and their sum (the total). */
+#include "config.h"
+#include "analyzer/verdict.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CS_RECURRING_MIN 3
+#define CS_RECURRING_MADS 5
+#define CS_RECURRING_PHASE 0.8
+
+/* The affected steps of rank r (in order, into out): the steps where its
+ * L stands out from its own on-time steps. */
+static int cs_recurring_affected(const cs_verdict_ctx *a, int r, cs_vec *out)
+{
+    int64_t ns = a->steps->nsteps, E = a->E;
+    cs_vec on = { 0 };
+    for (int64_t s = a->s0; s < ns; s++) {
+        int64_t l = cs__an_verdict_lat(a, s, r);
+        if (l <= E && cs_vec_push(&on, l) != 0) {
+            cs_vec_free(&on);
+            return -1;
+        }
+    }
+    int64_t med = on.n ? cs__an_ctx_median(&on) : 0;
+    int64_t mad = on.n ? cs__an_ctx_mad(&on, med) : 0;
+    cs_vec_free(&on);
+    int64_t thr = med + CS_RECURRING_MADS * mad;
+    if (thr < E)
+        thr = E;
+    for (int64_t s = a->s0; s < ns; s++)
+        if (cs__an_verdict_lat(a, s, r) > thr && cs_vec_push(out, s) != 0)
+            return -1;
+    return 0;
+}
+
+/* Period and phase of the sorted steps st[0..n): 0 when irregular. */
+static int64_t cs_recurring_period(const int64_t *st, size_t n, int64_t *phase)
+{
+    if (n < CS_RECURRING_MIN)
+        return 0;
+    cs_vec d = { 0 };
+    for (size_t i = 1; i < n; i++)
+        if (cs_vec_push(&d, st[i] - st[i - 1]) != 0) {
+            cs_vec_free(&d);
+            return 0;
+        }
+    int64_t k = cs__an_ctx_median(&d);
+    cs_vec_free(&d);
+    if (k < 2)
+        return 0;
+    /* the phase most affected steps share */
+    int64_t best = -1, bestn = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t ph = st[i] % k, c = 0;
+        for (size_t j = 0; j < n; j++)
+            c += st[j] % k == ph;
+        if (c > bestn)
+            bestn = c, best = ph;
+    }
+    int64_t first = -1, last = -1;
+    for (size_t i = 0; i < n; i++)
+        if (st[i] % k == best) {
+            if (first < 0)
+                first = st[i];
+            last = st[i];
+        }
+    int64_t expect = (last - first) / k + 1;
+    if ((double)bestn < CS_RECURRING_PHASE * (double)n || (double)bestn < CS_RECURRING_PHASE * (double)expect ||
+        bestn < CS_RECURRING_MIN)
+        return 0;
+    *phase = best;
+    return k;
+}
+
+/* The list "3,6,9" of the steps, as much as fits. */
+static void cs_recurring_list(char *b, size_t len, const int64_t *st, size_t n)
+{
+    size_t l = 0;
+    b[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        int w = snprintf(b + l, len - l, "%s%lld", i ? "," : "", (long long)st[i]);
+        if (w < 0 || (size_t)w >= len - l) {
+            /* cut back to the last whole entry */
+            while (l > 0 && b[l - 1] != ',')
+                l--;
+            b[l > 0 ? l - 1 : 0] = '\0';
+            return;
+        }
+        l += (size_t)w;
+    }
+}
+
+static int cs_recurring_rank(cs_verdict_ctx *a, int r)
+{
+    /* a rank already judged (a transient window) keeps that verdict */
+    for (int i = 0; i < a->v.n; i++)
+        if (a->v.a[i].rank == r && a->v.a[i].src < 0)
+            return 0;
+    cs_vec aff = { 0 };
+    if (cs_recurring_affected(a, r, &aff) != 0)
+        goto oom;
+    size_t n = aff.n;
+    if (n < CS_RECURRING_MIN || (double)n >= CS_PERSIST_FRAC * (double)a->considered)
+        goto none;
+    size_t adjacent = 0;
+    for (size_t i = 0; i < n; i++)
+        adjacent += (i > 0 && aff.a[i] - aff.a[i - 1] == 1) || (i + 1 < n && aff.a[i + 1] - aff.a[i] == 1);
+    if (adjacent * 2 > n)
+        goto none;
+    /* against the other ranks: noise hits them all */
+    cs_vec others = { 0 };
+    for (int q = 0; q < a->ctx->nranks; q++) {
+        if (q == r || !a->ctx->present[q])
+            continue;
+        cs_vec o = { 0 };
+        if (cs_recurring_affected(a, q, &o) != 0 || cs_vec_push(&others, (int64_t)o.n) != 0) {
+            cs_vec_free(&o);
+            cs_vec_free(&others);
+            goto oom;
+        }
+        cs_vec_free(&o);
+    }
+    int64_t omed = others.n ? cs__an_ctx_median(&others) : 0;
+    cs_vec_free(&others);
+    if ((int64_t)n < 2 * omed + CS_RECURRING_MIN)
+        goto none;
+
+    cs_vec cv = { 0 }, lv = { 0 };
+    int64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t l = cs__an_verdict_lat(a, aff.a[i], r);
+        total += l;
+        if (cs_vec_push(&cv, l) != 0 || cs_vec_push(&lv, a->steps->late[cs__an_ctx_sr(a->ctx, aff.a[i], r)]) != 0) {
+            cs_vec_free(&cv);
+            cs_vec_free(&lv);
+            goto oom;
+        }
+    }
+    int64_t phase = 0, k = cs_recurring_period(aff.a, n, &phase);
+    cs_straggler g;
+    memset(&g, 0, sizeof g);
+    snprintf(g.kind, sizeof g.kind, "recurring");
+    g.rank = r;
+    g.src = g.dst = -1;
+    g.first_step = aff.a[0];
+    g.last_step = aff.a[n - 1];
+    g.begin_ns = a->steps->step_begin[g.first_step];
+    g.end_ns = a->steps->step_end[g.last_step];
+    g.cost_ns = cs__an_ctx_median(&cv);
+    g.lateness_ns = cs__an_ctx_median(&lv);
+    g.period = k;
+    g.phase = k ? phase : 0;
+    g.affected = (int64_t)n;
+    g.total_ns = total;
+    cs_recurring_list(g.steps, sizeof g.steps, aff.a, n);
+    int64_t mad = cs__an_ctx_mad(&cv, g.cost_ns);
+    cs_vec_free(&cv);
+    cs_vec_free(&lv);
+    char b1[32], b2[32], b3[32], when[160];
+    cs__an_verdict_ns_text(b1, sizeof b1, g.cost_ns);
+    cs__an_verdict_ns_text(b2, sizeof b2, mad);
+    cs__an_verdict_ns_text(b3, sizeof b3, total);
+    if (k)
+        snprintf(when, sizeof when, "every %lld steps (phase %lld: steps %lld, %lld, ... %lld)", (long long)k,
+                 (long long)g.phase, (long long)g.first_step, (long long)(g.first_step + k), (long long)g.last_step);
+    else {
+        char list[96];
+        cs_recurring_list(list, sizeof list, aff.a, n);
+        snprintf(when, sizeof when, "at irregular intervals (steps %s%s)", list,
+                 strlen(list) + 1 < strlen(g.steps) + 1 ? ", ..." : "");
+    }
+    snprintf(g.evidence, sizeof g.evidence,
+             "rank %d spent a median %s (MAD %s) longer between collectives than the next slowest rank in %lld of "
+             "%lld steps, %s, and was on time in the others; %s lost in all (median step %.2f ms)",
+             r, b1, b2, (long long)n, (long long)a->considered, when, b3, (double)a->tmed / 1e6);
+    cs_vec_free(&aff);
+    return cs__an_verdict_push(a, &g) != 0 ? -1 : 1;
+none:
+    cs_vec_free(&aff);
+    return 0;
+oom:
+    cs_vec_free(&aff);
+    return -1;
+}
+
+const cs_verdict_kind cs__an_verdict_recurring = { .name = "recurring", .rank = cs_recurring_rank };

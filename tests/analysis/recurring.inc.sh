@@ -1,0 +1,95 @@
+# recurring.inc.sh: the recurring straggler verdict on nbloop (a DDP-style
+# bucket loop, 4 ranks) under one MPI ($CS_MPI: openmpi or mpich). One rank
+# sleeps LATE_US before communicating in every 2nd, 3rd and 10th step and
+# in random steps (--late-random); each run must give exactly one verdict,
+# `recurring`, on that rank, with the period (periodic cases), the steps the
+# program says were late (every step found within +-1 of one of them, at
+# most one of them missed, the first step being the analysis's warm-up), and
+# a cost per affected step within 10 % of LATE_US (the program's own
+# delay); a clean run gives none. Each case with markers (nonblocking
+# buckets and MPI_Waitall, MPI_Pcontrol each step) and without (blocking
+# buckets: one MPI_Allreduce per step, whose period the step detection
+# finds; the leading MPI_Barrier makes a step of its own, hence the +-1).
+# With NB_NOMARK=1 also the nonblocking loop without markers, whose steps
+# rest on the period detection of nonblocking code. Sourced by
+# recurring_ompi.sh and recurring_mpich.sh.
+need_mpi "$CS_MPI"
+MPIRUN=$(mpirun_for "$CS_MPI")
+case $CS_MPI in openmpi) PROG="$B/tests/progs/nbloop_ompi" ;; *) PROG="$B/tests/progs/nbloop_mpich" ;; esac
+[ -x "$PROG" ] || skip "$PROG not built"
+PY=/usr/bin/python3
+[ -x "$PY" ] || skip "$PY not installed"
+LATE_RANK=2
+LATE_US=20000
+STEPS=40
+COMMON="--steps $STEPS --compute-us 3000 --bytes 2048"
+
+# trace NAME ARGS...: nbloop traced into $T/NAME, its output in $T/NAME.out,
+# the report's JSON in $T/NAME.json
+trace() {
+  _n=$1; shift
+  "$COLLSCOPE" run -o "$T/$_n" -- "$MPIRUN" -np 4 "$PROG" $COMMON "$@" >"$T/$_n.out" 2>&1 ||
+    fail "$_n: traced run failed (see $T/$_n.out)"
+  "$COLLSCOPE" report "$T/$_n" --format json -o "$T/$_n.json" || fail "$_n: report failed"
+}
+
+# check NAME PERIOD: the one verdict of run NAME (PERIOD 0: irregular, any period)
+check() {
+  "$PY" - "$T/$1.json" "$T/$1.out" "$2" "$LATE_RANK" "$LATE_US" <<'EOF' || fail "$1: see above"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+out = open(sys.argv[2]).read()
+period, rank, late_us = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+m = re.search(r"NBLOOP rank=0 .*late_steps=([0-9,]+)", out)
+want = [int(x) for x in m.group(1).split(",")]
+v = d["stragglers"]
+print("verdicts:", [(s["kind"], s["rank"], s["period"], s["cost_ns"], s["steps"]) for s in v])
+print("late steps:", want)
+if len(v) != 1 or v[0]["kind"] != "recurring" or v[0]["rank"] != rank:
+    sys.exit("want one recurring verdict on rank %d" % rank)
+s = v[0]
+if period and s["period"] != period:
+    sys.exit("period %d, want %d" % (s["period"], period))
+found = s["steps"]
+if len(found) != s["affected_steps"]:
+    sys.exit("%d steps listed, %d affected" % (len(found), s["affected_steps"]))
+stray = [x for x in found if not any(abs(x - w) <= 1 for w in want)]
+missed = [w for w in want if w >= 1 and not any(abs(x - w) <= 1 for x in found)]
+if stray or len(missed) > 1:
+    sys.exit("steps found not late: %s; late steps missed: %s" % (stray, missed))
+if abs(s["cost_ns"] - late_us * 1000) > late_us * 100:
+    sys.exit("cost %d ns per affected step, not within 10 %% of %d us" % (s["cost_ns"], late_us))
+if s["total_ns"] < s["cost_ns"] * (len(found) - 1):
+    sys.exit("total %d ns below the cost of the steps found" % s["total_ns"])
+print("ok: recurring rank %d, period %d, %d steps, cost %d ns" % (s["rank"], s["period"], len(found), s["cost_ns"]))
+EOF
+}
+# clean NAME: no verdict
+clean() {
+  v=$("$PY" -c 'import json,sys
+print(" ".join("%s/%d" % (s["kind"], s["rank"]) for s in json.load(open(sys.argv[1]))["stragglers"]))' "$T/$1.json")
+  [ -z "$v" ] || fail "$1: a clean run got verdicts: $v"
+  echo "ok: $1: clean, no verdict"
+}
+
+# cases MODE ARGS...: the four late patterns and a clean run
+cases() {
+  _m=$1; shift
+  for k in 2 3 10; do
+    trace "$_m-every$k" "$@" --late-rank $LATE_RANK --late-us $LATE_US --late-every $k
+    check "$_m-every$k" $k
+  done
+  trace "$_m-random" "$@" --late-rank $LATE_RANK --late-us $LATE_US --late-random 6 --seed 7
+  check "$_m-random" 0
+  trace "$_m-clean" "$@"
+  clean "$_m-clean"
+}
+
+cases markers --markers --buckets 8
+cases blocking --blocking --buckets 1
+if [ "${NB_NOMARK:-0}" = 1 ]; then
+  cases nbnomark --buckets 8
+else
+  echo "note: nonblocking loops without markers not run (NB_NOMARK=1 runs them)"
+fi
+pass
