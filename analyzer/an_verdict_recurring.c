@@ -7,18 +7,28 @@
  *                the on-time steps' median + CS_RECURRING_MADS x their MAD
  *                (the on-time steps: L <= E; a baseline taken over all
  *                steps would move with the stall itself once it hits half
- *                of them). At least CS_RECURRING_MIN affected steps, fewer
+ *                of them), and above half the median L of the steps above
+ *                that (a recurring stall costs about the same each time;
+ *                noise beside it is smaller). At least CS_RECURRING_MIN affected steps, fewer
  *                than CS_PERSIST_FRAC of the steps (else persistent), not
  *                one contiguous window (at most half of them next to
  *                another affected step; a window is transient), and the
  *                rank must stand out from the others: its affected steps
- *                at least twice the median count of the other ranks' plus
- *                CS_RECURRING_MIN (scheduling noise on shared cores makes
- *                scattered late steps, but on every rank alike).
+ *                at least twice the median count of the other ranks' steps
+ *                above its threshold, plus CS_RECURRING_MIN (scheduling
+ *                noise on shared cores makes scattered late steps, but on
+ *                every rank alike). The same stall each time: the MAD of
+ *                the affected steps' L at most 1/CS_RECURRING_SPREAD of
+ *                their median (scheduling delays vary by whole slices).
  *                Periodic when at least CS_RECURRING_PHASE of the affected
- *                steps fall on one phase of a period k >= 2 and at least
- *                that share of the steps of that phase (from the first to
- *                the last affected one) are affected; else irregular.
+ *                steps, and CS_RECURRING_MIN_PERIODIC or more, fall on one
+ *                phase of a period k >= 2 (the median interval) and at
+ *                least that share of the run's steps of that phase are
+ *                affected. Else irregular, which needs a cost of at least
+ *                CS_RECURRING_IRREGULAR x E: a rank that loses the CPU for
+ *                a scheduler slice (4 ms) now and then on shared cores
+ *                shows 3-5 ms of excess in a few scattered steps, the
+ *                same each time; a period does not arise by chance.
  *                Cost: the median L over the affected steps (per affected
  *                step, as for persistent), and their sum (the total). */
 #include "config.h"
@@ -31,10 +41,13 @@
 #define CS_RECURRING_MIN 3
 #define CS_RECURRING_MADS 5
 #define CS_RECURRING_PHASE 0.8
+#define CS_RECURRING_SPREAD 3
+#define CS_RECURRING_MIN_PERIODIC 4
+#define CS_RECURRING_IRREGULAR 3
 
 /* The affected steps of rank r (in order, into out): the steps where its
- * L stands out from its own on-time steps. */
-static int cs_recurring_affected(const cs_verdict_ctx *a, int r, cs_vec *out)
+ * L stands out from its own on-time steps; *thrp: the threshold. */
+static int cs_recurring_affected(const cs_verdict_ctx *a, int r, cs_vec *out, int64_t *thrp)
 {
     int64_t ns = a->steps->nsteps, E = a->E;
     cs_vec on = { 0 };
@@ -51,14 +64,29 @@ static int cs_recurring_affected(const cs_verdict_ctx *a, int r, cs_vec *out)
     int64_t thr = med + CS_RECURRING_MADS * mad;
     if (thr < E)
         thr = E;
+    cs_vec hi = { 0 };
+    for (int64_t s = a->s0; s < ns; s++)
+        if (cs__an_verdict_lat(a, s, r) > thr && cs_vec_push(&hi, cs__an_verdict_lat(a, s, r)) != 0) {
+            cs_vec_free(&hi);
+            return -1;
+        }
+    /* a stall that recurs costs about the same each time: steps late by
+     * less than half the median of those above the threshold are noise
+     * beside it (a wake-up a scheduler slice late after the stall) */
+    int64_t hmed = hi.n ? cs__an_ctx_median(&hi) : 0;
+    cs_vec_free(&hi);
+    if (thr < hmed / 2)
+        thr = hmed / 2;
+    *thrp = thr;
     for (int64_t s = a->s0; s < ns; s++)
         if (cs__an_verdict_lat(a, s, r) > thr && cs_vec_push(out, s) != 0)
             return -1;
     return 0;
 }
 
-/* Period and phase of the sorted steps st[0..n): 0 when irregular. */
-static int64_t cs_recurring_period(const int64_t *st, size_t n, int64_t *phase)
+/* Period and phase of the sorted steps st[0..n) among the steps s0..ns-1:
+ * 0 when irregular. */
+static int64_t cs_recurring_period(const int64_t *st, size_t n, int64_t s0, int64_t ns, int64_t *phase)
 {
     if (n < CS_RECURRING_MIN)
         return 0;
@@ -81,16 +109,12 @@ static int64_t cs_recurring_period(const int64_t *st, size_t n, int64_t *phase)
         if (c > bestn)
             bestn = c, best = ph;
     }
-    int64_t first = -1, last = -1;
-    for (size_t i = 0; i < n; i++)
-        if (st[i] % k == best) {
-            if (first < 0)
-                first = st[i];
-            last = st[i];
-        }
-    int64_t expect = (last - first) / k + 1;
+    /* the steps of that phase in the whole run */
+    int64_t expect = 0;
+    for (int64_t s = s0; s < ns; s++)
+        expect += s % k == best;
     if ((double)bestn < CS_RECURRING_PHASE * (double)n || (double)bestn < CS_RECURRING_PHASE * (double)expect ||
-        bestn < CS_RECURRING_MIN)
+        bestn < CS_RECURRING_MIN_PERIODIC)
         return 0;
     *phase = best;
     return k;
@@ -120,8 +144,10 @@ static int cs_recurring_rank(cs_verdict_ctx *a, int r)
     for (int i = 0; i < a->v.n; i++)
         if (a->v.a[i].rank == r && a->v.a[i].src < 0)
             return 0;
+    if (getenv("CS_REC_DEBUG")) { fprintf(stderr, "rank %d:", r); for (int64_t s = 0; s < a->steps->nsteps; s++) fprintf(stderr, " %lld:%.1f/%.1f", (long long)s, cs__an_verdict_lat(a, s, r)/1e6, a->steps->late[cs__an_ctx_sr(a->ctx, s, r)]/1e6); fprintf(stderr, "\n"); }
     cs_vec aff = { 0 };
-    if (cs_recurring_affected(a, r, &aff) != 0)
+    int64_t thr = 0;
+    if (cs_recurring_affected(a, r, &aff, &thr) != 0)
         goto oom;
     size_t n = aff.n;
     if (n < CS_RECURRING_MIN || (double)n >= CS_PERSIST_FRAC * (double)a->considered)
@@ -131,18 +157,18 @@ static int cs_recurring_rank(cs_verdict_ctx *a, int r)
         adjacent += (i > 0 && aff.a[i] - aff.a[i - 1] == 1) || (i + 1 < n && aff.a[i + 1] - aff.a[i] == 1);
     if (adjacent * 2 > n)
         goto none;
-    /* against the other ranks: noise hits them all */
+    /* against the other ranks, late by as much: noise hits them all */
     cs_vec others = { 0 };
     for (int q = 0; q < a->ctx->nranks; q++) {
         if (q == r || !a->ctx->present[q])
             continue;
-        cs_vec o = { 0 };
-        if (cs_recurring_affected(a, q, &o) != 0 || cs_vec_push(&others, (int64_t)o.n) != 0) {
-            cs_vec_free(&o);
+        int64_t c = 0;
+        for (int64_t s = a->s0; s < a->steps->nsteps; s++)
+            c += cs__an_verdict_lat(a, s, q) > thr;
+        if (cs_vec_push(&others, c) != 0) {
             cs_vec_free(&others);
             goto oom;
         }
-        cs_vec_free(&o);
     }
     int64_t omed = others.n ? cs__an_ctx_median(&others) : 0;
     cs_vec_free(&others);
@@ -160,7 +186,18 @@ static int cs_recurring_rank(cs_verdict_ctx *a, int r)
             goto oom;
         }
     }
-    int64_t phase = 0, k = cs_recurring_period(aff.a, n, &phase);
+    int64_t cmed = cs__an_ctx_median(&cv), mad = cs__an_ctx_mad(&cv, cmed);
+    if (mad > cmed / CS_RECURRING_SPREAD) {
+        cs_vec_free(&cv);
+        cs_vec_free(&lv);
+        goto none;
+    }
+    int64_t phase = 0, k = cs_recurring_period(aff.a, n, a->s0, a->steps->nsteps, &phase);
+    if (!k && cmed < CS_RECURRING_IRREGULAR * a->E) {
+        cs_vec_free(&cv);
+        cs_vec_free(&lv);
+        goto none;
+    }
     cs_straggler g;
     memset(&g, 0, sizeof g);
     snprintf(g.kind, sizeof g.kind, "recurring");
@@ -170,14 +207,13 @@ static int cs_recurring_rank(cs_verdict_ctx *a, int r)
     g.last_step = aff.a[n - 1];
     g.begin_ns = a->steps->step_begin[g.first_step];
     g.end_ns = a->steps->step_end[g.last_step];
-    g.cost_ns = cs__an_ctx_median(&cv);
+    g.cost_ns = cmed;
     g.lateness_ns = cs__an_ctx_median(&lv);
     g.period = k;
     g.phase = k ? phase : 0;
     g.affected = (int64_t)n;
     g.total_ns = total;
     cs_recurring_list(g.steps, sizeof g.steps, aff.a, n);
-    int64_t mad = cs__an_ctx_mad(&cv, g.cost_ns);
     cs_vec_free(&cv);
     cs_vec_free(&lv);
     char b1[32], b2[32], b3[32], when[160];

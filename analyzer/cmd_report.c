@@ -39,6 +39,12 @@ const char cs_help_report[] = "usage: collscope report DIR|TRACE.db [--format te
                               "                     step=PCT       the median step time grew more than\n"
                               "                                    PCT % over the baseline\n"
                               "                     verdict        any straggler verdict at all\n"
+                              "                     KIND=PCT       a verdict of that kind (persistent,\n"
+                              "                                    transient, slow_link, slow_collective)\n"
+                              "                                    costs more than PCT % of the median\n"
+                              "                                    step time; recurring=PCT: a recurring\n"
+                              "                                    straggler's total costs more than PCT %\n"
+                              "                                    of the time of all steps\n"
                               "\n"
                               "Exit status: 0, 1 when the trace cannot be read (one message names the\n"
                               "file and the problem), 2 on bad usage, 3 when a gate failed.\n";

@@ -21,7 +21,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || skip "$PY not installed"
 LATE_RANK=2
 LATE_US=20000
-STEPS=40
+STEPS=60
 COMMON="--steps $STEPS --compute-us 3000 --bytes 2048"
 
 # trace NAME ARGS...: nbloop traced into $T/NAME, its output in $T/NAME.out,
