@@ -10,8 +10,8 @@
 
 /* The kinds, in the order they run (and their verdicts are stored). */
 static const cs_verdict_kind *const cs_verdict_kinds[] = {
-    &cs__an_verdict_persistent,      &cs__an_verdict_transient,      &cs__an_verdict_recurring, &cs__an_verdict_slow_link,
-    &cs__an_verdict_slow_collective, &cs__an_verdict_slow_link_comm,
+    &cs__an_verdict_persistent, &cs__an_verdict_transient,       &cs__an_verdict_recurring,
+    &cs__an_verdict_slow_link,  &cs__an_verdict_slow_collective, &cs__an_verdict_slow_link_comm,
 };
 #define CS_NKINDS (sizeof cs_verdict_kinds / sizeof cs_verdict_kinds[0])
 

@@ -7,9 +7,10 @@
  *                the on-time steps' median + CS_RECURRING_MADS x their MAD
  *                (the on-time steps: L <= E; a baseline taken over all
  *                steps would move with the stall itself once it hits half
- *                of them), and above half the median L of the steps above
- *                that (a recurring stall costs about the same each time;
- *                noise beside it is smaller). At least CS_RECURRING_MIN affected steps, fewer
+ *                of them), and, where the steps above that fall in two
+ *                groups (a jump of at least twice in their sorted L), in
+ *                the upper one (a recurring stall costs about the same
+ *                each time; noise beside it is smaller). At least CS_RECURRING_MIN affected steps, fewer
  *                than CS_PERSIST_FRAC of the steps (else persistent), not
  *                one contiguous window (at most half of them next to
  *                another affected step; a window is transient), and the
@@ -20,11 +21,11 @@
  *                every rank alike). The same stall each time: the MAD of
  *                the affected steps' L at most 1/CS_RECURRING_SPREAD of
  *                their median (scheduling delays vary by whole slices).
- *                Periodic when at least CS_RECURRING_PHASE of the affected
- *                steps, and CS_RECURRING_MIN_PERIODIC or more, fall on one
- *                phase of a period k >= 2 (the median interval) and at
- *                least that share of the run's steps of that phase are
- *                affected. Else irregular, which needs a cost of at least
+ *                Periodic when more than half of the affected steps, and
+ *                CS_RECURRING_MIN_PERIODIC or more, fall on one phase of a
+ *                period k >= 2 and at least CS_RECURRING_PHASE of the run's
+ *                steps of that phase are affected; its affected steps are
+ *                then those of the phase. Else irregular, which needs a cost of at least
  *                CS_RECURRING_IRREGULAR x E: a rank that loses the CPU for
  *                a scheduler slice (4 ms) now and then on shared cores
  *                shows 3-5 ms of excess in a few scattered steps, the
@@ -43,7 +44,7 @@
 #define CS_RECURRING_PHASE 0.8
 #define CS_RECURRING_SPREAD 3
 #define CS_RECURRING_MIN_PERIODIC 4
-#define CS_RECURRING_IRREGULAR 3
+#define CS_RECURRING_IRREGULAR 5
 
 /* The affected steps of rank r (in order, into out): the steps where its
  * L stands out from its own on-time steps; *thrp: the threshold. */
@@ -70,13 +71,20 @@ static int cs_recurring_affected(const cs_verdict_ctx *a, int r, cs_vec *out, in
             cs_vec_free(&hi);
             return -1;
         }
-    /* a stall that recurs costs about the same each time: steps late by
-     * less than half the median of those above the threshold are noise
-     * beside it (a wake-up a scheduler slice late after the stall) */
-    int64_t hmed = hi.n ? cs__an_ctx_median(&hi) : 0;
+    /* a stall that recurs costs about the same each time: where the steps
+     * above the threshold fall in two groups (sorted, a jump of at least
+     * twice between neighbours, the largest such jump), those below it are
+     * noise beside the stall (steps a scheduler slice late) */
+    if (hi.n > CS_RECURRING_MIN) {
+        cs__an_ctx_median(&hi); /* sorts */
+        double best = 2;
+        for (size_t i = 0; i + CS_RECURRING_MIN < hi.n; i++) {
+            double jump = (double)hi.a[i + 1] / (double)(hi.a[i] > 1 ? hi.a[i] : 1);
+            if (jump >= best)
+                best = jump, thr = hi.a[i];
+        }
+    }
     cs_vec_free(&hi);
-    if (thr < hmed / 2)
-        thr = hmed / 2;
     *thrp = thr;
     for (int64_t s = a->s0; s < ns; s++)
         if (cs__an_verdict_lat(a, s, r) > thr && cs_vec_push(out, s) != 0)
@@ -85,39 +93,49 @@ static int cs_recurring_affected(const cs_verdict_ctx *a, int r, cs_vec *out, in
 }
 
 /* Period and phase of the sorted steps st[0..n) among the steps s0..ns-1:
- * 0 when irregular. */
+ * 0 when irregular. The candidates: the intervals from each step to the
+ * next three (a noise step between two stalls splits their interval); the
+ * one whose best phase holds the most steps wins (the smaller on a tie:
+ * every multiple of a period fits too). */
 static int64_t cs_recurring_period(const int64_t *st, size_t n, int64_t s0, int64_t ns, int64_t *phase)
 {
-    if (n < CS_RECURRING_MIN)
+    if (n < CS_RECURRING_MIN_PERIODIC || n > 4096)
         return 0;
-    cs_vec d = { 0 };
-    for (size_t i = 1; i < n; i++)
-        if (cs_vec_push(&d, st[i] - st[i - 1]) != 0) {
-            cs_vec_free(&d);
-            return 0;
+    cs_map tried = { 0 };
+    int64_t bestk = 0, bestph = 0, bestn = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n && j <= i + 3; j++) {
+            int64_t k = st[j] - st[i], one;
+            if (k < 2 || cs_map_get(&tried, (uint64_t)k, &one))
+                continue;
+            if (cs_map_put(&tried, (uint64_t)k, 1) != 0)
+                goto out;
+            cs_map cnt = { 0 };
+            int64_t ph = -1, c = 0;
+            for (size_t q = 0; q < n; q++) {
+                int64_t v = 0;
+                cs_map_get(&cnt, (uint64_t)(st[q] % k), &v);
+                if (cs_map_put(&cnt, (uint64_t)(st[q] % k), v + 1) != 0) {
+                    cs_map_free(&cnt);
+                    goto out;
+                }
+                if (v + 1 > c || (v + 1 == c && st[q] % k < ph))
+                    c = v + 1, ph = st[q] % k;
+            }
+            cs_map_free(&cnt);
+            /* the steps of that phase in the whole run: most of them hit */
+            int64_t expect = 0;
+            for (int64_t s = s0; s < ns; s++)
+                expect += s % k == ph;
+            if (c < CS_RECURRING_MIN_PERIODIC || (double)c < CS_RECURRING_PHASE * (double)expect || 2 * c <= (int64_t)n)
+                continue;
+            if (c > bestn || (c == bestn && k < bestk))
+                bestn = c, bestk = k, bestph = ph;
         }
-    int64_t k = cs__an_ctx_median(&d);
-    cs_vec_free(&d);
-    if (k < 2)
-        return 0;
-    /* the phase most affected steps share */
-    int64_t best = -1, bestn = 0;
-    for (size_t i = 0; i < n; i++) {
-        int64_t ph = st[i] % k, c = 0;
-        for (size_t j = 0; j < n; j++)
-            c += st[j] % k == ph;
-        if (c > bestn)
-            bestn = c, best = ph;
-    }
-    /* the steps of that phase in the whole run */
-    int64_t expect = 0;
-    for (int64_t s = s0; s < ns; s++)
-        expect += s % k == best;
-    if ((double)bestn < CS_RECURRING_PHASE * (double)n || (double)bestn < CS_RECURRING_PHASE * (double)expect ||
-        bestn < CS_RECURRING_MIN_PERIODIC)
-        return 0;
-    *phase = best;
-    return k;
+out:
+    cs_map_free(&tried);
+    *phase = bestph;
+    return bestk;
 }
 
 /* The list "3,6,9" of the steps, as much as fits. */
@@ -144,7 +162,6 @@ static int cs_recurring_rank(cs_verdict_ctx *a, int r)
     for (int i = 0; i < a->v.n; i++)
         if (a->v.a[i].rank == r && a->v.a[i].src < 0)
             return 0;
-    if (getenv("CS_REC_DEBUG")) { fprintf(stderr, "rank %d:", r); for (int64_t s = 0; s < a->steps->nsteps; s++) fprintf(stderr, " %lld:%.1f/%.1f", (long long)s, cs__an_verdict_lat(a, s, r)/1e6, a->steps->late[cs__an_ctx_sr(a->ctx, s, r)]/1e6); fprintf(stderr, "\n"); }
     cs_vec aff = { 0 };
     int64_t thr = 0;
     if (cs_recurring_affected(a, r, &aff, &thr) != 0)
@@ -174,6 +191,15 @@ static int cs_recurring_rank(cs_verdict_ctx *a, int r)
     cs_vec_free(&others);
     if ((int64_t)n < 2 * omed + CS_RECURRING_MIN)
         goto none;
+    /* periodic: the steps of its phase (a noise step off it is no part of it) */
+    int64_t phase = 0, k = cs_recurring_period(aff.a, n, a->s0, a->steps->nsteps, &phase);
+    if (k) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (aff.a[i] % k == phase)
+                aff.a[m++] = aff.a[i];
+        aff.n = n = m;
+    }
 
     cs_vec cv = { 0 }, lv = { 0 };
     int64_t total = 0;
@@ -192,7 +218,6 @@ static int cs_recurring_rank(cs_verdict_ctx *a, int r)
         cs_vec_free(&lv);
         goto none;
     }
-    int64_t phase = 0, k = cs_recurring_period(aff.a, n, a->s0, a->steps->nsteps, &phase);
     if (!k && cmed < CS_RECURRING_IRREGULAR * a->E) {
         cs_vec_free(&cv);
         cs_vec_free(&lv);

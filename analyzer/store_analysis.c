@@ -467,8 +467,7 @@ cs_awriter *cs_store_analysis_begin(cs_store *st, char *err, size_t errlen)
     /* models, proposals and stragglers are rebuilt with their current columns */
     if (cs_store_sql_exec(cs_db(st), cs_store_path(st),
                           "BEGIN; DROP TABLE IF EXISTS models; DROP TABLE IF EXISTS proposals;"
-                          " DROP TABLE IF EXISTS stragglers;" CS_ANALYSIS_TABLES_SQL
-                              CS_ANALYSIS_CLEAR_SQL
+                          " DROP TABLE IF EXISTS stragglers;" CS_ANALYSIS_TABLES_SQL CS_ANALYSIS_CLEAR_SQL
                           "DROP INDEX IF EXISTS instances_skew; DROP INDEX IF EXISTS waits_comm_seq;",
                           err, errlen) != 0) {
         sqlite3_exec(cs_db(st), "ROLLBACK", NULL, NULL, NULL);

@@ -88,28 +88,27 @@ static double nb_median(const double *v, int n)
 
 static void nb_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: nbloop [options]\n"
-            "  --steps N          steps (200)\n"
-            "  --buckets B        buckets per step (64)\n"
-            "  --bytes S          bytes per bucket (2048; doubles, rounded down, at least one)\n"
-            "  --compute-us C     compute per step before/among the buckets (1000)\n"
-            "  --spin             compute by spinning, not sleeping\n"
-            "  --overlap          post each bucket after its share of the compute (DDP backward)\n"
-            "  --blocking         MPI_Allreduce per bucket instead of MPI_Iallreduce\n"
-            "  --wait all|each|test  complete with MPI_Waitall, MPI_Wait per request (reverse\n"
-            "                     order) or MPI_Testall polling (all)\n"
-            "  --markers          MPI_Pcontrol(1) at the start of each step\n"
-            "  --late-rank R      this rank is late (sleeps) before communicating ...\n"
-            "  --late-us U        ... by U us (0: nobody is late) ...\n"
-            "  --late-every K     ... in every K-th step (steps K-1, 2K-1, ...), or\n"
-            "  --late-steps LIST  ... in the listed steps (0-based, comma-separated), or\n"
-            "  --late-random N    ... in N steps drawn at random (--seed)\n"
-            "  --seed S           seed for --late-random (1)\n"
-            "  --comm world|dup|split  communicator of the buckets (world); split: two\n"
-            "                     halves by rank parity, each rank in its own half\n"
-            "  --name NAME        MPI_Comm_set_name on that communicator\n"
-            "  --print-steps      rank 0 prints every step's MPI time\n");
+    fprintf(f, "usage: nbloop [options]\n"
+               "  --steps N          steps (200)\n"
+               "  --buckets B        buckets per step (64)\n"
+               "  --bytes S          bytes per bucket (2048; doubles, rounded down, at least one)\n"
+               "  --compute-us C     compute per step before/among the buckets (1000)\n"
+               "  --spin             compute by spinning, not sleeping\n"
+               "  --overlap          post each bucket after its share of the compute (DDP backward)\n"
+               "  --blocking         MPI_Allreduce per bucket instead of MPI_Iallreduce\n"
+               "  --wait all|each|test  complete with MPI_Waitall, MPI_Wait per request (reverse\n"
+               "                     order) or MPI_Testall polling (all)\n"
+               "  --markers          MPI_Pcontrol(1) at the start of each step\n"
+               "  --late-rank R      this rank is late (sleeps) before communicating ...\n"
+               "  --late-us U        ... by U us (0: nobody is late) ...\n"
+               "  --late-every K     ... in every K-th step (steps K-1, 2K-1, ...), or\n"
+               "  --late-steps LIST  ... in the listed steps (0-based, comma-separated), or\n"
+               "  --late-random N    ... in N steps drawn at random (--seed)\n"
+               "  --seed S           seed for --late-random (1)\n"
+               "  --comm world|dup|split  communicator of the buckets (world); split: two\n"
+               "                     halves by rank parity, each rank in its own half\n"
+               "  --name NAME        MPI_Comm_set_name on that communicator\n"
+               "  --print-steps      rank 0 prints every step's MPI time\n");
 }
 
 static int nb_parse(int argc, char **argv, nb_opts *o)
@@ -117,25 +116,25 @@ static int nb_parse(int argc, char **argv, nb_opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NB_INT(flag, field)                                                                                            \
-    if (strcmp(a, flag) == 0) {                                                                                        \
-        if (!v)                                                                                                        \
-            return -1;                                                                                                 \
-        char *end;                                                                                                     \
-        long x = strtol(v, &end, 10);                                                                                  \
-        if (*end || x < 0 || x > 1000000000)                                                                           \
-            return -1;                                                                                                 \
-        o->field = (int)x;                                                                                             \
-        i++;                                                                                                           \
-        continue;                                                                                                      \
+#define NB_INT(flag, field)                  \
+    if (strcmp(a, flag) == 0) {              \
+        if (!v)                              \
+            return -1;                       \
+        char *end;                           \
+        long x = strtol(v, &end, 10);        \
+        if (*end || x < 0 || x > 1000000000) \
+            return -1;                       \
+        o->field = (int)x;                   \
+        i++;                                 \
+        continue;                            \
     }
-#define NB_STR(flag, field)                                                                                            \
-    if (strcmp(a, flag) == 0) {                                                                                        \
-        if (!v)                                                                                                        \
-            return -1;                                                                                                 \
-        o->field = v;                                                                                                  \
-        i++;                                                                                                           \
-        continue;                                                                                                      \
+#define NB_STR(flag, field)     \
+    if (strcmp(a, flag) == 0) { \
+        if (!v)                 \
+            return -1;          \
+        o->field = v;           \
+        i++;                    \
+        continue;               \
     }
         NB_INT("--steps", steps)
         NB_INT("--buckets", buckets)
