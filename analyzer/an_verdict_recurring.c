@@ -16,7 +16,8 @@
  *                another affected step; a window is transient), and the
  *                rank must stand out from the others: its affected steps
  *                at least twice the median count of the other ranks' steps
- *                above its threshold, plus CS_RECURRING_MIN (scheduling
+ *                late by half its smallest affected L (and above its
+ *                threshold), plus CS_RECURRING_MIN (scheduling
  *                noise on shared cores makes scattered late steps, but on
  *                every rank alike). The same stall each time: the MAD of
  *                the affected steps' L at most 1/CS_RECURRING_SPREAD of
@@ -174,14 +175,20 @@ static int cs_recurring_rank(cs_verdict_ctx *a, int r)
         adjacent += (i > 0 && aff.a[i] - aff.a[i - 1] == 1) || (i + 1 < n && aff.a[i + 1] - aff.a[i] == 1);
     if (adjacent * 2 > n)
         goto none;
-    /* against the other ranks, late by as much: noise hits them all */
+    /* against the other ranks, late by as much (half its smallest affected
+     * L at least): noise hits them all */
+    int64_t lmin = cs__an_verdict_lat(a, aff.a[0], r);
+    for (size_t i = 1; i < n; i++)
+        if (cs__an_verdict_lat(a, aff.a[i], r) < lmin)
+            lmin = cs__an_verdict_lat(a, aff.a[i], r);
+    int64_t othr = lmin / 2 > thr ? lmin / 2 : thr;
     cs_vec others = { 0 };
     for (int q = 0; q < a->ctx->nranks; q++) {
         if (q == r || !a->ctx->present[q])
             continue;
         int64_t c = 0;
         for (int64_t s = a->s0; s < a->steps->nsteps; s++)
-            c += cs__an_verdict_lat(a, s, q) > thr;
+            c += cs__an_verdict_lat(a, s, q) > othr;
         if (cs_vec_push(&others, c) != 0) {
             cs_vec_free(&others);
             goto oom;
