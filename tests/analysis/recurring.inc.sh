@@ -1,8 +1,9 @@
 # recurring.inc.sh: the recurring straggler verdict on nbloop (a DDP-style
 # bucket loop, 4 ranks) under one MPI ($CS_MPI: openmpi or mpich). One rank
 # sleeps LATE_US before communicating in every 2nd, 3rd and 10th step and
-# in random steps (--late-random); each run must give exactly one verdict,
-# `recurring`, on that rank, with the period (periodic cases), the steps the
+# in random steps (--late-random); each run must give one verdict,
+# `recurring`, on that rank (and none on the others beyond scheduler noise,
+# a fifth of the stall), with the period (periodic cases), the steps the
 # program says were late (every step found within +-1 of one of them, at
 # most one of them missed, the first step being the analysis's warm-up), and
 # a cost per affected step within 10 % of LATE_US (the program's own
@@ -45,6 +46,13 @@ want = [int(x) for x in m.group(1).split(",")]
 v = d["stragglers"]
 print("verdicts:", [(s["kind"], s["rank"], s["period"], s["cost_ns"], s["steps"]) for s in v])
 print("late steps:", want)
+# Other ranks may get a verdict of scheduler-noise size (MPICH's
+# busy-polling ranks on 2 loaded cores: a transient 4 ms on another rank
+# beside a 50 ms stall, once in about 20 runs); nothing near the stall.
+noise = [s for s in v if s["rank"] != rank and s["cost_ns"] < late_us * 200]
+if noise:
+    print("note: noise-sized verdicts on other ranks:", [(s["kind"], s["rank"], s["cost_ns"]) for s in noise])
+v = [s for s in v if s not in noise]
 if len(v) != 1 or v[0]["kind"] != "recurring" or v[0]["rank"] != rank:
     sys.exit("want one recurring verdict on rank %d" % rank)
 s = v[0]
