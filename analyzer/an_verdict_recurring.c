@@ -2,35 +2,33 @@
  * steps: every k-th step, or at irregular intervals (a stall that comes
  * back: garbage collection, checkpoints, data loading).
  *
- *   recurring    the rank's affected steps are those whose L stands out
- *                from its own typical L: above both the minimum effect E and
- *                the on-time steps' median + CS_RECURRING_MADS x their MAD
- *                (the on-time steps: L <= E; a baseline taken over all
- *                steps would move with the stall itself once it hits half
- *                of them), and, where the steps above that fall in two
- *                groups (a jump of at least twice in their sorted L), in
- *                the upper one (a recurring stall costs about the same
- *                each time; noise beside it is smaller). At least CS_RECURRING_MIN affected steps, fewer
- *                than CS_PERSIST_FRAC of the steps (else persistent), not
- *                one contiguous window (at most half of them next to
- *                another affected step; a window is transient), and the
- *                rank must stand out from the others: its affected steps
- *                at least twice the median count of the other ranks' steps
- *                late by half its smallest affected L (and above its
- *                threshold), plus CS_RECURRING_MIN (scheduling
- *                noise on shared cores makes scattered late steps, but on
- *                every rank alike). The same stall each time: the MAD of
- *                the affected steps' L at most 1/CS_RECURRING_SPREAD of
- *                their median (scheduling delays vary by whole slices).
+ *   recurring    its affected steps: L above the minimum effect E and above
+ *                its on-time steps' median + CS_RECURRING_MADS x their MAD
+ *                (on-time: L <= E; a baseline over all steps would move
+ *                with the stall once it hits half of them); where the steps
+ *                above that fall in two groups (a jump of at least twice in
+ *                their sorted L), the upper one (a stall costs about the
+ *                same each time; noise beside it is smaller).
+ *                At least CS_RECURRING_MIN affected steps, fewer than
+ *                CS_PERSIST_FRAC of the steps (else persistent), not one
+ *                window (at most half of them next to another affected
+ *                step; a window is transient), standing out from the other
+ *                ranks (at least twice the median count of their steps late
+ *                by half its smallest affected L, plus CS_RECURRING_MIN:
+ *                scheduling noise on shared cores makes scattered late
+ *                steps, but on every rank alike), and the same stall each
+ *                time (MAD of the affected L at most 1/CS_RECURRING_SPREAD
+ *                of their median).
  *                Periodic when more than half of the affected steps, and
  *                CS_RECURRING_MIN_PERIODIC or more, fall on one phase of a
  *                period k >= 2 and at least CS_RECURRING_PHASE of the run's
  *                steps of that phase are affected; its affected steps are
- *                then those of the phase. Else irregular, which needs a cost of at least
- *                CS_RECURRING_IRREGULAR x E: a rank that loses the CPU for
- *                a scheduler slice (4 ms) now and then on shared cores
- *                shows 3-5 ms of excess in a few scattered steps, the
- *                same each time; a period does not arise by chance.
+ *                then those of the phase. Else irregular, which needs a
+ *                cost of CS_RECURRING_IRREGULAR x E or more: a rank that
+ *                loses the CPU for a scheduler slice or two (4-9 ms) now
+ *                and then on shared cores shows that much excess in a few
+ *                scattered steps, about the same each time; a period does
+ *                not arise by chance.
  *                Cost: the median L over the affected steps (per affected
  *                step, as for persistent), and their sum (the total). */
 #include "config.h"
@@ -125,9 +123,8 @@ static int64_t cs_recurring_period(const int64_t *st, size_t n, int64_t s0, int6
             }
             cs_map_free(&cnt);
             /* the steps of that phase in the whole run: most of them hit */
-            int64_t expect = 0;
-            for (int64_t s = s0; s < ns; s++)
-                expect += s % k == ph;
+            int64_t first = s0 + ((ph - s0 % k) % k + k) % k;
+            int64_t expect = first < ns ? (ns - 1 - first) / k + 1 : 0;
             if (c < CS_RECURRING_MIN_PERIODIC || (double)c < CS_RECURRING_PHASE * (double)expect || 2 * c <= (int64_t)n)
                 continue;
             if (c > bestn || (c == bestn && k < bestk))
@@ -259,7 +256,7 @@ static int cs_recurring_rank(cs_verdict_ctx *a, int r)
         char list[96];
         cs_recurring_list(list, sizeof list, aff.a, n);
         snprintf(when, sizeof when, "at irregular intervals (steps %s%s)", list,
-                 strlen(list) + 1 < strlen(g.steps) + 1 ? ", ..." : "");
+                 strlen(list) < strlen(g.steps) ? ", ..." : "");
     }
     snprintf(g.evidence, sizeof g.evidence,
              "rank %d spent a median %s (MAD %s) longer between collectives than the next slowest rank in %lld of "

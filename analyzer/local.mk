@@ -49,6 +49,10 @@ EXTRA_DIST += bench/analysis_bench.sh tests/analysis/align_strict.sh
 # the nonblocking loop without markers), under each MPI.
 TESTS += tests/analysis/recurring_ompi.sh tests/analysis/recurring_mpich.sh
 EXTRA_DIST += tests/analysis/recurring_ompi.sh tests/analysis/recurring_mpich.sh tests/analysis/recurring.inc.sh
+# The same verdict on synthetic traces of known answers (bench/gen_trace
+# --recurring; 1 s, no MPI).
+TESTS += tests/analysis/recurring_synth.sh
+EXTRA_DIST += tests/analysis/recurring_synth.sh
 # The straggler cases of verdicts_*.sh on the trainer with nonblocking
 # buckets and no step markers; NB_NOMARK=1 runs the cases that rest on the
 # step detection of nonblocking code.
