@@ -8,7 +8,8 @@
  *                with the stall once it hits half of them); where the steps
  *                above that fall in two groups (a jump of at least twice in
  *                their sorted L), the upper one (a stall costs about the
- *                same each time; noise beside it is smaller).
+ *                same each time; noise beside it is smaller), and in that
+ *                group above half its median.
  *                At least CS_RECURRING_MIN affected steps, fewer than
  *                CS_PERSIST_FRAC of the steps (else persistent), not one
  *                window (at most half of them next to another affected
@@ -74,14 +75,23 @@ static int cs_recurring_affected(const cs_verdict_ctx *a, int r, cs_vec *out, in
      * above the threshold fall in two groups (sorted, a jump of at least
      * twice between neighbours, the largest such jump), those below it are
      * noise beside the stall (steps a scheduler slice late) */
-    if (hi.n > CS_RECURRING_MIN) {
+    size_t lo = 0;
+    if (hi.n)
         cs__an_ctx_median(&hi); /* sorts */
+    if (hi.n > CS_RECURRING_MIN) {
         double best = 2;
         for (size_t i = 0; i + CS_RECURRING_MIN < hi.n; i++) {
             double jump = (double)hi.a[i + 1] / (double)(hi.a[i] > 1 ? hi.a[i] : 1);
             if (jump >= best)
-                best = jump, thr = hi.a[i];
+                best = jump, thr = hi.a[i], lo = i + 1;
         }
+    }
+    /* and within the upper group, steps late by less than half its median
+     * are noise too (a stall of a few slices beside one of 50 ms) */
+    if (hi.n > lo) {
+        int64_t umed = hi.a[lo + (hi.n - lo) / 2];
+        if (thr < umed / 2)
+            thr = umed / 2;
     }
     cs_vec_free(&hi);
     *thrp = thr;
