@@ -5,11 +5,11 @@
  *   recurring    its affected steps: L above the minimum effect E and above
  *                its on-time steps' median + CS_RECURRING_MADS x their MAD
  *                (on-time: L <= E; a baseline over all steps would move
- *                with the stall once it hits half of them); where the steps
- *                above that fall in two groups (a jump of at least twice in
- *                their sorted L), the upper one (a stall costs about the
- *                same each time; noise beside it is smaller), and in that
- *                group above half its median.
+ *                with the stall once it hits half of them); of the steps
+ *                above that, an upper group (in L) whose smallest L is at
+ *                least half its median (a stall costs about the same each
+ *                time; noise beside it is smaller): the largest such group
+ *                first, else the one grown from the top while it holds.
  *                At least CS_RECURRING_MIN affected steps, fewer than
  *                CS_PERSIST_FRAC of the steps (else persistent), not one
  *                window (at most half of them next to another affected
@@ -47,8 +47,9 @@
 #define CS_RECURRING_IRREGULAR 5
 
 /* The affected steps of rank r (in order, into out): the steps where its
- * L stands out from its own on-time steps; *thrp: the threshold. */
-static int cs_recurring_affected(const cs_verdict_ctx *a, int r, cs_vec *out, int64_t *thrp)
+ * L stands out from its own on-time steps, grouped as `top` says (below);
+ * *thrp: the threshold. */
+static int cs_recurring_affected(const cs_verdict_ctx *a, int r, int top, cs_vec *out, int64_t *thrp)
 {
     int64_t ns = a->steps->nsteps, E = a->E;
     cs_vec on = { 0 };
@@ -71,28 +72,34 @@ static int cs_recurring_affected(const cs_verdict_ctx *a, int r, cs_vec *out, in
             cs_vec_free(&hi);
             return -1;
         }
-    /* a stall that recurs costs about the same each time: where the steps
-     * above the threshold fall in two groups (sorted, a jump of at least
-     * twice between neighbours, the largest such jump), those below it are
-     * noise beside the stall (steps a scheduler slice late) */
-    size_t lo = 0;
+    /* a stall that recurs costs about the same each time: of the steps
+     * above the threshold (sorted), an upper group whose smallest L is at
+     * least half its median; those below it are noise beside the stall
+     * (steps a scheduler slice or a few late). top 0: the largest such
+     * group (a small stall among larger noise, 4 ms stalls beside a few
+     * 8 ms steps); top 1: the group grown from the top while it holds (a
+     * large stall among more noise, 50 ms stalls beside many 4 ms steps).
+     * None: no group. */
     if (hi.n)
         cs__an_ctx_median(&hi); /* sorts */
-    if (hi.n > CS_RECURRING_MIN) {
-        double best = 2;
-        for (size_t i = 0; i + CS_RECURRING_MIN < hi.n; i++) {
-            double jump = (double)hi.a[i + 1] / (double)(hi.a[i] > 1 ? hi.a[i] : 1);
-            if (jump >= best)
-                best = jump, thr = hi.a[i], lo = i + 1;
+    size_t lo = hi.n;
+    if (!top) {
+        for (size_t i = 0; i + CS_RECURRING_MIN <= hi.n; i++)
+            if (hi.a[i] * 2 >= hi.a[i + (hi.n - i) / 2]) {
+                lo = i;
+                break;
+            }
+    } else {
+        for (size_t i = hi.n >= CS_RECURRING_MIN ? hi.n - CS_RECURRING_MIN + 1 : 0; i-- > 0;) {
+            if (hi.a[i] * 2 < hi.a[i + (hi.n - i) / 2])
+                break;
+            lo = i;
         }
     }
-    /* and within the upper group, steps late by less than half its median
-     * are noise too (a stall of a few slices beside one of 50 ms) */
-    if (hi.n > lo) {
-        int64_t umed = hi.a[lo + (hi.n - lo) / 2];
-        if (thr < umed / 2)
-            thr = umed / 2;
-    }
+    if (lo < hi.n && hi.a[lo] - 1 > thr)
+        thr = hi.a[lo] - 1;
+    else if (lo == hi.n && hi.n)
+        thr = hi.a[hi.n - 1];
     cs_vec_free(&hi);
     *thrp = thr;
     for (int64_t s = a->s0; s < ns; s++)
@@ -164,15 +171,13 @@ static void cs_recurring_list(char *b, size_t len, const int64_t *st, size_t n)
     }
 }
 
-static int cs_recurring_rank(cs_verdict_ctx *a, int r)
+/* The verdict on rank r with its steps grouped as `top` says: 1 when given,
+ * 0 when none, -1 out of memory. */
+static int cs_recurring_try(cs_verdict_ctx *a, int r, int top)
 {
-    /* a rank already judged (a transient window) keeps that verdict */
-    for (int i = 0; i < a->v.n; i++)
-        if (a->v.a[i].rank == r && a->v.a[i].src < 0)
-            return 0;
     cs_vec aff = { 0 };
     int64_t thr = 0;
-    if (cs_recurring_affected(a, r, &aff, &thr) != 0)
+    if (cs_recurring_affected(a, r, top, &aff, &thr) != 0)
         goto oom;
     size_t n = aff.n;
     if (n < CS_RECURRING_MIN || (double)n >= CS_PERSIST_FRAC * (double)a->considered)
@@ -280,6 +285,16 @@ none:
 oom:
     cs_vec_free(&aff);
     return -1;
+}
+
+static int cs_recurring_rank(cs_verdict_ctx *a, int r)
+{
+    /* a rank already judged (a transient window) keeps that verdict */
+    for (int i = 0; i < a->v.n; i++)
+        if (a->v.a[i].rank == r && a->v.a[i].src < 0)
+            return 0;
+    int rc = cs_recurring_try(a, r, 0);
+    return rc == 0 ? cs_recurring_try(a, r, 1) : rc;
 }
 
 const cs_verdict_kind cs__an_verdict_recurring = { .name = "recurring", .rank = cs_recurring_rank };
