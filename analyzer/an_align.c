@@ -89,12 +89,12 @@ static void cs_win_instance(cs_win *w, int n, const cs_member *m, int nm)
     w->inst++;
 }
 
-/* The windows index ranks by their dense index (ctx->dense): the matrices
- * follow the number of ranks present, not the largest rank id. The
- * reference rank's index: */
+/* The windows index ranks by their dense index (cs__an_ctx_ix): the
+ * matrices follow the number of ranks present, not the largest rank id.
+ * The reference rank's index: */
 static int al_ref(const cs_an_ctx *c)
 {
-    int d = c->ref_rank >= 0 && c->ref_rank < c->nranks ? c->dense[c->ref_rank] : -1;
+    int d = cs__an_ctx_ix(c, c->ref_rank);
     return d >= 0 ? d : 0;
 }
 
@@ -320,9 +320,10 @@ static void cs_solve(const cs_align_io *a, cs_win *w, int64_t *o)
 
 int64_t cs__an_align_time(const cs_an_clocks *clocks, int rank, int64_t raw)
 {
-    if (rank < 0 || rank >= clocks->nranks)
+    int d = clocks->ctx ? cs__an_ctx_ix(clocks->ctx, rank) : -1;
+    if (d < 0)
         return raw;
-    const cs_an_clock *k = &clocks->clk[rank];
+    const cs_an_clock *k = &clocks->clk[d];
     return raw + k->offset_ns + (int64_t)(k->drift_ppm * 1e-6 * (double)(raw - k->start_ns));
 }
 
@@ -334,7 +335,7 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
         snprintf(err, errlen, "%s: cannot reset the clock alignment", cs_store_path(a->ctx->st));
         return -1;
     }
-    for (int r = 0; r < a->ctx->nranks; r++)
+    for (int r = 0; r < n; r++)
         a->clocks->clk[r].offset_ns = 0, a->clocks->clk[r].drift_ppm = 0, a->clocks->clk[r].residual_ns = -1;
     if (n == 0)
         return 0; /* no process: nothing to align */
@@ -402,14 +403,14 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
                     ok = 1;
                     cur = s.seq;
                 }
-                if (!cs__an_ctx_is_n2n(a->ctx, s.op) || (s.flags & CS_F_NONBLOCKING) || s.rank < 0 ||
-                    s.rank >= a->ctx->nranks || a->ctx->dense[s.rank] < 0)
+                int d = cs__an_ctx_ix(a->ctx, s.rank);
+                if (!cs__an_ctx_is_n2n(a->ctx, s.op) || (s.flags & CS_F_NONBLOCKING) || d < 0)
                     ok = 0;
                 if (CS_VEC_RESERVE(m, mcap, nm + 1) != 0) {
                     ok = 0;
                     continue;
                 }
-                m[nm++] = (cs_member){ ok ? a->ctx->dense[s.rank] : 0, s.begin_ns, s.end_ns };
+                m[nm++] = (cs_member){ ok ? d : 0, s.begin_ns, s.end_ns };
             }
             cs_span_iter_free(it);
         }
@@ -458,19 +459,17 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
      * send began. */
     for (size_t x = 0; x < a->msgs->nmsgs; x++) {
         const cs_msg *msg = &a->msgs->msgs[x];
-        int nr = a->ctx->nranks;
-        if (msg->re <= 0 || msg->src == msg->dst || msg->src < 0 || msg->src >= nr || msg->dst < 0 || msg->dst >= nr ||
-            a->ctx->dense[msg->src] < 0 || a->ctx->dense[msg->dst] < 0)
+        int ds = cs__an_ctx_ix(a->ctx, msg->src), dd = cs__an_ctx_ix(a->ctx, msg->dst);
+        if (msg->re <= 0 || msg->src == msg->dst || ds < 0 || dd < 0)
             continue;
-        int64_t v = msg->sb - msg->re,
-                *l = &all.L[(size_t)a->ctx->dense[msg->dst] * (size_t)n + (size_t)a->ctx->dense[msg->src]];
+        int64_t v = msg->sb - msg->re, *l = &all.L[(size_t)dd * (size_t)n + (size_t)ds];
         if (*l == CS_NOBOUND || v > *l)
             *l = v;
     }
     cs_solve(a, &all, o);
     double span_ns = nused > 1 ? tmid[nused - 1] - tmid[0] : 0;
     for (int r = 0; r < n; r++) {
-        cs_an_clock *k = &a->clocks->clk[a->ctx->rank_of[r]];
+        cs_an_clock *k = &a->clocks->clk[r];
         k->offset_ns = o[r];
         k->drift_ppm = 0;
         if (span_ns >= (double)CS_DRIFT_MIN_NS && r != ref) {
@@ -508,10 +507,9 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
     }
     if (a->clocks->align_instances == 0 && a->ctx->nproc > 1)
         cs__an_ctx_note(a->ctx, "no complete N-to-N collective to align clocks with: times are as recorded");
-    for (int r = 0; r < a->ctx->nranks; r++)
-        if (a->ctx->present[r] &&
-            cs_store_set_alignment(a->ctx->st, r, a->clocks->clk[r].offset_ns, a->clocks->clk[r].drift_ppm,
-                                   a->clocks->clk[r].residual_ns) != 0) {
+    for (int r = 0; r < n; r++)
+        if (cs_store_set_alignment(a->ctx->st, a->ctx->rank_of[r], a->clocks->clk[r].offset_ns,
+                                   a->clocks->clk[r].drift_ppm, a->clocks->clk[r].residual_ns) != 0) {
             snprintf(err, errlen, "%s: cannot store the clock alignment", cs_store_path(a->ctx->st));
             free(ow);
             goto outall;

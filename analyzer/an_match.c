@@ -48,20 +48,20 @@ int cs__an_match_steps(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *
 {
     cs_match_io io = { ctx, clocks, out, NULL }, *a = &io;
     /* The markers came raw with the point-to-point scan: align, order. */
-    for (int r = 0; r < a->ctx->nranks; r++) {
+    for (int r = 0; r < a->ctx->ndense; r++) {
         cs_vec *v = &a->steps->marks[r];
         for (size_t i = 0; i < v->n; i++)
-            v->a[i] = cs__an_align_time(a->clocks, r, v->a[i]);
+            v->a[i] = cs__an_align_time(a->clocks, a->ctx->rank_of[r], v->a[i]);
         if (v->n)
             qsort(v->a, v->n, sizeof *v->a, cs_i64_order);
     }
     int64_t nmax = 0;
-    for (int r = 0; r < a->ctx->nranks; r++)
+    for (int r = 0; r < a->ctx->ndense; r++)
         if ((int64_t)a->steps->marks[r].n > nmax)
             nmax = (int64_t)a->steps->marks[r].n;
     if (nmax > 0) {
         a->steps->step_source = 1;
-    } else if (a->ctx->nproc > 0) {
+    } else if (a->ctx->ndense > 0) {
         /* No markers: the period of the reference rank's collectives. */
         cs_span_query q = { .order = CS_ORDER_RANK_TIME, .rank = a->ctx->ref_rank };
         cs_span_iter *it = cs_store_spans(a->ctx->st, &q, err, errlen);
@@ -91,8 +91,8 @@ int cs__an_match_steps(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *
             a->steps->step_source = 2;
             a->steps->step_period = p;
             for (size_t i = 0; i < n; i += (size_t)p)
-                cs_vec_push(&a->steps->marks[a->ctx->ref_rank], beg[i]);
-            nmax = (int64_t)a->steps->marks[a->ctx->ref_rank].n;
+                cs_vec_push(&a->steps->marks[cs__an_ctx_ix(a->ctx, a->ctx->ref_rank)], beg[i]);
+            nmax = (int64_t)a->steps->marks[cs__an_ctx_ix(a->ctx, a->ctx->ref_rank)].n;
         }
         free(sig);
         free(beg);
@@ -111,7 +111,7 @@ int cs__an_match_steps(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *
         a->steps->step_time = calloc((size_t)nmax, sizeof *a->steps->step_time);
         if (!a->steps->late || !a->steps->late2 || !a->steps->nblate || !a->steps->xgap || !a->steps->step_last_exit ||
             !a->steps->step_begin || !a->steps->step_end || !a->steps->step_time) {
-            snprintf(err, errlen, "out of memory (%lld steps x %d ranks)", (long long)nmax, a->ctx->nranks);
+            snprintf(err, errlen, "out of memory (%lld steps x %d ranks)", (long long)nmax, a->ctx->ndense);
             return -1;
         }
     }
@@ -123,11 +123,11 @@ static int64_t cs_step_of(const cs_match_io *a, int rank, int64_t t)
 {
     if (a->steps->nsteps == 0)
         return -1;
-    const cs_vec *v = rank >= 0 && rank < a->ctx->nranks && a->steps->marks[rank].n
-                          ? &a->steps->marks[rank]
-                          : &a->steps->marks[a->ctx->ref_rank];
+    int d = cs__an_ctx_ix(a->ctx, rank);
+    const cs_vec *v = d >= 0 && a->steps->marks[d].n ? &a->steps->marks[d]
+                                                     : &a->steps->marks[cs__an_ctx_ix(a->ctx, a->ctx->ref_rank)];
     if (!v->n) {
-        for (int r = 0; r < a->ctx->nranks && !v->n; r++)
+        for (int r = 0; r < a->ctx->ndense && !v->n; r++)
             v = &a->steps->marks[r];
         if (!v->n)
             return -1;
@@ -170,7 +170,7 @@ static int cs_label_cb(int rank, int64_t id, const char *label, void *arg)
     l->s[l->n] = strdup(label);
     if (!l->s[l->n])
         return -1;
-    cs_map_put(&l->idx, (uint64_t)rank << 40 ^ (uint64_t)id, (int64_t)l->n);
+    cs_map_put(&l->idx, cs__an_ctx_rank_key(rank, id), (int64_t)l->n);
     l->n++;
     return 0;
 }
@@ -184,7 +184,7 @@ static int cs_comm_cb(const cs_comm_member *m, void *arg)
 static int cs_done_cb(const cs_completion *c, void *arg)
 {
     cs_map *done = arg;
-    return cs_map_put(done, (uint64_t)c->rank << 40 ^ (uint64_t)c->req, c->end_ns);
+    return cs_map_put(done, cs__an_ctx_rank_key(c->rank, c->req), c->end_ns);
 }
 
 typedef struct cs_matcher {
@@ -236,7 +236,7 @@ static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
     in.transfer_ns = lexit > last ? lexit - last : 0;
     in.step = cs_step_of(a, x->m[0].rank, x->m[0].b);
     int64_t li;
-    if (x->m[0].callsite && cs_map_get(&x->labels.idx, (uint64_t)x->m[0].rank << 40 ^ (uint64_t)x->m[0].callsite, &li))
+    if (x->m[0].callsite && cs_map_get(&x->labels.idx, cs__an_ctx_rank_key(x->m[0].rank, x->m[0].callsite), &li))
         snprintf(in.callsite, sizeof in.callsite, "%s", x->labels.s[li]);
     a->coll->instances++;
     int complete = in.nranks >= in.expected;
@@ -300,11 +300,12 @@ static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
             if (cs_map_put(&x->prev, key, m->e) != 0 || cs_map_put(&x->prevb, key, m->b) != 0)
                 return -1;
         }
-        if (known && gr >= 0 && gr < a->ctx->nranks && a->ctx->dense[gr] >= 0 && g2 != INT64_MIN && g1 > g2 &&
-            in.step >= 0 && in.step < a->steps->nsteps)
+        if (known && cs__an_ctx_ix(a->ctx, gr) >= 0 && g2 != INT64_MIN && g1 > g2 && in.step >= 0 &&
+            in.step < a->steps->nsteps)
             a->steps->xgap[cs__an_ctx_sr(a->ctx, in.step, gr)] += g1 - g2;
     }
-    if (complete && x->nm > 1 && last_rank >= 0 && last_rank < a->ctx->nranks) {
+    int lix = cs__an_ctx_ix(a->ctx, last_rank);
+    if (complete && x->nm > 1 && lix >= 0) {
         int64_t lateness = last - second;
         /* for the verdicts: lateness against the median entry of the
          * others, so one other noisy rank does not hide the straggler */
@@ -323,10 +324,10 @@ static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
             vl = last - cs__an_ctx_median(&tmp);
             free(ob);
         }
-        a->coll->times_last[last_rank]++;
-        a->coll->imposed[last_rank] += imposed;
-        cs_vec_push(&a->coll->lateness[last_rank], lateness);
-        if (in.step >= 0 && in.step < a->steps->nsteps && a->ctx->dense[last_rank] >= 0) {
+        a->coll->times_last[lix]++;
+        a->coll->imposed[lix] += imposed;
+        cs_vec_push(&a->coll->lateness[lix], lateness);
+        if (in.step >= 0 && in.step < a->steps->nsteps) {
             size_t k = cs__an_ctx_sr(a->ctx, in.step, last_rank);
             a->steps->late[k] += vl;
             /* Blocking collectives wait one after the other, so their
@@ -357,7 +358,7 @@ int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps,
         out->cstep_xfer = calloc((size_t)nmax * CS_AN_MAX_COMMS, sizeof *out->cstep_xfer);
         out->cstep_skew = calloc((size_t)nmax * CS_AN_MAX_COMMS, sizeof *out->cstep_skew);
         if (!out->comm_ids || !out->cstep_op || !out->cstep_xfer || !out->cstep_skew) {
-            snprintf(err, errlen, "out of memory (%lld steps x %d ranks)", (long long)nmax, ctx->nranks);
+            snprintf(err, errlen, "out of memory (%lld steps x %d ranks)", (long long)nmax, ctx->ndense);
             return -1;
         }
     }
@@ -400,7 +401,7 @@ int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps,
         int64_t e = s.end_ns;
         if (s.req && (s.flags & CS_F_NONBLOCKING)) {
             int64_t d;
-            if (cs_map_get(&x.done, (uint64_t)s.rank << 40 ^ (uint64_t)s.req, &d))
+            if (cs_map_get(&x.done, cs__an_ctx_rank_key(s.rank, s.req), &d))
                 e = d;
             else
                 a->coll->uncompleted++;
@@ -420,7 +421,7 @@ int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps,
      * marker of the next one (the last step ends at its last exit). */
     for (int64_t k = 0; k < a->steps->nsteps; k++) {
         int64_t b = INT64_MAX, e = INT64_MAX;
-        for (int rr = 0; rr < a->ctx->nranks; rr++) {
+        for (int rr = 0; rr < a->ctx->ndense; rr++) {
             const cs_vec *v = &a->steps->marks[rr];
             if ((int64_t)v->n > k && v->a[k] < b)
                 b = v->a[k];

@@ -90,7 +90,8 @@ static int cs_op_cb(const cs_p2p_op *op, void *arg)
 {
     cs_collect *c = arg;
     if (op->kind == 3) { /* a step marker, raw: aligned by cs__an_match_steps */
-        if (op->rank >= 0 && op->rank < c->a->ctx->nranks && cs_vec_push(&c->marks->marks[op->rank], op->begin_ns) != 0)
+        int d = cs__an_ctx_ix(c->a->ctx, op->rank);
+        if (d >= 0 && cs_vec_push(&c->marks->marks[d], op->begin_ns) != 0)
             return c->fail = 1;
         return 0;
     }
@@ -221,11 +222,9 @@ int cs__an_p2p(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *st
             snprintf(err, errlen, "%s: cannot write the point-to-point pairs", cs_store_path(a->ctx->st));
             return -1;
         }
-        const cs_an_ctx *l = a->ctx;
-        int pairok = m->src >= 0 && m->src < a->ctx->nranks && m->dst >= 0 && m->dst < a->ctx->nranks &&
-                     l->dense[m->src] >= 0 && l->dense[m->dst] >= 0;
-        if (pairok && re > 0) {
-            size_t pi = (size_t)l->dense[m->src] * (size_t)l->ndense + (size_t)l->dense[m->dst];
+        int ds = cs__an_ctx_ix(a->ctx, m->src), dd = cs__an_ctx_ix(a->ctx, m->dst);
+        if (ds >= 0 && dd >= 0 && re > 0) {
+            size_t pi = (size_t)ds * (size_t)a->ctx->ndense + (size_t)dd;
             cs_vec_push(&a->links->pair_xfer[pi], row.transfer_ns);
             cs_vec_push(&a->links->pair_late[pi], row.late_sender_ns);
             if (a->links->pair_t0[pi] == 0 || both < a->links->pair_t0[pi])

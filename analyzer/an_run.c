@@ -60,15 +60,14 @@ static void cs_an_free(cs_an *a)
 {
     free(a->ctx.ops);
     free(a->ctx.op_n2n);
-    free(a->ctx.present);
     free(a->clocks.clk);
     if (a->steps.marks)
-        for (int r = 0; r < a->ctx.nranks; r++)
-            cs_vec_free(&a->steps.marks[r]);
+        for (int d = 0; d < a->ctx.ndense; d++)
+            cs_vec_free(&a->steps.marks[d]);
     free(a->steps.marks);
     if (a->coll.lateness)
-        for (int r = 0; r < a->ctx.nranks; r++)
-            cs_vec_free(&a->coll.lateness[r]);
+        for (int d = 0; d < a->ctx.ndense; d++)
+            cs_vec_free(&a->coll.lateness[d]);
     free(a->coll.lateness);
     if (a->links.pair_xfer)
         for (size_t i = 0; i < (size_t)a->ctx.ndense * (size_t)a->ctx.ndense; i++) {
@@ -80,7 +79,7 @@ static void cs_an_free(cs_an *a)
     free(a->links.pair_late);
     free(a->links.pair_t0);
     free(a->links.pair_t1);
-    free(a->ctx.dense);
+    free(a->ctx.byid);
     free(a->ctx.rank_of);
     free(a->steps.late);
     free(a->steps.late2);
@@ -119,78 +118,79 @@ int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
     }
     for (int i = 0; i < a.ctx.nops; i++)
         a.ctx.op_n2n[i] = (unsigned char)cs__an_ctx_op_is_n2n(&a.ctx, i);
-    int maxr = -1;
-    for (int i = 0; i < nproc; i++)
-        if (procs[i].rank > maxr && procs[i].rank < (1 << 20))
-            maxr = procs[i].rank;
-    int world = cs_store_world_size(st);
-    if (world > maxr + 1 && world < (1 << 20))
-        maxr = world - 1; /* ranks at the end that left no file */
-    a.ctx.nranks = maxr + 1 > 0 ? maxr + 1 : 1;
-    a.clocks.nranks = a.ctx.nranks;
     a.ctx.nproc = nproc;
-    int n = a.ctx.nranks;
-    a.ctx.present = calloc((size_t)n, sizeof *a.ctx.present);
+    int world = cs_store_world_size(st);
+    {
+        /* the ranks present, indexed densely: memory follows their number,
+         * not the largest rank id */
+        int *ids = malloc((size_t)(nproc > 0 ? nproc : 1) * sizeof *ids);
+        if (!ids) {
+            snprintf(err, errlen, "out of memory (%d processes)", nproc);
+            goto out;
+        }
+        for (int i = 0; i < nproc; i++)
+            ids[i] = procs[i].rank;
+        int irc = cs__an_ctx_index(&a.ctx, ids, nproc);
+        free(ids);
+        if (irc != 0) {
+            snprintf(err, errlen, "out of memory (%d processes)", nproc);
+            goto out;
+        }
+    }
+    int n = a.ctx.ndense > 0 ? a.ctx.ndense : 1;
+    a.clocks.ctx = &a.ctx;
     a.clocks.clk = calloc((size_t)n, sizeof *a.clocks.clk);
     a.steps.marks = calloc((size_t)n, sizeof *a.steps.marks);
     a.coll.lateness = calloc((size_t)n, sizeof *a.coll.lateness);
     a.coll.times_last = calloc((size_t)n, sizeof *a.coll.times_last);
     a.coll.imposed = calloc((size_t)n, sizeof *a.coll.imposed);
-    a.ctx.dense = malloc((size_t)n * sizeof *a.ctx.dense);
-    a.ctx.rank_of = malloc((size_t)(nproc > 0 ? nproc : 1) * sizeof *a.ctx.rank_of);
-    if (!a.ctx.present || !a.clocks.clk || !a.steps.marks || !a.coll.lateness || !a.coll.times_last ||
-        !a.coll.imposed || !a.ctx.dense || !a.ctx.rank_of) {
-        snprintf(err, errlen, "out of memory (%d ranks)", n);
+    /* pairs of the ranks present */
+    size_t np = (size_t)n * (size_t)n;
+    a.links.pair_xfer = calloc(np, sizeof *a.links.pair_xfer);
+    a.links.pair_late = calloc(np, sizeof *a.links.pair_late);
+    a.links.pair_t0 = calloc(np, sizeof *a.links.pair_t0);
+    a.links.pair_t1 = calloc(np, sizeof *a.links.pair_t1);
+    if (!a.clocks.clk || !a.steps.marks || !a.coll.lateness || !a.coll.times_last || !a.coll.imposed ||
+        !a.links.pair_xfer || !a.links.pair_late || !a.links.pair_t0 || !a.links.pair_t1) {
+        snprintf(err, errlen, "out of memory (%d ranks)", a.ctx.ndense);
         goto out;
     }
-    for (int r = 0; r < n; r++)
-        a.ctx.dense[r] = -1;
-    a.ctx.ref_rank = -1;
+    int negative = 0, neg_first = 0;
     for (int i = 0; i < nproc; i++) {
-        int r = procs[i].rank;
-        if (r < 0 || r >= n)
+        int d = cs__an_ctx_ix(&a.ctx, procs[i].rank);
+        if (d < 0) {
+            if (!negative++)
+                neg_first = procs[i].rank;
             continue;
-        a.ctx.present[r] = 1;
-        snprintf(a.clocks.clk[r].clock, sizeof a.clocks.clk[r].clock, "%s", procs[i].clock);
-        a.clocks.clk[r].start_ns = procs[i].start_ns;
-        if (a.ctx.ref_rank < 0 || r < a.ctx.ref_rank)
-            a.ctx.ref_rank = r;
-    }
-    if (a.ctx.ref_rank < 0)
-        a.ctx.ref_rank = 0;
-    for (int r = 0; r < n; r++) /* dense indexes in the order of the rank ids */
-        if (a.ctx.present[r]) {
-            a.ctx.rank_of[a.ctx.ndense] = r;
-            a.ctx.dense[r] = a.ctx.ndense++;
         }
-    {
-        /* pairs of the ranks present: memory follows their number, not the
-         * largest rank id */
-        size_t np = (size_t)(a.ctx.ndense > 0 ? a.ctx.ndense : 1) * (size_t)(a.ctx.ndense > 0 ? a.ctx.ndense : 1);
-        a.links.pair_xfer = calloc(np, sizeof *a.links.pair_xfer);
-        a.links.pair_late = calloc(np, sizeof *a.links.pair_late);
-        a.links.pair_t0 = calloc(np, sizeof *a.links.pair_t0);
-        a.links.pair_t1 = calloc(np, sizeof *a.links.pair_t1);
-        if (!a.links.pair_xfer || !a.links.pair_late || !a.links.pair_t0 || !a.links.pair_t1) {
-            snprintf(err, errlen, "out of memory (%d ranks)", a.ctx.ndense);
-            goto out;
-        }
+        snprintf(a.clocks.clk[d].clock, sizeof a.clocks.clk[d].clock, "%s", procs[i].clock);
+        a.clocks.clk[d].start_ns = procs[i].start_ns;
     }
+    a.ctx.ref_rank = a.ctx.ndense > 0 ? a.ctx.rank_of[0] : 0;
     a.ctx.world_size = world > 0 ? world : nproc;
     if (nproc == 0)
         cs__an_ctx_note(&a.ctx, "the trace holds no process and no span: nothing to analyse");
-    int missing = 0;
-    char miss[256] = "";
-    for (int r = 0; r < n; r++)
-        if (!a.ctx.present[r]) {
-            missing++;
+    if (negative)
+        cs__an_ctx_note(&a.ctx, "processes with a negative rank are left out of the analysis: %d (rank %d%s)", negative,
+                        neg_first, negative > 1 ? ", ..." : "");
+    if (nproc > 0 && world > a.ctx.ndense) {
+        /* how many are missing, and the first few ids of 0..world-1 that
+         * are not present (never a table by id) */
+        int missing = world - a.ctx.ndense, listed = 0, d = 0;
+        char miss[128] = "";
+        for (int r = 0; r < world && listed < missing && listed < 8; r++) {
+            while (d < a.ctx.ndense && a.ctx.rank_of[d] < r)
+                d++;
+            if (d < a.ctx.ndense && a.ctx.rank_of[d] == r)
+                continue;
             size_t l = strlen(miss);
-            if (l < sizeof miss - 16)
-                snprintf(miss + l, sizeof miss - l, "%s%d", l ? "," : "", r);
+            snprintf(miss + l, sizeof miss - l, "%s%d", l ? "," : "", r);
+            listed++;
         }
-    if (missing && nproc > 0)
-        cs__an_ctx_note(&a.ctx, "ranks missing from the trace (of %d): %s; instances they belong to are incomplete", n,
-                        miss);
+        cs__an_ctx_note(&a.ctx,
+                        "ranks missing from the trace (%d of %d): %s%s; instances they belong to are incomplete",
+                        missing, world, miss, missing > listed ? ",..." : "");
+    }
     for (int i = 0; i < nproc; i++)
         if (strcmp(procs[i].status, "crashed") == 0)
             cs__an_ctx_note(&a.ctx, "rank %d crashed; its last operations may be unmatched", procs[i].rank);
@@ -218,8 +218,8 @@ int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
     a.clocks.t_first = INT64_MAX;
     a.clocks.t_last = INT64_MIN;
     for (int i = 0; i < nproc; i++) {
-        int r = procs[i].rank;
-        int64_t off = r >= 0 && r < n ? a.clocks.clk[r].offset_ns : 0;
+        int d = cs__an_ctx_ix(&a.ctx, procs[i].rank);
+        int64_t off = d >= 0 ? a.clocks.clk[d].offset_ns : 0;
         if (procs[i].start_ns + off < a.clocks.t_first)
             a.clocks.t_first = procs[i].start_ns + off;
         if (procs[i].end_ns + off > a.clocks.t_last)

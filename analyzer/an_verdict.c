@@ -55,7 +55,7 @@ int cs__an_verdict(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps
                    const cs_an_msgs *msgs, cs_an_links *links, char *err, size_t errlen)
 {
     cs_verdict_ctx c = { ctx, clocks, steps, coll, msgs, links, 0, 0, 0, 0, { 0 } }, *a = &c;
-    int n = a->ctx->nranks;
+    int n = a->ctx->ndense; /* the ranks present, by index (rank_of) */
     int64_t ns = a->steps->nsteps;
     cs_vec tv = { 0 };
     for (int64_t s = 0; s < ns; s++)
@@ -75,7 +75,8 @@ int cs__an_verdict(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps
     for (int64_t s = 0; s < ns; s++) {
         int best = -1;
         int64_t bl = 0;
-        for (int r = 0; r < n; r++) {
+        for (int d = 0; d < n; d++) {
+            int r = a->ctx->rank_of[d];
             int64_t l2 = a->steps->late2[cs__an_ctx_sr(a->ctx, s, r)];
             if (l2 > bl)
                 bl = l2, best = r;
@@ -90,9 +91,8 @@ int cs__an_verdict(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps
             goto werr;
     }
     /* rank stats */
-    for (int r = 0; r < n; r++) {
-        if (!a->ctx->present[r])
-            continue;
+    for (int d = 0; d < n; d++) {
+        int r = a->ctx->rank_of[d];
         /* median lateness: per step when there are steps, else per instance */
         int64_t ml = 0;
         if (ns > 0) {
@@ -101,10 +101,10 @@ int cs__an_verdict(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps
                 cs_vec_push(&sv, a->steps->late2[cs__an_ctx_sr(a->ctx, s, r)]);
             ml = cs__an_ctx_median(&sv);
             cs_vec_free(&sv);
-        } else if (a->coll->lateness[r].n) {
-            ml = cs__an_ctx_median(&a->coll->lateness[r]);
+        } else if (a->coll->lateness[d].n) {
+            ml = cs__an_ctx_median(&a->coll->lateness[d]);
         }
-        cs_rank_stat rs = { r, a->coll->times_last[r], a->coll->imposed[r], ml };
+        cs_rank_stat rs = { r, a->coll->times_last[d], a->coll->imposed[d], ml };
         if (cs_awriter_rank_stat(a->ctx->w, &rs) != 0)
             goto werr;
     }
@@ -113,9 +113,8 @@ int cs__an_verdict(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps
      * whole run */
     a->s0 = ns > 4 ? 1 : 0;
     a->considered = ns - a->s0;
-    for (int r = 0; r < n && a->considered > 0; r++) {
-        if (!a->ctx->present[r])
-            continue;
+    for (int d = 0; d < n && a->considered > 0; d++) {
+        int r = a->ctx->rank_of[d];
         for (size_t k = 0; k < CS_NKINDS; k++) {
             if (!cs_verdict_kinds[k]->rank)
                 continue;

@@ -195,8 +195,9 @@ static int cs_recurring_try(cs_verdict_ctx *a, int r, int top)
             lmin = cs__an_verdict_lat(a, aff.a[i], r);
     int64_t othr = lmin / 2 > thr ? lmin / 2 : thr;
     cs_vec others = { 0 };
-    for (int q = 0; q < a->ctx->nranks; q++) {
-        if (q == r || !a->ctx->present[q])
+    for (int d = 0; d < a->ctx->ndense; d++) {
+        int q = a->ctx->rank_of[d];
+        if (q == r)
             continue;
         int64_t c = 0;
         for (int64_t s = a->s0; s < a->steps->nsteps; s++)

@@ -75,11 +75,13 @@ static int cs_slow_collective_run(cs_verdict_ctx *a)
             char b4[32];
             cs__an_verdict_ns_text(b4, sizeof b4, skm);
             cs__an_verdict_fmt_steps(b3, sizeof b3, wa, wb);
+            char cname[CS_COMMS_DISPLAY_MAX];
+            cs__an_ctx_commname(a->ctx, g.comm, cname, sizeof cname);
             snprintf(g.evidence, sizeof g.evidence,
-                     "the collectives of communicator %lld (%s, ...) transferred for a median %s per step in %lld "
+                     "the collectives of communicator %s (%s, ...) transferred for a median %s per step in %lld "
                      "of the %lld steps of %s against %s in the other steps, while every rank arrived on time "
                      "(arrival skew %s per step)",
-                     (long long)g.comm, opn, b1, (long long)cnt, (long long)(wb - wa + 1), b3, b2, b4);
+                     cname, opn, b1, (long long)cnt, (long long)(wb - wa + 1), b3, b2, b4);
             if (cs__an_verdict_push(a, &g) != 0)
                 return -1;
         }

@@ -44,8 +44,8 @@ typedef struct cs_members {
     int64_t comm;
     char text[96];
     int n;
-    int *rank; /* [nranks]: 1 for a member */
-    int nranks;
+    int *rank; /* [ndense], by rank index: 1 for a member */
+    const cs_an_ctx *ctx;
 } cs_members;
 
 static int cs_member_cb(const cs_comm_member *m, void *arg)
@@ -53,8 +53,9 @@ static int cs_member_cb(const cs_comm_member *m, void *arg)
     cs_members *p = arg;
     if (m->comm != p->comm)
         return 0;
-    if (m->rank >= 0 && m->rank < p->nranks)
-        p->rank[m->rank] = 1;
+    int d = cs__an_ctx_ix(p->ctx, m->rank);
+    if (d >= 0)
+        p->rank[d] = 1;
     size_t l = strlen(p->text);
     if (p->n < 12)
         snprintf(p->text + l, sizeof p->text - l, "%s%d", p->n ? "," : "", m->rank);
@@ -182,17 +183,18 @@ static int cs_slow_link_comm_run(cs_verdict_ctx *a)
         /* its members on time too: a member whose excess own time is half
          * the excess lost the CPU (on an oversubscribed node such a rank is
          * late and slow to finish its collectives alike) */
-        cs_members mem = { cl[c].comm, "", 0, NULL, a->ctx->nranks };
+        cs_members mem = { cl[c].comm, "", 0, NULL, a->ctx };
         int late_member = -1;
         int64_t late_own = 0;
         if (ok) {
-            mem.rank = calloc((size_t)a->ctx->nranks, sizeof *mem.rank);
+            mem.rank = calloc((size_t)(a->ctx->ndense > 0 ? a->ctx->ndense : 1), sizeof *mem.rank);
             if (!mem.rank)
                 rc = -1;
             else if (cs_store_comm_members(a->ctx->st, cs_member_cb, &mem) != 0)
                 rc = -2;
-            for (int q = 0; q < a->ctx->nranks && rc == 0 && late_member < 0; q++) {
-                if (!mem.rank[q])
+            for (int d = 0; d < a->ctx->ndense && rc == 0 && late_member < 0; d++) {
+                int q = a->ctx->rank_of[d];
+                if (!mem.rank[d])
                     continue;
                 cs_vec ov = { 0 };
                 for (int64_t s = s0; s < ns; s++)
@@ -232,12 +234,14 @@ static int cs_slow_link_comm_run(cs_verdict_ctx *a)
             cs__an_verdict_fmt_steps(b6, sizeof b6, fs, ls);
             if (ncmp > 1)
                 snprintf(more, sizeof more, " and %d more", ncmp - 1);
+            char cname[CS_COMMS_DISPLAY_MAX];
+            cs__an_ctx_commname(a->ctx, g.comm, cname, sizeof cname);
             snprintf(g.evidence, sizeof g.evidence,
-                     "the collectives of communicator %lld (%d ranks: %s) took a median %s per call after the last "
+                     "the collectives of communicator %s (%d ranks: %s) took a median %s per call after the last "
                      "arrival, against %s (MAD %s) for the same calls on %d other communicators (%s, %lld-%lld B%s); "
                      "out of line in %lld of %lld steps (%s, %lld calls), a median %s per step, while its ranks "
                      "arrived on time (skew %s per step)",
-                     (long long)g.comm, m->nranks, mem.text, b1, b2, b3, m->peers, opn, blo, bhi, more, (long long)dv.n,
+                     cname, m->nranks, mem.text, b1, b2, b3, m->peers, opn, blo, bhi, more, (long long)dv.n,
                      (long long)considered, b6, (long long)calls, b4, b5);
             if (cs__an_verdict_push(a, &g) != 0)
                 rc = -1;

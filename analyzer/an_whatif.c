@@ -252,7 +252,7 @@ static int wf_pair_push(wf_pairs *v, int span, int64_t code)
 }
 
 typedef struct wf_done {
-    int64_t span, key, end; /* the completing span's id; rank << 40 ^ req; its end */
+    int64_t span, key, end; /* the completing span's id; cs__an_ctx_rank_key(rank, req); its end */
 } wf_done;
 typedef struct wf_dones {
     wf_done *a;
@@ -264,7 +264,7 @@ static int wf_done_cb(const cs_completion *c, void *arg)
     wf_dones *v = arg;
     if (CS_VEC_RESERVE(v->a, v->cap, v->n + 1) != 0)
         return -1;
-    v->a[v->n++] = (wf_done){ c->span, (int64_t)((uint64_t)c->rank << 40 ^ (uint64_t)c->req), c->end_ns };
+    v->a[v->n++] = (wf_done){ c->span, (int64_t)cs__an_ctx_rank_key(c->rank, c->req), c->end_ns };
     return 0;
 }
 
@@ -359,7 +359,7 @@ static int wf_load(wf *w, char *err, size_t errlen)
         }
         int64_t marks = 0;
         while ((r = cs_span_next(it, &sp)) > 0) {
-            if (sp.rank < 0 || sp.rank >= a->ctx->nranks)
+            if (cs__an_ctx_ix(a->ctx, sp.rank) < 0)
                 continue;
             /* the marker that begins step maxsteps ends this rank's window */
             if (w->maxsteps && wf_op_is(a, sp.op, "marker") && ++marks > w->maxsteps)
@@ -447,7 +447,7 @@ static int wf_load(wf *w, char *err, size_t errlen)
         wf_span *x = &w->s[i];
         if (cs_map_put(&sidx, (uint64_t)x->id, (int64_t)i) != 0)
             goto oom;
-        if (x->lag && cs_map_put(&reqs, (uint64_t)x->rank << 40 ^ (uint64_t)x->lag, (int64_t)i) != 0)
+        if (x->lag && cs_map_put(&reqs, cs__an_ctx_rank_key(x->rank, x->lag), (int64_t)i) != 0)
             goto oom;
         x->lag = 0;
         if (x->cls != WF_COLL && x->cls != WF_NBCOLL)
@@ -1263,7 +1263,7 @@ static void wf_comm_figures(wf *w)
         fused += (x->flags & CS_F_FUSED) != 0;
         if (x->step < 0 || x->step + 1 >= w->nsteps)
             continue;
-        if (x->rank < 0 || x->rank >= a->ctx->nranks || a->ctx->dense[x->rank] < 0)
+        if (cs__an_ctx_ix(a->ctx, x->rank) < 0)
             continue;
         size_t k = cs__an_ctx_sr(a->ctx, x->step, x->rank);
         has[k] = 1;
@@ -1274,9 +1274,7 @@ static void wf_comm_figures(wf *w)
     }
     int64_t *per = malloc((size_t)w->nsteps * sizeof *per);
     size_t m = 0;
-    int nr = 0;
-    for (int r = 0; r < a->ctx->nranks; r++)
-        nr += a->ctx->present[r];
+    int nr = a->ctx->ndense;
     for (int s = 0; per && s + 1 < w->nsteps; s++) {
         int64_t sum = 0;
         int n = 0;
@@ -1308,7 +1306,7 @@ static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
     wf_io *a = w->a;
     int64_t *gap = malloc(w->ns * sizeof *gap);
     int *first = malloc((size_t)w->nlanes * (size_t)w->nsteps * sizeof *first);
-    int *lane0 = malloc((size_t)a->ctx->nranks * sizeof *lane0);
+    int *lane0 = malloc((size_t)(a->ctx->ndense > 0 ? a->ctx->ndense : 1) * sizeof *lane0); /* by rank index */
     if (!gap || !first || !lane0) {
         free(gap);
         free(first);
@@ -1317,10 +1315,11 @@ static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
     }
     for (size_t i = 0; i < w->ns; i++)
         gap[i] = i == 0 || w->s[i].lane != w->s[i - 1].lane ? 0 : w->s[i].b - w->s[i - 1].e;
-    for (int r = 0; r < a->ctx->nranks; r++)
-        lane0[r] = -1;
+    for (int d = 0; d < a->ctx->ndense; d++)
+        lane0[d] = -1;
     for (int l = w->nlanes - 1; l >= 0; l--)
-        lane0[w->lane_rank[l]] = l;
+        if (cs__an_ctx_ix(a->ctx, w->lane_rank[l]) >= 0)
+            lane0[cs__an_ctx_ix(a->ctx, w->lane_rank[l])] = l;
     for (size_t k = 0; k < (size_t)w->nlanes * (size_t)w->nsteps; k++)
         first[k] = -1;
     for (size_t i = 0; i < w->ns; i++) {
@@ -1331,18 +1330,19 @@ static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
     cs_vec others = { 0 };
     for (size_t t = 0; t + 2 < sv->n; t += 3) {
         int r = (int)sv->a[t];
-        if (r < 0 || r >= a->ctx->nranks || lane0[r] < 0)
+        int d = cs__an_ctx_ix(a->ctx, r);
+        if (d < 0 || lane0[d] < 0)
             continue;
-        int l = lane0[r];
+        int l = lane0[d];
         for (int i = w->lane_lo[l] + 1; i < w->lane_hi[l]; i++) {
             const wf_span *x = &w->s[i];
             if (x->step < sv->a[t + 1] || x->step > sv->a[t + 2] || x->step < 0)
                 continue;
             int j = i - first[(size_t)l * (size_t)w->nsteps + (size_t)x->step];
             others.n = 0;
-            for (int r2 = 0; r2 < a->ctx->nranks; r2++) {
-                int l2 = lane0[r2];
-                if (r2 == r || l2 < 0)
+            for (int d2 = 0; d2 < a->ctx->ndense; d2++) {
+                int l2 = lane0[d2];
+                if (d2 == d || l2 < 0)
                     continue;
                 int f2 = first[(size_t)l2 * (size_t)w->nsteps + (size_t)x->step];
                 int i2 = f2 + j;
@@ -1544,15 +1544,17 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
             snprintf(beta_txt, sizeof beta_txt, "%.3f ns/KiB", mo->beta_ns_per_byte * 1024);
             snprintf(r2_txt, sizeof r2_txt, ", R2 %.3f", mo->r2);
         }
+        char cname[CS_COMMS_DISPLAY_MAX];
+        cs__an_ctx_commname(a->ctx, k->comm, cname, sizeof cname);
         snprintf(p.evidence, sizeof p.evidence,
-                 "call site %s issues %.0f %s%s of %s-%s per step on communicator %lld; buckets of %s save an "
+                 "call site %s issues %.0f %s%s of %s-%s per step on %s; buckets of %s save an "
                  "estimated %s per step (%.1f %%), %.1f calls per step instead of %.0f (the smallest bucket within "
                  "10 %% of the best gain, %s with %s); model: alpha %.2f us per call, gamma %.2f us per further call, "
                  "beta %s (%s, %lld points%s), pack+unpack at %.0f GB/s",
-                 p.callsite, p.calls_per_step, opn, p.calls_per_step >= 2 ? "s" : "", b1, b2, (long long)k->comm, b3,
-                 b4, measured > 0 ? 100.0 * (double)p.gain_ns / (double)measured : 0.0, p.groups_per_step,
-                 p.calls_per_step, b5, b6, mo->alpha_ns / 1e3, mo->gamma_ns / 1e3, beta_txt, mo->note,
-                 (long long)mo->points, r2_txt, cs__an_whatif_memcpy_gbps());
+                 p.callsite, p.calls_per_step, opn, p.calls_per_step >= 2 ? "s" : "", b1, b2, cname, b3, b4,
+                 measured > 0 ? 100.0 * (double)p.gain_ns / (double)measured : 0.0, p.groups_per_step, p.calls_per_step,
+                 b5, b6, mo->alpha_ns / 1e3, mo->gamma_ns / 1e3, beta_txt, mo->note, (long long)mo->points, r2_txt,
+                 cs__an_whatif_memcpy_gbps());
         int is_mpi_nb = k->nb && strncmp(opn, "MPI_", 4) == 0, is_nccl = strncmp(opn, "nccl", 4) == 0;
         if (is_mpi_nb || is_nccl) {
             snprintf(p.env, sizeof p.env, "COLLSCOPE_FUSE=1 COLLSCOPE_FUSE_THRESHOLD=%lld COLLSCOPE_FUSE_BUFFER=%lld",

@@ -73,14 +73,16 @@ typedef struct cs_an_ctx {
     cs_op_row *ops;
     int nops;
     unsigned char *op_n2n; /* [nops]: cs__an_ctx_is_n2n, computed once */
-    int nranks;            /* highest rank + 1 */
     int nproc;             /* processes in the trace */
     int world_size;        /* as the processes said */
-    int ref_rank;          /* the reference clock */
-    int *present;          /* [nranks] */
-    int ndense;            /* ranks present: what per-pair tables are sized by */
-    int *dense;            /* [nranks]: a present rank's index among them, else -1 */
-    int *rank_of;          /* [ndense]: the rank of an index */
+    int ref_rank;          /* the reference clock (a rank id) */
+    /* The ranks present, indexed densely: every per-rank table of the
+     * analysis has ndense entries (per pair, ndense^2), whatever the ids
+     * (0..INT32_MAX). cs__an_ctx_ix maps an id to its index. */
+    int ndense;   /* ranks present */
+    int *rank_of; /* [ndense]: the rank id of an index, ascending */
+    int *byid;    /* [nbyid]: the index of an id, -1 when absent; only when */
+    int nbyid;    /* the ids are compact (else 0: binary search in rank_of) */
     /* notes for the report: what is missing */
     char notes[2048];
 } cs_an_ctx;
@@ -94,8 +96,8 @@ typedef struct cs_an_msgs {
 
 /* The clock alignment (cs__an_align) and the aligned span of the trace. */
 typedef struct cs_an_clocks {
-    int nranks;
-    cs_an_clock *clk; /* [nranks] */
+    const cs_an_ctx *ctx; /* the rank index of clk */
+    cs_an_clock *clk;     /* [ndense], by rank index */
     int64_t align_instances, align_violations;
     int64_t t_first, t_last;
 } cs_an_clocks;
@@ -103,7 +105,7 @@ typedef struct cs_an_clocks {
 /* Steps: their boundaries (cs__an_match_steps) and what each rank did in
  * each of them (filled by cs__an_match). */
 typedef struct cs_an_steps {
-    cs_vec *marks;   /* [nranks]: aligned begin of each step, per rank */
+    cs_vec *marks;   /* [ndense]: aligned begin of each step, per rank index */
     int step_source; /* 0 none, 1 markers, 2 detected period */
     int step_period; /* detected: collectives per step */
     int64_t nsteps;
@@ -126,8 +128,8 @@ typedef struct cs_an_steps {
  * and per communicator and step the summed transfer and arrival skew of
  * its complete instances (for slow collectives). */
 typedef struct cs_an_coll {
-    int64_t *times_last, *imposed; /* [nranks] */
-    cs_vec *lateness;              /* [nranks] lateness when last */
+    int64_t *times_last, *imposed; /* [ndense], by rank index */
+    cs_vec *lateness;              /* [ndense] lateness when last */
     int64_t instances, incomplete, coll_spans, uncompleted, exit_before_entry;
     cs_map comm_idx; /* comm id -> index < CS_AN_MAX_COMMS */
     int ncomms;
@@ -137,31 +139,56 @@ typedef struct cs_an_coll {
 } cs_an_coll;
 
 /* The point-to-point messages on the aligned time line (cs__an_p2p): per
- * directed pair [dense[src] * ndense + dense[dst]] of the ranks present (ctx), the
+ * directed pair [ix(src) * ndense + ix(dst)] of the ranks present (ctx), the
  * transfer and late-sender times of its messages, and when they ran. */
 typedef struct cs_an_links {
     int64_t p2p_pairs;
-    int ndense;   /* ranks present */
-    int *dense;   /* [nranks]: a present rank's index among them, else -1 */
-    int *rank_of; /* [ndense]: the rank of an index */
     cs_vec *pair_xfer, *pair_late;
     int64_t *pair_t0, *pair_t1;
 } cs_an_links;
 
-/* The index of (step s, rank r) in the per-step, per-rank tables of
+/* The index of rank id r among the ranks present when sparse (binary
+ * search in rank_of); -1 when absent. */
+int cs__an_ctx_ix_search(const cs_an_ctx *c, int r);
+
+/* The dense index of rank id r (0 <= index < ndense), or -1 when r is not
+ * present. */
+static inline int cs__an_ctx_ix(const cs_an_ctx *c, int r)
+{
+    if (c->nbyid)
+        return r >= 0 && r < c->nbyid ? c->byid[r] : -1;
+    return cs__an_ctx_ix_search(c, r);
+}
+
+/* The index of (step s, rank id r) in the per-step, per-rank tables of
  * cs_an_steps ([nsteps * (ndense + 1)]): one column per rank present, and
  * one more, never written, that reads as zero for any other rank. */
 static inline size_t cs__an_ctx_sr(const cs_an_ctx *c, int64_t s, int r)
 {
-    int d = r >= 0 && r < c->nranks ? c->dense[r] : -1;
+    int d = cs__an_ctx_ix(c, r);
     return (size_t)s * (size_t)(c->ndense + 1) + (size_t)(d >= 0 ? d : c->ndense);
 }
+
+/* A map key for (rank id, 32-bit id of that rank: request, call site):
+ * distinct for every rank in 0..INT32_MAX. */
+static inline uint64_t cs__an_ctx_rank_key(int rank, int64_t id)
+{
+    return (uint64_t)(uint32_t)rank << 32 ^ (uint64_t)id;
+}
+
+/* Builds the rank index of c from the ranks of the processes (ids in any
+ * order, repeated or negative: negative ones are left out); 0, or -1 out
+ * of memory. */
+int cs__an_ctx_index(cs_an_ctx *c, const int *ranks, int n);
 
 void cs__an_ctx_note(cs_an_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cs__an_ctx_is_n2n(const cs_an_ctx *c, int op);
 /* The same, computed from the op table (an_run.c caches it in op_n2n). */
 int cs__an_ctx_op_is_n2n(const cs_an_ctx *c, int op);
 int cs__an_ctx_kind_is(const cs_an_ctx *c, int op, const char *kind);
+/* The display name of communicator `id` of the trace (libtrace/store_comms.h)
+ * into buf, for the texts of verdicts and proposals; returns buf. */
+const char *cs__an_ctx_commname(const cs_an_ctx *c, int64_t id, char *buf, size_t len);
 /* A raw time of rank's clock on the aligned time line (as CS_ALIGNED). */
 int64_t cs__an_align_time(const cs_an_clocks *k, int rank, int64_t raw);
 

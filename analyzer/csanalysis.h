@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "libtrace/store.h"
+#include "libtrace/store_comms.h"
 #include "analyzer/store_analysis.h"
 
 /* ---- running the analysis ---- */
@@ -74,6 +75,7 @@ typedef struct cs_report_data {
     double wf_replay_error, wf_model_error, wf_ar_calls_per_step, wf_memcpy_gbps;
     int64_t fuse_members, fused_calls;
     char wf_note[256];
+    cs_comms comms; /* the communicators' display names */
 } cs_report_data;
 /* 0, or -1 when the store cannot be read (d is then partly filled: free it). */
 int cs_report_load(cs_store *st, cs_report_data *d);
@@ -83,6 +85,9 @@ void cs_report_free(cs_report_data *d);
  * written). 0, or -1 with one message in err (free d all the same). */
 int cs_report_open(const char *arg, cs_report_data *d, FILE *log, char *err, size_t errlen);
 const char *cs_report_opname(const cs_report_data *d, int op);
+/* The display name of communicator `comm` of the report's trace (see
+ * libtrace/store_comms.h) into buf; returns buf. */
+const char *cs_report_commname(const cs_report_data *d, int64_t comm, char *buf, size_t len);
 
 /* What the report says about the trace itself (not the analysis): per op,
  * communicator and call site, per rank, and the GPU overlap. */
@@ -104,6 +109,7 @@ typedef struct cs_report_trace {
     size_t nranks, capRanks;
     cs_report_overlap *overlap;
     size_t noverlap, capOverlap;
+    cs_comms comms; /* the communicators' display names */
 } cs_report_trace;
 /* 0, or -1 when the trace cannot be read (free t all the same). */
 int cs_report_trace_load(cs_store *st, cs_report_trace *t);

@@ -50,6 +50,11 @@ void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_dat
             if (json) {
                 fprintf(f, "%s\n    {\"status\": \"%s\", \"kind\": ", k++ ? "," : "", st);
                 cs_json_str(f, s->kind);
+                if (s->comm) {
+                    char cname[CS_COMMS_DISPLAY_MAX];
+                    fprintf(f, ", \"comm_id\": %lld, \"comm_name\": ", (long long)s->comm);
+                    cs_json_str(f, cs_report_commname(x, s->comm, cname, sizeof cname));
+                }
                 fprintf(f, ", \"rank\": %d, \"src\": %d, \"dst\": %d, \"base_cost_ns\": %lld, \"new_cost_ns\": %lld}",
                         s->rank, s->src, s->dst, (long long)(sd == 0 ? s->cost_ns : 0),
                         (long long)(sd == 1 ? s->cost_ns
@@ -57,11 +62,11 @@ void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_dat
                                             : 0));
             } else {
                 k++;
-                char where[48] = "";
+                char where[CS_COMMS_DISPLAY_MAX + 8] = "", name[CS_COMMS_DISPLAY_MAX];
                 if (s->src >= 0)
                     snprintf(where, sizeof where, " (link)");
                 else if (s->comm)
-                    snprintf(where, sizeof where, " (comm %lld)", (long long)s->comm);
+                    snprintf(where, sizeof where, " (%s)", cs_report_commname(x, s->comm, name, sizeof name));
                 fprintf(f, "  %-5s %-16s rank %d%s  cost %s -> %s\n", st, s->kind, s->rank, where,
                         cs_fmt_ns(sd == 0 ? s->cost_ns : 0, b1, sizeof b1),
                         cs_fmt_ns(sd == 1 ? s->cost_ns

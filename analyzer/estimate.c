@@ -125,8 +125,12 @@ int cs_estimate_check(const char *before, const char *after, double tol, int jso
         cs_json_str(out, an);
         fprintf(out, ",\n  \"callsite\": ");
         cs_json_str(out, p->callsite);
-        fprintf(out, ",\n  \"comm\": %lld,\n  \"proposed_bucket_bytes\": %lld,\n  \"bucket_bytes\": %lld,\n",
-                (long long)p->comm, (long long)p->bucket_bytes, bucket);
+        char cname[CS_COMMS_DISPLAY_MAX];
+        fprintf(out, ",\n  \"comm\": %lld,\n  \"comm_id\": %lld,\n  \"comm_name\": ", (long long)p->comm,
+                (long long)p->comm);
+        cs_json_str(out, cs_report_commname(&B.d, p->comm, cname, sizeof cname));
+        fprintf(out, ",\n  \"proposed_bucket_bytes\": %lld,\n  \"bucket_bytes\": %lld,\n", (long long)p->bucket_bytes,
+                bucket);
         fprintf(out, "  \"before_calls_per_step\": ");
         cs_json_num(out, "%.3f", B.d.wf_ar_calls_per_step);
         fprintf(out, ",\n  \"after_calls_per_step\": ");
@@ -152,8 +156,10 @@ int cs_estimate_check(const char *before, const char *after, double tol, int jso
         fprintf(out, "}\n");
     } else {
         fprintf(out, "collscope check-estimate: %s -> %s\n", bn, an);
-        fprintf(out, "  fusion proposal: %s, communicator %lld, %.1f calls per step, suggested bucket %s\n",
-                p->callsite, (long long)p->comm, p->calls_per_step, cs_fmt_bytes(p->bucket_bytes, b1, sizeof b1));
+        char cname[CS_COMMS_DISPLAY_MAX];
+        fprintf(out, "  fusion proposal: %s, on %s, %.1f calls per step, suggested bucket %s\n", p->callsite,
+                cs_report_commname(&B.d, p->comm, cname, sizeof cname), p->calls_per_step,
+                cs_fmt_bytes(p->bucket_bytes, b1, sizeof b1));
         if (applied)
             fprintf(out, "  AFTER (apply mode): %lld calls fused into %lld; %.1f allreduce calls per step\n",
                     (long long)A.d.fuse_members, (long long)A.d.fused_calls, after_calls);

@@ -37,7 +37,9 @@ TESTS += tests/analysis/synthetic.sh tests/analysis/faults.sh tests/analysis/ali
 # The cost model on a synthetic trace of known alpha and beta (1 s), the
 # what-if replay, proposals and check-estimate on the trainer (about 15 s).
 TESTS += tests/analysis/numargs.sh tests/analysis/json_nonfinite.sh tests/analysis/sparse_ranks.sh tests/analysis/bad_traces.sh
+TESTS += tests/analysis/sparse_ranks_nb.sh
 EXTRA_DIST += tests/analysis/numargs.sh tests/analysis/json_nonfinite.sh tests/analysis/sparse_ranks.sh tests/analysis/bad_traces.sh tests/analysis/badtrace.inc.sh
+EXTRA_DIST += tests/analysis/sparse_ranks_nb.sh tests/analysis/sparse_ranks.inc.sh
 TESTS += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysis/apply_estimate.sh
 EXTRA_DIST += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysis/apply_estimate.sh
 EXTRA_DIST += tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh tests/analysis/verdicts.inc.sh \

@@ -96,6 +96,8 @@ int cs_report_load(cs_store *st, cs_report_data *d)
         cs_store_rank_stats(st, cs_ld_rank, &l) != 0 || cs_store_tails(st, cs_ld_tail, &l) != 0 ||
         cs_store_models(st, cs_ld_model, &l) != 0 || cs_store_proposals(st, cs_ld_prop, &l) != 0)
         return -1;
+    /* Without the names (a damaged comms table), ids are shown as comm:HEX. */
+    cs_store_comms_load(st, &d->comms);
     d->wf_measured_ns = cs_meta_i64(st, "whatif_measured_ns", -1);
     d->has_whatif = d->wf_measured_ns >= 0;
     d->wf_replay_ns = cs_meta_i64(st, "whatif_replay_ns", -1);
@@ -151,12 +153,18 @@ void cs_report_free(cs_report_data *d)
     free(d->ops);
     free(d->models);
     free(d->props);
+    cs_store_comms_free(&d->comms);
     memset(d, 0, sizeof *d);
 }
 
 const char *cs_report_opname(const cs_report_data *d, int op)
 {
     return op >= 0 && op < d->nops && d->ops[op].name[0] ? d->ops[op].name : "?";
+}
+
+const char *cs_report_commname(const cs_report_data *d, int64_t comm, char *buf, size_t len)
+{
+    return cs_store_comms_name(&d->comms, comm, buf, len);
 }
 
 /* The same collective group (op name, size bucket, call site) in another
@@ -175,8 +183,9 @@ const cs_tail_row *cs__report_find_tail(const cs_report_data *d, const cs_report
 
 void cs__report_model_name(char *buf, size_t len, const cs_report_data *d, const cs_model_row *m)
 {
-    snprintf(buf, len, "%s%s%s comm %lld", cs_report_opname(d, m->op), m->algo[0] ? " " : "", m->algo,
-             (long long)m->comm);
+    char name[CS_COMMS_DISPLAY_MAX];
+    snprintf(buf, len, "%s%s%s on %s", cs_report_opname(d, m->op), m->algo[0] ? " " : "", m->algo,
+             cs_report_commname(d, m->comm, name, sizeof name));
 }
 
 /* ---- the trace itself ---- */
@@ -224,6 +233,7 @@ int cs_report_trace_load(cs_store *st, cs_report_trace *t)
         cs_report_groups(st, "callsite", &t->by_site, &t->nby_site) != 0 ||
         cs_store_rank_busy(st, cs_report_rank_row, t) != 0)
         return -1;
+    cs_store_comms_load(st, &t->comms);
     /* GPU overlap (CUPTI activity): printed only when the trace has it */
     if (cs_store_gpu_overlap(st, cs_report_overlap_row, t) <= 0)
         t->noverlap = 0;
@@ -238,6 +248,7 @@ void cs_report_trace_free(cs_report_trace *t)
     free(t->by_site);
     free(t->ranks);
     free(t->overlap);
+    cs_store_comms_free(&t->comms);
     memset(t, 0, sizeof *t);
 }
 

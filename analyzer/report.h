@@ -13,7 +13,7 @@
 /* The same collective group (op name, size bucket, call site) in the run
  * in, or NULL. */
 const cs_tail_row *cs__report_find_tail(const cs_report_data *d, const cs_report_data *in, const cs_tail_row *t);
-/* "OP [ALGO] comm ID": how the reports name a cost model. */
+/* "OP [ALGO] on COMM": how the reports name a cost model. */
 void cs__report_model_name(char *buf, size_t len, const cs_report_data *d, const cs_model_row *m);
 
 #endif

@@ -7,14 +7,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* `"comm": ID, "comm_id": ID, "comm_name": NAME` of communicator `id`
+ * (0: none, name null). */
+static void cs_report_json_comm(FILE *f, const cs_comms *comms, int64_t id)
+{
+    char name[CS_COMMS_DISPLAY_MAX];
+    fprintf(f, ", \"comm\": %lld, \"comm_id\": %lld, \"comm_name\": ", (long long)id, (long long)id);
+    if (id)
+        cs_json_str(f, cs_store_comms_name(comms, id, name, sizeof name));
+    else
+        fprintf(f, "null");
+}
+
+/* One list of groups; with `comms`, the keys are communicator ids, and
+ * each group also gives comm_id, comm_name and size. */
 static void cs_report_json_groups(FILE *f, const char *name, const char *keyname, const cs_group_stat *a, size_t n,
-                                  int last)
+                                  int last, const cs_comms *comms)
 {
     fprintf(f, "  \"%s\": [", name);
     for (size_t i = 0; i < n; i++) {
         const cs_group_stat *x = &a[i];
         fprintf(f, "%s\n    {\"%s\": ", i ? "," : "", keyname);
         cs_json_str(f, x->key);
+        if (comms) {
+            int64_t id = strtoll(x->key, NULL, 10);
+            const cs_comm_info *c = cs_store_comms_find(comms, id);
+            char cname[CS_COMMS_DISPLAY_MAX];
+            fprintf(f, ", \"comm_id\": %lld, \"comm_name\": ", (long long)id);
+            cs_json_str(f, cs_store_comms_name(comms, id, cname, sizeof cname));
+            fprintf(f, ", \"comm_origin\": ");
+            if (c)
+                cs_json_str(f, c->origin);
+            else
+                fprintf(f, "null");
+            fprintf(f, ", \"size\": %d", c ? c->size : 0);
+        }
         fprintf(f, ", \"op\": ");
         cs_json_str(f, x->op);
         fprintf(f,
@@ -34,7 +61,8 @@ static void cs_report_json_whatif(FILE *f, const cs_report_data *d)
         const cs_model_row *m = &d->models[i];
         fprintf(f, "%s\n    {\"op\": ", i ? "," : "");
         cs_json_str(f, cs_report_opname(d, m->op));
-        fprintf(f, ", \"comm\": %lld, \"algo\": ", (long long)m->comm);
+        cs_report_json_comm(f, &d->comms, m->comm);
+        fprintf(f, ", \"algo\": ");
         cs_json_str(f, m->algo);
         fprintf(f,
                 ", \"points\": %lld, \"cells\": %lld, \"min_bytes\": %lld, \"max_bytes\": %lld, "
@@ -85,7 +113,8 @@ static void cs_report_json_whatif(FILE *f, const cs_report_data *d)
         const cs_proposal *p = &d->props[i];
         fprintf(f, "%s\n    {\"kind\": ", i ? "," : "");
         cs_json_str(f, p->kind);
-        fprintf(f, ", \"comm\": %lld, \"op\": ", (long long)p->comm);
+        cs_report_json_comm(f, &d->comms, p->comm);
+        fprintf(f, ", \"op\": ");
         cs_json_str(f, strcmp(p->kind, "fusion") == 0 ? cs_report_opname(d, p->op) : "");
         fprintf(f, ", \"callsite\": ");
         cs_json_str(f, p->callsite);
@@ -167,11 +196,13 @@ static void cs_report_json_analysis(FILE *f, const cs_report_data *d, const cs_g
         const cs_straggler *s = &d->strag[i];
         fprintf(f, "%s\n    {\"kind\": ", i ? "," : "");
         cs_json_str(f, s->kind);
+        fprintf(f, ", \"rank\": %d, \"src\": %d, \"dst\": %d", s->rank, s->src, s->dst);
+        cs_report_json_comm(f, &d->comms, s->comm);
         fprintf(f,
-                ", \"rank\": %d, \"src\": %d, \"dst\": %d, \"comm\": %lld, \"first_step\": %lld, \"last_step\": %lld,"
+                ", \"first_step\": %lld, \"last_step\": %lld,"
                 " \"begin_ns\": %lld, \"end_ns\": %lld, \"lateness_ns\": %lld, \"cost_ns\": %lld, \"cost_share\": ",
-                s->rank, s->src, s->dst, (long long)s->comm, (long long)s->first_step, (long long)s->last_step,
-                (long long)s->begin_ns, (long long)s->end_ns, (long long)s->lateness_ns, (long long)s->cost_ns);
+                (long long)s->first_step, (long long)s->last_step, (long long)s->begin_ns, (long long)s->end_ns,
+                (long long)s->lateness_ns, (long long)s->cost_ns);
         cs_json_num(f, "%.4f", d->step_median_ns > 0 ? (double)s->cost_ns / (double)d->step_median_ns : 0.0);
         fprintf(f, ", \"period\": %lld, \"phase\": %lld, \"affected_steps\": %lld, \"total_ns\": %lld, \"steps\": [",
                 (long long)s->period, (long long)s->phase, (long long)s->affected, (long long)s->total_ns);
@@ -209,7 +240,8 @@ static void cs_report_json_analysis(FILE *f, const cs_report_data *d, const cs_g
         const cs_tail_row *t = &d->tails[i];
         fprintf(f, "%s\n    {\"op\": ", i ? "," : "");
         cs_json_str(f, cs_report_opname(d, t->op));
-        fprintf(f, ", \"comm\": %lld, \"bucket\": %d, \"callsite\": ", (long long)t->comm, t->bucket);
+        cs_report_json_comm(f, &d->comms, t->comm);
+        fprintf(f, ", \"bucket\": %d, \"callsite\": ", t->bucket);
         cs_json_str(f, t->callsite);
         fprintf(f,
                 ", \"count\": %lld, \"p50_ns\": %lld, \"p90_ns\": %lld, \"p99_ns\": %lld, \"p999_ns\": %lld,"
@@ -277,9 +309,9 @@ void cs_report_json_write(FILE *f, const cs_report_trace *t, const cs_report_dat
         fprintf(f, "}");
     }
     fprintf(f, "%s],\n", t->nranks ? "\n  " : "");
-    cs_report_json_groups(f, "ops", "op", t->by_op, t->nby_op, 0);
-    cs_report_json_groups(f, "comms", "comm", t->by_comm, t->nby_comm, 0);
-    cs_report_json_groups(f, "callsites", "callsite", t->by_site, t->nby_site, 0);
+    cs_report_json_groups(f, "ops", "op", t->by_op, t->nby_op, 0, NULL);
+    cs_report_json_groups(f, "comms", "comm", t->by_comm, t->nby_comm, 0, &t->comms);
+    cs_report_json_groups(f, "callsites", "callsite", t->by_site, t->nby_site, 0, NULL);
     cs_report_json_analysis(f, d, g, ng);
     cs_json_null_note(f, nulls);
     fprintf(f, "}\n");

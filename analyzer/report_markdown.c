@@ -52,7 +52,7 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
             "\n| cost model | points | alpha | gamma | beta per KiB | R² | note |\n|---|---:|---:|---:|---:|---:|---|\n");
         for (int i = 0; i < d->nmodels; i++) {
             const cs_model_row *m = &d->models[i];
-            char key[128];
+            char key[256];
             cs__report_model_name(key, sizeof key, d, m);
             fprintf(f, "| %s | %lld | %.2f us | %.2f us | ", key, (long long)m->points, m->alpha_ns / 1e3,
                     m->gamma_ns / 1e3);
@@ -70,7 +70,7 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
 void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng)
 {
     const char *trace = t->path;
-    char b1[32], b2[32], b3[32], b4[32];
+    char b1[32], b2[32], b3[32], b4[32], name[CS_COMMS_DISPLAY_MAX];
     int failed = 0;
     for (int i = 0; i < ng; i++)
         failed += g[i].failed;
@@ -100,8 +100,8 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
             fprintf(f, "| %s | %d | ", s->kind, s->rank);
             if (s->src >= 0)
                 fprintf(f, "%d → %d", s->src, s->dst);
-            else if (strcmp(s->kind, "slow_link") == 0)
-                fprintf(f, "comm %lld", (long long)s->comm);
+            else if (s->comm)
+                cs_report_markdown_cell(f, cs_report_commname(d, s->comm, name, sizeof name));
             if (strcmp(s->kind, "recurring") == 0 && s->period > 0)
                 fprintf(f, " | every %lld (phase %lld), %lld–%lld | %s | ", (long long)s->period, (long long)s->phase,
                         (long long)s->first_step, (long long)s->last_step, cs_fmt_ns(s->cost_ns, b1, sizeof b1));

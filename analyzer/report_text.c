@@ -5,23 +5,35 @@
 #include "config.h"
 #include "analyzer/report.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+/* One table of groups. With `comms`, the keys are communicator ids, shown
+ * by name and size; else with show_op, each key is followed by its op. */
 static void cs_report_text_groups(FILE *f, const char *title, const char *keyname, const cs_group_stat *a, size_t n,
-                                  int show_op)
+                                  int show_op, const cs_comms *comms)
 {
     char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+    /* communicator names get the room they need, up to a point */
+    int w = 40;
+    for (size_t i = 0; comms && i < n; i++) {
+        char key[300];
+        int l = (int)strlen(cs_store_comms_label(comms, strtoll(a[i].key, NULL, 10), key, sizeof key));
+        w = l > w ? (l < 120 ? l : 120) : w;
+    }
     fprintf(f, "\n%s\n", title);
-    fprintf(f, "  %-40s %9s %11s %11s %10s %10s %10s %10s\n", keyname, "calls", "bytes", "total", "p50", "p90", "p99",
+    fprintf(f, "  %-*s %9s %11s %11s %10s %10s %10s %10s\n", w, keyname, "calls", "bytes", "total", "p50", "p90", "p99",
             "max");
     for (size_t i = 0; i < n; i++) {
         const cs_group_stat *x = &a[i];
         char key[300];
-        if (show_op)
+        if (comms)
+            cs_store_comms_label(comms, strtoll(x->key, NULL, 10), key, sizeof key);
+        else if (show_op)
             snprintf(key, sizeof key, "%s [%s]", x->key, x->op);
         else
             snprintf(key, sizeof key, "%s", x->key);
-        fprintf(f, "  %-40.40s %9lld %11s %11s %10s %10s %10s %10s\n", key, (long long)x->count,
+        fprintf(f, "  %-*.*s %9lld %11s %11s %10s %10s %10s %10s\n", w, w, key, (long long)x->count,
                 cs_fmt_bytes(x->bytes, b1, sizeof b1), cs_fmt_ns(x->total, b2, sizeof b2),
                 cs_fmt_ns(x->p50, b3, sizeof b3), cs_fmt_ns(x->p90, b4, sizeof b4), cs_fmt_ns(x->p99, b5, sizeof b5),
                 cs_fmt_ns(x->max, b6, sizeof b6));
@@ -57,14 +69,22 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
                 (long long)d->fused_calls);
     fprintf(f, "\nCost models (time of n calls completing together = alpha + (n-1) x gamma + bytes x beta,\n"
                "fitted to the transfers)\n");
+    /* the models' names (op and communicator) get the room they need */
+    int w = 36;
+    for (int i = 0; i < d->nmodels; i++) {
+        char key[256];
+        cs__report_model_name(key, sizeof key, d, &d->models[i]);
+        int l = (int)strlen(key);
+        w = l > w ? (l < 90 ? l : 90) : w;
+    }
     if (!d->nmodels)
         fprintf(f, "  (none: no collective transfer to fit)\n");
     else
-        fprintf(f, "  %-36s %7s %19s %11s %11s %12s %6s %7s\n", "op [algo] communicator", "points", "sizes", "alpha",
-                "gamma", "beta/KiB", "R2", "resid");
+        fprintf(f, "  %-*s %7s %19s %11s %11s %12s %6s %7s\n", w, "op [algo] on communicator", "points", "sizes",
+                "alpha", "gamma", "beta/KiB", "R2", "resid");
     for (int i = 0; i < d->nmodels; i++) {
         const cs_model_row *m = &d->models[i];
-        char key[128], sz[48];
+        char key[256], sz[48];
         cs__report_model_name(key, sizeof key, d, m);
         snprintf(sz, sizeof sz, "%s-%s", cs_fmt_bytes(m->min_bytes, b1, sizeof b1),
                  cs_fmt_bytes(m->max_bytes, b2, sizeof b2));
@@ -77,7 +97,7 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
             snprintf(r2, sizeof r2, "%.3f", m->r2);
         else
             snprintf(r2, sizeof r2, "-");
-        fprintf(f, "  %-36.36s %7lld %19s %8.2f us %8.2f us %12s %6s %6.1f%%\n", key, (long long)m->points, sz,
+        fprintf(f, "  %-*.*s %7lld %19s %8.2f us %8.2f us %12s %6s %6.1f%%\n", w, w, key, (long long)m->points, sz,
                 m->alpha_ns / 1e3, m->gamma_ns / 1e3, beta, r2, 100 * m->rel_resid);
         if (!m->fitted || strcmp(m->note, "fitted") != 0)
             fprintf(f, "    %s\n", m->note);
@@ -117,7 +137,7 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
 
 static void cs_report_text_analysis(FILE *f, const cs_report_data *d, const cs_gate *g, int ng)
 {
-    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], name[CS_COMMS_DISPLAY_MAX];
     fprintf(f, "\nClocks (aligned from the N-to-N collectives; offset relative to rank %d)\n",
             d->nproc ? d->procs[0].rank : 0);
     fprintf(f, "  %6s %-10s %14s %10s %12s\n", "rank", "clock", "offset", "drift", "residual");
@@ -134,9 +154,10 @@ static void cs_report_text_analysis(FILE *f, const cs_report_data *d, const cs_g
         if (strcmp(s->kind, "slow_link") == 0 && s->src >= 0)
             fprintf(f, "  %-16s %d -> %d  costs %s per step\n", s->kind, s->src, s->dst,
                     cs_fmt_ns(s->cost_ns, b1, sizeof b1));
-        else if (strcmp(s->kind, "slow_link") == 0)
-            fprintf(f, "  %-16s comm %lld  costs %s per step, steps %lld-%lld\n", s->kind, (long long)s->comm,
-                    cs_fmt_ns(s->cost_ns, b1, sizeof b1), (long long)s->first_step, (long long)s->last_step);
+        else if (strcmp(s->kind, "slow_link") == 0 || (s->comm && s->rank < 0))
+            fprintf(f, "  %-16s %s  costs %s per step, steps %lld-%lld\n", s->kind,
+                    cs_report_commname(d, s->comm, name, sizeof name), cs_fmt_ns(s->cost_ns, b1, sizeof b1),
+                    (long long)s->first_step, (long long)s->last_step);
         else if (strcmp(s->kind, "recurring") == 0 && s->period > 0)
             fprintf(
                 f,
@@ -225,9 +246,9 @@ void cs_report_text_write(FILE *f, const cs_report_trace *t, const cs_report_dat
     }
     fprintf(f, "\n  clocks: %s; tool overhead about %s in all\n", nproc ? procs[0].clock : "-",
             cs_fmt_ns(overhead, b1, sizeof b1));
-    cs_report_text_groups(f, "Per op", "op", t->by_op, t->nby_op, 0);
-    cs_report_text_groups(f, "Per communicator (job-wide id)", "communicator", t->by_comm, t->nby_comm, 1);
-    cs_report_text_groups(f, "Per call site", "call site", t->by_site, t->nby_site, 1);
+    cs_report_text_groups(f, "Per op", "op", t->by_op, t->nby_op, 0, NULL);
+    cs_report_text_groups(f, "Per communicator", "communicator", t->by_comm, t->nby_comm, 0, &t->comms);
+    cs_report_text_groups(f, "Per call site", "call site", t->by_site, t->nby_site, 1, NULL);
     fprintf(f, "\nPer rank: time inside traced calls\n  %6s %12s %12s %8s %10s\n", "rank", "in calls", "wall", "share",
             "spans");
     for (size_t i = 0; i < t->nranks; i++) {

@@ -136,9 +136,10 @@ static int lg_write_rank(const char *dir, int rank, int size, long nspans)
     g.next_req = 1;
     int left = (rank + size - 1) % size, right = (rank + 1) % size;
     int half = size / 2 ? size / 2 : 1;
-    cs_log_commdef(CS_COMM_WORLD, LG_WORLD_ID, 0, 0, (uint32_t)size, rank, rank);
-    cs_log_commdef(CS_COMM_SELF, LG_SELF_BASE + (uint64_t)rank, 0, 1, 1, 0, rank);
-    cs_log_commdef(CS_COMM_SPLIT, LG_SPLIT_ID + (uint64_t)(rank % 2), LG_WORLD_ID, 2, (uint32_t)half, rank / 2, rank);
+    cs_log_commdef(CS_COMM_WORLD, LG_WORLD_ID, 0, 0, (uint32_t)size, rank, rank, 0, 0, 0);
+    cs_log_commdef(CS_COMM_SELF, LG_SELF_BASE + (uint64_t)rank, 0, 1, 1, 0, rank, 0, 0, 0);
+    cs_log_commdef(CS_COMM_SPLIT, LG_SPLIT_ID + (uint64_t)(rank % 2), LG_WORLD_ID, 2, (uint32_t)half, rank / 2, rank,
+                   CS_COMM_ARG_COLOR | CS_COMM_ARG_KEY, rank % 2, rank);
 
     long done = 0;
     while (done < nspans) {

@@ -264,9 +264,10 @@ int cs_core_rank(void)
     return cs_rank;
 }
 
-void cs_core_emit_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint32_t size, int32_t rank)
+void cs_core_emit_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint32_t size, int32_t rank,
+                          uint32_t args, int32_t color, int32_t key)
 {
-    cs_log_commdef(how, id, parent, local, size, rank, cs_core_rank());
+    cs_log_commdef(how, id, parent, local, size, rank, cs_core_rank(), args, color, key);
 }
 
 /* At exit: close the log and turn it into this rank's SQLite file, unless

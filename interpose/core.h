@@ -52,8 +52,10 @@ void cs_core_warn_once(int *once, const char *fmt, ...) __attribute__((format(pr
     } while (0)
 
 /* Write a COMMDEF record: communicator `local` of this process is job-wide
- * `id` (made from `parent` as `how`), of `size` members, this rank `rank`. */
-void cs_core_emit_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint32_t size, int32_t rank);
+ * `id` (made from `parent` as `how`), of `size` members, this rank `rank`;
+ * `args` (CS_COMM_ARG_*) says which of the split's `color` and `key` are set. */
+void cs_core_emit_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint32_t size, int32_t rank,
+                          uint32_t args, int32_t color, int32_t key);
 
 /* Write a span record (hdr last). r->hdr is ignored. */
 static inline void cs_core_emit_rec(const cs_rec *r, uint32_t flags)

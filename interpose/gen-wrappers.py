@@ -68,7 +68,7 @@ def split_keys(text, path, lineno):
 
 
 KINDS = {"init", "finalize", "coll", "rooted", "send", "recv", "sendrecv", "probe",
-         "complete", "commnew", "commfree", "marker",
+         "complete", "commnew", "commfree", "commname", "marker",
          # NCCL and CUDA runtime (nccl.spec, cuda.spec)
          "setup", "group", "launch", "memcpy", "sync", "alloc"}
 
@@ -264,7 +264,7 @@ class Out:
 # ---- MPI ----
 
 MPI_KEYS = {"comm", "count", "dtype", "bytes", "peer", "tag", "req", "status", "complete",
-            "newcomm", "how", "color", "freecomm", "inplace", "fuse", "fusepoll", "apply", "fusewait"}
+            "newcomm", "how", "color", "splitkey", "name", "freecomm", "inplace", "fuse", "fusepoll", "apply", "fusewait"}
 APPLY = {"none", "flush", "flushcomm", "join"}
 FUSEWAIT = {"all": "CS_FUSE_BLOCK_ALL", "any": "CS_FUSE_BLOCK_ANY", "poll": "CS_FUSE_POLL"}
 
@@ -328,8 +328,10 @@ def mpi_body(f):
         pre.append(("MPI_Comm cs_freed = *%s;" % k["freecomm"], "freecomm"))
         post.append(("cs_mpi_comm_freed(&c, cs_freed, rc);", "freecomm"))
     if "newcomm" in k:
-        post.append(("cs_mpi_comm_created(&c, %s, %s, %s, %s, rc);"
-                     % (k["comm"], k["newcomm"], k["how"], k["color"]), "newcomm"))
+        post.append(("cs_mpi_comm_created(&c, %s, %s, %s, %s, %s, rc);"
+                     % (k["comm"], k["newcomm"], k["how"], k["color"], k.get("splitkey", "0")), "newcomm"))
+    if "name" in k:
+        post.append(("cs_mpi_comm_named(&c, %s, rc);" % k["name"], "name"))
     if "bytes" in k:
         sendside = k.get("dtype", "").startswith("send") or "sendtypes" in k["bytes"]
         g = ("if (!cs_mpi_is_inplace(%s))\n        " % k["inplace"]) if "inplace" in k and sendside else ""

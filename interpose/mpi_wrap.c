@@ -190,7 +190,8 @@ static cs_mpi_comm *cs_comm_find(uint64_t key)
 }
 
 /* Register a communicator; writes its COMMDEF record. Lock held. */
-static cs_mpi_comm *cs_comm_add(uint64_t key, MPI_Comm comm, uint64_t id, uint64_t parent, int how)
+static cs_mpi_comm *cs_comm_add(uint64_t key, MPI_Comm comm, uint64_t id, uint64_t parent, int how, uint32_t args,
+                                int32_t color, int32_t skey)
 {
     int size = 0, rank = -1;
     if (R.comm_size(comm, &size) != MPI_SUCCESS || R.comm_rank(comm, &rank) != MPI_SUCCESS)
@@ -218,7 +219,7 @@ static cs_mpi_comm *cs_comm_add(uint64_t key, MPI_Comm comm, uint64_t id, uint64
     m->is_world = how == CS_COMM_WORLD;
     __atomic_store_n(slot, m, __ATOMIC_RELEASE); /* the freed one leaks: it is tiny */
 
-    cs_core_emit_commdef(how, m->id, parent, m->local, m->size, m->rank);
+    cs_core_emit_commdef(how, m->id, parent, m->local, m->size, m->rank, args, color, skey);
     return m;
 }
 
@@ -271,21 +272,23 @@ static cs_mpi_comm *cs_mpi_comm_lookup__inner(uint64_t key, MPI_Comm comm)
                 break;
             }
         }
-        m = cs_comm_add(key, comm, cs_mix(h, k), 0, CS_COMM_OTHER);
+        m = cs_comm_add(key, comm, cs_mix(h, k), 0, CS_COMM_OTHER, 0, 0, 0);
     }
     pthread_mutex_unlock(&cs_comm_lock);
     return m;
 }
 
-static void cs_mpi_comm_created__inner(cs_mpi_call *c, MPI_Comm parent, MPI_Comm *newcomm, int how, int color, int rc);
-void cs_mpi_comm_created(cs_mpi_call *c, MPI_Comm parent, MPI_Comm *newcomm, int how, int color, int rc)
+static void cs_mpi_comm_created__inner(cs_mpi_call *c, MPI_Comm parent, MPI_Comm *newcomm, int how, int color, int skey,
+                                       int rc);
+void cs_mpi_comm_created(cs_mpi_call *c, MPI_Comm parent, MPI_Comm *newcomm, int how, int color, int skey, int rc)
 {
     int saved = errno;
-    cs_mpi_comm_created__inner(c, parent, newcomm, how, color, rc);
+    cs_mpi_comm_created__inner(c, parent, newcomm, how, color, skey, rc);
     errno = saved;
 }
 
-static void cs_mpi_comm_created__inner(cs_mpi_call *c, MPI_Comm parent, MPI_Comm *newcomm, int how, int color, int rc)
+static void cs_mpi_comm_created__inner(cs_mpi_call *c, MPI_Comm parent, MPI_Comm *newcomm, int how, int color, int skey,
+                                       int rc)
 {
     if (rc != MPI_SUCCESS || !cs_mpi_helpers())
         return;
@@ -302,7 +305,10 @@ static void cs_mpi_comm_created__inner(cs_mpi_call *c, MPI_Comm parent, MPI_Comm
         return;
     uint64_t id = cs_mix(cs_mix(cs_mix(p->id, nth), (uint64_t)how), (uint64_t)(uint32_t)color);
     pthread_mutex_lock(&cs_comm_lock);
-    cs_mpi_comm *m = cs_comm_add(CS_H(*newcomm), *newcomm, id, p->id, how);
+    uint32_t args = how == CS_COMM_SPLIT    ? CS_COMM_ARG_COLOR | CS_COMM_ARG_KEY
+                    : how == CS_COMM_CREATE ? CS_COMM_ARG_COLOR
+                                            : 0;
+    cs_mpi_comm *m = cs_comm_add(CS_H(*newcomm), *newcomm, id, p->id, how, args, color, skey);
     pthread_mutex_unlock(&cs_comm_lock);
     if (m)
         c->r->count = m->size;
@@ -324,6 +330,17 @@ void cs_mpi_comm_freed(cs_mpi_call *c, MPI_Comm freed, int rc)
     pthread_mutex_unlock(&cs_comm_lock);
     if (cs_mpi_comm_last == m)
         cs_mpi_comm_last = NULL;
+}
+
+void cs_mpi_comm_named(cs_mpi_call *c, const char *name, int rc)
+{
+    /* c->comm: the communicator the wrapper looked up (or registered) at
+     * entry; a name the library refused is no name. */
+    if (rc != MPI_SUCCESS || !c->comm || !name)
+        return;
+    int saved = errno;
+    cs_log_commname(c->comm->id, name);
+    errno = saved;
 }
 
 static int cs_mpi_group_leader__inner(MPI_Group group);
@@ -373,9 +390,10 @@ static void cs_mpi_init_end__inner(cs_mpi_call *c, int rc)
     cs_core_set_rank(rank, size);
     pthread_mutex_lock(&cs_comm_lock);
     if (!cs_comm_find(CS_H(MPI_COMM_WORLD)))
-        cs_comm_add(CS_H(MPI_COMM_WORLD), MPI_COMM_WORLD, 0x574f524c44ull /* WORLD */, 0, CS_COMM_WORLD);
+        cs_comm_add(CS_H(MPI_COMM_WORLD), MPI_COMM_WORLD, 0x574f524c44ull /* WORLD */, 0, CS_COMM_WORLD, 0, 0, 0);
     if (!cs_comm_find(CS_H(MPI_COMM_SELF)))
-        cs_comm_add(CS_H(MPI_COMM_SELF), MPI_COMM_SELF, cs_mix(0x53454c46ull, (uint64_t)rank), 0, CS_COMM_SELF);
+        cs_comm_add(CS_H(MPI_COMM_SELF), MPI_COMM_SELF, cs_mix(0x53454c46ull, (uint64_t)rank), 0, CS_COMM_SELF, 0, 0,
+                    0);
     pthread_mutex_unlock(&cs_comm_lock);
 }
 

@@ -292,7 +292,11 @@ void cs_mpi_started(cs_mpi_call *c, MPI_Request *req, int rc);
 void cs_mpi_init_begin(cs_mpi_call *c);
 void cs_mpi_init_end(cs_mpi_call *c, int rc);
 void cs_mpi_finalize_begin(cs_mpi_call *c);
-void cs_mpi_comm_created(cs_mpi_call *c, MPI_Comm parent, MPI_Comm *newcomm, int how, int color, int rc);
+void cs_mpi_comm_created(cs_mpi_call *c, MPI_Comm parent, MPI_Comm *newcomm, int how, int color, int skey, int rc);
+/* After MPI_Comm_set_name returned rc: a COMMNAME record for the call's
+ * communicator (c->comm). Writes nothing when tracing is off or the log
+ * is full; errno as it was. */
+void cs_mpi_comm_named(cs_mpi_call *c, const char *name, int rc);
 void cs_mpi_comm_freed(cs_mpi_call *c, MPI_Comm freed, int rc);
 
 /* The MPI flavor and its test seams, as a module (mpi_wrap.c). */

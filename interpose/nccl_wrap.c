@@ -119,18 +119,21 @@ static int cs_nccl_helpers(void)
     return N.ready > 0;
 }
 
-static cs_nccl_comm *cs_ncomm_add_inner(ncclComm_t comm, uint64_t id, uint64_t parent, int how, int size, int rank);
+static cs_nccl_comm *cs_ncomm_add_inner(ncclComm_t comm, uint64_t id, uint64_t parent, int how, int size, int rank,
+                                        uint32_t args, int32_t color);
 
 /* Register a communicator and write its COMMDEF record; errno as it was. */
-static cs_nccl_comm *cs_ncomm_add(ncclComm_t comm, uint64_t id, uint64_t parent, int how, int size, int rank)
+static cs_nccl_comm *cs_ncomm_add(ncclComm_t comm, uint64_t id, uint64_t parent, int how, int size, int rank,
+                                  uint32_t args, int32_t color)
 {
     int saved = errno;
-    cs_nccl_comm *m = cs_ncomm_add_inner(comm, id, parent, how, size, rank);
+    cs_nccl_comm *m = cs_ncomm_add_inner(comm, id, parent, how, size, rank, args, color);
     errno = saved;
     return m;
 }
 
-static cs_nccl_comm *cs_ncomm_add_inner(ncclComm_t comm, uint64_t id, uint64_t parent, int how, int size, int rank)
+static cs_nccl_comm *cs_ncomm_add_inner(ncclComm_t comm, uint64_t id, uint64_t parent, int how, int size, int rank,
+                                        uint32_t args, int32_t color)
 {
     uint64_t key = (uint64_t)(uintptr_t)comm;
     if (!key)
@@ -167,7 +170,7 @@ static cs_nccl_comm *cs_ncomm_add_inner(ncclComm_t comm, uint64_t id, uint64_t p
     __atomic_store_n(slot, m, __ATOMIC_RELEASE); /* a destroyed one leaks: it is tiny */
     pthread_mutex_unlock(&cs_ncomm_lock);
 
-    cs_core_emit_commdef(how, m->id, parent, m->local, m->size, m->rank);
+    cs_core_emit_commdef(how, m->id, parent, m->local, m->size, m->rank, args, color, 0);
     return m;
 }
 
@@ -191,7 +194,7 @@ void cs_nccl_init_uid(cs_gpu_call *c, ncclResult_t rc, ncclComm_t *newcomm, int 
     if (rc != ncclSuccess || !newcomm || !id)
         return;
     uint64_t h = cs_hash_bytes(0x4e43434cull /* NCCL */, id->internal, sizeof id->internal);
-    cs_nccl_created(c, cs_ncomm_add(*newcomm, h, 0, CS_COMM_NCCL, nranks, rank));
+    cs_nccl_created(c, cs_ncomm_add(*newcomm, h, 0, CS_COMM_NCCL, nranks, rank, 0, 0));
 }
 
 void cs_nccl_init_ids(cs_gpu_call *c, ncclResult_t rc, ncclComm_t *newcomm, int nranks, int nid,
@@ -202,7 +205,7 @@ void cs_nccl_init_ids(cs_gpu_call *c, ncclResult_t rc, ncclComm_t *newcomm, int 
     uint64_t h = 0x4e43434cull;
     for (int i = 0; i < nid; i++)
         h = cs_hash_bytes(h, ids[i].internal, sizeof ids[i].internal);
-    cs_nccl_created(c, cs_ncomm_add(*newcomm, h, 0, CS_COMM_NCCL, nranks, rank));
+    cs_nccl_created(c, cs_ncomm_add(*newcomm, h, 0, CS_COMM_NCCL, nranks, rank, 0, 0));
 }
 
 void cs_nccl_init_all(cs_gpu_call *c, ncclResult_t rc, ncclComm_t *comms, int ndev, const int *devlist)
@@ -217,7 +220,7 @@ void cs_nccl_init_all(cs_gpu_call *c, ncclResult_t rc, ncclComm_t *comms, int nd
     for (int i = 0; i < ndev; i++)
         h = cs_mix(h, (uint64_t)(devlist ? devlist[i] : i));
     for (int i = 0; i < ndev; i++)
-        cs_nccl_created(c, cs_ncomm_add(comms[i], h, 0, CS_COMM_NCCL, ndev, i));
+        cs_nccl_created(c, cs_ncomm_add(comms[i], h, 0, CS_COMM_NCCL, ndev, i, 0, 0));
 }
 
 static void cs_nccl_derived(cs_gpu_call *c, ncclResult_t rc, ncclComm_t parent, int color, ncclComm_t *newcomm)
@@ -231,7 +234,8 @@ static void cs_nccl_derived(cs_gpu_call *c, ncclResult_t rc, ncclComm_t parent, 
     if (rc != ncclSuccess || !newcomm || !*newcomm)
         return;
     uint64_t id = cs_mix(cs_mix(cs_mix(p->id, 0x53504c54ull /* SPLT */), nth), (uint64_t)(uint32_t)color);
-    cs_nccl_created(c, cs_ncomm_add(*newcomm, id, p->id, CS_COMM_NCCL_SPLIT, 0, -1));
+    cs_nccl_created(
+        c, cs_ncomm_add(*newcomm, id, p->id, CS_COMM_NCCL_SPLIT, 0, -1, color >= 0 ? CS_COMM_ARG_COLOR : 0, color));
 }
 
 void cs_nccl_init_split(cs_gpu_call *c, ncclResult_t rc, ncclComm_t parent, int color, ncclComm_t *newcomm)

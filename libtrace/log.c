@@ -500,7 +500,7 @@ void cs_log_calibrate(void)
 }
 
 void cs_log_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint32_t size, int32_t rank,
-                    int32_t world_rank)
+                    int32_t world_rank, uint32_t args, int32_t color, int32_t key)
 {
     cs_rec_comm *r = (cs_rec_comm *)cs_log_slot();
     if (!r)
@@ -514,7 +514,34 @@ void cs_log_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint3
     r->size = size;
     r->rank = rank;
     r->world_rank = world_rank;
+    r->args = args;
+    r->color = color;
+    r->key = key;
+    memset(r->pad, 0, sizeof r->pad);
     cs_log_commit(r, CS_REC_HDR(CS_REC_COMMDEF, 0));
+}
+
+void cs_log_commname(uint64_t id, const char *name)
+{
+    size_t len = strnlen(name, CS_COMMNAME_MAX);
+    unsigned parts = len ? (unsigned)((len + CS_COMMNAME_PER_REC - 1) / CS_COMMNAME_PER_REC) : 1;
+    cs_rec_commname *r = (cs_rec_commname *)cs_log_slots(parts);
+    if (!r)
+        return;
+    uint64_t t0 = cs_clock_ticks();
+    for (unsigned p = 0; p < parts; p++) {
+        cs_rec_commname *x = r + p;
+        size_t first = (size_t)p * CS_COMMNAME_PER_REC;
+        size_t nhere = len - first < CS_COMMNAME_PER_REC ? len - first : CS_COMMNAME_PER_REC;
+        x->part = (uint8_t)p;
+        x->nparts = (uint8_t)parts;
+        x->tid = cs__log_tls.tid;
+        x->t0 = t0;
+        x->id = id;
+        memset(x->text, 0, sizeof x->text);
+        memcpy(x->text, name + first, nhere);
+        cs_log_commit(x, CS_REC_HDR(CS_REC_COMMNAME, 0));
+    }
 }
 
 void cs_log_callsite(uint32_t id, const uint64_t *pc, unsigned depth)

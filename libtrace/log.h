@@ -140,9 +140,14 @@ void cs_log_calibrate(void);
 
 /* A COMMDEF record: communicator `local` of this process is job-wide `id`
  * (made `how`, CS_COMM_*, from `parent`), of `size` members of which this
- * process is `rank` (world rank `world_rank`). */
+ * process is `rank` (world rank `world_rank`); `args` (CS_COMM_ARG_*) says
+ * which of `color` and `key` hold the split's arguments. */
 void cs_log_commdef(int how, uint64_t id, uint64_t parent, uint32_t local, uint32_t size, int32_t rank,
-                    int32_t world_rank);
+                    int32_t world_rank, uint32_t args, int32_t color, int32_t key);
+/* The COMMNAME records of the name set on job-wide communicator `id` (at
+ * most CS_COMMNAME_MAX bytes of it are kept). Nothing when tracing is off
+ * or the log is full. */
+void cs_log_commname(uint64_t id, const char *name);
 /* The CALLSITE records of stack `id`: `depth` return addresses (at most
  * CS_CALLSITE_MAX_FRAMES), innermost first. */
 void cs_log_callsite(uint32_t id, const uint64_t *pc, unsigned depth);

@@ -15,15 +15,16 @@
 /* Record kinds (low 8 bits of hdr). */
 enum cs_rec_kind {
     CS_REC_EMPTY = 0,
-    CS_REC_SPAN = 1,     /* one intercepted call */
-    CS_REC_COMMDEF = 2,  /* a communicator: local index -> job-wide id */
-    CS_REC_CALLSITE = 3, /* part of a call-site stack (6 frames a part) */
-    CS_REC_CALIB = 4,    /* a clock calibration point */
-    CS_REC_REQDONE = 5,  /* a nonblocking request completed */
-    CS_REC_COUNTERS = 6, /* PAPI deltas over the compute before a span */
-    CS_REC_SPANX = 7,    /* NCCL/CUDA extension of the next span of its thread */
-    CS_REC_GPUTIME = 8,  /* GPU begin/end of a span, by correlation id */
-    CS_REC_GPUACT = 9,   /* CUPTI activity: a kernel or memcpy on the GPU */
+    CS_REC_SPAN = 1,      /* one intercepted call */
+    CS_REC_COMMDEF = 2,   /* a communicator: local index -> job-wide id */
+    CS_REC_CALLSITE = 3,  /* part of a call-site stack (6 frames a part) */
+    CS_REC_CALIB = 4,     /* a clock calibration point */
+    CS_REC_REQDONE = 5,   /* a nonblocking request completed */
+    CS_REC_COUNTERS = 6,  /* PAPI deltas over the compute before a span */
+    CS_REC_SPANX = 7,     /* NCCL/CUDA extension of the next span of its thread */
+    CS_REC_GPUTIME = 8,   /* GPU begin/end of a span, by correlation id */
+    CS_REC_GPUACT = 9,    /* CUPTI activity: a kernel or memcpy on the GPU */
+    CS_REC_COMMNAME = 10, /* part of a name set on a communicator */
     CS_REC_KIND_MAX
 };
 
@@ -78,8 +79,16 @@ typedef struct cs_rec_comm {
     uint32_t size;      /* number of members */
     int32_t rank;       /* this process's rank in it */
     int32_t world_rank; /* this process's rank in the job */
-    uint8_t pad[16];
+    uint32_t args;      /* which of color, key are set (CS_COMM_ARG_*) */
+    int32_t color;      /* split: its color; create: the group leader's
+                           world rank */
+    int32_t key;        /* split: its key */
+    uint8_t pad[4];
 } cs_rec_comm;
+
+/* cs_rec_comm.args (0 in logs of tools that did not record them). */
+#define CS_COMM_ARG_COLOR 1u
+#define CS_COMM_ARG_KEY 2u
 
 enum cs_comm_how {
     CS_COMM_WORLD = 1,
@@ -103,6 +112,23 @@ typedef struct cs_rec_callsite {
     uint32_t nhere;
     uint64_t pc[CS_CALLSITE_FRAMES_PER_REC];
 } cs_rec_callsite;
+
+/* CS_REC_COMMNAME: bytes [part*CS_COMMNAME_PER_REC, +CS_COMMNAME_PER_REC)
+ * of the name set on job-wide communicator `id` at t0, NUL-padded. The
+ * nparts records of one name are contiguous slots; the last name set on a
+ * communicator (latest t0) is its name. */
+#define CS_COMMNAME_PER_REC 40
+#define CS_COMMNAME_MAX_PARTS 4
+#define CS_COMMNAME_MAX (CS_COMMNAME_PER_REC * CS_COMMNAME_MAX_PARTS) /* bytes, NUL not counted */
+typedef struct cs_rec_commname {
+    uint32_t hdr;
+    uint8_t part;
+    uint8_t nparts;
+    uint16_t tid;
+    uint64_t t0;
+    uint64_t id;
+    char text[CS_COMMNAME_PER_REC];
+} cs_rec_commname;
 
 /* CS_REC_CALIB: a tick count and the clocks read at the same moment. */
 typedef struct cs_rec_calib {
@@ -199,6 +225,7 @@ _Static_assert(sizeof(cs_rec_gputime) == CS_REC_SIZE, "gputime record is 64 byte
 _Static_assert(sizeof(cs_rec_gpuact) == CS_REC_SIZE, "gpuact record is 64 bytes");
 _Static_assert(sizeof(cs_rec) == CS_REC_SIZE, "span record is 64 bytes");
 _Static_assert(sizeof(cs_rec_comm) == CS_REC_SIZE, "comm record is 64 bytes");
+_Static_assert(sizeof(cs_rec_commname) == CS_REC_SIZE, "comm name record is 64 bytes");
 _Static_assert(sizeof(cs_rec_callsite) == CS_REC_SIZE, "callsite record is 64 bytes");
 _Static_assert(sizeof(cs_rec_calib) == CS_REC_SIZE, "calib record is 64 bytes");
 _Static_assert(sizeof(cs_rec_done) == CS_REC_SIZE, "done record is 64 bytes");

@@ -2,6 +2,7 @@
  * per-rank file the preload writes at exit and `collscope ingest` makes
  * of logs left behind (see store.h). */
 #include "config.h"
+#include "common/map.h"
 #include "common/vec.h"
 #include "libtrace/dtypes.h"
 #include "libtrace/log.h"
@@ -403,14 +404,15 @@ static int cs_read_modules(cs_store *st, const char *log_path, int rank)
     return 0;
 }
 
-enum { Q_COMM, Q_CS, Q_FRAME, Q_CTR, Q_ACT, Q_NCOLL, Q_N };
+enum { Q_COMM, Q_NAME, Q_CS, Q_FRAME, Q_CTR, Q_ACT, Q_NCOLL, Q_N };
 #define CS_SPAN_INSERT_HEAD                                                                      \
     "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req," \
     " begin_ns, end_ns, rc, callsite, flags, stream, grp, redop, corr, gpu_begin_ns, gpu_end_ns) VALUES"
 #define CS_DONE_INSERT_HEAD "INSERT INTO completions(rank, req, span, source, tag, end_ns) VALUES"
 static const char *const cs_import_sql[Q_N] = {
-    [Q_COMM] = "INSERT OR REPLACE INTO comms(id, rank, local, comm_rank, size, parent, how, created_ns)"
-               " VALUES(?,?,?,?,?,?,?,?)",
+    [Q_COMM] = "INSERT OR REPLACE INTO comms(id, rank, local, comm_rank, size, parent, how, created_ns, color, key)"
+               " VALUES(?,?,?,?,?,?,?,?,?,?)",
+    [Q_NAME] = "UPDATE comms SET name = ? WHERE id = ? AND rank = ?",
     [Q_CS] = "INSERT OR REPLACE INTO callsites(rank, id, depth, label) VALUES(?,?,?,NULL)",
     [Q_FRAME] = "INSERT OR REPLACE INTO frames(rank, callsite, level, pc) VALUES(?,?,?,?)",
     [Q_CTR] = "INSERT INTO counters(span, event, value) VALUES(?,?,?)",
@@ -430,6 +432,12 @@ static sqlite3_int64 cs_span_id_base(int rank)
                      : -((sqlite3_int64)(-(int64_t)rank) + 1) * CS_SPAN_ID_RANGE;
 }
 
+/* A name set on a communicator, assembled from its COMMNAME records. */
+typedef struct cs_import_name {
+    uint64_t id, t0;
+    char text[CS_COMMNAME_MAX + 1];
+} cs_import_name;
+
 /* Local communicator indexes above this are damage, not communicators. */
 #define CS_IMPORT_MAX_COMMS (1u << 20)
 
@@ -446,7 +454,11 @@ typedef struct cs_import {
     cs_conv cv;
     size_t cappt;
     uint64_t *comm_id; /* local communicator index -> job-wide id */
-    size_t ncomm;
+    size_t ncomm, capcomm;
+    /* pass 2: the latest name set on each communicator (COMMNAME) */
+    cs_import_name *names;
+    size_t nname, capname;
+    cs_map name_idx;         /* job-wide id -> index in names */
     cs_gt *gts, *acts, *nps; /* GPU times: CUDA events, CUPTI, NCCL profiler */
     size_t ngt, capgt, nact, capact, nnp, capnp;
     /* pass 2 */
@@ -511,12 +523,10 @@ static int import_scan(cs_import *im, cs_logr *lr)
                 continue;
             }
             if (c->local >= im->ncomm) {
-                size_t nn = (size_t)c->local + 64;
-                uint64_t *np = realloc(im->comm_id, nn * sizeof *np);
-                if (!np)
+                size_t nn = (size_t)c->local + 1;
+                if (CS_VEC_RESERVE(im->comm_id, im->capcomm, nn) != 0)
                     return import_oom(im);
-                memset(np + im->ncomm, 0, (nn - im->ncomm) * sizeof *np);
-                im->comm_id = np;
+                memset(im->comm_id + im->ncomm, 0, (nn - im->ncomm) * sizeof *im->comm_id);
                 im->ncomm = nn;
             }
             im->comm_id[c->local] = c->id;
@@ -721,8 +731,73 @@ static int import_comm(cs_import *im, const cs_rec_comm *c)
                       c->how < sizeof cs_comm_how_names / sizeof *cs_comm_how_names ? cs_comm_how_names[c->how] : "",
                       -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 8, cs_conv_ns(&im->cv, c->t0));
+    if (c->args & CS_COMM_ARG_COLOR)
+        sqlite3_bind_int(s, 9, c->color);
+    else
+        sqlite3_bind_null(s, 9);
+    if (c->args & CS_COMM_ARG_KEY)
+        sqlite3_bind_int(s, 10, c->key);
+    else
+        sqlite3_bind_null(s, 10);
     im->stats->comms++;
     return import_step(im, s);
+}
+
+/* One part of a communicator's name: a later name replaces an earlier one,
+ * parts of the same name fill it in. Bytes that are no printable text
+ * become '?', so a name never breaks a report's line or table. */
+static int import_commname(cs_import *im, const cs_rec_commname *c)
+{
+    if (c->part >= CS_COMMNAME_MAX_PARTS || c->nparts == 0 || c->nparts > CS_COMMNAME_MAX_PARTS ||
+        c->part >= c->nparts || c->id == 0 || c->id == UINT64_MAX) {
+        im->stats->bad_records++;
+        return 0;
+    }
+    int64_t at;
+    cs_import_name *n;
+    if (cs_map_get(&im->name_idx, c->id, &at)) {
+        n = &im->names[at];
+        if (c->t0 < n->t0)
+            return 0;
+        if (c->t0 > n->t0) {
+            n->t0 = c->t0;
+            memset(n->text, 0, sizeof n->text);
+        }
+    } else {
+        if (CS_VEC_RESERVE(im->names, im->capname, im->nname + 1) != 0 ||
+            cs_map_put(&im->name_idx, c->id, (int64_t)im->nname) != 0)
+            return import_oom(im);
+        n = &im->names[im->nname++];
+        memset(n, 0, sizeof *n);
+        n->id = c->id;
+        n->t0 = c->t0;
+    }
+    char *dst = n->text + (size_t)c->part * CS_COMMNAME_PER_REC;
+    for (size_t i = 0; i < CS_COMMNAME_PER_REC; i++) {
+        unsigned char ch = (unsigned char)c->text[i];
+        dst[i] = (char)(ch == 0 || (ch >= 0x20 && ch != 0x7f) ? ch : '?');
+    }
+    return 0;
+}
+
+/* The names gathered in pass 2, onto this rank's rows of comms. */
+static int import_names(cs_import *im)
+{
+    sqlite3_stmt *s = im->q[Q_NAME];
+    for (size_t i = 0; i < im->nname; i++) {
+        const cs_import_name *n = &im->names[i];
+        /* the text up to the first NUL: a part lost to damage ends it */
+        size_t len = strnlen(n->text, CS_COMMNAME_MAX);
+        if (len)
+            sqlite3_bind_text(s, 1, n->text, (int)len, SQLITE_TRANSIENT);
+        else
+            sqlite3_bind_null(s, 1);
+        sqlite3_bind_int64(s, 2, (sqlite3_int64)n->id);
+        sqlite3_bind_int(s, 3, im->rank);
+        if (import_step(im, s) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 static int import_callsite(cs_import *im, const cs_rec_callsite *c)
@@ -825,6 +900,8 @@ static int import_records(cs_import *im, cs_logr *lr)
             rc = import_span(im, r, flags);
         else if (kind == CS_REC_COMMDEF)
             rc = import_comm(im, (const cs_rec_comm *)r);
+        else if (kind == CS_REC_COMMNAME)
+            rc = import_commname(im, (const cs_rec_commname *)r);
         else if (kind == CS_REC_CALLSITE)
             rc = import_callsite(im, (const cs_rec_callsite *)r);
         else if (kind == CS_REC_SPANX)
@@ -834,7 +911,7 @@ static int import_records(cs_import *im, cs_logr *lr)
         else if (kind == CS_REC_REQDONE || kind == CS_REC_COUNTERS)
             rc = import_later(im, r, kind, flags);
     }
-    if (rc != 0)
+    if (rc != 0 || import_names(im) != 0)
         return -1;
     if (cs_batch_flush(&im->bs) != 0 || cs_batch_flush(&im->bd) != 0 || im->bd.bad)
         return import_sql_error(im);
@@ -908,6 +985,8 @@ static void import_free(cs_import *im)
     free(im->pend);
     free(im->cv.pt);
     free(im->comm_id);
+    free(im->names);
+    cs_map_free(&im->name_idx);
     free(im->gts);
     free(im->acts);
     free(im->nps);

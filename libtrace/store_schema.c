@@ -13,6 +13,7 @@
  * build's new ops after the steps (ids of older ops never change). */
 static const char *const cs_upgrades[CS_SCHEMA_VERSION + 1] = {
     [1] = CS_UPGRADE_1_TO_2_SQL, /* NCCL/CUDA span columns, gpu_activity */
+    [2] = CS_UPGRADE_2_TO_3_SQL, /* communicator names, split colors and keys */
 };
 
 /* The ops of this build: all of them in a new file, those an older file

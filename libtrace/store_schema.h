@@ -17,6 +17,11 @@
     ",\n  stream INTEGER, grp INTEGER, redop INTEGER, corr INTEGER, gpu_begin_ns INTEGER,\n" \
     "  gpu_end_ns INTEGER"
 
+/* Version 3: communicator names. Columns appended to the comms table: a
+ * split's color (a create's group leader) and key, and the name set with
+ * MPI_Comm_set_name (NULL when none). */
+#define CS_COMMS_V3_COLUMNS ", color INTEGER, key INTEGER, name TEXT"
+
 /* CUPTI activity (kernels, memcpys) on the GPU timeline. */
 #define CS_GPU_ACTIVITY_SQL                                                                       \
     "CREATE TABLE gpu_activity(rank INTEGER NOT NULL, kind TEXT, name INTEGER, stream INTEGER,\n" \
@@ -57,8 +62,8 @@
     "  nonblocking INTEGER);\n"                                                                               \
     "CREATE TABLE dtypes(id INTEGER PRIMARY KEY, name TEXT);\n"                                               \
     "CREATE TABLE comms(id INTEGER NOT NULL, rank INTEGER NOT NULL, local INTEGER,\n"                         \
-    "  comm_rank INTEGER, size INTEGER, parent INTEGER, how TEXT, created_ns INTEGER,\n"                      \
-    "  PRIMARY KEY(id, rank));\n"                                                                             \
+    "  comm_rank INTEGER, size INTEGER, parent INTEGER, how TEXT, created_ns INTEGER" CS_COMMS_V3_COLUMNS     \
+    ",\n  PRIMARY KEY(id, rank));\n"                                                                          \
     "CREATE TABLE span(id INTEGER PRIMARY KEY, rank INTEGER NOT NULL, tid INTEGER NOT NULL,\n"                \
     "  op INTEGER NOT NULL, comm INTEGER, seq INTEGER, bytes INTEGER, dtype INTEGER,\n"                       \
     "  count INTEGER, peer INTEGER, peer2 INTEGER, tag INTEGER, req INTEGER,\n"                               \
@@ -84,6 +89,12 @@
     "ALTER TABLE span ADD COLUMN gpu_begin_ns INTEGER;\n"                   \
     "ALTER TABLE span ADD COLUMN gpu_end_ns INTEGER;\n" CS_GPU_ACTIVITY_SQL \
     "DROP VIEW IF EXISTS spans;\n" CS_SPANS_VIEW_SQL
+
+/* Version 2 -> 3. */
+#define CS_UPGRADE_2_TO_3_SQL                       \
+    "ALTER TABLE comms ADD COLUMN color INTEGER;\n" \
+    "ALTER TABLE comms ADD COLUMN key INTEGER;\n"   \
+    "ALTER TABLE comms ADD COLUMN name TEXT;\n"
 
 /* The per-rank time index is kept up while spans are written: they come
  * nearly in time order, so each entry lands at the index's end, and per-

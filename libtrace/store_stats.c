@@ -19,7 +19,7 @@ int cs_store_group_durations(cs_store *st, const char *group, int (*cb)(const cs
     snprintf(sql, sizeof sql,
              "SELECT %s AS k, o.name, s.end_ns - s.begin_ns AS d, COALESCE(s.bytes, 0), s.rank FROM span s"
              " JOIN ops o ON o.id = s.op LEFT JOIN callsites c ON c.rank = s.rank AND c.id = s.callsite"
-             " WHERE o.kind NOT IN ('init', 'finalize', 'marker', 'commnew', 'commfree')%s"
+             " WHERE o.kind NOT IN ('init', 'finalize', 'marker', 'commnew', 'commfree', 'commname')%s"
              " ORDER BY k, d",
              key, strcmp(group, "comm") == 0 ? " AND s.comm IS NOT NULL" : "");
     sqlite3_stmt *s;

@@ -104,6 +104,10 @@ TESTS += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh te
 EXTRA_DIST += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh tests/store/readonly.sh \
 	tests/store/corrupt.sh
 
+# Communicators by name in the store and the reports, on both MPIs.
+TESTS += tests/store/comm_names.sh
+EXTRA_DIST += tests/store/comm_names.sh
+
 # Damaged logs and files that are no logs (bench/log_gen --break), and logs
 # of several runs in one folder.
 TESTS += tests/store/log_fields.sh tests/store/log_special.sh tests/store/log_truncated.sh tests/store/two_runs.sh
@@ -185,4 +189,19 @@ check_PROGRAMS += tests/progs/nbloop_mpich
 tests_progs_nbloop_mpich_SOURCES = tests/progs/nbloop.c
 tests_progs_nbloop_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
 tests_progs_nbloop_mpich_LDADD = $(MPICH_LIBS)
+endif
+
+# names_setget: communicators named with MPI_Comm_set_name (comm_names.sh).
+EXTRA_DIST += tests/progs/names_setget.c
+if HAVE_OMPI
+check_PROGRAMS += tests/progs/names_setget_ompi
+tests_progs_names_setget_ompi_SOURCES = tests/progs/names_setget.c
+tests_progs_names_setget_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
+tests_progs_names_setget_ompi_LDADD = $(OMPI_LIBS)
+endif
+if HAVE_MPICH
+check_PROGRAMS += tests/progs/names_setget_mpich
+tests_progs_names_setget_mpich_SOURCES = tests/progs/names_setget.c
+tests_progs_names_setget_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
+tests_progs_names_setget_mpich_LDADD = $(MPICH_LIBS)
 endif

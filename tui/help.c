@@ -13,7 +13,7 @@ static const char *const help_lines[] = {
     "  g    go to a time (12.5ms, 3s, 40%)  Enter  select the span at the cursor  Esc  unselect",
     "  w W  next / previous worst collective instance, by arrival skew (needs the analysis)",
     "  s S  next / previous straggler step (needs the analysis)",
-    "  /    filter: 'op NAME', 'rank N', 'comm ID' or 'clear'     x  clear the filters",
+    "  /    filter: 'op NAME', 'rank N', 'comm NAME|ID', 'clear'  x  clear the filters",
     "  A    run 'collscope analyze' on this trace now",
     "Screens",
     "  1 t  timeline    2 T  stats (Tab: next table, < >: sort column, r: reverse)    3 R  ranks by lateness",

@@ -112,6 +112,8 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
         snprintf(err, errlen, "%s: corrupt trace (cannot read its processes)", m->path);
         return -1;
     }
+    /* Without the names (a damaged comms table), ids show as comm:HEX. */
+    cs_store_comms_load(m->st, &m->comms);
     for (int i = 0; i < m->nProc; i++)
         m->nSpan += m->aProc[i].spans;
     m->aOpKind = calloc((size_t)m->nOp + 1, 1);
@@ -228,6 +230,7 @@ void tui_model_close(tui_model *m)
     free(m->aOpKind);
     free(m->aOpAll);
     free(m->aComm);
+    cs_store_comms_free(&m->comms);
     cs_tui_close(m->q);
     cs_store_close(m->st);
     memset(m, 0, sizeof *m);
@@ -251,7 +254,7 @@ int tui_model_filter(tui_model *m, const char *line)
 {
     char what[32] = "", arg[128] = "";
     if (sscanf(line, " %31s %127s", what, arg) < 1) {
-        tui_model_status(m, 1, "filter: type 'op NAME', 'rank N', 'comm ID' or 'clear'");
+        tui_model_status(m, 1, "filter: type 'op NAME', 'rank N', 'comm NAME|ID' or 'clear'");
         return -1;
     }
     if (!strcmp(what, "clear")) {
@@ -293,16 +296,23 @@ int tui_model_filter(tui_model *m, const char *line)
         m->f_rank = (int)r;
         tui_model_status(m, 0, "filter: only rank %ld", r);
     } else if (!strcmp(what, "comm") && arg[0]) {
-        char *end;
+        char *end, name[CS_COMMS_DISPLAY_MAX];
         long long c = strtoll(arg, &end, 0);
         if (*end || c == 0) {
-            tui_model_status(m, 1, "filter: '%s' is not a communicator id", arg);
+            /* a communicator's display name, as the screens show it */
+            c = 0;
+            for (size_t i = 0; i < m->comms.n && !c; i++)
+                if (strcmp(m->comms.a[i].display, arg) == 0)
+                    c = m->comms.a[i].id;
+        }
+        if (c == 0) {
+            tui_model_status(m, 1, "filter: '%s' is not a communicator id or name", arg);
             return -1;
         }
         m->f_comm = c;
-        tui_model_status(m, 0, "filter: only communicator %#llx", c);
+        tui_model_status(m, 0, "filter: only communicator %s", cs_store_comms_name(&m->comms, c, name, sizeof name));
     } else {
-        tui_model_status(m, 1, "filter: type 'op NAME', 'rank N', 'comm ID' or 'clear'");
+        tui_model_status(m, 1, "filter: type 'op NAME', 'rank N', 'comm NAME|ID' or 'clear'");
         return -1;
     }
     tui_model_filters_apply(m);

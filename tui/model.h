@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "libtrace/store.h"
+#include "libtrace/store_comms.h"
 #include "analyzer/store_analysis.h"
 #include "tui/store_tui.h"
 
@@ -50,6 +51,7 @@ typedef struct tui_model {
     int analysed; /* 1: analysis tables exist; 2: and are current */
     tui_comm_size *aComm;
     size_t nComm, capComm;
+    cs_comms comms; /* the communicators' display names */
 
     /* the view */
     int64_t t0, t1; /* visible window */

@@ -194,10 +194,9 @@ static void stats_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
         char key[256];
         if (s->table == 0)
             snprintf(key, sizeof key, "%s", g->key);
-        else if (s->table == 1) {
-            long long id = strtoll(g->key, NULL, 10);
-            snprintf(key, sizeof key, "%#llx [%s]", id, g->op);
-        } else
+        else if (s->table == 1)
+            cs_store_comms_label(&m->comms, strtoll(g->key, NULL, 10), key, sizeof key);
+        else
             snprintf(key, sizeof key, "%s [%s]", g->key, g->op);
         snprintf(buf, sizeof buf, " %-*.*s %*lld %*s %*s %*s %*s %*s %*s", keyw, keyw, key, stat_width[1],
                  (long long)g->count, stat_width[2], cs_fmt_bytes(g->bytes, b[0], 32), stat_width[3],

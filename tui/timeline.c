@@ -139,8 +139,11 @@ static void draw_details(const tui_model *m, WINDOW *w, int y, int h, int cols)
     if (line < h) {
         int n = snprintf(buf, sizeof buf, "  bytes %s (count %lld)", cs_fmt_bytes(s->bytes, b1, sizeof b1),
                          (long long)s->count);
-        if (s->comm)
-            n += snprintf(buf + n, sizeof buf - (size_t)n, "  comm %#llx", (unsigned long long)s->comm);
+        if (s->comm) {
+            char name[CS_COMMS_DISPLAY_MAX];
+            n += snprintf(buf + n, sizeof buf - (size_t)n, "  comm %s",
+                          cs_store_comms_label(&m->comms, s->comm, name, sizeof name));
+        }
         if (s->seq >= 0)
             n += snprintf(buf + n, sizeof buf - (size_t)n, "  seq %lld", (long long)s->seq);
         if (s->peer >= 0)
@@ -282,8 +285,11 @@ static void timeline_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
         n += snprintf(buf + n, sizeof buf - (size_t)n, "rank=%d ", m->f_rank);
     if (m->f_op >= 0)
         n += snprintf(buf + n, sizeof buf - (size_t)n, "op=%s ", m->aOp[m->f_op].name);
-    if (m->f_comm)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, "comm=%#llx ", (unsigned long long)m->f_comm);
+    if (m->f_comm) {
+        char name[CS_COMMS_DISPLAY_MAX];
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "comm=%s ",
+                      cs_store_comms_name(&m->comms, m->f_comm, name, sizeof name));
+    }
     char right[256];
     snprintf(right, sizeof right, "%s%s%s", n ? "filter: " : "", buf, m->lod_level >= 0 ? "summary" : "raw");
     if (x + (int)strlen(right) + 1 < cols)
@@ -404,7 +410,7 @@ static int timeline_key(void *st, tui_model *m, tui_ui *ui, int ch)
     case 's': tui_analysis_next_step(&tl->nav, m, 1); break;
     case 'S': tui_analysis_next_step(&tl->nav, m, -1); break;
     case '/':
-        if (tui_ui_prompt(ui, "filter (op NAME | rank N | comm ID | clear): ", line, sizeof line) == 0 &&
+        if (tui_ui_prompt(ui, "filter (op NAME | rank N | comm NAME|ID | clear): ", line, sizeof line) == 0 &&
             tui_model_filter(m, line) == 0)
             tui_analysis_forget_worst(&tl->nav);
         break;

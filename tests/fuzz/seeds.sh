@@ -57,6 +57,13 @@ if [ -x "$B/examples/mpi_trainer_ompi" ] && command -v mpirun.openmpi > /dev/nul
   done
   small_db "$W/mpi/trace.db" "$F/store/corpus/trainer.db"
 fi
+# Communicator names (COMMNAME records, a name of two records) from a real
+# 2-rank run.
+if [ -x "$B/tests/progs/names_setget_ompi" ] && command -v mpirun.openmpi > /dev/null; then
+  "$B/analyzer/collscope" run -o "$W/names" -- mpirun.openmpi -np 2 "$B/tests/progs/names_setget_ompi" > /dev/null 2>&1
+  set -- "$W/names/logs"/*.cslog
+  cut "$1" "$F/log/corpus/names-0-trim.cslog" trim
+fi
 
 # Stores: gen_trace's synthetic traces with each kind of straggler, and the
 # TUI's layout.

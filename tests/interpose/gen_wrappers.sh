@@ -54,7 +54,8 @@ mkdir "$T/app" && cp "$T/nccl.spec" "$T/cuda.spec" "$T/app/"
 { cat "$T/ops.lst"; echo MPI_Newop; } > "$T/app/ops.lst"
 check "an op appended to the spec and the list" "$PY" "$GEN" ops "$T/app/ops.h" "$T/app/ops.c" "$T/app/mpi.spec" \
   "$T/app/nccl.spec" "$T/app/cuda.spec"
-grep -q 'CS_OP_cudaStreamWaitEvent_ptsz,$' "$T/app/ops.h" && grep -A1 'CS_OP_cudaStreamWaitEvent_ptsz,$' "$T/app/ops.h" |
-  grep -q 'CS_OP_MPI_Newop,' || fail "the appended op did not get the next id"
+last=$(sed 's/#.*//; /^[[:space:]]*$/d' "$T/ops.lst" | tail -1)
+grep -q "CS_OP_$last,\$" "$T/app/ops.h" && grep -A1 "CS_OP_$last,\$" "$T/app/ops.h" |
+  grep -q 'CS_OP_MPI_Newop,' || fail "the appended op did not get the next id after $last"
 echo "ok: the appended op gets the next id; the others keep theirs"
 pass

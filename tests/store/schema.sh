@@ -8,7 +8,11 @@ need_mpi openmpi
 "$COLLSCOPE" run -o "$T/r" -- "$(mpirun_for openmpi)" -np 4 "$prog" --steps 10 > /dev/null 2>&1 || fail "run failed"
 db=$T/r/trace.db
 expect_eq "format" "$(q "$db" "SELECT value FROM meta WHERE key='format'")" collscope-trace
-expect_eq "schema version" "$(q "$db" "SELECT value FROM meta WHERE key='schema_version'")" 2
+expect_eq "schema version" "$(q "$db" "SELECT value FROM meta WHERE key='schema_version'")" 3
+# Version 3: communicator names, split colors and keys (docs/schema.md comms).
+expect_eq "comms columns" "$(q "$db" "SELECT group_concat(name, ' ') FROM pragma_table_info('comms')")" \
+  "id rank local comm_rank size parent how created_ns color key name"
+expect_eq "MPI_Comm_set_name in the op table" "$(q "$db" "SELECT kind FROM ops WHERE name='MPI_Comm_set_name'")" commname
 expect_eq "tool version" "$(q "$db" "SELECT value FROM meta WHERE key='tool_version'")" "$("$COLLSCOPE" --version | sed 's/collscope \([^ ]*\).*/\1/')"
 q "$db" "SELECT value FROM meta WHERE key='command'" | grep -q mpi_trainer_ompi || fail "the launch line is not recorded"
 expect_eq "journal mode" "$(q "$db" "PRAGMA journal_mode")" wal

@@ -77,7 +77,7 @@ done
 wait_for 'who was last: rank 2'
 wait_for 'Selected: MPI_'
 wait_for 'call site: '
-screen | grep -Eq 'comm 0x[0-9a-f]+ +seq [0-9]+' || fail "no communicator and sequence number in the details"
+screen | grep -Eq 'comm [A-Za-z].* \([0-9]+ ranks?\) +seq [0-9]+' || fail "no communicator and sequence number in the details"
 screen | grep -Eq 'bytes [0-9.]+ (B|KiB|MiB)' || fail "no bytes in the details"
 echo "ok: details of the worst instance (op, bytes, comm, seq, wait, last rank, call site)"
 keys Escape
