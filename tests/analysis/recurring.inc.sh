@@ -68,8 +68,10 @@ if stray or len(missed) > 1:
     sys.exit("steps found not late: %s; late steps missed: %s" % (stray, missed))
 if abs(s["cost_ns"] - late_us * 1000) > late_us * 100:
     sys.exit("cost %d ns per affected step, not within 10 %% of %d us" % (s["cost_ns"], late_us))
-if abs(s["total_ns"] - len(found) * late_us * 1000) > len(found) * late_us * 100:
-    sys.exit("total %d ns, not within 10 %% of %d steps x %d us" % (s["total_ns"], len(found), late_us))
+# the total: the delays of the steps found, each at least 90 % of it, and
+# not counted twice (a step may lose a scheduler slice or more besides)
+if not 0.9 <= s["total_ns"] / (len(found) * late_us * 1000.0) <= 1.5:
+    sys.exit("total %d ns, not within 0.9-1.5 x %d steps x %d us" % (s["total_ns"], len(found), late_us))
 print("ok: recurring rank %d, period %d, %d steps, cost %d ns" % (s["rank"], s["period"], len(found), s["cost_ns"]))
 EOF
 }
