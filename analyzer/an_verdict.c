@@ -10,8 +10,8 @@
 
 /* The kinds, in the order they run (and their verdicts are stored). */
 static const cs_verdict_kind *const cs_verdict_kinds[] = {
-    &cs__an_verdict_persistent,      &cs__an_verdict_transient,      &cs__an_verdict_slow_link,
-    &cs__an_verdict_slow_collective, &cs__an_verdict_slow_link_comm,
+    &cs__an_verdict_persistent, &cs__an_verdict_transient,       &cs__an_verdict_recurring,
+    &cs__an_verdict_slow_link,  &cs__an_verdict_slow_collective, &cs__an_verdict_slow_link_comm,
 };
 #define CS_NKINDS (sizeof cs_verdict_kinds / sizeof cs_verdict_kinds[0])
 
@@ -49,6 +49,22 @@ void cs__an_verdict_ns_text(char *b, size_t len, int64_t ns)
         snprintf(b, len, "%.2f ms", (double)ns / 1e6);
     else
         snprintf(b, len, "%.0f us", (double)ns / 1e3);
+}
+
+/* The members of one communicator, by rank index (cs_store_comm_members). */
+typedef struct cs_verdict_members {
+    int64_t comm;
+    int *member; /* [ndense]: 1 for a member */
+    const cs_an_ctx *ctx;
+} cs_verdict_members;
+
+static int cs_verdict_member_cb(const cs_comm_member *m, void *arg)
+{
+    cs_verdict_members *p = arg;
+    int d = m->comm == p->comm ? cs__an_ctx_ix(p->ctx, m->rank) : -1;
+    if (d >= 0)
+        p->member[d] = 1;
+    return 0;
 }
 
 int cs__an_verdict(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *steps, cs_an_coll *coll,
@@ -144,7 +160,8 @@ int cs__an_verdict(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps
             continue;
         for (int j = 0; j < a->v.n; j++) {
             cs_straggler *g = &a->v.a[j];
-            if ((strcmp(g->kind, "persistent") == 0 || strcmp(g->kind, "transient") == 0) &&
+            if ((strcmp(g->kind, "persistent") == 0 || strcmp(g->kind, "transient") == 0 ||
+                 strcmp(g->kind, "recurring") == 0) &&
                 (g->rank == a->v.a[i].src || g->rank == a->v.a[i].dst) &&
                 g->lateness_ns <= a->v.a[i].cost_ns * 3 / 2 + E) {
                 g->kind[0] = '\0';
@@ -153,6 +170,36 @@ int cs__an_verdict(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps
                          g->rank);
             }
         }
+    }
+    /* A member of a slow communicator spends the stall inside its
+     * collectives there, which the collectives on its other communicators
+     * count as its own time: a member's lateness that the stall covers is no
+     * straggler either. */
+    for (int i = 0; i < a->v.n; i++) {
+        cs_straggler *l = &a->v.a[i];
+        if (strcmp(l->kind, "slow_link") != 0 || l->src >= 0 || l->comm == 0)
+            continue;
+        cs_verdict_members m = { l->comm, calloc((size_t)(n > 0 ? n : 1), sizeof(int)), a->ctx };
+        if (!m.member)
+            goto oom;
+        if (cs_store_comm_members(a->ctx->st, cs_verdict_member_cb, &m) != 0) {
+            free(m.member);
+            free(a->v.a);
+            snprintf(err, errlen, "%s: cannot read the communicators back", cs_store_path(a->ctx->st));
+            return -1;
+        }
+        for (int j = 0; j < a->v.n; j++) {
+            cs_straggler *g = &a->v.a[j];
+            int d = cs__an_ctx_ix(a->ctx, g->rank);
+            if ((strcmp(g->kind, "persistent") == 0 || strcmp(g->kind, "transient") == 0 ||
+                 strcmp(g->kind, "recurring") == 0) &&
+                d >= 0 && m.member[d] && g->cost_ns <= l->cost_ns * 3 / 2 + E) {
+                g->kind[0] = '\0';
+                size_t k = strlen(l->evidence);
+                snprintf(l->evidence + k, sizeof l->evidence - k, "; it explains rank %d's lateness", g->rank);
+            }
+        }
+        free(m.member);
     }
     for (int i = 0; i < a->v.n; i++)
         if (a->v.a[i].kind[0] && cs_awriter_straggler(a->ctx->w, &a->v.a[i]) != 0)

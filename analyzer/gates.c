@@ -9,6 +9,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The verdict kinds a gate may name (KIND=PCT). */
+static const char *const cs_gates_kinds[] = { "persistent", "transient", "recurring", "slow_link", "slow_collective" };
+
+static int cs_gates_is_kind(const char *name)
+{
+    for (size_t i = 0; i < sizeof cs_gates_kinds / sizeof cs_gates_kinds[0]; i++)
+        if (strcmp(name, cs_gates_kinds[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The steps' time in all. */
+static double cs_gates_steps_ns(const cs_report_data *d)
+{
+    double t = 0;
+    for (int i = 0; i < d->nsteps; i++)
+        if (d->steps[i].time_ns > 0)
+            t += (double)d->steps[i].time_ns;
+    return t;
+}
+
+/* What verdict g costs, in percent: per affected step against the median
+ * step time, except for a recurring straggler: its total against the time
+ * of all steps (its cost per affected step may well exceed a step). */
+static double cs_gates_share(const cs_report_data *d, const cs_straggler *g)
+{
+    if (d->step_median_ns <= 0)
+        return 0;
+    if (strcmp(g->kind, "recurring") == 0)
+        return cs_gates_steps_ns(d) > 0 ? 100.0 * (double)g->total_ns / cs_gates_steps_ns(d) : 0;
+    return 100.0 * (double)g->cost_ns / (double)d->step_median_ns;
+}
+
 int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_data *base, cs_gate **out, char *err,
                   size_t errlen)
 {
@@ -38,9 +71,12 @@ int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_dat
                 goto bad;
         }
         int known = strcmp(name, "straggler") == 0 || strcmp(name, "p99") == 0 || strcmp(name, "step") == 0 ||
-                    strcmp(name, "verdict") == 0;
+                    strcmp(name, "verdict") == 0 || cs_gates_is_kind(name);
         if (!known) {
-            snprintf(err, errlen, "--fail-on: unknown gate '%s' (straggler=PCT, p99=PCT, step=PCT, verdict)", name);
+            snprintf(err, errlen,
+                     "--fail-on: unknown gate '%s' (straggler=PCT, p99=PCT, step=PCT, verdict, or a verdict kind: "
+                     "persistent, transient, recurring, slow_link, slow_collective=PCT)",
+                     name);
             goto bad;
         }
         if (strcmp(name, "verdict") != 0 && pct < 0) {
@@ -82,6 +118,27 @@ int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_dat
                          cs_fmt_ns(d->step_median_ns, b2, sizeof b2), pct);
             else
                 snprintf(x->message, sizeof x->message, "no straggler");
+        } else if (cs_gates_is_kind(name)) {
+            const cs_straggler *worst = NULL;
+            double share = 0;
+            for (int i = 0; i < d->nstrag; i++)
+                if (strcmp(d->strag[i].kind, name) == 0 && (!worst || cs_gates_share(d, &d->strag[i]) > share))
+                    worst = &d->strag[i], share = cs_gates_share(d, worst);
+            x->failed = worst && (d->step_median_ns <= 0 || share > pct);
+            if (worst && strcmp(name, "recurring") == 0)
+                snprintf(x->message, sizeof x->message,
+                         "worst recurring straggler: rank %d costs %s in %lld steps, %.1f%% of the %d steps' "
+                         "time %s (limit %g%%)",
+                         worst->rank, cs_fmt_ns(worst->total_ns, b1, sizeof b1), (long long)worst->affected, share,
+                         d->nsteps, cs_fmt_ns((int64_t)cs_gates_steps_ns(d), b2, sizeof b2), pct);
+            else if (worst)
+                snprintf(x->message, sizeof x->message,
+                         "worst %s verdict: rank %d costs %s per step, %.1f%% of the median step time %s "
+                         "(limit %g%%)",
+                         name, worst->rank, cs_fmt_ns(worst->cost_ns, b1, sizeof b1), share,
+                         cs_fmt_ns(d->step_median_ns, b2, sizeof b2), pct);
+            else
+                snprintf(x->message, sizeof x->message, "no %s verdict", name);
         } else if (strcmp(name, "step") == 0) {
             double ch = base->step_median_ns > 0
                             ? 100.0 * (double)(d->step_median_ns - base->step_median_ns) / (double)base->step_median_ns

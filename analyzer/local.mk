@@ -4,7 +4,7 @@
 noinst_LTLIBRARIES += analyzer/libcsanalysis.la
 analyzer_libcsanalysis_la_SOURCES = analyzer/store_analysis.h analyzer/store_analysis.c analyzer/csanalysis.h analyzer/analysis.h analyzer/analysis.c \
 	analyzer/an_run.c analyzer/an_ctx.c analyzer/an_align.c analyzer/an_match.c analyzer/an_p2p.c analyzer/verdict.h analyzer/an_verdict.c \
-	analyzer/an_verdict_persistent.c analyzer/an_verdict_transient.c analyzer/an_verdict_slow_link.c \
+	analyzer/an_verdict_persistent.c analyzer/an_verdict_transient.c analyzer/an_verdict_recurring.c analyzer/an_verdict_slow_link.c \
 	analyzer/an_verdict_slow_link_comm.c analyzer/an_verdict_slow_collective.c \
 	analyzer/numarg.h analyzer/numarg.c \
 	analyzer/an_tail.c analyzer/whatif.h analyzer/an_model.c analyzer/an_whatif.c
@@ -50,3 +50,17 @@ EXTRA_DIST += tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh t
 	tests/analysis/synthetic.sh tests/analysis/faults.sh
 dist_doc_DATA += docs/report-json.md
 EXTRA_DIST += bench/analysis_bench.sh tests/analysis/align_strict.sh
+# The recurring straggler verdict on nbloop (every 2nd, 3rd, 10th and
+# random steps, with and without markers, and a clean run; NB_NOMARK=1 adds
+# the nonblocking loop without markers), under each MPI.
+TESTS += tests/analysis/recurring_ompi.sh tests/analysis/recurring_mpich.sh
+EXTRA_DIST += tests/analysis/recurring_ompi.sh tests/analysis/recurring_mpich.sh tests/analysis/recurring.inc.sh
+# The same verdict on synthetic traces of known answers (bench/gen_trace
+# --recurring; 1 s, no MPI).
+TESTS += tests/analysis/recurring_synth.sh
+EXTRA_DIST += tests/analysis/recurring_synth.sh
+# The straggler cases of verdicts_*.sh on the trainer with nonblocking
+# buckets and no step markers; NB_NOMARK=1 runs the cases that rest on the
+# step detection of nonblocking code.
+TESTS += tests/analysis/verdicts_nb_ompi.sh tests/analysis/verdicts_nb_mpich.sh
+EXTRA_DIST += tests/analysis/verdicts_nb_ompi.sh tests/analysis/verdicts_nb_mpich.sh tests/analysis/verdicts_nb.inc.sh

@@ -166,6 +166,25 @@ static void cs_report_json_whatif(FILE *f, const cs_report_data *d)
     fprintf(f, "%s],\n", nd ? "\n  " : "");
 }
 
+/* The stored step list ("3,6,9") as JSON numbers: only the integers in it
+ * (the text comes from the store, which may be damaged). */
+static void cs_report_json_steps(FILE *f, const char *list)
+{
+    const char *p = list;
+    int first = 1;
+    while (*p) {
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p) {
+            p++;
+            continue;
+        }
+        fprintf(f, "%s%lld", first ? "" : ", ", v);
+        first = 0;
+        p = end;
+    }
+}
+
 static void cs_report_json_analysis(FILE *f, const cs_report_data *d, const cs_gate *g, int ng)
 {
     fprintf(f,
@@ -197,6 +216,10 @@ static void cs_report_json_analysis(FILE *f, const cs_report_data *d, const cs_g
                 (long long)s->first_step, (long long)s->last_step, (long long)s->begin_ns, (long long)s->end_ns,
                 (long long)s->lateness_ns, (long long)s->cost_ns);
         cs_json_num(f, "%.4f", d->step_median_ns > 0 ? (double)s->cost_ns / (double)d->step_median_ns : 0.0);
+        fprintf(f, ", \"period\": %lld, \"phase\": %lld, \"affected_steps\": %lld, \"total_ns\": %lld, \"steps\": [",
+                (long long)s->period, (long long)s->phase, (long long)s->affected, (long long)s->total_ns);
+        cs_report_json_steps(f, s->steps);
+        fprintf(f, "]");
         fprintf(f, ", \"evidence\": ");
         cs_json_str(f, s->evidence);
         fprintf(f, "}");

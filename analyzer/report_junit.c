@@ -29,7 +29,21 @@ void cs_report_junit_write(FILE *f, const cs_report_trace *t, const cs_report_da
         memset(&dflt, 0, sizeof dflt);
         snprintf(dflt.name, sizeof dflt.name, "verdict");
         dflt.failed = d->nstrag > 0;
-        snprintf(dflt.message, sizeof dflt.message, "%d straggler verdict(s)", d->nstrag);
+        size_t l = (size_t)snprintf(dflt.message, sizeof dflt.message, "%d straggler verdict(s)", d->nstrag);
+        /* each verdict in a few words: kind, rank, and when it recurs */
+        for (int i = 0; i < d->nstrag && l < sizeof dflt.message; i++) {
+            const cs_straggler *s = &d->strag[i];
+            if (strcmp(s->kind, "recurring") == 0 && s->period > 0)
+                l += (size_t)snprintf(dflt.message + l, sizeof dflt.message - l,
+                                      "%s recurring rank %d every %lld steps (phase %lld)", i ? ";" : ":", s->rank,
+                                      (long long)s->period, (long long)s->phase);
+            else if (strcmp(s->kind, "recurring") == 0)
+                l += (size_t)snprintf(dflt.message + l, sizeof dflt.message - l, "%s recurring rank %d in steps %s",
+                                      i ? ";" : ":", s->rank, s->steps);
+            else
+                l += (size_t)snprintf(dflt.message + l, sizeof dflt.message - l, "%s %s rank %d", i ? ";" : ":",
+                                      s->kind, s->rank);
+        }
         g = &dflt;
         ng = 1;
     }

@@ -108,8 +108,14 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
                 fprintf(f, "%d → %d", s->src, s->dst);
             else if (s->comm)
                 cs_report_markdown_cell(f, cs_report_commname(d, s->comm, name, sizeof name));
-            fprintf(f, " | %lld–%lld | %s | ", (long long)s->first_step, (long long)s->last_step,
-                    cs_fmt_ns(s->cost_ns, b1, sizeof b1));
+            if (strcmp(s->kind, "recurring") == 0 && s->period > 0)
+                fprintf(f, " | every %lld (phase %lld), %lld–%lld | %s | ", (long long)s->period, (long long)s->phase,
+                        (long long)s->first_step, (long long)s->last_step, cs_fmt_ns(s->cost_ns, b1, sizeof b1));
+            else if (strcmp(s->kind, "recurring") == 0)
+                fprintf(f, " | %s | %s | ", s->steps, cs_fmt_ns(s->cost_ns, b1, sizeof b1));
+            else
+                fprintf(f, " | %lld–%lld | %s | ", (long long)s->first_step, (long long)s->last_step,
+                        cs_fmt_ns(s->cost_ns, b1, sizeof b1));
             cs_report_markdown_cell(f, s->evidence);
             fprintf(f, " |\n");
         }

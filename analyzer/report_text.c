@@ -165,6 +165,16 @@ static void cs_report_text_analysis(FILE *f, const cs_report_data *d, const cs_g
             fprintf(f, "  %-16s %s  costs %s per step, steps %lld-%lld\n", s->kind,
                     cs_report_commname(d, s->comm, name, sizeof name), cs_fmt_ns(s->cost_ns, b1, sizeof b1),
                     (long long)s->first_step, (long long)s->last_step);
+        else if (strcmp(s->kind, "recurring") == 0 && s->period > 0)
+            fprintf(
+                f,
+                "  %-16s rank %d  costs %s per affected step, every %lld steps (phase %lld), %lld steps, %s in all\n",
+                s->kind, s->rank, cs_fmt_ns(s->cost_ns, b1, sizeof b1), (long long)s->period, (long long)s->phase,
+                (long long)s->affected, cs_fmt_ns(s->total_ns, b2, sizeof b2));
+        else if (strcmp(s->kind, "recurring") == 0)
+            fprintf(f, "  %-16s rank %d  costs %s per affected step, %lld steps (%s), %s in all\n", s->kind, s->rank,
+                    cs_fmt_ns(s->cost_ns, b1, sizeof b1), (long long)s->affected, s->steps,
+                    cs_fmt_ns(s->total_ns, b2, sizeof b2));
         else
             fprintf(f, "  %-16s rank %d  costs %s per step, steps %lld-%lld\n", s->kind, s->rank,
                     cs_fmt_ns(s->cost_ns, b1, sizeof b1), (long long)s->first_step, (long long)s->last_step);

@@ -32,7 +32,8 @@ static sqlite3 *cs_db(cs_store *st)
     "  imposed_wait_ns INTEGER, median_lateness_ns INTEGER);\n"                                                  \
     "CREATE TABLE IF NOT EXISTS stragglers(id INTEGER PRIMARY KEY, kind TEXT, rank INTEGER, src INTEGER,\n"      \
     "  dst INTEGER, comm INTEGER, first_step INTEGER, last_step INTEGER, begin_ns INTEGER, end_ns INTEGER,\n"    \
-    "  lateness_ns INTEGER, cost_ns INTEGER, evidence TEXT);\n"                                                  \
+    "  lateness_ns INTEGER, cost_ns INTEGER, evidence TEXT, period INTEGER, phase INTEGER, affected INTEGER,\n"  \
+    "  total_ns INTEGER, steps TEXT);\n"                                                                         \
     "CREATE TABLE IF NOT EXISTS p2p(send_span INTEGER, recv_span INTEGER, comm INTEGER, src INTEGER,\n"          \
     "  dst INTEGER, tag INTEGER, late_sender_ns INTEGER, late_receiver_ns INTEGER, transfer_ns INTEGER);\n"      \
     "CREATE TABLE IF NOT EXISTS tails(op INTEGER, comm INTEGER, bucket INTEGER, callsite TEXT,\n"                \
@@ -295,7 +296,8 @@ static const cs_store_sql_col cs_straggler_cols[] = {
     CS_SQL_INT(cs_straggler, src),        CS_SQL_INT(cs_straggler, dst),         CS_SQL_I64(cs_straggler, comm),
     CS_SQL_I64(cs_straggler, first_step), CS_SQL_I64(cs_straggler, last_step),   CS_SQL_I64(cs_straggler, begin_ns),
     CS_SQL_I64(cs_straggler, end_ns),     CS_SQL_I64(cs_straggler, lateness_ns), CS_SQL_I64(cs_straggler, cost_ns),
-    CS_SQL_STR(cs_straggler, evidence)
+    CS_SQL_STR(cs_straggler, evidence),   CS_SQL_I64(cs_straggler, period),      CS_SQL_I64(cs_straggler, phase),
+    CS_SQL_I64(cs_straggler, affected),   CS_SQL_I64(cs_straggler, total_ns),    CS_SQL_STR(cs_straggler, steps)
 };
 CS_SQL_ROWS_TRAMPOLINE(cs_straggler)
 
@@ -303,7 +305,8 @@ int cs_store_stragglers(cs_store *st, int (*cb)(const cs_straggler *, void *), v
 {
     return CS_SQL_READ_ROWS(cs_db(st),
                             "SELECT id, kind, rank, src, dst, comm, first_step, last_step, begin_ns, end_ns,"
-                            " lateness_ns, cost_ns, evidence FROM stragglers ORDER BY cost_ns DESC, id",
+                            " lateness_ns, cost_ns, evidence, period, phase, affected, total_ns, steps"
+                            " FROM stragglers ORDER BY cost_ns DESC, id",
                             cs_straggler_cols, cs_straggler, cb, arg);
 }
 
@@ -438,7 +441,8 @@ static const char *const cs_awriter_sql[W_N] = {
     [W_RANK] = "INSERT OR REPLACE INTO rank_stats(rank, times_last, imposed_wait_ns, median_lateness_ns)"
                " VALUES(?,?,?,?)",
     [W_STRAG] = "INSERT INTO stragglers(kind, rank, src, dst, comm, first_step, last_step, begin_ns, end_ns,"
-                " lateness_ns, cost_ns, evidence) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+                " lateness_ns, cost_ns, evidence, period, phase, affected, total_ns, steps)"
+                " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [W_P2P] = "INSERT INTO p2p(send_span, recv_span, comm, src, dst, tag, late_sender_ns, late_receiver_ns,"
               " transfer_ns) VALUES(?,?,?,?,?,?,?,?,?)",
     [W_TAIL] = "INSERT INTO tails(op, comm, bucket, callsite, count, p50_ns, p90_ns, p99_ns, p999_ns, max_ns,"
@@ -463,10 +467,10 @@ cs_awriter *cs_store_analysis_begin(cs_store *st, char *err, size_t errlen)
         return NULL;
     }
     w->st = st;
-    /* models and proposals are rebuilt with their current columns */
+    /* models, proposals and stragglers are rebuilt with their current columns */
     if (cs_store_sql_exec(cs_db(st), cs_store_path(st),
-                          "BEGIN; DROP TABLE IF EXISTS models; DROP TABLE IF EXISTS proposals;" CS_ANALYSIS_TABLES_SQL
-                              CS_ANALYSIS_CLEAR_SQL
+                          "BEGIN; DROP TABLE IF EXISTS models; DROP TABLE IF EXISTS proposals;"
+                          " DROP TABLE IF EXISTS stragglers;" CS_ANALYSIS_TABLES_SQL CS_ANALYSIS_CLEAR_SQL
                           "DROP INDEX IF EXISTS instances_skew; DROP INDEX IF EXISTS waits_comm_seq;",
                           err, errlen) != 0) {
         sqlite3_exec(cs_db(st), "ROLLBACK", NULL, NULL, NULL);

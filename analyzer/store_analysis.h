@@ -13,7 +13,8 @@
  *   steps(step, begin_ns, end_ns, time_ns, slowest_rank, whatif_ns)
  *   rank_stats(rank, times_last, imposed_wait_ns, median_lateness_ns)
  *   stragglers(id, kind, rank, src, dst, comm, first_step, last_step,
- *              begin_ns, end_ns, lateness_ns, cost_ns, evidence)
+ *              begin_ns, end_ns, lateness_ns, cost_ns, evidence, period,
+ *              phase, affected, total_ns, steps)
  *   p2p(send_span, recv_span, comm, src, dst, tag, late_sender_ns,
  *       late_receiver_ns, transfer_ns)
  *   tails(op, comm, bucket, callsite, count, p50..max, common)
@@ -35,7 +36,7 @@
 #include "libtrace/store.h"
 
 /* Bumped whenever what the analysis stores changes meaning. */
-#define CS_ANALYSIS_VERSION 6
+#define CS_ANALYSIS_VERSION 7
 
 /* ---- rows ---- */
 
@@ -79,7 +80,7 @@ typedef struct cs_rank_stat {
 
 typedef struct cs_straggler {
     int64_t id;
-    char kind[16]; /* persistent, transient, slow_link, slow_collective */
+    char kind[16]; /* persistent, transient, recurring, slow_link, slow_collective */
     int rank;      /* the late rank; slow_link between two ranks: src; -1 = none */
     int src, dst;  /* slow_link between two ranks: world ranks; else -1 */
     int64_t comm;  /* slow_collective, slow_link on a communicator: its id; else 0 */
@@ -88,6 +89,11 @@ typedef struct cs_straggler {
     int64_t lateness_ns; /* median lateness (or transfer excess) per affected step */
     int64_t cost_ns;     /* median cost per affected step */
     char evidence[512];  /* one line a person can read */
+    /* recurring: the period in steps (0: irregular or another kind), the
+     * phase (first_step mod period), the affected steps, their summed cost,
+     * and the list of those steps ("3,6,9", as many whole entries as fit) */
+    int64_t period, phase, affected, total_ns;
+    char steps[1024];
 } cs_straggler;
 
 typedef struct cs_p2p_row {

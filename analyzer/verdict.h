@@ -66,8 +66,8 @@ typedef struct cs_verdict_kind {
     int (*run)(cs_verdict_ctx *a);
 } cs_verdict_kind;
 
-extern const cs_verdict_kind cs__an_verdict_persistent, cs__an_verdict_transient, cs__an_verdict_slow_link,
-    cs__an_verdict_slow_collective, cs__an_verdict_slow_link_comm;
+extern const cs_verdict_kind cs__an_verdict_persistent, cs__an_verdict_transient, cs__an_verdict_recurring,
+    cs__an_verdict_slow_link, cs__an_verdict_slow_collective, cs__an_verdict_slow_link_comm;
 
 /* L[s][r]: the excess own time of rank r in step s. */
 int64_t cs__an_verdict_lat(const cs_verdict_ctx *a, int64_t s, int r);

@@ -9,12 +9,14 @@
  * jitter; effects can be injected:
  *
  *   gen_trace OUT.db [--ranks N] [--spans M] [--steps S] [--jitter US] [--seed X]
- *                    [--persistent R:US] [--transient R:A-B:US]
+ *                    [--persistent R:US] [--transient R:A-B:US] [--recurring R:K:US]
  *                    [--slow-link SRC:DST:US] [--slow-coll A-B:US] [--cost ALPHA_NS:BETA_PS]
  *
  * --spans sets the steps (spans / (ranks x 6)) unless --steps is given.
  * --persistent: rank R computes US longer before the first allreduce of
- * every step; --transient: the same in steps A-B only; --slow-link: every
+ * every step; --transient: the same in steps A-B only; --recurring: in
+ * every K-th step (steps K-1, 2K-1, ...), or for K < 0 in the steps
+ * whose hash (gen_hash) mod -K is 0 (irregular); --slow-link: every
  * message SRC -> DST arrives US late; --slow-coll: the first allreduce of
  * steps A-B transfers US longer while every rank is on time. --cost: the
  * allreduces transfer in exactly ALPHA_NS + bytes x BETA_PS / 1000 ns (plus
@@ -58,7 +60,7 @@ static int64_t gen_rand(int64_t n)
 
 static const char gen_usage[] =
     "usage: " GEN_NAME " OUT.db [--layout analysis|tui] [--ranks N] [--spans M] [--steps S] [--seed X]\n"
-    "       analysis layout: [--jitter US] [--persistent R:US] [--transient R:A-B:US]\n"
+    "       analysis layout: [--jitter US] [--persistent R:US] [--transient R:A-B:US] [--recurring R:K:US]\n"
     "                        [--slow-link SRC:DST:US] [--slow-coll A-B:US] [--cost ALPHA_NS:BETA_PS]\n"
     "       tui layout:      [--straggler RANK]\n";
 
@@ -68,8 +70,8 @@ typedef struct gen_opts {
     int tui; /* the tui layout */
     int64_t nspans, steps, jitter;
     int nranks, late;
-    int p_rank, t_rank, l_src, l_dst;
-    long long p_us, t_a, t_b, t_us, l_us, c_a, c_b, c_us;
+    int p_rank, t_rank, l_src, l_dst, r_rank;
+    long long p_us, t_a, t_b, t_us, l_us, c_a, c_b, c_us, r_k, r_us;
     long long cost_alpha, cost_beta_ps;
 } gen_opts;
 
@@ -100,6 +102,18 @@ static int gen_emit(gen_state *g, int rank, int op, int64_t b, int64_t e, int64_
 
 static const uint32_t collf = CS_F_HAS_SEQ | CS_F_HAS_COMM, p2pf = CS_F_HAS_PEER | CS_F_HAS_COMM;
 
+/* A hash of a step number, for steps drawn without a pattern (a test
+ * computes the same: h = k x 2654435761, h ^= h >> 15, h x= 2246822519,
+ * h ^= h >> 13, all mod 2^32). */
+static uint64_t gen_hash(uint64_t k)
+{
+    uint64_t h = k * 2654435761u & 0xffffffffu;
+    h ^= h >> 15;
+    h = h * 2246822519u & 0xffffffffu;
+    h ^= h >> 13;
+    return h;
+}
+
 /* One step of the analysis layout. */
 static int gen_step_analysis(gen_state *g, const gen_opts *o, int64_t k)
 {
@@ -118,6 +132,9 @@ static int gen_step_analysis(gen_state *g, const gen_opts *o, int64_t k)
                 comp += o->p_us * 1000;
             if (b == 0 && r == o->t_rank && k >= o->t_a && k <= o->t_b)
                 comp += o->t_us * 1000;
+            if (b == 0 && r == o->r_rank &&
+                (o->r_k > 0 ? k % o->r_k == o->r_k - 1 : gen_hash((uint64_t)k) % (uint64_t)-o->r_k == 0))
+                comp += o->r_us * 1000;
             entry[r] = tr[r] + comp;
             if (entry[r] > last)
                 last = entry[r];
@@ -233,7 +250,7 @@ static int gen_parse(int argc, char **argv, gen_opts *o)
     o->nspans = 1000000;
     o->jitter = 20000;
     o->late = 2;
-    o->p_rank = o->t_rank = o->l_src = o->l_dst = -1;
+    o->p_rank = o->t_rank = o->l_src = o->l_dst = o->r_rank = -1;
     o->t_b = o->c_b = -1;
     o->cost_alpha = -1;
     int nranks = 0;
@@ -258,6 +275,8 @@ static int gen_parse(int argc, char **argv, gen_opts *o)
             ok = sscanf(v, "%d:%lld", &o->p_rank, &o->p_us) == 2;
         else if (!strcmp(argv[i], "--transient") && v)
             ok = sscanf(v, "%d:%lld-%lld:%lld", &o->t_rank, &o->t_a, &o->t_b, &o->t_us) == 4;
+        else if (!strcmp(argv[i], "--recurring") && v)
+            ok = sscanf(v, "%d:%lld:%lld", &o->r_rank, &o->r_k, &o->r_us) == 3 && o->r_k != 0 && o->r_k > -1000000;
         else if (!strcmp(argv[i], "--slow-link") && v)
             ok = sscanf(v, "%d:%d:%lld", &o->l_src, &o->l_dst, &o->l_us) == 3;
         else if (!strcmp(argv[i], "--slow-coll") && v)

@@ -23,7 +23,9 @@ AM_TESTS_ENVIRONMENT = top_srcdir='$(top_srcdir)' abs_top_srcdir='$(abs_top_srcd
 # shared cores (verdicts on 100 ms delays, apply mode's step medians): each
 # runs while no other test does (tests/run-one.sh).
 CS_SERIAL_TESTS = tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh \
-	tests/analysis/apply_estimate.sh tests/analysis/nb_fusion_ompi.sh tests/analysis/nb_fusion_mpich.sh
+	tests/analysis/apply_estimate.sh tests/analysis/nb_fusion_ompi.sh tests/analysis/nb_fusion_mpich.sh \
+	tests/analysis/verdicts_nb_ompi.sh tests/analysis/verdicts_nb_mpich.sh \
+	tests/analysis/recurring_ompi.sh tests/analysis/recurring_mpich.sh
 
 # check-TESTS runs the tests as automake's own rule does (the logs named in
 # RECHECK_LOGS rerun, test-suite.log written, automake's summary printed)
