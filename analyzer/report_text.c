@@ -98,7 +98,7 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
             fprintf(f, "  %s\n", d->wf_note);
     }
     if (d->wf_comm_step_ns >= 0)
-        fprintf(f, "  communication per step (median of the ranks' mean): %s\n",
+        fprintf(f, "  communication per step (time inside communication calls, median over ranks and steps): %s\n",
                 cs_fmt_ns(d->wf_comm_step_ns, b1, sizeof b1));
     fprintf(f, "\nProposals (estimated by the what-if replay)\n");
     if (!d->nprops)
@@ -147,6 +147,11 @@ static void cs_report_text_analysis(FILE *f, const cs_report_data *d, const cs_g
         fprintf(f, ", median %s, p90 %s; median had the slowest rank arrived on time: %s",
                 cs_fmt_ns(d->step_median_ns, b1, sizeof b1), cs_fmt_ns(d->step_p90_ns, b2, sizeof b2),
                 cs_fmt_ns(d->whatif_median_ns, b3, sizeof b3));
+    if (d->nsteps && d->step_comm_ns >= 0)
+        fprintf(f, "; communication %s per step", cs_fmt_ns(d->step_comm_ns, b4, sizeof b4));
+    if (strcmp(d->step_source, "period") == 0)
+        fprintf(f, "\n  period %d calls per step, matching %.1f %% of the positions, on %d of %d ranks searched",
+                d->step_period, 100 * d->step_confidence, d->step_ranks_agreeing, d->step_ranks_searched);
     fprintf(f, "\n");
     fprintf(f, "\nWait states per rank (who made the others wait)\n  %6s %10s %14s %16s\n", "rank", "last",
             "imposed wait", "median lateness");
