@@ -39,6 +39,7 @@ static int cs_i64_order(const void *x, const void *y)
 #define CS_STEP_PMAX 4096
 #define CS_STEP_SAMPLE 8
 #define CS_STEP_MIN_MATCH 0.9
+#define CS_STEP_KEEP_CALLS 2000000 /* a searched rank's calls kept for the marks */
 
 /* One rank's calls: the symbols of its call sequence (op and call site; a
  * run of one polling call, MPI_Test* or MPI_Iprobe, is one symbol) with the
@@ -254,6 +255,16 @@ static int cs_rseq_marks(const cs_rseq *q, size_t p, cs_vec *out)
     return 0;
 }
 
+/* The median of v[0..n) (sorted in place; an even count gives the mean of
+ * the middle two, as the programs' own timers count it). */
+static int64_t cs_mid_median(int64_t *v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof *v, cs_i64_order);
+    return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+}
+
 /* The median over the steps between consecutive marks mk[0..nm) of the
  * time covered by the rank's communication calls (their union); -1 when
  * there is no whole step. */
@@ -285,8 +296,7 @@ static int64_t cs_rseq_comm_median(const cs_rseq *q, const int64_t *mk, size_t n
         if (e > ue)
             ue = e;
     }
-    cs_vec v = { per, nm - 1, nm - 1 };
-    int64_t med = cs__an_ctx_median(&v);
+    int64_t med = cs_mid_median(per, nm - 1);
     free(per);
     return med;
 }
@@ -305,13 +315,17 @@ static int cs_steps_from_calls(cs_match_io *a, char *err, size_t errlen)
     cs_rseq q;
     memset(&q, 0, sizeof q);
     int rc = -1, nd = c->ndense;
+    /* the searched ranks' sequences, kept for the second pass when small */
+    cs_rseq *kept = calloc(CS_STEP_SAMPLE, sizeof *kept);
+    int *kept_d = calloc(CS_STEP_SAMPLE, sizeof *kept_d);
+    int nkept = 0;
     int *per = calloc((size_t)(nd > 0 ? nd : 1), sizeof *per); /* the period each searched rank found */
     double *mat = calloc((size_t)(nd > 0 ? nd : 1), sizeof *mat);
     int *vary = calloc((size_t)(nd > 0 ? nd : 1), sizeof *vary);
     char *searched = calloc((size_t)(nd > 0 ? nd : 1), 1);
     int64_t *comm = calloc((size_t)(nd > 0 ? nd : 1), sizeof *comm);
     size_t ncomm = 0;
-    if (!per || !mat || !vary || !searched || !comm) {
+    if (!per || !mat || !vary || !searched || !comm || !kept || !kept_d) {
         snprintf(err, errlen, "out of memory (%d ranks)", nd);
         goto out;
     }
@@ -327,6 +341,11 @@ static int cs_steps_from_calls(cs_match_io *a, char *err, size_t errlen)
                 continue;
             nwith++;
             per[d] = cs_rseq_period(&q, nids, &mat[d], &vary[d]);
+            if (q.nc <= CS_STEP_KEEP_CALLS && nkept < CS_STEP_SAMPLE) {
+                kept_d[nkept] = d;
+                kept[nkept++] = q;
+                memset(&q, 0, sizeof q);
+            }
         }
         /* the period most searched ranks found */
         int best = 0, bestn = 0;
@@ -376,8 +395,17 @@ static int cs_steps_from_calls(cs_match_io *a, char *err, size_t errlen)
     char dis[256] = "";
     for (int d = 0; d < nd && (markers || P); d++) {
         int r = c->rank_of[d];
-        if (cs_rseq_read(c, r, &ids, &nids, &q, err, errlen) != 0)
+        int ki = -1;
+        for (int i = 0; i < nkept && ki < 0; i++)
+            if (kept_d[i] == d)
+                ki = i;
+        if (ki >= 0) {
+            cs_rseq_free(&q);
+            q = kept[ki];
+            memset(&kept[ki], 0, sizeof kept[ki]);
+        } else if (cs_rseq_read(c, r, &ids, &nids, &q, err, errlen) != 0) {
             goto out;
+        }
         if (!markers) {
             double m = cs_period_match(q.tok, q.n, (size_t)P);
             int64_t *sc = malloc(4 * (size_t)(nids > 0 ? nids : 1) * sizeof *sc);
@@ -414,14 +442,16 @@ static int cs_steps_from_calls(cs_match_io *a, char *err, size_t errlen)
             cs__an_ctx_note(c, "steps from the period of the calls (%d per step); ranks %s do not repeat with it", P,
                             dis);
     }
-    if (ncomm) {
-        qsort(comm, ncomm, sizeof *comm, cs_i64_order);
-        st->step_comm_ns = comm[ncomm / 2];
-    }
+    if (ncomm)
+        st->step_comm_ns = cs_mid_median(comm, ncomm);
     rc = 0;
 out:
     cs_map_free(&ids);
     cs_rseq_free(&q);
+    for (int i = 0; kept && i < nkept; i++)
+        cs_rseq_free(&kept[i]);
+    free(kept);
+    free(kept_d);
     free(per);
     free(mat);
     free(vary);
@@ -509,6 +539,8 @@ typedef struct cs_mem {
     int rank;
     int op;
     int64_t b, e, bytes, callsite;
+    int64_t waitmax; /* the most it can have waited: its time inside the call, or (nonblocking) its share of
+                        the completion call that finished it */
 } cs_mem;
 
 typedef struct cs_labels {
@@ -538,20 +570,30 @@ static int cs_comm_cb(const cs_comm_member *m, void *arg)
     return cs_map_put(sizes, (uint64_t)m->comm, m->size);
 }
 
-static int cs_done_cb(const cs_completion *c, void *arg)
-{
-    cs_map *done = arg;
-    return cs_map_put(done, (uint64_t)c->rank << 40 ^ (uint64_t)c->req, c->end_ns);
-}
-
 typedef struct cs_matcher {
     cs_match_io *a;
     cs_map sizes, done;
+    cs_map donespan;    /* (rank, req) -> the completion call's span */
+    cs_map share;       /* completion span -> its time per collective it finished */
     cs_map prev, prevb; /* (rank, comm) -> exit, entry of its previous instance */
     cs_labels labels;
     cs_mem *m;
     size_t nm, cap;
 } cs_matcher;
+
+static int cs_done_cb(const cs_completion *c, void *arg)
+{
+    cs_matcher *x = arg;
+    uint64_t key = (uint64_t)c->rank << 40 ^ (uint64_t)c->req;
+    return cs_map_put(&x->done, key, c->end_ns) != 0 || cs_map_put(&x->donespan, key, c->span) != 0 ? -1 : 0;
+}
+
+static int cs_share_cb(int rank, int64_t span, int64_t dur_ns, int64_t ncoll, void *arg)
+{
+    (void)rank;
+    cs_matcher *x = arg;
+    return cs_map_put(&x->share, (uint64_t)span, ncoll > 0 ? dur_ns / ncoll : dur_ns);
+}
 
 static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
 {
@@ -604,7 +646,13 @@ static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
     int64_t imposed = 0;
     for (size_t i = 0; i < x->nm; i++) {
         cs_mem *m = &x->m[i];
-        cs_wait w = { m->span, m->rank, comm, seq, last - m->b };
+        /* waiting is bounded by the time the member spent in its calls */
+        int64_t wt = last - m->b;
+        if (wt > m->waitmax)
+            wt = m->waitmax;
+        if (wt < 0)
+            wt = 0;
+        cs_wait w = { m->span, m->rank, comm, seq, wt };
         imposed += w.wait_ns;
         if (m->e < last && cs__an_ctx_is_n2n(a->ctx, m->op))
             a->coll->exit_before_entry++;
@@ -723,7 +771,8 @@ int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps,
     x.a = a;
     int rc = -1;
     if (cs_store_comm_members(a->ctx->st, cs_comm_cb, &x.sizes) != 0 ||
-        cs_store_completions(a->ctx->st, cs_done_cb, &x.done) != 0 ||
+        cs_store_completions(a->ctx->st, cs_done_cb, &x) != 0 ||
+        cs_store_completion_calls(a->ctx->st, cs_share_cb, &x) != 0 ||
         cs_store_callsite_labels(a->ctx->st, cs_label_cb, &x.labels) != 0) {
         snprintf(err, errlen, "%s: cannot read communicators, completions or call sites", cs_store_path(a->ctx->st));
         goto out;
@@ -754,15 +803,19 @@ int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps,
             snprintf(err, errlen, "out of memory");
             goto out;
         }
-        int64_t e = s.end_ns;
+        int64_t e = s.end_ns, wmax = s.end_ns > s.begin_ns ? s.end_ns - s.begin_ns : 0;
         if (s.req && (s.flags & CS_F_NONBLOCKING)) {
-            int64_t d;
-            if (cs_map_get(&x.done, (uint64_t)s.rank << 40 ^ (uint64_t)s.req, &d))
+            int64_t d, cspan, sh;
+            uint64_t key = (uint64_t)s.rank << 40 ^ (uint64_t)s.req;
+            if (cs_map_get(&x.done, key, &d)) {
                 e = d;
-            else
+                if (cs_map_get(&x.donespan, key, &cspan) && cs_map_get(&x.share, (uint64_t)cspan, &sh))
+                    wmax += sh;
+            } else {
                 a->coll->uncompleted++;
+            }
         }
-        x.m[x.nm++] = (cs_mem){ s.id, s.rank, s.op, s.begin_ns, e, s.bytes, s.callsite };
+        x.m[x.nm++] = (cs_mem){ s.id, s.rank, s.op, s.begin_ns, e, s.bytes, s.callsite, wmax };
     }
     cs_span_iter_free(it);
     if (r < 0) {
@@ -800,6 +853,8 @@ int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps,
 out:
     cs_map_free(&x.sizes);
     cs_map_free(&x.done);
+    cs_map_free(&x.donespan);
+    cs_map_free(&x.share);
     cs_map_free(&x.prev);
     cs_map_free(&x.prevb);
     cs_map_free(&x.labels.idx);

@@ -39,6 +39,10 @@ TESTS += tests/analysis/synthetic.sh tests/analysis/faults.sh tests/analysis/ali
 TESTS += tests/analysis/numargs.sh tests/analysis/json_nonfinite.sh tests/analysis/sparse_ranks.sh tests/analysis/bad_traces.sh
 EXTRA_DIST += tests/analysis/numargs.sh tests/analysis/json_nonfinite.sh tests/analysis/sparse_ranks.sh tests/analysis/bad_traces.sh tests/analysis/badtrace.inc.sh
 TESTS += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysis/apply_estimate.sh
+# Steps without markers and nonblocking collectives timed to their
+# completion, on nbloop under each MPI (six 4-rank runs each, about 20 s).
+TESTS += tests/analysis/nb_steps_ompi.sh tests/analysis/nb_steps_mpich.sh
+EXTRA_DIST += tests/analysis/nb_steps_ompi.sh tests/analysis/nb_steps_mpich.sh tests/analysis/nb_steps.inc.sh
 EXTRA_DIST += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysis/apply_estimate.sh
 EXTRA_DIST += tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh tests/analysis/verdicts.inc.sh \
 	tests/analysis/synthetic.sh tests/analysis/faults.sh

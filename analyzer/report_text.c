@@ -220,6 +220,9 @@ void cs_report_text_write(FILE *f, const cs_report_trace *t, const cs_report_dat
     }
     fprintf(f, "\n  clocks: %s; tool overhead about %s in all\n", nproc ? procs[0].clock : "-",
             cs_fmt_ns(overhead, b1, sizeof b1));
+    fprintf(f, "\n(total: time on the ranks' time lines, each instant once per rank: calls in flight together share\n"
+               " it; a nonblocking collective lasts from its start to the end of the completion call that finished\n"
+               " it, which gives its own time to the collectives it completed. p50-max: each call's own duration)\n");
     cs_report_text_groups(f, "Per op", "op", t->by_op, t->nby_op, 0);
     cs_report_text_groups(f, "Per communicator (job-wide id)", "communicator", t->by_comm, t->nby_comm, 1);
     cs_report_text_groups(f, "Per call site", "call site", t->by_site, t->nby_site, 1);

@@ -41,6 +41,7 @@ typedef struct nb_opts {
     const char *comm;      /* world | dup | split */
     const char *name;      /* MPI_Comm_set_name */
     int print_steps;
+    int buckets_vary; /* step s issues buckets - (a hash of s) % (vary + 1) */
 } nb_opts;
 
 static double nb_now(void)
@@ -88,28 +89,29 @@ static double nb_median(const double *v, int n)
 
 static void nb_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: nbloop [options]\n"
-            "  --steps N          steps (200)\n"
-            "  --buckets B        buckets per step (64)\n"
-            "  --bytes S          bytes per bucket (2048; doubles, rounded down, at least one)\n"
-            "  --compute-us C     compute per step before/among the buckets (1000)\n"
-            "  --spin             compute by spinning, not sleeping\n"
-            "  --overlap          post each bucket after its share of the compute (DDP backward)\n"
-            "  --blocking         MPI_Allreduce per bucket instead of MPI_Iallreduce\n"
-            "  --wait all|each|test  complete with MPI_Waitall, MPI_Wait per request (reverse\n"
-            "                     order) or MPI_Testall polling (all)\n"
-            "  --markers          MPI_Pcontrol(1) at the start of each step\n"
-            "  --late-rank R      this rank is late (sleeps) before communicating ...\n"
-            "  --late-us U        ... by U us (0: nobody is late) ...\n"
-            "  --late-every K     ... in every K-th step (steps K-1, 2K-1, ...), or\n"
-            "  --late-steps LIST  ... in the listed steps (0-based, comma-separated), or\n"
-            "  --late-random N    ... in N steps drawn at random (--seed)\n"
-            "  --seed S           seed for --late-random (1)\n"
-            "  --comm world|dup|split  communicator of the buckets (world); split: two\n"
-            "                     halves by rank parity, each rank in its own half\n"
-            "  --name NAME        MPI_Comm_set_name on that communicator\n"
-            "  --print-steps      rank 0 prints every step's MPI time\n");
+    fprintf(f, "usage: nbloop [options]\n"
+               "  --steps N          steps (200)\n"
+               "  --buckets B        buckets per step (64)\n"
+               "  --bytes S          bytes per bucket (2048; doubles, rounded down, at least one)\n"
+               "  --compute-us C     compute per step before/among the buckets (1000)\n"
+               "  --spin             compute by spinning, not sleeping\n"
+               "  --overlap          post each bucket after its share of the compute (DDP backward)\n"
+               "  --blocking         MPI_Allreduce per bucket instead of MPI_Iallreduce\n"
+               "  --wait all|each|test  complete with MPI_Waitall, MPI_Wait per request (reverse\n"
+               "                     order) or MPI_Testall polling (all)\n"
+               "  --markers          MPI_Pcontrol(1) at the start of each step\n"
+               "  --late-rank R      this rank is late (sleeps) before communicating ...\n"
+               "  --late-us U        ... by U us (0: nobody is late) ...\n"
+               "  --late-every K     ... in every K-th step (steps K-1, 2K-1, ...), or\n"
+               "  --late-steps LIST  ... in the listed steps (0-based, comma-separated), or\n"
+               "  --late-random N    ... in N steps drawn at random (--seed)\n"
+               "  --seed S           seed for --late-random (1)\n"
+               "  --comm world|dup|split  communicator of the buckets (world); split: two\n"
+               "                     halves by rank parity, each rank in its own half\n"
+               "  --name NAME        MPI_Comm_set_name on that communicator\n"
+               "  --print-steps      rank 0 prints every step's MPI time\n"
+               "  --buckets-vary V   each step issues between B-V and B buckets (the same\n"
+               "                     count on every rank, drawn from the step number)\n");
 }
 
 static int nb_parse(int argc, char **argv, nb_opts *o)
@@ -117,25 +119,25 @@ static int nb_parse(int argc, char **argv, nb_opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NB_INT(flag, field)                                                                                            \
-    if (strcmp(a, flag) == 0) {                                                                                        \
-        if (!v)                                                                                                        \
-            return -1;                                                                                                 \
-        char *end;                                                                                                     \
-        long x = strtol(v, &end, 10);                                                                                  \
-        if (*end || x < 0 || x > 1000000000)                                                                           \
-            return -1;                                                                                                 \
-        o->field = (int)x;                                                                                             \
-        i++;                                                                                                           \
-        continue;                                                                                                      \
+#define NB_INT(flag, field)                  \
+    if (strcmp(a, flag) == 0) {              \
+        if (!v)                              \
+            return -1;                       \
+        char *end;                           \
+        long x = strtol(v, &end, 10);        \
+        if (*end || x < 0 || x > 1000000000) \
+            return -1;                       \
+        o->field = (int)x;                   \
+        i++;                                 \
+        continue;                            \
     }
-#define NB_STR(flag, field)                                                                                            \
-    if (strcmp(a, flag) == 0) {                                                                                        \
-        if (!v)                                                                                                        \
-            return -1;                                                                                                 \
-        o->field = v;                                                                                                  \
-        i++;                                                                                                           \
-        continue;                                                                                                      \
+#define NB_STR(flag, field)     \
+    if (strcmp(a, flag) == 0) { \
+        if (!v)                 \
+            return -1;          \
+        o->field = v;           \
+        i++;                    \
+        continue;               \
     }
         NB_INT("--steps", steps)
         NB_INT("--buckets", buckets)
@@ -145,6 +147,7 @@ static int nb_parse(int argc, char **argv, nb_opts *o)
         NB_INT("--late-us", late_us)
         NB_INT("--late-every", late_every)
         NB_INT("--late-random", late_random)
+        NB_INT("--buckets-vary", buckets_vary)
         NB_STR("--late-steps", late_list)
         NB_STR("--wait", wait)
         NB_STR("--comm", comm)
@@ -278,7 +281,13 @@ int main(int argc, char **argv)
             nb_compute(o.compute_us, o.spin);
         if (late[s] && rank == o.late_rank)
             nb_compute(o.late_us, 0);
-        for (int b = 0; b < o.buckets; b++) {
+        int nbk = o.buckets;
+        if (o.buckets_vary > 0) {
+            nbk -= (int)(((unsigned)s * 2654435761u >> 7) % (unsigned)(o.buckets_vary + 1));
+            if (nbk < 1)
+                nbk = 1;
+        }
+        for (int b = 0; b < nbk; b++) {
             if (o.overlap)
                 nb_compute(o.compute_us / o.buckets, o.spin);
             double c0 = nb_now();
@@ -291,14 +300,14 @@ int main(int argc, char **argv)
         if (!o.blocking) {
             double c0 = nb_now();
             if (strcmp(o.wait, "all") == 0) {
-                MPI_Waitall(o.buckets, req, MPI_STATUSES_IGNORE);
+                MPI_Waitall(nbk, req, MPI_STATUSES_IGNORE);
             } else if (strcmp(o.wait, "each") == 0) {
-                for (int b = o.buckets - 1; b >= 0; b--)
+                for (int b = nbk - 1; b >= 0; b--)
                     MPI_Wait(&req[b], MPI_STATUS_IGNORE);
             } else {
                 int done = 0;
                 while (!done)
-                    MPI_Testall(o.buckets, req, &done, MPI_STATUSES_IGNORE);
+                    MPI_Testall(nbk, req, &done, MPI_STATUSES_IGNORE);
             }
             in_mpi += nb_now() - c0;
         }
