@@ -44,7 +44,8 @@ static int cs_i64_order(const void *x, const void *y)
 /* One rank's calls: the symbols of its call sequence (op and call site; a
  * run of one polling call, MPI_Test* or MPI_Iprobe, is one symbol) with the
  * begin of each symbol's first call, and the interval of every
- * communication call. */
+ * communication call (a polling run: from its first call's begin to its
+ * last call's end). */
 typedef struct cs_rseq {
     int32_t *tok;
     int64_t *at;
@@ -99,14 +100,21 @@ static int cs_rseq_read(cs_an_ctx *ctx, int rank, cs_map *ids, int64_t *nids, cs
     while ((r = cs_span_next(it, &s)) > 0) {
         if (!cs_op_in_pattern(ctx, s.op))
             continue;
+        uint64_t sym = ((uint64_t)(uint32_t)s.op << 44 ^ (uint64_t)s.callsite * 0x9E3779B97F4A7C15ULL) >> 1;
+        int polling = sym == last && cs_op_is_polling(ctx, s.op);
+        if (polling && q->nc) {
+            /* a polling loop is one wait, from its first call to its last */
+            if (s.end_ns > q->ce[q->nc - 1])
+                q->ce[q->nc - 1] = s.end_ns;
+            continue;
+        }
         if (cs_op_is_comm(ctx, s.op)) {
             if (CS_VEC_RESERVE(q->cb, q->capCb, q->nc + 1) != 0 || CS_VEC_RESERVE(q->ce, q->capCe, q->nc + 1) != 0)
                 goto oom;
             q->cb[q->nc] = s.begin_ns;
             q->ce[q->nc++] = s.end_ns > s.begin_ns ? s.end_ns : s.begin_ns;
         }
-        uint64_t sym = ((uint64_t)(uint32_t)s.op << 44 ^ (uint64_t)s.callsite * 0x9E3779B97F4A7C15ULL) >> 1;
-        if (sym == last && cs_op_is_polling(ctx, s.op))
+        if (polling)
             continue;
         last = sym;
         int64_t id;

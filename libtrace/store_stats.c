@@ -367,21 +367,56 @@ int cs_store_completion_calls(cs_store *st, int (*cb)(int rank, int64_t span, in
 
 int cs_store_rank_busy(cs_store *st, int (*cb)(int, int64_t, int64_t, int64_t, void *), void *arg)
 {
-    /* Time in traced calls between the end of MPI_Init and the start of
-     * MPI_Finalize (or the whole log), against that wall time. */
-    const char *sql =
-        "SELECT s.rank, SUM(CASE WHEN o.kind IN ('init','finalize','marker') THEN 0 ELSE s.end_ns - s.begin_ns END),"
-        " COALESCE(MAX(CASE WHEN o.kind = 'finalize' THEN s.begin_ns END), MAX(s.end_ns))"
-        "  - COALESCE(MAX(CASE WHEN o.kind = 'init' THEN s.end_ns END), MIN(s.begin_ns)), count(*)"
-        " FROM span s JOIN ops o ON o.id = s.op GROUP BY s.rank ORDER BY s.rank";
+    /* Time in traced calls (the union of their intervals: threads of one
+     * rank may be in calls at once) between the end of MPI_Init and the
+     * start of MPI_Finalize (or the whole log), against that wall time. */
+    const char *sql = "SELECT s.rank, o.kind, s.begin_ns, s.end_ns FROM span s JOIN ops o ON o.id = s.op"
+                      " ORDER BY s.rank, s.begin_ns";
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
         return -1;
-    int rc = 0, step;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW)
-        if ((rc = cb(sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
-                     sqlite3_column_int64(s, 3), arg)) != 0)
+    int rc = 0, step, rank = 0, have = 0;
+    int64_t busy = 0, ue = INT64_MIN, fin = INT64_MIN, init = INT64_MIN, lo = INT64_MAX, hi = INT64_MIN, n = 0;
+    for (;;) {
+        step = sqlite3_step(s);
+        int more = step == SQLITE_ROW;
+        int r = more ? sqlite3_column_int(s, 0) : 0;
+        if (have && (!more || r != rank)) {
+            int64_t wall = (fin != INT64_MIN ? fin : hi) - (init != INT64_MIN ? init : lo);
+            if ((rc = cb(rank, busy, wall, n, arg)) != 0)
+                break;
+            busy = 0, ue = INT64_MIN, fin = INT64_MIN, init = INT64_MIN, lo = INT64_MAX, hi = INT64_MIN, n = 0;
+        }
+        if (!more)
             break;
+        have = 1;
+        rank = r;
+        const char *kind = (const char *)sqlite3_column_text(s, 1);
+        int64_t b = sqlite3_column_int64(s, 2), e = sqlite3_column_int64(s, 3);
+        n++;
+        if (b < lo)
+            lo = b;
+        if (e > hi)
+            hi = e;
+        if (kind && strcmp(kind, "init") == 0) {
+            if (e > init)
+                init = e;
+            continue;
+        }
+        if (kind && strcmp(kind, "finalize") == 0) {
+            if (b > fin)
+                fin = b;
+            continue;
+        }
+        if (kind && strcmp(kind, "marker") == 0)
+            continue;
+        if (b < ue)
+            b = ue;
+        if (e > b)
+            busy += e - b;
+        if (e > ue)
+            ue = e;
+    }
     if (rc == 0 && step != SQLITE_DONE)
         rc = -1;
     sqlite3_finalize(s);

@@ -7,7 +7,8 @@
 # communication per step is within 10 % of the program's own timer (median
 # over ranks of NBLOOP mpi_us_med), the imposed waiting is at most the time
 # the ranks spent in calls, and the per-op total of MPI_Iallreduce is at
-# most the program's wall time x ranks. A varying number of buckets per step
+# most the program's wall time x ranks and at least half of the program's
+# time in MPI (the buckets last to their completion). A varying number of buckets per step
 # is no period: no steps, no proposal. Blocking buckets with markers keep
 # the markers' steps. Sourced by nb_steps_ompi.sh and nb_steps_mpich.sh.
 need_mpi "$CS_MPI"
@@ -63,6 +64,11 @@ if imposed > in_calls:
 for o in d["ops"]:
     if o["op"] in ("MPI_Iallreduce", "MPI_Allreduce") and o["total_ns"] > wall_ns * 4:
         bad.append("%s total %d ns > wall x ranks %d ns" % (o["op"], o["total_ns"], wall_ns * 4))
+    # the buckets last to their completion: together they cover most of
+    # each step's communication, not only their start calls
+    if o["op"] == "MPI_Iallreduce" and o["total_ns"] < 0.5 * steps * 4 * mpi_us * 1e3:
+        bad.append("MPI_Iallreduce total %d ns < half of the program's time in MPI (%d ns)"
+                   % (o["total_ns"], steps * 4 * mpi_us * 1e3))
 print("%s: %d steps (%s, period %s, confidence %s), comm %.1f us per step against %.1f us, what-if %.1f us, "
       "imposed %.1f ms of %.1f ms in calls" % (name, st["count"], st["source"], st.get("period_calls"),
       st.get("confidence"), comm_us, mpi_us, (wf or -1) / 1e3, imposed / 1e6, in_calls / 1e6))
