@@ -8,9 +8,10 @@
 # over ranks of NBLOOP mpi_us_med), the imposed waiting is at most the time
 # the ranks spent in calls, and the per-op total of MPI_Iallreduce is at
 # most the program's wall time x ranks and at least half of the program's
-# time in MPI (the buckets last to their completion). A varying number of buckets per step
-# is no period: no steps, no proposal. Blocking buckets with markers keep
-# the markers' steps. Sourced by nb_steps_ompi.sh and nb_steps_mpich.sh.
+# time in MPI (the buckets last to their completion). A varying number of
+# buckets per step is no period: no steps, no proposal. Blocking buckets
+# with markers keep the markers' steps; without markers, each allreduce is
+# a step (period 1). Sourced by nb_steps_ompi.sh and nb_steps_mpich.sh.
 need_mpi "$CS_MPI"
 MPIRUN=$(mpirun_for "$CS_MPI")
 case $CS_MPI in openmpi) PROG="$B/tests/progs/nbloop_ompi" ;; *) PROG="$B/tests/progs/nbloop_mpich" ;; esac
@@ -102,6 +103,21 @@ check_run all128 $N4 129
 # blocking buckets with markers: the markers' steps
 run blockm --steps $NB --buckets 16 --bytes 1024 --blocking --markers --compute-us 500
 check_run blockm $NB 0
+
+# blocking buckets without markers: the calls repeat with period 1 (each
+# allreduce a step, as before: the sequence has no other pattern; the
+# report's Steps line says "period 1")
+run blockn --steps $NB --buckets 16 --bytes 1024 --blocking --compute-us 500
+"$PY" - "$T/blockn.json" $((NB * 16)) <<'PYEOF' || fail "blockn: see above"
+import json, sys
+st = json.load(open(sys.argv[1]))["steps"]
+want = int(sys.argv[2])
+if st["source"] != "period" or st.get("period_calls") != 1 or abs(st["count"] - want) > 1:
+    print("FAIL: blockn: steps %s" % {k: v for k, v in st.items() if k != "list"}, file=sys.stderr)
+    sys.exit(1)
+print("blockn: %d steps of period 1" % st["count"])
+PYEOF
+echo "ok: blockn"
 
 # a varying number of buckets per step is no period: no steps, no proposal
 run vary --steps $NB --buckets 32 --buckets-vary 8 --bytes 1024 --compute-us 500
