@@ -40,6 +40,7 @@ static int cs_i64_order(const void *x, const void *y)
 #define CS_STEP_SAMPLE 8
 #define CS_STEP_MIN_MATCH 0.9
 #define CS_STEP_KEEP_CALLS 2000000 /* a searched rank's calls kept for the marks */
+#define CS_STEP_BRIDGE_NS 1000     /* communication calls this close are one stretch */
 
 /* One rank's calls: the symbols of its call sequence (op and call site; a
  * run of one polling call, MPI_Test* or MPI_Iprobe, is one symbol) with the
@@ -274,8 +275,9 @@ static int64_t cs_mid_median(int64_t *v, size_t n)
 }
 
 /* The median over the steps between consecutive marks mk[0..nm) of the
- * time covered by the rank's communication calls (their union); -1 when
- * there is no whole step. */
+ * time covered by the rank's communication calls (their union, calls less
+ * than CS_STEP_BRIDGE_NS apart as one stretch); -1 when there is no whole
+ * step. */
 static int64_t cs_rseq_comm_median(const cs_rseq *q, const int64_t *mk, size_t nm)
 {
     if (nm < 2)
@@ -297,6 +299,11 @@ static int64_t cs_rseq_comm_median(const cs_rseq *q, const int64_t *mk, size_t n
             break;
         if (e > mk[k + 1])
             e = mk[k + 1];
+        /* a call issued within CS_STEP_BRIDGE_NS of the previous one's end:
+         * the gap is their own entry and exit (the loop issuing them, the
+         * tracer), which the program counts as time in the calls */
+        if (ue != INT64_MIN && b > ue && b - ue <= CS_STEP_BRIDGE_NS)
+            b = ue;
         if (b < ue)
             b = ue;
         if (e > b)
