@@ -109,8 +109,8 @@ static void nb_usage(FILE *f)
                "  --comm world|dup|split  communicator of the buckets (world); split: two\n"
                "                     halves by rank parity, each rank in its own half\n"
                "  --name NAME        MPI_Comm_set_name on that communicator\n"
-               "  --print-steps      rank 0 prints every step's MPI time\n"
-               "  --buckets-vary V   each step issues between B-V and B buckets (the same\n"
+               "  --print-steps      rank 0 prints every step's MPI time\n");
+    fprintf(f, "  --buckets-vary V   each step issues between B-V and B buckets (the same\n"
                "                     count on every rank, drawn from the step number)\n");
 }
 
