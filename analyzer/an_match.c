@@ -2,8 +2,8 @@
  * wait states.
  *
  * Steps come from MPI_Pcontrol markers (each marker starts a step on its
- * rank); without markers, from the period of the reference rank's sequence
- * of collectives. Instances come from one pass over the collective spans
+ * rank); without markers, from the period of each rank's call sequence (op
+ * and call site of every traced call), confirmed across ranks. Instances come from one pass over the collective spans
  * ordered by (comm, seq): when the group of an instance ends, it is
  * complete, and its row, its members' waits, the lateness of its last rank
  * and the step it belongs to are known. */
@@ -30,18 +30,453 @@ static int cs_i64_order(const void *x, const void *y)
     return (p > q) - (p < q);
 }
 
-/* The smallest period p of sig[] (>= 90 % of sig[i] == sig[i+p]). */
-static int cs_find_period(const uint64_t *sig, size_t n)
+/* The step search looks at the first CS_STEP_WINDOW positions of each
+ * rank's call sequence, for periods of up to CS_STEP_PMAX calls, on up to
+ * CS_STEP_SAMPLE ranks (the others are checked against the period found). A
+ * period is certain when it matches at least CS_STEP_MIN_MATCH of the
+ * positions and at least half of the ranks searched agree. */
+#define CS_STEP_WINDOW 20000
+#define CS_STEP_PMAX 4096
+#define CS_STEP_SAMPLE 8
+#define CS_STEP_MIN_MATCH 0.9
+#define CS_STEP_KEEP_CALLS 2000000 /* a searched rank's calls kept for the marks */
+#define CS_STEP_BRIDGE_NS 1000     /* communication calls this close are one stretch */
+
+/* One rank's calls: the symbols of its call sequence (op and call site; a
+ * run of one polling call, MPI_Test* or MPI_Iprobe, is one symbol) with the
+ * begin of each symbol's first call, and the interval of every
+ * communication call (a polling run: from its first call's begin to its
+ * last call's end). */
+typedef struct cs_rseq {
+    int32_t *tok;
+    int64_t *at;
+    size_t n, capTok, capAt;
+    int64_t *cb, *ce;
+    size_t nc, capCb, capCe;
+} cs_rseq;
+
+static void cs_rseq_free(cs_rseq *q)
 {
-    size_t pmax = n / 3 < 4096 ? n / 3 : 4096;
-    for (size_t p = 1; p <= pmax; p++) {
-        size_t lim = n - p < 20000 ? n - p : 20000, same = 0;
-        for (size_t i = 0; i < lim; i++)
-            same += sig[i] == sig[i + p];
-        if (lim && same * 10 >= lim * 9)
-            return (int)p;
+    free(q->tok);
+    free(q->at);
+    free(q->cb);
+    free(q->ce);
+}
+
+static int cs_op_in_pattern(const cs_an_ctx *c, int op)
+{
+    return !cs__an_ctx_kind_is(c, op, "init") && !cs__an_ctx_kind_is(c, op, "finalize") &&
+           !cs__an_ctx_kind_is(c, op, "marker");
+}
+
+static int cs_op_is_comm(const cs_an_ctx *c, int op)
+{
+    static const char *const not_comm[] = { "init", "finalize", "marker", "launch", "memcpy", "sync", "alloc" };
+    for (size_t i = 0; i < sizeof not_comm / sizeof not_comm[0]; i++)
+        if (cs__an_ctx_kind_is(c, op, not_comm[i]))
+            return 0;
+    return op >= 0 && op < c->nops;
+}
+
+static int cs_op_is_polling(const cs_an_ctx *c, int op)
+{
+    if (op < 0 || op >= c->nops)
+        return 0;
+    const char *nm = c->ops[op].name;
+    return (cs__an_ctx_kind_is(c, op, "complete") && strstr(nm, "Test") != NULL) ||
+           (cs__an_ctx_kind_is(c, op, "probe") && (strstr(nm, "Iprobe") != NULL || strstr(nm, "Improbe") != NULL));
+}
+
+/* Read one rank's calls into q (symbol ids from ids, *nids of them), their
+ * times on the aligned time line (as the markers' are). */
+static int cs_rseq_read(cs_an_ctx *ctx, const cs_an_clocks *k, int rank, cs_map *ids, int64_t *nids, cs_rseq *q,
+                        char *err, size_t errlen)
+{
+    q->n = q->nc = 0;
+    cs_span_query sq = { .order = CS_ORDER_RANK_TIME, .rank = rank };
+    cs_span_iter *it = cs_store_spans(ctx->st, &sq, err, errlen);
+    if (!it)
+        return -1;
+    cs_span s;
+    int r;
+    uint64_t last = UINT64_MAX;
+    while ((r = cs_span_next(it, &s)) > 0) {
+        if (!cs_op_in_pattern(ctx, s.op))
+            continue;
+        s.begin_ns = cs__an_align_time(k, rank, s.begin_ns);
+        s.end_ns = cs__an_align_time(k, rank, s.end_ns);
+        uint64_t sym = ((uint64_t)(uint32_t)s.op << 44 ^ (uint64_t)s.callsite * 0x9E3779B97F4A7C15ULL) >> 1;
+        int polling = sym == last && cs_op_is_polling(ctx, s.op);
+        if (polling && q->nc) {
+            /* a polling loop is one wait, from its first call to its last */
+            if (s.end_ns > q->ce[q->nc - 1])
+                q->ce[q->nc - 1] = s.end_ns;
+            continue;
+        }
+        if (cs_op_is_comm(ctx, s.op)) {
+            if (CS_VEC_RESERVE(q->cb, q->capCb, q->nc + 1) != 0 || CS_VEC_RESERVE(q->ce, q->capCe, q->nc + 1) != 0)
+                goto oom;
+            q->cb[q->nc] = s.begin_ns;
+            q->ce[q->nc++] = s.end_ns > s.begin_ns ? s.end_ns : s.begin_ns;
+        }
+        if (polling)
+            continue;
+        last = sym;
+        int64_t id;
+        if (!cs_map_get(ids, sym, &id)) {
+            id = (*nids)++;
+            if (cs_map_put(ids, sym, id) != 0)
+                goto oom;
+        }
+        if (CS_VEC_RESERVE(q->tok, q->capTok, q->n + 1) != 0 || CS_VEC_RESERVE(q->at, q->capAt, q->n + 1) != 0)
+            goto oom;
+        q->tok[q->n] = (int32_t)id;
+        q->at[q->n++] = s.begin_ns;
+    }
+    cs_span_iter_free(it);
+    if (r < 0) {
+        snprintf(err, errlen, "%s: cannot read the spans of rank %d (corrupt?)", cs_store_path(ctx->st), rank);
+        return -1;
     }
     return 0;
+oom:
+    cs_span_iter_free(it);
+    snprintf(err, errlen, "out of memory");
+    return -1;
+}
+
+/* The fraction of the first CS_STEP_WINDOW positions i with t[i] == t[i+p]. */
+static double cs_period_match(const int32_t *t, size_t n, size_t p)
+{
+    if (p >= n)
+        return 0;
+    size_t lim = n - p < CS_STEP_WINDOW ? n - p : CS_STEP_WINDOW, same = 0;
+    for (size_t i = 0; i < lim; i++)
+        same += t[i] == t[i + p];
+    return lim ? (double)same / (double)lim : 0;
+}
+
+/* Whether every symbol that recurs through the sequence (3 times or more,
+ * at least once in 500 positions, spread over half of the window) comes
+ * back p positions later at least half of the time: a shorter pattern
+ * inside the step (64 buckets, then one Waitall) is not the step. sc holds
+ * 4 * nids values. */
+static int cs_period_symbols_ok(const int32_t *t, size_t n, size_t p, int64_t nids, int64_t *sc)
+{
+    size_t lim = n - p < CS_STEP_WINDOW ? n - p : CS_STEP_WINDOW;
+    int64_t *cnt = sc, *first = sc + nids, *last = sc + 2 * nids, *same = sc + 3 * nids;
+    for (int64_t k = 0; k < nids; k++)
+        cnt[k] = same[k] = 0, first[k] = -1, last[k] = -1;
+    for (size_t i = 0; i < lim; i++) {
+        int32_t k = t[i];
+        if (cnt[k]++ == 0)
+            first[k] = (int64_t)i;
+        last[k] = (int64_t)i;
+        same[k] += t[i] == t[i + p];
+    }
+    for (int64_t k = 0; k < nids; k++)
+        if (cnt[k] >= 3 && (size_t)cnt[k] * 500 >= lim && (size_t)(last[k] - first[k]) * 2 >= lim &&
+            same[k] * 2 < cnt[k])
+            return 0;
+    return 1;
+}
+
+/* The step period of one rank's sequence: the smallest p that matches at
+ * least CS_STEP_MIN_MATCH of the positions, nearly as well as the best
+ * period (within half a position per best period), and in which every
+ * recurring symbol comes back. 0 when there is none; *match is the
+ * fraction of positions it matches (of the best period when none);
+ * *varying is set when the best period fails only because a recurring
+ * symbol does not come back in step (a varying number of calls per step). */
+static int cs_rseq_period(const cs_rseq *q, int64_t nids, double *match, int *varying)
+{
+    *match = 0;
+    *varying = 0;
+    if (q->n < 6 || nids <= 0)
+        return 0;
+    size_t pmax = q->n / 3 < CS_STEP_PMAX ? q->n / 3 : CS_STEP_PMAX;
+    double *m = malloc((pmax + 1) * sizeof *m);
+    int64_t *sc = malloc(4 * (size_t)nids * sizeof *sc);
+    int found = 0;
+    if (!m || !sc)
+        goto out;
+    double best = -1;
+    size_t qbest = 0;
+    for (size_t p = 1; p <= pmax; p++) {
+        m[p] = cs_period_match(q->tok, q->n, p);
+        if (m[p] > best + 1e-12) {
+            best = m[p];
+            qbest = p;
+        }
+    }
+    *match = best > 0 ? best : 0;
+    if (best < CS_STEP_MIN_MATCH)
+        goto out;
+    for (size_t p = 1; p <= pmax && !found; p++) {
+        if (m[p] < CS_STEP_MIN_MATCH || m[p] < best - 0.5 / (double)qbest)
+            continue;
+        if (!cs_period_symbols_ok(q->tok, q->n, p, nids, sc)) {
+            if (p == qbest)
+                *varying = 1;
+            continue;
+        }
+        found = (int)p;
+        *match = m[p];
+    }
+    if (found)
+        *varying = 0;
+out:
+    free(m);
+    free(sc);
+    return found;
+}
+
+/* The step marks of a rank whose sequence repeats with period p: the
+ * first call of each repetition, from the first position where one
+ * repetition follows another exactly; a repetition that does not start
+ * where expected is looked for up to two periods further. */
+static int cs_rseq_marks(const cs_rseq *q, size_t p, cs_vec *out)
+{
+    size_t n = q->n, i0 = 0;
+    if (p == 0 || n < 2 * p)
+        return 0;
+    for (size_t i = 0; i + 2 * p <= n; i++) {
+        size_t j = 0;
+        while (j < p && q->tok[i + j] == q->tok[i + j + p])
+            j++;
+        if (j == p) {
+            i0 = i;
+            break;
+        }
+    }
+    int32_t head = q->tok[i0], tail = q->tok[i0 + p - 1];
+    size_t pos = i0;
+    for (;;) {
+        if (cs_vec_push(out, q->at[pos]) != 0)
+            return -1;
+        size_t next = pos + p;
+        if (next >= n || q->tok[next] != head || q->tok[next - 1] != tail) {
+            size_t j = pos + 1;
+            while (j < n && j <= pos + 2 * p && !(q->tok[j] == head && q->tok[j - 1] == tail))
+                j++;
+            if (j >= n || j > pos + 2 * p)
+                break;
+            next = j;
+        }
+        pos = next;
+    }
+    return 0;
+}
+
+/* The median of v[0..n) (sorted in place; an even count gives the mean of
+ * the middle two, as the programs' own timers count it). */
+static int64_t cs_mid_median(int64_t *v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof *v, cs_i64_order);
+    return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+}
+
+/* The median over the steps between consecutive marks mk[0..nm) of the
+ * time covered by the rank's communication calls (their union, calls less
+ * than CS_STEP_BRIDGE_NS apart as one stretch); -1 when there is no whole
+ * step. */
+static int64_t cs_rseq_comm_median(const cs_rseq *q, const int64_t *mk, size_t nm)
+{
+    if (nm < 2)
+        return -1;
+    int64_t *per = calloc(nm - 1, sizeof *per);
+    if (!per)
+        return -1;
+    size_t k = 0, i = 0;
+    int64_t ue = INT64_MIN;
+    while (i < q->nc && q->cb[i] < mk[0])
+        i++;
+    for (; i < q->nc; i++) {
+        int64_t b = q->cb[i], e = q->ce[i];
+        while (k + 1 < nm && b >= mk[k + 1]) {
+            k++;
+            ue = INT64_MIN;
+        }
+        if (k + 1 >= nm)
+            break;
+        if (e > mk[k + 1])
+            e = mk[k + 1];
+        /* a call issued within CS_STEP_BRIDGE_NS of the previous one's end:
+         * the gap is their own entry and exit (the loop issuing them, the
+         * tracer), which the program counts as time in the calls */
+        if (ue != INT64_MIN && b > ue && b - ue <= CS_STEP_BRIDGE_NS)
+            b = ue;
+        if (b < ue)
+            b = ue;
+        if (e > b)
+            per[k] += e - b;
+        if (e > ue)
+            ue = e;
+    }
+    int64_t med = cs_mid_median(per, nm - 1);
+    free(per);
+    return med;
+}
+
+/* Steps without markers: the period of each searched rank's call sequence,
+ * the period most of them agree on, then every rank's marks with it. Also
+ * the communication per step (markers or period). */
+static int cs_steps_from_calls(cs_match_io *a, char *err, size_t errlen)
+{
+    cs_an_ctx *c = a->ctx;
+    cs_an_steps *st = a->steps;
+    int markers = st->step_source == 1;
+    cs_map ids;
+    memset(&ids, 0, sizeof ids);
+    int64_t nids = 0;
+    cs_rseq q;
+    memset(&q, 0, sizeof q);
+    int rc = -1, nd = c->ndense;
+    /* the searched ranks' sequences, kept for the second pass when small */
+    cs_rseq *kept = calloc(CS_STEP_SAMPLE, sizeof *kept);
+    int *kept_d = calloc(CS_STEP_SAMPLE, sizeof *kept_d);
+    int nkept = 0;
+    int *per = calloc((size_t)(nd > 0 ? nd : 1), sizeof *per); /* the period each searched rank found */
+    double *mat = calloc((size_t)(nd > 0 ? nd : 1), sizeof *mat);
+    int *vary = calloc((size_t)(nd > 0 ? nd : 1), sizeof *vary);
+    char *searched = calloc((size_t)(nd > 0 ? nd : 1), 1);
+    int64_t *comm = calloc((size_t)(nd > 0 ? nd : 1), sizeof *comm);
+    size_t ncomm = 0;
+    if (!per || !mat || !vary || !searched || !comm || !kept || !kept_d) {
+        snprintf(err, errlen, "out of memory (%d ranks)", nd);
+        goto out;
+    }
+    int P = 0;
+    if (!markers) {
+        int ns = nd < CS_STEP_SAMPLE ? nd : CS_STEP_SAMPLE, nwith = 0;
+        for (int i = 0; i < ns; i++) {
+            int d = ns == nd ? i : (int)((int64_t)i * nd / ns);
+            searched[d] = 1;
+            if (cs_rseq_read(c, a->clocks, c->rank_of[d], &ids, &nids, &q, err, errlen) != 0)
+                goto out;
+            if (q.n == 0)
+                continue;
+            nwith++;
+            per[d] = cs_rseq_period(&q, nids, &mat[d], &vary[d]);
+            if (q.nc <= CS_STEP_KEEP_CALLS && nkept < CS_STEP_SAMPLE) {
+                kept_d[nkept] = d;
+                kept[nkept++] = q;
+                memset(&q, 0, sizeof q);
+            }
+        }
+        /* the period most searched ranks found */
+        int best = 0, bestn = 0;
+        for (int d = 0; d < nd; d++) {
+            if (!searched[d] || per[d] <= 0)
+                continue;
+            int k = 0;
+            for (int e = 0; e < nd; e++)
+                k += searched[e] && per[e] == per[d];
+            if (k > bestn || (k == bestn && per[d] < best))
+                best = per[d], bestn = k;
+        }
+        st->step_ranks_checked = nwith;
+        if (best > 0 && bestn * 2 >= nwith)
+            P = best;
+        if (!P && nwith > 0) {
+            int nvary = 0, d0 = -1;
+            double bm = 0;
+            for (int d = 0; d < nd; d++)
+                if (searched[d]) {
+                    nvary += vary[d];
+                    if (d0 < 0 || mat[d] > bm)
+                        d0 = d, bm = mat[d];
+                }
+            if (best > 0)
+                cs__an_ctx_note(c,
+                                "no step markers (MPI_Pcontrol), and the ranks searched disagree on the period of "
+                                "their calls (%d calls per step on %d of %d): steps unknown, no per-step figures",
+                                best, bestn, nwith);
+            else if (nvary)
+                cs__an_ctx_note(c,
+                                "no step markers (MPI_Pcontrol), and the calls repeat with a varying number of calls "
+                                "per step (on %d of %d ranks searched), which is not a period: steps unknown, no "
+                                "per-step figures",
+                                nvary, nwith);
+            else
+                cs__an_ctx_note(c,
+                                "no step markers (MPI_Pcontrol) and no certain period in the call sequence (the best "
+                                "matches %.0f %% of the positions on rank %d, %.0f %% needed): steps unknown, no "
+                                "per-step figures",
+                                100 * bm, d0 >= 0 ? c->rank_of[d0] : 0, 100 * CS_STEP_MIN_MATCH);
+        }
+    }
+    /* every rank: its marks with the period, and its communication per step */
+    int agree = 0;
+    double msum = 0;
+    char dis[256] = "";
+    for (int d = 0; d < nd && (markers || P); d++) {
+        int r = c->rank_of[d];
+        int ki = -1;
+        for (int i = 0; i < nkept && ki < 0; i++)
+            if (kept_d[i] == d)
+                ki = i;
+        if (ki >= 0) {
+            cs_rseq_free(&q);
+            q = kept[ki];
+            memset(&kept[ki], 0, sizeof kept[ki]);
+        } else if (cs_rseq_read(c, a->clocks, r, &ids, &nids, &q, err, errlen) != 0) {
+            goto out;
+        }
+        if (!markers) {
+            double m = cs_period_match(q.tok, q.n, (size_t)P);
+            int64_t *sc = malloc(4 * (size_t)(nids > 0 ? nids : 1) * sizeof *sc);
+            int ok = sc && q.n >= 2 * (size_t)P && m >= CS_STEP_MIN_MATCH &&
+                     cs_period_symbols_ok(q.tok, q.n, (size_t)P, nids, sc);
+            free(sc);
+            if (searched[d] && per[d] != P)
+                ok = 0;
+            if (!ok) {
+                if (q.n) {
+                    size_t l = strlen(dis);
+                    if (l < sizeof dis - 16)
+                        snprintf(dis + l, sizeof dis - l, "%s%d", l ? "," : "", r);
+                }
+                continue;
+            }
+            agree++;
+            msum += m;
+            if (cs_rseq_marks(&q, (size_t)P, &st->marks[d]) != 0) {
+                snprintf(err, errlen, "out of memory");
+                goto out;
+            }
+        }
+        int64_t cm = cs_rseq_comm_median(&q, st->marks[d].a, st->marks[d].n);
+        if (cm >= 0)
+            comm[ncomm++] = cm;
+    }
+    if (P) {
+        st->step_source = 2;
+        st->step_period = P;
+        st->step_ranks_agreeing = agree;
+        st->step_confidence = agree ? msum / agree : 0;
+        if (dis[0])
+            cs__an_ctx_note(c, "steps from the period of the calls (%d per step); ranks %s do not repeat with it", P,
+                            dis);
+    }
+    if (ncomm)
+        st->step_comm_ns = cs_mid_median(comm, ncomm);
+    rc = 0;
+out:
+    cs_map_free(&ids);
+    cs_rseq_free(&q);
+    for (int i = 0; kept && i < nkept; i++)
+        cs_rseq_free(&kept[i]);
+    free(kept);
+    free(kept_d);
+    free(per);
+    free(mat);
+    free(vary);
+    free(searched);
+    free(comm);
+    return rc;
 }
 
 int cs__an_match_steps(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *out, char *err, size_t errlen)
@@ -59,45 +494,16 @@ int cs__an_match_steps(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *
     for (int r = 0; r < a->ctx->ndense; r++)
         if ((int64_t)a->steps->marks[r].n > nmax)
             nmax = (int64_t)a->steps->marks[r].n;
-    if (nmax > 0) {
+    a->steps->step_comm_ns = -1;
+    if (nmax > 0)
         a->steps->step_source = 1;
-    } else if (a->ctx->ndense > 0) {
-        /* No markers: the period of the reference rank's collectives. */
-        cs_span_query q = { .order = CS_ORDER_RANK_TIME, .rank = a->ctx->ref_rank };
-        cs_span_iter *it = cs_store_spans(a->ctx->st, &q, err, errlen);
-        if (!it)
+    if (a->ctx->nproc > 0) {
+        /* Markers win; without them, the period of the call sequence. */
+        if (cs_steps_from_calls(a, err, errlen) != 0)
             return -1;
-        uint64_t *sig = NULL;
-        int64_t *beg = NULL;
-        size_t n = 0, capSig = 0, capBeg = 0;
-        cs_span s;
-        int r;
-        while ((r = cs_span_next(it, &s)) > 0) {
-            if (s.seq < 0 || s.comm == 0)
-                continue;
-            if (CS_VEC_RESERVE(sig, capSig, n + 1) != 0 || CS_VEC_RESERVE(beg, capBeg, n + 1) != 0) {
-                free(sig);
-                free(beg);
-                cs_span_iter_free(it);
-                snprintf(err, errlen, "out of memory");
-                return -1;
-            }
-            sig[n] = (uint64_t)s.op * 1000003u ^ (uint64_t)s.comm * 31u ^ (uint64_t)cs_bytes_bucket(s.bytes) << 48;
-            beg[n++] = s.begin_ns;
-        }
-        cs_span_iter_free(it);
-        int p = n >= 6 ? cs_find_period(sig, n) : 0;
-        if (p > 0) {
-            a->steps->step_source = 2;
-            a->steps->step_period = p;
-            for (size_t i = 0; i < n; i += (size_t)p)
-                cs_vec_push(&a->steps->marks[cs__an_ctx_ix(a->ctx, a->ctx->ref_rank)], beg[i]);
-            nmax = (int64_t)a->steps->marks[cs__an_ctx_ix(a->ctx, a->ctx->ref_rank)].n;
-        }
-        free(sig);
-        free(beg);
-        if (p == 0)
-            cs__an_ctx_note(a->ctx, "no step markers (MPI_Pcontrol) and no periodic pattern: no per-step figures");
+        for (int d = 0; d < a->ctx->ndense; d++)
+            if ((int64_t)a->steps->marks[d].n > nmax)
+                nmax = (int64_t)a->steps->marks[d].n;
     }
     a->steps->nsteps = nmax;
     if (nmax > 0) {
@@ -152,6 +558,8 @@ typedef struct cs_mem {
     int rank;
     int op;
     int64_t b, e, bytes, callsite;
+    int64_t waitmax; /* the most it can have waited: its time inside the call, or (nonblocking) its share of
+                        the completion call that finished it */
 } cs_mem;
 
 typedef struct cs_labels {
@@ -181,20 +589,30 @@ static int cs_comm_cb(const cs_comm_member *m, void *arg)
     return cs_map_put(sizes, (uint64_t)m->comm, m->size);
 }
 
-static int cs_done_cb(const cs_completion *c, void *arg)
-{
-    cs_map *done = arg;
-    return cs_map_put(done, cs__an_ctx_rank_key(c->rank, c->req), c->end_ns);
-}
-
 typedef struct cs_matcher {
     cs_match_io *a;
     cs_map sizes, done;
+    cs_map donespan;    /* (rank, req) -> the completion call's span */
+    cs_map share;       /* completion span -> its time per collective it finished */
     cs_map prev, prevb; /* (rank, comm) -> exit, entry of its previous instance */
     cs_labels labels;
     cs_mem *m;
     size_t nm, cap;
 } cs_matcher;
+
+static int cs_done_cb(const cs_completion *c, void *arg)
+{
+    cs_matcher *x = arg;
+    uint64_t key = cs__an_ctx_rank_key(c->rank, c->req);
+    return cs_map_put(&x->done, key, c->end_ns) != 0 || cs_map_put(&x->donespan, key, c->span) != 0 ? -1 : 0;
+}
+
+static int cs_share_cb(int rank, int64_t span, int64_t dur_ns, int64_t ncoll, void *arg)
+{
+    (void)rank;
+    cs_matcher *x = arg;
+    return cs_map_put(&x->share, (uint64_t)span, ncoll > 0 ? dur_ns / ncoll : dur_ns);
+}
 
 static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
 {
@@ -247,7 +665,13 @@ static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
     int64_t imposed = 0;
     for (size_t i = 0; i < x->nm; i++) {
         cs_mem *m = &x->m[i];
-        cs_wait w = { m->span, m->rank, comm, seq, last - m->b };
+        /* waiting is bounded by the time the member spent in its calls */
+        int64_t wt = last - m->b;
+        if (wt > m->waitmax)
+            wt = m->waitmax;
+        if (wt < 0)
+            wt = 0;
+        cs_wait w = { m->span, m->rank, comm, seq, wt };
         imposed += w.wait_ns;
         if (m->e < last && cs__an_ctx_is_n2n(a->ctx, m->op))
             a->coll->exit_before_entry++;
@@ -367,7 +791,8 @@ int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps,
     x.a = a;
     int rc = -1;
     if (cs_store_comm_members(a->ctx->st, cs_comm_cb, &x.sizes) != 0 ||
-        cs_store_completions(a->ctx->st, cs_done_cb, &x.done) != 0 ||
+        cs_store_completions(a->ctx->st, cs_done_cb, &x) != 0 ||
+        cs_store_completion_calls(a->ctx->st, cs_share_cb, &x) != 0 ||
         cs_store_callsite_labels(a->ctx->st, cs_label_cb, &x.labels) != 0) {
         snprintf(err, errlen, "%s: cannot read communicators, completions or call sites", cs_store_path(a->ctx->st));
         goto out;
@@ -398,15 +823,19 @@ int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps,
             snprintf(err, errlen, "out of memory");
             goto out;
         }
-        int64_t e = s.end_ns;
+        int64_t e = s.end_ns, wmax = s.end_ns > s.begin_ns ? s.end_ns - s.begin_ns : 0;
         if (s.req && (s.flags & CS_F_NONBLOCKING)) {
-            int64_t d;
-            if (cs_map_get(&x.done, cs__an_ctx_rank_key(s.rank, s.req), &d))
+            int64_t d, cspan, sh;
+            uint64_t key = cs__an_ctx_rank_key(s.rank, s.req);
+            if (cs_map_get(&x.done, key, &d)) {
                 e = d;
-            else
+                if (cs_map_get(&x.donespan, key, &cspan) && cs_map_get(&x.share, (uint64_t)cspan, &sh))
+                    wmax += sh;
+            } else {
                 a->coll->uncompleted++;
+            }
         }
-        x.m[x.nm++] = (cs_mem){ s.id, s.rank, s.op, s.begin_ns, e, s.bytes, s.callsite };
+        x.m[x.nm++] = (cs_mem){ s.id, s.rank, s.op, s.begin_ns, e, s.bytes, s.callsite, wmax };
     }
     cs_span_iter_free(it);
     if (r < 0) {
@@ -444,6 +873,8 @@ int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps,
 out:
     cs_map_free(&x.sizes);
     cs_map_free(&x.done);
+    cs_map_free(&x.donespan);
+    cs_map_free(&x.share);
     cs_map_free(&x.prev);
     cs_map_free(&x.prevb);
     cs_map_free(&x.labels.idx);

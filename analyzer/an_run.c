@@ -256,6 +256,16 @@ int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
                       a.steps.step_source == 1   ? "markers"
                       : a.steps.step_source == 2 ? "period"
                                                  : "none");
+    snprintf(buf, sizeof buf, "%d", a.steps.step_source == 2 ? a.steps.step_period : 0);
+    cs_store_meta_set(st, "analysis_steps_period", buf);
+    snprintf(buf, sizeof buf, "%.4f", a.steps.step_source == 2 ? a.steps.step_confidence : 0.0);
+    cs_store_meta_set(st, "analysis_steps_confidence", buf);
+    snprintf(buf, sizeof buf, "%d", a.steps.step_ranks_agreeing);
+    cs_store_meta_set(st, "analysis_steps_ranks_agreeing", buf);
+    snprintf(buf, sizeof buf, "%d", a.steps.step_ranks_checked);
+    cs_store_meta_set(st, "analysis_steps_ranks_searched", buf);
+    snprintf(buf, sizeof buf, "%lld", (long long)(a.steps.nsteps > 0 ? a.steps.step_comm_ns : -1));
+    cs_store_meta_set(st, "analysis_steps_comm_ns", buf);
     snprintf(buf, sizeof buf, "%lld", (long long)a.coll.instances);
     cs_store_meta_set(st, "analysis_instances", buf);
     snprintf(buf, sizeof buf, "%lld", (long long)a.coll.incomplete);

@@ -665,19 +665,19 @@ static int wf_steps(wf *w)
     if (w->nsteps < 2)
         return 0;
     size_t capStep = 0, capSpan = 0;
-    int ref_lane = -1;
-    for (int l = 0; l < w->nlanes; l++)
-        if (w->lane_rank[l] == a->ctx->ref_rank && ref_lane < 0)
-            ref_lane = l;
     for (int l = 0; l < w->nlanes; l++) {
-        int k = 0, per = 0;
+        int k = 0;
+        /* a detected period: the lane's rank's marks (the first call of each
+         * repetition) */
+        int pd = a->steps->step_source == 2 ? cs__an_ctx_ix(a->ctx, w->lane_rank[l]) : -1;
+        const cs_vec *pm = pd >= 0 ? &a->steps->marks[pd] : NULL;
         for (int i = w->lane_lo[l]; i < w->lane_hi[l]; i++) {
             const wf_span *x = &w->s[i];
             int is_b = 0;
             if (a->steps->step_source == 1)
                 is_b = x->cls == WF_MARK;
-            else if (a->steps->step_source == 2 && l == ref_lane && x->seq >= 0 && x->comm != 0)
-                is_b = per++ % a->steps->step_period == 0;
+            else if (pm && (size_t)k < pm->n && x->b >= pm->a[k])
+                is_b = 1;
             if (!is_b || k >= w->nsteps)
                 continue;
             if (CS_VEC_RESERVE(w->bstep, capStep, (size_t)w->nb + 1) != 0 ||
@@ -698,10 +698,15 @@ static int wf_steps(wf *w)
     /* each span's step: its lane's markers, else the steps' measured begins */
     for (int l = 0; l < w->nlanes; l++) {
         int k = -1;
+        int pd = a->steps->step_source == 2 ? cs__an_ctx_ix(a->ctx, w->lane_rank[l]) : -1;
+        const cs_vec *pm = pd >= 0 ? &a->steps->marks[pd] : NULL;
         for (int i = w->lane_lo[l]; i < w->lane_hi[l]; i++) {
             wf_span *x = &w->s[i];
             if (w->lane_nmark[l] && a->steps->step_source == 1) {
                 if (x->cls == WF_MARK)
+                    k++;
+            } else if (pm && pm->n) {
+                while ((size_t)(k + 1) < pm->n && pm->a[k + 1] <= x->b)
                     k++;
             } else {
                 while (k + 1 < w->nsteps && w->mbeg[k + 1] <= x->b)
@@ -1306,10 +1311,14 @@ static int64_t wf_comm_figures(wf *w)
         if (n)
             per[m++] = sum / n;
     }
-    if (per) {
+    /* the steps pass's figure (the union of each rank's communication
+     * calls in its own steps) where it has one */
+    if (a->steps->step_comm_ns >= 0)
+        comm_step = a->steps->step_comm_ns;
+    else if (per)
         comm_step = cs_stats_median_i64(per, m);
+    if (comm_step >= 0)
         wf_meta_i64(a, "whatif_comm_step_ns", comm_step);
-    }
     wf_meta_i64(a, "whatif_fuse_members", members);
     wf_meta_i64(a, "whatif_fused_calls", fused);
     wf_meta_dbl(a, "whatif_allreduce_calls_per_step", nr ? (double)ar / (double)nr / (double)(w->nsteps - 1) : 0);

@@ -105,9 +105,14 @@ typedef struct cs_an_clocks {
 /* Steps: their boundaries (cs__an_match_steps) and what each rank did in
  * each of them (filled by cs__an_match). */
 typedef struct cs_an_steps {
-    cs_vec *marks;   /* [ndense]: aligned begin of each step, per rank index */
-    int step_source; /* 0 none, 1 markers, 2 detected period */
-    int step_period; /* detected: collectives per step */
+    cs_vec *marks;           /* [ndense]: aligned begin of each step, per rank index */
+    int step_source;         /* 0 none, 1 markers, 2 detected period */
+    int step_period;         /* detected: calls per step (a polling run counts once) */
+    double step_confidence;  /* detected: mean fraction of positions the period matches */
+    int step_ranks_agreeing; /* detected: ranks whose calls repeat with that period */
+    int step_ranks_checked;  /* detected: ranks with calls to search */
+    int64_t step_comm_ns;    /* median over ranks of the median over steps of the union of
+                              the rank's communication calls in the step; -1 unknown */
     int64_t nsteps;
     int64_t *late;           /* [nsteps * (ndense + 1)], cs__an_ctx_sr: lateness of each rank in each step
                               (its entry - the median entry of the others, when last) */

@@ -71,6 +71,13 @@ typedef struct cs_report_data {
     int64_t step_median_ns, step_p90_ns, whatif_median_ns;
     char notes[2048];
     char step_source[32];
+    /* steps from a period: calls per step, fraction of positions matching,
+     * ranks agreeing of those searched; communication per step (median
+     * over ranks and steps of the union of the rank's communication calls
+     * in the step), -1 unknown */
+    int step_period, step_ranks_agreeing, step_ranks_searched;
+    double step_confidence;
+    int64_t step_comm_ns;
     /* cost models, proposals and the what-if replay */
     cs_model_row *models;
     int nmodels;

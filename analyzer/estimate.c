@@ -41,11 +41,8 @@ static int cs_side_load(const char *arg, cs_side *s, FILE *notes, char *err, siz
     if (!st)
         return -1;
     int r = cs_report_load(st, &s->d);
-    char buf[64];
-    if (cs_store_meta_get(st, "analysis_step_period", buf, sizeof buf) == 0 && buf[0])
-        s->period = strtoll(buf, NULL, 10);
-    else if (cs_store_meta_get(st, "whatif_step_period", buf, sizeof buf) == 0 && buf[0])
-        s->period = strtoll(buf, NULL, 10);
+    /* the detected period (calls per step), as the analysis stored it */
+    s->period = s->d.step_period;
     cs_store_close(st);
     if (r != 0) {
         snprintf(err, errlen, "%s: cannot read the stored analysis", arg);

@@ -41,6 +41,10 @@ TESTS += tests/analysis/sparse_ranks_nb.sh
 EXTRA_DIST += tests/analysis/numargs.sh tests/analysis/json_nonfinite.sh tests/analysis/sparse_ranks.sh tests/analysis/bad_traces.sh tests/analysis/badtrace.inc.sh
 EXTRA_DIST += tests/analysis/sparse_ranks_nb.sh tests/analysis/sparse_ranks.inc.sh
 TESTS += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysis/apply_estimate.sh
+# Steps without markers and nonblocking collectives timed to their
+# completion, on nbloop under each MPI (six 4-rank runs each, about 20 s).
+TESTS += tests/analysis/nb_steps_ompi.sh tests/analysis/nb_steps_mpich.sh
+EXTRA_DIST += tests/analysis/nb_steps_ompi.sh tests/analysis/nb_steps_mpich.sh tests/analysis/nb_steps.inc.sh
 EXTRA_DIST += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysis/apply_estimate.sh
 # Fusion gated on the programs' own step times, nbloop without markers, both
 # MPIs (3 pairs of runs of 3 bucket patterns each; 2-4 min together).

@@ -124,6 +124,11 @@ int cs_report_load(cs_store *st, cs_report_data *d)
     cs_store_meta_get(st, "analysis_notes", d->notes, sizeof d->notes);
     if (cs_store_meta_get(st, "analysis_steps_from", d->step_source, sizeof d->step_source) != 0)
         snprintf(d->step_source, sizeof d->step_source, "none");
+    d->step_period = (int)cs_meta_i64(st, "analysis_steps_period", 0);
+    d->step_confidence = cs_meta_dbl(st, "analysis_steps_confidence", 0);
+    d->step_ranks_agreeing = (int)cs_meta_i64(st, "analysis_steps_ranks_agreeing", 0);
+    d->step_ranks_searched = (int)cs_meta_i64(st, "analysis_steps_ranks_searched", 0);
+    d->step_comm_ns = cs_meta_i64(st, "analysis_steps_comm_ns", -1);
     if (d->nsteps > 0) {
         int64_t *t = malloc((size_t)d->nsteps * sizeof *t), *w = malloc((size_t)d->nsteps * sizeof *w);
         if (!t || !w) {

@@ -227,8 +227,15 @@ static void cs_report_json_analysis(FILE *f, const cs_report_data *d, const cs_g
     fprintf(f, "%s],\n", d->nstrag ? "\n  " : "");
     fprintf(f, "  \"steps\": {\"source\": ");
     cs_json_str(f, d->step_source);
-    fprintf(f, ", \"count\": %d, \"median_ns\": %lld, \"p90_ns\": %lld, \"whatif_median_ns\": %lld, \"list\": [",
-            d->nsteps, (long long)d->step_median_ns, (long long)d->step_p90_ns, (long long)d->whatif_median_ns);
+    fprintf(f, ", \"count\": %d, \"median_ns\": %lld, \"p90_ns\": %lld, \"whatif_median_ns\": %lld, ", d->nsteps,
+            (long long)d->step_median_ns, (long long)d->step_p90_ns, (long long)d->whatif_median_ns);
+    if (strcmp(d->step_source, "period") == 0) {
+        fprintf(f, "\"period_calls\": %d, \"confidence\": ", d->step_period);
+        cs_json_num(f, "%.4f", d->step_confidence);
+        fprintf(f, ", \"ranks_agreeing\": %d, \"ranks_searched\": %d, ", d->step_ranks_agreeing,
+                d->step_ranks_searched);
+    }
+    fprintf(f, "\"comm_ns\": %lld, \"list\": [", (long long)(d->nsteps ? d->step_comm_ns : -1));
     for (int i = 0; i < d->nsteps; i++) {
         const cs_step_row *s = &d->steps[i];
         fprintf(

@@ -86,6 +86,12 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
     if (d->nsteps)
         fprintf(f, "; %d steps, median %s (%s had the slowest rank been on time)", d->nsteps,
                 cs_fmt_ns(d->step_median_ns, b1, sizeof b1), cs_fmt_ns(d->whatif_median_ns, b2, sizeof b2));
+    if (d->nsteps && d->step_comm_ns >= 0)
+        fprintf(f, ", communication %s per step", cs_fmt_ns(d->step_comm_ns, b3, sizeof b3));
+    if (d->nsteps && strcmp(d->step_source, "period") == 0)
+        fprintf(f,
+                " (steps from the period of the calls: %d calls, matching %.1f %% of the positions on %d of %d ranks)",
+                d->step_period, 100 * d->step_confidence, d->step_ranks_agreeing, d->step_ranks_searched);
     fprintf(f, ".\n\n");
     if (ng) {
         fprintf(f, "### Gates\n\n| gate | result | detail |\n|---|---|---|\n");

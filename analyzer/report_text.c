@@ -118,7 +118,7 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
             fprintf(f, "  %s\n", d->wf_note);
     }
     if (d->wf_comm_step_ns >= 0)
-        fprintf(f, "  communication per step (median of the ranks' mean): %s\n",
+        fprintf(f, "  communication per step (time inside communication calls, median over ranks and steps): %s\n",
                 cs_fmt_ns(d->wf_comm_step_ns, b1, sizeof b1));
     fprintf(f, "\nProposals (estimated by the what-if replay; made where the cost model explains the data and the\n"
                "gain is at least 5 %% of the step)\n");
@@ -185,6 +185,11 @@ static void cs_report_text_analysis(FILE *f, const cs_report_data *d, const cs_g
         fprintf(f, ", median %s, p90 %s; median had the slowest rank arrived on time: %s",
                 cs_fmt_ns(d->step_median_ns, b1, sizeof b1), cs_fmt_ns(d->step_p90_ns, b2, sizeof b2),
                 cs_fmt_ns(d->whatif_median_ns, b3, sizeof b3));
+    if (d->nsteps && d->step_comm_ns >= 0)
+        fprintf(f, "; communication %s per step", cs_fmt_ns(d->step_comm_ns, b4, sizeof b4));
+    if (strcmp(d->step_source, "period") == 0)
+        fprintf(f, "\n  period %d calls per step, matching %.1f %% of the positions, on %d of %d ranks searched",
+                d->step_period, 100 * d->step_confidence, d->step_ranks_agreeing, d->step_ranks_searched);
     fprintf(f, "\n");
     fprintf(f, "\nWait states per rank (who made the others wait)\n  %6s %10s %14s %16s\n", "rank", "last",
             "imposed wait", "median lateness");
@@ -253,6 +258,9 @@ void cs_report_text_write(FILE *f, const cs_report_trace *t, const cs_report_dat
     }
     fprintf(f, "\n  clocks: %s; tool overhead about %s in all\n", nproc ? procs[0].clock : "-",
             cs_fmt_ns(overhead, b1, sizeof b1));
+    fprintf(f, "\n(total: time on the ranks' time lines, each instant once per rank: calls in flight together share\n"
+               " it; a nonblocking collective lasts from its start to the end of the completion call that finished\n"
+               " it, which gives its own time to the collectives it completed. p50-max: each call's own duration)\n");
     cs_report_text_groups(f, "Per op", "op", t->by_op, t->nby_op, 0, NULL);
     cs_report_text_groups(f, "Per communicator", "communicator", t->by_comm, t->nby_comm, 0, &t->comms);
     cs_report_text_groups(f, "Per call site", "call site", t->by_site, t->nby_site, 1, NULL);

@@ -217,17 +217,26 @@ int cs_store_comm_members(cs_store *st, int (*cb)(const cs_comm_member *, void *
 /* Call-site labels of one rank: id -> label. */
 int cs_store_callsite_label(cs_store *st, int rank, int64_t callsite, char *buf, size_t len);
 
-/* Stream (group key, duration, bytes) for every span of the given op
- * kinds, ordered by key then duration. group: "op", "comm", "callsite". */
+/* Stream (group key, duration, bytes) for every traced call (not init,
+ * finalize, markers, communicator creation), ordered by key then duration.
+ * group: "op", "comm", "callsite". A nonblocking collective lasts from its
+ * start to the end of the completion call that finished it. share_ns is the
+ * call's exclusive share of its rank's time line: each instant covered by
+ * several calls of the rank (collectives in flight together) is split
+ * among them, and a completion call's time goes to the collectives it
+ * completed, so the shares of a rank add up to the union of its calls. */
 typedef struct cs_group_row {
     const char *key; /* op name, comm id as text, or call-site label */
     const char *op;  /* the op name */
     int64_t dur_ns, bytes;
     int rank;
+    int64_t share_ns;
 } cs_group_row;
 int cs_store_group_durations(cs_store *st, const char *group, int (*cb)(const cs_group_row *, void *), void *arg);
 /* Durations aggregated per group key (as cs_store_group_durations groups
- * them): calls, bytes, total, nearest-rank p50/p90/p99 and max. *out is
+ * them): calls, bytes, total (the sum of the exclusive shares: time
+ * counted once per rank), nearest-rank p50/p90/p99 and max of the
+ * durations. *out is
  * malloc'ed, in key order. Returns 0, or -1 (read error, out of memory). */
 typedef struct cs_group_stat {
     char key[256];
@@ -235,6 +244,12 @@ typedef struct cs_group_stat {
     int64_t count, bytes, total, p50, p90, p99, max;
 } cs_group_stat;
 int cs_store_group_stats(cs_store *st, const char *group, cs_group_stat **out, size_t *n);
+
+/* The completion calls (MPI_Wait*, MPI_Test*) that finished nonblocking
+ * collectives: rank, span id, the call's duration and how many
+ * collectives it finished. */
+int cs_store_completion_calls(cs_store *st, int (*cb)(int rank, int64_t span, int64_t dur_ns, int64_t ncoll, void *),
+                              void *arg);
 
 /* Per rank: time inside traced calls, and the rank's wall time. */
 /* GPU overlap: per rank (ascending), the GPU time of its NCCL calls

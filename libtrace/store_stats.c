@@ -2,6 +2,7 @@
  * durations by group and their quantiles, time in calls per rank, span
  * counts, and the GPU overlap of communication with compute. */
 #include "config.h"
+#include "common/map.h"
 #include "common/stats.h"
 #include "common/vec.h"
 #include "libtrace/store_int.h"
@@ -10,31 +11,260 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- durations and their exclusive shares ---- */
+
+/* One call of the group tables: its key, op, duration (a nonblocking
+ * collective: start to the end of the completion call that finished it),
+ * bytes, and its share of the rank's time line. */
+typedef struct cs_grow {
+    int32_t key, op; /* indexes into the string table */
+    int rank;
+    int64_t d, share, bytes;
+} cs_grow;
+
+/* Interned strings (keys and op names). */
+typedef struct cs_strtab {
+    cs_map idx;
+    char **s;
+    size_t n, cap;
+} cs_strtab;
+
+static int32_t cs_strtab_get(cs_strtab *t, const char *str)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *p = str; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    for (;; h = cs_map_hash(h + 1)) {
+        int64_t i;
+        if (h == UINT64_MAX)
+            continue;
+        if (!cs_map_get(&t->idx, h, &i))
+            break;
+        if (strcmp(t->s[i], str) == 0)
+            return (int32_t)i;
+    }
+    if (CS_VEC_RESERVE(t->s, t->cap, t->n + 1) != 0)
+        return -1;
+    t->s[t->n] = strdup(str);
+    if (!t->s[t->n] || cs_map_put(&t->idx, h, (int64_t)t->n) != 0) {
+        free(t->s[t->n]);
+        return -1;
+    }
+    return (int32_t)t->n++;
+}
+
+static void cs_strtab_free(cs_strtab *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->s[i]);
+    free(t->s);
+    cs_map_free(&t->idx);
+}
+
+/* An interval of one rank's time line, with its weight. */
+typedef struct cs_wiv {
+    int64_t b, e;
+    size_t row;
+    int w;
+} cs_wiv;
+
+typedef struct cs_wev {
+    int64_t t;
+    int dw;
+    size_t iv;
+} cs_wev;
+
+static int cs_wev_order(const void *x, const void *y)
+{
+    const cs_wev *a = x, *b = y;
+    return (a->t > b->t) - (a->t < b->t);
+}
+
+/* The exclusive share of each interval of one rank: every instant of the
+ * union of the intervals goes to the intervals of weight 1 covering it, in
+ * equal parts (intervals of weight 0 get nothing while another covers
+ * them, and are counted alone otherwise). The shares add up to the union. */
+static int cs_shares(cs_wiv *iv, size_t n, cs_grow *rows)
+{
+    if (n == 0)
+        return 0;
+    cs_wev *ev = malloc(2 * n * sizeof *ev);
+    double *fb = malloc(n * sizeof *fb), *fe = malloc(n * sizeof *fe), *f0 = malloc(n * sizeof *f0),
+           *f0e = malloc(n * sizeof *f0e);
+    if (!ev || !fb || !fe || !f0 || !f0e) {
+        free(ev), free(fb), free(fe), free(f0), free(f0e);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ev[2 * i] = (cs_wev){ iv[i].b, 1, i };
+        ev[2 * i + 1] = (cs_wev){ iv[i].e, -1, i };
+    }
+    qsort(ev, 2 * n, sizeof *ev, cs_wev_order);
+    /* F: time per unit of weight 1; G: time covered by weight-0 intervals
+     * only, per interval of them */
+    double F = 0, G = 0;
+    int w1 = 0, w0 = 0;
+    int64_t t = ev[0].t;
+    for (size_t k = 0; k < 2 * n; k++) {
+        const cs_wev *x = &ev[k];
+        if (x->t > t) {
+            double dt = (double)(x->t - t);
+            if (w1 > 0)
+                F += dt / w1;
+            else if (w0 > 0)
+                G += dt / w0;
+            t = x->t;
+        }
+        const cs_wiv *v = &iv[x->iv];
+        if (x->dw > 0) {
+            fb[x->iv] = F, f0[x->iv] = G;
+            if (v->w)
+                w1++;
+            else
+                w0++;
+        } else {
+            fe[x->iv] = F, f0e[x->iv] = G;
+            if (v->w)
+                w1--;
+            else
+                w0--;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        rows[iv[i].row].share = (int64_t)(iv[i].w ? fe[i] - fb[i] + 0.5 : f0e[i] - f0[i] + 0.5);
+    free(ev), free(fb), free(fe), free(f0), free(f0e);
+    return 0;
+}
+
+static int cs_grow_order(const void *x, const void *y)
+{
+    const cs_grow *a = x, *b = y;
+    if (a->key != b->key)
+        return (a->key > b->key) - (a->key < b->key);
+    return (a->d > b->d) - (a->d < b->d);
+}
+
+typedef struct cs_named {
+    const char *s;
+    int32_t idx;
+} cs_named;
+
+static int cs_named_order(const void *x, const void *y)
+{
+    return strcmp(((const cs_named *)x)->s, ((const cs_named *)y)->s);
+}
+
 int cs_store_group_durations(cs_store *st, const char *group, int (*cb)(const cs_group_row *, void *), void *arg)
 {
     const char *key = strcmp(group, "comm") == 0       ? "CAST(s.comm AS TEXT)"
                       : strcmp(group, "callsite") == 0 ? "COALESCE(c.label, '(unknown)')"
                                                        : "o.name";
-    char sql[1024];
+    /* A nonblocking collective (flags 1 and 8) lasts to the end of the
+     * completion call that finished it. */
+    char sql[1400];
     snprintf(sql, sizeof sql,
-             "SELECT %s AS k, o.name, s.end_ns - s.begin_ns AS d, COALESCE(s.bytes, 0), s.rank FROM span s"
+             "SELECT %s AS k, o.name, s.begin_ns, s.end_ns, COALESCE(s.bytes, 0), s.rank, s.id, o.kind,"
+             " d.end_ns, d.span FROM span s"
              " JOIN ops o ON o.id = s.op LEFT JOIN callsites c ON c.rank = s.rank AND c.id = s.callsite"
+             " LEFT JOIN (SELECT rank, req, MIN(end_ns) AS end_ns, MIN(span) AS span FROM completions"
+             "  GROUP BY rank, req) d ON (s.flags & 9) = 9 AND d.rank = s.rank AND d.req = s.req"
              " WHERE o.kind NOT IN ('init', 'finalize', 'marker', 'commnew', 'commfree', 'commname')%s"
-             " ORDER BY k, d",
+             " ORDER BY s.rank, s.begin_ns",
              key, strcmp(group, "comm") == 0 ? " AND s.comm IS NOT NULL" : "");
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
         return -1;
-    int rc = 0, step;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-        cs_group_row r = { (const char *)sqlite3_column_text(s, 0), (const char *)sqlite3_column_text(s, 1),
-                           sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3), sqlite3_column_int(s, 4) };
-        if ((rc = cb(&r, arg)) != 0)
+    cs_strtab tab;
+    memset(&tab, 0, sizeof tab);
+    cs_map done; /* completion spans that finished a nonblocking collective of the rank */
+    memset(&done, 0, sizeof done);
+    cs_grow *rows = NULL;
+    cs_wiv *iv = NULL;
+    int32_t *order = NULL, *byname = NULL;
+    size_t n = 0, cap = 0, niv = 0, capIv = 0;
+    int rc = 0, step, rank = 0;
+    for (;;) {
+        step = sqlite3_step(s);
+        int more = step == SQLITE_ROW;
+        int r = more ? sqlite3_column_int(s, 5) : 0;
+        if (niv && (!more || r != rank)) {
+            if (cs_shares(iv, niv, rows) != 0) {
+                rc = -1;
+                break;
+            }
+            niv = 0;
+            cs_map_free(&done);
+            memset(&done, 0, sizeof done);
+        }
+        if (!more)
             break;
+        rank = r;
+        const char *k = (const char *)sqlite3_column_text(s, 0);
+        const char *op = (const char *)sqlite3_column_text(s, 1);
+        const char *kind = (const char *)sqlite3_column_text(s, 7);
+        int64_t b = sqlite3_column_int64(s, 2), e = sqlite3_column_int64(s, 3);
+        int w = 1;
+        if (sqlite3_column_type(s, 8) != SQLITE_NULL) {
+            int64_t ce = sqlite3_column_int64(s, 8);
+            if (ce > e)
+                e = ce;
+            if (cs_map_put(&done, (uint64_t)sqlite3_column_int64(s, 9), 1) != 0) {
+                rc = -1;
+                break;
+            }
+        } else if (kind && strcmp(kind, "complete") == 0) {
+            int64_t one;
+            /* its time belongs to the collectives it completed */
+            if (cs_map_get(&done, (uint64_t)sqlite3_column_int64(s, 6), &one))
+                w = 0;
+        }
+        if (e < b)
+            e = b;
+        int32_t ki = cs_strtab_get(&tab, k ? k : ""), oi = cs_strtab_get(&tab, op ? op : "");
+        if (ki < 0 || oi < 0 || CS_VEC_RESERVE(rows, cap, n + 1) != 0 || CS_VEC_RESERVE(iv, capIv, niv + 1) != 0) {
+            rc = -1;
+            break;
+        }
+        rows[n] = (cs_grow){ ki, oi, r, e - b, 0, sqlite3_column_int64(s, 4) };
+        iv[niv++] = (cs_wiv){ b, e, n, w };
+        n++;
     }
     if (rc == 0 && step != SQLITE_DONE)
         rc = -1;
     sqlite3_finalize(s);
+    if (rc == 0 && n) {
+        /* rows by key (in the order of the key strings), then duration */
+        order = malloc(tab.n * sizeof *order);
+        byname = malloc(tab.n * sizeof *byname);
+        cs_named *nm = malloc(tab.n * sizeof *nm);
+        if (!order || !byname || !nm) {
+            rc = -1;
+        } else {
+            for (size_t i = 0; i < tab.n; i++)
+                nm[i] = (cs_named){ tab.s[i], (int32_t)i };
+            qsort(nm, tab.n, sizeof *nm, cs_named_order);
+            for (size_t i = 0; i < tab.n; i++) {
+                order[nm[i].idx] = (int32_t)i;
+                byname[i] = nm[i].idx;
+            }
+            for (size_t i = 0; i < n; i++)
+                rows[i].key = order[rows[i].key];
+            qsort(rows, n, sizeof *rows, cs_grow_order);
+            for (size_t i = 0; i < n && rc == 0; i++) {
+                cs_group_row g = {
+                    tab.s[byname[rows[i].key]], tab.s[rows[i].op], rows[i].d, rows[i].bytes, rows[i].rank, rows[i].share
+                };
+                rc = cb(&g, arg);
+            }
+        }
+        free(nm);
+    }
+    free(order);
+    free(byname);
+    free(rows);
+    free(iv);
+    cs_map_free(&done);
+    cs_strtab_free(&tab);
     return rc;
 }
 
@@ -45,7 +275,7 @@ typedef struct cs_gacc {
     char op[48];
     int64_t *d;
     size_t nd, capd;
-    int64_t bytes;
+    int64_t bytes, share;
     int oom;
 } cs_gacc;
 
@@ -62,15 +292,14 @@ static void cs_gacc_flush(cs_gacc *g)
     snprintf(x->op, sizeof x->op, "%s", g->op);
     x->count = (int64_t)g->nd;
     x->bytes = g->bytes;
-    x->total = 0;
-    for (size_t i = 0; i < g->nd; i++)
-        x->total += g->d[i];
+    x->total = g->share;
     x->p50 = cs_stats_quantile(g->d, g->nd, 0.50);
     x->p90 = cs_stats_quantile(g->d, g->nd, 0.90);
     x->p99 = cs_stats_quantile(g->d, g->nd, 0.99);
     x->max = g->d[g->nd - 1];
     g->nd = 0;
     g->bytes = 0;
+    g->share = 0;
 }
 
 /* Rows come ordered by key, then duration. */
@@ -91,6 +320,7 @@ static int cs_gacc_row(const cs_group_row *r, void *arg)
     }
     g->d[g->nd++] = r->dur_ns;
     g->bytes += r->bytes;
+    g->share += r->share_ns;
     return 0;
 }
 
@@ -113,15 +343,14 @@ int cs_store_group_stats(cs_store *st, const char *group, cs_group_stat **out, s
     return 0;
 }
 
-int cs_store_rank_busy(cs_store *st, int (*cb)(int, int64_t, int64_t, int64_t, void *), void *arg)
+int cs_store_completion_calls(cs_store *st, int (*cb)(int rank, int64_t span, int64_t dur_ns, int64_t ncoll, void *),
+                              void *arg)
 {
-    /* Time in traced calls between the end of MPI_Init and the start of
-     * MPI_Finalize (or the whole log), against that wall time. */
-    const char *sql =
-        "SELECT s.rank, SUM(CASE WHEN o.kind IN ('init','finalize','marker') THEN 0 ELSE s.end_ns - s.begin_ns END),"
-        " COALESCE(MAX(CASE WHEN o.kind = 'finalize' THEN s.begin_ns END), MAX(s.end_ns))"
-        "  - COALESCE(MAX(CASE WHEN o.kind = 'init' THEN s.end_ns END), MIN(s.begin_ns)), count(*)"
-        " FROM span s JOIN ops o ON o.id = s.op GROUP BY s.rank ORDER BY s.rank";
+    /* one scan of the spans, the completions looked up by (rank, req):
+     * the other order scans a rank's spans once per completion */
+    const char *sql = "SELECT c.rank, c.span, MAX(p.end_ns - p.begin_ns, 0), count(*) FROM span s"
+                      " CROSS JOIN completions c ON c.rank = s.rank AND c.req = s.req"
+                      " JOIN span p ON p.id = c.span WHERE (s.flags & 9) = 9 GROUP BY c.rank, c.span";
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
         return -1;
@@ -130,6 +359,64 @@ int cs_store_rank_busy(cs_store *st, int (*cb)(int, int64_t, int64_t, int64_t, v
         if ((rc = cb(sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
                      sqlite3_column_int64(s, 3), arg)) != 0)
             break;
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = -1;
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int cs_store_rank_busy(cs_store *st, int (*cb)(int, int64_t, int64_t, int64_t, void *), void *arg)
+{
+    /* Time in traced calls (the union of their intervals: threads of one
+     * rank may be in calls at once) between the end of MPI_Init and the
+     * start of MPI_Finalize (or the whole log), against that wall time. */
+    const char *sql = "SELECT s.rank, o.kind, s.begin_ns, s.end_ns FROM span s JOIN ops o ON o.id = s.op"
+                      " ORDER BY s.rank, s.begin_ns";
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0, step, rank = 0, have = 0;
+    int64_t busy = 0, ue = INT64_MIN, fin = INT64_MIN, init = INT64_MIN, lo = INT64_MAX, hi = INT64_MIN, n = 0;
+    for (;;) {
+        step = sqlite3_step(s);
+        int more = step == SQLITE_ROW;
+        int r = more ? sqlite3_column_int(s, 0) : 0;
+        if (have && (!more || r != rank)) {
+            int64_t wall = (fin != INT64_MIN ? fin : hi) - (init != INT64_MIN ? init : lo);
+            if ((rc = cb(rank, busy, wall, n, arg)) != 0)
+                break;
+            busy = 0, ue = INT64_MIN, fin = INT64_MIN, init = INT64_MIN, lo = INT64_MAX, hi = INT64_MIN, n = 0;
+        }
+        if (!more)
+            break;
+        have = 1;
+        rank = r;
+        const char *kind = (const char *)sqlite3_column_text(s, 1);
+        int64_t b = sqlite3_column_int64(s, 2), e = sqlite3_column_int64(s, 3);
+        n++;
+        if (b < lo)
+            lo = b;
+        if (e > hi)
+            hi = e;
+        if (kind && strcmp(kind, "init") == 0) {
+            if (e > init)
+                init = e;
+            continue;
+        }
+        if (kind && strcmp(kind, "finalize") == 0) {
+            if (b > fin)
+                fin = b;
+            continue;
+        }
+        if (kind && strcmp(kind, "marker") == 0)
+            continue;
+        if (b < ue)
+            b = ue;
+        if (e > b)
+            busy += e - b;
+        if (e > ue)
+            ue = e;
+    }
     if (rc == 0 && step != SQLITE_DONE)
         rc = -1;
     sqlite3_finalize(s);

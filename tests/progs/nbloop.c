@@ -41,6 +41,7 @@ typedef struct nb_opts {
     const char *comm;      /* world | dup | split */
     const char *name;      /* MPI_Comm_set_name */
     int print_steps;
+    int buckets_vary; /* step s issues buckets - (a hash of s) % (vary + 1) */
 } nb_opts;
 
 static double nb_now(void)
@@ -109,6 +110,8 @@ static void nb_usage(FILE *f)
                "                     halves by rank parity, each rank in its own half\n"
                "  --name NAME        MPI_Comm_set_name on that communicator\n"
                "  --print-steps      rank 0 prints every step's MPI time\n");
+    fprintf(f, "  --buckets-vary V   each step issues between B-V and B buckets (the same\n"
+               "                     count on every rank, drawn from the step number)\n");
 }
 
 static int nb_parse(int argc, char **argv, nb_opts *o)
@@ -144,6 +147,7 @@ static int nb_parse(int argc, char **argv, nb_opts *o)
         NB_INT("--late-us", late_us)
         NB_INT("--late-every", late_every)
         NB_INT("--late-random", late_random)
+        NB_INT("--buckets-vary", buckets_vary)
         NB_STR("--late-steps", late_list)
         NB_STR("--wait", wait)
         NB_STR("--comm", comm)
@@ -277,7 +281,13 @@ int main(int argc, char **argv)
             nb_compute(o.compute_us, o.spin);
         if (late[s] && rank == o.late_rank)
             nb_compute(o.late_us, 0);
-        for (int b = 0; b < o.buckets; b++) {
+        int nbk = o.buckets;
+        if (o.buckets_vary > 0) {
+            nbk -= (int)(((unsigned)s * 2654435761u >> 7) % (unsigned)(o.buckets_vary + 1));
+            if (nbk < 1)
+                nbk = 1;
+        }
+        for (int b = 0; b < nbk; b++) {
             if (o.overlap)
                 nb_compute(o.compute_us / o.buckets, o.spin);
             double c0 = nb_now();
@@ -290,14 +300,14 @@ int main(int argc, char **argv)
         if (!o.blocking) {
             double c0 = nb_now();
             if (strcmp(o.wait, "all") == 0) {
-                MPI_Waitall(o.buckets, req, MPI_STATUSES_IGNORE);
+                MPI_Waitall(nbk, req, MPI_STATUSES_IGNORE);
             } else if (strcmp(o.wait, "each") == 0) {
-                for (int b = o.buckets - 1; b >= 0; b--)
+                for (int b = nbk - 1; b >= 0; b--)
                     MPI_Wait(&req[b], MPI_STATUS_IGNORE);
             } else {
                 int done = 0;
                 while (!done)
-                    MPI_Testall(o.buckets, req, &done, MPI_STATUSES_IGNORE);
+                    MPI_Testall(nbk, req, &done, MPI_STATUSES_IGNORE);
             }
             in_mpi += nb_now() - c0;
         }
