@@ -327,6 +327,20 @@ int64_t cs__an_align_time(const cs_an_clocks *clocks, int rank, int64_t raw)
     return raw + k->offset_ns + (int64_t)(k->drift_ppm * 1e-6 * (double)(raw - k->start_ns));
 }
 
+/* A nonblocking collective in which every member waits for all the others
+ * (allreduce, barrier, allgather, alltoall, ...: not a scan). */
+static int cs_align_nb_n2n(const cs_an_ctx *c, int op)
+{
+    if (op < 0 || op >= c->nops || !cs__an_ctx_kind_is(c, op, "coll"))
+        return 0;
+    return strstr(c->ops[op].name, "scan") == NULL && strstr(c->ops[op].name, "Scan") == NULL;
+}
+
+static int cs_align_done_cb(const cs_completion *c, void *arg)
+{
+    return cs_map_put(arg, cs__an_ctx_rank_key(c->rank, c->req), c->end_ns);
+}
+
 int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char *err, size_t errlen)
 {
     cs_align_io io = { ctx, msgs, out }, *a = &io;
@@ -352,6 +366,8 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
     int64_t *o = NULL;
     cs_win all;
     memset(&all, 0, sizeof all);
+    cs_map done; /* (rank, req) -> end of the completion call, raw */
+    memset(&done, 0, sizeof done);
     for (int k = 0; k < nwin; k++) {
         win[k].L = malloc((size_t)n * (size_t)n * sizeof *win[k].L);
         win[k].dexit = calloc((size_t)n, sizeof *win[k].dexit);
@@ -361,6 +377,16 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
         }
         for (size_t i = 0; i < (size_t)n * (size_t)n; i++)
             win[k].L[i] = CS_NOBOUND;
+    }
+    /* A nonblocking N-to-N collective completes on no rank before every
+     * member started it: its members' starts and the ends of the completion
+     * calls that finished them bound the offsets as a blocking instance's
+     * entries and exits do (a program whose collectives are all nonblocking
+     * is aligned by them, not by its messages alone, whose one-way delays
+     * would read as offsets). Run before the alignment: raw times. */
+    if (cs_store_completions(a->ctx->st, cs_align_done_cb, &done) != 0) {
+        snprintf(err, errlen, "%s: cannot read the completions", cs_store_path(a->ctx->st));
+        goto out;
     }
     cs_member *m = malloc((size_t)(n > 0 ? n : 1) * 4 * sizeof *m);
     size_t mcap = (size_t)(n > 0 ? n : 1) * 4;
@@ -404,8 +430,16 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
                     cur = s.seq;
                 }
                 int d = cs__an_ctx_ix(a->ctx, s.rank);
-                if (!cs__an_ctx_is_n2n(a->ctx, s.op) || (s.flags & CS_F_NONBLOCKING) || d < 0)
+                int nb = (s.flags & CS_F_NONBLOCKING) != 0;
+                if (!(nb ? cs_align_nb_n2n(a->ctx, s.op) : cs__an_ctx_is_n2n(a->ctx, s.op)) || d < 0)
                     ok = 0;
+                if (nb) {
+                    int64_t de;
+                    if (cs_map_get(&done, cs__an_ctx_rank_key(s.rank, s.req), &de) && de >= s.begin_ns)
+                        s.end_ns = de;
+                    else
+                        ok = 0;
+                }
                 if (CS_VEC_RESERVE(m, mcap, nm + 1) != 0) {
                     ok = 0;
                     continue;
@@ -534,5 +568,6 @@ out:
         free(win[k].dexit);
     }
     free(cr);
+    cs_map_free(&done);
     return rc;
 }

@@ -12,8 +12,8 @@
 # each step) and without (blocking buckets: one MPI_Allreduce per step,
 # whose period the step detection finds; the leading MPI_Barrier makes a
 # step of its own, hence the +-1).
-# With NB_NOMARK=1 also the nonblocking loop without markers, whose steps
-# rest on the period detection of nonblocking code. Sourced by
+# And the nonblocking loop without markers, whose steps come from the
+# period of its call sequence. Sourced by
 # recurring_ompi.sh and recurring_mpich.sh.
 need_mpi "$CS_MPI"
 MPIRUN=$(mpirun_for "$CS_MPI")
@@ -114,9 +114,5 @@ grep -q 'worst recurring straggler: rank 2' "$T/gate.xml" || fail "the gate does
 "$COLLSCOPE" report "$T/markers-clean" --fail-on recurring=1 >/dev/null || fail "--fail-on recurring=1 failed on a clean run"
 echo "ok: text report and --fail-on recurring"
 cases blocking --blocking --buckets 1
-if [ "${NB_NOMARK:-0}" = 1 ]; then
-  cases nbnomark --buckets 8
-else
-  echo "note: nonblocking loops without markers not run (NB_NOMARK=1 runs them)"
-fi
+cases nbnomark --buckets 8
 pass

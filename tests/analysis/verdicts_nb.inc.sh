@@ -8,8 +8,8 @@
 # (+-1 step), a slow point-to-point pair a slow link between them, a clean
 # run has no verdict, and a slow communicator a slow link on it that blames
 # no rank. The steps of nonblocking code without markers come from the
-# period of its call sequence; the cases that rest on it run with
-# NB_NOMARK=1 (below). Sourced by verdicts_nb_ompi.sh and verdicts_nb_mpich.sh.
+# period of its call sequence. Sourced by verdicts_nb_ompi.sh and
+# verdicts_nb_mpich.sh.
 need_mpi "$CS_MPI"
 MPIRUN=$(mpirun_for "$CS_MPI")
 case $CS_MPI in openmpi) TRAINER="$B/examples/mpi_trainer_ompi" ;; *) TRAINER="$B/examples/mpi_trainer_mpich" ;; esac
@@ -23,7 +23,6 @@ STEPS=20; WIN_A=7; WIN_B=13
 COMMON="--steps $STEPS --compute-us 500 --buckets 2 --nonblocking"
 MARK=--no-pcontrol
 OFFSETS="1:50000000,2:-50000000,3:25000000"
-NB=${NB_NOMARK:-0}
 
 # trace NAME ARGS...: the trainer traced into $T/NAME, the report's JSON in $T/NAME.json
 trace() {
@@ -93,34 +92,15 @@ comm() {
   echo "ok: $M: slow link on communicator $half, cost $7 ns per step"
 }
 
-# First with step markers (MPI_Pcontrol), which hold the verdicts to the
-# nonblocking collectives' completions now. The slow link is left out, and
-# the clean run has no halo messages: with no blocking N-to-N collective the
-# clocks are aligned from the messages alone, the link's own 100 ms delay,
-# one way, reads as an offset (rank 2 off by 36 ms), and a clean halo got a
-# false 2 ms slow link under load (an_align.c, not the verdicts).
-M=markers
-MARK=--pcontrol
-HALO=
-for c in ${VNB_CASES:-persistent transient clean comm}; do
-  $c
-done
-# Then without markers: the steps come from the period of the call
-# sequence. The slow communicator's blocking collectives give the steps
-# their period; the other cases need the step detection of nonblocking code
-# (one detected step per MPI_Iallreduce otherwise: rank 2 then looks late in
-# every other "step", a recurring straggler), and the slow link the
-# alignment on nonblocking collectives too: they run with NB_NOMARK=1.
-M=nomark
-MARK=--no-pcontrol
-HALO=--halo
-if [ "$NB" = 1 ]; then
-  CASES="persistent transient link clean comm"
-else
-  CASES="comm"
-  echo "note: persistent, transient, slow link and clean cases without markers not run (NB_NOMARK=1 runs them)"
-fi
-for c in ${VNB_CASES:-$CASES}; do
-  $c
+# First with step markers (MPI_Pcontrol), then without: the steps come from
+# the period of the call sequence, and the clocks (offsets of +-50 ms) are
+# aligned on the nonblocking collectives' starts and completions, so that a
+# slow link's one-way delay is not read as an offset.
+for M in markers nomark; do
+  if [ $M = markers ]; then MARK=--pcontrol; else MARK=--no-pcontrol; fi
+  HALO=--halo
+  for c in ${VNB_CASES:-persistent transient link clean comm}; do
+    $c
+  done
 done
 pass
