@@ -18,6 +18,7 @@ analyzer_libcsanalysis_la_LIBADD = -lm
 bin_PROGRAMS += analyzer/collscope
 analyzer_collscope_SOURCES = analyzer/cli.h analyzer/main.c analyzer/cmd_run.c analyzer/cmd_ingest.c \
 	analyzer/cmd_analyze.c analyzer/cmd_report.c analyzer/cmd_diff.c analyzer/cmd_check_estimate.c analyzer/cmd_tui.c \
+	analyzer/cmd_export.c analyzer/export.h analyzer/export.c analyzer/export_chrome.c \
 	analyzer/run.c analyzer/ingest.c analyzer/symbolize.c
 analyzer_collscope_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'
 analyzer_collscope_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
