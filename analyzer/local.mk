@@ -50,8 +50,9 @@ EXTRA_DIST += tests/analysis/nb_fusion_ompi.sh tests/analysis/nb_fusion_mpich.sh
 EXTRA_DIST += tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh tests/analysis/verdicts.inc.sh \
 	tests/analysis/synthetic.sh tests/analysis/faults.sh
 # The Chrome trace-event export of a traced 4-rank run, checked with
-# Python's json, and its bad input (about 5 s).
-TESTS += tests/analysis/export_chrome.sh
-EXTRA_DIST += tests/analysis/export_chrome.sh
+# Python's json, and its bad input (about 5 s); the GPU stream tracks of the
+# NCCL trainer under the CPU stand-ins (about 3 s).
+TESTS += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh
+EXTRA_DIST += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh
 dist_doc_DATA += docs/report-json.md
 EXTRA_DIST += bench/analysis_bench.sh tests/analysis/align_strict.sh
