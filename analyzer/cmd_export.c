@@ -147,6 +147,7 @@ int cs_cmd_export(int argc, char **argv)
         cs_store_close(st);
         return 1;
     }
+    setvbuf(f, NULL, _IOFBF, 1 << 20);
     cs_export_stats stats;
     int rc = fmt->write(f, st, &stats, err, sizeof err);
     if (rc != 0)

@@ -45,24 +45,89 @@ typedef struct cs_chrome {
     cs_export_stats *stats;
     cs_op_row *ops;
     int nops;
+    char **op_name, **op_kind; /* per op id: as JSON strings, escaped once */
     cs_comms comms;
-    cs_map site_idx; /* (rank, call site) -> index in sites */
-    char **sites;
-    size_t nsites, capSites;
+    cs_map comm_idx; /* communicator -> index in strs: its name as a JSON string */
+    cs_map site_idx; /* (rank, call site) -> index in strs: its label as a JSON string */
+    char **strs;
+    size_t nstrs, capStrs;
     int nverdicts;
 } cs_chrome;
+
+/* Numbers without printf, which is most of the time of a big export. */
+static void chrome_i64(FILE *f, int64_t v)
+{
+    char b[24], *e = b + sizeof b, *p = e;
+    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--p = (char)('0' + a % 10);
+        a /= 10;
+    } while (a);
+    if (v < 0)
+        *--p = '-';
+    fwrite(p, 1, (size_t)(e - p), f);
+}
+
+/* key (with its quotes, comma and colon) and an integer. */
+static void chrome_kv(FILE *f, const char *key, int64_t v)
+{
+    fputs(key, f);
+    chrome_i64(f, v);
+}
 
 /* A time on the aligned line as microseconds from the origin, exact. */
 static void chrome_us(FILE *f, int64_t ns)
 {
+    char b[32], *e = b + sizeof b, *p = e;
     uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    fprintf(f, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", a / 1000, (unsigned)(a % 1000));
+    for (int i = 0; i < 3; i++) {
+        *--p = (char)('0' + a % 10);
+        a /= 10;
+    }
+    *--p = '.';
+    do {
+        *--p = (char)('0' + a % 10);
+        a /= 10;
+    } while (a);
+    if (ns < 0)
+        *--p = '-';
+    fwrite(p, 1, (size_t)(e - p), f);
 }
 
 static void chrome_ev(cs_chrome *c)
 {
     fputs(c->events ? ",\n" : "\n", c->f);
     c->events++;
+}
+
+/* s as a JSON string (quotes and escapes: common/json.h), malloc'ed; NULL
+ * when out of memory. The names of ops, communicators and call sites are
+ * escaped once, not once a span. */
+static char *chrome_escape(const char *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m)
+        return NULL;
+    cs_json_str(m, s);
+    if (fclose(m) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* Keep an escaped string; its index, or -1 when out of memory. */
+static int64_t chrome_keep(cs_chrome *c, const char *s)
+{
+    char *e = chrome_escape(s);
+    if (!e || CS_VEC_RESERVE(c->strs, c->capStrs, c->nstrs + 1) != 0) {
+        free(e);
+        return -1;
+    }
+    c->strs[c->nstrs] = e;
+    return (int64_t)c->nstrs++;
 }
 
 static uint64_t chrome_site_key(int rank, int64_t site)
@@ -73,15 +138,10 @@ static uint64_t chrome_site_key(int rank, int64_t site)
 static int chrome_site_cb(int rank, int64_t id, const char *label, void *arg)
 {
     cs_chrome *c = arg;
-    if (!label || CS_VEC_RESERVE(c->sites, c->capSites, c->nsites + 1) != 0)
-        return label ? -1 : 0;
-    char *dup = strdup(label);
-    if (!dup || cs_map_put(&c->site_idx, chrome_site_key(rank, id), (int64_t)c->nsites) != 0) {
-        free(dup);
-        return -1;
-    }
-    c->sites[c->nsites++] = dup;
-    return 0;
+    if (!label)
+        return 0;
+    int64_t i = chrome_keep(c, label);
+    return i < 0 || cs_map_put(&c->site_idx, chrome_site_key(rank, id), i) != 0 ? -1 : 0;
 }
 
 static const char *chrome_site(const cs_chrome *c, int rank, int64_t site)
@@ -89,7 +149,29 @@ static const char *chrome_site(const cs_chrome *c, int rank, int64_t site)
     int64_t i;
     if (site == 0 || !cs_map_get(&c->site_idx, chrome_site_key(rank, site), &i))
         return NULL;
-    return c->sites[i];
+    return c->strs[i];
+}
+
+/* The communicator's display name as a JSON string (cached); NULL when
+ * out of memory. */
+static const char *chrome_comm(cs_chrome *c, int64_t comm)
+{
+    int64_t i;
+    if (!cs_map_get(&c->comm_idx, (uint64_t)comm, &i)) {
+        char buf[CS_COMMS_DISPLAY_MAX];
+        if ((i = chrome_keep(c, cs_store_comms_name(&c->comms, comm, buf, sizeof buf))) < 0 ||
+            cs_map_put(&c->comm_idx, (uint64_t)comm, i) != 0)
+            return NULL;
+    }
+    return c->strs[i];
+}
+
+/* The op's name and kind as JSON strings. */
+static const char *chrome_op_str(const cs_chrome *c, int op, int kind)
+{
+    if (op >= 0 && op < c->nops && c->ops[op].name[0])
+        return kind ? c->op_kind[op] : c->op_name[op];
+    return "\"unknown\"";
 }
 
 static const cs_op_row *chrome_op(const cs_chrome *c, int op)
@@ -111,45 +193,59 @@ static void chrome_meta(cs_chrome *c, const char *name, int pid, int64_t tid, co
     fputs("}}", c->f);
 }
 
-static void chrome_x_head(cs_chrome *c, const char *name, const char *cat, int pid, int64_t tid, int64_t b, int64_t e)
+/* The head of a complete event, its name and category already JSON strings. */
+static void chrome_x_head_json(cs_chrome *c, const char *name, const char *cat, int pid, int64_t tid, int64_t b,
+                               int64_t e)
 {
     chrome_ev(c);
     fputs("{\"ph\":\"X\",\"name\":", c->f);
-    cs_json_str(c->f, name);
+    fputs(name, c->f);
     fputs(",\"cat\":", c->f);
-    cs_json_str(c->f, cat);
-    fprintf(c->f, ",\"pid\":%d,\"tid\":%" PRId64 ",\"ts\":", pid, tid);
+    fputs(cat, c->f);
+    chrome_kv(c->f, ",\"pid\":", pid);
+    chrome_kv(c->f, ",\"tid\":", tid);
+    fputs(",\"ts\":", c->f);
     chrome_us(c->f, b - c->origin);
     fputs(",\"dur\":", c->f);
     chrome_us(c->f, e > b ? e - b : 0);
 }
 
+static void chrome_x_head(cs_chrome *c, const char *name, const char *cat, int pid, int64_t tid, int64_t b, int64_t e)
+{
+    char *n = chrome_escape(name), *k = chrome_escape(cat);
+    chrome_x_head_json(c, n ? n : "\"\"", k ? k : "\"\"", pid, tid, b, e);
+    free(n);
+    free(k);
+}
+
 /* The args every span event carries (without the braces). */
-static void chrome_span_args(cs_chrome *c, const cs_span *sp, const cs_op_row *op)
+static int chrome_span_args(cs_chrome *c, const cs_span *sp, const cs_op_row *op)
 {
     FILE *f = c->f;
-    char buf[CS_COMMS_DISPLAY_MAX];
     fputs("\"op\":", f);
-    cs_json_str(f, op ? op->name : "unknown");
-    fprintf(f, ",\"span\":%" PRId64, sp->id);
+    fputs(chrome_op_str(c, sp->op, 0), f);
+    chrome_kv(f, ",\"span\":", sp->id);
     if (sp->comm != 0) {
+        const char *name = chrome_comm(c, sp->comm);
+        if (!name)
+            return -1;
         fputs(",\"comm\":", f);
-        cs_json_str(f, cs_store_comms_name(&c->comms, sp->comm, buf, sizeof buf));
+        fputs(name, f);
     }
     if (sp->seq >= 0 && (sp->flags & CS_F_HAS_SEQ))
-        fprintf(f, ",\"seq\":%" PRId64, sp->seq);
+        chrome_kv(f, ",\"seq\":", sp->seq);
     if (sp->bytes > 0)
-        fprintf(f, ",\"bytes\":%" PRId64, sp->bytes);
+        chrome_kv(f, ",\"bytes\":", sp->bytes);
     if (sp->peer >= 0 && (sp->flags & CS_F_HAS_PEER))
-        fprintf(f, ",\"peer\":%d", sp->peer);
+        chrome_kv(f, ",\"peer\":", sp->peer);
     if (sp->peer2 >= 0)
-        fprintf(f, ",\"peer2\":%d", sp->peer2);
+        chrome_kv(f, ",\"peer2\":", sp->peer2);
     if (sp->tag >= 0)
-        fprintf(f, ",\"tag\":%d", sp->tag);
+        chrome_kv(f, ",\"tag\":", sp->tag);
     const char *site = chrome_site(c, sp->rank, sp->callsite);
     if (site) {
         fputs(",\"callsite\":", f);
-        cs_json_str(f, site);
+        fputs(site, f);
     }
     if ((sp->flags & CS_F_NONBLOCKING) || (op && op->nonblocking))
         fputs(",\"nonblocking\":true", f);
@@ -159,6 +255,7 @@ static void chrome_span_args(cs_chrome *c, const cs_span *sp, const cs_op_row *o
         fputs(",\"fused\":true", f);
     if (sp->flags & CS_F_FUSE_MEMBER)
         fputs(",\"fuse_member\":true", f);
+    return 0;
 }
 
 /* ---- the spans ---- */
@@ -188,9 +285,11 @@ static int chrome_span(cs_chrome *c, cs_chrome_rank *r, const cs_span *sp)
             return -1;
     }
     const cs_op_row *op = chrome_op(c, sp->op);
-    chrome_x_head(c, op ? op->name : "unknown", op ? op->kind : "unknown", sp->rank, sp->tid, sp->begin_ns, sp->end_ns);
+    chrome_x_head_json(c, chrome_op_str(c, sp->op, 0), chrome_op_str(c, sp->op, 1), sp->rank, sp->tid, sp->begin_ns,
+                       sp->end_ns);
     fputs(",\"args\":{", c->f);
-    chrome_span_args(c, sp, op);
+    if (chrome_span_args(c, sp, op) != 0)
+        return -1;
     fputs("}}", c->f);
     c->stats->spans++;
     if (sp->gpu_begin_ns != 0 && sp->gpu_end_ns != 0) {
@@ -207,8 +306,8 @@ static int chrome_span(cs_chrome *c, cs_chrome_rank *r, const cs_span *sp)
             chrome_meta(c, "thread_name", sp->rank, CS_CHROME_STREAM_TID + idx, "name", name, 0);
             chrome_meta(c, "thread_sort_index", sp->rank, CS_CHROME_STREAM_TID + idx, "sort_index", NULL, 1000 + idx);
         }
-        chrome_x_head(c, op ? op->name : "unknown", "gpu", sp->rank, CS_CHROME_STREAM_TID + idx, sp->gpu_begin_ns,
-                      sp->gpu_end_ns);
+        chrome_x_head_json(c, chrome_op_str(c, sp->op, 0), "\"gpu\"", sp->rank, CS_CHROME_STREAM_TID + idx,
+                           sp->gpu_begin_ns, sp->gpu_end_ns);
         fputs(",\"args\":{", c->f);
         chrome_span_args(c, sp, op);
         fputs(",\"gpu\":true}}", c->f);
@@ -246,8 +345,15 @@ static int chrome_spans(cs_chrome *c, char *err, size_t errlen)
 static void chrome_flow_end(cs_chrome *c, const char *ph, const char *cat, int64_t id, int pid, int64_t tid, int64_t ts)
 {
     chrome_ev(c);
-    fprintf(c->f, "{\"ph\":\"%s\",\"name\":\"%s\",\"cat\":\"%s\",\"id\":%" PRId64 ",\"pid\":%d,\"tid\":%" PRId64 ",",
-            ph, cat, cat, id, pid, tid);
+    fputs(ph[0] == 's' ? "{\"ph\":\"s\",\"name\":\"" : "{\"ph\":\"f\",\"name\":\"", c->f);
+    fputs(cat, c->f);
+    fputs("\",\"cat\":\"", c->f);
+    fputs(cat, c->f);
+    fputc('"', c->f);
+    chrome_kv(c->f, ",\"id\":", id);
+    chrome_kv(c->f, ",\"pid\":", pid);
+    chrome_kv(c->f, ",\"tid\":", tid);
+    fputc(',', c->f);
     if (ph[0] == 'f')
         fputs("\"bp\":\"e\",", c->f);
     fputs("\"ts\":", c->f);
@@ -429,7 +535,8 @@ static void chrome_counter(cs_chrome *c, int pid, const char *name, int64_t ts, 
     chrome_ev(c);
     fputs("{\"ph\":\"C\",\"name\":", c->f);
     cs_json_str(c->f, name);
-    fprintf(c->f, ",\"pid\":%d,\"tid\":0,\"ts\":", pid);
+    chrome_kv(c->f, ",\"pid\":", pid);
+    fputs(",\"tid\":0,\"ts\":", c->f);
     chrome_us(c->f, ts - c->origin);
     fputs(",\"args\":{", c->f);
     cs_json_str(c->f, key);
@@ -515,6 +622,17 @@ int cs_export_chrome(FILE *f, cs_store *st, cs_export_stats *stats, char *err, s
                           cs_store_path(st));
         goto out;
     }
+    if (c.nops > 0 && (!(c.op_name = calloc((size_t)c.nops, sizeof *c.op_name)) ||
+                       !(c.op_kind = calloc((size_t)c.nops, sizeof *c.op_kind)))) {
+        cs_store_sql_fail(err, errlen, "export: out of memory");
+        goto out;
+    }
+    for (int i = 0; i < c.nops; i++)
+        if (c.ops[i].name[0] && (!(c.op_name[i] = chrome_escape(c.ops[i].name)) ||
+                                 !(c.op_kind[i] = chrome_escape(c.ops[i].kind[0] ? c.ops[i].kind : "unknown")))) {
+            cs_store_sql_fail(err, errlen, "export: out of memory");
+            goto out;
+        }
     if (cs_store_callsite_labels(st, chrome_site_cb, &c) != 0) {
         cs_store_sql_fail(err, errlen, "%s: cannot read the call sites (damaged?)", cs_store_path(st));
         goto out;
@@ -546,9 +664,16 @@ out:
     free(procs);
     free(c.ops);
     cs_store_comms_free(&c.comms);
-    for (size_t i = 0; i < c.nsites; i++)
-        free(c.sites[i]);
-    free(c.sites);
+    for (int i = 0; c.op_name && i < c.nops; i++)
+        free(c.op_name[i]);
+    for (int i = 0; c.op_kind && i < c.nops; i++)
+        free(c.op_kind[i]);
+    free(c.op_name);
+    free(c.op_kind);
+    for (size_t i = 0; i < c.nstrs; i++)
+        free(c.strs[i]);
+    free(c.strs);
     cs_map_free(&c.site_idx);
+    cs_map_free(&c.comm_idx);
     return rc;
 }
