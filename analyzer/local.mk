@@ -54,5 +54,5 @@ EXTRA_DIST += tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh t
 # NCCL trainer under the CPU stand-ins (about 3 s).
 TESTS += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh
 EXTRA_DIST += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh
-dist_doc_DATA += docs/report-json.md
+dist_doc_DATA += docs/report-json.md docs/interop.md
 EXTRA_DIST += bench/analysis_bench.sh tests/analysis/align_strict.sh bench/export_bench.sh

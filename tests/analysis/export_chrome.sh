@@ -20,6 +20,9 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || skip "$PY not installed"
 command -v sqlite3 > /dev/null || skip "sqlite3 not installed"
 
+"$COLLSCOPE" export --help | grep -q '^usage: collscope export ' || fail "collscope export --help"
+"$COLLSCOPE" --help | grep -q '^  export ' || fail "collscope --help does not list export"
+echo "ok: --help pages"
 "$COLLSCOPE" run -o "$T/run" -- "$MPIRUN" -np 4 "$TRAINER" --steps 12 --compute-us 500 --buckets 2 --halo --split \
   --delay-us 30000 --delay-ranks 2 > "$T/run.out" 2>&1 || fail "traced run failed (see $T/run.out)"
 DB="$T/run/trace.db"
