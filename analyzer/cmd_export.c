@@ -140,6 +140,8 @@ int cs_cmd_export(int argc, char **argv)
         cs_error("%s", err);
         return 1;
     }
+    /* A damaged trace: cs_analysis_open said so (one note) and gave what
+     * could be read of it: exported all the same, exit 1. */
     char from[4200], recovered[1536];
     int partial = cs_store_recovered(st, from, sizeof from, recovered, sizeof recovered);
     FILE *f = tostdout ? stdout : export_open_tmp(outpath, tmp, sizeof tmp);
@@ -179,9 +181,6 @@ int cs_cmd_export(int argc, char **argv)
     if (rc == 0)
         cs_note("export: %s: %lld spans, %lld flows, %lld analysis events (%lld events)", tostdout ? "stdout" : outpath,
                 (long long)stats.spans, (long long)stats.flows, (long long)stats.analysis, (long long)stats.events);
-    if (rc == 0 && partial)
-        cs_note("export: damaged trace %s: the export is of what could be read of it (%s): %s", from, cs_store_path(st),
-                recovered);
     cs_store_close(st);
     return rc != 0 ? 1 : partial ? 1 : 0;
 }

@@ -8,7 +8,8 @@
 # of its track, one per matched message and one per other member of each
 # collective instance; communicators by name; the persistent straggler on
 # the analysis process. Standard output gives the same file. Bad input
-# (missing trace, damaged store, unknown format, -o through a symbolic link
+# (missing trace, a store that is not one, a store with damaged pages,
+# unknown format, -o through a symbolic link
 # or onto a folder, an output that cannot be written): one message, a
 # non-zero exit, nothing written.
 . "$srcdir/tests/lib.sh"
@@ -165,6 +166,21 @@ mkdir "$T/dmg" && cp "$DB" "$T/dmg/trace.db" && printf 'this is not a SQLite fil
   dd of="$T/dmg/trace.db" conv=notrunc 2> /dev/null
 bad "$T/dmg/trace.db" 1 "$T/dmg"
 [ ! -e "$T/dmg/trace.chrome.json" ] || fail "an export of a damaged store was left behind"
+# Damaged pages in the middle of the store: refused, or what could be read
+# of it exported (then a whole JSON file), exit 1 either way.
+mkdir "$T/pages" && cp "$DB" "$T/pages/trace.db"
+pages=$(($(stat -c %s "$DB") / 4096))
+head -c $((30 * 4096)) /dev/zero | tr '\0' '\377' |
+  dd of="$T/pages/trace.db" bs=4096 seek=$((pages / 2)) conv=notrunc 2> /dev/null
+_rc=0
+"$COLLSCOPE" export "$T/pages" > /dev/null 2> "$T/pages.err" || _rc=$?
+[ "$_rc" = 1 ] || fail "export of a store with damaged pages: exit $_rc ($(cat "$T/pages.err"))"
+grep -q "$T/pages/trace.db" "$T/pages.err" || fail "damaged pages: no message naming the file: $(cat "$T/pages.err")"
+if [ -e "$T/pages/trace.chrome.json" ]; then
+  "$PY" -c 'import json, sys; json.load(open(sys.argv[1]))' "$T/pages/trace.chrome.json" ||
+    fail "the export of what could be read of a damaged store is not JSON"
+fi
+echo "ok: damaged pages: exit 1, $(head -c 200 "$T/pages.err")"
 echo precious > "$T/victim"
 ln -s "$T/victim" "$T/link.json"
 bad "symbolic link" 1 "$T/run" -o "$T/link.json"
