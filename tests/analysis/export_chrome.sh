@@ -8,10 +8,10 @@
 # of its track, one per matched message and one per other member of each
 # collective instance; communicators by name; the persistent straggler on
 # the analysis process. Standard output gives the same file. Bad input
-# (missing trace, a store that is not one, a store with damaged pages,
-# unknown format, -o through a symbolic link
-# or onto a folder, an output that cannot be written): one message, a
-# non-zero exit, nothing written.
+# (missing trace, a store that is not one, unknown format, -o through a
+# symbolic link or onto a folder, an output that cannot be written): one
+# message, a non-zero exit, nothing left behind; a store with damaged
+# pages: exit 1, a message naming it, what could be read of it exported.
 . "$srcdir/tests/lib.sh"
 need_mpi openmpi
 MPIRUN=$(mpirun_for openmpi)
