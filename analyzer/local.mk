@@ -18,6 +18,7 @@ analyzer_libcsanalysis_la_LIBADD = -lm
 bin_PROGRAMS += analyzer/collscope
 analyzer_collscope_SOURCES = analyzer/cli.h analyzer/main.c analyzer/cmd_run.c analyzer/cmd_ingest.c \
 	analyzer/cmd_analyze.c analyzer/cmd_report.c analyzer/cmd_diff.c analyzer/cmd_check_estimate.c analyzer/cmd_tui.c \
+	analyzer/cmd_export.c analyzer/export.h analyzer/export.c analyzer/export_chrome.c \
 	analyzer/run.c analyzer/ingest.c analyzer/symbolize.c
 analyzer_collscope_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'
 analyzer_collscope_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
@@ -52,11 +53,11 @@ TESTS += tests/analysis/nb_fusion_ompi.sh tests/analysis/nb_fusion_mpich.sh
 EXTRA_DIST += tests/analysis/nb_fusion_ompi.sh tests/analysis/nb_fusion_mpich.sh tests/analysis/nb_fusion.inc.sh
 EXTRA_DIST += tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh tests/analysis/verdicts.inc.sh \
 	tests/analysis/synthetic.sh tests/analysis/faults.sh
-dist_doc_DATA += docs/report-json.md
-EXTRA_DIST += bench/analysis_bench.sh tests/analysis/align_strict.sh
+dist_doc_DATA += docs/report-json.md docs/interop.md
+EXTRA_DIST += bench/analysis_bench.sh tests/analysis/align_strict.sh bench/export_bench.sh
 # The recurring straggler verdict on nbloop (every 2nd, 3rd, 10th and
-# random steps, with and without markers, and a clean run; NB_NOMARK=1 adds
-# the nonblocking loop without markers), under each MPI.
+# random steps, with and without markers, blocking and nonblocking, and a
+# clean run), under each MPI.
 TESTS += tests/analysis/recurring_ompi.sh tests/analysis/recurring_mpich.sh
 EXTRA_DIST += tests/analysis/recurring_ompi.sh tests/analysis/recurring_mpich.sh tests/analysis/recurring.inc.sh
 # The same verdict on synthetic traces of known answers (bench/gen_trace
@@ -64,7 +65,11 @@ EXTRA_DIST += tests/analysis/recurring_ompi.sh tests/analysis/recurring_mpich.sh
 TESTS += tests/analysis/recurring_synth.sh
 EXTRA_DIST += tests/analysis/recurring_synth.sh
 # The straggler cases of verdicts_*.sh on the trainer with nonblocking
-# buckets and no step markers; NB_NOMARK=1 runs the cases that rest on the
-# step detection of nonblocking code.
+# buckets, with and without step markers.
 TESTS += tests/analysis/verdicts_nb_ompi.sh tests/analysis/verdicts_nb_mpich.sh
 EXTRA_DIST += tests/analysis/verdicts_nb_ompi.sh tests/analysis/verdicts_nb_mpich.sh tests/analysis/verdicts_nb.inc.sh
+# The Chrome trace-event export of a traced 4-rank run, checked with
+# Python's json, and its bad input (about 5 s); the GPU stream tracks of the
+# NCCL trainer under the CPU stand-ins (about 3 s).
+TESTS += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh
+EXTRA_DIST += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh

@@ -1,0 +1,186 @@
+/* cmd_export.c: `collscope export DIR|TRACE.db [--format FMT] [-o PATH]`:
+ * the trace and its analysis (analysed first unless current, as `report`
+ * does) in a format other viewers read (the table of export.c). */
+#include "config.h"
+#include "analyzer/cli.h"
+#include "analyzer/csanalysis.h"
+#include "analyzer/export.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format chrome] [-o PATH]\n"
+                              "\n"
+                              "Write the trace and its analysis (run and stored first unless current, as\n"
+                              "by `collscope report`) in a format other viewers read. Times are on the\n"
+                              "aligned time line of the analysis.\n"
+                              "\n"
+                              "  --format FMT  chrome (the default): Chrome trace-event JSON, for\n"
+                              "                ui.perfetto.dev and chrome://tracing: a process per rank, a\n"
+                              "                track per thread and per GPU stream, every span one slice\n"
+                              "                with its op, communicator, seq, bytes, peer, call site and\n"
+                              "                flags; flow arrows from each send to its receive and from\n"
+                              "                the last rank to enter each collective to the others; an\n"
+                              "                \"analysis\" process with the steps, the straggler verdicts\n"
+                              "                and the imposed waits; each rank's waits as a counter\n"
+                              "  -o PATH       the output file (default DIR/trace.chrome.json; for a file\n"
+                              "                STEM.db, STEM.chrome.json beside it); - for standard output.\n"
+                              "                Written to a new file beside PATH and renamed onto it when\n"
+                              "                complete: never through a symbolic link, never a folder,\n"
+                              "                nothing left behind on failure\n"
+                              "\n"
+                              "See docs/interop.md for what maps to what and what is lost.\n"
+                              "\n"
+                              "Exit status: 0; 1 when the trace cannot be read or the output cannot be\n"
+                              "written (one message names the file), or when the trace was damaged and\n"
+                              "the export is of what could be read of it; 2 on bad usage.\n";
+
+/* The process's umask, for the mode of a file made by mkstemp. */
+static mode_t export_umask(void)
+{
+    mode_t m = umask(022);
+    umask(m);
+    return m;
+}
+
+/* The default output: DIR/trace.SUFFIX for a folder, STEM.SUFFIX for a
+ * file STEM.db. */
+static void export_default_path(const char *arg, const char *suffix, char *out, size_t len)
+{
+    char db[4096];
+    cs_analysis_trace_path(arg, db, sizeof db);
+    size_t n = strlen(db);
+    if (n > 3 && strcmp(db + n - 3, ".db") == 0)
+        n -= 3;
+    snprintf(out, len, "%.*s.%s", (int)n, db, suffix);
+}
+
+/* Open a new file beside path to write into (O_EXCL: never through a
+ * link); tmp receives its name. NULL with a message printed. */
+static FILE *export_open_tmp(const char *path, char *tmp, size_t len)
+{
+    struct stat sb;
+    if (lstat(path, &sb) == 0) {
+        if (S_ISLNK(sb.st_mode)) {
+            cs_error("export: %s is a symbolic link: refusing to write through it", path);
+            return NULL;
+        }
+        if (S_ISDIR(sb.st_mode)) {
+            cs_error("export: %s is a folder: give a file name", path);
+            return NULL;
+        }
+        if (!S_ISREG(sb.st_mode)) {
+            cs_error("export: %s is not a regular file", path);
+            return NULL;
+        }
+    } else if (errno != ENOENT) {
+        cs_error("export: cannot write %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if ((size_t)snprintf(tmp, len, "%s.tmpXXXXXX", path) >= len) {
+        cs_error("export: %s: the name is too long", path);
+        return NULL;
+    }
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        cs_error("export: cannot write %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    FILE *f = fchmod(fd, 0644 & ~export_umask()) == 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        cs_error("export: cannot write %s: %s", path, strerror(errno));
+        close(fd);
+        unlink(tmp);
+    }
+    return f;
+}
+
+int cs_cmd_export(int argc, char **argv)
+{
+    static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
+                                          { "output", required_argument, NULL, 'o' },
+                                          { "help", no_argument, NULL, 'h' },
+                                          { NULL, 0, NULL, 0 } };
+    const char *format = "chrome", *outpath = NULL;
+    int c;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f': format = optarg; break;
+        case 'o': outpath = optarg; break;
+        case 'h': fputs(cs_help_export, stdout); return 0;
+        default: fputs(cs_help_export, stderr); return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fputs(cs_help_export, stderr);
+        return 2;
+    }
+    const char *trace = argv[optind];
+    const cs_export_format *fmt = cs_export_find(format);
+    if (!fmt) {
+        char names[256];
+        cs_error("export: unknown format '%s' (%s)", format, cs_export_names(names, sizeof names));
+        return 2;
+    }
+    char defpath[4200], tmp[4300] = "", err[1024] = "";
+    if (!outpath) {
+        export_default_path(trace, fmt->suffix, defpath, sizeof defpath);
+        outpath = defpath;
+    }
+    int tostdout = strcmp(outpath, "-") == 0;
+    cs_store *st = cs_analysis_open(trace, 0, 0, stderr, err, sizeof err);
+    if (!st) {
+        cs_error("%s", err);
+        return 1;
+    }
+    /* A damaged trace: cs_analysis_open said so (one note) and gave what
+     * could be read of it: exported all the same, exit 1. */
+    char from[4200], recovered[1536];
+    int partial = cs_store_recovered(st, from, sizeof from, recovered, sizeof recovered);
+    FILE *f = tostdout ? stdout : export_open_tmp(outpath, tmp, sizeof tmp);
+    if (!f) {
+        cs_store_close(st);
+        return 1;
+    }
+    setvbuf(f, NULL, _IOFBF, 1 << 20);
+    cs_export_stats stats;
+    int rc = fmt->write(f, st, &stats, err, sizeof err);
+    if (rc != 0)
+        cs_error("%s", err);
+    if (tostdout) {
+        if (fflush(f) != 0 || ferror(f)) {
+            if (rc == 0)
+                cs_error("export: cannot write to standard output: %s", strerror(errno));
+            rc = -1;
+        }
+    } else {
+        int werr = ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0;
+        int e = errno;
+        if (fclose(f) != 0 && !werr) {
+            werr = 1;
+            e = errno;
+        }
+        if (werr && rc == 0) {
+            cs_error("export: cannot write %s: %s", outpath, strerror(e));
+            rc = -1;
+        }
+        if (rc == 0 && rename(tmp, outpath) != 0) {
+            cs_error("export: cannot write %s: %s", outpath, strerror(errno));
+            rc = -1;
+        }
+        if (rc != 0)
+            unlink(tmp);
+    }
+    if (rc == 0)
+        cs_note("export: %s: %lld spans, %lld flows, %lld analysis events (%lld events)", tostdout ? "stdout" : outpath,
+                (long long)stats.spans, (long long)stats.flows, (long long)stats.analysis, (long long)stats.events);
+    cs_store_close(st);
+    return rc != 0 ? 1 : partial ? 1 : 0;
+}

@@ -1,0 +1,44 @@
+/* export.h: `collscope export`: a trace and its analysis written in the
+ * formats other viewers read. Each format is one row of the table in
+ * export.c and one writer file (export_NAME.c); a writer streams the trace
+ * from the store and never holds the whole of it in memory. */
+#ifndef CS_EXPORT_H
+#define CS_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "libtrace/store.h"
+
+/* What a writer wrote, for the command's summary line and the bench. */
+typedef struct cs_export_stats {
+    int64_t spans;    /* spans of the trace written */
+    int64_t events;   /* events written in all (spans, GPU spans, metadata, flows, analysis) */
+    int64_t flows;    /* flow arrows (send -> receive, collective instances) */
+    int64_t analysis; /* events of the analysis (steps, verdicts, wait counters) */
+} cs_export_stats;
+
+/* Write the trace of st (its stored analysis too where it has one) to f.
+ * 0, or -1 with one message in err (a read error names the store's file;
+ * a write error is the caller's to find, through ferror). */
+typedef int (*cs_export_writer)(FILE *f, cs_store *st, cs_export_stats *stats, char *err, size_t errlen);
+
+typedef struct cs_export_format {
+    const char *name;    /* for --format */
+    const char *suffix;  /* of the default output file: DIR/trace.SUFFIX */
+    const char *summary; /* one line for --help */
+    cs_export_writer write;
+} cs_export_format;
+
+/* The format called name, or NULL. */
+const cs_export_format *cs_export_find(const char *name);
+/* The formats, in table order: *n of them. */
+const cs_export_format *cs_export_formats(size_t *n);
+/* The formats' names, "a, b or c", into buf; returns buf. */
+const char *cs_export_names(char *buf, size_t len);
+
+/* Chrome trace-event JSON (export_chrome.c; docs/interop.md). */
+int cs_export_chrome(FILE *f, cs_store *st, cs_export_stats *stats, char *err, size_t errlen);
+
+#endif

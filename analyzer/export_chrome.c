@@ -1,0 +1,679 @@
+/* export_chrome.c: the trace as Chrome trace-event JSON (the "Trace Event
+ * Format" that ui.perfetto.dev and chrome://tracing load; docs/interop.md).
+ *
+ * A process per rank (pid = the rank), a track per traced thread (tid = the
+ * thread's id) and one per GPU stream; every span one complete event ("X")
+ * with its op, communicator, seq, bytes, peer, call site and flags in args;
+ * flow arrows ("s"/"f", bound to the enclosing slices) from each send to
+ * the receive the analysis matched it with, and from the last rank to
+ * enter each collective instance to every other member; the stored
+ * analysis on a process of its own (steps, one track per straggler
+ * verdict, each rank's cumulative imposed wait as a counter) and each
+ * rank's own wait in each collective as a counter on its process.
+ *
+ * Times are on the aligned time line, in microseconds with three decimals
+ * (exact nanoseconds), relative to the earliest aligned process start
+ * (otherData.origin_ns), so that a reader's doubles keep the nanoseconds.
+ * The spans stream from the store in rank and time order; the flows and
+ * the analysis come from queries of their own, one row at a time. */
+#include "config.h"
+#include "analyzer/csanalysis.h"
+#include "analyzer/export.h"
+#include "common/json.h"
+#include "common/map.h"
+#include "common/vec.h"
+#include "libtrace/span.h"
+#include "libtrace/store_sql.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The analysis process sits above the ranks (ranks are below this). */
+#define CS_CHROME_ANALYSIS_PID 1000000000
+/* Track ids of GPU streams within a rank's process, and of the analysis. */
+#define CS_CHROME_STREAM_TID 2000000000
+#define CS_CHROME_STEPS_TID 1
+#define CS_CHROME_VERDICT_TID 100
+
+typedef struct cs_chrome {
+    FILE *f;
+    cs_store *st;
+    int64_t origin;
+    int64_t events;
+    int64_t flow_id;
+    cs_export_stats *stats;
+    cs_op_row *ops;
+    int nops;
+    char **op_name, **op_kind; /* per op id: as JSON strings, escaped once */
+    cs_comms comms;
+    cs_map comm_idx; /* communicator -> index in strs: its name as a JSON string */
+    cs_map site_idx; /* (rank, call site) -> index in strs: its label as a JSON string */
+    char **strs;
+    size_t nstrs, capStrs;
+    int nverdicts;
+} cs_chrome;
+
+/* Numbers without printf, which is most of the time of a big export. */
+static void chrome_i64(FILE *f, int64_t v)
+{
+    char b[24], *e = b + sizeof b, *p = e;
+    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--p = (char)('0' + a % 10);
+        a /= 10;
+    } while (a);
+    if (v < 0)
+        *--p = '-';
+    fwrite(p, 1, (size_t)(e - p), f);
+}
+
+/* key (with its quotes, comma and colon) and an integer. */
+static void chrome_kv(FILE *f, const char *key, int64_t v)
+{
+    fputs(key, f);
+    chrome_i64(f, v);
+}
+
+/* A time on the aligned line as microseconds from the origin, exact. */
+static void chrome_us(FILE *f, int64_t ns)
+{
+    char b[32], *e = b + sizeof b, *p = e;
+    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    for (int i = 0; i < 3; i++) {
+        *--p = (char)('0' + a % 10);
+        a /= 10;
+    }
+    *--p = '.';
+    do {
+        *--p = (char)('0' + a % 10);
+        a /= 10;
+    } while (a);
+    if (ns < 0)
+        *--p = '-';
+    fwrite(p, 1, (size_t)(e - p), f);
+}
+
+static void chrome_ev(cs_chrome *c)
+{
+    fputs(c->events ? ",\n" : "\n", c->f);
+    c->events++;
+}
+
+/* s as a JSON string (quotes and escapes: common/json.h), malloc'ed; NULL
+ * when out of memory. The names of ops, communicators and call sites are
+ * escaped once, not once a span. */
+static char *chrome_escape(const char *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m)
+        return NULL;
+    cs_json_str(m, s);
+    if (fclose(m) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* Keep an escaped string; its index, or -1 when out of memory. */
+static int64_t chrome_keep(cs_chrome *c, const char *s)
+{
+    char *e = chrome_escape(s);
+    if (!e || CS_VEC_RESERVE(c->strs, c->capStrs, c->nstrs + 1) != 0) {
+        free(e);
+        return -1;
+    }
+    c->strs[c->nstrs] = e;
+    return (int64_t)c->nstrs++;
+}
+
+static uint64_t chrome_site_key(int rank, int64_t site)
+{
+    return ((uint64_t)(uint32_t)rank << 40) ^ ((uint64_t)site & 0xffffffffffull);
+}
+
+static int chrome_site_cb(int rank, int64_t id, const char *label, void *arg)
+{
+    cs_chrome *c = arg;
+    if (!label)
+        return 0;
+    int64_t i = chrome_keep(c, label);
+    return i < 0 || cs_map_put(&c->site_idx, chrome_site_key(rank, id), i) != 0 ? -1 : 0;
+}
+
+static const char *chrome_site(const cs_chrome *c, int rank, int64_t site)
+{
+    int64_t i;
+    if (site == 0 || !cs_map_get(&c->site_idx, chrome_site_key(rank, site), &i))
+        return NULL;
+    return c->strs[i];
+}
+
+/* The communicator's display name as a JSON string (cached); NULL when
+ * out of memory. */
+static const char *chrome_comm(cs_chrome *c, int64_t comm)
+{
+    int64_t i;
+    if (!cs_map_get(&c->comm_idx, (uint64_t)comm, &i)) {
+        char buf[CS_COMMS_DISPLAY_MAX];
+        if ((i = chrome_keep(c, cs_store_comms_name(&c->comms, comm, buf, sizeof buf))) < 0 ||
+            cs_map_put(&c->comm_idx, (uint64_t)comm, i) != 0)
+            return NULL;
+    }
+    return c->strs[i];
+}
+
+/* The op's name and kind as JSON strings. */
+static const char *chrome_op_str(const cs_chrome *c, int op, int kind)
+{
+    if (op >= 0 && op < c->nops && c->ops[op].name[0])
+        return kind ? c->op_kind[op] : c->op_name[op];
+    return "\"unknown\"";
+}
+
+static const cs_op_row *chrome_op(const cs_chrome *c, int op)
+{
+    return op >= 0 && op < c->nops && c->ops[op].name[0] ? &c->ops[op] : NULL;
+}
+
+/* A metadata event: name (process_name, thread_name, process_sort_index...)
+ * with either a string or an integer argument. */
+static void chrome_meta(cs_chrome *c, const char *name, int pid, int64_t tid, const char *key, const char *s, int64_t v)
+{
+    chrome_ev(c);
+    fprintf(c->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%" PRId64 ",\"args\":{\"%s\":", name, pid, tid,
+            key);
+    if (s)
+        cs_json_str(c->f, s);
+    else
+        fprintf(c->f, "%" PRId64, v);
+    fputs("}}", c->f);
+}
+
+/* The head of a complete event, its name and category already JSON strings. */
+static void chrome_x_head_json(cs_chrome *c, const char *name, const char *cat, int pid, int64_t tid, int64_t b,
+                               int64_t e)
+{
+    chrome_ev(c);
+    fputs("{\"ph\":\"X\",\"name\":", c->f);
+    fputs(name, c->f);
+    fputs(",\"cat\":", c->f);
+    fputs(cat, c->f);
+    chrome_kv(c->f, ",\"pid\":", pid);
+    chrome_kv(c->f, ",\"tid\":", tid);
+    fputs(",\"ts\":", c->f);
+    chrome_us(c->f, b - c->origin);
+    fputs(",\"dur\":", c->f);
+    chrome_us(c->f, e > b ? e - b : 0);
+}
+
+static void chrome_x_head(cs_chrome *c, const char *name, const char *cat, int pid, int64_t tid, int64_t b, int64_t e)
+{
+    char *n = chrome_escape(name), *k = chrome_escape(cat);
+    chrome_x_head_json(c, n ? n : "\"\"", k ? k : "\"\"", pid, tid, b, e);
+    free(n);
+    free(k);
+}
+
+/* The args every span event carries (without the braces). */
+static int chrome_span_args(cs_chrome *c, const cs_span *sp, const cs_op_row *op)
+{
+    FILE *f = c->f;
+    fputs("\"op\":", f);
+    fputs(chrome_op_str(c, sp->op, 0), f);
+    chrome_kv(f, ",\"span\":", sp->id);
+    if (sp->comm != 0) {
+        const char *name = chrome_comm(c, sp->comm);
+        if (!name)
+            return -1;
+        fputs(",\"comm\":", f);
+        fputs(name, f);
+    }
+    if (sp->seq >= 0 && (sp->flags & CS_F_HAS_SEQ))
+        chrome_kv(f, ",\"seq\":", sp->seq);
+    if (sp->bytes > 0)
+        chrome_kv(f, ",\"bytes\":", sp->bytes);
+    if (sp->peer >= 0 && (sp->flags & CS_F_HAS_PEER))
+        chrome_kv(f, ",\"peer\":", sp->peer);
+    if (sp->peer2 >= 0)
+        chrome_kv(f, ",\"peer2\":", sp->peer2);
+    if (sp->tag >= 0)
+        chrome_kv(f, ",\"tag\":", sp->tag);
+    const char *site = chrome_site(c, sp->rank, sp->callsite);
+    if (site) {
+        fputs(",\"callsite\":", f);
+        fputs(site, f);
+    }
+    if ((sp->flags & CS_F_NONBLOCKING) || (op && op->nonblocking))
+        fputs(",\"nonblocking\":true", f);
+    if (sp->flags & CS_F_ERROR)
+        fprintf(f, ",\"failed\":true,\"rc\":%d", sp->rc);
+    if (sp->flags & CS_F_FUSED)
+        fputs(",\"fused\":true", f);
+    if (sp->flags & CS_F_FUSE_MEMBER)
+        fputs(",\"fuse_member\":true", f);
+    return 0;
+}
+
+/* ---- the spans ---- */
+
+typedef struct cs_chrome_rank {
+    int rank;
+    cs_map tids;    /* thread ids named so far */
+    cs_map streams; /* stream -> its track's index */
+    int64_t nstreams;
+} cs_chrome_rank;
+
+static int chrome_span(cs_chrome *c, cs_chrome_rank *r, const cs_span *sp)
+{
+    if (sp->rank != r->rank) {
+        cs_map_free(&r->tids);
+        cs_map_free(&r->streams);
+        memset(r, 0, sizeof *r);
+        r->rank = sp->rank;
+    }
+    int64_t seen;
+    uint64_t tkey = (uint64_t)(uint32_t)sp->tid;
+    if (!cs_map_get(&r->tids, tkey, &seen)) {
+        char name[64];
+        snprintf(name, sizeof name, "thread %d", sp->tid);
+        chrome_meta(c, "thread_name", sp->rank, sp->tid, "name", name, 0);
+        if (cs_map_put(&r->tids, tkey, 1) != 0)
+            return -1;
+    }
+    const cs_op_row *op = chrome_op(c, sp->op);
+    chrome_x_head_json(c, chrome_op_str(c, sp->op, 0), chrome_op_str(c, sp->op, 1), sp->rank, sp->tid, sp->begin_ns,
+                       sp->end_ns);
+    fputs(",\"args\":{", c->f);
+    if (chrome_span_args(c, sp, op) != 0)
+        return -1;
+    fputs("}}", c->f);
+    c->stats->spans++;
+    if (sp->gpu_begin_ns != 0 && sp->gpu_end_ns != 0) {
+        int64_t stream = sp->stream < 0 ? 0 : sp->stream, idx;
+        if (!cs_map_get(&r->streams, (uint64_t)stream, &idx)) {
+            idx = r->nstreams++;
+            if (cs_map_put(&r->streams, (uint64_t)stream, idx) != 0)
+                return -1;
+            char name[64];
+            if (stream == 0)
+                snprintf(name, sizeof name, "GPU default stream");
+            else
+                snprintf(name, sizeof name, "GPU stream 0x%" PRIx64, (uint64_t)stream);
+            chrome_meta(c, "thread_name", sp->rank, CS_CHROME_STREAM_TID + idx, "name", name, 0);
+            chrome_meta(c, "thread_sort_index", sp->rank, CS_CHROME_STREAM_TID + idx, "sort_index", NULL, 1000 + idx);
+        }
+        chrome_x_head_json(c, chrome_op_str(c, sp->op, 0), "\"gpu\"", sp->rank, CS_CHROME_STREAM_TID + idx,
+                           sp->gpu_begin_ns, sp->gpu_end_ns);
+        fputs(",\"args\":{", c->f);
+        chrome_span_args(c, sp, op);
+        fputs(",\"gpu\":true}}", c->f);
+    }
+    return 0;
+}
+
+static int chrome_spans(cs_chrome *c, char *err, size_t errlen)
+{
+    cs_span_query q = { .order = CS_ORDER_RANK_TIME, .rank = -1 };
+    cs_span_iter *it = cs_store_spans(c->st, &q, err, errlen);
+    if (!it)
+        return -1;
+    cs_chrome_rank r = { .rank = -1 };
+    cs_span sp;
+    int rc;
+    while ((rc = cs_span_next(it, &sp)) == 1)
+        if (chrome_span(c, &r, &sp) != 0) {
+            rc = -2;
+            break;
+        }
+    cs_span_iter_free(it);
+    cs_map_free(&r.tids);
+    cs_map_free(&r.streams);
+    if (rc == -2)
+        return cs_store_sql_fail(err, errlen, "export: out of memory");
+    if (rc < 0)
+        return cs_store_sql_fail(err, errlen, "%s: cannot read the spans (damaged?)", cs_store_path(c->st));
+    return 0;
+}
+
+/* ---- flows ---- */
+
+/* One end of a flow, bound to the slice that encloses its time. */
+static void chrome_flow_end(cs_chrome *c, const char *ph, const char *cat, int64_t id, int pid, int64_t tid, int64_t ts)
+{
+    chrome_ev(c);
+    fputs(ph[0] == 's' ? "{\"ph\":\"s\",\"name\":\"" : "{\"ph\":\"f\",\"name\":\"", c->f);
+    fputs(cat, c->f);
+    fputs("\",\"cat\":\"", c->f);
+    fputs(cat, c->f);
+    fputc('"', c->f);
+    chrome_kv(c->f, ",\"id\":", id);
+    chrome_kv(c->f, ",\"pid\":", pid);
+    chrome_kv(c->f, ",\"tid\":", tid);
+    fputc(',', c->f);
+    if (ph[0] == 'f')
+        fputs("\"bp\":\"e\",", c->f);
+    fputs("\"ts\":", c->f);
+    chrome_us(c->f, ts - c->origin);
+    fputc('}', c->f);
+}
+
+/* Within a slice whatever its length: the middle of [b, e]. */
+static int64_t chrome_mid(int64_t b, int64_t e)
+{
+    return e > b ? b + (e - b) / 2 : b;
+}
+
+static int chrome_flows_p2p(cs_chrome *c, char *err, size_t errlen)
+{
+    sqlite3 *db = cs_store_sql_db(c->st);
+    if (cs_store_sql_table_exists(db, "p2p") != 1)
+        return 0;
+    /* The spans view gives the aligned times of both ends. */
+    static const char sql[] = "SELECT s.rank, s.thread, s.begin_ns, s.end_ns, r.rank, r.thread, r.begin_ns, r.end_ns"
+                              " FROM p2p p JOIN spans s ON s.id = p.send_span JOIN spans r ON r.id = p.recv_span"
+                              " ORDER BY p.send_span";
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+        return cs_store_sql_fail(err, errlen, "%s: cannot read the matched messages: %s", cs_store_path(c->st),
+                                 sqlite3_errmsg(db));
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t id = ++c->flow_id;
+        chrome_flow_end(c, "s", "p2p", id, sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1),
+                        chrome_mid(sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3)));
+        chrome_flow_end(c, "f", "p2p", id, sqlite3_column_int(s, 4), sqlite3_column_int64(s, 5),
+                        chrome_mid(sqlite3_column_int64(s, 6), sqlite3_column_int64(s, 7)));
+        c->stats->flows++;
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE)
+        return cs_store_sql_fail(err, errlen, "%s: cannot read the matched messages (damaged?)", cs_store_path(c->st));
+    return 0;
+}
+
+typedef struct cs_chrome_member {
+    int rank;
+    int64_t tid, begin, end;
+} cs_chrome_member;
+
+/* The flows of one instance: from the last rank's span to every other's. */
+static void chrome_instance(cs_chrome *c, const cs_chrome_member *m, size_t n, int last)
+{
+    size_t li = n;
+    for (size_t i = 0; i < n && li == n; i++)
+        if (m[i].rank == last)
+            li = i;
+    if (li == n)
+        return;
+    int64_t from = chrome_mid(m[li].begin, m[li].end);
+    for (size_t i = 0; i < n; i++) {
+        if (m[i].rank == last)
+            continue;
+        int64_t id = ++c->flow_id;
+        chrome_flow_end(c, "s", "collective", id, m[li].rank, m[li].tid, from);
+        chrome_flow_end(c, "f", "collective", id, m[i].rank, m[i].tid, chrome_mid(m[i].begin, m[i].end));
+        c->stats->flows++;
+    }
+}
+
+static int chrome_flows_coll(cs_chrome *c, char *err, size_t errlen)
+{
+    sqlite3 *db = cs_store_sql_db(c->st);
+    if (cs_store_sql_table_exists(db, "instances") != 1)
+        return 0;
+    static const char sql[] = "SELECT s.rank, s.tid, " CS_ALIGNED("s.begin_ns") ", " CS_ALIGNED(
+        "s.end_ns") ", s.comm, s.seq, i.last_rank"
+                    " FROM span s JOIN instances i ON i.comm = s.comm AND i.seq = s.seq"
+                    " LEFT JOIN clocks k ON k.rank = s.rank"
+                    " WHERE (s.flags & 8) != 0 AND i.last_rank >= 0 ORDER BY s.comm, s.seq, s.rank, s.begin_ns";
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+        return cs_store_sql_fail(err, errlen, "%s: cannot read the collective instances: %s", cs_store_path(c->st),
+                                 sqlite3_errmsg(db));
+    cs_chrome_member *m = NULL;
+    size_t n = 0, cap = 0;
+    int64_t comm = 0, seq = -1;
+    int last = -1, rc, oom = 0;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t cm = sqlite3_column_int64(s, 4), sq = sqlite3_column_int64(s, 5);
+        if (n > 0 && (cm != comm || sq != seq)) {
+            chrome_instance(c, m, n, last);
+            n = 0;
+        }
+        comm = cm;
+        seq = sq;
+        last = sqlite3_column_int(s, 6);
+        int rank = sqlite3_column_int(s, 0);
+        if (n > 0 && m[n - 1].rank == rank)
+            continue; /* one span per rank: the first */
+        if (CS_VEC_RESERVE(m, cap, n + 1) != 0) {
+            oom = 1;
+            break;
+        }
+        m[n++] = (cs_chrome_member){ .rank = rank,
+                                     .tid = sqlite3_column_int64(s, 1),
+                                     .begin = sqlite3_column_int64(s, 2),
+                                     .end = sqlite3_column_int64(s, 3) };
+    }
+    if (!oom && rc == SQLITE_DONE && n > 0)
+        chrome_instance(c, m, n, last);
+    sqlite3_finalize(s);
+    free(m);
+    if (oom)
+        return cs_store_sql_fail(err, errlen, "export: out of memory");
+    if (rc != SQLITE_DONE)
+        return cs_store_sql_fail(err, errlen, "%s: cannot read the collective instances (damaged?)",
+                                 cs_store_path(c->st));
+    return 0;
+}
+
+/* ---- the analysis ---- */
+
+static int chrome_step_cb(const cs_step_row *x, void *arg)
+{
+    cs_chrome *c = arg;
+    char name[64];
+    snprintf(name, sizeof name, "step %" PRId64, x->step);
+    chrome_x_head(c, name, "step", CS_CHROME_ANALYSIS_PID, CS_CHROME_STEPS_TID, x->begin_ns, x->end_ns);
+    fprintf(c->f, ",\"args\":{\"step\":%" PRId64 ",\"time_us\":", x->step);
+    chrome_us(c->f, x->time_ns);
+    if (x->slowest_rank >= 0) {
+        fprintf(c->f, ",\"slowest_rank\":%d,\"whatif_us\":", x->slowest_rank);
+        chrome_us(c->f, x->whatif_ns);
+    }
+    fputs("}}", c->f);
+    c->stats->analysis++;
+    return 0;
+}
+
+static int chrome_verdict_cb(const cs_straggler *x, void *arg)
+{
+    cs_chrome *c = arg;
+    char name[160], track[200], buf[CS_COMMS_DISPLAY_MAX];
+    int64_t tid = CS_CHROME_VERDICT_TID + c->nverdicts++;
+    if (x->src >= 0 && x->dst >= 0)
+        snprintf(name, sizeof name, "%s: rank %d -> rank %d", x->kind, x->src, x->dst);
+    else if (x->rank >= 0)
+        snprintf(name, sizeof name, "%s straggler: rank %d", x->kind, x->rank);
+    else if (x->comm != 0)
+        snprintf(name, sizeof name, "%s: %s", x->kind, cs_store_comms_name(&c->comms, x->comm, buf, sizeof buf));
+    else
+        snprintf(name, sizeof name, "%s", x->kind);
+    snprintf(track, sizeof track, "verdict %d: %s", c->nverdicts, name);
+    chrome_meta(c, "thread_name", CS_CHROME_ANALYSIS_PID, tid, "name", track, 0);
+    chrome_meta(c, "thread_sort_index", CS_CHROME_ANALYSIS_PID, tid, "sort_index", NULL, tid);
+    chrome_x_head(c, name, "verdict", CS_CHROME_ANALYSIS_PID, tid, x->begin_ns, x->end_ns);
+    fputs(",\"args\":{\"kind\":", c->f);
+    cs_json_str(c->f, x->kind);
+    if (x->rank >= 0)
+        fprintf(c->f, ",\"rank\":%d", x->rank);
+    if (x->src >= 0 && x->dst >= 0)
+        fprintf(c->f, ",\"src\":%d,\"dst\":%d", x->src, x->dst);
+    if (x->comm != 0) {
+        fputs(",\"comm\":", c->f);
+        cs_json_str(c->f, cs_store_comms_name(&c->comms, x->comm, buf, sizeof buf));
+    }
+    fprintf(c->f, ",\"first_step\":%" PRId64 ",\"last_step\":%" PRId64 ",\"lateness_us\":", x->first_step,
+            x->last_step);
+    chrome_us(c->f, x->lateness_ns);
+    fputs(",\"cost_us\":", c->f);
+    chrome_us(c->f, x->cost_ns);
+    fputs(",\"evidence\":", c->f);
+    cs_json_str(c->f, x->evidence);
+    fputs("}}", c->f);
+    c->stats->analysis++;
+    return 0;
+}
+
+/* A counter sample: one series `key` of counter `name` on a process. */
+static void chrome_counter(cs_chrome *c, int pid, const char *name, int64_t ts, const char *key, int64_t ns)
+{
+    chrome_ev(c);
+    fputs("{\"ph\":\"C\",\"name\":", c->f);
+    cs_json_str(c->f, name);
+    chrome_kv(c->f, ",\"pid\":", pid);
+    fputs(",\"tid\":0,\"ts\":", c->f);
+    chrome_us(c->f, ts - c->origin);
+    fputs(",\"args\":{", c->f);
+    cs_json_str(c->f, key);
+    fputc(':', c->f);
+    chrome_us(c->f, ns);
+    fputs("}}", c->f);
+    c->stats->analysis++;
+}
+
+/* Each rank's wait in each collective (the last entry - its own entry) as
+ * a counter on its process: the wait from its entry, 0 when the last one
+ * came. And each rank's cumulative imposed wait (the others' waits in the
+ * instances it entered last) on the analysis process. */
+static int chrome_waits(cs_chrome *c, char *err, size_t errlen)
+{
+    sqlite3 *db = cs_store_sql_db(c->st);
+    if (cs_store_sql_table_exists(db, "waits") != 1 || cs_store_sql_table_exists(db, "instances") != 1)
+        return 0;
+    static const char own[] =
+        "SELECT w.rank, " CS_ALIGNED("s.begin_ns") ", w.wait_ns FROM waits w"
+                                                   " JOIN span s ON s.id = w.span LEFT JOIN clocks k ON k.rank = s.rank"
+                                                   " WHERE w.wait_ns > 0 ORDER BY w.rank, s.begin_ns";
+    static const char imposed[] = "SELECT i.last_rank, i.last_entry_ns, SUM(w.wait_ns) FROM instances i"
+                                  " JOIN waits w ON w.comm = i.comm AND w.seq = i.seq"
+                                  " WHERE i.last_rank >= 0 GROUP BY i.comm, i.seq"
+                                  " ORDER BY i.last_rank, i.last_entry_ns";
+    for (int pass = 0; pass < 2; pass++) {
+        sqlite3_stmt *s;
+        if (sqlite3_prepare_v2(db, pass == 0 ? own : imposed, -1, &s, NULL) != SQLITE_OK)
+            return cs_store_sql_fail(err, errlen, "%s: cannot read the waits: %s", cs_store_path(c->st),
+                                     sqlite3_errmsg(db));
+        int rc, rank = -1;
+        int64_t sum = 0;
+        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+            int r = sqlite3_column_int(s, 0);
+            int64_t t = sqlite3_column_int64(s, 1), w = sqlite3_column_int64(s, 2);
+            if (pass == 0) {
+                chrome_counter(c, r, "wait for the last rank (us)", t, "wait_us", w);
+                chrome_counter(c, r, "wait for the last rank (us)", t + w, "wait_us", 0);
+                continue;
+            }
+            if (r != rank) {
+                rank = r;
+                sum = 0;
+            }
+            sum += w;
+            char name[64], key[32];
+            snprintf(name, sizeof name, "imposed wait, rank %d (us, cumulative)", r);
+            snprintf(key, sizeof key, "rank %d", r);
+            chrome_counter(c, CS_CHROME_ANALYSIS_PID, name, t, key, sum);
+        }
+        sqlite3_finalize(s);
+        if (rc != SQLITE_DONE)
+            return cs_store_sql_fail(err, errlen, "%s: cannot read the waits (damaged?)", cs_store_path(c->st));
+    }
+    return 0;
+}
+
+static int chrome_analysis(cs_chrome *c, char *err, size_t errlen)
+{
+    if (cs_store_analysis_exists(c->st) != 1)
+        return 0;
+    chrome_meta(c, "process_name", CS_CHROME_ANALYSIS_PID, 0, "name", "analysis", 0);
+    chrome_meta(c, "process_sort_index", CS_CHROME_ANALYSIS_PID, 0, "sort_index", NULL, -1);
+    chrome_meta(c, "thread_name", CS_CHROME_ANALYSIS_PID, CS_CHROME_STEPS_TID, "name", "steps", 0);
+    chrome_meta(c, "thread_sort_index", CS_CHROME_ANALYSIS_PID, CS_CHROME_STEPS_TID, "sort_index", NULL, 0);
+    if (cs_store_steps_list(c->st, chrome_step_cb, c) < 0 || cs_store_stragglers(c->st, chrome_verdict_cb, c) < 0)
+        return cs_store_sql_fail(err, errlen, "%s: cannot read the stored analysis (damaged?)", cs_store_path(c->st));
+    return chrome_waits(c, err, errlen);
+}
+
+/* ---- the file ---- */
+
+int cs_export_chrome(FILE *f, cs_store *st, cs_export_stats *stats, char *err, size_t errlen)
+{
+    cs_chrome c = { .f = f, .st = st, .stats = stats };
+    cs_proc *procs = NULL;
+    int nproc = 0, rc = -1;
+    memset(stats, 0, sizeof *stats);
+    if (cs_store_procs(st, &procs, &nproc) != 0 || cs_store_ops(st, &c.ops, &c.nops) != 0 ||
+        cs_store_comms_load(st, &c.comms) != 0) {
+        cs_store_sql_fail(err, errlen, "%s: cannot read the processes, ops or communicators (damaged?)",
+                          cs_store_path(st));
+        goto out;
+    }
+    if (c.nops > 0 && (!(c.op_name = calloc((size_t)c.nops, sizeof *c.op_name)) ||
+                       !(c.op_kind = calloc((size_t)c.nops, sizeof *c.op_kind)))) {
+        cs_store_sql_fail(err, errlen, "export: out of memory");
+        goto out;
+    }
+    for (int i = 0; i < c.nops; i++)
+        if (c.ops[i].name[0] && (!(c.op_name[i] = chrome_escape(c.ops[i].name)) ||
+                                 !(c.op_kind[i] = chrome_escape(c.ops[i].kind[0] ? c.ops[i].kind : "unknown")))) {
+            cs_store_sql_fail(err, errlen, "export: out of memory");
+            goto out;
+        }
+    if (cs_store_callsite_labels(st, chrome_site_cb, &c) != 0) {
+        cs_store_sql_fail(err, errlen, "%s: cannot read the call sites (damaged?)", cs_store_path(st));
+        goto out;
+    }
+    for (int i = 0; i < nproc; i++) {
+        int64_t t = procs[i].start_ns + procs[i].clock_offset_ns;
+        if (i == 0 || t < c.origin)
+            c.origin = t;
+    }
+    fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"collscope " PACKAGE_VERSION "\",\"trace\":", f);
+    cs_json_str(f, cs_store_path(st));
+    fprintf(f, ",\"origin_ns\":%" PRId64 ",\"time\":\"aligned, microseconds from origin_ns\"},\"traceEvents\":[",
+            c.origin);
+    for (int i = 0; i < nproc; i++) {
+        if (i > 0 && procs[i].rank == procs[i - 1].rank)
+            continue;
+        char name[128];
+        snprintf(name, sizeof name, "rank %d (%s)", procs[i].rank, procs[i].host[0] ? procs[i].host : "unknown host");
+        chrome_meta(&c, "process_name", procs[i].rank, 0, "name", name, 0);
+        chrome_meta(&c, "process_sort_index", procs[i].rank, 0, "sort_index", NULL, procs[i].rank);
+    }
+    if (chrome_spans(&c, err, errlen) != 0 || chrome_flows_p2p(&c, err, errlen) != 0 ||
+        chrome_flows_coll(&c, err, errlen) != 0 || chrome_analysis(&c, err, errlen) != 0)
+        goto out;
+    fputs("\n]}\n", f);
+    rc = 0;
+out:
+    stats->events = c.events;
+    free(procs);
+    free(c.ops);
+    cs_store_comms_free(&c.comms);
+    for (int i = 0; c.op_name && i < c.nops; i++)
+        free(c.op_name[i]);
+    for (int i = 0; c.op_kind && i < c.nops; i++)
+        free(c.op_kind[i]);
+    free(c.op_name);
+    free(c.op_kind);
+    for (size_t i = 0; i < c.nstrs; i++)
+        free(c.strs[i]);
+    free(c.strs);
+    cs_map_free(&c.site_idx);
+    cs_map_free(&c.comm_idx);
+    return rc;
+}
