@@ -2,6 +2,7 @@
  * of each collective group, compared between two runs (diff.c). */
 #include "config.h"
 #include "analyzer/cli.h"
+#include "analyzer/outfile.h"
 #include "analyzer/csanalysis.h"
 
 #include <getopt.h>
@@ -51,14 +52,13 @@ int cs_cmd_diff(int argc, char **argv)
             cs_error("%s", err);
             goto out;
         }
-    FILE *f = stdout;
-    if (outpath && !(f = fopen(outpath, "w"))) {
-        cs_error("cannot write %s", outpath);
+    cs_outfile of;
+    if (cs_outfile_open(&of, "diff", outpath ? outpath : "-") != 0)
         goto out;
-    }
+    FILE *f = of.f;
     cs_diff_write(f, json, argv[optind], &d[0], argv[optind + 1], &d[1]);
-    if (f != stdout)
-        fclose(f);
+    if (cs_outfile_close(&of, "diff", 1) != 0)
+        goto out;
     rc = 0;
 out:
     cs_report_free(&d[0]);

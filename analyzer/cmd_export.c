@@ -5,6 +5,7 @@
 #include "analyzer/cli.h"
 #include "analyzer/csanalysis.h"
 #include "analyzer/export.h"
+#include "analyzer/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,14 +42,6 @@ const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format ch
                               "written (one message names the file), or when the trace was damaged and\n"
                               "the export is of what could be read of it; 2 on bad usage.\n";
 
-/* The process's umask, for the mode of a file made by mkstemp. */
-static mode_t export_umask(void)
-{
-    mode_t m = umask(022);
-    umask(m);
-    return m;
-}
-
 /* The default output: DIR/trace.SUFFIX for a folder, STEM.SUFFIX for a
  * file STEM.db. */
 static void export_default_path(const char *arg, const char *suffix, char *out, size_t len)
@@ -59,46 +52,6 @@ static void export_default_path(const char *arg, const char *suffix, char *out, 
     if (n > 3 && strcmp(db + n - 3, ".db") == 0)
         n -= 3;
     snprintf(out, len, "%.*s.%s", (int)n, db, suffix);
-}
-
-/* Open a new file beside path to write into (O_EXCL: never through a
- * link); tmp receives its name. NULL with a message printed. */
-static FILE *export_open_tmp(const char *path, char *tmp, size_t len)
-{
-    struct stat sb;
-    if (lstat(path, &sb) == 0) {
-        if (S_ISLNK(sb.st_mode)) {
-            cs_error("export: %s is a symbolic link: refusing to write through it", path);
-            return NULL;
-        }
-        if (S_ISDIR(sb.st_mode)) {
-            cs_error("export: %s is a folder: give a file name", path);
-            return NULL;
-        }
-        if (!S_ISREG(sb.st_mode)) {
-            cs_error("export: %s is not a regular file", path);
-            return NULL;
-        }
-    } else if (errno != ENOENT) {
-        cs_error("export: cannot write %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    if ((size_t)snprintf(tmp, len, "%s.tmpXXXXXX", path) >= len) {
-        cs_error("export: %s: the name is too long", path);
-        return NULL;
-    }
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        cs_error("export: cannot write %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    FILE *f = fchmod(fd, 0644 & ~export_umask()) == 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        cs_error("export: cannot write %s: %s", path, strerror(errno));
-        close(fd);
-        unlink(tmp);
-    }
-    return f;
 }
 
 int cs_cmd_export(int argc, char **argv)
@@ -129,7 +82,7 @@ int cs_cmd_export(int argc, char **argv)
         cs_error("export: unknown format '%s' (%s)", format, cs_export_names(names, sizeof names));
         return 2;
     }
-    char defpath[4200], tmp[4300] = "", err[1024] = "";
+    char defpath[4200], err[1024] = "";
     if (!outpath) {
         export_default_path(trace, fmt->suffix, defpath, sizeof defpath);
         outpath = defpath;
@@ -144,40 +97,19 @@ int cs_cmd_export(int argc, char **argv)
      * could be read of it: exported all the same, exit 1. */
     char from[4200], recovered[1536];
     int partial = cs_store_recovered(st, from, sizeof from, recovered, sizeof recovered);
-    FILE *f = tostdout ? stdout : export_open_tmp(outpath, tmp, sizeof tmp);
-    if (!f) {
+    cs_outfile out;
+    if (cs_outfile_open(&out, "export", outpath) != 0) {
         cs_store_close(st);
         return 1;
     }
+    FILE *f = out.f;
     setvbuf(f, NULL, _IOFBF, 1 << 20);
     cs_export_stats stats;
     int rc = fmt->write(f, st, &stats, err, sizeof err);
     if (rc != 0)
         cs_error("%s", err);
-    if (tostdout) {
-        if (fflush(f) != 0 || ferror(f)) {
-            if (rc == 0)
-                cs_error("export: cannot write to standard output: %s", strerror(errno));
-            rc = -1;
-        }
-    } else {
-        int werr = ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0;
-        int e = errno;
-        if (fclose(f) != 0 && !werr) {
-            werr = 1;
-            e = errno;
-        }
-        if (werr && rc == 0) {
-            cs_error("export: cannot write %s: %s", outpath, strerror(e));
-            rc = -1;
-        }
-        if (rc == 0 && rename(tmp, outpath) != 0) {
-            cs_error("export: cannot write %s: %s", outpath, strerror(errno));
-            rc = -1;
-        }
-        if (rc != 0)
-            unlink(tmp);
-    }
+    if (cs_outfile_close(&out, "export", rc == 0) != 0)
+        rc = -1;
     if (rc == 0)
         cs_note("export: %s: %lld spans, %lld flows, %lld analysis events (%lld events)", tostdout ? "stdout" : outpath,
                 (long long)stats.spans, (long long)stats.flows, (long long)stats.analysis, (long long)stats.events);

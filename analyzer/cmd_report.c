@@ -4,6 +4,7 @@
  * baseline. */
 #include "config.h"
 #include "analyzer/cli.h"
+#include "analyzer/outfile.h"
 #include "analyzer/csanalysis.h"
 
 #include <getopt.h>
@@ -28,7 +29,8 @@ const char cs_help_report[] = "usage: collscope report DIR|TRACE.db [--format te
                               "  --format FMT     text (default), json (format \"collscope-report\",\n"
                               "                   version 2, docs/report-json.md), markdown (a CI job\n"
                               "                   summary) or junit (JUnit XML, one test case per gate)\n"
-                              "  -o FILE          write the report to FILE instead of standard output\n"
+                              "  -o FILE          write the report to FILE (replaced once complete; never\n"
+                              "                   through a symlink) instead of standard output (-o -)\n"
                               "  --baseline DIR   a run to compare with (for the p99 and step gates)\n"
                               "  --fail-on GATES  comma-separated gates; any that fails makes the exit\n"
                               "                   status 3:\n"
@@ -136,14 +138,13 @@ int cs_cmd_report(int argc, char **argv)
         cs_error("%s: cannot read the trace (corrupt?)", cs_store_path(st));
         goto out;
     }
-    FILE *f = stdout;
-    if (outpath && !(f = fopen(outpath, "w"))) {
-        cs_error("cannot write %s", outpath);
+    cs_outfile of;
+    if (cs_outfile_open(&of, "report", outpath ? outpath : "-") != 0)
         goto out;
-    }
+    FILE *f = of.f;
     writer(f, &tr, &ad, gates, ngates);
-    if (f != stdout)
-        fclose(f);
+    if (cs_outfile_close(&of, "report", 1) != 0)
+        goto out;
     int failed = 0;
     for (int i = 0; i < ngates; i++)
         failed += gates[i].failed;

@@ -18,7 +18,7 @@ analyzer_libcsanalysis_la_LIBADD = -lm
 bin_PROGRAMS += analyzer/collscope
 analyzer_collscope_SOURCES = analyzer/cli.h analyzer/main.c analyzer/cmd_run.c analyzer/cmd_ingest.c \
 	analyzer/cmd_analyze.c analyzer/cmd_report.c analyzer/cmd_diff.c analyzer/cmd_check_estimate.c analyzer/cmd_tui.c \
-	analyzer/cmd_export.c analyzer/export.h analyzer/export.c analyzer/export_chrome.c \
+	analyzer/cmd_export.c analyzer/outfile.h analyzer/outfile.c analyzer/export.h analyzer/export.c analyzer/export_chrome.c \
 	analyzer/run.c analyzer/ingest.c analyzer/symbolize.c
 analyzer_collscope_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'
 analyzer_collscope_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
@@ -73,3 +73,6 @@ EXTRA_DIST += tests/analysis/verdicts_nb_ompi.sh tests/analysis/verdicts_nb_mpic
 # NCCL trainer under the CPU stand-ins (about 3 s).
 TESTS += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh
 EXTRA_DIST += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh
+# The commands' -o files: never through a symlink, never half-written.
+TESTS += tests/analysis/outfile.sh
+EXTRA_DIST += tests/analysis/outfile.sh

@@ -27,7 +27,7 @@ tests_fuzz_replay_store_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_store.c $(
 tests_fuzz_replay_store_CPPFLAGS = $(AM_CPPFLAGS) $(CS_FUZZ_STORE_CPPFLAGS)
 tests_fuzz_replay_store_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_fuzz_replay_store_LDADD = $(CS_FUZZ_STORE_LIBS)
-tests_fuzz_replay_report_opts_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_report_opts.c analyzer/cmd_report.c \
+tests_fuzz_replay_report_opts_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_report_opts.c analyzer/cmd_report.c analyzer/outfile.c \
 	$(CS_FUZZ_COMMON)
 tests_fuzz_replay_report_opts_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_fuzz_replay_report_opts_LDADD = $(CS_FUZZ_ANALYSIS_LIBS)
@@ -45,7 +45,8 @@ tests_fuzz_fuzz_store_CPPFLAGS = $(AM_CPPFLAGS) $(CS_FUZZ_STORE_CPPFLAGS)
 tests_fuzz_fuzz_store_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_fuzz_fuzz_store_LDFLAGS = $(CS_LIBFUZZER_FLAGS)
 tests_fuzz_fuzz_store_LDADD = $(CS_FUZZ_STORE_LIBS)
-tests_fuzz_fuzz_report_opts_SOURCES = tests/fuzz/fuzz_report_opts.c analyzer/cmd_report.c $(CS_FUZZ_COMMON)
+tests_fuzz_fuzz_report_opts_SOURCES = tests/fuzz/fuzz_report_opts.c analyzer/cmd_report.c analyzer/outfile.c \
+	$(CS_FUZZ_COMMON)
 tests_fuzz_fuzz_report_opts_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_fuzz_fuzz_report_opts_LDFLAGS = $(CS_LIBFUZZER_FLAGS)
 tests_fuzz_fuzz_report_opts_LDADD = $(CS_FUZZ_ANALYSIS_LIBS)

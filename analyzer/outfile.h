@@ -1,0 +1,24 @@
+/* outfile.h: the commands' output files (-o PATH): written to a new file
+ * beside PATH (O_EXCL, so never through a link planted there) and renamed
+ * onto it once complete, so that PATH is never a symlink followed, a
+ * folder, a device, or a half-written file. "-" is standard output. */
+#ifndef CS_OUTFILE_H
+#define CS_OUTFILE_H
+
+#include <stdio.h>
+
+typedef struct cs_outfile {
+    FILE *f;
+    const char *path; /* as given; "-" for standard output */
+    char tmp[4300];   /* the new file beside it, until renamed */
+} cs_outfile;
+
+/* Open for writing; 0, or -1 with one message (naming cmd and the path)
+ * printed. */
+int cs_outfile_open(cs_outfile *o, const char *cmd, const char *path);
+/* Finish: ok = the writer succeeded. Flushes, syncs and renames the new
+ * file onto the path, or removes it (ok == 0, or a write failed). 0, or -1
+ * with one message printed when a write failed (never twice for ok == 0). */
+int cs_outfile_close(cs_outfile *o, const char *cmd, int ok);
+
+#endif
