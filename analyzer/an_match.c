@@ -9,6 +9,7 @@
  * and the step it belongs to are known. */
 #include "config.h"
 #include "analyzer/analysis.h"
+#include "common/stats.h"
 #include "libtrace/span.h"
 
 #include <stdlib.h>
@@ -41,6 +42,8 @@ static int cs_i64_order(const void *x, const void *y)
 #define CS_STEP_MIN_MATCH 0.9
 #define CS_STEP_KEEP_CALLS 2000000 /* a searched rank's calls kept for the marks */
 #define CS_STEP_BRIDGE_NS 1000     /* communication calls this close are one stretch */
+#define CS_STEP_IDLE_RATIO 50      /* a call after this many times the median idle time ... */
+#define CS_STEP_IDLE_MIN_NS 200000 /* ... and at least this long is a symbol of its own */
 
 /* One rank's calls: the symbols of its call sequence (op and call site; a
  * run of one polling call, MPI_Test* or MPI_Iprobe, is one symbol) with the
@@ -53,10 +56,15 @@ typedef struct cs_rseq {
     size_t n, capTok, capAt;
     int64_t *cb, *ce;
     size_t nc, capCb, capCe;
+    uint64_t *sy; /* while reading: each symbol, and the idle time before it */
+    int64_t *gap;
+    size_t capSy, capGap;
 } cs_rseq;
 
 static void cs_rseq_free(cs_rseq *q)
 {
+    free(q->sy);
+    free(q->gap);
     free(q->tok);
     free(q->at);
     free(q->cb);
@@ -87,6 +95,12 @@ static int cs_op_is_polling(const cs_an_ctx *c, int op)
            (cs__an_ctx_kind_is(c, op, "probe") && (strstr(nm, "Iprobe") != NULL || strstr(nm, "Improbe") != NULL));
 }
 
+static int cs_rseq_oom(char *err, size_t errlen)
+{
+    snprintf(err, errlen, "out of memory");
+    return -1;
+}
+
 /* Read one rank's calls into q (symbol ids from ids, *nids of them), their
  * times on the aligned time line (as the markers' are). */
 static int cs_rseq_read(cs_an_ctx *ctx, const cs_an_clocks *k, int rank, cs_map *ids, int64_t *nids, cs_rseq *q,
@@ -100,6 +114,7 @@ static int cs_rseq_read(cs_an_ctx *ctx, const cs_an_clocks *k, int rank, cs_map 
     cs_span s;
     int r;
     uint64_t last = UINT64_MAX;
+    int64_t prev_end = INT64_MIN;
     while ((r = cs_span_next(it, &s)) > 0) {
         if (!cs_op_in_pattern(ctx, s.op))
             continue;
@@ -119,18 +134,17 @@ static int cs_rseq_read(cs_an_ctx *ctx, const cs_an_clocks *k, int rank, cs_map 
             q->cb[q->nc] = s.begin_ns;
             q->ce[q->nc++] = s.end_ns > s.begin_ns ? s.end_ns : s.begin_ns;
         }
+        int64_t idle = prev_end > INT64_MIN && s.begin_ns > prev_end ? s.begin_ns - prev_end : 0;
+        if (s.end_ns > prev_end)
+            prev_end = s.end_ns;
         if (polling)
             continue;
         last = sym;
-        int64_t id;
-        if (!cs_map_get(ids, sym, &id)) {
-            id = (*nids)++;
-            if (cs_map_put(ids, sym, id) != 0)
-                goto oom;
-        }
-        if (CS_VEC_RESERVE(q->tok, q->capTok, q->n + 1) != 0 || CS_VEC_RESERVE(q->at, q->capAt, q->n + 1) != 0)
+        if (CS_VEC_RESERVE(q->sy, q->capSy, q->n + 1) != 0 || CS_VEC_RESERVE(q->gap, q->capGap, q->n + 1) != 0 ||
+            CS_VEC_RESERVE(q->at, q->capAt, q->n + 1) != 0)
             goto oom;
-        q->tok[q->n] = (int32_t)id;
+        q->sy[q->n] = sym;
+        q->gap[q->n] = idle;
         q->at[q->n++] = s.begin_ns;
     }
     cs_span_iter_free(it);
@@ -138,6 +152,39 @@ static int cs_rseq_read(cs_an_ctx *ctx, const cs_an_clocks *k, int rank, cs_map 
         snprintf(err, errlen, "%s: cannot read the spans of rank %d (corrupt?)", cs_store_path(ctx->st), rank);
         return -1;
     }
+    /* A call after a long idle time (the compute of a step: far longer
+     * than the rank's typical time between calls, and rare) is a symbol of
+     * its own, so that a step of identical blocking buckets, one call site
+     * issuing them all, has the period of its buckets and not of one call.
+     * Where long idle times are common (a compute between every call) the
+     * threshold rises above them and nothing changes. */
+    int64_t thr = INT64_MAX;
+    if (q->n >= 6) {
+        int64_t *g = malloc(q->n * sizeof *g);
+        if (!g)
+            return cs_rseq_oom(err, errlen);
+        memcpy(g, q->gap, q->n * sizeof *g);
+        int64_t med = cs_stats_median_i64(g, q->n);
+        free(g);
+        thr = med > CS_STEP_IDLE_MIN_NS / CS_STEP_IDLE_RATIO ? med * CS_STEP_IDLE_RATIO : CS_STEP_IDLE_MIN_NS;
+    }
+    if (CS_VEC_RESERVE(q->tok, q->capTok, q->n) != 0)
+        return cs_rseq_oom(err, errlen);
+    for (size_t i = 0; i < q->n; i++) {
+        uint64_t sym = q->sy[i] ^ (q->gap[i] >= thr ? 1ULL << 63 : 0);
+        int64_t id;
+        if (!cs_map_get(ids, sym, &id)) {
+            id = (*nids)++;
+            if (cs_map_put(ids, sym, id) != 0)
+                return cs_rseq_oom(err, errlen);
+        }
+        q->tok[i] = (int32_t)id;
+    }
+    free(q->sy);
+    free(q->gap);
+    q->sy = NULL;
+    q->gap = NULL;
+    q->capSy = q->capGap = 0;
     return 0;
 oom:
     cs_span_iter_free(it);
