@@ -137,7 +137,10 @@ int cs__an_verdict(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps
             int rc = cs_verdict_kinds[k]->rank(a, r);
             if (rc < 0)
                 goto oom;
-            if (rc > 0)
+            /* a transient window still lets the recurring kind look: a
+             * stall that recurs beside scheduler-sized windows is the
+             * verdict (it decides which stays) */
+            if (rc > 0 && cs_verdict_kinds[k] != &cs__an_verdict_transient)
                 break;
         }
     }

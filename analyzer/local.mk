@@ -64,6 +64,9 @@ EXTRA_DIST += tests/analysis/recurring_ompi.sh tests/analysis/recurring_mpich.sh
 # --recurring; 1 s, no MPI).
 TESTS += tests/analysis/recurring_synth.sh
 EXTRA_DIST += tests/analysis/recurring_synth.sh
+# ... and on a recorded MPICH trace where transient windows once hid it.
+TESTS += tests/analysis/recurring_trace.sh
+EXTRA_DIST += tests/analysis/recurring_trace.sh tests/analysis/data/mpich_recurring_random.db.gz
 # The straggler cases of verdicts_*.sh on the trainer with nonblocking
 # buckets, with and without step markers.
 TESTS += tests/analysis/verdicts_nb_ompi.sh tests/analysis/verdicts_nb_mpich.sh
