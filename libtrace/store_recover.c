@@ -206,6 +206,11 @@ static int copy_table(cs_store *src, cs_store *dst, const char *table, table_res
         res->lost = -1;
         goto out;
     }
+    /* A table cannot hold more rows than its file has bytes: a damaged
+     * b-tree whose pages loop, or that returns rows out of order, is cut
+     * there (how much is lost is then unknown). */
+    struct stat sb;
+    int64_t budget = stat(src->path, &sb) == 0 && sb.st_size > 0 ? (int64_t)sb.st_size + 64 : INT64_MAX;
     int64_t lo = INT64_MIN;
     for (;;) {
         sqlite3_reset(s);
@@ -213,6 +218,12 @@ static int copy_table(cs_store *src, cs_store *dst, const char *table, table_res
         int rc, any = 0;
         int64_t last = lo;
         while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+            int64_t rid = sqlite3_column_int64(s, 0);
+            if (--budget < 0 || rid < lo || (any && rid <= last)) {
+                rc = SQLITE_CORRUPT;
+                budget = -1;
+                break;
+            }
             for (int i = 0; i < ncols; i++)
                 sqlite3_bind_value(w, i + 1, sqlite3_column_value(s, i + 1));
             int wr = sqlite3_step(w);
@@ -234,6 +245,11 @@ static int copy_table(cs_store *src, cs_store *dst, const char *table, table_res
         }
         if (rc == SQLITE_DONE)
             break;
+        if (budget < 0) {
+            res->damaged++;
+            res->lost = -1;
+            break;
+        }
         /* A page that does not read: go on after it. */
         res->damaged++;
         int64_t from = any ? last + 1 : lo;
@@ -247,6 +263,10 @@ static int copy_table(cs_store *src, cs_store *dst, const char *table, table_res
         int64_t next;
         if (skip_damage(p, from, &next) != 1) {
             res->lost = -1; /* nothing readable after it: how much is lost is unknown */
+            break;
+        }
+        if (next < from || --budget < 0) { /* no progress: the damage loops */
+            res->lost = -1;
             break;
         }
         /* rowids count from 1: the rows skipped, where they are dense */
