@@ -71,7 +71,7 @@ static int cs_member_cb(const cs_comm_member *m, void *arg)
 /* World rank of comm_rank in comm; -1 when unknown. */
 static int cs_world_rank(const cs_collect *c, int64_t comm, int comm_rank)
 {
-    if (comm_rank < 0)
+    if (comm_rank < 0 || c->nmem == 0) /* no member known (bsearch takes no NULL array) */
         return -1;
     cs_member_ix key = { comm, comm_rank, 0 };
     const cs_member_ix *m = bsearch(&key, c->mem, c->nmem, sizeof *c->mem, cs_member_cmp);

@@ -120,7 +120,7 @@ static int probe(sqlite3_stmt *p, int64_t x, int64_t *at)
  * boundary down. */
 static int skip_damage(sqlite3_stmt *p, int64_t from, int64_t *next)
 {
-    int64_t bad = from, good = 0, at = 0;
+    int64_t bad = from < 0 ? -1 : from, good = 0, at = 0; /* rowids below 0: none to narrow to */
     int found = 0;
     /* rowids count from 1: from a negative start, probe from 0 on */
     int64_t base = from < 0 ? 0 : from;
