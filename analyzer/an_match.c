@@ -43,7 +43,8 @@ static int cs_i64_order(const void *x, const void *y)
 #define CS_STEP_KEEP_CALLS 2000000 /* a searched rank's calls kept for the marks */
 #define CS_STEP_BRIDGE_NS 1000     /* communication calls this close are one stretch */
 #define CS_STEP_IDLE_RATIO 50      /* a call after this many times the median idle time ... */
-#define CS_STEP_IDLE_MIN_NS 200000 /* ... and at least this long is a symbol of its own */
+#define CS_STEP_IDLE_MIN_NS 200000 /* ... and at least this long is a symbol of its own, */
+#define CS_STEP_ONE_SYMBOL 0.9     /* where one symbol makes this much of the sequence */
 
 /* One rank's calls: the symbols of its call sequence (op and call site; a
  * run of one polling call, MPI_Test* or MPI_Iprobe, is one symbol) with the
@@ -93,6 +94,34 @@ static int cs_op_is_polling(const cs_an_ctx *c, int op)
     const char *nm = c->ops[op].name;
     return (cs__an_ctx_kind_is(c, op, "complete") && strstr(nm, "Test") != NULL) ||
            (cs__an_ctx_kind_is(c, op, "probe") && (strstr(nm, "Iprobe") != NULL || strstr(nm, "Improbe") != NULL));
+}
+
+static int cs_u64_order(const void *x, const void *y)
+{
+    uint64_t p = *(const uint64_t *)x, q = *(const uint64_t *)y;
+    return (p > q) - (p < q);
+}
+
+/* Whether one symbol makes CS_STEP_ONE_SYMBOL of the sequence: then the
+ * calls alone repeat with period 1 and only the idle times can tell the
+ * step. Otherwise they are left out: the calls' own pattern is the step,
+ * and idle times near the threshold would only blur it. */
+static int cs_rseq_one_symbol(const cs_rseq *q)
+{
+    uint64_t *v = malloc(q->n * sizeof *v);
+    if (!v)
+        return 0;
+    memcpy(v, q->sy, q->n * sizeof *v);
+    qsort(v, q->n, sizeof *v, cs_u64_order);
+    size_t best = 0;
+    for (size_t i = 0, j; i < q->n; i = j) {
+        for (j = i; j < q->n && v[j] == v[i]; j++)
+            ;
+        if (j - i > best)
+            best = j - i;
+    }
+    free(v);
+    return (double)best >= CS_STEP_ONE_SYMBOL * (double)q->n;
 }
 
 static int cs_rseq_oom(char *err, size_t errlen)
@@ -152,14 +181,15 @@ static int cs_rseq_read(cs_an_ctx *ctx, const cs_an_clocks *k, int rank, cs_map 
         snprintf(err, errlen, "%s: cannot read the spans of rank %d (corrupt?)", cs_store_path(ctx->st), rank);
         return -1;
     }
-    /* A call after a long idle time (the compute of a step: far longer
-     * than the rank's typical time between calls, and rare) is a symbol of
-     * its own, so that a step of identical blocking buckets, one call site
-     * issuing them all, has the period of its buckets and not of one call.
-     * Where long idle times are common (a compute between every call) the
-     * threshold rises above them and nothing changes. */
+    /* Where one call makes nearly the whole sequence (identical blocking
+     * buckets, one call site issuing them all), a call after a long idle
+     * time (the compute of a step: far longer than the rank's typical time
+     * between calls, and rare) is a symbol of its own, so that the step has
+     * the period of its buckets and not of one call. Where long idle times
+     * are common (a compute between every call) the threshold rises above
+     * them and nothing changes. */
     int64_t thr = INT64_MAX;
-    if (q->n >= 6) {
+    if (q->n >= 6 && cs_rseq_one_symbol(q)) {
         int64_t *g = malloc(q->n * sizeof *g);
         if (!g)
             return cs_rseq_oom(err, errlen);
