@@ -42,7 +42,7 @@ static int cs_i64_order(const void *x, const void *y)
 #define CS_STEP_MIN_MATCH 0.9
 #define CS_STEP_KEEP_CALLS 2000000 /* a searched rank's calls kept for the marks */
 #define CS_STEP_BRIDGE_NS 1000     /* communication calls this close are one stretch */
-#define CS_STEP_IDLE_RATIO 50      /* a call after this many times the median idle time ... */
+#define CS_STEP_IDLE_RATIO 10      /* a call after this many times the median idle time ... */
 #define CS_STEP_IDLE_MIN_NS 200000 /* ... and at least this long is a symbol of its own, */
 #define CS_STEP_ONE_SYMBOL 0.9     /* where one symbol makes this much of the sequence */
 
