@@ -1643,9 +1643,14 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         }
         if (capped)
             best = cap;
+        /* the smallest bucket within 10 % of the best gain that still
+         * gains the CS_WF_MIN_GAIN the proposal was let through on */
         int pick = 0;
-        while (pick < nsz && gains[pick] * 10 < best * 9)
+        while (pick < nsz && (gains[pick] * 10 < best * 9 || (double)gains[pick] < CS_WF_MIN_GAIN * (double)measured))
             pick++;
+        if (pick >= nsz) /* none (the best one was capped): the best */
+            for (pick = 0; pick + 1 < nsz && gains[pick] < best;)
+                pick++;
         cs_proposal p;
         memset(&p, 0, sizeof p);
         snprintf(p.kind, sizeof p.kind, "fusion");
