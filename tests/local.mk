@@ -20,12 +20,16 @@ AM_TESTS_ENVIRONMENT = top_srcdir='$(top_srcdir)' abs_top_srcdir='$(abs_top_srcd
 	export top_srcdir abs_top_srcdir abs_top_builddir COLLSCOPE_LIBDIR MPIRUN_OMPI MPIRUN_MPICH \
 	MPIFC_OMPI PYTHON3 CS_HAVE_OMPI CS_HAVE_MPICH CS_HAVE_NVCC CS_HAVE_NCURSES CS_SERIAL_TESTS CS_TEST_LOCK;
 # Tests whose checks rest on a multi-rank job keeping its timing on the
-# shared cores (verdicts on 100 ms delays, apply mode's step medians): each
-# runs while no other test does (tests/run-one.sh).
+# shared cores (verdicts on 100 ms delays, apply mode's step medians, the
+# program's own timers against the report's): each runs while no other
+# test does, and one that fails runs once more (tests/run-one.sh; the
+# summary names a test that passed only then).
 CS_SERIAL_TESTS = tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh \
 	tests/analysis/apply_estimate.sh tests/analysis/nb_fusion_ompi.sh tests/analysis/nb_fusion_mpich.sh \
 	tests/analysis/verdicts_nb_ompi.sh tests/analysis/verdicts_nb_mpich.sh \
-	tests/analysis/recurring_ompi.sh tests/analysis/recurring_mpich.sh
+	tests/analysis/recurring_ompi.sh tests/analysis/recurring_mpich.sh \
+	tests/analysis/nb_steps_ompi.sh tests/analysis/nb_steps_mpich.sh tests/analysis/align_strict.sh \
+	tests/analysis/whatif.sh tests/analysis/costmodel.sh tests/tui/tui.sh
 
 # check-TESTS runs the tests as automake's own rule does (the logs named in
 # RECHECK_LOGS rerun, test-suite.log written, automake's summary printed)

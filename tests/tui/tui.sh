@@ -7,10 +7,12 @@
 . "$srcdir/tests/tui/tuilib.sh"
 
 # A recorded trace: the example trainer, rank 2 delayed; else a generated one.
+# 20 ms a step: on 2 loaded cores the other ranks impose 100-250 ms of
+# waiting over the run by scheduling alone; rank 2 imposes some 1.2 s.
 TRAINER="$B/examples/mpi_trainer_ompi"
 L=$(mpirun_for openmpi)
 if [ -x "$TRAINER" ] && [ -n "$L" ] && [ "$L" != no ] && [ -x "$L" ]; then
-  "$COLLSCOPE" run -o "$T/run" -- "$L" -np 4 --oversubscribe "$TRAINER" --steps 20 --delay-us 5000 \
+  "$COLLSCOPE" run -o "$T/run" -- "$L" -np 4 --oversubscribe "$TRAINER" --steps 20 --delay-us 20000 \
     --delay-ranks 2 --compute-us 2000 >"$T/run.log" 2>&1 || { cat "$T/run.log"; fail "collscope run"; }
   echo "ok: recorded the trainer with a straggler (rank 2)"
 else
