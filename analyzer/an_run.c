@@ -51,6 +51,10 @@ static int cs_an_pass_tail(cs_an *a, char *err, size_t errlen)
 {
     return cs__an_tail(&a->ctx, &a->clocks, err, errlen);
 }
+static int cs_an_pass_layout(cs_an *a, char *err, size_t errlen)
+{
+    return cs__an_layout(&a->ctx, &a->msgs, err, errlen);
+}
 static int cs_an_pass_whatif(cs_an *a, char *err, size_t errlen)
 {
     return cs__an_whatif(&a->ctx, &a->steps, &a->msgs, err, errlen);
@@ -232,9 +236,10 @@ int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
         static const struct {
             const char *name;
             int (*fn)(cs_an *, char *, size_t);
-        } passes[] = { { "steps", cs_an_pass_steps }, { "match", cs_an_pass_match },
-                       { "p2p", cs_an_pass_p2p },     { "verdicts", cs_an_pass_verdicts },
-                       { "tail", cs_an_pass_tail },   { "whatif", cs_an_pass_whatif } };
+        } passes[] = { { "steps", cs_an_pass_steps },       { "match", cs_an_pass_match },
+                       { "p2p", cs_an_pass_p2p },           { "layout", cs_an_pass_layout },
+                       { "verdicts", cs_an_pass_verdicts }, { "tail", cs_an_pass_tail },
+                       { "whatif", cs_an_pass_whatif } };
         int times = log && getenv("COLLSCOPE_AN_TIMES") != NULL;
         for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++) {
             struct timespec t0, t1;

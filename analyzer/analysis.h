@@ -60,6 +60,7 @@ typedef struct cs_msg {
  *   steps_prepare ctx, clocks                        cs_an_steps (marks aligned)
  *   match         ctx, clocks                        cs_an_steps (per step), cs_an_coll
  *   p2p           ctx, clocks, steps, msgs           cs_an_links
+ *   layout        ctx, msgs                          (the layout table)
  *   verdicts      ctx, clocks, steps, coll, msgs, links
  *   tail          ctx, clocks
  *   whatif        ctx, steps, msgs
@@ -211,5 +212,7 @@ int cs__an_p2p(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *st
 int cs__an_verdict(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *steps, cs_an_coll *coll,
                    const cs_an_msgs *msgs, cs_an_links *links, char *err, size_t errlen);
 int cs__an_tail(cs_an_ctx *ctx, const cs_an_clocks *clocks, char *err, size_t errlen);
+/* The parallel layout (an_layout.c): meta analysis_layout and the layout table. */
+int cs__an_layout(cs_an_ctx *ctx, const cs_an_msgs *msgs, char *err, size_t errlen);
 
 #endif

@@ -90,6 +90,12 @@ typedef struct cs_report_data {
     char wf_note[256];
     cs_comms comms;         /* the communicators' display names */
     char wf_declined[2048]; /* fusion not proposed: one line per candidate, why */
+    /* the parallel layout: "dp 4 x pp 2, tp 1" ("" none found), what each
+     * dimension was found from, its sizes and each rank's coordinates */
+    char layout[96], layout_source[512];
+    int lay_dp, lay_pp, lay_tp;
+    cs_layout_row *lay;
+    int nlay;
 } cs_report_data;
 /* 0, or -1 when the store cannot be read (d is then partly filled: free it). */
 int cs_report_load(cs_store *st, cs_report_data *d);

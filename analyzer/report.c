@@ -71,6 +71,17 @@ static int cs_ld_tail(const cs_tail_row *g, void *arg)
     return 0;
 }
 
+static int cs_ld_layout(const cs_layout_row *g, void *arg)
+{
+    cs_loader *l = arg;
+    cs_layout_row *a = realloc(l->d->lay, ((size_t)l->d->nlay + 1) * sizeof *a);
+    if (!a)
+        return -1;
+    l->d->lay = a;
+    a[l->d->nlay++] = *g;
+    return 0;
+}
+
 static int64_t cs_meta_i64(cs_store *st, const char *key, int64_t dflt)
 {
     char buf[64];
@@ -129,6 +140,14 @@ int cs_report_load(cs_store *st, cs_report_data *d)
     d->step_ranks_agreeing = (int)cs_meta_i64(st, "analysis_steps_ranks_agreeing", 0);
     d->step_ranks_searched = (int)cs_meta_i64(st, "analysis_steps_ranks_searched", 0);
     d->step_comm_ns = cs_meta_i64(st, "analysis_steps_comm_ns", -1);
+    if (cs_store_meta_get(st, "analysis_layout", d->layout, sizeof d->layout) != 0 ||
+        sscanf(d->layout, "dp %d x pp %d, tp %d", &d->lay_dp, &d->lay_pp, &d->lay_tp) != 3)
+        d->layout[0] = '\0';
+    if (d->layout[0]) {
+        cs_store_meta_get(st, "analysis_layout_source", d->layout_source, sizeof d->layout_source);
+        if (cs_store_layout(st, cs_ld_layout, &l) != 0)
+            return -1;
+    }
     if (d->nsteps > 0) {
         int64_t *t = malloc((size_t)d->nsteps * sizeof *t), *w = malloc((size_t)d->nsteps * sizeof *w);
         if (!t || !w) {
@@ -159,6 +178,7 @@ void cs_report_free(cs_report_data *d)
     free(d->ops);
     free(d->models);
     free(d->props);
+    free(d->lay);
     cs_store_comms_free(&d->comms);
     memset(d, 0, sizeof *d);
 }

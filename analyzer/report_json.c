@@ -225,6 +225,20 @@ static void cs_report_json_analysis(FILE *f, const cs_report_data *d, const cs_g
         fprintf(f, "}");
     }
     fprintf(f, "%s],\n", d->nstrag ? "\n  " : "");
+    fprintf(f, "  \"layout\": ");
+    if (d->layout[0]) {
+        fprintf(f, "{\"text\": ");
+        cs_json_str(f, d->layout);
+        fprintf(f, ", \"dp\": %d, \"pp\": %d, \"tp\": %d, \"source\": ", d->lay_dp, d->lay_pp, d->lay_tp);
+        cs_json_str(f, d->layout_source);
+        fprintf(f, ", \"ranks\": [");
+        for (int i = 0; i < d->nlay; i++)
+            fprintf(f, "%s{\"rank\": %d, \"dp\": %d, \"pp\": %d, \"tp\": %d}", i ? ", " : "", d->lay[i].rank,
+                    d->lay[i].dp, d->lay[i].pp, d->lay[i].tp);
+        fprintf(f, "]},\n");
+    } else {
+        fprintf(f, "null,\n");
+    }
     fprintf(f, "  \"steps\": {\"source\": ");
     cs_json_str(f, d->step_source);
     fprintf(f, ", \"count\": %d, \"median_ns\": %lld, \"p90_ns\": %lld, \"whatif_median_ns\": %lld, ", d->nsteps,

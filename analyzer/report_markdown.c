@@ -93,6 +93,8 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
                 " (steps from the period of the calls: %d calls, matching %.1f %% of the positions on %d of %d ranks)",
                 d->step_period, 100 * d->step_confidence, d->step_ranks_agreeing, d->step_ranks_searched);
     fprintf(f, ".\n\n");
+    if (d->layout[0])
+        fprintf(f, "Parallel layout: **%s** (%s).\n\n", d->layout, d->layout_source);
     if (ng) {
         fprintf(f, "### Gates\n\n| gate | result | detail |\n|---|---|---|\n");
         for (int i = 0; i < ng; i++) {

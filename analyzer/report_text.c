@@ -191,6 +191,16 @@ static void cs_report_text_analysis(FILE *f, const cs_report_data *d, const cs_g
         fprintf(f, "\n  period %d calls per step, matching %.1f %% of the positions, on %d of %d ranks searched",
                 d->step_period, 100 * d->step_confidence, d->step_ranks_agreeing, d->step_ranks_searched);
     fprintf(f, "\n");
+    if (d->layout[0]) {
+        fprintf(f, "\nParallel layout: %s\n  %s\n", d->layout, d->layout_source);
+        if (d->nlay <= 32) {
+            fprintf(f, "  rank (dp,pp,tp):");
+            for (int i = 0; i < d->nlay; i++)
+                fprintf(f, "%s %d (%d,%d,%d)", i && i % 8 == 0 ? "\n                  " : "", d->lay[i].rank,
+                        d->lay[i].dp, d->lay[i].pp, d->lay[i].tp);
+            fprintf(f, "\n");
+        }
+    }
     fprintf(f, "\nWait states per rank (who made the others wait)\n  %6s %10s %14s %16s\n", "rank", "last",
             "imposed wait", "median lateness");
     for (int i = 0; i < d->nrstats; i++) {

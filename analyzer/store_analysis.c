@@ -30,6 +30,7 @@ static sqlite3 *cs_db(cs_store *st)
     "  time_ns INTEGER, slowest_rank INTEGER, whatif_ns INTEGER);\n"                                             \
     "CREATE TABLE IF NOT EXISTS rank_stats(rank INTEGER PRIMARY KEY, times_last INTEGER,\n"                      \
     "  imposed_wait_ns INTEGER, median_lateness_ns INTEGER);\n"                                                  \
+    "CREATE TABLE IF NOT EXISTS layout(rank INTEGER PRIMARY KEY, dp INTEGER, pp INTEGER, tp INTEGER);\n"         \
     "CREATE TABLE IF NOT EXISTS stragglers(id INTEGER PRIMARY KEY, kind TEXT, rank INTEGER, src INTEGER,\n"      \
     "  dst INTEGER, comm INTEGER, first_step INTEGER, last_step INTEGER, begin_ns INTEGER, end_ns INTEGER,\n"    \
     "  lateness_ns INTEGER, cost_ns INTEGER, evidence TEXT, period INTEGER, phase INTEGER, affected INTEGER,\n"  \
@@ -50,7 +51,9 @@ static sqlite3 *cs_db(cs_store *st)
 #define CS_ANALYSIS_CLEAR_SQL                                                                                  \
     "DELETE FROM instances; DELETE FROM waits; DELETE FROM steps; DELETE FROM rank_stats;\n"                   \
     "DELETE FROM stragglers; DELETE FROM p2p; DELETE FROM tails; DELETE FROM models; DELETE FROM proposals;\n" \
-    "DELETE FROM meta WHERE key IN ('analysis_version', 'analysis_spans');\n"
+    "DELETE FROM layout;\n"                                                                                    \
+    "DELETE FROM meta WHERE key IN ('analysis_version', 'analysis_spans', 'analysis_layout',\n"                \
+    "  'analysis_layout_source');\n"
 
 /* Built after the bulk insert. */
 #define CS_ANALYSIS_INDEXES_SQL                                               \
@@ -316,6 +319,18 @@ static const cs_store_sql_col cs_rank_stat_cols[] = { CS_SQL_INT(cs_rank_stat, r
                                                       CS_SQL_I64(cs_rank_stat, median_lateness_ns) };
 CS_SQL_ROWS_TRAMPOLINE(cs_rank_stat)
 
+static const cs_store_sql_col cs_layout_cols[] = { CS_SQL_INT(cs_layout_row, rank), CS_SQL_INT(cs_layout_row, dp),
+                                                   CS_SQL_INT(cs_layout_row, pp), CS_SQL_INT(cs_layout_row, tp) };
+CS_SQL_ROWS_TRAMPOLINE(cs_layout_row)
+
+int cs_store_layout(cs_store *st, int (*cb)(const cs_layout_row *, void *), void *arg)
+{
+    if (cs_store_sql_table_exists(cs_db(st), "layout") != 1)
+        return 0;
+    return CS_SQL_READ_ROWS(cs_db(st), "SELECT rank, dp, pp, tp FROM layout ORDER BY rank", cs_layout_cols,
+                            cs_layout_row, cb, arg);
+}
+
 int cs_store_rank_stats(cs_store *st, int (*cb)(const cs_rank_stat *, void *), void *arg)
 {
     return CS_SQL_READ_ROWS(cs_db(st),
@@ -430,7 +445,7 @@ int cs_store_nccl_algos(cs_store *st, int (*cb)(int64_t span, const char *algo, 
 
 /* ---- writing ---- */
 
-enum { W_INST, W_WAIT, W_STEP, W_RANK, W_STRAG, W_P2P, W_TAIL, W_MODEL, W_PROP, W_N };
+enum { W_INST, W_WAIT, W_STEP, W_RANK, W_STRAG, W_P2P, W_TAIL, W_MODEL, W_PROP, W_LAYOUT, W_N };
 static const char *const cs_awriter_sql[W_N] = {
     [W_INST] = "INSERT OR REPLACE INTO instances(comm, seq, op, nranks, expected, bytes, first_entry_ns,"
                " last_entry_ns, last_rank, last_exit_ns, skew_ns, transfer_ns, step, callsite, bucket)"
@@ -452,6 +467,7 @@ static const char *const cs_awriter_sql[W_N] = {
     [W_PROP] = "INSERT INTO proposals(kind, comm, op, callsite, calls_per_step, min_bytes, max_bytes, bytes_per_step,"
                " bucket_bytes, groups_per_step, gain_ns, step_ns, evidence, env, curve)"
                " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [W_LAYOUT] = "INSERT OR REPLACE INTO layout(rank, dp, pp, tp) VALUES(?,?,?,?)",
 };
 
 struct cs_awriter {
@@ -523,6 +539,13 @@ int cs_awriter_rank_stat(cs_awriter *w, const cs_rank_stat *x)
 {
     sqlite3_stmt *s = w->q[W_RANK];
     cs_store_sql_bind_row(s, cs_rank_stat_cols, CS_SQL_NCOLS(cs_rank_stat_cols), x);
+    return cs_astep(s);
+}
+
+int cs_awriter_layout(cs_awriter *w, const cs_layout_row *x)
+{
+    sqlite3_stmt *s = w->q[W_LAYOUT];
+    cs_store_sql_bind_row(s, cs_layout_cols, CS_SQL_NCOLS(cs_layout_cols), x);
     return cs_astep(s);
 }
 

@@ -36,7 +36,7 @@
 #include "libtrace/store.h"
 
 /* Bumped whenever what the analysis stores changes meaning. */
-#define CS_ANALYSIS_VERSION 7
+#define CS_ANALYSIS_VERSION 8
 
 /* ---- rows ---- */
 
@@ -77,6 +77,12 @@ typedef struct cs_rank_stat {
                                     (its entry - the next latest, summed over the step);
                                     without steps: median over the instances it was last */
 } cs_rank_stat;
+
+/* A rank's coordinates in the parallel layout (an_layout.c): its
+ * data-parallel replica, pipeline stage and tensor-parallel rank. */
+typedef struct cs_layout_row {
+    int rank, dp, pp, tp;
+} cs_layout_row;
 
 typedef struct cs_straggler {
     int64_t id;
@@ -186,6 +192,8 @@ int cs_store_steps_list(cs_store *st, int (*cb)(const cs_step_row *, void *), vo
 int cs_store_stragglers(cs_store *st, int (*cb)(const cs_straggler *, void *), void *arg);
 /* Per-rank statistics, by median lateness descending, then times last. */
 int cs_store_rank_stats(cs_store *st, int (*cb)(const cs_rank_stat *, void *), void *arg);
+/* The layout's rows by rank (none where the analysis found no layout). */
+int cs_store_layout(cs_store *st, int (*cb)(const cs_layout_row *, void *), void *arg);
 /* Tail latency groups, by p99 descending. */
 int cs_store_tails(cs_store *st, int (*cb)(const cs_tail_row *, void *), void *arg);
 /* Cost models, most points first; proposals, largest gain first. A file
@@ -206,6 +214,7 @@ int cs_awriter_instance(cs_awriter *w, const cs_instance *x);
 int cs_awriter_wait(cs_awriter *w, const cs_wait *x);
 int cs_awriter_step(cs_awriter *w, const cs_step_row *x);
 int cs_awriter_rank_stat(cs_awriter *w, const cs_rank_stat *x);
+int cs_awriter_layout(cs_awriter *w, const cs_layout_row *x);
 int cs_awriter_straggler(cs_awriter *w, const cs_straggler *x);
 int cs_awriter_p2p(cs_awriter *w, const cs_p2p_row *x);
 int cs_awriter_tail(cs_awriter *w, const cs_tail_row *x);

@@ -205,12 +205,13 @@ typedef struct cs_completion {
 } cs_completion;
 int cs_store_completions(cs_store *st, int (*cb)(const cs_completion *, void *), void *arg);
 
-/* Job-wide communicator members: (comm, rank) -> comm_rank, size. */
+/* Job-wide communicator members: (comm, rank) -> comm_rank, size, when made. */
 typedef struct cs_comm_member {
     int64_t comm;
     int rank, comm_rank, size;
     int64_t parent;
     char how[12];
+    int64_t created_ns; /* when this rank made it, on its own clock */
 } cs_comm_member;
 int cs_store_comm_members(cs_store *st, int (*cb)(const cs_comm_member *, void *), void *arg);
 

@@ -400,8 +400,8 @@ int cs_store_comm_members(cs_store *st, int (*cb)(const cs_comm_member *, void *
 {
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(st->db,
-                           "SELECT id, rank, comm_rank, size, COALESCE(parent, 0), how FROM comms"
-                           " ORDER BY id, comm_rank",
+                           "SELECT id, rank, comm_rank, size, COALESCE(parent, 0), how, COALESCE(created_ns, 0)"
+                           " FROM comms ORDER BY id, comm_rank",
                            -1, &s, NULL) != SQLITE_OK)
         return -1;
     int rc = 0, step;
@@ -413,6 +413,7 @@ int cs_store_comm_members(cs_store *st, int (*cb)(const cs_comm_member *, void *
         m.size = sqlite3_column_int(s, 3);
         m.parent = sqlite3_column_int64(s, 4);
         cs_store_sql_text(s, 5, m.how, sizeof m.how);
+        m.created_ns = sqlite3_column_int64(s, 6);
         if ((rc = cb(&m, arg)) != 0)
             break;
     }
