@@ -422,8 +422,8 @@ int cs__an_layout(cs_an_ctx *ctx, const cs_an_msgs *msgs, char *err, size_t errl
     int T = tpf >= 0 ? f[tpf].size : 1;
     int D = dpf >= 0 ? f[dpf].size : R / T;
     if (D * T * P != n || (tpf < 0 && dpf < 0 && nf > (ppf >= 0) && P == 1)) {
-        cs__an_ctx_note(ctx, "no parallel layout: %d families of communicators that split the ranks, chains of %d ranks",
-                        nf, P);
+        cs__an_ctx_note(
+            ctx, "no parallel layout: %d families of communicators that split the ranks, chains of %d ranks", nf, P);
         rc = 0;
         goto done;
     }
@@ -444,7 +444,8 @@ int cs__an_layout(cs_an_ctx *ctx, const cs_an_msgs *msgs, char *err, size_t errl
         for (int e = 0; e < d; e++)
             if (coord[3 * e] == coord[3 * d] && coord[3 * e + 1] == coord[3 * d + 1] &&
                 coord[3 * e + 2] == coord[3 * d + 2]) {
-                cs__an_ctx_note(ctx, "no parallel layout: ranks %d and %d would share the coordinates dp %d, pp %d, tp %d",
+                cs__an_ctx_note(ctx,
+                                "no parallel layout: ranks %d and %d would share the coordinates dp %d, pp %d, tp %d",
                                 ctx->rank_of[e], ctx->rank_of[d], coord[3 * d], coord[3 * d + 1], coord[3 * d + 2]);
                 rc = 0;
                 goto done;

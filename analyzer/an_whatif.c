@@ -14,7 +14,10 @@
  *     of every collective instance it completed and the sender of every
  *     receive it completed) + its transfer;
  *   - a blocking receive (Recv, Sendrecv): at max(its begin, the sender's
- *     begin) + its transfer.
+ *     begin) + its transfer;
+ *   - a blocking send that waited for its receiver (it began first and
+ *     ended after the receive began: a rendezvous): at max(its begin, the
+ *     receive's begin) + its transfer.
  * The transfer is the measured one (end - max(begin, measured arrival):
  * the replay then gives back the measured times exactly, a check of the
  * dependencies), or, for collectives with a cost model, the model's time
@@ -96,108 +99,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What this pass reads and writes (analysis.h). */
-typedef struct wf_io {
-    cs_an_ctx *ctx;
-    const cs_an_steps *steps;
-    const cs_an_msgs *msgs;
-} wf_io;
-
-#define CS_WF_MAX_SPANS 20000000
-/* Above this many spans, only the first steps are replayed (as many as fit;
- * at least CS_WF_MIN_STEPS), read rank by rank: the replay keeps about 130
- * bytes a span and costs about 2 s a million spans, which a 10 M-span trace
- * could not afford beside the rest of the analysis (its target: 20 s, 2 GB;
- * a 500 k budget: 1.5 s of the 10 M-span trace's analysis). */
-#define CS_WF_BUDGET_SPANS 500000
-#define CS_WF_MIN_STEPS 8
-#define CS_WF_UNSET INT64_MIN
-#define CS_WF_FUSE_THRESHOLD (64 << 10) /* apply mode's default threshold */
-/* What apply mode's queueing of one MPI_Iallreduce costs, traced: the
- * member spans of apply-mode runs of the trainer took 94-104 ns (mean,
- * 2 and 4 ranks, Open MPI 4.1, this 2-core VM). */
-#define CS_WF_QUEUE_NS 100
-/* The smallest estimated gain, a fraction of the median step, that a
- * proposal is made for: below it, the run-to-run noise of a step on a
- * shared node (several per cent) hides it, and a rewrite is not worth it. */
-#define CS_WF_MIN_GAIN 0.05
-/* The largest error of the modelled replay's median step that proposals
- * are built on (the models explain the calls but not the step beyond it). */
-#define CS_WF_MAX_MODEL_ERROR 0.5
-/* An alpha-only model of blocking calls (one size: beta unknown) counts
- * each call fusion saves as one alpha, which holds only where the bytes cost
- * little: not when copying a call's bytes once at the memory bandwidth
- * already takes more than this share of alpha (fitted to the cells'
- * medians, the typical call; 16 blocking calls of 64 KiB,
- * Open MPI, 4 ranks: copying one takes 15 % of its 56 us; fused into 2 they
- * measured -12 to +19 %, median -1 %). */
-#define CS_WF_ALPHA_ONLY_COPY 0.05
-
-enum { WF_LOCAL, WF_COLL, WF_NBCOLL, WF_WAIT, WF_RECV, WF_MARK };
-
-typedef struct wf_span {
-    int64_t id, b, e, bytes, comm, seq, callsite, lag;
-    int64_t res; /* lag - the mean lag of the members of its instance (or completion group) */
-    uint32_t flags;
-    int op, rank, tid, cls, inst, dtype, lane, step;
-    int dep0, ndep;
-    int nowait; /* ended before its dependencies: replays as local */
-} wf_span;
-
-typedef struct wf_inst {
-    int64_t comm, seq, bytes, L; /* L: measured last arrival */
-    int op, nmem, model, calls, nb, algo;
-} wf_inst;
-
-typedef struct wf_class { /* fusion candidates: one (comm, op, dtype, call site) */
-    int64_t comm, callsite;
-    int op, dtype, nb;
-    int64_t calls, minb, maxb, bytes, maxrun;
-    int *runs; /* pairs (first span index on the ref lane, length) */
-    size_t nruns, cap;
-    char label[160];
-} wf_class;
-
-typedef struct wf {
-    wf_io *a;
-    wf_span *s;
-    size_t ns;
-    int nlanes, *lane_lo, *lane_hi, *lane_rank, *lane_nmark;
-    wf_inst *in;
-    int ninst;
-    size_t capi;
-    int64_t *dep;
-    size_t ndep;
-    cs_model_row *models;
-    cs_model_fit *mfit; /* [nmodels]: what each model's data separated */
-    int nmodels;
-    size_t capModels, capFit;
-    /* steps: boundary spans (step, span index) */
-    int nsteps;
-    int maxsteps; /* > 0: only steps 0..maxsteps-1 were loaded */
-    int *bstep, *bspan;
-    size_t nb;
-    int64_t *mbeg; /* measured begin of each step */
-    /* replay scratch */
-    int64_t *bp, *ep, *lmax, *lbuf;
-    int *cnt, *stamp;
-    int *pos;
-    char **algos;
-    int nalgos;
-    size_t capAlgos;
-} wf;
-
-/* A variant of the replay. */
-typedef struct wf_var {
-    const int64_t *gap; /* per span; NULL: measured */
-    int model;          /* 1: modelled transfers where a model exists */
-    const int *ifg;     /* per instance: fused group (instance index >= ninst), -1 none; NULL: no fusion */
-    const wf_inst *vin; /* the fused groups, w->ninst + i */
-    int nvin;
-    const char *flast; /* per span: the last member of its group on its lane */
-    int drop_members;  /* fused nonblocking members before the last take no time (the program
-                              issues the fused call itself, as with bigger buckets of its own) */
-} wf_var;
+#include "analyzer/whatif_int.h"
 
 static int wf_op_is(const wf_io *a, int op, const char *kind)
 {
@@ -532,6 +434,15 @@ static int wf_load(wf *w, char *err, size_t errlen)
             cs_map_free(&sender);
             goto oom;
         }
+        /* a blocking send that waited for its receiver (it began first and
+         * ended after the receive began: a rendezvous) ends after the
+         * receive's begin, plus its transfer */
+        const wf_span *xs = &w->s[si], *xr = &w->s[ri];
+        if (!(xs->flags & CS_F_NONBLOCKING) && xs->cls == WF_LOCAL && xs->lane != xr->lane && xr->b > xs->b &&
+            xs->e > xr->b && wf_pair_push(&pairs, (int)si, ri) != 0) {
+            cs_map_free(&sender);
+            goto oom;
+        }
     }
     if (cs_store_completions(a->ctx->st, wf_done_cb, &done) != 0) {
         cs_map_free(&sender);
@@ -720,7 +631,7 @@ static int wf_steps(wf *w)
 
 /* Median step time of one replay (begins in bp), over steps 0..n-2 (the
  * last step has no next begin); -1 when there are fewer than 2 steps. */
-static int64_t wf_step_median(const wf *w, const int64_t *bp, int64_t *buf)
+int64_t cs__wf_step_median(const wf *w, const int64_t *bp, int64_t *buf)
 {
     if (w->nsteps < 2)
         return -1;
@@ -740,7 +651,7 @@ static int64_t wf_step_median(const wf *w, const int64_t *bp, int64_t *buf)
 
 /* Replay one variant into w->bp / w->ep. Returns 0, or -1 when the
  * dependencies deadlock (an inconsistent trace). */
-static int wf_replay(wf *w, const wf_var *v)
+int cs__wf_replay(wf *w, const wf_var *v)
 {
     int nall = w->ninst + v->nvin;
     for (int k = 0; k < nall; k++) {
@@ -775,7 +686,7 @@ static int wf_replay(wf *w, const wf_var *v)
                     else if (g >= 0 && v->flast[i] && x->cls == WF_COLL)
                         WF_ARRIVE(g, w->bp[i] + wf_copy_ns(WF_INST(g)->bytes));
                 }
-                int64_t b = w->bp[i], d = x->e - x->b, e;
+                int64_t b = w->bp[i], d = v->dur ? v->dur[i] : x->e - x->b, e;
                 if (x->cls == WF_COLL && !x->nowait && g >= 0) {
                     if (!v->flast[i]) {
                         e = b;
@@ -846,7 +757,7 @@ static int wf_replay(wf *w, const wf_var *v)
                     if ((v->model || fused) && allmodel && x->ndep)
                         e = M + (msum + x->res > 0 ? msum + x->res : 0);
                     else
-                        e = M + x->lag;
+                        e = M + (v->lag ? v->lag[i] : x->lag);
                 } else if (x->cls == WF_NBCOLL && g >= 0 && v->drop_members && !v->flast[i]) {
                     e = b;
                 } else if (x->cls == WF_NBCOLL && g >= 0 && !v->flast[i]) {
@@ -1439,22 +1350,24 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         goto oom;
     for (size_t i = 0; i < w.ns; i++)
         w.bp[i] = w.s[i].b;
-    int64_t measured = wf_step_median(&w, w.bp, buf);
+    int64_t measured = cs__wf_step_median(&w, w.bp, buf);
     wf_meta_i64(a, "whatif_measured_ns", measured);
     wf_meta_i64(a, "whatif_steps", w.nsteps);
     if (a->steps->step_source == 2)
         wf_meta_i64(a, "whatif_step_period", a->steps->step_period);
     wf_meta_dbl(a, "whatif_memcpy_gbps", cs__an_whatif_memcpy_gbps());
     wf_var v0 = { 0 };
-    if (wf_replay(&w, &v0) != 0) {
+    if (cs__wf_replay(&w, &v0) != 0) {
         cs_store_meta_set(a->ctx->st, "whatif_note",
                           "the replay deadlocked: the trace's dependencies are inconsistent");
         cs__an_ctx_note(a->ctx, "what-if replay deadlocked (inconsistent dependencies): no estimates");
         rc = 0;
         goto out_models;
     }
-    int64_t replayed = wf_step_median(&w, w.bp, buf);
+    int64_t replayed = cs__wf_step_median(&w, w.bp, buf);
     wf_meta_i64(a, "whatif_replay_ns", replayed);
+    if (cs__an_slowdown(&w, buf) != 0)
+        goto oom;
     wf_meta_dbl(a, "whatif_replay_error", measured > 0 ? fabs((double)(replayed - measured)) / (double)measured : 0);
     /* the models fitted to cell medians, then to cell means: keep the
      * ones whose replay reproduces the measured step time better */
@@ -1463,7 +1376,7 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
     for (int use_mean = 0; use_mean < 2; use_mean++) {
         if (use_mean && wf_fit_models(&w, 1) != 0)
             goto oom;
-        int64_t t = wf_replay(&w, &vm) == 0 ? wf_step_median(&w, w.bp, buf) : -1;
+        int64_t t = cs__wf_replay(&w, &vm) == 0 ? cs__wf_step_median(&w, w.bp, buf) : -1;
         if (use_mean && (t < 0 || (modelled >= 0 && llabs(modelled - measured) <= llabs(t - measured)))) {
             if (wf_fit_models(&w, 0) != 0) /* back to the medians */
                 goto oom;
@@ -1484,8 +1397,8 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         if (!gap)
             goto oom;
         wf_var vo = { .gap = gap, .model = 1 };
-        if (wf_replay(&w, &vo) == 0) {
-            int64_t ontime = wf_step_median(&w, w.bp, buf);
+        if (cs__wf_replay(&w, &vo) == 0) {
+            int64_t ontime = cs__wf_step_median(&w, w.bp, buf);
             wf_meta_i64(a, "whatif_ontime_ns", ontime);
             wf_meta_i64(a, "whatif_ontime_gain_ns", modelled - ontime);
         }
@@ -1595,15 +1508,15 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
             wf_var vf = { .model = 1, .ifg = ifg, .vin = vin, .nvin = nvin, .flast = flast };
             if (nall < (size_t)w.ninst + (size_t)nvin)
                 continue;
-            if (wf_replay(&w, &vf) != 0)
+            if (cs__wf_replay(&w, &vf) != 0)
                 continue;
-            int64_t t = wf_step_median(&w, w.bp, buf);
+            int64_t t = cs__wf_step_median(&w, w.bp, buf);
             gains[nsz] = modelled - t;
             sizes[nsz] = S;
             groups[nsz] = g;
             /* the same buckets made by the program itself: no member calls */
             vf.drop_members = 1;
-            int64_t t2 = wf_replay(&w, &vf) == 0 ? wf_step_median(&w, w.bp, buf) : t;
+            int64_t t2 = cs__wf_replay(&w, &vf) == 0 ? cs__wf_step_median(&w, w.bp, buf) : t;
             gains2[nsz] = modelled - t2;
             if (gains[nsz] > best)
                 best = gains[nsz], bestS = S;

@@ -96,6 +96,13 @@ typedef struct cs_report_data {
     int lay_dp, lay_pp, lay_tp;
     cs_layout_row *lay;
     int nlay;
+    /* the slowdown attribution (an_slowdown.c): has_slowdown when it ran */
+    int has_slowdown;
+    double sd_S, sd_replay_error;
+    int64_t sd_actual_ns, sd_ideal_ns;
+    char sd_verdict[16], sd_culprit[48], sd_text[512];
+    cs_slowdown_row *sd;
+    int nsd;
 } cs_report_data;
 /* 0, or -1 when the store cannot be read (d is then partly filled: free it). */
 int cs_report_load(cs_store *st, cs_report_data *d);

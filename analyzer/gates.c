@@ -71,11 +71,11 @@ int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_dat
                 goto bad;
         }
         int known = strcmp(name, "straggler") == 0 || strcmp(name, "p99") == 0 || strcmp(name, "step") == 0 ||
-                    strcmp(name, "verdict") == 0 || cs_gates_is_kind(name);
+                    strcmp(name, "verdict") == 0 || strcmp(name, "slowdown") == 0 || cs_gates_is_kind(name);
         if (!known) {
             snprintf(err, errlen,
-                     "--fail-on: unknown gate '%s' (straggler=PCT, p99=PCT, step=PCT, verdict, or a verdict kind: "
-                     "persistent, transient, recurring, slow_link, slow_collective=PCT)",
+                     "--fail-on: unknown gate '%s' (straggler=PCT, p99=PCT, step=PCT, slowdown=PCT, verdict, or a "
+                     "verdict kind: persistent, transient, recurring, slow_link, slow_collective=PCT)",
                      name);
             goto bad;
         }
@@ -95,7 +95,15 @@ int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_dat
             snprintf(x->name, sizeof x->name, "%s>%g%%", name, pct);
         else
             snprintf(x->name, sizeof x->name, "%s", name);
-        if (strcmp(name, "verdict") == 0) {
+        if (strcmp(name, "slowdown") == 0) {
+            double sd = d->has_slowdown ? 100.0 * (d->sd_S - 1) : 0;
+            x->failed = d->has_slowdown && sd > pct;
+            if (d->has_slowdown)
+                snprintf(x->message, sizeof x->message, "slowdown %.1f%% (S %.3f, limit %g%%): %s", sd, d->sd_S, pct,
+                         d->sd_text);
+            else
+                snprintf(x->message, sizeof x->message, "no slowdown attribution (fewer than 3 steps)");
+        } else if (strcmp(name, "verdict") == 0) {
             x->failed = d->nstrag > 0;
             if (x->failed)
                 snprintf(x->message, sizeof x->message, "%d straggler verdict(s), the first: %s rank %d: %s", d->nstrag,

@@ -7,7 +7,7 @@ analyzer_libcsanalysis_la_SOURCES = analyzer/store_analysis.h analyzer/store_ana
 	analyzer/an_verdict_persistent.c analyzer/an_verdict_transient.c analyzer/an_verdict_recurring.c analyzer/an_verdict_slow_link.c \
 	analyzer/an_verdict_slow_link_comm.c analyzer/an_verdict_slow_collective.c \
 	analyzer/numarg.h analyzer/numarg.c \
-	analyzer/an_tail.c analyzer/an_layout.c analyzer/whatif.h analyzer/an_model.c analyzer/an_whatif.c
+	analyzer/an_tail.c analyzer/an_layout.c analyzer/an_slowdown.c analyzer/whatif_int.h analyzer/whatif.h analyzer/an_model.c analyzer/an_whatif.c
 # The report model and one writer per format; gates, diff, check-estimate.
 analyzer_libcsanalysis_la_SOURCES += analyzer/report.h analyzer/report.c analyzer/report_text.c \
 	analyzer/report_json.c analyzer/report_markdown.c analyzer/report_junit.c analyzer/gates.c \
@@ -82,3 +82,6 @@ EXTRA_DIST += tests/analysis/outfile.sh
 # the parallel layout (an_layout.c) on tests/progs/pipe3d and nbloop
 TESTS += tests/analysis/layout.sh
 EXTRA_DIST += tests/analysis/layout.sh
+# the slowdown attribution (an_slowdown.c) on tests/progs/pipe3d
+TESTS += tests/analysis/slowdown_ompi.sh tests/analysis/slowdown_mpich.sh
+EXTRA_DIST += tests/analysis/slowdown_ompi.sh tests/analysis/slowdown_mpich.sh tests/analysis/slowdown.inc.sh

@@ -82,6 +82,17 @@ static int cs_ld_layout(const cs_layout_row *g, void *arg)
     return 0;
 }
 
+static int cs_ld_slowdown(const cs_slowdown_row *g, void *arg)
+{
+    cs_loader *l = arg;
+    cs_slowdown_row *a = realloc(l->d->sd, ((size_t)l->d->nsd + 1) * sizeof *a);
+    if (!a)
+        return -1;
+    l->d->sd = a;
+    a[l->d->nsd++] = *g;
+    return 0;
+}
+
 static int64_t cs_meta_i64(cs_store *st, const char *key, int64_t dflt)
 {
     char buf[64];
@@ -148,6 +159,17 @@ int cs_report_load(cs_store *st, cs_report_data *d)
         if (cs_store_layout(st, cs_ld_layout, &l) != 0)
             return -1;
     }
+    if (cs_store_meta_get(st, "slowdown_verdict", d->sd_verdict, sizeof d->sd_verdict) == 0 && d->sd_verdict[0]) {
+        d->has_slowdown = 1;
+        d->sd_S = cs_meta_dbl(st, "slowdown_S", 0);
+        d->sd_replay_error = cs_meta_dbl(st, "slowdown_replay_error", 0);
+        d->sd_actual_ns = cs_meta_i64(st, "slowdown_actual_ns", 0);
+        d->sd_ideal_ns = cs_meta_i64(st, "slowdown_ideal_ns", 0);
+        cs_store_meta_get(st, "slowdown_culprit", d->sd_culprit, sizeof d->sd_culprit);
+        cs_store_meta_get(st, "slowdown_text", d->sd_text, sizeof d->sd_text);
+        if (cs_store_slowdown(st, cs_ld_slowdown, &l) != 0)
+            return -1;
+    }
     if (d->nsteps > 0) {
         int64_t *t = malloc((size_t)d->nsteps * sizeof *t), *w = malloc((size_t)d->nsteps * sizeof *w);
         if (!t || !w) {
@@ -179,6 +201,7 @@ void cs_report_free(cs_report_data *d)
     free(d->models);
     free(d->props);
     free(d->lay);
+    free(d->sd);
     cs_store_comms_free(&d->comms);
     memset(d, 0, sizeof *d);
 }

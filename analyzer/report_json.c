@@ -239,6 +239,51 @@ static void cs_report_json_analysis(FILE *f, const cs_report_data *d, const cs_g
     } else {
         fprintf(f, "null,\n");
     }
+    fprintf(f, "  \"slowdown\": ");
+    if (d->has_slowdown) {
+        fprintf(f, "{\"S\": ");
+        cs_json_num(f, "%.4f", d->sd_S);
+        fprintf(f, ", \"replay_error\": ");
+        cs_json_num(f, "%.4f", d->sd_replay_error);
+        fprintf(f, ", \"actual_step_ns\": %lld, \"ideal_step_ns\": %lld, \"verdict\": ", (long long)d->sd_actual_ns,
+                (long long)d->sd_ideal_ns);
+        cs_json_str(f, d->sd_verdict);
+        fprintf(f, ", \"culprit\": ");
+        cs_json_str(f, d->sd_culprit);
+        fprintf(f, ", \"text\": ");
+        cs_json_str(f, d->sd_text);
+        fprintf(f, ", \"layout\": ");
+        cs_json_str(f, d->layout);
+        static const char *const kinds[][2] = {
+            { "rank", "by_rank" }, { "group", "by_group" }, { "op", "by_op" }, { "step", "by_step" }
+        };
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+            fprintf(f, ", \"%s\": [", kinds[k][1]);
+            int first = 1;
+            for (int i = 0; i < d->nsd; i++) {
+                const cs_slowdown_row *r = &d->sd[i];
+                if (strcmp(r->kind, kinds[k][0]) != 0)
+                    continue;
+                fprintf(f, "%s{\"name\": ", first ? "" : ", ");
+                cs_json_str(f, r->name);
+                fprintf(f, ", \"ranks\": ");
+                cs_json_str(f, r->ranks);
+                fprintf(f, ", \"S\": ");
+                cs_json_num(f, "%.4f", r->s);
+                fprintf(f, ", \"share\": ");
+                cs_json_num(f, "%.4f", r->share);
+                fprintf(f, ", \"compute_share\": ");
+                cs_json_num(f, "%.4f", r->compute_share);
+                fprintf(f, ", \"actual_ns\": %lld, \"ideal_ns\": %lld}", (long long)r->actual_ns,
+                        (long long)r->ideal_ns);
+                first = 0;
+            }
+            fprintf(f, "]");
+        }
+        fprintf(f, "},\n");
+    } else {
+        fprintf(f, "null,\n");
+    }
     fprintf(f, "  \"steps\": {\"source\": ");
     cs_json_str(f, d->step_source);
     fprintf(f, ", \"count\": %d, \"median_ns\": %lld, \"p90_ns\": %lld, \"whatif_median_ns\": %lld, ", d->nsteps,

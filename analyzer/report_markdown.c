@@ -95,6 +95,9 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
     fprintf(f, ".\n\n");
     if (d->layout[0])
         fprintf(f, "Parallel layout: **%s** (%s).\n\n", d->layout, d->layout_source);
+    if (d->has_slowdown)
+        fprintf(f, "Slowdown: **S %.3f** (replay error %.1f %%): %s.\n\n", d->sd_S, 100 * d->sd_replay_error,
+                d->sd_text);
     if (ng) {
         fprintf(f, "### Gates\n\n| gate | result | detail |\n|---|---|---|\n");
         for (int i = 0; i < ng; i++) {

@@ -201,6 +201,23 @@ static void cs_report_text_analysis(FILE *f, const cs_report_data *d, const cs_g
             fprintf(f, "\n");
         }
     }
+    if (d->has_slowdown) {
+        fprintf(f,
+                "\nSlowdown: S %.3f (median step %s replayed, %s with ideal durations; replay error %.1f %%)\n  %s\n",
+                d->sd_S, cs_fmt_ns(d->sd_actual_ns, b1, sizeof b1), cs_fmt_ns(d->sd_ideal_ns, b2, sizeof b2),
+                100 * d->sd_replay_error, d->sd_text);
+        fprintf(f, "  %-16s %-24s %8s %8s %9s\n", "by", "what", "S", "share", "compute");
+        int shown = 0;
+        for (int i = 0; i < d->nsd; i++) {
+            const cs_slowdown_row *r = &d->sd[i];
+            if (strcmp(r->kind, "step") == 0 || (strcmp(r->kind, "rank") == 0 && shown++ >= 8))
+                continue;
+            char cs[16] = "-";
+            if (r->compute_share >= 0)
+                snprintf(cs, sizeof cs, "%.0f%%", 100 * r->compute_share);
+            fprintf(f, "  %-16s %-24s %8.3f %7.0f%% %9s\n", r->kind, r->name, r->s, 100 * r->share, cs);
+        }
+    }
     fprintf(f, "\nWait states per rank (who made the others wait)\n  %6s %10s %14s %16s\n", "rank", "last",
             "imposed wait", "median lateness");
     for (int i = 0; i < d->nrstats; i++) {

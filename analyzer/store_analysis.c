@@ -31,6 +31,8 @@ static sqlite3 *cs_db(cs_store *st)
     "CREATE TABLE IF NOT EXISTS rank_stats(rank INTEGER PRIMARY KEY, times_last INTEGER,\n"                      \
     "  imposed_wait_ns INTEGER, median_lateness_ns INTEGER);\n"                                                  \
     "CREATE TABLE IF NOT EXISTS layout(rank INTEGER PRIMARY KEY, dp INTEGER, pp INTEGER, tp INTEGER);\n"         \
+    "CREATE TABLE IF NOT EXISTS slowdown(kind TEXT, name TEXT, ranks TEXT, s REAL, share REAL,\n"                \
+    "  compute_share REAL, actual_ns INTEGER, ideal_ns INTEGER);\n"                                              \
     "CREATE TABLE IF NOT EXISTS stragglers(id INTEGER PRIMARY KEY, kind TEXT, rank INTEGER, src INTEGER,\n"      \
     "  dst INTEGER, comm INTEGER, first_step INTEGER, last_step INTEGER, begin_ns INTEGER, end_ns INTEGER,\n"    \
     "  lateness_ns INTEGER, cost_ns INTEGER, evidence TEXT, period INTEGER, phase INTEGER, affected INTEGER,\n"  \
@@ -323,6 +325,24 @@ static const cs_store_sql_col cs_layout_cols[] = { CS_SQL_INT(cs_layout_row, ran
                                                    CS_SQL_INT(cs_layout_row, pp), CS_SQL_INT(cs_layout_row, tp) };
 CS_SQL_ROWS_TRAMPOLINE(cs_layout_row)
 
+static const cs_store_sql_col cs_slowdown_cols[] = {
+    CS_SQL_STR(cs_slowdown_row, kind),      CS_SQL_STR(cs_slowdown_row, name),
+    CS_SQL_STR(cs_slowdown_row, ranks),     CS_SQL_DBL(cs_slowdown_row, s),
+    CS_SQL_DBL(cs_slowdown_row, share),     CS_SQL_DBL(cs_slowdown_row, compute_share),
+    CS_SQL_I64(cs_slowdown_row, actual_ns), CS_SQL_I64(cs_slowdown_row, ideal_ns)
+};
+CS_SQL_ROWS_TRAMPOLINE(cs_slowdown_row)
+
+int cs_store_slowdown(cs_store *st, int (*cb)(const cs_slowdown_row *, void *), void *arg)
+{
+    if (cs_store_sql_table_exists(cs_db(st), "slowdown") != 1)
+        return 0;
+    return CS_SQL_READ_ROWS(cs_db(st),
+                            "SELECT kind, name, ranks, s, share, compute_share, actual_ns, ideal_ns FROM slowdown"
+                            " ORDER BY rowid",
+                            cs_slowdown_cols, cs_slowdown_row, cb, arg);
+}
+
 int cs_store_layout(cs_store *st, int (*cb)(const cs_layout_row *, void *), void *arg)
 {
     if (cs_store_sql_table_exists(cs_db(st), "layout") != 1)
@@ -445,7 +465,7 @@ int cs_store_nccl_algos(cs_store *st, int (*cb)(int64_t span, const char *algo, 
 
 /* ---- writing ---- */
 
-enum { W_INST, W_WAIT, W_STEP, W_RANK, W_STRAG, W_P2P, W_TAIL, W_MODEL, W_PROP, W_LAYOUT, W_N };
+enum { W_INST, W_WAIT, W_STEP, W_RANK, W_STRAG, W_P2P, W_TAIL, W_MODEL, W_PROP, W_LAYOUT, W_SLOW, W_N };
 static const char *const cs_awriter_sql[W_N] = {
     [W_INST] = "INSERT OR REPLACE INTO instances(comm, seq, op, nranks, expected, bytes, first_entry_ns,"
                " last_entry_ns, last_rank, last_exit_ns, skew_ns, transfer_ns, step, callsite, bucket)"
@@ -468,6 +488,8 @@ static const char *const cs_awriter_sql[W_N] = {
                " bucket_bytes, groups_per_step, gain_ns, step_ns, evidence, env, curve)"
                " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [W_LAYOUT] = "INSERT OR REPLACE INTO layout(rank, dp, pp, tp) VALUES(?,?,?,?)",
+    [W_SLOW] = "INSERT INTO slowdown(kind, name, ranks, s, share, compute_share, actual_ns, ideal_ns)"
+               " VALUES(?,?,?,?,?,?,?,?)",
 };
 
 struct cs_awriter {
@@ -546,6 +568,13 @@ int cs_awriter_layout(cs_awriter *w, const cs_layout_row *x)
 {
     sqlite3_stmt *s = w->q[W_LAYOUT];
     cs_store_sql_bind_row(s, cs_layout_cols, CS_SQL_NCOLS(cs_layout_cols), x);
+    return cs_astep(s);
+}
+
+int cs_awriter_slowdown(cs_awriter *w, const cs_slowdown_row *x)
+{
+    sqlite3_stmt *s = w->q[W_SLOW];
+    cs_store_sql_bind_row(s, cs_slowdown_cols, CS_SQL_NCOLS(cs_slowdown_cols), x);
     return cs_astep(s);
 }
 

@@ -84,6 +84,18 @@ typedef struct cs_layout_row {
     int rank, dp, pp, tp;
 } cs_layout_row;
 
+/* A row of the slowdown attribution (an_slowdown.c): kind "rank", "group",
+ * "op" or "step"; what it is ("rank 3", "pp stage 2", "compute", "step 5");
+ * its ranks as text; S with only it at its actual durations (the others
+ * ideal) over the ideal replay; its share of the slowdown; of that, the
+ * share of its compute (ranks; -1 unknown); the replayed actual and ideal
+ * times (steps: that step's). */
+typedef struct cs_slowdown_row {
+    char kind[8], name[48], ranks[96];
+    double s, share, compute_share;
+    int64_t actual_ns, ideal_ns;
+} cs_slowdown_row;
+
 typedef struct cs_straggler {
     int64_t id;
     char kind[16]; /* persistent, transient, recurring, slow_link, slow_collective */
@@ -194,6 +206,8 @@ int cs_store_stragglers(cs_store *st, int (*cb)(const cs_straggler *, void *), v
 int cs_store_rank_stats(cs_store *st, int (*cb)(const cs_rank_stat *, void *), void *arg);
 /* The layout's rows by rank (none where the analysis found no layout). */
 int cs_store_layout(cs_store *st, int (*cb)(const cs_layout_row *, void *), void *arg);
+/* The slowdown attribution's rows, in the order written. */
+int cs_store_slowdown(cs_store *st, int (*cb)(const cs_slowdown_row *, void *), void *arg);
 /* Tail latency groups, by p99 descending. */
 int cs_store_tails(cs_store *st, int (*cb)(const cs_tail_row *, void *), void *arg);
 /* Cost models, most points first; proposals, largest gain first. A file
@@ -215,6 +229,7 @@ int cs_awriter_wait(cs_awriter *w, const cs_wait *x);
 int cs_awriter_step(cs_awriter *w, const cs_step_row *x);
 int cs_awriter_rank_stat(cs_awriter *w, const cs_rank_stat *x);
 int cs_awriter_layout(cs_awriter *w, const cs_layout_row *x);
+int cs_awriter_slowdown(cs_awriter *w, const cs_slowdown_row *x);
 int cs_awriter_straggler(cs_awriter *w, const cs_straggler *x);
 int cs_awriter_p2p(cs_awriter *w, const cs_p2p_row *x);
 int cs_awriter_tail(cs_awriter *w, const cs_tail_row *x);

@@ -1,0 +1,499 @@
+/* an_slowdown.c: how much faster the job would be without its problems,
+ * and which rank, group of ranks, kind of operation and step to blame.
+ *
+ * The graph is the what-if replay's (an_whatif.c): every rank's calls in
+ * program order, the compute before each call (its gap), a collective
+ * ending its transfer after the last member's arrival, a receive after its
+ * sender. Each operation gets an ideal duration: the median, over the
+ * ranks that run it, of the same operation in the same step (the same op
+ * and call site, its n-th occurrence in the rank's step); for the compute
+ * before it, the gap, and for communication, the transfer after the last
+ * arrival or the partner's (never the waiting: the replay makes that), or
+ * for a call the replay keeps local, its duration. An operation that
+ * fewer than two ranks run keeps its actual duration.
+ *
+ *   S           T(actual) / T(ideal), both replayed, T the median step
+ *               time (steps 0..n-2: a burst of noise in a few steps, a
+ *               rank losing its core on a shared node, does not count; a
+ *               rank slow in every k-th step is the recurring verdict's);
+ *               the replay error: the actual replay's median step against
+ *               the measured one.
+ *   by rank     S_w: only rank w at its actual durations, the others
+ *               ideal; its share: (T_w - T_ideal) / (T_actual - T_ideal);
+ *               and of that, the share its compute alone explains. The
+ *               ranks whose own excess (actual - ideal, summed over their
+ *               operations) is largest are replayed, up to CS_SD_TOP.
+ *   by group    the same with the ranks of one pipeline stage, or of one
+ *               data-parallel replica (the layout, an_layout.c).
+ *   by op       compute only at actual durations; communication only.
+ *   by step     each step's time in the actual and the ideal replay.
+ *   verdict     none below CS_SD_MIN of slowdown (S - 1); else slow
+ *               stage (a stage's share >= CS_SD_CULPRIT, two ranks or more,
+ *               each one's own excess at least half the largest of them,
+ *               together at least half of all ranks' own excess), slow
+ *               worker (a rank's share >= CS_SD_CULPRIT and at least half
+ *               of all ranks' own excess its own), else scattered
+ *               imbalance, with the share of the ranks' excess that moves
+ *               from step to step (their excess beyond each rank's median
+ *               excess per step). */
+#include "config.h"
+#include "analyzer/whatif_int.h"
+#include "common/stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Below this slowdown (S - 1) the job is called clean: on 2 shared cores a
+ * clean 4-rank run replays 1-6 % above its ideal (scheduling noise). */
+#define CS_SD_MIN 0.10
+/* The share of the slowdown one rank or stage must explain to be named. */
+#define CS_SD_CULPRIT 0.5
+/* Ranks replayed one by one (those with the largest own excess). */
+#define CS_SD_TOP 16
+
+typedef struct sd_key {
+    int step, op, lane, i;
+    int64_t callsite;
+    int occ;
+} sd_key;
+
+static int sd_cmp_lane(const void *x, const void *y)
+{
+    const sd_key *a = x, *b = y;
+    if (a->lane != b->lane)
+        return a->lane < b->lane ? -1 : 1;
+    if (a->step != b->step)
+        return a->step < b->step ? -1 : 1;
+    if (a->op != b->op)
+        return a->op < b->op ? -1 : 1;
+    if (a->callsite != b->callsite)
+        return a->callsite < b->callsite ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+static int sd_cmp_pos(const void *x, const void *y)
+{
+    const sd_key *a = x, *b = y;
+    if (a->step != b->step)
+        return a->step < b->step ? -1 : 1;
+    if (a->op != b->op)
+        return a->op < b->op ? -1 : 1;
+    if (a->callsite != b->callsite)
+        return a->callsite < b->callsite ? -1 : 1;
+    if (a->occ != b->occ)
+        return a->occ < b->occ ? -1 : 1;
+    return a->lane < b->lane ? -1 : a->lane > b->lane;
+}
+
+typedef struct sd {
+    wf *w;
+    int64_t *buf;
+    int64_t *gap_a, *gap_i, *lag_a, *lag_i; /* [ns] actual and ideal */
+    int64_t *dur_a, *dur_i;                 /* [ns] local spans' durations */
+    int64_t *gv, *lv, *dv;                  /* [ns] the variant's */
+    int *dix;                               /* [ns] the span's rank index, -1 not on a first lane */
+    int64_t *stepb;                         /* [nsteps] a replay's step begins */
+    int64_t T_act, T_ideal;
+} sd;
+
+static int sd_has_lag(const wf_span *x)
+{
+    return (x->cls == WF_COLL || x->cls == WF_WAIT || x->cls == WF_RECV) && !x->nowait;
+}
+
+/* Replay with rank index d's spans actual where on[d] (compute where
+ * comp, communication where comm), the others ideal. T, or -1. */
+static int64_t sd_replay(sd *z, const unsigned char *on, int comp, int comm, int64_t *stepb)
+{
+    wf *w = z->w;
+    for (size_t i = 0; i < w->ns; i++) {
+        int d = z->dix[i], act = d < 0 || on[d];
+        z->gv[i] = act && comp ? z->gap_a[i] : z->gap_i[i];
+        z->lv[i] = act && comm ? z->lag_a[i] : z->lag_i[i];
+        z->dv[i] = act && comm ? z->dur_a[i] : z->dur_i[i];
+        if (d < 0) {
+            z->gv[i] = z->gap_a[i];
+            z->lv[i] = z->lag_a[i];
+            z->dv[i] = z->dur_a[i];
+        }
+    }
+    wf_var v = { .gap = z->gv, .lag = z->lv, .dur = z->dv };
+    if (cs__wf_replay(w, &v) != 0)
+        return -1;
+    for (int k = 0; k < w->nsteps; k++)
+        stepb[k] = INT64_MAX;
+    for (size_t j = 0; j < w->nb; j++)
+        if (w->bp[w->bspan[j]] < stepb[w->bstep[j]])
+            stepb[w->bstep[j]] = w->bp[w->bspan[j]];
+    size_t m = 0;
+    for (int k = 0; k + 1 < w->nsteps; k++)
+        if (stepb[k] != INT64_MAX && stepb[k + 1] != INT64_MAX)
+            z->buf[m++] = stepb[k + 1] - stepb[k];
+    return m ? cs_stats_median_i64(z->buf, m) : -1;
+}
+
+static double sd_share(const sd *z, int64_t t)
+{
+    return z->T_act > z->T_ideal ? (double)(t - z->T_ideal) / (double)(z->T_act - z->T_ideal) : 0;
+}
+
+static void sd_ranks_text(const wf *w, const unsigned char *on, char *buf, size_t len)
+{
+    size_t l = 0;
+    int n = w->a->ctx->ndense, cnt = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < n && l + 16 < len; d++)
+        if (on[d]) {
+            l += (size_t)snprintf(buf + l, len - l, "%s%d", cnt ? "," : "", w->a->ctx->rank_of[d]);
+            cnt++;
+        }
+}
+
+typedef struct sd_lay {
+    const cs_an_ctx *ctx;
+    int *pp, *dp;
+    int maxpp, maxdp;
+} sd_lay;
+
+static int sd_lay_cb(const cs_layout_row *r, void *arg)
+{
+    sd_lay *l = arg;
+    int d = cs__an_ctx_ix(l->ctx, r->rank);
+    if (d >= 0) {
+        l->pp[d] = r->pp;
+        l->dp[d] = r->dp;
+        if (r->pp > l->maxpp)
+            l->maxpp = r->pp;
+        if (r->dp > l->maxdp)
+            l->maxdp = r->dp;
+    }
+    return 0;
+}
+
+static int sd_row(cs_an_ctx *ctx, const char *kind, const char *name, const char *ranks, double s, double share,
+                  double cshare, int64_t act, int64_t ideal)
+{
+    cs_slowdown_row r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.kind, sizeof r.kind, "%s", kind);
+    snprintf(r.name, sizeof r.name, "%s", name);
+    snprintf(r.ranks, sizeof r.ranks, "%s", ranks);
+    r.s = s;
+    r.share = share;
+    r.compute_share = cshare;
+    r.actual_ns = act;
+    r.ideal_ns = ideal;
+    return cs_awriter_slowdown(ctx->w, &r);
+}
+
+static void sd_meta(cs_an_ctx *ctx, const char *key, const char *fmt, double v)
+{
+    char b[64];
+    snprintf(b, sizeof b, fmt, v);
+    cs_store_meta_set(ctx->st, key, b);
+}
+
+int cs__an_slowdown(wf *w, int64_t *buf)
+{
+    cs_an_ctx *ctx = w->a->ctx;
+    int n = ctx->ndense, rc = -1;
+    if (w->nsteps < 3 || n < 2)
+        return 0;
+    sd z;
+    memset(&z, 0, sizeof z);
+    z.w = w;
+    z.buf = buf;
+    sd_key *k = malloc((w->ns ? w->ns : 1) * sizeof *k);
+    int *lane0 = malloc((size_t)n * sizeof *lane0);
+    unsigned char *on = calloc((size_t)n, 1);
+    int64_t *excess = calloc((size_t)n, sizeof *excess), *sexc = NULL, *stepi = NULL;
+    int *order = malloc((size_t)n * sizeof *order);
+    int64_t *med = malloc((size_t)(n + 1) * sizeof *med);
+    sd_lay lay = { ctx, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(int)), -1, -1 };
+    double *share = calloc((size_t)n, sizeof *share), *cshare = malloc((size_t)n * sizeof *cshare);
+    z.gap_a = malloc(w->ns * sizeof *z.gap_a);
+    z.gap_i = malloc(w->ns * sizeof *z.gap_i);
+    z.lag_a = malloc(w->ns * sizeof *z.lag_a);
+    z.lag_i = malloc(w->ns * sizeof *z.lag_i);
+    z.dur_a = malloc(w->ns * sizeof *z.dur_a);
+    z.dur_i = malloc(w->ns * sizeof *z.dur_i);
+    z.dv = malloc(w->ns * sizeof *z.dv);
+    z.gv = malloc(w->ns * sizeof *z.gv);
+    z.lv = malloc(w->ns * sizeof *z.lv);
+    z.dix = malloc(w->ns * sizeof *z.dix);
+    z.stepb = malloc((size_t)w->nsteps * sizeof *z.stepb);
+    stepi = malloc((size_t)w->nsteps * sizeof *stepi);
+    sexc = calloc((size_t)n * (size_t)w->nsteps, sizeof *sexc);
+    if (!k || !lane0 || !on || !excess || !order || !med || !lay.pp || !lay.dp || !share || !cshare || !z.gap_a ||
+        !z.gap_i || !z.lag_a || !z.lag_i || !z.gv || !z.lv || !z.dur_a || !z.dur_i || !z.dv || !z.dix || !z.stepb || !stepi || !sexc)
+        goto out;
+    for (int d = 0; d < n; d++)
+        lane0[d] = -1;
+    for (int l = w->nlanes - 1; l >= 0; l--) {
+        int d = cs__an_ctx_ix(ctx, w->lane_rank[l]);
+        if (d >= 0)
+            lane0[d] = l;
+    }
+    /* actual durations; keys of the operations on each rank's first lane */
+    size_t nk = 0;
+    for (size_t i = 0; i < w->ns; i++) {
+        const wf_span *x = &w->s[i];
+        int first = i == 0 || w->s[i - 1].lane != x->lane;
+        z.gap_a[i] = z.gap_i[i] = first ? 0 : x->b - w->s[i - 1].e;
+        z.lag_a[i] = z.lag_i[i] = x->lag;
+        z.dur_a[i] = z.dur_i[i] = x->e - x->b;
+        int d = cs__an_ctx_ix(ctx, x->rank);
+        z.dix[i] = d >= 0 && lane0[d] == x->lane ? d : -1;
+        if (z.dix[i] >= 0 && !first && x->step >= 0)
+            k[nk++] = (sd_key){ x->step, x->op, x->lane, (int)i, x->callsite, 0 };
+    }
+    qsort(k, nk, sizeof *k, sd_cmp_lane);
+    for (size_t j = 0; j < nk; j++)
+        k[j].occ = j && k[j - 1].lane == k[j].lane && k[j - 1].step == k[j].step && k[j - 1].op == k[j].op &&
+                           k[j - 1].callsite == k[j].callsite
+                       ? k[j - 1].occ + 1
+                       : 0;
+    qsort(k, nk, sizeof *k, sd_cmp_pos);
+    /* ideal durations: the median over the ranks of each operation */
+    for (size_t j = 0; j < nk;) {
+        size_t e = j + 1;
+        while (e < nk && k[e].step == k[j].step && k[e].op == k[j].op && k[e].callsite == k[j].callsite &&
+               k[e].occ == k[j].occ)
+            e++;
+        if (e - j >= 2) {
+            size_t m = 0;
+            for (size_t q = j; q < e && m < (size_t)n; q++)
+                med[m++] = z.gap_a[k[q].i];
+            int64_t mg = cs_stats_median_i64(med, m);
+            m = 0;
+            for (size_t q = j; q < e && m < (size_t)n; q++)
+                if (sd_has_lag(&w->s[k[q].i]))
+                    med[m++] = z.lag_a[k[q].i];
+            int64_t ml = m >= 2 ? cs_stats_median_i64(med, m) : INT64_MIN;
+            m = 0;
+            for (size_t q = j; q < e && m < (size_t)n; q++)
+                if (!sd_has_lag(&w->s[k[q].i]))
+                    med[m++] = z.dur_a[k[q].i];
+            int64_t md = m >= 2 ? cs_stats_median_i64(med, m) : INT64_MIN;
+            for (size_t q = j; q < e; q++) {
+                int i = k[q].i;
+                z.gap_i[i] = mg;
+                if (ml != INT64_MIN && sd_has_lag(&w->s[i]))
+                    z.lag_i[i] = ml;
+                if (md != INT64_MIN && !sd_has_lag(&w->s[i]))
+                    z.dur_i[i] = md;
+                int64_t ex = z.gap_a[i] - z.gap_i[i] + (z.lag_a[i] - z.lag_i[i]);
+                if (!sd_has_lag(&w->s[i]))
+                    ex += z.dur_a[i] - z.dur_i[i];
+                excess[z.dix[i]] += ex;
+                if (ex > 0)
+                    sexc[(size_t)z.dix[i] * (size_t)w->nsteps + (size_t)w->s[i].step] += ex;
+            }
+        }
+        j = e;
+    }
+    /* S and the replay error */
+    for (int d = 0; d < n; d++)
+        on[d] = 1;
+    z.T_act = sd_replay(&z, on, 1, 1, z.stepb);
+    memset(on, 0, (size_t)n);
+    z.T_ideal = sd_replay(&z, on, 1, 1, stepi);
+    if (z.T_act <= 0 || z.T_ideal <= 0) {
+        cs_store_meta_set(ctx->st, "slowdown_note", "the replay of the ideal durations did not complete");
+        rc = 0;
+        goto out;
+    }
+    for (int q = 0; q + 1 < w->nsteps; q++)
+        buf[q] = w->mbeg[q + 1] - w->mbeg[q];
+    int64_t measured = cs_stats_median_i64(buf, (size_t)w->nsteps - 1);
+    double S = (double)z.T_act / (double)z.T_ideal;
+    double rerr = measured > 0 ? (double)llabs(z.T_act - measured) / (double)measured : 0;
+    int steps = w->nsteps - 1;
+    sd_meta(ctx, "slowdown_S", "%.4f", S);
+    sd_meta(ctx, "slowdown_replay_error", "%.4f", rerr);
+    sd_meta(ctx, "slowdown_actual_ns", "%.0f", (double)z.T_act);
+    sd_meta(ctx, "slowdown_ideal_ns", "%.0f", (double)z.T_ideal);
+    sd_meta(ctx, "slowdown_steps", "%.0f", steps);
+    /* by step */
+    char name[48], ranks[96];
+    for (int s = 0; s + 1 < w->nsteps; s++) {
+        int64_t a = z.stepb[s + 1] - z.stepb[s], b = stepi[s + 1] - stepi[s];
+        snprintf(name, sizeof name, "step %d", s);
+        if (sd_row(ctx, "step", name, "", b > 0 ? (double)a / (double)b : 0, 0, -1, a, b) != 0)
+            goto out;
+    }
+    /* by op */
+    for (int d = 0; d < n; d++)
+        on[d] = 1;
+    int64_t tc = sd_replay(&z, on, 1, 0, z.stepb), tm = sd_replay(&z, on, 0, 1, z.stepb);
+    if (tc > 0 && sd_row(ctx, "op", "compute", "", (double)tc / (double)z.T_ideal, sd_share(&z, tc), -1,
+                         tc, z.T_ideal) != 0)
+        goto out;
+    if (tm > 0 && sd_row(ctx, "op", "communication", "", (double)tm / (double)z.T_ideal, sd_share(&z, tm), -1,
+                         tm, z.T_ideal) != 0)
+        goto out;
+    /* by rank: the largest own excess first */
+    for (int d = 0; d < n; d++)
+        order[d] = d;
+    for (int a = 1; a < n; a++) /* insertion sort: n is the ranks */
+        for (int b = a; b > 0 && excess[order[b]] > excess[order[b - 1]]; b--) {
+            int t = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = t;
+        }
+    int top = n < CS_SD_TOP ? n : CS_SD_TOP, best = -1;
+    for (int q = 0; q < top; q++) {
+        int d = order[q];
+        memset(on, 0, (size_t)n);
+        on[d] = 1;
+        int64_t t = sd_replay(&z, on, 1, 1, z.stepb), t2 = t > z.T_ideal ? sd_replay(&z, on, 1, 0, z.stepb) : -1;
+        if (t < 0)
+            continue;
+        share[d] = sd_share(&z, t);
+        cshare[d] = t2 >= 0 && t > z.T_ideal ? (double)(t2 - z.T_ideal) / (double)(t - z.T_ideal) : -1;
+        if (cshare[d] > 1)
+            cshare[d] = 1;
+        if (cshare[d] < 0 && t2 >= 0)
+            cshare[d] = 0;
+        if (best < 0 || share[d] > share[best])
+            best = d;
+        snprintf(name, sizeof name, "rank %d", ctx->rank_of[d]);
+        snprintf(ranks, sizeof ranks, "%d", ctx->rank_of[d]);
+        if (sd_row(ctx, "rank", name, ranks, (double)t / (double)z.T_ideal, share[d], cshare[d], t, z.T_ideal) != 0)
+            goto out;
+    }
+    /* by group: pipeline stages, data-parallel replicas */
+    for (int d = 0; d < n; d++)
+        lay.pp[d] = lay.dp[d] = -1;
+    if (cs_store_layout(ctx->st, sd_lay_cb, &lay) != 0)
+        goto out;
+    int bstage = -1;
+    double bshare = 0;
+    char bstage_ranks[96] = "";
+    for (int pass = 0; pass < 2; pass++) {
+        int *g = pass == 0 ? lay.pp : lay.dp, maxg = pass == 0 ? lay.maxpp : lay.maxdp;
+        for (int v = 0; maxg >= 1 && v <= maxg; v++) {
+            int cnt = 0;
+            for (int d = 0; d < n; d++)
+                cnt += (on[d] = g[d] == v);
+            if (cnt < 1)
+                continue;
+            int64_t t = sd_replay(&z, on, 1, 1, z.stepb);
+            if (t < 0)
+                continue;
+            snprintf(name, sizeof name, pass == 0 ? "pp stage %d" : "dp replica %d", v);
+            sd_ranks_text(w, on, ranks, sizeof ranks);
+            double sh = sd_share(&z, t);
+            if (pass == 0 && (bstage < 0 || sh > bshare)) {
+                bstage = v;
+                bshare = sh;
+                snprintf(bstage_ranks, sizeof bstage_ranks, "%s", ranks);
+            }
+            if (sd_row(ctx, "group", name, ranks, (double)t / (double)z.T_ideal, sh, -1, t, z.T_ideal) != 0)
+                goto out;
+        }
+    }
+    /* a slow stage: its ranks alike (each one's own excess at least half
+     * the largest of them), several of them; in a stage of data-parallel
+     * replicas one slow rank holds back the others through their
+     * allreduce, so its share alone says little */
+    int stage_even = 0;
+    int64_t all = 0, in_stage = 0;
+    for (int d = 0; d < n; d++)
+        all += excess[d] > 0 ? excess[d] : 0;
+    if (bstage >= 0 && lay.maxpp >= 1) {
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        int cnt = 0;
+        for (int d = 0; d < n; d++)
+            if (lay.pp[d] == bstage) {
+                cnt++;
+                lo = excess[d] < lo ? excess[d] : lo;
+                hi = excess[d] > hi ? excess[d] : hi;
+                in_stage += excess[d] > 0 ? excess[d] : 0;
+            }
+        stage_even = cnt >= 2 && hi > 0 && lo * 2 >= hi && 2 * in_stage >= all;
+    }
+    /* a slow worker holds most of the ranks' own excess too (a random
+     * imbalance spreads it over them all) */
+    int worker = best >= 0 && share[best] >= CS_SD_CULPRIT && 2 * excess[best] >= all;
+    /* the verdict */
+    char text[512];
+    const char *verdict;
+    if (S - 1 < CS_SD_MIN) {
+        verdict = "none";
+        snprintf(text, sizeof text, "the job runs within %.0f %% of its ideal (S %.3f): no slowdown to blame",
+                 100 * CS_SD_MIN, S);
+    } else if (bstage >= 0 && bshare >= CS_SD_CULPRIT && stage_even) {
+        verdict = "slow_stage";
+        snprintf(text, sizeof text,
+                 "pipeline stage %d (ranks %s) explains %.0f %% of the slowdown (S %.3f), each of its ranks alike "
+                 "(their own excess within 2x of each other)",
+                 bstage, bstage_ranks, 100 * bshare, S);
+    } else if (worker) {
+        verdict = "slow_worker";
+        snprintf(text, sizeof text,
+                 "rank %d explains %.0f %% of the slowdown (S %.3f; with only it slow, %.3f)%s%s%.0f %%%s",
+                 ctx->rank_of[best], 100 * share[best], S, 1 + (S - 1) * share[best],
+                 cshare[best] >= 0 ? ", " : "", cshare[best] >= 0.5 ? "its compute " : "its communication ",
+                 100 * (cshare[best] >= 0.5 ? cshare[best] : 1 - cshare[best]), cshare[best] >= 0 ? " of it" : "");
+        if (cshare[best] < 0)
+            snprintf(text, sizeof text, "rank %d explains %.0f %% of the slowdown (S %.3f)", ctx->rank_of[best],
+                     100 * share[best], S);
+    } else {
+        /* the ranks' excess beyond their median excess per step moves
+         * from step to step */
+        int64_t tot = 0, var = 0;
+        for (int d = 0; d < n; d++) {
+            int64_t *row = &sexc[(size_t)d * (size_t)w->nsteps];
+            for (int s = 0; s < w->nsteps; s++)
+                tot += row[s];
+            for (int s = 0; s < w->nsteps; s++)
+                z.stepb[s] = row[s];
+            int64_t m = cs_stats_median_i64(z.stepb, (size_t)w->nsteps);
+            for (int s = 0; s < w->nsteps; s++)
+                var += row[s] > m ? row[s] - m : 0;
+        }
+        verdict = "scattered";
+        snprintf(text, sizeof text,
+                 "no single worker or stage is to blame (S %.3f; the largest share of a rank %.0f %%, of a stage "
+                 "%.0f %%): %.0f %% of the ranks' excess time moves from step to step",
+                 S, best >= 0 ? 100 * share[best] : 0.0, bstage >= 0 ? 100 * bshare : 0.0,
+                 tot > 0 ? 100.0 * (double)var / (double)tot : 0.0);
+    }
+    cs_store_meta_set(ctx->st, "slowdown_verdict", verdict);
+    cs_store_meta_set(ctx->st, "slowdown_text", text);
+    if (strcmp(verdict, "slow_worker") == 0) {
+        snprintf(name, sizeof name, "%d", ctx->rank_of[best]);
+        cs_store_meta_set(ctx->st, "slowdown_culprit", name);
+    } else if (strcmp(verdict, "slow_stage") == 0) {
+        snprintf(name, sizeof name, "pp stage %d", bstage);
+        cs_store_meta_set(ctx->st, "slowdown_culprit", name);
+    }
+    rc = 0;
+out:
+    free(k);
+    free(lane0);
+    free(on);
+    free(excess);
+    free(order);
+    free(med);
+    free(lay.pp);
+    free(lay.dp);
+    free(share);
+    free(cshare);
+    free(z.gap_a);
+    free(z.gap_i);
+    free(z.lag_a);
+    free(z.lag_i);
+    free(z.gv);
+    free(z.dur_a);
+    free(z.dur_i);
+    free(z.dv);
+    free(z.lv);
+    free(z.dix);
+    free(z.stepb);
+    free(stepi);
+    free(sexc);
+    return rc;
+}

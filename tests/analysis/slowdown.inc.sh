@@ -1,0 +1,90 @@
+# slowdown.inc.sh: the slowdown attribution (analyzer/an_slowdown.c) on
+# tests/progs/pipe3d, 8 ranks as dp 2 x pp 4 (GPipe microbatches through
+# four stages by send/receive, a data-parallel allreduce per stage), its
+# compute sleeping so 8 ranks keep their timing on 2 cores, under one MPI
+# ($CS_MPI): the layout is found exactly; a clean run has no verdict; one
+# slow rank is the slow worker, its S within TOL of the truth (the program's
+# own median step against the clean run's) and so is its S_w (only it
+# slow); one slow pipeline stage (two ranks) is the slow stage.
+# --fail-on slowdown=PCT gates on S. Sourced by slowdown_ompi.sh and
+# slowdown_mpich.sh.
+need_mpi "$CS_MPI"
+MPIRUN=$(mpirun_for "$CS_MPI")
+case $CS_MPI in openmpi) PROG="$B/tests/progs/pipe3d_ompi" ;; *) PROG="$B/tests/progs/pipe3d_mpich" ;; esac
+[ -x "$PROG" ] || skip "$PROG not built"
+PY=/usr/bin/python3
+[ -x "$PY" ] || skip "python3 not installed"
+# Open MPI's waiting ranks yield the core (mpi_yield_when_idle); MPICH's
+# busy-poll, and its steps take some 280 ms on 2 cores against 50 ms: a
+# larger delay there, and a wider tolerance
+if [ "$CS_MPI" = openmpi ]; then
+  export OMPI_MCA_mpi_yield_when_idle=1
+  SLOW=3000 TOL=0.10 EXTRA="--oversubscribe"
+else
+  SLOW=20000 TOL=0.15 EXTRA=""
+fi
+COMMON="--dp 2 --pp 4 --steps 12 --micro 4 --compute-us 2000 --sleep"
+
+run() {
+  _n=$1; shift
+  "$COLLSCOPE" run -o "$T/$_n" -- "$MPIRUN" -np 8 $EXTRA "$PROG" $COMMON "$@" >"$T/$_n.out" 2>&1 ||
+    fail "$_n: traced run failed (see $T/$_n.out)"
+  "$COLLSCOPE" report "$T/$_n" --format json -o "$T/$_n.json" || fail "$_n: report failed"
+}
+
+# check NAME VERDICT CULPRIT: the verdict, the culprit, the layout; for a
+# slow worker its S and S_w against the truth
+check() {
+  "$PY" - "$T/$1.json" "$T/$1.out" "$T/clean.out" "$2" "$3" "$TOL" <<'PYEOF' || fail "$1: see above"
+import json, statistics, sys
+d = json.load(open(sys.argv[1]))
+verdict, culprit, tol = sys.argv[4], sys.argv[5], float(sys.argv[6])
+def step_med(path):
+    v = [float(kv.split("=", 1)[1]) for l in open(path) if l.startswith("PIPE3D ")
+         for kv in l.split() if kv.startswith("step_us_med=")]
+    return statistics.median(v)
+sd = d["slowdown"]
+bad = []
+if d["layout"] is None or d["layout"]["text"] != "dp 2 x pp 4, tp 1":
+    bad.append("layout %r" % (d["layout"] and d["layout"]["text"]))
+if sd is None:
+    sys.exit("no slowdown section (notes: %s)" % d["notes"])
+truth = step_med(sys.argv[2]) / step_med(sys.argv[3])
+if sd["verdict"] != verdict:
+    bad.append("verdict %s (%s), want %s" % (sd["verdict"], sd["text"], verdict))
+if culprit != "-" and sd["culprit"] != culprit:
+    bad.append("culprit %r, want %r" % (sd["culprit"], culprit))
+if verdict == "slow_worker":
+    if abs(sd["S"] - truth) > tol * truth:
+        bad.append("S %.3f, the truth %.3f (not within %.0f %%)" % (sd["S"], truth, 100 * tol))
+    w = [r for r in sd["by_rank"] if r["name"] == "rank " + culprit]
+    if not w or abs(w[0]["S"] - truth) > tol * truth:
+        bad.append("S_w of rank %s %s, the truth %.3f" % (culprit, w and w[0]["S"], truth))
+if verdict == "none" and sd["S"] >= 1.10:
+    bad.append("S %.3f on a clean run" % sd["S"])
+if len(sd["by_step"]) != d["steps"]["count"] - 1:
+    bad.append("%d steps in by_step, want %d" % (len(sd["by_step"]), d["steps"]["count"] - 1))
+print("%s: S %.3f (truth %.3f), verdict %s: %s" % (sys.argv[1].split("/")[-1], sd["S"], truth, sd["verdict"], sd["text"]))
+if bad:
+    print("FAIL: " + "; ".join(bad), file=sys.stderr)
+    sys.exit(1)
+PYEOF
+  echo "ok: $1: $2 $3"
+}
+
+run clean
+check clean none -
+run worker --slow-rank 5 --slow-us $SLOW
+check worker slow_worker 5
+run stage --slow-stage 2 --slow-us $SLOW
+check stage slow_stage "pp stage 2"
+
+# the gate: the clean run passes 10 %, the slow worker fails it (exit 3)
+"$COLLSCOPE" report "$T/clean" --fail-on slowdown=10 >"$T/gate-clean.txt" || fail "gate: the clean run failed slowdown=10"
+rc=0
+"$COLLSCOPE" report "$T/worker" --fail-on slowdown=10 >"$T/gate-worker.txt" || rc=$?
+[ $rc -eq 3 ] || fail "gate: the slow worker's report exited $rc, want 3"
+grep -q "slowdown.*rank 5 explains" "$T/gate-worker.txt" || fail "gate: no slowdown line naming rank 5"
+grep -q "^Slowdown: S " "$T/gate-worker.txt" || fail "no Slowdown section in the text report"
+echo "ok: --fail-on slowdown=10"
+pass
