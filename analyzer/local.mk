@@ -28,6 +28,12 @@ analyzer_collscope_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_
 if HAVE_NCURSES
 analyzer_collscope_LDADD += $(CS_TUI_LIBS)
 endif
+# The OTF2 export, when configure found libotf2.
+if HAVE_OTF2
+analyzer_collscope_SOURCES += analyzer/export_otf2.c
+analyzer_collscope_CFLAGS += $(OTF2_CFLAGS)
+analyzer_collscope_LDADD += $(OTF2_LIBS)
+endif
 
 # align_strict.sh (offsets within 5 us, Open MPI) passed 5 of 5 with two
 # busy loops beside it. verdicts_ompi.sh and verdicts_mpich.sh (the four
