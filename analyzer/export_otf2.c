@@ -685,14 +685,22 @@ static int otf2x_comms(otf2x *c, cs_comms *t)
         const cs_comm_info *ci = &t->a[i];
         if (strncmp(ci->how, "nccl", 4) == 0)
             continue;
+        /* Each rank's MPI_COMM_SELF is one comm, as in MPI. */
+        int self = strcmp(ci->how, "self") == 0;
+        size_t j = 0;
+        while (self && j < c->ncomms && !c->comms[j].self)
+            j++;
+        if (self && j < c->ncomms) {
+            if (cs_map_put(&c->comm_idx, (uint64_t)ci->id, (int64_t)j) != 0)
+                return -1;
+            continue;
+        }
         if (CS_VEC_RESERVE(c->comms, c->capComms, c->ncomms + 1) != 0 ||
             cs_map_put(&c->comm_idx, (uint64_t)ci->id, (int64_t)c->ncomms) != 0)
             return -1;
         otf2x_comm *k = &c->comms[c->ncomms];
-        *k = (otf2x_comm){
-            .id = ci->id, .parent = ci->parent, .ref = (uint32_t)c->ncomms, .self = strcmp(ci->how, "self") == 0
-        };
-        snprintf(k->name, sizeof k->name, "%s", ci->display);
+        *k = (otf2x_comm){ .id = ci->id, .parent = ci->parent, .ref = (uint32_t)c->ncomms, .self = self };
+        snprintf(k->name, sizeof k->name, "%s", self ? "MPI_COMM_SELF" : ci->display);
         c->ncomms++;
     }
     return 0;

@@ -205,7 +205,8 @@ int cs_outdir_open(cs_outdir *o, const char *cmd, const char *path, const char *
             return -1;
         }
         if (cs_outdir_walk(path, names, 0, &why) != 0) {
-            cs_error("%s: %s exists and %s (it holds no %s of ours): refusing to replace it", cmd, path, why, names[0]);
+            cs_error("%s: %s exists and %s: refusing to replace it (only an earlier output, %s and its files, is)", cmd,
+                     path, why, names[0]);
             return -1;
         }
     } else if (errno != ENOENT) {
