@@ -567,6 +567,35 @@ static int otf2x_mpi(otf2x *c, otf2x_loc *l, const cs_span *sp, const cs_op_row 
 
 /* ---- the spans ---- */
 
+/* Enter a span [*b, *e] on l: the open spans that ended by *b left first;
+ * a span that would outlast the one it began in is cut at that one's end
+ * (OTF2's regions nest). */
+static int otf2x_enter(otf2x *c, otf2x_loc *l, uint64_t *b, uint64_t *e, uint32_t region)
+{
+    if (*e < *b)
+        *e = *b;
+    if (otf2x_pop(c, l, *b) != 0)
+        return -1;
+    if (l->nstack > 0 && *e > l->stack[l->nstack - 1].end) {
+        *e = l->stack[l->nstack - 1].end;
+        c->clamped++;
+    }
+    if (otf2x_ok(c, OTF2_EvtWriter_Enter(l->w, NULL, otf2x_at(c, l, *b), region), "Enter") != 0)
+        return -1;
+    l->events++;
+    c->stats->events++;
+    return 0;
+}
+
+/* Its Leave, written when a later span begins after it, or at the end. */
+static int otf2x_push(otf2x *c, otf2x_loc *l, uint64_t e, uint32_t region)
+{
+    if (CS_VEC_RESERVE(l->stack, l->capStack, l->nstack + 1) != 0)
+        return otf2x_fail(c, "export: out of memory");
+    l->stack[l->nstack++] = (otf2x_open){ .end = e, .region = region };
+    return 0;
+}
+
 static int otf2x_span(otf2x *c, const cs_span *sp)
 {
     if (c->cur < 0 || c->ranks[c->cur].rank != sp->rank) {
@@ -589,18 +618,8 @@ static int otf2x_span(otf2x *c, const cs_span *sp)
     if (!l)
         return -1;
     uint64_t b = otf2x_ts(c, sp->begin_ns), e = otf2x_ts(c, sp->end_ns);
-    if (e < b)
-        e = b;
-    if (otf2x_pop(c, l, b) != 0)
+    if (otf2x_enter(c, l, &b, &e, region) != 0)
         return -1;
-    if (l->nstack > 0 && e > l->stack[l->nstack - 1].end) {
-        e = l->stack[l->nstack - 1].end; /* overlaps the span it began in: kept inside it */
-        c->clamped++;
-    }
-    if (otf2x_ok(c, OTF2_EvtWriter_Enter(l->w, NULL, otf2x_at(c, l, b), region), "Enter") != 0)
-        return -1;
-    l->events++;
-    c->stats->events++;
     const cs_op_row *op = otf2x_op(c, sp->op);
     if (op) {
         if (sp->flags & CS_F_HAS_COMM) {
@@ -611,20 +630,17 @@ static int otf2x_span(otf2x *c, const cs_span *sp)
         if (otf2x_mpi(c, l, sp, op, b, e) != 0)
             return -1;
     }
-    if (CS_VEC_RESERVE(l->stack, l->capStack, l->nstack + 1) != 0)
-        return otf2x_fail(c, "export: out of memory");
-    l->stack[l->nstack++] = (otf2x_open){ .end = e, .region = region };
+    if (otf2x_push(c, l, e, region) != 0)
+        return -1;
     c->stats->spans++;
     if (sp->gpu_begin_ns != 0 && sp->gpu_end_ns != 0) {
+        /* Spans share GPU times (the calls of an NCCL group): nested. */
         otf2x_loc *g = otf2x_loc_get(c, 1, sp->stream < 0 ? 0 : sp->stream);
         if (!g)
             return -1;
-        uint64_t gb = otf2x_at(c, g, otf2x_ts(c, sp->gpu_begin_ns)), ge = otf2x_ts(c, sp->gpu_end_ns);
-        if (otf2x_ok(c, OTF2_EvtWriter_Enter(g->w, NULL, gb, region), "Enter") != 0 ||
-            otf2x_ok(c, OTF2_EvtWriter_Leave(g->w, NULL, otf2x_at(c, g, ge), region), "Leave") != 0)
+        uint64_t gb = otf2x_ts(c, sp->gpu_begin_ns), ge = otf2x_ts(c, sp->gpu_end_ns);
+        if (otf2x_enter(c, g, &gb, &ge, region) != 0 || otf2x_push(c, g, ge, region) != 0)
             return -1;
-        g->events += 2;
-        c->stats->events += 2;
     }
     return 0;
 }

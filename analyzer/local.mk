@@ -83,9 +83,11 @@ EXTRA_DIST += tests/analysis/verdicts_nb_ompi.sh tests/analysis/verdicts_nb_mpic
 TESTS += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh
 EXTRA_DIST += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh
 # The OTF2 export of two traced 4-rank runs, read back with otf2-print
-# (skips, after checking the refusal, in a build without libotf2).
-TESTS += tests/analysis/export_otf2.sh
-EXTRA_DIST += tests/analysis/export_otf2.sh
+# (skips, after checking the refusal, in a build without libotf2; about
+# 5 s), and the GPU stream locations of the NCCL trainer under the CPU
+# stand-ins (about 3 s).
+TESTS += tests/analysis/export_otf2.sh tests/analysis/export_otf2_gpu.sh
+EXTRA_DIST += tests/analysis/export_otf2.sh tests/analysis/export_otf2_gpu.sh
 # The commands' -o files: never through a symlink, never half-written.
 TESTS += tests/analysis/outfile.sh
 EXTRA_DIST += tests/analysis/outfile.sh
