@@ -180,8 +180,10 @@ static int cs_outdir_walk(const char *path, const char *const *names, int remove
         }
     }
     closedir(d);
-    if (rc == 0 && !anchor && !remove)
+    if (rc == 0 && !anchor && !remove) {
+        *why = "holds no earlier output";
         rc = -1;
+    }
     return rc;
 }
 
