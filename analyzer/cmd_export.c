@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format chrome] [-o PATH]\n"
+const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format chrome|otf2] [-o PATH]\n"
                               "\n"
                               "Write the trace and its analysis (run and stored first unless current, as\n"
                               "by `collscope report`) in a format other viewers read. Times are on the\n"
@@ -30,11 +30,20 @@ const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format ch
                               "                the last rank to enter each collective to the others; an\n"
                               "                \"analysis\" process with the steps, the straggler verdicts\n"
                               "                and the imposed waits; each rank's waits as a counter\n"
+                              "                otf2: an OTF2 archive (folder; anchor file traces.otf2) for\n"
+                              "                Vampir and Scalasca: a location per rank thread and per GPU\n"
+                              "                stream, Enter/Leave per span, MPI collectives, sends and\n"
+                              "                receives as OTF2's MPI records, communicators as OTF2 groups\n"
+                              "                and comms (needs a build with libotf2)\n"
                               "  -o PATH       the output file (default DIR/trace.chrome.json; for a file\n"
                               "                STEM.db, STEM.chrome.json beside it); - for standard output.\n"
                               "                Written to a new file beside PATH and renamed onto it when\n"
                               "                complete: never through a symbolic link, never a folder,\n"
                               "                nothing left behind on failure\n"
+                              "                otf2: the archive's folder (default DIR/otf2; for a file\n"
+                              "                STEM.db, STEM.otf2 beside it), written as a new folder and\n"
+                              "                renamed into place; an existing one is replaced only when it\n"
+                              "                holds nothing but an OTF2 archive of this user's\n"
                               "\n"
                               "See docs/interop.md for what maps to what and what is lost.\n"
                               "\n"
@@ -52,6 +61,39 @@ static void export_default_path(const char *arg, const char *suffix, char *out, 
     if (n > 3 && strcmp(db + n - 3, ".db") == 0)
         n -= 3;
     snprintf(out, len, "%.*s.%s", (int)n, db, suffix);
+}
+
+/* The default output folder of a folder format: DIR/FOLDER for a folder,
+ * STEM.FOLDER for a file STEM.db. */
+static void export_default_dir(const char *arg, const char *folder, char *out, size_t len)
+{
+    struct stat sb;
+    size_t n = strlen(arg);
+    if (stat(arg, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        while (n > 1 && arg[n - 1] == '/')
+            n--;
+        snprintf(out, len, "%.*s/%s", (int)n, arg, folder);
+        return;
+    }
+    if (n > 3 && strcmp(arg + n - 3, ".db") == 0)
+        n -= 3;
+    snprintf(out, len, "%.*s.%s", (int)n, arg, folder);
+}
+
+/* A folder format (export.h): written into a new folder, renamed onto
+ * outpath when complete. 0, or -1 with one message printed. */
+static int export_dir(const cs_export_format *fmt, const char *outpath, cs_store *st, cs_export_stats *stats)
+{
+    char err[1024] = "";
+    cs_outdir out;
+    if (cs_outdir_open(&out, "export", outpath, fmt->names) != 0)
+        return -1;
+    int rc = fmt->write_dir(out.tmp, st, stats, err, sizeof err);
+    if (rc != 0)
+        cs_error("%s", err);
+    if (cs_outdir_close(&out, "export", rc == 0, fmt->names) != 0)
+        rc = -1;
+    return rc;
 }
 
 int cs_cmd_export(int argc, char **argv)
@@ -82,9 +124,16 @@ int cs_cmd_export(int argc, char **argv)
         cs_error("export: unknown format '%s' (%s)", format, cs_export_names(names, sizeof names));
         return 2;
     }
+    if (fmt->missing) {
+        cs_error("export: --format %s: %s", fmt->name, fmt->missing);
+        return 1;
+    }
     char defpath[4200], err[1024] = "";
     if (!outpath) {
-        export_default_path(trace, fmt->suffix, defpath, sizeof defpath);
+        if (fmt->write_dir)
+            export_default_dir(trace, fmt->folder, defpath, sizeof defpath);
+        else
+            export_default_path(trace, fmt->suffix, defpath, sizeof defpath);
         outpath = defpath;
     }
     int tostdout = strcmp(outpath, "-") == 0;
@@ -97,6 +146,14 @@ int cs_cmd_export(int argc, char **argv)
      * could be read of it: exported all the same, exit 1. */
     char from[4200], recovered[1536];
     int partial = cs_store_recovered(st, from, sizeof from, recovered, sizeof recovered);
+    cs_export_stats stats;
+    if (fmt->write_dir) {
+        int drc = export_dir(fmt, outpath, st, &stats);
+        if (drc == 0)
+            cs_note("export: %s: %lld spans, %lld events", outpath, (long long)stats.spans, (long long)stats.events);
+        cs_store_close(st);
+        return drc != 0 ? 1 : partial ? 1 : 0;
+    }
     cs_outfile out;
     if (cs_outfile_open(&out, "export", outpath) != 0) {
         cs_store_close(st);
@@ -104,7 +161,6 @@ int cs_cmd_export(int argc, char **argv)
     }
     FILE *f = out.f;
     setvbuf(f, NULL, _IOFBF, 1 << 20);
-    cs_export_stats stats;
     int rc = fmt->write(f, st, &stats, err, sizeof err);
     if (rc != 0)
         cs_error("%s", err);

@@ -11,6 +11,18 @@ static const cs_export_format cs_export_table[] = {
       .suffix = "chrome.json",
       .summary = "Chrome trace-event JSON (ui.perfetto.dev, chrome://tracing)",
       .write = cs_export_chrome },
+#ifdef HAVE_OTF2
+    { .name = "otf2",
+      .folder = "otf2",
+      .summary = "OTF2 archive (Vampir, Scalasca, otf2-print)",
+      .names = cs_export_otf2_names,
+      .write_dir = cs_export_otf2 },
+#else
+    { .name = "otf2",
+      .folder = "otf2",
+      .summary = "OTF2 archive (not in this build)",
+      .missing = "this collscope was built without OTF2 (install libotf2-trace-dev and run configure again)" },
+#endif
 };
 #define CS_EXPORT_NFORMATS (sizeof cs_export_table / sizeof cs_export_table[0])
 

@@ -24,11 +24,24 @@ typedef struct cs_export_stats {
  * a write error is the caller's to find, through ferror). */
 typedef int (*cs_export_writer)(FILE *f, cs_store *st, cs_export_stats *stats, char *err, size_t errlen);
 
+/* A format written as a folder of files: into dir, a new empty folder that
+ * the command renames onto the output when the writer returns 0. */
+typedef int (*cs_export_dir_writer)(const char *dir, cs_store *st, cs_export_stats *stats, char *err, size_t errlen);
+
 typedef struct cs_export_format {
     const char *name;    /* for --format */
     const char *suffix;  /* of the default output file: DIR/trace.SUFFIX */
     const char *summary; /* one line for --help */
     cs_export_writer write;
+    /* A folder format instead: the default output is DIR/FOLDER (STEM.FOLDER
+     * beside a file STEM.db); names: what the writer puts in it, the anchor
+     * first (an existing output folder is replaced only when it holds
+     * nothing else: analyzer/outfile.h). */
+    const char *folder;
+    const char *const *names;
+    cs_export_dir_writer write_dir;
+    /* Not in this build: why (the format is refused with this message). */
+    const char *missing;
 } cs_export_format;
 
 /* The format called name, or NULL. */
@@ -40,5 +53,10 @@ const char *cs_export_names(char *buf, size_t len);
 
 /* Chrome trace-event JSON (export_chrome.c; docs/interop.md). */
 int cs_export_chrome(FILE *f, cs_store *st, cs_export_stats *stats, char *err, size_t errlen);
+
+/* OTF2 archive through libotf2 (export_otf2.c, built with HAVE_OTF2;
+ * docs/interop.md). */
+int cs_export_otf2(const char *dir, cs_store *st, cs_export_stats *stats, char *err, size_t errlen);
+extern const char *const cs_export_otf2_names[];
 
 #endif

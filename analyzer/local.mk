@@ -28,6 +28,12 @@ analyzer_collscope_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_
 if HAVE_NCURSES
 analyzer_collscope_LDADD += $(CS_TUI_LIBS)
 endif
+# The OTF2 export, when configure found libotf2.
+if HAVE_OTF2
+analyzer_collscope_SOURCES += analyzer/export_otf2.c
+analyzer_collscope_CFLAGS += $(OTF2_CFLAGS)
+analyzer_collscope_LDADD += $(OTF2_LIBS)
+endif
 
 # align_strict.sh (offsets within 5 us, Open MPI) passed 5 of 5 with two
 # busy loops beside it. verdicts_ompi.sh and verdicts_mpich.sh (the four
@@ -76,6 +82,12 @@ EXTRA_DIST += tests/analysis/verdicts_nb_ompi.sh tests/analysis/verdicts_nb_mpic
 # NCCL trainer under the CPU stand-ins (about 3 s).
 TESTS += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh
 EXTRA_DIST += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh
+# The OTF2 export of two traced 4-rank runs, read back with otf2-print
+# (skips, after checking the refusal, in a build without libotf2; about
+# 5 s), and the GPU stream locations of the NCCL trainer under the CPU
+# stand-ins (about 3 s).
+TESTS += tests/analysis/export_otf2.sh tests/analysis/export_otf2_gpu.sh
+EXTRA_DIST += tests/analysis/export_otf2.sh tests/analysis/export_otf2_gpu.sh
 # The commands' -o files: never through a symlink, never half-written.
 TESTS += tests/analysis/outfile.sh
 EXTRA_DIST += tests/analysis/outfile.sh

@@ -21,4 +21,24 @@ int cs_outfile_open(cs_outfile *o, const char *cmd, const char *path);
  * with one message printed when a write failed (never twice for ok == 0). */
 int cs_outfile_close(cs_outfile *o, const char *cmd, int ok);
 
+/* Output folders (a format written as several files, such as an OTF2
+ * archive): written into a new folder beside PATH and renamed onto it once
+ * complete. PATH may exist only as a folder this user owns that holds
+ * nothing but what the same output writes: the names in `names` (the
+ * first, the anchor, among them), each a regular file or a folder of
+ * regular files; anything else there (a link, another file, another
+ * user's folder) is refused and left alone. */
+typedef struct cs_outdir {
+    const char *path;
+    char tmp[4300]; /* the new folder beside it, until renamed */
+} cs_outdir;
+
+/* Make the new folder; 0, or -1 with one message (naming cmd and the
+ * path) printed. names: NULL-terminated. */
+int cs_outdir_open(cs_outdir *o, const char *cmd, const char *path, const char *const *names);
+/* Finish: ok = the writer succeeded. Renames the new folder onto the path
+ * (the old one, checked as at open, removed), or removes it. 0, or -1
+ * with one message printed (never for ok == 0). */
+int cs_outdir_close(cs_outdir *o, const char *cmd, int ok, const char *const *names);
+
 #endif

@@ -1,5 +1,6 @@
 #!/bin/sh
-# export_bench.sh: `collscope export --format chrome` of synthetic traces
+# export_bench.sh: `collscope export --format chrome` (and otf2, on the
+# line after each, where the build has it) of synthetic traces
 # (bench/gen_trace, 8 ranks, a persistent straggler, analysed first and
 # timed apart): wall time, maximum resident memory, spans/s, events/s and
 # MB/s of JSON written, and a linear extrapolation to 10 M spans. Not part
@@ -32,5 +33,19 @@ for n in $SIZES; do
     "$(echo "$g2 - $g1" | bc)" "$secs" "$(echo "$kb / 1024" | bc)" "$(echo "$spans / $secs" | bc -l)" \
     "$(echo "$events / $secs" | bc -l)" "$(echo "$bytes / 1048576" | bc -l)" "$(echo "$bytes / 1048576 / $secs" | bc -l)" \
     "$(echo "$secs * 10000000 / $spans" | bc -l)"
-  rm -f "$W"/trace.db* "$W/t.json"
+  # The OTF2 archive of the same trace, where this build has it.
+  if /usr/bin/time -f "%e %M" -o "$W/time" "$CS" export "$W/trace.db" --format otf2 -o "$W/otf2" 2> "$W/err"; then
+    read -r secs kb < "$W/time"
+    events=$(sed -n 's/.*spans, \([0-9]*\) events.*/\1/p' "$W/err")
+    bytes=$(du -sb "$W/otf2" | cut -f1)
+    printf "%-9s %8s %8s %9.2f %8.0f %10.0f %10.0f %8.0f %9.1f %12.0f\n" "otf2" "" "" "$secs" "$(echo "$kb / 1024" | bc)" \
+      "$(echo "$spans / $secs" | bc -l)" "$(echo "$events / $secs" | bc -l)" "$(echo "$bytes / 1048576" | bc -l)" \
+      "$(echo "$bytes / 1048576 / $secs" | bc -l)" "$(echo "$secs * 10000000 / $spans" | bc -l)"
+  elif grep -q "without OTF2" "$W/err"; then
+    echo "otf2: not in this build"
+  else
+    cat "$W/err"
+    exit 1
+  fi
+  rm -rf "$W"/trace.db* "$W/t.json" "$W/otf2"
 done
