@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format chrome] [-o PATH]\n"
+const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format chrome|kineto] [-o PATH]\n"
                               "\n"
                               "Write the trace and its analysis (run and stored first unless current, as\n"
                               "by `collscope report`) in a format other viewers read. Times are on the\n"
@@ -30,11 +30,19 @@ const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format ch
                               "                the last rank to enter each collective to the others; an\n"
                               "                \"analysis\" process with the steps, the straggler verdicts\n"
                               "                and the imposed waits; each rank's waits as a counter\n"
+                              "                kineto: PyTorch profiler (Kineto) JSON, one file per rank\n"
+                              "                (rank-R.pt.trace.json) in a folder, for Holistic Trace\n"
+                              "                Analysis and `collscope import`: distributedInfo with the\n"
+                              "                communicators as process groups, collectives and p2p as\n"
+                              "                record_param_comms, NCCL GPU times and CUPTI activity as\n"
+                              "                kernels on streams, ProfilerStep#N from the step markers\n"
                               "  -o PATH       the output file (default DIR/trace.chrome.json; for a file\n"
                               "                STEM.db, STEM.chrome.json beside it); - for standard output.\n"
                               "                Written to a new file beside PATH and renamed onto it when\n"
                               "                complete: never through a symbolic link, never a folder,\n"
-                              "                nothing left behind on failure\n"
+                              "                nothing left behind on failure. kineto: the folder (default\n"
+                              "                DIR/kineto; for a file STEM.db, kineto beside it), made when\n"
+                              "                absent, never through a link; its files are written as above\n"
                               "\n"
                               "See docs/interop.md for what maps to what and what is lost.\n"
                               "\n"
@@ -52,6 +60,18 @@ static void export_default_path(const char *arg, const char *suffix, char *out, 
     if (n > 3 && strcmp(db + n - 3, ".db") == 0)
         n -= 3;
     snprintf(out, len, "%.*s.%s", (int)n, db, suffix);
+}
+
+/* The default folder of a folder format: SUFFIX in the trace's folder. */
+static void export_default_dir(const char *arg, const char *suffix, char *out, size_t len)
+{
+    char db[4096];
+    cs_analysis_trace_path(arg, db, sizeof db);
+    const char *slash = strrchr(db, '/');
+    if (slash)
+        snprintf(out, len, "%.*s/%s", (int)(slash - db), db, suffix);
+    else
+        snprintf(out, len, "%s", suffix);
 }
 
 int cs_cmd_export(int argc, char **argv)
@@ -82,10 +102,19 @@ int cs_cmd_export(int argc, char **argv)
         cs_error("export: unknown format '%s' (%s)", format, cs_export_names(names, sizeof names));
         return 2;
     }
-    char defpath[4200], err[1024] = "";
+    char defpath[4200] = "", err[1024] = "";
     if (!outpath) {
         export_default_path(trace, fmt->suffix, defpath, sizeof defpath);
         outpath = defpath;
+    }
+    if (fmt->write_dir) {
+        if (outpath != defpath) {
+            if (strcmp(outpath, "-") == 0) {
+                cs_error("export: the %s format writes a folder, not standard output", fmt->name);
+                return 2;
+            }
+        } else
+            export_default_dir(trace, fmt->suffix, defpath, sizeof defpath);
     }
     int tostdout = strcmp(outpath, "-") == 0;
     cs_store *st = cs_analysis_open(trace, 0, 0, stderr, err, sizeof err);
@@ -97,6 +126,17 @@ int cs_cmd_export(int argc, char **argv)
      * could be read of it: exported all the same, exit 1. */
     char from[4200], recovered[1536];
     int partial = cs_store_recovered(st, from, sizeof from, recovered, sizeof recovered);
+    if (fmt->write_dir) {
+        cs_export_stats stats;
+        int rc = fmt->write_dir(outpath, st, &stats, err, sizeof err);
+        if (rc != 0 && err[0])
+            cs_error("%s", err);
+        if (rc == 0)
+            cs_note("export: %s: %lld spans, %lld flows, %lld steps (%lld events)", outpath, (long long)stats.spans,
+                    (long long)stats.flows, (long long)stats.analysis, (long long)stats.events);
+        cs_store_close(st);
+        return rc != 0 ? 1 : partial ? 1 : 0;
+    }
     cs_outfile out;
     if (cs_outfile_open(&out, "export", outpath) != 0) {
         cs_store_close(st);

@@ -11,6 +11,10 @@ static const cs_export_format cs_export_table[] = {
       .suffix = "chrome.json",
       .summary = "Chrome trace-event JSON (ui.perfetto.dev, chrome://tracing)",
       .write = cs_export_chrome },
+    { .name = "kineto",
+      .suffix = "kineto",
+      .summary = "PyTorch profiler (Kineto) JSON, a file per rank, for Holistic Trace Analysis",
+      .write_dir = cs_export_kineto },
 };
 #define CS_EXPORT_NFORMATS (sizeof cs_export_table / sizeof cs_export_table[0])
 

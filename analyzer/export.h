@@ -24,11 +24,17 @@ typedef struct cs_export_stats {
  * a write error is the caller's to find, through ferror). */
 typedef int (*cs_export_writer)(FILE *f, cs_store *st, cs_export_stats *stats, char *err, size_t errlen);
 
+/* A format written as a folder of files (-o names the folder): the trace
+ * of st into dir (made when absent). 0, or -1 with one message in err
+ * ("" when an output file's own message was printed). */
+typedef int (*cs_export_dir_writer)(const char *dir, cs_store *st, cs_export_stats *stats, char *err, size_t errlen);
+
 typedef struct cs_export_format {
     const char *name;    /* for --format */
-    const char *suffix;  /* of the default output file: DIR/trace.SUFFIX */
+    const char *suffix;  /* of the default output file: DIR/trace.SUFFIX (a folder format: DIR/SUFFIX) */
     const char *summary; /* one line for --help */
     cs_export_writer write;
+    cs_export_dir_writer write_dir; /* instead of write, for a format written as a folder */
 } cs_export_format;
 
 /* The format called name, or NULL. */
@@ -40,5 +46,8 @@ const char *cs_export_names(char *buf, size_t len);
 
 /* Chrome trace-event JSON (export_chrome.c; docs/interop.md). */
 int cs_export_chrome(FILE *f, cs_store *st, cs_export_stats *stats, char *err, size_t errlen);
+
+/* PyTorch profiler (Kineto) JSON, one file per rank (export_kineto.c). */
+int cs_export_kineto(const char *dir, cs_store *st, cs_export_stats *stats, char *err, size_t errlen);
 
 #endif

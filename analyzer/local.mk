@@ -20,6 +20,8 @@ analyzer_collscope_SOURCES = analyzer/cli.h analyzer/main.c analyzer/cmd_run.c a
 	analyzer/cmd_analyze.c analyzer/cmd_report.c analyzer/cmd_diff.c analyzer/cmd_check_estimate.c analyzer/cmd_tui.c \
 	analyzer/cmd_export.c analyzer/outfile.h analyzer/outfile.c analyzer/export.h analyzer/export.c analyzer/export_chrome.c \
 	analyzer/run.c analyzer/ingest.c analyzer/symbolize.c
+# The kineto export (docs/interop.md).
+analyzer_collscope_SOURCES += analyzer/export_kineto.c
 analyzer_collscope_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'
 analyzer_collscope_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 analyzer_collscope_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_LIBS) -lm
