@@ -290,6 +290,14 @@ static void kineto_nccl_kernel(const char *op, char *buf, size_t len)
     snprintf(buf, len, "ncclDevKernel_%s", c);
 }
 
+/* The correlation id of a CUDA call on both sides of the file: CUPTI's
+ * where the trace has it, else one of ours (synchronous copies carry no
+ * id in the trace; their records are tied to them by time). */
+static int64_t kineto_cuda_corr(int64_t span, int64_t corr)
+{
+    return corr > 0 ? corr : CS_KINETO_NCCL_CORR + span;
+}
+
 /* ---- communicators and steps ---- */
 
 static int kineto_member_cb(const cs_comm_member *m, void *arg)
@@ -492,8 +500,8 @@ static int kineto_span(kineto_rank *r, const cs_span *sp, int64_t corr)
         const char *shown = cuda && strncmp(name, "__", 2) == 0 ? name + 2 : name;
         kineto_x(r, cuda ? "cuda_runtime" : "cpu_op", shown, r->pid, tid, sp->begin_ns, sp->end_ns);
         fprintf(r->f, "\"External id\": %" PRId64, sp->id);
-        if (cuda && corr > 0)
-            fprintf(r->f, ", \"correlation\": %" PRId64, corr);
+        if (cuda)
+            fprintf(r->f, ", \"correlation\": %" PRId64, kineto_cuda_corr(sp->id, corr));
         fputs(", \"collscope op\": ", r->f);
         cs_json_str(r->f, name);
         fputs("}}", r->f);
@@ -561,6 +569,45 @@ static void kineto_steps(kineto_rank *r)
         kineto_profiler_step(r, r->k->steps[i].step, r->k->steps[i].begin_ns, r->k->steps[i].end_ns);
 }
 
+/* The launching calls by correlation id, for the activity pass: a
+ * temporary table with an index (the trace has none on span.corr). */
+static int kineto_launch_table(cs_kineto *k, char *err, size_t errlen)
+{
+    sqlite3 *db = cs_store_sql_db(k->st);
+    static const char sql[] = "DROP TABLE IF EXISTS temp.kineto_launch;"
+                              "CREATE TEMP TABLE kineto_launch(rank INTEGER, corr INTEGER, id INTEGER);"
+                              "INSERT INTO temp.kineto_launch SELECT rank, corr, id FROM span"
+                              " WHERE corr IS NOT NULL AND corr != 0 AND op IN (SELECT id FROM ops WHERE api = 'CUDA');"
+                              "CREATE INDEX temp.kineto_launch_rc ON kineto_launch(rank, corr);";
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        cs_store_sql_fail(err, errlen, "%s: cannot index the CUDA calls: %s", cs_store_path(k->st),
+                          msg ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* The call that a record with no known launch ran in: the rank's last
+ * call to begin before it, when that is a CUDA call without a correlation
+ * id (a synchronous copy) that lasted past the record's end. Its span id,
+ * or 0. */
+static int64_t kineto_enclosing(sqlite3_stmt *e, int rank, int64_t raw_b, int64_t raw_e, const cs_kineto *k)
+{
+    int64_t id = 0;
+    sqlite3_reset(e);
+    sqlite3_bind_int(e, 1, rank);
+    sqlite3_bind_int64(e, 2, raw_b);
+    if (sqlite3_step(e) == SQLITE_ROW && sqlite3_column_type(e, 2) == SQLITE_NULL &&
+        sqlite3_column_int64(e, 3) >= raw_e) {
+        const cs_op_row *op = kineto_op(k, sqlite3_column_int(e, 1));
+        if (op && (strncmp(op->name, "cuda", 4) == 0 || strncmp(op->name, "__cuda", 6) == 0))
+            id = sqlite3_column_int64(e, 0);
+    }
+    return id;
+}
+
 /* CUPTI's kernels, copies and sets of the rank, each with the call that
  * launched it where the trace has that call. */
 static int kineto_activity(kineto_rank *r, char *err, size_t errlen)
@@ -571,20 +618,25 @@ static int kineto_activity(kineto_rank *r, char *err, size_t errlen)
     static const char sql[] =
         "SELECT a.kind, a.name, COALESCE(a.stream, 0), COALESCE(a.corr, 0), " CS_ALIGNED("a.begin_ns") ", " CS_ALIGNED(
             "a.end_ns") ", COALESCE(a.bytes, 0),"
-                        " (SELECT s.id FROM span s WHERE s.rank = a.rank AND s.corr = a.corr AND a.corr != 0"
-                        "   AND s.op IN (SELECT id FROM ops WHERE api = 'CUDA') LIMIT 1) AS sid"
+                        " (SELECT l.id FROM temp.kineto_launch l WHERE l.rank = a.rank AND l.corr = a.corr LIMIT 1),"
+                        " a.begin_ns, a.end_ns"
                         " FROM gpu_activity a LEFT JOIN clocks k ON k.rank = a.rank WHERE a.rank = ?"
                         " ORDER BY a.begin_ns";
     static const char launch[] = "SELECT s.tid, " CS_ALIGNED("s.begin_ns") " FROM span s LEFT JOIN clocks k ON"
                                                                            " k.rank = s.rank WHERE s.id = ?";
-    sqlite3_stmt *s, *l;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-        return cs_store_sql_fail(err, errlen, "%s: cannot read the GPU activity: %s", cs_store_path(r->k->st),
-                                 sqlite3_errmsg(db));
-    if (sqlite3_prepare_v2(db, launch, -1, &l, NULL) != SQLITE_OK) {
+    static const char enclosing[] =
+        "SELECT s.id, s.op, s.corr, s.end_ns FROM span s WHERE s.rank = ? AND s.begin_ns <= ?"
+        " ORDER BY s.begin_ns DESC LIMIT 1";
+    sqlite3_stmt *s = NULL, *l = NULL, *e = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, launch, -1, &l, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, enclosing, -1, &e, NULL) != SQLITE_OK) {
+        cs_store_sql_fail(err, errlen, "%s: cannot read the GPU activity: %s", cs_store_path(r->k->st),
+                          sqlite3_errmsg(db));
         sqlite3_finalize(s);
-        return cs_store_sql_fail(err, errlen, "%s: cannot read the GPU activity: %s", cs_store_path(r->k->st),
-                                 sqlite3_errmsg(db));
+        sqlite3_finalize(l);
+        sqlite3_finalize(e);
+        return -1;
     }
     sqlite3_bind_int(s, 1, r->rank);
     int rc, bad = 0;
@@ -592,9 +644,12 @@ static int kineto_activity(kineto_rank *r, char *err, size_t errlen)
         const char *kind = (const char *)sqlite3_column_text(s, 0);
         uint64_t hash = (uint64_t)sqlite3_column_int64(s, 1);
         int64_t bits = sqlite3_column_int64(s, 2), corr = sqlite3_column_int64(s, 3);
-        int64_t b = sqlite3_column_int64(s, 4), e = sqlite3_column_int64(s, 5), bytes = sqlite3_column_int64(s, 6);
-        int linked = sqlite3_column_type(s, 7) != SQLITE_NULL;
-        int64_t sid = sqlite3_column_int64(s, 7);
+        int64_t b = sqlite3_column_int64(s, 4), end = sqlite3_column_int64(s, 5), bytes = sqlite3_column_int64(s, 6);
+        int64_t sid = sqlite3_column_type(s, 7) != SQLITE_NULL ? sqlite3_column_int64(s, 7) : 0;
+        if (sid == 0) {
+            sid = kineto_enclosing(e, r->rank, sqlite3_column_int64(s, 8), sqlite3_column_int64(s, 9), r->k);
+            corr = sid ? kineto_cuda_corr(sid, 0) : 0;
+        }
         int64_t stream = kineto_stream(r, bits);
         if (stream < 0) {
             bad = 1;
@@ -610,14 +665,14 @@ static int kineto_activity(kineto_rank *r, char *err, size_t errlen)
             snprintf(name, sizeof name, "Memset (Device)");
         } else
             snprintf(name, sizeof name, "kernel_%016" PRIx64, hash);
-        kineto_x(r, cat, name, r->device, stream, b, e);
+        kineto_x(r, cat, name, r->device, stream, b, end);
         fprintf(r->f, "\"device\": %d, \"stream\": %" PRId64, r->device, stream);
-        if (linked)
+        if (sid)
             fprintf(r->f, ", \"External id\": %" PRId64 ", \"correlation\": %" PRId64, sid, corr);
         if (bytes > 0)
             fprintf(r->f, ", \"bytes\": %" PRId64, bytes);
         fputs("}}", r->f);
-        if (linked) {
+        if (sid) {
             sqlite3_reset(l);
             sqlite3_bind_int64(l, 1, sid);
             if (sqlite3_step(l) == SQLITE_ROW) {
@@ -629,6 +684,7 @@ static int kineto_activity(kineto_rank *r, char *err, size_t errlen)
     }
     sqlite3_finalize(s);
     sqlite3_finalize(l);
+    sqlite3_finalize(e);
     if (bad)
         return cs_store_sql_fail(err, errlen, "export: out of memory");
     if (rc != SQLITE_DONE)
@@ -799,7 +855,7 @@ int cs_export_kineto(const char *dir, cs_store *st, cs_export_stats *stats, char
     }
     if (k.world_size < nranks)
         k.world_size = nranks;
-    if (kineto_dir(dir, err, errlen) != 0)
+    if (kineto_dir(dir, err, errlen) != 0 || (k.has_activity && kineto_launch_table(&k, err, errlen) != 0))
         goto out;
     for (int i = 0; i < nproc; i++) {
         /* one file a rank (the first process of a rank that has several) */
@@ -810,6 +866,8 @@ int cs_export_kineto(const char *dir, cs_store *st, cs_export_stats *stats, char
     }
     rc = 0;
 out:
+    if (k.has_activity)
+        sqlite3_exec(cs_store_sql_db(st), "DROP TABLE IF EXISTS temp.kineto_launch", NULL, NULL, NULL);
     free(procs);
     free(k.ops);
     cs_store_comms_free(&k.comms);

@@ -78,6 +78,10 @@ EXTRA_DIST += tests/analysis/verdicts_nb_ompi.sh tests/analysis/verdicts_nb_mpic
 # NCCL trainer under the CPU stand-ins (about 3 s).
 TESTS += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh
 EXTRA_DIST += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh
+# The kineto export: its files against the store, HTA on an NCCL job, and
+# the round trip through `collscope import`.
+TESTS += tests/analysis/export_kineto.sh tests/analysis/export_kineto_hta.sh tests/analysis/roundtrip_kineto.sh
+EXTRA_DIST += tests/analysis/export_kineto.sh tests/analysis/export_kineto_hta.sh tests/analysis/roundtrip_kineto.sh
 # The commands' -o files: never through a symlink, never half-written.
 TESTS += tests/analysis/outfile.sh
 EXTRA_DIST += tests/analysis/outfile.sh
