@@ -51,6 +51,7 @@ typedef struct kineto_group {
     int size;
     int *ranks; /* size entries, -1 where a member is missing */
     int nccl;
+    int world; /* MPI_COMM_WORLD */
 } kineto_group;
 
 typedef struct kineto_step {
@@ -66,7 +67,8 @@ typedef struct cs_kineto {
     cs_comms comms;
     kineto_group *groups;
     size_t ngroups, capGroups;
-    cs_map group_idx; /* communicator -> index in groups */
+    cs_map group_idx;   /* communicator -> index in groups */
+    int64_t default_pg; /* the communicator written as PyTorch's default group, pg_name "0" */
     kineto_step *steps;
     size_t nsteps, capSteps;
     int64_t origin;
@@ -323,7 +325,8 @@ static int kineto_member_cb(const cs_comm_member *m, void *arg)
             return -1;
         if (g->nccl)
             k->nccl = 1;
-        if (strcmp(m->how, "world") == 0 && m->size > k->world_size)
+        g->world = strcmp(m->how, "world") == 0;
+        if (g->world && m->size > k->world_size)
             k->world_size = m->size;
     }
     kineto_group *g = &k->groups[i];
@@ -344,6 +347,27 @@ static int kineto_is_member(const kineto_group *g, int rank)
         if (g->ranks[j] == rank)
             return 1;
     return 0;
+}
+
+/* The default group: MPI_COMM_WORLD, else the first communicator of
+ * every rank. */
+static void kineto_default_pg(cs_kineto *k)
+{
+    for (int pass = 0; pass < 2 && !k->default_pg; pass++)
+        for (size_t i = 0; i < k->ngroups && !k->default_pg; i++)
+            if (pass == 0 ? k->groups[i].world : k->groups[i].size == k->world_size)
+                k->default_pg = k->groups[i].id;
+}
+
+/* A group's pg_name: "0" for the default group, as PyTorch names it, else
+ * its display name (pg_desc is the display name of every group). */
+static const char *kineto_pg_name(const cs_kineto *k, int64_t comm, char *buf, size_t len)
+{
+    if (comm == k->default_pg) {
+        snprintf(buf, len, "0");
+        return buf;
+    }
+    return cs_store_comms_name(&k->comms, comm, buf, len);
 }
 
 /* The ranks as PyTorch writes "Process Group Ranks": "[0, 1, 2, 3]". */
@@ -433,9 +457,9 @@ static void kineto_comm_args(kineto_rank *r, const cs_span *sp, const cs_op_row 
     const kineto_group *g = kineto_group_of(k, sp->comm);
     if (g) {
         char buf[CS_COMMS_DISPLAY_MAX];
-        cs_store_comms_name(&k->comms, sp->comm, buf, sizeof buf);
         fprintf(f, ", \"Group size\": %d, \"Process Group Name\": ", g->size);
-        cs_json_str(f, buf);
+        cs_json_str(f, kineto_pg_name(k, sp->comm, buf, sizeof buf));
+        cs_store_comms_name(&k->comms, sp->comm, buf, sizeof buf);
         fputs(", \"Process Group Description\": ", f);
         cs_json_str(f, buf);
         fputs(", \"Process Group Ranks\": \"", f);
@@ -448,7 +472,9 @@ static void kineto_comm_args(kineto_rank *r, const cs_span *sp, const cs_op_row 
             fprintf(f, ", \"Global rank start\": %d, \"Global rank stride\": %d", g->ranks[0], stride);
         if ((sp->flags & CS_F_HAS_PEER) && sp->peer >= 0) {
             int global = sp->peer < g->size ? g->ranks[sp->peer] : -1;
-            const char *key = strcmp(coll, "recv") == 0 ? "Src Rank" : strcmp(coll, "send") == 0 ? "Dst Rank" : "Root";
+            const char *key = strcmp(coll, "recv") == 0                                    ? "Src Rank"
+                              : strcmp(coll, "send") == 0 || strcmp(coll, "sendrecv") == 0 ? "Dst Rank"
+                                                                                           : "Root";
             if (global >= 0)
                 fprintf(f, ", \"%s\": %d", key, global);
             fprintf(f, ", \"Peer\": %d", sp->peer);
@@ -743,10 +769,10 @@ static void kineto_head(kineto_rank *r, const cs_proc *p, int gpu)
         if (!kineto_is_member(g, r->rank))
             continue;
         char buf[CS_COMMS_DISPLAY_MAX];
-        cs_store_comms_name(&k->comms, g->id, buf, sizeof buf);
         fputs(first ? "\n    {\"pg_name\": " : ",\n    {\"pg_name\": ", f);
         first = 0;
-        cs_json_str(f, buf);
+        cs_json_str(f, kineto_pg_name(k, g->id, buf, sizeof buf));
+        cs_store_comms_name(&k->comms, g->id, buf, sizeof buf);
         fputs(", \"pg_desc\": ", f);
         cs_json_str(f, buf);
         fprintf(f, ", \"backend_config\": \"%s\", \"pg_size\": %d, \"ranks\": ", g->nccl ? "cuda:nccl" : "cpu:mpi",
@@ -855,6 +881,7 @@ int cs_export_kineto(const char *dir, cs_store *st, cs_export_stats *stats, char
     }
     if (k.world_size < nranks)
         k.world_size = nranks;
+    kineto_default_pg(&k);
     if (kineto_dir(dir, err, errlen) != 0 || (k.has_activity && kineto_launch_table(&k, err, errlen) != 0))
         goto out;
     for (int i = 0; i < nproc; i++) {
