@@ -31,6 +31,7 @@
 #include "libtrace/store_schema.h"
 #include "libtrace/store_sql.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -850,6 +851,27 @@ static int kineto_dir(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
+/* Name the rank files in the folder that this export did not write (an
+ * earlier export of a larger job): a reader of the folder takes them as
+ * ranks of this one. */
+static void kineto_strays(const char *dir, const cs_proc *procs, int nproc)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        int rank, used = 0, found = 0;
+        if (sscanf(de->d_name, "rank-%d.pt.trace.json%n", &rank, &used) != 1 || de->d_name[used] != '\0')
+            continue;
+        for (int i = 0; i < nproc && !found; i++)
+            found = procs[i].rank == rank;
+        if (!found)
+            cs_note("export: %s/%s is of no rank of this trace: readers of the folder take it as one (remove it)", dir,
+                    de->d_name);
+    }
+    if (d)
+        closedir(d);
+}
+
 int cs_export_kineto(const char *dir, cs_store *st, cs_export_stats *stats, char *err, size_t errlen)
 {
     cs_kineto k = { .st = st, .dir = dir, .stats = stats };
@@ -891,6 +913,7 @@ int cs_export_kineto(const char *dir, cs_store *st, cs_export_stats *stats, char
         if (kineto_rank_file(&k, &procs[i], err, errlen) != 0)
             goto out;
     }
+    kineto_strays(dir, procs, nproc);
     rc = 0;
 out:
     if (k.has_activity)

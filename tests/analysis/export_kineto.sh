@@ -11,6 +11,7 @@
 # collectives and p2p calls as record_param_comms with PyTorch's args,
 # the store's counts per collective, seqs, group ranks and peers;
 # ProfilerStep#N from each step marker to the next; no GPU parts.
+# A rank file in the folder that is of no rank of the trace is named.
 # Bad input: standard output, an output through a symbolic link, onto a
 # file, into a folder whose rank file is a link; a missing trace.
 . "$srcdir/tests/lib.sh"
@@ -154,6 +155,12 @@ check "export again over the folder" "$COLLSCOPE" export "$T/run" --format kinet
 cmp -s "$K/rank-1.pt.trace.json" "$T/r1.json" || fail "a second export wrote another rank-1 file"
 check "export -o FOLDER" "$COLLSCOPE" export "$DB" --format kineto -o "$T/other"
 cmp -s "$T/other/rank-1.pt.trace.json" "$T/r1.json" || fail "export -o FOLDER wrote another rank-1 file"
+
+# a rank file of an earlier, larger export is named (readers would take it)
+cp "$T/r1.json" "$T/other/rank-9.pt.trace.json"
+"$COLLSCOPE" export "$DB" --format kineto -o "$T/other" 2> "$T/err" || fail "export over a folder with a stray file"
+grep -q "rank-9.pt.trace.json is of no rank of this trace" "$T/err" || fail "the stray rank file not named: $(cat "$T/err")"
+echo "ok: a stray rank file named"
 
 # ---- bad input ----
 "$COLLSCOPE" export "$T/run" --format kineto -o - > "$T/out" 2> "$T/err"
