@@ -44,6 +44,8 @@
 /* Kineto's stream id of the default stream, and of the others from here. */
 #define CS_KINETO_DEFAULT_STREAM 7
 #define CS_KINETO_FIRST_STREAM 20
+/* How far the clocks of CUPTI records and of the calls may disagree. */
+#define CS_KINETO_SLACK_NS 10000
 
 /* A communicator the ranks belong to: its members' world ranks in
  * communicator rank order. */
@@ -76,6 +78,11 @@ typedef struct cs_kineto {
     int world_size;
     int nccl; /* the trace has NCCL communicators */
     int has_activity;
+    /* CUPTI records of every rank in rank and time order, read as the
+     * ranks are written; the launching calls by id; the call a record
+     * ran within */
+    sqlite3_stmt *act, *launch, *enclosing;
+    int act_rc; /* the last step of act; 0 before the first */
 } cs_kineto;
 
 /* One rank's file being written. */
@@ -596,92 +603,102 @@ static void kineto_steps(kineto_rank *r)
         kineto_profiler_step(r, r->k->steps[i].step, r->k->steps[i].begin_ns, r->k->steps[i].end_ns);
 }
 
-/* The launching calls by correlation id, for the activity pass: a
- * temporary table with an index (the trace has none on span.corr). */
-static int kineto_launch_table(cs_kineto *k, char *err, size_t errlen)
+/* The activity pass's statements, and the launching calls by correlation
+ * id in a temporary table with an index (the trace has none on
+ * span.corr). */
+static int kineto_activity_open(cs_kineto *k, char *err, size_t errlen)
 {
     sqlite3 *db = cs_store_sql_db(k->st);
-    static const char sql[] = "DROP TABLE IF EXISTS temp.kineto_launch;"
-                              "CREATE TEMP TABLE kineto_launch(rank INTEGER, corr INTEGER, id INTEGER);"
-                              "INSERT INTO temp.kineto_launch SELECT rank, corr, id FROM span"
-                              " WHERE corr IS NOT NULL AND corr != 0 AND op IN (SELECT id FROM ops WHERE api = 'CUDA');"
-                              "CREATE INDEX temp.kineto_launch_rc ON kineto_launch(rank, corr);";
+    static const char table[] =
+        "DROP TABLE IF EXISTS temp.kineto_launch;"
+        "CREATE TEMP TABLE kineto_launch(rank INTEGER, corr INTEGER, id INTEGER);"
+        "INSERT INTO temp.kineto_launch SELECT rank, corr, id FROM span"
+        " WHERE corr IS NOT NULL AND corr != 0 AND op IN (SELECT id FROM ops WHERE api = 'CUDA');"
+        "CREATE INDEX temp.kineto_launch_rc ON kineto_launch(rank, corr);";
+    static const char act[] =
+        "SELECT a.kind, a.name, COALESCE(a.stream, 0), COALESCE(a.corr, 0), " CS_ALIGNED("a.begin_ns") ", " CS_ALIGNED(
+            "a.end_ns") ", COALESCE(a.bytes, 0),"
+                        " (SELECT l.id FROM temp.kineto_launch l WHERE l.rank = a.rank AND l.corr = a.corr LIMIT 1),"
+                        " a.begin_ns, a.end_ns, a.rank"
+                        " FROM gpu_activity a LEFT JOIN clocks k ON k.rank = a.rank ORDER BY a.rank, a.begin_ns";
+    static const char launch[] = "SELECT s.tid, " CS_ALIGNED("s.begin_ns") " FROM span s LEFT JOIN clocks k ON"
+                                                                           " k.rank = s.rank WHERE s.id = ?";
+    static const char enclosing[] =
+        "SELECT s.id, s.op, s.corr, s.end_ns FROM span s WHERE s.rank = ? AND s.begin_ns <= ?"
+        " ORDER BY s.begin_ns DESC LIMIT 2";
     char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+    if (sqlite3_exec(db, table, NULL, NULL, &msg) != SQLITE_OK) {
         cs_store_sql_fail(err, errlen, "%s: cannot index the CUDA calls: %s", cs_store_path(k->st),
                           msg ? msg : sqlite3_errmsg(db));
         sqlite3_free(msg);
         return -1;
     }
+    if (sqlite3_prepare_v2(db, act, -1, &k->act, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, launch, -1, &k->launch, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, enclosing, -1, &k->enclosing, NULL) != SQLITE_OK)
+        return cs_store_sql_fail(err, errlen, "%s: cannot read the GPU activity: %s", cs_store_path(k->st),
+                                 sqlite3_errmsg(db));
     return 0;
 }
 
-/* The call that a record with no known launch ran in: the rank's last
- * call to begin before it, when that is a CUDA call without a correlation
- * id (a synchronous copy) that lasted past the record's end. Its span id,
+static void kineto_activity_close(cs_kineto *k)
+{
+    sqlite3_finalize(k->act);
+    sqlite3_finalize(k->launch);
+    sqlite3_finalize(k->enclosing);
+    k->act = k->launch = k->enclosing = NULL;
+    sqlite3_exec(cs_store_sql_db(k->st), "DROP TABLE IF EXISTS temp.kineto_launch", NULL, NULL, NULL);
+}
+
+/* The call that a record with no known launch ran in: of the rank's last
+ * two calls to begin before it (CS_KINETO_SLACK_NS allowed between the
+ * clocks of CUPTI and of the calls), a CUDA call without a correlation id
+ * (a synchronous copy) that lasted until the record's end. Its span id,
  * or 0. */
 static int64_t kineto_enclosing(sqlite3_stmt *e, int rank, int64_t raw_b, int64_t raw_e, const cs_kineto *k)
 {
     int64_t id = 0;
     sqlite3_reset(e);
     sqlite3_bind_int(e, 1, rank);
-    sqlite3_bind_int64(e, 2, raw_b);
-    if (sqlite3_step(e) == SQLITE_ROW && sqlite3_column_type(e, 2) == SQLITE_NULL &&
-        sqlite3_column_int64(e, 3) >= raw_e) {
+    sqlite3_bind_int64(e, 2, raw_b + CS_KINETO_SLACK_NS);
+    while (id == 0 && sqlite3_step(e) == SQLITE_ROW) {
         const cs_op_row *op = kineto_op(k, sqlite3_column_int(e, 1));
-        if (op && (strncmp(op->name, "cuda", 4) == 0 || strncmp(op->name, "__cuda", 6) == 0))
+        if (sqlite3_column_type(e, 2) == SQLITE_NULL && sqlite3_column_int64(e, 3) >= raw_e - CS_KINETO_SLACK_NS &&
+            op && (strncmp(op->name, "cuda", 4) == 0 || strncmp(op->name, "__cuda", 6) == 0))
             id = sqlite3_column_int64(e, 0);
     }
     return id;
 }
 
 /* CUPTI's kernels, copies and sets of the rank, each with the call that
- * launched it where the trace has that call. */
+ * launched it where the trace has that call. The records come from one
+ * statement over every rank, in rank order as the ranks are written. */
 static int kineto_activity(kineto_rank *r, char *err, size_t errlen)
 {
-    if (!r->k->has_activity)
+    cs_kineto *k = r->k;
+    if (!k->act)
         return 0;
-    sqlite3 *db = cs_store_sql_db(r->k->st);
-    static const char sql[] =
-        "SELECT a.kind, a.name, COALESCE(a.stream, 0), COALESCE(a.corr, 0), " CS_ALIGNED("a.begin_ns") ", " CS_ALIGNED(
-            "a.end_ns") ", COALESCE(a.bytes, 0),"
-                        " (SELECT l.id FROM temp.kineto_launch l WHERE l.rank = a.rank AND l.corr = a.corr LIMIT 1),"
-                        " a.begin_ns, a.end_ns"
-                        " FROM gpu_activity a LEFT JOIN clocks k ON k.rank = a.rank WHERE a.rank = ?"
-                        " ORDER BY a.begin_ns";
-    static const char launch[] = "SELECT s.tid, " CS_ALIGNED("s.begin_ns") " FROM span s LEFT JOIN clocks k ON"
-                                                                           " k.rank = s.rank WHERE s.id = ?";
-    static const char enclosing[] =
-        "SELECT s.id, s.op, s.corr, s.end_ns FROM span s WHERE s.rank = ? AND s.begin_ns <= ?"
-        " ORDER BY s.begin_ns DESC LIMIT 1";
-    sqlite3_stmt *s = NULL, *l = NULL, *e = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, launch, -1, &l, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, enclosing, -1, &e, NULL) != SQLITE_OK) {
-        cs_store_sql_fail(err, errlen, "%s: cannot read the GPU activity: %s", cs_store_path(r->k->st),
-                          sqlite3_errmsg(db));
-        sqlite3_finalize(s);
-        sqlite3_finalize(l);
-        sqlite3_finalize(e);
-        return -1;
-    }
-    sqlite3_bind_int(s, 1, r->rank);
-    int rc, bad = 0;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    sqlite3_stmt *s = k->act, *l = k->launch;
+    if (k->act_rc == 0)
+        k->act_rc = sqlite3_step(s);
+    for (; k->act_rc == SQLITE_ROW; k->act_rc = sqlite3_step(s)) {
+        int rank = sqlite3_column_int(s, 10);
+        if (rank > r->rank)
+            break;
+        if (rank < r->rank)
+            continue; /* a rank with no file */
         const char *kind = (const char *)sqlite3_column_text(s, 0);
         uint64_t hash = (uint64_t)sqlite3_column_int64(s, 1);
         int64_t bits = sqlite3_column_int64(s, 2), corr = sqlite3_column_int64(s, 3);
         int64_t b = sqlite3_column_int64(s, 4), end = sqlite3_column_int64(s, 5), bytes = sqlite3_column_int64(s, 6);
         int64_t sid = sqlite3_column_type(s, 7) != SQLITE_NULL ? sqlite3_column_int64(s, 7) : 0;
         if (sid == 0) {
-            sid = kineto_enclosing(e, r->rank, sqlite3_column_int64(s, 8), sqlite3_column_int64(s, 9), r->k);
+            sid = kineto_enclosing(k->enclosing, r->rank, sqlite3_column_int64(s, 8), sqlite3_column_int64(s, 9), k);
             corr = sid ? kineto_cuda_corr(sid, 0) : 0;
         }
         int64_t stream = kineto_stream(r, bits);
-        if (stream < 0) {
-            bad = 1;
-            break;
-        }
+        if (stream < 0)
+            return cs_store_sql_fail(err, errlen, "export: out of memory");
         char name[64];
         const char *cat = "kernel";
         if (kind && strcmp(kind, "memcpy") == 0) {
@@ -705,17 +722,12 @@ static int kineto_activity(kineto_rank *r, char *err, size_t errlen)
             if (sqlite3_step(l) == SQLITE_ROW) {
                 kineto_flow(r, 1, corr, r->pid, kineto_tid(r, sqlite3_column_int(l, 0)), sqlite3_column_int64(l, 1));
                 kineto_flow(r, 0, corr, r->device, stream, b);
-                r->k->stats->flows++;
+                k->stats->flows++;
             }
         }
     }
-    sqlite3_finalize(s);
-    sqlite3_finalize(l);
-    sqlite3_finalize(e);
-    if (bad)
-        return cs_store_sql_fail(err, errlen, "export: out of memory");
-    if (rc != SQLITE_DONE)
-        return cs_store_sql_fail(err, errlen, "%s: cannot read the GPU activity (damaged?)", cs_store_path(r->k->st));
+    if (k->act_rc != SQLITE_ROW && k->act_rc != SQLITE_DONE)
+        return cs_store_sql_fail(err, errlen, "%s: cannot read the GPU activity (damaged?)", cs_store_path(k->st));
     return 0;
 }
 
@@ -807,7 +819,7 @@ static int kineto_rank_file(cs_kineto *k, const cs_proc *p, char *err, size_t er
         return -1;
     }
     setvbuf(out.f, NULL, _IOFBF, 1 << 20);
-    kineto_rank r = { .k = k, .f = out.f, .rank = p->rank, .pid = p->pid > 0 ? p->pid : p->rank + 1 };
+    kineto_rank r = { .k = k, .f = out.f, .rank = p->rank, .pid = p->pid > 0 ? p->pid : 1000000 + p->rank };
     int gpu = kineto_rank_gpu(k, p->rank, &r.device);
     kineto_head(&r, p, gpu);
     int rc = kineto_spans(&r, err, errlen);
@@ -904,7 +916,7 @@ int cs_export_kineto(const char *dir, cs_store *st, cs_export_stats *stats, char
     if (k.world_size < nranks)
         k.world_size = nranks;
     kineto_default_pg(&k);
-    if (kineto_dir(dir, err, errlen) != 0 || (k.has_activity && kineto_launch_table(&k, err, errlen) != 0))
+    if (kineto_dir(dir, err, errlen) != 0 || (k.has_activity && kineto_activity_open(&k, err, errlen) != 0))
         goto out;
     for (int i = 0; i < nproc; i++) {
         /* one file a rank (the first process of a rank that has several) */
@@ -917,7 +929,7 @@ int cs_export_kineto(const char *dir, cs_store *st, cs_export_stats *stats, char
     rc = 0;
 out:
     if (k.has_activity)
-        sqlite3_exec(cs_store_sql_db(st), "DROP TABLE IF EXISTS temp.kineto_launch", NULL, NULL, NULL);
+        kineto_activity_close(&k);
     free(procs);
     free(k.ops);
     cs_store_comms_free(&k.comms);
