@@ -811,7 +811,8 @@ static void kineto_head(kineto_rank *r, const cs_proc *p, int gpu)
 static int kineto_rank_file(cs_kineto *k, const cs_proc *p, char *err, size_t errlen)
 {
     char path[4300];
-    snprintf(path, sizeof path, "%s/rank-%d.pt.trace.json", k->dir, p->rank);
+    if ((size_t)snprintf(path, sizeof path, "%s/rank-%d.pt.trace.json", k->dir, p->rank) >= sizeof path)
+        return cs_store_sql_fail(err, errlen, "export: %s: the name is too long", k->dir);
     cs_outfile out;
     if (cs_outfile_open(&out, "export", path) != 0) {
         if (errlen)
@@ -843,13 +844,16 @@ static int kineto_rank_file(cs_kineto *k, const cs_proc *p, char *err, size_t er
     return rc;
 }
 
-/* The output folder: made when absent; an existing one must be a real
- * folder (not a link) of this user. */
-static int kineto_dir(const char *dir, char *err, size_t errlen)
+/* The output folder: made when absent (*made set); an existing one must
+ * be a real folder (not a link) of this user. */
+static int kineto_dir(const char *dir, int *made, char *err, size_t errlen)
 {
     struct stat sb;
-    if (mkdir(dir, 0777) == 0)
+    *made = 0;
+    if (mkdir(dir, 0777) == 0) {
+        *made = 1;
         return 0;
+    }
     if (errno != EEXIST)
         return cs_store_sql_fail(err, errlen, "export: cannot make the folder %s: %s", dir, strerror(errno));
     if (lstat(dir, &sb) != 0)
@@ -888,7 +892,7 @@ int cs_export_kineto(const char *dir, cs_store *st, cs_export_stats *stats, char
 {
     cs_kineto k = { .st = st, .dir = dir, .stats = stats };
     cs_proc *procs = NULL;
-    int nproc = 0, rc = -1;
+    int nproc = 0, rc = -1, made = 0, written = 0;
     memset(stats, 0, sizeof *stats);
     if (cs_store_procs(st, &procs, &nproc) != 0 || cs_store_ops(st, &k.ops, &k.nops) != 0 ||
         cs_store_comms_load(st, &k.comms) != 0 || cs_store_comm_members(st, kineto_member_cb, &k) != 0) {
@@ -916,18 +920,29 @@ int cs_export_kineto(const char *dir, cs_store *st, cs_export_stats *stats, char
     if (k.world_size < nranks)
         k.world_size = nranks;
     kineto_default_pg(&k);
-    if (kineto_dir(dir, err, errlen) != 0 || (k.has_activity && kineto_activity_open(&k, err, errlen) != 0))
+    if (kineto_dir(dir, &made, err, errlen) != 0 || (k.has_activity && kineto_activity_open(&k, err, errlen) != 0))
         goto out;
-    for (int i = 0; i < nproc; i++) {
+    for (; written < nproc; written++) {
         /* one file a rank (the first process of a rank that has several) */
-        if (procs[i].rank < 0 || (i > 0 && procs[i].rank == procs[i - 1].rank))
+        const cs_proc *p = &procs[written];
+        if (p->rank < 0 || (written > 0 && p->rank == procs[written - 1].rank))
             continue;
-        if (kineto_rank_file(&k, &procs[i], err, errlen) != 0)
+        if (kineto_rank_file(&k, p, err, errlen) != 0)
             goto out;
     }
     kineto_strays(dir, procs, nproc);
     rc = 0;
 out:
+    /* A failed export leaves no part of a job: the files it wrote go, and
+     * the folder when it made it. */
+    for (int i = 0; rc != 0 && i < written; i++) {
+        char path[4300];
+        if (procs[i].rank >= 0 && (i == 0 || procs[i].rank != procs[i - 1].rank) &&
+            (size_t)snprintf(path, sizeof path, "%s/rank-%d.pt.trace.json", dir, procs[i].rank) < sizeof path)
+            unlink(path);
+    }
+    if (rc != 0 && made)
+        rmdir(dir);
     if (k.has_activity)
         kineto_activity_close(&k);
     free(procs);

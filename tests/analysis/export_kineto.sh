@@ -13,7 +13,8 @@
 # ProfilerStep#N from each step marker to the next; no GPU parts.
 # A rank file in the folder that is of no rank of the trace is named.
 # Bad input: standard output, an output through a symbolic link, onto a
-# file, into a folder whose rank file is a link; a missing trace.
+# file, into a folder whose rank file is a link (the files written before
+# it are removed); a missing trace.
 . "$srcdir/tests/lib.sh"
 need_mpi openmpi
 MPIRUN=$(mpirun_for openmpi)
@@ -184,6 +185,11 @@ ln -s "$T/kept" "$T/trap/rank-0.pt.trace.json"
 expect_eq "a rank file that is a symbolic link: exit status" "$?" 1
 grep -q "rank-0.pt.trace.json is a symbolic link" "$T/err" || fail "rank file link: message: $(cat "$T/err")"
 expect_eq "the link's target untouched" "$(cat "$T/kept")" keep
+mkdir "$T/trap3"
+ln -s "$T/kept" "$T/trap3/rank-3.pt.trace.json"
+"$COLLSCOPE" export "$T/run" --format kineto -o "$T/trap3" 2> "$T/err"
+expect_eq "the last rank's file a symbolic link: exit status" "$?" 1
+expect_eq "the files written before it removed" "$(ls "$T/trap3")" rank-3.pt.trace.json
 "$COLLSCOPE" export "$T/nothing" --format kineto -o "$T/k2" 2> "$T/err"
 expect_eq "a missing trace: exit status" "$?" 1
 [ -e "$T/k2" ] && fail "a missing trace: $T/k2 made"
