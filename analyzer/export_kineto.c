@@ -772,10 +772,8 @@ static void kineto_head(kineto_rank *r, const cs_proc *p, int gpu)
     /* HTA finds the rank in the first line holding "rank": N. */
     fprintf(f, "  \"distributedInfo\": {\"backend\": \"%s\", \"rank\": %d, \"world_size\": %d",
             k->nccl ? "nccl" : "mpi", r->rank, k->world_size);
-    size_t n = 0;
-    for (size_t i = 0; i < k->ngroups; i++)
-        n += kineto_is_member(&k->groups[i], r->rank);
-    fprintf(f, ", \"pg_count\": %zu, \"pg_config\": [", n);
+    /* as PyTorch: pg_count counts the job's groups, pg_config lists the rank's */
+    fprintf(f, ", \"pg_count\": %zu, \"pg_config\": [", k->ngroups);
     int first = 1;
     for (size_t i = 0; i < k->ngroups; i++) {
         const kineto_group *g = &k->groups[i];

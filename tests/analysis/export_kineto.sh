@@ -83,8 +83,9 @@ for path in files:
         bad("rank %d: deviceProperties in a trace without GPU work" % rank)
     base = d["baseTimeNanoseconds"]
     pgs = {p["pg_name"]: p for p in info["pg_config"]}
-    if len(pgs) != len(info["pg_config"]) or info["pg_count"] != len(pgs):
-        bad("rank %d: pg_config names not unique or pg_count wrong" % rank)
+    if len(pgs) != len(info["pg_config"]) or info["pg_count"] != len(ranks_of):
+        bad("rank %d: pg_config names not unique, or pg_count %r is not the job's %d groups" %
+            (rank, info["pg_count"], len(ranks_of)))
     got = sorted(tuple(p["ranks"]) for p in info["pg_config"])
     want = sorted(tuple(v) for v in ranks_of.values() if rank in v)
     if got != want or any(p["pg_size"] != len(p["ranks"]) for p in info["pg_config"]):

@@ -115,7 +115,7 @@ for path in files:
         bad("%s: world_size %r, backend %r" % (path, info.get("world_size"), info.get("backend")))
     pgs = {tuple(p["ranks"]) for p in info["pg_config"]}
     want = {g for g in groups if rank in g}
-    if pgs != want or len(info["pg_config"]) != info.get("pg_count"):
+    if pgs != want or info.get("pg_count") != len(members):
         bad("rank %d: pg_config %r, the store's communicators %r" % (rank, sorted(pgs), sorted(want)))
     if not d.get("deviceProperties"):
         bad("rank %d: no deviceProperties" % rank)
