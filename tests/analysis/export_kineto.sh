@@ -10,7 +10,8 @@
 # at its aligned time (baseTimeNanoseconds + ts); per rank the
 # collectives and p2p calls as record_param_comms with PyTorch's args,
 # the store's counts per collective, seqs, group ranks and peers;
-# ProfilerStep#N from each step marker to the next; no GPU parts.
+# ProfilerStep#N from each step marker to the next (without markers, the
+# analysis's steps); no GPU parts.
 # A rank file in the folder that is of no rank of the trace is named.
 # Bad input: standard output, an output through a symbolic link, onto a
 # file, into a folder whose rank file is a link (the files written before
@@ -163,6 +164,26 @@ cp "$T/r1.json" "$T/other/rank-9.pt.trace.json"
 "$COLLSCOPE" export "$DB" --format kineto -o "$T/other" 2> "$T/err" || fail "export over a folder with a stray file"
 grep -q "rank-9.pt.trace.json is of no rank of this trace" "$T/err" || fail "the stray rank file not named: $(cat "$T/err")"
 echo "ok: a stray rank file named"
+
+# without step markers: the analysis's steps, the same on every rank
+"$COLLSCOPE" run -o "$T/np" -- "$MPIRUN" -np 4 "$TRAINER" --steps 10 --compute-us 500 --buckets 2 --no-pcontrol --delay-us 20000 --delay-ranks 1 \
+  > "$T/np.out" 2>&1 || fail "traced run without markers failed (see $T/np.out)"
+check "export of a trace without markers" "$COLLSCOPE" export "$T/np" --format kineto
+q "$T/np/trace.db" "SELECT begin_ns, end_ns FROM steps ORDER BY step" > "$T/steps.txt"
+[ -s "$T/steps.txt" ] || fail "the analysis found no steps without markers"
+"$PY" - "$T/np/kineto" "$T/steps.txt" << 'PYEOF' || fail "the steps of a trace without markers do not hold (above)"
+import glob, json, sys
+want = [tuple(map(int, l.split("|"))) for l in open(sys.argv[2]) if l.strip()]
+for path in sorted(glob.glob(sys.argv[1] + "/*.json")):
+    d = json.load(open(path))
+    base = d["baseTimeNanoseconds"]
+    got = sorted((base + round(e["ts"] * 1000), base + round((e["ts"] + e["dur"]) * 1000))
+                 for e in d["traceEvents"] if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#"))
+    if got != want:
+        print("FAIL: %s: ProfilerStep %r, the analysis's steps %r" % (path, got[:3], want[:3]))
+        sys.exit(1)
+print("ok: %d ProfilerStep events a rank, the analysis's steps" % len(want))
+PYEOF
 
 # ---- bad input ----
 "$COLLSCOPE" export "$T/run" --format kineto -o - > "$T/out" 2> "$T/err"
