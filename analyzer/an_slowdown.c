@@ -226,7 +226,8 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     stepi = malloc((size_t)w->nsteps * sizeof *stepi);
     sexc = calloc((size_t)n * (size_t)w->nsteps, sizeof *sexc);
     if (!k || !lane0 || !on || !excess || !order || !med || !lay.pp || !lay.dp || !share || !cshare || !z.gap_a ||
-        !z.gap_i || !z.lag_a || !z.lag_i || !z.gv || !z.lv || !z.dur_a || !z.dur_i || !z.dv || !z.dix || !z.stepb || !stepi || !sexc)
+        !z.gap_i || !z.lag_a || !z.lag_i || !z.gv || !z.lv || !z.dur_a || !z.dur_i || !z.dv || !z.dix || !z.stepb ||
+        !stepi || !sexc)
         goto out;
     for (int d = 0; d < n; d++)
         lane0[d] = -1;
@@ -327,11 +328,11 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     for (int d = 0; d < n; d++)
         on[d] = 1;
     int64_t tc = sd_replay(&z, on, 1, 0, z.stepb), tm = sd_replay(&z, on, 0, 1, z.stepb);
-    if (tc > 0 && sd_row(ctx, "op", "compute", "", (double)tc / (double)z.T_ideal, sd_share(&z, tc), -1,
-                         tc, z.T_ideal) != 0)
+    if (tc > 0 &&
+        sd_row(ctx, "op", "compute", "", (double)tc / (double)z.T_ideal, sd_share(&z, tc), -1, tc, z.T_ideal) != 0)
         goto out;
-    if (tm > 0 && sd_row(ctx, "op", "communication", "", (double)tm / (double)z.T_ideal, sd_share(&z, tm), -1,
-                         tm, z.T_ideal) != 0)
+    if (tm > 0 && sd_row(ctx, "op", "communication", "", (double)tm / (double)z.T_ideal, sd_share(&z, tm), -1, tm,
+                         z.T_ideal) != 0)
         goto out;
     /* by rank: the largest own excess first */
     for (int d = 0; d < n; d++)
@@ -434,8 +435,8 @@ int cs__an_slowdown(wf *w, int64_t *buf)
         verdict = "slow_worker";
         snprintf(text, sizeof text,
                  "rank %d explains %.0f %% of the slowdown (S %.3f; with only it slow, %.3f)%s%s%.0f %%%s",
-                 ctx->rank_of[best], 100 * share[best], S, 1 + (S - 1) * share[best],
-                 cshare[best] >= 0 ? ", " : "", cshare[best] >= 0.5 ? "its compute " : "its communication ",
+                 ctx->rank_of[best], 100 * share[best], S, 1 + (S - 1) * share[best], cshare[best] >= 0 ? ", " : "",
+                 cshare[best] >= 0.5 ? "its compute " : "its communication ",
                  100 * (cshare[best] >= 0.5 ? cshare[best] : 1 - cshare[best]), cshare[best] >= 0 ? " of it" : "");
         if (cshare[best] < 0)
             snprintf(text, sizeof text, "rank %d explains %.0f %% of the slowdown (S %.3f)", ctx->rank_of[best],

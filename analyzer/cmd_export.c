@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format chrome|otf2] [-o PATH]\n"
+const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format chrome|otf2|kineto] [-o PATH]\n"
                               "\n"
                               "Write the trace and its analysis (run and stored first unless current, as\n"
                               "by `collscope report`) in a format other viewers read. Times are on the\n"
@@ -35,6 +35,12 @@ const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format ch
                               "                stream, Enter/Leave per span, MPI collectives, sends and\n"
                               "                receives as OTF2's MPI records, communicators as OTF2 groups\n"
                               "                and comms (needs a build with libotf2)\n"
+                              "                kineto: PyTorch profiler (Kineto) JSON, one file per rank\n"
+                              "                (rank-R.pt.trace.json) in a folder, for Holistic Trace\n"
+                              "                Analysis and `collscope import`: distributedInfo with the\n"
+                              "                communicators as process groups, collectives and p2p as\n"
+                              "                record_param_comms, NCCL GPU times and CUPTI activity as\n"
+                              "                kernels on streams, ProfilerStep#N from the step markers\n"
                               "  -o PATH       the output file (default DIR/trace.chrome.json; for a file\n"
                               "                STEM.db, STEM.chrome.json beside it); - for standard output.\n"
                               "                Written to a new file beside PATH and renamed onto it when\n"
@@ -44,6 +50,10 @@ const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format ch
                               "                STEM.db, STEM.otf2 beside it), written as a new folder and\n"
                               "                renamed into place; an existing one is replaced only when it\n"
                               "                holds nothing but an OTF2 archive of this user's\n"
+                              "                kineto: the folder (default DIR/kineto; for a file STEM.db,\n"
+                              "                STEM.kineto beside it), made when\n"
+                              "                absent, never through a link; its files are written as above,\n"
+                              "                none left when the export fails; not - (standard output)\n"
                               "\n"
                               "See docs/interop.md for what maps to what and what is lost.\n"
                               "\n"
@@ -124,17 +134,17 @@ int cs_cmd_export(int argc, char **argv)
         cs_error("export: unknown format '%s' (%s)", format, cs_export_names(names, sizeof names));
         return 2;
     }
-    if (fmt->missing) {
-        cs_error("export: --format %s: %s", fmt->name, fmt->missing);
-        return 1;
-    }
-    char defpath[4200], err[1024] = "";
+    char defpath[4200] = "", err[1024] = "";
     if (!outpath) {
         if (fmt->write_dir)
             export_default_dir(trace, fmt->folder, defpath, sizeof defpath);
         else
             export_default_path(trace, fmt->suffix, defpath, sizeof defpath);
         outpath = defpath;
+    }
+    if (fmt->write_dir && strcmp(outpath, "-") == 0) {
+        cs_error("export: the %s format writes a folder, not standard output", fmt->name);
+        return 2;
     }
     int tostdout = strcmp(outpath, "-") == 0;
     cs_store *st = cs_analysis_open(trace, 0, 0, stderr, err, sizeof err);
@@ -147,10 +157,19 @@ int cs_cmd_export(int argc, char **argv)
     char from[4200], recovered[1536];
     int partial = cs_store_recovered(st, from, sizeof from, recovered, sizeof recovered);
     cs_export_stats stats;
+    memset(&stats, 0, sizeof stats);
     if (fmt->write_dir) {
-        int drc = export_dir(fmt, outpath, st, &stats);
+        int drc;
+        if (fmt->names) {
+            drc = export_dir(fmt, outpath, st, &stats);
+        } else {
+            drc = fmt->write_dir(outpath, st, &stats, err, sizeof err);
+            if (drc != 0 && err[0])
+                cs_error("%s", err);
+        }
         if (drc == 0)
-            cs_note("export: %s: %lld spans, %lld events", outpath, (long long)stats.spans, (long long)stats.events);
+            cs_note("export: %s: %lld spans, %lld flows, %lld steps (%lld events)", outpath, (long long)stats.spans,
+                    (long long)stats.flows, (long long)stats.analysis, (long long)stats.events);
         cs_store_close(st);
         return drc != 0 ? 1 : partial ? 1 : 0;
     }

@@ -23,6 +23,10 @@ static const cs_export_format cs_export_table[] = {
       .summary = "OTF2 archive (not in this build)",
       .missing = "this collscope was built without OTF2 (install libotf2-trace-dev and run configure again)" },
 #endif
+    { .name = "kineto",
+      .folder = "kineto",
+      .summary = "PyTorch profiler (Kineto) JSON, a file per rank, for Holistic Trace Analysis",
+      .write_dir = cs_export_kineto },
 };
 #define CS_EXPORT_NFORMATS (sizeof cs_export_table / sizeof cs_export_table[0])
 

@@ -24,19 +24,24 @@ typedef struct cs_export_stats {
  * a write error is the caller's to find, through ferror). */
 typedef int (*cs_export_writer)(FILE *f, cs_store *st, cs_export_stats *stats, char *err, size_t errlen);
 
-/* A format written as a folder of files: into dir, a new empty folder that
- * the command renames onto the output when the writer returns 0. */
+/* A format written as a folder of files. With names (the files it writes,
+ * the anchor first): into dir, a new empty folder that the command renames
+ * onto the output when the writer returns 0. Without: into dir itself,
+ * made when absent, the writer refusing links and others' folders and
+ * removing what it wrote when it fails. 0, or -1 with one message in err
+ * ("" when an output file's own message was printed). */
 typedef int (*cs_export_dir_writer)(const char *dir, cs_store *st, cs_export_stats *stats, char *err, size_t errlen);
 
 typedef struct cs_export_format {
     const char *name;    /* for --format */
-    const char *suffix;  /* of the default output file: DIR/trace.SUFFIX */
+    const char *suffix;  /* of the default output file: DIR/trace.SUFFIX (a folder format: DIR/SUFFIX) */
     const char *summary; /* one line for --help */
     cs_export_writer write;
     /* A folder format instead: the default output is DIR/FOLDER (STEM.FOLDER
      * beside a file STEM.db); names: what the writer puts in it, the anchor
      * first (an existing output folder is replaced only when it holds
-     * nothing else: analyzer/outfile.h). */
+     * nothing else: analyzer/outfile.h), NULL for a writer that writes into
+     * the folder itself (cs_export_dir_writer). */
     const char *folder;
     const char *const *names;
     cs_export_dir_writer write_dir;
@@ -58,5 +63,7 @@ int cs_export_chrome(FILE *f, cs_store *st, cs_export_stats *stats, char *err, s
  * docs/interop.md). */
 int cs_export_otf2(const char *dir, cs_store *st, cs_export_stats *stats, char *err, size_t errlen);
 extern const char *const cs_export_otf2_names[];
+/* PyTorch profiler (Kineto) JSON, one file per rank (export_kineto.c). */
+int cs_export_kineto(const char *dir, cs_store *st, cs_export_stats *stats, char *err, size_t errlen);
 
 #endif

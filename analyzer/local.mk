@@ -20,6 +20,8 @@ analyzer_collscope_SOURCES = analyzer/cli.h analyzer/main.c analyzer/cmd_run.c a
 	analyzer/cmd_analyze.c analyzer/cmd_report.c analyzer/cmd_diff.c analyzer/cmd_check_estimate.c analyzer/cmd_tui.c \
 	analyzer/cmd_export.c analyzer/outfile.h analyzer/outfile.c analyzer/export.h analyzer/export.c analyzer/export_chrome.c \
 	analyzer/run.c analyzer/ingest.c analyzer/symbolize.c
+# The kineto export (docs/interop.md).
+analyzer_collscope_SOURCES += analyzer/export_kineto.c
 analyzer_collscope_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'
 analyzer_collscope_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 analyzer_collscope_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_LIBS) -lm
@@ -88,6 +90,10 @@ EXTRA_DIST += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.s
 # stand-ins (about 3 s).
 TESTS += tests/analysis/export_otf2.sh tests/analysis/export_otf2_gpu.sh
 EXTRA_DIST += tests/analysis/export_otf2.sh tests/analysis/export_otf2_gpu.sh
+# The kineto export: its files against the store, HTA on an NCCL job, and
+# the round trip through `collscope import`.
+TESTS += tests/analysis/export_kineto.sh tests/analysis/export_kineto_hta.sh tests/analysis/roundtrip_kineto.sh
+EXTRA_DIST += tests/analysis/export_kineto.sh tests/analysis/export_kineto_hta.sh tests/analysis/roundtrip_kineto.sh
 # The commands' -o files: never through a symlink, never half-written.
 TESTS += tests/analysis/outfile.sh
 EXTRA_DIST += tests/analysis/outfile.sh

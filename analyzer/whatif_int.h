@@ -108,8 +108,8 @@ typedef struct wf_var {
     const int *ifg;     /* per instance: fused group (instance index >= ninst), -1 none; NULL: no fusion */
     const wf_inst *vin; /* the fused groups, w->ninst + i */
     int nvin;
-    const char *flast; /* per span: the last member of its group on its lane */
-    int drop_members;  /* fused nonblocking members before the last take no time (the program
+    const char *flast;  /* per span: the last member of its group on its lane */
+    int drop_members;   /* fused nonblocking members before the last take no time (the program
                               issues the fused call itself, as with bigger buckets of its own) */
     const int64_t *lag; /* per span: the transfer after the last arrival; NULL: measured */
     const int64_t *dur; /* per span: the duration of a local span (a blocking send); NULL: measured */
