@@ -17,6 +17,8 @@ static const char *const help_lines[] = {
     "  A    run 'collscope analyze' on this trace now",
     "Screens",
     "  1 t  timeline    2 T  stats (Tab: next table, < >: sort column, r: reverse)    3 R  ranks by lateness",
+    "  4 G  layout: the ranks as the parallel grid, shaded by their share of the slowdown (arrows, Enter: the",
+    "       rank's worst step on the timeline)",
     "  ?  this help  q  quit (from any screen)",
     "Glyphs",
     "  collective (transfer part), waiting part of a collective, point-to-point, GPU kernel,",

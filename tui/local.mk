@@ -3,16 +3,16 @@
 # `collscope tui` calls too), collscope-tui, its tests (tmux) and its
 # benchmark.
 
-EXTRA_DIST += tests/tui/extreme.sh tests/tui/tui.sh tests/tui/badinput.sh tests/tui/tuilib.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh \
+EXTRA_DIST += tests/tui/extreme.sh tests/tui/tui.sh tests/tui/badinput.sh tests/tui/tuilib.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh tests/tui/layout.sh \
 	docs/collscope-tui.1
 dist_doc_DATA += docs/tui.md
-TESTS += tests/tui/extreme.sh tests/tui/tui.sh tests/tui/badinput.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh
+TESTS += tests/tui/extreme.sh tests/tui/tui.sh tests/tui/badinput.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh tests/tui/layout.sh
 
 if HAVE_NCURSES
 noinst_LTLIBRARIES += tui/libcstui.la
 tui_libcstui_la_SOURCES = tui/tui.h tui/tui.c tui/model.h tui/model.c tui/lanes.h tui/lanes.c \
 	tui/analysis.h tui/analysis.c tui/draw.h tui/draw.c tui/screen.h tui/ui.c \
-	tui/timeline.c tui/stats.c tui/ranks.c tui/help.c tui/store_tui.h tui/store_tui.c
+	tui/timeline.c tui/stats.c tui/ranks.c tui/layout.c tui/help.c tui/store_tui.h tui/store_tui.c
 tui_libcstui_la_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(SQLITE_CFLAGS)
 # What a program that links libcstui links after it.
 CS_TUI_LIBS = tui/libcstui.la analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(NCURSES_LIBS) $(PTHREAD_LIBS) -lm

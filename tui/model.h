@@ -14,7 +14,7 @@
 #include "tui/store_tui.h"
 
 /* The screens, in the order of the screen table (ui.c). */
-enum tui_screen_id { TUI_TIMELINE = 0, TUI_STATS, TUI_RANKS, TUI_HELP, TUI_NSCREENS };
+enum tui_screen_id { TUI_TIMELINE = 0, TUI_STATS, TUI_RANKS, TUI_LAYOUT, TUI_HELP, TUI_NSCREENS };
 
 /* The size of one communicator, read at open. */
 typedef struct tui_comm_size {

@@ -42,6 +42,7 @@ typedef struct tui_screen {
 extern const tui_screen tui_timeline_screen; /* timeline.c */
 extern const tui_screen tui_stats_screen;    /* stats.c */
 extern const tui_screen tui_ranks_screen;    /* ranks.c */
+extern const tui_screen tui_layout_screen;   /* layout.c */
 extern const tui_screen tui_help_screen;     /* help.c */
 
 /* ---- the screen manager (ui.c) ---- */

@@ -13,10 +13,8 @@
 
 /* The screens, indexed by enum tui_screen_id. */
 static const tui_screen *const tui_screens[TUI_NSCREENS] = {
-    [TUI_TIMELINE] = &tui_timeline_screen,
-    [TUI_STATS] = &tui_stats_screen,
-    [TUI_RANKS] = &tui_ranks_screen,
-    [TUI_HELP] = &tui_help_screen,
+    [TUI_TIMELINE] = &tui_timeline_screen, [TUI_STATS] = &tui_stats_screen, [TUI_RANKS] = &tui_ranks_screen,
+    [TUI_LAYOUT] = &tui_layout_screen,     [TUI_HELP] = &tui_help_screen,
 };
 
 struct tui_ui {
