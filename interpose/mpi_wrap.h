@@ -141,11 +141,17 @@ CS_HOT int cs_mpi_enter(cs_mpi_call *c, int op)
     return 1;
 }
 
+/* The call starts: its slot becomes an in-flight record (CS_REC_INFLIGHT)
+ * with what is known at entry, so a call that never returns is still
+ * seen (collscope status, a post-mortem ingest); cs_mpi_emit() turns it
+ * into the span. */
 CS_HOT void cs_mpi_begin(cs_mpi_call *c)
 {
     if (CS_UNLIKELY(cs_papi_on))
         cs_papi_sample(cs__log_tls.tid, 1);
     c->r->t0 = cs_clock_ticks();
+    if (CS_LIKELY(c->r != &c->scratch))
+        cs_log_commit(c->r, CS_REC_HDR(CS_REC_INFLIGHT, c->flags));
 }
 
 CS_HOT void cs_mpi_end(cs_mpi_call *c, int rc)

@@ -25,6 +25,9 @@ enum cs_rec_kind {
     CS_REC_GPUTIME = 8,   /* GPU begin/end of a span, by correlation id */
     CS_REC_GPUACT = 9,    /* CUPTI activity: a kernel or memcpy on the GPU */
     CS_REC_COMMNAME = 10, /* part of a name set on a communicator */
+    CS_REC_INFLIGHT = 11, /* a span whose call has not returned (yet): its
+                             fields as at entry, t1 0; the same slot becomes
+                             CS_REC_SPAN when the call returns */
     CS_REC_KIND_MAX
 };
 
@@ -42,6 +45,9 @@ enum cs_span_flag {
     CS_F_FUSE_MEMBER = 1u << 8, /* a user's call the fusion engine took into
                                    a fused call (apply mode): the span covers
                                    the queueing; tag = the fused call's id */
+    CS_F_INFLIGHT = 1u << 9,    /* in the store: the call never returned (an
+                                   CS_REC_INFLIGHT record); its end is the
+                                   last time its process's log recorded */
 };
 
 #define CS_REC_HDR(kind, flags) ((uint32_t)(kind) | ((uint32_t)(flags) << 8))

@@ -89,6 +89,7 @@ typedef struct cs_import_stats {
     int closed;          /* the log was closed by a normal exit */
     int rank;
     int64_t bad_records; /* records whose fields cannot be (a local communicator out of range) */
+    int64_t inflight;    /* calls that never returned (CS_F_INFLIGHT spans) */
     char damage[256];    /* what the log lacks, "" when whole (see cs_logr_damage) */
 } cs_import_stats;
 int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *stats, char *err, size_t errlen);

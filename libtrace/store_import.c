@@ -475,6 +475,7 @@ typedef struct cs_import {
     sqlite3_int64 next_id, first_id;
     int auto_id;
     int64_t tmin, tmax;
+    uint64_t last_tick; /* the latest time the log recorded (raw ticks): a call in flight ends there */
 } cs_import;
 
 static int import_oom(cs_import *im)
@@ -510,6 +511,10 @@ static int import_scan(cs_import *im, cs_logr *lr)
     const cs_rec *r;
     while ((r = cs_logr_next(lr)) != NULL) {
         uint32_t kind = CS_REC_KIND(r->hdr);
+        if (kind == CS_REC_SPAN && r->t1 > im->last_tick)
+            im->last_tick = r->t1;
+        else if (kind == CS_REC_INFLIGHT && r->t0 > im->last_tick)
+            im->last_tick = r->t0;
         if (kind == CS_REC_CALIB) {
             const cs_rec_calib *c = (const cs_rec_calib *)r;
             if (CS_VEC_RESERVE(im->cv.pt, im->cappt, im->cv.n + 1) != 0)
@@ -896,9 +901,16 @@ static int import_records(cs_import *im, cs_logr *lr)
     while (rc == 0 && (r = cs_logr_next(lr)) != NULL) {
         uint32_t kind = CS_REC_KIND(r->hdr);
         uint32_t flags = CS_REC_FLAGS(r->hdr);
-        if (kind == CS_REC_SPAN)
+        if (kind == CS_REC_SPAN) {
             rc = import_span(im, r, flags);
-        else if (kind == CS_REC_COMMDEF)
+        } else if (kind == CS_REC_INFLIGHT) {
+            /* a call that had not returned when the log ended: a span to
+             * the last time the log recorded, flagged */
+            cs_rec x = *r;
+            x.t1 = im->last_tick > x.t0 ? im->last_tick : x.t0;
+            im->stats->inflight++;
+            rc = import_span(im, &x, flags | CS_F_INFLIGHT);
+        } else if (kind == CS_REC_COMMDEF)
             rc = import_comm(im, (const cs_rec_comm *)r);
         else if (kind == CS_REC_COMMNAME)
             rc = import_commname(im, (const cs_rec_commname *)r);

@@ -212,6 +212,21 @@ tests_progs_pipe3d_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
 tests_progs_pipe3d_mpich_LDADD = $(MPICH_LIBS)
 endif
 
+# hang: a loop that hangs or fails in a chosen way (tests/status/).
+EXTRA_DIST += tests/progs/hang.c
+if HAVE_OMPI
+check_PROGRAMS += tests/progs/hang_ompi
+tests_progs_hang_ompi_SOURCES = tests/progs/hang.c
+tests_progs_hang_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
+tests_progs_hang_ompi_LDADD = $(OMPI_LIBS)
+endif
+if HAVE_MPICH
+check_PROGRAMS += tests/progs/hang_mpich
+tests_progs_hang_mpich_SOURCES = tests/progs/hang.c
+tests_progs_hang_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
+tests_progs_hang_mpich_LDADD = $(MPICH_LIBS)
+endif
+
 # names_setget: communicators named with MPI_Comm_set_name (comm_names.sh).
 EXTRA_DIST += tests/progs/names_setget.c
 if HAVE_OMPI

@@ -17,10 +17,16 @@ PY=/usr/bin/python3
 # Open MPI's waiting ranks yield the core (mpi_yield_when_idle); MPICH's
 # busy-poll, and its steps take some 280 ms on 2 cores against 50 ms: a
 # larger delay there, and a wider tolerance
+# The floor of a verdict: 8 ranks on 2 shared cores replay a clean run up
+# to 8 % (Open MPI) and 22 % (MPICH, a loaded machine) above its ideal;
+# the injected cases are 50-90 %.
 if [ "$CS_MPI" = openmpi ]; then
-  export OMPI_MCA_mpi_yield_when_idle=1
+  export OMPI_MCA_mpi_yield_when_idle=1 COLLSCOPE_SLOWDOWN_MIN=20
   SLOW=3000 TOL=0.10 EXTRA="--oversubscribe"
 else
+  # yielding after 100 polls lets a rank that wakes from its sleep run
+  # sooner (a clean run's S 1.15-1.22 without, under load; 1.01 with)
+  export MPIR_CVAR_POLLS_BEFORE_YIELD=100 COLLSCOPE_SLOWDOWN_MIN=30
   SLOW=20000 TOL=0.15 EXTRA=""
 fi
 COMMON="--dp 2 --pp 4 --steps 12 --micro 4 --compute-us 2000 --sleep"
@@ -36,7 +42,7 @@ run() {
 # slow worker its S and S_w against the truth
 check() {
   "$PY" - "$T/$1.json" "$T/$1.out" "$T/clean.out" "$2" "$3" "$TOL" <<'PYEOF' || fail "$1: see above"
-import json, statistics, sys
+import json, os, statistics, sys
 d = json.load(open(sys.argv[1]))
 verdict, culprit, tol = sys.argv[4], sys.argv[5], float(sys.argv[6])
 def step_med(path):
@@ -60,7 +66,7 @@ if verdict == "slow_worker":
     w = [r for r in sd["by_rank"] if r["name"] == "rank " + culprit]
     if not w or abs(w[0]["S"] - truth) > tol * truth:
         bad.append("S_w of rank %s %s, the truth %.3f" % (culprit, w and w[0]["S"], truth))
-if verdict == "none" and sd["S"] >= 1.10:
+if verdict == "none" and sd["S"] >= 1 + float(os.environ["COLLSCOPE_SLOWDOWN_MIN"]) / 100:
     bad.append("S %.3f on a clean run" % sd["S"])
 if len(sd["by_step"]) != d["steps"]["count"] - 1:
     bad.append("%d steps in by_step, want %d" % (len(sd["by_step"]), d["steps"]["count"] - 1))
@@ -79,12 +85,13 @@ check worker slow_worker 5
 run stage --slow-stage 2 --slow-us $SLOW
 check stage slow_stage "pp stage 2"
 
-# the gate: the clean run passes 10 %, the slow worker fails it (exit 3)
-"$COLLSCOPE" report "$T/clean" --fail-on slowdown=10 >"$T/gate-clean.txt" || fail "gate: the clean run failed slowdown=10"
+# the gate: the clean run passes the floor, the slow worker fails it (exit 3)
+"$COLLSCOPE" report "$T/clean" --fail-on slowdown=$COLLSCOPE_SLOWDOWN_MIN >"$T/gate-clean.txt" ||
+  fail "gate: the clean run failed slowdown=$COLLSCOPE_SLOWDOWN_MIN"
 rc=0
-"$COLLSCOPE" report "$T/worker" --fail-on slowdown=10 >"$T/gate-worker.txt" || rc=$?
+"$COLLSCOPE" report "$T/worker" --fail-on slowdown=$COLLSCOPE_SLOWDOWN_MIN >"$T/gate-worker.txt" || rc=$?
 [ $rc -eq 3 ] || fail "gate: the slow worker's report exited $rc, want 3"
 grep -q "slowdown.*rank 5 explains" "$T/gate-worker.txt" || fail "gate: no slowdown line naming rank 5"
 grep -q "^Slowdown: S " "$T/gate-worker.txt" || fail "no Slowdown section in the text report"
-echo "ok: --fail-on slowdown=10"
+echo "ok: --fail-on slowdown=$COLLSCOPE_SLOWDOWN_MIN"
 pass
