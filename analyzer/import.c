@@ -234,7 +234,9 @@ static const char *cs_imp_mode_id(const cs_imp_list *l)
         if (c > bestn)
             bestn = c, best = l->a[i].info.trace_id;
     }
-    return best;
+    /* PyTorch gives each process a trace id of its own: ids compare jobs
+     * only where the files share one */
+    return bestn >= 2 ? best : "";
 }
 
 typedef struct cs_imp_dis {

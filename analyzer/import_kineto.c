@@ -38,7 +38,7 @@ enum kt_rec_kind { KT_RPC, KT_NCCLK, KT_GLOO, KT_STEP };
 typedef struct kt_rec {
     int64_t ts, dur; /* ns, raw */
     int64_t ext;     /* External id, -1 none */
-    int64_t nelems, seq, peer_global, stream;
+    int64_t nelems, seq, peer_global, stream, tid;
     int kind, coll, dtype, tix, pg; /* coll: enum kt_coll; pg: index in groups, -1 default */
     int paired;
 } kt_rec;
@@ -165,6 +165,9 @@ typedef struct kt_event {
     /* args */
     int64_t ext, corr, in_nelems, out_nelems, group_size, seq, src, dst, stream;
     char coll[64], dtype[32], pg_name[64], pg_desc[128], pg_ranks[1024];
+    int64_t dims_prod; /* elements of the first input (Input Dims) */
+    int has_dims, ndims_lists;
+    char in_type[32]; /* its type (Input type: "float") */
 } kt_event;
 
 typedef struct kt {
@@ -368,6 +371,15 @@ static int kt_scalar(kt *k, const unsigned char *s, size_t n, int isnum)
         }
         return 1;
     }
+    if (d == 6 && kt_in(k, 3, "args") && kt_in(k, 4, "Input Dims") && isnum && e->ndims_lists == 1) {
+        e->dims_prod = (e->has_dims ? e->dims_prod : 1) * kt_int((const char *)s, n);
+        e->has_dims = 1;
+        return 1;
+    }
+    if (d == 5 && kt_in(k, 3, "args") && kt_in(k, 4, "Input type") && !isnum && !e->in_type[0]) {
+        kt_copy(e->in_type, sizeof e->in_type, s, n);
+        return 1;
+    }
     if (d == 4 && kt_in(k, 3, "args")) {
         const char *key = k->key[4];
         if (isnum) {
@@ -443,9 +455,15 @@ static int kt_push(kt *k, char type)
     k->key[k->depth][0] = 0;
     if (k->depth == 2 && type == 'a' && k->ctype[1] == 'm' && kt_in(k, 1, "traceEvents"))
         k->saw_trace_events = 1;
-    /* values inside args that are arrays or maps: not read */
-    if (k->depth >= 5 && kt_in_event(k) && kt_in(k, 3, "args"))
-        k->skip = k->depth;
+    /* values inside args that are arrays or maps: not read, but for the
+     * first input's dims and type ([[1024]], ["float"]) */
+    if (k->depth >= 5 && kt_in_event(k) && kt_in(k, 3, "args")) {
+        int dims = kt_in(k, 4, "Input Dims"), type = kt_in(k, 4, "Input type");
+        if (!((dims && k->depth <= 6) || (type && k->depth == 5)))
+            k->skip = k->depth;
+        else if (dims && k->depth == 6)
+            k->ev.ndims_lists++;
+    }
     if (k->depth == 3 && type == 'm' && kt_in_event(k)) {
         memset(&k->ev, 0, sizeof k->ev);
         k->ev.ext = k->ev.corr = k->ev.seq = k->ev.src = k->ev.dst = k->ev.stream = -1;
@@ -619,6 +637,7 @@ static int kt_event_done(kt *k)
     r.seq = e->seq;
     r.stream = e->stream;
     r.nelems = e->in_nelems >= 0 ? e->in_nelems : e->out_nelems;
+    r.tid = e->tid;
     r.peer_global = -1;
     r.pg = -1;
     int gpu_cat = !strcmp(e->cat, "kernel");
@@ -657,6 +676,16 @@ static int kt_event_done(kt *k)
         r.coll = kt_coll_of(e->name + 5);
         if (r.coll == KT_C_NONE)
             return 1;
+        if (e->has_dims && e->in_type[0]) { /* the size, for traces with no record_param_comms */
+            static const struct {
+                const char *t;
+                int size, dtype;
+            } ty[] = { { "float", 4, 0 }, { "double", 8, 0 },   { "c10::Half", 2, 0 },     { "c10::BFloat16", 2, 0 },
+                       { "int", 4, 0 },   { "long int", 8, 0 }, { "unsigned char", 1, 0 }, { "bool", 1, 0 } };
+            for (size_t i = 0; i < sizeof ty / sizeof ty[0]; i++)
+                if (!strcmp(e->in_type, ty[i].t))
+                    r.nelems = (e->dims_prod * ty[i].size) | (int64_t)1 << 62;
+        }
         r.tix = kt_thread(k, e->tid);
         return kt_keep(k, &r);
     }
@@ -799,7 +828,57 @@ static int kt_finish(kt *k)
      * that kind; the annotation gives the time (the work itself), the
      * record the group, sequence and size. */
     size_t next[KT_C_N] = { 0 };
-    int ok = 1;
+    int ok = 1, any_rpc = 0;
+    for (size_t i = 0; i < k->nrec && !any_rpc; i++)
+        any_rpc = k->recs[i].kind == KT_RPC;
+    int64_t *pool = NULL; /* gloo worker threads, in tid order */
+    size_t npool = 0, capPool = 0, per = 0;
+    int *pool_pg = NULL, npg_in = 0;
+    if (gloo && !any_rpc) {
+        /* No record_param_comms (PyTorch's gloo CPU runs): a group's work runs
+         * on its own pool of worker threads, made with the group. The pools,
+         * in tid order, are the rank's groups in the order they were made
+         * (pg_config's), when the threads split evenly among them. */
+        for (size_t i = 0; i < k->nrec; i++) {
+            const kt_rec *r = &k->recs[i];
+            if (r->kind != KT_GLOO || r->tid == k->main_tid)
+                continue;
+            size_t j = 0;
+            while (j < npool && pool[j] != r->tid)
+                j++;
+            if (j == npool) {
+                if (CS_VEC_RESERVE(pool, capPool, npool + 1) != 0) {
+                    cs_map_free(&kern);
+                    return kt_fail(k, "out of memory");
+                }
+                pool[npool++] = r->tid;
+            }
+        }
+        for (size_t a = 1; a < npool; a++)
+            for (size_t b = a; b > 0 && pool[b - 1] > pool[b]; b--) {
+                int64_t t = pool[b];
+                pool[b] = pool[b - 1];
+                pool[b - 1] = t;
+            }
+        pool_pg = calloc(k->npg ? k->npg : 1, sizeof *pool_pg);
+        if (!pool_pg) {
+            free(pool);
+            cs_map_free(&kern);
+            return kt_fail(k, "out of memory");
+        }
+        for (size_t i = 0; i < k->npg; i++)
+            if (kt_group_rank(&k->pgs[i], rank) >= 0)
+                pool_pg[npg_in++] = (int)i;
+        for (int a = 1; a < npg_in; a++) /* by pg_name, numerically: creation order */
+            for (int b = a;
+                 b > 0 && strtol(k->pgs[pool_pg[b - 1]].name, NULL, 10) > strtol(k->pgs[pool_pg[b]].name, NULL, 10);
+                 b--) {
+                int t = pool_pg[b];
+                pool_pg[b] = pool_pg[b - 1];
+                pool_pg[b - 1] = t;
+            }
+        per = npg_in > 0 && npool % (size_t)npg_in == 0 ? npool / (size_t)npg_in : 0;
+    }
     for (size_t i = 0; i < k->nrec && ok; i++) {
         kt_rec *r = &k->recs[i];
         cs_span x;
@@ -832,6 +911,10 @@ static int kt_finish(kt *k)
         }
         int coll = r->coll;
         int pg = args && args->pg >= 0 ? args->pg : dflt;
+        if (!args && per)
+            for (size_t j = 0; j < npool; j++)
+                if (pool[j] == r->tid)
+                    pg = pool_pg[j / per];
         const kt_pg *g = pg >= 0 ? &k->pgs[pg] : NULL;
         x.op = (nccl ? kt_op_nccl : kt_op_c10d)[coll];
         x.tid = r->tix;
@@ -841,6 +924,8 @@ static int kt_finish(kt *k)
             x.comm = kt_group_id(g);
             x.flags |= CS_F_HAS_COMM;
         }
+        if (!args && r->nelems >= 0 && (r->nelems >> 62 & 1))
+            x.bytes = r->nelems & (((int64_t)1 << 62) - 1);
         if (args) {
             if (args->nelems >= 0 && (args->nelems >> 62 & 1))
                 x.bytes = args->nelems & (((int64_t)1 << 62) - 1);
@@ -870,6 +955,8 @@ static int kt_finish(kt *k)
             in->collectives++;
         ok = kt_write_span(k, &x, corr, k->base_ns);
     }
+    free(pool);
+    free(pool_pg);
     cs_map_free(&kern);
     return ok;
 }
