@@ -42,7 +42,14 @@ expect_eq "seqs of default_pg (recorded)" \
 expect_eq "every member has the same seqs" \
   "$(q "$DB" "SELECT count(*) FROM (SELECT comm, seq, count(*) n FROM spans WHERE seq IS NOT NULL GROUP BY comm, seq) x JOIN (SELECT id, count(*) m FROM comms GROUP BY id) c ON c.id=x.comm WHERE x.n <> c.m")" 0
 # gloo collectives timed by the gloo thread's annotation: the waiting ranks' allreduce lasts the delay
-expect_eq "gloo allreduces on the gloo thread" "$(q "$DB" "SELECT count(DISTINCT thread) FROM spans WHERE op='c10d_allreduce'")" 1
+expect_eq "gloo allreduces on the groups' worker threads" "$(q "$DB" "SELECT count(DISTINCT thread) FROM spans WHERE op='c10d_allreduce'")" 3
+
+# gloo without record_param_comms (PyTorch's CPU runs): groups from the worker threads, bytes from Input Dims
+check "generate gloo traces without record_param_comms" $PY "$GEN" "$T/norpc" --style gloo --no-rpc --no-seq
+"$COLLSCOPE" import -o "$T/out3" "$T/norpc" > "$T/imp3.txt" 2>&1 || { cat "$T/imp3.txt"; fail "import without record_param_comms failed"; }
+members() { q "$1" "SELECT group_concat(x, ' ') FROM (SELECT c.name || ':' || s.rank || ':' || count(*) || ':' || sum(s.bytes) AS x FROM spans s JOIN comms c ON c.id=s.comm AND c.rank=s.rank GROUP BY c.name, s.rank ORDER BY c.name, s.rank)"; }
+expect_eq "groups, calls and bytes as with record_param_comms" "$(members "$T/out3/trace.db")" "$(members "$DB")"
+expect_eq "all numbered" "$(q "$T/out3/trace.db" "SELECT count(*) FROM spans WHERE kind IN ('coll','rooted') AND seq IS NULL")" 0
 # the report: rank 3 a persistent straggler costing the 20 ms delay (within 10 %)
 "$COLLSCOPE" report --format json "$DB" > "$T/rep.json" || fail "report failed"
 $PY - "$T/rep.json" <<'PYEOF' || fail "the report's straggler verdict"

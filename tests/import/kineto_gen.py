@@ -15,8 +15,10 @@ default_pg, one on the rank's tp group, one on its dp group, and rank 0 sends
 to rank 1 on default_pg. A broadcast on default_pg starts the job. Rank r's
 clock is r * 37 us ahead. With --style gloo, collectives are
 record_param_comms CPU ops (the issue) and gloo:NAME annotations on the gloo
-thread (the work); with --style nccl, record_param_comms and NCCL kernels on
-stream 7 linked by External id. --no-seq leaves out the Seq arg.
+threads (the work: one worker thread per group, p2p on the calling thread);
+with --style nccl, record_param_comms and NCCL kernels on stream 7 linked by
+External id. --no-seq leaves out the Seq arg; --no-rpc leaves out
+record_param_comms (as PyTorch's gloo CPU runs do).
 
 The answers (per-rank counts, group membership) go to --answers as JSON.
 """
@@ -39,6 +41,7 @@ def main(argv):
     ap.add_argument("--style", choices=("gloo", "nccl"), default="gloo")
     ap.add_argument("--no-seq", action="store_true")
     ap.add_argument("--gzip", action="store_true")
+    ap.add_argument("--no-rpc", action="store_true")
     ap.add_argument("--answers")
     a = ap.parse_args(argv[1:])
     R = a.ranks
@@ -97,9 +100,12 @@ def main(argv):
                 args["Seq"] = s
             c0 = arrive[m]
             add(m, "X", "cpu_op", "c10d::" + name + "_", c0 - 3000, c0 + 20000)
-            add(m, "X", "cpu_op", "record_param_comms", c0 - 2000, c0 + 15000, args=args)
+            if not a.no_rpc:
+                add(m, "X", "cpu_op", "record_param_comms", c0 - 2000, c0 + 15000, args=args)
             if a.style == "gloo":
-                add(m, "X", "user_annotation", "gloo:" + gloo_name, c0, end, tid=pid[m] + 1)
+                # each group's work on its own worker thread, made with the group
+                add(m, "X", "user_annotation", "gloo:" + gloo_name, c0, end, tid=pid[m] + 10 + groups.index(g),
+                    args={"Input Dims": [[nbytes_per_rank // 4]], "Input type": ["float"]})
             else:
                 kargs = dict(args)
                 kargs.update({"External id": x, "device": 0, "stream": 7, "correlation": x + 50000})
@@ -119,9 +125,11 @@ def main(argv):
             args = {"External id": x, "Collective name": name, "dtype": "Float", "In msg nelems": nbytes // 4,
                     "Out msg nelems": nbytes // 4, "Group size": R, "Process Group Name": "0",
                     "Process Group Description": "default_pg", "Process Group Ranks": str(g["ranks"]), key: peer}
-            add(r, "X", "cpu_op", "record_param_comms", t[r], t[r] + 15000, args=args)
-            if a.style == "gloo":
-                add(r, "X", "user_annotation", "gloo:" + name, t[r], end, tid=pid[r] + 1)
+            if not a.no_rpc:
+                add(r, "X", "cpu_op", "record_param_comms", t[r], t[r] + 15000, args=args)
+            if a.style == "gloo":  # p2p runs on the calling thread
+                add(r, "X", "user_annotation", "gloo:" + name, t[r], end,
+                    args={"Input Dims": [[nbytes // 4]], "Input type": ["float"]})
             else:
                 kargs = dict(args)
                 kargs.update({"device": 0, "stream": 7, "correlation": x + 50000})
