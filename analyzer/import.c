@@ -363,16 +363,25 @@ int cs_import_run(const cs_import_format *fmt, char **files, int nfiles, const c
     if (world > 0) {
         char list[512] = "";
         size_t len = 0;
-        for (int r = 0; r < world; r++) {
-            int have = 0;
+        /* as ranges: "1, 5-127" */
+        int run0 = -1;
+        for (int r = 0; r <= world; r++) {
+            int have = r == world;
             for (size_t i = 0; i < l.n && !have; i++)
                 have = l.a[i].kept && l.a[i].info.rank == r;
-            if (!have) {
+            if (!have && r < world) {
                 missing++;
-                if (len + 16 < sizeof list)
-                    len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", len ? ", " : "", r);
-                else if (len + 5 < sizeof list && list[len - 1] != '.')
+                if (run0 < 0)
+                    run0 = r;
+            } else if (run0 >= 0) {
+                if (len + 32 < sizeof list)
+                    len +=
+                        r - 1 > run0
+                            ? (size_t)snprintf(list + len, sizeof list - len, "%s%d-%d", len ? ", " : "", run0, r - 1)
+                            : (size_t)snprintf(list + len, sizeof list - len, "%s%d", len ? ", " : "", run0);
+                else if (len + 6 < sizeof list && strcmp(list + len - 3, "...") != 0)
                     len += (size_t)snprintf(list + len, sizeof list - len, ", ...");
+                run0 = -1;
             }
         }
         if (missing)

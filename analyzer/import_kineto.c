@@ -698,10 +698,11 @@ static int kt_event_done(kt *k)
     if (gpu_cat) { /* a kernel that is no communication */
         kt_span_init(&x, rank);
         x.op = CS_OP_compute_gpu;
-        x.tid = 1000 + kt_thread(k, e->tid);
-        x.begin_ns = x.gpu_begin_ns = e->ts;
-        x.end_ns = x.gpu_end_ns = e->ts + dur;
-        x.stream = e->stream >= 0 ? e->stream : e->tid;
+        /* on a lane of its own per GPU stream: thread 1000 + the stream */
+        int64_t stream = e->stream >= 0 ? e->stream : e->tid;
+        x.tid = stream >= 0 && stream < 1000000 ? 1000 + (int)stream : 1000 + kt_thread(k, e->tid);
+        x.begin_ns = e->ts;
+        x.end_ns = e->ts + dur;
         k->info->kernels++;
         k->info->compute++;
         k->nstreamed++;
@@ -1112,6 +1113,8 @@ int cs_import_kineto_read(const char *file, const char *db_path, const cs_import
         }
         if (ys != yajl_status_ok) {
             unsigned char *msg = yajl_get_error(h, 0, NULL, 0);
+            for (size_t i = msg ? strlen((char *)msg) : 0; i > 0 && (msg[i - 1] == '\n' || msg[i - 1] == '.'); i--)
+                msg[i - 1] = 0;
             snprintf(err, errlen, "%s: not valid JSON near byte %lld (%s)", file,
                      (long long)(info->bytes_read - rd + (long long)yajl_get_bytes_consumed(h)),
                      msg ? (const char *)msg : "parse error");
