@@ -33,6 +33,118 @@
 #define KT_NAME 256
 #define KT_MAXDEPTH 64
 
+/* The keys the reader looks at; any other is KK_OTHER. */
+enum kt_key {
+    KK_OTHER = 0,
+    KK_TRACEEVENTS,
+    KK_DISTRIBUTEDINFO,
+    KK_ARGS,
+    KK_INPUT_DIMS,
+    KK_INPUT_TYPE,
+    KK_PG_CONFIG,
+    KK_BASETIMENANOSECONDS,
+    KK_SCHEMAVERSION,
+    KK_TRACE_ID,
+    KK_TRACEID,
+    KK_RANK,
+    KK_WORLD_SIZE,
+    KK_BACKEND,
+    KK_PG_NAME,
+    KK_PG_DESC,
+    KK_PG_SIZE,
+    KK_RANKS,
+    KK_PH,
+    KK_PID,
+    KK_CAT,
+    KK_NAME,
+    KK_TS,
+    KK_TID,
+    KK_DUR,
+    KK_EXTERNAL_ID,
+    KK_CORRELATION,
+    KK_IN_MSG_NELEMS,
+    KK_OUT_MSG_NELEMS,
+    KK_GROUP_SIZE,
+    KK_SEQ,
+    KK_SRC_RANK,
+    KK_DST_RANK,
+    KK_STREAM,
+    KK_PROCESS_GROUP_NAME,
+    KK_COLLECTIVE_NAME,
+    KK_DTYPE,
+    KK_PROCESS_GROUP_DESCRIPTION,
+    KK_PROCESS_GROUP_RANKS,
+    KK_N
+};
+static const char *const kt_key_names[KK_N] = {
+    [KK_TRACEEVENTS] = "traceEvents",
+    [KK_DISTRIBUTEDINFO] = "distributedInfo",
+    [KK_ARGS] = "args",
+    [KK_INPUT_DIMS] = "Input Dims",
+    [KK_INPUT_TYPE] = "Input type",
+    [KK_PG_CONFIG] = "pg_config",
+    [KK_BASETIMENANOSECONDS] = "baseTimeNanoseconds",
+    [KK_SCHEMAVERSION] = "schemaVersion",
+    [KK_TRACE_ID] = "trace_id",
+    [KK_TRACEID] = "traceId",
+    [KK_RANK] = "rank",
+    [KK_WORLD_SIZE] = "world_size",
+    [KK_BACKEND] = "backend",
+    [KK_PG_NAME] = "pg_name",
+    [KK_PG_DESC] = "pg_desc",
+    [KK_PG_SIZE] = "pg_size",
+    [KK_RANKS] = "ranks",
+    [KK_PH] = "ph",
+    [KK_PID] = "pid",
+    [KK_CAT] = "cat",
+    [KK_NAME] = "name",
+    [KK_TS] = "ts",
+    [KK_TID] = "tid",
+    [KK_DUR] = "dur",
+    [KK_EXTERNAL_ID] = "External id",
+    [KK_CORRELATION] = "correlation",
+    [KK_IN_MSG_NELEMS] = "In msg nelems",
+    [KK_OUT_MSG_NELEMS] = "Out msg nelems",
+    [KK_GROUP_SIZE] = "Group size",
+    [KK_SEQ] = "Seq",
+    [KK_SRC_RANK] = "Src Rank",
+    [KK_DST_RANK] = "Dst Rank",
+    [KK_STREAM] = "stream",
+    [KK_PROCESS_GROUP_NAME] = "Process Group Name",
+    [KK_COLLECTIVE_NAME] = "Collective name",
+    [KK_DTYPE] = "dtype",
+    [KK_PROCESS_GROUP_DESCRIPTION] = "Process Group Description",
+    [KK_PROCESS_GROUP_RANKS] = "Process Group Ranks",
+};
+
+/* The id of key s (n bytes): a scan of the few known keys of its length
+ * whose first and last bytes match. */
+static int kt_key_id(const unsigned char *s, size_t n)
+{
+    enum { MAXLEN = 32, PER = 6 };
+    static unsigned char by_len[MAXLEN][PER];
+    static int ready;
+    if (!ready) {
+        for (int i = 1; i < KK_N; i++) {
+            size_t l = strlen(kt_key_names[i]);
+            for (int j = 0; l < MAXLEN && j < PER; j++)
+                if (!by_len[l][j]) {
+                    by_len[l][j] = (unsigned char)i;
+                    break;
+                }
+        }
+        ready = 1;
+    }
+    if (n == 0 || n >= MAXLEN)
+        return KK_OTHER;
+    for (int j = 0; j < PER && by_len[n][j]; j++) {
+        const char *c = kt_key_names[by_len[n][j]];
+        if ((unsigned char)c[0] == s[0] && (unsigned char)c[n - 1] == s[n - 1] && memcmp(c, s, n) == 0)
+            return by_len[n][j];
+    }
+    return KK_OTHER;
+}
+
 /* A communication (or step) record kept until the end of the file. */
 enum kt_rec_kind { KT_RPC, KT_NCCLK, KT_GLOO, KT_STEP };
 typedef struct kt_rec {
@@ -181,8 +293,8 @@ typedef struct kt {
     /* parser position */
     int depth;
     char ctype[KT_MAXDEPTH]; /* 'm' map, 'a' array at each depth */
-    char key[KT_MAXDEPTH][48];
-    int skip; /* depth of a value being skipped (arrays in args) */
+    int kid[KT_MAXDEPTH];    /* the key at each depth (KK_*; KK_OTHER for the rest) */
+    int skip;                /* depth of a value being skipped (arrays in args) */
     kt_event ev;
     /* distributedInfo */
     int rank, world_size, has_rank;
@@ -270,14 +382,14 @@ static void kt_copy(char *dst, size_t len, const unsigned char *s, size_t n)
 }
 
 /* Where the parser is: the keys of the levels above. */
-static int kt_in(const kt *k, int depth, const char *key)
+static int kt_in(const kt *k, int depth, int key)
 {
-    return k->depth >= depth && strcmp(k->key[depth], key) == 0;
+    return k->depth >= depth && k->kid[depth] == key;
 }
 
 static int kt_in_event(const kt *k)
 {
-    return k->depth >= 3 && k->ctype[1] == 'm' && kt_in(k, 1, "traceEvents") && k->ctype[2] == 'a';
+    return k->depth >= 3 && k->ctype[1] == 'm' && kt_in(k, 1, KK_TRACEEVENTS) && k->ctype[2] == 'a';
 }
 
 /* A scalar value: s (text of a number or a string), isnum. */
@@ -287,40 +399,40 @@ static int kt_scalar(kt *k, const unsigned char *s, size_t n, int isnum)
         return 1;
     int d = k->depth;
     if (d == 1 && k->ctype[1] == 'm') {
-        const char *key = k->key[1];
-        if (!strcmp(key, "baseTimeNanoseconds") && isnum) {
+        int key = k->kid[1];
+        if ((key == KK_BASETIMENANOSECONDS) && isnum) {
             k->base_ns = kt_int((const char *)s, n);
             k->has_base = 1;
-        } else if (!strcmp(key, "schemaVersion"))
+        } else if (key == KK_SCHEMAVERSION)
             kt_copy(k->info->version, sizeof k->info->version, s, n);
-        else if (!strcmp(key, "trace_id") || !strcmp(key, "traceId"))
+        else if ((key == KK_TRACE_ID) || (key == KK_TRACEID))
             kt_copy(k->info->trace_id, sizeof k->info->trace_id, s, n);
         return 1;
     }
-    if (d == 2 && k->ctype[1] == 'm' && kt_in(k, 1, "distributedInfo")) {
-        const char *key = k->key[2];
-        if (!strcmp(key, "rank") && isnum) {
+    if (d == 2 && k->ctype[1] == 'm' && kt_in(k, 1, KK_DISTRIBUTEDINFO)) {
+        int key = k->kid[2];
+        if ((key == KK_RANK) && isnum) {
             k->rank = (int)kt_int((const char *)s, n);
             k->has_rank = 1;
-        } else if (!strcmp(key, "world_size") && isnum)
+        } else if ((key == KK_WORLD_SIZE) && isnum)
             k->world_size = (int)kt_int((const char *)s, n);
-        else if (!strcmp(key, "backend"))
+        else if (key == KK_BACKEND)
             kt_copy(k->info->backend, sizeof k->info->backend, s, n);
-        else if (!strcmp(key, "trace_id"))
+        else if (key == KK_TRACE_ID)
             kt_copy(k->info->trace_id, sizeof k->info->trace_id, s, n);
         return 1;
     }
     if (k->in_pg && d == 4) {
-        const char *key = k->key[4];
-        if (!strcmp(key, "pg_name"))
+        int key = k->kid[4];
+        if (key == KK_PG_NAME)
             kt_copy(k->cur_pg.name, sizeof k->cur_pg.name, s, n);
-        else if (!strcmp(key, "pg_desc"))
+        else if (key == KK_PG_DESC)
             kt_copy(k->cur_pg.desc, sizeof k->cur_pg.desc, s, n);
-        else if (!strcmp(key, "pg_size") && isnum)
+        else if ((key == KK_PG_SIZE) && isnum)
             k->cur_pg.size = (int)kt_int((const char *)s, n);
         return 1;
     }
-    if (k->in_pg && d == 5 && isnum && !strcmp(k->key[4], "ranks")) {
+    if (k->in_pg && d == 5 && isnum && (k->kid[4] == KK_RANKS)) {
         if (CS_VEC_RESERVE(k->cur_pg.ranks, k->cur_pg.capRanks, k->cur_pg.nranks + 1) != 0)
             return kt_fail(k, "out of memory");
         k->cur_pg.ranks[k->cur_pg.nranks++] = (int)kt_int((const char *)s, n);
@@ -330,40 +442,31 @@ static int kt_scalar(kt *k, const unsigned char *s, size_t n, int isnum)
         return 1;
     kt_event *e = &k->ev;
     if (d == 3) {
-        const char *key = k->key[3];
-        switch (key[0]) {
-        case 'p':
-            if (!strcmp(key, "ph"))
-                kt_copy(e->ph, sizeof e->ph, s, n);
-            else if (!strcmp(key, "pid"))
-                e->pid = isnum ? kt_int((const char *)s, n) : (int64_t)cs_map_hash(n ? s[0] : 0);
-            break;
-        case 'c':
-            if (!strcmp(key, "cat"))
-                kt_copy(e->cat, sizeof e->cat, s, n);
-            break;
-        case 'n':
-            if (!strcmp(key, "name"))
-                kt_copy(e->name, sizeof e->name, s, n);
-            break;
-        case 't':
-            if (!strcmp(key, "ts") && isnum) {
+        int key = k->kid[3];
+        switch (key) {
+        case KK_PH: kt_copy(e->ph, sizeof e->ph, s, n); break;
+        case KK_PID: e->pid = isnum ? kt_int((const char *)s, n) : -2; break;
+        case KK_CAT: kt_copy(e->cat, sizeof e->cat, s, n); break;
+        case KK_NAME: kt_copy(e->name, sizeof e->name, s, n); break;
+        case KK_TS:
+            if (isnum) {
                 e->ts = kt_us_to_ns((const char *)s, n);
                 e->has_ts = 1;
-            } else if (!strcmp(key, "tid")) {
-                if (isnum)
-                    e->tid = kt_int((const char *)s, n);
-                else {
-                    /* "stream 7" or a thread name: its digits, else a hash */
-                    size_t i = 0;
-                    while (i < n && !isdigit(s[i]))
-                        i++;
-                    e->tid = i < n ? kt_int((const char *)s + i, n - i) : -2;
-                }
             }
             break;
-        case 'd':
-            if (!strcmp(key, "dur") && isnum) {
+        case KK_TID:
+            if (isnum)
+                e->tid = kt_int((const char *)s, n);
+            else {
+                /* "stream 7" or a thread name: its digits, else none */
+                size_t i = 0;
+                while (i < n && !isdigit(s[i]))
+                    i++;
+                e->tid = i < n ? kt_int((const char *)s + i, n - i) : -2;
+            }
+            break;
+        case KK_DUR:
+            if (isnum) {
                 e->dur = kt_us_to_ns((const char *)s, n);
                 e->has_dur = 1;
             }
@@ -371,51 +474,51 @@ static int kt_scalar(kt *k, const unsigned char *s, size_t n, int isnum)
         }
         return 1;
     }
-    if (d == 6 && kt_in(k, 3, "args") && kt_in(k, 4, "Input Dims") && isnum && e->ndims_lists == 1) {
+    if (d == 6 && kt_in(k, 3, KK_ARGS) && kt_in(k, 4, KK_INPUT_DIMS) && isnum && e->ndims_lists == 1) {
         e->dims_prod = (e->has_dims ? e->dims_prod : 1) * kt_int((const char *)s, n);
         e->has_dims = 1;
         return 1;
     }
-    if (d == 5 && kt_in(k, 3, "args") && kt_in(k, 4, "Input type") && !isnum && !e->in_type[0]) {
+    if (d == 5 && kt_in(k, 3, KK_ARGS) && kt_in(k, 4, KK_INPUT_TYPE) && !isnum && !e->in_type[0]) {
         kt_copy(e->in_type, sizeof e->in_type, s, n);
         return 1;
     }
-    if (d == 4 && kt_in(k, 3, "args")) {
-        const char *key = k->key[4];
+    if (d == 4 && kt_in(k, 3, KK_ARGS)) {
+        int key = k->kid[4];
         if (isnum) {
             int64_t v = kt_int((const char *)s, n);
-            if (!strcmp(key, "External id"))
+            if (key == KK_EXTERNAL_ID)
                 e->ext = v;
-            else if (!strcmp(key, "correlation"))
+            else if (key == KK_CORRELATION)
                 e->corr = v;
-            else if (!strcmp(key, "In msg nelems"))
+            else if (key == KK_IN_MSG_NELEMS)
                 e->in_nelems = v;
-            else if (!strcmp(key, "Out msg nelems"))
+            else if (key == KK_OUT_MSG_NELEMS)
                 e->out_nelems = v;
-            else if (!strcmp(key, "Group size"))
+            else if (key == KK_GROUP_SIZE)
                 e->group_size = v;
-            else if (!strcmp(key, "Seq"))
+            else if (key == KK_SEQ)
                 e->seq = v;
-            else if (!strcmp(key, "Src Rank"))
+            else if (key == KK_SRC_RANK)
                 e->src = v;
-            else if (!strcmp(key, "Dst Rank"))
+            else if (key == KK_DST_RANK)
                 e->dst = v;
-            else if (!strcmp(key, "stream"))
+            else if (key == KK_STREAM)
                 e->stream = v;
-            else if (!strcmp(key, "Process Group Name"))
+            else if (key == KK_PROCESS_GROUP_NAME)
                 kt_copy(e->pg_name, sizeof e->pg_name, s, n);
         } else {
-            if (!strcmp(key, "Collective name"))
+            if (key == KK_COLLECTIVE_NAME)
                 kt_copy(e->coll, sizeof e->coll, s, n);
-            else if (!strcmp(key, "dtype"))
+            else if (key == KK_DTYPE)
                 kt_copy(e->dtype, sizeof e->dtype, s, n);
-            else if (!strcmp(key, "Process Group Name"))
+            else if (key == KK_PROCESS_GROUP_NAME)
                 kt_copy(e->pg_name, sizeof e->pg_name, s, n);
-            else if (!strcmp(key, "Process Group Description"))
+            else if (key == KK_PROCESS_GROUP_DESCRIPTION)
                 kt_copy(e->pg_desc, sizeof e->pg_desc, s, n);
-            else if (!strcmp(key, "Process Group Ranks"))
+            else if (key == KK_PROCESS_GROUP_RANKS)
                 kt_copy(e->pg_ranks, sizeof e->pg_ranks, s, n);
-            else if (!strcmp(key, "Seq"))
+            else if (key == KK_SEQ)
                 e->seq = kt_int((const char *)s, n);
         }
     }
@@ -452,13 +555,13 @@ static int kt_push(kt *k, char type)
     }
     k->depth++;
     k->ctype[k->depth] = type;
-    k->key[k->depth][0] = 0;
-    if (k->depth == 2 && type == 'a' && k->ctype[1] == 'm' && kt_in(k, 1, "traceEvents"))
+    k->kid[k->depth] = KK_OTHER;
+    if (k->depth == 2 && type == 'a' && k->ctype[1] == 'm' && kt_in(k, 1, KK_TRACEEVENTS))
         k->saw_trace_events = 1;
     /* values inside args that are arrays or maps: not read, but for the
      * first input's dims and type ([[1024]], ["float"]) */
-    if (k->depth >= 5 && kt_in_event(k) && kt_in(k, 3, "args")) {
-        int dims = kt_in(k, 4, "Input Dims"), type = kt_in(k, 4, "Input type");
+    if (k->depth >= 5 && kt_in_event(k) && kt_in(k, 3, KK_ARGS)) {
+        int dims = kt_in(k, 4, KK_INPUT_DIMS), type = kt_in(k, 4, KK_INPUT_TYPE);
         if (!((dims && k->depth <= 6) || (type && k->depth == 5)))
             k->skip = k->depth;
         else if (dims && k->depth == 6)
@@ -470,8 +573,8 @@ static int kt_push(kt *k, char type)
         k->ev.in_nelems = k->ev.out_nelems = k->ev.group_size = -1;
         k->ev.tid = k->ev.pid = -1;
     }
-    if (k->depth == 4 && type == 'm' && k->ctype[1] == 'm' && kt_in(k, 1, "distributedInfo") &&
-        kt_in(k, 2, "pg_config")) {
+    if (k->depth == 4 && type == 'm' && k->ctype[1] == 'm' && kt_in(k, 1, KK_DISTRIBUTEDINFO) &&
+        kt_in(k, 2, KK_PG_CONFIG)) {
         memset(&k->cur_pg, 0, sizeof k->cur_pg);
         k->in_pg = 1;
     }
@@ -491,7 +594,7 @@ static int cb_key(void *ctx, const unsigned char *s, size_t n)
 {
     kt *k = ctx;
     if (!k->skip && k->depth < KT_MAXDEPTH)
-        kt_copy(k->key[k->depth], sizeof k->key[k->depth], s, n);
+        k->kid[k->depth] = kt_key_id(s, n);
     return 1;
 }
 
@@ -1142,7 +1245,7 @@ int cs_import_kineto_read(const char *file, const char *db_path, const cs_import
                  "%s: truncated: the JSON ends after %lld bytes, inside %s (a profiler stopped mid-write?): not "
                  "imported",
                  file, (long long)info->bytes_read,
-                 k->depth >= 2 && kt_in(k, 1, "traceEvents") ? "traceEvents" : "the trace");
+                 k->depth >= 2 && kt_in(k, 1, KK_TRACEEVENTS) ? "traceEvents" : "the trace");
         status = CS_IMPORT_TRUNCATED;
         goto out;
     }
