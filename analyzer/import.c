@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -269,6 +270,40 @@ static void cs_imp_rmtmp(const char *tmp, const cs_imp_list *l)
     rmdir(tmp);
 }
 
+/* The temporary folders (DIR/.import-PID) of imports that were killed:
+ * their regular files removed (never through a link), then the folder. */
+static void cs_imp_rm_stale(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        char *end;
+        if (strncmp(de->d_name, ".import-", 8) != 0)
+            continue;
+        long pid = strtol(de->d_name + 8, &end, 10);
+        if (*end || pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        DIR *sd = fdopendir(fd);
+        if (!sd) {
+            close(fd);
+            continue;
+        }
+        struct dirent *f;
+        struct stat sb;
+        while ((f = readdir(sd)) != NULL)
+            if (fstatat(fd, f->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode))
+                unlinkat(fd, f->d_name, 0);
+        closedir(sd);
+        unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+    }
+    closedir(d);
+}
+
 int cs_import_run(const cs_import_format *fmt, char **files, int nfiles, const char *dir, const cs_import_opts *o,
                   int jobs)
 {
@@ -300,6 +335,7 @@ int cs_import_run(const cs_import_format *fmt, char **files, int nfiles, const c
         cs_error("import: %s belongs to another user: refusing to write there", dir);
         goto out;
     }
+    cs_imp_rm_stale(dir);
     snprintf(tmp, sizeof tmp, "%s/.import-%ld", dir, (long)getpid());
     if (mkdir(tmp, 0700) != 0) {
         cs_error("import: %s: %s", tmp, strerror(errno));

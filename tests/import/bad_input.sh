@@ -117,6 +117,11 @@ printf 'not json' > "$T/junk.json"
 run clean 3 "$T/junk.json"
 cmp -s "$T/clean/trace.db" "$T/before.db" || fail "the earlier trace.db was changed"
 expect_eq "no temporary files left" "$(ls -A "$T/clean")" "trace.db"
+# the temporary folder of an import that was killed goes with the next import
+mkdir -p "$T/clean/.import-999999999" && : > "$T/clean/.import-999999999/file-000000.db"
+run clean 0 "$T/good"
+[ ! -e "$T/clean/.import-999999999" ] || fail "a killed import's temporary folder was left"
+echo "ok: a killed import's temporary folder removed"
 run usage 2 "$T/does-not-exist.json"
 grep -q "does-not-exist.json: No such file or directory" "$T/usage.txt" || fail "usage: the message"
 pass
