@@ -32,6 +32,7 @@
 
 #define KT_NAME 256
 #define KT_MAXDEPTH 64
+#define KT_MAX_NS ((int64_t)1 << 61) /* times (ts, dur, the base, their sums) beyond this are not kept */
 
 /* The keys the reader looks at; any other is KK_OTHER. */
 enum kt_key {
@@ -341,14 +342,17 @@ static int64_t kt_us_to_ns(const char *s, size_t n)
         n = sizeof b - 1;
     memcpy(b, s, n);
     b[n] = 0;
-    if (strpbrk(b, "eE"))
-        return (int64_t)(strtod(b, NULL) * 1000.0);
+    if (strpbrk(b, "eE")) {
+        double d = strtod(b, NULL) * 1000.0;
+        return d > 9.2e18 ? INT64_MAX / 2 : d < -9.2e18 ? INT64_MIN / 2 : (int64_t)d;
+    }
     int neg = b[0] == '-';
     const char *p = b + neg;
     int64_t ip = 0, frac = 0;
     int nf = 0;
     for (; isdigit((unsigned char)*p); p++)
-        ip = ip * 10 + (*p - '0');
+        if (ip < INT64_MAX / 10000) /* beyond 2^63 ns: kept at the bound */
+            ip = ip * 10 + (*p - '0');
     if (*p == '.')
         for (p++; isdigit((unsigned char)*p); p++)
             if (nf < 3) {
@@ -365,12 +369,23 @@ static int64_t kt_us_to_ns(const char *s, size_t n)
 
 static int64_t kt_int(const char *s, size_t n)
 {
+    /* plain integers (nearly all) directly; anything else through strtod */
+    size_t i = s[0] == '-';
+    int64_t v = 0;
+    if (n && n < 19)
+        for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+            v = v * 10 + (s[i] - '0');
+    if (n && i == n)
+        return s[0] == '-' ? -v : v;
     char b[40];
     if (n >= sizeof b)
         n = sizeof b - 1;
     memcpy(b, s, n);
     b[n] = 0;
-    return strchr(b, '.') || strpbrk(b, "eE") ? (int64_t)strtod(b, NULL) : strtoll(b, NULL, 10);
+    if (!strpbrk(b, ".eE"))
+        return strtoll(b, NULL, 10); /* saturates */
+    double d = strtod(b, NULL);
+    return d > 9.2e18 ? INT64_MAX : d < -9.2e18 ? INT64_MIN : (int64_t)d;
 }
 
 static void kt_copy(char *dst, size_t len, const unsigned char *s, size_t n)
@@ -403,6 +418,8 @@ static int kt_scalar(kt *k, const unsigned char *s, size_t n, int isnum)
         if ((key == KK_BASETIMENANOSECONDS) && isnum) {
             k->base_ns = kt_int((const char *)s, n);
             k->has_base = 1;
+            if (k->base_ns < 0 || k->base_ns > KT_MAX_NS)
+                return kt_fail(k, "%s: baseTimeNanoseconds %lld is no time", k->file, (long long)k->base_ns);
         } else if (key == KK_SCHEMAVERSION)
             kt_copy(k->info->version, sizeof k->info->version, s, n);
         else if ((key == KK_TRACE_ID) || (key == KK_TRACEID))
@@ -412,11 +429,18 @@ static int kt_scalar(kt *k, const unsigned char *s, size_t n, int isnum)
     if (d == 2 && k->ctype[1] == 'm' && kt_in(k, 1, KK_DISTRIBUTEDINFO)) {
         int key = k->kid[2];
         if ((key == KK_RANK) && isnum) {
-            k->rank = (int)kt_int((const char *)s, n);
+            int64_t v = kt_int((const char *)s, n);
+            if (v < 0 || v > INT32_MAX)
+                return kt_fail(k, "%s: distributedInfo.rank %lld is no rank (0 to 2^31-1)", k->file, (long long)v);
+            k->rank = (int)v;
             k->has_rank = 1;
-        } else if ((key == KK_WORLD_SIZE) && isnum)
-            k->world_size = (int)kt_int((const char *)s, n);
-        else if (key == KK_BACKEND)
+        } else if ((key == KK_WORLD_SIZE) && isnum) {
+            int64_t v = kt_int((const char *)s, n);
+            if (v < 0 || v > INT32_MAX)
+                return kt_fail(k, "%s: distributedInfo.world_size %lld is no size (0 to 2^31-1)", k->file,
+                               (long long)v);
+            k->world_size = (int)v;
+        } else if (key == KK_BACKEND)
             kt_copy(k->info->backend, sizeof k->info->backend, s, n);
         else if (key == KK_TRACE_ID)
             kt_copy(k->info->trace_id, sizeof k->info->trace_id, s, n);
@@ -698,6 +722,8 @@ static int kt_group(kt *k, const kt_event *e)
 /* Write x with base added to its times. */
 static int kt_write_span(kt *k, cs_span *x, int64_t corr, int64_t base)
 {
+    if (base + x->end_ns > KT_MAX_NS || (x->gpu_begin_ns && base + x->gpu_end_ns > KT_MAX_NS))
+        return 1; /* beyond what the store holds */
     x->id = ++k->span_id;
     x->begin_ns += base;
     x->end_ns += base;
@@ -730,6 +756,8 @@ static int kt_event_done(kt *k)
     if (strcmp(e->ph, "X") != 0 || !e->has_ts)
         return 1;
     int64_t dur = e->has_dur && e->dur > 0 ? e->dur : 0;
+    if (e->ts < 0 || e->ts > KT_MAX_NS || dur > KT_MAX_NS)
+        return 1; /* no time a profiler writes */
     if (k->main_tid < 0 && e->pid >= 0 && e->tid == e->pid)
         k->main_tid = e->tid;
     kt_rec r;
@@ -1123,8 +1151,11 @@ static void kt_peek_base(kt *k, const char *file)
                     buf[i] = ' ';
             char *p = strstr(buf, "\"baseTimeNanoseconds\"");
             if (p && (p = strchr(p, ':'))) {
-                k->base_ns = strtoll(p + 1, NULL, 10);
-                k->has_base = 1;
+                long long v = strtoll(p + 1, NULL, 10);
+                if (v >= 0 && v <= KT_MAX_NS) { /* else the parser says so */
+                    k->base_ns = v;
+                    k->has_base = 1;
+                }
             }
         }
     }
