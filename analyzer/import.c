@@ -109,7 +109,8 @@ static int cs_imp_add_dir(cs_imp_list *l, const cs_import_format *fmt, const cha
         n++;
     }
     closedir(d);
-    qsort(names, n, sizeof *names, cs_strp_order);
+    if (n)
+        qsort(names, n, sizeof *names, cs_strp_order);
     for (size_t i = 0; i < n; i++) {
         if (rc == 0 && cs_imp_add(l, names[i]) != 0)
             rc = -1;

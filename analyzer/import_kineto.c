@@ -941,7 +941,8 @@ static int kt_finish(kt *k)
         if (cs_store_bulk_comm_named(k->b, &c) != 0)
             return kt_fail(k, "%s: cannot write its store", k->file);
     }
-    qsort(k->recs, k->nrec, sizeof *k->recs, kt_by_ts);
+    if (k->nrec)
+        qsort(k->recs, k->nrec, sizeof *k->recs, kt_by_ts);
     /* NCCL kernels by External id; gloo annotations of each collective */
     cs_map kern;
     memset(&kern, 0, sizeof kern);
