@@ -75,12 +75,14 @@ static void cs_rseq_free(cs_rseq *q)
 static int cs_op_in_pattern(const cs_an_ctx *c, int op)
 {
     return !cs__an_ctx_kind_is(c, op, "init") && !cs__an_ctx_kind_is(c, op, "finalize") &&
-           !cs__an_ctx_kind_is(c, op, "marker");
+           !cs__an_ctx_kind_is(c, op, "marker") && !cs__an_ctx_kind_is(c, op, "compute");
 }
 
 static int cs_op_is_comm(const cs_an_ctx *c, int op)
 {
-    static const char *const not_comm[] = { "init", "finalize", "marker", "launch", "memcpy", "sync", "alloc" };
+    static const char *const not_comm[] = {
+        "init", "finalize", "marker", "launch", "memcpy", "sync", "alloc", "compute"
+    };
     for (size_t i = 0; i < sizeof not_comm / sizeof not_comm[0]; i++)
         if (cs__an_ctx_kind_is(c, op, not_comm[i]))
             return 0;

@@ -30,6 +30,8 @@ int cs_cmd_check_estimate(int argc, char **argv);
 extern const char cs_help_check_estimate[];
 int cs_cmd_export(int argc, char **argv);
 extern const char cs_help_export[];
+int cs_cmd_import(int argc, char **argv);
+extern const char cs_help_import[];
 int cs_cmd_tui(int argc, char **argv); /* tui/cmd_tui.c */
 extern const char cs_help_tui[];
 

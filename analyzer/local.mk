@@ -22,9 +22,13 @@ analyzer_collscope_SOURCES = analyzer/cli.h analyzer/main.c analyzer/cmd_run.c a
 	analyzer/run.c analyzer/ingest.c analyzer/symbolize.c
 # The kineto export (docs/interop.md).
 analyzer_collscope_SOURCES += analyzer/export_kineto.c
+# collscope import: the format table and driver, one reader per format.
+analyzer_collscope_SOURCES += analyzer/cmd_import.c analyzer/import.h analyzer/import.c analyzer/import_kineto.c
 analyzer_collscope_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'
 analyzer_collscope_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 analyzer_collscope_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_LIBS) -lm
+analyzer_collscope_LDADD += $(YAJL_LIBS) $(ZLIB_LIBS)
+analyzer_collscope_CFLAGS += $(YAJL_CFLAGS) $(ZLIB_CFLAGS)
 # `collscope tui` runs the browser in-process when it was built (tui/local.mk
 # defines CS_TUI_LIBS, which links the libraries above again after it).
 if HAVE_NCURSES

@@ -50,3 +50,10 @@ EXTRA_DIST += bench/nccl_overhead.c
 endif
 # Accuracy of the what-if estimates and clock alignment on real runs (bench/README.md).
 EXTRA_DIST += bench/whatif_bench.sh
+
+# Generated PyTorch profiler traces for the import benchmark
+# (bench/import_bench.sh).
+noinst_PROGRAMS += bench/kineto_gen
+bench_kineto_gen_SOURCES = bench/kineto_gen.c
+bench_kineto_gen_LDADD = $(ZLIB_LIBS)
+EXTRA_DIST += bench/import_bench.sh

@@ -40,3 +40,6 @@ BUILT_SOURCES += libtrace/ops.gen.h libtrace/ops.gen.c
 CLEANFILES += libtrace/ops.gen.h libtrace/ops.gen.c
 # NCCL and CUDA ops follow the MPI ones, so existing op ids stay.
 CS_SPECS += $(srcdir)/interpose/nccl.spec $(srcdir)/interpose/cuda.spec
+# Ops of imported traces (collscope import) follow; they are never wrapped.
+CS_SPECS += $(srcdir)/interpose/import.spec
+EXTRA_DIST += interpose/import.spec

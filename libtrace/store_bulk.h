@@ -50,4 +50,34 @@ int cs_store_bulk_callsite(cs_store_bulk *b, const cs_store_bulk_site *x);
  * and GPU columns stay empty. */
 int cs_store_bulk_span(cs_store_bulk *b, const cs_span *x);
 
+/* One span with its GPU columns too: stream (set when x->stream or GPU
+ * times are), grp, corr and gpu_begin_ns/gpu_end_ns (NULL where 0). */
+int cs_store_bulk_span_gpu(cs_store_bulk *b, const cs_span *x, int64_t corr);
+
+/* A rank's membership of a communicator made as `how` (world, other, ...;
+ * NULL: other), with its name (NULL: none). */
+typedef struct cs_store_bulk_comm_def {
+    int64_t id;
+    int rank, comm_rank, size;
+    int64_t created_ns;
+    const char *how, *name;
+} cs_store_bulk_comm_def;
+int cs_store_bulk_comm_named(cs_store_bulk *b, const cs_store_bulk_comm_def *c);
+
+/* Spans of rank from_rank become to_rank's, their times (GPU times too)
+ * moved by add_ns: for a writer that learns a rank or a clock base only
+ * after writing spans. */
+int cs_store_bulk_shift(cs_store_bulk *b, int from_rank, int to_rank, int64_t add_ns);
+
+/* Number the collectives (kinds coll, rooted) that have a communicator but
+ * no sequence number, per communicator in the order each member issued
+ * them (0, 1, ...), where every member present in the trace has the same
+ * count and the same ops in the same order. A communicator whose members
+ * disagree is left unnumbered and given to cb: its id, the count the
+ * most members agree on, and the disagreeing ranks as "3 (9), 5 (0)"
+ * (rank and its count). *ndisagree counts them. 0, or -1 (read or write
+ * error, out of memory, or cb returned < 0). */
+typedef int (*cs_store_bulk_disagree_cb)(int64_t comm, size_t agreed, const char *ranks, void *arg);
+int cs_store_bulk_number_seqs(cs_store *st, cs_store_bulk_disagree_cb cb, void *arg, int *ndisagree);
+
 #endif

@@ -168,7 +168,7 @@ int cs_store_group_durations(cs_store *st, const char *group, int (*cb)(const cs
              " JOIN ops o ON o.id = s.op LEFT JOIN callsites c ON c.rank = s.rank AND c.id = s.callsite"
              " LEFT JOIN (SELECT rank, req, MIN(end_ns) AS end_ns, MIN(span) AS span FROM completions"
              "  GROUP BY rank, req) d ON (s.flags & 9) = 9 AND d.rank = s.rank AND d.req = s.req"
-             " WHERE o.kind NOT IN ('init', 'finalize', 'marker', 'commnew', 'commfree', 'commname')%s"
+             " WHERE o.kind NOT IN ('init', 'finalize', 'marker', 'commnew', 'commfree', 'commname', 'compute')%s"
              " ORDER BY s.rank, s.begin_ns",
              key, strcmp(group, "comm") == 0 ? " AND s.comm IS NOT NULL" : "");
     sqlite3_stmt *s;
@@ -408,7 +408,7 @@ int cs_store_rank_busy(cs_store *st, int (*cb)(int, int64_t, int64_t, int64_t, v
                 fin = b;
             continue;
         }
-        if (kind && strcmp(kind, "marker") == 0)
+        if (kind && (strcmp(kind, "marker") == 0 || strcmp(kind, "compute") == 0))
             continue;
         if (b < ue)
             b = ue;

@@ -11,7 +11,7 @@ enum { P_COLL = 1, P_WAIT, P_P2P, P_GPU, P_OTHER, P_GAP, P_HEAD, P_WARN, P_AXIS 
 /* glyphs per kind: UTF-8, ASCII */
 static const wchar_t glyph_u[CS_TK_N] = { L'\x00b7', L'\x2588', L'\x2591', L'\x2592', L'\x2593', L'\x258c' };
 static const wchar_t glyph_a[CS_TK_N] = { L'.', L'#', L':', L'=', L'%', L'|' };
-const char *const tui_draw_kind_name[CS_TK_N] = { "compute", "collective", "waiting", "p2p", "GPU", "other" };
+const char *const tui_draw_kind_name[CS_TK_N] = { "compute", "collective", "waiting", "p2p", "GPU/compute", "other" };
 
 void tui_draw_init(tui_model *m)
 {

@@ -21,8 +21,9 @@ static const char *const help_lines[] = {
     "       rank's worst step on the timeline)",
     "  ?  this help  q  quit (from any screen)",
     "Glyphs",
-    "  collective (transfer part), waiting part of a collective, point-to-point, GPU kernel,",
-    "  other calls (init, markers), compute (no traced call); dim: busy less than a quarter.",
+    "  collective (transfer part), waiting part of a collective, point-to-point, GPU kernel or",
+    "  compute span (imported traces), other calls (init, markers), compute (no traced call);",
+    "  dim: busy less than a quarter.",
     NULL
 };
 

@@ -43,6 +43,8 @@ int cs_tui_kind_of(const char *k)
     if (!strncmp(k, "kernel", 6) || !strncmp(k, "gpu", 3) || !strncmp(k, "memcpy", 6) || !strcmp(k, "cuda") ||
         !strcmp(k, "launch"))
         return CS_TK_GPU;
+    if (!strcmp(k, "compute")) /* compute spans of imported traces: kernels and CPU ops */
+        return CS_TK_GPU;
     return CS_TK_OTHER;
 }
 

@@ -8,7 +8,7 @@
 #    crash files of faults not yet fixed, skipped with their reason.
 #  - `make fuzz` (top Makefile.am) builds fuzz_TARGET with clang's libFuzzer
 #    under ASan and UBSan in build-fuzz/ and runs each (tests/fuzz/run.sh).
-CS_FUZZ_TARGETS = log store report_opts
+CS_FUZZ_TARGETS = log store report_opts kineto
 CS_FUZZ_COMMON = tests/fuzz/fuzz.h tests/fuzz/fuzz_util.c
 CS_FUZZ_ANALYSIS_LIBS = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_LIBS) -lm
 if HAVE_NCURSES
@@ -50,6 +50,18 @@ tests_fuzz_fuzz_report_opts_SOURCES = tests/fuzz/fuzz_report_opts.c analyzer/cmd
 tests_fuzz_fuzz_report_opts_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_fuzz_fuzz_report_opts_LDFLAGS = $(CS_LIBFUZZER_FLAGS)
 tests_fuzz_fuzz_report_opts_LDADD = $(CS_FUZZ_ANALYSIS_LIBS)
+
+# The Kineto reader of collscope import (analyzer/import_kineto.c).
+check_PROGRAMS += tests/fuzz/replay_kineto
+tests_fuzz_replay_kineto_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_kineto.c analyzer/import_kineto.c $(CS_FUZZ_COMMON)
+tests_fuzz_replay_kineto_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(YAJL_CFLAGS) $(ZLIB_CFLAGS)
+tests_fuzz_replay_kineto_LDADD = $(CS_STORE_LIBS) $(YAJL_LIBS) $(ZLIB_LIBS) $(PTHREAD_LIBS)
+EXTRA_PROGRAMS += tests/fuzz/fuzz_kineto
+tests_fuzz_fuzz_kineto_SOURCES = tests/fuzz/fuzz_kineto.c analyzer/import_kineto.c $(CS_FUZZ_COMMON)
+tests_fuzz_fuzz_kineto_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(YAJL_CFLAGS) $(ZLIB_CFLAGS)
+tests_fuzz_fuzz_kineto_LDFLAGS = $(CS_LIBFUZZER_FLAGS)
+tests_fuzz_fuzz_kineto_LDADD = $(CS_STORE_LIBS) $(YAJL_LIBS) $(ZLIB_LIBS) $(PTHREAD_LIBS)
+EXTRA_DIST += tests/fuzz/kineto
 
 TESTS += tests/fuzz/replay.sh
 EXTRA_DIST += tests/fuzz/replay.sh tests/fuzz/run.sh tests/fuzz/seeds.sh tests/fuzz/known-crashes \

@@ -1,0 +1,5 @@
+# collscope import (analyzer/import*.c): generated Kineto traces with known
+# answers (tests/import/kineto_gen.py), bad input, and the real PyTorch
+# samples where the torch helper's fixtures are present.
+TESTS += tests/import/kineto.sh tests/import/bad_input.sh tests/import/tui.sh
+EXTRA_DIST += tests/import/kineto.sh tests/import/bad_input.sh tests/import/tui.sh tests/import/kineto_gen.py
