@@ -32,6 +32,8 @@ int cs_cmd_export(int argc, char **argv);
 extern const char cs_help_export[];
 int cs_cmd_import(int argc, char **argv);
 extern const char cs_help_import[];
+extern const char cs_help_status[];
+int cs_cmd_status(int argc, char **argv);
 int cs_cmd_tui(int argc, char **argv); /* tui/cmd_tui.c */
 extern const char cs_help_tui[];
 

@@ -23,6 +23,7 @@ analyzer_collscope_SOURCES = analyzer/cli.h analyzer/main.c analyzer/cmd_run.c a
 # The kineto export (docs/interop.md).
 analyzer_collscope_SOURCES += analyzer/export_kineto.c
 # collscope import: the format table and driver, one reader per format.
+analyzer_collscope_SOURCES += analyzer/cmd_status.c analyzer/status.h analyzer/status.c
 analyzer_collscope_SOURCES += analyzer/cmd_import.c analyzer/import.h analyzer/import.c analyzer/import_kineto.c
 analyzer_collscope_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'
 analyzer_collscope_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
@@ -104,6 +105,9 @@ EXTRA_DIST += tests/analysis/outfile.sh
 # the parallel layout (an_layout.c) on tests/progs/pipe3d and nbloop
 TESTS += tests/analysis/layout.sh
 EXTRA_DIST += tests/analysis/layout.sh
+# collscope status (status.c) on jobs of tests/progs/hang that hang or fail
+TESTS += tests/status/status_ompi.sh tests/status/status_mpich.sh
+EXTRA_DIST += tests/status/status_ompi.sh tests/status/status_mpich.sh tests/status/status.inc.sh
 # the slowdown attribution (an_slowdown.c) on tests/progs/pipe3d
 TESTS += tests/analysis/slowdown_ompi.sh tests/analysis/slowdown_mpich.sh
 EXTRA_DIST += tests/analysis/slowdown_ompi.sh tests/analysis/slowdown_mpich.sh tests/analysis/slowdown.inc.sh
