@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format chrome] [-o PATH]\n"
+const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format chrome|perfetto] [-o PATH]\n"
                               "\n"
                               "Write the trace and its analysis (run and stored first unless current, as\n"
                               "by `collscope report`) in a format other viewers read. Times are on the\n"
@@ -31,8 +31,14 @@ const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format ch
                               "                the last rank to enter each collective to the others; an\n"
                               "                \"analysis\" process with the steps, the straggler verdicts\n"
                               "                and the imposed waits; each rank's waits as a counter\n"
-                              "  -o PATH       the output file (default DIR/trace.chrome.json; for a file\n"
-                              "                STEM.db, STEM.chrome.json beside it); - for standard output.\n"
+                              "                perfetto: Perfetto's native protobuf trace (TracePacket,\n"
+                              "                TrackEvent), the same content, for traces too big for\n"
+                              "                JSON: a process per rank, a track per thread, GPU stream\n"
+                              "                and counter, every span a slice with the same fields as\n"
+                              "                debug annotations, flows, the analysis\n"
+                              "  -o PATH       the output file (default DIR/trace.chrome.json, or\n"
+                              "                DIR/trace.perfetto-trace; for a file STEM.db, STEM.chrome.json\n"
+                              "                or STEM.perfetto-trace beside it); - for standard output.\n"
                               "                Written to a new file beside PATH and renamed onto it when\n"
                               "                complete: never through a symbolic link, never a folder,\n"
                               "                nothing left behind on failure\n"
@@ -86,6 +92,12 @@ int cs_cmd_export(int argc, char **argv)
         char names[256];
         cs_error("export: unknown format '%s' (%s)", format, cs_export_names(names, sizeof names));
         return 2;
+    }
+    if (!fmt->write) {
+        cs_error("export: the %s format is not in this build of collscope (configure found no protobuf-c: "
+                 "install libprotobuf-c-dev and protobuf-c-compiler, then configure and build again)",
+                 fmt->name);
+        return 1;
     }
     char defpath[4200], err[1024] = "";
     if (!outpath) {

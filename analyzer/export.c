@@ -11,6 +11,15 @@ static const cs_export_format cs_export_table[] = {
       .suffix = "chrome.json",
       .summary = "Chrome trace-event JSON (ui.perfetto.dev, chrome://tracing)",
       .write = cs_export_chrome },
+    { .name = "perfetto",
+      .suffix = "perfetto-trace",
+      .summary = "Perfetto's protobuf trace (ui.perfetto.dev, trace_processor)",
+#ifdef HAVE_PROTOBUF_C
+      .write = cs_export_perfetto
+#else
+      .write = NULL /* built without protobuf-c */
+#endif
+    },
 };
 #define CS_EXPORT_NFORMATS (sizeof cs_export_table / sizeof cs_export_table[0])
 

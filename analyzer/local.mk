@@ -24,6 +24,21 @@ analyzer_collscope_SOURCES = analyzer/cli.h analyzer/main.c analyzer/cmd_run.c a
 analyzer_collscope_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'
 analyzer_collscope_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 analyzer_collscope_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_LIBS) -lm
+# The Perfetto protobuf export: its encoder generated from our .proto by
+# protoc-c at build time (m4/protobuf_c.m4).
+EXTRA_DIST += analyzer/perfetto_trace.proto
+if HAVE_PROTOBUF_C
+analyzer_collscope_SOURCES += analyzer/export_perfetto.c
+nodist_analyzer_collscope_SOURCES = analyzer/perfetto_trace.pb-c.c analyzer/perfetto_trace.pb-c.h
+analyzer_collscope_CFLAGS += $(PROTOBUF_C_CFLAGS)
+analyzer_collscope_LDADD += $(PROTOBUF_C_LIBS)
+BUILT_SOURCES += analyzer/perfetto_trace.pb-c.h
+CLEANFILES += analyzer/perfetto_trace.pb-c.c analyzer/perfetto_trace.pb-c.h
+analyzer/perfetto_trace.pb-c.c analyzer/perfetto_trace.pb-c.h: $(srcdir)/analyzer/perfetto_trace.proto
+	$(AM_V_GEN)$(MKDIR_P) analyzer && $(PROTOC_C) --proto_path=$(srcdir)/analyzer --c_out=analyzer $(srcdir)/analyzer/perfetto_trace.proto
+else
+EXTRA_DIST += analyzer/export_perfetto.c
+endif
 # `collscope tui` runs the browser in-process when it was built (tui/local.mk
 # defines CS_TUI_LIBS, which links the libraries above again after it).
 if HAVE_NCURSES
