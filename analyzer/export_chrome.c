@@ -54,6 +54,10 @@ typedef struct cs_chrome {
     char **strs;
     size_t nstrs, capStrs;
     int nverdicts;
+    int analysed; /* the stored analysis is current: its waits are written */
+    cs_map tids;  /* (rank, thread) named so far */
+    struct cs_chrome_rank *ranks;
+    size_t nranks;
     int imposed_rank; /* the rank whose imposed wait is being summed */
     int64_t imposed_sum;
 } cs_chrome;
@@ -242,30 +246,86 @@ static int chrome_span_args(cs_chrome *c, const cs_span *sp, const cs_op_row *op
     return 0;
 }
 
-/* ---- the spans ---- */
+/* ---- the spans and their flows ---- */
 
+/* One end of a flow, bound to the slice that encloses its time. */
+static void chrome_flow_end(cs_chrome *c, const char *ph, const char *cat, uint64_t id, int pid, int64_t tid,
+                            int64_t ts)
+{
+    chrome_ev(c);
+    cs_export_out_puts(c->f, ph[0] == 's' ? "{\"ph\":\"s\",\"name\":\"" : "{\"ph\":\"f\",\"name\":\"");
+    cs_export_out_puts(c->f, cat);
+    cs_export_out_puts(c->f, "\",\"cat\":\"");
+    cs_export_out_puts(c->f, cat);
+    cs_export_out_c(c->f, '"');
+    chrome_kv(c->f, ",\"id\":", (int64_t)id);
+    chrome_kv(c->f, ",\"pid\":", pid);
+    chrome_kv(c->f, ",\"tid\":", tid);
+    cs_export_out_c(c->f, ',');
+    if (ph[0] == 'f')
+        cs_export_out_puts(c->f, "\"bp\":\"e\",");
+    cs_export_out_puts(c->f, "\"ts\":");
+    cs_export_out_us(c->f, ts - c->origin);
+    cs_export_out_c(c->f, '}');
+}
+
+/* Within a slice whatever its length: the middle of [b, e]. */
+static int64_t chrome_mid(int64_t b, int64_t e)
+{
+    return e > b ? b + (e - b) / 2 : b;
+}
+
+/* A counter sample: one series `key` of counter `name` on a process. */
+static void chrome_counter(cs_chrome *c, int pid, const char *name, int64_t ts, const char *key, int64_t ns)
+{
+    chrome_ev(c);
+    cs_export_out_puts(c->f, "{\"ph\":\"C\",\"name\":");
+    cs_export_out_json_str(c->f, name);
+    chrome_kv(c->f, ",\"pid\":", pid);
+    cs_export_out_puts(c->f, ",\"tid\":0,\"ts\":");
+    cs_export_out_us(c->f, ts - c->origin);
+    cs_export_out_puts(c->f, ",\"args\":{");
+    cs_export_out_json_str(c->f, key);
+    cs_export_out_c(c->f, ':');
+    cs_export_out_us(c->f, ns);
+    cs_export_out_puts(c->f, "}}");
+    c->stats->analysis++;
+}
+
+/* The GPU streams of a rank met so far. */
 typedef struct cs_chrome_rank {
-    int rank;
-    cs_map tids;    /* thread ids named so far */
     cs_map streams; /* stream -> its track's index */
     int64_t nstreams;
 } cs_chrome_rank;
 
-static int chrome_span(cs_chrome *c, cs_chrome_rank *r, const cs_span *sp)
+/* The state of rank r; NULL when out of memory. */
+static cs_chrome_rank *chrome_rank(cs_chrome *c, int r)
 {
-    if (sp->rank != r->rank) {
-        cs_map_free(&r->tids);
-        cs_map_free(&r->streams);
-        memset(r, 0, sizeof *r);
-        r->rank = sp->rank;
+    if (r < 0)
+        r = 0;
+    if ((size_t)r >= c->nranks) {
+        size_t n = (size_t)r + 1;
+        cs_chrome_rank *a = realloc(c->ranks, n * sizeof *a);
+        if (!a)
+            return NULL;
+        memset(a + c->nranks, 0, (n - c->nranks) * sizeof *a);
+        c->ranks = a;
+        c->nranks = n;
     }
+    return &c->ranks[r];
+}
+
+/* A span, its GPU times, the flow ends in it and its wait. */
+static int chrome_span_cb(const cs_span *sp, const cs_export_links *ln, void *arg)
+{
+    cs_chrome *c = arg;
     int64_t seen;
-    uint64_t tkey = (uint64_t)(uint32_t)sp->tid;
-    if (!cs_map_get(&r->tids, tkey, &seen)) {
+    uint64_t tkey = (uint64_t)(uint32_t)sp->rank << 32 | (uint32_t)sp->tid;
+    if (!cs_map_get(&c->tids, tkey, &seen)) {
         char name[64];
         snprintf(name, sizeof name, "thread %d", sp->tid);
         chrome_meta(c, "thread_name", sp->rank, sp->tid, "name", name, 0);
-        if (cs_map_put(&r->tids, tkey, 1) != 0)
+        if (cs_map_put(&c->tids, tkey, 1) != 0)
             return -1;
     }
     const cs_op_row *op = chrome_op(c, sp->op);
@@ -277,7 +337,10 @@ static int chrome_span(cs_chrome *c, cs_chrome_rank *r, const cs_span *sp)
     cs_export_out_puts(c->f, "}}");
     c->stats->spans++;
     if (sp->gpu_begin_ns != 0 && sp->gpu_end_ns != 0) {
+        cs_chrome_rank *r = chrome_rank(c, sp->rank);
         int64_t stream = sp->stream < 0 ? 0 : sp->stream, idx;
+        if (!r)
+            return -1;
         if (!cs_map_get(&r->streams, (uint64_t)stream, &idx)) {
             idx = r->nstreams++;
             if (cs_map_put(&r->streams, (uint64_t)stream, idx) != 0)
@@ -296,89 +359,48 @@ static int chrome_span(cs_chrome *c, cs_chrome_rank *r, const cs_span *sp)
         chrome_span_args(c, sp, op);
         cs_export_out_puts(c->f, ",\"gpu\":true}}");
     }
-    return 0;
-}
-
-static int chrome_spans(cs_chrome *c, char *err, size_t errlen)
-{
-    cs_export_spans *it = cs_export_spans_open(c->st, err, errlen);
-    if (!it)
-        return -1;
-    cs_chrome_rank r = { .rank = -1 };
-    cs_span sp;
-    int rc;
-    while ((rc = cs_export_spans_next(it, &sp)) == 1)
-        if (chrome_span(c, &r, &sp) != 0) {
-            rc = -2;
-            break;
-        }
-    cs_export_spans_free(it);
-    cs_map_free(&r.tids);
-    cs_map_free(&r.streams);
-    if (rc == -2)
-        return cs_store_sql_fail(err, errlen, "export: out of memory");
-    if (rc < 0)
-        return cs_store_sql_fail(err, errlen, "%s: cannot read the spans (damaged?)", cs_store_path(c->st));
-    return 0;
-}
-
-/* ---- flows ---- */
-
-/* One end of a flow, bound to the slice that encloses its time. */
-static void chrome_flow_end(cs_chrome *c, const char *ph, const char *cat, int64_t id, int pid, int64_t tid, int64_t ts)
-{
-    chrome_ev(c);
-    cs_export_out_puts(c->f, ph[0] == 's' ? "{\"ph\":\"s\",\"name\":\"" : "{\"ph\":\"f\",\"name\":\"");
-    cs_export_out_puts(c->f, cat);
-    cs_export_out_puts(c->f, "\",\"cat\":\"");
-    cs_export_out_puts(c->f, cat);
-    cs_export_out_c(c->f, '"');
-    chrome_kv(c->f, ",\"id\":", id);
-    chrome_kv(c->f, ",\"pid\":", pid);
-    chrome_kv(c->f, ",\"tid\":", tid);
-    cs_export_out_c(c->f, ',');
-    if (ph[0] == 'f')
-        cs_export_out_puts(c->f, "\"bp\":\"e\",");
-    cs_export_out_puts(c->f, "\"ts\":");
-    cs_export_out_us(c->f, ts - c->origin);
-    cs_export_out_c(c->f, '}');
-}
-
-/* Within a slice whatever its length: the middle of [b, e]. */
-static int64_t chrome_mid(int64_t b, int64_t e)
-{
-    return e > b ? b + (e - b) / 2 : b;
-}
-
-static int chrome_p2p_cb(const cs_export_end *snd, const cs_export_end *rcv, void *arg)
-{
-    cs_chrome *c = arg;
-    int64_t id = ++c->flow_id;
-    chrome_flow_end(c, "s", "p2p", id, snd->rank, snd->tid, chrome_mid(snd->begin, snd->end));
-    chrome_flow_end(c, "f", "p2p", id, rcv->rank, rcv->tid, chrome_mid(rcv->begin, rcv->end));
-    c->stats->flows++;
-    return 0;
-}
-
-/* The flows of one instance: from the last rank's span to every other's. */
-static int chrome_instance_cb(const cs_export_end *m, size_t n, int last, void *arg)
-{
-    cs_chrome *c = arg;
-    size_t li = n;
-    for (size_t i = 0; i < n && li == n; i++)
-        if (m[i].rank == last)
-            li = i;
-    if (li == n)
-        return 0;
-    int64_t from = chrome_mid(m[li].begin, m[li].end);
-    for (size_t i = 0; i < n; i++) {
-        if (m[i].rank == last)
-            continue;
-        int64_t id = ++c->flow_id;
-        chrome_flow_end(c, "s", "collective", id, m[li].rank, m[li].tid, from);
-        chrome_flow_end(c, "f", "collective", id, m[i].rank, m[i].tid, chrome_mid(m[i].begin, m[i].end));
+    int64_t mid = chrome_mid(sp->begin_ns, sp->end_ns);
+    if (ln->p2p_out) {
+        chrome_flow_end(c, "s", "p2p", ln->p2p_out, sp->rank, sp->tid, mid);
         c->stats->flows++;
     }
+    if (ln->p2p_in)
+        chrome_flow_end(c, "f", "p2p", ln->p2p_in, sp->rank, sp->tid, mid);
+    /* A collective instance: an arrow from the last rank to enter it to
+     * every other member. */
+    if (ln->coll && ln->coll_last)
+        for (size_t i = 0; i < ln->npeers; i++) {
+            chrome_flow_end(c, "s", "collective", CS_EXPORT_COLL_FLOW(ln->coll_inst, ln->peers[i]), sp->rank, sp->tid,
+                            mid);
+            c->stats->flows++;
+        }
+    else if (ln->coll)
+        chrome_flow_end(c, "f", "collective", CS_EXPORT_COLL_FLOW(ln->coll_inst, sp->rank), sp->rank, sp->tid, mid);
+    /* Its wait in its collective as a counter on its process: the wait from
+     * its entry, 0 when the last one came. */
+    if (ln->wait_ns > 0 && c->analysed) {
+        chrome_counter(c, sp->rank, "wait for the last rank (us)", sp->begin_ns, "wait_us", ln->wait_ns);
+        chrome_counter(c, sp->rank, "wait for the last rank (us)", sp->begin_ns + ln->wait_ns, "wait_us", 0);
+    }
+    return 0;
+}
+
+/* Each rank's cumulative imposed wait (the others' waits in the instances
+ * it entered last) as a counter on the analysis process. */
+static int chrome_imposed_cb(int rank, int64_t t, int64_t w, void *arg)
+{
+    cs_chrome *c = arg;
+    if (!c->analysed)
+        return 0;
+    if (rank != c->imposed_rank) {
+        c->imposed_rank = rank;
+        c->imposed_sum = 0;
+    }
+    c->imposed_sum += w;
+    char name[64], key[32];
+    snprintf(name, sizeof name, "imposed wait, rank %d (us, cumulative)", rank);
+    snprintf(key, sizeof key, "rank %d", rank);
+    chrome_counter(c, CS_CHROME_ANALYSIS_PID, name, t, key, c->imposed_sum);
     return 0;
 }
 
@@ -440,50 +462,6 @@ static int chrome_verdict_cb(const cs_straggler *x, void *arg)
     return 0;
 }
 
-/* A counter sample: one series `key` of counter `name` on a process. */
-static void chrome_counter(cs_chrome *c, int pid, const char *name, int64_t ts, const char *key, int64_t ns)
-{
-    chrome_ev(c);
-    cs_export_out_puts(c->f, "{\"ph\":\"C\",\"name\":");
-    cs_export_out_json_str(c->f, name);
-    chrome_kv(c->f, ",\"pid\":", pid);
-    cs_export_out_puts(c->f, ",\"tid\":0,\"ts\":");
-    cs_export_out_us(c->f, ts - c->origin);
-    cs_export_out_puts(c->f, ",\"args\":{");
-    cs_export_out_json_str(c->f, key);
-    cs_export_out_c(c->f, ':');
-    cs_export_out_us(c->f, ns);
-    cs_export_out_puts(c->f, "}}");
-    c->stats->analysis++;
-}
-
-/* Each rank's wait in each collective (the last entry - its own entry) as
- * a counter on its process: the wait from its entry, 0 when the last one
- * came. And each rank's cumulative imposed wait (the others' waits in the
- * instances it entered last) on the analysis process. */
-static int chrome_own_wait_cb(int rank, int64_t t, int64_t w, void *arg)
-{
-    cs_chrome *c = arg;
-    chrome_counter(c, rank, "wait for the last rank (us)", t, "wait_us", w);
-    chrome_counter(c, rank, "wait for the last rank (us)", t + w, "wait_us", 0);
-    return 0;
-}
-
-static int chrome_imposed_cb(int rank, int64_t t, int64_t w, void *arg)
-{
-    cs_chrome *c = arg;
-    if (rank != c->imposed_rank) {
-        c->imposed_rank = rank;
-        c->imposed_sum = 0;
-    }
-    c->imposed_sum += w;
-    char name[64], key[32];
-    snprintf(name, sizeof name, "imposed wait, rank %d (us, cumulative)", rank);
-    snprintf(key, sizeof key, "rank %d", rank);
-    chrome_counter(c, CS_CHROME_ANALYSIS_PID, name, t, key, c->imposed_sum);
-    return 0;
-}
-
 static int chrome_analysis(cs_chrome *c, char *err, size_t errlen)
 {
     if (cs_store_analysis_exists(c->st) != 1)
@@ -492,10 +470,10 @@ static int chrome_analysis(cs_chrome *c, char *err, size_t errlen)
     chrome_meta(c, "process_sort_index", CS_CHROME_ANALYSIS_PID, 0, "sort_index", NULL, -1);
     chrome_meta(c, "thread_name", CS_CHROME_ANALYSIS_PID, CS_CHROME_STEPS_TID, "name", "steps", 0);
     chrome_meta(c, "thread_sort_index", CS_CHROME_ANALYSIS_PID, CS_CHROME_STEPS_TID, "sort_index", NULL, 0);
+    c->analysed = 1;
     if (cs_store_steps_list(c->st, chrome_step_cb, c) < 0 || cs_store_stragglers(c->st, chrome_verdict_cb, c) < 0)
         return cs_store_sql_fail(err, errlen, "%s: cannot read the stored analysis (damaged?)", cs_store_path(c->st));
-    c->imposed_rank = -1;
-    return cs_export_waits(c->st, chrome_own_wait_cb, chrome_imposed_cb, c, err, errlen);
+    return 0;
 }
 
 /* ---- the file ---- */
@@ -551,8 +529,9 @@ int cs_export_chrome(FILE *file, cs_store *st, cs_export_stats *stats, char *err
         chrome_meta(&c, "process_name", procs[i].rank, 0, "name", name, 0);
         chrome_meta(&c, "process_sort_index", procs[i].rank, 0, "sort_index", NULL, procs[i].rank);
     }
-    if (chrome_spans(&c, err, errlen) != 0 || cs_export_p2p(st, chrome_p2p_cb, &c, err, errlen) != 0 ||
-        cs_export_instances(st, chrome_instance_cb, &c, err, errlen) != 0 || chrome_analysis(&c, err, errlen) != 0)
+    c.imposed_rank = -1;
+    if (chrome_analysis(&c, err, errlen) != 0 ||
+        cs_export_pass(st, chrome_span_cb, chrome_imposed_cb, &c, err, errlen) != 0)
         goto out;
     cs_export_out_puts(f, "\n]}\n");
     rc = 0;
@@ -577,5 +556,9 @@ out:
     free(c.strs);
     cs_map_free(&c.site_idx);
     cs_map_free(&c.comm_idx);
+    cs_map_free(&c.tids);
+    for (size_t i = 0; i < c.nranks; i++)
+        cs_map_free(&c.ranks[i].streams);
+    free(c.ranks);
     return rc;
 }

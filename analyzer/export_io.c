@@ -2,6 +2,7 @@
  * scan (export_io.h). */
 #include "config.h"
 #include "analyzer/export_io.h"
+#include "common/map.h"
 #include "common/vec.h"
 #include "libtrace/store_schema.h"
 #include "libtrace/store_sql.h"
@@ -103,7 +104,7 @@ void cs_export_out_json_str(cs_export_out *o, const char *s)
     cs_export_out_c(o, '"');
 }
 
-/* ---- the spans ---- */
+/* ---- the pass ---- */
 
 typedef struct cs_export_clock {
     int set;
@@ -111,68 +112,42 @@ typedef struct cs_export_clock {
     double drift;
 } cs_export_clock;
 
-struct cs_export_spans {
-    sqlite3_stmt *s;
+typedef struct cs_export_inst {
+    int64_t last_entry, sum;
+    int32_t last_rank;
+    int32_t comm; /* index in the communicators */
+    uint8_t complete, waited;
+} cs_export_inst;
+
+typedef struct cs_export_comm {
+    int64_t id;
+    int *ranks; /* world ranks of its members */
+    size_t n, cap;
+} cs_export_comm;
+
+typedef struct cs_export_pass_st {
+    cs_store *st;
+    sqlite3 *db;
     cs_export_clock *clocks; /* by rank */
     int nclocks;
-};
-
-/* The columns read, in this order. No COALESCE: NULL is told apart in C
- * only where it means something other than 0. */
-static const char export_spans_sql[] =
-    "SELECT id, rank, tid, op, comm, seq, bytes, peer, peer2, tag, begin_ns, end_ns, rc, callsite, flags,"
-    " gpu_begin_ns, gpu_end_ns, stream FROM span ORDER BY rank, begin_ns";
-
-cs_export_spans *cs_export_spans_open(cs_store *st, char *err, size_t errlen)
-{
-    sqlite3 *db = cs_store_sql_db(st);
-    cs_export_spans *it = calloc(1, sizeof *it);
-    sqlite3_stmt *c = NULL;
-    if (!it) {
-        cs_store_sql_fail(err, errlen, "export: out of memory");
-        return NULL;
-    }
-    if (sqlite3_prepare_v2(db, "SELECT rank, offset_ns, drift_ppm, ref_ns FROM clocks WHERE rank >= 0 ORDER BY rank",
-                           -1, &c, NULL) != SQLITE_OK)
-        goto fail;
-    int rc;
-    while ((rc = sqlite3_step(c)) == SQLITE_ROW) {
-        int rank = sqlite3_column_int(c, 0);
-        if (rank >= it->nclocks) {
-            int n = rank + 1;
-            cs_export_clock *k = realloc(it->clocks, (size_t)n * sizeof *k);
-            if (!k) {
-                sqlite3_finalize(c);
-                cs_export_spans_free(it);
-                cs_store_sql_fail(err, errlen, "export: out of memory");
-                return NULL;
-            }
-            memset(k + it->nclocks, 0, (size_t)(n - it->nclocks) * sizeof *k);
-            it->clocks = k;
-            it->nclocks = n;
-        }
-        it->clocks[rank] = (cs_export_clock){ .set = 1,
-                                              .offset = sqlite3_column_int64(c, 1),
-                                              .drift = sqlite3_column_double(c, 2),
-                                              .ref = sqlite3_column_int64(c, 3) };
-    }
-    sqlite3_finalize(c);
-    if (rc != SQLITE_DONE || sqlite3_prepare_v2(db, export_spans_sql, -1, &it->s, NULL) != SQLITE_OK)
-        goto fail;
-    return it;
-fail:
-    cs_store_sql_fail(err, errlen, "%s: cannot read the spans: %s", cs_store_path(st), sqlite3_errmsg(db));
-    cs_export_spans_free(it);
-    return NULL;
-}
+    cs_export_comm *comms;
+    size_t ncomms, capComms;
+    cs_map comm_idx; /* comm id -> index in comms */
+    cs_export_inst *inst;
+    size_t ninst, capInst;
+    cs_map inst_idx; /* comm index << 40 | seq -> index in inst */
+    int *peers;      /* scratch: the other members of an instance */
+    size_t capPeers;
+    sqlite3_stmt *spans, *waits, *sends, *recvs;
+} cs_export_pass_st;
 
 /* CS_ALIGNED in C: the same operations in the same order, so the same
  * integer. */
-static int64_t export_align(const cs_export_spans *it, int rank, int64_t t)
+static int64_t export_align(const cs_export_pass_st *p, int rank, int64_t t)
 {
-    if (rank < 0 || rank >= it->nclocks || !it->clocks[rank].set)
+    if (rank < 0 || rank >= p->nclocks || !p->clocks[rank].set)
         return t;
-    const cs_export_clock *k = &it->clocks[rank];
+    const cs_export_clock *k = &p->clocks[rank];
     return t + k->offset + (int64_t)(k->drift * 1e-6 * (double)(t - k->ref));
 }
 
@@ -181,14 +156,135 @@ static int64_t export_col(sqlite3_stmt *s, int i, int64_t null)
     return sqlite3_column_type(s, i) == SQLITE_NULL ? null : sqlite3_column_int64(s, i);
 }
 
-int cs_export_spans_next(cs_export_spans *it, cs_span *o)
+static int export_clocks(cs_export_pass_st *p)
 {
-    sqlite3_stmt *s = it->s;
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_DONE)
-        return 0;
-    if (rc != SQLITE_ROW)
+    sqlite3_stmt *c;
+    if (sqlite3_prepare_v2(p->db, "SELECT rank, offset_ns, drift_ppm, ref_ns FROM clocks WHERE rank >= 0", -1, &c,
+                           NULL) != SQLITE_OK)
         return -1;
+    int rc;
+    while ((rc = sqlite3_step(c)) == SQLITE_ROW) {
+        int rank = sqlite3_column_int(c, 0);
+        if (rank >= p->nclocks) {
+            int n = rank + 1;
+            cs_export_clock *k = realloc(p->clocks, (size_t)n * sizeof *k);
+            if (!k) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            memset(k + p->nclocks, 0, (size_t)(n - p->nclocks) * sizeof *k);
+            p->clocks = k;
+            p->nclocks = n;
+        }
+        p->clocks[rank] = (cs_export_clock){ .set = 1,
+                                             .offset = sqlite3_column_int64(c, 1),
+                                             .drift = sqlite3_column_double(c, 2),
+                                             .ref = sqlite3_column_int64(c, 3) };
+    }
+    sqlite3_finalize(c);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The index of communicator id (added when new); -1 when out of memory. */
+static int64_t export_comm(cs_export_pass_st *p, int64_t id)
+{
+    int64_t i;
+    if (cs_map_get(&p->comm_idx, (uint64_t)id, &i))
+        return i;
+    if (CS_VEC_RESERVE(p->comms, p->capComms, p->ncomms + 1) != 0 ||
+        cs_map_put(&p->comm_idx, (uint64_t)id, (int64_t)p->ncomms) != 0)
+        return -1;
+    p->comms[p->ncomms] = (cs_export_comm){ .id = id };
+    return (int64_t)p->ncomms++;
+}
+
+static int export_member_cb(const cs_comm_member *m, void *arg)
+{
+    cs_export_pass_st *p = arg;
+    int64_t i = export_comm(p, m->comm);
+    if (i < 0)
+        return -1;
+    cs_export_comm *c = &p->comms[i];
+    if (CS_VEC_RESERVE(c->ranks, c->cap, c->n + 1) != 0)
+        return -1;
+    c->ranks[c->n++] = m->rank;
+    return 0;
+}
+
+static uint64_t export_inst_key(int64_t comm_idx, int64_t seq)
+{
+    return ((uint64_t)comm_idx << 40) ^ ((uint64_t)seq & 0xffffffffffull);
+}
+
+/* The instances whose last rank is known, complete when every member of
+ * the communicator reached it. */
+static int export_instances(cs_export_pass_st *p)
+{
+    if (cs_store_comm_members(p->st, export_member_cb, p) != 0)
+        return -1;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(p->db,
+                           "SELECT comm, seq, last_rank, last_entry_ns, nranks, expected FROM instances"
+                           " WHERE last_rank >= 0",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t ci = export_comm(p, sqlite3_column_int64(s, 0));
+        if (ci < 0 || CS_VEC_RESERVE(p->inst, p->capInst, p->ninst + 1) != 0 ||
+            cs_map_put(&p->inst_idx, export_inst_key(ci, sqlite3_column_int64(s, 1)), (int64_t)p->ninst) != 0) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        int nranks = sqlite3_column_int(s, 4), expected = sqlite3_column_int(s, 5);
+        p->inst[p->ninst++] =
+            (cs_export_inst){ .last_rank = sqlite3_column_int(s, 2),
+                              .last_entry = sqlite3_column_int64(s, 3),
+                              .comm = (int32_t)ci,
+                              .complete = nranks == expected && (size_t)nranks == p->comms[ci].n && nranks > 1 };
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The next row of a statement ordered by its first column, a span id:
+ * *at is that id (INT64_MAX at the end); -1 on a read error. */
+static int export_advance(sqlite3_stmt *s, int64_t *at)
+{
+    if (!s) {
+        *at = INT64_MAX;
+        return 0;
+    }
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        *at = sqlite3_column_int64(s, 0);
+        return 0;
+    }
+    *at = INT64_MAX;
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int export_prepare(cs_export_pass_st *p, const char *table, const char *sql, sqlite3_stmt **s)
+{
+    *s = NULL;
+    if (table && cs_store_sql_table_exists(p->db, table) != 1)
+        return 0;
+    return sqlite3_prepare_v2(p->db, sql, -1, s, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+static int export_imposed_cmp(const void *a, const void *b, void *arg)
+{
+    const cs_export_inst *x = &((const cs_export_inst *)arg)[*(const size_t *)a];
+    const cs_export_inst *y = &((const cs_export_inst *)arg)[*(const size_t *)b];
+    if (x->last_rank != y->last_rank)
+        return x->last_rank < y->last_rank ? -1 : 1;
+    return x->last_entry < y->last_entry ? -1 : x->last_entry > y->last_entry;
+}
+
+/* The span at the current row of p->spans. */
+static void export_span_row(const cs_export_pass_st *p, cs_span *o)
+{
+    sqlite3_stmt *s = p->spans;
     memset(o, 0, sizeof *o);
     o->id = sqlite3_column_int64(s, 0);
     o->rank = sqlite3_column_int(s, 1);
@@ -200,144 +296,140 @@ int cs_export_spans_next(cs_export_spans *it, cs_span *o)
     o->peer = (int)export_col(s, 7, -1);
     o->peer2 = (int)export_col(s, 8, -1);
     o->tag = (int)export_col(s, 9, -1);
-    o->begin_ns = export_align(it, o->rank, sqlite3_column_int64(s, 10));
-    o->end_ns = export_align(it, o->rank, sqlite3_column_int64(s, 11));
+    o->begin_ns = export_align(p, o->rank, sqlite3_column_int64(s, 10));
+    o->end_ns = export_align(p, o->rank, sqlite3_column_int64(s, 11));
     o->rc = sqlite3_column_int(s, 12);
     o->callsite = sqlite3_column_int64(s, 13);
     o->flags = (uint32_t)sqlite3_column_int64(s, 14);
     if (sqlite3_column_type(s, 15) != SQLITE_NULL)
-        o->gpu_begin_ns = export_align(it, o->rank, sqlite3_column_int64(s, 15));
+        o->gpu_begin_ns = export_align(p, o->rank, sqlite3_column_int64(s, 15));
     if (sqlite3_column_type(s, 16) != SQLITE_NULL)
-        o->gpu_end_ns = export_align(it, o->rank, sqlite3_column_int64(s, 16));
+        o->gpu_end_ns = export_align(p, o->rank, sqlite3_column_int64(s, 16));
     o->stream = export_col(s, 17, -1);
-    return 1;
 }
 
-void cs_export_spans_free(cs_export_spans *it)
+/* The links of span sp from the merged cursors (at: each one's span id). */
+static int export_links(cs_export_pass_st *p, const cs_span *sp, int64_t at[3], cs_export_links *ln)
 {
-    if (!it)
-        return;
-    sqlite3_finalize(it->s);
-    free(it->clocks);
-    free(it);
-}
-
-/* ---- flows and waits ---- */
-
-int cs_export_p2p(cs_store *st, int (*cb)(const cs_export_end *send, const cs_export_end *recv, void *arg), void *arg,
-                  char *err, size_t errlen)
-{
-    sqlite3 *db = cs_store_sql_db(st);
-    if (cs_store_sql_table_exists(db, "p2p") != 1)
+    memset(ln, 0, sizeof *ln);
+    int rc = 0;
+    while (rc == 0 && at[0] < sp->id)
+        rc = export_advance(p->waits, &at[0]);
+    while (rc == 0 && at[1] < sp->id)
+        rc = export_advance(p->sends, &at[1]);
+    while (rc == 0 && at[2] < sp->id)
+        rc = export_advance(p->recvs, &at[2]);
+    if (rc != 0)
+        return -1;
+    if (at[1] == sp->id)
+        ln->p2p_out = (uint64_t)sp->id;
+    if (at[2] == sp->id)
+        ln->p2p_in = (uint64_t)sqlite3_column_int64(p->recvs, 1);
+    if (at[0] != sp->id)
         return 0;
-    /* The spans view gives the aligned times of both ends. */
-    static const char sql[] = "SELECT s.rank, s.thread, s.begin_ns, s.end_ns, r.rank, r.thread, r.begin_ns, r.end_ns"
-                              " FROM p2p p JOIN spans s ON s.id = p.send_span JOIN spans r ON r.id = p.recv_span"
-                              " ORDER BY p.send_span";
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-        return cs_store_sql_fail(err, errlen, "%s: cannot read the matched messages: %s", cs_store_path(st),
-                                 sqlite3_errmsg(db));
-    int rc, stop = 0;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        cs_export_end a = { sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
-                            sqlite3_column_int64(s, 3) };
-        cs_export_end b = { sqlite3_column_int(s, 4), sqlite3_column_int64(s, 5), sqlite3_column_int64(s, 6),
-                            sqlite3_column_int64(s, 7) };
-        if ((stop = cb(&a, &b, arg)) != 0)
-            break;
+    /* waits: span, wait_ns, comm, seq */
+    int64_t wait = sqlite3_column_int64(p->waits, 1), ci, ii;
+    ln->wait_ns = wait > 0 ? wait : 0;
+    if (!cs_map_get(&p->comm_idx, (uint64_t)sqlite3_column_int64(p->waits, 2), &ci) ||
+        !cs_map_get(&p->inst_idx, export_inst_key(ci, sqlite3_column_int64(p->waits, 3)), &ii))
+        return 0; /* an instance whose last rank is not known */
+    cs_export_inst *x = &p->inst[ii];
+    x->sum += wait;
+    x->waited = 1;
+    if (!x->complete)
+        return 0;
+    ln->coll = 1;
+    ln->coll_inst = (uint64_t)ii;
+    ln->coll_last = x->last_rank == sp->rank;
+    if (ln->coll_last) {
+        const cs_export_comm *c = &p->comms[x->comm];
+        if (CS_VEC_RESERVE(p->peers, p->capPeers, c->n) != 0)
+            return -2;
+        for (size_t i = 0; i < c->n; i++)
+            if (c->ranks[i] != sp->rank)
+                p->peers[ln->npeers++] = c->ranks[i];
+        ln->peers = p->peers;
     }
-    sqlite3_finalize(s);
-    if (stop)
-        return cs_store_sql_fail(err, errlen, "export: out of memory");
-    if (rc != SQLITE_DONE)
-        return cs_store_sql_fail(err, errlen, "%s: cannot read the matched messages (damaged?)", cs_store_path(st));
     return 0;
 }
 
-int cs_export_instances(cs_store *st, int (*cb)(const cs_export_end *m, size_t n, int last, void *arg), void *arg,
-                        char *err, size_t errlen)
+int cs_export_pass(cs_store *st, int (*span)(const cs_span *sp, const cs_export_links *ln, void *arg),
+                   int (*imposed)(int rank, int64_t t, int64_t sum_ns, void *arg), void *arg, char *err, size_t errlen)
 {
-    sqlite3 *db = cs_store_sql_db(st);
-    if (cs_store_sql_table_exists(db, "instances") != 1)
-        return 0;
-    static const char sql[] = "SELECT s.rank, s.tid, " CS_ALIGNED("s.begin_ns") ", " CS_ALIGNED(
-        "s.end_ns") ", s.comm, s.seq, i.last_rank"
-                    " FROM span s JOIN instances i ON i.comm = s.comm AND i.seq = s.seq"
-                    " LEFT JOIN clocks k ON k.rank = s.rank"
-                    " WHERE (s.flags & 8) != 0 AND i.last_rank >= 0 ORDER BY s.comm, s.seq, s.rank, s.begin_ns";
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-        return cs_store_sql_fail(err, errlen, "%s: cannot read the collective instances: %s", cs_store_path(st),
-                                 sqlite3_errmsg(db));
-    cs_export_end *m = NULL;
-    size_t n = 0, cap = 0;
-    int64_t comm = 0, seq = -1;
-    int last = -1, rc, stop = 0;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        int64_t cm = sqlite3_column_int64(s, 4), sq = sqlite3_column_int64(s, 5);
-        if (n > 0 && (cm != comm || sq != seq)) {
-            if ((stop = cb(m, n, last, arg)) != 0)
-                break;
-            n = 0;
+    cs_export_pass_st p = { .st = st, .db = cs_store_sql_db(st) };
+    size_t *order = NULL;
+    int rc = -1, stop = 0;
+    int analysed = cs_store_sql_table_exists(p.db, "instances") == 1;
+    /* No COALESCE: NULL is told apart in C only where it means more than 0.
+     * The span table in its own order: no index, no sort. */
+    if (export_clocks(&p) != 0 || (analysed && export_instances(&p) != 0) ||
+        export_prepare(&p, NULL,
+                       "SELECT id, rank, tid, op, comm, seq, bytes, peer, peer2, tag, begin_ns, end_ns, rc, callsite,"
+                       " flags, gpu_begin_ns, gpu_end_ns, stream FROM span ORDER BY id",
+                       &p.spans) != 0 ||
+        (analysed &&
+         export_prepare(&p, "waits", "SELECT span, wait_ns, comm, seq FROM waits ORDER BY span", &p.waits) != 0) ||
+        export_prepare(&p, "p2p", "SELECT send_span, recv_span FROM p2p ORDER BY send_span", &p.sends) != 0 ||
+        export_prepare(&p, "p2p", "SELECT recv_span, send_span FROM p2p ORDER BY recv_span", &p.recvs) != 0) {
+        cs_store_sql_fail(err, errlen, "%s: cannot read the spans and their analysis: %s", cs_store_path(st),
+                          sqlite3_errmsg(p.db));
+        goto out;
+    }
+    int64_t at[3] = { -1, -1, -1 };
+    int step;
+    cs_span sp;
+    cs_export_links ln;
+    while ((step = sqlite3_step(p.spans)) == SQLITE_ROW) {
+        export_span_row(&p, &sp);
+        int l = export_links(&p, &sp, at, &ln);
+        if (l == -1) {
+            step = SQLITE_ERROR;
+            break;
         }
-        comm = cm;
-        seq = sq;
-        last = sqlite3_column_int(s, 6);
-        int rank = sqlite3_column_int(s, 0);
-        if (n > 0 && m[n - 1].rank == rank)
-            continue; /* one span per rank: the first */
-        if (CS_VEC_RESERVE(m, cap, n + 1) != 0) {
+        if (l != 0 || (stop = span(&sp, &ln, arg)) != 0) {
             stop = 1;
             break;
         }
-        m[n++] = (cs_export_end){ .rank = rank,
-                                  .tid = sqlite3_column_int64(s, 1),
-                                  .begin = sqlite3_column_int64(s, 2),
-                                  .end = sqlite3_column_int64(s, 3) };
     }
-    if (!stop && rc == SQLITE_DONE && n > 0)
-        stop = cb(m, n, last, arg);
-    sqlite3_finalize(s);
-    free(m);
-    if (stop)
-        return cs_store_sql_fail(err, errlen, "export: out of memory");
-    if (rc != SQLITE_DONE)
-        return cs_store_sql_fail(err, errlen, "%s: cannot read the collective instances (damaged?)", cs_store_path(st));
-    return 0;
-}
-
-int cs_export_waits(cs_store *st, int (*own)(int rank, int64_t t, int64_t wait_ns, void *arg),
-                    int (*imposed)(int rank, int64_t t, int64_t sum_ns, void *arg), void *arg, char *err, size_t errlen)
-{
-    sqlite3 *db = cs_store_sql_db(st);
-    if (cs_store_sql_table_exists(db, "waits") != 1 || cs_store_sql_table_exists(db, "instances") != 1)
-        return 0;
-    static const char own_sql[] =
-        "SELECT w.rank, " CS_ALIGNED("s.begin_ns") ", w.wait_ns FROM waits w"
-                                                   " JOIN span s ON s.id = w.span LEFT JOIN clocks k ON k.rank = s.rank"
-                                                   " WHERE w.wait_ns > 0 ORDER BY w.rank, s.begin_ns";
-    static const char imposed_sql[] = "SELECT i.last_rank, i.last_entry_ns, SUM(w.wait_ns) FROM instances i"
-                                      " JOIN waits w ON w.comm = i.comm AND w.seq = i.seq"
-                                      " WHERE i.last_rank >= 0 GROUP BY i.comm, i.seq"
-                                      " ORDER BY i.last_rank, i.last_entry_ns";
-    for (int pass = 0; pass < 2; pass++) {
-        sqlite3_stmt *s;
-        if (sqlite3_prepare_v2(db, pass == 0 ? own_sql : imposed_sql, -1, &s, NULL) != SQLITE_OK)
-            return cs_store_sql_fail(err, errlen, "%s: cannot read the waits: %s", cs_store_path(st),
-                                     sqlite3_errmsg(db));
-        int rc, stop = 0;
-        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-            int r = sqlite3_column_int(s, 0);
-            int64_t t = sqlite3_column_int64(s, 1), w = sqlite3_column_int64(s, 2);
-            if ((stop = (pass == 0 ? own : imposed)(r, t, w, arg)) != 0)
-                break;
+    if (stop) {
+        cs_store_sql_fail(err, errlen, "export: out of memory");
+        goto out;
+    }
+    if (step != SQLITE_DONE) {
+        cs_store_sql_fail(err, errlen, "%s: cannot read the spans (damaged?)", cs_store_path(st));
+        goto out;
+    }
+    if (p.ninst > 0 && !(order = malloc(p.ninst * sizeof *order))) {
+        cs_store_sql_fail(err, errlen, "export: out of memory");
+        goto out;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < p.ninst; i++)
+        if (p.inst[i].waited)
+            order[n++] = i;
+    if (n > 0)
+        qsort_r(order, n, sizeof *order, export_imposed_cmp, p.inst);
+    for (size_t i = 0; i < n; i++) {
+        const cs_export_inst *x = &p.inst[order[i]];
+        if (imposed(x->last_rank, x->last_entry, x->sum, arg) != 0) {
+            cs_store_sql_fail(err, errlen, "export: out of memory");
+            goto out;
         }
-        sqlite3_finalize(s);
-        if (stop)
-            return cs_store_sql_fail(err, errlen, "export: out of memory");
-        if (rc != SQLITE_DONE)
-            return cs_store_sql_fail(err, errlen, "%s: cannot read the waits (damaged?)", cs_store_path(st));
     }
-    return 0;
+    rc = 0;
+out:
+    sqlite3_finalize(p.spans);
+    sqlite3_finalize(p.waits);
+    sqlite3_finalize(p.sends);
+    sqlite3_finalize(p.recvs);
+    free(order);
+    free(p.clocks);
+    for (size_t i = 0; i < p.ncomms; i++)
+        free(p.comms[i].ranks);
+    free(p.comms);
+    free(p.inst);
+    free(p.peers);
+    cs_map_free(&p.comm_idx);
+    cs_map_free(&p.inst_idx);
+    return rc;
 }

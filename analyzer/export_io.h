@@ -67,41 +67,38 @@ void cs_export_out_us(cs_export_out *o, int64_t ns);
 /* s as a JSON string, quotes and escapes included (as common/json.h). */
 void cs_export_out_json_str(cs_export_out *o, const char *s);
 
-/* ---- the spans ---- */
+/* ---- the spans and what the analysis links to them ---- */
 
-typedef struct cs_export_spans cs_export_spans;
-/* The spans of st in rank and time order (raw begin within a rank), their
- * times aligned as the spans view aligns them. The fields count, dtype,
- * req and grp of the spans it gives are 0 (no export writes them). NULL
- * with a message in err when the store cannot be read. */
-cs_export_spans *cs_export_spans_open(cs_store *st, char *err, size_t errlen);
-/* 1 and the next span, 0 at the end, -1 on a read error. */
-int cs_export_spans_next(cs_export_spans *it, cs_span *out);
-void cs_export_spans_free(cs_export_spans *it);
+/* Flow ids: a matched message's is its send span's id; a collective
+ * instance's arrow to member rank R is CS_EXPORT_COLL_FLOW(instance, R)
+ * (below 2^53: exact in a JSON reader's doubles; ranks below 2^20). */
+#define CS_EXPORT_COLL_FLOW(inst, rank) ((UINT64_C(1) << 51) + ((uint64_t)(inst) << 20) + (uint64_t)(rank))
+
+/* What the stored analysis says of one span. */
+typedef struct cs_export_links {
+    uint64_t p2p_out;   /* a matched send: the flow it starts (0: none) */
+    uint64_t p2p_in;    /* a matched receive: the flow it ends (0: none) */
+    int coll;           /* a member of a collective instance that every member reached */
+    int coll_last;      /* ... and its rank entered last */
+    uint64_t coll_inst; /* the instance's number, for CS_EXPORT_COLL_FLOW */
+    const int *peers;   /* coll_last: the other members' world ranks */
+    size_t npeers;
+    int64_t wait_ns; /* its wait for the last rank to enter its collective (0: none) */
+} cs_export_links;
+
+/* One pass over the spans of st in the store's order (a rank's spans come
+ * in the order they were stored: by their end within a thread for traced
+ * runs, or by begin), their times aligned as the spans view aligns them
+ * (the span's fields count, dtype, req and grp are 0: no export writes
+ * them), each with its links (a span without an analysis has none); then
+ * the imposed waits: for each rank that entered collective instances last,
+ * in time order, the sum of the others' waits in each (imposed(rank, the
+ * last entry, the sum)). The matched messages, waits and instances are
+ * merged into the pass (the waits and messages in span order; the
+ * instances, about 50 bytes each, held in memory), so no span is looked up
+ * twice. A non-zero callback stops the pass. 0, or -1 with a message in
+ * err. */
+int cs_export_pass(cs_store *st, int (*span)(const cs_span *sp, const cs_export_links *ln, void *arg),
+                   int (*imposed)(int rank, int64_t t, int64_t sum_ns, void *arg), void *arg, char *err, size_t errlen);
 
 #endif
-
-/* ---- flows and waits of the stored analysis ---- */
-
-/* One end of a flow: the span's rank, thread and aligned begin and end. */
-typedef struct cs_export_end {
-    int rank;
-    int64_t tid, begin, end;
-} cs_export_end;
-
-/* Each matched message (the analysis's p2p table), in send order: cb(send,
- * recv, arg); a non-zero cb stops. 0 (also without the table), or -1 with
- * a message in err (cb's own failure: "out of memory"). */
-int cs_export_p2p(cs_store *st, int (*cb)(const cs_export_end *send, const cs_export_end *recv, void *arg), void *arg,
-                  char *err, size_t errlen);
-/* Each collective instance whose last rank is known: its members (the
- * first span of each rank), in rank order, and the last rank to enter. */
-int cs_export_instances(cs_store *st, int (*cb)(const cs_export_end *m, size_t n, int last, void *arg), void *arg,
-                        char *err, size_t errlen);
-/* Each rank's wait in each collective (own: rank, its aligned entry, the
- * wait), then each instance's waits summed, charged to its last rank at
- * the last entry (imposed: rank, time, the sum), each in rank and time
- * order. */
-int cs_export_waits(cs_store *st, int (*own)(int rank, int64_t t, int64_t wait_ns, void *arg),
-                    int (*imposed)(int rank, int64_t t, int64_t sum_ns, void *arg), void *arg, char *err,
-                    size_t errlen);

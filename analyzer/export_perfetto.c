@@ -90,12 +90,13 @@ static const char *const pf_ann_names[PF_A_N] = { "op",     "span",  "comm",  "s
 typedef struct cs_pf_level {
     int64_t ends[CS_PF_DEPTH]; /* the open slices' ends, outermost first */
     size_t depth;
-    int described;
+    int64_t last_begin; /* slices nest on a level only in begin order */
+    int used, described;
 } cs_pf_level;
 
 typedef struct cs_pf_lane {
     uint64_t base; /* the uuid of level 0 */
-    int kind;
+    int rank, kind;
     int64_t index; /* thread index, or stream bits */
     cs_pf_level lv[CS_PF_LEVELS];
 } cs_pf_lane;
@@ -120,11 +121,16 @@ typedef struct cs_pf {
     pf_istr pend[2];
     pf_istr *pendp[2];
     size_t npend;
-    /* The rank whose spans are being written, and its lanes. */
-    int rank;
-    cs_map lane_idx; /* kind << 62 | thread or stream -> index in lanes */
+    /* Per rank: its lanes (kind << 62 | thread or stream -> index in
+     * lanes) and the number of its GPU streams. */
+    struct cs_pf_rank {
+        cs_map lane_idx;
+        int64_t nstreams;
+    } * ranks;
+    size_t nranks;
     cs_pf_lane *lanes;
     size_t nlanes, capLanes;
+    int analysed; /* the stored analysis is current: its waits are written */
     uint64_t flow_id;
     int nverdicts;
     int imposed_rank;
@@ -359,48 +365,62 @@ static uint64_t pf_proc_uuid(int rank)
     return ((uint64_t)(uint32_t)rank + 1) << 32;
 }
 
-/* The lane of a thread or a stream of the current rank (NULL: out of
- * memory). */
-static cs_pf_lane *pf_lane(cs_pf *c, int kind, int64_t index)
+/* The lane of a thread or a stream of a rank (NULL: out of memory). */
+static cs_pf_lane *pf_lane(cs_pf *c, int rank, int kind, int64_t index)
 {
+    if (rank < 0)
+        rank = 0;
+    if ((size_t)rank >= c->nranks) {
+        size_t n = (size_t)rank + 1;
+        struct cs_pf_rank *a = realloc(c->ranks, n * sizeof *a);
+        if (!a)
+            return NULL;
+        memset(a + c->nranks, 0, (n - c->nranks) * sizeof *a);
+        c->ranks = a;
+        c->nranks = n;
+    }
+    struct cs_pf_rank *r = &c->ranks[rank];
     uint64_t key = ((uint64_t)kind << 62) ^ ((uint64_t)index & 0x3fffffffffffffffull);
     int64_t i;
-    if (cs_map_get(&c->lane_idx, key, &i))
+    if (cs_map_get(&r->lane_idx, key, &i))
         return &c->lanes[i];
     if (CS_VEC_RESERVE(c->lanes, c->capLanes, c->nlanes + 1) != 0 ||
-        cs_map_put(&c->lane_idx, key, (int64_t)c->nlanes) != 0)
+        cs_map_put(&r->lane_idx, key, (int64_t)c->nlanes) != 0)
         return NULL;
-    int64_t streams = 0;
-    for (size_t k = 0; k < c->nlanes; k++)
-        streams += c->lanes[k].kind == (int)CS_PF_KIND_STREAM;
     cs_pf_lane *l = &c->lanes[c->nlanes];
     memset(l, 0, sizeof *l);
+    l->rank = rank;
     l->kind = kind;
     l->index = index;
-    uint64_t slot = kind == (int)CS_PF_KIND_STREAM ? (uint64_t)streams : (uint64_t)index;
-    l->base = pf_proc_uuid(c->rank) | (uint64_t)kind << 24 | ((slot & 0xfffffu) + 1);
+    uint64_t slot = kind == (int)CS_PF_KIND_STREAM ? (uint64_t)r->nstreams++ : (uint64_t)index;
+    l->base = pf_proc_uuid(rank) | (uint64_t)kind << 24 | ((slot & 0xfffffu) + 1);
     return &c->lanes[c->nlanes++];
 }
 
 /* The uuid of the level of lane l that [b, e] nests on (described when
- * first used); the spans of a lane come in begin order. */
+ * first used): the first level whose slices so far began no later than b
+ * and where [b, e] closes before the slice it opens in. */
 static uint64_t pf_place(cs_pf *c, cs_pf_lane *l, int64_t b, int64_t e)
 {
     int lv = 0;
     for (; lv < CS_PF_LEVELS; lv++) {
         cs_pf_level *x = &l->lv[lv];
+        if (x->used && b < x->last_begin)
+            continue;
         size_t d = x->depth;
         while (d > 0 && x->ends[d - 1] <= b)
             d--;
-        x->depth = d;
         if (d == 0 || (x->ends[d - 1] >= e && d < CS_PF_DEPTH)) {
+            x->depth = d;
             x->ends[d] = e;
             x->depth = d + 1;
+            x->last_begin = b;
+            x->used = 1;
             break;
         }
     }
     if (lv == CS_PF_LEVELS)
-        lv = CS_PF_LEVELS - 1; /* overlaps beyond the last level: shown as they nest */
+        lv = CS_PF_LEVELS - 1; /* overlaps beyond the last level: shown as the viewer nests them */
     uint64_t uuid = l->base | (uint64_t)lv << 20;
     if (!l->lv[lv].described) {
         char name[96];
@@ -417,8 +437,8 @@ static uint64_t pf_place(cs_pf *c, cs_pf_lane *l, int64_t b, int64_t e)
             snprintf(name + n, sizeof name - n, " (overlapping calls %d)", lv);
         }
         int thread = l->kind == (int)CS_PF_KIND_THREAD && lv == 0 && l->index >= 0 && l->index < CS_PF_TIDS;
-        pf_describe(c, uuid, pf_proc_uuid(c->rank), name, thread ? pf_pid(c->rank) : 0,
-                    thread ? pf_pid(c->rank) + (int)l->index : 0, 0);
+        pf_describe(c, uuid, pf_proc_uuid(l->rank), name, thread ? pf_pid(l->rank) : 0,
+                    thread ? pf_pid(l->rank) + (int)l->index : 0, 0);
     }
     return uuid;
 }
@@ -548,77 +568,22 @@ static void pf_slice(cs_pf *c, uint64_t uuid, uint64_t name_iid, uint64_t cat, c
     pf_write(c, &q);
 }
 
-static void pf_span(cs_pf *c, const cs_span *sp)
-{
-    if (sp->rank != c->rank) {
-        cs_map_free(&c->lane_idx);
-        c->nlanes = 0;
-        c->rank = sp->rank;
-    }
-    cs_pf_lane *l = pf_lane(c, CS_PF_KIND_THREAD, sp->tid);
-    if (!l) {
-        c->oom = 1;
-        return;
-    }
-    uint64_t uuid = pf_place(c, l, sp->begin_ns, sp->end_ns);
-    cs_pf_anns x = { .n = 0 };
-    pf_span_anns(c, sp, &x);
-    int valid = sp->op >= 0 && sp->op < c->nops;
-    uint64_t name = valid ? (uint64_t)sp->op + 1 : 0, cat = valid ? c->op_cat[sp->op] : c->cat_unknown;
-    pf_slice(c, uuid, name, cat, &x, sp->begin_ns, sp->end_ns);
-    c->stats->spans++;
-    if (sp->gpu_begin_ns != 0 && sp->gpu_end_ns != 0) {
-        cs_pf_lane *g = pf_lane(c, CS_PF_KIND_STREAM, sp->stream < 0 ? 0 : sp->stream);
-        if (!g) {
-            c->oom = 1;
-            return;
-        }
-        uint64_t gu = pf_place(c, g, sp->gpu_begin_ns, sp->gpu_end_ns);
-        cs_pf_anns y = { .n = 0 };
-        pf_span_anns(c, sp, &y);
-        pf_ann_true(&y, PF_A_GPU);
-        pf_slice(c, gu, name, c->cat_gpu, &y, sp->gpu_begin_ns, sp->gpu_end_ns);
-    }
-}
-
-static int pf_spans(cs_pf *c, char *err, size_t errlen)
-{
-    cs_export_spans *it = cs_export_spans_open(c->st, err, errlen);
-    if (!it)
-        return -1;
-    cs_span sp;
-    int rc;
-    c->rank = -1;
-    while ((rc = cs_export_spans_next(it, &sp)) == 1 && !c->oom)
-        pf_span(c, &sp);
-    cs_export_spans_free(it);
-    cs_map_free(&c->lane_idx);
-    if (c->oom)
-        return cs_store_sql_fail(err, errlen, "export: out of memory");
-    if (rc < 0)
-        return cs_store_sql_fail(err, errlen, "%s: cannot read the spans (damaged?)", cs_store_path(c->st));
-    return 0;
-}
-
-/* ---- flows ---- */
-
 static int64_t pf_mid(int64_t b, int64_t e)
 {
     return e > b ? b + (e - b) / 2 : b;
 }
 
-/* One end of flows: an instant in the middle of the span's slice, on its
- * thread's track, starting the flows ids (terminating: ending them). */
-static void pf_flow_end(cs_pf *c, const cs_export_end *x, int which, uint64_t *ids, size_t n, int terminating)
+/* Flow ends: an instant on track uuid at ts, starting the flows ids
+ * (terminating: ending them). */
+static void pf_flow_end(cs_pf *c, uint64_t uuid, int64_t ts, int which, uint64_t *ids, size_t n, int terminating)
 {
     uint64_t cat = c->cat_flow;
-    pf_packet p = pf_packet_at(pf_mid(x->begin, x->end), 1);
+    pf_packet p = pf_packet_at(ts, 1);
     pf_event ev = PERFETTO__PROTOS__TRACK_EVENT__INIT;
     ev.has_type = 1;
     ev.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
     ev.has_track_uuid = 1;
-    uint64_t tid = x->tid < 0 ? 0 : (uint64_t)x->tid;
-    ev.track_uuid = pf_proc_uuid(x->rank) | CS_PF_KIND_THREAD << 24 | ((tid & 0xfffffu) + 1);
+    ev.track_uuid = uuid;
     ev.has_name_iid = 1;
     ev.name_iid = (uint64_t)c->nops + 1 + (uint64_t)which;
     ev.n_category_iids = 1;
@@ -634,38 +599,101 @@ static void pf_flow_end(cs_pf *c, const cs_export_end *x, int which, uint64_t *i
     pf_write(c, &p);
 }
 
-static int pf_p2p_cb(const cs_export_end *snd, const cs_export_end *rcv, void *arg)
+/* A counter sample (ns) on track uuid. */
+static void pf_counter(cs_pf *c, uint64_t uuid, int64_t t, int64_t v)
+{
+    pf_packet p = pf_packet_at(t, 1);
+    pf_event ev = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+    ev.has_type = 1;
+    ev.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
+    ev.has_track_uuid = 1;
+    ev.track_uuid = uuid;
+    ev.has_counter_value = 1;
+    ev.counter_value = v;
+    p.track_event = &ev;
+    pf_write(c, &p);
+    c->stats->analysis++;
+}
+
+/* A span, its GPU times, the flow ends in it (instants in the middle of
+ * its slice) and its wait (a counter on its process). */
+static int pf_span_cb(const cs_span *sp, const cs_export_links *ln, void *arg)
 {
     cs_pf *c = arg;
-    uint64_t id = ++c->flow_id;
-    pf_flow_end(c, snd, 0, &id, 1, 0);
-    pf_flow_end(c, rcv, 0, &id, 1, 1);
-    c->stats->flows++;
+    cs_pf_lane *l = pf_lane(c, sp->rank, CS_PF_KIND_THREAD, sp->tid);
+    if (!l)
+        return 1;
+    uint64_t uuid = pf_place(c, l, sp->begin_ns, sp->end_ns);
+    cs_pf_anns x = { .n = 0 };
+    pf_span_anns(c, sp, &x);
+    int valid = sp->op >= 0 && sp->op < c->nops;
+    uint64_t name = valid ? (uint64_t)sp->op + 1 : 0, cat = valid ? c->op_cat[sp->op] : c->cat_unknown;
+    pf_slice(c, uuid, name, cat, &x, sp->begin_ns, sp->end_ns);
+    c->stats->spans++;
+    if (sp->gpu_begin_ns != 0 && sp->gpu_end_ns != 0) {
+        cs_pf_lane *g = pf_lane(c, sp->rank, CS_PF_KIND_STREAM, sp->stream < 0 ? 0 : sp->stream);
+        if (!g)
+            return 1;
+        uint64_t gu = pf_place(c, g, sp->gpu_begin_ns, sp->gpu_end_ns);
+        cs_pf_anns y = { .n = 0 };
+        pf_span_anns(c, sp, &y);
+        pf_ann_true(&y, PF_A_GPU);
+        pf_slice(c, gu, name, c->cat_gpu, &y, sp->gpu_begin_ns, sp->gpu_end_ns);
+    }
+    int64_t mid = pf_mid(sp->begin_ns, sp->end_ns);
+    if (ln->p2p_out) {
+        uint64_t id = ln->p2p_out;
+        pf_flow_end(c, uuid, mid, 0, &id, 1, 0);
+        c->stats->flows++;
+    }
+    if (ln->p2p_in) {
+        uint64_t id = ln->p2p_in;
+        pf_flow_end(c, uuid, mid, 0, &id, 1, 1);
+    }
+    if (ln->coll && ln->coll_last && ln->npeers > 0) {
+        uint64_t *ids = malloc(ln->npeers * sizeof *ids);
+        if (!ids)
+            return 1;
+        for (size_t i = 0; i < ln->npeers; i++)
+            ids[i] = CS_EXPORT_COLL_FLOW(ln->coll_inst, ln->peers[i]);
+        pf_flow_end(c, uuid, mid, 1, ids, ln->npeers, 0);
+        c->stats->flows += (int64_t)ln->npeers;
+        free(ids);
+    } else if (ln->coll) {
+        uint64_t id = CS_EXPORT_COLL_FLOW(ln->coll_inst, sp->rank);
+        pf_flow_end(c, uuid, mid, 1, &id, 1, 1);
+    }
+    if (ln->wait_ns > 0 && c->analysed) {
+        uint64_t wu = pf_proc_uuid(sp->rank) | CS_PF_KIND_WAIT << 24 | 1u;
+        int64_t seen;
+        if (!cs_map_get(&c->waits_described, wu, &seen)) {
+            pf_describe(c, wu, pf_proc_uuid(sp->rank), "wait for the last rank (ns)", 0, 0, 1);
+            if (cs_map_put(&c->waits_described, wu, 1) != 0)
+                return 1;
+        }
+        pf_counter(c, wu, sp->begin_ns, ln->wait_ns);
+        pf_counter(c, wu, sp->begin_ns + ln->wait_ns, 0);
+    }
     return c->oom;
 }
 
-static int pf_instance_cb(const cs_export_end *m, size_t n, int last, void *arg)
+/* Each rank's cumulative imposed wait (the others' waits in the instances
+ * it entered last) as a counter on the analysis process. */
+static int pf_imposed_cb(int rank, int64_t t, int64_t w, void *arg)
 {
     cs_pf *c = arg;
-    size_t li = n;
-    for (size_t i = 0; i < n && li == n; i++)
-        if (m[i].rank == last)
-            li = i;
-    if (li == n || n < 2)
+    if (!c->analysed)
         return 0;
-    uint64_t *ids = malloc((n - 1) * sizeof *ids);
-    if (!ids)
-        return 1;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (i != li) {
-            ids[k] = ++c->flow_id;
-            pf_flow_end(c, &m[i], 1, &ids[k], 1, 1);
-            k++;
-        }
-    pf_flow_end(c, &m[li], 1, ids, k, 0);
-    c->stats->flows += (int64_t)k;
-    free(ids);
+    uint64_t uuid = CS_PF_IMPOSED_UUID + (uint64_t)(uint32_t)rank;
+    if (rank != c->imposed_rank) {
+        char name[64];
+        c->imposed_rank = rank;
+        c->imposed_sum = 0;
+        snprintf(name, sizeof name, "imposed wait, rank %d (ns, cumulative)", rank);
+        pf_describe(c, uuid, CS_PF_ANALYSIS_UUID, name, 0, 0, 1);
+    }
+    c->imposed_sum += w;
+    pf_counter(c, uuid, t, c->imposed_sum);
     return c->oom;
 }
 
@@ -779,63 +807,16 @@ static int pf_verdict_cb(const cs_straggler *x, void *arg)
     return c->oom;
 }
 
-/* A counter sample (ns) on track uuid. */
-static void pf_counter(cs_pf *c, uint64_t uuid, int64_t t, int64_t v)
-{
-    pf_packet p = pf_packet_at(t, 1);
-    pf_event ev = PERFETTO__PROTOS__TRACK_EVENT__INIT;
-    ev.has_type = 1;
-    ev.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
-    ev.has_track_uuid = 1;
-    ev.track_uuid = uuid;
-    ev.has_counter_value = 1;
-    ev.counter_value = v;
-    p.track_event = &ev;
-    pf_write(c, &p);
-    c->stats->analysis++;
-}
-
-static int pf_own_wait_cb(int rank, int64_t t, int64_t w, void *arg)
-{
-    cs_pf *c = arg;
-    uint64_t uuid = pf_proc_uuid(rank) | CS_PF_KIND_WAIT << 24 | 1u;
-    int64_t seen;
-    if (!cs_map_get(&c->waits_described, uuid, &seen)) {
-        pf_describe(c, uuid, pf_proc_uuid(rank), "wait for the last rank (ns)", 0, 0, 1);
-        if (cs_map_put(&c->waits_described, uuid, 1) != 0)
-            return 1;
-    }
-    pf_counter(c, uuid, t, w);
-    pf_counter(c, uuid, t + w, 0);
-    return c->oom;
-}
-
-static int pf_imposed_cb(int rank, int64_t t, int64_t w, void *arg)
-{
-    cs_pf *c = arg;
-    uint64_t uuid = CS_PF_IMPOSED_UUID + (uint64_t)(uint32_t)rank;
-    if (rank != c->imposed_rank) {
-        char name[64];
-        c->imposed_rank = rank;
-        c->imposed_sum = 0;
-        snprintf(name, sizeof name, "imposed wait, rank %d (ns, cumulative)", rank);
-        pf_describe(c, uuid, CS_PF_ANALYSIS_UUID, name, 0, 0, 1);
-    }
-    c->imposed_sum += w;
-    pf_counter(c, uuid, t, c->imposed_sum);
-    return c->oom;
-}
-
 static int pf_analysis(cs_pf *c, char *err, size_t errlen)
 {
     if (cs_store_analysis_exists(c->st) != 1)
         return 0;
     pf_describe(c, CS_PF_ANALYSIS_UUID, 0, "analysis", CS_PF_ANALYSIS_PID, 0, 0);
     pf_describe(c, CS_PF_STEPS_UUID, CS_PF_ANALYSIS_UUID, "steps", 0, 0, 0);
+    c->analysed = 1;
     if (cs_store_steps_list(c->st, pf_step_cb, c) < 0 || cs_store_stragglers(c->st, pf_verdict_cb, c) < 0)
         return cs_store_sql_fail(err, errlen, "%s: cannot read the stored analysis (damaged?)", cs_store_path(c->st));
-    c->imposed_rank = -1;
-    return cs_export_waits(c->st, pf_own_wait_cb, pf_imposed_cb, c, err, errlen);
+    return 0;
 }
 
 /* ---- the file ---- */
@@ -885,8 +866,8 @@ int cs_export_perfetto(FILE *file, cs_store *st, cs_export_stats *stats, char *e
         snprintf(name, sizeof name, "rank %d (%s)", procs[i].rank, procs[i].host[0] ? procs[i].host : "unknown host");
         pf_describe(&c, pf_proc_uuid(procs[i].rank), 0, name, pf_pid(procs[i].rank), 0, 0);
     }
-    if (pf_spans(&c, err, errlen) != 0 || cs_export_p2p(st, pf_p2p_cb, &c, err, errlen) != 0 ||
-        cs_export_instances(st, pf_instance_cb, &c, err, errlen) != 0 || pf_analysis(&c, err, errlen) != 0)
+    c.imposed_rank = -1;
+    if (pf_analysis(&c, err, errlen) != 0 || cs_export_pass(st, pf_span_cb, pf_imposed_cb, &c, err, errlen) != 0)
         goto out;
     if (c.oom) {
         cs_store_sql_fail(err, errlen, "export: out of memory");
@@ -911,9 +892,11 @@ out:
     free(c.labels);
     free(c.label_iid);
     free(c.lanes);
+    for (size_t i = 0; i < c.nranks; i++)
+        cs_map_free(&c.ranks[i].lane_idx);
+    free(c.ranks);
     cs_map_free(&c.site_idx);
     cs_map_free(&c.comm_iid);
-    cs_map_free(&c.lane_idx);
     cs_map_free(&c.waits_described);
     return rc;
 }
