@@ -92,6 +92,10 @@ EXTRA_DIST += tests/analysis/verdicts_nb_ompi.sh tests/analysis/verdicts_nb_mpic
 # NCCL trainer under the CPU stand-ins (about 3 s).
 TESTS += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh
 EXTRA_DIST += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh
+# The Perfetto protobuf export of the same run and of the NCCL trainer under
+# the stand-ins, decoded with Python's protobuf from our .proto (about 8 s).
+TESTS += tests/analysis/export_perfetto.sh
+EXTRA_DIST += tests/analysis/export_perfetto.sh
 # The commands' -o files: never through a symlink, never half-written.
 TESTS += tests/analysis/outfile.sh
 EXTRA_DIST += tests/analysis/outfile.sh
