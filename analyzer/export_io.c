@@ -7,6 +7,7 @@
 #include "libtrace/store_schema.h"
 #include "libtrace/store_sql.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #define CS_EXPORT_OUT_CAP (4u << 20)
@@ -353,12 +354,142 @@ static int export_links(cs_export_pass_st *p, const cs_span *sp, int64_t at[3], 
     return 0;
 }
 
+/* The pass runs in two threads: a reader steps the statements and merges
+ * the links into batches of spans, the caller's thread writes them, so
+ * that SQLite and the formatting run on two cores. */
+#define CS_EXPORT_BATCH 4096
+#define CS_EXPORT_NBATCH 4
+
+typedef struct cs_export_item {
+    cs_span sp;
+    cs_export_links ln;
+    size_t peers_at; /* ln.peers: the batch's pool from here */
+} cs_export_item;
+
+typedef struct cs_export_batch {
+    cs_export_item it[CS_EXPORT_BATCH];
+    size_t n;
+    int *pool;
+    size_t npool, capPool;
+} cs_export_batch;
+
+typedef struct cs_export_pipe {
+    cs_export_pass_st *p;
+    cs_export_batch *b; /* CS_EXPORT_NBATCH of them, a ring */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t produced, consumed;
+    int done;   /* the reader has finished */
+    int status; /* the reader's: 0, -1 a read error, -2 out of memory */
+    int stop;   /* the writer gave up */
+} cs_export_pipe;
+
+static void *export_reader(void *arg)
+{
+    cs_export_pipe *q = arg;
+    cs_export_pass_st *p = q->p;
+    int64_t at[3] = { -1, -1, -1 };
+    int step = SQLITE_ROW, status = 0;
+    while (step == SQLITE_ROW && status == 0) {
+        pthread_mutex_lock(&q->mu);
+        while (q->produced - q->consumed == CS_EXPORT_NBATCH && !q->stop)
+            pthread_cond_wait(&q->cv, &q->mu);
+        int stop = q->stop;
+        pthread_mutex_unlock(&q->mu);
+        if (stop)
+            break;
+        cs_export_batch *b = &q->b[q->produced % CS_EXPORT_NBATCH];
+        b->n = b->npool = 0;
+        while (b->n < CS_EXPORT_BATCH && (step = sqlite3_step(p->spans)) == SQLITE_ROW) {
+            cs_export_item *x = &b->it[b->n];
+            export_span_row(p, &x->sp);
+            int l = export_links(p, &x->sp, at, &x->ln);
+            if (l == 0 && x->ln.npeers > 0 && CS_VEC_RESERVE(b->pool, b->capPool, b->npool + x->ln.npeers) != 0)
+                l = -2;
+            if (l != 0) {
+                status = l;
+                break;
+            }
+            if (x->ln.npeers > 0) {
+                memcpy(b->pool + b->npool, x->ln.peers, x->ln.npeers * sizeof *b->pool);
+                x->peers_at = b->npool;
+                b->npool += x->ln.npeers;
+            }
+            b->n++;
+        }
+        if (status == 0 && step != SQLITE_ROW && step != SQLITE_DONE)
+            status = -1;
+        pthread_mutex_lock(&q->mu);
+        q->produced++;
+        pthread_cond_broadcast(&q->cv);
+        pthread_mutex_unlock(&q->mu);
+    }
+    pthread_mutex_lock(&q->mu);
+    q->status = status;
+    q->done = 1;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+/* Run the reader and hand its spans to span(): 0, 1 when span() stopped
+ * the pass, -1 on a read error, -2 when out of memory. */
+static int export_pipe(cs_export_pass_st *p, int (*span)(const cs_span *sp, const cs_export_links *ln, void *arg),
+                       void *arg)
+{
+    cs_export_pipe q = { .p = p };
+    pthread_t th;
+    if (!(q.b = calloc(CS_EXPORT_NBATCH, sizeof *q.b)))
+        return -2;
+    pthread_mutex_init(&q.mu, NULL);
+    pthread_cond_init(&q.cv, NULL);
+    int rc = 0;
+    if (pthread_create(&th, NULL, export_reader, &q) != 0) {
+        rc = -2;
+        goto out;
+    }
+    for (;;) {
+        pthread_mutex_lock(&q.mu);
+        while (q.produced == q.consumed && !q.done)
+            pthread_cond_wait(&q.cv, &q.mu);
+        int empty = q.produced == q.consumed;
+        pthread_mutex_unlock(&q.mu);
+        if (empty)
+            break;
+        cs_export_batch *b = &q.b[q.consumed % CS_EXPORT_NBATCH];
+        for (size_t i = 0; i < b->n && rc == 0; i++) {
+            cs_export_item *x = &b->it[i];
+            x->ln.peers = x->ln.npeers > 0 ? b->pool + x->peers_at : NULL;
+            if (span(&x->sp, &x->ln, arg) != 0)
+                rc = 1;
+        }
+        pthread_mutex_lock(&q.mu);
+        q.consumed++;
+        if (rc != 0)
+            q.stop = 1;
+        pthread_cond_broadcast(&q.cv);
+        pthread_mutex_unlock(&q.mu);
+        if (rc != 0)
+            break;
+    }
+    pthread_join(th, NULL);
+    if (rc == 0)
+        rc = q.status;
+out:
+    pthread_mutex_destroy(&q.mu);
+    pthread_cond_destroy(&q.cv);
+    for (int i = 0; i < CS_EXPORT_NBATCH; i++)
+        free(q.b[i].pool);
+    free(q.b);
+    return rc;
+}
+
 int cs_export_pass(cs_store *st, int (*span)(const cs_span *sp, const cs_export_links *ln, void *arg),
                    int (*imposed)(int rank, int64_t t, int64_t sum_ns, void *arg), void *arg, char *err, size_t errlen)
 {
     cs_export_pass_st p = { .st = st, .db = cs_store_sql_db(st) };
     size_t *order = NULL;
-    int rc = -1, stop = 0;
+    int rc = -1;
     int analysed = cs_store_sql_table_exists(p.db, "instances") == 1;
     /* No COALESCE: NULL is told apart in C only where it means more than 0.
      * The span table in its own order: no index, no sort. */
@@ -375,27 +506,12 @@ int cs_export_pass(cs_store *st, int (*span)(const cs_span *sp, const cs_export_
                           sqlite3_errmsg(p.db));
         goto out;
     }
-    int64_t at[3] = { -1, -1, -1 };
-    int step;
-    cs_span sp;
-    cs_export_links ln;
-    while ((step = sqlite3_step(p.spans)) == SQLITE_ROW) {
-        export_span_row(&p, &sp);
-        int l = export_links(&p, &sp, at, &ln);
-        if (l == -1) {
-            step = SQLITE_ERROR;
-            break;
-        }
-        if (l != 0 || (stop = span(&sp, &ln, arg)) != 0) {
-            stop = 1;
-            break;
-        }
-    }
-    if (stop) {
+    int piped = export_pipe(&p, span, arg);
+    if (piped == 1 || piped == -2) {
         cs_store_sql_fail(err, errlen, "export: out of memory");
         goto out;
     }
-    if (step != SQLITE_DONE) {
+    if (piped != 0) {
         cs_store_sql_fail(err, errlen, "%s: cannot read the spans (damaged?)", cs_store_path(st));
         goto out;
     }
