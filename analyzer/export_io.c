@@ -7,10 +7,47 @@
 #include "libtrace/store_schema.h"
 #include "libtrace/store_sql.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 
 #define CS_EXPORT_OUT_CAP (4u << 20)
+
+/* The writes happen on a thread of their own: a full buffer is handed to
+ * it and the caller goes on filling the other one. */
+struct cs__export_writer {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    FILE *f;
+    char *buf; /* the buffer being written, or the spare one */
+    size_t len, cap;
+    int busy, quit, failed;
+    int err; /* errno of the failed write */
+};
+
+static void *export_writer(void *arg)
+{
+    struct cs__export_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->busy && !w->quit)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (!w->busy)
+            break;
+        pthread_mutex_unlock(&w->mu);
+        size_t n = fwrite(w->buf, 1, w->len, w->f);
+        pthread_mutex_lock(&w->mu);
+        if (n != w->len && !w->failed) {
+            w->failed = 1;
+            w->err = errno;
+        }
+        w->busy = 0;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
 
 int cs_export_out_init(cs_export_out *o, FILE *f)
 {
@@ -19,20 +56,77 @@ int cs_export_out_init(cs_export_out *o, FILE *f)
     if (!(o->buf = malloc(CS_EXPORT_OUT_CAP)))
         return -1;
     o->cap = CS_EXPORT_OUT_CAP;
+    /* Without a writer thread (no memory, no thread), the caller writes. */
+    struct cs__export_writer *w = calloc(1, sizeof *w);
+    if (!w || !(w->buf = malloc(CS_EXPORT_OUT_CAP))) {
+        free(w);
+        return 0;
+    }
+    w->f = f;
+    w->cap = CS_EXPORT_OUT_CAP;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    if (pthread_create(&w->th, NULL, export_writer, w) != 0) {
+        pthread_mutex_destroy(&w->mu);
+        pthread_cond_destroy(&w->cv);
+        free(w->buf);
+        free(w);
+        return 0;
+    }
+    o->w = w;
     return 0;
 }
 
 void cs_export_out_flush(cs_export_out *o)
 {
-    if (o->len && fwrite(o->buf, 1, o->len, o->f) != o->len)
+    struct cs__export_writer *w = o->w;
+    if (!o->len)
+        return;
+    if (!w) {
+        if (fwrite(o->buf, 1, o->len, o->f) != o->len)
+            o->failed = 1;
+        o->len = 0;
+        return;
+    }
+    pthread_mutex_lock(&w->mu);
+    while (w->busy)
+        pthread_cond_wait(&w->cv, &w->mu);
+    if (w->failed)
         o->failed = 1;
+    char *b = w->buf;
+    size_t cap = w->cap;
+    w->buf = o->buf;
+    w->cap = o->cap;
+    w->len = o->len;
+    w->busy = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    o->buf = b;
+    o->cap = cap;
     o->len = 0;
 }
 
 int cs_export_out_done(cs_export_out *o)
 {
+    struct cs__export_writer *w = o->w;
     if (o->buf)
         cs_export_out_flush(o);
+    if (w) {
+        pthread_mutex_lock(&w->mu);
+        w->quit = 1;
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+        pthread_join(w->th, NULL);
+        if (w->failed) {
+            o->failed = 1;
+            errno = w->err; /* for the caller's message */
+        }
+        pthread_mutex_destroy(&w->mu);
+        pthread_cond_destroy(&w->cv);
+        free(w->buf);
+        free(w);
+        o->w = NULL;
+    }
     free(o->buf);
     o->buf = NULL;
     o->cap = 0;

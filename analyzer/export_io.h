@@ -19,14 +19,17 @@ typedef struct cs_export_out {
     FILE *f;
     char *buf;
     size_t len, cap;
-    int failed; /* a write or an allocation failed: the caller finds it through ferror or -1 */
+    int failed;                  /* a write or an allocation failed: the caller finds it through ferror or -1 */
+    struct cs__export_writer *w; /* the thread that writes full buffers (NULL: the caller writes) */
 } cs_export_out;
 
-/* 0, or -1 when out of memory. */
+/* 0, or -1 when out of memory. Full buffers are written by a thread of
+ * its own (f is not to be touched until cs_export_out_done). */
 int cs_export_out_init(cs_export_out *o, FILE *f);
-/* Write what is buffered to the file. */
+/* Hand what is buffered to the writing. */
 void cs_export_out_flush(cs_export_out *o);
-/* Flush, then free the buffer; 0, or -1 when a write or an allocation failed. */
+/* Flush, wait for the writes, then free the buffers; 0, or -1 when a
+ * write or an allocation failed. */
 int cs_export_out_done(cs_export_out *o);
 /* Room for n more bytes at o->buf + o->len (flushing, or growing the buffer
  * for a larger n); NULL when out of memory. The caller adds what it wrote
