@@ -298,11 +298,23 @@ static void pf_first(cs_pf *c)
     Perfetto__Protos__EventCategory *cats = calloc(c->ncats + 1, sizeof *cats);
     Perfetto__Protos__EventCategory **catp = calloc(c->ncats + 1, sizeof *catp);
     Perfetto__Protos__DebugAnnotationName an[PF_A_N], *anp[PF_A_N];
-    if (!names || !namep || !cats || !catp) {
+    pf_istr *ops = calloc(nn, sizeof *ops);
+    pf_istr **opp = calloc(nn, sizeof *opp);
+    if (!names || !namep || !cats || !catp || !ops || !opp) {
         c->oom = 1;
         goto out;
     }
     size_t n = 0;
+    /* The op names as annotation values too (the "op" annotation), iid =
+     * op id + 1; strings interned later are numbered after them. */
+    for (int i = 0; i < c->nops; i++) {
+        perfetto__protos__interned_string__init(&ops[i]);
+        ops[i].has_iid = ops[i].has_str = 1;
+        ops[i].iid = (uint64_t)i + 1;
+        ops[i].str.data = (uint8_t *)(c->ops[i].name[0] ? c->ops[i].name : "unknown");
+        ops[i].str.len = strlen((char *)ops[i].str.data);
+        opp[i] = &ops[i];
+    }
     for (int i = 0; i < c->nops; i++) {
         perfetto__protos__event_name__init(&names[n]);
         names[n].has_iid = 1;
@@ -342,11 +354,15 @@ static void pf_first(cs_pf *c)
     in.event_categories = catp;
     in.n_debug_annotation_names = PF_A_N;
     in.debug_annotation_names = anp;
+    in.n_debug_annotation_string_values = (size_t)(c->nops > 0 ? c->nops : 0);
+    in.debug_annotation_string_values = opp;
     pf_packet p = pf_packet_at(0, 0);
     p.sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED;
     p.interned_data = &in;
     pf_write(c, &p);
 out:
+    free(ops);
+    free(opp);
     free(names);
     free(namep);
     free(cats);
@@ -484,8 +500,10 @@ static void pf_ann_istr(cs_pf_anns *x, int name, uint64_t iid)
 static void pf_span_anns(cs_pf *c, const cs_span *sp, cs_pf_anns *x)
 {
     const cs_op_row *op = sp->op >= 0 && sp->op < c->nops && c->ops[sp->op].name[0] ? &c->ops[sp->op] : NULL;
-    pf_ann *a = pf_ann_add(x, PF_A_OP);
-    a->string_value = op ? (char *)op->name : "unknown";
+    if (op)
+        pf_ann_istr(x, PF_A_OP, (uint64_t)sp->op + 1); /* op names: interned by the first packet */
+    else
+        pf_ann_add(x, PF_A_OP)->string_value = "unknown";
     pf_ann_int(x, PF_A_SPAN, sp->id);
     if (sp->comm != 0) {
         int64_t iid;
@@ -858,6 +876,7 @@ int cs_export_perfetto(FILE *file, cs_store *st, cs_export_stats *stats, char *e
         cs_store_sql_fail(err, errlen, "export: out of memory");
         goto out;
     }
+    c.next_str_iid = (uint64_t)(c.nops > 0 ? c.nops : 0);
     pf_first(&c);
     for (int i = 0; i < nproc; i++) {
         if (i > 0 && procs[i].rank == procs[i - 1].rank)
