@@ -14,8 +14,9 @@
  * Times are on the aligned time line, in microseconds with three decimals
  * (exact nanoseconds), relative to the earliest aligned process start
  * (otherData.origin_ns), so that a reader's doubles keep the nanoseconds.
- * The spans stream from the store in rank and time order; the flows and
- * the analysis come from queries of their own, one row at a time. */
+ * The spans come from the export pass (export_io.h) in the store's order,
+ * each with the flow ends and the wait that belong to it; the steps and
+ * verdicts from queries of their own. */
 #include "config.h"
 #include "analyzer/csanalysis.h"
 #include "analyzer/export.h"
@@ -43,7 +44,6 @@ typedef struct cs_chrome {
     cs_store *st;
     int64_t origin;
     int64_t events;
-    int64_t flow_id;
     cs_export_stats *stats;
     cs_op_row *ops;
     int nops;

@@ -131,7 +131,6 @@ typedef struct cs_pf {
     cs_pf_lane *lanes;
     size_t nlanes, capLanes;
     int analysed; /* the stored analysis is current: its waits are written */
-    uint64_t flow_id;
     int nverdicts;
     int imposed_rank;
     int64_t imposed_sum;
@@ -168,7 +167,7 @@ static uint64_t pf_ts(int64_t ns)
     return ns > 0 ? (uint64_t)ns : 0;
 }
 
-/* A packet of the sequence at time ts (none when ts < 0 means untimed). */
+/* A packet of the sequence, at time ts when timed. */
 static pf_packet pf_packet_at(int64_t ts, int timed)
 {
     pf_packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
