@@ -128,7 +128,7 @@ def ann(e):
     out = {}
     for a in e.debug_annotations:
         k = anames[a.name_iid] if a.HasField("name_iid") else a.name
-        for f in ("int_value", "uint_value", "bool_value", "string_value", "double_value"):
+        for f in ("int_value", "bool_value", "string_value"):
             if a.HasField(f):
                 out[k] = getattr(a, f)
         if a.HasField("string_value_iid"):
