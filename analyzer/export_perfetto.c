@@ -13,7 +13,7 @@
  * sibling track, since Perfetto's slices on a track must nest), per GPU
  * stream and per counter; every span a begin and an end event with its op,
  * communicator, seq, bytes, peer, call site and flags as debug annotations;
- * flows as instant events in the middle of the two slices they join; the
+ * flows as flow ids on the begin events of the slices they join; the
  * stored analysis on a process of its own (steps, one track per verdict,
  * each rank's cumulative imposed wait as a counter) and each rank's own
  * wait in each collective as a counter on its process.
@@ -135,7 +135,9 @@ typedef struct cs_pf {
     int imposed_rank;
     int64_t imposed_sum;
     cs_map waits_described; /* counter tracks described */
-    uint64_t cat_gpu, cat_flow, cat_unknown;
+    uint64_t cat_gpu, cat_unknown;
+    uint64_t *flow_out; /* scratch: the flows a slice starts */
+    size_t capFlowOut;
     int oom;
 } cs_pf;
 
@@ -291,7 +293,7 @@ static int pf_site_cb(int rank, int64_t id, const char *label, void *arg)
  * categories and the annotation names interned. */
 static void pf_first(cs_pf *c)
 {
-    size_t nn = (size_t)(c->nops > 0 ? c->nops : 0) + 2;
+    size_t nn = (size_t)(c->nops > 0 ? c->nops : 0) + 1;
     Perfetto__Protos__EventName *names = calloc(nn, sizeof *names);
     Perfetto__Protos__EventName **namep = calloc(nn, sizeof *namep);
     Perfetto__Protos__EventCategory *cats = calloc(c->ncats + 1, sizeof *cats);
@@ -319,16 +321,6 @@ static void pf_first(cs_pf *c)
         names[n].has_iid = 1;
         names[n].iid = (uint64_t)i + 1;
         names[n].name = c->ops[i].name[0] ? c->ops[i].name : "unknown";
-        namep[n] = &names[n];
-        n++;
-    }
-    /* The flows' instants. */
-    static const char *const flow_names[] = { "p2p", "collective" };
-    for (int i = 0; i < 2; i++) {
-        perfetto__protos__event_name__init(&names[n]);
-        names[n].has_iid = 1;
-        names[n].iid = (uint64_t)c->nops + 1 + (uint64_t)i;
-        names[n].name = (char *)flow_names[i];
         namep[n] = &names[n];
         n++;
     }
@@ -555,7 +547,14 @@ static void pf_span_anns(cs_pf *c, const cs_span *sp, cs_pf_anns *x)
 
 /* A slice [b, e] on track uuid: its begin event (name, category,
  * annotations) and its end. */
-static void pf_slice(cs_pf *c, uint64_t uuid, uint64_t name_iid, uint64_t cat, cs_pf_anns *x, int64_t b, int64_t e)
+/* The flows a slice starts (out) and ends (in). */
+typedef struct cs_pf_flows {
+    uint64_t *out, in[2];
+    size_t nout, nin;
+} cs_pf_flows;
+
+static void pf_slice(cs_pf *c, uint64_t uuid, uint64_t name_iid, uint64_t cat, cs_pf_anns *x, cs_pf_flows *fl,
+                     int64_t b, int64_t e)
 {
     pf_packet p = pf_packet_at(b, 1);
     pf_event ev = PERFETTO__PROTOS__TRACK_EVENT__INIT;
@@ -570,6 +569,12 @@ static void pf_slice(cs_pf *c, uint64_t uuid, uint64_t name_iid, uint64_t cat, c
     ev.category_iids = &cat;
     ev.n_debug_annotations = x->n;
     ev.debug_annotations = x->p;
+    if (fl) {
+        ev.n_flow_ids = fl->nout;
+        ev.flow_ids = fl->out;
+        ev.n_terminating_flow_ids = fl->nin;
+        ev.terminating_flow_ids = fl->in;
+    }
     p.track_event = &ev;
     pf_attach_interned(c, &p, &in);
     pf_write(c, &p);
@@ -583,37 +588,6 @@ static void pf_slice(cs_pf *c, uint64_t uuid, uint64_t name_iid, uint64_t cat, c
     end.track_uuid = uuid;
     q.track_event = &end;
     pf_write(c, &q);
-}
-
-static int64_t pf_mid(int64_t b, int64_t e)
-{
-    return e > b ? b + (e - b) / 2 : b;
-}
-
-/* Flow ends: an instant on track uuid at ts, starting the flows ids
- * (terminating: ending them). */
-static void pf_flow_end(cs_pf *c, uint64_t uuid, int64_t ts, int which, uint64_t *ids, size_t n, int terminating)
-{
-    uint64_t cat = c->cat_flow;
-    pf_packet p = pf_packet_at(ts, 1);
-    pf_event ev = PERFETTO__PROTOS__TRACK_EVENT__INIT;
-    ev.has_type = 1;
-    ev.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
-    ev.has_track_uuid = 1;
-    ev.track_uuid = uuid;
-    ev.has_name_iid = 1;
-    ev.name_iid = (uint64_t)c->nops + 1 + (uint64_t)which;
-    ev.n_category_iids = 1;
-    ev.category_iids = &cat;
-    if (terminating) {
-        ev.n_terminating_flow_ids = n;
-        ev.terminating_flow_ids = ids;
-    } else {
-        ev.n_flow_ids = n;
-        ev.flow_ids = ids;
-    }
-    p.track_event = &ev;
-    pf_write(c, &p);
 }
 
 /* A counter sample (ns) on track uuid. */
@@ -632,8 +606,9 @@ static void pf_counter(cs_pf *c, uint64_t uuid, int64_t t, int64_t v)
     c->stats->analysis++;
 }
 
-/* A span, its GPU times, the flow ends in it (instants in the middle of
- * its slice) and its wait (a counter on its process). */
+/* A span (its slice starting the flows it is the source of and ending
+ * those it is the destination of), its GPU times and its wait (a counter
+ * on its process). */
 static int pf_span_cb(const cs_span *sp, const cs_export_links *ln, void *arg)
 {
     cs_pf *c = arg;
@@ -641,11 +616,27 @@ static int pf_span_cb(const cs_span *sp, const cs_export_links *ln, void *arg)
     if (!l)
         return 1;
     uint64_t uuid = pf_place(c, l, sp->begin_ns, sp->end_ns);
+    cs_pf_flows fl = { .nout = 0 };
+    if (CS_VEC_RESERVE(c->flow_out, c->capFlowOut, ln->npeers + 1) != 0)
+        return 1;
+    fl.out = c->flow_out;
+    if (ln->p2p_out)
+        fl.out[fl.nout++] = ln->p2p_out;
+    if (ln->p2p_in)
+        fl.in[fl.nin++] = ln->p2p_in;
+    /* A collective instance: an arrow from the last rank to enter it to
+     * every other member. */
+    if (ln->coll && ln->coll_last)
+        for (size_t i = 0; i < ln->npeers; i++)
+            fl.out[fl.nout++] = CS_EXPORT_COLL_FLOW(ln->coll_inst, ln->peers[i]);
+    else if (ln->coll)
+        fl.in[fl.nin++] = CS_EXPORT_COLL_FLOW(ln->coll_inst, sp->rank);
+    c->stats->flows += (int64_t)fl.nout;
     cs_pf_anns x = { .n = 0 };
     pf_span_anns(c, sp, &x);
     int valid = sp->op >= 0 && sp->op < c->nops;
     uint64_t name = valid ? (uint64_t)sp->op + 1 : 0, cat = valid ? c->op_cat[sp->op] : c->cat_unknown;
-    pf_slice(c, uuid, name, cat, &x, sp->begin_ns, sp->end_ns);
+    pf_slice(c, uuid, name, cat, &x, &fl, sp->begin_ns, sp->end_ns);
     c->stats->spans++;
     if (sp->gpu_begin_ns != 0 && sp->gpu_end_ns != 0) {
         cs_pf_lane *g = pf_lane(c, sp->rank, CS_PF_KIND_STREAM, sp->stream < 0 ? 0 : sp->stream);
@@ -655,30 +646,7 @@ static int pf_span_cb(const cs_span *sp, const cs_export_links *ln, void *arg)
         cs_pf_anns y = { .n = 0 };
         pf_span_anns(c, sp, &y);
         pf_ann_true(&y, PF_A_GPU);
-        pf_slice(c, gu, name, c->cat_gpu, &y, sp->gpu_begin_ns, sp->gpu_end_ns);
-    }
-    int64_t mid = pf_mid(sp->begin_ns, sp->end_ns);
-    if (ln->p2p_out) {
-        uint64_t id = ln->p2p_out;
-        pf_flow_end(c, uuid, mid, 0, &id, 1, 0);
-        c->stats->flows++;
-    }
-    if (ln->p2p_in) {
-        uint64_t id = ln->p2p_in;
-        pf_flow_end(c, uuid, mid, 0, &id, 1, 1);
-    }
-    if (ln->coll && ln->coll_last && ln->npeers > 0) {
-        uint64_t *ids = malloc(ln->npeers * sizeof *ids);
-        if (!ids)
-            return 1;
-        for (size_t i = 0; i < ln->npeers; i++)
-            ids[i] = CS_EXPORT_COLL_FLOW(ln->coll_inst, ln->peers[i]);
-        pf_flow_end(c, uuid, mid, 1, ids, ln->npeers, 0);
-        c->stats->flows += (int64_t)ln->npeers;
-        free(ids);
-    } else if (ln->coll) {
-        uint64_t id = CS_EXPORT_COLL_FLOW(ln->coll_inst, sp->rank);
-        pf_flow_end(c, uuid, mid, 1, &id, 1, 1);
+        pf_slice(c, gu, name, c->cat_gpu, &y, NULL, sp->gpu_begin_ns, sp->gpu_end_ns);
     }
     if (ln->wait_ns > 0 && c->analysed) {
         uint64_t wu = pf_proc_uuid(sp->rank) | CS_PF_KIND_WAIT << 24 | 1u;
@@ -860,7 +828,6 @@ int cs_export_perfetto(FILE *file, cs_store *st, cs_export_stats *stats, char *e
     for (int i = 0; i < c.nops && !c.oom; i++)
         c.op_cat[i] = pf_cat(&c, c.ops[i].kind[0] ? c.ops[i].kind : "unknown");
     c.cat_gpu = pf_cat(&c, "gpu");
-    c.cat_flow = pf_cat(&c, "flow");
     c.cat_unknown = pf_cat(&c, "unknown");
     if (c.oom) {
         cs_store_sql_fail(err, errlen, "export: out of memory");
@@ -910,6 +877,7 @@ out:
     free(c.labels);
     free(c.label_iid);
     free(c.lanes);
+    free(c.flow_out);
     for (size_t i = 0; i < c.nranks; i++)
         cs_map_free(&c.ranks[i].lane_idx);
     free(c.ranks);

@@ -10,8 +10,8 @@
 # interned id defined before use on the one packet sequence, a process
 # track per rank and a thread track per traced thread (ThreadDescriptor),
 # a track per GPU stream with the store's GPU times, every flow id started
-# once and ended once (one per matched message, one per other member of
-# each collective instance), communicators by name, the persistent
+# once and ended once on span slices (one per matched message, one per
+# other member of each collective instance), communicators by name, the persistent
 # straggler and rank 2's imposed wait on the analysis process. `-o -`
 # gives the same bytes. Perfetto's trace processor is not used: its Python
 # package downloads its binary at run time, which CI cannot.
@@ -193,26 +193,27 @@ if gpu_job:
         bad("GPU slices differ from the store's GPU times: export %s, store %s" % (list((got - want).items())[:3], list((want - got).items())[:3]))
     print("ok: %d GPU slices on %d stream tracks, at the store's GPU times" % (len(gpu), len({u for u, b, x, e in gpu})))
 
-# Flows: each id started once and ended once, inside a slice of its track.
+# Flows: each id started once and ended once, on the begin events of span
+# slices (ids from 2^51 on: collective instances; below: messages).
 starts, ends = collections.Counter(), collections.Counter()
 kinds = collections.Counter()
 for ts, i, e in events:
-    if e.type != TE.TYPE_INSTANT:
+    if not e.flow_ids and not e.terminating_flow_ids:
         continue
+    if e.type != TE.TYPE_SLICE_BEGIN or root(e.track_uuid) not in rank_of or cat(e) == "gpu":
+        bad("flows on an event other than a span's slice (packet %d)" % i)
     for f in e.flow_ids:
         starts[f] += 1
-        kinds[names[e.name_iid]] += 1
+        kinds["collective" if f >= 1 << 51 else "p2p"] += 1
     for f in e.terminating_flow_ids:
         ends[f] += 1
-    if not any(u == e.track_uuid and b <= ts <= x for u, b, x, _ in slices):
-        bad("a flow end outside every slice of its track (packet %d)" % i)
 if set(starts) != set(ends) or any(v != 1 for v in starts.values()) or any(v != 1 for v in ends.values()):
     bad("flow ids not started and ended once each: %d started, %d ended" % (len(starts), len(ends)))
 p2p = int(open(os.path.join(d, "p2p.txt")).read())
 coll = int(open(os.path.join(d, "collflows.txt")).read())
 if kinds["p2p"] != p2p or kinds["collective"] != coll or (not gpu_job and p2p == 0):
     bad("flows: %d p2p (store: %d matched messages), %d collective (store: %d members after the last)" % (kinds["p2p"], p2p, kinds["collective"], coll))
-print("ok: %d flows paired, each end inside a slice: %d messages, %d collective" % (len(starts), p2p, coll))
+print("ok: %d flows paired, each on its span's slices: %d messages, %d collective" % (len(starts), p2p, coll))
 
 if not gpu_job:
     a = analysis[0]
