@@ -34,8 +34,12 @@ analyzer_collscope_CFLAGS += $(PROTOBUF_C_CFLAGS)
 analyzer_collscope_LDADD += $(PROTOBUF_C_LIBS)
 BUILT_SOURCES += analyzer/perfetto_trace.pb-c.h
 CLEANFILES += analyzer/perfetto_trace.pb-c.c analyzer/perfetto_trace.pb-c.h
-analyzer/perfetto_trace.pb-c.c analyzer/perfetto_trace.pb-c.h: $(srcdir)/analyzer/perfetto_trace.proto
+# One run of protoc-c writes both files; the .c follows the .h (a rule
+# with two targets could run twice at once under make -j).
+analyzer/perfetto_trace.pb-c.h: $(srcdir)/analyzer/perfetto_trace.proto
 	$(AM_V_GEN)$(MKDIR_P) analyzer && $(PROTOC_C) --proto_path=$(srcdir)/analyzer --c_out=analyzer $(srcdir)/analyzer/perfetto_trace.proto
+analyzer/perfetto_trace.pb-c.c: analyzer/perfetto_trace.pb-c.h
+	@test -f $@ || { rm -f analyzer/perfetto_trace.pb-c.h && $(MAKE) $(AM_MAKEFLAGS) analyzer/perfetto_trace.pb-c.h; }
 else
 EXTRA_DIST += analyzer/export_perfetto.c
 endif
