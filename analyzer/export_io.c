@@ -246,9 +246,11 @@ static int64_t export_align(const cs_export_pass_st *p, int rank, int64_t t)
     return t + k->offset + (int64_t)(k->drift * 1e-6 * (double)(t - k->ref));
 }
 
+/* Column i as an integer, or null when NULL: one lookup of the value. */
 static int64_t export_col(sqlite3_stmt *s, int i, int64_t null)
 {
-    return sqlite3_column_type(s, i) == SQLITE_NULL ? null : sqlite3_column_int64(s, i);
+    sqlite3_value *v = sqlite3_column_value(s, i);
+    return sqlite3_value_type(v) == SQLITE_NULL ? null : sqlite3_value_int64(v);
 }
 
 static int export_clocks(cs_export_pass_st *p)
@@ -396,10 +398,11 @@ static void export_span_row(const cs_export_pass_st *p, cs_span *o)
     o->rc = sqlite3_column_int(s, 12);
     o->callsite = sqlite3_column_int64(s, 13);
     o->flags = (uint32_t)sqlite3_column_int64(s, 14);
-    if (sqlite3_column_type(s, 15) != SQLITE_NULL)
-        o->gpu_begin_ns = export_align(p, o->rank, sqlite3_column_int64(s, 15));
-    if (sqlite3_column_type(s, 16) != SQLITE_NULL)
-        o->gpu_end_ns = export_align(p, o->rank, sqlite3_column_int64(s, 16));
+    sqlite3_value *gb = sqlite3_column_value(s, 15), *ge = sqlite3_column_value(s, 16);
+    if (sqlite3_value_type(gb) != SQLITE_NULL)
+        o->gpu_begin_ns = export_align(p, o->rank, sqlite3_value_int64(gb));
+    if (sqlite3_value_type(ge) != SQLITE_NULL)
+        o->gpu_end_ns = export_align(p, o->rank, sqlite3_value_int64(ge));
     o->stream = export_col(s, 17, -1);
 }
 
