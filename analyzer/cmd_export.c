@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sqlite3.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format chrome|otf2|kineto] [-o PATH]\n"
+const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format chrome|perfetto|otf2|kineto] [-o PATH]\n"
                               "\n"
                               "Write the trace and its analysis (run and stored first unless current, as\n"
                               "by `collscope report`) in a format other viewers read. Times are on the\n"
@@ -30,6 +31,11 @@ const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format ch
                               "                the last rank to enter each collective to the others; an\n"
                               "                \"analysis\" process with the steps, the straggler verdicts\n"
                               "                and the imposed waits; each rank's waits as a counter\n"
+                              "                perfetto: Perfetto's native protobuf trace (TracePacket,\n"
+                              "                TrackEvent), the same content, for traces too big for\n"
+                              "                JSON: a process per rank, a track per thread, GPU stream\n"
+                              "                and counter, every span a slice with the same fields as\n"
+                              "                debug annotations, flows, the analysis\n"
                               "                otf2: an OTF2 archive (folder; anchor file traces.otf2) for\n"
                               "                Vampir and Scalasca: a location per rank thread and per GPU\n"
                               "                stream, Enter/Leave per span, MPI collectives, sends and\n"
@@ -41,8 +47,9 @@ const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format ch
                               "                communicators as process groups, collectives and p2p as\n"
                               "                record_param_comms, NCCL GPU times and CUPTI activity as\n"
                               "                kernels on streams, ProfilerStep#N from the step markers\n"
-                              "  -o PATH       the output file (default DIR/trace.chrome.json; for a file\n"
-                              "                STEM.db, STEM.chrome.json beside it); - for standard output.\n"
+                              "  -o PATH       the output file (default DIR/trace.chrome.json, or\n"
+                              "                DIR/trace.perfetto-trace; for a file STEM.db, STEM.chrome.json\n"
+                              "                or STEM.perfetto-trace beside it); - for standard output.\n"
                               "                Written to a new file beside PATH and renamed onto it when\n"
                               "                complete: never through a symbolic link, never a folder,\n"
                               "                nothing left behind on failure\n"
@@ -128,6 +135,10 @@ int cs_cmd_export(int argc, char **argv)
         return 2;
     }
     const char *trace = argv[optind];
+    /* One thread reads the store: SQLite without the mutex it takes in
+     * every call (a quarter of a big export's reading time). Refused,
+     * harmlessly, where SQLite has already started. */
+    sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
     const cs_export_format *fmt = cs_export_find(format);
     if (!fmt) {
         char names[256];

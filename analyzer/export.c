@@ -27,6 +27,15 @@ static const cs_export_format cs_export_table[] = {
       .folder = "kineto",
       .summary = "PyTorch profiler (Kineto) JSON, a file per rank, for Holistic Trace Analysis",
       .write_dir = cs_export_kineto },
+    { .name = "perfetto",
+      .suffix = "perfetto-trace",
+      .summary = "Perfetto's protobuf trace (ui.perfetto.dev, trace_processor)",
+#ifdef HAVE_PROTOBUF_C
+      .write = cs_export_perfetto },
+#else
+      .missing = "the perfetto format is not in this build of collscope (configure found no protobuf-c: "
+                 "install libprotobuf-c-dev and protobuf-c-compiler, then configure and build again)" },
+#endif
 };
 #define CS_EXPORT_NFORMATS (sizeof cs_export_table / sizeof cs_export_table[0])
 

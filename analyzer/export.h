@@ -58,6 +58,8 @@ const char *cs_export_names(char *buf, size_t len);
 
 /* Chrome trace-event JSON (export_chrome.c; docs/interop.md). */
 int cs_export_chrome(FILE *f, cs_store *st, cs_export_stats *stats, char *err, size_t errlen);
+/* Perfetto's protobuf trace (export_perfetto.c; built with protobuf-c). */
+int cs_export_perfetto(FILE *f, cs_store *st, cs_export_stats *stats, char *err, size_t errlen);
 
 /* OTF2 archive through libotf2 (export_otf2.c, built with HAVE_OTF2;
  * docs/interop.md). */

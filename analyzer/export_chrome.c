@@ -14,11 +14,13 @@
  * Times are on the aligned time line, in microseconds with three decimals
  * (exact nanoseconds), relative to the earliest aligned process start
  * (otherData.origin_ns), so that a reader's doubles keep the nanoseconds.
- * The spans stream from the store in rank and time order; the flows and
- * the analysis come from queries of their own, one row at a time. */
+ * The spans come from the export pass (export_io.h) in the store's order,
+ * each with the flow ends and the wait that belong to it; the steps and
+ * verdicts from queries of their own. */
 #include "config.h"
 #include "analyzer/csanalysis.h"
 #include "analyzer/export.h"
+#include "analyzer/export_io.h"
 #include "common/json.h"
 #include "common/map.h"
 #include "common/vec.h"
@@ -26,6 +28,7 @@
 #include "libtrace/store_sql.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,11 +40,10 @@
 #define CS_CHROME_VERDICT_TID 100
 
 typedef struct cs_chrome {
-    FILE *f;
+    cs_export_out *f;
     cs_store *st;
     int64_t origin;
     int64_t events;
-    int64_t flow_id;
     cs_export_stats *stats;
     cs_op_row *ops;
     int nops;
@@ -52,51 +54,37 @@ typedef struct cs_chrome {
     char **strs;
     size_t nstrs, capStrs;
     int nverdicts;
+    int analysed; /* the stored analysis is current: its waits are written */
+    cs_map tids;  /* (rank, thread) named so far */
+    struct cs_chrome_rank *ranks;
+    size_t nranks;
+    int imposed_rank; /* the rank whose imposed wait is being summed */
+    int64_t imposed_sum;
 } cs_chrome;
 
-/* Numbers without printf, which is most of the time of a big export. */
-static void chrome_i64(FILE *f, int64_t v)
+/* A rare line of output through printf (headers, the analysis). */
+static void chrome_printf(cs_export_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void chrome_printf(cs_export_out *o, const char *fmt, ...)
 {
-    char b[24], *e = b + sizeof b, *p = e;
-    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        *--p = (char)('0' + a % 10);
-        a /= 10;
-    } while (a);
-    if (v < 0)
-        *--p = '-';
-    fwrite(p, 1, (size_t)(e - p), f);
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        cs_export_out_put(o, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
 /* key (with its quotes, comma and colon) and an integer. */
-static void chrome_kv(FILE *f, const char *key, int64_t v)
+static void chrome_kv(cs_export_out *o, const char *key, int64_t v)
 {
-    fputs(key, f);
-    chrome_i64(f, v);
-}
-
-/* A time on the aligned line as microseconds from the origin, exact. */
-static void chrome_us(FILE *f, int64_t ns)
-{
-    char b[32], *e = b + sizeof b, *p = e;
-    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    for (int i = 0; i < 3; i++) {
-        *--p = (char)('0' + a % 10);
-        a /= 10;
-    }
-    *--p = '.';
-    do {
-        *--p = (char)('0' + a % 10);
-        a /= 10;
-    } while (a);
-    if (ns < 0)
-        *--p = '-';
-    fwrite(p, 1, (size_t)(e - p), f);
+    cs_export_out_puts(o, key);
+    cs_export_out_i64(o, v);
 }
 
 static void chrome_ev(cs_chrome *c)
 {
-    fputs(c->events ? ",\n" : "\n", c->f);
+    cs_export_out_puts(c->f, c->events ? ",\n" : "\n");
     c->events++;
 }
 
@@ -184,13 +172,13 @@ static const cs_op_row *chrome_op(const cs_chrome *c, int op)
 static void chrome_meta(cs_chrome *c, const char *name, int pid, int64_t tid, const char *key, const char *s, int64_t v)
 {
     chrome_ev(c);
-    fprintf(c->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%" PRId64 ",\"args\":{\"%s\":", name, pid, tid,
-            key);
+    chrome_printf(c->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%" PRId64 ",\"args\":{\"%s\":", name, pid,
+                  tid, key);
     if (s)
-        cs_json_str(c->f, s);
+        cs_export_out_json_str(c->f, s);
     else
-        fprintf(c->f, "%" PRId64, v);
-    fputs("}}", c->f);
+        chrome_printf(c->f, "%" PRId64, v);
+    cs_export_out_puts(c->f, "}}");
 }
 
 /* The head of a complete event, its name and category already JSON strings. */
@@ -198,16 +186,16 @@ static void chrome_x_head_json(cs_chrome *c, const char *name, const char *cat, 
                                int64_t e)
 {
     chrome_ev(c);
-    fputs("{\"ph\":\"X\",\"name\":", c->f);
-    fputs(name, c->f);
-    fputs(",\"cat\":", c->f);
-    fputs(cat, c->f);
+    cs_export_out_puts(c->f, "{\"ph\":\"X\",\"name\":");
+    cs_export_out_puts(c->f, name);
+    cs_export_out_puts(c->f, ",\"cat\":");
+    cs_export_out_puts(c->f, cat);
     chrome_kv(c->f, ",\"pid\":", pid);
     chrome_kv(c->f, ",\"tid\":", tid);
-    fputs(",\"ts\":", c->f);
-    chrome_us(c->f, b - c->origin);
-    fputs(",\"dur\":", c->f);
-    chrome_us(c->f, e > b ? e - b : 0);
+    cs_export_out_puts(c->f, ",\"ts\":");
+    cs_export_out_us(c->f, b - c->origin);
+    cs_export_out_puts(c->f, ",\"dur\":");
+    cs_export_out_us(c->f, e > b ? e - b : 0);
 }
 
 static void chrome_x_head(cs_chrome *c, const char *name, const char *cat, int pid, int64_t tid, int64_t b, int64_t e)
@@ -221,16 +209,16 @@ static void chrome_x_head(cs_chrome *c, const char *name, const char *cat, int p
 /* The args every span event carries (without the braces). */
 static int chrome_span_args(cs_chrome *c, const cs_span *sp, const cs_op_row *op)
 {
-    FILE *f = c->f;
-    fputs("\"op\":", f);
-    fputs(chrome_op_str(c, sp->op, 0), f);
+    cs_export_out *f = c->f;
+    cs_export_out_puts(f, "\"op\":");
+    cs_export_out_puts(f, chrome_op_str(c, sp->op, 0));
     chrome_kv(f, ",\"span\":", sp->id);
     if (sp->comm != 0) {
         const char *name = chrome_comm(c, sp->comm);
         if (!name)
             return -1;
-        fputs(",\"comm\":", f);
-        fputs(name, f);
+        cs_export_out_puts(f, ",\"comm\":");
+        cs_export_out_puts(f, name);
     }
     if (sp->seq >= 0 && (sp->flags & CS_F_HAS_SEQ))
         chrome_kv(f, ",\"seq\":", sp->seq);
@@ -244,56 +232,115 @@ static int chrome_span_args(cs_chrome *c, const cs_span *sp, const cs_op_row *op
         chrome_kv(f, ",\"tag\":", sp->tag);
     const char *site = chrome_site(c, sp->rank, sp->callsite);
     if (site) {
-        fputs(",\"callsite\":", f);
-        fputs(site, f);
+        cs_export_out_puts(f, ",\"callsite\":");
+        cs_export_out_puts(f, site);
     }
     if ((sp->flags & CS_F_NONBLOCKING) || (op && op->nonblocking))
-        fputs(",\"nonblocking\":true", f);
+        cs_export_out_puts(f, ",\"nonblocking\":true");
     if (sp->flags & CS_F_ERROR)
-        fprintf(f, ",\"failed\":true,\"rc\":%d", sp->rc);
+        chrome_printf(f, ",\"failed\":true,\"rc\":%d", sp->rc);
     if (sp->flags & CS_F_FUSED)
-        fputs(",\"fused\":true", f);
+        cs_export_out_puts(f, ",\"fused\":true");
     if (sp->flags & CS_F_FUSE_MEMBER)
-        fputs(",\"fuse_member\":true", f);
+        cs_export_out_puts(f, ",\"fuse_member\":true");
     return 0;
 }
 
-/* ---- the spans ---- */
+/* ---- the spans and their flows ---- */
 
+/* One end of a flow, bound to the slice that encloses its time. */
+static void chrome_flow_end(cs_chrome *c, const char *ph, const char *cat, uint64_t id, int pid, int64_t tid,
+                            int64_t ts)
+{
+    chrome_ev(c);
+    cs_export_out_puts(c->f, ph[0] == 's' ? "{\"ph\":\"s\",\"name\":\"" : "{\"ph\":\"f\",\"name\":\"");
+    cs_export_out_puts(c->f, cat);
+    cs_export_out_puts(c->f, "\",\"cat\":\"");
+    cs_export_out_puts(c->f, cat);
+    cs_export_out_c(c->f, '"');
+    chrome_kv(c->f, ",\"id\":", (int64_t)id);
+    chrome_kv(c->f, ",\"pid\":", pid);
+    chrome_kv(c->f, ",\"tid\":", tid);
+    cs_export_out_c(c->f, ',');
+    if (ph[0] == 'f')
+        cs_export_out_puts(c->f, "\"bp\":\"e\",");
+    cs_export_out_puts(c->f, "\"ts\":");
+    cs_export_out_us(c->f, ts - c->origin);
+    cs_export_out_c(c->f, '}');
+}
+
+/* Within a slice whatever its length: the middle of [b, e]. */
+static int64_t chrome_mid(int64_t b, int64_t e)
+{
+    return e > b ? b + (e - b) / 2 : b;
+}
+
+/* A counter sample: one series `key` of counter `name` on a process. */
+static void chrome_counter(cs_chrome *c, int pid, const char *name, int64_t ts, const char *key, int64_t ns)
+{
+    chrome_ev(c);
+    cs_export_out_puts(c->f, "{\"ph\":\"C\",\"name\":");
+    cs_export_out_json_str(c->f, name);
+    chrome_kv(c->f, ",\"pid\":", pid);
+    cs_export_out_puts(c->f, ",\"tid\":0,\"ts\":");
+    cs_export_out_us(c->f, ts - c->origin);
+    cs_export_out_puts(c->f, ",\"args\":{");
+    cs_export_out_json_str(c->f, key);
+    cs_export_out_c(c->f, ':');
+    cs_export_out_us(c->f, ns);
+    cs_export_out_puts(c->f, "}}");
+    c->stats->analysis++;
+}
+
+/* The GPU streams of a rank met so far. */
 typedef struct cs_chrome_rank {
-    int rank;
-    cs_map tids;    /* thread ids named so far */
     cs_map streams; /* stream -> its track's index */
     int64_t nstreams;
 } cs_chrome_rank;
 
-static int chrome_span(cs_chrome *c, cs_chrome_rank *r, const cs_span *sp)
+/* The state of rank r; NULL when out of memory. */
+static cs_chrome_rank *chrome_rank(cs_chrome *c, int r)
 {
-    if (sp->rank != r->rank) {
-        cs_map_free(&r->tids);
-        cs_map_free(&r->streams);
-        memset(r, 0, sizeof *r);
-        r->rank = sp->rank;
+    if (r < 0)
+        r = 0;
+    if ((size_t)r >= c->nranks) {
+        size_t n = (size_t)r + 1;
+        cs_chrome_rank *a = realloc(c->ranks, n * sizeof *a);
+        if (!a)
+            return NULL;
+        memset(a + c->nranks, 0, (n - c->nranks) * sizeof *a);
+        c->ranks = a;
+        c->nranks = n;
     }
+    return &c->ranks[r];
+}
+
+/* A span, its GPU times, the flow ends in it and its wait. */
+static int chrome_span_cb(const cs_span *sp, const cs_export_links *ln, void *arg)
+{
+    cs_chrome *c = arg;
     int64_t seen;
-    uint64_t tkey = (uint64_t)(uint32_t)sp->tid;
-    if (!cs_map_get(&r->tids, tkey, &seen)) {
+    uint64_t tkey = (uint64_t)(uint32_t)sp->rank << 32 | (uint32_t)sp->tid;
+    if (!cs_map_get(&c->tids, tkey, &seen)) {
         char name[64];
         snprintf(name, sizeof name, "thread %d", sp->tid);
         chrome_meta(c, "thread_name", sp->rank, sp->tid, "name", name, 0);
-        if (cs_map_put(&r->tids, tkey, 1) != 0)
+        if (cs_map_put(&c->tids, tkey, 1) != 0)
             return -1;
     }
     const cs_op_row *op = chrome_op(c, sp->op);
     chrome_x_head_json(c, chrome_op_str(c, sp->op, 0), chrome_op_str(c, sp->op, 1), sp->rank, sp->tid, sp->begin_ns,
                        sp->end_ns);
-    fputs(",\"args\":{", c->f);
+    cs_export_out_puts(c->f, ",\"args\":{");
     if (chrome_span_args(c, sp, op) != 0)
         return -1;
-    fputs("}}", c->f);
+    cs_export_out_puts(c->f, "}}");
     c->stats->spans++;
     if (sp->gpu_begin_ns != 0 && sp->gpu_end_ns != 0) {
+        cs_chrome_rank *r = chrome_rank(c, sp->rank);
         int64_t stream = sp->stream < 0 ? 0 : sp->stream, idx;
+        if (!r)
+            return -1;
         if (!cs_map_get(&r->streams, (uint64_t)stream, &idx)) {
             idx = r->nstreams++;
             if (cs_map_put(&r->streams, (uint64_t)stream, idx) != 0)
@@ -308,166 +355,52 @@ static int chrome_span(cs_chrome *c, cs_chrome_rank *r, const cs_span *sp)
         }
         chrome_x_head_json(c, chrome_op_str(c, sp->op, 0), "\"gpu\"", sp->rank, CS_CHROME_STREAM_TID + idx,
                            sp->gpu_begin_ns, sp->gpu_end_ns);
-        fputs(",\"args\":{", c->f);
+        cs_export_out_puts(c->f, ",\"args\":{");
         chrome_span_args(c, sp, op);
-        fputs(",\"gpu\":true}}", c->f);
+        cs_export_out_puts(c->f, ",\"gpu\":true}}");
     }
-    return 0;
-}
-
-static int chrome_spans(cs_chrome *c, char *err, size_t errlen)
-{
-    cs_span_query q = { .order = CS_ORDER_RANK_TIME, .rank = -1 };
-    cs_span_iter *it = cs_store_spans(c->st, &q, err, errlen);
-    if (!it)
-        return -1;
-    cs_chrome_rank r = { .rank = -1 };
-    cs_span sp;
-    int rc;
-    while ((rc = cs_span_next(it, &sp)) == 1)
-        if (chrome_span(c, &r, &sp) != 0) {
-            rc = -2;
-            break;
-        }
-    cs_span_iter_free(it);
-    cs_map_free(&r.tids);
-    cs_map_free(&r.streams);
-    if (rc == -2)
-        return cs_store_sql_fail(err, errlen, "export: out of memory");
-    if (rc < 0)
-        return cs_store_sql_fail(err, errlen, "%s: cannot read the spans (damaged?)", cs_store_path(c->st));
-    return 0;
-}
-
-/* ---- flows ---- */
-
-/* One end of a flow, bound to the slice that encloses its time. */
-static void chrome_flow_end(cs_chrome *c, const char *ph, const char *cat, int64_t id, int pid, int64_t tid, int64_t ts)
-{
-    chrome_ev(c);
-    fputs(ph[0] == 's' ? "{\"ph\":\"s\",\"name\":\"" : "{\"ph\":\"f\",\"name\":\"", c->f);
-    fputs(cat, c->f);
-    fputs("\",\"cat\":\"", c->f);
-    fputs(cat, c->f);
-    fputc('"', c->f);
-    chrome_kv(c->f, ",\"id\":", id);
-    chrome_kv(c->f, ",\"pid\":", pid);
-    chrome_kv(c->f, ",\"tid\":", tid);
-    fputc(',', c->f);
-    if (ph[0] == 'f')
-        fputs("\"bp\":\"e\",", c->f);
-    fputs("\"ts\":", c->f);
-    chrome_us(c->f, ts - c->origin);
-    fputc('}', c->f);
-}
-
-/* Within a slice whatever its length: the middle of [b, e]. */
-static int64_t chrome_mid(int64_t b, int64_t e)
-{
-    return e > b ? b + (e - b) / 2 : b;
-}
-
-static int chrome_flows_p2p(cs_chrome *c, char *err, size_t errlen)
-{
-    sqlite3 *db = cs_store_sql_db(c->st);
-    if (cs_store_sql_table_exists(db, "p2p") != 1)
-        return 0;
-    /* The spans view gives the aligned times of both ends. */
-    static const char sql[] = "SELECT s.rank, s.thread, s.begin_ns, s.end_ns, r.rank, r.thread, r.begin_ns, r.end_ns"
-                              " FROM p2p p JOIN spans s ON s.id = p.send_span JOIN spans r ON r.id = p.recv_span"
-                              " ORDER BY p.send_span";
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-        return cs_store_sql_fail(err, errlen, "%s: cannot read the matched messages: %s", cs_store_path(c->st),
-                                 sqlite3_errmsg(db));
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        int64_t id = ++c->flow_id;
-        chrome_flow_end(c, "s", "p2p", id, sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1),
-                        chrome_mid(sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3)));
-        chrome_flow_end(c, "f", "p2p", id, sqlite3_column_int(s, 4), sqlite3_column_int64(s, 5),
-                        chrome_mid(sqlite3_column_int64(s, 6), sqlite3_column_int64(s, 7)));
+    int64_t mid = chrome_mid(sp->begin_ns, sp->end_ns);
+    if (ln->p2p_out) {
+        chrome_flow_end(c, "s", "p2p", ln->p2p_out, sp->rank, sp->tid, mid);
         c->stats->flows++;
     }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE)
-        return cs_store_sql_fail(err, errlen, "%s: cannot read the matched messages (damaged?)", cs_store_path(c->st));
+    if (ln->p2p_in)
+        chrome_flow_end(c, "f", "p2p", ln->p2p_in, sp->rank, sp->tid, mid);
+    /* A collective instance: an arrow from the last rank to enter it to
+     * every other member. */
+    if (ln->coll && ln->coll_last)
+        for (size_t i = 0; i < ln->npeers; i++) {
+            chrome_flow_end(c, "s", "collective", CS_EXPORT_COLL_FLOW(ln->coll_inst, ln->peers[i]), sp->rank, sp->tid,
+                            mid);
+            c->stats->flows++;
+        }
+    else if (ln->coll)
+        chrome_flow_end(c, "f", "collective", CS_EXPORT_COLL_FLOW(ln->coll_inst, sp->rank), sp->rank, sp->tid, mid);
+    /* Its wait in its collective as a counter on its process: the wait from
+     * its entry, 0 when the last one came. */
+    if (ln->wait_ns > 0 && c->analysed) {
+        chrome_counter(c, sp->rank, "wait for the last rank (us)", sp->begin_ns, "wait_us", ln->wait_ns);
+        chrome_counter(c, sp->rank, "wait for the last rank (us)", sp->begin_ns + ln->wait_ns, "wait_us", 0);
+    }
     return 0;
 }
 
-typedef struct cs_chrome_member {
-    int rank;
-    int64_t tid, begin, end;
-} cs_chrome_member;
-
-/* The flows of one instance: from the last rank's span to every other's. */
-static void chrome_instance(cs_chrome *c, const cs_chrome_member *m, size_t n, int last)
+/* Each rank's cumulative imposed wait (the others' waits in the instances
+ * it entered last) as a counter on the analysis process. */
+static int chrome_imposed_cb(int rank, int64_t t, int64_t w, void *arg)
 {
-    size_t li = n;
-    for (size_t i = 0; i < n && li == n; i++)
-        if (m[i].rank == last)
-            li = i;
-    if (li == n)
-        return;
-    int64_t from = chrome_mid(m[li].begin, m[li].end);
-    for (size_t i = 0; i < n; i++) {
-        if (m[i].rank == last)
-            continue;
-        int64_t id = ++c->flow_id;
-        chrome_flow_end(c, "s", "collective", id, m[li].rank, m[li].tid, from);
-        chrome_flow_end(c, "f", "collective", id, m[i].rank, m[i].tid, chrome_mid(m[i].begin, m[i].end));
-        c->stats->flows++;
-    }
-}
-
-static int chrome_flows_coll(cs_chrome *c, char *err, size_t errlen)
-{
-    sqlite3 *db = cs_store_sql_db(c->st);
-    if (cs_store_sql_table_exists(db, "instances") != 1)
+    cs_chrome *c = arg;
+    if (!c->analysed)
         return 0;
-    static const char sql[] = "SELECT s.rank, s.tid, " CS_ALIGNED("s.begin_ns") ", " CS_ALIGNED(
-        "s.end_ns") ", s.comm, s.seq, i.last_rank"
-                    " FROM span s JOIN instances i ON i.comm = s.comm AND i.seq = s.seq"
-                    " LEFT JOIN clocks k ON k.rank = s.rank"
-                    " WHERE (s.flags & 8) != 0 AND i.last_rank >= 0 ORDER BY s.comm, s.seq, s.rank, s.begin_ns";
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-        return cs_store_sql_fail(err, errlen, "%s: cannot read the collective instances: %s", cs_store_path(c->st),
-                                 sqlite3_errmsg(db));
-    cs_chrome_member *m = NULL;
-    size_t n = 0, cap = 0;
-    int64_t comm = 0, seq = -1;
-    int last = -1, rc, oom = 0;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        int64_t cm = sqlite3_column_int64(s, 4), sq = sqlite3_column_int64(s, 5);
-        if (n > 0 && (cm != comm || sq != seq)) {
-            chrome_instance(c, m, n, last);
-            n = 0;
-        }
-        comm = cm;
-        seq = sq;
-        last = sqlite3_column_int(s, 6);
-        int rank = sqlite3_column_int(s, 0);
-        if (n > 0 && m[n - 1].rank == rank)
-            continue; /* one span per rank: the first */
-        if (CS_VEC_RESERVE(m, cap, n + 1) != 0) {
-            oom = 1;
-            break;
-        }
-        m[n++] = (cs_chrome_member){ .rank = rank,
-                                     .tid = sqlite3_column_int64(s, 1),
-                                     .begin = sqlite3_column_int64(s, 2),
-                                     .end = sqlite3_column_int64(s, 3) };
+    if (rank != c->imposed_rank) {
+        c->imposed_rank = rank;
+        c->imposed_sum = 0;
     }
-    if (!oom && rc == SQLITE_DONE && n > 0)
-        chrome_instance(c, m, n, last);
-    sqlite3_finalize(s);
-    free(m);
-    if (oom)
-        return cs_store_sql_fail(err, errlen, "export: out of memory");
-    if (rc != SQLITE_DONE)
-        return cs_store_sql_fail(err, errlen, "%s: cannot read the collective instances (damaged?)",
-                                 cs_store_path(c->st));
+    c->imposed_sum += w;
+    char name[64], key[32];
+    snprintf(name, sizeof name, "imposed wait, rank %d (us, cumulative)", rank);
+    snprintf(key, sizeof key, "rank %d", rank);
+    chrome_counter(c, CS_CHROME_ANALYSIS_PID, name, t, key, c->imposed_sum);
     return 0;
 }
 
@@ -479,13 +412,13 @@ static int chrome_step_cb(const cs_step_row *x, void *arg)
     char name[64];
     snprintf(name, sizeof name, "step %" PRId64, x->step);
     chrome_x_head(c, name, "step", CS_CHROME_ANALYSIS_PID, CS_CHROME_STEPS_TID, x->begin_ns, x->end_ns);
-    fprintf(c->f, ",\"args\":{\"step\":%" PRId64 ",\"time_us\":", x->step);
-    chrome_us(c->f, x->time_ns);
+    chrome_printf(c->f, ",\"args\":{\"step\":%" PRId64 ",\"time_us\":", x->step);
+    cs_export_out_us(c->f, x->time_ns);
     if (x->slowest_rank >= 0) {
-        fprintf(c->f, ",\"slowest_rank\":%d,\"whatif_us\":", x->slowest_rank);
-        chrome_us(c->f, x->whatif_ns);
+        chrome_printf(c->f, ",\"slowest_rank\":%d,\"whatif_us\":", x->slowest_rank);
+        cs_export_out_us(c->f, x->whatif_ns);
     }
-    fputs("}}", c->f);
+    cs_export_out_puts(c->f, "}}");
     c->stats->analysis++;
     return 0;
 }
@@ -507,91 +440,25 @@ static int chrome_verdict_cb(const cs_straggler *x, void *arg)
     chrome_meta(c, "thread_name", CS_CHROME_ANALYSIS_PID, tid, "name", track, 0);
     chrome_meta(c, "thread_sort_index", CS_CHROME_ANALYSIS_PID, tid, "sort_index", NULL, tid);
     chrome_x_head(c, name, "verdict", CS_CHROME_ANALYSIS_PID, tid, x->begin_ns, x->end_ns);
-    fputs(",\"args\":{\"kind\":", c->f);
-    cs_json_str(c->f, x->kind);
+    cs_export_out_puts(c->f, ",\"args\":{\"kind\":");
+    cs_export_out_json_str(c->f, x->kind);
     if (x->rank >= 0)
-        fprintf(c->f, ",\"rank\":%d", x->rank);
+        chrome_printf(c->f, ",\"rank\":%d", x->rank);
     if (x->src >= 0 && x->dst >= 0)
-        fprintf(c->f, ",\"src\":%d,\"dst\":%d", x->src, x->dst);
+        chrome_printf(c->f, ",\"src\":%d,\"dst\":%d", x->src, x->dst);
     if (x->comm != 0) {
-        fputs(",\"comm\":", c->f);
-        cs_json_str(c->f, cs_store_comms_name(&c->comms, x->comm, buf, sizeof buf));
+        cs_export_out_puts(c->f, ",\"comm\":");
+        cs_export_out_json_str(c->f, cs_store_comms_name(&c->comms, x->comm, buf, sizeof buf));
     }
-    fprintf(c->f, ",\"first_step\":%" PRId64 ",\"last_step\":%" PRId64 ",\"lateness_us\":", x->first_step,
-            x->last_step);
-    chrome_us(c->f, x->lateness_ns);
-    fputs(",\"cost_us\":", c->f);
-    chrome_us(c->f, x->cost_ns);
-    fputs(",\"evidence\":", c->f);
-    cs_json_str(c->f, x->evidence);
-    fputs("}}", c->f);
+    chrome_printf(c->f, ",\"first_step\":%" PRId64 ",\"last_step\":%" PRId64 ",\"lateness_us\":", x->first_step,
+                  x->last_step);
+    cs_export_out_us(c->f, x->lateness_ns);
+    cs_export_out_puts(c->f, ",\"cost_us\":");
+    cs_export_out_us(c->f, x->cost_ns);
+    cs_export_out_puts(c->f, ",\"evidence\":");
+    cs_export_out_json_str(c->f, x->evidence);
+    cs_export_out_puts(c->f, "}}");
     c->stats->analysis++;
-    return 0;
-}
-
-/* A counter sample: one series `key` of counter `name` on a process. */
-static void chrome_counter(cs_chrome *c, int pid, const char *name, int64_t ts, const char *key, int64_t ns)
-{
-    chrome_ev(c);
-    fputs("{\"ph\":\"C\",\"name\":", c->f);
-    cs_json_str(c->f, name);
-    chrome_kv(c->f, ",\"pid\":", pid);
-    fputs(",\"tid\":0,\"ts\":", c->f);
-    chrome_us(c->f, ts - c->origin);
-    fputs(",\"args\":{", c->f);
-    cs_json_str(c->f, key);
-    fputc(':', c->f);
-    chrome_us(c->f, ns);
-    fputs("}}", c->f);
-    c->stats->analysis++;
-}
-
-/* Each rank's wait in each collective (the last entry - its own entry) as
- * a counter on its process: the wait from its entry, 0 when the last one
- * came. And each rank's cumulative imposed wait (the others' waits in the
- * instances it entered last) on the analysis process. */
-static int chrome_waits(cs_chrome *c, char *err, size_t errlen)
-{
-    sqlite3 *db = cs_store_sql_db(c->st);
-    if (cs_store_sql_table_exists(db, "waits") != 1 || cs_store_sql_table_exists(db, "instances") != 1)
-        return 0;
-    static const char own[] =
-        "SELECT w.rank, " CS_ALIGNED("s.begin_ns") ", w.wait_ns FROM waits w"
-                                                   " JOIN span s ON s.id = w.span LEFT JOIN clocks k ON k.rank = s.rank"
-                                                   " WHERE w.wait_ns > 0 ORDER BY w.rank, s.begin_ns";
-    static const char imposed[] = "SELECT i.last_rank, i.last_entry_ns, SUM(w.wait_ns) FROM instances i"
-                                  " JOIN waits w ON w.comm = i.comm AND w.seq = i.seq"
-                                  " WHERE i.last_rank >= 0 GROUP BY i.comm, i.seq"
-                                  " ORDER BY i.last_rank, i.last_entry_ns";
-    for (int pass = 0; pass < 2; pass++) {
-        sqlite3_stmt *s;
-        if (sqlite3_prepare_v2(db, pass == 0 ? own : imposed, -1, &s, NULL) != SQLITE_OK)
-            return cs_store_sql_fail(err, errlen, "%s: cannot read the waits: %s", cs_store_path(c->st),
-                                     sqlite3_errmsg(db));
-        int rc, rank = -1;
-        int64_t sum = 0;
-        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-            int r = sqlite3_column_int(s, 0);
-            int64_t t = sqlite3_column_int64(s, 1), w = sqlite3_column_int64(s, 2);
-            if (pass == 0) {
-                chrome_counter(c, r, "wait for the last rank (us)", t, "wait_us", w);
-                chrome_counter(c, r, "wait for the last rank (us)", t + w, "wait_us", 0);
-                continue;
-            }
-            if (r != rank) {
-                rank = r;
-                sum = 0;
-            }
-            sum += w;
-            char name[64], key[32];
-            snprintf(name, sizeof name, "imposed wait, rank %d (us, cumulative)", r);
-            snprintf(key, sizeof key, "rank %d", r);
-            chrome_counter(c, CS_CHROME_ANALYSIS_PID, name, t, key, sum);
-        }
-        sqlite3_finalize(s);
-        if (rc != SQLITE_DONE)
-            return cs_store_sql_fail(err, errlen, "%s: cannot read the waits (damaged?)", cs_store_path(c->st));
-    }
     return 0;
 }
 
@@ -603,19 +470,26 @@ static int chrome_analysis(cs_chrome *c, char *err, size_t errlen)
     chrome_meta(c, "process_sort_index", CS_CHROME_ANALYSIS_PID, 0, "sort_index", NULL, -1);
     chrome_meta(c, "thread_name", CS_CHROME_ANALYSIS_PID, CS_CHROME_STEPS_TID, "name", "steps", 0);
     chrome_meta(c, "thread_sort_index", CS_CHROME_ANALYSIS_PID, CS_CHROME_STEPS_TID, "sort_index", NULL, 0);
+    c->analysed = 1;
     if (cs_store_steps_list(c->st, chrome_step_cb, c) < 0 || cs_store_stragglers(c->st, chrome_verdict_cb, c) < 0)
         return cs_store_sql_fail(err, errlen, "%s: cannot read the stored analysis (damaged?)", cs_store_path(c->st));
-    return chrome_waits(c, err, errlen);
+    return 0;
 }
 
 /* ---- the file ---- */
 
-int cs_export_chrome(FILE *f, cs_store *st, cs_export_stats *stats, char *err, size_t errlen)
+int cs_export_chrome(FILE *file, cs_store *st, cs_export_stats *stats, char *err, size_t errlen)
 {
-    cs_chrome c = { .f = f, .st = st, .stats = stats };
+    cs_export_out out;
+    cs_chrome c = { .f = &out, .st = st, .stats = stats };
+    cs_export_out *f = &out;
     cs_proc *procs = NULL;
     int nproc = 0, rc = -1;
     memset(stats, 0, sizeof *stats);
+    if (cs_export_out_init(&out, file) != 0) {
+        cs_store_sql_fail(err, errlen, "export: out of memory");
+        return -1;
+    }
     if (cs_store_procs(st, &procs, &nproc) != 0 || cs_store_ops(st, &c.ops, &c.nops) != 0 ||
         cs_store_comms_load(st, &c.comms) != 0) {
         cs_store_sql_fail(err, errlen, "%s: cannot read the processes, ops or communicators (damaged?)",
@@ -642,10 +516,11 @@ int cs_export_chrome(FILE *f, cs_store *st, cs_export_stats *stats, char *err, s
         if (i == 0 || t < c.origin)
             c.origin = t;
     }
-    fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"collscope " PACKAGE_VERSION "\",\"trace\":", f);
-    cs_json_str(f, cs_store_path(st));
-    fprintf(f, ",\"origin_ns\":%" PRId64 ",\"time\":\"aligned, microseconds from origin_ns\"},\"traceEvents\":[",
-            c.origin);
+    cs_export_out_puts(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"collscope " PACKAGE_VERSION
+                          "\",\"trace\":");
+    cs_export_out_json_str(f, cs_store_path(st));
+    chrome_printf(f, ",\"origin_ns\":%" PRId64 ",\"time\":\"aligned, microseconds from origin_ns\"},\"traceEvents\":[",
+                  c.origin);
     for (int i = 0; i < nproc; i++) {
         if (i > 0 && procs[i].rank == procs[i - 1].rank)
             continue;
@@ -654,12 +529,18 @@ int cs_export_chrome(FILE *f, cs_store *st, cs_export_stats *stats, char *err, s
         chrome_meta(&c, "process_name", procs[i].rank, 0, "name", name, 0);
         chrome_meta(&c, "process_sort_index", procs[i].rank, 0, "sort_index", NULL, procs[i].rank);
     }
-    if (chrome_spans(&c, err, errlen) != 0 || chrome_flows_p2p(&c, err, errlen) != 0 ||
-        chrome_flows_coll(&c, err, errlen) != 0 || chrome_analysis(&c, err, errlen) != 0)
+    c.imposed_rank = -1;
+    if (chrome_analysis(&c, err, errlen) != 0 ||
+        cs_export_pass(st, chrome_span_cb, chrome_imposed_cb, &c, err, errlen) != 0)
         goto out;
-    fputs("\n]}\n", f);
+    cs_export_out_puts(f, "\n]}\n");
     rc = 0;
 out:
+    /* A write error is the caller's to find, through ferror. */
+    if (cs_export_out_done(&out) != 0 && rc == 0 && !ferror(file)) {
+        cs_store_sql_fail(err, errlen, "export: out of memory");
+        rc = -1;
+    }
     stats->events = c.events;
     free(procs);
     free(c.ops);
@@ -675,5 +556,9 @@ out:
     free(c.strs);
     cs_map_free(&c.site_idx);
     cs_map_free(&c.comm_idx);
+    cs_map_free(&c.tids);
+    for (size_t i = 0; i < c.nranks; i++)
+        cs_map_free(&c.ranks[i].streams);
+    free(c.ranks);
     return rc;
 }

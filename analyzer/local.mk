@@ -19,6 +19,7 @@ bin_PROGRAMS += analyzer/collscope
 analyzer_collscope_SOURCES = analyzer/cli.h analyzer/main.c analyzer/cmd_run.c analyzer/cmd_ingest.c \
 	analyzer/cmd_analyze.c analyzer/cmd_report.c analyzer/cmd_diff.c analyzer/cmd_check_estimate.c analyzer/cmd_tui.c \
 	analyzer/cmd_export.c analyzer/outfile.h analyzer/outfile.c analyzer/export.h analyzer/export.c analyzer/export_chrome.c \
+	analyzer/export_io.h analyzer/export_io.c \
 	analyzer/run.c analyzer/ingest.c analyzer/symbolize.c
 # The kineto export (docs/interop.md).
 analyzer_collscope_SOURCES += analyzer/export_kineto.c
@@ -30,6 +31,25 @@ analyzer_collscope_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 analyzer_collscope_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_LIBS) -lm
 analyzer_collscope_LDADD += $(YAJL_LIBS) $(ZLIB_LIBS)
 analyzer_collscope_CFLAGS += $(YAJL_CFLAGS) $(ZLIB_CFLAGS)
+# The Perfetto protobuf export: its encoder generated from our .proto by
+# protoc-c at build time (m4/protobuf_c.m4).
+EXTRA_DIST += analyzer/perfetto_trace.proto
+if HAVE_PROTOBUF_C
+analyzer_collscope_SOURCES += analyzer/export_perfetto.c
+nodist_analyzer_collscope_SOURCES = analyzer/perfetto_trace.pb-c.c analyzer/perfetto_trace.pb-c.h
+analyzer_collscope_CFLAGS += $(PROTOBUF_C_CFLAGS)
+analyzer_collscope_LDADD += $(PROTOBUF_C_LIBS)
+BUILT_SOURCES += analyzer/perfetto_trace.pb-c.h
+CLEANFILES += analyzer/perfetto_trace.pb-c.c analyzer/perfetto_trace.pb-c.h
+# One run of protoc-c writes both files; the .c follows the .h (a rule
+# with two targets could run twice at once under make -j).
+analyzer/perfetto_trace.pb-c.h: $(srcdir)/analyzer/perfetto_trace.proto
+	$(AM_V_GEN)$(MKDIR_P) analyzer && $(PROTOC_C) --proto_path=$(srcdir)/analyzer --c_out=analyzer $(srcdir)/analyzer/perfetto_trace.proto
+analyzer/perfetto_trace.pb-c.c: analyzer/perfetto_trace.pb-c.h
+	@test -f $@ || { rm -f analyzer/perfetto_trace.pb-c.h && $(MAKE) $(AM_MAKEFLAGS) analyzer/perfetto_trace.pb-c.h; }
+else
+EXTRA_DIST += analyzer/export_perfetto.c
+endif
 # `collscope tui` runs the browser in-process when it was built (tui/local.mk
 # defines CS_TUI_LIBS, which links the libraries above again after it).
 if HAVE_NCURSES
@@ -99,6 +119,10 @@ EXTRA_DIST += tests/analysis/export_otf2.sh tests/analysis/export_otf2_gpu.sh
 # the round trip through `collscope import`.
 TESTS += tests/analysis/export_kineto.sh tests/analysis/export_kineto_hta.sh tests/analysis/roundtrip_kineto.sh
 EXTRA_DIST += tests/analysis/export_kineto.sh tests/analysis/export_kineto_hta.sh tests/analysis/roundtrip_kineto.sh
+# The Perfetto protobuf export of the same run and of the NCCL trainer under
+# the stand-ins, decoded with Python's protobuf from our .proto (about 8 s).
+TESTS += tests/analysis/export_perfetto.sh
+EXTRA_DIST += tests/analysis/export_perfetto.sh
 # The commands' -o files: never through a symlink, never half-written.
 TESTS += tests/analysis/outfile.sh
 EXTRA_DIST += tests/analysis/outfile.sh

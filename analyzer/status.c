@@ -597,8 +597,8 @@ static void st_diagnose(st_job *j, st_out *o, double after)
                     l += (size_t)snprintf(b + l, sizeof b - l, "%srank %d in %s%s", l ? ", " : "", m->rank,
                                           st_op(m->fly.op), st_root(m, root, sizeof root));
             }
-            st_diag(o, "mismatch", "mismatch at seq %u of %s: rank%s %s in %s%s, but %s", seq, cn, nw > 1 ? "s" : "",
-                    a, st_op(r->fly.op), st_root(r, root, sizeof root), b);
+            st_diag(o, "mismatch", "mismatch at seq %u of %s: rank%s %s in %s%s, but %s", seq, cn, nw > 1 ? "s" : "", a,
+                    st_op(r->fly.op), st_root(r, root, sizeof root), b);
             continue;
         }
         for (int q = 0; c && q < c->size; q++) {
@@ -611,8 +611,10 @@ static void st_diagnose(st_job *j, st_out *o, double after)
             if (m && ent >= (int64_t)seq && done < (int64_t)seq)
                 continue; /* in it */
             if (m && done >= (int64_t)seq) {
-                st_diag(o, "mismatch", "seq %u of %s: rank %d completed it while ranks %s wait in it (%s): the "
-                        "collective counts disagree", seq, cn, wr, a, st_op(r->fly.op));
+                st_diag(o, "mismatch",
+                        "seq %u of %s: rank %d completed it while ranks %s wait in it (%s): the "
+                        "collective counts disagree",
+                        seq, cn, wr, a, st_op(r->fly.op));
                 continue;
             }
             miss[nmiss++] = wr;
@@ -631,8 +633,8 @@ static void st_diagnose(st_job *j, st_out *o, double after)
             l += (size_t)snprintf(b + l, sizeof b - l, "%srank %d never entered: it %s%s", q ? "; " : "", miss[q],
                                   is ? "is " : "", d);
         }
-        st_diag(o, "missing_rank", "seq %u of %s (%s, %llu B): rank%s %s waiting %.1f s; %s", seq, cn,
-                st_op(r->fly.op), (unsigned long long)r->fly.bytes, nw > 1 ? "s" : "", a, since, b);
+        st_diag(o, "missing_rank", "seq %u of %s (%s, %llu B): rank%s %s waiting %.1f s; %s", seq, cn, st_op(r->fly.op),
+                (unsigned long long)r->fly.bytes, nw > 1 ? "s" : "", a, since, b);
     }
     /* dead and exited ranks while the job goes on */
     int running = 0;
@@ -680,7 +682,7 @@ out:
 static void st_print_ranks(st_job *j, FILE *f)
 {
     int n = (int)j->n;
-    char (*line)[700] = malloc((size_t)(n ? n : 1) * sizeof *line);
+    char(*line)[700] = malloc((size_t)(n ? n : 1) * sizeof *line);
     int *done = calloc((size_t)(n ? n : 1), sizeof *done), *v = malloc((size_t)(n ? n : 1) * sizeof *v);
     if (!line || !done || !v)
         goto out;
@@ -771,8 +773,10 @@ int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err
         running += !j.r[i].closed && j.r[i].alive != 0;
     }
     if (world > 0 && (int)j.n < world && running)
-        st_diag(&o, "missing_log", "%d of %d ranks have a log (the others never started tracing, or their logs are "
-                "on another file system)", (int)j.n, world);
+        st_diag(&o, "missing_log",
+                "%d of %d ranks have a log (the others never started tracing, or their logs are "
+                "on another file system)",
+                (int)j.n, world);
     const char *verdict = o.nd ? "hang or failure" : finished ? "finished" : "healthy";
     if (opt->json) {
         fprintf(f, "{\"dir\": ");
@@ -790,7 +794,7 @@ int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err
             cs_json_str(f, r->has_fly ? st_op(r->fly.op) : "");
             fprintf(f, ", \"seq\": %lld, \"since_s\": %.3f, \"doing\": ",
                     r->has_fly && st_is_coll(r->fly.op) ? (long long)r->fly.seq : -1LL,
-                    r->has_fly ? (double)(j.now - st_real(r, r->fly.t0)) / 1e9
+                    r->has_fly    ? (double)(j.now - st_real(r, r->fly.t0)) / 1e9
                     : r->has_last ? (double)(j.now - st_real(r, r->last.t1)) / 1e9
                                   : -1.0);
             cs_json_str(f, b);

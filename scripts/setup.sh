@@ -24,7 +24,8 @@ pkgs="build-essential autoconf automake libtool libtool-bin pkg-config python3 b
   sqlite3 libsqlite3-dev openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran
   libunwind-dev libpapi-dev libncurses-dev tmux lammps hpcc python3-mpi4py python3-numpy
   procps time clang-format clang libclang-rt-14-dev
-  libotf2-trace-dev otf2-tools libyajl-dev zlib1g-dev"
+  libotf2-trace-dev otf2-tools libyajl-dev zlib1g-dev
+  libprotobuf-c-dev protobuf-c-compiler protobuf-compiler python3-protobuf"
 missing=
 for p in $pkgs; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"
