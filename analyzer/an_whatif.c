@@ -325,10 +325,14 @@ static int wf_load(wf *w, char *err, size_t errlen)
             int nb =
                 (sp.flags & CS_F_NONBLOCKING) || (sp.op >= 0 && sp.op < a->ctx->nops && a->ctx->ops[sp.op].nonblocking);
             x->lag = nb ? sp.req : 0;
-            if (wf_op_is(a, sp.op, "marker"))
+            if (wf_op_is(a, sp.op, "marker")) {
+                /* a marker marks a moment; one with a length (an imported
+                 * ProfilerStep#N covers its step) covers other calls, and
+                 * replayed as a call it would hold its lane that long */
                 x->cls = WF_MARK;
-            else if (sp.seq >= 0 && sp.comm != 0 && !(sp.flags & CS_F_FUSED) &&
-                     (wf_op_is(a, sp.op, "coll") || wf_op_is(a, sp.op, "rooted")))
+                x->e = x->b;
+            } else if (sp.seq >= 0 && sp.comm != 0 && !(sp.flags & CS_F_FUSED) &&
+                       (wf_op_is(a, sp.op, "coll") || wf_op_is(a, sp.op, "rooted")))
                 x->cls = nb ? WF_NBCOLL : WF_COLL;
         }
         cs_span_iter_free(it);
