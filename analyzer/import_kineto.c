@@ -75,6 +75,7 @@ enum kt_key {
     KK_DTYPE,
     KK_PROCESS_GROUP_DESCRIPTION,
     KK_PROCESS_GROUP_RANKS,
+    KK_CONCRETE_INPUTS,
     KK_N
 };
 static const char *const kt_key_names[KK_N] = {
@@ -116,6 +117,7 @@ static const char *const kt_key_names[KK_N] = {
     [KK_DTYPE] = "dtype",
     [KK_PROCESS_GROUP_DESCRIPTION] = "Process Group Description",
     [KK_PROCESS_GROUP_RANKS] = "Process Group Ranks",
+    [KK_CONCRETE_INPUTS] = "Concrete Inputs",
 };
 
 /* The id of key s (n bytes): a scan of the few known keys of its length
@@ -147,7 +149,9 @@ static int kt_key_id(const unsigned char *s, size_t n)
 }
 
 /* A communication (or step) record kept until the end of the file. */
-enum kt_rec_kind { KT_RPC, KT_NCCLK, KT_GLOO, KT_STEP };
+/* KT_C10DP2P: a gloo send or receive's own c10d::send / c10d::recv_ CPU
+ * op (its peer, in the group, in peer_global; its tag in seq) */
+enum kt_rec_kind { KT_RPC, KT_NCCLK, KT_GLOO, KT_STEP, KT_C10DP2P };
 typedef struct kt_rec {
     int64_t ts, dur; /* ns, raw */
     int64_t ext;     /* External id, -1 none */
@@ -280,7 +284,9 @@ typedef struct kt_event {
     char coll[64], dtype[32], pg_name[64], pg_desc[128], pg_ranks[1024];
     int64_t dims_prod; /* elements of the first input (Input Dims) */
     int has_dims, ndims_lists;
-    char in_type[32]; /* its type (Input type: "float") */
+    char in_type[32];            /* its type (Input type: "float") */
+    int nconc;                   /* Concrete Inputs read so far */
+    int64_t conc_peer, conc_tag; /* c10d::send / c10d::recv_: its [2] and [3], -1 none */
 } kt_event;
 
 typedef struct kt {
@@ -503,6 +509,18 @@ static int kt_scalar(kt *k, const unsigned char *s, size_t n, int isnum)
         e->has_dims = 1;
         return 1;
     }
+    if (d == 5 && kt_in(k, 3, KK_ARGS) && kt_in(k, 4, KK_CONCRETE_INPUTS)) {
+        /* c10d::send / c10d::recv_ (gloo): ["", "", "PEER", "TAG"] */
+        int i = e->nconc++;
+        if ((i == 2 || i == 3) && n > 0 && n < 12) {
+            int digits = 1;
+            for (size_t q = 0; q < n; q++)
+                digits &= isdigit(s[q]) != 0;
+            if (digits)
+                *(i == 2 ? &e->conc_peer : &e->conc_tag) = kt_int((const char *)s, n);
+        }
+        return 1;
+    }
     if (d == 5 && kt_in(k, 3, KK_ARGS) && kt_in(k, 4, KK_INPUT_TYPE) && !isnum && !e->in_type[0]) {
         kt_copy(e->in_type, sizeof e->in_type, s, n);
         return 1;
@@ -585,7 +603,7 @@ static int kt_push(kt *k, char type)
     /* values inside args that are arrays or maps: not read, but for the
      * first input's dims and type ([[1024]], ["float"]) */
     if (k->depth >= 5 && kt_in_event(k) && kt_in(k, 3, KK_ARGS)) {
-        int dims = kt_in(k, 4, KK_INPUT_DIMS), type = kt_in(k, 4, KK_INPUT_TYPE);
+        int dims = kt_in(k, 4, KK_INPUT_DIMS), type = kt_in(k, 4, KK_INPUT_TYPE) || kt_in(k, 4, KK_CONCRETE_INPUTS);
         if (!((dims && k->depth <= 6) || (type && k->depth == 5)))
             k->skip = k->depth;
         else if (dims && k->depth == 6)
@@ -596,6 +614,7 @@ static int kt_push(kt *k, char type)
         k->ev.ext = k->ev.corr = k->ev.seq = k->ev.src = k->ev.dst = k->ev.stream = -1;
         k->ev.in_nelems = k->ev.out_nelems = k->ev.group_size = -1;
         k->ev.tid = k->ev.pid = -1;
+        k->ev.conc_peer = k->ev.conc_tag = -1;
     }
     if (k->depth == 4 && type == 'm' && k->ctype[1] == 'm' && kt_in(k, 1, KK_DISTRIBUTEDINFO) &&
         kt_in(k, 2, KK_PG_CONFIG)) {
@@ -843,8 +862,28 @@ static int kt_event_done(kt *k)
         if (e->ts < k->main_top_end)
             return 1; /* nested in the top-level op before it */
         k->main_top_end = e->ts + dur;
-        if (!strncmp(e->name, "c10d::", 6))
-            return 1; /* a collective's own wrapper: communication, not compute */
+        if (!strncmp(e->name, "c10d::", 6)) {
+            /* a collective's own wrapper: communication, not compute; a
+             * send's or receive's names its peer and tag (gloo traces
+             * have no record_param_comms to say it) */
+            int snd = !strcmp(e->name, "c10d::send"), rcv = !strcmp(e->name, "c10d::recv_");
+            if ((snd || rcv) && e->conc_peer >= 0) {
+                kt_rec p;
+                memset(&p, 0, sizeof p);
+                p.kind = KT_C10DP2P;
+                p.coll = snd ? KT_C_SEND : KT_C_RECV;
+                p.ts = e->ts;
+                p.dur = dur;
+                p.tid = e->tid;
+                p.ext = -1;
+                p.nelems = -1;
+                p.peer_global = e->conc_peer;
+                p.seq = e->conc_tag;
+                p.pg = -1;
+                return kt_keep(k, &p);
+            }
+            return 1;
+        }
         kt_span_init(&x, rank);
         x.op = CS_OP_compute_cpu;
         x.tid = kt_thread(k, e->tid);
@@ -1026,7 +1065,9 @@ static int kt_finish(kt *k)
             ok = kt_write_span(k, &x, 0, k->base_ns);
             continue;
         }
-        const kt_rec *args = NULL;
+        const kt_rec *args = NULL, *p2p = NULL;
+        if (r->kind == KT_C10DP2P)
+            continue;
         if (r->kind == KT_GLOO) {
             size_t *n = &next[r->coll];
             while (*n < k->nrec && (k->recs[*n].kind != KT_RPC || k->recs[*n].coll != r->coll || k->recs[*n].paired))
@@ -1043,6 +1084,18 @@ static int kt_finish(kt *k)
             continue;
         }
         int coll = r->coll;
+        if (r->kind == KT_GLOO && !args && (coll == KT_C_SEND || coll == KT_C_RECV)) {
+            /* its c10d::send / c10d::recv_: on its thread, around its start */
+            for (size_t q = 0; q < k->nrec; q++) {
+                kt_rec *c = &k->recs[q];
+                if (c->kind == KT_C10DP2P && !c->paired && c->coll == coll && c->tid == r->tid && c->ts <= r->ts &&
+                    r->ts <= c->ts + c->dur) {
+                    c->paired = 1;
+                    p2p = c;
+                    break;
+                }
+            }
+        }
         int pg = args && args->pg >= 0 ? args->pg : dflt;
         if (!args && per)
             for (size_t j = 0; j < npool; j++)
@@ -1072,6 +1125,12 @@ static int kt_finish(kt *k)
                 x.peer = pr >= 0 ? pr : (int)args->peer_global;
                 x.flags |= CS_F_HAS_PEER;
             }
+        }
+        if (p2p) { /* the peer is a rank of the group, as MPI's */
+            x.peer = (int)p2p->peer_global;
+            x.flags |= CS_F_HAS_PEER;
+            if (p2p->seq >= 0 && p2p->seq <= INT32_MAX)
+                x.tag = (int)p2p->seq;
         }
         int64_t kx, corr = 0;
         if (args && args->ext >= 0 && cs_map_get(&kern, (uint64_t)args->ext, &kx)) {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # scripts/setup.sh: the two commands of the README's quick start.
 #
-#   scripts/setup.sh demo   install what is missing, build, run the demo: a
+#   scripts/setup.sh demo   install what is missing (Debian packages, and the
+#                           Python venv .venv: scripts/venv.sh), build, run the demo: a
 #                           traced 4-rank MPI training job and its report
 #   scripts/setup.sh test   install what is missing, build, run the test suite,
 #                           then the sanitizer build's subset and the fuzz
@@ -25,7 +26,8 @@ pkgs="build-essential autoconf automake libtool libtool-bin pkg-config python3 b
   libunwind-dev libpapi-dev libncurses-dev tmux lammps hpcc python3-mpi4py python3-numpy
   procps time clang-format clang libclang-rt-14-dev
   libotf2-trace-dev otf2-tools libyajl-dev zlib1g-dev
-  libprotobuf-c-dev protobuf-c-compiler protobuf-compiler python3-protobuf"
+  libprotobuf-c-dev protobuf-c-compiler protobuf-compiler python3-protobuf
+  python3-venv"
 missing=
 for p in $pkgs; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"
@@ -37,6 +39,12 @@ if [ -n "$missing" ]; then
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
 fi
+
+# The project's Python venv (.venv, or $CS_VENV): pinned PyTorch, Holistic
+# Trace Analysis and protobuf, for the tests that run a real PyTorch job and
+# read the exports with real clients (scripts/venv.sh; minutes the first time).
+sh scripts/venv.sh
+export CS_VENV="${CS_VENV:-$top/.venv}"
 
 echo "== building in $top/build"
 if [ ! -x configure ] || [ configure.ac -nt configure ]; then

@@ -67,6 +67,29 @@ need_mpi() {
   _l=$(mpirun_for "$1")
   [ -n "$_l" ] && [ "$_l" != no ] && [ -x "$_l" ] || skip "$1 launcher not installed"
 }
+# need_venv [MODULE...]: sets VPY to the python of the project's virtual
+# environment ($CS_VENV, default the source tree's .venv, which
+# scripts/setup.sh makes: scripts/venv.sh) and checks that it has the
+# modules (default: torch, hta, google.protobuf). Where it does not, the
+# test fails under CI=true (CI makes the venv: these tests must run there)
+# and skips otherwise.
+need_venv() {
+  _venv=${CS_VENV:-$S/.venv}
+  VPY=$_venv/bin/python
+  [ $# -gt 0 ] || set -- torch hta google.protobuf
+  if [ ! -x "$VPY" ]; then
+    _why="no Python venv at $_venv (scripts/venv.sh makes it; CS_VENV names another)"
+  elif ! _why=$("$VPY" -c 'import sys, importlib.util as u
+miss = [m for m in sys.argv[1:] if u.find_spec(m) is None]
+print("the venv " + sys.prefix + " lacks " + ", ".join(miss) + " (scripts/venv.sh installs them)" if miss else "")
+sys.exit(1 if miss else 0)' "$@" 2>&1); then
+    _why=${_why:-"$VPY does not run"}
+  else
+    return 0
+  fi
+  [ "${CI:-}" = true ] && fail "$_why"
+  skip "$_why"
+}
 [ -x "$COLLSCOPE" ] || fail "collscope not built at $COLLSCOPE"
 
 # check_counts OUTPUT DB: every "calls: rank R OP=N ..." line the program
