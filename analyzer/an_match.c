@@ -312,8 +312,9 @@ out:
 
 /* The step marks of a rank whose sequence repeats with period p: the
  * first call of each repetition, from the first position where one
- * repetition follows another exactly; a repetition that does not start
- * where expected is looked for up to two periods further. */
+ * repetition follows another exactly, at the phase whose boundary (the
+ * pair of calls across it) comes once a period; a repetition that does
+ * not start where expected is looked for up to two periods further. */
 static int cs_rseq_marks(const cs_rseq *q, size_t p, cs_vec *out)
 {
     size_t n = q->n, i0 = 0;
@@ -328,6 +329,24 @@ static int cs_rseq_marks(const cs_rseq *q, size_t p, cs_vec *out)
             break;
         }
     }
+    /* the phase: a boundary whose pair of calls (the last of a period,
+     * the first of the next) comes once a period, so that the marks find
+     * it again: in 128 identical buckets and a Waitall the boundary is
+     * Waitall -> bucket, never bucket -> bucket */
+    size_t r0 = 0;
+    for (size_t r = 0; r < p; r++) {
+        int32_t a = q->tok[i0 + (r + p - 1) % p], b = q->tok[i0 + r];
+        size_t cnt = 0;
+        for (size_t t = 0; t < p && cnt < 2; t++)
+            cnt += q->tok[i0 + (t + p - 1) % p] == a && q->tok[i0 + t] == b;
+        if (cnt == 1) {
+            r0 = r;
+            break;
+        }
+    }
+    i0 += r0;
+    if (i0 + p > n)
+        return 0;
     int32_t head = q->tok[i0], tail = q->tok[i0 + p - 1];
     size_t pos = i0;
     for (;;) {
