@@ -41,8 +41,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ST_MAX_LOCAL 4096 /* communicators of one process */
-#define ST_MAX_SITES 4096 /* call sites of one process kept */
+#define ST_MAX_LOCAL 4096          /* communicators of one process */
+#define ST_MAX_SITES 4096          /* call sites of one process kept */
+#define ST_MAX_COMMS 65536         /* communicators of the job kept */
+#define ST_MAX_COMM_SIZE (1 << 20) /* members of one */
 
 typedef struct st_site {
     uint32_t id;
@@ -100,7 +102,8 @@ static st_comm *st_comm_get(st_job *j, uint64_t id, int size)
     for (size_t i = 0; i < j->nc; i++)
         if (j->c[i].id == id)
             return &j->c[i];
-    if (size <= 0 || size > (1 << 24) || CS_VEC_RESERVE(j->c, j->capC, j->nc + 1) != 0)
+    /* a damaged or planted log's sizes are no reason to run out of memory */
+    if (size <= 0 || size > ST_MAX_COMM_SIZE || j->nc >= ST_MAX_COMMS || CS_VEC_RESERVE(j->c, j->capC, j->nc + 1) != 0)
         return NULL;
     st_comm *c = &j->c[j->nc];
     memset(c, 0, sizeof *c);
