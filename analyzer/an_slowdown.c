@@ -125,16 +125,11 @@ static int64_t sd_replay(sd *z, const unsigned char *on, int comp, int comm, int
     wf_var v = { .gap = z->gv, .lag = z->lv, .dur = z->dv };
     if (cs__wf_replay(w, &v) != 0)
         return -1;
-    for (int k = 0; k < w->nsteps; k++)
-        stepb[k] = INT64_MAX;
-    for (size_t j = 0; j < w->nb; j++)
-        if (w->bp[w->bspan[j]] < stepb[w->bstep[j]])
-            stepb[w->bstep[j]] = w->bp[w->bspan[j]];
-    size_t m = 0;
+    cs__wf_step_begins(w, w->bp, stepb);
+    int whole = 0; /* a step with a next begin */
     for (int k = 0; k + 1 < w->nsteps; k++)
-        if (stepb[k] != INT64_MAX && stepb[k + 1] != INT64_MAX)
-            z->buf[m++] = stepb[k + 1] - stepb[k];
-    return m ? cs_stats_median_i64(z->buf, m) : -1;
+        whole |= stepb[k] != INT64_MAX && stepb[k + 1] != INT64_MAX;
+    return whole ? cs__wf_step_median(w, w->bp, z->buf) : -1;
 }
 
 static double sd_share(const sd *z, int64_t t)

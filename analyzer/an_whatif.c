@@ -635,15 +635,20 @@ static int wf_steps(wf *w)
 
 /* Median step time of one replay (begins in bp), over steps 0..n-2 (the
  * last step has no next begin); -1 when there are fewer than 2 steps. */
+void cs__wf_step_begins(const wf *w, const int64_t *bp, int64_t *out)
+{
+    for (int k = 0; k < w->nsteps; k++)
+        out[k] = INT64_MAX;
+    for (size_t j = 0; j < w->nb; j++)
+        if (bp[w->bspan[j]] < out[w->bstep[j]])
+            out[w->bstep[j]] = bp[w->bspan[j]];
+}
+
 int64_t cs__wf_step_median(const wf *w, const int64_t *bp, int64_t *buf)
 {
     if (w->nsteps < 2)
         return -1;
-    for (int k = 0; k < w->nsteps; k++)
-        buf[k] = INT64_MAX;
-    for (size_t j = 0; j < w->nb; j++)
-        if (bp[w->bspan[j]] < buf[w->bstep[j]])
-            buf[w->bstep[j]] = bp[w->bspan[j]];
+    cs__wf_step_begins(w, bp, buf);
     size_t m = 0;
     for (int k = 0; k + 1 < w->nsteps; k++)
         if (buf[k] != INT64_MAX && buf[k + 1] != INT64_MAX)

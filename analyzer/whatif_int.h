@@ -121,6 +121,9 @@ int cs__wf_replay(wf *w, const wf_var *v);
 /* Median step time of one replay (begins in bp), over steps 0..n-2 (the
  * last step has no next begin); -1 when there are fewer than 2 steps. */
 int64_t cs__wf_step_median(const wf *w, const int64_t *bp, int64_t *buf);
+/* Each step's begin in one replay (begins in bp): the earliest of its
+ * boundary spans, INT64_MAX for a step with none; out[nsteps]. */
+void cs__wf_step_begins(const wf *w, const int64_t *bp, int64_t *out);
 
 /* The slowdown attribution (an_slowdown.c), after the measured replay:
  * the ideal replay, S, its attribution by rank, group, op and step, the
