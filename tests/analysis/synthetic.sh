@@ -103,4 +103,13 @@ assert len(new) == 1 and new[0]["kind"] == "persistent" and new[0]["rank"] == 3,
 assert d["tails"] and all("base_p99_ns" in t and "new_p99_ns" in t for t in d["tails"])
 PYEOF
 echo "ok: diff (text and JSON) shows the step time, the new straggler and the tails"
+
+# a second analysis replaces the first one's results: nothing is kept twice
+rows() { sqlite3 "$T/pers.db" "SELECT (SELECT count(*) FROM slowdown) || ' ' || (SELECT count(*) FROM stragglers)
+  || ' ' || (SELECT count(*) FROM meta WHERE key LIKE 'slowdown%' OR key LIKE 'whatif%')"; }
+r1=$(rows)
+"$COLLSCOPE" analyze --force "$T/pers.db" > /dev/null 2>&1 || fail "second analysis failed"
+r2=$(rows)
+[ "$r1" = "$r2" ] && [ "${r1%% *}" -gt 0 ] || fail "re-analysis: slowdown, verdict and meta rows [$r1] became [$r2]"
+echo "ok: re-analysis keeps one copy of each result ($r2)"
 pass
