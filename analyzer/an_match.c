@@ -133,9 +133,10 @@ static int cs_rseq_oom(char *err, size_t errlen)
 }
 
 /* Read one rank's calls into q (symbol ids from ids, *nids of them), their
- * times on the aligned time line (as the markers' are). */
+ * times on the aligned time line (as the markers' are). comm_only: only
+ * the communication calls' times (q->cb, q->ce), no symbols. */
 static int cs_rseq_read(cs_an_ctx *ctx, const cs_an_clocks *k, int rank, cs_map *ids, int64_t *nids, cs_rseq *q,
-                        char *err, size_t errlen)
+                        int comm_only, char *err, size_t errlen)
 {
     q->n = q->nc = 0;
     cs_span_query sq = { .order = CS_ORDER_RANK_TIME, .rank = rank };
@@ -171,6 +172,8 @@ static int cs_rseq_read(cs_an_ctx *ctx, const cs_an_clocks *k, int rank, cs_map 
         if (polling)
             continue;
         last = sym;
+        if (comm_only)
+            continue;
         if (CS_VEC_RESERVE(q->sy, q->capSy, q->n + 1) != 0 || CS_VEC_RESERVE(q->gap, q->capGap, q->n + 1) != 0 ||
             CS_VEC_RESERVE(q->at, q->capAt, q->n + 1) != 0)
             goto oom;
@@ -452,7 +455,7 @@ static int cs_steps_from_calls(cs_match_io *a, char *err, size_t errlen)
         for (int i = 0; i < ns; i++) {
             int d = ns == nd ? i : (int)((int64_t)i * nd / ns);
             searched[d] = 1;
-            if (cs_rseq_read(c, a->clocks, c->rank_of[d], &ids, &nids, &q, err, errlen) != 0)
+            if (cs_rseq_read(c, a->clocks, c->rank_of[d], &ids, &nids, &q, 0, err, errlen) != 0)
                 goto out;
             if (q.n == 0)
                 continue;
@@ -526,7 +529,7 @@ static int cs_steps_from_calls(cs_match_io *a, char *err, size_t errlen)
             cs_rseq_free(&q);
             q = kept[ki];
             memset(&kept[ki], 0, sizeof kept[ki]);
-        } else if (cs_rseq_read(c, a->clocks, r, &ids, &nids, &q, err, errlen) != 0) {
+        } else if (cs_rseq_read(c, a->clocks, r, &ids, &nids, &q, markers, err, errlen) != 0) {
             goto out;
         }
         if (!markers) {
