@@ -12,6 +12,8 @@ analyzer_libcsanalysis_la_SOURCES = analyzer/store_analysis.h analyzer/store_ana
 analyzer_libcsanalysis_la_SOURCES += analyzer/report.h analyzer/report.c analyzer/report_text.c \
 	analyzer/report_json.c analyzer/report_markdown.c analyzer/report_junit.c analyzer/gates.c \
 	analyzer/diff.c analyzer/estimate.c
+# The failure model and its diagnosis (status, the report's Failures, the TUI).
+analyzer_libcsanalysis_la_SOURCES += analyzer/failure.h analyzer/failure.c analyzer/failure_store.c
 analyzer_libcsanalysis_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 analyzer_libcsanalysis_la_LIBADD = -lm
 
