@@ -104,9 +104,10 @@ void cs_failure_model_free(cs_failure_model *m);
  * m all the same). */
 int cs_failure_from_store(cs_store *st, cs_failure_model *m, char *err, size_t errlen);
 
-/* Post mortem (a trace), a call in flight this long when the trace ended
- * is stuck. */
-#define CS_FAILURE_POST_AFTER_S 1.0
+/* Post mortem (a trace), every call that never returned is stuck: its
+ * process ended in it (the MPI library or the scheduler may end the others
+ * within a second of the first one's death). */
+#define CS_FAILURE_POST_AFTER_S 0.0
 
 /* The diagnosis of m (failure.c's header comment); a call in flight for
  * after_s is stuck. Appends to out. */

@@ -4,7 +4,8 @@
  * returned (spans flagged CS_F_INFLIGHT, which end at the last time their
  * log recorded), its last completed call, and per communicator the
  * highest sequence number it entered and completed. The model's time is
- * the end of the trace; no process runs any more. */
+ * the end of the trace, or when `collscope run` saw the job end (meta
+ * job_end_ns) when later; no process runs any more. */
 #include "config.h"
 #include "analyzer/failure.h"
 #include "libtrace/span.h"
@@ -202,6 +203,30 @@ int cs_failure_from_store(cs_store *st, cs_failure_model *m, char *err, size_t e
             goto sqlfail;
     }
     sqlite3_finalize(s);
+    s = NULL;
+    /* when `collscope run` saw the job end: processes of its host that died
+     * were gone by then (on the clock of its first rank there) */
+    char v[64] = "", host[256] = "";
+    if (cs_store_meta_get(st, "job_end_ns", v, sizeof v) == 0 && v[0] &&
+        cs_store_meta_get(st, "job_end_host", host, sizeof host) == 0) {
+        int64_t end = strtoll(v, NULL, 10), off = 0;
+        if (fs_prepare(db, path,
+                       "SELECT COALESCE(k.offset_ns, 0) FROM processes p LEFT JOIN clocks k ON k.rank = p.rank "
+                       "WHERE p.host = ?1 ORDER BY p.rank LIMIT 1",
+                       &s, err, errlen) != 0)
+            return -1;
+        sqlite3_bind_text(s, 1, host, -1, SQLITE_STATIC);
+        int found = 0;
+        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+            off = sqlite3_column_int64(s, 0);
+            found = 1;
+        }
+        if (rc != SQLITE_DONE)
+            goto sqlfail;
+        sqlite3_finalize(s);
+        if (found && end + off > m->now)
+            m->now = end + off;
+    }
     cs_failure_sort(m);
     return 0;
 sqlfail:
