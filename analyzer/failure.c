@@ -12,7 +12,8 @@
  *                in: what each of them is doing (its call in flight, dead,
  *                exited, or outside any traced call since when);
  *   dead rank    a process gone without an exit record, and one that
- *                exited without MPI_Finalize while the others go on;
+ *                exited without MPI_Finalize while the others go on (post
+ *                mortem: while they never finished);
  *   compute      a rank outside any traced call for longer than the limit
  *                while others wait.
  * A call counts as stuck once in flight for the limit. Ranks alike (the
