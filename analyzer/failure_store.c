@@ -164,22 +164,44 @@ int cs_failure_from_store(cs_store *st, cs_failure_model *m, char *err, size_t e
         goto sqlfail;
     sqlite3_finalize(s);
     s = NULL;
-    /* per communicator, the highest seq entered and completed */
+    /* per communicator of a collective in flight, the highest seq each
+     * member entered and completed: from the top of its (comm, seq) index
+     * down until every member has both (no scan of the whole trace) */
     if (fs_prepare(db, path,
-                   "SELECT rank, comm, MAX(seq), MAX(CASE WHEN (flags & 512) != 0 THEN -1 ELSE seq END) FROM span "
-                   "WHERE seq IS NOT NULL AND comm IS NOT NULL AND (flags & 8) != 0 GROUP BY rank, comm",
+                   "SELECT rank, seq, flags FROM span WHERE comm = ?1 AND seq IS NOT NULL AND (flags & 8) != 0 "
+                   "ORDER BY seq DESC",
                    &s, err, errlen) != 0)
         return -1;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        cs_failure_rank *r = fs_rank(m, sqlite3_column_int(s, 0));
-        cs_failure_seq *q = r ? cs_failure_seq_get(r, (uint64_t)sqlite3_column_int64(s, 1)) : NULL;
-        if (!q)
-            goto oom;
-        q->entered = sqlite3_column_int64(s, 2);
-        q->completed = sqlite3_column_int64(s, 3);
+    for (size_t i = 0; i < m->n; i++) {
+        uint64_t comm = m->r[i].fly.comm;
+        int first = m->r[i].has_fly && comm && m->r[i].fly.seq >= 0;
+        for (size_t k = 0; first && k < i; k++)
+            first = !(m->r[k].has_fly && m->r[k].fly.comm == comm && m->r[k].fly.seq >= 0);
+        if (!first)
+            continue;
+        int members = 0, done = 0;
+        for (size_t c = 0; c < m->nc; c++)
+            if (m->c[c].id == comm)
+                members = m->c[c].size;
+        sqlite3_reset(s);
+        sqlite3_bind_int64(s, 1, (sqlite3_int64)comm);
+        while (done < members && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+            cs_failure_rank *r = fs_rank(m, sqlite3_column_int(s, 0));
+            cs_failure_seq *q = r ? cs_failure_seq_get(r, comm) : NULL;
+            if (!q)
+                goto oom;
+            int64_t seq = sqlite3_column_int64(s, 1);
+            int fly = (sqlite3_column_int(s, 2) & CS_F_INFLIGHT) != 0;
+            if (q->entered < 0)
+                q->entered = seq;
+            if (!fly && q->completed < 0) {
+                q->completed = seq;
+                done++;
+            }
+        }
+        if (done < members && rc != SQLITE_DONE)
+            goto sqlfail;
     }
-    if (rc != SQLITE_DONE)
-        goto sqlfail;
     sqlite3_finalize(s);
     s = NULL;
     /* each rank's last completed call (the last begun, through the time index) */
