@@ -96,7 +96,7 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
     if (d->failures.n) {
         fprintf(
             f,
-            "### Failures\n\n| kind | culprits | call | communicator | seq | call site | |\n|---|---|---|---|---|---|---|\n");
+            "### Failures\n\n| kind | culprits | call | communicator | seq | call site | finding |\n|---|---|---|---|---|---|---|\n");
         for (size_t i = 0; i < d->failures.n; i++) {
             const cs_failure *x = &d->failures.v[i];
             char ranks[256];
