@@ -81,6 +81,16 @@ static int st_pid_alive(int pid)
     return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
 }
 
+/* Call sites resolved so far: (module, offset) -> text. */
+#define ST_MAX_KNOWN 256
+typedef struct st_known {
+    unsigned long long off;
+    char mod[1100];
+    char text[256];
+} st_known;
+static st_known st_sites_known[ST_MAX_KNOWN];
+static int st_nsites_known;
+
 /* "file:line (function)" of rank r's call site id, from its modules file
  * and addr2line; "" when unknown. */
 static void st_site_text(const st_log *r, uint32_t id, char *buf, size_t len)
@@ -115,6 +125,13 @@ static void st_site_text(const st_log *r, uint32_t id, char *buf, size_t len)
         fclose(f);
         if (!mod[0] || strstr(mod, "libmpi") || strstr(mod, "libcollscope") || strstr(mod, "libc.so"))
             continue;
+        /* the ranks of a job share their call sites: each is resolved once */
+        unsigned long long key = off ? off - 1 : off;
+        for (int c = 0; c < st_nsites_known; c++)
+            if (st_sites_known[c].off == key && strcmp(st_sites_known[c].mod, mod) == 0) {
+                snprintf(buf, len, "%s", st_sites_known[c].text);
+                return;
+            }
         /* the return address points after the call: look up the byte before */
         char cmd[1400];
         snprintf(cmd, sizeof cmd, "addr2line -f -s -e '%s' 0x%llx 2>/dev/null", mod, off ? off - 1 : off);
@@ -133,6 +150,12 @@ static void st_site_text(const st_log *r, uint32_t id, char *buf, size_t len)
                 snprintf(buf, len, "%s", fn);
         }
         pclose(p);
+        if (st_nsites_known < ST_MAX_KNOWN) {
+            st_known *k = &st_sites_known[st_nsites_known++];
+            k->off = key;
+            snprintf(k->mod, sizeof k->mod, "%s", mod);
+            snprintf(k->text, sizeof k->text, "%s", buf);
+        }
         return;
     }
 }
@@ -250,7 +273,9 @@ static int st_read_log(cs_failure_model *m, const char *path, char *err, size_t 
     }
     if (r->has_last) {
         st_call(lg, &last, last_comm, &r->last);
-        st_site_text(lg, last.callsite, r->last.site, sizeof r->last.site);
+        /* where a rank is in a call, its last call's site goes unprinted */
+        if (!r->has_fly)
+            st_site_text(lg, last.callsite, r->last.site, sizeof r->last.site);
     }
     /* alive: a process of this host that still exists */
     char me[64] = "";
