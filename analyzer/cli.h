@@ -65,6 +65,11 @@ typedef struct cs_ingest_result {
  * reconverts every log). Logs of one run only are merged: that of the
  * newest log. */
 int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_result *res);
+/* When the job of `collscope run` ended (CLOCK_REALTIME ns of this host,
+ * which the ingested spans' times follow), for the next cs_ingest_dir to keep in the trace
+ * (meta job_end_ns, job_end_host): a process of this host that died
+ * without an exit record was gone by then. */
+void cs_ingest_job_end(int64_t mono_ns);
 
 /* Run the job LAUNCH (argv style) under the tracer with the preload of
  * mpi ("openmpi", "mpich" or "nompi"), its output in the folder out, then

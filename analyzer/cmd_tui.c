@@ -11,7 +11,8 @@ const char cs_help_tui[] = "usage: collscope tui DIR|TRACE.db\n"
                            "\n"
                            "Browse the job's timeline in the terminal: one lane per rank, collectives\n"
                            "split into waiting and transfer, the worst instances and straggler steps\n"
-                           "of the analysis, stats and ranks screens. The same browser as\n"
+                           "of the analysis, stats and ranks screens, calls that never returned as\n"
+                           "open-ended bars and the job's failures (F). The same browser as\n"
                            "collscope-tui; press ? in it for the keys. See collscope-tui(1).\n";
 
 int cs_cmd_tui(int argc, char **argv)

@@ -16,6 +16,7 @@
 #include "libtrace/store.h"
 #include "libtrace/store_comms.h"
 #include "analyzer/store_analysis.h"
+#include "analyzer/failure.h"
 
 /* ---- running the analysis ---- */
 
@@ -103,6 +104,10 @@ typedef struct cs_report_data {
     char sd_verdict[16], sd_culprit[48], sd_text[512];
     cs_slowdown_row *sd;
     int nsd;
+    /* the failures post mortem (failure.h): calls that never returned,
+     * processes that died or exited without MPI_Finalize; empty when the
+     * job ended well */
+    cs_failure_list failures;
 } cs_report_data;
 /* 0, or -1 when the store cannot be read (d is then partly filled: free it). */
 int cs_report_load(cs_store *st, cs_report_data *d);

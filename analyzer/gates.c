@@ -71,15 +71,17 @@ int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_dat
                 goto bad;
         }
         int known = strcmp(name, "straggler") == 0 || strcmp(name, "p99") == 0 || strcmp(name, "step") == 0 ||
-                    strcmp(name, "verdict") == 0 || strcmp(name, "slowdown") == 0 || cs_gates_is_kind(name);
+                    strcmp(name, "verdict") == 0 || strcmp(name, "slowdown") == 0 || strcmp(name, "failures") == 0 ||
+                    cs_gates_is_kind(name);
         if (!known) {
-            snprintf(err, errlen,
-                     "--fail-on: unknown gate '%s' (straggler=PCT, p99=PCT, step=PCT, slowdown=PCT, verdict, or a "
-                     "verdict kind: persistent, transient, recurring, slow_link, slow_collective=PCT)",
-                     name);
+            snprintf(
+                err, errlen,
+                "--fail-on: unknown gate '%s' (straggler=PCT, p99=PCT, step=PCT, slowdown=PCT, verdict, failures, or a "
+                "verdict kind: persistent, transient, recurring, slow_link, slow_collective=PCT)",
+                name);
             goto bad;
         }
-        if (strcmp(name, "verdict") != 0 && pct < 0) {
+        if (strcmp(name, "verdict") != 0 && strcmp(name, "failures") != 0 && pct < 0) {
             snprintf(err, errlen, "--fail-on: gate '%s' needs a percentage (%s=PCT)", name, name);
             goto bad;
         }
@@ -103,6 +105,13 @@ int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_dat
                          d->sd_text);
             else
                 snprintf(x->message, sizeof x->message, "no slowdown attribution (fewer than 3 steps)");
+        } else if (strcmp(name, "failures") == 0) {
+            x->failed = d->failures.n > 0;
+            if (x->failed)
+                snprintf(x->message, sizeof x->message, "%zu failure(s) of the job, the first: %s: %s", d->failures.n,
+                         d->failures.v[0].kind, d->failures.v[0].text);
+            else
+                snprintf(x->message, sizeof x->message, "no failure: no call in flight, no process died");
         } else if (strcmp(name, "verdict") == 0) {
             x->failed = d->nstrag > 0;
             if (x->failed)

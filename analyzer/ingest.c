@@ -263,6 +263,13 @@ static size_t cs_keep_one_run(cs_logent *ents, size_t n, const char *logs, cs_in
     return k;
 }
 
+static int64_t cs_ingest_end_ns;
+
+void cs_ingest_job_end(int64_t mono_ns)
+{
+    cs_ingest_end_ns = mono_ns;
+}
+
 int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -412,6 +419,13 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
     double t2 = cs_now_s();
     cs_symbolize(job);
     double t3 = cs_now_s();
+    if (cs_ingest_end_ns > 0) {
+        char v[32], host[256] = "";
+        snprintf(v, sizeof v, "%lld", (long long)cs_ingest_end_ns);
+        gethostname(host, sizeof host - 1);
+        cs_store_meta_set(job, "job_end_ns", v);
+        cs_store_meta_set(job, "job_end_host", host);
+    }
     if (cs_store_finish(job, command, err, sizeof err) != 0) {
         cs_error("%s", err);
         cs_store_close(job);

@@ -12,6 +12,14 @@ analyzer_libcsanalysis_la_SOURCES = analyzer/store_analysis.h analyzer/store_ana
 analyzer_libcsanalysis_la_SOURCES += analyzer/report.h analyzer/report.c analyzer/report_text.c \
 	analyzer/report_json.c analyzer/report_markdown.c analyzer/report_junit.c analyzer/gates.c \
 	analyzer/diff.c analyzer/estimate.c
+# The failure model and its diagnosis (status, the report's Failures, the TUI).
+analyzer_libcsanalysis_la_SOURCES += analyzer/failure.h analyzer/failure.c analyzer/failure_store.c
+# Unit test of its diagnosis on hand-made models.
+check_PROGRAMS += tests/unit/test_failure
+TESTS += tests/unit/test_failure
+tests_unit_test_failure_SOURCES = tests/unit/test_failure.c
+tests_unit_test_failure_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_test_failure_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_LIBS) -lm
 analyzer_libcsanalysis_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 analyzer_libcsanalysis_la_LIBADD = -lm
 

@@ -170,6 +170,12 @@ int cs_report_load(cs_store *st, cs_report_data *d)
         if (cs_store_slowdown(st, cs_ld_slowdown, &l) != 0)
             return -1;
     }
+    /* the same diagnosis as `collscope status` post mortem */
+    cs_failure_model fm;
+    char ferr[512];
+    if (cs_failure_from_store(st, &fm, ferr, sizeof ferr) == 0)
+        cs_failure_diagnose(&fm, CS_FAILURE_POST_AFTER_S, &d->failures);
+    cs_failure_model_free(&fm);
     if (d->nsteps > 0) {
         int64_t *t = malloc((size_t)d->nsteps * sizeof *t), *w = malloc((size_t)d->nsteps * sizeof *w);
         if (!t || !w) {
@@ -203,6 +209,7 @@ void cs_report_free(cs_report_data *d)
     free(d->lay);
     free(d->sd);
     cs_store_comms_free(&d->comms);
+    cs_failure_list_free(&d->failures);
     memset(d, 0, sizeof *d);
 }
 

@@ -370,7 +370,9 @@ void cs_report_json_write(FILE *f, const cs_report_trace *t, const cs_report_dat
     cs_json_str(f, t->path);
     fprintf(f, ",\n  \"processes\": %d,\n  \"spans\": %lld,\n  \"dropped\": %lld,\n  \"tool_overhead_ns\": %lld,\n",
             nproc, (long long)spans, (long long)dropped, (long long)overhead);
-    fprintf(f, "  \"ranks\": [");
+    fprintf(f, "  \"failures\": ");
+    cs_failure_json(f, &d->failures);
+    fprintf(f, ",\n  \"ranks\": [");
     for (size_t i = 0; i < t->nranks; i++) {
         const cs_report_rank *r = &t->ranks[i];
         const cs_proc *p = NULL;

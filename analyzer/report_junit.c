@@ -1,6 +1,6 @@
 /* report_junit.c: `collscope report --format junit`: JUnit XML, one test
  * case per gate (one informational case on the verdicts when no gate was
- * asked for). */
+ * asked for), and a failing case per failure of the job. */
 #include "config.h"
 #include "analyzer/report.h"
 
@@ -47,12 +47,28 @@ void cs_report_junit_write(FILE *f, const cs_report_trace *t, const cs_report_da
         g = &dflt;
         ng = 1;
     }
-    int failed = 0;
+    int failed = (int)d->failures.n, ncases = ng + (int)d->failures.n;
     for (int i = 0; i < ng; i++)
         failed += g[i].failed;
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites tests=\"%d\" failures=\"%d\">\n", ng, failed);
-    fprintf(f, "  <testsuite name=\"collscope\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n", ng,
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites tests=\"%d\" failures=\"%d\">\n", ncases,
             failed);
+    fprintf(f, "  <testsuite name=\"collscope\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n", ncases,
+            failed);
+    /* the job's failures (the report's Failures section): a failing case each */
+    for (size_t i = 0; i < d->failures.n; i++) {
+        const cs_failure *x = &d->failures.v[i];
+        char ranks[256];
+        cs_failure_ranks_text(x->culprits, x->nculprits, ranks, sizeof ranks);
+        fprintf(f, "    <testcase classname=\"collscope.failures\" name=\"");
+        cs_report_junit_xml(f, x->kind);
+        fprintf(f, " rank%s ", x->nculprits > 1 ? "s" : "");
+        cs_report_junit_xml(f, ranks);
+        fprintf(f, "\">\n      <failure message=\"");
+        cs_report_junit_xml(f, x->text);
+        fprintf(f, "\">");
+        cs_report_junit_xml(f, x->text);
+        fprintf(f, "</failure>\n    </testcase>\n");
+    }
     for (int i = 0; i < ng; i++) {
         fprintf(f, "    <testcase classname=\"collscope.gates\" name=\"");
         cs_report_junit_xml(f, g[i].name);

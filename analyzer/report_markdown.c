@@ -93,6 +93,26 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
                 " (steps from the period of the calls: %d calls, matching %.1f %% of the positions on %d of %d ranks)",
                 d->step_period, 100 * d->step_confidence, d->step_ranks_agreeing, d->step_ranks_searched);
     fprintf(f, ".\n\n");
+    if (d->failures.n) {
+        fprintf(
+            f,
+            "### Failures\n\n| kind | culprits | call | communicator | seq | call site | finding |\n|---|---|---|---|---|---|---|\n");
+        for (size_t i = 0; i < d->failures.n; i++) {
+            const cs_failure *x = &d->failures.v[i];
+            char ranks[256];
+            cs_failure_ranks_text(x->culprits, x->nculprits, ranks, sizeof ranks);
+            fprintf(f, "| %s | %s | %s | %s | ", x->kind, ranks, x->call[0] ? x->call : "-",
+                    x->comm[0] ? x->comm : "-");
+            if (x->seq >= 0)
+                fprintf(f, "%lld", (long long)x->seq);
+            else
+                fprintf(f, "-");
+            fprintf(f, " | %s | ", x->site[0] ? x->site : "-");
+            cs_report_markdown_cell(f, x->text);
+            fprintf(f, " |\n");
+        }
+        fprintf(f, "\n");
+    }
     if (d->layout[0])
         fprintf(f, "Parallel layout: **%s** (%s).\n\n", d->layout, d->layout_source);
     if (d->has_slowdown)

@@ -285,6 +285,12 @@ void cs_report_text_write(FILE *f, const cs_report_trace *t, const cs_report_dat
     }
     fprintf(f, "\n  clocks: %s; tool overhead about %s in all\n", nproc ? procs[0].clock : "-",
             cs_fmt_ns(overhead, b1, sizeof b1));
+    /* the job's failures first: none on a trace that ended well */
+    if (d->failures.n) {
+        fprintf(f, "\nFailures (the job hung or failed; as `collscope status` would say post mortem)\n");
+        for (size_t i = 0; i < d->failures.n; i++)
+            fprintf(f, "  %s: %s\n", d->failures.v[i].kind, d->failures.v[i].text);
+    }
     fprintf(f, "\n(total: time on the ranks' time lines, each instant once per rank: calls in flight together share\n"
                " it; a nonblocking collective lasts from its start to the end of the completion call that finished\n"
                " it, which gives its own time to the collectives it completed. p50-max: each call's own duration)\n");

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <dirent.h>
 
@@ -292,6 +293,9 @@ int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, i
     int status = 0;
     while (waitpid(cs_child, &status, 0) < 0 && errno == EINTR)
         ;
+    struct timespec ended;
+    clock_gettime(CLOCK_REALTIME, &ended);
+    cs_ingest_job_end((int64_t)ended.tv_sec * 1000000000 + ended.tv_nsec);
     unsetenv("LD_PRELOAD");
     int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
     if (!traced || !ingest)

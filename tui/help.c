@@ -15,6 +15,7 @@ static const char *const help_lines[] = {
     "  s S  next / previous straggler step (needs the analysis)",
     "  /    filter: 'op NAME', 'rank N', 'comm NAME|ID', 'clear'  x  clear the filters",
     "  A    run 'collscope analyze' on this trace now",
+    "  F    next failure of the job (a call that never returned, a dead rank): its first culprit's call",
     "Screens",
     "  1 t  timeline    2 T  stats (Tab: next table, < >: sort column, r: reverse)    3 R  ranks by lateness",
     "  4 G  layout: the ranks as the parallel grid, shaded by their share of the slowdown (arrows, Enter: the",
@@ -23,7 +24,8 @@ static const char *const help_lines[] = {
     "Glyphs",
     "  collective (transfer part), waiting part of a collective, point-to-point, GPU kernel or",
     "  compute span (imported traces), other calls (init, markers), compute (no traced call);",
-    "  dim: busy less than a quarter.",
+    "  dim: busy less than a quarter. Bold > (UTF-8: a double angle): a call that never returned,",
+    "  from its start to the end of the trace.",
     NULL
 };
 

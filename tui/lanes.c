@@ -304,6 +304,21 @@ int tui_lanes_frame(tui_lanes *f, tui_model *m, int ncols, int rows)
                 }
             }
     }
+    /* calls that never returned: from their start to the end of the trace */
+    for (int r = 0; r < nrows; r++) {
+        const cs_tui_lane *L = &m->aLane[m->aVis[m->lane_top + r]];
+        tui_cell *row = &f->aCell[(size_t)r * (size_t)ncols];
+        for (int c = 0; c < ncols; c++)
+            row[c].fly = 0;
+        for (int i = 0; i < m->nFly && L->sidx == 0; i++) {
+            if (m->aFly[i].rank != L->rank || m->aFly[i].tid != L->tid || m->aFly[i].begin_ns > m->t1)
+                continue;
+            double x0 = ((double)m->aFly[i].begin_ns - (double)m->t0) / colns;
+            int c0 = x0 < 0 ? 0 : (int)floor(x0);
+            for (int c = c0; c < ncols && (double)m->t0 + colns * c <= (double)m->t_end; c++)
+                row[c].fly = 1;
+        }
+    }
     free(acc);
     free(bk);
     return 0;

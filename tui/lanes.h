@@ -22,6 +22,7 @@ typedef struct tui_cell {
     unsigned char kind;  /* enum cs_tui_kind */
     unsigned char light; /* busy for less than a quarter of the cell */
     unsigned char cursor;
+    unsigned char fly; /* a call that never returned covers it (open-ended to the trace's end) */
 } tui_cell;
 
 /* A span as kept for one frame. */

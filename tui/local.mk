@@ -7,6 +7,9 @@ EXTRA_DIST += tests/tui/extreme.sh tests/tui/tui.sh tests/tui/badinput.sh tests/
 	docs/collscope-tui.1
 dist_doc_DATA += docs/tui.md
 TESTS += tests/tui/extreme.sh tests/tui/tui.sh tests/tui/badinput.sh tests/tui/nccl.sh tests/tui/tui_readonly.sh tests/tui/layout.sh
+# The failures of a hung job: open-ended bars, F (docs/tui.md).
+TESTS += tests/tui/failures.sh
+EXTRA_DIST += tests/tui/failures.sh
 
 if HAVE_NCURSES
 noinst_LTLIBRARIES += tui/libcstui.la

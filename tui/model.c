@@ -4,6 +4,8 @@
 #include "tui/model.h"
 
 #include "common/vec.h"
+#include "analyzer/failure.h"
+#include "libtrace/store_sql.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -77,6 +79,80 @@ static void index_progress(double frac, void *arg)
     (void)arg;
     fprintf(stderr, "\rcollscope-tui: indexing the timeline... %3d%%", (int)(frac * 100));
     fflush(stderr);
+}
+
+/* The calls that never returned, and the failures with their first
+ * culprits' calls; the end of the trace moves to when the job ended where
+ * that is later (the open-ended bars reach it). Nothing when the trace
+ * cannot tell (an older trace): the TUI works without. */
+static void model_failures(tui_model *m)
+{
+    sqlite3 *db = cs_store_sql_db(m->st);
+    sqlite3_stmt *s = NULL;
+    size_t cap = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT rank, thread, begin_ns FROM spans WHERE id IN "
+                           "(SELECT id FROM span WHERE (flags & 512) != 0)",
+                           -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW && CS_VEC_RESERVE(m->aFly, cap, (size_t)m->nFly + 1) == 0)
+            m->aFly[m->nFly++] =
+                (struct tui_fly){ sqlite3_column_int(s, 0), sqlite3_column_int(s, 1), sqlite3_column_int64(s, 2) };
+    }
+    sqlite3_finalize(s);
+    cs_failure_model fm;
+    cs_failure_list fl = { 0 };
+    char err[512];
+    if (cs_failure_from_store(m->st, &fm, err, sizeof err) == 0) {
+        cs_failure_diagnose(&fm, CS_FAILURE_POST_AFTER_S, &fl);
+        if (fl.n && fm.now > m->t_end)
+            m->t_end = fm.now;
+        cap = 0;
+        for (size_t i = 0; i < fl.n; i++) {
+            const cs_failure *x = &fl.v[i];
+            const cs_failure_rank *r = NULL;
+            for (size_t k = 0; x->nculprits && k < fm.n; k++)
+                if (fm.r[k].rank == x->culprits[0])
+                    r = &fm.r[k];
+            if (!r || (!r->has_fly && !r->has_last) || CS_VEC_RESERVE(m->aFail, cap, (size_t)m->nFail + 1) != 0)
+                continue;
+            struct tui_fail *f = &m->aFail[m->nFail++];
+            f->rank = r->rank;
+            f->t_ns = r->has_fly ? r->fly.t0 : r->last.t0;
+            snprintf(f->kind, sizeof f->kind, "%s", x->kind);
+            snprintf(f->text, sizeof f->text, "%s", x->text);
+        }
+    }
+    m->iFail = -1;
+    cs_failure_list_free(&fl);
+    cs_failure_model_free(&fm);
+}
+
+int tui_model_next_failure(tui_model *m, int dir)
+{
+    if (m->nFail == 0) {
+        tui_model_status(m, 0, "no failure: no call in flight at the end, no process died");
+        return -1;
+    }
+    int i = m->iFail + dir;
+    if (i < 0)
+        i = m->nFail - 1;
+    if (i >= m->nFail)
+        i = 0;
+    m->iFail = i;
+    const struct tui_fail *f = &m->aFail[i];
+    /* the culprit's call and what follows it to the end of the trace */
+    int64_t w = (m->t_end - f->t_ns) * 3 / 2 + 1000;
+    tui_model_center(m, f->t_ns + w / 3, w);
+    tui_model_filter(m, "clear");
+    int l = tui_model_lane_of(m, f->rank, -1);
+    if (l >= 0)
+        m->cur_lane = l;
+    m->has_sel = 0;
+    m->cur_col = m->ncols > 0 ? (int)((double)(f->t_ns - m->t0) / ((double)(m->t1 - m->t0) / m->ncols)) : 0;
+    if (m->cur_col < 0 || m->cur_col >= m->ncols)
+        m->cur_col = 0;
+    tui_model_status(m, 1, "failure %d of %d: rank %d: %s: %s", i + 1, m->nFail, f->rank, f->kind, f->text);
+    return 0;
 }
 
 int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, char *err, size_t errlen)
@@ -166,6 +242,7 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
     }
     if (m->t_end <= m->t_begin)
         m->t_end = m->t_begin + 1000;
+    model_failures(m);
     m->aVis = calloc((size_t)m->nLane, sizeof *m->aVis);
     if (!m->aVis) {
         snprintf(err, errlen, "out of memory");
@@ -181,6 +258,9 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
     int nranks = 0;
     for (int i = 0; i < m->nLane; i++)
         nranks += !i || m->aLane[i].rank != m->aLane[i - 1].rank;
+    if (m->nFail > 0)
+        tui_model_status(m, 1, "the job failed (%d finding%s, the first: %s): F jumps to its first culprit", m->nFail,
+                         m->nFail > 1 ? "s" : "", m->aFail[0].kind);
     if (!m->status[0]) {
         if (nranks == 1)
             tui_model_status(m, 1, "single-rank trace: no cross-rank waits or stragglers to find");
@@ -223,6 +303,8 @@ int tui_model_reopen(tui_model *m, char *err, size_t errlen)
 
 void tui_model_close(tui_model *m)
 {
+    free(m->aFly);
+    free(m->aFail);
     free(m->aVis);
     free(m->aLane);
     free(m->aProc);

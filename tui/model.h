@@ -83,6 +83,22 @@ typedef struct tui_model {
 
     char status[512];
     int status_warn;
+
+    /* the calls that never returned (CS_F_INFLIGHT): drawn open-ended to
+     * the end of the trace */
+    struct tui_fly {
+        int rank, tid;
+        int64_t begin_ns;
+    } * aFly;
+    int nFly;
+    /* the failures post mortem (analyzer/failure.h, as `collscope report`
+     * finds them), each with its first culprit's call to jump to */
+    struct tui_fail {
+        int rank;
+        int64_t t_ns;
+        char kind[24], text[240];
+    } * aFail;
+    int nFail, iFail;
 } tui_model;
 
 /* Open the trace of DIR (or a .db file), building its timeline summary when
@@ -95,6 +111,10 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
  * selection are dropped. 0, or -1 with err set (the model is closed). */
 int tui_model_reopen(tui_model *m, char *err, size_t errlen);
 void tui_model_close(tui_model *m);
+/* 'F': center the view on the next failure's first culprit (its call in
+ * flight, else its last call), its lane the cursor's; 0, or -1 when the
+ * trace has no failure (the status line says so). */
+int tui_model_next_failure(tui_model *m, int dir);
 
 void tui_model_status(tui_model *m, int warn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -232,6 +232,10 @@ static void draw_lane(const tui_model *m, const tui_lanes *f, WINDOW *w, int y, 
         attr_t a = tui_draw_kind_attr(m, kind);
         if (row[c].light && m->colour)
             a |= A_DIM;
+        if (row[c].fly) {
+            g = m->utf8 ? L'\x00bb' : L'>';
+            a = tui_draw_kind_attr(m, CS_TK_WAIT) | A_BOLD;
+        }
         if (cur && c == m->cur_col)
             a |= A_REVERSE;
         tui_draw_put(w, y, TUI_LABEL_W + c, g, a);
@@ -278,6 +282,11 @@ static void timeline_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
         int n = snprintf(buf, sizeof buf, " %s  ", tui_draw_kind_name[kind]);
         tui_draw_text(w, y, x, cols - x, A_NORMAL, buf);
         x += n;
+    }
+    if (m->nFly && x + 24 < cols) {
+        tui_draw_put(w, y, x, m->utf8 ? L'\x00bb' : L'>', tui_draw_kind_attr(m, CS_TK_WAIT) | A_BOLD);
+        tui_draw_text(w, y, x + 1, cols - x - 1, A_NORMAL, " never returned  ");
+        x += 18;
     }
     int n = 0;
     buf[0] = '\0';
@@ -419,6 +428,7 @@ static int timeline_key(void *st, tui_model *m, tui_ui *ui, int ch)
         tui_analysis_forget_worst(&tl->nav);
         break;
     case 'A': return key_analyze(m, ui);
+    case 'F': tui_model_next_failure(m, 1); break;
     default: return TUI_IGNORED;
     }
     return TUI_HANDLED | TUI_REDRAW;
