@@ -25,6 +25,7 @@
  * site) are printed as one line with their ranks. */
 #include "config.h"
 #include "analyzer/status.h"
+#include "analyzer/status_gpu.h"
 #include "common/json.h"
 #include "common/vec.h"
 #include "libtrace/log.h"
@@ -770,6 +771,13 @@ int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err
     j.now = st_now_real();
     st_out o = { f, opt->json, 0, NULL, NULL, 0 };
     st_diagnose(&j, &o, opt->after_s);
+    /* ---- NCCL: collectives whose GPU work is in flight (status_gpu.c) ---- */
+    cs_status_gpu gpu;
+    if (cs_status_gpu_read(dir, opt->after_s, j.now, &gpu) < 0)
+        fprintf(stderr, "collscope: status: %s: out of memory reading the GPU work in flight\n", dir);
+    for (int i = 0; i < gpu.ndiag; i++)
+        st_diag(&o, "nccl_stall", "%s", gpu.diag[i]);
+    /* ---- end NCCL ---- */
     int world = j.r[0].world, finished = 1, running = 0;
     for (size_t i = 0; i < j.n; i++) {
         finished &= j.r[i].closed && j.r[i].finalized;
@@ -803,6 +811,11 @@ int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err
             cs_json_str(f, b);
             fprintf(f, "}");
         }
+        fprintf(f, "],\n \"gpu_in_flight\": ["); /* NCCL (status_gpu.c) */
+        for (int i = 0; i < gpu.nline; i++) {
+            fprintf(f, "%s", i ? ", " : "");
+            cs_json_str(f, gpu.line[i]);
+        }
         fprintf(f, "],\n \"diagnosis\": [");
         for (int i = 0; i < o.nd; i++) {
             fprintf(f, "%s\n  {\"kind\": ", i ? "," : "");
@@ -816,6 +829,8 @@ int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err
         fprintf(f, "collscope status %s: %zu process log(s)%s, %s\n", dir, j.n,
                 world > 0 ? "" : " (world size unknown)", verdict);
         st_print_ranks(&j, f);
+        for (int i = 0; i < gpu.nline; i++) /* NCCL (status_gpu.c) */
+            fprintf(f, "  %s\n", gpu.line[i]);
         for (int i = 0; i < o.nd; i++)
             fprintf(f, "%s: %s\n", o.kind[i], o.text[i]);
         /* per communicator: the highest seq each rank entered and completed */
@@ -836,6 +851,7 @@ int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err
         }
     }
     int rc = o.nd ? 3 : 0;
+    cs_status_gpu_free(&gpu);
     free(o.kind);
     free(o.text);
     for (size_t i = 0; i < j.n; i++) {

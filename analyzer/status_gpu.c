@@ -175,8 +175,7 @@ static int sg_scan(sg_job *j, sg_rank *r, cs_logr *lr, uint64_t *local_id)
             const cs_rec_commname *c = (const cs_rec_commname *)x;
             for (size_t i = 0; i < j->nc; i++)
                 if (j->c[i].id == c->id && c->part == 0)
-                    snprintf(j->c[i].name, sizeof j->c[i].name, "%.*s", (int)strnlen(c->text, sizeof c->text),
-                             c->text);
+                    snprintf(j->c[i].name, sizeof j->c[i].name, "%.*s", (int)strnlen(c->text, sizeof c->text), c->text);
         } else if (kind == CS_REC_SPAN || kind == CS_REC_INFLIGHT) {
             int fly = kind == CS_REC_INFLIGHT;
             uint64_t t = fly ? x->t0 : x->t1;
@@ -428,8 +427,8 @@ static int sg_report(sg_job *j, double after, cs_status_gpu *g)
         r->since = (double)(j->now - sg_real(r, r->oldest->t1)) / 1e9;
         r->stuck = r->since >= after || sg_gone(r);
         const sg_flight *f = r->oldest;
-        g->rank[g->nrank++] = (struct cs_status_gpu_rank){ r->rank, sg_op(f->op), f->comm, f->seq,
-                                                            r->since,  f->begun,     r->stuck };
+        g->rank[g->nrank++] =
+            (struct cs_status_gpu_rank){ r->rank, sg_op(f->op), f->comm, f->seq, r->since, f->begun, r->stuck };
     }
     /* per-rank lines: the same collective and state on one line */
     for (int i = 0; i < n; i++) {
@@ -483,11 +482,11 @@ static int sg_report(sg_job *j, double after, cs_status_gpu *g)
         if (!c)
             continue;
         int nstart = 0, nnot = 0, ndone = 0, ngone = 0;
-        int *start = malloc((size_t)c->size * sizeof *start), *not = malloc((size_t)c->size * sizeof *not),
+        int *start = malloc((size_t)c->size * sizeof *start), *not = malloc((size_t)c->size * sizeof *not ),
             *dn = malloc((size_t)c->size * sizeof *dn);
         if (!start || !not || !dn) {
             free(start);
-            free(not);
+            free(not );
             free(dn);
             rc = -1;
             goto out;
@@ -512,7 +511,7 @@ static int sg_report(sg_job *j, double after, cs_status_gpu *g)
                 start[nstart++] = w;
                 wait = s > wait ? s : wait;
             } else if (p) {
-                not[nnot++] = w;
+                not [nnot++] = w;
                 nots = s > nots ? s : nots;
             } else {
                 int64_t ent = -1;
@@ -524,8 +523,8 @@ static int sg_report(sg_job *j, double after, cs_status_gpu *g)
                 } else if (lb < sizeof b - 200) {
                     char d[300];
                     sg_cpu(j, m, d, sizeof d);
-                    lb += (size_t)snprintf(b + lb, sizeof b - lb, "%srank %d never enqueued it: %s", lb ? "; " : "",
-                                           w, d);
+                    lb += (size_t)snprintf(b + lb, sizeof b - lb, "%srank %d never enqueued it: %s", lb ? "; " : "", w,
+                                           d);
                 }
             }
         }
@@ -535,8 +534,8 @@ static int sg_report(sg_job *j, double after, cs_status_gpu *g)
         if (nnot) {
             sg_ranks_text(not, nnot, a, sizeof a);
             lt += (size_t)snprintf(t + lt, sizeof t - lt,
-                                   "rank%s %s: GPU work never started (the stream is stuck before it), enqueued %.1f s "
-                                   "ago",
+                                   "rank%s %s stalled: GPU work never started (the stream is stuck before it), "
+                                   "enqueued %.1f s ago",
                                    nnot > 1 ? "s" : "", a, nots);
         }
         if (b[0])
@@ -544,7 +543,7 @@ static int sg_report(sg_job *j, double after, cs_status_gpu *g)
         if (nstart) {
             sg_ranks_text(start, nstart, a, sizeof a);
             if (nnot || b[0])
-                lt += (size_t)snprintf(t + lt, sizeof t - lt, "; rank%s %s: GPU work started, in flight %.1f s, waiting",
+                lt += (size_t)snprintf(t + lt, sizeof t - lt, "; rank%s %s waiting: GPU work started, in flight %.1f s",
                                        nstart > 1 ? "s" : "", a, wait);
             else
                 lt += (size_t)snprintf(t + lt, sizeof t - lt,
@@ -554,13 +553,13 @@ static int sg_report(sg_job *j, double after, cs_status_gpu *g)
         }
         if (ndone) {
             sg_ranks_text(dn, ndone, a, sizeof a);
-            lt += (size_t)snprintf(t + lt, sizeof t - lt, "; rank%s %s: enqueued it, GPU work not in flight", ndone > 1 ? "s" : "",
-                                   a);
+            lt += (size_t)snprintf(t + lt, sizeof t - lt, "; rank%s %s: enqueued it, GPU work not in flight",
+                                   ndone > 1 ? "s" : "", a);
         }
         if (ngone && lt < sizeof t)
             snprintf(t + lt, sizeof t - lt, "; %d of its ranks gone without an exit record (killed?)", ngone);
         free(start);
-        free(not);
+        free(not );
         free(dn);
         if (sg_add(&g->diag, &g->ndiag, t) != 0) {
             rc = -1;

@@ -27,7 +27,7 @@ typedef struct cs_status_gpu {
         double since_s; /* since it was enqueued */
         int begun;      /* its GPU work started */
         int stuck;      /* in flight for the limit, or its process is gone */
-    } *rank;
+    } * rank;
     int nrank;
 } cs_status_gpu;
 
