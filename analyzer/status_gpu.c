@@ -6,7 +6,8 @@
  * started); the GPUTIME record of source 1 with the same correlation id
  * says it ended. The call's SPANX and span, joined by that id, give the
  * op, communicator, sequence number, bytes and the time it was enqueued
- * (the end of the call). Each log is read once, and a second time only
+ * (the end of the call); a GPUTIME record of the NCCL profiler plugin
+ * with times says it ended too. Each log is read once, and a second time only
  * when it holds GPUFLIGHT records.
  *
  * A collective whose GPU work has been in flight for the limit (or whose
@@ -273,7 +274,8 @@ static void sg_join(sg_rank *r, cs_logr *lr, const uint64_t *local_id)
                 }
         } else if (kind == CS_REC_GPUTIME) {
             const cs_rec_gputime *g = (const cs_rec_gputime *)x;
-            sg_flight *f = g->source == 1 ? sg_flight_find(r, g->corr) : NULL;
+            /* CUDA events, or NCCL's profiler plugin, say it ended */
+            sg_flight *f = g->source == 1 || g->g0 ? sg_flight_find(r, g->corr) : NULL;
             if (f)
                 f->done = 1;
         }

@@ -36,7 +36,8 @@
  * never runs (no MPI traffic, no profiler events), and the program's next
  * synchronization with the stream waits forever (see cudart.c). Inside a
  * group the stall takes effect at ncclGroupEnd, where the group's work
- * starts. */
+ * starts: none of the group's collectives completes (the stand-in ran
+ * those before the stalled one, but sends no profiler events for them). */
 #include <nccl.h>
 #include <mpi.h>
 
@@ -862,6 +863,8 @@ SI_EXPORT ncclResult_t ncclGroupEnd(void)
         return ncclSuccess;
     int rc = si_nreq ? PMPI_Waitall(si_nreq, si_reqs, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
     si_nreq = 0;
+    if (si_grp_nstall)
+        si_grp_nev = 0; /* the group's work never completes: no events */
     si_prof_group_end();
     if (si_stall.on)
         si_stall_group_end();
