@@ -17,6 +17,7 @@
  * never enqueued the collective (a culprit too: what its CPU does). */
 #include "config.h"
 #include "analyzer/status_gpu.h"
+#include "common/map.h"
 #include "common/vec.h"
 #include "libtrace/log.h"
 #include "libtrace/ops.gen.h"
@@ -57,6 +58,7 @@ typedef struct sg_rank {
     uint64_t maxtick;
     sg_flight *fl;
     size_t nfl, capfl;
+    cs_map fl_idx; /* corr -> index in fl */
     sg_seq *seq;
     size_t nseq, capseq;
     int has_fly, has_last;
@@ -141,10 +143,8 @@ static sg_comm *sg_comm_get(sg_job *j, uint64_t id, int size)
 
 static sg_flight *sg_flight_find(sg_rank *r, uint64_t corr)
 {
-    for (size_t i = 0; i < r->nfl; i++)
-        if (r->fl[i].corr == corr)
-            return &r->fl[i];
-    return NULL;
+    int64_t i;
+    return cs_map_get(&r->fl_idx, corr, &i) ? &r->fl[i] : NULL;
 }
 
 /* Pass 1: clock, communicators, sequence numbers entered, the CPU call in
@@ -210,7 +210,9 @@ static int sg_scan(sg_job *j, sg_rank *r, cs_logr *lr, uint64_t *local_id)
                 r->maxtick = g->at;
             sg_flight *f = sg_flight_find(r, g->corr);
             if (!f) {
-                if (r->nfl >= SG_MAX_FLIGHTS || CS_VEC_RESERVE(r->fl, r->capfl, r->nfl + 1) != 0)
+                if (r->nfl >= SG_MAX_FLIGHTS || g->corr == UINT64_MAX ||
+                    CS_VEC_RESERVE(r->fl, r->capfl, r->nfl + 1) != 0 ||
+                    cs_map_put(&r->fl_idx, g->corr, (int64_t)r->nfl) != 0)
                     continue;
                 f = &r->fl[r->nfl++];
                 memset(f, 0, sizeof *f);
@@ -617,6 +619,7 @@ int cs_status_gpu_read(const char *dir, double after_s, int64_t now_real, cs_sta
     }
     for (size_t i = 0; i < j.n; i++) {
         free(j.r[i].fl);
+        cs_map_free(&j.r[i].fl_idx);
         free(j.r[i].seq);
     }
     free(j.r);
