@@ -1,6 +1,6 @@
 /* status_gpu.c: NCCL collectives whose GPU work is in flight (status_gpu.h).
  *
- * The preload's GPU-timing poller writes a GPUFLIGHT record for the oldest
+ * The preload's GPU-timing poller writes a GPUPEND record for the oldest
  * collective of a thread whose GPU work is still not done a second after
  * it found it pending, with whether its begin event completed (the work
  * started); the GPUTIME record of source 1 with the same correlation id
@@ -8,7 +8,7 @@
  * op, communicator, sequence number, bytes and the time it was enqueued
  * (the end of the call); a GPUTIME record of the NCCL profiler plugin
  * with times says it ended too. Each log is read once, and a second time only
- * when it holds GPUFLIGHT records.
+ * when it holds GPUPEND records.
  *
  * A collective whose GPU work has been in flight for the limit (or whose
  * process is gone) is stuck. Per communicator and sequence number of the
@@ -148,7 +148,7 @@ static sg_flight *sg_flight_find(sg_rank *r, uint64_t corr)
 }
 
 /* Pass 1: clock, communicators, sequence numbers entered, the CPU call in
- * flight, the last span, the GPUFLIGHT records. */
+ * flight, the last span, the GPUPEND records. */
 static int sg_scan(sg_job *j, sg_rank *r, cs_logr *lr, uint64_t *local_id)
 {
     const cs_log_header *h = cs_logr_header(lr);
@@ -204,8 +204,8 @@ static int sg_scan(sg_job *j, sg_rank *r, cs_logr *lr, uint64_t *local_id)
                 r->last = *x;
                 r->has_last = 1;
             }
-        } else if (kind == CS_REC_GPUFLIGHT) {
-            const cs_rec_gpuflight *g = (const cs_rec_gpuflight *)x;
+        } else if (kind == CS_REC_GPUPEND) {
+            const cs_rec_gpupend *g = (const cs_rec_gpupend *)x;
             if (g->at > r->maxtick)
                 r->maxtick = g->at;
             sg_flight *f = sg_flight_find(r, g->corr);

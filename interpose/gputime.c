@@ -14,8 +14,8 @@
  * to the process clock with a reference event of its own (recorded on its
  * own stream, re-anchored every 10 ms), writes a GPUTIME record and gives
  * the pair back after its last entry. An entry whose work is still not
- * done CS_GPUFLIGHT_NS after the poller first found it pending (the
- * oldest of its ring: the ring waits on it) gets a GPUFLIGHT record, so
+ * done CS_GPUPEND_NS after the poller first found it pending (the
+ * oldest of its ring: the ring waits on it) gets a GPUPEND record, so
  * that a reader outside the process, or after its death, knows the
  * collective is in flight on the GPU; another once its begin event
  * completes (the work started). The call path does nothing more for it:
@@ -64,7 +64,7 @@ typedef struct cs_gt_ring {
     uint64_t ftail;                              /* pairs given back (release) */
     uint64_t fl_ent;                             /* oldest entry found not done + 1, 0 = none */
     uint64_t fl_seen;                            /* when it was first found not done (ticks) */
-    int fl_state;                                /* its GPUFLIGHT: 0 none, 1 not begun, 2 begun */
+    int fl_state;                                /* its GPUPEND: 0 none, 1 not begun, 2 begun */
     cudaEvent_t ev[CS_GT_PAIRS][2] __attribute__((aligned(64)));
     cs_gt_ent ent[CS_GT_ENTS];
     uint32_t freed[CS_GT_PAIRS]; /* given back; never overflows: there are CS_GT_PAIRS pairs */
@@ -241,8 +241,8 @@ static int cs_gt_anchor(void)
 }
 
 /* Entry h, the oldest of ring r (t: the ring's tail), is not done. Note
- * when it was first found so; once it is CS_GPUFLIGHT_NS older, a
- * GPUFLIGHT record for it and for the calls of its group (the entries that
+ * when it was first found so; once it is CS_GPUPEND_NS older, a
+ * GPUPEND record for it and for the calls of its group (the entries that
  * share its event pair), and again when its begin event completes. */
 static void cs_gt_flight(cs_gt_ring *r, uint64_t h, uint64_t t, const cs_gt_ent *e)
 {
@@ -253,7 +253,7 @@ static void cs_gt_flight(cs_gt_ring *r, uint64_t h, uint64_t t, const cs_gt_ent 
         r->fl_state = 0;
         return;
     }
-    if (r->fl_state == 2 || (double)(now - r->fl_seen) < (double)CS_GPUFLIGHT_NS * G.tpn)
+    if (r->fl_state == 2 || (double)(now - r->fl_seen) < (double)CS_GPUPEND_NS * G.tpn)
         return;
     cudaEvent_t a = r->ev[e->pair][0];
     cudaError_t rc = cs_rt.event_query(a);
@@ -270,7 +270,7 @@ static void cs_gt_flight(cs_gt_ring *r, uint64_t h, uint64_t t, const cs_gt_ent 
         cs_gt_ent x = r->ent[k & (CS_GT_ENTS - 1)];
         if (x.pair != e->pair)
             break;
-        cs_rec_gpuflight *f = x.corr ? (cs_rec_gpuflight *)cs_log_slot() : NULL;
+        cs_rec_gpupend *f = x.corr ? (cs_rec_gpupend *)cs_log_slot() : NULL;
         if (f) {
             f->begun = (uint16_t)begun;
             f->tid = cs__log_tls.tid;
@@ -280,7 +280,7 @@ static void cs_gt_flight(cs_gt_ring *r, uint64_t h, uint64_t t, const cs_gt_ent 
             f->at = now;
             f->behind = (uint32_t)(t - k - 1);
             memset(f->pad, 0, sizeof f->pad);
-            cs_log_commit(f, CS_REC_HDR(CS_REC_GPUFLIGHT, 0));
+            cs_log_commit(f, CS_REC_HDR(CS_REC_GPUPEND, 0));
         }
         if (x.last)
             break;

@@ -15,46 +15,46 @@
 /* Record kinds (low 8 bits of hdr). */
 enum cs_rec_kind {
     CS_REC_EMPTY = 0,
-    CS_REC_SPAN = 1,       /* one intercepted call */
-    CS_REC_COMMDEF = 2,    /* a communicator: local index -> job-wide id */
-    CS_REC_CALLSITE = 3,   /* part of a call-site stack (6 frames a part) */
-    CS_REC_CALIB = 4,      /* a clock calibration point */
-    CS_REC_REQDONE = 5,    /* a nonblocking request completed */
-    CS_REC_COUNTERS = 6,   /* PAPI deltas over the compute before a span */
-    CS_REC_SPANX = 7,      /* NCCL/CUDA extension of the next span of its thread */
-    CS_REC_GPUTIME = 8,    /* GPU begin/end of a span, by correlation id */
-    CS_REC_GPUACT = 9,     /* CUPTI activity: a kernel or memcpy on the GPU */
-    CS_REC_COMMNAME = 10,  /* part of a name set on a communicator */
-    CS_REC_INFLIGHT = 11,  /* a span whose call has not returned (yet): its
+    CS_REC_SPAN = 1,      /* one intercepted call */
+    CS_REC_COMMDEF = 2,   /* a communicator: local index -> job-wide id */
+    CS_REC_CALLSITE = 3,  /* part of a call-site stack (6 frames a part) */
+    CS_REC_CALIB = 4,     /* a clock calibration point */
+    CS_REC_REQDONE = 5,   /* a nonblocking request completed */
+    CS_REC_COUNTERS = 6,  /* PAPI deltas over the compute before a span */
+    CS_REC_SPANX = 7,     /* NCCL/CUDA extension of the next span of its thread */
+    CS_REC_GPUTIME = 8,   /* GPU begin/end of a span, by correlation id */
+    CS_REC_GPUACT = 9,    /* CUPTI activity: a kernel or memcpy on the GPU */
+    CS_REC_COMMNAME = 10, /* part of a name set on a communicator */
+    CS_REC_INFLIGHT = 11, /* a span whose call has not returned (yet): its
                              fields as at entry, t1 0; the same slot becomes
                              CS_REC_SPAN when the call returns */
-    CS_REC_GPUFLIGHT = 12, /* GPU work of span `corr` not done long after
-                              it was enqueued (the GPU-timing poller's note;
-                              its GPUTIME of source 1 says it completed) */
+    CS_REC_GPUPEND = 12,  /* GPU work of span `corr` still not done long
+                             after it was enqueued (the GPU-timing poller's
+                             note; a GPUTIME with that corr says it ended) */
     CS_REC_KIND_MAX
 };
 
 /* Span flags (bits 8..31 of hdr). */
 enum cs_span_flag {
-    CS_F_NONBLOCKING = 1u << 0,   /* MPI_I*: the span covers the start only */
-    CS_F_INPLACE = 1u << 1,       /* MPI_IN_PLACE send buffer */
-    CS_F_FUSED = 1u << 2,         /* a call the fusion engine issued itself
+    CS_F_NONBLOCKING = 1u << 0, /* MPI_I*: the span covers the start only */
+    CS_F_INPLACE = 1u << 1,     /* MPI_IN_PLACE send buffer */
+    CS_F_FUSED = 1u << 2,       /* a call the fusion engine issued itself
                                    (apply mode); tag = its fused-call id */
-    CS_F_HAS_SEQ = 1u << 3,       /* seq is meaningful (collectives) */
-    CS_F_HAS_PEER = 1u << 4,      /* peer is meaningful (p2p peer or root) */
-    CS_F_HAS_COMM = 1u << 5,      /* comm is meaningful */
-    CS_F_ERROR = 1u << 6,         /* the real call returned an error */
-    CS_F_ANY_SOURCE = 1u << 7,    /* receive posted with MPI_ANY_SOURCE */
-    CS_F_FUSE_MEMBER = 1u << 8,   /* a user's call the fusion engine took into
+    CS_F_HAS_SEQ = 1u << 3,     /* seq is meaningful (collectives) */
+    CS_F_HAS_PEER = 1u << 4,    /* peer is meaningful (p2p peer or root) */
+    CS_F_HAS_COMM = 1u << 5,    /* comm is meaningful */
+    CS_F_ERROR = 1u << 6,       /* the real call returned an error */
+    CS_F_ANY_SOURCE = 1u << 7,  /* receive posted with MPI_ANY_SOURCE */
+    CS_F_FUSE_MEMBER = 1u << 8, /* a user's call the fusion engine took into
                                    a fused call (apply mode): the span covers
                                    the queueing; tag = the fused call's id */
-    CS_F_INFLIGHT = 1u << 9,      /* in the store: the call never returned (an
+    CS_F_INFLIGHT = 1u << 9,    /* in the store: the call never returned (an
                                    CS_REC_INFLIGHT record); its end is the
                                    last time its process's log recorded */
-    CS_F_GPU_INFLIGHT = 1u << 10, /* in the store, with CS_F_INFLIGHT: the call
-                                     returned, its GPU work never completed
-                                     (a GPUFLIGHT record and no GPUTIME);
-                                     gpu_end_ns is the log's last time */
+    CS_F_GPU_PEND = 1u << 10,   /* in the store, with CS_F_INFLIGHT: the call
+                                   returned, its GPU work never completed (a
+                                   GPUPEND record and no GPUTIME); gpu_end_ns
+                                   is the last time its log recorded */
 };
 
 #define CS_REC_HDR(kind, flags) ((uint32_t)(kind) | ((uint32_t)(flags) << 8))
@@ -210,12 +210,13 @@ typedef struct cs_rec_gputime {
     uint8_t pad[28];
 } cs_rec_gputime;
 
-/* CS_REC_GPUFLIGHT: the poller found the GPU work of span `corr` (queued
- * for CUDA-event timing) not done CS_GPUFLIGHT_NS after it first saw it
+/* CS_REC_GPUPEND: the poller found the GPU work of span `corr` (queued
+ * for CUDA-event timing) not done CS_GPUPEND_NS after it first saw it
  * pending; written again once its begin event completes (begun 1). A
- * GPUTIME record of source 1 with the same corr, if any, says it ended. */
-#define CS_GPUFLIGHT_NS 1000000000ull
-typedef struct cs_rec_gpuflight {
+ * GPUTIME record with the same corr (source 1, or 2 with times) says it
+ * ended. */
+#define CS_GPUPEND_NS 1000000000ull
+typedef struct cs_rec_gpupend {
     uint32_t hdr;
     uint16_t begun; /* 1: the stream reached its begin event (the work started) */
     uint16_t tid;   /* the poller's thread */
@@ -225,7 +226,7 @@ typedef struct cs_rec_gpuflight {
     uint64_t at;     /* when this record was written (ticks) */
     uint32_t behind; /* calls queued after it on the same thread, not done either */
     uint8_t pad[20];
-} cs_rec_gpuflight;
+} cs_rec_gpupend;
 
 /* GPUTIME.algo of source 2: NCCL's algorithm and protocol (index + 1 in
  * these lists, 0 unknown, 255 a name not listed) and its channel count. */
@@ -253,7 +254,7 @@ typedef struct cs_rec_gpuact {
 _Static_assert(sizeof(cs_rec_spanx) == CS_REC_SIZE, "spanx record is 64 bytes");
 _Static_assert(sizeof(cs_rec_gputime) == CS_REC_SIZE, "gputime record is 64 bytes");
 _Static_assert(sizeof(cs_rec_gpuact) == CS_REC_SIZE, "gpuact record is 64 bytes");
-_Static_assert(sizeof(cs_rec_gpuflight) == CS_REC_SIZE, "gpuflight record is 64 bytes");
+_Static_assert(sizeof(cs_rec_gpupend) == CS_REC_SIZE, "gpupend record is 64 bytes");
 _Static_assert(sizeof(cs_rec) == CS_REC_SIZE, "span record is 64 bytes");
 _Static_assert(sizeof(cs_rec_comm) == CS_REC_SIZE, "comm record is 64 bytes");
 _Static_assert(sizeof(cs_rec_commname) == CS_REC_SIZE, "comm name record is 64 bytes");

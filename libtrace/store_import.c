@@ -461,7 +461,7 @@ typedef struct cs_import {
     cs_map name_idx;         /* job-wide id -> index in names */
     cs_gt *gts, *acts, *nps; /* GPU times: CUDA events, CUPTI, NCCL profiler */
     size_t ngt, capgt, nact, capact, nnp, capnp;
-    cs_gt *gfl; /* GPU work in flight (GPUFLIGHT; g0 its begin when it started) */
+    cs_gt *gfl; /* GPU work in flight (GPUPEND; g0 its begin when it started) */
     size_t ngfl, capgfl;
     /* pass 2 */
     sqlite3_stmt *q[Q_N];
@@ -517,9 +517,9 @@ static int import_scan(cs_import *im, cs_logr *lr)
             im->last_tick = r->t1;
         else if (kind == CS_REC_INFLIGHT && r->t0 > im->last_tick)
             im->last_tick = r->t0;
-        if (kind == CS_REC_GPUFLIGHT) {
+        if (kind == CS_REC_GPUPEND) {
             /* the latest note of each: begun once its begin event completed */
-            const cs_rec_gpuflight *g = (const cs_rec_gpuflight *)r;
+            const cs_rec_gpupend *g = (const cs_rec_gpupend *)r;
             if (g->at > im->last_tick)
                 im->last_tick = g->at;
             if (import_gt_add(&im->gfl, &im->ngfl, &im->capgfl, (cs_gt){ g->corr, g->begun ? g->g0 : 0, 0, 0 }))
@@ -702,7 +702,7 @@ static int import_span(cs_import *im, const cs_rec *r, uint32_t flags)
     /* GPU work that never completed: in flight to the log's last time */
     const cs_gt *fl = !gt && x && x->corr && !is_cuda && im->ngfl ? cs_gt_find(im->gfl, im->ngfl, x->corr) : NULL;
     if (fl) {
-        flags |= CS_F_INFLIGHT | CS_F_GPU_INFLIGHT;
+        flags |= CS_F_INFLIGHT | CS_F_GPU_PEND;
         im->stats->inflight++;
     }
     cs_batch_set(bs, 17, (int)flags);
