@@ -23,9 +23,9 @@
  *
  * A stalled kernel (test-only): CS_STANDIN_STALL_RANK=R (a rank of
  * MPI_COMM_WORLD) and CS_STANDIN_STALL_AFTER=N (default 0) stall the
- * collective of sequence number N (the N+1th) of the first communicator
- * that has rank R as a member, as a GPU does whose kernel on rank R never
- * finishes. On rank R the collective's stream stops before the collective
+ * collective of sequence number N (the N+1th) of a communicator that has
+ * rank R as a member (each such communicator's, whichever comes first on
+ * a stream), as a GPU does whose kernel on rank R never finishes. On rank R the collective's stream stops before the collective
  * (its begin event, when one was recorded just before it, never
  * completes: its GPU work never starts); on every other member it stops
  * inside it (what was recorded before completes, nothing after): their
