@@ -25,6 +25,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,6 +338,20 @@ static const char *sg_comm_name(const sg_job *j, uint64_t id, char *buf, size_t 
     return buf;
 }
 
+/* Append to buf (length len, *l used): never past its end. */
+static void sg_cat(char *buf, size_t len, size_t *l, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void sg_cat(char *buf, size_t len, size_t *l, const char *fmt, ...)
+{
+    if (*l + 1 >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *l, len - *l, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *l = *l + (size_t)n >= len ? len - 1 : *l + (size_t)n;
+}
+
 static void sg_ranks_text(const int *v, int n, char *buf, size_t len)
 {
     size_t l = 0;
@@ -505,7 +520,7 @@ static int sg_report(sg_job *j, double after, cs_status_gpu *g)
                 if (j->r[k].rank == w)
                     m = &j->r[k];
             if (!m) {
-                lb += (size_t)snprintf(b + lb, sizeof b - lb, "%srank %d: no log of it", lb ? "; " : "", w);
+                sg_cat(b, sizeof b, &lb, "%srank %d: no log of it", lb ? "; " : "", w);
                 continue;
             }
             ngone += sg_gone(m);
@@ -527,41 +542,39 @@ static int sg_report(sg_job *j, double after, cs_status_gpu *g)
                 } else if (lb < sizeof b - 200) {
                     char d[300];
                     sg_cpu(j, m, d, sizeof d);
-                    lb += (size_t)snprintf(b + lb, sizeof b - lb, "%srank %d never enqueued it: %s", lb ? "; " : "", w,
-                                           d);
+                    sg_cat(b, sizeof b, &lb, "%srank %d never enqueued it: %s", lb ? "; " : "", w, d);
                 }
             }
         }
         size_t lt = 0;
-        lt += (size_t)snprintf(t + lt, sizeof t - lt, "seq %u of %s (%s, %llu B): ", f->seq,
-                               sg_comm_name(j, f->comm, cn, sizeof cn), sg_op(f->op), (unsigned long long)f->bytes);
+        sg_cat(t, sizeof t, &lt, "seq %u of %s (%s, %llu B): ", f->seq, sg_comm_name(j, f->comm, cn, sizeof cn),
+               sg_op(f->op), (unsigned long long)f->bytes);
         if (nnot) {
             sg_ranks_text(not, nnot, a, sizeof a);
-            lt += (size_t)snprintf(t + lt, sizeof t - lt,
-                                   "rank%s %s stalled: GPU work never started (the stream is stuck before it), "
-                                   "enqueued %.1f s ago",
-                                   nnot > 1 ? "s" : "", a, nots);
+            sg_cat(t, sizeof t, &lt,
+                   "rank%s %s stalled: GPU work never started (the stream is stuck before it), "
+                   "enqueued %.1f s ago",
+                   nnot > 1 ? "s" : "", a, nots);
         }
         if (b[0])
-            lt += (size_t)snprintf(t + lt, sizeof t - lt, "%s%s", nnot ? "; " : "", b);
+            sg_cat(t, sizeof t, &lt, "%s%s", nnot ? "; " : "", b);
         if (nstart) {
             sg_ranks_text(start, nstart, a, sizeof a);
             if (nnot || b[0])
-                lt += (size_t)snprintf(t + lt, sizeof t - lt, "; rank%s %s waiting: GPU work started, in flight %.1f s",
-                                       nstart > 1 ? "s" : "", a, wait);
+                sg_cat(t, sizeof t, &lt, "; rank%s %s waiting: GPU work started, in flight %.1f s",
+                       nstart > 1 ? "s" : "", a, wait);
             else
-                lt += (size_t)snprintf(t + lt, sizeof t - lt,
-                                       "rank%s %s: GPU work started and none finished, in flight %.1f s (a kernel "
-                                       "stuck inside the collective)",
-                                       nstart > 1 ? "s" : "", a, wait);
+                sg_cat(t, sizeof t, &lt,
+                       "rank%s %s: GPU work started and none finished, in flight %.1f s (a kernel "
+                       "stuck inside the collective)",
+                       nstart > 1 ? "s" : "", a, wait);
         }
         if (ndone) {
             sg_ranks_text(dn, ndone, a, sizeof a);
-            lt += (size_t)snprintf(t + lt, sizeof t - lt, "; rank%s %s: enqueued it, GPU work not in flight",
-                                   ndone > 1 ? "s" : "", a);
+            sg_cat(t, sizeof t, &lt, "; rank%s %s: enqueued it, GPU work not in flight", ndone > 1 ? "s" : "", a);
         }
-        if (ngone && lt < sizeof t)
-            snprintf(t + lt, sizeof t - lt, "; %d of its ranks gone without an exit record (killed?)", ngone);
+        if (ngone)
+            sg_cat(t, sizeof t, &lt, "; %d of its ranks gone without an exit record (killed?)", ngone);
         free(start);
         free(not );
         free(dn);
