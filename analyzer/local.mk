@@ -33,6 +33,7 @@ analyzer_collscope_SOURCES = analyzer/cli.h analyzer/main.c analyzer/cmd_run.c a
 analyzer_collscope_SOURCES += analyzer/export_kineto.c
 # collscope import: the format table and driver, one reader per format.
 analyzer_collscope_SOURCES += analyzer/cmd_status.c analyzer/status.h analyzer/status.c
+analyzer_collscope_SOURCES += analyzer/status_gpu.h analyzer/status_gpu.c
 analyzer_collscope_SOURCES += analyzer/cmd_import.c analyzer/import.h analyzer/import.c analyzer/import_kineto.c
 analyzer_collscope_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'
 analyzer_collscope_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "analyzer/status.h"
 #include "analyzer/failure.h"
+#include "analyzer/status_gpu.h"
 #include "common/json.h"
 #include "common/vec.h"
 #include "libtrace/log.h"
@@ -326,6 +327,13 @@ int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err
     j.now = st_now_real();
     cs_failure_list o = { 0 };
     cs_failure_diagnose(&j, opt->after_s, &o);
+    /* ---- NCCL: collectives whose GPU work is in flight (status_gpu.c) ---- */
+    cs_status_gpu gpu;
+    if (cs_status_gpu_read(dir, opt->after_s, j.now, &gpu) < 0)
+        fprintf(stderr, "collscope: status: %s: out of memory reading the GPU work in flight\n", dir);
+    for (int i = 0; i < gpu.ndiag; i++)
+        cs_failure_add(&o, "nccl_stall", "%s", gpu.diag[i]);
+    /* ---- end NCCL ---- */
     int world = j.r[0].world, finished = 1, running = 0;
     for (size_t i = 0; i < j.n; i++) {
         finished &= j.r[i].closed && j.r[i].finalized;
@@ -360,6 +368,11 @@ int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err
             cs_json_str(f, b);
             fprintf(f, "}");
         }
+        fprintf(f, "],\n \"gpu_in_flight\": ["); /* NCCL (status_gpu.c) */
+        for (int i = 0; i < gpu.nline; i++) {
+            fprintf(f, "%s", i ? ", " : "");
+            cs_json_str(f, gpu.line[i]);
+        }
         fprintf(f, "],\n \"diagnosis\": [");
         for (size_t i = 0; i < o.n; i++) {
             fprintf(f, "%s\n  {\"kind\": ", i ? "," : "");
@@ -375,6 +388,8 @@ int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err
         fprintf(f, "collscope status %s: %zu process log(s)%s, %s\n", dir, j.n,
                 world > 0 ? "" : " (world size unknown)", verdict);
         cs_failure_print_ranks(&j, f);
+        for (int i = 0; i < gpu.nline; i++) /* NCCL (status_gpu.c) */
+            fprintf(f, "  %s\n", gpu.line[i]);
         for (size_t i = 0; i < o.n; i++)
             fprintf(f, "%s: %s\n", o.v[i].kind, o.v[i].text);
         /* per communicator: the highest seq each rank entered and completed */
@@ -398,6 +413,7 @@ int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err
         }
     }
     int rc = o.n ? 3 : 0;
+    cs_status_gpu_free(&gpu);
     cs_failure_list_free(&o);
     cs_failure_model_free(&j);
     return rc;

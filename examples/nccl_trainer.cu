@@ -181,9 +181,30 @@ __host__ __device__ static inline void loss_at(unsigned i, const double *err, do
 }
 TR_KERNEL2(loss, const double *, double *)
 
+/* A kernel that holds its stream ns nanoseconds: its first thread waits on
+ * the GPU's global timer. The host twin (the stand-ins run kernels when
+ * they are enqueued) sleeps. */
+extern "C" __global__ void spin(unsigned n, unsigned long long ns)
+{
+    if (n == 0 || blockIdx.x * blockDim.x + threadIdx.x != 0)
+        return;
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    while (t - t0 < ns);
+}
+extern "C" void spin__host(void **args, unsigned nthreads)
+{
+    (void)nthreads;
+    unsigned long long ns = *(unsigned long long *)args[1];
+    struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+    nanosleep(&ts, NULL);
+}
+
 /* ---- options ---- */
 typedef struct Options {
-    long nStep, nBatch, nBucket, delayUs;
+    long nStep, nBatch, nBucket, delayUs, gpuDelayUs, gpuDelayStep;
     int aDelay[64];
     int nDelay;
     int split, allOps, pcontrol;
@@ -201,6 +222,9 @@ static const char tr_zUsage[] = "usage: nccl_trainer [OPTION]...   (under mpirun
                                 "                       communicator, and a grouped ncclSend/ncclRecv ring\n"
                                 "  --delay-us D         listed ranks sleep D us before the gradient allreduce\n"
                                 "  --delay-ranks LIST   ranks to delay, e.g. 1 or 0,3 (default 1)\n"
+                                "  --gpu-delay-us D     listed ranks launch a kernel that holds their stream\n"
+                                "                       D us before the gradient allreduce of one step\n"
+                                "  --gpu-delay-step S   that step (default 1, the second)\n"
                                 "  --lr X               learning rate (default 0.05)\n"
                                 "  --no-pcontrol        no MPI_Pcontrol(1) step marker at the start of each step\n"
                                 "Output: rank 0 prints 'final loss: X' and 'weights checksum: H'; every rank\n"
@@ -224,6 +248,7 @@ static void options_parse(Options *o, int argc, char **argv)
     o->nStep = 20;
     o->nBatch = 32;
     o->nBucket = 1;
+    o->gpuDelayStep = 1;
     o->lr = 0.05;
     o->aDelay[0] = 1;
     o->nDelay = 1;
@@ -241,6 +266,12 @@ static void options_parse(Options *o, int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--delay-us")) {
             o->delayUs = opt_long(a, v, 0, 60000000);
+            i++;
+        } else if (!strcmp(a, "--gpu-delay-us")) {
+            o->gpuDelayUs = opt_long(a, v, 0, 600000000);
+            i++;
+        } else if (!strcmp(a, "--gpu-delay-step")) {
+            o->gpuDelayStep = opt_long(a, v, 0, 1L << 30);
             i++;
         } else if (!strcmp(a, "--delay-ranks")) {
             if (!v)
@@ -365,6 +396,8 @@ int main(int argc, char **argv)
         LAUNCH(backward, NPARAM, st, dX, dErr, dG, nb);
         if (delayed && o.delayUs > 0)
             sleep_us(o.delayUs);
+        if (delayed && o.gpuDelayUs > 0 && step == o.gpuDelayStep)
+            LAUNCH(spin, 1, st, (unsigned long long)o.gpuDelayUs * 1000ull);
         /* Gradient sum, in buckets. */
         long per = (NPARAM + o.nBucket - 1) / o.nBucket;
         if (o.nBucket > 1)

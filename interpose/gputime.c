@@ -13,7 +13,15 @@
  * synchronization of the application's streams), converts the event times
  * to the process clock with a reference event of its own (recorded on its
  * own stream, re-anchored every 10 ms), writes a GPUTIME record and gives
- * the pair back after its last entry. Any failing CUDA call here
+ * the pair back after its last entry. An entry whose work is still not
+ * done CS_GPUPEND_NS after the poller first found it pending (the
+ * oldest of its ring: the ring waits on it) gets a GPUPEND record, so
+ * that a reader outside the process, or after its death, knows the
+ * collective is in flight on the GPU; another once its begin event
+ * completes (the work started). The call path does nothing more for it:
+ * what the record does not say (op, communicator, sequence number, bytes,
+ * stream, enqueue time) is in the call's SPANX and span, joined by the
+ * correlation id. Any failing CUDA call here
  * turns GPU timing off for the rest of the run, with one warning, and
  * leaves the application's last-error state as it was.
  * COLLSCOPE_GPUTIME=0 turns it off. Every entry point that can reach a
@@ -25,6 +33,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 int cs_gputime_on = 1;
@@ -53,6 +62,9 @@ typedef struct cs_gt_ring {
     /* The poller's. */
     uint64_t ehead __attribute__((aligned(64))); /* entries done (release) */
     uint64_t ftail;                              /* pairs given back (release) */
+    uint64_t fl_ent;                             /* oldest entry found not done + 1, 0 = none */
+    uint64_t fl_seen;                            /* when it was first found not done (ticks) */
+    int fl_state;                                /* its GPUPEND: 0 none, 1 not begun, 2 begun */
     cudaEvent_t ev[CS_GT_PAIRS][2] __attribute__((aligned(64)));
     cs_gt_ent ent[CS_GT_ENTS];
     uint32_t freed[CS_GT_PAIRS]; /* given back; never overflows: there are CS_GT_PAIRS pairs */
@@ -228,6 +240,54 @@ static int cs_gt_anchor(void)
     return 0;
 }
 
+/* Entry h, the oldest of ring r (t: the ring's tail), is not done. Note
+ * when it was first found so; once it is CS_GPUPEND_NS older, a
+ * GPUPEND record for it and for the calls of its group (the entries that
+ * share its event pair), and again when its begin event completes. */
+static void cs_gt_flight(cs_gt_ring *r, uint64_t h, uint64_t t, const cs_gt_ent *e)
+{
+    uint64_t now = cs_clock_ticks();
+    if (r->fl_ent != h + 1) {
+        r->fl_ent = h + 1;
+        r->fl_seen = now;
+        r->fl_state = 0;
+        return;
+    }
+    if (r->fl_state == 2 || (double)(now - r->fl_seen) < (double)CS_GPUPEND_NS * G.tpn)
+        return;
+    cudaEvent_t a = r->ev[e->pair][0];
+    cudaError_t rc = cs_rt.event_query(a);
+    if (rc != cudaSuccess && rc != cudaErrorNotReady)
+        return; /* the end event's query will tell */
+    int begun = rc == cudaSuccess;
+    if (r->fl_state == 1 && !begun)
+        return;
+    float ma = 0;
+    uint64_t g0 = 0;
+    if (begun && cs_rt.event_elapsed(&ma, G.ref, a) == cudaSuccess)
+        g0 = (uint64_t)((double)G.ref_ticks + (double)ma * 1e6 * G.tpn);
+    for (uint64_t k = h; k != t; k++) {
+        cs_gt_ent x = r->ent[k & (CS_GT_ENTS - 1)];
+        if (x.pair != e->pair)
+            break;
+        cs_rec_gpupend *f = x.corr ? (cs_rec_gpupend *)cs_log_slot() : NULL;
+        if (f) {
+            f->begun = (uint16_t)begun;
+            f->tid = cs__log_tls.tid;
+            f->corr = x.corr;
+            f->g0 = g0;
+            f->seen = r->fl_seen;
+            f->at = now;
+            f->behind = (uint32_t)(t - k - 1);
+            memset(f->pad, 0, sizeof f->pad);
+            cs_log_commit(f, CS_REC_HDR(CS_REC_GPUPEND, 0));
+        }
+        if (x.last)
+            break;
+    }
+    r->fl_state = begun ? 2 : 1;
+}
+
 /* Write GPUTIME records for the completed entries of one ring, oldest
  * first. -1 when timing went off. */
 static int cs_gt_drain_ring(cs_gt_ring *r)
@@ -238,8 +298,10 @@ static int cs_gt_drain_ring(cs_gt_ring *r)
         if (e.corr) {
             cudaEvent_t a = r->ev[e.pair][0], b = r->ev[e.pair][1];
             cudaError_t rc = cs_rt.event_query(b);
-            if (rc == cudaErrorNotReady)
+            if (rc == cudaErrorNotReady) {
+                cs_gt_flight(r, h, t, &e);
                 break;
+            }
             float ma = 0, mb = 0;
             if (rc == cudaSuccess)
                 rc = cs_rt.event_elapsed(&ma, G.ref, a);

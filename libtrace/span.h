@@ -28,6 +28,9 @@ enum cs_rec_kind {
     CS_REC_INFLIGHT = 11, /* a span whose call has not returned (yet): its
                              fields as at entry, t1 0; the same slot becomes
                              CS_REC_SPAN when the call returns */
+    CS_REC_GPUPEND = 12,  /* GPU work of span `corr` still not done long
+                             after it was enqueued (the GPU-timing poller's
+                             note; a GPUTIME with that corr says it ended) */
     CS_REC_KIND_MAX
 };
 
@@ -48,6 +51,10 @@ enum cs_span_flag {
     CS_F_INFLIGHT = 1u << 9,    /* in the store: the call never returned (an
                                    CS_REC_INFLIGHT record); its end is the
                                    last time its process's log recorded */
+    CS_F_GPU_PEND = 1u << 10,   /* in the store, with CS_F_INFLIGHT: the call
+                                   returned, its GPU work never completed (a
+                                   GPUPEND record and no GPUTIME); gpu_end_ns
+                                   is the last time its log recorded */
 };
 
 #define CS_REC_HDR(kind, flags) ((uint32_t)(kind) | ((uint32_t)(flags) << 8))
@@ -203,6 +210,24 @@ typedef struct cs_rec_gputime {
     uint8_t pad[28];
 } cs_rec_gputime;
 
+/* CS_REC_GPUPEND: the poller found the GPU work of span `corr` (queued
+ * for CUDA-event timing) not done CS_GPUPEND_NS after it first saw it
+ * pending; written again once its begin event completes (begun 1). A
+ * GPUTIME record with the same corr (source 1, or 2 with times) says it
+ * ended. */
+#define CS_GPUPEND_NS 1000000000ull
+typedef struct cs_rec_gpupend {
+    uint32_t hdr;
+    uint16_t begun; /* 1: the stream reached its begin event (the work started) */
+    uint16_t tid;   /* the poller's thread */
+    uint64_t corr;
+    uint64_t g0;     /* begun: when the work started on the GPU (ticks), else 0 */
+    uint64_t seen;   /* when the poller first found it not done (ticks) */
+    uint64_t at;     /* when this record was written (ticks) */
+    uint32_t behind; /* calls queued after it on the same thread, not done either */
+    uint8_t pad[20];
+} cs_rec_gpupend;
+
 /* GPUTIME.algo of source 2: NCCL's algorithm and protocol (index + 1 in
  * these lists, 0 unknown, 255 a name not listed) and its channel count. */
 #define CS_NP_ALGOS "Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"
@@ -229,6 +254,7 @@ typedef struct cs_rec_gpuact {
 _Static_assert(sizeof(cs_rec_spanx) == CS_REC_SIZE, "spanx record is 64 bytes");
 _Static_assert(sizeof(cs_rec_gputime) == CS_REC_SIZE, "gputime record is 64 bytes");
 _Static_assert(sizeof(cs_rec_gpuact) == CS_REC_SIZE, "gpuact record is 64 bytes");
+_Static_assert(sizeof(cs_rec_gpupend) == CS_REC_SIZE, "gpupend record is 64 bytes");
 _Static_assert(sizeof(cs_rec) == CS_REC_SIZE, "span record is 64 bytes");
 _Static_assert(sizeof(cs_rec_comm) == CS_REC_SIZE, "comm record is 64 bytes");
 _Static_assert(sizeof(cs_rec_commname) == CS_REC_SIZE, "comm name record is 64 bytes");

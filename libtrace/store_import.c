@@ -461,6 +461,8 @@ typedef struct cs_import {
     cs_map name_idx;         /* job-wide id -> index in names */
     cs_gt *gts, *acts, *nps; /* GPU times: CUDA events, CUPTI, NCCL profiler */
     size_t ngt, capgt, nact, capact, nnp, capnp;
+    cs_gt *gfl; /* GPU work in flight (GPUPEND; g0 its begin when it started) */
+    size_t ngfl, capgfl;
     /* pass 2 */
     sqlite3_stmt *q[Q_N];
     cs_batch bs, bd; /* spans, completions */
@@ -515,7 +517,14 @@ static int import_scan(cs_import *im, cs_logr *lr)
             im->last_tick = r->t1;
         else if (kind == CS_REC_INFLIGHT && r->t0 > im->last_tick)
             im->last_tick = r->t0;
-        if (kind == CS_REC_CALIB) {
+        if (kind == CS_REC_GPUPEND) {
+            /* the latest note of each: begun once its begin event completed */
+            const cs_rec_gpupend *g = (const cs_rec_gpupend *)r;
+            if (g->at > im->last_tick)
+                im->last_tick = g->at;
+            if (import_gt_add(&im->gfl, &im->ngfl, &im->capgfl, (cs_gt){ g->corr, g->begun ? g->g0 : 0, 0, 0 }))
+                return import_oom(im);
+        } else if (kind == CS_REC_CALIB) {
             const cs_rec_calib *c = (const cs_rec_calib *)r;
             if (CS_VEC_RESERVE(im->cv.pt, im->cappt, im->cv.n + 1) != 0)
                 return import_oom(im);
@@ -555,6 +564,19 @@ static int import_scan(cs_import *im, cs_logr *lr)
         qsort(im->acts, im->nact, sizeof *im->acts, cs_gt_cmp);
     if (im->nnp)
         qsort(im->nps, im->nnp, sizeof *im->nps, cs_gt_cmp);
+    if (im->ngfl) {
+        /* one a call: the note that says it started, if any */
+        qsort(im->gfl, im->ngfl, sizeof *im->gfl, cs_gt_cmp);
+        size_t k = 0;
+        for (size_t i = 0; i < im->ngfl; i++)
+            if (k && im->gfl[k - 1].corr == im->gfl[i].corr) {
+                if (im->gfl[i].g0)
+                    im->gfl[k - 1].g0 = im->gfl[i].g0;
+            } else {
+                im->gfl[k++] = im->gfl[i];
+            }
+        im->ngfl = k;
+    }
     if (im->cv.n == 0) {
         /* A log with no calibration holds no usable record either. */
         if (CS_VEC_RESERVE(im->cv.pt, im->cappt, 1) != 0)
@@ -658,7 +680,6 @@ static int import_span(cs_import *im, const cs_rec *r, uint32_t flags)
     cs_batch_set(bs, 15, r->rc);
     if (r->callsite)
         cs_batch_set(bs, 16, r->callsite);
-    cs_batch_set(bs, 17, (int)flags);
     /* The extension record this thread wrote just before. */
     const cs_rec_spanx *x = NULL;
     for (int i = 0; i < im->nxp; i++)
@@ -678,6 +699,13 @@ static int import_span(cs_import *im, const cs_rec *r, uint32_t flags)
     const cs_gt *np = x && x->corr && !is_cuda && im->nnp ? cs_gt_find(im->nps, im->nnp, x->corr) : NULL;
     if (!gt && np && np->g0)
         gt = np;
+    /* GPU work that never completed: in flight to the log's last time */
+    const cs_gt *fl = !gt && x && x->corr && !is_cuda && im->ngfl ? cs_gt_find(im->gfl, im->ngfl, x->corr) : NULL;
+    if (fl) {
+        flags |= CS_F_INFLIGHT | CS_F_GPU_PEND;
+        im->stats->inflight++;
+    }
+    cs_batch_set(bs, 17, (int)flags);
     if (x) {
         cs_batch_set(bs, 18, (sqlite3_int64)x->stream);
         if (x->grp)
@@ -691,6 +719,17 @@ static int import_span(cs_import *im, const cs_rec *r, uint32_t flags)
         int64_t gb = cs_conv_ns(&im->cv, gt->g0), ge = cs_conv_ns(&im->cv, gt->g1);
         cs_batch_set(bs, 22, gb);
         cs_batch_set(bs, 23, ge < gb ? gb : ge);
+    } else if (fl) {
+        /* its begin when the work started (else unknown); its end, the last time */
+        int64_t ge = cs_conv_ns(&im->cv, im->last_tick > r->t1 ? im->last_tick : r->t1);
+        if (fl->g0) {
+            int64_t gb = cs_conv_ns(&im->cv, fl->g0);
+            cs_batch_set(bs, 22, gb);
+            ge = ge < gb ? gb : ge;
+        }
+        cs_batch_set(bs, 23, ge);
+        if (ge > im->tmax)
+            im->tmax = ge;
     }
     if (cs_batch_put(bs) != 0)
         return import_sql_error(im);
@@ -1002,6 +1041,7 @@ static void import_free(cs_import *im)
     free(im->gts);
     free(im->acts);
     free(im->nps);
+    free(im->gfl);
 }
 
 int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *stats, char *err, size_t errlen)

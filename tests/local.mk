@@ -31,6 +31,7 @@ CS_SERIAL_TESTS = tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.
 	tests/analysis/nb_steps_ompi.sh tests/analysis/nb_steps_mpich.sh tests/analysis/align_strict.sh \
 	tests/analysis/whatif.sh tests/analysis/costmodel.sh tests/tui/tui.sh \
 	tests/analysis/slowdown_ompi.sh tests/analysis/slowdown_mpich.sh
+CS_SERIAL_TESTS += tests/nccl/stall.sh
 
 # check-TESTS runs the tests as automake's own rule does (the logs named in
 # RECHECK_LOGS rerun, test-suite.log written, automake's summary printed)
@@ -131,6 +132,7 @@ EXTRA_DIST += tests/standins/cudart.c tests/standins/nccl.c tests/standins/cudar
 	tests/nccl/realerr.sh tests/nccl/no_nccl.sh tests/nccl/schema_upgrade.sh tests/nccl/realerr.c \
 	tests/standins/cupti.c tests/nccl/cupti.sh tests/nccl/profiler.sh \
 	tests/nccl/fuse.sh tests/nccl/fuse_prog.c tests/nccl/ptsz.sh tests/nccl/ptsz.c
+EXTRA_DIST += tests/nccl/stall.sh
 TESTS += tests/nccl/schema_upgrade.sh
 if HAVE_NCCL
 if HAVE_OMPI
@@ -146,6 +148,9 @@ tests_standins_libnccl_la_LDFLAGS = -rpath /nowhere -version-info 2:0:0 -no-unde
 tests_standins_libnccl_la_LIBADD = $(OMPI_LIBS) -ldl
 TESTS += tests/nccl/trainer.sh tests/nccl/straggler.sh tests/nccl/gpu_fault.sh tests/nccl/no_nccl.sh \
 	tests/nccl/profiler.sh
+# A stalled kernel (the stand-ins' CS_STANDIN_STALL_RANK): collscope status,
+# live and post mortem, and the ingested GPU work in flight.
+TESTS += tests/nccl/stall.sh
 # Apply mode's NCCL fusion: bursts of grouped allreduces (tests/gpu/run.sh
 # also runs the program on a GPU with the real libraries).
 check_PROGRAMS += tests/nccl/fuse_prog

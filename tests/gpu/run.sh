@@ -6,7 +6,9 @@
 # then a PyTorch DDP script (world size 1, NCCL backend) if torch imports,
 # and checks the spans, the GPU times, and that the preload adds no GPU
 # synchronization (no cudaStreamSynchronize/cudaDeviceSynchronize/
-# cudaEventSynchronize span beyond the program's own). Then apply mode's
+# cudaEventSynchronize span beyond the program's own); a kernel that holds
+# rank 0's stream 8 s before a collective, named by collscope status while
+# it runs and completed after. Then apply mode's
 # NCCL fusion (tests/nccl/fuse_prog, COLLSCOPE_FUSE=1: the same checksum
 # as unfused, fused calls in the trace, no fallback warning), and the
 # kernels' checks (tests/gpu/kernels.sh).
@@ -60,6 +62,29 @@ nk=$(q "$db" "SELECT count(*) FROM gpu_activity WHERE kind='kernel'")
 nj=$(q "$db" "SELECT count(*) FROM spans s JOIN gpu_activity a ON a.rank=s.rank AND a.corr=s.corr AND a.kind='kernel' WHERE s.kind='launch'")
 echo "ok: CUPTI: $nk kernel records, $nj joined to their launch call"
 "$B/analyzer/collscope" report "$T/r" | sed -n '/^GPU overlap/,/^$/p'
+echo "== a kernel that holds rank 0's stream 8 s before a collective: status names it, then it completes"
+# A long but finite GPU delay (never a kernel that does not end): seq 2 of
+# the world communicator (the broadcast is seq 0) waits behind it.
+timeout 120 "$B/analyzer/collscope" run -o "$T/stall" -- mpirun.openmpi -np "$np" "$B/examples/nccl_trainer" --steps 4 \
+  --gpu-delay-us 8000000 --gpu-delay-step 1 --delay-ranks 0 > "$T/stall.out" 2> "$T/stall.err" &
+spid=$!
+found=
+for i in $(seq 1 60); do
+  sleep 0.25
+  [ -d "$T/stall/logs" ] || continue
+  "$B/analyzer/collscope" status "$T/stall" --after 2 > "$T/stall.status" 2>&1
+  grep -Eq '^nccl_stall: seq 2 of .* \(ncclAllReduce, [0-9]+ B\): rank 0 stalled: GPU work never started' "$T/stall.status" &&
+    { found=1; break; }
+done
+wait $spid || { tail "$T/stall.err"; fail "the trainer with a GPU delay failed"; }
+[ -n "$found" ] || { cat "$T/stall.status"; fail "status did not name rank 0's held collective (seq 2) within 15 s"; }
+echo "ok: live: $(grep '^nccl_stall' "$T/stall.status")"
+"$B/analyzer/collscope" status "$T/stall" > "$T/stall.after" 2>&1 || fail "status after the job: $(cat "$T/stall.after")"
+grep -q 'nccl_stall\|GPU work' "$T/stall.after" && fail "GPU work still in flight after the job: $(cat "$T/stall.after")"
+[ "$(q "$T/stall/trace.db" "SELECT count(*) FROM spans WHERE flags & 1024")" = 0 ] || fail "a completed collective ingested as in flight"
+d=$(q "$T/stall/trace.db" "SELECT gpu_end_ns - end_ns FROM spans WHERE rank = 0 AND op = 'ncclAllReduce' AND seq = 2")
+[ -n "$d" ] && [ "$d" -ge 7000000000 ] || fail "the held collective's GPU end came ${d:-no} ns after its call, want >= 7 s"
+echo "ok: it completed, its GPU end $((d / 1000000)) ms after the call"
 echo "== apply mode: NCCL fusion, $np rank(s), real CUDA and NCCL"
 fz() { # fz NAME [VAR=VALUE...]: tests/nccl/fuse_prog traced into $T/NAME
   _n=$1; shift

@@ -8,7 +8,17 @@
  * host twin the program exports, extern "C" void NAME__host(void **args,
  * unsigned nthreads), found with dlsym.
  * Test-only fault: CS_STANDIN_EVENT_RECORD_FAIL_AFTER=N makes every
- * cudaEventRecord after the first N fail with cudaErrorLaunchFailure. */
+ * cudaEventRecord after the first N fail with cudaErrorLaunchFailure.
+ *
+ * Stalled streams (only when CS_STANDIN_STALL_RANK is set: the NCCL
+ * stand-in stalls a collective's stream, see nccl.c): from its stall point
+ * on, a stream runs nothing more, as a GPU whose kernel never finishes.
+ * Work enqueued on it is dropped; events recorded on it from that point
+ * never complete (cudaEventQuery says cudaErrorNotReady, cudaEventElapsedTime
+ * too); synchronizing with it (cudaStreamSynchronize, cudaEventSynchronize
+ * on such an event, cudaDeviceSynchronize, the synchronous cudaMemcpy and
+ * cudaMemset when a blocking stream is stalled) waits forever; a stream
+ * made to wait on such an event stalls too. Other streams run on. */
 #include <cuda_runtime_api.h>
 
 #include <dlfcn.h>
@@ -48,6 +58,85 @@ static uint64_t si_now_ns(void)
             si_act(1, kind, name, bytes, stream, si_t0, si_now_ns(), si_corr); \
     } while (0)
 static int si_device;
+
+/* ---- stalled streams ---- */
+struct CUstream_st {
+    int flags;
+    uint64_t nrec;       /* events recorded on it */
+    uint64_t work_at;    /* nrec when work was last enqueued on it */
+    uint64_t stall_from; /* its events from this record number on never complete; 0 = running */
+};
+static struct CUstream_st si_default_stream; /* NULL, cudaStreamLegacy, cudaStreamPerThread */
+static int si_stall_mode;                    /* CS_STANDIN_STALL_RANK set: keep the books below */
+static int si_stalled_blocking;              /* a stream that the default stream waits for is stalled */
+
+__attribute__((constructor)) static void si_stall_init(void)
+{
+    const char *v = getenv("CS_STANDIN_STALL_RANK");
+    si_stall_mode = v && *v;
+}
+
+static struct CUstream_st *si_stream(cudaStream_t s)
+{
+    return (uintptr_t)s <= 2 ? &si_default_stream : s;
+}
+
+static int si_stalled(cudaStream_t s)
+{
+    return si_stall_mode && __atomic_load_n(&si_stream(s)->stall_from, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Work enqueued on s: 0 to run it, 1 when s is stalled (dropped). */
+static int si_work(cudaStream_t s)
+{
+    if (!si_stall_mode)
+        return 0;
+    struct CUstream_st *t = si_stream(s);
+    __atomic_store_n(&t->work_at, __atomic_load_n(&t->nrec, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    return __atomic_load_n(&t->stall_from, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* A synchronization that never returns: the GPU work it waits for never ends. */
+static void si_wait_forever(void)
+{
+    for (;;) {
+        struct timespec ts = { 1, 0 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void si_stall_stream(struct CUstream_st *t, uint64_t from)
+{
+    uint64_t none = 0;
+    __atomic_compare_exchange_n(&t->stall_from, &none, from, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+    if (t == &si_default_stream || !(t->flags & cudaStreamNonBlocking))
+        __atomic_store_n(&si_stalled_blocking, 1, __ATOMIC_RELEASE);
+}
+
+/* Stall stream s (the NCCL stand-in's call). at_last_event: from the last
+ * event recorded on it when nothing was enqueued after that event (its
+ * work had not started when the stream stopped), else from now on (events
+ * recorded before now complete). */
+SI_EXPORT void csStandinStreamStall(cudaStream_t s, int at_last_event)
+{
+    if (!si_stall_mode)
+        return;
+    struct CUstream_st *t = si_stream(s);
+    uint64_t n = __atomic_load_n(&t->nrec, __ATOMIC_ACQUIRE);
+    int idle = n > 0 && __atomic_load_n(&t->work_at, __ATOMIC_RELAXED) < n;
+    si_stall_stream(t, at_last_event && idle ? n : n + 1);
+}
+
+SI_EXPORT int csStandinStreamStalled(cudaStream_t s)
+{
+    return si_stalled(s);
+}
+
+static void si_sync_default(void)
+{
+    if (si_stall_mode && __atomic_load_n(&si_stalled_blocking, __ATOMIC_ACQUIRE))
+        si_wait_forever();
+}
 
 static cudaError_t si_ret(cudaError_t e)
 {
@@ -98,6 +187,11 @@ SI_EXPORT cudaError_t cudaGetDevice(int *d)
 }
 SI_EXPORT cudaError_t cudaDeviceSynchronize(void)
 {
+    if (si_stall_mode) {
+        if (__atomic_load_n(&si_stalled_blocking, __ATOMIC_ACQUIRE) ||
+            __atomic_load_n(&si_default_stream.stall_from, __ATOMIC_ACQUIRE))
+            si_wait_forever();
+    }
     return cudaSuccess;
 }
 SI_EXPORT cudaError_t cudaDeviceReset(void)
@@ -174,6 +268,8 @@ SI_EXPORT cudaError_t cudaIpcCloseMemHandle(void *p)
 }
 static cudaError_t si_copy(void *d, const void *s, size_t n, cudaStream_t st)
 {
+    if (si_work(st))
+        return cudaSuccess;
     SI_ACT_BEGIN(2, "memcpy", st);
     memmove(d, s, n);
     SI_ACT_END(2, "memcpy", n, st);
@@ -181,6 +277,8 @@ static cudaError_t si_copy(void *d, const void *s, size_t n, cudaStream_t st)
 }
 static cudaError_t si_set(void *p, int v, size_t n, cudaStream_t st)
 {
+    if (si_work(st))
+        return cudaSuccess;
     SI_ACT_BEGIN(3, "memset", st);
     memset(p, v, n);
     SI_ACT_END(3, "memset", n, st);
@@ -189,6 +287,7 @@ static cudaError_t si_set(void *p, int v, size_t n, cudaStream_t st)
 SI_EXPORT cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind k)
 {
     (void)k;
+    si_sync_default();
     return si_copy(d, s, n, NULL);
 }
 SI_EXPORT cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKind k, cudaStream_t st)
@@ -198,6 +297,7 @@ SI_EXPORT cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cud
 }
 SI_EXPORT cudaError_t cudaMemset(void *p, int v, size_t n)
 {
+    si_sync_default();
     return si_set(p, v, n, NULL);
 }
 SI_EXPORT cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t st)
@@ -206,9 +306,6 @@ SI_EXPORT cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t st)
 }
 
 /* ---- streams: work runs when enqueued, in order ---- */
-struct CUstream_st {
-    int flags;
-};
 SI_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
 {
     *s = calloc(1, sizeof **s);
@@ -222,32 +319,55 @@ SI_EXPORT cudaError_t cudaStreamCreate(cudaStream_t *s)
 }
 SI_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t s)
 {
-    free(s);
+    if (!si_stall_mode) /* with stalls, events may still name it */
+        free(s);
+    return cudaSuccess;
+}
+static cudaError_t si_stream_sync(cudaStream_t s)
+{
+    if (si_stalled(s))
+        si_wait_forever();
     return cudaSuccess;
 }
 SI_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
-    (void)s;
-    return cudaSuccess;
+    return si_stream_sync(s);
 }
 SI_EXPORT cudaError_t cudaStreamQuery(cudaStream_t s)
 {
-    (void)s;
+    return si_stalled(s) ? cudaErrorNotReady : cudaSuccess;
+}
+static int si_event_pending(cudaEvent_t e);
+static cudaError_t si_stream_wait(cudaStream_t s, cudaEvent_t e)
+{
+    if (si_stall_mode && e && si_event_pending(e)) {
+        struct CUstream_st *t = si_stream(s);
+        si_stall_stream(t, __atomic_load_n(&t->nrec, __ATOMIC_ACQUIRE) + 1);
+    }
     return cudaSuccess;
 }
 SI_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int f)
 {
-    (void)s;
-    (void)e;
     (void)f;
-    return cudaSuccess;
+    return si_stream_wait(s, e);
 }
 
 /* ---- events: the time the stream reached them ---- */
 struct CUevent_st {
     double ms;
     int recorded;
+    struct CUstream_st *on; /* with stalls: the stream it was last recorded on */
+    uint64_t recno;         /* and its record number there */
 };
+/* With stalls: recorded on a stream at or after its stall point. */
+static int si_event_pending(cudaEvent_t e)
+{
+    struct CUstream_st *t = __atomic_load_n(&e->on, __ATOMIC_ACQUIRE);
+    if (!t)
+        return 0;
+    uint64_t from = __atomic_load_n(&t->stall_from, __ATOMIC_ACQUIRE);
+    return from != 0 && __atomic_load_n(&e->recno, __ATOMIC_RELAXED) >= from;
+}
 static long si_record_budget = -2; /* -2: unread, -1: no fault */
 SI_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
 {
@@ -281,20 +401,31 @@ SI_EXPORT cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
         return si_ret(cudaErrorInvalidResourceHandle);
     e->ms = si_now_ms();
     e->recorded = 1;
+    if (si_stall_mode) {
+        struct CUstream_st *t = si_stream(s);
+        __atomic_store_n(&e->recno, __atomic_add_fetch(&t->nrec, 1, __ATOMIC_ACQ_REL), __ATOMIC_RELAXED);
+        __atomic_store_n(&e->on, t, __ATOMIC_RELEASE);
+    }
     return cudaSuccess;
 }
 SI_EXPORT cudaError_t cudaEventQuery(cudaEvent_t e)
 {
+    if (e && si_stall_mode && si_event_pending(e))
+        return cudaErrorNotReady; /* not an error: no last-error state */
     return si_ret(e ? cudaSuccess : cudaErrorInvalidResourceHandle);
 }
 SI_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t e)
 {
+    if (e && si_stall_mode && si_event_pending(e))
+        si_wait_forever();
     return cudaEventQuery(e);
 }
 SI_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
 {
     if (!a || !b || !a->recorded || !b->recorded)
         return si_ret(cudaErrorInvalidResourceHandle);
+    if (si_stall_mode && (si_event_pending(a) || si_event_pending(b)))
+        return si_ret(cudaErrorNotReady);
     *ms = (float)(b->ms - a->ms);
     return cudaSuccess;
 }
@@ -420,6 +551,8 @@ static cudaError_t si_launch(const void *key, dim3 g, dim3 b, void **args, cudaS
     pthread_mutex_unlock(&si_klock);
     if (!fn)
         return si_ret(cudaErrorInvalidDeviceFunction);
+    if (si_work(st))
+        return cudaSuccess;
     SI_ACT_BEGIN(1, kname, st);
     fn(args, g.x * g.y * g.z * b.x * b.y * b.z);
     SI_ACT_END(1, kname, 0, st);
@@ -459,6 +592,7 @@ SI_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t g, cudaStream_t s)
 SI_EXPORT cudaError_t cudaMemcpy_ptds(void *d, const void *s, size_t n, enum cudaMemcpyKind k)
 {
     (void)k;
+    si_sync_default();
     return si_copy(d, s, n, NULL);
 }
 SI_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *d, const void *s, size_t n, enum cudaMemcpyKind k, cudaStream_t st)
@@ -468,6 +602,7 @@ SI_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *d, const void *s, size_t n, enu
 }
 SI_EXPORT cudaError_t cudaMemset_ptds(void *p, int v, size_t n)
 {
+    si_sync_default();
     return si_set(p, v, n, NULL);
 }
 SI_EXPORT cudaError_t cudaMemsetAsync_ptsz(void *p, int v, size_t n, cudaStream_t st)
@@ -476,15 +611,12 @@ SI_EXPORT cudaError_t cudaMemsetAsync_ptsz(void *p, int v, size_t n, cudaStream_
 }
 SI_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t s)
 {
-    (void)s;
-    return cudaSuccess;
+    return si_stream_sync(s);
 }
 SI_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t s, cudaEvent_t e, unsigned int f)
 {
-    (void)s;
-    (void)e;
     (void)f;
-    return cudaSuccess;
+    return si_stream_wait(s, e);
 }
 SI_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t e, cudaStream_t s)
 {

@@ -19,7 +19,25 @@
  * events (GPU "globaltimer" = CLOCK_REALTIME ns around the work).
  * AllReduce reports Tree/LL on 4 channels, the others Ring/Simple on 2.
  * As in NCCL, the collective event stops before its channels do, and the
- * events of grouped collectives come at ncclGroupEnd, largest count first. */
+ * events of grouped collectives come at ncclGroupEnd, largest count first.
+ *
+ * A stalled kernel (test-only): CS_STANDIN_STALL_RANK=R (a rank of
+ * MPI_COMM_WORLD) and CS_STANDIN_STALL_AFTER=N (default 0) stall the
+ * collective of sequence number N (the N+1th) of a communicator that has
+ * rank R as a member (each such communicator's, whichever comes first on
+ * a stream), as a GPU does whose kernel on rank R never finishes. On rank R the collective's stream stops before the collective
+ * (its begin event, when one was recorded just before it, never
+ * completes: its GPU work never starts); on every other member it stops
+ * inside it (what was recorded before completes, nothing after): their
+ * kernels wait for rank R forever, as a real NCCL collective's do (every
+ * member's result needs every member's part, so none completes). The
+ * calls return ncclSuccess at once, as NCCL's enqueue does; the work of
+ * that collective and of everything enqueued after it on that stream
+ * never runs (no MPI traffic, no profiler events), and the program's next
+ * synchronization with the stream waits forever (see cudart.c). Inside a
+ * group the stall takes effect at ncclGroupEnd, where the group's work
+ * starts: none of the group's collectives completes (the stand-in ran
+ * those before the stalled one, but sends no profiler events for them). */
 #include <nccl.h>
 #include <mpi.h>
 
@@ -38,6 +56,8 @@
 struct ncclComm {
     MPI_Comm mc;
     int rank, size;
+    int stall_member;       /* the stalled rank is a member */
+    uint64_t ncoll;         /* collectives issued on it (for the stall) */
     void *prof_ctx;         /* the profiler plugin's context */
     int prof_mask;          /* its activation mask */
     uint64_t seq[SI_NFUNC]; /* collectives per function (seqNumber) */
@@ -46,6 +66,62 @@ struct ncclComm {
 static __thread int si_depth;
 static __thread MPI_Request *si_reqs;
 static __thread int si_nreq, si_capreq;
+
+/* ---- the stalled kernel ---- */
+static struct {
+    int on, rank, me;
+    uint64_t after;
+    void (*stall)(cudaStream_t, int);
+    int (*stalled)(cudaStream_t);
+} si_stall;
+static __thread cudaStream_t si_grp_stall[16]; /* streams to stall at ncclGroupEnd */
+static __thread int si_grp_nstall;
+
+__attribute__((constructor)) static void si_stall_init(void)
+{
+    const char *r = getenv("CS_STANDIN_STALL_RANK"), *n = getenv("CS_STANDIN_STALL_AFTER");
+    if (!r || !*r)
+        return;
+    si_stall.rank = atoi(r);
+    si_stall.after = n && *n ? strtoull(n, NULL, 10) : 0;
+    si_stall.stall = (void (*)(cudaStream_t, int))dlsym(RTLD_DEFAULT, "csStandinStreamStall");
+    si_stall.stalled = (int (*)(cudaStream_t))dlsym(RTLD_DEFAULT, "csStandinStreamStalled");
+    if (!si_stall.stall || !si_stall.stalled) {
+        fprintf(stderr, "nccl stand-in: CS_STANDIN_STALL_RANK needs the cudart stand-in\n");
+        return;
+    }
+    si_stall.on = 1;
+}
+
+/* Before a collective's work (or a send or receive's, collective 0):
+ * 1 when it must not run (its stream is stalled, or it is the stalled
+ * collective). */
+static int si_stall_hit(ncclComm_t comm, cudaStream_t st, int collective)
+{
+    if (!si_stall.on)
+        return 0;
+    if (si_stall.stalled(st))
+        return 1;
+    for (int i = 0; i < si_grp_nstall; i++)
+        if (si_grp_stall[i] == st)
+            return 1;
+    if (!collective || !comm || !comm->stall_member || comm->ncoll++ != si_stall.after)
+        return 0;
+    if (si_depth > 0 && si_grp_nstall < 16) {
+        si_grp_stall[si_grp_nstall++] = st;
+        return 1;
+    }
+    si_stall.stall(st, si_stall.me == si_stall.rank);
+    return 1;
+}
+
+/* ncclGroupEnd: the group's work starts, and with it the stall. */
+static void si_stall_group_end(void)
+{
+    for (int i = 0; i < si_grp_nstall; i++)
+        si_stall.stall(si_grp_stall[i], si_stall.me == si_stall.rank);
+    si_grp_nstall = 0;
+}
 
 SI_EXPORT ncclResult_t ncclGetVersion(int *v)
 {
@@ -280,6 +356,17 @@ static ncclResult_t si_new(MPI_Comm mc, ncclComm_t *out)
     c->mc = mc;
     PMPI_Comm_rank(mc, &c->rank);
     PMPI_Comm_size(mc, &c->size);
+    if (si_stall.on) {
+        MPI_Group wg, g;
+        int in = MPI_UNDEFINED;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &si_stall.me);
+        PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+        PMPI_Comm_group(mc, &g);
+        PMPI_Group_translate_ranks(wg, 1, &si_stall.rank, g, &in);
+        PMPI_Group_free(&g);
+        PMPI_Group_free(&wg);
+        c->stall_member = in != MPI_UNDEFINED;
+    }
     si_prof_init(c);
     *out = c;
     return ncclSuccess;
@@ -627,6 +714,8 @@ static ncclResult_t si_scatter(const void *s, void *r, size_t count, ncclDataTyp
 SI_EXPORT ncclResult_t ncclAllReduce(const void *s, void *r, size_t count, ncclDataType_t t, ncclRedOp_t op,
                                      ncclComm_t comm, cudaStream_t st)
 {
+    if (si_stall_hit(comm, st, 1))
+        return comm ? ncclSuccess : ncclInvalidArgument;
     si_pev pe;
     int on = comm && si_prof_begin(&pe, comm, SI_F_ALLREDUCE, count, t, -1);
     ncclResult_t rc = si_allreduce(s, r, count, t, op, comm, st);
@@ -637,6 +726,8 @@ SI_EXPORT ncclResult_t ncclAllReduce(const void *s, void *r, size_t count, ncclD
 SI_EXPORT ncclResult_t ncclReduce(const void *s, void *r, size_t count, ncclDataType_t t, ncclRedOp_t op, int root,
                                   ncclComm_t comm, cudaStream_t st)
 {
+    if (si_stall_hit(comm, st, 1))
+        return comm ? ncclSuccess : ncclInvalidArgument;
     si_pev pe;
     int on = comm && si_prof_begin(&pe, comm, SI_F_REDUCE, count, t, root);
     ncclResult_t rc = si_reduce(s, r, count, t, op, root, comm, st);
@@ -647,6 +738,8 @@ SI_EXPORT ncclResult_t ncclReduce(const void *s, void *r, size_t count, ncclData
 SI_EXPORT ncclResult_t ncclBroadcast(const void *s, void *r, size_t count, ncclDataType_t t, int root, ncclComm_t comm,
                                      cudaStream_t st)
 {
+    if (si_stall_hit(comm, st, 1))
+        return comm ? ncclSuccess : ncclInvalidArgument;
     si_pev pe;
     int on = comm && si_prof_begin(&pe, comm, SI_F_BROADCAST, count, t, root);
     ncclResult_t rc = si_broadcast(s, r, count, t, root, comm, st);
@@ -657,6 +750,8 @@ SI_EXPORT ncclResult_t ncclBroadcast(const void *s, void *r, size_t count, ncclD
 SI_EXPORT ncclResult_t ncclAllGather(const void *s, void *r, size_t count, ncclDataType_t t, ncclComm_t comm,
                                      cudaStream_t st)
 {
+    if (si_stall_hit(comm, st, 1))
+        return comm ? ncclSuccess : ncclInvalidArgument;
     si_pev pe;
     int on = comm && si_prof_begin(&pe, comm, SI_F_ALLGATHER, count, t, -1);
     ncclResult_t rc = si_allgather(s, r, count, t, comm, st);
@@ -667,6 +762,8 @@ SI_EXPORT ncclResult_t ncclAllGather(const void *s, void *r, size_t count, ncclD
 SI_EXPORT ncclResult_t ncclReduceScatter(const void *s, void *r, size_t count, ncclDataType_t t, ncclRedOp_t op,
                                          ncclComm_t comm, cudaStream_t st)
 {
+    if (si_stall_hit(comm, st, 1))
+        return comm ? ncclSuccess : ncclInvalidArgument;
     si_pev pe;
     int on = comm && si_prof_begin(&pe, comm, SI_F_REDUCESCATTER, count, t, -1);
     ncclResult_t rc = si_reducescatter(s, r, count, t, op, comm, st);
@@ -677,6 +774,8 @@ SI_EXPORT ncclResult_t ncclReduceScatter(const void *s, void *r, size_t count, n
 SI_EXPORT ncclResult_t ncclAlltoAll(const void *s, void *r, size_t count, ncclDataType_t t, ncclComm_t comm,
                                     cudaStream_t st)
 {
+    if (si_stall_hit(comm, st, 1))
+        return comm ? ncclSuccess : ncclInvalidArgument;
     si_pev pe;
     int on = comm && si_prof_begin(&pe, comm, SI_F_ALLTOALL, count, t, -1);
     ncclResult_t rc = si_alltoall(s, r, count, t, comm, st);
@@ -687,6 +786,8 @@ SI_EXPORT ncclResult_t ncclAlltoAll(const void *s, void *r, size_t count, ncclDa
 SI_EXPORT ncclResult_t ncclGather(const void *s, void *r, size_t count, ncclDataType_t t, int root, ncclComm_t comm,
                                   cudaStream_t st)
 {
+    if (si_stall_hit(comm, st, 1))
+        return comm ? ncclSuccess : ncclInvalidArgument;
     si_pev pe;
     int on = comm && si_prof_begin(&pe, comm, SI_F_GATHER, count, t, root);
     ncclResult_t rc = si_gather(s, r, count, t, root, comm, st);
@@ -697,6 +798,8 @@ SI_EXPORT ncclResult_t ncclGather(const void *s, void *r, size_t count, ncclData
 SI_EXPORT ncclResult_t ncclScatter(const void *s, void *r, size_t count, ncclDataType_t t, int root, ncclComm_t comm,
                                    cudaStream_t st)
 {
+    if (si_stall_hit(comm, st, 1))
+        return comm ? ncclSuccess : ncclInvalidArgument;
     si_pev pe;
     int on = comm && si_prof_begin(&pe, comm, SI_F_SCATTER, count, t, root);
     ncclResult_t rc = si_scatter(s, r, count, t, root, comm, st);
@@ -734,13 +837,15 @@ static ncclResult_t si_p2p(int send, void *buf, size_t count, ncclDataType_t t, 
 SI_EXPORT ncclResult_t ncclSend(const void *b, size_t count, ncclDataType_t t, int peer, ncclComm_t comm,
                                 cudaStream_t st)
 {
-    (void)st;
+    if (si_stall_hit(comm, st, 0))
+        return ncclSuccess;
     return si_p2p(1, (void *)b, count, t, peer, comm);
 }
 
 SI_EXPORT ncclResult_t ncclRecv(void *b, size_t count, ncclDataType_t t, int peer, ncclComm_t comm, cudaStream_t st)
 {
-    (void)st;
+    if (si_stall_hit(comm, st, 0))
+        return ncclSuccess;
     return si_p2p(0, b, count, t, peer, comm);
 }
 
@@ -758,6 +863,10 @@ SI_EXPORT ncclResult_t ncclGroupEnd(void)
         return ncclSuccess;
     int rc = si_nreq ? PMPI_Waitall(si_nreq, si_reqs, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
     si_nreq = 0;
+    if (si_grp_nstall)
+        si_grp_nev = 0; /* the group's work never completes: no events */
     si_prof_group_end();
+    if (si_stall.on)
+        si_stall_group_end();
     return rc == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
 }
