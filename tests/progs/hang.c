@@ -77,6 +77,9 @@ int main(int argc, char **argv)
         } else if (me && !strcmp(mode, "compute")) {
             hang_spin_forever();
         } else if (me && !strcmp(mode, "kill")) {
+            /* the others wait in the collective when it dies (an MPI
+             * launcher may end them all at once after it) */
+            hang_sleep_ms(500);
             raise(SIGKILL);
         } else if (me && !strcmp(mode, "exit")) {
             exit(0);
