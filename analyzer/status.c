@@ -25,6 +25,7 @@
  * site) are printed as one line with their ranks. */
 #include "config.h"
 #include "analyzer/status.h"
+#include "analyzer/status_hang.h"
 #include "common/json.h"
 #include "common/vec.h"
 #include "libtrace/log.h"
@@ -353,6 +354,17 @@ static void st_site_text(const st_job *j, const st_rank *r, uint32_t id, char *b
     }
 }
 
+/* BEGIN watchdog (status_hang.c): where the watchdog's stack sample found
+ * a rank outside any traced call, appended to buf. */
+static void st_wd_sampled(const st_rank *r, char *buf, size_t len)
+{
+    size_t n = strlen(buf);
+    cs_status_hang hs;
+    if (n < len && cs_status_hang_read(r->log, &hs) && hs.reason == CS_HANG_IDLE && hs.where[0])
+        snprintf(buf + n, len - n, "; the watchdog sampled it in %s", hs.where);
+}
+/* END watchdog */
+
 /* What rank r is doing, as words: "in MPI_Recv from rank 5 (tag 7) since
  * 61.0 s at train.c:120 (main)". */
 static void st_doing(const st_job *j, const st_rank *r, char *buf, size_t len)
@@ -367,6 +379,7 @@ static void st_doing(const st_job *j, const st_rank *r, char *buf, size_t len)
         } else if (r->has_last && n < len) {
             st_site_text(j, r, r->last.callsite, site, sizeof site);
             snprintf(buf + n, len - n, "; its last call: %s%s%s", st_op(r->last.op), site[0] ? " at " : "", site);
+            st_wd_sampled(r, buf, len); /* watchdog */
         }
         return;
     }
@@ -401,6 +414,7 @@ static void st_doing(const st_job *j, const st_rank *r, char *buf, size_t len)
                  site[0] ? " at " : "", site);
     else
         snprintf(buf, len, "outside any traced call (none traced yet)");
+    st_wd_sampled(r, buf, len); /* watchdog */
 }
 
 static void st_ranks_text(const int *v, int n, char *buf, size_t len)

@@ -60,9 +60,9 @@ typedef int (*cs_wd_sigaction_fn)(int, const struct sigaction *, struct sigactio
 typedef sighandler_t (*cs_wd_signal_fn)(int, sighandler_t);
 static cs_wd_sigaction_fn cs_wd_real_sigaction;
 static cs_wd_signal_fn cs_wd_real_signal;
-static int cs_wd_owned;             /* our handler is installed for cs_wd_sig */
-static struct sigaction cs_wd_app;  /* the application's disposition of it */
-static int cs_wd_cookie;            /* its address marks our own samples */
+static int cs_wd_owned;            /* our handler is installed for cs_wd_sig */
+static struct sigaction cs_wd_app; /* the application's disposition of it */
+static int cs_wd_cookie;           /* its address marks our own samples */
 static pid_t cs_wd_pid;
 
 #define CS_WD_FRAMES CS_CALLSITE_MAX_FRAMES
@@ -235,7 +235,6 @@ static int cs_wd_sample(int32_t ktid, uint64_t *pc)
 
 /* ---- the table of threads ---- */
 
-
 cs_wd_thr *cs_wd_register(void)
 {
     int saved = errno;
@@ -405,7 +404,7 @@ static void cs_wd_hang(int reason, const cs_rec *r, uint32_t flags, uint16_t tid
 typedef struct cs_wd_state {
     uint64_t to_ticks;
     uint64_t prev_calls, prev_last; /* at the last look that saw calls end */
-    double every; /* ticks between calls, smoothed; 0 = unknown */
+    double every;                   /* ticks between calls, smoothed; 0 = unknown */
     int idle_told;
 } cs_wd_state;
 

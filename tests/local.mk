@@ -227,6 +227,21 @@ tests_progs_hang_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
 tests_progs_hang_mpich_LDADD = $(MPICH_LIBS)
 endif
 
+# sigchain: its own handler for the watchdog's sampling signal (tests/status/watchdog*).
+EXTRA_DIST += tests/progs/sigchain.c
+if HAVE_OMPI
+check_PROGRAMS += tests/progs/sigchain_ompi
+tests_progs_sigchain_ompi_SOURCES = tests/progs/sigchain.c
+tests_progs_sigchain_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
+tests_progs_sigchain_ompi_LDADD = $(OMPI_LIBS)
+endif
+if HAVE_MPICH
+check_PROGRAMS += tests/progs/sigchain_mpich
+tests_progs_sigchain_mpich_SOURCES = tests/progs/sigchain.c
+tests_progs_sigchain_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
+tests_progs_sigchain_mpich_LDADD = $(MPICH_LIBS)
+endif
+
 # names_setget: communicators named with MPI_Comm_set_name (comm_names.sh).
 EXTRA_DIST += tests/progs/names_setget.c
 if HAVE_OMPI
