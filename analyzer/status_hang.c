@@ -12,9 +12,10 @@
 /* Libraries whose frames say nothing about the application's own code. */
 static int sh_system_module(const char *mod)
 {
-    static const char *const skip[] = { "libc.so", "libpthread", "libmpi", "libcollscope", "collscope-", "libopen-",
-                                        "libpmix", "libucp", "libuct", "libucs", "libfabric", "libpsm", "libhwloc",
-                                        "libevent", "ld-linux", NULL };
+    static const char *const skip[] = { "libc.so",    "libpthread", "libmpi",    "libcollscope",
+                                        "collscope-", "libopen-",   "libpmix",   "libucp",
+                                        "libuct",     "libucs",     "libfabric", "libpsm",
+                                        "libhwloc",   "libevent",   "ld-linux",  NULL };
     for (int i = 0; skip[i]; i++)
         if (strstr(mod, skip[i]))
             return 1;

@@ -7,11 +7,11 @@
 #include <stdint.h>
 
 typedef struct cs_status_hang {
-    int reason;             /* enum cs_hang_reason (libtrace/span.h) */
-    int op;                 /* the stuck (or last) call's op, 0 = none */
+    int reason;               /* enum cs_hang_reason (libtrace/span.h) */
+    int op;                   /* the stuck (or last) call's op, 0 = none */
     uint64_t since, detected; /* raw ticks of the process clock */
-    int nframes;            /* frames of the sampled stack, 0 = none */
-    char where[256];        /* "function (file:line)" of the innermost frame
+    int nframes;              /* frames of the sampled stack, 0 = none */
+    char where[256];          /* "function (file:line)" of the innermost frame
                                outside the C and MPI libraries and collscope, "" unknown */
 } cs_status_hang;
 

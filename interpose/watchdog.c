@@ -46,6 +46,7 @@ static cs_wd_thr cs_wd_spare; /* every thread past CS_WD_MAX */
 static uint32_t cs_wd_n;
 
 static double cs_wd_timeout; /* seconds */
+static double cs_wd_period;  /* seconds between looks */
 static int cs_wd_action, cs_wd_sig;
 static int cs_wd_final;   /* MPI_Finalize began */
 static int cs_wd_started; /* the thread was started (this process) */
@@ -329,6 +330,12 @@ static void *cs_wd_last_resort(void *arg)
 
 static void cs_wd_abort(void)
 {
+    /* The other ranks of the job, hung since about the same moment, see
+     * it within one look of ours: give them that long to record theirs. */
+    double grace = cs_wd_period + 0.3;
+    struct timespec g = { (time_t)grace, (long)((grace - (double)(time_t)grace) * 1e9) };
+    while (nanosleep(&g, &g) != 0)
+        ;
     cs_log_sync();
     pthread_t t;
     pthread_attr_t at;
@@ -470,9 +477,7 @@ static void *cs_wd_main(void *arg)
     memset(&s, 0, sizeof s);
     s.to_ticks = (uint64_t)(cs_wd_timeout * 1e9 * tpn);
     s.prev_last = cs_clock_ticks();
-    double period = cs_wd_timeout / 5;
-    if (period < 0.01)
-        period = 0.01;
+    double period = cs_wd_period;
     pthread_mutex_lock(&cs_wd_lock);
     while (!cs_wd_stop) {
         struct timespec ts;
@@ -519,6 +524,7 @@ static void cs_wd_rank_known(int rank, int size)
     if (cs_wd_timeout <= 0 || cs_wd_started)
         return;
     cs_wd_started = 1;
+    cs_wd_period = cs_wd_timeout / 5 < 0.01 ? 0.01 : cs_wd_timeout / 5;
     if (!cs_callsite_unwinder() && cs_core_rank() <= 0)
         cs_core_warn_once(&warned, "no stack walker (libunwind) for the watchdog: hangs are recorded without stacks");
     if (cs_wd_install(cs_wd_sig) != 0 && cs_core_rank() <= 0)
