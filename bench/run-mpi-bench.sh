@@ -9,6 +9,7 @@
 # Knobs (environment): REPS (mpi_loop repetitions, 5), LOOP_N (calls per
 # round, 1000000), LMP_REPS (LAMMPS pairs, 3), LMP_STEPS (10000),
 # INGEST_RANKS (4), INGEST_SPANS (spans per rank, 1000000), INGEST_REPS (3),
+# CG (0: no callgrind instruction counts in benchmark 1; 1 where valgrind is),
 # MEM_SHORT / MEM_LONG (mpi_loop calls of the two memory runs, 2000000 and
 # 20000000), ONLY (a list of benchmark numbers to run, e.g. "1 4"),
 # BENCH_TMP (where the work files go, default $TMPDIR or /tmp).
@@ -105,6 +106,25 @@ bench_loop() {
     row "3. whole log incl. metadata (mpi_loop, $(field spans "$W/stat.out") spans)" "${_bps:-nan}" "B/span" "" ""
   fi
   rm -rf "$W/loop-nocs" "$W/loop-cs" "$W/loop-wd"
+  # The watchdog's cost in instructions, which another job's load does not
+  # change: callgrind's count of two runs of each kind, their difference
+  # per call (the start-up cancels out).
+  if [ "${CG:-1}" = 1 ] && command -v valgrind >/dev/null 2>&1; then
+    for _m in cs wd; do
+      for _k in 20000 60000; do
+        rm -rf "$W/cg"
+        if [ $_m = wd ]; then _to=600; else _to=; fi
+        COLLSCOPE_HANG_TIMEOUT=$_to COLLSCOPE_EXIT_CONVERT=0 COLLSCOPE_DIR="$W/cg" LD_PRELOAD="$_so" \
+          valgrind --tool=callgrind --callgrind-out-file="$W/cg.out" "$_prog" -n $_k -r 1 -w 1 >"$W/cg.txt" 2>&1
+        sed -n 's/.*Collected : *\([0-9]*\).*/\1/p' "$W/cg.txt" >"$W/ir-$_m-$_k"
+      done
+    done
+    _ic=$(calc "($(cat "$W/ir-cs-60000") - $(cat "$W/ir-cs-20000")) / 40000")
+    _iw=$(calc "($(cat "$W/ir-wd-60000") - $(cat "$W/ir-wd-20000")) / 40000")
+    row "1. $_flavor: instructions/call, call sites" "$_ic" "instr" "" ""
+    row "1. $_flavor: instructions added by the watchdog" "$(calc "$_iw - $_ic")" "instr" "" ""
+    rm -rf "$W/cg" "$W"/cg.out*
+  fi
 }
 if want 1 || want 3; then
   bench_loop openmpi ompi
