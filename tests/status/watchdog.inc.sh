@@ -1,7 +1,7 @@
 # watchdog.inc.sh: the hang watchdog (COLLSCOPE_HANG_TIMEOUT, interpose/
 # watchdog.c) on 4-rank jobs under one MPI ($CS_MPI). Sourced by
 # watchdog_ompi.sh and watchdog_mpich.sh.
-#  1. no hang (examples/mpi_trainer): the job's stdout (its timing line
+#  1. no hang (examples/mpi_trainer, 300 steps, timeout 2 s): the job's stdout (its timing line
 #     aside) and exit status are those of a run without the watchdog,
 #     collscope prints nothing of its own, no hang is recorded; a bad
 #     COLLSCOPE_HANG_TIMEOUT gives one warning and the job runs on;
@@ -32,10 +32,10 @@ cp "$HANG" "$T/wdhang_$SUF" && HANG="$T/wdhang_$SUF" || fail "cannot copy $HANG"
 own_lines() { grep '^collscope: ' "$1" | grep -v '^collscope: [0-9]* process' || true; }
 
 # 1. no hang
-"$COLLSCOPE" run -o "$T/plain" -- "$MPIRUN" -np 4 $EXTRA "$TRAINER" --steps 60 >"$T/plain.out" 2>"$T/plain.err" ||
+"$COLLSCOPE" run -o "$T/plain" -- "$MPIRUN" -np 4 $EXTRA "$TRAINER" --steps 300 >"$T/plain.out" 2>"$T/plain.err" ||
   fail "the trainer without the watchdog failed: $(tail -3 "$T/plain.err")"
 rc=0
-"$COLLSCOPE" run -o "$T/wd" --hang-timeout 1 -- "$MPIRUN" -np 4 $EXTRA "$TRAINER" --steps 60 >"$T/wd.out" 2>"$T/wd.err" || rc=$?
+"$COLLSCOPE" run -o "$T/wd" --hang-timeout 2 -- "$MPIRUN" -np 4 $EXTRA "$TRAINER" --steps 300 >"$T/wd.out" 2>"$T/wd.err" || rc=$?
 expect_eq "no hang: exit status with the watchdog" "$rc" 0
 # The ranks' lines, cut apart where MPICH's forwarding joined them, in order.
 lines() {
