@@ -4,7 +4,7 @@
 #  1. no hang (examples/mpi_trainer, 300 steps, timeout 2 s): the job's stdout (its timing line
 #     aside) and exit status are those of a run without the watchdog,
 #     collscope prints nothing of its own, no hang is recorded; a bad
-#     COLLSCOPE_HANG_TIMEOUT gives one warning and the job runs on;
+#     timeout, action or signal gives one warning and the job runs on;
 #  2. compute (hang --mode compute, abort): rank 1's hang record is "idle"
 #     and its sampled stack names hang_spin_forever, in the store and in
 #     `collscope status`;
@@ -49,10 +49,15 @@ lines "$T/wd.out" >"$T/wd.sorted"
 echo "ok: no hang: stdout as without the watchdog ($(wc -l <"$T/wd.sorted") lines)"
 expect_eq "no hang: collscope's own lines on stderr" "$(own_lines "$T/wd.err")" ""
 expect_eq "no hang: hangs recorded" "$(q "$T/wd/trace.db" "SELECT COUNT(*) FROM hangs")" 0
-rc=0
-COLLSCOPE_HANG_TIMEOUT=soon "$COLLSCOPE" run -o "$T/bad" -- "$MPIRUN" -np 4 $EXTRA "$TRAINER" --steps 5 >"$T/bad.out" 2>"$T/bad.err" || rc=$?
-expect_eq "a bad timeout: exit status" "$rc" 0
-expect_eq "a bad timeout: warnings" "$(own_lines "$T/bad.err" | grep -c 'COLLSCOPE_HANG_TIMEOUT=soon is not')" 1
+# Bad settings: one warning naming the variable (rank 0's), no watchdog, the job runs on.
+for kv in COLLSCOPE_HANG_TIMEOUT=soon COLLSCOPE_HANG_TIMEOUT=nan COLLSCOPE_HANG_TIMEOUT=-1 COLLSCOPE_HANG_TIMEOUT=0 \
+  COLLSCOPE_HANG_ACTION=kill COLLSCOPE_HANG_SIGNAL=KILL COLLSCOPE_HANG_SIGNAL=RTMIN+99; do
+  rc=0
+  env COLLSCOPE_HANG_TIMEOUT=2 "$kv" "$COLLSCOPE" run -o "$T/bad" -- "$MPIRUN" -np 2 $EXTRA "$TRAINER" --steps 5 \
+    >"$T/bad.out" 2>"$T/bad.err" || rc=$?
+  expect_eq "$kv: exit status" "$rc" 0
+  expect_eq "$kv: collscope's lines" "$(own_lines "$T/bad.err" | grep -c "^collscope: $kv is not .*; using no watchdog$")/$(own_lines "$T/bad.err" | wc -l)" 1/1
+done
 
 # hang_job NAME MODE: a hung job of tests/progs/hang that the watchdog ends
 # (abort, timeout 2 s); sets ELAPSED (s from the hang's start to the job's
