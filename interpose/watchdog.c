@@ -11,8 +11,10 @@
  * thread) with a signal (COLLSCOPE_HANG_SIGNAL) whose handler walks the
  * interrupted stack, writes a HANG record (span.h) after the stack's
  * CALLSITE records, and prints one line on stderr. With
- * COLLSCOPE_HANG_ACTION=abort it then makes the log durable and ends the
- * process through MPI_Abort, or _exit when that does not end it at once.
+ * COLLSCOPE_HANG_ACTION=abort it then waits one look more (the other ranks,
+ * hung since about the same moment, record theirs), makes the log durable
+ * and ends the process through MPI_Abort, or _exit when that does not end
+ * it at once.
  *
  * Nothing happens while nothing hangs: no output, no signal. The
  * application keeps its own handler for the sampling signal: sigaction()
@@ -256,17 +258,36 @@ void cs_wd_finalizing(void)
     __atomic_store_n(&cs_wd_final, 1, __ATOMIC_RELEASE);
 }
 
-/* A copy of thread w's record of the call that started at t0, read so that
- * a slot unmapped meanwhile gives an error, not a crash: 1 when the copy
- * is of that call still in flight. */
+/* Copy a record from this process's memory so that a slot unmapped
+ * meanwhile gives an error, not a crash (process_vm_readv on ourselves);
+ * where the system refuses that call, a plain copy, which the callers
+ * make only of a slot its thread still holds. 0 when copied. */
+static int cs_wd_copy(const cs_rec *slot, cs_rec *out, int held)
+{
+    static int plain;
+    if (!__atomic_load_n(&plain, __ATOMIC_RELAXED)) {
+        struct iovec local = { out, sizeof *out }, remote = { (void *)slot, sizeof *out };
+        if (syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) == (long)sizeof *out)
+            return 0;
+        if (errno != ENOSYS && errno != EPERM)
+            return -1;
+        __atomic_store_n(&plain, 1, __ATOMIC_RELAXED);
+    }
+    if (!held)
+        return -1;
+    memcpy(out, slot, sizeof *out);
+    return 0;
+}
+
+/* A copy of thread w's record of the call that started at t0: 1 when the
+ * copy is of that call still in flight. */
 static int cs_wd_peek(cs_wd_thr *w, uint64_t t0, cs_rec *out)
 {
     cs_rec *slot = w->slot;
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (!slot || __atomic_load_n(&w->t0, __ATOMIC_ACQUIRE) != t0)
         return 0;
-    struct iovec local = { out, sizeof *out }, remote = { slot, sizeof *out };
-    if (syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) != (long)sizeof *out)
+    if (cs_wd_copy(slot, out, 1) != 0)
         return 0;
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     return __atomic_load_n(&w->t0, __ATOMIC_ACQUIRE) == t0 && w->slot == slot && out->t0 == t0;
@@ -276,10 +297,7 @@ static int cs_wd_peek(cs_wd_thr *w, uint64_t t0, cs_rec *out)
 static int cs_wd_peek_last(cs_wd_thr *w, uint64_t last, cs_rec *out)
 {
     cs_rec *slot = w->slot;
-    if (!slot)
-        return 0;
-    struct iovec local = { out, sizeof *out }, remote = { slot, sizeof *out };
-    if (syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) != (long)sizeof *out)
+    if (!slot || cs_wd_copy(slot, out, 0) != 0)
         return 0;
     return CS_REC_KIND(out->hdr) == CS_REC_SPAN && out->t1 == last;
 }
