@@ -8,16 +8,20 @@
  * N times (default 5); after MPI_Init, rank 0 stalls MS milliseconds
  * outside MPI (default 0) while the others wait in MPI_Barrier (a hang for
  * a short watchdog timeout, whose stack samples use the same signal);
- * then installs a second handler with signal() and raises it N times more.
- * Prints "SIGCHAIN rank=R first=A second=B query=Q" (Q: 1 when sigaction()
- * reports the second handler as installed) and exits 1 unless A = B = N
- * and Q = 1. */
+ * then forks a child that raises the signal once more (its copy of the
+ * first handler must count it) and exits; then installs a second handler
+ * with signal() and raises it N times more. Prints "SIGCHAIN rank=R
+ * first=A second=B query=Q fork=F" (Q: 1 when sigaction() reports the
+ * second handler as installed; F: 1 when the child counted its signal)
+ * and exits 1 unless A = B = N and Q = F = 1. */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile sig_atomic_t sigchain_first, sigchain_second;
 
@@ -69,6 +73,19 @@ int main(int argc, char **argv)
             ;
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    int forked = 0;
+    pid_t child = fork();
+    if (child == 0) {
+        int before = sigchain_first;
+        raise(sig);
+        _exit(sigchain_first == before + 1 ? 0 : 1);
+    }
+    if (child > 0) {
+        int st = 0;
+        while (waitpid(child, &st, 0) < 0)
+            ;
+        forked = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    }
     if (signal(sig, sigchain_on_second) == SIG_ERR) {
         perror("signal");
         return 1;
@@ -80,9 +97,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < count; i++)
         raise(sig);
     MPI_Allreduce(&v, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    printf("SIGCHAIN rank=%d first=%d second=%d query=%d\n", rank, (int)sigchain_first, (int)sigchain_second, query);
+    printf("SIGCHAIN rank=%d first=%d second=%d query=%d fork=%d\n", rank, (int)sigchain_first, (int)sigchain_second,
+           query, forked);
     fflush(stdout);
-    int ok = sigchain_first == count && sigchain_second == count && query;
+    int ok = sigchain_first == count && sigchain_second == count && query && forked;
     MPI_Finalize();
     return ok ? 0 : 1;
 }

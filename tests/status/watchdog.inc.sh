@@ -15,7 +15,8 @@
 #     (hang.c prints it), exit status non-zero, records in the trace;
 #  5. sigchain: the application's own handlers for the sampling signal,
 #     installed before and after MPI_Init, get every signal it raised
-#     (and none of the watchdog's samples, taken meanwhile).
+#     (and none of the watchdog's samples, taken meanwhile), also in a
+#     child forked while the watchdog runs.
 need_mpi "$CS_MPI"
 MPIRUN=$(mpirun_for "$CS_MPI")
 case $CS_MPI in
@@ -114,8 +115,8 @@ rc=0
 "$COLLSCOPE" run -o "$T/chain" --hang-timeout 0.5 -- "$MPIRUN" -np 4 $EXTRA "$CHAIN" --stall-ms 1500 \
   >"$T/chain.out" 2>"$T/chain.err" || rc=$?
 expect_eq "sigchain: exit status" "$rc" 0
-expect_eq "sigchain: ranks whose handlers got all 5 + 5 signals" \
-  "$(grep -c '^SIGCHAIN rank=[0-3] first=5 second=5 query=1$' "$T/chain.out")" 4
+expect_eq "sigchain: ranks whose handlers got all 5 + 5 signals, also in a forked child" \
+  "$(grep -c '^SIGCHAIN rank=[0-3] first=5 second=5 query=1 fork=1$' "$T/chain.out")" 4
 _n=$(q "$T/chain/trace.db" "SELECT COUNT(*) FROM hangs WHERE stack IS NOT NULL")
 [ "$_n" -ge 3 ] || fail "sigchain: $_n stack samples taken meanwhile, want >= 3"
 echo "ok: sigchain: $_n stack samples taken meanwhile"
