@@ -2,13 +2,16 @@
  * the job itself is run by run.c. */
 #include "config.h"
 #include "analyzer/cli.h"
+#include "analyzer/numarg.h"
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char cs_help_run[] = "usage: collscope run [-o DIR] [--mpi openmpi|mpich|none] [--no-callsites]\n"
-                           "                     [--no-nccl-profiler] [--no-ingest] [--force] -- LAUNCH...\n"
+                           "                     [--no-nccl-profiler] [--no-ingest] [--force]\n"
+                           "                     [--hang-timeout S [--hang-action report|abort]] -- LAUNCH...\n"
                            "\n"
                            "Run LAUNCH (an mpirun/mpiexec line, or a single program) with the collscope\n"
                            "preload library, then merge what every process recorded into DIR/trace.db.\n"
@@ -25,10 +28,17 @@ const char cs_help_run[] = "usage: collscope run [-o DIR] [--mpi openmpi|mpich|n
                            "  --no-ingest        leave the logs; build the trace later with collscope ingest\n"
                            "  --no-nccl-profiler do not offer the preload to NCCL as its profiler plugin\n"
                            "                     (NCCL_PROFILER_PLUGIN; a value already set is kept)\n"
+                           "  --hang-timeout S   a watchdog in every rank records a call in flight for\n"
+                           "                     more than S seconds, or a rank whose frequent calls\n"
+                           "                     stopped for S seconds, with a stack sample, and says\n"
+                           "                     so on stderr (COLLSCOPE_HANG_TIMEOUT; default off)\n"
+                           "  --hang-action A    report (default): go on; abort: end the job once the\n"
+                           "                     hang is recorded (COLLSCOPE_HANG_ACTION)\n"
                            "\n"
                            "Environment read by the preload: COLLSCOPE_CALLSITES=0|1, COLLSCOPE_PAPI=EV,...,\n"
                            "COLLSCOPE_LOG_MAX_MB (default 16384), COLLSCOPE_CLOCK=tsc|monotonic,\n"
-                           "COLLSCOPE_EXIT_CONVERT=0 (convert at the end of the run instead of at exit).\n"
+                           "COLLSCOPE_EXIT_CONVERT=0 (convert at the end of the run instead of at exit),\n"
+                           "COLLSCOPE_HANG_SIGNAL (the watchdog's stack-sampling signal, default RTMIN+6).\n"
                            "See collscope(1).\n";
 
 int cs_cmd_run(int argc, char **argv)
@@ -39,8 +49,10 @@ int cs_cmd_run(int argc, char **argv)
                                           { "no-ingest", no_argument, NULL, 'I' },
                                           { "no-nccl-profiler", no_argument, NULL, 'P' },
                                           { "force", no_argument, NULL, 'F' },
+                                          { "hang-timeout", required_argument, NULL, 'T' },
+                                          { "hang-action", required_argument, NULL, 'A' },
                                           { NULL, 0, NULL, 0 } };
-    const char *out = "collscope.out", *mpi = NULL;
+    const char *out = "collscope.out", *mpi = NULL, *hang_timeout = NULL, *hang_action = NULL;
     int callsites = 1, ingest = 1, ncclprof = 1, force = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+o:", opts, NULL)) != -1) {
@@ -51,6 +63,8 @@ int cs_cmd_run(int argc, char **argv)
         case 'I': ingest = 0; break;
         case 'P': ncclprof = 0; break;
         case 'F': force = 1; break;
+        case 'T': hang_timeout = optarg; break;
+        case 'A': hang_action = optarg; break;
         default: fputs(cs_help_run, stderr); return 2;
         }
     }
@@ -59,6 +73,26 @@ int cs_cmd_run(int argc, char **argv)
     if (optind >= argc) {
         cs_error("run: nothing to run (usage: collscope run [-o DIR] -- LAUNCH...)");
         return 2;
+    }
+    if (hang_timeout) {
+        double t;
+        char err[256];
+        if (cs_numarg_double("--hang-timeout", hang_timeout, 0.001, 1e6, 0, &t, err, sizeof err) != 0) {
+            cs_error("run: %s", err);
+            return 2;
+        }
+        setenv("COLLSCOPE_HANG_TIMEOUT", hang_timeout, 1);
+    }
+    if (hang_action) {
+        if (strcmp(hang_action, "report") != 0 && strcmp(hang_action, "abort") != 0) {
+            cs_error("run: --hang-action '%s' is not report or abort", hang_action);
+            return 2;
+        }
+        if (!hang_timeout) {
+            cs_error("run: --hang-action needs --hang-timeout");
+            return 2;
+        }
+        setenv("COLLSCOPE_HANG_ACTION", hang_action, 1);
     }
     char **launch = argv + optind;
     if (!mpi)

@@ -190,8 +190,10 @@ void cs_failure_doing(const cs_failure_model *m, const cs_failure_rank *r, char 
         if (r->has_fly && n < len)
             snprintf(buf + n, len - n, " in %s%s%s", fa_op(r->fly.op), r->fly.site[0] ? " at " : "", r->fly.site);
         else if (r->has_last && n < len)
-            snprintf(buf + n, len - n, "; its last call: %s%s%s", fa_op(r->last.op), r->last.site[0] ? " at " : "",
-                     r->last.site);
+            n += (size_t)snprintf(buf + n, len - n, "; its last call: %s%s%s", fa_op(r->last.op),
+                                  r->last.site[0] ? " at " : "", r->last.site);
+        if (!r->has_fly && r->sampled[0] && n < len)
+            snprintf(buf + n, len - n, "; the watchdog sampled it in %s", r->sampled);
         return;
     }
     if (r->has_fly) {
@@ -214,11 +216,14 @@ void cs_failure_doing(const cs_failure_model *m, const cs_failure_rank *r, char 
         snprintf(buf, len, r->finalized ? "finished" : "exited without MPI_Finalize");
         return;
     }
+    int n;
     if (r->has_last)
-        snprintf(buf, len, "outside any traced call since %.1f s (its last call: %s%s%s)", fa_since(m, r->last.t1),
-                 fa_op(r->last.op), r->last.site[0] ? " at " : "", r->last.site);
+        n = snprintf(buf, len, "outside any traced call since %.1f s (its last call: %s%s%s)", fa_since(m, r->last.t1),
+                     fa_op(r->last.op), r->last.site[0] ? " at " : "", r->last.site);
     else
-        snprintf(buf, len, "outside any traced call (none traced yet)");
+        n = snprintf(buf, len, "outside any traced call (none traced yet)");
+    if (r->sampled[0] && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "; the watchdog sampled it in %s", r->sampled);
 }
 
 void cs_failure_ranks_text(const int *v, int n, char *buf, size_t len)

@@ -50,6 +50,9 @@ typedef struct cs_failure_rank {
      * enqueued); printed when has_gpu */
     int has_gpu;
     cs_failure_call gpu;
+    /* optional: where a stack sample found the rank outside any traced
+     * call ("function (file:line)"); "" none */
+    char sampled[256];
 } cs_failure_rank;
 
 typedef struct cs_failure_comm {

@@ -34,6 +34,7 @@ analyzer_collscope_SOURCES += analyzer/export_kineto.c
 # collscope import: the format table and driver, one reader per format.
 analyzer_collscope_SOURCES += analyzer/cmd_status.c analyzer/status.h analyzer/status.c
 analyzer_collscope_SOURCES += analyzer/status_gpu.h analyzer/status_gpu.c
+analyzer_collscope_SOURCES += analyzer/status_hang.h analyzer/status_hang.c
 analyzer_collscope_SOURCES += analyzer/cmd_import.c analyzer/import.h analyzer/import.c analyzer/import_kineto.c
 analyzer_collscope_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'
 analyzer_collscope_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
@@ -141,6 +142,9 @@ EXTRA_DIST += tests/analysis/layout.sh
 # collscope status (status.c) on jobs of tests/progs/hang that hang or fail
 TESTS += tests/status/status_ompi.sh tests/status/status_mpich.sh
 EXTRA_DIST += tests/status/status_ompi.sh tests/status/status_mpich.sh tests/status/status.inc.sh
+# the hang watchdog (interpose/watchdog.c) on tests/progs/hang, sigchain and the example trainer
+TESTS += tests/status/watchdog_ompi.sh tests/status/watchdog_mpich.sh
+EXTRA_DIST += tests/status/watchdog_ompi.sh tests/status/watchdog_mpich.sh tests/status/watchdog.inc.sh
 # the slowdown attribution (an_slowdown.c) on tests/progs/pipe3d
 TESTS += tests/analysis/slowdown_ompi.sh tests/analysis/slowdown_mpich.sh
 EXTRA_DIST += tests/analysis/slowdown_ompi.sh tests/analysis/slowdown_mpich.sh tests/analysis/slowdown.inc.sh

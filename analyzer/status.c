@@ -15,6 +15,7 @@
 #include "analyzer/status.h"
 #include "analyzer/failure.h"
 #include "analyzer/status_gpu.h"
+#include "analyzer/status_hang.h"
 #include "common/json.h"
 #include "common/vec.h"
 #include "libtrace/log.h"
@@ -278,6 +279,11 @@ static int st_read_log(cs_failure_model *m, const char *path, char *err, size_t 
         if (!r->has_fly)
             st_site_text(lg, last.callsite, r->last.site, sizeof r->last.site);
     }
+    /* where the watchdog's stack sample found a rank outside any traced
+     * call (status_hang.c) */
+    cs_status_hang hs;
+    if (!r->has_fly && cs_status_hang_read(path, &hs) && hs.reason == CS_HANG_IDLE && hs.where[0])
+        snprintf(r->sampled, sizeof r->sampled, "%s", hs.where);
     /* alive: a process of this host that still exists */
     char me[64] = "";
     gethostname(me, sizeof me - 1);

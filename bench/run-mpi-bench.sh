@@ -9,6 +9,7 @@
 # Knobs (environment): REPS (mpi_loop repetitions, 5), LOOP_N (calls per
 # round, 1000000), LMP_REPS (LAMMPS pairs, 3), LMP_STEPS (10000),
 # INGEST_RANKS (4), INGEST_SPANS (spans per rank, 1000000), INGEST_REPS (3),
+# CG (0: no callgrind instruction counts in benchmark 1; 1 where valgrind is),
 # MEM_SHORT / MEM_LONG (mpi_loop calls of the two memory runs, 2000000 and
 # 20000000), ONLY (a list of benchmark numbers to run, e.g. "1 4"),
 # BENCH_TMP (where the work files go, default $TMPDIR or /tmp).
@@ -53,7 +54,8 @@ want() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
 field() { sed -n "s/^$1: *//p" "$2" | head -n 1; }
 
 # ---- 1. added cost per intercepted call (and 3. bytes per span) --------
-# loop_once PROG MODE: one run, prints ns/call. MODE: bare, nocs, cs.
+# loop_once PROG MODE: one run, prints ns/call. MODE: bare, nocs, cs, wd
+# (call sites and the hang watchdog, with a timeout no call reaches).
 loop_once() {
   _p=$1; _m=$2; _d="$W/loop-$_m"
   rm -rf "$_d"
@@ -62,6 +64,8 @@ loop_once() {
     nocs) COLLSCOPE_CALLSITES=0 COLLSCOPE_EXIT_CONVERT=0 COLLSCOPE_DIR="$_d" LD_PRELOAD="$3" \
             "$_p" -n "$LOOP_N" -r 3 >"$W/loop.out" 2>&1 ;;
     cs)   COLLSCOPE_EXIT_CONVERT=0 COLLSCOPE_DIR="$_d" LD_PRELOAD="$3" \
+            "$_p" -n "$LOOP_N" -r 3 >"$W/loop.out" 2>&1 ;;
+    wd)   COLLSCOPE_HANG_TIMEOUT=600 COLLSCOPE_EXIT_CONVERT=0 COLLSCOPE_DIR="$_d" LD_PRELOAD="$3" \
             "$_p" -n "$LOOP_N" -r 3 >"$W/loop.out" 2>&1 ;;
   esac
   _v=$(field ns_per_call_median "$W/loop.out")
@@ -73,21 +77,23 @@ bench_loop() {
   if [ ! -x "$_prog" ] || [ ! -r "$_so" ]; then
     row "1. $_flavor: added ns/call" "not built" "" "" "SKIP"; return
   fi
-  say "== 1. $_flavor: 1-byte MPI_Allreduce, 1 rank, $REPS x (bare, no call sites, call sites), $LOOP_N calls x 3 rounds"
-  : >"$W/bare"; : >"$W/nocs"; : >"$W/cs"
+  say "== 1. $_flavor: 1-byte MPI_Allreduce, 1 rank, $REPS x (bare, no call sites, call sites, call sites + watchdog), $LOOP_N calls x 3 rounds"
+  : >"$W/bare"; : >"$W/nocs"; : >"$W/cs"; : >"$W/wd"
   _i=0
   while [ $_i -lt "$REPS" ]; do
-    for _m in bare nocs cs; do loop_once "$_prog" $_m "$_so" >>"$W/$_m"; done
-    say "   rep $_i: bare $(tail -n 1 "$W/bare")  no-cs $(tail -n 1 "$W/nocs")  cs $(tail -n 1 "$W/cs") ns/call"
+    for _m in bare nocs cs wd; do loop_once "$_prog" $_m "$_so" >>"$W/$_m"; done
+    say "   rep $_i: bare $(tail -n 1 "$W/bare")  no-cs $(tail -n 1 "$W/nocs")  cs $(tail -n 1 "$W/cs")  cs+watchdog $(tail -n 1 "$W/wd") ns/call"
     _i=$((_i + 1))
   done
-  _b=$(median <"$W/bare"); _n=$(median <"$W/nocs"); _c=$(median <"$W/cs")
-  _an=$(calc "$_n - $_b"); _ac=$(calc "$_c - $_b")
+  _b=$(median <"$W/bare"); _n=$(median <"$W/nocs"); _c=$(median <"$W/cs"); _w=$(median <"$W/wd")
+  _an=$(calc "$_n - $_b"); _ac=$(calc "$_c - $_b"); _aw=$(calc "$_w - $_c")
   row "1. $_flavor: bare MPI_Allreduce" "$_b" "ns/call" "" ""
   row "1. $_flavor: traced, COLLSCOPE_CALLSITES=0" "$_n" "ns/call" "" ""
   row "1. $_flavor: traced, call sites" "$_c" "ns/call" "" ""
   row "1. $_flavor: added, no call sites" "$_an" "ns/call" "<= 50" "$(verdict "$_an" le 50)"
   row "1. $_flavor: added, call sites" "$_ac" "ns/call" "<= 150" "$(verdict "$_ac" le 150)"
+  row "1. $_flavor: traced, call sites + watchdog" "$_w" "ns/call" "" ""
+  row "1. $_flavor: added by the watchdog" "$_aw" "ns/call" "<= 5" "$(verdict "$_aw" le 5)"
   # 3. The last traced run's log: bytes of log claimed per span.
   if [ "$_flavor" = openmpi ] && [ -x "$B/bench/log_gen" ]; then
     "$B/bench/log_gen" --stat "$W"/loop-cs/logs/*.cslog >"$W/stat.out" 2>&1
@@ -99,7 +105,26 @@ bench_loop() {
     row "3. bytes per span record" "${_rs:-nan}" "B/span" "<= 64" "$(verdict "${_rs:-nan}" le 64)"
     row "3. whole log incl. metadata (mpi_loop, $(field spans "$W/stat.out") spans)" "${_bps:-nan}" "B/span" "" ""
   fi
-  rm -rf "$W/loop-nocs" "$W/loop-cs"
+  rm -rf "$W/loop-nocs" "$W/loop-cs" "$W/loop-wd"
+  # The watchdog's cost in instructions, which another job's load does not
+  # change: callgrind's count of two runs of each kind, their difference
+  # per call (the start-up cancels out).
+  if [ "${CG:-1}" = 1 ] && command -v valgrind >/dev/null 2>&1; then
+    for _m in cs wd; do
+      for _k in 20000 60000; do
+        rm -rf "$W/cg"
+        if [ $_m = wd ]; then _to=600; else _to=; fi
+        COLLSCOPE_HANG_TIMEOUT=$_to COLLSCOPE_EXIT_CONVERT=0 COLLSCOPE_DIR="$W/cg" LD_PRELOAD="$_so" \
+          valgrind --tool=callgrind --callgrind-out-file="$W/cg.out" "$_prog" -n $_k -r 1 -w 1 >"$W/cg.txt" 2>&1
+        sed -n 's/.*Collected : *\([0-9]*\).*/\1/p' "$W/cg.txt" >"$W/ir-$_m-$_k"
+      done
+    done
+    _ic=$(calc "($(cat "$W/ir-cs-60000") - $(cat "$W/ir-cs-20000")) / 40000")
+    _iw=$(calc "($(cat "$W/ir-wd-60000") - $(cat "$W/ir-wd-20000")) / 40000")
+    row "1. $_flavor: instructions/call, call sites" "$_ic" "instr" "" ""
+    row "1. $_flavor: instructions added by the watchdog" "$(calc "$_iw - $_ic")" "instr" "" ""
+    rm -rf "$W/cg" "$W"/cg.out*
+  fi
 }
 if want 1 || want 3; then
   bench_loop openmpi ompi

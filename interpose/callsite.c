@@ -205,7 +205,15 @@ static uint32_t cs_callsite_capture_inner(void)
         n = CS_CALLSITE_MAX_FRAMES;
     if (n <= 0)
         return 0;
-    uint64_t *pc = (uint64_t *)(buf + skip);
+    return cs_callsite_store((uint64_t *)(buf + skip), n);
+}
+
+uint32_t cs_callsite_store(const uint64_t *pc, int n)
+{
+    if (n > CS_CALLSITE_MAX_FRAMES)
+        n = CS_CALLSITE_MAX_FRAMES;
+    if (n <= 0)
+        return 0;
     uint64_t h = cs_hash_pcs(pc, n);
     for (uint32_t i = 0; i < CS_CS_SLOTS; i++) {
         cs_site *s = &cs_sites[(h + i) & (CS_CS_SLOTS - 1)];
@@ -231,4 +239,62 @@ static uint32_t cs_callsite_capture_inner(void)
         }
     }
     return 0; /* table full: the span goes without a call site */
+}
+
+int cs_callsite_unwinder(void)
+{
+#ifdef HAVE_LIBUNWIND
+    if (!cs_unw_backtrace) {
+        void *h = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
+        if (!h)
+            h = dlopen("libunwind.so", RTLD_LAZY | RTLD_LOCAL);
+        if (h)
+            cs_unw_backtrace = (cs_unw_backtrace_fn)dlsym(h, "unw_backtrace");
+    }
+    if (cs_unw_backtrace) {
+        /* The first walk fills libunwind's caches: never inside a handler. */
+        void *buf[4];
+        cs_unw_backtrace(buf, 4);
+        return 1;
+    }
+#endif
+    return 0;
+}
+
+int cs_callsite_sample(uint64_t *pc, int max, uint64_t interrupted)
+{
+    void *buf[CS_CALLSITE_MAX_FRAMES + 16];
+    if (!cs_unw_backtrace || max <= 0)
+        return 0;
+    int got = cs_unw_backtrace(buf, CS_CALLSITE_MAX_FRAMES + 16), first = -1;
+    for (int i = 0; i < got && interrupted; i++)
+        if ((uint64_t)(uintptr_t)buf[i] == interrupted) {
+            first = i;
+            break;
+        }
+    if (first < 0) {
+        /* Our handler's frames, then the signal trampoline. */
+        first = 0;
+        while (first < got && (uintptr_t)buf[first] >= cs_self_lo && (uintptr_t)buf[first] < cs_self_hi)
+            first++;
+        if (first < got)
+            first++;
+    }
+    int n = 0;
+    for (int i = first; i < got && n < max; i++)
+        pc[n++] = (uint64_t)(uintptr_t)buf[i];
+    return n;
+}
+
+int cs_callsite_pcs(uint32_t id, uint64_t *pc, int max)
+{
+    for (uint32_t i = 0; id && i < CS_CS_SLOTS; i++) {
+        cs_site *s = &cs_sites[i];
+        if (__atomic_load_n(&s->hash, __ATOMIC_ACQUIRE) != 0 && s->id == id) {
+            int n = (int)s->depth < max ? (int)s->depth : max;
+            memcpy(pc, s->pc, (size_t)n * sizeof *pc);
+            return n;
+        }
+    }
+    return 0;
 }

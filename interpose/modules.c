@@ -7,6 +7,7 @@
 #include "interpose/fuse/fuse.h"
 #include "interpose/module.h"
 #include "interpose/papi.h"
+#include "interpose/watchdog.h"
 #if CS_WITH_MPI
 #include "interpose/mpi_wrap.h"
 #endif
@@ -28,5 +29,6 @@ const cs_module *const cs_module_table[] = {
 #if CS_WITH_CUPTI
     &cs_cupti_module,
 #endif
+    &cs_wd_module, /* after every module whose rank_known it may need */
     NULL,
 };

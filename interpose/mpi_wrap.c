@@ -27,9 +27,18 @@ void cs_mpi_test_stall_us(int us)
         ;
 }
 
+/* The watchdog's abort: MPI_Abort on the world ends every rank. */
+static void cs_mpi_wd_abort(int code)
+{
+    int (*f)(MPI_Comm, int) = (int (*)(MPI_Comm, int))cs_mpi_libsym("PMPI_Abort");
+    if (f && cs_core_rank() >= 0)
+        f(MPI_COMM_WORLD, code);
+}
+
 static void cs_mpi_start(const cs_settings *s, cs_log_header *h)
 {
     (void)h;
+    cs_wd_abort_hook = cs_mpi_wd_abort;
     cs_mpi_test_p2p_src = s->test_p2p_src;
     cs_mpi_test_p2p_dst = s->test_p2p_dst;
     cs_mpi_test_p2p_us = s->test_p2p_src >= 0 ? s->test_p2p_us : 0;
@@ -400,6 +409,7 @@ static void cs_mpi_init_end__inner(cs_mpi_call *c, int rc)
 void cs_mpi_finalize_begin(cs_mpi_call *c)
 {
     (void)c;
+    cs_wd_finalizing();
 }
 
 /* ---- datatypes ---- */

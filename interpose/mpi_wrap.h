@@ -24,6 +24,7 @@
 #include "interpose/core.h"
 #include "interpose/module.h"
 #include "interpose/papi.h"
+#include "interpose/watchdog.h"
 #include "libtrace/dtypes.h"
 
 /* MPI-3 added const to input buffers; both supported libraries have it. */
@@ -152,6 +153,7 @@ CS_HOT void cs_mpi_begin(cs_mpi_call *c)
     c->r->t0 = cs_clock_ticks();
     if (CS_LIKELY(c->r != &c->scratch))
         cs_log_commit(c->r, CS_REC_HDR(CS_REC_INFLIGHT, c->flags));
+    cs_wd_begin(c->r);
 }
 
 CS_HOT void cs_mpi_end(cs_mpi_call *c, int rc)
@@ -165,6 +167,7 @@ CS_HOT void cs_mpi_end(cs_mpi_call *c, int rc)
 
 CS_HOT void cs_mpi_emit(cs_mpi_call *c)
 {
+    cs_wd_end(c->r->t1);
     if (CS_LIKELY(c->r != &c->scratch))
         cs_log_release(c->r, CS_REC_HDR(CS_REC_SPAN, c->flags));
     cs_core_busy = 0;

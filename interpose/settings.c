@@ -8,6 +8,7 @@
 #include "libtrace/clock.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +222,56 @@ static int env_clock(void)
     return CS_CLOCK_AUTO;
 }
 
+/* The watchdog's three settings: a bad one turns the watchdog off. */
+static void env_hang(cs_settings *c)
+{
+    const char *v = env("COLLSCOPE_HANG_TIMEOUT");
+    c->hang_timeout = 0;
+    c->hang_action = CS_HANG_REPORT;
+    c->hang_signal = SIGRTMIN + 6;
+    if (!v)
+        return;
+    char *e;
+    errno = 0;
+    double t = strtod(v, &e);
+    if (errno || e == v || *e || !(t > 0) || t > 1e6) {
+        bad("COLLSCOPE_HANG_TIMEOUT", v, "a number of seconds (> 0)", "no watchdog");
+        return;
+    }
+    const char *a = env("COLLSCOPE_HANG_ACTION");
+    if (a && strcasecmp(a, "abort") == 0)
+        c->hang_action = CS_HANG_ABORT;
+    else if (a && strcasecmp(a, "report") != 0) {
+        bad("COLLSCOPE_HANG_ACTION", a, "report or abort", "no watchdog");
+        return;
+    }
+    const char *g = env("COLLSCOPE_HANG_SIGNAL");
+    if (g) {
+        long n = -1;
+        const char *p = g;
+        if (strncasecmp(p, "SIG", 3) == 0)
+            p += 3;
+        if (strncasecmp(p, "RTMIN", 5) == 0) {
+            long k = 0;
+            if (p[5] == '\0' || (p[5] == '+' && parse_long(p + 6, 0, 64, &k, NULL) == 0))
+                n = SIGRTMIN + k;
+        } else if (strcasecmp(p, "USR1") == 0) {
+            n = SIGUSR1;
+        } else if (strcasecmp(p, "USR2") == 0) {
+            n = SIGUSR2;
+        } else if (parse_long(p, 1, 1000, &n, NULL) != 0) {
+            n = -1;
+        }
+        if (n < 1 || n > SIGRTMAX || n == SIGKILL || n == SIGSTOP || n == SIGSEGV || n == SIGBUS || n == SIGFPE ||
+            n == SIGILL || n == SIGABRT || (n > SIGSYS && n < SIGRTMIN)) {
+            bad("COLLSCOPE_HANG_SIGNAL", g, "a signal (a number, USR1, USR2 or RTMIN+N)", "no watchdog");
+            return;
+        }
+        c->hang_signal = (int)n;
+    }
+    c->hang_timeout = t;
+}
+
 int64_t cs_settings_clock_offset(int rank)
 {
     for (int i = 0; i < cs_set.n_offsets; i++)
@@ -250,6 +301,7 @@ void cs_settings_load(int warn)
     c->cupti = env_bool("COLLSCOPE_CUPTI", 0);
     c->gputime = env_bool("COLLSCOPE_GPUTIME", 1);
     c->kernels_lib = env("COLLSCOPE_KERNELS_LIB");
+    env_hang(c);
     c->fuse = env_bool("COLLSCOPE_FUSE", 0);
     c->fuse_threshold = env_bytes("COLLSCOPE_FUSE_THRESHOLD", 64 << 10);
     c->fuse_buffer = env_bytes("COLLSCOPE_FUSE_BUFFER", 4 << 20);

@@ -15,6 +15,8 @@
 
 #define CS_SETTINGS_OFFSETS_MAX 256 /* COLLSCOPE_TEST_CLOCK_OFFSET pairs */
 
+enum { CS_HANG_REPORT = 1, CS_HANG_ABORT = 2 };
+
 typedef struct cs_settings {
     /* core */
     int disable;        /* COLLSCOPE_DISABLE: never trace */
@@ -29,6 +31,10 @@ typedef struct cs_settings {
     int cupti;               /* COLLSCOPE_CUPTI: GPU activity records */
     int gputime;             /* COLLSCOPE_GPUTIME: GPU times of collectives (on) */
     const char *kernels_lib; /* COLLSCOPE_KERNELS_LIB: libcskernels to load, NULL = search */
+    /* the watchdog (interpose/watchdog.c) */
+    double hang_timeout; /* COLLSCOPE_HANG_TIMEOUT: seconds, 0 = off */
+    int hang_action;     /* COLLSCOPE_HANG_ACTION: CS_HANG_REPORT or CS_HANG_ABORT */
+    int hang_signal;     /* COLLSCOPE_HANG_SIGNAL: the stack-sampling signal */
     /* apply mode (interpose/fuse/) */
     int fuse;              /* COLLSCOPE_FUSE */
     size_t fuse_threshold; /* COLLSCOPE_FUSE_THRESHOLD: largest fused user call, bytes */

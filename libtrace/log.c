@@ -569,6 +569,18 @@ void cs_log_callsite(uint32_t id, const uint64_t *pc, unsigned depth)
     }
 }
 
+void cs_log_sync(void)
+{
+    if (!__atomic_load_n(&L.open, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&L.lock);
+    for (unsigned s = 0; s < CS_MAX_SEGS; s++)
+        if (L.seg[s])
+            msync(L.seg[s], CS_SEG_BYTES, MS_SYNC);
+    msync(L.hdr, CS_LOG_HEADER_BYTES, MS_SYNC);
+    pthread_mutex_unlock(&L.lock);
+}
+
 void cs_log_close(void)
 {
     if (!__atomic_load_n(&L.open, __ATOMIC_ACQUIRE))

@@ -77,6 +77,9 @@ extern __thread cs_log_tls cs__log_tls __attribute__((tls_model("initial-exec"))
 int cs_log_open(const char *path, const cs_log_header *proto, char *err, size_t errlen);
 /* Final calibration, state CLOSED, unmap. Idempotent. */
 void cs_log_close(void);
+/* Write what is mapped to the file now (msync), for a process about to
+ * end itself. Not from a signal handler. */
+void cs_log_sync(void);
 /* Forget the log in a forked child without touching the parent's file. */
 void cs_log_forget(void);
 int cs_log_is_open(void);

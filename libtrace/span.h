@@ -31,6 +31,7 @@ enum cs_rec_kind {
     CS_REC_GPUPEND = 12,  /* GPU work of span `corr` still not done long
                              after it was enqueued (the GPU-timing poller's
                              note; a GPUTIME with that corr says it ended) */
+    CS_REC_HANG = 13,     /* the watchdog found a hang (interpose/watchdog.c) */
     CS_REC_KIND_MAX
 };
 
@@ -251,6 +252,33 @@ typedef struct cs_rec_gpuact {
     uint8_t pad[8];
 } cs_rec_gpuact;
 
+/* CS_REC_HANG: the watchdog saw a call in flight longer than its timeout
+ * (reason 1), or a rank with no traced call for longer than it while its
+ * calls usually come every few milliseconds (reason 2). The stuck call's
+ * fields are as at its entry (reason 2: its last call, t0 its end); the
+ * stack sampled from the stuck thread (reason 2: the main thread) is the
+ * CALLSITE stack `stack`, written just before this record. */
+enum cs_hang_reason { CS_HANG_INFLIGHT = 1, CS_HANG_IDLE = 2 };
+typedef struct cs_rec_hang {
+    uint32_t hdr;      /* flags: the stuck call's span flags (CS_F_HAS_*) */
+    uint16_t op;       /* the stuck (reason 2: last) call, 0 = none */
+    uint16_t tid;      /* its thread index in the log */
+    uint64_t since;    /* ticks: the call's start (reason 2: the last call's end) */
+    uint64_t detected; /* ticks: when the watchdog saw it */
+    uint64_t bytes;
+    uint16_t comm;
+    uint8_t reason; /* enum cs_hang_reason */
+    uint8_t action; /* 1 report, 2 abort */
+    uint32_t seq;
+    int32_t peer;
+    int32_t tag;
+    int32_t ktid;      /* the sampled thread's kernel thread id */
+    uint32_t stack;    /* CALLSITE id of the sampled stack, 0 = no sample */
+    uint32_t callsite; /* the stuck call's own call site, 0 = none */
+    uint32_t pad;
+} cs_rec_hang;
+
+_Static_assert(sizeof(cs_rec_hang) == CS_REC_SIZE, "hang record is 64 bytes");
 _Static_assert(sizeof(cs_rec_spanx) == CS_REC_SIZE, "spanx record is 64 bytes");
 _Static_assert(sizeof(cs_rec_gputime) == CS_REC_SIZE, "gputime record is 64 bytes");
 _Static_assert(sizeof(cs_rec_gpuact) == CS_REC_SIZE, "gpuact record is 64 bytes");

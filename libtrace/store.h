@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CS_SCHEMA_VERSION 3
+#define CS_SCHEMA_VERSION 4
 #define CS_TRACE_FORMAT "collscope-trace"
 
 /* A store is used by one thread at a time (its SQLite connection is opened
@@ -90,6 +90,7 @@ typedef struct cs_import_stats {
     int rank;
     int64_t bad_records; /* records whose fields cannot be (a local communicator out of range) */
     int64_t inflight;    /* calls that never returned (CS_F_INFLIGHT spans) */
+    int64_t hangs;       /* the watchdog's HANG records */
     char damage[256];    /* what the log lacks, "" when whole (see cs_logr_damage) */
 } cs_import_stats;
 int cs_store_import_log(cs_store *st, const char *log_path, cs_import_stats *stats, char *err, size_t errlen);

@@ -404,7 +404,7 @@ static int cs_read_modules(cs_store *st, const char *log_path, int rank)
     return 0;
 }
 
-enum { Q_COMM, Q_NAME, Q_CS, Q_FRAME, Q_CTR, Q_ACT, Q_NCOLL, Q_N };
+enum { Q_COMM, Q_NAME, Q_CS, Q_FRAME, Q_CTR, Q_ACT, Q_NCOLL, Q_HANG, Q_N };
 #define CS_SPAN_INSERT_HEAD                                                                      \
     "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req," \
     " begin_ns, end_ns, rc, callsite, flags, stream, grp, redop, corr, gpu_begin_ns, gpu_end_ns) VALUES"
@@ -419,6 +419,8 @@ static const char *const cs_import_sql[Q_N] = {
     [Q_ACT] = "INSERT INTO gpu_activity(rank, kind, name, stream, corr, begin_ns, end_ns, bytes, device)"
               " VALUES(?,?,?,?,?,?,?,?,?)",
     [Q_NCOLL] = "INSERT INTO nccl_coll(span, algo, proto, nchannels, gpu_begin_ns, gpu_end_ns) VALUES(?,?,?,?,?,?)",
+    [Q_HANG] = "INSERT INTO hangs(rank, pid, tid, ktid, reason, action, op, comm, seq, peer, tag, bytes, since_ns,"
+               " detected_ns, stack, callsite) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 };
 
 /* Each rank's spans take ids in their own range of 2^36; a log whose
@@ -517,6 +519,8 @@ static int import_scan(cs_import *im, cs_logr *lr)
             im->last_tick = r->t1;
         else if (kind == CS_REC_INFLIGHT && r->t0 > im->last_tick)
             im->last_tick = r->t0;
+        else if (kind == CS_REC_HANG && ((const cs_rec_hang *)r)->detected > im->last_tick)
+            im->last_tick = ((const cs_rec_hang *)r)->detected;
         if (kind == CS_REC_GPUPEND) {
             /* the latest note of each: begun once its begin event completed */
             const cs_rec_gpupend *g = (const cs_rec_gpupend *)r;
@@ -865,6 +869,54 @@ static int import_callsite(cs_import *im, const cs_rec_callsite *c)
     return 0;
 }
 
+/* A HANG record (the watchdog's): one row of hangs. */
+static int import_hang(cs_import *im, const cs_rec_hang *x, uint32_t flags)
+{
+    sqlite3_stmt *s = im->q[Q_HANG];
+    sqlite3_bind_int(s, 1, im->rank);
+    sqlite3_bind_int(s, 2, (int)im->h.pid);
+    sqlite3_bind_int(s, 3, (int)x->tid);
+    sqlite3_bind_int(s, 4, (int)x->ktid);
+    sqlite3_bind_text(s, 5,
+                      x->reason == CS_HANG_INFLIGHT ? "inflight"
+                      : x->reason == CS_HANG_IDLE   ? "idle"
+                                                    : "other",
+                      -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 6, x->action == 2 ? "abort" : "report", -1, SQLITE_STATIC);
+    if (x->op && x->op < CS_OP_COUNT)
+        sqlite3_bind_text(s, 7, cs_ops[x->op].name, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(s, 7);
+    if ((flags & CS_F_HAS_COMM) && x->comm < im->ncomm && im->comm_id[x->comm])
+        sqlite3_bind_int64(s, 8, (sqlite3_int64)im->comm_id[x->comm]);
+    else
+        sqlite3_bind_null(s, 8);
+    if (flags & CS_F_HAS_SEQ)
+        sqlite3_bind_int64(s, 9, x->seq);
+    else
+        sqlite3_bind_null(s, 9);
+    if (flags & CS_F_HAS_PEER) {
+        sqlite3_bind_int(s, 10, x->peer);
+        sqlite3_bind_int(s, 11, x->tag);
+    } else {
+        sqlite3_bind_null(s, 10);
+        sqlite3_bind_null(s, 11);
+    }
+    sqlite3_bind_int64(s, 12, (sqlite3_int64)x->bytes);
+    sqlite3_bind_int64(s, 13, cs_conv_ns(&im->cv, x->since));
+    sqlite3_bind_int64(s, 14, cs_conv_ns(&im->cv, x->detected));
+    if (x->stack)
+        sqlite3_bind_int64(s, 15, x->stack);
+    else
+        sqlite3_bind_null(s, 15);
+    if (x->callsite)
+        sqlite3_bind_int64(s, 16, x->callsite);
+    else
+        sqlite3_bind_null(s, 16);
+    im->stats->hangs++;
+    return import_step(im, s);
+}
+
 /* A SPANX record: kept for the thread's next span. */
 static void import_spanx(cs_import *im, const cs_rec_spanx *x)
 {
@@ -957,6 +1009,8 @@ static int import_records(cs_import *im, cs_logr *lr)
             rc = import_callsite(im, (const cs_rec_callsite *)r);
         else if (kind == CS_REC_SPANX)
             import_spanx(im, (const cs_rec_spanx *)r);
+        else if (kind == CS_REC_HANG)
+            rc = import_hang(im, (const cs_rec_hang *)r, flags);
         else if (kind == CS_REC_GPUACT)
             rc = import_gpuact(im, (const cs_rec_gpuact *)r);
         else if (kind == CS_REC_REQDONE || kind == CS_REC_COUNTERS)

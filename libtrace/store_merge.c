@@ -102,6 +102,19 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
     }
     rc = 0;
 detach:
+    if (rc == 0) {
+        /* The watchdog's hangs, where the rank's file has the table. */
+        sqlite3_stmt *h;
+        int has = 0;
+        if (sqlite3_prepare_v2(job->db, "SELECT 1 FROM r.sqlite_master WHERE type='table' AND name='hangs'", -1, &h,
+                               NULL) == SQLITE_OK) {
+            has = sqlite3_step(h) == SQLITE_ROW;
+            sqlite3_finalize(h);
+        }
+        if (has &&
+            cs_store_sql_exec(job->db, job->path, "INSERT INTO main.hangs SELECT * FROM r.hangs", err, errlen) != 0)
+            rc = -1;
+    }
     sqlite3_exec(job->db, "DETACH DATABASE r", NULL, NULL, NULL);
     return rc;
 }

@@ -33,6 +33,15 @@
     "(span INTEGER, algo TEXT, proto TEXT, nchannels INTEGER, gpu_begin_ns INTEGER, gpu_end_ns INTEGER)"
 #define CS_NCCL_COLL_SQL "CREATE TABLE IF NOT EXISTS nccl_coll" CS_NCCL_COLL_COLUMNS ";\n"
 
+/* Version 4: what the watchdog found (interpose/watchdog.c): one row per
+ * HANG record. op is the call's name; comm its job-wide communicator id;
+ * stack the CALLSITE id (callsites, frames) of the sampled stack, callsite
+ * the call's own call site. */
+#define CS_HANGS_SQL                                                                                    \
+    "CREATE TABLE IF NOT EXISTS hangs(rank INTEGER NOT NULL, pid INTEGER, tid INTEGER, ktid INTEGER,\n" \
+    "  reason TEXT, action TEXT, op TEXT, comm INTEGER, seq INTEGER, peer INTEGER, tag INTEGER,\n"      \
+    "  bytes INTEGER, since_ns INTEGER, detected_ns INTEGER, stack INTEGER, callsite INTEGER);\n"
+
 #define CS_SPANS_VIEW_SQL                                                                                                \
     "CREATE VIEW spans AS SELECT s.id AS id, s.rank AS rank, s.tid AS thread, o.name AS op,\n"                           \
     "  o.kind AS kind, s.comm AS comm, s.seq AS seq, s.bytes AS bytes, d.name AS datatype,\n"                            \
@@ -78,7 +87,7 @@
     "  PRIMARY KEY(rank, callsite, level));\n"                                                                \
     "CREATE TABLE modules(rank INTEGER NOT NULL, lo INTEGER, hi INTEGER, bias INTEGER, path TEXT);\n"         \
     "CREATE TABLE counters(span INTEGER NOT NULL, event TEXT NOT NULL, value INTEGER);\n" CS_GPU_ACTIVITY_SQL \
-        CS_NCCL_COLL_SQL CS_SPANS_VIEW_SQL
+        CS_NCCL_COLL_SQL CS_SPANS_VIEW_SQL CS_HANGS_SQL
 
 /* Version 1 -> 2, run by cs_store_open on a file opened for writing. */
 #define CS_UPGRADE_1_TO_2_SQL                                               \
@@ -95,6 +104,9 @@
     "ALTER TABLE comms ADD COLUMN color INTEGER;\n" \
     "ALTER TABLE comms ADD COLUMN key INTEGER;\n"   \
     "ALTER TABLE comms ADD COLUMN name TEXT;\n"
+
+/* Version 3 -> 4. */
+#define CS_UPGRADE_3_TO_4_SQL CS_HANGS_SQL
 
 /* The per-rank time index is kept up while spans are written: they come
  * nearly in time order, so each entry lands at the index's end, and per-

@@ -30,7 +30,8 @@ CS_SERIAL_TESTS = tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.
 	tests/analysis/recurring_ompi.sh tests/analysis/recurring_mpich.sh \
 	tests/analysis/nb_steps_ompi.sh tests/analysis/nb_steps_mpich.sh tests/analysis/align_strict.sh \
 	tests/analysis/whatif.sh tests/analysis/costmodel.sh tests/tui/tui.sh \
-	tests/analysis/slowdown_ompi.sh tests/analysis/slowdown_mpich.sh
+	tests/analysis/slowdown_ompi.sh tests/analysis/slowdown_mpich.sh \
+	tests/status/watchdog_ompi.sh tests/status/watchdog_mpich.sh
 CS_SERIAL_TESTS += tests/nccl/stall.sh
 
 # check-TESTS runs the tests as automake's own rule does (the logs named in
@@ -230,6 +231,21 @@ check_PROGRAMS += tests/progs/hang_mpich
 tests_progs_hang_mpich_SOURCES = tests/progs/hang.c
 tests_progs_hang_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
 tests_progs_hang_mpich_LDADD = $(MPICH_LIBS)
+endif
+
+# sigchain: its own handler for the watchdog's sampling signal (tests/status/watchdog*).
+EXTRA_DIST += tests/progs/sigchain.c
+if HAVE_OMPI
+check_PROGRAMS += tests/progs/sigchain_ompi
+tests_progs_sigchain_ompi_SOURCES = tests/progs/sigchain.c
+tests_progs_sigchain_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
+tests_progs_sigchain_ompi_LDADD = $(OMPI_LIBS)
+endif
+if HAVE_MPICH
+check_PROGRAMS += tests/progs/sigchain_mpich
+tests_progs_sigchain_mpich_SOURCES = tests/progs/sigchain.c
+tests_progs_sigchain_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
+tests_progs_sigchain_mpich_LDADD = $(MPICH_LIBS)
 endif
 
 # names_setget: communicators named with MPI_Comm_set_name (comm_names.sh).

@@ -17,7 +17,8 @@
  *   compute   spins in hang_spin_forever() outside any MPI call
  *   kill      raises SIGKILL on itself
  *   exit      calls exit(0) without MPI_Finalize
- * Prints "HANG rank=R step=K mode=MODE" on stderr when it goes wrong. */
+ * Prints "HANG rank=R step=K mode=MODE t=SECONDS" on stderr when it goes
+ * wrong (t: CLOCK_REALTIME, when the hang starts). */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -67,7 +68,10 @@ int main(int argc, char **argv)
         int me = bad && rank == who;
         if (bad && (me || (!strcmp(mode, "deadlock2") && rank == (who + 1) % size) ||
                     (!strcmp(mode, "deadlock3") && (rank == (who + 1) % size || rank == (who + 2) % size)))) {
-            fprintf(stderr, "HANG rank=%d step=%d mode=%s\n", rank, s, mode);
+            struct timespec now;
+            clock_gettime(CLOCK_REALTIME, &now);
+            fprintf(stderr, "HANG rank=%d step=%d mode=%s t=%lld.%09ld\n", rank, s, mode, (long long)now.tv_sec,
+                    now.tv_nsec);
             fflush(stderr);
         }
         if (me && !strcmp(mode, "skip")) {
