@@ -124,6 +124,18 @@ void cs_failure_list_free(cs_failure_list *l)
     memset(l, 0, sizeof *l);
 }
 
+int cs_failure_system_module(const char *mod)
+{
+    static const char *const skip[] = { "libc.so",    "libpthread", "libmpi",    "libcollscope",
+                                        "collscope-", "libopen-",   "libpmix",   "libucp",
+                                        "libuct",     "libucs",     "libfabric", "libpsm",
+                                        "libhwloc",   "libevent",   "ld-linux",  NULL };
+    for (int i = 0; skip[i]; i++)
+        if (strstr(mod, skip[i]))
+            return 1;
+    return 0;
+}
+
 /* Copy n ranks into a finding's list. */
 static void fa_set_ranks(int **dst, int *nd, const int *v, int n)
 {
@@ -550,6 +562,59 @@ void cs_failure_diagnose(const cs_failure_model *m, double after, cs_failure_lis
         if (x) {
             fa_set_ranks(&x->culprits, &x->nculprits, &r->rank, 1);
             fa_set_call(m, x, &r->last);
+            x->for_s = since;
+        }
+    }
+    /* nccl_stall: an NCCL collective whose GPU work never completed; the
+     * members whose work never started on the GPU hold the others (whose
+     * work started and waits for theirs) */
+    for (int i = 0; i < n; i++) {
+        const cs_failure_rank *r = &m->r[i];
+        int first = r->has_gpu;
+        for (int k = 0; k < i && first; k++)
+            first = !(m->r[k].has_gpu && m->r[k].gpu.comm == r->gpu.comm && m->r[k].gpu.seq == r->gpu.seq);
+        if (!first)
+            continue;
+        int nc = 0, nw = 0;
+        double since = fa_since(m, r->gpu.t0);
+        for (int k = 0; k < n; k++) {
+            const cs_failure_rank *p = &m->r[k];
+            if (!p->has_gpu || p->gpu.comm != r->gpu.comm || p->gpu.seq != r->gpu.seq)
+                continue;
+            if (p->gpu_begun)
+                w2[nw++] = p->rank;
+            else
+                v[nc++] = p->rank;
+        }
+        if (since < after)
+            continue;
+        char cr[512], wr[512];
+        cs_failure_ranks_text(v, nc, cr, sizeof cr);
+        cs_failure_ranks_text(w2, nw, wr, sizeof wr);
+        cs_failure_comm_name(m, r->gpu.comm, cn, sizeof cn);
+        snprintf(a, sizeof a, "seq %lld of %s (%s, %llu B): ", (long long)r->gpu.seq, cn, fa_op(r->gpu.op),
+                 (unsigned long long)r->gpu.bytes);
+        cs_failure *x;
+        if (nc && nw)
+            x = cs_failure_add(o, "nccl_stall",
+                               "%s%s %s stalled: GPU work never started (the stream is stuck before it), in flight "
+                               "%.1f s; %s %s waiting: GPU work started",
+                               a, nc > 1 ? "ranks" : "rank", cr, since, nw > 1 ? "ranks" : "rank", wr);
+        else if (nc)
+            x = cs_failure_add(o, "nccl_stall",
+                               "%s%s %s stalled: GPU work never started (the stream is stuck before it), in flight "
+                               "%.1f s",
+                               a, nc > 1 ? "ranks" : "rank", cr, since);
+        else
+            x = cs_failure_add(o, "nccl_stall",
+                               "%s%s %s: GPU work started and never finished (a kernel stuck inside the "
+                               "collective), in flight %.1f s",
+                               a, nw > 1 ? "ranks" : "rank", wr, since);
+        if (x) {
+            fa_set_ranks(&x->culprits, &x->nculprits, nc ? v : w2, nc ? nc : nw);
+            if (nc)
+                fa_set_ranks(&x->waiting, &x->nwaiting, w2, nw);
+            fa_set_call(m, x, &r->gpu);
             x->for_s = since;
         }
     }

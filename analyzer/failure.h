@@ -49,6 +49,7 @@ typedef struct cs_failure_rank {
     /* optional: a GPU operation in flight (op, comm, seq; t0 when it was
      * enqueued); printed when has_gpu */
     int has_gpu;
+    int gpu_begun; /* its GPU work started (it waits inside the collective) */
     cs_failure_call gpu;
     /* optional: where a stack sample found the rank outside any traced
      * call ("function (file:line)"); "" none */
@@ -119,6 +120,9 @@ void cs_failure_diagnose(const cs_failure_model *m, double after_s, cs_failure_l
 cs_failure *cs_failure_add(cs_failure_list *l, const char *kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void cs_failure_list_free(cs_failure_list *l);
+/* Whether a module (a library's path or name) holds no code of the
+ * application's own: the C and MPI libraries, their transports, collscope. */
+int cs_failure_system_module(const char *mod);
 
 /* What rank r is doing, as words ("in MPI_Recv from rank 5 (tag 7) since
  * 61.0 s at train.c:120 (main)"). */

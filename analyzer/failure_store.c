@@ -52,7 +52,7 @@ static void fs_site(const char *label, char *buf, size_t len)
 /* The spans view's columns a call is read from, after a leading rank. */
 #define FS_CALL_COLS                                                                                   \
     "rank, thread, op, COALESCE(comm, 0), COALESCE(seq, -1), COALESCE(bytes, 0), COALESCE(peer, -1), " \
-    "COALESCE(tag, 0), begin_ns, end_ns, COALESCE(callsite, ''), flags, kind"
+    "COALESCE(tag, 0), begin_ns, end_ns, COALESCE(callsite, ''), flags, kind, gpu_begin_ns"
 
 static void fs_call(sqlite3_stmt *s, cs_failure_call *c, char *kind, size_t klen)
 {
@@ -153,7 +153,15 @@ int cs_failure_from_store(cs_store *st, cs_failure_model *m, char *err, size_t e
         fs_call(s, &c, kind, sizeof kind);
         if (strcmp(kind, "finalize") == 0)
             r->finalized = 1;
-        if ((sqlite3_column_int(s, 11) & CS_F_INFLIGHT) && (!r->has_fly || c.tid < r->fly.tid)) {
+        int flags = sqlite3_column_int(s, 11);
+        if (flags & CS_F_GPU_PEND) {
+            /* the call returned; its GPU work never completed: the first */
+            if (!r->has_gpu || c.t0 < r->gpu.t0) {
+                r->gpu = c;
+                r->has_gpu = 1;
+                r->gpu_begun = sqlite3_column_type(s, 13) != SQLITE_NULL;
+            }
+        } else if ((flags & CS_F_INFLIGHT) && (!r->has_fly || c.tid < r->fly.tid)) {
             r->fly = c; /* the main thread's (the lowest thread index) call */
             r->has_fly = 1;
         }
@@ -226,6 +234,48 @@ int cs_failure_from_store(cs_store *st, cs_failure_model *m, char *err, size_t e
     }
     sqlite3_finalize(s);
     s = NULL;
+    /* where the watchdog's latest stack sample found a rank outside any
+     * traced call: its innermost frame of the application's own code */
+    if (cs_store_sql_table_exists(db, "hangs") == 1) {
+        if (fs_prepare(
+                db, path,
+                "SELECT h.rank, COALESCE(f.func, ''), COALESCE(f.file, ''), COALESCE(f.line, 0), "
+                "COALESCE(f.module, ''), h.detected_ns FROM hangs h JOIN frames f ON f.rank = h.rank AND f.callsite = h.stack "
+                "WHERE h.reason = 'idle' AND h.stack > 0 ORDER BY h.rank, h.detected_ns DESC, f.level",
+                &s, err, errlen) != 0)
+            return -1;
+        int at = INT32_MIN;
+        int64_t at_t = 0;
+        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+            int rank = sqlite3_column_int(s, 0);
+            int64_t t = sqlite3_column_int64(s, 5);
+            if (rank != at) { /* the latest sample of each rank only */
+                at = rank;
+                at_t = t;
+            }
+            cs_failure_rank *r = fs_rank(m, rank);
+            if (!r)
+                goto oom;
+            if (t != at_t || r->has_fly || r->sampled[0])
+                continue;
+            char func[128], file[256], mod[512];
+            cs_store_sql_text(s, 1, func, sizeof func);
+            cs_store_sql_text(s, 2, file, sizeof file);
+            cs_store_sql_text(s, 4, mod, sizeof mod);
+            if (!func[0] || cs_failure_system_module(mod))
+                continue;
+            const char *base = strrchr(file, '/');
+            if (file[0])
+                snprintf(r->sampled, sizeof r->sampled, "%s (%s:%d)", func, base ? base + 1 : file,
+                         sqlite3_column_int(s, 3));
+            else
+                snprintf(r->sampled, sizeof r->sampled, "%s", func);
+        }
+        if (rc != SQLITE_DONE)
+            goto sqlfail;
+        sqlite3_finalize(s);
+        s = NULL;
+    }
     /* when `collscope run` saw the job end: processes of its host that died
      * were gone by then (on the clock of its first rank there) */
     char v[64] = "", host[256] = "";

@@ -3,24 +3,12 @@
  * with the log's .modules file and addr2line, as call sites are. */
 #include "config.h"
 #include "analyzer/status_hang.h"
+#include "analyzer/failure.h"
 #include "libtrace/log.h"
 #include "libtrace/span.h"
 
 #include <stdio.h>
 #include <string.h>
-
-/* Libraries whose frames say nothing about the application's own code. */
-static int sh_system_module(const char *mod)
-{
-    static const char *const skip[] = { "libc.so",    "libpthread", "libmpi",    "libcollscope",
-                                        "collscope-", "libopen-",   "libpmix",   "libucp",
-                                        "libuct",     "libucs",     "libfabric", "libpsm",
-                                        "libhwloc",   "libevent",   "ld-linux",  NULL };
-    for (int i = 0; skip[i]; i++)
-        if (strstr(mod, skip[i]))
-            return 1;
-    return 0;
-}
 
 /* "function (file:line)" of code address pc of the process whose modules
  * file is mpath; 0 when pc is in a system library or unknown. */
@@ -38,7 +26,7 @@ static int sh_name(const char *mpath, uint64_t pc, int exact, char *buf, size_t 
             found = 1;
         }
     fclose(f);
-    if (!found || sh_system_module(mod) || strchr(mod, '\''))
+    if (!found || cs_failure_system_module(mod) || strchr(mod, '\''))
         return 0;
     /* a return address points after its call: name the byte before */
     char cmd[1400];

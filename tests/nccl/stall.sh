@@ -111,6 +111,17 @@ PY
   expect_eq "$_n: earlier collectives of the communicator completed on the GPU" \
     "$(q "$db" "SELECT count(*) FROM spans WHERE comm = (SELECT comm FROM spans WHERE flags & 1024 LIMIT 1)
                 AND seq < $_seq AND (flags & 1024 OR gpu_end_ns IS NULL)")" 0
+  # the report's Failures section: the same stall, post mortem from the trace
+  "$COLLSCOPE" report "$_d" --format json -o "$_d.json" > /dev/null 2>&1 || fail "$_n: report failed"
+  expect_eq "$_n: report: nccl_stall culprit, waiting ranks, call, seq" \
+    "$(python3 -c 'import json,sys
+f=[x for x in json.load(open(sys.argv[1]))["failures"] if x["kind"] == "nccl_stall"]
+print(len(f), f[0]["culprits"], f[0]["waiting"], f[0]["call"], f[0]["seq"])' "$_d.json")" \
+    "1 [$_r] [$(echo "$_others" | sed 's/,/, /g')] ncclAllReduce $_seq"
+  "$COLLSCOPE" report "$_d" > "$_d.report" 2>&1
+  grep -Eq "nccl_stall: seq $_seq of .*\\(ncclAllReduce, [0-9]+ B\\): rank $_r stalled: GPU work never started" "$_d.report" ||
+    fail "$_n: the text report has no nccl_stall line: $(grep -A3 Failures "$_d.report")"
+  echo "ok: $_n: report: $(grep -o 'nccl_stall: .*' "$_d.report" | cut -c1-120)..."
 }
 
 # ncclAllReduce seq 3 of the world communicator: ncclBroadcast is seq 0,

@@ -92,6 +92,10 @@ expect_eq "compute: status exit" "$_st" 3
 grep -q 'rank 1 never entered: .*the watchdog sampled it in hang_spin_forever (hang\.c:[0-9]*)' "$T/compute.status" ||
   fail "compute: status does not name hang_spin_forever: $(cat "$T/compute.status")"
 echo "ok: compute: status: $(grep -o 'the watchdog sampled it in [^;]*' "$T/compute.status" | head -n 1)"
+"$COLLSCOPE" report "$T/compute" > "$T/compute.report" 2>&1
+grep -q 'rank 1 never entered: .*the watchdog sampled it in hang_spin_forever (hang\.c:[0-9]*)' "$T/compute.report" ||
+  fail "compute: the report's Failures do not name hang_spin_forever: $(grep -A4 Failures "$T/compute.report")"
+echo "ok: compute: report: $(grep -o 'the watchdog sampled it in [^;]*' "$T/compute.report" | head -n 1)"
 
 # 3 and 4. missing rank, abort
 hang_job skip skip
