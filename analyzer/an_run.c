@@ -98,16 +98,8 @@ static void cs_an_free(cs_an *a)
         for (int d = 0; d < a->ctx.ndense; d++)
             cs_vec_free(&a->coll.lateness[d]);
     free(a->coll.lateness);
-    if (a->links.pair_xfer)
-        for (size_t i = 0; i < (size_t)a->ctx.ndense * (size_t)a->ctx.ndense; i++) {
-            cs_vec_free(&a->links.pair_xfer[i]);
-            cs_vec_free(&a->links.pair_late[i]);
-        }
     free(a->msgs.msgs);
-    free(a->links.pair_xfer);
-    free(a->links.pair_late);
-    free(a->links.pair_t0);
-    free(a->links.pair_t1);
+    cs__an_links_free(&a->links);
     free(a->ctx.byid);
     free(a->ctx.rank_of);
     free(a->steps.late);
@@ -173,14 +165,7 @@ int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
     a.coll.lateness = calloc((size_t)n, sizeof *a.coll.lateness);
     a.coll.times_last = calloc((size_t)n, sizeof *a.coll.times_last);
     a.coll.imposed = calloc((size_t)n, sizeof *a.coll.imposed);
-    /* pairs of the ranks present */
-    size_t np = (size_t)n * (size_t)n;
-    a.links.pair_xfer = calloc(np, sizeof *a.links.pair_xfer);
-    a.links.pair_late = calloc(np, sizeof *a.links.pair_late);
-    a.links.pair_t0 = calloc(np, sizeof *a.links.pair_t0);
-    a.links.pair_t1 = calloc(np, sizeof *a.links.pair_t1);
-    if (!a.clocks.clk || !a.steps.marks || !a.coll.lateness || !a.coll.times_last || !a.coll.imposed ||
-        !a.links.pair_xfer || !a.links.pair_late || !a.links.pair_t0 || !a.links.pair_t1) {
+    if (!a.clocks.clk || !a.steps.marks || !a.coll.lateness || !a.coll.times_last || !a.coll.imposed) {
         snprintf(err, errlen, "out of memory (%d ranks)", a.ctx.ndense);
         goto out;
     }

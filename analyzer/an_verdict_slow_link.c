@@ -20,6 +20,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A pair's place in the order of (sender, receiver). */
+typedef struct cs_slow_link_key {
+    int64_t key;
+    size_t i;
+} cs_slow_link_key;
+
+static int cs_slow_link_order(const void *x, const void *y)
+{
+    int64_t p = ((const cs_slow_link_key *)x)->key, q = ((const cs_slow_link_key *)y)->key;
+    return (p > q) - (p < q);
+}
+
+static int cs_slow_link_cmp(const void *x, const void *y)
+{
+    int64_t p = *(const int64_t *)x, q = *(const int64_t *)y;
+    return (p > q) - (p < q);
+}
+
 static int cs_slow_link_run(cs_verdict_ctx *a)
 {
     int n = a->ctx->ndense; /* pairs are indexed by the ranks present */
@@ -28,21 +46,37 @@ static int cs_slow_link_run(cs_verdict_ctx *a)
     /* slow links: a directed pair's transfer (the receive's end after the
      * later of the two arrivals) against the distribution of the other
      * pairs, with most of its messages out of line and its senders on time */
-    if (a->links->pair_xfer) {
-        size_t np = (size_t)n * (size_t)n;
-        int64_t *pm = calloc(np, sizeof *pm);
-        if (!pm)
+    if (a->links->npairs) {
+        const cs_an_links *L = a->links;
+        size_t np = L->npairs;
+        int64_t *pm = calloc(np, sizeof *pm), *sv = calloc(np, sizeof *sv);
+        cs_slow_link_key *ord = calloc(np, sizeof *ord);
+        if (!pm || !sv || !ord) {
+            free(pm);
+            free(sv);
+            free(ord);
             return -1;
+        }
         size_t npairs = 0;
         for (size_t i = 0; i < np; i++) {
             pm[i] = -1;
-            if (a->links->pair_xfer[i].n >= 5) {
-                pm[i] = cs__an_ctx_median(&a->links->pair_xfer[i]);
-                npairs++;
+            ord[i] = (cs_slow_link_key){ (int64_t)L->pair_src[i] * n + L->pair_dst[i], i };
+            if (L->pair_xfer[i].n >= 5) {
+                pm[i] = cs__an_ctx_median(&L->pair_xfer[i]);
+                sv[npairs++] = pm[i];
             }
         }
-        for (size_t i = 0; i < np && npairs >= 3; i++) {
-            if (pm[i] < 0)
+        /* in the order of (sender, receiver), as the verdicts are listed */
+        qsort(ord, np, sizeof *ord, cs_slow_link_order);
+        /* No median of the others is below sv_lo (removing one value moves
+         * no order statistic down): a pair not twice that, or not above it
+         * by the noise floor, is no candidate, without the others' median
+         * and MAD (which cost a pass over all pairs each). */
+        qsort(sv, npairs, sizeof *sv, cs_slow_link_cmp);
+        int64_t sv_lo = npairs >= 2 ? sv[(npairs - 2) / 2] : 0;
+        for (size_t oi = 0; oi < np && npairs >= 3; oi++) {
+            size_t i = ord[oi].i;
+            if (pm[i] < 0 || pm[i] < 2 * sv_lo || pm[i] - sv_lo <= E)
                 continue;
             cs_vec oth = { 0 };
             for (size_t j = 0; j < np; j++)
@@ -62,8 +96,8 @@ static int cs_slow_link_run(cs_verdict_ctx *a)
             cs_vec pool = { 0 };
             for (size_t j = 0; j < np; j++)
                 if (j != i && pm[j] >= 0 && pm[j] - M <= thr)
-                    for (size_t k = 0; k < a->links->pair_xfer[j].n; k++)
-                        cs_vec_push(&pool, a->links->pair_xfer[j].a[k]);
+                    for (size_t k = 0; k < L->pair_xfer[j].n; k++)
+                        cs_vec_push(&pool, L->pair_xfer[j].a[k]);
             int64_t ceil = M + E / 2;
             if (pool.n) {
                 cs__an_ctx_median(&pool); /* sorts */
@@ -72,21 +106,22 @@ static int cs_slow_link_run(cs_verdict_ctx *a)
                     ceil = p95;
             }
             cs_vec_free(&pool);
-            size_t out = 0, msgs = a->links->pair_xfer[i].n;
+            size_t out = 0, msgs = L->pair_xfer[i].n;
             for (size_t k = 0; k < msgs; k++)
-                out += a->links->pair_xfer[i].a[k] > ceil;
+                out += L->pair_xfer[i].a[k] > ceil;
             if (out * 5 < msgs * 4)
                 continue;
-            int64_t ls = cs__an_ctx_median(&a->links->pair_late[i]);
+            int64_t ls = cs__an_ctx_median(&L->pair_late[i]);
             if (ls * 4 > ex)
                 continue;
             /* the receiver on time too: late as a sender itself by half the
              * excess, it was starved of the CPU, not waiting on the link */
             cs_vec rl = { 0 };
-            size_t dst = i % (size_t)n;
-            for (size_t k = 0; k < (size_t)n; k++)
-                for (size_t q = 0; q < a->links->pair_late[dst * (size_t)n + k].n; q++)
-                    cs_vec_push(&rl, a->links->pair_late[dst * (size_t)n + k].a[q]);
+            int dst = L->pair_dst[i];
+            for (size_t k = 0; k < np; k++)
+                if (L->pair_src[k] == dst)
+                    for (size_t q = 0; q < L->pair_late[k].n; q++)
+                        cs_vec_push(&rl, L->pair_late[k].a[q]);
             int64_t rlm = rl.n ? cs__an_ctx_median(&rl) : 0;
             cs_vec_free(&rl);
             if (rlm * 2 > ex)
@@ -94,11 +129,11 @@ static int cs_slow_link_run(cs_verdict_ctx *a)
             cs_straggler g;
             memset(&g, 0, sizeof g);
             snprintf(g.kind, sizeof g.kind, "slow_link");
-            g.src = a->ctx->rank_of[i / (size_t)n];
-            g.dst = a->ctx->rank_of[i % (size_t)n];
+            g.src = a->ctx->rank_of[L->pair_src[i]];
+            g.dst = a->ctx->rank_of[L->pair_dst[i]];
             g.rank = g.src;
-            g.begin_ns = a->links->pair_t0[i];
-            g.end_ns = a->links->pair_t1[i];
+            g.begin_ns = L->pair_t0[i];
+            g.end_ns = L->pair_t1[i];
             double per = ns > 0 ? (double)msgs / (double)ns : 1.0;
             if (per < 1)
                 per = 1;
@@ -118,10 +153,14 @@ static int cs_slow_link_run(cs_verdict_ctx *a)
                      msgs, g.src, g.dst, b1, b2, b5, npairs - 1, out, b4);
             if (cs__an_verdict_push(a, &g) != 0) {
                 free(pm);
+                free(sv);
+                free(ord);
                 return -1;
             }
         }
         free(pm);
+        free(sv);
+        free(ord);
     }
 
     /* A slow link whose receives were, for most of its messages, the very

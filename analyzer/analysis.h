@@ -145,13 +145,24 @@ typedef struct cs_an_coll {
 } cs_an_coll;
 
 /* The point-to-point messages on the aligned time line (cs__an_p2p): per
- * directed pair [ix(src) * ndense + ix(dst)] of the ranks present (ctx), the
- * transfer and late-sender times of its messages, and when they ran. */
+ * directed pair of the ranks present (ctx) that exchanged messages, the
+ * transfer and late-sender times of its messages, and when they ran. Only
+ * the pairs that did are kept (a ring of 8192 ranks has 8192 of the 67 M
+ * possible ones): pair k is pair_src[k] -> pair_dst[k] (dense indices),
+ * and pair_ix maps ix(src) * ndense + ix(dst) to k. */
 typedef struct cs_an_links {
     int64_t p2p_pairs;
+    cs_map pair_ix;
+    size_t npairs, cap_pairs;
+    int *pair_src, *pair_dst;
     cs_vec *pair_xfer, *pair_late;
     int64_t *pair_t0, *pair_t1;
 } cs_an_links;
+
+/* The index of directed pair ds -> dd in l, added when new; -1 when out
+ * of memory. */
+int64_t cs__an_links_pair(cs_an_links *l, int ndense, int ds, int dd);
+void cs__an_links_free(cs_an_links *l);
 
 /* The index of rank id r among the ranks present when sparse (binary
  * search in rank_of); -1 when absent. */
