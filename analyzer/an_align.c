@@ -22,7 +22,12 @@
  * For runs longer than CS_DRIFT_MIN_NS, offsets are estimated in windows
  * spread over the run, and a line through them gives the drift. The sample
  * is bounded (CS_ALIGN_BUDGET member pairs), so the cost does not grow
- * with the trace; the messages are all used (they are in memory anyway). */
+ * with the trace; the messages are all used (they are in memory anyway).
+ *
+ * Beyond CS_ALIGN_DENSE_MAX ranks no pair matrix is kept: the offsets are
+ * the exit medians (every member leaves an N-to-N instance at about the
+ * same time), then moved into the messages' one-way bounds; the budget
+ * counts members instead of member pairs. */
 #include "config.h"
 #include "analyzer/analysis.h"
 #include "common/stats.h"
@@ -43,9 +48,13 @@ typedef struct cs_align_io {
 #define CS_DRIFT_MIN_NS 120000000000LL /* 2 minutes */
 #define CS_NOBOUND INT64_MIN
 #define CS_PAIR_MAX_RANKS 256 /* pairwise estimates up to this many ranks */
+/* Beyond this many ranks no pair matrix is kept (8 bytes a pair and
+ * window: 4.8 GB at 8192 ranks, and an instance of n members visits n^2
+ * pairs): offsets are the exit medians, kept inside the messages' bounds. */
+#define CS_ALIGN_DENSE_MAX 1024
 
 typedef struct cs_win {
-    int64_t *L;         /* [n*n] lower bounds on o_i - o_j */
+    int64_t *L;         /* [n*n] lower bounds on o_i - o_j; NULL beyond CS_ALIGN_DENSE_MAX ranks */
     cs_vec *dexit;      /* [n] exit - instance median exit */
     int64_t t_sum, t_n; /* raw times, for the window's middle */
     int64_t inst;
@@ -65,7 +74,7 @@ static void cs_win_instance(cs_win *w, int n, const cs_member *m, int nm)
 {
     if (nm < 2)
         return;
-    for (int x = 0; x < nm; x++)
+    for (int x = 0; x < nm && w->L; x++)
         for (int y = 0; y < nm; y++) {
             if (x == y)
                 continue;
@@ -113,6 +122,8 @@ static void cs_win_solve(const cs_align_io *a, cs_win *w, int64_t *o)
     for (int i = 0; i < n; i++)
         o[i] = -(crude[i] - refmed);
     free(crude);
+    if (!w->L)
+        return;
     /* Refine with interval middles (Gauss-Seidel on o_i - o_j = mid_ij). */
     for (int it = 0; it < 100; it++) {
         int changed = 0;
@@ -174,7 +185,7 @@ static void cs_win_solve(const cs_align_io *a, cs_win *w, int64_t *o)
 static int cs_win_solve_pairs(const cs_align_io *a, const cs_win *w, int64_t *o)
 {
     int n = a->ctx->ndense, ref = al_ref(a->ctx);
-    if (n > CS_PAIR_MAX_RANKS)
+    if (n > CS_PAIR_MAX_RANKS || !w->L)
         return -1;
     size_t nn = (size_t)n * (size_t)n;
     int64_t *F = malloc(nn * sizeof *F);
@@ -318,6 +329,33 @@ static void cs_solve(const cs_align_io *a, cs_win *w, int64_t *o)
     cs_win_solve_pairs(a, w, o);
 }
 
+/* Without a pair matrix: keep the offsets inside the messages' one-way
+ * bounds (a receive ends after its send began), moving the receiver, or
+ * the sender where the receiver is the reference; a few sweeps, as the
+ * dense solution keeps its one-sided bounds. */
+static void cs_align_msg_bounds(const cs_align_io *a, int ref, int64_t *o)
+{
+    for (int it = 0; it < 20; it++) {
+        int changed = 0;
+        for (size_t x = 0; x < a->msgs->nmsgs; x++) {
+            const cs_msg *msg = &a->msgs->msgs[x];
+            int ds = cs__an_ctx_ix(a->ctx, msg->src), dd = cs__an_ctx_ix(a->ctx, msg->dst);
+            if (msg->re <= 0 || msg->src == msg->dst || ds < 0 || dd < 0)
+                continue;
+            int64_t v = msg->sb - msg->re; /* o_dd - o_ds >= v */
+            if (o[dd] - o[ds] >= v)
+                continue;
+            if (dd != ref)
+                o[dd] = o[ds] + v;
+            else if (ds != ref)
+                o[ds] = o[dd] - v;
+            changed = 1;
+        }
+        if (!changed)
+            break;
+    }
+}
+
 int64_t cs__an_align_time(const cs_an_clocks *clocks, int rank, int64_t raw)
 {
     int d = clocks->ctx ? cs__an_ctx_ix(clocks->ctx, rank) : -1;
@@ -368,14 +406,15 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
     memset(&all, 0, sizeof all);
     cs_map done; /* (rank, req) -> end of the completion call, raw */
     memset(&done, 0, sizeof done);
+    int dense = n <= CS_ALIGN_DENSE_MAX;
     for (int k = 0; k < nwin; k++) {
-        win[k].L = malloc((size_t)n * (size_t)n * sizeof *win[k].L);
+        win[k].L = dense ? malloc((size_t)n * (size_t)n * sizeof *win[k].L) : NULL;
         win[k].dexit = calloc((size_t)n, sizeof *win[k].dexit);
-        if (!win[k].L || !win[k].dexit) {
+        if ((dense && !win[k].L) || !win[k].dexit) {
             snprintf(err, errlen, "out of memory");
             goto out;
         }
-        for (size_t i = 0; i < (size_t)n * (size_t)n; i++)
+        for (size_t i = 0; dense && i < (size_t)n * (size_t)n; i++)
             win[k].L[i] = CS_NOBOUND;
     }
     /* A nonblocking N-to-N collective completes on no rank before every
@@ -397,7 +436,8 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
     for (int c = 0; c < ncr; c++) {
         int64_t lo = cr[c].seq_lo, hi = cr[c].seq_hi, total = hi - lo + 1;
         int size = cr[c].size > 1 ? cr[c].size : 2;
-        int64_t per = CS_ALIGN_BUDGET / ((int64_t)size * size * nwin);
+        /* the budget is of member pairs, or of members without a matrix */
+        int64_t per = CS_ALIGN_BUDGET / ((int64_t)size * (dense ? size : 1) * nwin);
         if (per < 50)
             per = 50;
         for (int k = 0; k < nwin; k++) {
@@ -458,22 +498,22 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
         snprintf(err, errlen, "out of memory");
         goto outm;
     }
-    all.L = malloc((size_t)n * (size_t)n * sizeof *all.L);
+    all.L = dense ? malloc((size_t)n * (size_t)n * sizeof *all.L) : NULL;
     all.dexit = calloc((size_t)n, sizeof *all.dexit);
-    if (!all.L || !all.dexit) {
+    if ((dense && !all.L) || !all.dexit) {
         free(all.L);
         free(all.dexit);
         free(ow);
         snprintf(err, errlen, "out of memory");
         goto outm;
     }
-    for (size_t i = 0; i < (size_t)n * (size_t)n; i++)
+    for (size_t i = 0; dense && i < (size_t)n * (size_t)n; i++)
         all.L[i] = CS_NOBOUND;
     for (int k = 0; k < nwin; k++) {
         if (!win[k].inst)
             continue;
         a->clocks->align_instances += win[k].inst;
-        for (size_t i = 0; i < (size_t)n * (size_t)n; i++)
+        for (size_t i = 0; dense && i < (size_t)n * (size_t)n; i++)
             if (win[k].L[i] != CS_NOBOUND && (all.L[i] == CS_NOBOUND || win[k].L[i] > all.L[i]))
                 all.L[i] = win[k].L[i];
         for (int r = 0; r < n; r++)
@@ -491,7 +531,7 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
     }
     /* Messages bound the whole run's offsets: a receive ends after its
      * send began. */
-    for (size_t x = 0; x < a->msgs->nmsgs; x++) {
+    for (size_t x = 0; dense && x < a->msgs->nmsgs; x++) {
         const cs_msg *msg = &a->msgs->msgs[x];
         int ds = cs__an_ctx_ix(a->ctx, msg->src), dd = cs__an_ctx_ix(a->ctx, msg->dst);
         if (msg->re <= 0 || msg->src == msg->dst || ds < 0 || dd < 0)
@@ -501,6 +541,8 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
             *l = v;
     }
     cs_solve(a, &all, o);
+    if (!dense)
+        cs_align_msg_bounds(a, ref, o);
     double span_ns = nused > 1 ? tmid[nused - 1] - tmid[0] : 0;
     for (int r = 0; r < n; r++) {
         cs_an_clock *k = &a->clocks->clk[r];
@@ -524,11 +566,11 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
             }
         }
         int64_t b = 0;
-        for (int j = 0; j < n; j++)
+        for (int j = 0; dense && j < n; j++)
             if (j != r)
                 b += (all.L[(size_t)r * (size_t)n + (size_t)j] != CS_NOBOUND) +
                      (all.L[(size_t)j * (size_t)n + (size_t)r] != CS_NOBOUND);
-        k->bounds = b;
+        k->bounds = dense ? b : -1;
         /* residual: median |exit - median exit| after the shift */
         cs_vec d = { 0 };
         int64_t refm = all.dexit[ref].n ? cs__an_ctx_median(&all.dexit[ref]) : 0;
