@@ -132,6 +132,66 @@ static int64_t sd_replay(sd *z, const unsigned char *on, int comp, int comm, int
     return whole ? cs__wf_step_median(w, w->bp, z->buf) : -1;
 }
 
+/* The medians of one set of operations k[a..b): the compute before them,
+ * the transfer of those that wait, the duration of those that do not;
+ * CS_WF_UNSET where fewer than need. */
+typedef struct sd_med {
+    int64_t gap, lag, dur;
+} sd_med;
+
+static sd_med sd_medians(const sd *z, const sd_key *k, size_t a, size_t b, int64_t *med, size_t need)
+{
+    sd_med r = { CS_WF_UNSET, CS_WF_UNSET, CS_WF_UNSET };
+    size_t m = 0;
+    for (size_t q = a; q < b; q++)
+        med[m++] = z->gap_a[k[q].i];
+    r.gap = m >= need ? cs_stats_median_i64(med, m) : CS_WF_UNSET;
+    m = 0;
+    for (size_t q = a; q < b; q++)
+        if (sd_has_lag(&z->w->s[k[q].i]))
+            med[m++] = z->lag_a[k[q].i];
+    r.lag = m >= need ? cs_stats_median_i64(med, m) : CS_WF_UNSET;
+    m = 0;
+    for (size_t q = a; q < b; q++)
+        if (!sd_has_lag(&z->w->s[k[q].i]))
+            med[m++] = z->dur_a[k[q].i];
+    r.dur = m >= need ? cs_stats_median_i64(med, m) : CS_WF_UNSET;
+    return r;
+}
+
+/* The median of the set values of v[0..n) (compacting them), CS_WF_UNSET
+ * when fewer than two. */
+static int64_t sd_median_set(int64_t *v, size_t n)
+{
+    size_t m = 0;
+    for (size_t q = 0; q < n; q++)
+        if (v[q] != CS_WF_UNSET)
+            v[m++] = v[q];
+    return m >= 2 ? cs_stats_median_i64(v, m) : CS_WF_UNSET;
+}
+
+/* Give the operations k[a..b) the ideal m; add up each rank's own excess,
+ * in all and per step. */
+static void sd_assign(sd *z, const sd_key *k, size_t a, size_t b, const sd_med *m, int64_t *excess, int64_t *sexc)
+{
+    const wf *w = z->w;
+    for (size_t q = a; q < b; q++) {
+        int i = k[q].i, lag = sd_has_lag(&w->s[i]);
+        if (m->gap != CS_WF_UNSET)
+            z->gap_i[i] = m->gap;
+        if (lag && m->lag != CS_WF_UNSET)
+            z->lag_i[i] = m->lag;
+        if (!lag && m->dur != CS_WF_UNSET)
+            z->dur_i[i] = m->dur;
+        int64_t ex = z->gap_a[i] - z->gap_i[i] + (z->lag_a[i] - z->lag_i[i]);
+        if (!lag)
+            ex += z->dur_a[i] - z->dur_i[i];
+        excess[z->dix[i]] += ex;
+        if (ex > 0)
+            sexc[(size_t)z->dix[i] * (size_t)w->nsteps + (size_t)w->s[i].step] += ex;
+    }
+}
+
 static double sd_share(const sd *z, int64_t t)
 {
     return z->T_act > z->T_ideal ? (double)(t - z->T_ideal) / (double)(z->T_act - z->T_ideal) : 0;
@@ -220,7 +280,10 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     unsigned char *on = calloc((size_t)n, 1);
     int64_t *excess = calloc((size_t)n, sizeof *excess), *sexc = NULL, *stepi = NULL;
     int *order = malloc((size_t)n * sizeof *order);
-    int64_t *med = malloc((size_t)(n + 1) * sizeof *med);
+    int64_t *med = malloc((w->ns + 1) * sizeof *med);
+    int64_t *pg = malloc((size_t)(n + 1) * sizeof *pg), *pl = malloc((size_t)(n + 1) * sizeof *pl);
+    int64_t *pd = malloc((size_t)(n + 1) * sizeof *pd);
+    int *lcnt = malloc((size_t)(n + 1) * sizeof *lcnt);
     sd_lay lay = { ctx, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(int)), -1, -1 };
     double *share = calloc((size_t)n, sizeof *share), *cshare = malloc((size_t)n * sizeof *cshare);
     z.gap_a = malloc(w->ns * sizeof *z.gap_a);
@@ -236,9 +299,9 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     z.stepb = malloc((size_t)w->nsteps * sizeof *z.stepb);
     stepi = malloc((size_t)w->nsteps * sizeof *stepi);
     sexc = calloc((size_t)n * (size_t)w->nsteps, sizeof *sexc);
-    if (!k || !lane0 || !on || !excess || !order || !med || !lay.pp || !lay.dp || !share || !cshare || !z.gap_a ||
-        !z.gap_i || !z.lag_a || !z.lag_i || !z.gv || !z.lv || !z.dur_a || !z.dur_i || !z.dv || !z.dix || !z.stepb ||
-        !stepi || !sexc)
+    if (!k || !lane0 || !on || !excess || !order || !med || !pg || !pl || !pd || !lcnt || !lay.pp || !lay.dp ||
+        !share || !cshare || !z.gap_a || !z.gap_i || !z.lag_a || !z.lag_i || !z.gv || !z.lv || !z.dur_a || !z.dur_i ||
+        !z.dv || !z.dix || !z.stepb || !stepi || !sexc)
         goto out;
     for (int d = 0; d < n; d++)
         lane0[d] = -1;
@@ -270,41 +333,60 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     /* ideal durations: the median over the ranks of each operation */
     for (size_t j = 0; j < nk;) {
         size_t e = j + 1;
-        while (e < nk && k[e].step == k[j].step && k[e].op == k[j].op && k[e].callsite == k[j].callsite &&
-               k[e].occ == k[j].occ)
+        while (e < nk && k[e].step == k[j].step && k[e].op == k[j].op && k[e].callsite == k[j].callsite)
             e++;
-        if (e - j >= 2) {
-            size_t m = 0;
-            for (size_t q = j; q < e && m < (size_t)n; q++)
-                med[m++] = z.gap_a[k[q].i];
-            int64_t mg = cs_stats_median_i64(med, m);
-            m = 0;
-            for (size_t q = j; q < e && m < (size_t)n; q++)
-                if (sd_has_lag(&w->s[k[q].i]))
-                    med[m++] = z.lag_a[k[q].i];
-            int64_t ml = m >= 2 ? cs_stats_median_i64(med, m) : INT64_MIN;
-            m = 0;
-            for (size_t q = j; q < e && m < (size_t)n; q++)
-                if (!sd_has_lag(&w->s[k[q].i]))
-                    med[m++] = z.dur_a[k[q].i];
-            int64_t md = m >= 2 ? cs_stats_median_i64(med, m) : INT64_MIN;
-            for (size_t q = j; q < e; q++) {
-                int i = k[q].i;
-                z.gap_i[i] = mg;
-                if (ml != INT64_MIN && sd_has_lag(&w->s[i]))
-                    z.lag_i[i] = ml;
-                if (md != INT64_MIN && !sd_has_lag(&w->s[i]))
-                    z.dur_i[i] = md;
-                int64_t ex = z.gap_a[i] - z.gap_i[i] + (z.lag_a[i] - z.lag_i[i]);
-                if (!sd_has_lag(&w->s[i]))
-                    ex += z.dur_a[i] - z.dur_i[i];
-                excess[z.dix[i]] += ex;
-                if (ex > 0)
-                    sexc[(size_t)z.dix[i] * (size_t)w->nsteps + (size_t)w->s[i].step] += ex;
+        /* its occurrences line up when every rank runs it as often */
+        int aligned = 1;
+        for (size_t q = j; q < e; q++)
+            lcnt[z.dix[k[q].i]] = 0;
+        for (size_t q = j; q < e; q++)
+            lcnt[z.dix[k[q].i]]++;
+        for (size_t q = j + 1; q < e && aligned; q++)
+            aligned = lcnt[z.dix[k[q].i]] == lcnt[z.dix[k[j].i]];
+        if (aligned) {
+            for (size_t a = j; a < e;) {
+                size_t b = a + 1;
+                while (b < e && k[b].occ == k[a].occ)
+                    b++;
+                if (b - a >= 2) {
+                    sd_med m = sd_medians(&z, k, a, b, med, 2);
+                    sd_assign(&z, k, a, b, &m, excess, sexc);
+                }
+                a = b;
+            }
+        } else {
+            /* a pipeline's stages run it a different number of times
+             * (1F1B's warm-up): the median over the ranks of each rank's
+             * median */
+            qsort(k + j, e - j, sizeof *k, sd_cmp_lane);
+            size_t nl = 0;
+            for (size_t a = j; a < e;) {
+                size_t b = a + 1;
+                while (b < e && k[b].lane == k[a].lane)
+                    b++;
+                sd_med m = sd_medians(&z, k, a, b, med, 1);
+                pg[nl] = m.gap;
+                pl[nl] = m.lag;
+                pd[nl] = m.dur;
+                nl++;
+                a = b;
+            }
+            if (nl >= 2) {
+                sd_med m = { cs_stats_median_i64(pg, nl), sd_median_set(pl, nl), sd_median_set(pd, nl) };
+                sd_assign(&z, k, j, e, &m, excess, sexc);
             }
         }
         j = e;
     }
+    if (getenv("CS_SD_DEBUG"))
+        for (size_t j = 0; j < nk; j++) {
+            int i = k[j].i;
+            if (k[j].step == atoi(getenv("CS_SD_DEBUG")))
+                fprintf(stderr, "r%d op%d cs%lld occ%d cls%d nw%d gap %lld/%lld lag %lld/%lld dur %lld/%lld\n",
+                        w->s[i].rank, k[j].op, (long long)k[j].callsite, k[j].occ, w->s[i].cls, w->s[i].nowait,
+                        (long long)z.gap_a[i], (long long)z.gap_i[i], (long long)z.lag_a[i], (long long)z.lag_i[i],
+                        (long long)z.dur_a[i], (long long)z.dur_i[i]);
+        }
     /* S and the replay error */
     for (int d = 0; d < n; d++)
         on[d] = 1;
@@ -492,6 +574,10 @@ out:
     free(excess);
     free(order);
     free(med);
+    free(pg);
+    free(pl);
+    free(pd);
+    free(lcnt);
     free(lay.pp);
     free(lay.dp);
     free(share);

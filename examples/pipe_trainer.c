@@ -209,6 +209,42 @@ static void pt_usage_exit(int rank, const char *msg, const char *arg)
     MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
+/* Each role of a point-to-point call has a call site of its own (the
+ * compiler may neither merge two of them nor two calls into one): the
+ * compute before a call is then always of one kind, forward or backward.
+ * Every message has tag 0, as PyTorch's pipelines send them: between two
+ * stages the activations go one way and the gradients the other, in
+ * order (and collscope matches a Sendrecv's receive by its send tag). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define PT_P2P __attribute__((noipa)) static void
+#else
+#define PT_P2P __attribute__((noinline)) static void
+#endif
+PT_P2P pt_recv_fwd(double *b, int n, int peer, int tag, MPI_Comm c)
+{
+    MPI_Recv(b, n, MPI_DOUBLE, peer, tag, c, MPI_STATUS_IGNORE);
+}
+PT_P2P pt_recv_bwd(double *b, int n, int peer, int tag, MPI_Comm c)
+{
+    MPI_Recv(b, n, MPI_DOUBLE, peer, tag, c, MPI_STATUS_IGNORE);
+}
+PT_P2P pt_send_fwd(double *b, int n, int peer, int tag, MPI_Comm c)
+{
+    MPI_Send(b, n, MPI_DOUBLE, peer, tag, c);
+}
+PT_P2P pt_send_bwd(double *b, int n, int peer, int tag, MPI_Comm c)
+{
+    MPI_Send(b, n, MPI_DOUBLE, peer, tag, c);
+}
+PT_P2P pt_send_fwd_recv_bwd(double *s, double *r, int n, int peer, int stag, int rtag, MPI_Comm c)
+{
+    MPI_Sendrecv(s, n, MPI_DOUBLE, peer, stag, r, n, MPI_DOUBLE, peer, rtag, c, MPI_STATUS_IGNORE);
+}
+PT_P2P pt_send_bwd_recv_fwd(double *s, double *r, int n, int peer, int stag, int rtag, MPI_Comm c)
+{
+    MPI_Sendrecv(s, n, MPI_DOUBLE, peer, stag, r, n, MPI_DOUBLE, peer, rtag, c, MPI_STATUS_IGNORE);
+}
+
 /* One layer pass: compute, then the tensor-parallel allreduce. */
 static void pt_layers(const pt_opts *o, double us, double *buf, int n, MPI_Comm tp)
 {
@@ -341,24 +377,22 @@ int main(int argc, char **argv)
             int op = ops[k], m = op >= 0 ? op : -1 - op, nxt = k + 1 < nops ? ops[k + 1] : 0;
             if (op >= 0) { /* forward */
                 if (!have_act)
-                    MPI_Recv(act, n, MPI_DOUBLE, prev, m, pp, MPI_STATUS_IGNORE);
+                    pt_recv_fwd(act, n, prev, 0, pp);
                 have_act = 0;
                 pt_layers(&o, pt_fwd_us(&o, rank, s, m, 0), act, ntp, tp);
                 if (k + 1 < nops && nxt < 0) /* send forward, receive backward */
-                    MPI_Sendrecv(act, n, MPI_DOUBLE, next, m, grad, n, MPI_DOUBLE, next, 1000 - 1 - nxt, pp,
-                                 MPI_STATUS_IGNORE);
+                    pt_send_fwd_recv_bwd(act, grad, n, next, 0, 0, pp);
                 else
-                    MPI_Send(act, n, MPI_DOUBLE, next, m, pp);
+                    pt_send_fwd(act, n, next, 0, pp);
             } else { /* backward: its gradient came with the last exchange unless it follows a backward */
                 if (k == 0 || ops[k - 1] < 0)
-                    MPI_Recv(grad, n, MPI_DOUBLE, next, 1000 + m, pp, MPI_STATUS_IGNORE);
+                    pt_recv_bwd(grad, n, next, 0, pp);
                 pt_layers(&o, 2 * pt_fwd_us(&o, rank, s, m, 0), grad, ntp, tp);
                 if (k + 1 < nops && nxt >= 0) { /* send backward, receive forward */
-                    MPI_Sendrecv(grad, n, MPI_DOUBLE, prev, 1000 + m, act, n, MPI_DOUBLE, prev, nxt, pp,
-                                 MPI_STATUS_IGNORE);
+                    pt_send_bwd_recv_fwd(grad, act, n, prev, 0, 0, pp);
                     have_act = 1;
                 } else
-                    MPI_Send(grad, n, MPI_DOUBLE, prev, 1000 + m, pp);
+                    pt_send_bwd(grad, n, prev, 0, pp);
             }
         }
         for (int i = 0; i < n; i++)
