@@ -40,6 +40,7 @@
 #include "config.h"
 #include "analyzer/whatif_int.h"
 #include "analyzer/numarg.h"
+#include "common/map.h"
 #include "common/stats.h"
 
 #include <stdio.h>
@@ -76,11 +77,11 @@ static int sd_cmp_lane(const void *x, const void *y)
     return a->i < b->i ? -1 : a->i > b->i;
 }
 
+/* The ideal's sets: the same op at the same call site and occurrence in
+ * the step, over all ranks and steps. */
 static int sd_cmp_pos(const void *x, const void *y)
 {
     const sd_key *a = x, *b = y;
-    if (a->step != b->step)
-        return a->step < b->step ? -1 : 1;
     if (a->op != b->op)
         return a->op < b->op ? -1 : 1;
     if (a->callsite != b->callsite)
@@ -159,17 +160,6 @@ static sd_med sd_medians(const sd *z, const sd_key *k, size_t a, size_t b, int64
     return r;
 }
 
-/* The median of the set values of v[0..n) (compacting them), CS_WF_UNSET
- * when fewer than two. */
-static int64_t sd_median_set(int64_t *v, size_t n)
-{
-    size_t m = 0;
-    for (size_t q = 0; q < n; q++)
-        if (v[q] != CS_WF_UNSET)
-            v[m++] = v[q];
-    return m >= 2 ? cs_stats_median_i64(v, m) : CS_WF_UNSET;
-}
-
 /* Give the operations k[a..b) the ideal m; add up each rank's own excess,
  * in all and per step. */
 static void sd_assign(sd *z, const sd_key *k, size_t a, size_t b, const sd_med *m, int64_t *excess, int64_t *sexc)
@@ -190,6 +180,27 @@ static void sd_assign(sd *z, const sd_key *k, size_t a, size_t b, const sd_med *
         if (ex > 0)
             sexc[(size_t)z->dix[i] * (size_t)w->nsteps + (size_t)w->s[i].step] += ex;
     }
+}
+
+/* Call-site ids are each rank's own: the same place in the program is
+ * known across ranks by its label (a hash of it; the rank's id where the
+ * trace has no label). */
+static int sd_site_cb(int rank, int64_t id, const char *label, void *arg)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = label; c && *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    if (!label || !label[0])
+        return 0;
+    return cs_map_put(arg, ((uint64_t)(uint32_t)rank << 32) ^ (uint64_t)id, (int64_t)(h >> 1)) != 0 ? -1 : 0;
+}
+
+static int64_t sd_site(const cs_map *sites, int rank, int64_t id)
+{
+    int64_t g;
+    if (id && cs_map_get(sites, ((uint64_t)(uint32_t)rank << 32) ^ (uint64_t)id, &g))
+        return g;
+    return id;
 }
 
 static double sd_share(const sd *z, int64_t t)
@@ -273,6 +284,7 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     }
     sd z;
     memset(&z, 0, sizeof z);
+    cs_map sites = { 0 };
     z.w = w;
     z.buf = buf;
     sd_key *k = malloc((w->ns ? w->ns : 1) * sizeof *k);
@@ -281,8 +293,7 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     int64_t *excess = calloc((size_t)n, sizeof *excess), *sexc = NULL, *stepi = NULL;
     int *order = malloc((size_t)n * sizeof *order);
     int64_t *med = malloc((w->ns + 1) * sizeof *med);
-    int64_t *pg = malloc((size_t)(n + 1) * sizeof *pg), *pl = malloc((size_t)(n + 1) * sizeof *pl);
-    int64_t *pd = malloc((size_t)(n + 1) * sizeof *pd);
+    int64_t *pg = malloc((size_t)(n + 1) * sizeof *pg);
     int *lcnt = malloc((size_t)(n + 1) * sizeof *lcnt);
     sd_lay lay = { ctx, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(int)), -1, -1 };
     double *share = calloc((size_t)n, sizeof *share), *cshare = malloc((size_t)n * sizeof *cshare);
@@ -299,9 +310,9 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     z.stepb = malloc((size_t)w->nsteps * sizeof *z.stepb);
     stepi = malloc((size_t)w->nsteps * sizeof *stepi);
     sexc = calloc((size_t)n * (size_t)w->nsteps, sizeof *sexc);
-    if (!k || !lane0 || !on || !excess || !order || !med || !pg || !pl || !pd || !lcnt || !lay.pp || !lay.dp ||
-        !share || !cshare || !z.gap_a || !z.gap_i || !z.lag_a || !z.lag_i || !z.gv || !z.lv || !z.dur_a || !z.dur_i ||
-        !z.dv || !z.dix || !z.stepb || !stepi || !sexc)
+    if (!k || !lane0 || !on || !excess || !order || !med || !pg || !lcnt || !lay.pp || !lay.dp || !share || !cshare ||
+        !z.gap_a || !z.gap_i || !z.lag_a || !z.lag_i || !z.gv || !z.lv || !z.dur_a || !z.dur_i || !z.dv || !z.dix ||
+        !z.stepb || !stepi || !sexc)
         goto out;
     for (int d = 0; d < n; d++)
         lane0[d] = -1;
@@ -311,6 +322,8 @@ int cs__an_slowdown(wf *w, int64_t *buf)
             lane0[d] = l;
     }
     /* actual durations; keys of the operations on each rank's first lane */
+    if (cs_store_callsite_labels(ctx->st, sd_site_cb, &sites) != 0)
+        goto out;
     size_t nk = 0;
     for (size_t i = 0; i < w->ns; i++) {
         const wf_span *x = &w->s[i];
@@ -321,7 +334,7 @@ int cs__an_slowdown(wf *w, int64_t *buf)
         int d = cs__an_ctx_ix(ctx, x->rank);
         z.dix[i] = d >= 0 && lane0[d] == x->lane ? d : -1;
         if (z.dix[i] >= 0 && !first && x->step >= 0)
-            k[nk++] = (sd_key){ x->step, x->op, x->lane, (int)i, x->callsite, 0 };
+            k[nk++] = (sd_key){ x->step, x->op, x->lane, (int)i, sd_site(&sites, x->rank, x->callsite), 0 };
     }
     qsort(k, nk, sizeof *k, sd_cmp_lane);
     for (size_t j = 0; j < nk; j++)
@@ -333,7 +346,7 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     /* ideal durations: the median over the ranks of each operation */
     for (size_t j = 0; j < nk;) {
         size_t e = j + 1;
-        while (e < nk && k[e].step == k[j].step && k[e].op == k[j].op && k[e].callsite == k[j].callsite)
+        while (e < nk && k[e].op == k[j].op && k[e].callsite == k[j].callsite)
             e++;
         /* its occurrences line up when every rank runs it as often */
         int aligned = 1;
@@ -366,13 +379,13 @@ int cs__an_slowdown(wf *w, int64_t *buf)
                     b++;
                 sd_med m = sd_medians(&z, k, a, b, med, 1);
                 pg[nl] = m.gap;
-                pl[nl] = m.lag;
-                pd[nl] = m.dur;
                 nl++;
                 a = b;
             }
             if (nl >= 2) {
-                sd_med m = { cs_stats_median_i64(pg, nl), sd_median_set(pl, nl), sd_median_set(pd, nl) };
+                /* the communication of such an operation differs with the
+                 * stage's place in the schedule: it keeps its own */
+                sd_med m = { cs_stats_median_i64(pg, nl), CS_WF_UNSET, CS_WF_UNSET };
                 sd_assign(&z, k, j, e, &m, excess, sexc);
             }
         }
@@ -568,6 +581,7 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     }
     rc = 0;
 out:
+    cs_map_free(&sites);
     free(k);
     free(lane0);
     free(on);
@@ -575,8 +589,6 @@ out:
     free(order);
     free(med);
     free(pg);
-    free(pl);
-    free(pd);
     free(lcnt);
     free(lay.pp);
     free(lay.dp);
