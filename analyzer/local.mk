@@ -126,12 +126,12 @@ EXTRA_DIST += tests/analysis/export_perfetto.sh
 # The commands' -o files: never through a symlink, never half-written.
 TESTS += tests/analysis/outfile.sh
 EXTRA_DIST += tests/analysis/outfile.sh
-# the parallel layout (an_layout.c) on tests/progs/pipe3d and nbloop
+# the parallel layout (an_layout.c) on examples/pipe_trainer and nbloop
 TESTS += tests/analysis/layout.sh
 EXTRA_DIST += tests/analysis/layout.sh
 # collscope status (status.c) on jobs of tests/progs/hang that hang or fail
 TESTS += tests/status/status_ompi.sh tests/status/status_mpich.sh
 EXTRA_DIST += tests/status/status_ompi.sh tests/status/status_mpich.sh tests/status/status.inc.sh
-# the slowdown attribution (an_slowdown.c) on tests/progs/pipe3d
+# the slowdown attribution (an_slowdown.c) on examples/pipe_trainer
 TESTS += tests/analysis/slowdown_ompi.sh tests/analysis/slowdown_mpich.sh
 EXTRA_DIST += tests/analysis/slowdown_ompi.sh tests/analysis/slowdown_mpich.sh tests/analysis/slowdown.inc.sh
