@@ -13,7 +13,7 @@
  * one forward and one backward in turn, then the remaining backwards; the
  * steady pairs exchange with MPI_Sendrecv as Megatron's
  * send_forward_recv_backward does), or all forwards then all backwards
- * with --gpipe; a tensor-parallel allreduce per layer; then the
+ * with --gpipe (plain sends and receives only); a tensor-parallel allreduce per layer; then the
  * data-parallel gradient sync (an allreduce, or a reduce-scatter and an
  * all-gather with --rs-ag); then the embedding allreduce between the first
  * and the last stage. Every send and receive is called at the pipeline's
@@ -380,12 +380,12 @@ int main(int argc, char **argv)
                     pt_recv_fwd(act, n, prev, 0, pp);
                 have_act = 0;
                 pt_layers(&o, pt_fwd_us(&o, rank, s, m, 0), act, ntp, tp);
-                if (k + 1 < nops && nxt < 0) /* send forward, receive backward */
+                if (k + 1 < nops && nxt < 0 && !o.gpipe) /* send forward, receive backward */
                     pt_send_fwd_recv_bwd(act, grad, n, next, 0, 0, pp);
                 else
                     pt_send_fwd(act, n, next, 0, pp);
             } else { /* backward: its gradient came with the last exchange unless it follows a backward */
-                if (k == 0 || ops[k - 1] < 0)
+                if (k == 0 || ops[k - 1] < 0 || o.gpipe)
                     pt_recv_bwd(grad, n, next, 0, pp);
                 pt_layers(&o, 2 * pt_fwd_us(&o, rank, s, m, 0), grad, ntp, tp);
                 if (k + 1 < nops && nxt >= 0) { /* send backward, receive forward */
