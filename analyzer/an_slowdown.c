@@ -5,12 +5,19 @@
  * program order, the compute before each call (its gap), a collective
  * ending its transfer after the last member's arrival, a receive after its
  * sender. Each operation gets an ideal duration: the median, over the
- * ranks that run it, of the same operation in the same step (the same op
- * and call site, its n-th occurrence in the rank's step); for the compute
- * before it, the gap, and for communication, the transfer after the last
- * arrival or the partner's (never the waiting: the replay makes that), or
- * for a call the replay keeps local, its duration. An operation that
- * fewer than two ranks run keeps its actual duration.
+ * ranks that run it and the steps, of the same operation (the same op and
+ * call site, the call site known across ranks by its label, its n-th
+ * occurrence in the rank's step); for the compute before it, the gap, and
+ * for communication, the transfer after the last arrival or the
+ * partner's (never the waiting: the replay makes that), or for a call the
+ * replay keeps local, its duration. Over the steps: the median of a few
+ * ranks in one step keeps much of a random per-microbatch imbalance. An
+ * operation that the ranks run a different number of times in a step (a
+ * 1F1B pipeline's stages: their warm-up differs, so the n-th occurrence
+ * is a different microbatch) takes, for its compute, the median of each
+ * rank's median, and keeps its communication (which differs with the
+ * stage's place in the schedule). An operation that fewer than two ranks
+ * run keeps its actual duration.
  *
  *   S           T(actual) / T(ideal), both replayed, T the median step
  *               time (steps 0..n-2: a burst of noise in a few steps, a
@@ -33,7 +40,8 @@
  *               each one's own excess at least half the largest of them,
  *               together at least half of all ranks' own excess), slow
  *               worker (a rank's share >= CS_SD_CULPRIT and at least half
- *               of all ranks' own excess its own), else scattered
+ *               of all ranks' own excess its own, or twice any other
+ *               rank's), else scattered
  *               imbalance, with the share of the ranks' excess that moves
  *               from step to step (their excess beyond each rank's median
  *               excess per step). */
@@ -521,9 +529,14 @@ int cs__an_slowdown(wf *w, int64_t *buf)
             }
         stage_even = cnt >= 2 && hi > 0 && lo * 2 >= hi && 2 * in_stage >= all;
     }
-    /* a slow worker holds most of the ranks' own excess too (a random
-     * imbalance spreads it over them all) */
-    int worker = best >= 0 && share[best] >= CS_SD_CULPRIT && 2 * excess[best] >= all;
+    /* a slow worker holds most of the ranks' own excess too, or twice any
+     * other rank's (a random imbalance spreads it over them all; a loaded
+     * node's noise over some) */
+    int64_t second = 0;
+    for (int d = 0; d < n; d++)
+        if (d != best && excess[d] > second)
+            second = excess[d];
+    int worker = best >= 0 && share[best] >= CS_SD_CULPRIT && (2 * excess[best] >= all || excess[best] >= 2 * second);
     /* the verdict */
     char text[512];
     const char *verdict;

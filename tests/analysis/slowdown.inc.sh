@@ -35,7 +35,7 @@ else
   EXTRA=""
 fi
 SEEDS=${CS_SD_SEEDS:-"1 2 3"}
-COMMON="--dp 2 --pp 4 --steps 12 --micro 4 --compute-us 2000"
+COMMON="--dp 2 --pp 4 --steps 12 --micro 4 --compute-us 8000"
 
 run() {
   _n=$1
@@ -103,16 +103,16 @@ for seed in $SEEDS; do
   case $((seed % 3)) in 1) wr=5 st=2 ;; 2) wr=3 st=3 ;; *) wr=6 st=1 ;; esac
   run clean$seed --seed "$seed"
   check clean$seed clean$seed none -
-  run worker$seed --seed "$seed" --slow-rank $wr --slow-us 3000
+  run worker$seed --seed "$seed" --slow-rank $wr --slow-us 12000
   check worker$seed clean$seed slow_worker $wr
-  run stage$seed --seed "$seed" --heavy-stage $st --heavy-us 3000
+  run stage$seed --seed "$seed" --heavy-stage $st --heavy-us 12000
   check stage$seed clean$seed slow_stage "pp stage $st"
 done
 cat "$T/figures"
 # A random per-microbatch imbalance (not asserted yet: its S came out
 # 1.06 against a truth of 1.13 on a quiet machine, under the floor here)
 set -- $SEEDS
-run scatter$1 --seed "$1" --imbalance-us 4000
+run scatter$1 --seed "$1" --imbalance-us 16000
 "$PY" -c 'import json, sys
 sd = json.load(open(sys.argv[1]))["slowdown"]
 print("imbalance (not asserted): S %.3f, verdict %s: %s" % (sd["S"], sd["verdict"], sd["text"]))' "$T/scatter$1.json"
@@ -121,7 +121,7 @@ print("imbalance (not asserted): S %.3f, verdict %s: %s" % (sd["S"], sd["verdict
 # (GPipe: a Kineto trace has no Sendrecv, its export keeps only the send
 # half) exported as Kineto JSON and imported back gives the same layout,
 # verdict and culprit, and an S within 5 % of the MPI trace's
-run gstage --seed "$1" --gpipe --heavy-stage 2 --heavy-us 3000
+run gstage --seed "$1" --gpipe --heavy-stage 2 --heavy-us 12000
 "$COLLSCOPE" export "$T/gstage" --format kineto -o "$T/gstage-kineto" 2>"$T/kexp.err" ||
   fail "kineto export: $(cat "$T/kexp.err")"
 "$COLLSCOPE" import -o "$T/gstage-imported" "$T/gstage-kineto" >"$T/imp.out" 2>&1 || fail "import: $(cat "$T/imp.out")"
