@@ -22,12 +22,16 @@
  * F = --compute-us, a backward 2 F. See examples/README.md for the knobs.
  *
  * Each rank prints its coordinates and its own timers:
- *   PIPE rank=R dp=I pp=S tp=J step_us=X model_us=Y ideal_us=Z
- * step_us: its median step, measured; model_us: the median step this
- * schedule takes with these durations if communication were free;
- * ideal_us: the same without the injected problems (a per-microbatch
- * imbalance at its mean). step_us / ideal_us over a clean run's is the
- * true slowdown. --print-steps: rank 0 prints every step's time too. */
+ *   PIPE rank=R dp=I pp=S tp=J step_us=X model_us=Y ideal_us=Z [warm_us=W]
+ * step_us: its median step, measured (after the --warm-steps); model_us:
+ * the median step this schedule takes with these durations if
+ * communication were free; ideal_us: the same without the injected
+ * problems (a per-microbatch imbalance at its mean); warm_us: the median
+ * of the first --warm-steps, which run without the slow rank and the heavy
+ * stage. step_us / warm_us is the true slowdown, measured in the same run
+ * (under the same load); step_us / ideal_us over a clean run's, or
+ * model_us / ideal_us, are others. --print-steps: rank 0 prints every
+ * step's time too. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +40,7 @@
 
 typedef struct pt_opts {
     int D, P, T, steps, micro, layers, names, gpipe, rsag, pcontrol, print_steps;
-    int slow_rank, slow_every, heavy_stage;
+    int slow_rank, slow_every, heavy_stage, warm;
     unsigned seed;
     double compute_us, slow_us, heavy_us, imbalance_us;
     long bytes;
@@ -80,6 +84,8 @@ static double pt_fwd_us(const pt_opts *o, int rank, int step, int m, int ideal)
     double f = o->compute_us;
     if (ideal)
         return f + o->imbalance_us / 2;
+    if (step < o->warm)
+        return f + o->imbalance_us * pt_uniform(o->seed, rank, step, m);
     if (stage == o->heavy_stage)
         f += o->heavy_us;
     if (rank == o->slow_rank && step % o->slow_every == o->slow_every - 1)
@@ -188,8 +194,9 @@ static double pt_model(const pt_opts *o, int me, int ideal)
         }
         st[s] = clock[mu] - t0[mu];
     }
-    qsort(st, (size_t)o->steps, sizeof *st, pt_cmp);
-    double med = st[o->steps / 2];
+    int n = o->steps - o->warm;
+    qsort(st + o->warm, (size_t)n, sizeof *st, pt_cmp);
+    double med = st[o->warm + n / 2];
     free(ops);
     free(nops);
     free(ptr);
@@ -328,6 +335,8 @@ int main(int argc, char **argv)
             o.heavy_us = atof(v);
         else if (!strcmp(a, "--imbalance-us"))
             o.imbalance_us = atof(v);
+        else if (!strcmp(a, "--warm-steps"))
+            o.warm = atoi(v);
         else if (!strcmp(a, "--seed"))
             o.seed = (unsigned)atol(v);
         else
@@ -335,8 +344,8 @@ int main(int argc, char **argv)
     }
     if (o.D < 1 || o.P < 1 || o.T < 1 || o.D * o.P * o.T != size)
         pt_usage_exit(rank, "dp x pp x tp must be the number of ranks", NULL);
-    if (o.steps < 1 || o.micro < 1 || o.layers < 1 || o.bytes < 8 || o.slow_every < 1 || o.compute_us < 0 ||
-        o.slow_us < 0 || o.heavy_us < 0 || o.imbalance_us < 0)
+    if (o.steps < 1 || o.micro < 1 || o.layers < 1 || o.bytes < 8 || o.slow_every < 1 || o.warm < 0 ||
+        o.warm >= o.steps || o.compute_us < 0 || o.slow_us < 0 || o.heavy_us < 0 || o.imbalance_us < 0)
         pt_usage_exit(rank, "a count or a time out of range", NULL);
     int D = o.D, P = o.P, T = o.T;
     int stage = rank / (D * T), replica = (rank / T) % D, tpr = rank % T;
@@ -410,12 +419,17 @@ int main(int argc, char **argv)
     }
     if (o.print_steps && rank == 0)
         fflush(stdout);
-    qsort(st, (size_t)o.steps, sizeof *st, pt_cmp);
+    int nst = o.steps - o.warm;
+    qsort(st, (size_t)o.warm, sizeof *st, pt_cmp);
+    qsort(st + o.warm, (size_t)nst, sizeof *st, pt_cmp);
     double model = pt_model(&o, rank, 0), ideal = pt_model(&o, rank, 1);
     for (int r = 0; r < size; r++) {
         if (r == rank) {
-            printf("PIPE rank=%d dp=%d pp=%d tp=%d step_us=%.2f model_us=%.2f ideal_us=%.2f\n", rank, replica, stage,
-                   tpr, 1e6 * st[o.steps / 2], model, ideal);
+            printf("PIPE rank=%d dp=%d pp=%d tp=%d step_us=%.2f model_us=%.2f ideal_us=%.2f", rank, replica, stage, tpr,
+                   1e6 * st[o.warm + nst / 2], model, ideal);
+            if (o.warm)
+                printf(" warm_us=%.2f", 1e6 * st[o.warm / 2]);
+            printf("\n");
             fflush(stdout);
         }
         MPI_Barrier(MPI_COMM_WORLD);

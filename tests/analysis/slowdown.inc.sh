@@ -8,10 +8,10 @@
 # exactly; a clean run has no verdict; one slow rank is the slow worker,
 # a heavier stage the slow stage; S is within 5 % of the truth and the
 # culprit's S_w (only it slow) within 10 %. The truth is the program's
-# own: its median step over the clean run's, each against the step its
-# settings give (pipe_trainer's ideal_us), or, nearer on a loaded node,
-# its settings' (model_us / ideal_us). A random imbalance's figures are
-# printed, not asserted. A slow stage's trace (GPipe) exported as Kineto
+# own, measured in the same run (so under the same load): its median step
+# over that of its first 4 steps, which run without the slow rank or
+# stage (pipe_trainer's step_us / warm_us). A random imbalance's figures
+# are printed, not asserted. A slow stage's trace (GPipe) exported as Kineto
 # JSON and imported back gives the same layout, verdict, culprit and S
 # (within 5 %). --fail-on slowdown=PCT gates on S. Sourced by
 # slowdown_ompi.sh and slowdown_mpich.sh.
@@ -26,17 +26,19 @@ PY=/usr/bin/python3
 # then runs sooner).
 # The floor of a verdict: a clean run replays within 1 % of its ideal on
 # a quiet machine, but 8 ranks on 2 cores shared with other work lose
-# their cores (a sleeping rank wakes late): 13-15 % seen (Open MPI), more
-# under MPICH; the injected cases are 50-90 %.
+# their cores (a sleeping rank wakes late): up to 17 % seen under Open MPI
+# (1.24 once, at a load of 13), 0.5-3 % under MPICH. MPICH's polling ranks
+# take the cores a slow rank's sleep leaves, so a slow rank slows its job
+# less there (a measured 1.24 where the settings say 1.74): a larger delay.
 if [ "$CS_MPI" = openmpi ]; then
   export OMPI_MCA_mpi_yield_when_idle=1 COLLSCOPE_SLOWDOWN_MIN=${COLLSCOPE_SLOWDOWN_MIN:-20}
-  EXTRA="--oversubscribe"
+  EXTRA="--oversubscribe" SLOW=12000
 else
-  export MPIR_CVAR_POLLS_BEFORE_YIELD=100 COLLSCOPE_SLOWDOWN_MIN=${COLLSCOPE_SLOWDOWN_MIN:-30}
-  EXTRA=""
+  export MPIR_CVAR_POLLS_BEFORE_YIELD=100 COLLSCOPE_SLOWDOWN_MIN=${COLLSCOPE_SLOWDOWN_MIN:-15}
+  EXTRA="" SLOW=24000
 fi
 SEEDS=${CS_SD_SEEDS:-"1 2 3"}
-COMMON="--dp 2 --pp 4 --steps 12 --micro 4 --compute-us 8000"
+COMMON="--dp 2 --pp 4 --steps 16 --warm-steps 4 --micro 4 --compute-us 8000"
 
 run() {
   _n=$1
@@ -59,7 +61,10 @@ def rows(path):
         sys.exit("%s: %d PIPE lines, want 8" % (path, len(r)))
     return r
 def own(path):
-    return statistics.median(float(r["step_us"]) / float(r["ideal_us"]) for r in rows(path))
+    r = rows(path)
+    if "warm_us" not in r[0]:
+        return 1.0
+    return statistics.median(float(x["step_us"]) / float(x["warm_us"]) for x in r)
 def model(path):
     return statistics.median(float(r["model_us"]) / float(r["ideal_us"]) for r in rows(path))
 sd = d["slowdown"]
@@ -68,14 +73,14 @@ if d["layout"] is None or d["layout"]["text"] != "dp 2 x pp 4, tp 1":
     bad.append("layout %r" % (d["layout"] and d["layout"]["text"]))
 if sd is None:
     sys.exit("no slowdown section (notes: %s)" % d["notes"])
-# the truth, measured: the program's step over the clean run's (each
-# against its settings' ideal); and the settings' own (the schedule with
-# these compute times, communication free): a loaded node slows the
-# clean run and the case apart, so S is held to the nearer of the two
-truth = own(sys.argv[2]) / own(sys.argv[3])
+# the truth, measured in the same run: its steps over its first steps
+# (--warm-steps, without the slow rank or stage), under the same load;
+# the settings' (the schedule with these compute times, communication
+# free) is printed beside it
+truth = own(sys.argv[2])
 mtruth = model(sys.argv[2])
 def near(x, tol):
-    return min(abs(x - truth) / truth, abs(x - mtruth) / mtruth) <= tol
+    return abs(x - truth) <= tol * truth
 floor = float(os.environ["COLLSCOPE_SLOWDOWN_MIN"]) / 100
 if sd["verdict"] != verdict:
     bad.append("verdict %s (%s), want %s" % (sd["verdict"], sd["text"], verdict))
@@ -87,14 +92,13 @@ if verdict == "none":
         bad.append("S %.3f on a clean run" % sd["S"])
 else:
     if not near(sd["S"], 0.05):
-        bad.append("S %.3f, the truth %.3f measured, %.3f by the settings (not within 5 %%)" % (sd["S"], truth, mtruth))
+        bad.append("S %.3f, the truth %.3f (not within 5 %%)" % (sd["S"], truth))
     if culprit != "-":
         rows = sd["by_rank"] + sd["by_group"]
         w = [r for r in rows if r["name"] == ("rank " + culprit if culprit.isdigit() else culprit)]
         sw = w and w[0]["S"]
         if not w or not near(sw, 0.10):
-            bad.append("S_w of %s %s, the truth %.3f measured, %.3f by the settings (not within 10 %%)" %
-                       (culprit, sw, truth, mtruth))
+            bad.append("S_w of %s %s, the truth %.3f (not within 10 %%)" % (culprit, sw, truth))
 if len(sd["by_step"]) != d["steps"]["count"] - 1:
     bad.append("%d steps in by_step, want %d" % (len(sd["by_step"]), d["steps"]["count"] - 1))
 name = sys.argv[1].split("/")[-1][:-5]
@@ -115,9 +119,9 @@ for seed in $SEEDS; do
   case $((seed % 3)) in 1) wr=5 st=2 ;; 2) wr=3 st=3 ;; *) wr=6 st=1 ;; esac
   run clean$seed --seed "$seed"
   check clean$seed clean$seed none -
-  run worker$seed --seed "$seed" --slow-rank $wr --slow-us 12000
+  run worker$seed --seed "$seed" --slow-rank $wr --slow-us $SLOW
   check worker$seed clean$seed slow_worker $wr
-  run stage$seed --seed "$seed" --heavy-stage $st --heavy-us 12000
+  run stage$seed --seed "$seed" --heavy-stage $st --heavy-us $SLOW
   check stage$seed clean$seed slow_stage "pp stage $st"
 done
 cat "$T/figures"
@@ -133,7 +137,7 @@ print("imbalance (not asserted): S %.3f, verdict %s: %s" % (sd["S"], sd["verdict
 # (GPipe: a Kineto trace has no Sendrecv, its export keeps only the send
 # half) exported as Kineto JSON and imported back gives the same layout,
 # verdict and culprit, and an S within 5 % of the MPI trace's
-run gstage --seed "$1" --gpipe --heavy-stage 2 --heavy-us 12000
+run gstage --seed "$1" --gpipe --heavy-stage 2 --heavy-us $SLOW
 "$COLLSCOPE" export "$T/gstage" --format kineto -o "$T/gstage-kineto" 2>"$T/kexp.err" ||
   fail "kineto export: $(cat "$T/kexp.err")"
 "$COLLSCOPE" import -o "$T/gstage-imported" "$T/gstage-kineto" >"$T/imp.out" 2>&1 || fail "import: $(cat "$T/imp.out")"
