@@ -13,7 +13,7 @@ PROG="$B/examples/pipe_trainer_ompi"
 [ -x "$PROG" ] || skip "$PROG not built"
 export OMPI_MCA_mpi_yield_when_idle=1
 "$COLLSCOPE" run -o "$T/run" -- "$MPIRUN" -np 8 --oversubscribe "$PROG" --dp 2 --pp 4 --steps 10 --micro 4 \
-  --compute-us 2000 --slow-rank 5 --slow-us 3000 >"$T/run.out" 2>&1 || fail "traced run failed (see $T/run.out)"
+  --compute-us 8000 --slow-rank 5 --slow-us 12000 >"$T/run.out" 2>&1 || fail "traced run failed (see $T/run.out)"
 "$COLLSCOPE" analyze "$T/run" >"$T/analyze.log" 2>&1 || fail "collscope analyze: $(cat "$T/analyze.log")"
 
 tui_start 140 30 "env LANG=C.UTF-8 TERM=xterm-256color '$TUI' '$T/run'"
