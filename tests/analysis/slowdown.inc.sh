@@ -8,10 +8,10 @@
 # exactly; a clean run has no verdict; one slow rank is the slow worker,
 # a heavier stage the slow stage; S is within 5 % of the truth and the
 # culprit's S_w (only it slow) within 10 %. The truth is the program's
-# own, measured in the same run (so under the same load): its median step
-# over that of its first steps, which run without the slow rank or stage
-# (pipe_trainer's step_us / warm_us), over the clean run's same ratio. A
-# random imbalance's figures are printed, not asserted. A slow stage's trace (GPipe) exported as Kineto
+# own: its median step over the clean job's, the median of the first
+# steps of the seed's runs (pipe_trainer --warm-steps runs them without
+# the slow rank or stage; see check). A random imbalance's figures are
+# printed, not asserted. A slow stage's trace (GPipe) exported as Kineto
 # JSON and imported back gives the same layout, verdict, culprit and S
 # (within 5 %). --fail-on slowdown=PCT gates on S. Sourced by
 # slowdown_ompi.sh and slowdown_mpich.sh.
@@ -48,10 +48,11 @@ run() {
   "$COLLSCOPE" report "$T/$_n" --format json -o "$T/$_n.json" || fail "$_n: report failed"
 }
 
-# check NAME CLEAN VERDICT CULPRIT: the verdict, the culprit, the layout;
+# check NAME SEED VERDICT CULPRIT: the verdict, the culprit, the layout;
 # S and the culprit's S_w against the truth
 check() {
-  "$PY" - "$T/$1.json" "$T/$1.out" "$T/$2.out" "$3" "$4" "$T/figures" <<'PYEOF' || fail "$1: see above"
+  "$PY" - "$T/$1.json" "$T/$1.out" "$T/clean$2.out $T/worker$2.out $T/stage$2.out" "$3" "$4" "$T/figures" <<'PYEOF' ||
+    fail "$1: see above"
 import json, os, statistics, sys
 d = json.load(open(sys.argv[1]))
 verdict, culprit = sys.argv[4], sys.argv[5]
@@ -60,11 +61,8 @@ def rows(path):
     if len(r) != 8:
         sys.exit("%s: %d PIPE lines, want 8" % (path, len(r)))
     return r
-def own(path):
-    r = rows(path)
-    if "warm_us" not in r[0]:
-        return 1.0
-    return statistics.median(float(x["step_us"]) / float(x["warm_us"]) for x in r)
+def med(path, key):
+    return statistics.median(float(x[key]) for x in rows(path))
 def model(path):
     return statistics.median(float(r["model_us"]) / float(r["ideal_us"]) for r in rows(path))
 sd = d["slowdown"]
@@ -73,12 +71,15 @@ if d["layout"] is None or d["layout"]["text"] != "dp 2 x pp 4, tp 1":
     bad.append("layout %r" % (d["layout"] and d["layout"]["text"]))
 if sd is None:
     sys.exit("no slowdown section (notes: %s)" % d["notes"])
-# the truth, measured in the same run: its steps over its first steps
-# (--warm-steps, without the slow rank or stage), under the same load,
-# over the same ratio of the clean run (its first steps take a little
-# longer); the settings' (the schedule with these compute times,
-# communication free) is printed beside it
-truth = own(sys.argv[2]) / own(sys.argv[3])
+# the truth, measured: the run's step over the clean job's, that is the
+# first steps (--warm-steps, without the slow rank or stage) of this
+# seed's runs so far (the median of theirs: a loaded node slows one run
+# or another), each over the clean run's same ratio (its first steps take
+# a little longer); the settings' (the schedule with these compute
+# times, communication free) is printed beside it
+runs = [p for p in sys.argv[3].split() if os.path.exists(p)]
+base = statistics.median(med(p, "warm_us") for p in runs) * med(runs[0], "step_us") / med(runs[0], "warm_us")
+truth = med(sys.argv[2], "step_us") / base
 mtruth = model(sys.argv[2])
 def near(x, tol):
     return abs(x - truth) <= tol * truth
@@ -119,11 +120,11 @@ for seed in $SEEDS; do
   # slow is a slow worker too, only a less interesting one) and the stage
   case $((seed % 3)) in 1) wr=5 st=2 ;; 2) wr=3 st=3 ;; *) wr=6 st=1 ;; esac
   run clean$seed --seed "$seed"
-  check clean$seed clean$seed none -
+  check clean$seed $seed none -
   run worker$seed --seed "$seed" --slow-rank $wr --slow-us $SLOW
-  check worker$seed clean$seed slow_worker $wr
+  check worker$seed $seed slow_worker $wr
   run stage$seed --seed "$seed" --heavy-stage $st --heavy-us $SLOW
-  check stage$seed clean$seed slow_stage "pp stage $st"
+  check stage$seed $seed slow_stage "pp stage $st"
 done
 cat "$T/figures"
 # A random per-microbatch imbalance (not asserted yet: its S came out
