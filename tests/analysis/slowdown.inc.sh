@@ -51,8 +51,8 @@ run() {
 # check NAME SEED VERDICT CULPRIT: the verdict, the culprit, the layout;
 # S and the culprit's S_w against the truth
 check() {
-  "$PY" - "$T/$1.json" "$T/$1.out" "$T/clean$2.out $T/worker$2.out $T/stage$2.out" "$3" "$4" "$T/figures" <<'PYEOF' ||
-    fail "$1: see above"
+  _runs="$T/clean$2.out $T/worker$2.out $T/stage$2.out"
+  "$PY" - "$T/$1.json" "$T/$1.out" "$_runs" "$3" "$4" "$T/figures" <<'PYEOF' || fail "$1: see above"
 import json, os, statistics, sys
 d = json.load(open(sys.argv[1]))
 verdict, culprit = sys.argv[4], sys.argv[5]
