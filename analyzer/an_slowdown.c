@@ -302,7 +302,6 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     int *order = malloc((size_t)n * sizeof *order);
     int64_t *med = malloc((w->ns + 1) * sizeof *med);
     int64_t *pg = malloc((size_t)(n + 1) * sizeof *pg);
-    int *lcnt = malloc((size_t)(n + 1) * sizeof *lcnt);
     sd_lay lay = { ctx, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(int)), -1, -1 };
     double *share = calloc((size_t)n, sizeof *share), *cshare = malloc((size_t)n * sizeof *cshare);
     z.gap_a = malloc(w->ns * sizeof *z.gap_a);
@@ -318,7 +317,7 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     z.stepb = malloc((size_t)w->nsteps * sizeof *z.stepb);
     stepi = malloc((size_t)w->nsteps * sizeof *stepi);
     sexc = calloc((size_t)n * (size_t)w->nsteps, sizeof *sexc);
-    if (!k || !lane0 || !on || !excess || !order || !med || !pg || !lcnt || !lay.pp || !lay.dp || !share || !cshare ||
+    if (!k || !lane0 || !on || !excess || !order || !med || !pg || !lay.pp || !lay.dp || !share || !cshare ||
         !z.gap_a || !z.gap_i || !z.lag_a || !z.lag_i || !z.gv || !z.lv || !z.dur_a || !z.dur_i || !z.dv || !z.dix ||
         !z.stepb || !stepi || !sexc)
         goto out;
@@ -356,14 +355,21 @@ int cs__an_slowdown(wf *w, int64_t *buf)
         size_t e = j + 1;
         while (e < nk && k[e].op == k[j].op && k[e].callsite == k[j].callsite)
             e++;
-        /* its occurrences line up when every rank runs it as often */
+        /* its occurrences line up when every rank runs it as often in
+         * every step */
+        qsort(k + j, e - j, sizeof *k, sd_cmp_lane);
         int aligned = 1;
-        for (size_t q = j; q < e; q++)
-            lcnt[z.dix[k[q].i]] = 0;
-        for (size_t q = j; q < e; q++)
-            lcnt[z.dix[k[q].i]]++;
-        for (size_t q = j + 1; q < e && aligned; q++)
-            aligned = lcnt[z.dix[k[q].i]] == lcnt[z.dix[k[j].i]];
+        size_t run0 = 0;
+        for (size_t a = j; a < e && aligned;) {
+            size_t b = a + 1;
+            while (b < e && k[b].lane == k[a].lane && k[b].step == k[a].step)
+                b++;
+            aligned = !run0 || b - a == run0;
+            run0 = b - a;
+            a = b;
+        }
+        if (aligned)
+            qsort(k + j, e - j, sizeof *k, sd_cmp_pos);
         if (aligned) {
             for (size_t a = j; a < e;) {
                 size_t b = a + 1;
@@ -378,8 +384,7 @@ int cs__an_slowdown(wf *w, int64_t *buf)
         } else {
             /* a pipeline's stages run it a different number of times
              * (1F1B's warm-up): the median over the ranks of each rank's
-             * median */
-            qsort(k + j, e - j, sizeof *k, sd_cmp_lane);
+             * median (sorted by rank) */
             size_t nl = 0;
             for (size_t a = j; a < e;) {
                 size_t b = a + 1;
@@ -602,7 +607,6 @@ out:
     free(order);
     free(med);
     free(pg);
-    free(lcnt);
     free(lay.pp);
     free(lay.dp);
     free(share);
