@@ -72,13 +72,12 @@ if d["layout"] is None or d["layout"]["text"] != "dp 2 x pp 4, tp 1":
 if sd is None:
     sys.exit("no slowdown section (notes: %s)" % d["notes"])
 # the truth, measured: the run's step over the clean job's, that is the
-# first steps (--warm-steps, without the slow rank or stage) of this
-# seed's runs so far (the median of theirs: a loaded node slows one run
-# or another), each over the clean run's same ratio (its first steps take
-# a little longer); the settings' (the schedule with these compute
-# times, communication free) is printed beside it
+# median of the clean run's step and of the first steps (--warm-steps,
+# without the slow rank or stage) of this seed's runs so far (a loaded
+# node slows one run or another); the settings' (the schedule with these
+# compute times, communication free) is printed beside it
 runs = [p for p in sys.argv[3].split() if os.path.exists(p)]
-base = statistics.median(med(p, "warm_us") for p in runs) * med(runs[0], "step_us") / med(runs[0], "warm_us")
+base = statistics.median([med(runs[0], "step_us")] + [med(p, "warm_us") for p in runs])
 truth = med(sys.argv[2], "step_us") / base
 mtruth = model(sys.argv[2])
 def near(x, tol):
