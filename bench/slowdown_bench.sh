@@ -26,8 +26,10 @@ for n in $SIZES; do
   COLLSCOPE_SLOWDOWN=0 /usr/bin/time -f "%U %S" -o "$W/t0" "$CS" analyze --force "$W/t.db" > /dev/null 2>"$W/e0" || exit 1
   /usr/bin/time -f "%U %S" -o "$W/t1" "$CS" analyze --force "$W/t.db" > /dev/null 2>"$W/e1" || exit 1
   a=$(awk '{ print $1 + $2 }' "$W/t0") b=$(awk '{ print $1 + $2 }' "$W/t1")
-  # the spans the replay held: "what-if replay: steps 0-K of N (S spans; ...)", else all
-  r=$(sed -n 's/.*what-if replay: steps [0-9-]* of [0-9]* (\([0-9]*\) spans.*/\1/p' "$W/e1" | head -1)
+  # the spans the replay held: "what-if replay: steps 0-K of N (S spans; ...)":
+  # about S * (K + 1) / N; else all
+  r=$(sed -n 's/.*what-if replay: steps 0-\([0-9]*\) of \([0-9]*\) (\([0-9]*\) spans.*/\1 \2 \3/p' "$W/e1" |
+    awk 'NR == 1 { printf "%.0f", $3 * ($1 + 1) / $2 }')
   r=${r:-$n}
   v=$(sqlite3 "$W/t.db" "SELECT value FROM meta WHERE key = 'slowdown_verdict'")
   printf "%-10s %10s %12.2f %12.2f %8.2f %16.3f %s\n" "$n" "$r" "$a" "$b" "$(echo "$b / $a" | bc -l)" \
