@@ -404,15 +404,6 @@ int cs__an_slowdown(wf *w, int64_t *buf)
         }
         j = e;
     }
-    if (getenv("CS_SD_DEBUG"))
-        for (size_t j = 0; j < nk; j++) {
-            int i = k[j].i;
-            if (k[j].step == atoi(getenv("CS_SD_DEBUG")))
-                fprintf(stderr, "r%d op%d cs%lld occ%d cls%d nw%d gap %lld/%lld lag %lld/%lld dur %lld/%lld\n",
-                        w->s[i].rank, k[j].op, (long long)k[j].callsite, k[j].occ, w->s[i].cls, w->s[i].nowait,
-                        (long long)z.gap_a[i], (long long)z.gap_i[i], (long long)z.lag_a[i], (long long)z.lag_i[i],
-                        (long long)z.dur_a[i], (long long)z.dur_i[i]);
-        }
     /* S and the replay error */
     for (int d = 0; d < n; d++)
         on[d] = 1;
