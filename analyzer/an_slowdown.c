@@ -5,12 +5,19 @@
  * program order, the compute before each call (its gap), a collective
  * ending its transfer after the last member's arrival, a receive after its
  * sender. Each operation gets an ideal duration: the median, over the
- * ranks that run it, of the same operation in the same step (the same op
- * and call site, its n-th occurrence in the rank's step); for the compute
- * before it, the gap, and for communication, the transfer after the last
- * arrival or the partner's (never the waiting: the replay makes that), or
- * for a call the replay keeps local, its duration. An operation that
- * fewer than two ranks run keeps its actual duration.
+ * ranks that run it and the steps, of the same operation (the same op and
+ * call site, the call site known across ranks by its label, its n-th
+ * occurrence in the rank's step); for the compute before it, the gap, and
+ * for communication, the transfer after the last arrival or the
+ * partner's (never the waiting: the replay makes that), or for a call the
+ * replay keeps local, its duration. Over the steps: the median of a few
+ * ranks in one step keeps much of a random per-microbatch imbalance. An
+ * operation that the ranks run a different number of times in a step (a
+ * 1F1B pipeline's stages: their warm-up differs, so the n-th occurrence
+ * is a different microbatch) takes, for its compute, the median of each
+ * rank's median, and keeps its communication (which differs with the
+ * stage's place in the schedule). An operation that fewer than two ranks
+ * run keeps its actual duration.
  *
  *   S           T(actual) / T(ideal), both replayed, T the median step
  *               time (steps 0..n-2: a burst of noise in a few steps, a
@@ -33,13 +40,15 @@
  *               each one's own excess at least half the largest of them,
  *               together at least half of all ranks' own excess), slow
  *               worker (a rank's share >= CS_SD_CULPRIT and at least half
- *               of all ranks' own excess its own), else scattered
+ *               of all ranks' own excess its own, or twice any other
+ *               rank's), else scattered
  *               imbalance, with the share of the ranks' excess that moves
  *               from step to step (their excess beyond each rank's median
  *               excess per step). */
 #include "config.h"
 #include "analyzer/whatif_int.h"
 #include "analyzer/numarg.h"
+#include "common/map.h"
 #include "common/stats.h"
 
 #include <stdio.h>
@@ -76,11 +85,11 @@ static int sd_cmp_lane(const void *x, const void *y)
     return a->i < b->i ? -1 : a->i > b->i;
 }
 
+/* The ideal's sets: the same op at the same call site and occurrence in
+ * the step, over all ranks and steps. */
 static int sd_cmp_pos(const void *x, const void *y)
 {
     const sd_key *a = x, *b = y;
-    if (a->step != b->step)
-        return a->step < b->step ? -1 : 1;
     if (a->op != b->op)
         return a->op < b->op ? -1 : 1;
     if (a->callsite != b->callsite)
@@ -130,6 +139,76 @@ static int64_t sd_replay(sd *z, const unsigned char *on, int comp, int comm, int
     for (int k = 0; k + 1 < w->nsteps; k++)
         whole |= stepb[k] != INT64_MAX && stepb[k + 1] != INT64_MAX;
     return whole ? cs__wf_step_median(w, w->bp, z->buf) : -1;
+}
+
+/* The medians of one set of operations k[a..b): the compute before them,
+ * the transfer of those that wait, the duration of those that do not;
+ * CS_WF_UNSET where fewer than need. */
+typedef struct sd_med {
+    int64_t gap, lag, dur;
+} sd_med;
+
+static sd_med sd_medians(const sd *z, const sd_key *k, size_t a, size_t b, int64_t *med, size_t need)
+{
+    sd_med r = { CS_WF_UNSET, CS_WF_UNSET, CS_WF_UNSET };
+    size_t m = 0;
+    for (size_t q = a; q < b; q++)
+        med[m++] = z->gap_a[k[q].i];
+    r.gap = m >= need ? cs_stats_median_i64(med, m) : CS_WF_UNSET;
+    m = 0;
+    for (size_t q = a; q < b; q++)
+        if (sd_has_lag(&z->w->s[k[q].i]))
+            med[m++] = z->lag_a[k[q].i];
+    r.lag = m >= need ? cs_stats_median_i64(med, m) : CS_WF_UNSET;
+    m = 0;
+    for (size_t q = a; q < b; q++)
+        if (!sd_has_lag(&z->w->s[k[q].i]))
+            med[m++] = z->dur_a[k[q].i];
+    r.dur = m >= need ? cs_stats_median_i64(med, m) : CS_WF_UNSET;
+    return r;
+}
+
+/* Give the operations k[a..b) the ideal m; add up each rank's own excess,
+ * in all and per step. */
+static void sd_assign(sd *z, const sd_key *k, size_t a, size_t b, const sd_med *m, int64_t *excess, int64_t *sexc)
+{
+    const wf *w = z->w;
+    for (size_t q = a; q < b; q++) {
+        int i = k[q].i, lag = sd_has_lag(&w->s[i]);
+        if (m->gap != CS_WF_UNSET)
+            z->gap_i[i] = m->gap;
+        if (lag && m->lag != CS_WF_UNSET)
+            z->lag_i[i] = m->lag;
+        if (!lag && m->dur != CS_WF_UNSET)
+            z->dur_i[i] = m->dur;
+        int64_t ex = z->gap_a[i] - z->gap_i[i] + (z->lag_a[i] - z->lag_i[i]);
+        if (!lag)
+            ex += z->dur_a[i] - z->dur_i[i];
+        excess[z->dix[i]] += ex;
+        if (ex > 0)
+            sexc[(size_t)z->dix[i] * (size_t)w->nsteps + (size_t)w->s[i].step] += ex;
+    }
+}
+
+/* Call-site ids are each rank's own: the same place in the program is
+ * known across ranks by its label (a hash of it; the rank's id where the
+ * trace has no label). */
+static int sd_site_cb(int rank, int64_t id, const char *label, void *arg)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = label; c && *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    if (!label || !label[0])
+        return 0;
+    return cs_map_put(arg, ((uint64_t)(uint32_t)rank << 32) ^ (uint64_t)id, (int64_t)(h >> 1)) != 0 ? -1 : 0;
+}
+
+static int64_t sd_site(const cs_map *sites, int rank, int64_t id)
+{
+    int64_t g;
+    if (id && cs_map_get(sites, ((uint64_t)(uint32_t)rank << 32) ^ (uint64_t)id, &g))
+        return g;
+    return id;
 }
 
 static double sd_share(const sd *z, int64_t t)
@@ -213,6 +292,7 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     }
     sd z;
     memset(&z, 0, sizeof z);
+    cs_map sites = { 0 };
     z.w = w;
     z.buf = buf;
     sd_key *k = malloc((w->ns ? w->ns : 1) * sizeof *k);
@@ -220,7 +300,8 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     unsigned char *on = calloc((size_t)n, 1);
     int64_t *excess = calloc((size_t)n, sizeof *excess), *sexc = NULL, *stepi = NULL;
     int *order = malloc((size_t)n * sizeof *order);
-    int64_t *med = malloc((size_t)(n + 1) * sizeof *med);
+    int64_t *med = malloc((w->ns + 1) * sizeof *med);
+    int64_t *pg = malloc((size_t)(n + 1) * sizeof *pg);
     sd_lay lay = { ctx, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(int)), -1, -1 };
     double *share = calloc((size_t)n, sizeof *share), *cshare = malloc((size_t)n * sizeof *cshare);
     z.gap_a = malloc(w->ns * sizeof *z.gap_a);
@@ -236,9 +317,9 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     z.stepb = malloc((size_t)w->nsteps * sizeof *z.stepb);
     stepi = malloc((size_t)w->nsteps * sizeof *stepi);
     sexc = calloc((size_t)n * (size_t)w->nsteps, sizeof *sexc);
-    if (!k || !lane0 || !on || !excess || !order || !med || !lay.pp || !lay.dp || !share || !cshare || !z.gap_a ||
-        !z.gap_i || !z.lag_a || !z.lag_i || !z.gv || !z.lv || !z.dur_a || !z.dur_i || !z.dv || !z.dix || !z.stepb ||
-        !stepi || !sexc)
+    if (!k || !lane0 || !on || !excess || !order || !med || !pg || !lay.pp || !lay.dp || !share || !cshare ||
+        !z.gap_a || !z.gap_i || !z.lag_a || !z.lag_i || !z.gv || !z.lv || !z.dur_a || !z.dur_i || !z.dv || !z.dix ||
+        !z.stepb || !stepi || !sexc)
         goto out;
     for (int d = 0; d < n; d++)
         lane0[d] = -1;
@@ -248,6 +329,8 @@ int cs__an_slowdown(wf *w, int64_t *buf)
             lane0[d] = l;
     }
     /* actual durations; keys of the operations on each rank's first lane */
+    if (cs_store_callsite_labels(ctx->st, sd_site_cb, &sites) != 0)
+        goto out;
     size_t nk = 0;
     for (size_t i = 0; i < w->ns; i++) {
         const wf_span *x = &w->s[i];
@@ -258,7 +341,7 @@ int cs__an_slowdown(wf *w, int64_t *buf)
         int d = cs__an_ctx_ix(ctx, x->rank);
         z.dix[i] = d >= 0 && lane0[d] == x->lane ? d : -1;
         if (z.dix[i] >= 0 && !first && x->step >= 0)
-            k[nk++] = (sd_key){ x->step, x->op, x->lane, (int)i, x->callsite, 0 };
+            k[nk++] = (sd_key){ x->step, x->op, x->lane, (int)i, sd_site(&sites, x->rank, x->callsite), 0 };
     }
     qsort(k, nk, sizeof *k, sd_cmp_lane);
     for (size_t j = 0; j < nk; j++)
@@ -270,37 +353,53 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     /* ideal durations: the median over the ranks of each operation */
     for (size_t j = 0; j < nk;) {
         size_t e = j + 1;
-        while (e < nk && k[e].step == k[j].step && k[e].op == k[j].op && k[e].callsite == k[j].callsite &&
-               k[e].occ == k[j].occ)
+        while (e < nk && k[e].op == k[j].op && k[e].callsite == k[j].callsite)
             e++;
-        if (e - j >= 2) {
-            size_t m = 0;
-            for (size_t q = j; q < e && m < (size_t)n; q++)
-                med[m++] = z.gap_a[k[q].i];
-            int64_t mg = cs_stats_median_i64(med, m);
-            m = 0;
-            for (size_t q = j; q < e && m < (size_t)n; q++)
-                if (sd_has_lag(&w->s[k[q].i]))
-                    med[m++] = z.lag_a[k[q].i];
-            int64_t ml = m >= 2 ? cs_stats_median_i64(med, m) : INT64_MIN;
-            m = 0;
-            for (size_t q = j; q < e && m < (size_t)n; q++)
-                if (!sd_has_lag(&w->s[k[q].i]))
-                    med[m++] = z.dur_a[k[q].i];
-            int64_t md = m >= 2 ? cs_stats_median_i64(med, m) : INT64_MIN;
-            for (size_t q = j; q < e; q++) {
-                int i = k[q].i;
-                z.gap_i[i] = mg;
-                if (ml != INT64_MIN && sd_has_lag(&w->s[i]))
-                    z.lag_i[i] = ml;
-                if (md != INT64_MIN && !sd_has_lag(&w->s[i]))
-                    z.dur_i[i] = md;
-                int64_t ex = z.gap_a[i] - z.gap_i[i] + (z.lag_a[i] - z.lag_i[i]);
-                if (!sd_has_lag(&w->s[i]))
-                    ex += z.dur_a[i] - z.dur_i[i];
-                excess[z.dix[i]] += ex;
-                if (ex > 0)
-                    sexc[(size_t)z.dix[i] * (size_t)w->nsteps + (size_t)w->s[i].step] += ex;
+        /* its occurrences line up when every rank runs it as often in
+         * every step */
+        qsort(k + j, e - j, sizeof *k, sd_cmp_lane);
+        int aligned = 1;
+        size_t run0 = 0;
+        for (size_t a = j; a < e && aligned;) {
+            size_t b = a + 1;
+            while (b < e && k[b].lane == k[a].lane && k[b].step == k[a].step)
+                b++;
+            aligned = !run0 || b - a == run0;
+            run0 = b - a;
+            a = b;
+        }
+        if (aligned)
+            qsort(k + j, e - j, sizeof *k, sd_cmp_pos);
+        if (aligned) {
+            for (size_t a = j; a < e;) {
+                size_t b = a + 1;
+                while (b < e && k[b].occ == k[a].occ)
+                    b++;
+                if (b - a >= 2) {
+                    sd_med m = sd_medians(&z, k, a, b, med, 2);
+                    sd_assign(&z, k, a, b, &m, excess, sexc);
+                }
+                a = b;
+            }
+        } else {
+            /* a pipeline's stages run it a different number of times
+             * (1F1B's warm-up): the median over the ranks of each rank's
+             * median (sorted by rank) */
+            size_t nl = 0;
+            for (size_t a = j; a < e;) {
+                size_t b = a + 1;
+                while (b < e && k[b].lane == k[a].lane)
+                    b++;
+                sd_med m = sd_medians(&z, k, a, b, med, 1);
+                pg[nl] = m.gap;
+                nl++;
+                a = b;
+            }
+            if (nl >= 2) {
+                /* the communication of such an operation differs with the
+                 * stage's place in the schedule: it keeps its own */
+                sd_med m = { cs_stats_median_i64(pg, nl), CS_WF_UNSET, CS_WF_UNSET };
+                sd_assign(&z, k, j, e, &m, excess, sexc);
             }
         }
         j = e;
@@ -426,9 +525,14 @@ int cs__an_slowdown(wf *w, int64_t *buf)
             }
         stage_even = cnt >= 2 && hi > 0 && lo * 2 >= hi && 2 * in_stage >= all;
     }
-    /* a slow worker holds most of the ranks' own excess too (a random
-     * imbalance spreads it over them all) */
-    int worker = best >= 0 && share[best] >= CS_SD_CULPRIT && 2 * excess[best] >= all;
+    /* a slow worker holds most of the ranks' own excess too, or twice any
+     * other rank's (a random imbalance spreads it over them all; a loaded
+     * node's noise over some) */
+    int64_t second = 0;
+    for (int d = 0; d < n; d++)
+        if (d != best && excess[d] > second)
+            second = excess[d];
+    int worker = best >= 0 && share[best] >= CS_SD_CULPRIT && (2 * excess[best] >= all || excess[best] >= 2 * second);
     /* the verdict */
     char text[512];
     const char *verdict;
@@ -486,12 +590,14 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     }
     rc = 0;
 out:
+    cs_map_free(&sites);
     free(k);
     free(lane0);
     free(on);
     free(excess);
     free(order);
     free(med);
+    free(pg);
     free(lay.pp);
     free(lay.dp);
     free(share);

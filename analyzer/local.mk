@@ -136,7 +136,7 @@ EXTRA_DIST += tests/analysis/export_perfetto.sh
 # The commands' -o files: never through a symlink, never half-written.
 TESTS += tests/analysis/outfile.sh
 EXTRA_DIST += tests/analysis/outfile.sh
-# the parallel layout (an_layout.c) on tests/progs/pipe3d and nbloop
+# the parallel layout (an_layout.c) on examples/pipe_trainer and nbloop
 TESTS += tests/analysis/layout.sh
 EXTRA_DIST += tests/analysis/layout.sh
 # collscope status (status.c) on jobs of tests/progs/hang that hang or fail
@@ -145,6 +145,6 @@ EXTRA_DIST += tests/status/status_ompi.sh tests/status/status_mpich.sh tests/sta
 # the hang watchdog (interpose/watchdog.c) on tests/progs/hang, sigchain and the example trainer
 TESTS += tests/status/watchdog_ompi.sh tests/status/watchdog_mpich.sh
 EXTRA_DIST += tests/status/watchdog_ompi.sh tests/status/watchdog_mpich.sh tests/status/watchdog.inc.sh
-# the slowdown attribution (an_slowdown.c) on tests/progs/pipe3d
+# the slowdown attribution (an_slowdown.c) on examples/pipe_trainer
 TESTS += tests/analysis/slowdown_ompi.sh tests/analysis/slowdown_mpich.sh
 EXTRA_DIST += tests/analysis/slowdown_ompi.sh tests/analysis/slowdown_mpich.sh tests/analysis/slowdown.inc.sh

@@ -1,5 +1,5 @@
 # examples: workloads for collscope (see examples/README.md).
-# mpi_trainer is built once per MPI implementation found, from one source,
+# mpi_trainer and pipe_trainer are built once per MPI implementation found, from one source,
 # with the implementation's pkg-config flags (no mpicc wrapper).
 EXTRA_DIST += examples/README.md examples/fortran_ring.f90 \
 	examples/mpi4py_allreduce.py
@@ -9,6 +9,10 @@ noinst_PROGRAMS += examples/mpi_trainer_ompi
 examples_mpi_trainer_ompi_SOURCES = examples/mpi_trainer.c
 examples_mpi_trainer_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
 examples_mpi_trainer_ompi_LDADD = $(OMPI_LIBS) -lm
+noinst_PROGRAMS += examples/pipe_trainer_ompi
+examples_pipe_trainer_ompi_SOURCES = examples/pipe_trainer.c
+examples_pipe_trainer_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
+examples_pipe_trainer_ompi_LDADD = $(OMPI_LIBS)
 endif
 
 if HAVE_MPICH
@@ -16,6 +20,10 @@ noinst_PROGRAMS += examples/mpi_trainer_mpich
 examples_mpi_trainer_mpich_SOURCES = examples/mpi_trainer.c
 examples_mpi_trainer_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
 examples_mpi_trainer_mpich_LDADD = $(MPICH_LIBS) -lm
+noinst_PROGRAMS += examples/pipe_trainer_mpich
+examples_pipe_trainer_mpich_SOURCES = examples/pipe_trainer.c
+examples_pipe_trainer_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
+examples_pipe_trainer_mpich_LDADD = $(MPICH_LIBS)
 endif
 
 # Tests that run real applications (LAMMPS, HPCC, mpi4py, Fortran) traced.

@@ -203,21 +203,6 @@ tests_progs_nbloop_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
 tests_progs_nbloop_mpich_LDADD = $(MPICH_LIBS)
 endif
 
-# pipe3d: a dp x pp x tp training loop in Megatron-LM's rank order (layout.sh).
-EXTRA_DIST += tests/progs/pipe3d.c
-if HAVE_OMPI
-check_PROGRAMS += tests/progs/pipe3d_ompi
-tests_progs_pipe3d_ompi_SOURCES = tests/progs/pipe3d.c
-tests_progs_pipe3d_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
-tests_progs_pipe3d_ompi_LDADD = $(OMPI_LIBS)
-endif
-if HAVE_MPICH
-check_PROGRAMS += tests/progs/pipe3d_mpich
-tests_progs_pipe3d_mpich_SOURCES = tests/progs/pipe3d.c
-tests_progs_pipe3d_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
-tests_progs_pipe3d_mpich_LDADD = $(MPICH_LIBS)
-endif
-
 # hang: a loop that hangs or fails in a chosen way (tests/status/).
 EXTRA_DIST += tests/progs/hang.c
 if HAVE_OMPI

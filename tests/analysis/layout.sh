@@ -1,6 +1,6 @@
 #!/bin/sh
 # layout.sh: the parallel layout found from the trace (analyzer/an_layout.c)
-# on tests/progs/pipe3d, a dp x pp x tp loop in Megatron-LM's rank order:
+# on examples/pipe_trainer, a dp x pp x tp trainer in Megatron-LM's rank order:
 # with the communicators named (dp, pp, tp) and without names (found from
 # the communicators that split the ranks, their traffic and the chains of
 # send/receive), the layout line and every rank's coordinates equal the
@@ -9,12 +9,12 @@
 . "$srcdir/tests/lib.sh"
 need_mpi openmpi
 MPIRUN=$(mpirun_for openmpi)
-PROG="$B/tests/progs/pipe3d_ompi"
+PROG="$B/examples/pipe_trainer_ompi"
 [ -x "$PROG" ] || skip "$PROG not built"
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip "python3 not installed"
 
-# layout NAME NP WANT ARGS...: pipe3d traced; the report's layout is WANT
+# layout NAME NP WANT ARGS...: pipe_trainer traced; the report's layout is WANT
 # and each rank's coordinates are the ones the program printed
 layout() {
   _n=$1 _np=$2 _want=$3
@@ -33,7 +33,7 @@ if lay is None or lay["text"] != want:
     sys.exit("layout %r, want %r (notes: %s)" % (lay and lay["text"], want, d["notes"]))
 own = {}
 for l in open(sys.argv[2]):
-    if l.startswith("PIPE3D "):
+    if l.startswith("PIPE "):
         kv = dict(x.split("=", 1) for x in l.split()[1:])
         own[int(kv["rank"])] = (int(kv["dp"]), int(kv["pp"]), int(kv["tp"]))
 if not own:
@@ -46,12 +46,14 @@ PYEOF
   echo "ok: $_n: $_want"
 }
 
-layout named 8 "dp 2 x pp 2, tp 2" "$PROG" --dp 2 --pp 2 --tp 2 --steps 6 --names
-layout dp2pp2tp2 8 "dp 2 x pp 2, tp 2" "$PROG" --dp 2 --pp 2 --tp 2 --steps 6
-layout dp2pp2 4 "dp 2 x pp 2, tp 1" "$PROG" --dp 2 --pp 2 --tp 1 --steps 6
-layout pp2tp2 4 "dp 1 x pp 2, tp 2" "$PROG" --dp 1 --pp 2 --tp 2 --steps 6
-layout pp4 4 "dp 1 x pp 4, tp 1" "$PROG" --dp 1 --pp 4 --tp 1 --steps 6
-layout dp4tp2 8 "dp 4 x pp 1, tp 2" "$PROG" --dp 4 --pp 1 --tp 2 --steps 6
+F="--steps 6 --compute-us 200 --layers 2"
+layout named 8 "dp 2 x pp 2, tp 2" "$PROG" --dp 2 --pp 2 --tp 2 $F
+layout dp2pp2tp2 8 "dp 2 x pp 2, tp 2" "$PROG" --dp 2 --pp 2 --tp 2 $F --no-names
+layout dp2pp4 8 "dp 2 x pp 4, tp 1" "$PROG" --dp 2 --pp 4 --tp 1 $F --no-names
+layout dp2pp2 4 "dp 2 x pp 2, tp 1" "$PROG" --dp 2 --pp 2 --tp 1 $F --no-names --gpipe
+layout pp2tp2 4 "dp 1 x pp 2, tp 2" "$PROG" --dp 1 --pp 2 --tp 2 $F --no-names
+layout pp4 4 "dp 1 x pp 4, tp 1" "$PROG" --dp 1 --pp 4 --tp 1 $F --no-names --rs-ag
+layout dp4tp2 8 "dp 4 x pp 1, tp 2" "$PROG" --dp 4 --pp 1 --tp 2 $F --no-names --rs-ag
 
 # a data-parallel loop: every rank a replica
 NB="$B/tests/progs/nbloop_ompi"

@@ -1,120 +1,172 @@
 # slowdown.inc.sh: the slowdown attribution (analyzer/an_slowdown.c) on
-# tests/progs/pipe3d, 8 ranks as dp 2 x pp 4 (GPipe microbatches through
-# four stages by send/receive, a data-parallel allreduce per stage), its
-# compute sleeping so 8 ranks keep their timing on 2 cores, under one MPI
-# ($CS_MPI): the layout is found exactly; a clean run has no verdict; one
-# slow rank is the slow worker, its S within TOL of the truth (the program's
-# own median step against the clean run's) and so is its S_w (only it
-# slow); one slow pipeline stage (two ranks) is the slow stage.
-# The slow stage's trace exported as Kineto JSON and imported back gives
-# the same layout and verdict. --fail-on slowdown=PCT gates on S. Sourced
-# by slowdown_ompi.sh and
-# slowdown_mpich.sh.
+# examples/pipe_trainer, 8 ranks as dp 2 x pp 4 (1F1B microbatches through
+# four stages by send/receive, a data-parallel allreduce per stage, an
+# embedding allreduce between the first and the last stage), its compute
+# sleeping so 8 ranks keep their timing on 2 cores, under one MPI
+# ($CS_MPI), over the seeds in $CS_SD_SEEDS (default 3; each seed picks
+# the slow rank and the slow stage). For every seed: the layout is found
+# exactly; a clean run has no verdict; one slow rank is the slow worker,
+# a heavier stage the slow stage; S is within 5 % of the truth and the
+# culprit's S_w (only it slow) within 10 %. The truth is the program's
+# own: its median step over the clean job's, the median of the first
+# steps of the seed's runs (pipe_trainer --warm-steps runs them without
+# the slow rank or stage; see check). A random imbalance's figures are
+# printed, not asserted. A slow stage's trace (GPipe) exported as Kineto
+# JSON and imported back gives the same layout, verdict, culprit and S
+# (within 5 %). --fail-on slowdown=PCT gates on S. Sourced by
+# slowdown_ompi.sh and slowdown_mpich.sh.
 need_mpi "$CS_MPI"
 MPIRUN=$(mpirun_for "$CS_MPI")
-case $CS_MPI in openmpi) PROG="$B/tests/progs/pipe3d_ompi" ;; *) PROG="$B/tests/progs/pipe3d_mpich" ;; esac
+case $CS_MPI in openmpi) PROG="$B/examples/pipe_trainer_ompi" ;; *) PROG="$B/examples/pipe_trainer_mpich" ;; esac
 [ -x "$PROG" ] || skip "$PROG not built"
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip "python3 not installed"
 # Open MPI's waiting ranks yield the core (mpi_yield_when_idle); MPICH's
-# busy-poll, and its steps take some 280 ms on 2 cores against 50 ms: a
-# larger delay there, and a wider tolerance
-# The floor of a verdict: 8 ranks on 2 shared cores replay a clean run up
-# to 8 % (Open MPI) and 22 % (MPICH, a loaded machine) above its ideal;
-# the injected cases are 50-90 %.
+# busy-poll unless told to yield soon (a rank that wakes from its sleep
+# then runs sooner).
+# The floor of a verdict: a clean run replays within 1 % of its ideal on
+# a quiet machine, but 8 ranks on 2 cores shared with other work lose
+# their cores (a sleeping rank wakes late): up to 17 % seen under Open MPI
+# (1.24 once, at a load of 13), 0.5-3 % under MPICH. MPICH's polling ranks
+# take the cores a slow rank's sleep leaves, so a slow rank slows its job
+# less there (a measured 1.24 where the settings say 1.74): a larger delay.
 if [ "$CS_MPI" = openmpi ]; then
-  export OMPI_MCA_mpi_yield_when_idle=1 COLLSCOPE_SLOWDOWN_MIN=20
-  SLOW=3000 TOL=0.10 EXTRA="--oversubscribe"
+  export OMPI_MCA_mpi_yield_when_idle=1 COLLSCOPE_SLOWDOWN_MIN=${COLLSCOPE_SLOWDOWN_MIN:-20}
+  EXTRA="--oversubscribe" SLOW=12000
 else
-  # yielding after 100 polls lets a rank that wakes from its sleep run
-  # sooner (a clean run's S 1.15-1.22 without, under load; 1.01 with)
-  export MPIR_CVAR_POLLS_BEFORE_YIELD=100 COLLSCOPE_SLOWDOWN_MIN=30
-  SLOW=20000 TOL=0.15 EXTRA=""
+  export MPIR_CVAR_POLLS_BEFORE_YIELD=100 COLLSCOPE_SLOWDOWN_MIN=${COLLSCOPE_SLOWDOWN_MIN:-15}
+  EXTRA="" SLOW=24000
 fi
-COMMON="--dp 2 --pp 4 --steps 12 --micro 4 --compute-us 2000 --sleep"
+SEEDS=${CS_SD_SEEDS:-"1 2 3"}
+COMMON="--dp 2 --pp 4 --steps 16 --warm-steps 5 --micro 4 --compute-us 8000"
 
 run() {
-  _n=$1; shift
+  _n=$1
+  shift
   "$COLLSCOPE" run -o "$T/$_n" -- "$MPIRUN" -np 8 $EXTRA "$PROG" $COMMON "$@" >"$T/$_n.out" 2>&1 ||
     fail "$_n: traced run failed (see $T/$_n.out)"
   "$COLLSCOPE" report "$T/$_n" --format json -o "$T/$_n.json" || fail "$_n: report failed"
 }
 
-# check NAME VERDICT CULPRIT: the verdict, the culprit, the layout; for a
-# slow worker its S and S_w against the truth
+# check NAME SEED VERDICT CULPRIT: the verdict, the culprit, the layout;
+# S and the culprit's S_w against the truth
 check() {
-  "$PY" - "$T/$1.json" "$T/$1.out" "$T/clean.out" "$2" "$3" "$TOL" <<'PYEOF' || fail "$1: see above"
+  _runs="$T/clean$2.out $T/worker$2.out $T/stage$2.out"
+  "$PY" - "$T/$1.json" "$T/$1.out" "$_runs" "$3" "$4" "$T/figures" <<'PYEOF' || fail "$1: see above"
 import json, os, statistics, sys
 d = json.load(open(sys.argv[1]))
-verdict, culprit, tol = sys.argv[4], sys.argv[5], float(sys.argv[6])
-def step_med(path):
-    v = [float(kv.split("=", 1)[1]) for l in open(path) if l.startswith("PIPE3D ")
-         for kv in l.split() if kv.startswith("step_us_med=")]
-    return statistics.median(v)
+verdict, culprit = sys.argv[4], sys.argv[5]
+def rows(path):
+    r = [dict(kv.split("=", 1) for kv in l.split()[1:]) for l in open(path) if l.startswith("PIPE ")]
+    if len(r) != 8:
+        sys.exit("%s: %d PIPE lines, want 8" % (path, len(r)))
+    return r
+def med(path, key):
+    return statistics.median(float(x[key]) for x in rows(path))
+def model(path):
+    return statistics.median(float(r["model_us"]) / float(r["ideal_us"]) for r in rows(path))
 sd = d["slowdown"]
 bad = []
 if d["layout"] is None or d["layout"]["text"] != "dp 2 x pp 4, tp 1":
     bad.append("layout %r" % (d["layout"] and d["layout"]["text"]))
 if sd is None:
     sys.exit("no slowdown section (notes: %s)" % d["notes"])
-truth = step_med(sys.argv[2]) / step_med(sys.argv[3])
+# the truth, measured: the run's step over the clean job's, that is the
+# median of the clean run's step and of the first steps (--warm-steps,
+# without the slow rank or stage) of this seed's runs so far (a loaded
+# node slows one run or another); the settings' (the schedule with these
+# compute times, communication free) is printed beside it
+runs = [p for p in sys.argv[3].split() if os.path.exists(p)]
+base = statistics.median([med(runs[0], "step_us")] + [med(p, "warm_us") for p in runs])
+truth = med(sys.argv[2], "step_us") / base
+mtruth = model(sys.argv[2])
+def near(x, tol):
+    return abs(x - truth) <= tol * truth
+floor = float(os.environ["COLLSCOPE_SLOWDOWN_MIN"]) / 100
 if sd["verdict"] != verdict:
     bad.append("verdict %s (%s), want %s" % (sd["verdict"], sd["text"], verdict))
 if culprit != "-" and sd["culprit"] != culprit:
     bad.append("culprit %r, want %r" % (sd["culprit"], culprit))
-if verdict == "slow_worker":
-    if abs(sd["S"] - truth) > tol * truth:
-        bad.append("S %.3f, the truth %.3f (not within %.0f %%)" % (sd["S"], truth, 100 * tol))
-    w = [r for r in sd["by_rank"] if r["name"] == "rank " + culprit]
-    if not w or abs(w[0]["S"] - truth) > tol * truth:
-        bad.append("S_w of rank %s %s, the truth %.3f" % (culprit, w and w[0]["S"], truth))
-if verdict == "none" and sd["S"] >= 1 + float(os.environ["COLLSCOPE_SLOWDOWN_MIN"]) / 100:
-    bad.append("S %.3f on a clean run" % sd["S"])
+sw = None
+if verdict == "none":
+    if sd["S"] >= 1 + floor:
+        bad.append("S %.3f on a clean run" % sd["S"])
+else:
+    if not near(sd["S"], 0.05):
+        bad.append("S %.3f, the truth %.3f (not within 5 %%)" % (sd["S"], truth))
+    if culprit != "-":
+        rows = sd["by_rank"] + sd["by_group"]
+        w = [r for r in rows if r["name"] == ("rank " + culprit if culprit.isdigit() else culprit)]
+        sw = w and w[0]["S"]
+        if not w or not near(sw, 0.10):
+            bad.append("S_w of %s %s, the truth %.3f (not within 10 %%)" % (culprit, sw, truth))
 if len(sd["by_step"]) != d["steps"]["count"] - 1:
     bad.append("%d steps in by_step, want %d" % (len(sd["by_step"]), d["steps"]["count"] - 1))
-print("%s: S %.3f (truth %.3f), verdict %s: %s" % (sys.argv[1].split("/")[-1], sd["S"], truth, sd["verdict"], sd["text"]))
+name = sys.argv[1].split("/")[-1][:-5]
+line = "%s: S %.3f truth %.3f (settings %.3f) S_w %s replay_error %.3f verdict %s" % (name, sd["S"], truth, mtruth,
+       "%.3f" % sw if sw else "-", sd["replay_error"], sd["verdict"])
+open(sys.argv[6], "a").write(line + "\n")
+print(line + ": " + sd["text"])
 if bad:
     print("FAIL: " + "; ".join(bad), file=sys.stderr)
     sys.exit(1)
 PYEOF
-  echo "ok: $1: $2 $3"
+  echo "ok: $1: $3 $4"
 }
 
-run clean
-check clean none -
-run worker --slow-rank 5 --slow-us $SLOW
-check worker slow_worker 5
-run stage --slow-stage 2 --slow-us $SLOW
-check stage slow_stage "pp stage 2"
+for seed in $SEEDS; do
+  # the seed picks the slow rank (never a first-stage rank: rank 0 or 1
+  # slow is a slow worker too, only a less interesting one) and the stage
+  case $((seed % 3)) in 1) wr=5 st=2 ;; 2) wr=3 st=3 ;; *) wr=6 st=1 ;; esac
+  run clean$seed --seed "$seed"
+  check clean$seed $seed none -
+  run worker$seed --seed "$seed" --slow-rank $wr --slow-us $SLOW
+  check worker$seed $seed slow_worker $wr
+  run stage$seed --seed "$seed" --heavy-stage $st --heavy-us $SLOW
+  check stage$seed $seed slow_stage "pp stage $st"
+done
+cat "$T/figures"
+# A random per-microbatch imbalance (not asserted yet: its S came out
+# 1.06 against a truth of 1.13 on a quiet machine, under the floor here)
+set -- $SEEDS
+run scatter$1 --seed "$1" --imbalance-us 16000
+"$PY" -c 'import json, sys
+sd = json.load(open(sys.argv[1]))["slowdown"]
+print("imbalance (not asserted): S %.3f, verdict %s: %s" % (sd["S"], sd["verdict"], sd["text"]))' "$T/scatter$1.json"
 
-# its twin through the PyTorch profiler's layout: the slow stage's trace
-# exported as Kineto JSON and imported back gives the same layout, verdict
-# and culprit
-"$COLLSCOPE" export "$T/stage" --format kineto -o "$T/stage-kineto" 2>"$T/kexp.err" || fail "kineto export: $(cat "$T/kexp.err")"
-"$COLLSCOPE" import -o "$T/stage-imported" "$T/stage-kineto" >"$T/imp.out" 2>&1 || fail "import: $(cat "$T/imp.out")"
-# (its S comes out lower, 1.2-1.3 against 1.8: a floor of 10 %)
-COLLSCOPE_SLOWDOWN_MIN=10 "$COLLSCOPE" report "$T/stage-imported" --format json -o "$T/stage-imported.json" ||
-  fail "report of the import"
-"$PY" - "$T/stage.json" "$T/stage-imported.json" <<'PYEOF' || fail "the imported twin: see above"
+# its twin through the PyTorch profiler's layout: a slow stage's trace
+# (GPipe: a Kineto trace has no Sendrecv, its export keeps only the send
+# half) exported as Kineto JSON and imported back gives the same layout,
+# verdict and culprit, and an S within 5 % of the MPI trace's
+run gstage --seed "$1" --gpipe --heavy-stage 2 --heavy-us $SLOW
+"$COLLSCOPE" export "$T/gstage" --format kineto -o "$T/gstage-kineto" 2>"$T/kexp.err" ||
+  fail "kineto export: $(cat "$T/kexp.err")"
+"$COLLSCOPE" import -o "$T/gstage-imported" "$T/gstage-kineto" >"$T/imp.out" 2>&1 || fail "import: $(cat "$T/imp.out")"
+"$COLLSCOPE" report "$T/gstage-imported" --format json -o "$T/gstage-imported.json" || fail "report of the import"
+"$PY" - "$T/gstage.json" "$T/gstage-imported.json" <<'PYEOF' || fail "the imported twin: see above"
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
+if a["slowdown"]["verdict"] != "slow_stage" or a["slowdown"]["culprit"] != "pp stage 2":
+    sys.exit("the MPI trace: %s" % a["slowdown"]["text"])
 for k in ("verdict", "culprit"):
     if a["slowdown"][k] != b["slowdown"][k]:
         sys.exit("imported %s %r, the MPI trace's %r" % (k, b["slowdown"][k], a["slowdown"][k]))
 if (a["layout"] or {}).get("text") != (b["layout"] or {}).get("text"):
     sys.exit("imported layout %r, the MPI trace's %r" % (b["layout"], a["layout"]))
+if abs(a["slowdown"]["S"] - b["slowdown"]["S"]) > 0.05 * a["slowdown"]["S"]:
+    sys.exit("imported S %.3f, the MPI trace's %.3f" % (b["slowdown"]["S"], a["slowdown"]["S"]))
 print("imported twin: %s, %s, S %.3f (MPI trace: %.3f)" % (b["layout"]["text"], b["slowdown"]["text"],
       b["slowdown"]["S"], a["slowdown"]["S"]))
 PYEOF
-echo "ok: the imported Kineto twin gives the same layout, verdict and culprit"
+echo "ok: the imported Kineto twin gives the same layout, verdict, culprit and S"
 
 # the gate: the clean run passes the floor, the slow worker fails it (exit 3)
-"$COLLSCOPE" report "$T/clean" --fail-on slowdown=$COLLSCOPE_SLOWDOWN_MIN >"$T/gate-clean.txt" ||
+"$COLLSCOPE" report "$T/clean$1" --fail-on slowdown=$COLLSCOPE_SLOWDOWN_MIN >"$T/gate-clean.txt" ||
   fail "gate: the clean run failed slowdown=$COLLSCOPE_SLOWDOWN_MIN"
 rc=0
-"$COLLSCOPE" report "$T/worker" --fail-on slowdown=$COLLSCOPE_SLOWDOWN_MIN >"$T/gate-worker.txt" || rc=$?
+"$COLLSCOPE" report "$T/worker$1" --fail-on slowdown=$COLLSCOPE_SLOWDOWN_MIN >"$T/gate-worker.txt" || rc=$?
 [ $rc -eq 3 ] || fail "gate: the slow worker's report exited $rc, want 3"
-grep -q "slowdown.*rank 5 explains" "$T/gate-worker.txt" || fail "gate: no slowdown line naming rank 5"
+grep -q "slowdown.*rank [0-9] explains" "$T/gate-worker.txt" || fail "gate: no slowdown line naming the slow rank"
 grep -q "^Slowdown: S " "$T/gate-worker.txt" || fail "no Slowdown section in the text report"
 echo "ok: --fail-on slowdown=$COLLSCOPE_SLOWDOWN_MIN"
 pass

@@ -1,6 +1,6 @@
 #!/bin/sh
 # layout.sh: collscope-tui's layout screen (4, G) in tmux on a traced
-# dp 2 x pp 4 job (tests/progs/pipe3d, Open MPI) whose rank 5 is slow: the
+# dp 2 x pp 4 job (examples/pipe_trainer, Open MPI) whose rank 5 is slow: the
 # grid's title names the layout and the slowdown, every rank has its cell
 # at its coordinates, rank 5's cell holds the largest share (>= 50 %), the
 # arrows reach it and Enter shows its worst step on the timeline; a trace
@@ -9,11 +9,11 @@
 . "$srcdir/tests/tui/tuilib.sh"
 need_mpi openmpi
 MPIRUN=$(mpirun_for openmpi)
-PROG="$B/tests/progs/pipe3d_ompi"
+PROG="$B/examples/pipe_trainer_ompi"
 [ -x "$PROG" ] || skip "$PROG not built"
 export OMPI_MCA_mpi_yield_when_idle=1
 "$COLLSCOPE" run -o "$T/run" -- "$MPIRUN" -np 8 --oversubscribe "$PROG" --dp 2 --pp 4 --steps 10 --micro 4 \
-  --compute-us 2000 --sleep --slow-rank 5 --slow-us 3000 >"$T/run.out" 2>&1 || fail "traced run failed (see $T/run.out)"
+  --compute-us 8000 --slow-rank 5 --slow-us 12000 >"$T/run.out" 2>&1 || fail "traced run failed (see $T/run.out)"
 "$COLLSCOPE" analyze "$T/run" >"$T/analyze.log" 2>&1 || fail "collscope analyze: $(cat "$T/analyze.log")"
 
 tui_start 140 30 "env LANG=C.UTF-8 TERM=xterm-256color '$TUI' '$T/run'"
