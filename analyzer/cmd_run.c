@@ -8,7 +8,8 @@
 #include <string.h>
 
 const char cs_help_run[] = "usage: collscope run [-o DIR] [--mpi openmpi|mpich|none] [--no-callsites]\n"
-                           "                     [--no-nccl-profiler] [--no-ingest] [--force] -- LAUNCH...\n"
+                           "                     [--no-nccl-profiler] [--no-ingest] [--merge | --no-merge]\n"
+                           "                     [--force] -- LAUNCH...\n"
                            "\n"
                            "Run LAUNCH (an mpirun/mpiexec line, or a single program) with the collscope\n"
                            "preload library, then merge what every process recorded into DIR/trace.db.\n"
@@ -23,6 +24,10 @@ const char cs_help_run[] = "usage: collscope run [-o DIR] [--mpi openmpi|mpich|n
                            "                     guessed from the launcher and the program)\n"
                            "  --no-callsites     do not record call sites\n"
                            "  --no-ingest        leave the logs; build the trace later with collscope ingest\n"
+                           "  --merge            always merge the rank stores into DIR/trace.db\n"
+                           "  --no-merge         leave the rank stores in DIR/ranks with the job index\n"
+                           "                     DIR/index.db (default: so when they hold more than\n"
+                           "                     COLLSCOPE_MERGE_MAX bytes, 2 GiB unless set)\n"
                            "  --no-nccl-profiler do not offer the preload to NCCL as its profiler plugin\n"
                            "                     (NCCL_PROFILER_PLUGIN; a value already set is kept)\n"
                            "\n"
@@ -39,9 +44,11 @@ int cs_cmd_run(int argc, char **argv)
                                           { "no-ingest", no_argument, NULL, 'I' },
                                           { "no-nccl-profiler", no_argument, NULL, 'P' },
                                           { "force", no_argument, NULL, 'F' },
+                                          { "merge", no_argument, NULL, 'g' },
+                                          { "no-merge", no_argument, NULL, 'G' },
                                           { NULL, 0, NULL, 0 } };
     const char *out = "collscope.out", *mpi = NULL;
-    int callsites = 1, ingest = 1, ncclprof = 1, force = 0, c;
+    int callsites = 1, ingest = 1, ncclprof = 1, force = 0, merge = CS_MERGE_AUTO, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+o:", opts, NULL)) != -1) {
         switch (c) {
@@ -51,6 +58,8 @@ int cs_cmd_run(int argc, char **argv)
         case 'I': ingest = 0; break;
         case 'P': ncclprof = 0; break;
         case 'F': force = 1; break;
+        case 'g': merge = CS_MERGE_YES; break;
+        case 'G': merge = CS_MERGE_NO; break;
         default: fputs(cs_help_run, stderr); return 2;
         }
     }
@@ -70,5 +79,5 @@ int cs_cmd_run(int argc, char **argv)
         return 2;
     }
 
-    return cs_run_job(launch, out, mpi, callsites, ingest, ncclprof, force);
+    return cs_run_job(launch, out, mpi, callsites, ingest, ncclprof, force, merge);
 }
