@@ -45,3 +45,6 @@ CS_SPECS += $(srcdir)/interpose/nccl.spec $(srcdir)/interpose/cuda.spec
 # Ops of imported traces (collscope import) follow; they are never wrapped.
 CS_SPECS += $(srcdir)/interpose/import.spec
 EXTRA_DIST += interpose/import.spec
+# A job as rank stores and an index, read as its merged trace is.
+TESTS += tests/store/scale_synth.sh
+EXTRA_DIST += tests/store/scale_synth.sh
