@@ -48,3 +48,5 @@ EXTRA_DIST += interpose/import.spec
 # A job as rank stores and an index, read as its merged trace is.
 TESTS += tests/store/scale_synth.sh
 EXTRA_DIST += tests/store/scale_synth.sh
+TESTS += tests/store/scale_mpi.sh tests/store/scale_tui.sh
+EXTRA_DIST += tests/store/scale_mpi.sh tests/store/scale_tui.sh

@@ -31,6 +31,8 @@ CS_SERIAL_TESTS = tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.
 	tests/analysis/nb_steps_ompi.sh tests/analysis/nb_steps_mpich.sh tests/analysis/align_strict.sh \
 	tests/analysis/whatif.sh tests/analysis/costmodel.sh tests/tui/tui.sh \
 	tests/analysis/slowdown_ompi.sh tests/analysis/slowdown_mpich.sh
+# The 8-rank job of the merged/unmerged comparison (a persistent straggler).
+CS_SERIAL_TESTS += tests/store/scale_mpi.sh
 
 # check-TESTS runs the tests as automake's own rule does (the logs named in
 # RECHECK_LOGS rerun, test-suite.log written, automake's summary printed)

@@ -2,6 +2,7 @@
  * every screen of the terminal browser shares (see model.h). */
 #include "config.h"
 #include "tui/model.h"
+#include "analyzer/csanalysis.h"
 
 #include "common/vec.h"
 
