@@ -128,6 +128,12 @@ int cs_store_index_present(const char *dir);
  * read (the index and the files merged). 0, or -1 with a reason (no rank
  * store readable, or no index). */
 int cs_store_open_job(const char *dir, cs_store **out, int *nfaults, char *err, size_t errlen);
+/* Build the merged trace at path (DIR/trace.db) from the job of
+ * DIR/index.db: as cs_store_open_job reads it (a rank store missing or
+ * unreadable left out, counted in *nfaults, and named in the file's
+ * recovery note), written beside and renamed into place. 0, or -1 with a
+ * reason (nothing left at path). */
+int cs_store_job_merge(const char *dir, const char *path, int *nfaults, char *err, size_t errlen);
 /* The file the store's connection reads: its private copy where it has
  * one, else cs_store_path. */
 const char *cs_store_file(const cs_store *st);

@@ -331,3 +331,24 @@ const char *cs_store_file(const cs_store *st)
 {
     return st->scratch[0] ? st->scratch : st->path;
 }
+
+int cs_store_job_merge(const char *dir, const char *path, int *nfaults, char *err, size_t errlen)
+{
+    cs_store *job;
+    if (cs_store_open_job(dir, &job, nfaults, err, errlen) != 0)
+        return -1;
+    /* The merged file is the job's trace: no index to point back to. */
+    sqlite3_exec(job->db, "DELETE FROM meta WHERE key IN ('job_index', 'job_fingerprint')", NULL, NULL, NULL);
+    char tmp[PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    cs__store_file_unlink(tmp);
+    int rc = cs__store_copy_file(job, tmp, err, errlen);
+    cs_store_close(job);
+    if (rc == 0 && rename(tmp, path) != 0) {
+        cs_store_sql_fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        rc = -1;
+    }
+    if (rc != 0)
+        cs__store_file_unlink(tmp);
+    return rc;
+}

@@ -7,7 +7,8 @@
 # every figure), the text report and `diff` against the merged one agree,
 # and the Chrome export is the same file (but the trace's path). The analysis of the unmerged
 # form lands in DIR/results.db and the next report takes it from there
-# (results.db not rewritten). Then one rank store is removed and another
+# (results.db not rewritten); `collscope merge` makes the same job one
+# trace.db with the same report. Then one rank store is removed and another
 # overwritten with garbage: report names both files (stderr and the
 # report's notes), analyses the other 254 ranks (their spans; the
 # analysis names ranks 3 and 200 missing) and exits 1.
@@ -75,6 +76,23 @@ sed 's|"trace": *"[^"]*"||' "$T/merged.chrome.json" > "$T/a.chrome"
 sed 's|"trace": *"[^"]*"||' "$T/job.chrome.json" > "$T/b.chrome"
 cmp -s "$T/a.chrome" "$T/b.chrome" || fail "Chrome exports differ"
 echo "ok: Chrome exports identical ($(wc -c < "$T/job.chrome.json") bytes)"
+
+# collscope merge: the same job as one trace.db
+cp -a "$T/job" "$T/job2"
+"$COLLSCOPE" merge "$T/job2" > /dev/null || fail "merge failed"
+[ -s "$T/job2/trace.db" ] && [ ! -e "$T/job2/index.db" ] && [ ! -e "$T/job2/results.db" ] ||
+  fail "merge left no trace.db, or left index.db or results.db"
+"$COLLSCOPE" report "$T/job2" --format json -o "$T/job2.json" || fail "report of the merged job failed"
+"$PY" - "$T/merged.json" "$T/job2.json" <<'PYEOF' || fail "report of collscope merge's trace differs"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+a.pop("trace"); b.pop("trace")
+sys.exit(a != b)
+PYEOF
+echo "ok: collscope merge gives the same report"
+"$COLLSCOPE" merge "$T/merged.db" 2> "$T/merge.err"
+expect_eq "merge of no job index: exit status" "$?" 1
+grep -q 'no job index' "$T/merge.err" || fail "merge of no job index: $(cat "$T/merge.err")"
 
 # faults: a rank store missing, another corrupt
 rm "$T/job/ranks/rank-000003-1003.db"
