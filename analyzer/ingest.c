@@ -5,6 +5,7 @@
 #include "analyzer/numarg.h"
 #include "common/vec.h"
 #include "libtrace/log.h"
+#include "libtrace/store_sql.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +19,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <sqlite3.h>
 
 typedef struct cs_logent {
     char path[PATH_MAX];
@@ -323,6 +326,9 @@ static int cs_ingest_index(const char *dir, cs_logent *ents, const unsigned char
             continue;
         }
         cs_symbolize(st);
+        /* Read in place from now on, by any number of readers: no WAL
+         * side files left beside it. */
+        sqlite3_exec(cs_store_sql_db(st), "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
         cs_store_close(st);
         files[k++] = ents[i].db;
     }

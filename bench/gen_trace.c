@@ -400,7 +400,8 @@ static int gen_close_ranks(gen_state *g, const gen_opts *o, cs_store **aSt, cons
     for (int r = 0; r < o->nranks; r++) {
         if (rc == 0 &&
             (cs_store_bulk_end(g->aB[r], 1, err, errlen) != 0 || cs_store_finish(aSt[r], command, err, errlen) != 0 ||
-             cs_store_meta_set(aSt[r], "kind", "rank") != 0))
+             cs_store_meta_set(aSt[r], "kind", "rank") != 0 ||
+             sqlite3_exec(cs_store_sql_db(aSt[r]), "PRAGMA journal_mode=DELETE", NULL, NULL, NULL) != SQLITE_OK))
             rc = -1;
         else if (rc != 0)
             cs_store_bulk_end(g->aB[r], 0, NULL, 0);
