@@ -383,8 +383,12 @@ static int gen_open_ranks(gen_state *g, const gen_opts *o, cs_store **aSt, char 
         snprintf(path, sizeof path, "%s/ranks/rank-%06d-%d.db", o->out, r, 1000 + r);
         if (cs_store_create(path, &aSt[r], err, errlen) != 0)
             return -1;
-        /* Many writers at once: a small page cache each. */
-        sqlite3_exec(cs_store_sql_db(aSt[r]), "PRAGMA cache_size=-1024", NULL, NULL, NULL);
+        /* Many writers at once: page caches of 256 MiB together, from
+         * 512 KiB to 8 MiB each. */
+        char pragma[64];
+        int kb = 262144 / o->nranks;
+        snprintf(pragma, sizeof pragma, "PRAGMA cache_size=-%d", kb < 512 ? 512 : kb > 8192 ? 8192 : kb);
+        sqlite3_exec(cs_store_sql_db(aSt[r]), pragma, NULL, NULL, NULL);
         if (!(g->aB[r] = cs_store_bulk_begin(aSt[r], err, errlen)))
             return -1;
     }

@@ -273,10 +273,14 @@ int cs_store_open_job(const char *dir, cs_store **out, int *nfaults, char *err, 
         if (!file)
             continue;
         char path[PATH_MAX + 8], why[1024];
-        if (file[0] == '/')
-            snprintf(path, sizeof path, "%s", file);
-        else
-            snprintf(path, sizeof path, "%s/%s", dir, file);
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+        /* The index names files inside DIR only. */
+        if (file[0] == '/' || strcmp(file, "..") == 0 || strncmp(file, "../", 3) == 0 || strstr(file, "/../") ||
+            (strlen(file) >= 3 && strcmp(file + strlen(file) - 3, "/..") == 0)) {
+            job_fault(faults, sizeof faults, file, "not a file inside the job's folder: refused");
+            (*nfaults)++;
+            continue;
+        }
         int64_t size, mtime;
         if (index_stat(path, &size, &mtime) != 0) {
             job_fault(faults, sizeof faults, path, "missing");

@@ -11,7 +11,8 @@
 # trace.db with the same report. Then one rank store is removed and another
 # overwritten with garbage: report names both files (stderr and the
 # report's notes), analyses the other 254 ranks (their spans; the
-# analysis names ranks 3 and 200 missing) and exits 1.
+# analysis names ranks 3 and 200 missing) and exits 1; an index row naming
+# a file outside the job's folder is refused by name.
 . "$srcdir/tests/lib.sh"
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip "$PY not installed"
@@ -120,4 +121,9 @@ if not any("ranks missing from the trace (2 of 256): 3,200" in n for n in d["not
     sys.exit("the analysis does not name ranks 3 and 200 as missing: %s" % d["notes"])
 print("ok: 254 ranks analysed, both files named in the report, ranks 3 and 200 named missing")
 PYEOF
+# an index that names a file outside the job's folder: refused by name
+sqlite3 "$T/job/index.db" "UPDATE rank_files SET file = '../merged.db' WHERE rank = 10" || fail "sqlite3"
+"$COLLSCOPE" report "$T/job" > /dev/null 2> "$T/planted.err"
+expect_eq "report exit status with a planted index row" "$?" 1
+grep -q '\.\./merged.db (not a file inside the job' "$T/planted.err" || fail "the planted name is not refused: $(cat "$T/planted.err")"
 pass
