@@ -31,9 +31,11 @@ int cs_analysis_is_job(const char *arg)
 }
 
 /* The job of DIR/index.db, its analysis taken from DIR/results.db when
- * that is of this job, else run (force: always) and saved there. A rank
- * store left out is named in one note on log. */
-static cs_store *cs_analysis_open_job(const char *dir, int force, int analyse, FILE *log, char *err, size_t errlen)
+ * that is of this job, else run (force: always) and saved there (a save
+ * that fails is the failure when save, else a note on log). A rank store
+ * left out is named in one note on log. */
+static cs_store *cs_analysis_open_job(const char *dir, int force, int analyse, int save, FILE *log, char *err,
+                                      size_t errlen)
 {
     cs_store *st;
     int nfaults;
@@ -60,15 +62,21 @@ static cs_store *cs_analysis_open_job(const char *dir, int force, int analyse, F
         return NULL;
     }
     char why[1024];
-    if (cs_store_analysis_save(st, results, why, sizeof why) != 0)
+    if (cs_store_analysis_save(st, results, why, sizeof why) != 0) {
+        if (save) {
+            snprintf(err, errlen, "%s", why);
+            cs_store_close(st);
+            return NULL;
+        }
         cs_analysis_note(log, "the analysis is not saved: %s", why);
+    }
     return st;
 }
 
 cs_store *cs_analysis_open_trace(const char *arg, int mode, char *err, size_t errlen)
 {
     if (cs_analysis_is_job(arg))
-        return cs_analysis_open_job(arg, 0, 0, NULL, err, errlen);
+        return cs_analysis_open_job(arg, 0, 0, 0, NULL, err, errlen);
     char path[4200];
     cs_analysis_trace_path(arg, path, sizeof path);
     cs_store *st;
@@ -153,7 +161,7 @@ cs_store *cs_analysis_open(const char *arg, int force, int save, FILE *log, char
     err[0] = '\0';
     char path[4200], what[512];
     if (cs_analysis_is_job(arg))
-        return cs_analysis_open_job(arg, force, 1, log, err, errlen);
+        return cs_analysis_open_job(arg, force, 1, save, log, err, errlen);
     cs_analysis_trace_path(arg, path, sizeof path);
     cs_store *st;
     if (cs_store_open(path, CS_STORE_READ, &st, err, errlen) != 0)
