@@ -2,7 +2,7 @@
 # scale_bench.sh: a job kept as rank stores against its merged trace
 # (bench/gen_trace, a persistent straggler): for each size, the same job
 # written merged (one .db) and as rank stores with DIR/index.db
-# (--rank-stores), then `collscope analyze --force` of each (wall time,
+# (--rank-stores), then `collscope analyze --force` of each (CPU time,
 # maximum resident memory), the time the unmerged form spends opening the
 # job (its rank stores merged into a private file: `report` with the
 # analysis taken from DIR/results.db), and whether the JSON reports agree
@@ -18,14 +18,16 @@ RANKS=${1:-64}
 SIZES=${2:-"1000000 10000000"}
 W=$(mktemp -d "${TMPDIR:-/tmp}/cs-sbench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-# t LABEL CMD...: the command's wall seconds and max RSS in MB, into $secs $mb
+# t LABEL CMD...: the command's CPU seconds (user + system: steadier than
+# the wall time on a shared machine) and max RSS in MB, into $secs $mb
 t() {
   _l=$1; shift
-  /usr/bin/time -f "%e %M" -o "$W/time" "$@" > /dev/null 2> "$W/err" || { cat "$W/err"; echo "$_l failed"; exit 1; }
-  read -r secs kb < "$W/time"
+  /usr/bin/time -f "%e %U %S %M" -o "$W/time" "$@" > /dev/null 2> "$W/err" || { cat "$W/err"; echo "$_l failed"; exit 1; }
+  read -r _wall _u _s kb < "$W/time"
+  secs=$(echo "$_u + $_s" | bc)
   mb=$((kb / 1024))
 }
-printf "%-6s %-9s %-9s %8s %8s %10s %10s %10s %10s %9s\n" ranks spans form gen_s MB_disk analyze_s an_RSS_MB report_s rep_RSS_MB identical
+printf "%-6s %-9s %-9s %8s %8s %10s %10s %10s %10s %9s\n" ranks spans form gen_cpu_s MB_disk an_cpu_s an_RSS_MB rep_cpu_s rep_RSS_MB identical
 for n in $SIZES; do
   t gen "$GEN" "$W/m.db" --ranks "$RANKS" --spans "$n" --persistent 7:5000
   gm=$secs
