@@ -235,8 +235,9 @@ int cs_store_open_job(const char *dir, cs_store **out, int *nfaults, char *err, 
     char ipath[PATH_MAX];
     if (index_open(dir, &idx, ipath, sizeof ipath, err, errlen) != 0)
         return -1;
-    char command[4096], job_id[64];
+    char command[4096], job_id[64], created[64];
     index_get(idx, "command", command, sizeof command);
+    index_get(idx, "created", created, sizeof created);
     index_get(idx, "job_id", job_id, sizeof job_id);
     const char *tmpdir = getenv("TMPDIR");
     if (!tmpdir || !tmpdir[0])
@@ -313,10 +314,21 @@ int cs_store_open_job(const char *dir, cs_store **out, int *nfaults, char *err, 
         return cs_store_sql_fail(err, errlen, "%s: no rank store of the job can be read%s%s", ipath,
                                  faults[0] ? ": " : "", faults);
     }
-    if (cs_store_finish(job, command[0] ? command : NULL, err, errlen) != 0) {
+    /* Indexed as cs_store_finish does, but read through the page cache,
+     * not mapped: a job's store is as large as the job. */
+    if (cs_store_sql_exec(job->db, job->path,
+                          "PRAGMA mmap_size=0; PRAGMA threads=2; BEGIN;" CS_SCHEMA_INDEXES_SQL "COMMIT;"
+                          "PRAGMA analysis_limit=1000; ANALYZE; PRAGMA locking_mode=NORMAL;",
+                          err, errlen) != 0) {
         cs_store_close(job);
         return -1;
     }
+    sqlite3_exec(job->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+    cs_store_meta_set(job, "kind", "job");
+    if (created[0])
+        cs_store_meta_set(job, "created", created);
+    if (command[0])
+        cs_store_meta_set(job, "command", command);
     snprintf(fp, sizeof fp, "%s:%d:%016llx", job_id, merged, sum);
     cs_store_meta_set(job, "job_index", ipath);
     cs_store_meta_set(job, "job_fingerprint", fp);
