@@ -308,7 +308,8 @@ static void cs_ingest_remove(const char *dir, const char *name)
 /* The job left as its rank stores: each gets its call sites' symbols,
  * then DIR/index.db lists them; an older merged trace.db and results.db
  * go. Returns the number indexed, or -1. */
-static int cs_ingest_index(const char *dir, cs_logent *ents, const unsigned char *ok, size_t n, const char *command)
+static int cs_ingest_index(const char *dir, cs_logent *ents, const unsigned char *ok, size_t n, const char *command,
+                           cs_ingest_result *res)
 {
     char **files = calloc(n ? n : 1, sizeof *files);
     if (!files) {
@@ -323,6 +324,7 @@ static int cs_ingest_index(const char *dir, cs_logent *ents, const unsigned char
         char err[1024];
         if (cs_store_open(ents[i].db, CS_STORE_WRITE, &st, err, sizeof err) != 0) {
             cs_error("skipping %s", err);
+            res->failed++;
             continue;
         }
         cs_symbolize(st);
@@ -519,7 +521,7 @@ int cs_ingest_dir(const char *dir, int force, int merge, const char *command, cs
     }
     cs_workers_end(&wk);
     if (merge == CS_MERGE_NO) {
-        int k = merged ? cs_ingest_index(dir, ents, ok, n, command) : -1;
+        int k = merged ? cs_ingest_index(dir, ents, ok, n, command, res) : -1;
         if (merged == 0)
             cs_error("%s: no log could be converted", logs);
         for (size_t i = 0; k > 0 && i < n; i++) {
