@@ -55,7 +55,7 @@ static sqlite3 *cs_db(cs_store *st)
 #define CS_ANALYSIS_CLEAR_SQL                                                                                  \
     "DELETE FROM instances; DELETE FROM waits; DELETE FROM steps; DELETE FROM rank_stats;\n"                   \
     "DELETE FROM stragglers; DELETE FROM p2p; DELETE FROM tails; DELETE FROM models; DELETE FROM proposals;\n" \
-    "DELETE FROM layout;\n"                                                                                    \
+    "DELETE FROM layout; DELETE FROM slowdown;\n"                                                              \
     "DELETE FROM meta WHERE key IN ('analysis_version', 'analysis_spans', 'analysis_layout',\n"                \
     "  'analysis_layout_source');\n"
 

@@ -47,6 +47,18 @@ if a["processes"] != 256:
     sys.exit("processes %s, want 256" % a["processes"])
 print("ok: identical JSON reports, %d verdicts, first %s on rank %d" % (len(v), v[0]["kind"], v[0]["rank"]))
 PYEOF
+# analysed again (--force), the merged trace reports the same (each
+# stored table is cleared first, the slowdown rows too)
+"$COLLSCOPE" analyze --force "$T/merged.db" 2> /dev/null || fail "analyze --force (merged) failed"
+"$COLLSCOPE" report "$T/merged.db" --format json -o "$T/merged2.json" || fail "report (merged, again) failed"
+"$PY" - "$T/merged2.json" "$T/job.json" <<'PYEOF' || fail "the merged trace reports differently once analysed again"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+a.pop("trace"); b.pop("trace")
+print("slowdown rows:", len(a["slowdown"]["by_rank"]), len(b["slowdown"]["by_rank"]))
+sys.exit(a != b)
+PYEOF
+echo "ok: analyze --force leaves the same report"
 "$COLLSCOPE" report "$T/merged.db" > "$T/merged.txt" || fail "text report (merged) failed"
 before=$(stat -c %Y.%s "$T/job/results.db")
 sleep 1
