@@ -18,8 +18,65 @@ void cs_analysis_trace_path(const char *arg, char *out, size_t len)
         snprintf(out, len, "%s", arg);
 }
 
+static void cs_analysis_note(FILE *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+int cs_analysis_is_job(const char *arg)
+{
+    struct stat sb;
+    char path[4200];
+    if (stat(arg, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return 0;
+    snprintf(path, sizeof path, "%s/trace.db", arg);
+    return lstat(path, &sb) != 0 && cs_store_index_present(arg);
+}
+
+/* The job of DIR/index.db, its analysis taken from DIR/results.db when
+ * that is of this job, else run (force: always) and saved there (a save
+ * that fails is the failure when save, else a note on log). A rank store
+ * left out is named in one note on log. */
+static cs_store *cs_analysis_open_job(const char *dir, int force, int analyse, int save, FILE *log, char *err,
+                                      size_t errlen)
+{
+    cs_store *st;
+    int nfaults;
+    if (cs_store_open_job(dir, &st, &nfaults, err, errlen) != 0)
+        return NULL;
+    if (nfaults) {
+        char from[8], note[3300];
+        cs_store_recovered(st, from, sizeof from, note, sizeof note);
+        cs_analysis_note(log, "%s: %s; analysing the others", cs_store_path(st), note);
+    }
+    if (cs_store_analysis_check_input(st, err, errlen) != 0) {
+        cs_store_close(st);
+        return NULL;
+    }
+    char results[4200];
+    snprintf(results, sizeof results, "%s/results.db", dir);
+    int loaded = !force && cs_store_analysis_load(st, results) == 1;
+    if (!analyse || (loaded && cs_store_analysis_current(st) == 1))
+        return st;
+    if (cs_an_run(st, log, err, errlen) != 0) {
+        if (!err[0])
+            snprintf(err, errlen, "analysis failed");
+        cs_store_close(st);
+        return NULL;
+    }
+    char why[1024];
+    if (cs_store_analysis_save(st, results, why, sizeof why) != 0) {
+        if (save) {
+            snprintf(err, errlen, "%s", why);
+            cs_store_close(st);
+            return NULL;
+        }
+        cs_analysis_note(log, "the analysis is not saved: %s", why);
+    }
+    return st;
+}
+
 cs_store *cs_analysis_open_trace(const char *arg, int mode, char *err, size_t errlen)
 {
+    if (cs_analysis_is_job(arg))
+        return cs_analysis_open_job(arg, 0, 0, 0, NULL, err, errlen);
     char path[4200];
     cs_analysis_trace_path(arg, path, sizeof path);
     cs_store *st;
@@ -33,7 +90,6 @@ cs_store *cs_analysis_open_trace(const char *arg, int mode, char *err, size_t er
 }
 
 /* One note line on log, as the collscope command prints its notes. */
-static void cs_analysis_note(FILE *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void cs_analysis_note(FILE *log, const char *fmt, ...)
 {
     if (!log)
@@ -104,6 +160,8 @@ cs_store *cs_analysis_open(const char *arg, int force, int save, FILE *log, char
 {
     err[0] = '\0';
     char path[4200], what[512];
+    if (cs_analysis_is_job(arg))
+        return cs_analysis_open_job(arg, force, 1, save, log, err, errlen);
     cs_analysis_trace_path(arg, path, sizeof path);
     cs_store *st;
     if (cs_store_open(path, CS_STORE_READ, &st, err, errlen) != 0)

@@ -21,7 +21,10 @@ const char cs_help_analyze[] = "usage: collscope analyze [--force] DIR|TRACE.db\
                                "of it instead). A trace with damaged pages is never written: what SQLite\n"
                                "can still read of it is copied into STEM.recovered.db beside it and\n"
                                "analysed there, with one message naming the damaged file and what was\n"
-                               "kept and lost.\n"
+                               "kept and lost. A job kept as rank stores (DIR/ranks and DIR/index.db, see\n"
+                               "collscope ingest) is read from them, and its analysis stored in\n"
+                               "DIR/results.db; a rank store missing or unreadable is named, the others\n"
+                               "analysed (exit status 1).\n"
                                "\n"
                                "Exit status: 0; 1 when the trace cannot be read or written, or when it\n"
                                "was damaged and what could be read of it was analysed; 2 on bad usage.\n";

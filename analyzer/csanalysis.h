@@ -22,6 +22,10 @@
 
 /* The trace of a run: ARG/trace.db when ARG is a folder, else ARG. */
 void cs_analysis_trace_path(const char *arg, char *out, size_t len);
+/* Is arg a folder that holds a job as rank stores and DIR/index.db (and
+ * no trace.db)? 1 or 0. cs_analysis_open and cs_analysis_open_trace read
+ * either form; the analysis of the former is kept in DIR/results.db. */
+int cs_analysis_is_job(const char *arg);
 
 /* Open the trace at arg (a folder or a .db) in mode (CS_STORE_READ or
  * CS_STORE_WRITE). NULL with the store's message in err on failure. */

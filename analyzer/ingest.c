@@ -2,8 +2,10 @@
  * `collscope ingest DIR` and as the last step of `collscope run`. */
 #include "config.h"
 #include "analyzer/cli.h"
+#include "analyzer/numarg.h"
 #include "common/vec.h"
 #include "libtrace/log.h"
+#include "libtrace/store_sql.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 typedef struct cs_logent {
     char path[PATH_MAX];
     char db[PATH_MAX + 64];
@@ -25,6 +29,17 @@ typedef struct cs_logent {
     int64_t start_ns;
     char run_id[CS_LOG_RUN_ID_MAX + 1];
 } cs_logent;
+
+/* Remove a half-built trace and its side files. */
+static void cs_ingest_unlink_tmp(const char *tmp)
+{
+    static const char *const tails[] = { "", "-wal", "-shm", "-journal" };
+    for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+        char p[PATH_MAX + 64];
+        snprintf(p, sizeof p, "%s%s", tmp, tails[i]);
+        unlink(p);
+    }
+}
 
 static int cs_logent_cmp(const void *a, const void *b)
 {
@@ -270,7 +285,79 @@ void cs_ingest_job_end(int64_t mono_ns)
     cs_ingest_end_ns = mono_ns;
 }
 
-int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_result *res)
+int64_t cs_ingest_merge_max(void)
+{
+    const char *v = getenv("COLLSCOPE_MERGE_MAX");
+    if (!v || !v[0])
+        return CS_MERGE_MAX_DEFAULT;
+    long long n;
+    char err[256];
+    if (cs_numarg_ll("COLLSCOPE_MERGE_MAX", v, 0, INT64_MAX, &n, err, sizeof err) != 0) {
+        cs_error("%s", err);
+        return -1;
+    }
+    return n;
+}
+
+/* Remove DIR/NAME and its SQLite side files, where they are regular files. */
+static void cs_ingest_remove(const char *dir, const char *name)
+{
+    static const char *const tails[] = { "", "-wal", "-shm", "-journal", ".tmp" };
+    for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+        char p[PATH_MAX + 64];
+        struct stat sb;
+        snprintf(p, sizeof p, "%s/%s%s", dir, name, tails[i]);
+        if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode))
+            unlink(p);
+    }
+}
+
+/* The job left as its rank stores: each gets its call sites' symbols,
+ * then DIR/index.db lists them; an older merged trace.db and results.db
+ * go. Returns the number indexed, or -1. */
+static int cs_ingest_index(const char *dir, cs_logent *ents, const unsigned char *ok, size_t n, const char *command,
+                           cs_ingest_result *res)
+{
+    char **files = calloc(n ? n : 1, sizeof *files);
+    if (!files) {
+        cs_error("out of memory");
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!ok[i])
+            continue;
+        cs_store *st;
+        char err[1024];
+        if (cs_store_open(ents[i].db, CS_STORE_WRITE, &st, err, sizeof err) != 0) {
+            cs_error("skipping %s", err);
+            res->failed++;
+            continue;
+        }
+        cs_symbolize(st);
+        /* Read in place from now on, by any number of readers: no WAL
+         * side files left beside it. */
+        sqlite3_exec(cs_store_sql_db(st), "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+        cs_store_close(st);
+        files[k++] = ents[i].db;
+    }
+    char err[1024];
+    int rc = -1;
+    if (k == 0)
+        cs_error("%s/ranks: no rank store could be made", dir);
+    else if (cs_store_index_write(dir, files, k, command, err, sizeof err) != 0)
+        cs_error("%s", err);
+    else
+        rc = (int)k;
+    free(files);
+    if (rc > 0) {
+        cs_ingest_remove(dir, "trace.db");
+        cs_ingest_remove(dir, "results.db");
+    }
+    return rc;
+}
+
+int cs_ingest_dir(const char *dir, int force, int merge, const char *command, cs_ingest_result *res)
 {
     memset(res, 0, sizeof *res);
     char logs[PATH_MAX], ranks[PATH_MAX], why[PATH_MAX + 128];
@@ -358,6 +445,21 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
             todo[i] = 1;
             ntodo++;
         }
+    int64_t merge_max = merge == CS_MERGE_AUTO ? cs_ingest_merge_max() : 0, rank_bytes = 0;
+    if (merge_max < 0) {
+        free(ents);
+        free(todo);
+        return -1;
+    }
+    /* ok[i]: ents[i] has a rank store to index, when the job is left
+     * unmerged. */
+    unsigned char *ok = calloc(n, 1);
+    if (!ok) {
+        cs_error("out of memory");
+        free(ents);
+        free(todo);
+        return -1;
+    }
     double t0 = cs_now_s(), twait = 0;
     cs_workers wk;
     cs_workers_start(&wk, ents, todo, n, ntodo, dir);
@@ -381,6 +483,23 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
             res->converted++;
         }
         res->damaged += cs_warn_log_notes(e);
+        ok[i] = 1;
+        struct stat rs;
+        if (stat(e->db, &rs) == 0)
+            rank_bytes += (int64_t)rs.st_size;
+        if (merge == CS_MERGE_AUTO && rank_bytes > merge_max) {
+            /* Past the size: the rank stores stay the unit. */
+            if (getenv("COLLSCOPE_VERBOSE"))
+                cs_note("ingest: rank stores past %lld bytes (COLLSCOPE_MERGE_MAX): not merged", (long long)merge_max);
+            merge = CS_MERGE_NO;
+            cs_store_close(job);
+            job = NULL;
+            cs_ingest_unlink_tmp(tmp);
+        }
+        if (merge == CS_MERGE_NO) {
+            merged++;
+            continue;
+        }
         if (!job) {
             int b = cs_store_create_from(tmp, e->db, &job, err, sizeof err);
             if (b == 0) {
@@ -408,8 +527,34 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
         merged++;
     }
     cs_workers_end(&wk);
+    if (merge == CS_MERGE_NO) {
+        int k = merged ? cs_ingest_index(dir, ents, ok, n, command, res) : -1;
+        if (merged == 0)
+            cs_error("%s: no log could be converted", logs);
+        for (size_t i = 0; k > 0 && i < n; i++) {
+            cs_store *st;
+            cs_proc *procs;
+            int np;
+            if (!ok[i] || cs_store_open(ents[i].db, CS_STORE_READ, &st, err, sizeof err) != 0)
+                continue;
+            if (cs_store_procs(st, &procs, &np) == 0) {
+                for (int j = 0; j < np; j++) {
+                    res->spans += procs[j].spans;
+                    res->dropped += procs[j].dropped;
+                }
+                free(procs);
+            }
+            cs_store_close(st);
+        }
+        free(ents);
+        free(todo);
+        free(ok);
+        res->unmerged = 1;
+        return k;
+    }
     free(ents);
     free(todo);
+    free(ok);
     if (merged == 0) {
         cs_store_close(job);
         unlink(tmp);
@@ -456,5 +601,8 @@ int cs_ingest_dir(const char *dir, int force, const char *command, cs_ingest_res
         cs_error("cannot write %s: %s", final, strerror(errno));
         return -1;
     }
+    /* The merged trace is the job now: an older index and its results go. */
+    cs_ingest_remove(dir, CS_STORE_INDEX_FILE);
+    cs_ingest_remove(dir, "results.db");
     return merged;
 }

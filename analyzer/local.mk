@@ -36,6 +36,8 @@ analyzer_collscope_SOURCES += analyzer/cmd_status.c analyzer/status.h analyzer/s
 analyzer_collscope_SOURCES += analyzer/status_gpu.h analyzer/status_gpu.c
 analyzer_collscope_SOURCES += analyzer/status_hang.h analyzer/status_hang.c
 analyzer_collscope_SOURCES += analyzer/cmd_import.c analyzer/import.h analyzer/import.c analyzer/import_kineto.c
+# collscope merge: a job kept as rank stores into one trace.db.
+analyzer_collscope_SOURCES += analyzer/cmd_merge.c
 analyzer_collscope_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'
 analyzer_collscope_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 analyzer_collscope_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_LIBS) -lm

@@ -157,8 +157,10 @@ static int cs_clean_dir(const char *dir, char *why, size_t whylen)
         }
         closedir(dp);
     }
-    static const char *const files[] = { "trace.db", "trace.db-wal", "trace.db-shm", "trace.db.tmp" };
-    for (int i = 0; i < 4; i++) {
+    static const char *const files[] = { "trace.db",       "trace.db-wal",  "trace.db-shm", "trace.db.tmp",
+                                         "index.db",       "index.db.tmp",  "results.db",   "results.db-wal",
+                                         "results.db-shm", "results.db.tmp" };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         struct stat sb;
         if (fstatat(dfd, files[i], &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode))
             unlinkat(dfd, files[i], 0);
@@ -208,7 +210,8 @@ static void cs_forward(int sig)
         kill(cs_child, sig);
 }
 
-int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, int ingest, int ncclprof, int force)
+int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, int ingest, int ncclprof, int force,
+               int merge)
 {
     /* Set up the output folder; if we cannot, the job still runs. */
     char dir[PATH_MAX], why[PATH_MAX + 128];
@@ -306,7 +309,7 @@ int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, i
     for (int i = 0; launch[i] && w < sizeof cmdline - 2; i++)
         w += (size_t)snprintf(cmdline + w, sizeof cmdline - w, "%s%s", i ? " " : "", launch[i]);
     cs_ingest_result r;
-    if (cs_ingest_dir(dir, force, cmdline, &r) >= 0) {
+    if (cs_ingest_dir(dir, force, merge, cmdline, &r) >= 0) {
         fprintf(stderr, "collscope: %d processes, %lld spans", r.logs - r.failed - r.other_run, (long long)r.spans);
         if (r.dropped)
             fprintf(stderr, ", %lld dropped", (long long)r.dropped);
@@ -314,7 +317,7 @@ int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, i
             fprintf(stderr, ", %d recovered after a crash", r.crashed);
         if (r.damaged)
             fprintf(stderr, ", %d damaged logs", r.damaged);
-        fprintf(stderr, " -> %s/trace.db\n", dir);
+        fprintf(stderr, " -> %s/%s\n", dir, r.unmerged ? "ranks (index.db)" : "trace.db");
     }
     return rc;
 }

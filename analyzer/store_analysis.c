@@ -6,11 +6,13 @@
 #include "common/vec.h"
 #include "libtrace/store_sql.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -145,6 +147,100 @@ int cs_store_analysis_current(cs_store *st)
     if (strcmp(v, want) != 0)
         return 0;
     return strtoll(n, NULL, 10) == cs_store_count_spans(st);
+}
+
+/* What a results store holds: the analysis tables and the clocks (the
+ * meta goes whole). */
+static const char *const cs_results_tables[] = { "instances",  "waits", "steps", "rank_stats", "layout",    "slowdown",
+                                                 "stragglers", "p2p",   "tails", "models",     "proposals", "clocks" };
+
+int cs_store_analysis_save(cs_store *st, const char *path, char *err, size_t errlen)
+{
+    sqlite3 *db = cs_db(st);
+    char tmp[4200], sql[256];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    unlink(tmp);
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, "ATTACH DATABASE ? AS res", -1, &s, NULL) != SQLITE_OK)
+        return cs_store_sql_fail(err, errlen, "%s: %s", tmp, sqlite3_errmsg(db));
+    sqlite3_bind_text(s, 1, tmp, -1, SQLITE_TRANSIENT);
+    int ok = sqlite3_step(s) == SQLITE_DONE;
+    sqlite3_finalize(s);
+    if (!ok)
+        return cs_store_sql_fail(err, errlen, "cannot create %s: %s", tmp, sqlite3_errmsg(db));
+    ok = sqlite3_exec(db, "PRAGMA res.journal_mode=OFF; BEGIN; CREATE TABLE res.meta AS SELECT * FROM main.meta", NULL,
+                      NULL, NULL) == SQLITE_OK;
+    for (size_t i = 0; ok && i < sizeof cs_results_tables / sizeof cs_results_tables[0]; i++) {
+        snprintf(sql, sizeof sql, "CREATE TABLE res.%s AS SELECT * FROM main.%s", cs_results_tables[i],
+                 cs_results_tables[i]);
+        ok = sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
+    }
+    if (ok)
+        ok = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
+    if (!ok) {
+        cs_store_sql_fail(err, errlen, "cannot write %s: %s", tmp, sqlite3_errmsg(db));
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    sqlite3_exec(db, "DETACH DATABASE res", NULL, NULL, NULL);
+    if (ok && rename(tmp, path) != 0) {
+        cs_store_sql_fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        ok = 0;
+    }
+    if (!ok)
+        unlink(tmp);
+    return ok ? 0 : -1;
+}
+
+/* The value of meta key in the attached schema db ("main", "res"). */
+static void cs_results_meta(sqlite3 *db, const char *schema, const char *key, char *buf, size_t len)
+{
+    char sql[128];
+    buf[0] = '\0';
+    snprintf(sql, sizeof sql, "SELECT value FROM %s.meta WHERE key = ?", schema);
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+        snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+}
+
+int cs_store_analysis_load(cs_store *st, const char *path)
+{
+    if (access(path, R_OK) != 0)
+        return 0;
+    sqlite3 *db = cs_db(st);
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, "ATTACH DATABASE ? AS res", -1, &s, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(s, 1, path, -1, SQLITE_TRANSIENT);
+    int ok = sqlite3_step(s) == SQLITE_DONE;
+    sqlite3_finalize(s);
+    if (!ok)
+        return 0;
+    char mine[256], theirs[256], v[32], want[32];
+    cs_results_meta(db, "main", "job_fingerprint", mine, sizeof mine);
+    cs_results_meta(db, "res", "job_fingerprint", theirs, sizeof theirs);
+    cs_results_meta(db, "res", "analysis_version", v, sizeof v);
+    snprintf(want, sizeof want, "%d", CS_ANALYSIS_VERSION);
+    ok = mine[0] && strcmp(mine, theirs) == 0 && strcmp(v, want) == 0;
+    if (ok)
+        ok = sqlite3_exec(db, "BEGIN;" CS_ANALYSIS_TABLES_SQL, NULL, NULL, NULL) == SQLITE_OK;
+    for (size_t i = 0; ok && i < sizeof cs_results_tables / sizeof cs_results_tables[0]; i++) {
+        char sql[256];
+        snprintf(sql, sizeof sql, "DELETE FROM main.%s; INSERT INTO main.%s SELECT * FROM res.%s", cs_results_tables[i],
+                 cs_results_tables[i], cs_results_tables[i]);
+        ok = sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
+    }
+    if (ok)
+        ok = sqlite3_exec(db,
+                          "INSERT OR REPLACE INTO main.meta SELECT * FROM res.meta;" CS_ANALYSIS_INDEXES_SQL "COMMIT",
+                          NULL, NULL, NULL) == SQLITE_OK;
+    if (!ok)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_exec(db, "DETACH DATABASE res", NULL, NULL, NULL);
+    return ok;
 }
 
 #define CS_INST_COLS                                                                                  \

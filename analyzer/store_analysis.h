@@ -178,6 +178,15 @@ int cs_store_analysis_exists(cs_store *st);
 /* 1 when the stored analysis was made by this analysis version from the
  * spans now in the store, else 0. */
 int cs_store_analysis_current(cs_store *st);
+/* The results store of a job kept as rank stores (DIR/results.db): the
+ * analysis tables, the clocks and the meta of st, copied into a new file
+ * at path (renamed into place when whole). 0, or -1 with a reason. */
+int cs_store_analysis_save(cs_store *st, const char *path, char *err, size_t errlen);
+/* Take the stored analysis of the results store at path into st when it
+ * was made from the same job (meta job_fingerprint) by this analysis
+ * version: 1 when taken, 0 when it was not (absent, of another job or
+ * version, unreadable; st is unchanged). */
+int cs_store_analysis_load(cs_store *st, const char *path);
 
 /* Collective instances, worst first: ordered by skew_ns descending (ties by
  * comm, seq). [t0, t1) limits them to instances whose first entry lies in

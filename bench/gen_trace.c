@@ -32,16 +32,27 @@
  *
  *   tui_gen OUT.db [--spans N] [--ranks R] [--straggler RANK]
  *
+ * --rank-stores (either layout): OUT is a folder, and the job is written
+ * as a traced job too large to merge is kept (docs/schema.md): one store
+ * per rank, OUT/ranks/rank-NNNNNN-PID.db, and the job index OUT/index.db,
+ * with no merged file; the same spans, ids and times as OUT.db would hold.
+ *
  * Exit status 0, 1 when the file cannot be written, 2 on bad usage. */
 #include "config.h"
 #include "libtrace/ops.gen.h"
 #include "libtrace/span.h"
 #include "libtrace/store.h"
 #include "libtrace/store_bulk.h"
+#include "libtrace/store_sql.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <sqlite3.h>
 
 #ifdef GEN_TUI
 #define GEN_NAME "tui_gen"
@@ -62,12 +73,14 @@ static const char gen_usage[] =
     "usage: " GEN_NAME " OUT.db [--layout analysis|tui] [--ranks N] [--spans M] [--steps S] [--seed X]\n"
     "       analysis layout: [--jitter US] [--persistent R:US] [--transient R:A-B:US] [--recurring R:K:US]\n"
     "                        [--slow-link SRC:DST:US] [--slow-coll A-B:US] [--cost ALPHA_NS:BETA_PS]\n"
-    "       tui layout:      [--straggler RANK]\n";
+    "       tui layout:      [--straggler RANK]\n"
+    "       " GEN_NAME " OUTDIR --rank-stores [...]: per-rank stores and the job index, no merged file\n";
 
 /* What the command line asked for. */
 typedef struct gen_opts {
     const char *out;
-    int tui; /* the tui layout */
+    int tui;      /* the tui layout */
+    int per_rank; /* out is a folder of rank stores and an index */
     int64_t nspans, steps, jitter;
     int nranks, late;
     int p_rank, t_rank, l_src, l_dst, r_rank;
@@ -79,6 +92,7 @@ typedef struct gen_opts {
  * sequence number, each rank's time, and a span to fill. */
 typedef struct gen_state {
     cs_store_bulk *b;
+    cs_store_bulk **aB; /* per rank (--rank-stores); else NULL */
     int64_t id, seq;
     int64_t *tr, *entry, *sb;
     cs_span s;
@@ -97,7 +111,7 @@ static int gen_emit(gen_state *g, int rank, int op, int64_t b, int64_t e, int64_
     s->seq = seq;
     s->bytes = bytes;
     s->flags = flags;
-    return cs_store_bulk_span(g->b, s);
+    return cs_store_bulk_span(g->aB ? g->aB[rank] : g->b, s);
 }
 
 static const uint32_t collf = CS_F_HAS_SEQ | CS_F_HAS_COMM, p2pf = CS_F_HAS_PEER | CS_F_HAS_COMM;
@@ -257,6 +271,10 @@ static int gen_parse(int argc, char **argv, gen_opts *o)
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         int ok = 1;
+        if (!strcmp(argv[i], "--rank-stores")) {
+            o->per_rank = 1;
+            continue;
+        }
         if (!strcmp(argv[i], "--layout") && v && (!strcmp(v, "tui") || !strcmp(v, "analysis")))
             o->tui = !strcmp(v, "tui");
         else if (!strcmp(argv[i], "--spans") && v)
@@ -313,6 +331,8 @@ static int gen_ranks(gen_state *g, const gen_opts *o, int64_t t0, int before_spa
 {
     int64_t spans = o->steps * (o->tui ? 10 : 6);
     for (int r = 0; r < o->nranks; r++) {
+        if (g->aB)
+            g->b = g->aB[r];
         if (!o->tui) {
             if (before_spans) {
                 if (cs_store_bulk_comm(g->b, 1, r, r, o->nranks, 0) != 0)
@@ -339,6 +359,68 @@ static int gen_ranks(gen_state *g, const gen_opts *o, int64_t t0, int before_spa
     return 0;
 }
 
+/* --rank-stores: a store and a bulk writer per rank in OUT/ranks. */
+static int gen_open_ranks(gen_state *g, const gen_opts *o, cs_store **aSt, char *err, size_t errlen)
+{
+    char path[4200];
+    /* a file per rank, and SQLite's side files */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    snprintf(path, sizeof path, "%s/ranks", o->out);
+    if ((mkdir(o->out, 0755) != 0 && errno != EEXIST) || (mkdir(path, 0755) != 0 && errno != EEXIST)) {
+        snprintf(err, errlen, "cannot make %s: %s", path, strerror(errno));
+        return -1;
+    }
+    g->aB = calloc((size_t)o->nranks, sizeof *g->aB);
+    if (!g->aB) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int r = 0; r < o->nranks; r++) {
+        snprintf(path, sizeof path, "%s/ranks/rank-%06d-%d.db", o->out, r, 1000 + r);
+        if (cs_store_create(path, &aSt[r], err, errlen) != 0)
+            return -1;
+        /* Many writers at once: page caches of 256 MiB together, from
+         * 512 KiB to 8 MiB each. */
+        char pragma[64];
+        int kb = 262144 / o->nranks;
+        snprintf(pragma, sizeof pragma, "PRAGMA cache_size=-%d", kb < 512 ? 512 : kb > 8192 ? 8192 : kb);
+        sqlite3_exec(cs_store_sql_db(aSt[r]), pragma, NULL, NULL, NULL);
+        if (!(g->aB[r] = cs_store_bulk_begin(aSt[r], err, errlen)))
+            return -1;
+    }
+    return 0;
+}
+
+/* Commit each rank's store and write the index over them. */
+static int gen_close_ranks(gen_state *g, const gen_opts *o, cs_store **aSt, const char *command, char *err,
+                           size_t errlen)
+{
+    char **files = calloc((size_t)o->nranks, sizeof *files);
+    int rc = files ? 0 : -1;
+    for (int r = 0; r < o->nranks; r++) {
+        if (rc == 0 &&
+            (cs_store_bulk_end(g->aB[r], 1, err, errlen) != 0 || cs_store_finish(aSt[r], command, err, errlen) != 0 ||
+             cs_store_meta_set(aSt[r], "kind", "rank") != 0 ||
+             sqlite3_exec(cs_store_sql_db(aSt[r]), "PRAGMA journal_mode=DELETE", NULL, NULL, NULL) != SQLITE_OK))
+            rc = -1;
+        else if (rc != 0)
+            cs_store_bulk_end(g->aB[r], 0, NULL, 0);
+        if (files && !(files[r] = strdup(cs_store_path(aSt[r]))))
+            rc = -1;
+        cs_store_close(aSt[r]);
+    }
+    if (rc == 0 && cs_store_index_write(o->out, files, (size_t)o->nranks, command, err, errlen) != 0)
+        rc = -1;
+    for (int r = 0; files && r < o->nranks; r++)
+        free(files[r]);
+    free(files);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     gen_opts o;
@@ -348,18 +430,26 @@ int main(int argc, char **argv)
     /* The layout's trace names its generator (meta command). */
     const char *name = GEN_NAME, *command = o.tui ? "tui_gen" : "gen_trace";
     char err[1024];
-    cs_store *st;
-    if (cs_store_create(o.out, &st, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: %s\n", name, err);
-        return 1;
-    }
+    cs_store *st = NULL, **aSt = NULL;
     gen_state g;
     memset(&g, 0, sizeof g);
-    g.b = cs_store_bulk_begin(st, err, sizeof err);
-    if (!g.b) {
-        fprintf(stderr, "%s: %s\n", name, err);
-        cs_store_close(st);
-        return 1;
+    if (o.per_rank) {
+        aSt = calloc((size_t)o.nranks, sizeof *aSt);
+        if (!aSt || gen_open_ranks(&g, &o, aSt, err, sizeof err) != 0) {
+            fprintf(stderr, "%s: %s\n", name, aSt ? err : "out of memory");
+            return 1;
+        }
+    } else {
+        if (cs_store_create(o.out, &st, err, sizeof err) != 0) {
+            fprintf(stderr, "%s: %s\n", name, err);
+            return 1;
+        }
+        g.b = cs_store_bulk_begin(st, err, sizeof err);
+        if (!g.b) {
+            fprintf(stderr, "%s: %s\n", name, err);
+            cs_store_close(st);
+            return 1;
+        }
     }
     g.tr = calloc((size_t)o.nranks, sizeof *g.tr);
     g.entry = calloc((size_t)o.nranks, sizeof *g.entry);
@@ -379,20 +469,31 @@ int main(int argc, char **argv)
         rc = o.tui ? gen_step_tui(&g, &o, k) : gen_step_analysis(&g, &o, k);
     if (rc == 0)
         rc = gen_ranks(&g, &o, t0, 0);
-    if (rc != 0) {
-        fprintf(stderr, "%s: cannot write %s\n", name, o.out);
-        cs_store_bulk_end(g.b, 0, NULL, 0);
+    if (o.per_rank) {
+        if (rc != 0)
+            snprintf(err, sizeof err, "cannot write %s", o.out);
+        if (gen_close_ranks(&g, &o, aSt, command, err, sizeof err) != 0 || rc != 0) {
+            fprintf(stderr, "%s: %s\n", name, err);
+            return 1;
+        }
+        free(aSt);
+        free(g.aB);
+    } else {
+        if (rc != 0) {
+            fprintf(stderr, "%s: cannot write %s\n", name, o.out);
+            cs_store_bulk_end(g.b, 0, NULL, 0);
+            cs_store_close(st);
+            return 1;
+        }
+        if (cs_store_bulk_end(g.b, 1, err, sizeof err) != 0 || cs_store_finish(st, command, err, sizeof err) != 0) {
+            fprintf(stderr, "%s: %s\n", name, err);
+            cs_store_close(st);
+            return 1;
+        }
         cs_store_close(st);
-        return 1;
     }
-    if (cs_store_bulk_end(g.b, 1, err, sizeof err) != 0 || cs_store_finish(st, command, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: %s\n", name, err);
-        cs_store_close(st);
-        return 1;
-    }
-    cs_store_close(st);
-    printf("%s: %lld spans, %d ranks, %lld steps -> %s\n", name, (long long)(g.id - 1), o.nranks, (long long)o.steps,
-           o.out);
+    printf("%s: %lld spans, %d ranks, %lld steps -> %s%s\n", name, (long long)(g.id - 1), o.nranks, (long long)o.steps,
+           o.out, o.per_rank ? " (rank stores and index.db)" : "");
     free(g.tr);
     free(g.entry);
     free(g.sb);

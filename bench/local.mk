@@ -57,3 +57,5 @@ noinst_PROGRAMS += bench/kineto_gen
 bench_kineto_gen_SOURCES = bench/kineto_gen.c
 bench_kineto_gen_LDADD = $(ZLIB_LIBS)
 EXTRA_DIST += bench/import_bench.sh
+# A job kept as rank stores against its merged trace (printed, not timed).
+EXTRA_DIST += bench/scale_bench.sh

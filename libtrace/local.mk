@@ -22,6 +22,8 @@ libtrace_libcsstore_la_SOURCES = \
 	libtrace/store_merge.c libtrace/store_copy.c libtrace/store_read.c libtrace/store_stats.c \
 	libtrace/store_comms.h libtrace/store_comms.c libtrace/store_recover.c \
 	libtrace/store_bulk.h libtrace/store_bulk.c
+# A job as rank stores and an index (docs/schema.md).
+libtrace_libcsstore_la_SOURCES += libtrace/store_index.c
 libtrace_libcsstore_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden $(SQLITE_CFLAGS)
 
 # What a program links to use the whole store (libcsstore before libcslog,
@@ -43,3 +45,8 @@ CS_SPECS += $(srcdir)/interpose/nccl.spec $(srcdir)/interpose/cuda.spec
 # Ops of imported traces (collscope import) follow; they are never wrapped.
 CS_SPECS += $(srcdir)/interpose/import.spec
 EXTRA_DIST += interpose/import.spec
+# A job as rank stores and an index, read as its merged trace is.
+TESTS += tests/store/scale_synth.sh
+EXTRA_DIST += tests/store/scale_synth.sh
+TESTS += tests/store/scale_mpi.sh tests/store/scale_tui.sh
+EXTRA_DIST += tests/store/scale_mpi.sh tests/store/scale_tui.sh

@@ -109,6 +109,36 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
 /* After merging: indexes, statistics, meta (command, created). */
 int cs_store_finish(cs_store *job, const char *command, char *err, size_t errlen);
 
+/* ---- a job as per-rank stores and an index (store_index.c) ---- */
+
+/* The job index: DIR/index.db beside the rank stores of DIR/ranks/, in
+ * place of a merged DIR/trace.db (docs/schema.md). */
+#define CS_STORE_INDEX_FILE "index.db"
+/* Write DIR/index.db for the rank stores rank_dbs[0..n) (each file's
+ * ranks, pids, hosts, size, time and communicators), replacing any index
+ * there only once the new one is whole. 0, or -1 with a reason. */
+int cs_store_index_write(const char *dir, char *const *rank_dbs, size_t n, const char *command, char *err,
+                         size_t errlen);
+/* Is there a job index in DIR? 1 or 0. */
+int cs_store_index_present(const char *dir);
+/* The job of DIR/index.db as one store: its rank stores merged into a
+ * private file (removed when closed), indexed as cs_store_finish does;
+ * cs_store_path names the index. A rank store missing or unreadable is
+ * left out, counted in *nfaults and named in the store's recovery note
+ * (cs_store_recovered). The meta key job_fingerprint identifies what was
+ * read (the index and the files merged). 0, or -1 with a reason (no rank
+ * store readable, or no index). */
+int cs_store_open_job(const char *dir, cs_store **out, int *nfaults, char *err, size_t errlen);
+/* Build the merged trace at path (DIR/trace.db) from the job of
+ * DIR/index.db: as cs_store_open_job reads it (a rank store missing or
+ * unreadable left out, counted in *nfaults, and named in the file's
+ * recovery note), written beside and renamed into place. 0, or -1 with a
+ * reason (nothing left at path). */
+int cs_store_job_merge(const char *dir, const char *path, int *nfaults, char *err, size_t errlen);
+/* The file the store's connection reads: its private copy where it has
+ * one, else cs_store_path. */
+const char *cs_store_file(const cs_store *st);
+
 int cs_store_meta_set(cs_store *st, const char *key, const char *value);
 /* Copies the value into buf; returns 0, or -1 when the key is absent. */
 int cs_store_meta_get(cs_store *st, const char *key, char *buf, size_t len);

@@ -33,6 +33,8 @@ CS_SERIAL_TESTS = tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.
 	tests/analysis/slowdown_ompi.sh tests/analysis/slowdown_mpich.sh \
 	tests/status/watchdog_ompi.sh tests/status/watchdog_mpich.sh
 CS_SERIAL_TESTS += tests/nccl/stall.sh
+# The 8-rank job of the merged/unmerged comparison (a persistent straggler).
+CS_SERIAL_TESTS += tests/store/scale_mpi.sh
 
 # check-TESTS runs the tests as automake's own rule does (the logs named in
 # RECHECK_LOGS rerun, test-suite.log written, automake's summary printed)

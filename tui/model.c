@@ -2,6 +2,7 @@
  * every screen of the terminal browser shares (see model.h). */
 #include "config.h"
 #include "tui/model.h"
+#include "analyzer/csanalysis.h"
 
 #include "common/vec.h"
 #include "analyzer/failure.h"
@@ -174,14 +175,18 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
         else
             snprintf(m->dir, sizeof m->dir, ".");
     }
-    if (stat(m->path, &sb) != 0) {
+    if (cs_analysis_is_job(arg)) {
+        m->job = 1;
+        if (!(m->st = cs_analysis_open_trace(arg, CS_STORE_READ, err, errlen)))
+            return -1;
+        snprintf(m->path, sizeof m->path, "%s", cs_store_file(m->st));
+    } else if (stat(m->path, &sb) != 0) {
         snprintf(err, errlen, "%s: no trace there (%s)", m->path,
                  stat(arg, &sb) == 0 ? "no trace.db in the directory; run collscope run -o DIR first"
                                      : "no such file or directory");
         return -1;
-    }
-    if (cs_store_open(m->path, CS_STORE_READ, &m->st, err, errlen) != 0 ||
-        cs_store_analysis_check_input(m->st, err, errlen) != 0)
+    } else if (cs_store_open(m->path, CS_STORE_READ, &m->st, err, errlen) != 0 ||
+               cs_store_analysis_check_input(m->st, err, errlen) != 0)
         return -1;
     if (cs_store_procs(m->st, &m->aProc, &m->nProc) != 0 || cs_store_ops(m->st, &m->aOp, &m->nOp) != 0 ||
         cs_store_comm_members(m->st, comm_member_cb, m) != 0) {
@@ -285,7 +290,7 @@ int tui_model_reopen(tui_model *m, char *err, size_t errlen)
     char path[sizeof m->path];
     int64_t t0 = m->t0, t1 = m->t1;
     int ncols = m->ncols, cur_col = m->cur_col, cur_lane = m->cur_lane, colour = m->colour, utf8 = m->utf8;
-    snprintf(path, sizeof path, "%s", m->path);
+    snprintf(path, sizeof path, "%s", m->job ? m->dir : m->path);
     tui_model_close(m);
     if (tui_model_open(m, path, 1, 0, err, errlen) != 0) {
         tui_model_close(m);

@@ -49,6 +49,7 @@ typedef struct tui_model {
     int64_t nSpan;
     int64_t t_begin, t_end;
     int analysed; /* 1: analysis tables exist; 2: and are current */
+    int job;      /* dir is a job kept as rank stores; path its private merged copy */
     tui_comm_size *aComm;
     size_t nComm, capComm;
     cs_comms comms; /* the communicators' display names */

@@ -1,0 +1,370 @@
+/* store_index.c: a job kept as its per-rank stores (DIR/ranks/) and a
+ * small index of them (DIR/index.db) instead of one merged trace.db, and
+ * the job store that is read from them (see store.h). */
+#include "config.h"
+#include "libtrace/store_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CS_INDEX_FORMAT "collscope-index"
+
+#define CS_INDEX_TABLES_SQL                                                                             \
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"                                              \
+    "CREATE TABLE rank_files(file TEXT PRIMARY KEY, rank INTEGER, pid INTEGER, host TEXT, status TEXT," \
+    "  spans INTEGER, size INTEGER, mtime_ns INTEGER);"                                                 \
+    "CREATE TABLE comms(id INTEGER, rank INTEGER, local INTEGER, comm_rank INTEGER, size INTEGER,"      \
+    "  parent INTEGER, how TEXT, created_ns INTEGER, color INTEGER, key INTEGER, name TEXT);"
+
+/* The bytes of the file at path, and its modification time in ns: 0, or
+ * -1 when it cannot be read. */
+static int index_stat(const char *path, int64_t *size, int64_t *mtime_ns)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return -1;
+    *size = (int64_t)sb.st_size;
+    *mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    return 0;
+}
+
+/* The name of path inside dir ("ranks/rank-000001-7.db"), or path. */
+static const char *index_rel(const char *dir, const char *path)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (strncmp(path, dir, n) == 0 && path[n] == '/')
+        return path + n + 1;
+    return path;
+}
+
+static int index_meta(sqlite3 *db, const char *key, const char *value)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO meta VALUES(?, ?)", -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, value, -1, SQLITE_TRANSIENT);
+    int ok = sqlite3_step(s) == SQLITE_DONE;
+    sqlite3_finalize(s);
+    return ok ? 0 : -1;
+}
+
+/* One rank file into the open index: its processes row, size, time and
+ * communicators. */
+static int index_add(sqlite3 *db, const char *dir, const char *rank_db, char *err, size_t errlen)
+{
+    cs_store *r;
+    if (cs_store_open(rank_db, CS_STORE_READ, &r, err, errlen) != 0)
+        return -1;
+    cs_store_close(r);
+    int64_t size, mtime;
+    if (index_stat(rank_db, &size, &mtime) != 0)
+        return cs_store_sql_fail(err, errlen, "%s: %s", rank_db, strerror(errno));
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, "ATTACH DATABASE ? AS r", -1, &s, NULL) != SQLITE_OK)
+        return cs_store_sql_fail(err, errlen, "%s", sqlite3_errmsg(db));
+    sqlite3_bind_text(s, 1, rank_db, -1, SQLITE_TRANSIENT);
+    int ok = sqlite3_step(s) == SQLITE_DONE;
+    sqlite3_finalize(s);
+    if (!ok)
+        return cs_store_sql_fail(err, errlen, "%s: cannot attach: %s", rank_db, sqlite3_errmsg(db));
+    ok = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+    ok = ok && sqlite3_prepare_v2(
+                   db, "INSERT INTO rank_files SELECT ?, rank, pid, host, status, spans, ?, ? FROM r.processes", -1, &s,
+                   NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_text(s, 1, index_rel(dir, rank_db), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(s, 2, size);
+        sqlite3_bind_int64(s, 3, mtime);
+        ok = sqlite3_step(s) == SQLITE_DONE && sqlite3_changes(db) > 0;
+        sqlite3_finalize(s);
+    }
+    if (ok)
+        ok = sqlite3_exec(db,
+                          "INSERT INTO comms SELECT id, rank, local, comm_rank, size, parent, how, created_ns, color,"
+                          " key, name FROM r.comms",
+                          NULL, NULL, NULL) == SQLITE_OK;
+    if (ok)
+        ok = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
+    if (!ok) {
+        cs_store_sql_fail(err, errlen, "%s: cannot index it: %s", rank_db, sqlite3_errmsg(db));
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    sqlite3_exec(db, "DETACH DATABASE r", NULL, NULL, NULL);
+    return ok ? 0 : -1;
+}
+
+int cs_store_index_write(const char *dir, char *const *rank_dbs, size_t n, const char *command, char *err,
+                         size_t errlen)
+{
+    char path[PATH_MAX], tmp[PATH_MAX + 8];
+    snprintf(path, sizeof path, "%s/" CS_STORE_INDEX_FILE, dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    cs__store_file_unlink(tmp);
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        cs_store_sql_fail(err, errlen, "cannot create %s: %s", tmp, db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close_v2(db);
+        return -1;
+    }
+    int rc = -1;
+    if (cs_store_sql_exec(db, tmp, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" CS_INDEX_TABLES_SQL, err,
+                          errlen) != 0)
+        goto out;
+    int64_t bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (index_add(db, dir, rank_dbs[i], err, errlen) != 0)
+            goto out;
+        int64_t size, mtime;
+        if (index_stat(rank_dbs[i], &size, &mtime) == 0)
+            bytes += size;
+    }
+    char buf[64], now[64];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    /* The job's identity: what a results store made from it names. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    char id[64];
+    snprintf(id, sizeof id, "%lx-%lx-%d", (unsigned long)ts.tv_sec, (unsigned long)ts.tv_nsec, (int)getpid());
+    int bad = index_meta(db, "format", CS_INDEX_FORMAT) | index_meta(db, "tool_version", PACKAGE_VERSION);
+    snprintf(buf, sizeof buf, "%d", CS_SCHEMA_VERSION);
+    bad |= index_meta(db, "schema_version", buf) | index_meta(db, "created", now) | index_meta(db, "job_id", id);
+    snprintf(buf, sizeof buf, "%zu", n);
+    bad |= index_meta(db, "rank_files", buf);
+    snprintf(buf, sizeof buf, "%lld", (long long)bytes);
+    bad |= index_meta(db, "rank_bytes", buf);
+    if (command)
+        bad |= index_meta(db, "command", command);
+    if (bad) {
+        cs_store_sql_fail(err, errlen, "%s: %s", tmp, sqlite3_errmsg(db));
+        goto out;
+    }
+    rc = 0;
+out:
+    sqlite3_close_v2(db);
+    if (rc == 0 && rename(tmp, path) != 0) {
+        cs_store_sql_fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        rc = -1;
+    }
+    if (rc != 0)
+        cs__store_file_unlink(tmp);
+    return rc;
+}
+
+int cs_store_index_present(const char *dir)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/" CS_STORE_INDEX_FILE, dir);
+    struct stat sb;
+    return lstat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* Open DIR/index.db read-only and check its format. */
+static int index_open(const char *dir, sqlite3 **out, char *path, size_t pathlen, char *err, size_t errlen)
+{
+    snprintf(path, pathlen, "%s/" CS_STORE_INDEX_FILE, dir);
+    *out = NULL;
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        cs_store_sql_fail(err, errlen, "%s: cannot open it: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close_v2(db);
+        return -1;
+    }
+    sqlite3_stmt *s;
+    char fmt[64] = "", ver[32] = "";
+    if (sqlite3_prepare_v2(db, "SELECT key, value FROM meta WHERE key IN ('format', 'schema_version')", -1, &s, NULL) ==
+        SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            const char *k = (const char *)sqlite3_column_text(s, 0), *v = (const char *)sqlite3_column_text(s, 1);
+            if (k && v)
+                snprintf(strcmp(k, "format") == 0 ? fmt : ver, strcmp(k, "format") == 0 ? sizeof fmt : sizeof ver, "%s",
+                         v);
+        }
+        sqlite3_finalize(s);
+    }
+    if (strcmp(fmt, CS_INDEX_FORMAT) != 0) {
+        sqlite3_close_v2(db);
+        return cs_store_sql_fail(err, errlen, "%s: not a collscope job index", path);
+    }
+    if (atoi(ver) > CS_SCHEMA_VERSION) {
+        sqlite3_close_v2(db);
+        return cs_store_sql_fail(err, errlen, "%s: written by a newer collscope (schema %s; this one reads up to %d)",
+                                 path, ver, CS_SCHEMA_VERSION);
+    }
+    *out = db;
+    return 0;
+}
+
+static void index_get(sqlite3 *db, const char *key, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &s, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+        snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+}
+
+/* Append "FILE (why)" to the list of rank files left out. */
+static void job_fault(char *faults, size_t len, const char *file, const char *why)
+{
+    size_t n = strlen(faults);
+    if (n + 8 >= len)
+        return;
+    snprintf(faults + n, len - n, "%s%s (%s)", n ? "; " : "", file, why);
+}
+
+int cs_store_open_job(const char *dir, cs_store **out, int *nfaults, char *err, size_t errlen)
+{
+    *out = NULL;
+    *nfaults = 0;
+    sqlite3 *idx;
+    char ipath[PATH_MAX];
+    if (index_open(dir, &idx, ipath, sizeof ipath, err, errlen) != 0)
+        return -1;
+    char command[4096], job_id[64], created[64];
+    index_get(idx, "command", command, sizeof command);
+    index_get(idx, "created", created, sizeof created);
+    index_get(idx, "job_id", job_id, sizeof job_id);
+    const char *tmpdir = getenv("TMPDIR");
+    if (!tmpdir || !tmpdir[0])
+        tmpdir = "/tmp";
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s/collscope-job-XXXXXX", tmpdir);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        sqlite3_close_v2(idx);
+        return cs_store_sql_fail(err, errlen, "%s: cannot make the job's store in %s: %s", ipath, tmpdir,
+                                 strerror(errno));
+    }
+    close(fd);
+    cs_store *job;
+    if (cs__store_file_create(tmp, &job, err, errlen) != 0) {
+        sqlite3_close_v2(idx);
+        cs__store_file_unlink(tmp);
+        return -1;
+    }
+    snprintf(job->scratch, sizeof job->scratch, "%s", tmp);
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(idx, "SELECT file, size, mtime_ns FROM rank_files ORDER BY rank, pid, file", -1, &s, NULL) !=
+        SQLITE_OK) {
+        cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", ipath, sqlite3_errmsg(idx));
+        sqlite3_close_v2(idx);
+        cs_store_close(job);
+        return -1;
+    }
+    char faults[3000] = "", fp[256];
+    int merged = 0, rc;
+    unsigned long long sum = 1469598103934665603ULL; /* FNV-1a over what was merged */
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *file = (const char *)sqlite3_column_text(s, 0);
+        if (!file)
+            continue;
+        char path[PATH_MAX + 8], why[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+        /* The index names files inside DIR only. */
+        if (file[0] == '/' || strcmp(file, "..") == 0 || strncmp(file, "../", 3) == 0 || strstr(file, "/../") ||
+            (strlen(file) >= 3 && strcmp(file + strlen(file) - 3, "/..") == 0)) {
+            job_fault(faults, sizeof faults, file, "not a file inside the job's folder: refused");
+            (*nfaults)++;
+            continue;
+        }
+        int64_t size, mtime;
+        if (index_stat(path, &size, &mtime) != 0) {
+            job_fault(faults, sizeof faults, path, "missing");
+            (*nfaults)++;
+            continue;
+        }
+        if (cs_store_merge(job, path, why, sizeof why) != 0) {
+            /* the reason names the file first */
+            const char *r = strncmp(why, path, strlen(path)) == 0 ? why + strlen(path) : why;
+            while (*r == ':' || *r == ' ')
+                r++;
+            job_fault(faults, sizeof faults, path, r[0] ? r : "unreadable");
+            (*nfaults)++;
+            continue;
+        }
+        merged++;
+        for (const char *c = file; *c; c++)
+            sum = (sum ^ (unsigned char)*c) * 1099511628211ULL;
+        sum = (sum ^ (unsigned long long)size) * 1099511628211ULL;
+        sum = (sum ^ (unsigned long long)mtime) * 1099511628211ULL;
+    }
+    sqlite3_finalize(s);
+    sqlite3_close_v2(idx);
+    if (rc != SQLITE_DONE) {
+        cs_store_close(job);
+        return cs_store_sql_fail(err, errlen, "%s: cannot read it (corrupt?)", ipath);
+    }
+    if (merged == 0) {
+        cs_store_close(job);
+        return cs_store_sql_fail(err, errlen, "%s: no rank store of the job can be read%s%s", ipath,
+                                 faults[0] ? ": " : "", faults);
+    }
+    /* Indexed as cs_store_finish does, but read through the page cache,
+     * not mapped: a job's store is as large as the job. */
+    if (cs_store_sql_exec(job->db, job->path,
+                          "PRAGMA mmap_size=0; PRAGMA threads=2; BEGIN;" CS_SCHEMA_INDEXES_SQL "COMMIT;"
+                          "PRAGMA analysis_limit=1000; ANALYZE; PRAGMA locking_mode=NORMAL;",
+                          err, errlen) != 0) {
+        cs_store_close(job);
+        return -1;
+    }
+    sqlite3_exec(job->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+    cs_store_meta_set(job, "kind", "job");
+    if (created[0])
+        cs_store_meta_set(job, "created", created);
+    if (command[0])
+        cs_store_meta_set(job, "command", command);
+    snprintf(fp, sizeof fp, "%s:%d:%016llx", job_id, merged, sum);
+    cs_store_meta_set(job, "job_index", ipath);
+    cs_store_meta_set(job, "job_fingerprint", fp);
+    if (faults[0]) {
+        char note[3200];
+        snprintf(note, sizeof note, "%d rank store%s left out: %s", *nfaults, *nfaults == 1 ? "" : "s", faults);
+        cs_store_meta_set(job, "recovered_from", ipath);
+        cs_store_meta_set(job, "recovered_note", note);
+    }
+    snprintf(job->path, sizeof job->path, "%s", ipath);
+    *out = job;
+    return 0;
+}
+
+const char *cs_store_file(const cs_store *st)
+{
+    return st->scratch[0] ? st->scratch : st->path;
+}
+
+int cs_store_job_merge(const char *dir, const char *path, int *nfaults, char *err, size_t errlen)
+{
+    cs_store *job;
+    if (cs_store_open_job(dir, &job, nfaults, err, errlen) != 0)
+        return -1;
+    /* The merged file is the job's trace: no index to point back to. */
+    sqlite3_exec(job->db, "DELETE FROM meta WHERE key IN ('job_index', 'job_fingerprint')", NULL, NULL, NULL);
+    char tmp[PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    cs__store_file_unlink(tmp);
+    int rc = cs__store_copy_file(job, tmp, err, errlen);
+    cs_store_close(job);
+    if (rc == 0 && rename(tmp, path) != 0) {
+        cs_store_sql_fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        rc = -1;
+    }
+    if (rc != 0)
+        cs__store_file_unlink(tmp);
+    return rc;
+}
