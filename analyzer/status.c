@@ -65,9 +65,7 @@ static int64_t st_real(const st_log *r, uint64_t ticks)
     return r->cal_real + (int64_t)(((double)ticks - (double)r->cal_ticks) / r->ticks_per_ns);
 }
 
-/* A process of this host that still runs: it exists and is no zombie
- * (a killed rank stays one until its launcher reaps it). */
-static int st_pid_alive(int pid)
+int cs_status_pid_alive(int pid)
 {
     if (pid <= 0 || (kill(pid, 0) != 0 && errno != EPERM))
         return 0;
@@ -288,7 +286,7 @@ static int st_read_log(cs_failure_model *m, const char *path, char *err, size_t 
     char me[64] = "";
     gethostname(me, sizeof me - 1);
     if (strcmp(me, r->host) == 0)
-        r->alive = st_pid_alive(r->pid);
+        r->alive = cs_status_pid_alive(r->pid);
     else
         r->alive = -1;
     free(lg->site);

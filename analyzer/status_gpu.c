@@ -17,6 +17,7 @@
  * never enqueued the collective (a culprit too: what its CPU does). */
 #include "config.h"
 #include "analyzer/status_gpu.h"
+#include "analyzer/status.h"
 #include "common/map.h"
 #include "common/vec.h"
 #include "libtrace/log.h"
@@ -104,23 +105,6 @@ static int sg_is_coll(int op)
 static const char *sg_op(int op)
 {
     return op > 0 && op < CS_OP_COUNT ? cs_ops[op].name : "?";
-}
-
-/* A process of this host that still runs (not a zombie). */
-static int sg_pid_alive(int pid)
-{
-    if (pid <= 0 || (kill(pid, 0) != 0 && errno != EPERM))
-        return 0;
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')');
-    return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
 }
 
 static sg_comm *sg_comm_get(sg_job *j, uint64_t id, int size)
@@ -312,7 +296,7 @@ static int sg_read_log(sg_job *j, const char *path, uint64_t *local_id)
     }
     char me[64] = "";
     gethostname(me, sizeof me - 1);
-    r->alive = strcmp(me, r->host) == 0 ? sg_pid_alive(r->pid) : -1;
+    r->alive = strcmp(me, r->host) == 0 ? cs_status_pid_alive(r->pid) : -1;
     return 0;
 }
 
