@@ -41,7 +41,8 @@
  *               together at least half of all ranks' own excess), slow
  *               worker (a rank's share >= CS_SD_CULPRIT and at least half
  *               of all ranks' own excess its own, or twice any other
- *               rank's), else scattered
+ *               rank's), either only when steady (at most CS_SD_STEADY
+ *               of its excess moves from step to step), else scattered
  *               imbalance, with the share of the ranks' excess that moves
  *               from step to step (their excess beyond each rank's median
  *               excess per step). */
@@ -62,6 +63,12 @@
 #define CS_SD_MIN 0.10
 /* The share of the slowdown one rank or stage must explain to be named. */
 #define CS_SD_CULPRIT 0.5
+/* A slow worker or stage is slow in every step alike: of its excess, at
+ * most this share moves from step to step (measured on examples/
+ * pipe_trainer, 8 ranks: 0.002-0.03 for a slow rank or stage, 0.19-0.29
+ * for a random per-microbatch imbalance, whose largest share can fall on
+ * one rank of the last stage) */
+#define CS_SD_STEADY 0.10
 /* Ranks replayed one by one (those with the largest own excess). */
 #define CS_SD_TOP 16
 
@@ -209,6 +216,28 @@ static int64_t sd_site(const cs_map *sites, int rank, int64_t id)
     if (id && cs_map_get(sites, ((uint64_t)(uint32_t)rank << 32) ^ (uint64_t)id, &g))
         return g;
     return id;
+}
+
+/* Of the own excess of the ranks where on[d] (sexc: [rank * nsteps +
+ * step]), the share beyond each rank's median excess per step: near 0 for
+ * a rank or stage slow by the same amount in every step, large where the
+ * excess moves from step to step (a random imbalance). tmp: [nsteps]. */
+static double sd_moving(const int64_t *sexc, int n, int nsteps, const unsigned char *on, int64_t *tmp)
+{
+    int64_t tot = 0, var = 0;
+    for (int d = 0; d < n; d++) {
+        if (on && !on[d])
+            continue;
+        const int64_t *row = &sexc[(size_t)d * (size_t)nsteps];
+        for (int s = 0; s < nsteps; s++) {
+            tot += row[s];
+            tmp[s] = row[s];
+        }
+        int64_t m = cs_stats_median_i64(tmp, (size_t)nsteps);
+        for (int s = 0; s < nsteps; s++)
+            var += row[s] > m ? row[s] - m : 0;
+    }
+    return tot > 0 ? (double)var / (double)tot : 0;
 }
 
 static double sd_share(const sd *z, int64_t t)
@@ -528,11 +557,28 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     /* a slow worker holds most of the ranks' own excess too, or twice any
      * other rank's (a random imbalance spreads it over them all; a loaded
      * node's noise over some) */
+    /* how much of the culprits' excess moves from step to step */
+    double mv_all = sd_moving(sexc, n, w->nsteps, NULL, z.stepb), mv_rank = 0, mv_stage = 0;
+    if (best >= 0) {
+        memset(on, 0, (size_t)n);
+        on[best] = 1;
+        mv_rank = sd_moving(sexc, n, w->nsteps, on, z.stepb);
+    }
+    if (bstage >= 0 && lay.maxpp >= 1) {
+        for (int d = 0; d < n; d++)
+            on[d] = lay.pp[d] == bstage;
+        mv_stage = sd_moving(sexc, n, w->nsteps, on, z.stepb);
+    }
+    sd_meta(ctx, "slowdown_moving", "%.4f", mv_all);
+    sd_meta(ctx, "slowdown_moving_rank", "%.4f", mv_rank);
+    sd_meta(ctx, "slowdown_moving_stage", "%.4f", mv_stage);
     int64_t second = 0;
     for (int d = 0; d < n; d++)
         if (d != best && excess[d] > second)
             second = excess[d];
-    int worker = best >= 0 && share[best] >= CS_SD_CULPRIT && (2 * excess[best] >= all || excess[best] >= 2 * second);
+    int worker = best >= 0 && share[best] >= CS_SD_CULPRIT && (2 * excess[best] >= all || excess[best] >= 2 * second) &&
+                 mv_rank < CS_SD_STEADY;
+    stage_even = stage_even && mv_stage < CS_SD_STEADY;
     /* the verdict */
     char text[512];
     const char *verdict;

@@ -6,13 +6,12 @@
 # ($CS_MPI), over the seeds in $CS_SD_SEEDS (default 3; each seed picks
 # the slow rank and the slow stage). For every seed: the layout is found
 # exactly; a clean run has no verdict; one slow rank is the slow worker,
-# a heavier stage the slow stage; S is within 5 % of the truth and the
+# a heavier stage the slow stage (a random imbalance, once: scattered); S is within 5 % of the truth and the
 # culprit's S_w (only it slow) within 10 % (MPICH: 10 and 15 %, below),
 # both over the seed's clean run's S. The truth is the program's
 # own: its median step over the clean job's, the median of the first
 # steps of the seed's runs (pipe_trainer --warm-steps runs them without
-# the slow rank or stage; see check). A random imbalance's figures are
-# printed, not asserted. A slow stage's trace (GPipe) exported as Kineto
+# the slow rank or stage; see check). A slow stage's trace (GPipe) exported as Kineto
 # JSON and imported back gives the same layout, verdict, culprit and S
 # (within 5 %). --fail-on slowdown=PCT gates on S. Sourced by
 # slowdown_ompi.sh and slowdown_mpich.sh.
@@ -147,13 +146,36 @@ for seed in $SEEDS; do
   check stage$seed $seed slow_stage "pp stage $st"
 done
 cat "$T/figures"
-# A random per-microbatch imbalance (not asserted yet: its S came out
-# 1.06 against a truth of 1.13 on a quiet machine, under the floor here)
+# A random per-microbatch imbalance (up to 6x the compute, seeded) on
+# every rank: no worker or stage is to blame. Its slowdown (S 1.13-1.15)
+# is under the floors these tests use for clean runs on 2 loaded cores, so
+# it is analysed again with a floor of 5 %: the verdict is scattered (the
+# last stage's ranks hold the largest shares, but their excess moves from
+# step to step), and S is within the S tolerance of the settings' figure
+# (the schedule with the imbalance at its mean over the same schedule
+# without it: like S, a ratio to the ideal, not to the clean job).
 set -- $SEEDS
-run scatter$1 --seed "$1" --imbalance-us 16000
-"$PY" -c 'import json, sys
+run scatter$1 --seed "$1" --imbalance-us 48000
+COLLSCOPE_SLOWDOWN_MIN=5 "$COLLSCOPE" analyze --force "$T/scatter$1" > /dev/null 2>&1 || fail "scatter: analyze failed"
+"$COLLSCOPE" report "$T/scatter$1" --format json -o "$T/scatter$1.json" || fail "scatter: report failed"
+"$PY" - "$T/scatter$1.json" "$T/scatter$1.out" "$T/clean$1.json" <<'PYEOF' || fail "scatter: see above"
+import json, os, statistics, sys
 sd = json.load(open(sys.argv[1]))["slowdown"]
-print("imbalance (not asserted): S %.3f, verdict %s: %s" % (sd["S"], sd["verdict"], sd["text"]))' "$T/scatter$1.json"
+c = json.load(open(sys.argv[3]))["slowdown"]
+s0 = c["S"] if c and c["S"] > 0 else 1.0
+r = [dict(kv.split("=", 1) for kv in l.split()[1:]) for l in open(sys.argv[2]) if l.startswith("PIPE ")]
+truth = statistics.median(float(x["model_us"]) / float(x["ideal_us"]) for x in r)
+tol = float(os.environ["CS_SD_TOL_S"])
+print("imbalance: S %.3f (clean %.3f) settings %.3f, verdict %s: %s" % (sd["S"], s0, truth, sd["verdict"], sd["text"]))
+bad = []
+if sd["verdict"] != "scattered":
+    bad.append("verdict %s, want scattered" % sd["verdict"])
+if abs(sd["S"] - truth) > tol * truth:
+    bad.append("S %.3f, the settings' %.3f (not within %.0f %%)" % (sd["S"], truth, 100 * tol))
+if bad:
+    sys.exit("FAIL: scatter: " + "; ".join(bad))
+PYEOF
+echo "ok: scatter$1: scattered"
 
 # its twin through the PyTorch profiler's layout: a slow stage's trace
 # (GPipe: a Kineto trace has no Sendrecv, its export keeps only the send
