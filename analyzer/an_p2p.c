@@ -138,38 +138,12 @@ int64_t cs__an_links_pair(cs_an_links *l, int ndense, int ds, int dd)
     int64_t k;
     if (cs_map_get(&l->pair_ix, key, &k))
         return k;
-    if (l->npairs == l->cap_pairs) {
-        size_t cap = l->cap_pairs ? 2 * l->cap_pairs : 64;
-        int *src = realloc(l->pair_src, cap * sizeof *src);
-        if (src)
-            l->pair_src = src;
-        int *dst = realloc(l->pair_dst, cap * sizeof *dst);
-        if (dst)
-            l->pair_dst = dst;
-        cs_vec *x = realloc(l->pair_xfer, cap * sizeof *x);
-        if (x)
-            l->pair_xfer = x;
-        cs_vec *y = realloc(l->pair_late, cap * sizeof *y);
-        if (y)
-            l->pair_late = y;
-        int64_t *t0 = realloc(l->pair_t0, cap * sizeof *t0);
-        if (t0)
-            l->pair_t0 = t0;
-        int64_t *t1 = realloc(l->pair_t1, cap * sizeof *t1);
-        if (t1)
-            l->pair_t1 = t1;
-        if (!src || !dst || !x || !y || !t0 || !t1)
-            return -1;
-        l->cap_pairs = cap;
-    }
+    if (CS_VEC_RESERVE(l->pair, l->cap_pairs, l->npairs + 1) != 0)
+        return -1;
     k = (int64_t)l->npairs;
     if (cs_map_put(&l->pair_ix, key, k) != 0)
         return -1;
-    l->pair_src[k] = ds;
-    l->pair_dst[k] = dd;
-    memset(&l->pair_xfer[k], 0, sizeof l->pair_xfer[k]);
-    memset(&l->pair_late[k], 0, sizeof l->pair_late[k]);
-    l->pair_t0[k] = l->pair_t1[k] = 0;
+    l->pair[k] = (cs_an_pair){ .src = ds, .dst = dd };
     l->npairs++;
     return k;
 }
@@ -177,15 +151,10 @@ int64_t cs__an_links_pair(cs_an_links *l, int ndense, int ds, int dd)
 void cs__an_links_free(cs_an_links *l)
 {
     for (size_t i = 0; i < l->npairs; i++) {
-        cs_vec_free(&l->pair_xfer[i]);
-        cs_vec_free(&l->pair_late[i]);
+        cs_vec_free(&l->pair[i].xfer);
+        cs_vec_free(&l->pair[i].late);
     }
-    free(l->pair_src);
-    free(l->pair_dst);
-    free(l->pair_xfer);
-    free(l->pair_late);
-    free(l->pair_t0);
-    free(l->pair_t1);
+    free(l->pair);
     cs_map_free(&l->pair_ix);
     memset(l, 0, sizeof *l);
 }
@@ -287,13 +256,13 @@ int cs__an_p2p(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *st
                 snprintf(err, errlen, "out of memory (%zu pairs of ranks)", a->links->npairs);
                 return -1;
             }
-            size_t pi = (size_t)k;
-            cs_vec_push(&a->links->pair_xfer[pi], row.transfer_ns);
-            cs_vec_push(&a->links->pair_late[pi], row.late_sender_ns);
-            if (a->links->pair_t0[pi] == 0 || both < a->links->pair_t0[pi])
-                a->links->pair_t0[pi] = both;
-            if (re > a->links->pair_t1[pi])
-                a->links->pair_t1[pi] = re;
+            cs_an_pair *pr = &a->links->pair[k];
+            cs_vec_push(&pr->xfer, row.transfer_ns);
+            cs_vec_push(&pr->late, row.late_sender_ns);
+            if (pr->t0 == 0 || both < pr->t0)
+                pr->t0 = both;
+            if (re > pr->t1)
+                pr->t1 = re;
         }
     }
     if (a->msgs->p2p_unmatched)

@@ -60,9 +60,9 @@ static int cs_slow_link_run(cs_verdict_ctx *a)
         size_t npairs = 0;
         for (size_t i = 0; i < np; i++) {
             pm[i] = -1;
-            ord[i] = (cs_slow_link_key){ (int64_t)L->pair_src[i] * n + L->pair_dst[i], i };
-            if (L->pair_xfer[i].n >= 5) {
-                pm[i] = cs__an_ctx_median(&L->pair_xfer[i]);
+            ord[i] = (cs_slow_link_key){ (int64_t)L->pair[i].src * n + L->pair[i].dst, i };
+            if (L->pair[i].xfer.n >= 5) {
+                pm[i] = cs__an_ctx_median(&L->pair[i].xfer);
                 sv[npairs++] = pm[i];
             }
         }
@@ -96,8 +96,8 @@ static int cs_slow_link_run(cs_verdict_ctx *a)
             cs_vec pool = { 0 };
             for (size_t j = 0; j < np; j++)
                 if (j != i && pm[j] >= 0 && pm[j] - M <= thr)
-                    for (size_t k = 0; k < L->pair_xfer[j].n; k++)
-                        cs_vec_push(&pool, L->pair_xfer[j].a[k]);
+                    for (size_t k = 0; k < L->pair[j].xfer.n; k++)
+                        cs_vec_push(&pool, L->pair[j].xfer.a[k]);
             int64_t ceil = M + E / 2;
             if (pool.n) {
                 cs__an_ctx_median(&pool); /* sorts */
@@ -106,22 +106,22 @@ static int cs_slow_link_run(cs_verdict_ctx *a)
                     ceil = p95;
             }
             cs_vec_free(&pool);
-            size_t out = 0, msgs = L->pair_xfer[i].n;
+            size_t out = 0, msgs = L->pair[i].xfer.n;
             for (size_t k = 0; k < msgs; k++)
-                out += L->pair_xfer[i].a[k] > ceil;
+                out += L->pair[i].xfer.a[k] > ceil;
             if (out * 5 < msgs * 4)
                 continue;
-            int64_t ls = cs__an_ctx_median(&L->pair_late[i]);
+            int64_t ls = cs__an_ctx_median(&L->pair[i].late);
             if (ls * 4 > ex)
                 continue;
             /* the receiver on time too: late as a sender itself by half the
              * excess, it was starved of the CPU, not waiting on the link */
             cs_vec rl = { 0 };
-            int dst = L->pair_dst[i];
+            int dst = L->pair[i].dst;
             for (size_t k = 0; k < np; k++)
-                if (L->pair_src[k] == dst)
-                    for (size_t q = 0; q < L->pair_late[k].n; q++)
-                        cs_vec_push(&rl, L->pair_late[k].a[q]);
+                if (L->pair[k].src == dst)
+                    for (size_t q = 0; q < L->pair[k].late.n; q++)
+                        cs_vec_push(&rl, L->pair[k].late.a[q]);
             int64_t rlm = rl.n ? cs__an_ctx_median(&rl) : 0;
             cs_vec_free(&rl);
             if (rlm * 2 > ex)
@@ -129,11 +129,11 @@ static int cs_slow_link_run(cs_verdict_ctx *a)
             cs_straggler g;
             memset(&g, 0, sizeof g);
             snprintf(g.kind, sizeof g.kind, "slow_link");
-            g.src = a->ctx->rank_of[L->pair_src[i]];
-            g.dst = a->ctx->rank_of[L->pair_dst[i]];
+            g.src = a->ctx->rank_of[L->pair[i].src];
+            g.dst = a->ctx->rank_of[L->pair[i].dst];
             g.rank = g.src;
-            g.begin_ns = L->pair_t0[i];
-            g.end_ns = L->pair_t1[i];
+            g.begin_ns = L->pair[i].t0;
+            g.end_ns = L->pair[i].t1;
             double per = ns > 0 ? (double)msgs / (double)ns : 1.0;
             if (per < 1)
                 per = 1;

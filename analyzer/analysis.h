@@ -144,19 +144,24 @@ typedef struct cs_an_coll {
     int *cstep_op;                    /* [CS_AN_MAX_COMMS]: the op of the first instance */
 } cs_an_coll;
 
-/* The point-to-point messages on the aligned time line (cs__an_p2p): per
- * directed pair of the ranks present (ctx) that exchanged messages, the
- * transfer and late-sender times of its messages, and when they ran. Only
- * the pairs that did are kept (a ring of 8192 ranks has 8192 of the 67 M
- * possible ones): pair k is pair_src[k] -> pair_dst[k] (dense indices),
- * and pair_ix maps ix(src) * ndense + ix(dst) to k. */
+/* One directed pair of the ranks present (dense indices) that exchanged
+ * messages: the transfer and late-sender times of its messages, and when
+ * they ran. */
+typedef struct cs_an_pair {
+    int src, dst;
+    cs_vec xfer, late;
+    int64_t t0, t1;
+} cs_an_pair;
+
+/* The point-to-point messages on the aligned time line (cs__an_p2p), per
+ * directed pair. Only the pairs that exchanged messages are kept (a ring
+ * of 8192 ranks has 8192 of the 67 M possible ones); pair_ix maps
+ * ix(src) * ndense + ix(dst) to the pair's index. */
 typedef struct cs_an_links {
     int64_t p2p_pairs;
     cs_map pair_ix;
+    cs_an_pair *pair;
     size_t npairs, cap_pairs;
-    int *pair_src, *pair_dst;
-    cs_vec *pair_xfer, *pair_late;
-    int64_t *pair_t0, *pair_t1;
 } cs_an_links;
 
 /* The index of directed pair ds -> dd in l, added when new; -1 when out
