@@ -82,6 +82,9 @@ int cs_ingest_dir(const char *dir, int force, int merge, const char *command, cs
  * (meta job_end_ns, job_end_host): a process of this host that died
  * without an exit record was gone by then. */
 void cs_ingest_job_end(int64_t mono_ns);
+/* Remove DIR/NAME and its SQLite side files (-wal, -shm, -journal, .tmp),
+ * where they are regular files: never through a link. */
+void cs_ingest_remove(const char *dir, const char *name);
 
 /* Run the job LAUNCH (argv style) under the tracer with the preload of
  * mpi ("openmpi", "mpich" or "nompi"), its output in the folder out, then

@@ -22,19 +22,6 @@ const char cs_help_merge[] = "usage: collscope merge DIR\n"
                              "written, or rank stores were missing or unreadable (each is named; the\n"
                              "trace holds the others and says so); 2 on bad usage.\n";
 
-/* Remove DIR/NAME and its SQLite side files, where they are regular files. */
-static void cs_merge_remove(const char *dir, const char *name)
-{
-    static const char *const tails[] = { "", "-wal", "-shm", "-journal" };
-    for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
-        char p[4200];
-        struct stat sb;
-        snprintf(p, sizeof p, "%s/%s%s", dir, name, tails[i]);
-        if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode))
-            unlink(p);
-    }
-}
-
 int cs_cmd_merge(int argc, char **argv)
 {
     static const struct option opts[] = { { NULL, 0, NULL, 0 } };
@@ -67,8 +54,8 @@ int cs_cmd_merge(int argc, char **argv)
         cs_store_close(st);
         cs_error("merge: %s", note);
     }
-    cs_merge_remove(dir, CS_STORE_INDEX_FILE);
-    cs_merge_remove(dir, "results.db");
+    cs_ingest_remove(dir, CS_STORE_INDEX_FILE);
+    cs_ingest_remove(dir, "results.db");
     printf("collscope: %s%s\n", path, nfaults ? " (without the rank stores named above)" : "");
     return nfaults ? 1 : 0;
 }

@@ -299,8 +299,7 @@ int64_t cs_ingest_merge_max(void)
     return n;
 }
 
-/* Remove DIR/NAME and its SQLite side files, where they are regular files. */
-static void cs_ingest_remove(const char *dir, const char *name)
+void cs_ingest_remove(const char *dir, const char *name)
 {
     static const char *const tails[] = { "", "-wal", "-shm", "-journal", ".tmp" };
     for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {

@@ -101,6 +101,13 @@ static int index_add(sqlite3 *db, const char *dir, const char *rank_db, char *er
     return ok ? 0 : -1;
 }
 
+/* The index is never created through a symbolic link. */
+#ifdef SQLITE_OPEN_NOFOLLOW
+#define CS_INDEX_NOFOLLOW SQLITE_OPEN_NOFOLLOW
+#else
+#define CS_INDEX_NOFOLLOW 0
+#endif
+
 int cs_store_index_write(const char *dir, char *const *rank_dbs, size_t n, const char *command, char *err,
                          size_t errlen)
 {
@@ -109,8 +116,8 @@ int cs_store_index_write(const char *dir, char *const *rank_dbs, size_t n, const
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     cs__store_file_unlink(tmp);
     sqlite3 *db = NULL;
-    if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
+    if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | CS_INDEX_NOFOLLOW,
+                        NULL) != SQLITE_OK) {
         cs_store_sql_fail(err, errlen, "cannot create %s: %s", tmp, db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close_v2(db);
         return -1;
