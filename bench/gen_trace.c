@@ -88,13 +88,14 @@ typedef struct gen_opts {
     long long cost_alpha, cost_beta_ps;
 } gen_opts;
 
-/* The trace being written: the writer, the next span id and collective
+/* The trace being written: the writer, the spans written and collective
  * sequence number, each rank's time, and a span to fill. */
 typedef struct gen_state {
     cs_store_bulk *b;
     cs_store_bulk **aB; /* per rank (--rank-stores); else NULL */
     int64_t id, seq;
     int64_t *tr, *entry, *sb;
+    int64_t *rid; /* [nranks]: spans written per rank */
     cs_span s;
 } gen_state;
 
@@ -102,7 +103,10 @@ static int gen_emit(gen_state *g, int rank, int op, int64_t b, int64_t e, int64_
                     uint32_t flags)
 {
     cs_span *s = &g->s;
-    s->id = g->id++;
+    /* Each rank's ids in a range of its own, as an import numbers them
+     * (rank x 2^36 on): a rank store merged into the job appends. */
+    s->id = ((int64_t)rank << 36) + ++g->rid[rank];
+    g->id++;
     s->rank = rank;
     s->op = op;
     s->begin_ns = b;
@@ -454,7 +458,8 @@ int main(int argc, char **argv)
     g.tr = calloc((size_t)o.nranks, sizeof *g.tr);
     g.entry = calloc((size_t)o.nranks, sizeof *g.entry);
     g.sb = calloc((size_t)o.nranks, sizeof *g.sb);
-    if (!g.tr || !g.entry || !g.sb) {
+    g.rid = calloc((size_t)o.nranks, sizeof *g.rid);
+    if (!g.tr || !g.entry || !g.sb || !g.rid) {
         fprintf(stderr, "%s: out of memory\n", name);
         return 1;
     }
@@ -497,5 +502,6 @@ int main(int argc, char **argv)
     free(g.tr);
     free(g.entry);
     free(g.sb);
+    free(g.rid);
     return 0;
 }
