@@ -22,9 +22,6 @@ int cs_store_schema_version(const cs_store *st)
     return st->version;
 }
 
-/* Bytes of a store mapped for reading (SQLite's mmap_size). */
-#define CS_STORE_FILE_MMAP "17179869184"
-
 /* The settings of a store opened for writing. */
 static void write_pragmas(cs_store *st)
 {
@@ -240,9 +237,11 @@ int cs_store_open(const char *path, int mode, cs_store **out, char *err, size_t 
     }
     st->version = (int)v;
     /* Analysis and reports read a store many times and out of its file
-     * order (per rank, per communicator): read in place, through a map,
-     * not copied page by page through pread into a small cache. */
-    sqlite3_exec(st->db, "PRAGMA cache_size=-65536;", NULL, NULL, NULL);
+     * order (per rank, per communicator; a merged job's rows lie rank by
+     * rank): read in place, through a map, not copied page by page through
+     * pread into the cache (match on 1024 ranks x 2 M spans: 21 s through
+     * a 64 MB cache, 6.7 s mapped). */
+    sqlite3_exec(st->db, "PRAGMA cache_size=-65536; PRAGMA mmap_size=" CS_STORE_MMAP ";", NULL, NULL, NULL);
     if (mode == CS_STORE_WRITE) {
         if (cs_store_sql_exec(st->db, path, CS_NCCL_COLL_SQL, err, errlen) != 0) {
             cs_store_close(st);

@@ -321,10 +321,10 @@ int cs_store_open_job(const char *dir, cs_store **out, int *nfaults, char *err, 
         return cs_store_sql_fail(err, errlen, "%s: no rank store of the job can be read%s%s", ipath,
                                  faults[0] ? ": " : "", faults);
     }
-    /* Indexed as cs_store_finish does, but read through the page cache,
-     * not mapped: a job's store is as large as the job. */
+    /* Indexed as cs_store_finish does, and read in place as every store
+     * opened for reading is (cs_store_open). */
     if (cs_store_sql_exec(job->db, job->path,
-                          "PRAGMA mmap_size=0; PRAGMA threads=2; BEGIN;" CS_SCHEMA_INDEXES_SQL "COMMIT;"
+                          "PRAGMA mmap_size=" CS_STORE_MMAP "; PRAGMA threads=2; BEGIN;" CS_SCHEMA_INDEXES_SQL "COMMIT;"
                           "PRAGMA analysis_limit=1000; ANALYZE; PRAGMA locking_mode=NORMAL;",
                           err, errlen) != 0) {
         cs_store_close(job);

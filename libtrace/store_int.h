@@ -21,6 +21,11 @@ struct cs_store {
     char scratch[PATH_MAX];
 };
 
+/* Bytes of a store mapped for reading (SQLite's mmap_size, capped by
+ * its SQLITE_MAX_MMAP_SIZE). Nothing of ours shrinks a store that another
+ * process may be reading (SQLite's caveat for mapped files). */
+#define CS_STORE_MMAP "17179869184"
+
 /* A span iterator is one statement whose columns are CS_SPAN_COLS*. */
 struct cs_span_iter {
     sqlite3_stmt *s;

@@ -194,7 +194,7 @@ int cs_store_finish(cs_store *job, const char *command, char *err, size_t errlen
     /* Indexes after the bulk load (sorted with SQLite's worker threads),
      * statistics from a sample, then the WAL mode readers expect. */
     if (cs_store_sql_exec(job->db, job->path,
-                          "PRAGMA mmap_size=4294967296; PRAGMA threads=2; BEGIN;" CS_SCHEMA_INDEXES_SQL "COMMIT;"
+                          "PRAGMA mmap_size=" CS_STORE_MMAP "; PRAGMA threads=2; BEGIN;" CS_SCHEMA_INDEXES_SQL "COMMIT;"
                           "PRAGMA analysis_limit=1000; ANALYZE; PRAGMA locking_mode=NORMAL;",
                           err, errlen) != 0)
         return -1;
