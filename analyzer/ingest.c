@@ -344,10 +344,17 @@ static int cs_ingest_index(const char *dir, cs_logent *ents, const unsigned char
     int rc = -1;
     if (k == 0)
         cs_error("%s/ranks: no rank store could be made", dir);
-    else if (cs_store_index_write(dir, files, k, command, err, sizeof err) != 0)
-        cs_error("%s", err);
-    else
-        rc = (int)k;
+    else {
+        /* when `collscope run` saw the job end, as a merged trace keeps it */
+        char end[32], host[256] = "";
+        const char *meta[] = { "job_end_ns", end, "job_end_host", host, NULL };
+        snprintf(end, sizeof end, "%lld", (long long)cs_ingest_end_ns);
+        gethostname(host, sizeof host - 1);
+        if (cs_store_index_write(dir, files, k, command, cs_ingest_end_ns > 0 ? meta : NULL, err, sizeof err) != 0)
+            cs_error("%s", err);
+        else
+            rc = (int)k;
+    }
     free(files);
     if (rc > 0) {
         cs_ingest_remove(dir, "trace.db");

@@ -417,7 +417,7 @@ static int gen_close_ranks(gen_state *g, const gen_opts *o, cs_store **aSt, cons
             rc = -1;
         cs_store_close(aSt[r]);
     }
-    if (rc == 0 && cs_store_index_write(o->out, files, (size_t)o->nranks, command, err, errlen) != 0)
+    if (rc == 0 && cs_store_index_write(o->out, files, (size_t)o->nranks, command, NULL, err, errlen) != 0)
         rc = -1;
     for (int r = 0; files && r < o->nranks; r++)
         free(files[r]);

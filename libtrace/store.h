@@ -116,9 +116,11 @@ int cs_store_finish(cs_store *job, const char *command, char *err, size_t errlen
 #define CS_STORE_INDEX_FILE "index.db"
 /* Write DIR/index.db for the rank stores rank_dbs[0..n) (each file's
  * ranks, pids, hosts, size, time and communicators), replacing any index
- * there only once the new one is whole. 0, or -1 with a reason. */
-int cs_store_index_write(const char *dir, char *const *rank_dbs, size_t n, const char *command, char *err,
-                         size_t errlen);
+ * there only once the new one is whole. meta: NULL, or key, value, ...,
+ * NULL: more meta keys of the job (job_end_ns and job_end_host go into
+ * the store cs_store_open_job makes). 0, or -1 with a reason. */
+int cs_store_index_write(const char *dir, char *const *rank_dbs, size_t n, const char *command, const char *const *meta,
+                         char *err, size_t errlen);
 /* Is there a job index in DIR? 1 or 0. */
 int cs_store_index_present(const char *dir);
 /* The job of DIR/index.db as one store: its rank stores merged into a

@@ -108,8 +108,8 @@ static int index_add(sqlite3 *db, const char *dir, const char *rank_db, char *er
 #define CS_INDEX_NOFOLLOW 0
 #endif
 
-int cs_store_index_write(const char *dir, char *const *rank_dbs, size_t n, const char *command, char *err,
-                         size_t errlen)
+int cs_store_index_write(const char *dir, char *const *rank_dbs, size_t n, const char *command, const char *const *meta,
+                         char *err, size_t errlen)
 {
     char path[PATH_MAX], tmp[PATH_MAX + 8];
     snprintf(path, sizeof path, "%s/" CS_STORE_INDEX_FILE, dir);
@@ -153,6 +153,8 @@ int cs_store_index_write(const char *dir, char *const *rank_dbs, size_t n, const
     bad |= index_meta(db, "rank_bytes", buf);
     if (command)
         bad |= index_meta(db, "command", command);
+    for (size_t i = 0; meta && meta[i] && meta[i + 1]; i += 2)
+        bad |= index_meta(db, meta[i], meta[i + 1]);
     if (bad) {
         cs_store_sql_fail(err, errlen, "%s: %s", tmp, sqlite3_errmsg(db));
         goto out;
@@ -242,8 +244,10 @@ int cs_store_open_job(const char *dir, cs_store **out, int *nfaults, char *err, 
     char ipath[PATH_MAX];
     if (index_open(dir, &idx, ipath, sizeof ipath, err, errlen) != 0)
         return -1;
-    char command[4096], job_id[64], created[64];
+    char command[4096], job_id[64], created[64], end_ns[32], end_host[256];
     index_get(idx, "command", command, sizeof command);
+    index_get(idx, "job_end_ns", end_ns, sizeof end_ns);
+    index_get(idx, "job_end_host", end_host, sizeof end_host);
     index_get(idx, "created", created, sizeof created);
     index_get(idx, "job_id", job_id, sizeof job_id);
     const char *tmpdir = getenv("TMPDIR");
@@ -336,6 +340,10 @@ int cs_store_open_job(const char *dir, cs_store **out, int *nfaults, char *err, 
         cs_store_meta_set(job, "created", created);
     if (command[0])
         cs_store_meta_set(job, "command", command);
+    if (end_ns[0]) {
+        cs_store_meta_set(job, "job_end_ns", end_ns);
+        cs_store_meta_set(job, "job_end_host", end_host);
+    }
     snprintf(fp, sizeof fp, "%s:%d:%016llx", job_id, merged, sum);
     cs_store_meta_set(job, "job_index", ipath);
     cs_store_meta_set(job, "job_fingerprint", fp);

@@ -2,8 +2,8 @@
 # A traced 8-rank MPI job (the example trainer, Open MPI, rank 5 30 ms late
 # every step, halo exchange and split communicators) kept unmerged
 # (`collscope run --no-merge`): DIR/ranks holds 8 rank stores, DIR/index.db
-# lists them with their ranks, pids and communicators, and there is no
-# trace.db. The same logs ingested merged (`ingest --merge` on a copy)
+# lists them with their ranks, pids and communicators and when the
+# launcher ended (kept by `collscope merge`), and there is no trace.db. The same logs ingested merged (`ingest --merge` on a copy)
 # give the same `report --format json` but for the trace's path
 # (verdicts, culprit, steps and every figure), with the persistent
 # straggler on rank 5 in both. `ingest` past COLLSCOPE_MERGE_MAX (1 byte)
@@ -27,6 +27,14 @@ expect_eq "rank stores" "$(ls "$T/job/ranks" | grep -c '^rank-.*\.db$')" 8
 expect_eq "index: ranks, pids, hosts" "$(q "$T/job/index.db" "SELECT count(DISTINCT rank), count(DISTINCT pid), sum(host != '') FROM rank_files")" "8|8|8"
 expect_eq "index: MPI_COMM_WORLD's members" "$(q "$T/job/index.db" "SELECT count(*) FROM comms WHERE how = 'world'")" 8
 [ "$(q "$T/job/index.db" "SELECT count(DISTINCT id) FROM comms")" -gt 2 ] || fail "index lacks the split communicators"
+# when the launcher ended, as a merged trace keeps it (a post mortem's
+# "waiting" time ends there), in the index and in the job read from it
+end=$(q "$T/job/index.db" "SELECT value FROM meta WHERE key = 'job_end_ns'")
+[ "${end:-0}" -gt 0 ] || fail "the index has no job_end_ns"
+expect_eq "index: job_end_host" "$(q "$T/job/index.db" "SELECT value FROM meta WHERE key = 'job_end_host'")" "$(hostname)"
+cp -a "$T/job" "$T/tomerge"
+"$COLLSCOPE" merge "$T/tomerge" > /dev/null || fail "collscope merge failed"
+expect_eq "merged from the index: job_end_ns" "$(q "$T/tomerge/trace.db" "SELECT value FROM meta WHERE key = 'job_end_ns'")" "$end"
 
 cp -a "$T/job" "$T/merged"
 "$COLLSCOPE" ingest --merge "$T/merged" > /dev/null || fail "ingest --merge failed"
