@@ -36,6 +36,10 @@
  * as a traced job too large to merge is kept (docs/schema.md): one store
  * per rank, OUT/ranks/rank-NNNNNN-PID.db, and the job index OUT/index.db,
  * with no merged file; the same spans, ids and times as OUT.db would hold.
+ * OUT.db itself is made the way a traced job's trace is: rank stores
+ * (written beside it as OUT.db.parts/, then removed) merged rank by rank,
+ * each rank's span ids in a range of its own, so its rows lie as a real
+ * job's do (rank by rank, not in time order).
  *
  * Exit status 0, 1 when the file cannot be written, 2 on bad usage. */
 #include "config.h"
@@ -51,6 +55,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -91,8 +96,7 @@ typedef struct gen_opts {
 /* The trace being written: the writer, the spans written and collective
  * sequence number, each rank's time, and a span to fill. */
 typedef struct gen_state {
-    cs_store_bulk *b;
-    cs_store_bulk **aB; /* per rank (--rank-stores); else NULL */
+    cs_store_bulk **aB; /* per rank */
     int64_t id, seq;
     int64_t *tr, *entry, *sb;
     int64_t *rid; /* [nranks]: spans written per rank */
@@ -115,7 +119,7 @@ static int gen_emit(gen_state *g, int rank, int op, int64_t b, int64_t e, int64_
     s->seq = seq;
     s->bytes = bytes;
     s->flags = flags;
-    return cs_store_bulk_span(g->aB ? g->aB[rank] : g->b, s);
+    return cs_store_bulk_span(g->aB[rank], s);
 }
 
 static const uint32_t collf = CS_F_HAS_SEQ | CS_F_HAS_COMM, p2pf = CS_F_HAS_PEER | CS_F_HAS_COMM;
@@ -335,18 +339,17 @@ static int gen_ranks(gen_state *g, const gen_opts *o, int64_t t0, int before_spa
 {
     int64_t spans = o->steps * (o->tui ? 10 : 6);
     for (int r = 0; r < o->nranks; r++) {
-        if (g->aB)
-            g->b = g->aB[r];
+        cs_store_bulk *b = g->aB[r];
         if (!o->tui) {
             if (before_spans) {
-                if (cs_store_bulk_comm(g->b, 1, r, r, o->nranks, 0) != 0)
+                if (cs_store_bulk_comm(b, 1, r, r, o->nranks, 0) != 0)
                     return -1;
                 continue;
             }
             cs_store_bulk_proc p = {
                 r, 1000 + r, o->nranks, "synthetic", "gen_trace", "synthetic", "gen_trace", t0, g->tr[r], spans, 0
             };
-            if (cs_store_bulk_process(g->b, &p) != 0)
+            if (cs_store_bulk_process(b, &p) != 0)
                 return -1;
             continue;
         }
@@ -356,14 +359,14 @@ static int gen_ranks(gen_state *g, const gen_opts *o, int64_t t0, int before_spa
         cs_store_bulk_site c = {
             r, 1, "tui_gen.c:42 train_step", 4096, 4096, "tui_gen", "train_step", "tui_gen.c", 42
         };
-        if (cs_store_bulk_process(g->b, &p) != 0 || cs_store_bulk_comm(g->b, 1, r, r, o->nranks, t0) != 0 ||
-            cs_store_bulk_callsite(g->b, &c) != 0)
+        if (cs_store_bulk_process(b, &p) != 0 || cs_store_bulk_comm(b, 1, r, r, o->nranks, t0) != 0 ||
+            cs_store_bulk_callsite(b, &c) != 0)
             return -1;
     }
     return 0;
 }
 
-/* --rank-stores: a store and a bulk writer per rank in OUT/ranks. */
+/* A store and a bulk writer per rank in OUT/ranks. */
 static int gen_open_ranks(gen_state *g, const gen_opts *o, cs_store **aSt, char *err, size_t errlen)
 {
     char path[4200];
@@ -425,6 +428,21 @@ static int gen_close_ranks(gen_state *g, const gen_opts *o, cs_store **aSt, cons
     return rc;
 }
 
+/* Remove the rank stores and index a merged OUT.db was made from. */
+static void gen_remove_parts(const char *dir, int nranks)
+{
+    char path[4300];
+    for (int r = 0; r < nranks; r++) {
+        snprintf(path, sizeof path, "%s/ranks/rank-%06d-%d.db", dir, r, 1000 + r);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/ranks", dir);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/" CS_STORE_INDEX_FILE, dir);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
     gen_opts o;
@@ -434,26 +452,22 @@ int main(int argc, char **argv)
     /* The layout's trace names its generator (meta command). */
     const char *name = GEN_NAME, *command = o.tui ? "tui_gen" : "gen_trace";
     char err[1024];
-    cs_store *st = NULL, **aSt = NULL;
+    cs_store **aSt = NULL;
     gen_state g;
     memset(&g, 0, sizeof g);
-    if (o.per_rank) {
-        aSt = calloc((size_t)o.nranks, sizeof *aSt);
-        if (!aSt || gen_open_ranks(&g, &o, aSt, err, sizeof err) != 0) {
-            fprintf(stderr, "%s: %s\n", name, aSt ? err : "out of memory");
-            return 1;
-        }
-    } else {
-        if (cs_store_create(o.out, &st, err, sizeof err) != 0) {
-            fprintf(stderr, "%s: %s\n", name, err);
-            return 1;
-        }
-        g.b = cs_store_bulk_begin(st, err, sizeof err);
-        if (!g.b) {
-            fprintf(stderr, "%s: %s\n", name, err);
-            cs_store_close(st);
-            return 1;
-        }
+    /* OUT.db is made as a traced job's trace is: rank stores (each rank's
+     * span ids in a range of its own), merged rank by rank, so its rows lie
+     * as a real job's do; the stores are written beside it, then removed. */
+    const char *final = o.per_rank ? NULL : o.out;
+    char parts[4200];
+    if (final) {
+        snprintf(parts, sizeof parts, "%s.parts", final);
+        o.out = parts;
+    }
+    aSt = calloc((size_t)o.nranks, sizeof *aSt);
+    if (!aSt || gen_open_ranks(&g, &o, aSt, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", name, aSt ? err : "out of memory");
+        return 1;
     }
     g.tr = calloc((size_t)o.nranks, sizeof *g.tr);
     g.entry = calloc((size_t)o.nranks, sizeof *g.entry);
@@ -474,31 +488,25 @@ int main(int argc, char **argv)
         rc = o.tui ? gen_step_tui(&g, &o, k) : gen_step_analysis(&g, &o, k);
     if (rc == 0)
         rc = gen_ranks(&g, &o, t0, 0);
-    if (o.per_rank) {
-        if (rc != 0)
-            snprintf(err, sizeof err, "cannot write %s", o.out);
-        if (gen_close_ranks(&g, &o, aSt, command, err, sizeof err) != 0 || rc != 0) {
-            fprintf(stderr, "%s: %s\n", name, err);
+    if (rc != 0)
+        snprintf(err, sizeof err, "cannot write %s", o.out);
+    if (gen_close_ranks(&g, &o, aSt, command, err, sizeof err) != 0 || rc != 0) {
+        fprintf(stderr, "%s: %s\n", name, err);
+        return 1;
+    }
+    free(aSt);
+    free(g.aB);
+    if (final) {
+        int nfaults = 0;
+        rc = cs_store_job_merge(parts, final, &nfaults, err, sizeof err);
+        gen_remove_parts(parts, o.nranks);
+        if (rc != 0 || nfaults) {
+            fprintf(stderr, "%s: %s\n", name, rc != 0 ? err : "a rank store could not be merged");
             return 1;
         }
-        free(aSt);
-        free(g.aB);
-    } else {
-        if (rc != 0) {
-            fprintf(stderr, "%s: cannot write %s\n", name, o.out);
-            cs_store_bulk_end(g.b, 0, NULL, 0);
-            cs_store_close(st);
-            return 1;
-        }
-        if (cs_store_bulk_end(g.b, 1, err, sizeof err) != 0 || cs_store_finish(st, command, err, sizeof err) != 0) {
-            fprintf(stderr, "%s: %s\n", name, err);
-            cs_store_close(st);
-            return 1;
-        }
-        cs_store_close(st);
     }
     printf("%s: %lld spans, %d ranks, %lld steps -> %s%s\n", name, (long long)(g.id - 1), o.nranks, (long long)o.steps,
-           o.out, o.per_rank ? " (rank stores and index.db)" : "");
+           final ? final : o.out, final ? "" : " (rank stores and index.db)");
     free(g.tr);
     free(g.entry);
     free(g.sb);
