@@ -588,9 +588,23 @@ static const char *const cs_awriter_sql[W_N] = {
                " VALUES(?,?,?,?,?,?,?,?)",
 };
 
+/* Wait rows come in instance order, (comm, seq), which visits every rank's
+ * span ids in turn (each rank's in a range of its own): inserted as they
+ * come, each lands at a random place of the table keyed by span, a page
+ * read and written a row (8 M spans on 1024 ranks: 150 s). They are held
+ * and inserted in span order, CS_AWRITER_WAITS at a time; the sort keeps
+ * the order of equal spans, so the last row of a span wins, as before. */
+#define CS_AWRITER_WAITS 1048576
+typedef struct cs_await {
+    cs_wait w;
+    size_t ord;
+} cs_await;
+
 struct cs_awriter {
     cs_store *st;
     sqlite3_stmt *q[W_N];
+    cs_await *waits;
+    size_t nwaits;
 };
 
 cs_awriter *cs_store_analysis_begin(cs_store *st, char *err, size_t errlen)
@@ -639,11 +653,39 @@ int cs_awriter_instance(cs_awriter *w, const cs_instance *x)
     return cs_astep(s);
 }
 
+static int cs_await_cmp(const void *x, const void *y)
+{
+    const cs_await *a = x, *b = y;
+    if (a->w.span != b->w.span)
+        return a->w.span < b->w.span ? -1 : 1;
+    return a->ord < b->ord ? -1 : a->ord > b->ord;
+}
+
+/* Insert the held wait rows, in span order. */
+static int cs_awriter_waits_flush(cs_awriter *w)
+{
+    qsort(w->waits, w->nwaits, sizeof *w->waits, cs_await_cmp);
+    sqlite3_stmt *s = w->q[W_WAIT];
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < w->nwaits; i++) {
+        cs_store_sql_bind_row(s, cs_wait_cols, CS_SQL_NCOLS(cs_wait_cols), &w->waits[i].w);
+        rc = cs_astep(s);
+    }
+    w->nwaits = 0;
+    return rc;
+}
+
 int cs_awriter_wait(cs_awriter *w, const cs_wait *x)
 {
-    sqlite3_stmt *s = w->q[W_WAIT];
-    cs_store_sql_bind_row(s, cs_wait_cols, CS_SQL_NCOLS(cs_wait_cols), x);
-    return cs_astep(s);
+    if (!w->waits && !(w->waits = malloc(CS_AWRITER_WAITS * sizeof *w->waits))) {
+        /* no memory to hold them: one at a time */
+        sqlite3_stmt *s = w->q[W_WAIT];
+        cs_store_sql_bind_row(s, cs_wait_cols, CS_SQL_NCOLS(cs_wait_cols), x);
+        return cs_astep(s);
+    }
+    w->waits[w->nwaits].w = *x;
+    w->waits[w->nwaits].ord = w->nwaits;
+    return ++w->nwaits == CS_AWRITER_WAITS ? cs_awriter_waits_flush(w) : 0;
 }
 
 int cs_awriter_step(cs_awriter *w, const cs_step_row *x)
@@ -725,10 +767,18 @@ int cs_store_analysis_end(cs_awriter *w, int commit, int64_t spans, char *err, s
 {
     if (!w)
         return -1;
+    int held = commit && w->nwaits ? cs_awriter_waits_flush(w) : 0;
     for (int i = 0; i < W_N; i++)
         sqlite3_finalize(w->q[i]);
     cs_store *st = w->st;
+    free(w->waits);
     free(w);
+    if (held != 0) {
+        if (err)
+            cs_store_sql_fail(err, errlen, "%s: %s", cs_store_path(st), sqlite3_errmsg(cs_db(st)));
+        sqlite3_exec(cs_db(st), "ROLLBACK", NULL, NULL, NULL);
+        return -1;
+    }
     if (!commit) {
         sqlite3_exec(cs_db(st), "ROLLBACK", NULL, NULL, NULL);
         return 0;
