@@ -13,7 +13,7 @@ EXTRA_DIST += tests/tui/failures.sh
 
 if HAVE_NCURSES
 noinst_LTLIBRARIES += tui/libcstui.la
-tui_libcstui_la_SOURCES = tui/tui.h tui/tui.c tui/model.h tui/model.c tui/lanes.h tui/lanes.c \
+tui_libcstui_la_SOURCES = tui/tui.h tui/tui.c tui/model.h tui/model.c tui/groups.h tui/groups.c tui/lanes.h tui/lanes.c \
 	tui/analysis.h tui/analysis.c tui/draw.h tui/draw.c tui/screen.h tui/ui.c \
 	tui/timeline.c tui/stats.c tui/ranks.c tui/layout.c tui/help.c tui/store_tui.h tui/store_tui.c
 tui_libcstui_la_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(SQLITE_CFLAGS)

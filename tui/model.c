@@ -2,6 +2,7 @@
  * every screen of the terminal browser shares (see model.h). */
 #include "config.h"
 #include "tui/model.h"
+#include "tui/groups.h"
 #include "analyzer/csanalysis.h"
 
 #include "common/vec.h"
@@ -75,6 +76,67 @@ int tui_model_comm_size(const tui_model *m, int64_t comm)
     return 0;
 }
 
+/* ---- groups of alike ranks: the ranks ---- */
+
+/* The ranks of the lanes, each with its first thread lane. */
+static int model_ranks(tui_model *m)
+{
+    size_t cap = 0;
+    for (int i = 0; i < m->nLane; i++) {
+        const cs_tui_lane *L = &m->aLane[i];
+        if (m->nRk && m->aRk[m->nRk - 1].rank == L->rank) {
+            if (m->aLane[m->aRk[m->nRk - 1].lane].sidx > 0 && L->sidx == 0)
+                m->aRk[m->nRk - 1].lane = i;
+            continue;
+        }
+        if (CS_VEC_RESERVE(m->aRk, cap, (size_t)m->nRk + 1) != 0)
+            return -1;
+        m->aRk[m->nRk++] = (struct tui_rk){ L->rank, i, 0, 0 };
+    }
+    return 0;
+}
+
+/* The index of rank in aRk, -1 when absent. */
+static int model_rk(const tui_model *m, int rank)
+{
+    int lo = 0, hi = m->nRk - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (m->aRk[mid].rank == rank)
+            return mid;
+        if (m->aRk[mid].rank < rank)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+/* Each group's members not shown alone, the first of them, and the one
+ * that draws: the median member, else the shown member nearest it. */
+static void groups_shown(tui_model *m)
+{
+    for (int g = 0; g < m->nGrp; g++) {
+        struct tui_group *G = &m->aGrp[g];
+        G->shown = 0;
+        G->first_shown = G->rep_shown = -1;
+        int best = INT_MAX;
+        for (int j = 0; j < G->n; j++) {
+            int k = m->aGrpMem[G->first + j];
+            if (m->aRk[k].alone)
+                continue;
+            G->shown++;
+            if (G->first_shown < 0)
+                G->first_shown = k;
+            int d = abs(k - G->rep);
+            if (d < best) {
+                best = d;
+                G->rep_shown = k;
+            }
+        }
+    }
+}
+
 static void index_progress(double frac, void *arg)
 {
     (void)arg;
@@ -145,7 +207,7 @@ int tui_model_next_failure(tui_model *m, int dir)
     int64_t w = (m->t_end - f->t_ns) * 3 / 2 + 1000;
     tui_model_center(m, f->t_ns + w / 3, w);
     tui_model_filter(m, "clear");
-    int l = tui_model_lane_of(m, f->rank, -1);
+    int l = tui_model_show_rank(m, f->rank, -1);
     if (l >= 0)
         m->cur_lane = l;
     m->has_sel = 0;
@@ -249,7 +311,8 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
         m->t_end = m->t_begin + 1000;
     model_failures(m);
     m->aVis = calloc((size_t)m->nLane, sizeof *m->aVis);
-    if (!m->aVis) {
+    m->aVisGrp = calloc((size_t)m->nLane, sizeof *m->aVisGrp);
+    if (!m->aVis || !m->aVisGrp || model_ranks(m) != 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -260,9 +323,7 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
         if (cs_store_meta_get(m->st, "analysis_spans", v, sizeof v) == 0 && strtoll(v, NULL, 10) == m->nSpan)
             m->analysed = 2;
     }
-    int nranks = 0;
-    for (int i = 0; i < m->nLane; i++)
-        nranks += !i || m->aLane[i].rank != m->aLane[i - 1].rank;
+    int nranks = m->nRk;
     if (m->nFail > 0)
         tui_model_status(m, 1, "the job failed (%d finding%s, the first: %s): F jumps to its first culprit", m->nFail,
                          m->nFail > 1 ? "s" : "", m->aFail[0].kind);
@@ -290,6 +351,7 @@ int tui_model_reopen(tui_model *m, char *err, size_t errlen)
     char path[sizeof m->path];
     int64_t t0 = m->t0, t1 = m->t1;
     int ncols = m->ncols, cur_col = m->cur_col, cur_lane = m->cur_lane, colour = m->colour, utf8 = m->utf8;
+    int group_mode = m->group_mode;
     snprintf(path, sizeof path, "%s", m->job ? m->dir : m->path);
     tui_model_close(m);
     if (tui_model_open(m, path, 1, 0, err, errlen) != 0) {
@@ -303,6 +365,7 @@ int tui_model_reopen(tui_model *m, char *err, size_t errlen)
     m->cur_lane = cur_lane < m->nVis ? cur_lane : 0;
     m->colour = colour;
     m->utf8 = utf8;
+    m->group_mode = group_mode;
     return 0;
 }
 
@@ -311,6 +374,10 @@ void tui_model_close(tui_model *m)
     free(m->aFly);
     free(m->aFail);
     free(m->aVis);
+    free(m->aVisGrp);
+    free(m->aRk);
+    free(m->aGrp);
+    free(m->aGrpMem);
     free(m->aLane);
     free(m->aProc);
     free(m->aOp);
@@ -328,9 +395,30 @@ void tui_model_close(tui_model *m)
 void tui_model_filters_apply(tui_model *m)
 {
     m->nVis = 0;
-    for (int i = 0; i < m->nLane; i++)
-        if (m->f_rank < 0 || m->aLane[i].rank == m->f_rank)
-            m->aVis[m->nVis++] = i;
+    int grouping = m->grouped && m->nGrp > 0 && m->f_rank < 0;
+    if (grouping)
+        groups_shown(m);
+    for (int i = 0, k = 0; i < m->nLane; i++) {
+        const cs_tui_lane *L = &m->aLane[i];
+        if (m->f_rank >= 0 && L->rank != m->f_rank)
+            continue;
+        if (grouping) {
+            while (k + 1 < m->nRk && m->aRk[k].rank < L->rank)
+                k++;
+            const struct tui_rk *r = &m->aRk[k];
+            const struct tui_group *g = &m->aGrp[r->group];
+            if (r->rank == L->rank && !r->alone && !g->expanded && g->shown > 1) {
+                /* the group's lane, where its first member shown in it is */
+                if (k == g->first_shown && i == r->lane) {
+                    m->aVisGrp[m->nVis] = r->group;
+                    m->aVis[m->nVis++] = m->aRk[g->rep_shown].lane;
+                }
+                continue;
+            }
+        }
+        m->aVisGrp[m->nVis] = -1;
+        m->aVis[m->nVis++] = i;
+    }
     if (m->cur_lane >= m->nVis)
         m->cur_lane = m->nVis ? m->nVis - 1 : 0;
     if (m->lane_top > m->cur_lane)
@@ -367,18 +455,9 @@ int tui_model_filter(tui_model *m, const char *line)
     } else if (!strcmp(what, "rank") && arg[0]) {
         char *end;
         long r = strtol(arg, &end, 10);
-        if (*end || r < 0 || r > INT_MAX || tui_model_lane_of(m, (int)r, -1) < 0) {
-            /* the rank may be hidden by the current rank filter */
-            int old = m->f_rank;
-            m->f_rank = -1;
-            tui_model_filters_apply(m);
-            int ok = !*end && r >= 0 && r <= INT_MAX && tui_model_lane_of(m, (int)r, -1) >= 0;
-            m->f_rank = old;
-            if (!ok) {
-                tui_model_filters_apply(m);
-                tui_model_status(m, 1, "filter: no rank '%s' in this trace", arg);
-                return -1;
-            }
+        if (*end || r < 0 || r > INT_MAX || !tui_model_has_rank(m, (int)r)) {
+            tui_model_status(m, 1, "filter: no rank '%s' in this trace", arg);
+            return -1;
         }
         m->f_rank = (int)r;
         tui_model_status(m, 0, "filter: only rank %ld", r);
@@ -411,10 +490,294 @@ int tui_model_filter(tui_model *m, const char *line)
 int tui_model_lane_of(const tui_model *m, int rank, int tid)
 {
     for (int i = 0; i < m->nVis; i++)
-        if (m->aLane[m->aVis[i]].rank == rank && m->aLane[m->aVis[i]].sidx == 0 &&
+        if (m->aVisGrp[i] < 0 && m->aLane[m->aVis[i]].rank == rank && m->aLane[m->aVis[i]].sidx == 0 &&
             (tid < 0 || m->aLane[m->aVis[i]].tid == tid))
             return i;
     return -1;
+}
+
+int tui_model_has_rank(const tui_model *m, int rank)
+{
+    return model_rk(m, rank) >= 0;
+}
+
+/* ---- groups of alike ranks ---- */
+
+typedef struct groups_fig {
+    tui_model *m;
+    double *fig; /* nf x nRk */
+    int n;
+} groups_fig;
+
+static int groups_stat_cb(const cs_rank_stat *s, void *arg)
+{
+    groups_fig *x = arg;
+    int k = model_rk(x->m, s->rank);
+    if (k >= 0) {
+        x->fig[k] = (double)s->imposed_wait_ns;
+        x->fig[x->n + k] = (double)s->median_lateness_ns;
+    }
+    return 0;
+}
+
+static int groups_busy_cb(int lane, int64_t busy, void *arg)
+{
+    groups_fig *x = arg;
+    tui_model *m = x->m;
+    if (lane < 0 || lane >= m->nLane)
+        return 0;
+    const cs_tui_lane *L = &m->aLane[lane];
+    int k = model_rk(m, L->rank);
+    if (k >= 0 && m->aRk[k].lane == lane && L->last_ns > L->first_ns)
+        x->fig[k] = (double)busy / (double)(L->last_ns - L->first_ns);
+    return 0;
+}
+
+static int groups_rank_busy_cb(int rank, int64_t busy, int64_t wall, int64_t spans, void *arg)
+{
+    groups_fig *x = arg;
+    (void)spans;
+    int k = model_rk(x->m, rank);
+    if (k >= 0 && wall > 0)
+        x->fig[k] = (double)busy / (double)wall;
+    return 0;
+}
+
+/* Group the ranks for `rows` rows: by the analysis's imposed wait and
+ * median lateness per rank when analysed, else by each rank's share of
+ * time in calls (from the summary, else from the spans). 0 or -1. */
+static int model_groups_make(tui_model *m, int rows)
+{
+    int n = m->nRk, ret = -1;
+    double *fig = calloc((size_t)n * 2 + 1, sizeof *fig);
+    int *grp = malloc(sizeof *grp * (size_t)(n + 1)), *rep = malloc(sizeof *rep * (size_t)(n + 1));
+    unsigned char *alone = malloc((size_t)n + 1);
+    if (!fig || !grp || !rep || !alone)
+        goto done;
+    groups_fig x = { m, fig, n };
+    int nf;
+    /* what counts as alike: within 100 us of imposed wait over the job,
+     * 10 us of median lateness, 2 % of the time in calls */
+    double floors[2];
+    if (m->analysed && cs_store_rank_stats(m->st, groups_stat_cb, &x) == 0) {
+        nf = 2;
+        floors[0] = 100e3;
+        floors[1] = 10e3;
+        m->group_by = 1;
+    } else {
+        nf = 1;
+        floors[0] = 0.02;
+        m->group_by = 0;
+        if (cs_tui_lane_busy(m->q, groups_busy_cb, &x) != 0 && cs_store_rank_busy(m->st, groups_rank_busy_cb, &x) != 0)
+            goto done;
+    }
+    int ng = tui_groups_make(fig, floors, nf, n, rows, grp, rep, alone);
+    if (ng <= 0)
+        goto done;
+    free(m->aGrp);
+    free(m->aGrpMem);
+    m->aGrp = calloc((size_t)ng, sizeof *m->aGrp);
+    m->aGrpMem = malloc(sizeof *m->aGrpMem * (size_t)n);
+    m->nGrp = 0;
+    if (!m->aGrp || !m->aGrpMem)
+        goto done;
+    for (int k = 0; k < n; k++)
+        m->aGrp[grp[k]].n++;
+    for (int g = 0, at = 0; g < ng; g++) {
+        m->aGrp[g].first = at;
+        at += m->aGrp[g].n;
+        m->aGrp[g].n = 0;
+        m->aGrp[g].rep = rep[g];
+        m->aGrp[g].stands_out = alone[g];
+    }
+    for (int k = 0; k < n; k++) {
+        struct tui_group *G = &m->aGrp[grp[k]];
+        m->aGrpMem[G->first + G->n++] = k;
+        m->aRk[k].group = grp[k];
+    }
+    m->nGrp = ng;
+    ret = 0;
+done:
+    free(fig);
+    free(grp);
+    free(rep);
+    free(alone);
+    return ret;
+}
+
+/* Rebuild the rows, keeping the cursor on its group's lane (same_groups:
+ * the groups are those the rows were made of), else on its lane, else on
+ * the lane of the group that now holds its rank. */
+static void model_rows_rebuild(tui_model *m, int same_groups)
+{
+    int lane = -1, grp = -1, off = m->cur_lane - m->lane_top;
+    if (m->nVis > 0 && m->cur_lane >= 0 && m->cur_lane < m->nVis) {
+        lane = m->aVis[m->cur_lane];
+        grp = same_groups ? m->aVisGrp[m->cur_lane] : -1;
+    }
+    tui_model_filters_apply(m);
+    if (lane < 0)
+        return;
+    int found = -1;
+    for (int i = 0; i < m->nVis && found < 0 && grp >= 0; i++)
+        if (m->aVisGrp[i] == grp)
+            found = i;
+    for (int i = 0; i < m->nVis && found < 0; i++)
+        if (m->aVisGrp[i] < 0 && m->aVis[i] == lane)
+            found = i;
+    int k = model_rk(m, m->aLane[lane].rank);
+    for (int i = 0; i < m->nVis && found < 0 && k >= 0 && m->grouped; i++)
+        if (m->aVisGrp[i] == m->aRk[k].group)
+            found = i;
+    if (found >= 0) {
+        m->cur_lane = found;
+        m->lane_top = found - off > 0 ? found - off : 0;
+    }
+}
+
+void tui_model_group_fit(tui_model *m, int rows)
+{
+    if (rows < 2)
+        rows = 2;
+    int want = m->group_mode == 1 || (m->group_mode == 0 && m->nRk > rows);
+    if (want && m->group_rows >= 0 && (m->group_rows == 0 || (rows < m->group_rows && m->nGrp > rows))) {
+        if (model_groups_make(m, rows) != 0) {
+            m->group_rows = -1;
+            m->nGrp = 0;
+            tui_model_status(m, 1, "cannot group the ranks (out of memory, or the trace cannot be read)");
+        } else {
+            m->group_rows = rows;
+            m->grouped = 1;
+            model_rows_rebuild(m, 0);
+            return;
+        }
+    }
+    want = want && m->nGrp > 0;
+    if (want != m->grouped) {
+        m->grouped = want;
+        model_rows_rebuild(m, 0);
+    }
+}
+
+int tui_model_group_toggle(tui_model *m, int rows)
+{
+    m->group_mode = m->grouped ? 2 : 1;
+    tui_model_group_fit(m, rows);
+    if (m->grouped) {
+        int lanes = 0;
+        for (int i = 0; i < m->nVis; i++)
+            lanes += m->aVisGrp[i] >= 0;
+        tui_model_status(m, 0, "alike ranks grouped (by %s): %d group lanes, %d ranks; Enter expands one; c: ungroup",
+                         m->group_by ? "imposed wait and lateness" : "share of time in calls", lanes, m->nRk);
+    } else if (m->group_rows >= 0) {
+        tui_model_status(m, 0, "one lane per rank; c groups alike ranks");
+    }
+    return m->grouped;
+}
+
+int tui_model_row_group(const tui_model *m, int vi)
+{
+    return vi >= 0 && vi < m->nVis ? m->aVisGrp[vi] : -1;
+}
+
+int tui_model_group_expand(tui_model *m, int vi)
+{
+    if (vi < 0 || vi >= m->nVis)
+        return -1;
+    int g = m->aVisGrp[vi];
+    if (g >= 0) {
+        struct tui_group *G = &m->aGrp[g];
+        int first = G->first_shown, n = G->shown;
+        G->expanded = 1;
+        model_rows_rebuild(m, 1);
+        int l = first >= 0 ? tui_model_lane_of(m, m->aRk[first].rank, -1) : -1;
+        if (l >= 0)
+            m->cur_lane = l;
+        tui_model_status(m, 0, "group of %d ranks expanded, a lane each; e on one of them groups them again", n);
+        return 0;
+    }
+    const cs_tui_lane *L = &m->aLane[m->aVis[vi]];
+    int k = model_rk(m, L->rank);
+    if (!m->grouped || k < 0) {
+        tui_model_status(m, 1, "no groups shown: c groups alike ranks");
+        return -1;
+    }
+    struct tui_group *G = &m->aGrp[m->aRk[k].group];
+    if (G->n < 2) {
+        tui_model_status(m, 0, "rank %d has a lane of its own: it %s", L->rank,
+                         G->stands_out ? "stands out from the others" : "is like no other rank");
+        return -1;
+    }
+    int was = m->aRk[k].alone;
+    for (int j = 0; j < G->n && G->expanded; j++)
+        m->aRk[m->aGrpMem[G->first + j]].alone = 0;
+    m->aRk[k].alone = 0;
+    G->expanded = 0;
+    model_rows_rebuild(m, 0);
+    tui_model_status(m, 0, was ? "rank %d back in its group's lane" : "ranks grouped again (rank %d's group)", L->rank);
+    return 0;
+}
+
+void tui_model_group_label(const tui_model *m, int g, char *buf, size_t len)
+{
+    const struct tui_group *G = &m->aGrp[g];
+    char tail[32], list[1024];
+    snprintf(tail, sizeof tail, " (%d)", G->shown);
+    /* "ranks " + list + tail + NUL in len */
+    size_t room = len > strlen(tail) + 11 ? len - strlen(tail) - 7 : 4;
+    if (room >= sizeof list)
+        room = sizeof list - 1;
+    size_t n = 0;
+    int cut = 0;
+    for (int j = 0; j < G->n && !cut; j++) {
+        int k = m->aGrpMem[G->first + j];
+        if (m->aRk[k].alone)
+            continue;
+        int a = m->aRk[k].rank, b = a;
+        while (j + 1 < G->n && !m->aRk[m->aGrpMem[G->first + j + 1]].alone &&
+               m->aRk[m->aGrpMem[G->first + j + 1]].rank == b + 1) {
+            j++;
+            b++;
+        }
+        char r[40];
+        int w = a == b ? snprintf(r, sizeof r, "%s%d", n ? "," : "", a)
+                       : snprintf(r, sizeof r, "%s%d-%d", n ? "," : "", a, b);
+        int more = 0; /* a member shown after this range: room for ",..." */
+        for (int j2 = j + 1; j2 < G->n && !more; j2++)
+            more = !m->aRk[m->aGrpMem[G->first + j2]].alone;
+        if (n + (size_t)w + (more ? 4 : 0) > room) {
+            snprintf(list + n, sizeof list - n, "%s", n ? ",..." : "...");
+            cut = 1;
+        } else {
+            memcpy(list + n, r, (size_t)w + 1);
+            n += (size_t)w;
+        }
+    }
+    snprintf(buf, len, "ranks %s%s", list, tail);
+}
+
+void tui_model_group_status(tui_model *m, int vi)
+{
+    int g = tui_model_row_group(m, vi);
+    if (g < 0)
+        return;
+    char lbl[200];
+    tui_model_group_label(m, g, lbl, sizeof lbl);
+    const struct tui_group *G = &m->aGrp[g];
+    tui_model_status(m, 0, "%s alike (%s); drawn: rank %d, their median; Enter expands", lbl,
+                     m->group_by ? "imposed wait, lateness" : "share of time in calls",
+                     G->rep_shown >= 0 ? m->aRk[G->rep_shown].rank : -1);
+}
+
+int tui_model_show_rank(tui_model *m, int rank, int tid)
+{
+    int l = tui_model_lane_of(m, rank, tid);
+    int k = model_rk(m, rank);
+    if (l >= 0 || k < 0 || !m->grouped || m->f_rank >= 0)
+        return l;
+    m->aRk[k].alone = 1;
+    model_rows_rebuild(m, 1);
+    return tui_model_lane_of(m, rank, tid);
 }
 
 int tui_model_stream_index(const tui_model *m, int rank, int64_t stream)

@@ -504,6 +504,27 @@ int cs_tui_lod(cs_tui *t, int lane, int level, int64_t b0, int64_t b1, cs_tui_bu
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? n : -1;
 }
 
+int cs_tui_lane_busy(cs_tui *t, int (*cb)(int, int64_t, void *), void *arg)
+{
+    if (!t->idx.present)
+        return -1;
+    sqlite3_stmt *s;
+    /* through the key (lane, level, bucket): one look-up per lane */
+    if (sqlite3_prepare_v2(t->db,
+                           "SELECT l.lane, (SELECT SUM(d.coll + d.wait + d.p2p + d.gpu + d.other) FROM tui_lod d"
+                           " WHERE d.lane = l.lane AND d.level = ?1) FROM tui_lanes l ORDER BY l.lane",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int(s, 1, t->idx.levels - 1);
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        if (cb(sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), arg) != 0)
+            break;
+    int bad = rc != SQLITE_ROW && rc != SQLITE_DONE;
+    sqlite3_finalize(s);
+    return bad ? -1 : 0;
+}
+
 /* The last arrival of every N-to-N collective instance, for the waiting
  * parts: an open-addressing map (comm, seq) -> latest aligned begin. */
 typedef struct cs_tui_inst {

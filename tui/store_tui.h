@@ -97,6 +97,11 @@ typedef struct cs_tui_lane {
  * spans and gpu_activity. */
 int cs_tui_lanes(cs_tui *t, cs_tui_lane **out, int *n);
 
+/* Each lane's busy time (every kind, waiting parts included) from the
+ * summary's coarsest level, in one query: cb(lane, busy_ns) in the order
+ * of the lanes. 0, or -1 without a summary or on an error. */
+int cs_tui_lane_busy(cs_tui *t, int (*cb)(int lane, int64_t busy_ns, void *), void *arg);
+
 /* ---- raw spans ---- */
 
 /* Spans of one lane overlapping [t0, t1) (aligned times), by begin.
