@@ -247,8 +247,7 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
                  stat(arg, &sb) == 0 ? "no trace.db in the directory; run collscope run -o DIR first"
                                      : "no such file or directory");
         return -1;
-    } else if (cs_store_open(m->path, CS_STORE_READ, &m->st, err, errlen) != 0 ||
-               cs_store_analysis_check_input(m->st, err, errlen) != 0)
+    } else if (cs_store_open(m->path, CS_STORE_READ, &m->st, err, errlen) != 0)
         return -1;
     if (cs_store_procs(m->st, &m->aProc, &m->nProc) != 0 || cs_store_ops(m->st, &m->aOp, &m->nOp) != 0 ||
         cs_store_comm_members(m->st, comm_member_cb, m) != 0) {
@@ -272,6 +271,10 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
     if (cs_tui_open(m->path, &m->q, err, errlen) != 0)
         return -1;
     cs_tui_index_info_get(m->q, m->nSpan, &m->idx);
+    /* What a reader may assume of the spans (one pass over them): checked
+     * before the summary is built, and not again while it is current. */
+    if ((!m->idx.present || m->idx.stale) && !m->job && cs_store_analysis_check_input(m->st, err, errlen) != 0)
+        return -1;
     if ((!m->idx.present || m->idx.stale) && build_index && m->nSpan > 0) {
         char e2[512] = "";
         cs_tui_index_info info;
@@ -817,6 +820,9 @@ static int instq_cb(const cs_span *s, void *arg)
 int tui_model_instance(const tui_model *m, int64_t comm, int64_t seq, tui_instq *q)
 {
     *q = (tui_instq){ INT64_MIN, INT64_MAX, 0, -1 };
+    /* a current analysis has it in one look-up, not one span per member */
+    if (m->analysed == 2 && cs_tui_instance_ends(m->q, comm, seq, &q->first, &q->last, &q->n, &q->last_rank) == 0)
+        return 0;
     return cs_tui_instance(m->q, comm, seq, instq_cb, q);
 }
 

@@ -27,8 +27,9 @@ struct cs_tui {
     cs_tui_clock *aClock;
     int nClock;
     cs_tui_index_info idx;
-    sqlite3_stmt *pLod, *pWindow, *pSpan, *pInst, *pFrames, *pSWindow, *pKernels;
-    int has_act; /* gpu_activity is there */
+    sqlite3_stmt *pLod, *pWindow, *pSpan, *pInst, *pFrames, *pSWindow, *pKernels, *pEnds;
+    int has_act;  /* gpu_activity is there */
+    int has_inst; /* the analysis's instances are there */
 };
 
 int cs_tui_kind_of(const char *k)
@@ -170,6 +171,7 @@ int cs_tui_open(const char *path, cs_tui **out, char *err, size_t errlen)
     }
     cs_tui_read_index(t->db, &t->idx);
     t->has_act = cs_tui_table_exists(t->db, "gpu_activity");
+    t->has_inst = cs_tui_table_exists(t->db, "instances");
     *out = t;
     return 0;
 }
@@ -193,6 +195,7 @@ void cs_tui_close(cs_tui *t)
     sqlite3_finalize(t->pFrames);
     sqlite3_finalize(t->pSWindow);
     sqlite3_finalize(t->pKernels);
+    sqlite3_finalize(t->pEnds);
     if (t->db)
         sqlite3_close_v2(t->db);
     free(t->aClock);
@@ -259,6 +262,27 @@ int cs_tui_span(cs_tui *t, int64_t id, cs_span *out)
         rc = 0;
     }
     sqlite3_reset(t->pSpan);
+    return rc;
+}
+
+int cs_tui_instance_ends(cs_tui *t, int64_t comm, int64_t seq, int64_t *first, int64_t *last, int *members,
+                         int *last_rank)
+{
+    if (!t->has_inst || cs_tui_prep(t, &t->pEnds,
+                                    "SELECT first_entry_ns, last_entry_ns, nranks, last_rank FROM instances"
+                                    " WHERE comm = ?1 AND seq = ?2") != 0)
+        return -1;
+    sqlite3_bind_int64(t->pEnds, 1, comm);
+    sqlite3_bind_int64(t->pEnds, 2, seq);
+    int rc = -1;
+    if (sqlite3_step(t->pEnds) == SQLITE_ROW && sqlite3_column_type(t->pEnds, 1) == SQLITE_INTEGER) {
+        *first = sqlite3_column_int64(t->pEnds, 0);
+        *last = sqlite3_column_int64(t->pEnds, 1);
+        *members = sqlite3_column_int(t->pEnds, 2);
+        *last_rank = sqlite3_column_int(t->pEnds, 3);
+        rc = 0;
+    }
+    sqlite3_reset(t->pEnds);
     return rc;
 }
 
