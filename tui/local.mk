@@ -10,6 +10,9 @@ TESTS += tests/tui/extreme.sh tests/tui/tui.sh tests/tui/badinput.sh tests/tui/n
 # The failures of a hung job: open-ended bars, F (docs/tui.md).
 TESTS += tests/tui/failures.sh
 EXTRA_DIST += tests/tui/failures.sh
+# Thousands of ranks: alike ranks drawn as one lane (docs/tui.md).
+TESTS += tests/tui/groups.sh
+EXTRA_DIST += tests/tui/groups.sh
 
 if HAVE_NCURSES
 noinst_LTLIBRARIES += tui/libcstui.la

@@ -559,13 +559,14 @@ static int model_groups_make(tui_model *m, int rows)
         goto done;
     groups_fig x = { m, fig, n };
     int nf;
-    /* what counts as alike: within 100 us of imposed wait over the job,
-     * 10 us of median lateness, 2 % of the time in calls */
-    double floors[2];
+    /* what counts as alike: imposed waits within 0.5 % of all the ranks'
+     * time, median lateness within 0.5 % of the trace's, time in calls
+     * within 2 % */
+    double floors[2], wall = (double)(m->t_end - m->t_begin);
     if (m->analysed && cs_store_rank_stats(m->st, groups_stat_cb, &x) == 0) {
         nf = 2;
-        floors[0] = 100e3;
-        floors[1] = 10e3;
+        floors[0] = 0.005 * wall * n;
+        floors[1] = 0.005 * wall;
         m->group_by = 1;
     } else {
         nf = 1;
@@ -577,6 +578,9 @@ static int model_groups_make(tui_model *m, int rows)
     int ng = tui_groups_make(fig, floors, nf, n, rows, grp, rep, alone);
     if (ng <= 0)
         goto done;
+    /* the rows name groups that go: the cursor's is only its lane now */
+    for (int i = 0; i < m->nVis; i++)
+        m->aVisGrp[i] = -1;
     free(m->aGrp);
     free(m->aGrpMem);
     m->aGrp = calloc((size_t)ng, sizeof *m->aGrp);
@@ -613,10 +617,15 @@ done:
  * the lane of the group that now holds its rank. */
 static void model_rows_rebuild(tui_model *m, int same_groups)
 {
-    int lane = -1, grp = -1, off = m->cur_lane - m->lane_top;
+    int lane = -1, grp = -1, lead = -1, off = m->cur_lane - m->lane_top;
     if (m->nVis > 0 && m->cur_lane >= 0 && m->cur_lane < m->nVis) {
         lane = m->aVis[m->cur_lane];
-        grp = same_groups ? m->aVisGrp[m->cur_lane] : -1;
+        grp = m->aVisGrp[m->cur_lane];
+        /* a group's lane that goes: its first member's lane */
+        if (grp >= 0 && grp < m->nGrp && m->aGrp[grp].first_shown >= 0)
+            lead = m->aRk[m->aGrp[grp].first_shown].lane;
+        if (!same_groups)
+            grp = -1;
     }
     tui_model_filters_apply(m);
     if (lane < 0)
@@ -624,6 +633,9 @@ static void model_rows_rebuild(tui_model *m, int same_groups)
     int found = -1;
     for (int i = 0; i < m->nVis && found < 0 && grp >= 0; i++)
         if (m->aVisGrp[i] == grp)
+            found = i;
+    for (int i = 0; i < m->nVis && found < 0 && lead >= 0; i++)
+        if (m->aVisGrp[i] < 0 && m->aVis[i] == lead)
             found = i;
     for (int i = 0; i < m->nVis && found < 0; i++)
         if (m->aVisGrp[i] < 0 && m->aVis[i] == lane)
@@ -764,12 +776,12 @@ void tui_model_group_status(tui_model *m, int vi)
     int g = tui_model_row_group(m, vi);
     if (g < 0)
         return;
-    char lbl[200];
+    char lbl[300];
     tui_model_group_label(m, g, lbl, sizeof lbl);
     const struct tui_group *G = &m->aGrp[g];
-    tui_model_status(m, 0, "%s alike (%s); drawn: rank %d, their median; Enter expands", lbl,
+    tui_model_status(m, 0, "group of %d alike ranks (%s), drawn: rank %d, their median; Enter expands: %s", G->shown,
                      m->group_by ? "imposed wait, lateness" : "share of time in calls",
-                     G->rep_shown >= 0 ? m->aRk[G->rep_shown].rank : -1);
+                     G->rep_shown >= 0 ? m->aRk[G->rep_shown].rank : -1, lbl);
 }
 
 int tui_model_show_rank(tui_model *m, int rank, int tid)
