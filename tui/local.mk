@@ -10,7 +10,9 @@ TESTS += tests/tui/extreme.sh tests/tui/tui.sh tests/tui/badinput.sh tests/tui/n
 # The failures of a hung job: open-ended bars, F (docs/tui.md).
 TESTS += tests/tui/failures.sh
 EXTRA_DIST += tests/tui/failures.sh
-# Thousands of ranks: alike ranks drawn as one lane (docs/tui.md).
+# Thousands of ranks: alike ranks drawn as one lane (docs/tui.md), and how
+# fast the first screen of such a job opens (not part of make check).
+EXTRA_DIST += bench/tui_scale_bench.sh
 TESTS += tests/tui/groups.sh
 EXTRA_DIST += tests/tui/groups.sh
 
