@@ -147,9 +147,19 @@ static void index_progress(double frac, void *arg)
 /* The calls that never returned, and the failures with their first
  * culprits' calls; the end of the trace moves to when the job ended where
  * that is later (the open-ended bars reach it). Nothing when the trace
- * cannot tell (an older trace): the TUI works without. */
-static void model_failures(tui_model *m)
+ * cannot tell (an older trace): the TUI works without. Finding them takes
+ * a pass over the spans: they are kept beside a current summary (keep) and
+ * read from there while the span count is the same. */
+static void model_failures(tui_model *m, int keep)
 {
+    int64_t end_ns = 0;
+    int cur = m->idx.present && !m->idx.stale && !m->job;
+    if (cur && cs_tui_failures_load(m->q, m->nSpan, &m->aFly, &m->nFly, &m->aFail, &m->nFail, &end_ns) == 0) {
+        if (end_ns > m->t_end)
+            m->t_end = end_ns;
+        m->iFail = -1;
+        return;
+    }
     sqlite3 *db = cs_store_sql_db(m->st);
     sqlite3_stmt *s = NULL;
     size_t cap = 0;
@@ -159,7 +169,7 @@ static void model_failures(tui_model *m)
                            -1, &s, NULL) == SQLITE_OK) {
         while (sqlite3_step(s) == SQLITE_ROW && CS_VEC_RESERVE(m->aFly, cap, (size_t)m->nFly + 1) == 0)
             m->aFly[m->nFly++] =
-                (struct tui_fly){ sqlite3_column_int(s, 0), sqlite3_column_int(s, 1), sqlite3_column_int64(s, 2) };
+                (cs_tui_fly){ sqlite3_column_int(s, 0), sqlite3_column_int(s, 1), sqlite3_column_int64(s, 2) };
     }
     sqlite3_finalize(s);
     cs_failure_model fm;
@@ -168,7 +178,7 @@ static void model_failures(tui_model *m)
     if (cs_failure_from_store(m->st, &fm, err, sizeof err) == 0) {
         cs_failure_diagnose(&fm, CS_FAILURE_POST_AFTER_S, &fl);
         if (fl.n && fm.now > m->t_end)
-            m->t_end = fm.now;
+            m->t_end = end_ns = fm.now;
         cap = 0;
         for (size_t i = 0; i < fl.n; i++) {
             const cs_failure *x = &fl.v[i];
@@ -178,7 +188,7 @@ static void model_failures(tui_model *m)
                     r = &fm.r[k];
             if (!r || (!r->has_fly && !r->has_last) || CS_VEC_RESERVE(m->aFail, cap, (size_t)m->nFail + 1) != 0)
                 continue;
-            struct tui_fail *f = &m->aFail[m->nFail++];
+            cs_tui_fail *f = &m->aFail[m->nFail++];
             f->rank = r->rank;
             f->t_ns = r->has_fly ? r->fly.t0 : r->last.t0;
             snprintf(f->kind, sizeof f->kind, "%s", x->kind);
@@ -188,6 +198,10 @@ static void model_failures(tui_model *m)
     m->iFail = -1;
     cs_failure_list_free(&fl);
     cs_failure_model_free(&fm);
+    if (cur && keep) {
+        char e2[512];
+        cs_tui_failures_save(m->path, m->nSpan, m->aFly, m->nFly, m->aFail, m->nFail, end_ns, e2, sizeof e2);
+    }
 }
 
 int tui_model_next_failure(tui_model *m, int dir)
@@ -202,7 +216,7 @@ int tui_model_next_failure(tui_model *m, int dir)
     if (i >= m->nFail)
         i = 0;
     m->iFail = i;
-    const struct tui_fail *f = &m->aFail[i];
+    const cs_tui_fail *f = &m->aFail[i];
     /* the culprit's call and what follows it to the end of the trace */
     int64_t w = (m->t_end - f->t_ns) * 3 / 2 + 1000;
     tui_model_center(m, f->t_ns + w / 3, w);
@@ -312,7 +326,7 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
     }
     if (m->t_end <= m->t_begin)
         m->t_end = m->t_begin + 1000;
-    model_failures(m);
+    model_failures(m, build_index);
     m->aVis = calloc((size_t)m->nLane, sizeof *m->aVis);
     m->aVisGrp = calloc((size_t)m->nLane, sizeof *m->aVisGrp);
     if (!m->aVis || !m->aVisGrp || model_ranks(m) != 0) {

@@ -110,18 +110,11 @@ typedef struct tui_model {
 
     /* the calls that never returned (CS_F_INFLIGHT): drawn open-ended to
      * the end of the trace */
-    struct tui_fly {
-        int rank, tid;
-        int64_t begin_ns;
-    } * aFly;
+    cs_tui_fly *aFly;
     int nFly;
     /* the failures post mortem (analyzer/failure.h, as `collscope report`
      * finds them), each with its first culprit's call to jump to */
-    struct tui_fail {
-        int rank;
-        int64_t t_ns;
-        char kind[24], text[240];
-    } * aFail;
+    cs_tui_fail *aFail;
     int nFail, iFail;
 } tui_model;
 

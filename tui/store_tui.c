@@ -1115,3 +1115,126 @@ done:
     free(aClock);
     return ret;
 }
+
+/* ---- the failures, kept beside the summary ---- */
+
+int cs_tui_failures_load(cs_tui *t, int64_t spans, cs_tui_fly **fly, int *nfly, cs_tui_fail **fail, int *nfail,
+                         int64_t *end_ns)
+{
+    *fly = NULL;
+    *fail = NULL;
+    *nfly = *nfail = 0;
+    *end_ns = 0;
+    int64_t kept = -1;
+    if (!cs_tui_table_exists(t->db, "tui_fly") || !cs_tui_table_exists(t->db, "tui_fail") ||
+        cs_tui_meta_i64(t->db, "tui_fail_spans", &kept) != 0 || kept != spans)
+        return 1;
+    cs_tui_meta_i64(t->db, "tui_fail_end_ns", end_ns);
+    sqlite3_stmt *s = NULL;
+    size_t cap = 0;
+    int rc = SQLITE_DONE;
+    if (sqlite3_prepare_v2(t->db, "SELECT rank, tid, begin_ns FROM tui_fly ORDER BY rowid", -1, &s, NULL) != SQLITE_OK)
+        goto fail;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (CS_VEC_RESERVE(*fly, cap, (size_t)*nfly + 1) != 0)
+            goto fail;
+        (*fly)[(*nfly)++] =
+            (cs_tui_fly){ sqlite3_column_int(s, 0), sqlite3_column_int(s, 1), sqlite3_column_int64(s, 2) };
+    }
+    sqlite3_finalize(s);
+    s = NULL;
+    if (rc != SQLITE_DONE)
+        goto fail;
+    cap = 0;
+    if (sqlite3_prepare_v2(t->db, "SELECT rank, t_ns, kind, text FROM tui_fail ORDER BY i", -1, &s, NULL) != SQLITE_OK)
+        goto fail;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (CS_VEC_RESERVE(*fail, cap, (size_t)*nfail + 1) != 0)
+            goto fail;
+        cs_tui_fail *f = &(*fail)[(*nfail)++];
+        f->rank = sqlite3_column_int(s, 0);
+        f->t_ns = sqlite3_column_int64(s, 1);
+        const char *k = (const char *)sqlite3_column_text(s, 2), *x = (const char *)sqlite3_column_text(s, 3);
+        snprintf(f->kind, sizeof f->kind, "%s", k ? k : "");
+        snprintf(f->text, sizeof f->text, "%s", x ? x : "");
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE)
+        goto fail2;
+    return 0;
+fail:
+    sqlite3_finalize(s);
+fail2:
+    free(*fly);
+    free(*fail);
+    *fly = NULL;
+    *fail = NULL;
+    *nfly = *nfail = 0;
+    return -1;
+}
+
+int cs_tui_failures_save(const char *path, int64_t spans, const cs_tui_fly *fly, int nfly, const cs_tui_fail *fail,
+                         int nfail, int64_t end_ns, char *err, size_t errlen)
+{
+    if (access(path, W_OK) != 0)
+        return cs_store_sql_fail(err, errlen, "%s: cannot keep the failures (%s)", path, strerror(errno));
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        cs_store_sql_fail(err, errlen, "%s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close_v2(db);
+        return -1;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    sqlite3_stmt *a = NULL, *b = NULL;
+    int ret = -1;
+    if (cs_store_sql_exec(db, path,
+                          "BEGIN; DROP TABLE IF EXISTS tui_fly; DROP TABLE IF EXISTS tui_fail;"
+                          " CREATE TABLE tui_fly(rank INTEGER, tid INTEGER, begin_ns INTEGER);"
+                          " CREATE TABLE tui_fail(i INTEGER PRIMARY KEY, rank INTEGER, t_ns INTEGER, kind TEXT,"
+                          " text TEXT);",
+                          err, errlen) != 0)
+        goto done;
+    if (sqlite3_prepare_v2(db, "INSERT INTO tui_fly VALUES(?,?,?)", -1, &a, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "INSERT INTO tui_fail VALUES(?,?,?,?,?)", -1, &b, NULL) != SQLITE_OK) {
+        cs_store_sql_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+        goto rollback;
+    }
+    for (int i = 0; i < nfly; i++) {
+        sqlite3_bind_int(a, 1, fly[i].rank);
+        sqlite3_bind_int(a, 2, fly[i].tid);
+        sqlite3_bind_int64(a, 3, fly[i].begin_ns);
+        if (sqlite3_step(a) != SQLITE_DONE) {
+            cs_store_sql_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+            goto rollback;
+        }
+        sqlite3_reset(a);
+    }
+    for (int i = 0; i < nfail; i++) {
+        sqlite3_bind_int(b, 1, i);
+        sqlite3_bind_int(b, 2, fail[i].rank);
+        sqlite3_bind_int64(b, 3, fail[i].t_ns);
+        sqlite3_bind_text(b, 4, fail[i].kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(b, 5, fail[i].text, -1, SQLITE_STATIC);
+        if (sqlite3_step(b) != SQLITE_DONE) {
+            cs_store_sql_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+            goto rollback;
+        }
+        sqlite3_reset(b);
+    }
+    char meta[256];
+    snprintf(meta, sizeof meta,
+             "INSERT OR REPLACE INTO meta(key, value) VALUES ('tui_fail_spans', '%lld'), ('tui_fail_end_ns', '%lld');"
+             " COMMIT;",
+             (long long)spans, (long long)end_ns);
+    if (cs_store_sql_exec(db, path, meta, err, errlen) != 0)
+        goto rollback;
+    ret = 0;
+    goto done;
+rollback:
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+done:
+    sqlite3_finalize(a);
+    sqlite3_finalize(b);
+    sqlite3_close_v2(db);
+    return ret;
+}

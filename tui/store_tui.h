@@ -135,6 +135,32 @@ typedef struct cs_tui_frame {
 /* The frames of one call site, innermost first. */
 int cs_tui_frames(cs_tui *t, int rank, int64_t callsite, int (*cb)(const cs_tui_frame *, void *), void *arg);
 
+/* ---- the failures, kept beside the summary ---- */
+
+/* A call that never returned (flagged in flight): drawn open-ended. */
+typedef struct cs_tui_fly {
+    int rank, tid;
+    int64_t begin_ns;
+} cs_tui_fly;
+/* A failure post mortem and its first culprit's call (analyzer/failure.h). */
+typedef struct cs_tui_fail {
+    int rank;
+    int64_t t_ns;
+    char kind[24], text[240];
+} cs_tui_fail;
+/* The failures found when the trace held `spans` spans (tables tui_fly
+ * and tui_fail, meta tui_fail_spans and tui_fail_end_ns: when the job
+ * ended, 0 when no later than its last record): finding them takes a pass
+ * over the spans, so the TUI keeps them beside its summary. Returns 0 with
+ * the lists malloc'ed, 1 when none are kept for this span count, -1 on an
+ * error. */
+int cs_tui_failures_load(cs_tui *t, int64_t spans, cs_tui_fly **fly, int *nfly, cs_tui_fail **fail, int *nfail,
+                         int64_t *end_ns);
+/* Keep them in the trace at path (replacing what was kept); 0, or -1 with a
+ * reason (a read-only file). */
+int cs_tui_failures_save(const char *path, int64_t spans, const cs_tui_fly *fly, int nfly, const cs_tui_fail *fail,
+                         int nfail, int64_t end_ns, char *err, size_t errlen);
+
 /* Does the trace hold table name (e.g. the analysis tables)? */
 int cs_tui_has_table(cs_tui *t, const char *name);
 
