@@ -116,9 +116,22 @@ static int ranks_load(tui_ranks *rs, tui_model *m)
     if (rs->loaded)
         return 0;
     rs->nRank = 0;
-    if (cs_store_rank_busy(m->st, busy_cb, rs) != 0) {
-        tui_model_status(m, 1, "cannot read the ranks (corrupt trace?)");
-        return -1;
+    /* a pass over the spans, kept beside a current summary */
+    int cur = m->idx.present && !m->idx.stale && !m->job;
+    if (!cur || cs_tui_rank_busy_load(m->q, m->nSpan, busy_cb, rs) != 0) {
+        rs->nRank = 0;
+        if (cs_store_rank_busy(m->st, busy_cb, rs) != 0) {
+            tui_model_status(m, 1, "cannot read the ranks (corrupt trace?)");
+            return -1;
+        }
+        cs_tui_busy *rows = cur ? malloc(sizeof *rows * (size_t)(rs->nRank + 1)) : NULL;
+        char err[512];
+        for (int i = 0; rows && i < rs->nRank; i++)
+            rows[i] =
+                (cs_tui_busy){ rs->aRank[i].rank, rs->aRank[i].busy_ns, rs->aRank[i].wall_ns, rs->aRank[i].spans };
+        if (rows)
+            cs_tui_rank_busy_save(m->path, m->nSpan, rows, rs->nRank, err, sizeof err);
+        free(rows);
     }
     if (m->analysed)
         cs_store_rank_stats(m->st, rstat_cb, rs);

@@ -1238,3 +1238,73 @@ done:
     sqlite3_close_v2(db);
     return ret;
 }
+
+/* ---- the ranks' time in calls, kept beside the summary ---- */
+
+int cs_tui_rank_busy_load(cs_tui *t, int64_t spans, int (*cb)(int, int64_t, int64_t, int64_t, void *), void *arg)
+{
+    int64_t kept = -1;
+    if (!cs_tui_table_exists(t->db, "tui_rank_busy") || cs_tui_meta_i64(t->db, "tui_busy_spans", &kept) != 0 ||
+        kept != spans)
+        return 1;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(t->db, "SELECT rank, busy_ns, wall_ns, spans FROM tui_rank_busy ORDER BY rank", -1, &s,
+                           NULL) != SQLITE_OK)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        if (cb(sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
+               sqlite3_column_int64(s, 3), arg) != 0)
+            break;
+    int bad = rc != SQLITE_ROW && rc != SQLITE_DONE;
+    sqlite3_finalize(s);
+    return bad ? -1 : 0;
+}
+
+int cs_tui_rank_busy_save(const char *path, int64_t spans, const cs_tui_busy *rows, int n, char *err, size_t errlen)
+{
+    if (access(path, W_OK) != 0)
+        return cs_store_sql_fail(err, errlen, "%s: cannot keep the ranks' times (%s)", path, strerror(errno));
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        cs_store_sql_fail(err, errlen, "%s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close_v2(db);
+        return -1;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    sqlite3_stmt *a = NULL;
+    int ret = -1;
+    if (cs_store_sql_exec(db, path,
+                          "BEGIN; DROP TABLE IF EXISTS tui_rank_busy; CREATE TABLE tui_rank_busy(rank INTEGER PRIMARY"
+                          " KEY, busy_ns INTEGER, wall_ns INTEGER, spans INTEGER);",
+                          err, errlen) != 0)
+        goto done;
+    if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO tui_rank_busy VALUES(?,?,?,?)", -1, &a, NULL) != SQLITE_OK) {
+        cs_store_sql_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+        goto rollback;
+    }
+    for (int i = 0; i < n; i++) {
+        sqlite3_bind_int(a, 1, rows[i].rank);
+        sqlite3_bind_int64(a, 2, rows[i].busy_ns);
+        sqlite3_bind_int64(a, 3, rows[i].wall_ns);
+        sqlite3_bind_int64(a, 4, rows[i].spans);
+        if (sqlite3_step(a) != SQLITE_DONE) {
+            cs_store_sql_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+            goto rollback;
+        }
+        sqlite3_reset(a);
+    }
+    char meta[160];
+    snprintf(meta, sizeof meta, "INSERT OR REPLACE INTO meta(key, value) VALUES ('tui_busy_spans', '%lld'); COMMIT;",
+             (long long)spans);
+    if (cs_store_sql_exec(db, path, meta, err, errlen) != 0)
+        goto rollback;
+    ret = 0;
+    goto done;
+rollback:
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+done:
+    sqlite3_finalize(a);
+    sqlite3_close_v2(db);
+    return ret;
+}

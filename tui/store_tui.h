@@ -161,6 +161,20 @@ int cs_tui_failures_load(cs_tui *t, int64_t spans, cs_tui_fly **fly, int *nfly, 
 int cs_tui_failures_save(const char *path, int64_t spans, const cs_tui_fly *fly, int nfly, const cs_tui_fail *fail,
                          int nfail, int64_t end_ns, char *err, size_t errlen);
 
+/* Each rank's time in calls, wall time and spans (cs_store_rank_busy, a
+ * pass over the spans) as found when the trace held `spans` spans, kept
+ * beside the summary (table tui_rank_busy, meta tui_busy_spans): cb per
+ * rank, by rank. 0, 1 when none are kept for this span count, -1 on an
+ * error. */
+int cs_tui_rank_busy_load(cs_tui *t, int64_t spans, int (*cb)(int, int64_t, int64_t, int64_t, void *), void *arg);
+/* One rank's row of them. */
+typedef struct cs_tui_busy {
+    int rank;
+    int64_t busy_ns, wall_ns, spans;
+} cs_tui_busy;
+/* Keep them in the trace at path; 0, or -1 with a reason. */
+int cs_tui_rank_busy_save(const char *path, int64_t spans, const cs_tui_busy *rows, int n, char *err, size_t errlen);
+
 /* Does the trace hold table name (e.g. the analysis tables)? */
 int cs_tui_has_table(cs_tui *t, const char *name);
 
