@@ -5,7 +5,8 @@
 # add up to 512 and rank 77 has a lane of its own; Enter expands a group's
 # lane into one lane per rank and e groups them again; c turns grouping
 # off and on; the ranks screen lists rank 77 first, and Enter on another
-# row shows that rank's lane out of its group.
+# row shows that rank's lane out of its group. Not analysed (256 ranks),
+# alike by share of time in calls: rank 77 alone too.
 . "$srcdir/tests/lib.sh"
 . "$srcdir/tests/tui/tuilib.sh"
 GEN="$B/bench/tui_gen"
@@ -74,6 +75,19 @@ keys e
 wait_for "rank $second back in its group's lane"
 expect_eq "ranks in the lanes (rank $second back)" "$(lane_sum)" 512
 labels | grep -qx "rank $second" && fail "rank $second still alone"
+keys q
+wait_for '\[rc=0\]'
+
+# not analysed: alike by share of time in calls (from the summary); rank 77,
+# late in every tenth step, spends less of its time in calls than the rest
+"$GEN" "$T/u.db" --ranks 256 --spans 76800 --straggler 77 >/dev/null || fail "tui_gen (256 ranks)"
+tui_start 160 50 "env LANG=C.UTF-8 TERM=xterm-256color '$TUI' '$T/u.db'"
+wait_for 'analysis: no'
+wait_for '^>ranks [0-9].* \([0-9]+\) '
+expect_eq "ranks in the lanes (not analysed)" "$(lane_sum)" 256
+labels | grep -qx 'rank 77' || fail "rank 77 has no lane of its own (not analysed): $(labels)"
+keys j k
+wait_for 'group of [0-9]+ alike ranks \(share of time in calls\)'
 keys q
 wait_for '\[rc=0\]'
 pass
