@@ -239,6 +239,7 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
     m->f_op = -1;
     m->f_rank = -1;
     m->lod_level = -1;
+    m->jump_rk = -1;
     if (stat(arg, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         snprintf(m->dir, sizeof m->dir, "%s", arg);
         snprintf(m->path, sizeof m->path, "%s/trace.db", arg);
@@ -804,7 +805,11 @@ int tui_model_show_rank(tui_model *m, int rank, int tid)
     int k = model_rk(m, rank);
     if (l >= 0 || k < 0 || !m->grouped || m->f_rank >= 0)
         return l;
+    /* one rank out of its group for the jumps: the one jumped to */
+    if (m->jump_rk >= 0 && m->jump_rk < m->nRk && m->jump_rk != k)
+        m->aRk[m->jump_rk].alone = 0;
     m->aRk[k].alone = 1;
+    m->jump_rk = k;
     model_rows_rebuild(m, 1);
     return tui_model_lane_of(m, rank, tid);
 }

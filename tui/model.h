@@ -107,6 +107,7 @@ typedef struct tui_model {
     int nGrp;
     int *aGrpMem;
     int *aVisGrp; /* per visible row: the group it draws collapsed, -1 for a lane of its own */
+    int jump_rk;  /* the rank (index into aRk) the last jump took out of its group, -1: none */
 
     /* the calls that never returned (CS_F_INFLIGHT): drawn open-ended to
      * the end of the trace */
@@ -147,7 +148,8 @@ int tui_model_filter(tui_model *m, const char *line);
  * (filtered out, or drawn in a group's lane). */
 int tui_model_lane_of(const tui_model *m, int rank, int tid);
 /* The same, first taking the rank out of its group when a group's lane
- * holds it (the rank filter still hides it: then -1). */
+ * holds it (the rank filter still hides it: then -1); the rank an earlier
+ * call took out goes back into its group. */
 int tui_model_show_rank(tui_model *m, int rank, int tid);
 /* Does the trace have a lane of rank? */
 int tui_model_has_rank(const tui_model *m, int rank);

@@ -5,8 +5,9 @@
 # add up to 512 and rank 77 has a lane of its own; Enter expands a group's
 # lane into one lane per rank and e groups them again; c turns grouping
 # off and on; the ranks screen lists rank 77 first, and Enter on another
-# row shows that rank's lane out of its group. Not analysed (256 ranks),
-# alike by share of time in calls: rank 77 alone too.
+# row shows that rank's lane out of its group (the next jump puts it back).
+# Not analysed (256 ranks), alike by share of time in calls: rank 77 alone
+# too.
 . "$srcdir/tests/lib.sh"
 . "$srcdir/tests/tui/tuilib.sh"
 GEN="$B/bench/tui_gen"
@@ -70,11 +71,19 @@ wait_for "^>rank $second "
 wait_for "rank $second \(row 2 of the ranks by lateness\)"
 expect_eq "ranks in the lanes (rank $second shown alone)" "$(lane_sum)" 512
 echo "ok: the ranks screen's Enter showed rank $second out of its group"
+# the next rank jumped to takes its place: rank $second goes back
+keys R
+wait_for 'Ranks, latest first'
+third=$(screen | grep -A3 'times last' | tail -n 1 | awk '{print $1}')
+keys j Enter
+wait_for "^>rank $third "
+labels | grep -qx "rank $second" && fail "rank $second still alone after jumping to rank $third"
+expect_eq "ranks in the lanes (rank $third shown alone)" "$(lane_sum)" 512
 # e on it puts it back
 keys e
-wait_for "rank $second back in its group's lane"
-expect_eq "ranks in the lanes (rank $second back)" "$(lane_sum)" 512
-labels | grep -qx "rank $second" && fail "rank $second still alone"
+wait_for "rank $third back in its group's lane"
+expect_eq "ranks in the lanes (rank $third back)" "$(lane_sum)" 512
+labels | grep -qx "rank $third" && fail "rank $third still alone"
 keys q
 wait_for '\[rc=0\]'
 
