@@ -286,6 +286,10 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
     if (cs_tui_open(m->path, &m->q, err, errlen) != 0)
         return -1;
     cs_tui_index_info_get(m->q, m->nSpan, &m->idx);
+    /* a summary of many ranks built before it kept the instances */
+    if (m->idx.present && !m->idx.stale && m->nProc >= CS_TUI_INST_RANKS && !cs_tui_has_table(m->q, "waits") &&
+        !cs_tui_has_table(m->q, "tui_inst"))
+        m->idx.stale = 1;
     /* What a reader may assume of the spans (one pass over them): checked
      * before the summary is built, and not again while it is current. */
     if ((!m->idx.present || m->idx.stale) && !m->job && cs_store_analysis_check_input(m->st, err, errlen) != 0)
@@ -851,8 +855,10 @@ static int instq_cb(const cs_span *s, void *arg)
 int tui_model_instance(const tui_model *m, int64_t comm, int64_t seq, tui_instq *q)
 {
     *q = (tui_instq){ INT64_MIN, INT64_MAX, 0, -1 };
-    /* a current analysis has it in one look-up, not one span per member */
-    if (m->analysed == 2 && cs_tui_instance_ends(m->q, comm, seq, &q->first, &q->last, &q->n, &q->last_rank) == 0)
+    /* a current analysis (or, without one, the summary) has it in one
+     * look-up, not one span per member */
+    if ((m->analysed == 2 || (!m->analysed && m->idx.present && !m->idx.stale)) &&
+        cs_tui_instance_ends(m->q, comm, seq, &q->first, &q->last, &q->n, &q->last_rank) == 0)
         return 0;
     return cs_tui_instance(m->q, comm, seq, instq_cb, q);
 }

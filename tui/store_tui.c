@@ -29,7 +29,7 @@ struct cs_tui {
     cs_tui_index_info idx;
     sqlite3_stmt *pLod, *pWindow, *pSpan, *pInst, *pFrames, *pSWindow, *pKernels, *pEnds;
     int has_act;  /* gpu_activity is there */
-    int has_inst; /* the analysis's instances are there */
+    int has_inst; /* the analysis's instances are there (1), else the summary's (2) */
 };
 
 int cs_tui_kind_of(const char *k)
@@ -171,7 +171,7 @@ int cs_tui_open(const char *path, cs_tui **out, char *err, size_t errlen)
     }
     cs_tui_read_index(t->db, &t->idx);
     t->has_act = cs_tui_table_exists(t->db, "gpu_activity");
-    t->has_inst = cs_tui_table_exists(t->db, "instances");
+    t->has_inst = cs_tui_table_exists(t->db, "instances") ? 1 : cs_tui_table_exists(t->db, "tui_inst") ? 2 : 0;
     *out = t;
     return 0;
 }
@@ -179,6 +179,9 @@ int cs_tui_open(const char *path, cs_tui **out, char *err, size_t errlen)
 int cs_tui_index_reload(cs_tui *t)
 {
     cs_tui_read_index(t->db, &t->idx);
+    t->has_inst = cs_tui_table_exists(t->db, "instances") ? 1 : cs_tui_table_exists(t->db, "tui_inst") ? 2 : 0;
+    sqlite3_finalize(t->pEnds);
+    t->pEnds = NULL;
     sqlite3_finalize(t->pLod);
     t->pLod = NULL;
     return t->idx.present ? 0 : -1;
@@ -269,8 +272,10 @@ int cs_tui_instance_ends(cs_tui *t, int64_t comm, int64_t seq, int64_t *first, i
                          int *last_rank)
 {
     if (!t->has_inst || cs_tui_prep(t, &t->pEnds,
-                                    "SELECT first_entry_ns, last_entry_ns, nranks, last_rank FROM instances"
-                                    " WHERE comm = ?1 AND seq = ?2") != 0)
+                                    t->has_inst == 1 ? "SELECT first_entry_ns, last_entry_ns, nranks, last_rank"
+                                                       " FROM instances WHERE comm = ?1 AND seq = ?2"
+                                                     : "SELECT first_ns, last_ns, members, last_rank FROM tui_inst"
+                                                       " WHERE comm = ?1 AND seq = ?2") != 0)
         return -1;
     sqlite3_bind_int64(t->pEnds, 1, comm);
     sqlite3_bind_int64(t->pEnds, 2, seq);
@@ -552,7 +557,8 @@ int cs_tui_lane_busy(cs_tui *t, int (*cb)(int, int64_t, void *), void *arg)
 /* The last arrival of every N-to-N collective instance, for the waiting
  * parts: an open-addressing map (comm, seq) -> latest aligned begin. */
 typedef struct cs_tui_inst {
-    int64_t comm, seq, last;
+    int64_t comm, seq, last, first;
+    int n, last_rank;
 } cs_tui_inst;
 typedef struct cs_tui_imap {
     cs_tui_inst *a;
@@ -595,7 +601,7 @@ static cs_tui_inst *cs_tui_iget(cs_tui_imap *m, int64_t comm, int64_t seq, int a
     }
     if (!add)
         return NULL;
-    m->a[j] = (cs_tui_inst){ comm, seq, INT64_MIN };
+    m->a[j] = (cs_tui_inst){ comm, seq, INT64_MIN, INT64_MAX, 0, -1 };
     m->n++;
     return &m->a[j];
 }
@@ -925,7 +931,7 @@ static int cs_tui_build_rank(cs_tui_build *B, int rank, int64_t *done)
 static int cs_tui_build_instances(cs_tui_build *B)
 {
     const char *sql = "SELECT COALESCE(s.comm, 0), s.seq, s.op, " CS_ALIGNED(
-        "s.begin_ns") " FROM span s LEFT JOIN clocks k ON k.rank = s.rank WHERE s.seq IS NOT NULL";
+        "s.begin_ns") ", s.rank FROM span s LEFT JOIN clocks k ON k.rank = s.rank WHERE s.seq IS NOT NULL";
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(B->db, sql, -1, &s, NULL) != SQLITE_OK)
         return cs_store_sql_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
@@ -943,13 +949,51 @@ static int cs_tui_build_instances(cs_tui_build *B)
             return cs_store_sql_fail(B->err, B->errlen, "out of memory");
         }
         int64_t b = sqlite3_column_int64(s, 3);
-        if (b > in->last)
+        if (b > in->last) {
             in->last = b;
+            in->last_rank = sqlite3_column_int(s, 4);
+        }
+        if (b < in->first)
+            in->first = b;
+        in->n++;
     }
     sqlite3_finalize(s);
     return rc == SQLITE_DONE
                ? 0
                : cs_store_sql_fail(B->err, B->errlen, "%s: corrupt trace (%s)", B->path, sqlite3_errmsg(B->db));
+}
+
+/* The instances of the map as table tui_inst (created in the build's
+ * transaction). */
+static int cs_tui_build_inst_table(cs_tui_build *B)
+{
+    if (cs_store_sql_exec(B->db, B->path,
+                          "DROP TABLE IF EXISTS tui_inst; CREATE TABLE tui_inst(comm INTEGER NOT NULL, seq INTEGER NOT"
+                          " NULL, first_ns INTEGER, last_ns INTEGER, members INTEGER, last_rank INTEGER,"
+                          " PRIMARY KEY(comm, seq)) WITHOUT ROWID;",
+                          B->err, B->errlen) != 0)
+        return -1;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(B->db, "INSERT OR REPLACE INTO tui_inst VALUES(?,?,?,?,?,?)", -1, &s, NULL) != SQLITE_OK)
+        return cs_store_sql_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
+    for (size_t i = 0; i < B->inst.cap; i++) {
+        const cs_tui_inst *x = &B->inst.a[i];
+        if (!(x->seq > 0 || x->comm) || x->n == 0)
+            continue;
+        sqlite3_bind_int64(s, 1, x->comm);
+        sqlite3_bind_int64(s, 2, x->seq);
+        sqlite3_bind_int64(s, 3, x->first);
+        sqlite3_bind_int64(s, 4, x->last);
+        sqlite3_bind_int(s, 5, x->n);
+        sqlite3_bind_int(s, 6, x->last_rank);
+        if (sqlite3_step(s) != SQLITE_DONE) {
+            sqlite3_finalize(s);
+            return cs_store_sql_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
+        }
+        sqlite3_reset(s);
+    }
+    sqlite3_finalize(s);
+    return 0;
 }
 
 int cs_tui_index_build(const char *path, void (*progress)(double, void *), void *arg, cs_tui_index_info *out, char *err,
@@ -1079,6 +1123,13 @@ int cs_tui_index_build(const char *path, void (*progress)(double, void *), void 
         }
         if (progress)
             progress(total ? (double)done_spans / (double)total : 1.0, arg);
+    }
+    /* Without the analysis, a lane read raw finds each collective's last
+     * arrival from its members' spans: with many ranks, thousands of spans
+     * an instance. Kept here instead, one row an instance. */
+    if (!B.waits_table && nRank >= CS_TUI_INST_RANKS && cs_tui_build_inst_table(&B) != 0) {
+        sqlite3_exec(B.db, "ROLLBACK", NULL, NULL, NULL);
+        goto done;
     }
     int64_t ms = cs_tui_now_ms() - t_start;
     char meta[1024];

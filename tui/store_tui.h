@@ -119,8 +119,11 @@ int cs_tui_stream_window(cs_tui *t, int rank, int64_t stream, int64_t max_dur_ns
  * the default stream). */
 int cs_tui_span(cs_tui *t, int64_t id, cs_span *out);
 /* The first and last entry (aligned) of collective instance (comm, seq),
- * its members and its last rank, from the stored analysis (one look-up);
- * 0, or -1 when the trace holds no analysis of it. */
+ * its members and its last rank, from the stored analysis (one look-up),
+ * else from the summary's table tui_inst (written by a build without the
+ * analysis when the trace has CS_TUI_INST_RANKS ranks or more); 0, or -1
+ * when the trace holds neither. */
+#define CS_TUI_INST_RANKS 64
 int cs_tui_instance_ends(cs_tui *t, int64_t comm, int64_t seq, int64_t *first, int64_t *last, int *members,
                          int *last_rank);
 /* Every rank's span of collective instance (comm, seq), by rank. */

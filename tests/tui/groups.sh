@@ -97,6 +97,15 @@ expect_eq "ranks in the lanes (not analysed)" "$(lane_sum)" 256
 labels | grep -qx 'rank 77' || fail "rank 77 has no lane of its own (not analysed): $(labels)"
 keys j k
 wait_for 'group of [0-9]+ alike ranks \(share of time in calls\)'
+# the summary keeps each collective's first and last arrival (256 ranks:
+# not one query of 256 spans per collective in view), and the lanes draw
+# the waiting parts from it
+ninst=$(q "$T/u.db" "SELECT count(*) FROM (SELECT DISTINCT comm, seq FROM span
+  WHERE seq IS NOT NULL AND op IN (SELECT id FROM ops WHERE kind = 'coll'))")
+expect_eq "collectives kept by the summary" "$(q "$T/u.db" "SELECT count(*) FROM tui_inst")" "$ninst"
+expect_eq "last arrivals kept" "$(q "$T/u.db" "SELECT count(*) FROM tui_inst i WHERE last_ns = (SELECT MAX(begin_ns)
+  FROM spans s WHERE s.comm = i.comm AND s.seq = i.seq) AND members = 256")" "$ninst"
+screen | sed -n 4p | grep -q '░' || fail "no waiting part on the group's lane: $(screen | sed -n 4p)"
 keys q
 wait_for '\[rc=0\]'
 pass
