@@ -1012,7 +1012,10 @@ int cs_tui_index_build(const char *path, void (*progress)(double, void *), void 
         return -1;
     }
     sqlite3_busy_timeout(B.db, 5000);
-    sqlite3_exec(B.db, "PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;", NULL, NULL, NULL);
+    /* one rank's spans lie all over the file: read them in place, mapped,
+     * not copied page by page through pread into the cache */
+    sqlite3_exec(B.db, "PRAGMA synchronous=OFF; PRAGMA cache_size=-65536; PRAGMA mmap_size=17179869184;", NULL, NULL,
+                 NULL);
     int ret = -1;
     int *aRank = NULL, nRank = 0;
     int64_t total = 0, maxspans = 0;
