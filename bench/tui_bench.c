@@ -4,7 +4,12 @@
  *   tui_bench TRACE.db [--cols C] [--rows R]
  * Prints the time to build the summary (when missing), the open time, and
  * the redraw times (p50 and max) over every zoom level from the whole
- * trace down to a few microseconds, against the targets 1 s and 20 ms. */
+ * trace down to a few microseconds, against the targets 1 s and 20 ms.
+ *   tui_bench DIR|TRACE.db --first-screen [--cols C] [--rows R]
+ * Opens as collscope-tui does (building the summary when missing, merging
+ * a job kept as rank stores) and draws the first screen (alike ranks
+ * grouped where they outnumber the rows); prints one line: the time from
+ * the start to the first full screen, and its parts. */
 #include "config.h"
 #include "tui/screen.h"
 
@@ -28,12 +33,71 @@ static int bench_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* A curses screen on /dev/null, rows x cols; NULL when none. */
+static SCREEN *bench_screen(FILE *out, FILE *in, int rows, int cols)
+{
+    SCREEN *scr = out && in ? newterm("xterm-256color", out, in) : NULL;
+    if (!scr && out && in)
+        scr = newterm("vt100", out, in);
+    if (scr) {
+        set_term(scr);
+        resize_term(rows, cols);
+    }
+    return scr;
+}
+
+/* --first-screen: open as collscope-tui does, draw the first screen. */
+static int bench_first_screen(const char *path, int rows, int cols, double t_start)
+{
+    char err[1024];
+    tui_model t;
+    double a = bench_now();
+    if (tui_model_open(&t, path, 1, 1, err, sizeof err) != 0) {
+        fprintf(stderr, "tui_bench: %s\n", err);
+        return 1;
+    }
+    double open_s = bench_now() - a;
+    FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
+    SCREEN *scr = bench_screen(out, in, rows, cols);
+    tui_ui *ui = scr ? tui_ui_new(&t) : NULL;
+    if (!ui) {
+        fprintf(stderr, "tui_bench: cannot open a headless curses screen\n");
+        return 1;
+    }
+    t.colour = has_colors();
+    t.utf8 = 1;
+    tui_draw_init(&t);
+    a = bench_now();
+    tui_ui_draw(ui, stdscr, rows, cols);
+    wnoutrefresh(stdscr);
+    doupdate();
+    double now = bench_now();
+    int groups = 0;
+    for (int i = 0; i < t.nVis; i++)
+        groups += t.aVisGrp[i] >= 0;
+    printf("first screen: %.1f ms (open %.1f ms, first frame %.1f ms): %d ranks, %lld spans, %d rows on screen "
+           "(%d of them groups' lanes)%s\n",
+           (now - t_start) * 1e3, open_s * 1e3, (now - a) * 1e3, t.nRk, (long long)t.nSpan,
+           t.nVis - t.lane_top < rows - 5 ? t.nVis - t.lane_top : rows - 5, groups,
+           t.job ? ", a job kept as rank stores" : "");
+    tui_ui_free(ui);
+    endwin();
+    delscreen(scr);
+    tui_model_close(&t);
+    fclose(out);
+    fclose(in);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    double t_start = bench_now();
     const char *path = NULL;
-    int cols = 300, rows = 100;
+    int cols = 300, rows = 100, first_screen = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--cols") && i + 1 < argc)
+        if (!strcmp(argv[i], "--first-screen"))
+            first_screen = 1;
+        else if (!strcmp(argv[i], "--cols") && i + 1 < argc)
             cols = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--rows") && i + 1 < argc)
             rows = atoi(argv[++i]);
@@ -41,9 +105,11 @@ int main(int argc, char **argv)
             path = argv[i];
     }
     if (!path) {
-        fprintf(stderr, "usage: tui_bench TRACE.db [--cols C] [--rows R]\n");
+        fprintf(stderr, "usage: tui_bench TRACE.db|DIR [--first-screen] [--cols C] [--rows R]\n");
         return 2;
     }
+    if (first_screen)
+        return bench_first_screen(path, rows, cols, t_start);
     char err[1024];
     tui_model t;
     /* the summary, when missing, is built once, as collscope-tui does */
@@ -69,15 +135,11 @@ int main(int argc, char **argv)
     }
     double open_s = bench_now() - a;
     FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
-    SCREEN *scr = out && in ? newterm("xterm-256color", out, in) : NULL;
-    if (!scr)
-        scr = newterm("vt100", out, in);
+    SCREEN *scr = bench_screen(out, in, rows, cols);
     if (!scr) {
         fprintf(stderr, "tui_bench: cannot open a headless curses screen\n");
         return 1;
     }
-    set_term(scr);
-    resize_term(rows, cols);
     t.colour = has_colors();
     t.utf8 = 1;
     tui_draw_init(&t);

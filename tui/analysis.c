@@ -90,7 +90,7 @@ int tui_analysis_next_worst(tui_analysis *a, tui_model *m, int dir)
     spanfind f = { x->last_rank, { 0 }, 0 };
     cs_tui_instance(m->q, x->comm, x->seq, spanfind_cb, &f);
     if (f.found) {
-        int l = tui_model_lane_of(m, f.s.rank, f.s.tid);
+        int l = tui_model_show_rank(m, f.s.rank, f.s.tid);
         if (l >= 0)
             m->cur_lane = l;
         tui_model_select_span(m, &f.s);
@@ -139,7 +139,7 @@ int tui_analysis_next_step(tui_analysis *a, tui_model *m, int dir)
     const cs_step_row *s = &a->aStep[i];
     int64_t w = (s->end_ns - s->begin_ns);
     tui_model_center(m, s->begin_ns + w / 2, w + w / 5 + 1000);
-    int l = tui_model_lane_of(m, s->slowest_rank, -1);
+    int l = tui_model_show_rank(m, s->slowest_rank, -1);
     if (l >= 0)
         m->cur_lane = l;
     m->has_sel = 0;

@@ -18,6 +18,8 @@
 #define TUI_MIN_ROWS 12
 /* Width of the lane labels at the left of the timeline. */
 #define TUI_LABEL_W 9
+/* Wider where the labels need it (groups' lanes), up to this. */
+#define TUI_LABEL_MAX 160
 
 /* The name of each kind (CS_TK_*), as the legends show it. */
 extern const char *const tui_draw_kind_name[CS_TK_N];

@@ -244,7 +244,7 @@ static int layout_key(void *st, tui_model *m, tui_ui *ui, int ch)
         const tui_cell *e = layout_cell(ls, ls->cur_pp, ls->cur_col);
         if (!e)
             break;
-        int l = tui_model_lane_of(m, e->rank, -1);
+        int l = tui_model_show_rank(m, e->rank, -1);
         if (l >= 0)
             m->cur_lane = l;
         layout_worst q;

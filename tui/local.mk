@@ -10,10 +10,15 @@ TESTS += tests/tui/extreme.sh tests/tui/tui.sh tests/tui/badinput.sh tests/tui/n
 # The failures of a hung job: open-ended bars, F (docs/tui.md).
 TESTS += tests/tui/failures.sh
 EXTRA_DIST += tests/tui/failures.sh
+# Thousands of ranks: alike ranks drawn as one lane (docs/tui.md), and how
+# fast the first screen of such a job opens (not part of make check).
+EXTRA_DIST += bench/tui_scale_bench.sh
+TESTS += tests/tui/groups.sh
+EXTRA_DIST += tests/tui/groups.sh
 
 if HAVE_NCURSES
 noinst_LTLIBRARIES += tui/libcstui.la
-tui_libcstui_la_SOURCES = tui/tui.h tui/tui.c tui/model.h tui/model.c tui/lanes.h tui/lanes.c \
+tui_libcstui_la_SOURCES = tui/tui.h tui/tui.c tui/model.h tui/model.c tui/groups.h tui/groups.c tui/lanes.h tui/lanes.c \
 	tui/analysis.h tui/analysis.c tui/draw.h tui/draw.c tui/screen.h tui/ui.c \
 	tui/timeline.c tui/stats.c tui/ranks.c tui/layout.c tui/help.c tui/store_tui.h tui/store_tui.c
 tui_libcstui_la_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(SQLITE_CFLAGS)

@@ -2,6 +2,7 @@
  * every screen of the terminal browser shares (see model.h). */
 #include "config.h"
 #include "tui/model.h"
+#include "tui/groups.h"
 #include "analyzer/csanalysis.h"
 
 #include "common/vec.h"
@@ -75,6 +76,67 @@ int tui_model_comm_size(const tui_model *m, int64_t comm)
     return 0;
 }
 
+/* ---- groups of alike ranks: the ranks ---- */
+
+/* The ranks of the lanes, each with its first thread lane. */
+static int model_ranks(tui_model *m)
+{
+    size_t cap = 0;
+    for (int i = 0; i < m->nLane; i++) {
+        const cs_tui_lane *L = &m->aLane[i];
+        if (m->nRk && m->aRk[m->nRk - 1].rank == L->rank) {
+            if (m->aLane[m->aRk[m->nRk - 1].lane].sidx > 0 && L->sidx == 0)
+                m->aRk[m->nRk - 1].lane = i;
+            continue;
+        }
+        if (CS_VEC_RESERVE(m->aRk, cap, (size_t)m->nRk + 1) != 0)
+            return -1;
+        m->aRk[m->nRk++] = (struct tui_rk){ L->rank, i, 0, 0 };
+    }
+    return 0;
+}
+
+/* The index of rank in aRk, -1 when absent. */
+static int model_rk(const tui_model *m, int rank)
+{
+    int lo = 0, hi = m->nRk - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (m->aRk[mid].rank == rank)
+            return mid;
+        if (m->aRk[mid].rank < rank)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+/* Each group's members not shown alone, the first of them, and the one
+ * that draws: the median member, else the shown member nearest it. */
+static void groups_shown(tui_model *m)
+{
+    for (int g = 0; g < m->nGrp; g++) {
+        struct tui_group *G = &m->aGrp[g];
+        G->shown = 0;
+        G->first_shown = G->rep_shown = -1;
+        int best = INT_MAX;
+        for (int j = 0; j < G->n; j++) {
+            int k = m->aGrpMem[G->first + j];
+            if (m->aRk[k].alone)
+                continue;
+            G->shown++;
+            if (G->first_shown < 0)
+                G->first_shown = k;
+            int d = abs(k - G->rep);
+            if (d < best) {
+                best = d;
+                G->rep_shown = k;
+            }
+        }
+    }
+}
+
 static void index_progress(double frac, void *arg)
 {
     (void)arg;
@@ -85,9 +147,19 @@ static void index_progress(double frac, void *arg)
 /* The calls that never returned, and the failures with their first
  * culprits' calls; the end of the trace moves to when the job ended where
  * that is later (the open-ended bars reach it). Nothing when the trace
- * cannot tell (an older trace): the TUI works without. */
-static void model_failures(tui_model *m)
+ * cannot tell (an older trace): the TUI works without. Finding them takes
+ * a pass over the spans: they are kept beside a current summary (keep) and
+ * read from there while the span count is the same. */
+static void model_failures(tui_model *m, int keep)
 {
+    int64_t end_ns = 0;
+    int cur = m->idx.present && !m->idx.stale && !m->job;
+    if (cur && cs_tui_failures_load(m->q, m->nSpan, &m->aFly, &m->nFly, &m->aFail, &m->nFail, &end_ns) == 0) {
+        if (end_ns > m->t_end)
+            m->t_end = end_ns;
+        m->iFail = -1;
+        return;
+    }
     sqlite3 *db = cs_store_sql_db(m->st);
     sqlite3_stmt *s = NULL;
     size_t cap = 0;
@@ -97,7 +169,7 @@ static void model_failures(tui_model *m)
                            -1, &s, NULL) == SQLITE_OK) {
         while (sqlite3_step(s) == SQLITE_ROW && CS_VEC_RESERVE(m->aFly, cap, (size_t)m->nFly + 1) == 0)
             m->aFly[m->nFly++] =
-                (struct tui_fly){ sqlite3_column_int(s, 0), sqlite3_column_int(s, 1), sqlite3_column_int64(s, 2) };
+                (cs_tui_fly){ sqlite3_column_int(s, 0), sqlite3_column_int(s, 1), sqlite3_column_int64(s, 2) };
     }
     sqlite3_finalize(s);
     cs_failure_model fm;
@@ -106,7 +178,7 @@ static void model_failures(tui_model *m)
     if (cs_failure_from_store(m->st, &fm, err, sizeof err) == 0) {
         cs_failure_diagnose(&fm, CS_FAILURE_POST_AFTER_S, &fl);
         if (fl.n && fm.now > m->t_end)
-            m->t_end = fm.now;
+            m->t_end = end_ns = fm.now;
         cap = 0;
         for (size_t i = 0; i < fl.n; i++) {
             const cs_failure *x = &fl.v[i];
@@ -116,7 +188,7 @@ static void model_failures(tui_model *m)
                     r = &fm.r[k];
             if (!r || (!r->has_fly && !r->has_last) || CS_VEC_RESERVE(m->aFail, cap, (size_t)m->nFail + 1) != 0)
                 continue;
-            struct tui_fail *f = &m->aFail[m->nFail++];
+            cs_tui_fail *f = &m->aFail[m->nFail++];
             f->rank = r->rank;
             f->t_ns = r->has_fly ? r->fly.t0 : r->last.t0;
             snprintf(f->kind, sizeof f->kind, "%s", x->kind);
@@ -126,6 +198,10 @@ static void model_failures(tui_model *m)
     m->iFail = -1;
     cs_failure_list_free(&fl);
     cs_failure_model_free(&fm);
+    if (cur && keep) {
+        char e2[512];
+        cs_tui_failures_save(m->path, m->nSpan, m->aFly, m->nFly, m->aFail, m->nFail, end_ns, e2, sizeof e2);
+    }
 }
 
 int tui_model_next_failure(tui_model *m, int dir)
@@ -140,12 +216,12 @@ int tui_model_next_failure(tui_model *m, int dir)
     if (i >= m->nFail)
         i = 0;
     m->iFail = i;
-    const struct tui_fail *f = &m->aFail[i];
+    const cs_tui_fail *f = &m->aFail[i];
     /* the culprit's call and what follows it to the end of the trace */
     int64_t w = (m->t_end - f->t_ns) * 3 / 2 + 1000;
     tui_model_center(m, f->t_ns + w / 3, w);
     tui_model_filter(m, "clear");
-    int l = tui_model_lane_of(m, f->rank, -1);
+    int l = tui_model_show_rank(m, f->rank, -1);
     if (l >= 0)
         m->cur_lane = l;
     m->has_sel = 0;
@@ -163,6 +239,7 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
     m->f_op = -1;
     m->f_rank = -1;
     m->lod_level = -1;
+    m->jump_rk = -1;
     if (stat(arg, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         snprintf(m->dir, sizeof m->dir, "%s", arg);
         snprintf(m->path, sizeof m->path, "%s/trace.db", arg);
@@ -185,8 +262,7 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
                  stat(arg, &sb) == 0 ? "no trace.db in the directory; run collscope run -o DIR first"
                                      : "no such file or directory");
         return -1;
-    } else if (cs_store_open(m->path, CS_STORE_READ, &m->st, err, errlen) != 0 ||
-               cs_store_analysis_check_input(m->st, err, errlen) != 0)
+    } else if (cs_store_open(m->path, CS_STORE_READ, &m->st, err, errlen) != 0)
         return -1;
     if (cs_store_procs(m->st, &m->aProc, &m->nProc) != 0 || cs_store_ops(m->st, &m->aOp, &m->nOp) != 0 ||
         cs_store_comm_members(m->st, comm_member_cb, m) != 0) {
@@ -210,6 +286,14 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
     if (cs_tui_open(m->path, &m->q, err, errlen) != 0)
         return -1;
     cs_tui_index_info_get(m->q, m->nSpan, &m->idx);
+    /* a summary of many ranks built before it kept the instances */
+    if (m->idx.present && !m->idx.stale && m->nProc >= CS_TUI_INST_RANKS && !cs_tui_has_table(m->q, "waits") &&
+        !cs_tui_has_table(m->q, "tui_inst"))
+        m->idx.stale = 1;
+    /* What a reader may assume of the spans (one pass over them): checked
+     * before the summary is built, and not again while it is current. */
+    if ((!m->idx.present || m->idx.stale) && !m->job && cs_store_analysis_check_input(m->st, err, errlen) != 0)
+        return -1;
     if ((!m->idx.present || m->idx.stale) && build_index && m->nSpan > 0) {
         char e2[512] = "";
         cs_tui_index_info info;
@@ -247,9 +331,10 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
     }
     if (m->t_end <= m->t_begin)
         m->t_end = m->t_begin + 1000;
-    model_failures(m);
+    model_failures(m, build_index);
     m->aVis = calloc((size_t)m->nLane, sizeof *m->aVis);
-    if (!m->aVis) {
+    m->aVisGrp = calloc((size_t)m->nLane, sizeof *m->aVisGrp);
+    if (!m->aVis || !m->aVisGrp || model_ranks(m) != 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -260,9 +345,7 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
         if (cs_store_meta_get(m->st, "analysis_spans", v, sizeof v) == 0 && strtoll(v, NULL, 10) == m->nSpan)
             m->analysed = 2;
     }
-    int nranks = 0;
-    for (int i = 0; i < m->nLane; i++)
-        nranks += !i || m->aLane[i].rank != m->aLane[i - 1].rank;
+    int nranks = m->nRk;
     if (m->nFail > 0)
         tui_model_status(m, 1, "the job failed (%d finding%s, the first: %s): F jumps to its first culprit", m->nFail,
                          m->nFail > 1 ? "s" : "", m->aFail[0].kind);
@@ -290,6 +373,7 @@ int tui_model_reopen(tui_model *m, char *err, size_t errlen)
     char path[sizeof m->path];
     int64_t t0 = m->t0, t1 = m->t1;
     int ncols = m->ncols, cur_col = m->cur_col, cur_lane = m->cur_lane, colour = m->colour, utf8 = m->utf8;
+    int group_mode = m->group_mode;
     snprintf(path, sizeof path, "%s", m->job ? m->dir : m->path);
     tui_model_close(m);
     if (tui_model_open(m, path, 1, 0, err, errlen) != 0) {
@@ -303,6 +387,7 @@ int tui_model_reopen(tui_model *m, char *err, size_t errlen)
     m->cur_lane = cur_lane < m->nVis ? cur_lane : 0;
     m->colour = colour;
     m->utf8 = utf8;
+    m->group_mode = group_mode;
     return 0;
 }
 
@@ -311,6 +396,10 @@ void tui_model_close(tui_model *m)
     free(m->aFly);
     free(m->aFail);
     free(m->aVis);
+    free(m->aVisGrp);
+    free(m->aRk);
+    free(m->aGrp);
+    free(m->aGrpMem);
     free(m->aLane);
     free(m->aProc);
     free(m->aOp);
@@ -328,9 +417,30 @@ void tui_model_close(tui_model *m)
 void tui_model_filters_apply(tui_model *m)
 {
     m->nVis = 0;
-    for (int i = 0; i < m->nLane; i++)
-        if (m->f_rank < 0 || m->aLane[i].rank == m->f_rank)
-            m->aVis[m->nVis++] = i;
+    int grouping = m->grouped && m->nGrp > 0 && m->f_rank < 0;
+    if (grouping)
+        groups_shown(m);
+    for (int i = 0, k = 0; i < m->nLane; i++) {
+        const cs_tui_lane *L = &m->aLane[i];
+        if (m->f_rank >= 0 && L->rank != m->f_rank)
+            continue;
+        if (grouping) {
+            while (k + 1 < m->nRk && m->aRk[k].rank < L->rank)
+                k++;
+            const struct tui_rk *r = &m->aRk[k];
+            const struct tui_group *g = &m->aGrp[r->group];
+            if (r->rank == L->rank && !r->alone && !g->expanded && g->shown > 1) {
+                /* the group's lane, where its first member shown in it is */
+                if (k == g->first_shown && i == r->lane) {
+                    m->aVisGrp[m->nVis] = r->group;
+                    m->aVis[m->nVis++] = m->aRk[g->rep_shown].lane;
+                }
+                continue;
+            }
+        }
+        m->aVisGrp[m->nVis] = -1;
+        m->aVis[m->nVis++] = i;
+    }
     if (m->cur_lane >= m->nVis)
         m->cur_lane = m->nVis ? m->nVis - 1 : 0;
     if (m->lane_top > m->cur_lane)
@@ -367,18 +477,9 @@ int tui_model_filter(tui_model *m, const char *line)
     } else if (!strcmp(what, "rank") && arg[0]) {
         char *end;
         long r = strtol(arg, &end, 10);
-        if (*end || r < 0 || r > INT_MAX || tui_model_lane_of(m, (int)r, -1) < 0) {
-            /* the rank may be hidden by the current rank filter */
-            int old = m->f_rank;
-            m->f_rank = -1;
-            tui_model_filters_apply(m);
-            int ok = !*end && r >= 0 && r <= INT_MAX && tui_model_lane_of(m, (int)r, -1) >= 0;
-            m->f_rank = old;
-            if (!ok) {
-                tui_model_filters_apply(m);
-                tui_model_status(m, 1, "filter: no rank '%s' in this trace", arg);
-                return -1;
-            }
+        if (*end || r < 0 || r > INT_MAX || !tui_model_has_rank(m, (int)r)) {
+            tui_model_status(m, 1, "filter: no rank '%s' in this trace", arg);
+            return -1;
         }
         m->f_rank = (int)r;
         tui_model_status(m, 0, "filter: only rank %ld", r);
@@ -411,10 +512,310 @@ int tui_model_filter(tui_model *m, const char *line)
 int tui_model_lane_of(const tui_model *m, int rank, int tid)
 {
     for (int i = 0; i < m->nVis; i++)
-        if (m->aLane[m->aVis[i]].rank == rank && m->aLane[m->aVis[i]].sidx == 0 &&
+        if (m->aVisGrp[i] < 0 && m->aLane[m->aVis[i]].rank == rank && m->aLane[m->aVis[i]].sidx == 0 &&
             (tid < 0 || m->aLane[m->aVis[i]].tid == tid))
             return i;
     return -1;
+}
+
+int tui_model_has_rank(const tui_model *m, int rank)
+{
+    return model_rk(m, rank) >= 0;
+}
+
+/* ---- groups of alike ranks ---- */
+
+typedef struct groups_fig {
+    tui_model *m;
+    double *fig; /* nf x nRk */
+    int n;
+} groups_fig;
+
+static int groups_stat_cb(const cs_rank_stat *s, void *arg)
+{
+    groups_fig *x = arg;
+    int k = model_rk(x->m, s->rank);
+    if (k >= 0) {
+        x->fig[k] = (double)s->imposed_wait_ns;
+        x->fig[x->n + k] = (double)s->median_lateness_ns;
+    }
+    return 0;
+}
+
+static int groups_busy_cb(int lane, int64_t busy, void *arg)
+{
+    groups_fig *x = arg;
+    tui_model *m = x->m;
+    if (lane < 0 || lane >= m->nLane)
+        return 0;
+    const cs_tui_lane *L = &m->aLane[lane];
+    int k = model_rk(m, L->rank);
+    if (k >= 0 && m->aRk[k].lane == lane && L->last_ns > L->first_ns)
+        x->fig[k] = (double)busy / (double)(L->last_ns - L->first_ns);
+    return 0;
+}
+
+static int groups_rank_busy_cb(int rank, int64_t busy, int64_t wall, int64_t spans, void *arg)
+{
+    groups_fig *x = arg;
+    (void)spans;
+    int k = model_rk(x->m, rank);
+    if (k >= 0 && wall > 0)
+        x->fig[k] = (double)busy / (double)wall;
+    return 0;
+}
+
+/* Group the ranks for `rows` rows: by the analysis's imposed wait and
+ * median lateness per rank when analysed, else by each rank's share of
+ * time in calls (from the summary, else from the spans). 0 or -1. */
+static int model_groups_make(tui_model *m, int rows)
+{
+    int n = m->nRk, ret = -1;
+    double *fig = calloc((size_t)n * 2 + 1, sizeof *fig);
+    int *grp = malloc(sizeof *grp * (size_t)(n + 1)), *rep = malloc(sizeof *rep * (size_t)(n + 1));
+    unsigned char *alone = malloc((size_t)n + 1);
+    if (!fig || !grp || !rep || !alone)
+        goto done;
+    groups_fig x = { m, fig, n };
+    int nf;
+    /* what counts as alike: imposed waits within 0.5 % of all the ranks'
+     * time, median lateness within 0.5 % of the trace's, time in calls
+     * within 2 % */
+    double floors[2], wall = (double)(m->t_end - m->t_begin);
+    if (m->analysed && cs_store_rank_stats(m->st, groups_stat_cb, &x) == 0) {
+        nf = 2;
+        floors[0] = 0.005 * wall * n;
+        floors[1] = 0.005 * wall;
+        m->group_by = 1;
+    } else {
+        nf = 1;
+        floors[0] = 0.02;
+        m->group_by = 0;
+        if (cs_tui_lane_busy(m->q, groups_busy_cb, &x) != 0 && cs_store_rank_busy(m->st, groups_rank_busy_cb, &x) != 0)
+            goto done;
+    }
+    int ng = tui_groups_make(fig, floors, nf, n, rows, grp, rep, alone);
+    if (ng <= 0)
+        goto done;
+    /* the rows name groups that go: the cursor's is only its lane now */
+    for (int i = 0; i < m->nVis; i++)
+        m->aVisGrp[i] = -1;
+    free(m->aGrp);
+    free(m->aGrpMem);
+    m->aGrp = calloc((size_t)ng, sizeof *m->aGrp);
+    m->aGrpMem = malloc(sizeof *m->aGrpMem * (size_t)n);
+    m->nGrp = 0;
+    if (!m->aGrp || !m->aGrpMem)
+        goto done;
+    for (int k = 0; k < n; k++)
+        m->aGrp[grp[k]].n++;
+    for (int g = 0, at = 0; g < ng; g++) {
+        m->aGrp[g].first = at;
+        at += m->aGrp[g].n;
+        m->aGrp[g].n = 0;
+        m->aGrp[g].rep = rep[g];
+        m->aGrp[g].stands_out = alone[g];
+    }
+    for (int k = 0; k < n; k++) {
+        struct tui_group *G = &m->aGrp[grp[k]];
+        m->aGrpMem[G->first + G->n++] = k;
+        m->aRk[k].group = grp[k];
+    }
+    m->nGrp = ng;
+    ret = 0;
+done:
+    free(fig);
+    free(grp);
+    free(rep);
+    free(alone);
+    return ret;
+}
+
+/* Rebuild the rows, keeping the cursor on its group's lane (same_groups:
+ * the groups are those the rows were made of), else on its lane, else on
+ * the lane of the group that now holds its rank. */
+static void model_rows_rebuild(tui_model *m, int same_groups)
+{
+    int lane = -1, grp = -1, lead = -1, off = m->cur_lane - m->lane_top;
+    if (m->nVis > 0 && m->cur_lane >= 0 && m->cur_lane < m->nVis) {
+        lane = m->aVis[m->cur_lane];
+        grp = m->aVisGrp[m->cur_lane];
+        /* a group's lane that goes: its first member's lane */
+        if (grp >= 0 && grp < m->nGrp && m->aGrp[grp].first_shown >= 0)
+            lead = m->aRk[m->aGrp[grp].first_shown].lane;
+        if (!same_groups)
+            grp = -1;
+    }
+    tui_model_filters_apply(m);
+    if (lane < 0)
+        return;
+    int found = -1;
+    for (int i = 0; i < m->nVis && found < 0 && grp >= 0; i++)
+        if (m->aVisGrp[i] == grp)
+            found = i;
+    for (int i = 0; i < m->nVis && found < 0 && lead >= 0; i++)
+        if (m->aVisGrp[i] < 0 && m->aVis[i] == lead)
+            found = i;
+    for (int i = 0; i < m->nVis && found < 0; i++)
+        if (m->aVisGrp[i] < 0 && m->aVis[i] == lane)
+            found = i;
+    int k = model_rk(m, m->aLane[lane].rank);
+    for (int i = 0; i < m->nVis && found < 0 && k >= 0 && m->grouped; i++)
+        if (m->aVisGrp[i] == m->aRk[k].group)
+            found = i;
+    if (found >= 0) {
+        m->cur_lane = found;
+        m->lane_top = found - off > 0 ? found - off : 0;
+    }
+}
+
+void tui_model_group_fit(tui_model *m, int rows)
+{
+    if (rows < 2)
+        rows = 2;
+    int want = m->group_mode == 1 || (m->group_mode == 0 && m->nRk > rows);
+    if (want && m->group_rows >= 0 && (m->group_rows == 0 || (rows < m->group_rows && m->nGrp > rows))) {
+        if (model_groups_make(m, rows) != 0) {
+            m->group_rows = -1;
+            m->nGrp = 0;
+            tui_model_status(m, 1, "cannot group the ranks (out of memory, or the trace cannot be read)");
+        } else {
+            m->group_rows = rows;
+            m->grouped = 1;
+            model_rows_rebuild(m, 0);
+            return;
+        }
+    }
+    want = want && m->nGrp > 0;
+    if (want != m->grouped) {
+        m->grouped = want;
+        model_rows_rebuild(m, 0);
+    }
+}
+
+int tui_model_group_toggle(tui_model *m, int rows)
+{
+    m->group_mode = m->grouped ? 2 : 1;
+    tui_model_group_fit(m, rows);
+    if (m->grouped) {
+        int lanes = 0;
+        for (int i = 0; i < m->nVis; i++)
+            lanes += m->aVisGrp[i] >= 0;
+        tui_model_status(m, 0, "alike ranks grouped (by %s): %d group lanes, %d ranks; Enter expands one; c: ungroup",
+                         m->group_by ? "imposed wait and lateness" : "share of time in calls", lanes, m->nRk);
+    } else if (m->group_rows >= 0) {
+        tui_model_status(m, 0, "one lane per rank; c groups alike ranks");
+    }
+    return m->grouped;
+}
+
+int tui_model_row_group(const tui_model *m, int vi)
+{
+    return vi >= 0 && vi < m->nVis ? m->aVisGrp[vi] : -1;
+}
+
+int tui_model_group_expand(tui_model *m, int vi)
+{
+    if (vi < 0 || vi >= m->nVis)
+        return -1;
+    int g = m->aVisGrp[vi];
+    if (g >= 0) {
+        struct tui_group *G = &m->aGrp[g];
+        int first = G->first_shown, n = G->shown;
+        G->expanded = 1;
+        model_rows_rebuild(m, 1);
+        int l = first >= 0 ? tui_model_lane_of(m, m->aRk[first].rank, -1) : -1;
+        if (l >= 0)
+            m->cur_lane = l;
+        tui_model_status(m, 0, "group of %d ranks expanded, a lane each; e on one of them groups them again", n);
+        return 0;
+    }
+    const cs_tui_lane *L = &m->aLane[m->aVis[vi]];
+    int k = model_rk(m, L->rank);
+    if (!m->grouped || k < 0) {
+        tui_model_status(m, 1, "no groups shown: c groups alike ranks");
+        return -1;
+    }
+    struct tui_group *G = &m->aGrp[m->aRk[k].group];
+    if (G->n < 2) {
+        tui_model_status(m, 0, "rank %d has a lane of its own: it %s", L->rank,
+                         G->stands_out ? "stands out from the others" : "is like no other rank");
+        return -1;
+    }
+    int was = m->aRk[k].alone;
+    for (int j = 0; j < G->n && G->expanded; j++)
+        m->aRk[m->aGrpMem[G->first + j]].alone = 0;
+    m->aRk[k].alone = 0;
+    G->expanded = 0;
+    model_rows_rebuild(m, 0);
+    tui_model_status(m, 0, was ? "rank %d back in its group's lane" : "ranks grouped again (rank %d's group)", L->rank);
+    return 0;
+}
+
+void tui_model_group_label(const tui_model *m, int g, char *buf, size_t len)
+{
+    const struct tui_group *G = &m->aGrp[g];
+    char tail[32], list[1024];
+    snprintf(tail, sizeof tail, " (%d)", G->shown);
+    /* "ranks " + list + tail + NUL in len */
+    size_t room = len > strlen(tail) + 11 ? len - strlen(tail) - 7 : 4;
+    if (room >= sizeof list)
+        room = sizeof list - 1;
+    size_t n = 0;
+    int cut = 0;
+    for (int j = 0; j < G->n && !cut; j++) {
+        int k = m->aGrpMem[G->first + j];
+        if (m->aRk[k].alone)
+            continue;
+        int a = m->aRk[k].rank, b = a;
+        while (j + 1 < G->n && !m->aRk[m->aGrpMem[G->first + j + 1]].alone &&
+               m->aRk[m->aGrpMem[G->first + j + 1]].rank == b + 1) {
+            j++;
+            b++;
+        }
+        char r[40];
+        int w = a == b ? snprintf(r, sizeof r, "%s%d", n ? "," : "", a)
+                       : snprintf(r, sizeof r, "%s%d-%d", n ? "," : "", a, b);
+        int more = 0; /* a member shown after this range: room for ",..." */
+        for (int j2 = j + 1; j2 < G->n && !more; j2++)
+            more = !m->aRk[m->aGrpMem[G->first + j2]].alone;
+        if (n + (size_t)w + (more ? 4 : 0) > room) {
+            snprintf(list + n, sizeof list - n, "%s", n ? ",..." : "...");
+            cut = 1;
+        } else {
+            memcpy(list + n, r, (size_t)w + 1);
+            n += (size_t)w;
+        }
+    }
+    snprintf(buf, len, "ranks %s%s", list, tail);
+}
+
+void tui_model_group_status(tui_model *m, int vi)
+{
+    int g = tui_model_row_group(m, vi);
+    if (g < 0)
+        return;
+    char lbl[300];
+    tui_model_group_label(m, g, lbl, sizeof lbl);
+    const struct tui_group *G = &m->aGrp[g];
+    tui_model_status(m, 0, "group of %d alike ranks (%s), drawn: rank %d, their median; Enter expands: %s", G->shown,
+                     m->group_by ? "imposed wait, lateness" : "share of time in calls",
+                     G->rep_shown >= 0 ? m->aRk[G->rep_shown].rank : -1, lbl);
+}
+
+int tui_model_show_rank(tui_model *m, int rank, int tid)
+{
+    int l = tui_model_lane_of(m, rank, tid);
+    int k = model_rk(m, rank);
+    if (l >= 0 || k < 0 || !m->grouped || m->f_rank >= 0)
+        return l;
+    /* one rank out of its group for the jumps: the one jumped to */
+    if (m->jump_rk >= 0 && m->jump_rk < m->nRk && m->jump_rk != k)
+        m->aRk[m->jump_rk].alone = 0;
+    m->aRk[k].alone = 1;
+    m->jump_rk = k;
+    model_rows_rebuild(m, 1);
+    return tui_model_lane_of(m, rank, tid);
 }
 
 int tui_model_stream_index(const tui_model *m, int rank, int64_t stream)
@@ -454,6 +855,11 @@ static int instq_cb(const cs_span *s, void *arg)
 int tui_model_instance(const tui_model *m, int64_t comm, int64_t seq, tui_instq *q)
 {
     *q = (tui_instq){ INT64_MIN, INT64_MAX, 0, -1 };
+    /* a current analysis (or, without one, the summary) has it in one
+     * look-up, not one span per member */
+    if ((m->analysed == 2 || (!m->analysed && m->idx.present && !m->idx.stale)) &&
+        cs_tui_instance_ends(m->q, comm, seq, &q->first, &q->last, &q->n, &q->last_rank) == 0)
+        return 0;
     return cs_tui_instance(m->q, comm, seq, instq_cb, q);
 }
 

@@ -85,20 +85,37 @@ typedef struct tui_model {
     char status[512];
     int status_warn;
 
+    /* lanes of alike ranks (docs/tui.md): each group of ranks that behave
+     * alike (tui/groups.h) drawn as one lane, that of its median member */
+    int group_mode; /* 0: when the ranks outnumber the timeline's rows; 1: on; 2: off */
+    int grouped;    /* the rows group alike ranks now */
+    int group_rows; /* the rows the groups were made for; -1: they could not be made */
+    int group_by;   /* what made them: 1 the analysis's figures, 0 the share of time in calls */
+    struct tui_rk {
+        int rank, lane; /* lane: its first thread lane */
+        int group;      /* index into aGrp */
+        int alone;      /* shown out of its group (a screen asked for it) */
+    } * aRk;            /* the ranks, by rank */
+    int nRk;
+    struct tui_group {
+        int first, n;                      /* its members: aGrpMem[first .. first + n), indices into aRk, by rank */
+        int rep;                           /* the member whose activity its lane draws (index into aRk) */
+        int expanded;                      /* its members shown one lane each */
+        int stands_out;                    /* one rank that stands out from the rest */
+        int shown, rep_shown, first_shown; /* members not alone, and which of them draws, which leads */
+    } * aGrp;
+    int nGrp;
+    int *aGrpMem;
+    int *aVisGrp; /* per visible row: the group it draws collapsed, -1 for a lane of its own */
+    int jump_rk;  /* the rank (index into aRk) the last jump took out of its group, -1: none */
+
     /* the calls that never returned (CS_F_INFLIGHT): drawn open-ended to
      * the end of the trace */
-    struct tui_fly {
-        int rank, tid;
-        int64_t begin_ns;
-    } * aFly;
+    cs_tui_fly *aFly;
     int nFly;
     /* the failures post mortem (analyzer/failure.h, as `collscope report`
      * finds them), each with its first culprit's call to jump to */
-    struct tui_fail {
-        int rank;
-        int64_t t_ns;
-        char kind[24], text[240];
-    } * aFail;
+    cs_tui_fail *aFail;
     int nFail, iFail;
 } tui_model;
 
@@ -127,8 +144,34 @@ void tui_model_filters_apply(tui_model *m);
 int tui_model_filter(tui_model *m, const char *line);
 
 /* ---- lanes ---- */
-/* The visible thread lane of rank (tid -1: its first), -1 when hidden. */
+/* The visible thread lane of rank (tid -1: its first), -1 when hidden
+ * (filtered out, or drawn in a group's lane). */
 int tui_model_lane_of(const tui_model *m, int rank, int tid);
+/* The same, first taking the rank out of its group when a group's lane
+ * holds it (the rank filter still hides it: then -1); the rank an earlier
+ * call took out goes back into its group. */
+int tui_model_show_rank(tui_model *m, int rank, int tid);
+/* Does the trace have a lane of rank? */
+int tui_model_has_rank(const tui_model *m, int rank);
+
+/* ---- groups of alike ranks ---- */
+/* Fit the rows to a timeline `rows` lanes high: group alike ranks when
+ * grouping is on, or when automatic and the ranks outnumber the rows. The
+ * cursor stays on its rank (or the group lane that holds it). */
+void tui_model_group_fit(tui_model *m, int rows);
+/* Grouping on / off (the key c): 1 when it is on now. */
+int tui_model_group_toggle(tui_model *m, int rows);
+/* The collapsed group drawn by visible row vi, -1 for a lane of its own. */
+int tui_model_row_group(const tui_model *m, int vi);
+/* Expand the group of row vi (a group's lane), or collapse the group whose
+ * member's lane vi is (and put a rank shown alone back): 0 when something
+ * changed, -1 when the row is no group's (status says so). */
+int tui_model_group_expand(tui_model *m, int vi);
+/* A group's label: "ranks 0-76,78-511 (511)", its members shown in it,
+ * ranges cut with "..." to fit len (the count stays). */
+void tui_model_group_label(const tui_model *m, int g, char *buf, size_t len);
+/* Say on the status line what row vi is when it is a group's lane. */
+void tui_model_group_status(tui_model *m, int vi);
 /* The stream number (sN) of a rank's stream, 0 when it has no lane. */
 int tui_model_stream_index(const tui_model *m, int rank, int64_t stream);
 /* The drawing kind (CS_TK_*) of a span of op (kernels have op < 0). */

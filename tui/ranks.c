@@ -1,6 +1,7 @@
 /* ranks.c: the ranks screen: ranks, latest first (by the waiting each
  * imposed on the others when it came last, from the analysis; else by
- * share of time in calls). Enter shows that rank's lane on the timeline. */
+ * share of time in calls). j k move the cursor; Enter shows the rank's lane
+ * on the timeline (out of its group's lane when alike ranks are grouped). */
 #include "config.h"
 #include "tui/screen.h"
 
@@ -23,7 +24,9 @@ typedef struct tui_ranks {
     int nRank;
     size_t capRank;
     int loaded;
-    int top; /* first row shown */
+    int top;  /* first row shown */
+    int sel;  /* the row of the cursor */
+    int room; /* rows shown by the last frame */
 } tui_ranks;
 
 static void *ranks_create(void)
@@ -49,6 +52,9 @@ static void ranks_destroy(void *st)
 
 static tui_rankrow *rank_row(tui_ranks *rs, int rank)
 {
+    /* the rows come by rank: the last one first */
+    if (rs->nRank && rs->aRank[rs->nRank - 1].rank == rank)
+        return &rs->aRank[rs->nRank - 1];
     for (int i = 0; i < rs->nRank; i++)
         if (rs->aRank[i].rank == rank)
             return &rs->aRank[i];
@@ -110,9 +116,22 @@ static int ranks_load(tui_ranks *rs, tui_model *m)
     if (rs->loaded)
         return 0;
     rs->nRank = 0;
-    if (cs_store_rank_busy(m->st, busy_cb, rs) != 0) {
-        tui_model_status(m, 1, "cannot read the ranks (corrupt trace?)");
-        return -1;
+    /* a pass over the spans, kept beside a current summary */
+    int cur = m->idx.present && !m->idx.stale && !m->job;
+    if (!cur || cs_tui_rank_busy_load(m->q, m->nSpan, busy_cb, rs) != 0) {
+        rs->nRank = 0;
+        if (cs_store_rank_busy(m->st, busy_cb, rs) != 0) {
+            tui_model_status(m, 1, "cannot read the ranks (corrupt trace?)");
+            return -1;
+        }
+        cs_tui_busy *rows = cur ? malloc(sizeof *rows * (size_t)(rs->nRank + 1)) : NULL;
+        char err[512];
+        for (int i = 0; rows && i < rs->nRank; i++)
+            rows[i] =
+                (cs_tui_busy){ rs->aRank[i].rank, rs->aRank[i].busy_ns, rs->aRank[i].wall_ns, rs->aRank[i].spans };
+        if (rows)
+            cs_tui_rank_busy_save(m->path, m->nSpan, rows, rs->nRank, err, sizeof err);
+        free(rows);
     }
     if (m->analysed)
         cs_store_rank_stats(m->st, rstat_cb, rs);
@@ -139,6 +158,13 @@ static void ranks_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
              "imposed wait", "in calls", "wall", "share", "spans");
     tui_draw_line(w, y++, cols, A_REVERSE, buf);
     int room = rows - 1 - y;
+    rs->room = room;
+    if (rs->sel >= rs->nRank)
+        rs->sel = rs->nRank > 0 ? rs->nRank - 1 : 0;
+    if (rs->sel < rs->top)
+        rs->top = rs->sel;
+    if (room > 0 && rs->sel >= rs->top + room)
+        rs->top = rs->sel - room + 1;
     if (rs->top > rs->nRank - room)
         rs->top = rs->nRank - room > 0 ? rs->nRank - room : 0;
     for (int i = 0; i < room; i++, y++) {
@@ -157,9 +183,10 @@ static void ranks_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
                  r->has_stat ? cs_fmt_ns(r->imposed_ns, b[2], 32) : "-", cs_fmt_ns(r->busy_ns, b[3], 32),
                  cs_fmt_ns(r->wall_ns, b[4], 32), r->wall_ns ? 100.0 * (double)r->busy_ns / (double)r->wall_ns : 0.0,
                  (long long)r->spans);
-        tui_draw_text(w, y, 0, cols, ri == 0 && r->has_stat && r->times_last > 0 ? A_BOLD : A_NORMAL, buf);
+        attr_t a = ri == 0 && r->has_stat && r->times_last > 0 ? A_BOLD : A_NORMAL;
+        tui_draw_text(w, y, 0, cols, ri == rs->sel ? a | A_REVERSE : a, buf);
     }
-    tui_draw_statusline(m, w, rows - 1, cols, " t: timeline  ?: help  q: quit ");
+    tui_draw_statusline(m, w, rows - 1, cols, " j k: move  Enter: its lane  t: timeline  q: quit ");
 }
 
 /* ---- keys ---- */
@@ -168,21 +195,32 @@ static int ranks_key(void *st, tui_model *m, tui_ui *ui, int ch)
 {
     tui_ranks *rs = st;
     (void)ui;
+    int page = rs->room > 1 ? rs->room - 1 : 1;
     switch (ch) {
     case KEY_DOWN:
-    case 'j': rs->top++; break;
+    case 'j':
+        if (rs->sel + 1 < rs->nRank)
+            rs->sel++;
+        break;
     case KEY_UP:
     case 'k':
-        if (rs->top > 0)
-            rs->top--;
+        if (rs->sel > 0)
+            rs->sel--;
         break;
+    case KEY_NPAGE: rs->sel = rs->sel + page < rs->nRank ? rs->sel + page : (rs->nRank ? rs->nRank - 1 : 0); break;
+    case KEY_PPAGE: rs->sel = rs->sel > page ? rs->sel - page : 0; break;
     case '\n':
     case '\r':
     case KEY_ENTER:
-        if (rs->top < rs->nRank) {
-            int l = tui_model_lane_of(m, rs->aRank[rs->top].rank, -1);
-            if (l >= 0)
+        if (rs->sel < rs->nRank) {
+            int rank = rs->aRank[rs->sel].rank;
+            int l = tui_model_show_rank(m, rank, -1);
+            if (l >= 0) {
                 m->cur_lane = l;
+                tui_model_status(m, 0, "rank %d (row %d of the ranks by lateness)", rank, rs->sel + 1);
+            } else {
+                tui_model_status(m, 1, "rank %d is hidden by the filter: x clears it", rank);
+            }
             m->screen = TUI_TIMELINE;
         }
         break;

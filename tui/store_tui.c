@@ -27,8 +27,9 @@ struct cs_tui {
     cs_tui_clock *aClock;
     int nClock;
     cs_tui_index_info idx;
-    sqlite3_stmt *pLod, *pWindow, *pSpan, *pInst, *pFrames, *pSWindow, *pKernels;
-    int has_act; /* gpu_activity is there */
+    sqlite3_stmt *pLod, *pWindow, *pSpan, *pInst, *pFrames, *pSWindow, *pKernels, *pEnds;
+    int has_act;  /* gpu_activity is there */
+    int has_inst; /* the analysis's instances are there (1), else the summary's (2) */
 };
 
 int cs_tui_kind_of(const char *k)
@@ -170,6 +171,7 @@ int cs_tui_open(const char *path, cs_tui **out, char *err, size_t errlen)
     }
     cs_tui_read_index(t->db, &t->idx);
     t->has_act = cs_tui_table_exists(t->db, "gpu_activity");
+    t->has_inst = cs_tui_table_exists(t->db, "instances") ? 1 : cs_tui_table_exists(t->db, "tui_inst") ? 2 : 0;
     *out = t;
     return 0;
 }
@@ -177,6 +179,9 @@ int cs_tui_open(const char *path, cs_tui **out, char *err, size_t errlen)
 int cs_tui_index_reload(cs_tui *t)
 {
     cs_tui_read_index(t->db, &t->idx);
+    t->has_inst = cs_tui_table_exists(t->db, "instances") ? 1 : cs_tui_table_exists(t->db, "tui_inst") ? 2 : 0;
+    sqlite3_finalize(t->pEnds);
+    t->pEnds = NULL;
     sqlite3_finalize(t->pLod);
     t->pLod = NULL;
     return t->idx.present ? 0 : -1;
@@ -193,6 +198,7 @@ void cs_tui_close(cs_tui *t)
     sqlite3_finalize(t->pFrames);
     sqlite3_finalize(t->pSWindow);
     sqlite3_finalize(t->pKernels);
+    sqlite3_finalize(t->pEnds);
     if (t->db)
         sqlite3_close_v2(t->db);
     free(t->aClock);
@@ -259,6 +265,29 @@ int cs_tui_span(cs_tui *t, int64_t id, cs_span *out)
         rc = 0;
     }
     sqlite3_reset(t->pSpan);
+    return rc;
+}
+
+int cs_tui_instance_ends(cs_tui *t, int64_t comm, int64_t seq, int64_t *first, int64_t *last, int *members,
+                         int *last_rank)
+{
+    if (!t->has_inst || cs_tui_prep(t, &t->pEnds,
+                                    t->has_inst == 1 ? "SELECT first_entry_ns, last_entry_ns, nranks, last_rank"
+                                                       " FROM instances WHERE comm = ?1 AND seq = ?2"
+                                                     : "SELECT first_ns, last_ns, members, last_rank FROM tui_inst"
+                                                       " WHERE comm = ?1 AND seq = ?2") != 0)
+        return -1;
+    sqlite3_bind_int64(t->pEnds, 1, comm);
+    sqlite3_bind_int64(t->pEnds, 2, seq);
+    int rc = -1;
+    if (sqlite3_step(t->pEnds) == SQLITE_ROW && sqlite3_column_type(t->pEnds, 1) == SQLITE_INTEGER) {
+        *first = sqlite3_column_int64(t->pEnds, 0);
+        *last = sqlite3_column_int64(t->pEnds, 1);
+        *members = sqlite3_column_int(t->pEnds, 2);
+        *last_rank = sqlite3_column_int(t->pEnds, 3);
+        rc = 0;
+    }
+    sqlite3_reset(t->pEnds);
     return rc;
 }
 
@@ -504,10 +533,32 @@ int cs_tui_lod(cs_tui *t, int lane, int level, int64_t b0, int64_t b1, cs_tui_bu
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? n : -1;
 }
 
+int cs_tui_lane_busy(cs_tui *t, int (*cb)(int, int64_t, void *), void *arg)
+{
+    if (!t->idx.present)
+        return -1;
+    sqlite3_stmt *s;
+    /* through the key (lane, level, bucket): one look-up per lane */
+    if (sqlite3_prepare_v2(t->db,
+                           "SELECT l.lane, (SELECT SUM(d.coll + d.wait + d.p2p + d.gpu + d.other) FROM tui_lod d"
+                           " WHERE d.lane = l.lane AND d.level = ?1) FROM tui_lanes l ORDER BY l.lane",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int(s, 1, t->idx.levels - 1);
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        if (cb(sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), arg) != 0)
+            break;
+    int bad = rc != SQLITE_ROW && rc != SQLITE_DONE;
+    sqlite3_finalize(s);
+    return bad ? -1 : 0;
+}
+
 /* The last arrival of every N-to-N collective instance, for the waiting
  * parts: an open-addressing map (comm, seq) -> latest aligned begin. */
 typedef struct cs_tui_inst {
-    int64_t comm, seq, last;
+    int64_t comm, seq, last, first;
+    int n, last_rank;
 } cs_tui_inst;
 typedef struct cs_tui_imap {
     cs_tui_inst *a;
@@ -550,7 +601,7 @@ static cs_tui_inst *cs_tui_iget(cs_tui_imap *m, int64_t comm, int64_t seq, int a
     }
     if (!add)
         return NULL;
-    m->a[j] = (cs_tui_inst){ comm, seq, INT64_MIN };
+    m->a[j] = (cs_tui_inst){ comm, seq, INT64_MIN, INT64_MAX, 0, -1 };
     m->n++;
     return &m->a[j];
 }
@@ -880,7 +931,7 @@ static int cs_tui_build_rank(cs_tui_build *B, int rank, int64_t *done)
 static int cs_tui_build_instances(cs_tui_build *B)
 {
     const char *sql = "SELECT COALESCE(s.comm, 0), s.seq, s.op, " CS_ALIGNED(
-        "s.begin_ns") " FROM span s LEFT JOIN clocks k ON k.rank = s.rank WHERE s.seq IS NOT NULL";
+        "s.begin_ns") ", s.rank FROM span s LEFT JOIN clocks k ON k.rank = s.rank WHERE s.seq IS NOT NULL";
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(B->db, sql, -1, &s, NULL) != SQLITE_OK)
         return cs_store_sql_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
@@ -898,13 +949,51 @@ static int cs_tui_build_instances(cs_tui_build *B)
             return cs_store_sql_fail(B->err, B->errlen, "out of memory");
         }
         int64_t b = sqlite3_column_int64(s, 3);
-        if (b > in->last)
+        if (b > in->last) {
             in->last = b;
+            in->last_rank = sqlite3_column_int(s, 4);
+        }
+        if (b < in->first)
+            in->first = b;
+        in->n++;
     }
     sqlite3_finalize(s);
     return rc == SQLITE_DONE
                ? 0
                : cs_store_sql_fail(B->err, B->errlen, "%s: corrupt trace (%s)", B->path, sqlite3_errmsg(B->db));
+}
+
+/* The instances of the map as table tui_inst (created in the build's
+ * transaction). */
+static int cs_tui_build_inst_table(cs_tui_build *B)
+{
+    if (cs_store_sql_exec(B->db, B->path,
+                          "DROP TABLE IF EXISTS tui_inst; CREATE TABLE tui_inst(comm INTEGER NOT NULL, seq INTEGER NOT"
+                          " NULL, first_ns INTEGER, last_ns INTEGER, members INTEGER, last_rank INTEGER,"
+                          " PRIMARY KEY(comm, seq)) WITHOUT ROWID;",
+                          B->err, B->errlen) != 0)
+        return -1;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(B->db, "INSERT OR REPLACE INTO tui_inst VALUES(?,?,?,?,?,?)", -1, &s, NULL) != SQLITE_OK)
+        return cs_store_sql_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
+    for (size_t i = 0; i < B->inst.cap; i++) {
+        const cs_tui_inst *x = &B->inst.a[i];
+        if (!(x->seq > 0 || x->comm) || x->n == 0)
+            continue;
+        sqlite3_bind_int64(s, 1, x->comm);
+        sqlite3_bind_int64(s, 2, x->seq);
+        sqlite3_bind_int64(s, 3, x->first);
+        sqlite3_bind_int64(s, 4, x->last);
+        sqlite3_bind_int(s, 5, x->n);
+        sqlite3_bind_int(s, 6, x->last_rank);
+        if (sqlite3_step(s) != SQLITE_DONE) {
+            sqlite3_finalize(s);
+            return cs_store_sql_fail(B->err, B->errlen, "%s: %s", B->path, sqlite3_errmsg(B->db));
+        }
+        sqlite3_reset(s);
+    }
+    sqlite3_finalize(s);
+    return 0;
 }
 
 int cs_tui_index_build(const char *path, void (*progress)(double, void *), void *arg, cs_tui_index_info *out, char *err,
@@ -923,7 +1012,10 @@ int cs_tui_index_build(const char *path, void (*progress)(double, void *), void 
         return -1;
     }
     sqlite3_busy_timeout(B.db, 5000);
-    sqlite3_exec(B.db, "PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;", NULL, NULL, NULL);
+    /* one rank's spans lie all over the file: read them in place, mapped,
+     * not copied page by page through pread into the cache */
+    sqlite3_exec(B.db, "PRAGMA synchronous=OFF; PRAGMA cache_size=-65536; PRAGMA mmap_size=17179869184;", NULL, NULL,
+                 NULL);
     int ret = -1;
     int *aRank = NULL, nRank = 0;
     int64_t total = 0, maxspans = 0;
@@ -1035,6 +1127,13 @@ int cs_tui_index_build(const char *path, void (*progress)(double, void *), void 
         if (progress)
             progress(total ? (double)done_spans / (double)total : 1.0, arg);
     }
+    /* Without the analysis, a lane read raw finds each collective's last
+     * arrival from its members' spans: with many ranks, thousands of spans
+     * an instance. Kept here instead, one row an instance. */
+    if (!B.waits_table && nRank >= CS_TUI_INST_RANKS && cs_tui_build_inst_table(&B) != 0) {
+        sqlite3_exec(B.db, "ROLLBACK", NULL, NULL, NULL);
+        goto done;
+    }
     int64_t ms = cs_tui_now_ms() - t_start;
     char meta[1024];
     snprintf(meta, sizeof meta,
@@ -1068,5 +1167,198 @@ done:
     free(B.inst.a);
     free(aRank);
     free(aClock);
+    return ret;
+}
+
+/* ---- the failures, kept beside the summary ---- */
+
+int cs_tui_failures_load(cs_tui *t, int64_t spans, cs_tui_fly **fly, int *nfly, cs_tui_fail **fail, int *nfail,
+                         int64_t *end_ns)
+{
+    *fly = NULL;
+    *fail = NULL;
+    *nfly = *nfail = 0;
+    *end_ns = 0;
+    int64_t kept = -1;
+    if (!cs_tui_table_exists(t->db, "tui_fly") || !cs_tui_table_exists(t->db, "tui_fail") ||
+        cs_tui_meta_i64(t->db, "tui_fail_spans", &kept) != 0 || kept != spans)
+        return 1;
+    cs_tui_meta_i64(t->db, "tui_fail_end_ns", end_ns);
+    sqlite3_stmt *s = NULL;
+    size_t cap = 0;
+    int rc = SQLITE_DONE;
+    if (sqlite3_prepare_v2(t->db, "SELECT rank, tid, begin_ns FROM tui_fly ORDER BY rowid", -1, &s, NULL) != SQLITE_OK)
+        goto fail;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (CS_VEC_RESERVE(*fly, cap, (size_t)*nfly + 1) != 0)
+            goto fail;
+        (*fly)[(*nfly)++] =
+            (cs_tui_fly){ sqlite3_column_int(s, 0), sqlite3_column_int(s, 1), sqlite3_column_int64(s, 2) };
+    }
+    sqlite3_finalize(s);
+    s = NULL;
+    if (rc != SQLITE_DONE)
+        goto fail;
+    cap = 0;
+    if (sqlite3_prepare_v2(t->db, "SELECT rank, t_ns, kind, text FROM tui_fail ORDER BY i", -1, &s, NULL) != SQLITE_OK)
+        goto fail;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (CS_VEC_RESERVE(*fail, cap, (size_t)*nfail + 1) != 0)
+            goto fail;
+        cs_tui_fail *f = &(*fail)[(*nfail)++];
+        f->rank = sqlite3_column_int(s, 0);
+        f->t_ns = sqlite3_column_int64(s, 1);
+        const char *k = (const char *)sqlite3_column_text(s, 2), *x = (const char *)sqlite3_column_text(s, 3);
+        snprintf(f->kind, sizeof f->kind, "%s", k ? k : "");
+        snprintf(f->text, sizeof f->text, "%s", x ? x : "");
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE)
+        goto fail2;
+    return 0;
+fail:
+    sqlite3_finalize(s);
+fail2:
+    free(*fly);
+    free(*fail);
+    *fly = NULL;
+    *fail = NULL;
+    *nfly = *nfail = 0;
+    return -1;
+}
+
+int cs_tui_failures_save(const char *path, int64_t spans, const cs_tui_fly *fly, int nfly, const cs_tui_fail *fail,
+                         int nfail, int64_t end_ns, char *err, size_t errlen)
+{
+    if (access(path, W_OK) != 0)
+        return cs_store_sql_fail(err, errlen, "%s: cannot keep the failures (%s)", path, strerror(errno));
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        cs_store_sql_fail(err, errlen, "%s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close_v2(db);
+        return -1;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    sqlite3_stmt *a = NULL, *b = NULL;
+    int ret = -1;
+    if (cs_store_sql_exec(db, path,
+                          "BEGIN; DROP TABLE IF EXISTS tui_fly; DROP TABLE IF EXISTS tui_fail;"
+                          " CREATE TABLE tui_fly(rank INTEGER, tid INTEGER, begin_ns INTEGER);"
+                          " CREATE TABLE tui_fail(i INTEGER PRIMARY KEY, rank INTEGER, t_ns INTEGER, kind TEXT,"
+                          " text TEXT);",
+                          err, errlen) != 0)
+        goto done;
+    if (sqlite3_prepare_v2(db, "INSERT INTO tui_fly VALUES(?,?,?)", -1, &a, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "INSERT INTO tui_fail VALUES(?,?,?,?,?)", -1, &b, NULL) != SQLITE_OK) {
+        cs_store_sql_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+        goto rollback;
+    }
+    for (int i = 0; i < nfly; i++) {
+        sqlite3_bind_int(a, 1, fly[i].rank);
+        sqlite3_bind_int(a, 2, fly[i].tid);
+        sqlite3_bind_int64(a, 3, fly[i].begin_ns);
+        if (sqlite3_step(a) != SQLITE_DONE) {
+            cs_store_sql_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+            goto rollback;
+        }
+        sqlite3_reset(a);
+    }
+    for (int i = 0; i < nfail; i++) {
+        sqlite3_bind_int(b, 1, i);
+        sqlite3_bind_int(b, 2, fail[i].rank);
+        sqlite3_bind_int64(b, 3, fail[i].t_ns);
+        sqlite3_bind_text(b, 4, fail[i].kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(b, 5, fail[i].text, -1, SQLITE_STATIC);
+        if (sqlite3_step(b) != SQLITE_DONE) {
+            cs_store_sql_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+            goto rollback;
+        }
+        sqlite3_reset(b);
+    }
+    char meta[256];
+    snprintf(meta, sizeof meta,
+             "INSERT OR REPLACE INTO meta(key, value) VALUES ('tui_fail_spans', '%lld'), ('tui_fail_end_ns', '%lld');"
+             " COMMIT;",
+             (long long)spans, (long long)end_ns);
+    if (cs_store_sql_exec(db, path, meta, err, errlen) != 0)
+        goto rollback;
+    ret = 0;
+    goto done;
+rollback:
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+done:
+    sqlite3_finalize(a);
+    sqlite3_finalize(b);
+    sqlite3_close_v2(db);
+    return ret;
+}
+
+/* ---- the ranks' time in calls, kept beside the summary ---- */
+
+int cs_tui_rank_busy_load(cs_tui *t, int64_t spans, int (*cb)(int, int64_t, int64_t, int64_t, void *), void *arg)
+{
+    int64_t kept = -1;
+    if (!cs_tui_table_exists(t->db, "tui_rank_busy") || cs_tui_meta_i64(t->db, "tui_busy_spans", &kept) != 0 ||
+        kept != spans)
+        return 1;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(t->db, "SELECT rank, busy_ns, wall_ns, spans FROM tui_rank_busy ORDER BY rank", -1, &s,
+                           NULL) != SQLITE_OK)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        if (cb(sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
+               sqlite3_column_int64(s, 3), arg) != 0)
+            break;
+    int bad = rc != SQLITE_ROW && rc != SQLITE_DONE;
+    sqlite3_finalize(s);
+    return bad ? -1 : 0;
+}
+
+int cs_tui_rank_busy_save(const char *path, int64_t spans, const cs_tui_busy *rows, int n, char *err, size_t errlen)
+{
+    if (access(path, W_OK) != 0)
+        return cs_store_sql_fail(err, errlen, "%s: cannot keep the ranks' times (%s)", path, strerror(errno));
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        cs_store_sql_fail(err, errlen, "%s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close_v2(db);
+        return -1;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    sqlite3_stmt *a = NULL;
+    int ret = -1;
+    if (cs_store_sql_exec(db, path,
+                          "BEGIN; DROP TABLE IF EXISTS tui_rank_busy; CREATE TABLE tui_rank_busy(rank INTEGER PRIMARY"
+                          " KEY, busy_ns INTEGER, wall_ns INTEGER, spans INTEGER);",
+                          err, errlen) != 0)
+        goto done;
+    if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO tui_rank_busy VALUES(?,?,?,?)", -1, &a, NULL) != SQLITE_OK) {
+        cs_store_sql_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+        goto rollback;
+    }
+    for (int i = 0; i < n; i++) {
+        sqlite3_bind_int(a, 1, rows[i].rank);
+        sqlite3_bind_int64(a, 2, rows[i].busy_ns);
+        sqlite3_bind_int64(a, 3, rows[i].wall_ns);
+        sqlite3_bind_int64(a, 4, rows[i].spans);
+        if (sqlite3_step(a) != SQLITE_DONE) {
+            cs_store_sql_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+            goto rollback;
+        }
+        sqlite3_reset(a);
+    }
+    char meta[160];
+    snprintf(meta, sizeof meta, "INSERT OR REPLACE INTO meta(key, value) VALUES ('tui_busy_spans', '%lld'); COMMIT;",
+             (long long)spans);
+    if (cs_store_sql_exec(db, path, meta, err, errlen) != 0)
+        goto rollback;
+    ret = 0;
+    goto done;
+rollback:
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+done:
+    sqlite3_finalize(a);
+    sqlite3_close_v2(db);
     return ret;
 }

@@ -97,6 +97,11 @@ typedef struct cs_tui_lane {
  * spans and gpu_activity. */
 int cs_tui_lanes(cs_tui *t, cs_tui_lane **out, int *n);
 
+/* Each lane's busy time (every kind, waiting parts included) from the
+ * summary's coarsest level, in one query: cb(lane, busy_ns) in the order
+ * of the lanes. 0, or -1 without a summary or on an error. */
+int cs_tui_lane_busy(cs_tui *t, int (*cb)(int lane, int64_t busy_ns, void *), void *arg);
+
 /* ---- raw spans ---- */
 
 /* Spans of one lane overlapping [t0, t1) (aligned times), by begin.
@@ -113,6 +118,14 @@ int cs_tui_stream_window(cs_tui *t, int rank, int64_t stream, int64_t max_dur_ns
  * The spans these functions pass have stream -1 when they have none (0 is
  * the default stream). */
 int cs_tui_span(cs_tui *t, int64_t id, cs_span *out);
+/* The first and last entry (aligned) of collective instance (comm, seq),
+ * its members and its last rank, from the stored analysis (one look-up),
+ * else from the summary's table tui_inst (written by a build without the
+ * analysis when the trace has CS_TUI_INST_RANKS ranks or more); 0, or -1
+ * when the trace holds neither. */
+#define CS_TUI_INST_RANKS 64
+int cs_tui_instance_ends(cs_tui *t, int64_t comm, int64_t seq, int64_t *first, int64_t *last, int *members,
+                         int *last_rank);
 /* Every rank's span of collective instance (comm, seq), by rank. */
 int cs_tui_instance(cs_tui *t, int64_t comm, int64_t seq, int (*cb)(const cs_span *, void *), void *arg);
 
@@ -124,6 +137,46 @@ typedef struct cs_tui_frame {
 } cs_tui_frame;
 /* The frames of one call site, innermost first. */
 int cs_tui_frames(cs_tui *t, int rank, int64_t callsite, int (*cb)(const cs_tui_frame *, void *), void *arg);
+
+/* ---- the failures, kept beside the summary ---- */
+
+/* A call that never returned (flagged in flight): drawn open-ended. */
+typedef struct cs_tui_fly {
+    int rank, tid;
+    int64_t begin_ns;
+} cs_tui_fly;
+/* A failure post mortem and its first culprit's call (analyzer/failure.h). */
+typedef struct cs_tui_fail {
+    int rank;
+    int64_t t_ns;
+    char kind[24], text[240];
+} cs_tui_fail;
+/* The failures found when the trace held `spans` spans (tables tui_fly
+ * and tui_fail, meta tui_fail_spans and tui_fail_end_ns: when the job
+ * ended, 0 when no later than its last record): finding them takes a pass
+ * over the spans, so the TUI keeps them beside its summary. Returns 0 with
+ * the lists malloc'ed, 1 when none are kept for this span count, -1 on an
+ * error. */
+int cs_tui_failures_load(cs_tui *t, int64_t spans, cs_tui_fly **fly, int *nfly, cs_tui_fail **fail, int *nfail,
+                         int64_t *end_ns);
+/* Keep them in the trace at path (replacing what was kept); 0, or -1 with a
+ * reason (a read-only file). */
+int cs_tui_failures_save(const char *path, int64_t spans, const cs_tui_fly *fly, int nfly, const cs_tui_fail *fail,
+                         int nfail, int64_t end_ns, char *err, size_t errlen);
+
+/* Each rank's time in calls, wall time and spans (cs_store_rank_busy, a
+ * pass over the spans) as found when the trace held `spans` spans, kept
+ * beside the summary (table tui_rank_busy, meta tui_busy_spans): cb per
+ * rank, by rank. 0, 1 when none are kept for this span count, -1 on an
+ * error. */
+int cs_tui_rank_busy_load(cs_tui *t, int64_t spans, int (*cb)(int, int64_t, int64_t, int64_t, void *), void *arg);
+/* One rank's row of them. */
+typedef struct cs_tui_busy {
+    int rank;
+    int64_t busy_ns, wall_ns, spans;
+} cs_tui_busy;
+/* Keep them in the trace at path; 0, or -1 with a reason. */
+int cs_tui_rank_busy_save(const char *path, int64_t spans, const cs_tui_busy *rows, int n, char *err, size_t errlen);
 
 /* Does the trace hold table name (e.g. the analysis tables)? */
 int cs_tui_has_table(cs_tui *t, const char *name);

@@ -18,6 +18,8 @@
 typedef struct tui_timeline {
     tui_lanes lanes;  /* the cells of the last frame */
     tui_analysis nav; /* worst instances and straggler steps */
+    int rows;         /* the lanes' rows of the last frame, without the details */
+    int label_w;      /* the width of the lane labels of the last frame */
 } tui_timeline;
 
 static void *timeline_create(void)
@@ -94,7 +96,7 @@ static void draw_axis(const tui_model *m, WINDOW *w, int y, int x0, int ncols)
     wclrtoeol(w);
     wmove(w, y + 1, 0);
     wclrtoeol(w);
-    tui_draw_text(w, y, 0, TUI_LABEL_W - 1, A_BOLD, "time");
+    tui_draw_text(w, y, 0, x0 - 1, A_BOLD, "time");
     for (int c = 0; c < ncols; c++)
         tui_draw_put(w, y + 1, x0 + c, m->utf8 ? L'\x2500' : L'-', A_NORMAL);
     int lastend = -1;
@@ -196,9 +198,14 @@ static void draw_details(const tui_model *m, WINDOW *w, int y, int h, int cols)
     }
 }
 
-static void lane_label(const tui_model *m, int li, char *buf, size_t len)
+static void lane_label(const tui_model *m, int vi, char *buf, size_t len)
 {
-    const cs_tui_lane *L = &m->aLane[li];
+    int g = tui_model_row_group(m, vi);
+    if (g >= 0) {
+        tui_model_group_label(m, g, buf, len);
+        return;
+    }
+    const cs_tui_lane *L = &m->aLane[m->aVis[vi]];
     if (L->sidx > 0)
         snprintf(buf, len, "r%d s%d", L->rank, L->sidx);
     else if (m->multi_tid)
@@ -207,17 +214,39 @@ static void lane_label(const tui_model *m, int li, char *buf, size_t len)
         snprintf(buf, len, "rank %d", L->rank);
 }
 
-static void draw_lane(const tui_model *m, const tui_lanes *f, WINDOW *w, int y, int r)
+/* The width of the lane labels: TUI_LABEL_W, wider where the labels of
+ * the lanes on screen need it (ranks past 9999, groups' lanes), at most
+ * 40 % of the window. */
+static int label_width(const tui_model *m, int rows, int cols)
 {
-    char buf[64], lbl[32];
+    int w = TUI_LABEL_W, max = cols * 2 / 5;
+    char buf[TUI_LABEL_MAX];
+    int top = m->lane_top, bot = top + rows + 1;
+    if (m->cur_lane < top)
+        top = m->cur_lane;
+    if (m->cur_lane > bot)
+        bot = m->cur_lane;
+    for (int vi = top; vi < m->nVis && vi <= bot; vi++) {
+        lane_label(m, vi, buf,
+                   (size_t)(max > 2 ? max - 1 : 1) < sizeof buf ? (size_t)(max > 2 ? max - 1 : 1) : sizeof buf);
+        int need = (int)strlen(buf) + 2;
+        if (need > w)
+            w = need;
+    }
+    return w > max && max > TUI_LABEL_W ? max : w;
+}
+
+static void draw_lane(const tui_model *m, const tui_lanes *f, WINDOW *w, int y, int r, int lw)
+{
+    char buf[TUI_LABEL_MAX], lbl[TUI_LABEL_MAX + 8];
     int vi = m->lane_top + r;
     int li = m->aVis[vi];
     const cs_tui_lane *L = &m->aLane[li];
     int ncols = f->ncols;
-    lane_label(m, li, buf, sizeof buf);
+    lane_label(m, vi, buf, (size_t)(lw - 1) < sizeof buf ? (size_t)(lw - 1) : sizeof buf);
     int cur = vi == m->cur_lane;
-    snprintf(lbl, sizeof lbl, "%c%-*.*s", cur ? '>' : ' ', TUI_LABEL_W - 2, TUI_LABEL_W - 2, buf);
-    tui_draw_text(w, y, 0, TUI_LABEL_W - 1, cur ? A_REVERSE | A_BOLD : A_BOLD, lbl);
+    snprintf(lbl, sizeof lbl, "%c%-*.*s", cur ? '>' : ' ', lw - 2, lw - 2, buf);
+    tui_draw_text(w, y, 0, lw - 1, cur ? A_REVERSE | A_BOLD : A_BOLD, lbl);
     const tui_cell *row = tui_lanes_row(f, r);
     double colns = (double)(m->t1 - m->t0) / ncols;
     for (int c = 0; c < ncols; c++) {
@@ -238,7 +267,7 @@ static void draw_lane(const tui_model *m, const tui_lanes *f, WINDOW *w, int y, 
         }
         if (cur && c == m->cur_col)
             a |= A_REVERSE;
-        tui_draw_put(w, y, TUI_LABEL_W + c, g, a);
+        tui_draw_put(w, y, lw + c, g, a);
     }
 }
 
@@ -247,7 +276,12 @@ static void timeline_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
     tui_timeline *tl = st;
     char buf[512], b1[32], b2[32];
     tui_draw_header(m, w, cols, tui_timeline_screen.name);
-    int ncols = cols - TUI_LABEL_W;
+    /* alike ranks grouped when they outnumber the rows (or c asked) */
+    tl->rows = rows - 5 > 1 ? rows - 5 : 1;
+    tui_model_group_fit(m, tl->rows);
+    int lw = label_width(m, tl->rows, cols);
+    tl->label_w = lw;
+    int ncols = cols - lw;
     int det_h = m->has_sel ? 4 + details_gpu(m) + (m->sel_nframes < 5 ? m->sel_nframes : 5) : 0;
     int lanes_h = rows - 3 - 2 - det_h;
     if (lanes_h < 2 && det_h) {
@@ -259,13 +293,13 @@ static void timeline_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
     if (lanes_h < 1)
         lanes_h = 1;
     int ok = tui_lanes_frame(&tl->lanes, m, ncols, lanes_h) == 0;
-    draw_axis(m, w, 1, TUI_LABEL_W, ncols);
+    draw_axis(m, w, 1, lw, ncols);
     for (int r = 0; r < lanes_h; r++) {
         int y = 3 + r;
         wmove(w, y, 0);
         wclrtoeol(w);
         if (ok && r < tl->lanes.rows)
-            draw_lane(m, &tl->lanes, w, y, r);
+            draw_lane(m, &tl->lanes, w, y, r, lw);
     }
     int y = 3 + lanes_h;
     if (det_h)
@@ -386,14 +420,18 @@ static int timeline_key(void *st, tui_model *m, tui_ui *ui, int ch)
     case 'j':
         if (m->cur_lane + 1 < m->nVis)
             m->cur_lane++;
+        tui_model_group_status(m, m->cur_lane);
         break;
     case KEY_UP:
     case 'k':
         if (m->cur_lane > 0)
             m->cur_lane--;
+        tui_model_group_status(m, m->cur_lane);
         break;
     case KEY_NPAGE: m->cur_lane = m->cur_lane + 10 < m->nVis ? m->cur_lane + 10 : m->nVis - 1; break;
     case KEY_PPAGE: m->cur_lane = m->cur_lane > 10 ? m->cur_lane - 10 : 0; break;
+    case 'c': tui_model_group_toggle(m, tl->rows > 0 ? tl->rows : 20); break;
+    case 'e': tui_model_group_expand(m, m->cur_lane); break;
     case KEY_HOME:
     case '0':
         tui_model_center(m, m->t_begin + w / 2 - w / 50, w);
@@ -408,7 +446,9 @@ static int timeline_key(void *st, tui_model *m, tui_ui *ui, int ch)
     case '\n':
     case '\r':
     case KEY_ENTER:
-        if (tui_model_select_at_cursor(m) != 0)
+        if (tui_model_row_group(m, m->cur_lane) >= 0)
+            tui_model_group_expand(m, m->cur_lane);
+        else if (tui_model_select_at_cursor(m) != 0)
             tui_model_status(m, 1, "no span at the cursor on this lane");
         else
             tui_model_status(m, 0, "selected %s; Esc unselects", m->aOp[m->sel.op].name);
