@@ -31,7 +31,10 @@
  *               ranks whose own excess (actual - ideal, summed over their
  *               operations) is largest are replayed, up to CS_SD_TOP.
  *   by group    the same with the ranks of one pipeline stage, or of one
- *               data-parallel replica (the layout, an_layout.c).
+ *               data-parallel replica (the layout, an_layout.c): every
+ *               stage; of the replicas, the CS_SD_TOP whose ranks' own
+ *               excess is largest (a replay each: one per replica of a
+ *               4096-way data-parallel job made the pass quadratic).
  *   by op       compute only at actual durations; communication only.
  *   by step     each step's time in the actual and the ideal replay.
  *   verdict     none below CS_SD_MIN of slowdown (S - 1; COLLSCOPE_SLOWDOWN_MIN
@@ -263,6 +266,42 @@ typedef struct sd_lay {
     int maxpp, maxdp;
 } sd_lay;
 
+typedef struct sd_gx {
+    int64_t x;
+    int v;
+} sd_gx;
+
+static int sd_gx_cmp(const void *p, const void *q)
+{
+    const sd_gx *a = p, *b = q;
+    if (a->x != b->x)
+        return a->x < b->x ? 1 : -1;
+    return (a->v > b->v) - (a->v < b->v);
+}
+
+/* Of groups 0..maxg (g[d] is rank index d's), the CS_SD_TOP whose ranks'
+ * own excess is largest (the lower group first on a tie): keep[v] 1. */
+static unsigned char *sd_group_top(const int *g, int maxg, const int64_t *excess, int n)
+{
+    sd_gx *gx = calloc((size_t)maxg + 1, sizeof *gx);
+    unsigned char *keep = calloc((size_t)maxg + 1, 1);
+    if (!gx || !keep) {
+        free(gx);
+        free(keep);
+        return NULL;
+    }
+    for (int v = 0; v <= maxg; v++)
+        gx[v].v = v;
+    for (int d = 0; d < n; d++)
+        if (g[d] >= 0 && g[d] <= maxg)
+            gx[g[d]].x += excess[d];
+    qsort(gx, (size_t)maxg + 1, sizeof *gx, sd_gx_cmp);
+    for (int i = 0; i < CS_SD_TOP && i <= maxg; i++)
+        keep[gx[i].v] = 1;
+    free(gx);
+    return keep;
+}
+
 static int sd_lay_cb(const cs_layout_row *r, void *arg)
 {
     sd_lay *l = arg;
@@ -328,6 +367,7 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     int *lane0 = malloc((size_t)n * sizeof *lane0);
     unsigned char *on = calloc((size_t)n, 1);
     int64_t *excess = calloc((size_t)n, sizeof *excess), *sexc = NULL, *stepi = NULL;
+    unsigned char *keep = NULL; /* the replicas replayed (sd_group_top) */
     int *order = malloc((size_t)n * sizeof *order);
     int64_t *med = malloc((w->ns + 1) * sizeof *med);
     int64_t *pg = malloc((size_t)(n + 1) * sizeof *pg);
@@ -513,7 +553,13 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     char bstage_ranks[96] = "";
     for (int pass = 0; pass < 2; pass++) {
         int *g = pass == 0 ? lay.pp : lay.dp, maxg = pass == 0 ? lay.maxpp : lay.maxdp;
+        free(keep); /* replicas: only the CS_SD_TOP of largest excess */
+        keep = NULL;
+        if (pass == 1 && maxg >= CS_SD_TOP && !(keep = sd_group_top(g, maxg, excess, n)))
+            goto out;
         for (int v = 0; maxg >= 1 && v <= maxg; v++) {
+            if (keep && !keep[v])
+                continue;
             int cnt = 0;
             for (int d = 0; d < n; d++)
                 cnt += (on[d] = g[d] == v);
@@ -636,6 +682,7 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     }
     rc = 0;
 out:
+    free(keep);
     cs_map_free(&sites);
     free(k);
     free(lane0);

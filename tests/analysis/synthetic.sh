@@ -112,4 +112,20 @@ r1=$(rows)
 r2=$(rows)
 [ "$r1" = "$r2" ] && [ "${r1%% *}" -gt 0 ] || fail "re-analysis: slowdown, verdict and meta rows [$r1] became [$r2]"
 echo "ok: re-analysis keeps one copy of each result ($r2)"
+
+# slowdown attribution replays every pipeline stage but only the 16
+# data-parallel replicas of largest own excess (dp 32 x pp 2 here): the
+# straggler's replica (rank 5: replica 2) among them
+"$B/bench/tui_gen" "$T/dp32.db" --ranks 64 --spans 64000 --straggler 5 > /dev/null || fail "tui_gen failed"
+"$COLLSCOPE" report "$T/dp32.db" --format json -o "$T/dp32.json" || fail "report (dp 32) failed"
+"$PY" - "$T/dp32.json" <<'PYEOF' || fail "slowdown groups of a 32-replica job: wrong"
+import json, sys
+s = json.load(open(sys.argv[1]))["slowdown"]
+assert s["layout"].startswith("dp 32 x pp 2"), s["layout"]
+names = [g["name"] for g in s["by_group"]]
+dp = [n for n in names if n.startswith("dp replica ")]
+assert len(dp) == 16 and "pp stage 0" in names and "pp stage 1" in names, names
+assert "dp replica 2" in dp, dp
+print("ok: 2 stages and 16 of 32 replicas replayed, the straggler's among them")
+PYEOF
 pass
