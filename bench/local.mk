@@ -59,3 +59,5 @@ bench_kineto_gen_LDADD = $(ZLIB_LIBS)
 EXTRA_DIST += bench/import_bench.sh
 # A job kept as rank stores against its merged trace (printed, not timed).
 EXTRA_DIST += bench/scale_bench.sh
+# What each phase of the analysis costs per span (docs/scale.md; printed).
+EXTRA_DIST += bench/scale_phases.sh
