@@ -169,9 +169,8 @@ int cs_tui_open(const char *path, cs_tui **out, char *err, size_t errlen)
         cs_tui_close(t);
         return -1;
     }
-    cs_tui_read_index(t->db, &t->idx);
+    cs_tui_index_reload(t); /* the summary, and where instances are read */
     t->has_act = cs_tui_table_exists(t->db, "gpu_activity");
-    t->has_inst = cs_tui_table_exists(t->db, "instances") ? 1 : cs_tui_table_exists(t->db, "tui_inst") ? 2 : 0;
     *out = t;
     return 0;
 }
@@ -996,22 +995,41 @@ static int cs_tui_build_inst_table(cs_tui_build *B)
     return 0;
 }
 
+/* Open the trace at path to write what the TUI keeps in it (what: the
+ * message's "cannot ..."): 0, or -1 with a reason and *db NULL. */
+static int cs_tui_keep_open(const char *path, const char *what, sqlite3 **db, char *err, size_t errlen)
+{
+    *db = NULL;
+    if (access(path, W_OK) != 0)
+        return cs_store_sql_fail(err, errlen, "%s: cannot %s (%s)", path, what, strerror(errno));
+    if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        cs_store_sql_fail(err, errlen, "%s: %s", path, *db ? sqlite3_errmsg(*db) : "out of memory");
+        sqlite3_close_v2(*db);
+        *db = NULL;
+        return -1;
+    }
+    sqlite3_busy_timeout(*db, 5000);
+    return 0;
+}
+
+/* Step one bound insert and reset it: 0, or -1 with a reason. */
+static int cs_tui_keep_step(sqlite3 *db, const char *path, sqlite3_stmt *s, char *err, size_t errlen)
+{
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    return rc == SQLITE_DONE ? 0 : cs_store_sql_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+}
+
 int cs_tui_index_build(const char *path, void (*progress)(double, void *), void *arg, cs_tui_index_info *out, char *err,
                        size_t errlen)
 {
     int64_t t_start = cs_tui_now_ms();
-    if (access(path, W_OK) != 0)
-        return cs_store_sql_fail(err, errlen, "%s: cannot write the timeline index (%s)", path, strerror(errno));
     cs_tui_build B = { 0 };
     B.path = path;
     B.err = err;
     B.errlen = errlen;
-    if (sqlite3_open_v2(path, &B.db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        cs_store_sql_fail(err, errlen, "%s: %s", path, B.db ? sqlite3_errmsg(B.db) : "out of memory");
-        sqlite3_close_v2(B.db);
+    if (cs_tui_keep_open(path, "write the timeline index", &B.db, err, errlen) != 0)
         return -1;
-    }
-    sqlite3_busy_timeout(B.db, 5000);
     /* one rank's spans lie all over the file: read them in place, mapped,
      * not copied page by page through pread into the cache */
     sqlite3_exec(B.db, "PRAGMA synchronous=OFF; PRAGMA cache_size=-65536; PRAGMA mmap_size=17179869184;", NULL, NULL,
@@ -1230,15 +1248,9 @@ fail2:
 int cs_tui_failures_save(const char *path, int64_t spans, const cs_tui_fly *fly, int nfly, const cs_tui_fail *fail,
                          int nfail, int64_t end_ns, char *err, size_t errlen)
 {
-    if (access(path, W_OK) != 0)
-        return cs_store_sql_fail(err, errlen, "%s: cannot keep the failures (%s)", path, strerror(errno));
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        cs_store_sql_fail(err, errlen, "%s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
-        sqlite3_close_v2(db);
+    sqlite3 *db;
+    if (cs_tui_keep_open(path, "keep the failures", &db, err, errlen) != 0)
         return -1;
-    }
-    sqlite3_busy_timeout(db, 5000);
     sqlite3_stmt *a = NULL, *b = NULL;
     int ret = -1;
     if (cs_store_sql_exec(db, path,
@@ -1257,11 +1269,8 @@ int cs_tui_failures_save(const char *path, int64_t spans, const cs_tui_fly *fly,
         sqlite3_bind_int(a, 1, fly[i].rank);
         sqlite3_bind_int(a, 2, fly[i].tid);
         sqlite3_bind_int64(a, 3, fly[i].begin_ns);
-        if (sqlite3_step(a) != SQLITE_DONE) {
-            cs_store_sql_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+        if (cs_tui_keep_step(db, path, a, err, errlen) != 0)
             goto rollback;
-        }
-        sqlite3_reset(a);
     }
     for (int i = 0; i < nfail; i++) {
         sqlite3_bind_int(b, 1, i);
@@ -1269,11 +1278,8 @@ int cs_tui_failures_save(const char *path, int64_t spans, const cs_tui_fly *fly,
         sqlite3_bind_int64(b, 3, fail[i].t_ns);
         sqlite3_bind_text(b, 4, fail[i].kind, -1, SQLITE_STATIC);
         sqlite3_bind_text(b, 5, fail[i].text, -1, SQLITE_STATIC);
-        if (sqlite3_step(b) != SQLITE_DONE) {
-            cs_store_sql_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+        if (cs_tui_keep_step(db, path, b, err, errlen) != 0)
             goto rollback;
-        }
-        sqlite3_reset(b);
     }
     char meta[256];
     snprintf(meta, sizeof meta,
@@ -1317,15 +1323,9 @@ int cs_tui_rank_busy_load(cs_tui *t, int64_t spans, int (*cb)(int, int64_t, int6
 
 int cs_tui_rank_busy_save(const char *path, int64_t spans, const cs_tui_busy *rows, int n, char *err, size_t errlen)
 {
-    if (access(path, W_OK) != 0)
-        return cs_store_sql_fail(err, errlen, "%s: cannot keep the ranks' times (%s)", path, strerror(errno));
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        cs_store_sql_fail(err, errlen, "%s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
-        sqlite3_close_v2(db);
+    sqlite3 *db;
+    if (cs_tui_keep_open(path, "keep the ranks' times", &db, err, errlen) != 0)
         return -1;
-    }
-    sqlite3_busy_timeout(db, 5000);
     sqlite3_stmt *a = NULL;
     int ret = -1;
     if (cs_store_sql_exec(db, path,
@@ -1342,11 +1342,8 @@ int cs_tui_rank_busy_save(const char *path, int64_t spans, const cs_tui_busy *ro
         sqlite3_bind_int64(a, 2, rows[i].busy_ns);
         sqlite3_bind_int64(a, 3, rows[i].wall_ns);
         sqlite3_bind_int64(a, 4, rows[i].spans);
-        if (sqlite3_step(a) != SQLITE_DONE) {
-            cs_store_sql_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+        if (cs_tui_keep_step(db, path, a, err, errlen) != 0)
             goto rollback;
-        }
-        sqlite3_reset(a);
     }
     char meta[160];
     snprintf(meta, sizeof meta, "INSERT OR REPLACE INTO meta(key, value) VALUES ('tui_busy_spans', '%lld'); COMMIT;",
