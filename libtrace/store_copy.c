@@ -34,18 +34,13 @@ int cs_store_open_scratch(const char *path, cs_store **out, char *err, size_t er
     cs_store *r;
     if (cs_store_open(path, CS_STORE_READ, &r, err, errlen) != 0)
         return -1;
-    const char *tmpdir = getenv("TMPDIR");
-    if (!tmpdir || !tmpdir[0])
-        tmpdir = "/tmp";
     char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s/collscope-XXXXXX", tmpdir);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
+    const char *tmpdir;
+    if (cs__store_file_scratch(tmp, sizeof tmp, "collscope", &tmpdir) != 0) {
+        int e = errno;
         cs_store_close(r);
-        return cs_store_sql_fail(err, errlen, "%s: cannot make a private copy in %s: %s", path, tmpdir,
-                                 strerror(errno));
+        return cs_store_sql_fail(err, errlen, "%s: cannot make a private copy in %s: %s", path, tmpdir, strerror(e));
     }
-    close(fd);
     int ok = cs__store_copy_file(r, tmp, err, errlen) == 0;
     cs_store_close(r);
     if (!ok || cs_store_open(tmp, CS_STORE_WRITE, out, err, errlen) != 0) {

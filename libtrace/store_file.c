@@ -69,6 +69,20 @@ void cs__store_file_build_pragmas(cs_store *st)
                  NULL, NULL, NULL);
 }
 
+int cs__store_file_scratch(char *buf, size_t len, const char *prefix, const char **dir)
+{
+    const char *tmpdir = getenv("TMPDIR");
+    if (!tmpdir || !tmpdir[0])
+        tmpdir = "/tmp";
+    *dir = tmpdir;
+    snprintf(buf, len, "%s/%s-XXXXXX", tmpdir, prefix);
+    int fd = mkstemp(buf);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    return 0;
+}
+
 /* A new store is never created through a symbolic link. */
 #ifdef SQLITE_OPEN_NOFOLLOW
 #define CS_STORE_FILE_NOFOLLOW SQLITE_OPEN_NOFOLLOW

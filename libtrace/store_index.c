@@ -250,18 +250,13 @@ int cs_store_open_job(const char *dir, cs_store **out, int *nfaults, char *err, 
     index_get(idx, "job_end_host", end_host, sizeof end_host);
     index_get(idx, "created", created, sizeof created);
     index_get(idx, "job_id", job_id, sizeof job_id);
-    const char *tmpdir = getenv("TMPDIR");
-    if (!tmpdir || !tmpdir[0])
-        tmpdir = "/tmp";
     char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s/collscope-job-XXXXXX", tmpdir);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
+    const char *tmpdir;
+    if (cs__store_file_scratch(tmp, sizeof tmp, "collscope-job", &tmpdir) != 0) {
+        int e = errno;
         sqlite3_close_v2(idx);
-        return cs_store_sql_fail(err, errlen, "%s: cannot make the job's store in %s: %s", ipath, tmpdir,
-                                 strerror(errno));
+        return cs_store_sql_fail(err, errlen, "%s: cannot make the job's store in %s: %s", ipath, tmpdir, strerror(e));
     }
-    close(fd);
     cs_store *job;
     if (cs__store_file_create(tmp, &job, err, errlen) != 0) {
         sqlite3_close_v2(idx);

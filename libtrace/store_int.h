@@ -35,6 +35,10 @@ struct cs_span_iter {
 
 /* Remove a database file and its -wal and -shm side files. */
 void cs__store_file_unlink(const char *path);
+/* Make an empty private file $TMPDIR/PREFIX-XXXXXX (mkstemp; /tmp when
+ * TMPDIR is unset) and put its name in buf; *dir is the folder, for a
+ * message. 0, or -1 with errno set. */
+int cs__store_file_scratch(char *buf, size_t len, const char *prefix, const char **dir);
 /* cs_store_create into path as it is: no file there, or an empty one
  * (mkstemp's); never through a symbolic link. */
 int cs__store_file_create(const char *path, cs_store **out, char *err, size_t errlen);

@@ -406,14 +406,9 @@ int cs_store_recover(cs_store *src, const char *path, cs_store **out, cs_store_r
     cs_store *dst;
     char tmp[PATH_MAX];
     if (!path) {
-        const char *tmpdir = getenv("TMPDIR");
-        if (!tmpdir || !tmpdir[0])
-            tmpdir = "/tmp";
-        snprintf(tmp, sizeof tmp, "%s/collscope-XXXXXX", tmpdir);
-        int fd = mkstemp(tmp);
-        if (fd < 0)
+        const char *tmpdir;
+        if (cs__store_file_scratch(tmp, sizeof tmp, "collscope", &tmpdir) != 0)
             return cs_store_sql_fail(err, errlen, "cannot make a private file in %s: %s", tmpdir, strerror(errno));
-        close(fd);
         path = tmp;
         if (cs__store_file_create(path, &dst, err, errlen) != 0) {
             unlink(tmp);
