@@ -44,11 +44,19 @@ cs_failure_rank *cs_failure_rank_add(cs_failure_model *m)
     return r;
 }
 
-cs_failure_comm *cs_failure_comm_get(cs_failure_model *m, uint64_t id, int size)
+cs_failure_comm *cs_failure_comm_find(const cs_failure_model *m, uint64_t id)
 {
     for (size_t i = 0; i < m->nc; i++)
         if (m->c[i].id == id)
             return &m->c[i];
+    return NULL;
+}
+
+cs_failure_comm *cs_failure_comm_get(cs_failure_model *m, uint64_t id, int size)
+{
+    cs_failure_comm *have = cs_failure_comm_find(m, id);
+    if (have)
+        return have;
     /* a damaged or planted source's sizes are no reason to run out of memory */
     if (size <= 0 || size > FA_MAX_COMM_SIZE || m->nc >= FA_MAX_COMMS || CS_VEC_RESERVE(m->c, m->capC, m->nc + 1) != 0)
         return NULL;
@@ -62,6 +70,23 @@ cs_failure_comm *cs_failure_comm_get(cs_failure_model *m, uint64_t id, int size)
         c->world[k] = -1;
     m->nc++;
     return c;
+}
+
+void cs_failure_comm_def(cs_failure_model *m, uint64_t id, int size, int how, int comm_rank, int world_rank)
+{
+    cs_failure_comm *c = cs_failure_comm_get(m, id, size);
+    if (!c)
+        return;
+    c->how = how;
+    if (comm_rank >= 0 && comm_rank < c->size)
+        c->world[comm_rank] = world_rank;
+}
+
+void cs_failure_comm_named(cs_failure_model *m, uint64_t id, const char *text, size_t len)
+{
+    cs_failure_comm *c = cs_failure_comm_find(m, id);
+    if (c)
+        snprintf(c->name, sizeof c->name, "%.*s", (int)strnlen(text, len), text);
 }
 
 cs_failure_seq *cs_failure_seq_get(cs_failure_rank *r, uint64_t comm)
@@ -166,26 +191,22 @@ static const char *fa_op(int op)
 
 const char *cs_failure_comm_name(const cs_failure_model *m, uint64_t id, char *buf, size_t len)
 {
-    for (size_t i = 0; i < m->nc; i++)
-        if (m->c[i].id == id) {
-            if (m->c[i].name[0])
-                snprintf(buf, len, "%s", m->c[i].name);
-            else if (m->c[i].how == CS_COMM_WORLD)
-                snprintf(buf, len, "MPI_COMM_WORLD");
-            else
-                snprintf(buf, len, "comm:%llx (%d ranks)", (unsigned long long)id, m->c[i].size);
-            return buf;
-        }
-    snprintf(buf, len, "comm:%llx", (unsigned long long)id);
+    const cs_failure_comm *c = cs_failure_comm_find(m, id);
+    if (c && c->name[0])
+        snprintf(buf, len, "%s", c->name);
+    else if (c && c->how == CS_COMM_WORLD)
+        snprintf(buf, len, "MPI_COMM_WORLD");
+    else if (c)
+        snprintf(buf, len, "comm:%llx (%d ranks)", (unsigned long long)id, c->size);
+    else
+        snprintf(buf, len, "comm:%llx", (unsigned long long)id);
     return buf;
 }
 
 static int fa_world_of(const cs_failure_model *m, uint64_t comm, int comm_rank)
 {
-    for (size_t i = 0; i < m->nc; i++)
-        if (m->c[i].id == comm)
-            return comm_rank >= 0 && comm_rank < m->c[i].size ? m->c[i].world[comm_rank] : -1;
-    return -1;
+    const cs_failure_comm *c = cs_failure_comm_find(m, comm);
+    return c && comm_rank >= 0 && comm_rank < c->size ? c->world[comm_rank] : -1;
 }
 
 static double fa_since(const cs_failure_model *m, int64_t t)

@@ -96,6 +96,14 @@ typedef struct cs_failure_list {
  * damaged source's size is out of bounds. */
 cs_failure_rank *cs_failure_rank_add(cs_failure_model *m);
 cs_failure_comm *cs_failure_comm_get(cs_failure_model *m, uint64_t id, int size);
+/* Communicator id, or NULL when the model lacks it. */
+cs_failure_comm *cs_failure_comm_find(const cs_failure_model *m, uint64_t id);
+/* What a log's COMMDEF record says: communicator id of size members, made
+ * how, member comm_rank is world rank world_rank. */
+void cs_failure_comm_def(cs_failure_model *m, uint64_t id, int size, int how, int comm_rank, int world_rank);
+/* A COMMNAME record's first part: the name of communicator id (text, up
+ * to len bytes), where the model has it. */
+void cs_failure_comm_named(cs_failure_model *m, uint64_t id, const char *text, size_t len);
 cs_failure_seq *cs_failure_seq_get(cs_failure_rank *r, uint64_t comm);
 /* Sort the ranks (once filled). */
 void cs_failure_sort(cs_failure_model *m);

@@ -215,20 +215,11 @@ static int st_read_log(cs_failure_model *m, const char *path, char *err, size_t 
             const cs_rec_comm *c = (const cs_rec_comm *)x;
             if (c->local < ST_MAX_LOCAL)
                 lg->local_id[c->local] = c->id;
-            cs_failure_comm *mc = cs_failure_comm_get(m, c->id, (int)c->size);
-            if (mc) {
-                mc->how = c->how;
-                if (c->rank >= 0 && c->rank < mc->size)
-                    mc->world[c->rank] = c->world_rank >= 0 ? c->world_rank : h->rank;
-            }
+            cs_failure_comm_def(m, c->id, (int)c->size, c->how, c->rank, c->world_rank >= 0 ? c->world_rank : h->rank);
         } else if (kind == CS_REC_COMMNAME) {
             const cs_rec_commname *c = (const cs_rec_commname *)x;
-            cs_failure_comm *mc = NULL;
-            for (size_t i = 0; i < m->nc; i++)
-                if (m->c[i].id == c->id)
-                    mc = &m->c[i];
-            if (mc && c->part == 0)
-                snprintf(mc->name, sizeof mc->name, "%.*s", (int)strnlen(c->text, sizeof c->text), c->text);
+            if (c->part == 0)
+                cs_failure_comm_named(m, c->id, c->text, sizeof c->text);
         } else if (kind == CS_REC_CALLSITE) {
             const cs_rec_callsite *c = (const cs_rec_callsite *)x;
             if (c->part == 0 && lg->nsite < ST_MAX_SITES && CS_VEC_RESERVE(lg->site, lg->capSite, lg->nsite + 1) == 0) {

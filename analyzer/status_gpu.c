@@ -17,6 +17,7 @@
  * never enqueued the collective (a culprit too: what its CPU does). */
 #include "config.h"
 #include "analyzer/status_gpu.h"
+#include "analyzer/failure.h"
 #include "analyzer/status.h"
 #include "common/map.h"
 #include "common/vec.h"
@@ -35,8 +36,6 @@
 
 #define SG_LOCALS 65536 /* span comm fields are 16 bits */
 #define SG_MAX_FLIGHTS 65536
-#define SG_MAX_COMMS 65536
-#define SG_MAX_COMM_SIZE (1 << 20)
 
 typedef struct sg_flight {
     uint64_t corr, g0, seen, at;
@@ -70,18 +69,10 @@ typedef struct sg_rank {
     int stuck;
 } sg_rank;
 
-typedef struct sg_comm {
-    uint64_t id;
-    int size, how;
-    int *world;
-    char name[64];
-} sg_comm;
-
 typedef struct sg_job {
     sg_rank *r;
     size_t n, cap;
-    sg_comm *c;
-    size_t nc, capc;
+    cs_failure_model comms; /* its communicator table only (failure.c) */
     int64_t now;
 } sg_job;
 
@@ -105,25 +96,6 @@ static int sg_is_coll(int op)
 static const char *sg_op(int op)
 {
     return op > 0 && op < CS_OP_COUNT ? cs_ops[op].name : "?";
-}
-
-static sg_comm *sg_comm_get(sg_job *j, uint64_t id, int size)
-{
-    for (size_t i = 0; i < j->nc; i++)
-        if (j->c[i].id == id)
-            return &j->c[i];
-    if (size <= 0 || size > SG_MAX_COMM_SIZE || j->nc >= SG_MAX_COMMS || CS_VEC_RESERVE(j->c, j->capc, j->nc + 1) != 0)
-        return NULL;
-    sg_comm *c = &j->c[j->nc];
-    memset(c, 0, sizeof *c);
-    if (!(c->world = malloc((size_t)size * sizeof *c->world)))
-        return NULL;
-    c->id = id;
-    c->size = size;
-    for (int k = 0; k < size; k++)
-        c->world[k] = -1;
-    j->nc++;
-    return c;
 }
 
 static sg_flight *sg_flight_find(sg_rank *r, uint64_t corr)
@@ -151,17 +123,12 @@ static int sg_scan(sg_job *j, sg_rank *r, cs_logr *lr, uint64_t *local_id)
             const cs_rec_comm *c = (const cs_rec_comm *)x;
             if (c->local < SG_LOCALS)
                 local_id[c->local] = c->id;
-            sg_comm *m = sg_comm_get(j, c->id, (int)c->size);
-            if (m) {
-                m->how = c->how;
-                if (c->rank >= 0 && c->rank < m->size)
-                    m->world[c->rank] = c->world_rank >= 0 ? c->world_rank : h->rank;
-            }
+            cs_failure_comm_def(&j->comms, c->id, (int)c->size, c->how, c->rank,
+                                c->world_rank >= 0 ? c->world_rank : h->rank);
         } else if (kind == CS_REC_COMMNAME) {
             const cs_rec_commname *c = (const cs_rec_commname *)x;
-            for (size_t i = 0; i < j->nc; i++)
-                if (j->c[i].id == c->id && c->part == 0)
-                    snprintf(j->c[i].name, sizeof j->c[i].name, "%.*s", (int)strnlen(c->text, sizeof c->text), c->text);
+            if (c->part == 0)
+                cs_failure_comm_named(&j->comms, c->id, c->text, sizeof c->text);
         } else if (kind == CS_REC_SPAN || kind == CS_REC_INFLIGHT) {
             int fly = kind == CS_REC_INFLIGHT;
             uint64_t t = fly ? x->t0 : x->t1;
@@ -298,28 +265,6 @@ static int sg_read_log(sg_job *j, const char *path, uint64_t *local_id)
     gethostname(me, sizeof me - 1);
     r->alive = strcmp(me, r->host) == 0 ? cs_status_pid_alive(r->pid) : -1;
     return 0;
-}
-
-static const sg_comm *sg_comm_find(const sg_job *j, uint64_t id)
-{
-    for (size_t i = 0; i < j->nc; i++)
-        if (j->c[i].id == id)
-            return &j->c[i];
-    return NULL;
-}
-
-static const char *sg_comm_name(const sg_job *j, uint64_t id, char *buf, size_t len)
-{
-    const sg_comm *c = sg_comm_find(j, id);
-    if (c && c->name[0])
-        snprintf(buf, len, "%s", c->name);
-    else if (c && c->how == CS_COMM_WORLD)
-        snprintf(buf, len, "MPI_COMM_WORLD");
-    else if (c)
-        snprintf(buf, len, "comm:%llx (%d ranks)", (unsigned long long)id, c->size);
-    else
-        snprintf(buf, len, "comm:%llx", (unsigned long long)id);
-    return buf;
 }
 
 /* Append to buf (length len, *l used): never past its end. */
@@ -461,7 +406,8 @@ static int sg_report(sg_job *j, double after, cs_status_gpu *g)
         else
             snprintf(when, sizeof when, "%.1f s", hi);
         snprintf(t, sizeof t, "rank%s %s: GPU work of %s%s of %s %s, enqueued %s ago", nv > 1 ? "s" : "", a,
-                 sg_op(f->op), seq, f->comm ? sg_comm_name(j, f->comm, cn, sizeof cn) : "no communicator",
+                 sg_op(f->op), seq,
+                 f->comm ? cs_failure_comm_name(&j->comms, f->comm, cn, sizeof cn) : "no communicator",
                  f->begun ? "started, not finished" : "not started", when);
         if (sg_add(&lines, &nlines, t) != 0) {
             rc = -1;
@@ -481,7 +427,7 @@ static int sg_report(sg_job *j, double after, cs_status_gpu *g)
         }
         if (!first)
             continue;
-        const sg_comm *c = sg_comm_find(j, f->comm);
+        const cs_failure_comm *c = cs_failure_comm_find(&j->comms, f->comm);
         if (!c)
             continue;
         int nstart = 0, nnot = 0, ndone = 0, ngone = 0;
@@ -531,8 +477,8 @@ static int sg_report(sg_job *j, double after, cs_status_gpu *g)
             }
         }
         size_t lt = 0;
-        sg_cat(t, sizeof t, &lt, "seq %u of %s (%s, %llu B): ", f->seq, sg_comm_name(j, f->comm, cn, sizeof cn),
-               sg_op(f->op), (unsigned long long)f->bytes);
+        sg_cat(t, sizeof t, &lt, "seq %u of %s (%s, %llu B): ", f->seq,
+               cs_failure_comm_name(&j->comms, f->comm, cn, sizeof cn), sg_op(f->op), (unsigned long long)f->bytes);
         if (nnot) {
             sg_ranks_text(not, nnot, a, sizeof a);
             sg_cat(t, sizeof t, &lt,
@@ -620,9 +566,7 @@ int cs_status_gpu_read(const char *dir, double after_s, int64_t now_real, cs_sta
         free(j.r[i].seq);
     }
     free(j.r);
-    for (size_t i = 0; i < j.nc; i++)
-        free(j.c[i].world);
-    free(j.c);
+    cs_failure_model_free(&j.comms);
     return rc;
 }
 
