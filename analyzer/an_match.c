@@ -794,6 +794,7 @@ static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
             cs_map_put(&a->coll->comm_idx, (uint64_t)comm, a->coll->ncomms) == 0) {
             ci = a->coll->ncomms++;
             a->coll->comm_ids[ci] = comm;
+            a->coll->comm_seq[ci] = seq;
             a->coll->cstep_op[ci] = in.op;
         }
         if (ci >= 0) {
@@ -878,17 +879,142 @@ static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
     return 0;
 }
 
-int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps, cs_an_coll *out, char *err,
-                 size_t errlen)
+/* One collective span as a member of its instance: its entry, its exit
+ * (a nonblocking one's: the end of the completion call that finished it)
+ * and the most it can have waited. */
+static int cs_match_member(cs_matcher *x, const cs_span *s, cs_mem *out)
+{
+    int64_t e = s->end_ns, wmax = s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0;
+    int completed = 1;
+    if (s->req && (s->flags & CS_F_NONBLOCKING)) {
+        int64_t d, cspan, sh;
+        uint64_t key = cs__an_ctx_rank_key(s->rank, s->req);
+        if (cs_map_get(&x->done, key, &d)) {
+            e = d;
+            if (cs_map_get(&x->donespan, key, &cspan) && cs_map_get(&x->share, (uint64_t)cspan, &sh))
+                wmax += sh;
+        } else {
+            completed = 0;
+        }
+    }
+    *out = (cs_mem){ s->id, s->rank, s->op, s->begin_ns, e, s->bytes, s->callsite, wmax };
+    return completed;
+}
+
+/* The instances of one ordered read of collective spans. */
+static int cs_match_read(cs_matcher *x, cs_span_iter *it, char *err, size_t errlen)
+{
+    cs_match_io *a = x->a;
+    cs_span s;
+    int r;
+    int64_t ccomm = 0, cseq = INT64_MIN;
+    x->nm = 0;
+    while ((r = cs_span_next(it, &s)) > 0) {
+        if (s.comm == 0 || s.seq < 0)
+            continue;
+        if (s.comm != ccomm || s.seq != cseq) {
+            if (cs_instance_done(x, ccomm, cseq) != 0) {
+                snprintf(err, errlen, "%s: cannot write the analysis", cs_store_path(a->ctx->st));
+                return -1;
+            }
+            x->nm = 0;
+            ccomm = s.comm;
+            cseq = s.seq;
+        }
+        a->coll->coll_spans++;
+        if (CS_VEC_RESERVE(x->m, x->cap, x->nm + 1) != 0) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        if (!cs_match_member(x, &s, &x->m[x->nm++]))
+            a->coll->uncompleted++;
+    }
+    if (r < 0) {
+        snprintf(err, errlen, "%s: cannot read the spans (corrupt?)", cs_store_path(a->ctx->st));
+        return -1;
+    }
+    if (cs_instance_done(x, ccomm, cseq) != 0) {
+        snprintf(err, errlen, "%s: cannot write the analysis", cs_store_path(a->ctx->st));
+        return -1;
+    }
+    x->nm = 0;
+    return 0;
+}
+
+/* Before a share that starts inside a communicator: what the instances
+ * before it leave for the own-time gaps, each member's exit and entry of
+ * its latest complete instance of more than one member, read back one
+ * instance at a time until every member of the communicator has one. */
+static int cs_match_warm(cs_matcher *x, const cs_an_piece *pc, int64_t first_seq, char *err, size_t errlen)
+{
+    cs_match_io *a = x->a;
+    int64_t size = 0;
+    cs_map_get(&x->sizes, (uint64_t)pc->comm, &size);
+    cs_map seen;
+    memset(&seen, 0, sizeof seen);
+    int64_t nseen = 0;
+    int rc = 0;
+    for (int64_t q = pc->seq_lo - 1; rc == 0 && q >= first_seq && (size <= 0 || nseen < size); q--) {
+        cs_span_query sq = { .order = CS_ORDER_COMM_SEQ, .rank = -1, .comm = pc->comm, .seq_lo = q, .seq_n = 1 };
+        cs_span_iter *it = cs_store_spans(a->ctx->st, &sq, err, errlen);
+        if (!it)
+            return -1;
+        cs_span s;
+        int r;
+        x->nm = 0;
+        while ((r = cs_span_next(it, &s)) > 0) {
+            if (s.comm == 0 || s.seq < 0)
+                continue;
+            if (CS_VEC_RESERVE(x->m, x->cap, x->nm + 1) != 0) {
+                r = -1;
+                break;
+            }
+            cs_match_member(x, &s, &x->m[x->nm++]);
+        }
+        cs_span_iter_free(it);
+        if (r < 0) {
+            snprintf(err, errlen, "%s: cannot read the spans (corrupt?)", cs_store_path(a->ctx->st));
+            rc = -1;
+            break;
+        }
+        int expected = size > 0 ? (int)size : (int)x->nm;
+        if (x->nm < 2 || (int)x->nm < expected)
+            continue;
+        for (size_t i = 0; i < x->nm && rc == 0; i++) {
+            cs_mem *m = &x->m[i];
+            uint64_t key = ((uint64_t)pc->comm * 0x9E3779B97F4A7C15ULL ^ (uint64_t)m->rank) & ~(1ULL << 63);
+            int64_t v;
+            if (cs_map_get(&seen, key, &v))
+                continue;
+            /* the last member of a rank in an instance is the one kept */
+            for (size_t j = i + 1; j < x->nm; j++)
+                if (x->m[j].rank == m->rank)
+                    m = &x->m[j];
+            if (cs_map_put(&seen, key, 1) != 0 || cs_map_put(&x->prev, key, m->e) != 0 ||
+                cs_map_put(&x->prevb, key, m->b) != 0)
+                rc = -1;
+            nseen++;
+        }
+        if (rc != 0)
+            snprintf(err, errlen, "out of memory");
+    }
+    x->nm = 0;
+    cs_map_free(&seen);
+    return rc;
+}
+
+int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps, cs_an_coll *out,
+                 const cs_an_piece *pieces, size_t npieces, char *err, size_t errlen)
 {
     cs_match_io io = { ctx, clocks, steps, out }, *a = &io;
     int64_t nmax = steps->nsteps;
     if (nmax > 0) {
         out->comm_ids = calloc(CS_AN_MAX_COMMS, sizeof *out->comm_ids);
+        out->comm_seq = calloc(CS_AN_MAX_COMMS, sizeof *out->comm_seq);
         out->cstep_op = calloc(CS_AN_MAX_COMMS, sizeof *out->cstep_op);
         out->cstep_xfer = calloc((size_t)nmax * CS_AN_MAX_COMMS, sizeof *out->cstep_xfer);
         out->cstep_skew = calloc((size_t)nmax * CS_AN_MAX_COMMS, sizeof *out->cstep_skew);
-        if (!out->comm_ids || !out->cstep_op || !out->cstep_xfer || !out->cstep_skew) {
+        if (!out->comm_ids || !out->comm_seq || !out->cstep_op || !out->cstep_xfer || !out->cstep_skew) {
             snprintf(err, errlen, "out of memory (%lld steps x %d ranks)", (long long)nmax, ctx->ndense);
             return -1;
         }
@@ -904,78 +1030,31 @@ int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps,
         snprintf(err, errlen, "%s: cannot read communicators, completions or call sites", cs_store_path(a->ctx->st));
         goto out;
     }
-    cs_span_query q = { .order = CS_ORDER_COMM_SEQ, .rank = -1 };
-    cs_span_iter *it = cs_store_spans(a->ctx->st, &q, err, errlen);
-    if (!it)
-        goto out;
-    cs_span s;
-    int r;
-    int64_t ccomm = 0, cseq = INT64_MIN;
-    while ((r = cs_span_next(it, &s)) > 0) {
-        if (s.comm == 0 || s.seq < 0)
-            continue;
-        if (s.comm != ccomm || s.seq != cseq) {
-            if (cs_instance_done(&x, ccomm, cseq) != 0) {
-                cs_span_iter_free(it);
-                snprintf(err, errlen, "%s: cannot write the analysis", cs_store_path(a->ctx->st));
-                goto out;
-            }
-            x.nm = 0;
-            ccomm = s.comm;
-            cseq = s.seq;
-        }
-        a->coll->coll_spans++;
-        if (CS_VEC_RESERVE(x.m, x.cap, x.nm + 1) != 0) {
-            cs_span_iter_free(it);
-            snprintf(err, errlen, "out of memory");
+    if (!pieces) {
+        cs_span_query q = { .order = CS_ORDER_COMM_SEQ, .rank = -1 };
+        cs_span_iter *it = cs_store_spans(a->ctx->st, &q, err, errlen);
+        if (!it)
             goto out;
-        }
-        int64_t e = s.end_ns, wmax = s.end_ns > s.begin_ns ? s.end_ns - s.begin_ns : 0;
-        if (s.req && (s.flags & CS_F_NONBLOCKING)) {
-            int64_t d, cspan, sh;
-            uint64_t key = cs__an_ctx_rank_key(s.rank, s.req);
-            if (cs_map_get(&x.done, key, &d)) {
-                e = d;
-                if (cs_map_get(&x.donespan, key, &cspan) && cs_map_get(&x.share, (uint64_t)cspan, &sh))
-                    wmax += sh;
-            } else {
-                a->coll->uncompleted++;
-            }
-        }
-        x.m[x.nm++] = (cs_mem){ s.id, s.rank, s.op, s.begin_ns, e, s.bytes, s.callsite, wmax };
+        int r = cs_match_read(&x, it, err, errlen);
+        cs_span_iter_free(it);
+        if (r != 0)
+            goto out;
     }
-    cs_span_iter_free(it);
-    if (r < 0) {
-        snprintf(err, errlen, "%s: cannot read the spans (corrupt?)", cs_store_path(a->ctx->st));
-        goto out;
+    for (size_t i = 0; pieces && i < npieces; i++) {
+        const cs_an_piece *pc = &pieces[i];
+        if (pc->seq_lo > pc->first_seq && cs_match_warm(&x, pc, pc->first_seq, err, errlen) != 0)
+            goto out;
+        cs_span_query q = {
+            .order = CS_ORDER_COMM_SEQ, .rank = -1, .comm = pc->comm, .seq_lo = pc->seq_lo, .seq_n = pc->seq_n
+        };
+        cs_span_iter *it = cs_store_spans(a->ctx->st, &q, err, errlen);
+        if (!it)
+            goto out;
+        int r = cs_match_read(&x, it, err, errlen);
+        cs_span_iter_free(it);
+        if (r != 0)
+            goto out;
     }
-    if (cs_instance_done(&x, ccomm, cseq) != 0) {
-        snprintf(err, errlen, "%s: cannot write the analysis", cs_store_path(a->ctx->st));
-        goto out;
-    }
-    /* Step bounds: the first marker of the step across ranks, to the first
-     * marker of the next one (the last step ends at its last exit). */
-    for (int64_t k = 0; k < a->steps->nsteps; k++) {
-        int64_t b = INT64_MAX, e = INT64_MAX;
-        for (int rr = 0; rr < a->ctx->ndense; rr++) {
-            const cs_vec *v = &a->steps->marks[rr];
-            if ((int64_t)v->n > k && v->a[k] < b)
-                b = v->a[k];
-            if ((int64_t)v->n > k + 1 && v->a[k + 1] < e)
-                e = v->a[k + 1];
-        }
-        if (e == INT64_MAX)
-            e = a->steps->step_last_exit[k] > b ? a->steps->step_last_exit[k] : b;
-        a->steps->step_begin[k] = b == INT64_MAX ? 0 : b;
-        a->steps->step_end[k] = e;
-        a->steps->step_time[k] = e > b ? e - b : 0;
-    }
-    if (a->coll->incomplete)
-        cs__an_ctx_note(a->ctx, "%lld collective instances are incomplete (a member rank is missing or stopped early)",
-                        (long long)a->coll->incomplete);
-    if (a->coll->uncompleted)
-        cs__an_ctx_note(a->ctx, "%lld nonblocking collectives have no completion (Wait/Test) in the trace",
-                        (long long)a->coll->uncompleted);
     rc = 0;
 out:
     cs_map_free(&x.sizes);
@@ -990,4 +1069,31 @@ out:
     free(x.labels.s);
     free(x.m);
     return rc;
+}
+
+void cs__an_match_finish(cs_an_ctx *ctx, cs_an_steps *steps, cs_an_coll *coll)
+{
+    /* Step bounds: the first marker of the step across ranks, to the first
+     * marker of the next one (the last step ends at its last exit). */
+    for (int64_t k = 0; k < steps->nsteps; k++) {
+        int64_t b = INT64_MAX, e = INT64_MAX;
+        for (int rr = 0; rr < ctx->ndense; rr++) {
+            const cs_vec *v = &steps->marks[rr];
+            if ((int64_t)v->n > k && v->a[k] < b)
+                b = v->a[k];
+            if ((int64_t)v->n > k + 1 && v->a[k + 1] < e)
+                e = v->a[k + 1];
+        }
+        if (e == INT64_MAX)
+            e = steps->step_last_exit[k] > b ? steps->step_last_exit[k] : b;
+        steps->step_begin[k] = b == INT64_MAX ? 0 : b;
+        steps->step_end[k] = e;
+        steps->step_time[k] = e > b ? e - b : 0;
+    }
+    if (coll->incomplete)
+        cs__an_ctx_note(ctx, "%lld collective instances are incomplete (a member rank is missing or stopped early)",
+                        (long long)coll->incomplete);
+    if (coll->uncompleted)
+        cs__an_ctx_note(ctx, "%lld nonblocking collectives have no completion (Wait/Test) in the trace",
+                        (long long)coll->uncompleted);
 }

@@ -1,31 +1,324 @@
-/* an_par.c: the analysis of a job kept as rank stores, by the K processes
- * of a cs_par (par.h). */
+/* an_par.c: the analysis of a job kept as rank stores by the K processes
+ * of a cs_par (par.h), all taking the same steps:
+ *
+ *   1. the root decides: a current stored analysis is kept; else it makes
+ *      a private folder in the job's (DIR/.collscope-analyze.XXXXXX) that
+ *      every process can reach;
+ *   2. each of the first P processes (P = K, at most what SQLite can
+ *      attach) merges its share of the rank stores into a part there, and
+ *      the root sums what they read and left out;
+ *   3. each process reads the whole job through the parts, in place
+ *      (cs_store_open_parts), and runs the analysis (cs__an_run): the
+ *      cheap cross-rank passes before the match on every process, the
+ *      match on its share of the collective instances, whose sums and
+ *      rows go to the root, which runs the rest and saves the results in
+ *      DIR/results.db;
+ *   4. the root removes the folder and sends its verdict to all.
+ *
+ * A process that fails still takes part in every exchange (with an empty
+ * share), so that none waits for it forever. */
 #include "config.h"
+#include "analyzer/analysis.h"
 #include "analyzer/csanalysis.h"
 #include "analyzer/par.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* What the root sends before the work starts. */
+typedef struct cs_par_plan {
+    int32_t action; /* CS_PAR_* */
+    int32_t nparts;
+    char scratch[4096];
+} cs_par_plan;
+
+enum { CS_PAR_FAIL = -1, CS_PAR_KEEP = 0, CS_PAR_SPLIT = 1, CS_PAR_ONE = 2 };
+
+/* What each process sends back: its status, and what its part read. */
+typedef struct cs_par_report {
+    int32_t rc;
+    char err[1024];
+    cs_store_part part;
+} cs_par_report;
+
+/* The root's verdict, sent to every process at the end. */
+typedef struct cs_par_verdict {
+    int32_t rc;
+    char err[1024];
+} cs_par_verdict;
+
+static void cs_par_log(FILE *log, const char *what, const char *text)
+{
+    if (log && text[0])
+        fprintf(log, "collscope: %s%s\n", what, text);
+}
+
+/* The root's bytes at buf (len of them) into buf at every process. */
+static int cs_par_share(cs_par *par, void *buf, size_t len)
+{
+    void *b = buf;
+    size_t n = len;
+    if (par->bcast(par, &b, &n) != 0)
+        return -1;
+    if (par->rank != 0) {
+        int ok = n == len;
+        if (ok)
+            memcpy(buf, b, len);
+        free(b);
+        return ok ? 0 : -1;
+    }
+    return 0;
+}
+
+/* Every process's report at the root (all: size of them), NULL elsewhere. */
+static int cs_par_reports(cs_par *par, const cs_par_report *mine, cs_par_report **all)
+{
+    size_t *lens = calloc((size_t)par->size, sizeof *lens);
+    void *got = NULL;
+    *all = NULL;
+    int rc = lens ? par->gather(par, mine, sizeof *mine, &got, lens) : -1;
+    for (int r = 0; rc == 0 && par->rank == 0 && r < par->size; r++)
+        if (lens[r] != sizeof *mine)
+            rc = -1;
+    free(lens);
+    if (rc != 0) {
+        free(got);
+        return -1;
+    }
+    *all = got;
+    return 0;
+}
+
+/* Remove what the processes left in the private folder, then the folder. */
+static void cs_par_clean(const char *scratch)
+{
+    DIR *d = opendir(scratch);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            /* only the names this file makes: part-, view-, match-N.db and
+             * SQLite's side files of them */
+            if (strncmp(e->d_name, "part-", 5) != 0 && strncmp(e->d_name, "view-", 5) != 0 &&
+                strncmp(e->d_name, "match-", 6) != 0)
+                continue;
+            char p[4400];
+            snprintf(p, sizeof p, "%s/%s", scratch, e->d_name);
+            unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(scratch);
+}
+
+/* The root's plan: keep a current analysis, or where to work. */
+static void cs_par_decide(const char *dir, int force, cs_par *par, cs_par_plan *plan, char *err, size_t errlen)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->action = CS_PAR_FAIL;
+    if (!cs_analysis_is_job(dir)) {
+        plan->action = CS_PAR_ONE; /* one trace.db: read by one process */
+        return;
+    }
+    char fp[256], results[4200];
+    snprintf(results, sizeof results, "%s/results.db", dir);
+    if (!force && cs_store_job_fingerprint(dir, fp, sizeof fp, err, errlen) == 0 &&
+        cs_store_results_current(results, fp) == 1) {
+        plan->action = CS_PAR_KEEP;
+        return;
+    }
+    snprintf(plan->scratch, sizeof plan->scratch, "%s/.collscope-analyze.XXXXXX", dir);
+    if (!mkdtemp(plan->scratch)) {
+        snprintf(err, errlen, "%s: cannot make the analysis's private folder there: %s", dir, strerror(errno));
+        return;
+    }
+    int max = cs_store_parts_max();
+    plan->nparts = par->size < max ? par->size : max;
+    plan->action = CS_PAR_SPLIT;
+}
+
+/* The parts' reports summed into total at the root: 0; -1 when nothing
+ * could be read or a process failed (err says why); 1 when the parts'
+ * span ids overlap (two files of one rank in different parts cannot be,
+ * but ids of other tools can), so that one process must read the job. */
+static int cs_par_sum(const cs_par_report *all, int size, int nparts, cs_store_part *total, char *err, size_t errlen)
+{
+    memset(total, 0, sizeof *total);
+    for (int r = 0; r < size; r++) {
+        if (all[r].rc != 0) {
+            snprintf(err, errlen, "%s", all[r].err);
+            return -1;
+        }
+        if (r >= nparts)
+            continue;
+        const cs_store_part *p = &all[r].part;
+        total->merged += p->merged;
+        total->nfaults += p->nfaults;
+        total->sum += p->sum;
+        if (p->faults[0]) {
+            size_t n = strlen(total->faults);
+            snprintf(total->faults + n, sizeof total->faults - n, "%s%s", n ? "; " : "", p->faults);
+        }
+        for (int q = 0; q < r; q++) {
+            const cs_store_part *o = &all[q].part;
+            if (p->min_id <= p->max_id && o->min_id <= o->max_id && p->min_id <= o->max_id && o->min_id <= p->max_id)
+                return 1;
+        }
+    }
+    if (total->merged == 0) {
+        snprintf(err, errlen, "%s: no rank store of the job can be read%s%s", CS_STORE_INDEX_FILE,
+                 total->faults[0] ? ": " : "", total->faults);
+        return -1;
+    }
+    return 0;
+}
+
+/* Step 3 on one process: read the job through the parts and analyse it;
+ * the root saves the results. 0, 1 (rank stores left out), or -1. */
+static int cs_par_analyse(const char *dir, const cs_par_plan *plan, const cs_store_part *total, cs_par *par, FILE *log,
+                          char *err, size_t errlen)
+{
+    char **parts = calloc((size_t)plan->nparts, sizeof *parts);
+    char view[4200];
+    snprintf(view, sizeof view, "%s/view-%d.db", plan->scratch, par->rank);
+    int rc = parts ? 0 : -1;
+    for (int i = 0; rc == 0 && i < plan->nparts; i++) {
+        char p[4200];
+        snprintf(p, sizeof p, "%s/part-%d.db", plan->scratch, i);
+        if (!(parts[i] = strdup(p)))
+            rc = -1;
+    }
+    if (rc != 0)
+        snprintf(err, errlen, "out of memory");
+    cs_store *st = NULL;
+    if (rc == 0)
+        rc = cs_store_open_parts(dir, parts, plan->nparts, view, total, &st, err, errlen);
+    for (int i = 0; parts && i < plan->nparts; i++)
+        free(parts[i]);
+    free(parts);
+    if (rc == 0)
+        rc = cs_store_analysis_check_input(st, err, errlen);
+    cs_an_share share = { par, plan->scratch };
+    if (rc == 0) {
+        if (par->rank == 0 && total->nfaults) {
+            char from[8], note[3300];
+            cs_store_recovered(st, from, sizeof from, note, sizeof note);
+            if (log)
+                fprintf(log, "collscope: %s: %s; analysing the others\n", cs_store_path(st), note);
+        }
+        rc = cs__an_run(st, &share, par->rank == 0 ? log : NULL, err, errlen);
+    } else {
+        /* the match's exchange, with an empty share: this one failed */
+        cs__an_par_skip(&share);
+    }
+    if (rc == 0 && par->rank == 0) {
+        char results[4200], notes[2048] = "";
+        snprintf(results, sizeof results, "%s/results.db", dir);
+        rc = cs_store_analysis_save(st, results, err, errlen);
+        cs_store_meta_get(st, "analysis_notes", notes, sizeof notes);
+        if (rc == 0)
+            cs_par_log(log, "", notes);
+    }
+    cs_store_close(st);
+    if (rc == 0 && total->nfaults)
+        rc = 1;
+    return rc;
+}
 
 int cs_analysis_run_par(const char *dir, int force, cs_par *par, FILE *log, char *err, size_t errlen)
 {
-    /* placeholder until the partitioned passes land: the root analyses,
-     * the others wait for its verdict */
-    int32_t rc = 0;
     err[0] = '\0';
+    cs_par_plan plan;
+    memset(&plan, 0, sizeof plan);
+    char why[1024] = "";
     if (par->rank == 0)
-        rc = cs_analysis_run(dir, force, log, err, errlen);
-    void *buf = &rc;
-    size_t len = sizeof rc;
-    if (par->bcast(par, &buf, &len) != 0) {
-        snprintf(err, errlen, "an analysis process stopped");
+        cs_par_decide(dir, force, par, &plan, why, sizeof why);
+    if (cs_par_share(par, &plan, sizeof plan) != 0) {
+        if (par->rank == 0 && plan.action == CS_PAR_SPLIT)
+            cs_par_clean(plan.scratch);
+        snprintf(err, errlen, "an analysis process stopped before the work began");
         return -1;
     }
-    if (par->rank != 0) {
-        memcpy(&rc, buf, sizeof rc);
-        free(buf);
-        if (rc < 0)
-            snprintf(err, errlen, "the analysis failed (see process 0)");
+    cs_par_verdict v;
+    memset(&v, 0, sizeof v);
+    if (plan.action == CS_PAR_FAIL) {
+        snprintf(err, errlen, "%s", par->rank == 0 ? why : "the analysis could not start (see process 0)");
+        return -1;
     }
-    return rc;
+    if (plan.action == CS_PAR_KEEP)
+        return 0;
+    if (plan.action == CS_PAR_SPLIT) {
+        /* step 2: the parts */
+        cs_par_report mine, *all = NULL;
+        memset(&mine, 0, sizeof mine);
+        mine.part.min_id = 1;
+        if (par->rank < plan.nparts) {
+            char path[4200];
+            snprintf(path, sizeof path, "%s/part-%d.db", plan.scratch, par->rank);
+            if (cs_store_job_part(dir, path, par->rank, plan.nparts, &mine.part, mine.err, sizeof mine.err) != 0)
+                mine.rc = -1;
+        }
+        cs_store_part total;
+        memset(&total, 0, sizeof total);
+        int32_t go = CS_PAR_FAIL;
+        if (cs_par_reports(par, &mine, &all) != 0) {
+            snprintf(why, sizeof why, "an analysis process stopped while reading the rank stores");
+        } else if (par->rank == 0) {
+            int s = cs_par_sum(all, par->size, plan.nparts, &total, why, sizeof why);
+            go = s == 0 ? CS_PAR_SPLIT : s == 1 ? CS_PAR_ONE : CS_PAR_FAIL;
+            if (s == 1)
+                cs_par_log(log, "", "the rank stores' span ids overlap: the job is analysed by one process");
+        }
+        free(all);
+        struct {
+            int32_t go;
+            cs_store_part total;
+        } head = { go, total };
+        if (cs_par_share(par, &head, sizeof head) != 0)
+            head.go = CS_PAR_FAIL;
+        if (head.go == CS_PAR_SPLIT) {
+            v.rc = cs_par_analyse(dir, &plan, &head.total, par, log, v.err, sizeof v.err);
+        } else if (head.go == CS_PAR_ONE) {
+            plan.action = CS_PAR_ONE;
+        } else {
+            v.rc = -1;
+            snprintf(v.err, sizeof v.err, "%s", par->rank == 0 ? why : "the analysis failed (see process 0)");
+        }
+    }
+    if (plan.action == CS_PAR_ONE && par->rank == 0) {
+        if (par->size > 1)
+            cs_par_log(log, dir, ": read by one process (a merged trace, or ids that overlap)");
+        v.rc = cs_analysis_run(dir, force, log, v.err, sizeof v.err);
+    }
+    /* step 4: every process has closed its files; the root's verdict */
+    cs_par_report mine, *all = NULL;
+    memset(&mine, 0, sizeof mine);
+    mine.rc = v.rc < 0 ? -1 : 0;
+    snprintf(mine.err, sizeof mine.err, "%s", v.err);
+    int lost = cs_par_reports(par, &mine, &all) != 0;
+    if (par->rank == 0) {
+        if (plan.action != CS_PAR_KEEP && plan.scratch[0] && plan.action != CS_PAR_FAIL)
+            cs_par_clean(plan.scratch);
+        /* a process that failed is the cause of the root's failure */
+        for (int r = 1; !lost && r < par->size; r++)
+            if (all[r].rc != 0) {
+                v.rc = -1;
+                snprintf(v.err, sizeof v.err, "analysis process %d: %s", r, all[r].err);
+                break;
+            }
+        if (lost && v.rc >= 0) {
+            v.rc = -1;
+            snprintf(v.err, sizeof v.err, "an analysis process stopped before the end");
+        }
+    }
+    free(all);
+    if (cs_par_share(par, &v, sizeof v) != 0 && par->rank != 0) {
+        v.rc = -1;
+        snprintf(v.err, sizeof v.err, "the root of the analysis stopped");
+    }
+    snprintf(err, errlen, "%s", v.err);
+    return v.rc;
 }

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "analyzer/analysis.h"
 #include "common/stats.h"
+#include "analyzer/par.h"
 #include "analyzer/whatif.h"
 
 #include <stdarg.h>
@@ -39,6 +40,9 @@ static void cs_an_timer_print(FILE *log, const char *name, const cs_an_timer *c0
 
 /* One analysis: the shared context and each pass's results. */
 typedef struct cs_an {
+    const cs_an_share *share; /* NULL, or this process's part of a parallel analysis */
+    int done;                 /* a process other than the root: its part is done */
+    int exchanged;            /* the match's exchange took place */
     cs_an_ctx ctx;
     cs_an_msgs msgs;
     cs_an_clocks clocks;
@@ -60,9 +64,15 @@ static int cs_an_pass_steps(cs_an *a, char *err, size_t errlen)
 {
     return cs__an_match_steps(&a->ctx, &a->clocks, &a->steps, err, errlen);
 }
+static int cs_an_match_par(cs_an *a, char *err, size_t errlen);
 static int cs_an_pass_match(cs_an *a, char *err, size_t errlen)
 {
-    return cs__an_match(&a->ctx, &a->clocks, &a->steps, &a->coll, err, errlen);
+    if (a->share && a->share->par->size > 1)
+        return cs_an_match_par(a, err, errlen);
+    if (cs__an_match(&a->ctx, &a->clocks, &a->steps, &a->coll, NULL, 0, err, errlen) != 0)
+        return -1;
+    cs__an_match_finish(&a->ctx, &a->steps, &a->coll);
+    return 0;
 }
 static int cs_an_pass_p2p(cs_an *a, char *err, size_t errlen)
 {
@@ -83,6 +93,293 @@ static int cs_an_pass_layout(cs_an *a, char *err, size_t errlen)
 static int cs_an_pass_whatif(cs_an *a, char *err, size_t errlen)
 {
     return cs__an_whatif(&a->ctx, &a->steps, &a->msgs, err, errlen);
+}
+
+/* ---- the match, by the processes of a parallel analysis ---- */
+
+/* This process's pieces of the collective instances: all of them in
+ * (comm, seq) order cut into par->size runs of about as many instances. */
+static int cs_an_pieces(cs_an *a, cs_an_piece **out, size_t *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    cs_comm_range *cr;
+    int ncr;
+    if (cs_store_coll_ranges(a->ctx.st, &cr, &ncr) != 0) {
+        snprintf(err, errlen, "%s: cannot read the communicators of the collectives", cs_store_path(a->ctx.st));
+        return -1;
+    }
+    int64_t total = 0;
+    for (int i = 0; i < ncr; i++)
+        total += cr[i].seq_hi - cr[i].seq_lo + 1;
+    const cs_par *par = a->share->par;
+    int64_t lo = total / par->size * par->rank + total % par->size * par->rank / par->size;
+    int64_t hi = total / par->size * (par->rank + 1) + total % par->size * (par->rank + 1) / par->size;
+    size_t cap = 0;
+    int rc = 0;
+    for (int64_t i = 0, at = 0; i < ncr && rc == 0; at += cr[i].seq_hi - cr[i].seq_lo + 1, i++) {
+        int64_t len = cr[i].seq_hi - cr[i].seq_lo + 1;
+        int64_t b = at > lo ? at : lo, e = at + len < hi ? at + len : hi;
+        if (b >= e)
+            continue;
+        if (CS_VEC_RESERVE(*out, cap, *n + 1) != 0) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+            break;
+        }
+        (*out)[(*n)++] = (cs_an_piece){ cr[i].comm, cr[i].seq_lo + (b - at), e - b, cr[i].seq_lo };
+    }
+    free(cr);
+    if (rc != 0) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+/* What a process's match adds up to, as int64 values: its counts, its
+ * per-rank figures, its per-rank-and-step sums and its communicators. */
+static int cs_an_match_pack(const cs_an *a, cs_vec *v)
+{
+    const cs_an_coll *c = &a->coll;
+    const cs_an_steps *st = &a->steps;
+    int64_t nsr = st->nsteps * (int64_t)(a->ctx.ndense + 1);
+    int rc = cs_vec_push(v, c->instances) | cs_vec_push(v, c->incomplete) | cs_vec_push(v, c->coll_spans) |
+             cs_vec_push(v, c->uncompleted) | cs_vec_push(v, c->exit_before_entry);
+    for (int d = 0; d < a->ctx.ndense && rc == 0; d++) {
+        rc |= cs_vec_push(v, c->times_last[d]) | cs_vec_push(v, c->imposed[d]) |
+              cs_vec_push(v, (int64_t)c->lateness[d].n);
+        for (size_t i = 0; i < c->lateness[d].n && rc == 0; i++)
+            rc |= cs_vec_push(v, c->lateness[d].a[i]);
+    }
+    for (int64_t k = 0; k < nsr && rc == 0; k++)
+        rc |= cs_vec_push(v, st->late[k]) | cs_vec_push(v, st->late2[k] - st->nblate[k]) |
+              cs_vec_push(v, st->nblate[k]) | cs_vec_push(v, st->xgap[k]);
+    for (int64_t k = 0; k < st->nsteps && rc == 0; k++)
+        rc |= cs_vec_push(v, st->step_last_exit[k]);
+    rc |= cs_vec_push(v, c->ncomms);
+    for (int i = 0; i < c->ncomms && rc == 0; i++) {
+        rc |= cs_vec_push(v, c->comm_ids[i]) | cs_vec_push(v, c->comm_seq[i]) | cs_vec_push(v, c->cstep_op[i]);
+        for (int64_t k = 0; k < st->nsteps && rc == 0; k++)
+            rc |= cs_vec_push(v, c->cstep_xfer[(size_t)i * (size_t)st->nsteps + (size_t)k]) |
+                  cs_vec_push(v, c->cstep_skew[(size_t)i * (size_t)st->nsteps + (size_t)k]);
+    }
+    return rc ? -1 : 0;
+}
+
+/* A communicator's figures from one process, while the root adds them. */
+typedef struct cs_an_pcomm {
+    int64_t comm, seq;
+    int op;
+    const int64_t *xs; /* nsteps pairs: transfer, skew */
+} cs_an_pcomm;
+
+static int cs_an_pcomm_order(const void *x, const void *y)
+{
+    const cs_an_pcomm *p = x, *q = y;
+    if (p->comm != q->comm)
+        return p->comm < q->comm ? -1 : 1;
+    return (p->seq > q->seq) - (p->seq < q->seq);
+}
+
+/* The root: every process's match (the root's own first) added into a,
+ * as one process matching all of them would have left it. */
+static int cs_an_match_add(cs_an *a, const int64_t *all, const size_t *lens, int size, char *err, size_t errlen)
+{
+    cs_an_coll *c = &a->coll;
+    cs_an_steps *st = &a->steps;
+    int64_t nsr = st->nsteps * (int64_t)(a->ctx.ndense + 1);
+    cs_an_pcomm *pc = NULL;
+    size_t npc = 0, cap = 0;
+    int rc = 0;
+    for (int d = 0; d < a->ctx.ndense; d++)
+        c->lateness[d].n = 0;
+    c->instances = c->incomplete = c->coll_spans = c->uncompleted = c->exit_before_entry = 0;
+    if (nsr > 0) {
+        memset(st->late, 0, (size_t)nsr * sizeof *st->late);
+        memset(st->late2, 0, (size_t)nsr * sizeof *st->late2);
+        memset(st->nblate, 0, (size_t)nsr * sizeof *st->nblate);
+        memset(st->xgap, 0, (size_t)nsr * sizeof *st->xgap);
+    }
+    const int64_t *p = all;
+    for (int r = 0; r < size && rc == 0; r++) {
+        const int64_t *end = p + lens[r] / sizeof *p, *q = p;
+#define CS_AN_TAKE(n)             \
+    if (end - q < (int64_t)(n)) { \
+        rc = -1;                  \
+        break;                    \
+    }
+        CS_AN_TAKE(5);
+        c->instances += q[0];
+        c->incomplete += q[1];
+        c->coll_spans += q[2];
+        c->uncompleted += q[3];
+        c->exit_before_entry += q[4];
+        q += 5;
+        for (int d = 0; d < a->ctx.ndense; d++) {
+            CS_AN_TAKE(3);
+            c->times_last[d] = (r ? c->times_last[d] : 0) + q[0];
+            c->imposed[d] = (r ? c->imposed[d] : 0) + q[1];
+            int64_t nl = q[2];
+            q += 3;
+            CS_AN_TAKE(nl);
+            for (int64_t i = 0; i < nl && rc == 0; i++)
+                rc = cs_vec_push(&c->lateness[d], q[i]);
+            q += nl;
+        }
+        if (rc != 0)
+            break;
+        CS_AN_TAKE(4 * nsr);
+        for (int64_t k = 0; k < nsr; k++, q += 4) {
+            st->late[k] += q[0];
+            st->late2[k] += q[1];
+            if (q[2] > st->nblate[k])
+                st->nblate[k] = q[2];
+            st->xgap[k] += q[3];
+        }
+        CS_AN_TAKE(st->nsteps);
+        for (int64_t k = 0; k < st->nsteps; k++, q++)
+            if (r == 0 || *q > st->step_last_exit[k])
+                st->step_last_exit[k] = *q;
+        CS_AN_TAKE(1);
+        int64_t nc = *q++;
+        for (int64_t i = 0; i < nc; i++) {
+            CS_AN_TAKE(3 + 2 * st->nsteps);
+            if (CS_VEC_RESERVE(pc, cap, npc + 1) != 0) {
+                rc = -1;
+                break;
+            }
+            pc[npc++] = (cs_an_pcomm){ q[0], q[1], (int)q[2], q + 3 };
+            q += 3 + 2 * st->nsteps;
+        }
+#undef CS_AN_TAKE
+        p = end;
+    }
+    if (rc != 0) {
+        free(pc);
+        snprintf(err, errlen, "the processes' matches do not add up (out of memory, or a process of another build)");
+        return -1;
+    }
+    /* late2 holds each process's blocking part: the nonblocking part is the
+     * largest of all (see cs_an_steps) */
+    for (int64_t k = 0; k < nsr; k++)
+        st->late2[k] += st->nblate[k];
+    /* the communicators in id order, each with the op of its first
+     * instance: the first CS_AN_MAX_COMMS, as one process numbers them */
+    qsort(pc, npc, sizeof *pc, cs_an_pcomm_order);
+    cs_map_free(&c->comm_idx);
+    memset(&c->comm_idx, 0, sizeof c->comm_idx);
+    c->ncomms = 0;
+    if (st->nsteps > 0)
+        memset(c->cstep_xfer, 0, (size_t)st->nsteps * CS_AN_MAX_COMMS * sizeof *c->cstep_xfer),
+            memset(c->cstep_skew, 0, (size_t)st->nsteps * CS_AN_MAX_COMMS * sizeof *c->cstep_skew);
+    for (size_t i = 0; i < npc && rc == 0; i++) {
+        int64_t ci;
+        if (!cs_map_get(&c->comm_idx, (uint64_t)pc[i].comm, &ci)) {
+            if (c->ncomms >= CS_AN_MAX_COMMS)
+                break;
+            ci = c->ncomms++;
+            if (cs_map_put(&c->comm_idx, (uint64_t)pc[i].comm, ci) != 0) {
+                rc = -1;
+                break;
+            }
+            c->comm_ids[ci] = pc[i].comm;
+            c->comm_seq[ci] = pc[i].seq;
+            c->cstep_op[ci] = pc[i].op;
+        }
+        for (int64_t k = 0; k < st->nsteps; k++) {
+            c->cstep_xfer[(size_t)ci * (size_t)st->nsteps + (size_t)k] += pc[i].xs[2 * k];
+            c->cstep_skew[(size_t)ci * (size_t)st->nsteps + (size_t)k] += pc[i].xs[2 * k + 1];
+        }
+    }
+    free(pc);
+    if (rc != 0)
+        snprintf(err, errlen, "out of memory");
+    return rc;
+}
+
+/* Each process matches its pieces into a store of its own
+ * (SCRATCH/match-P.db) and sends what they add up to; the root adds them
+ * all and copies every process's instances and waits into its results. */
+static int cs_an_match_par(cs_an *a, char *err, size_t errlen)
+{
+    cs_par *par = a->share->par;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/match-%d.db", a->share->scratch, par->rank);
+    cs_an_piece *pieces = NULL;
+    size_t npieces = 0;
+    cs_store *ms = NULL;
+    cs_awriter *mw = NULL, *w = a->ctx.w;
+    cs_vec v = { NULL, 0, 0 };
+    int rc = cs_an_pieces(a, &pieces, &npieces, err, errlen);
+    if (rc == 0)
+        rc = cs_store_create(path, &ms, err, errlen);
+    if (rc == 0 && !(mw = cs_store_analysis_begin(ms, err, errlen)))
+        rc = -1;
+    if (rc == 0) {
+        a->ctx.w = mw;
+        rc = cs__an_match(&a->ctx, &a->clocks, &a->steps, &a->coll, pieces, npieces, err, errlen);
+        a->ctx.w = w;
+    }
+    if (mw) {
+        if (cs_store_analysis_end(mw, rc == 0, 0, rc == 0 ? err : NULL, errlen) != 0)
+            rc = -1;
+    }
+    cs_store_close(ms);
+    free(pieces);
+    /* every process sends, even one that failed: its empty share says so */
+    if (rc == 0 && cs_an_match_pack(a, &v) != 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    void *all = NULL;
+    size_t *lens = calloc((size_t)par->size, sizeof *lens);
+    a->exchanged = 1;
+    if (!lens || par->gather(par, rc == 0 ? v.a : NULL, rc == 0 ? v.n * sizeof *v.a : 0, &all, lens) != 0) {
+        cs_vec_free(&v);
+        free(lens);
+        free(all);
+        if (rc == 0)
+            snprintf(err, errlen, "an analysis process stopped during the match");
+        return -1;
+    }
+    cs_vec_free(&v);
+    if (par->rank != 0) {
+        free(lens);
+        a->done = 1;
+        return rc;
+    }
+    for (int r = 0; r < par->size && rc == 0; r++)
+        if (lens[r] == 0) {
+            snprintf(err, errlen, "analysis process %d could not match its share of the collectives", r);
+            rc = -1;
+        }
+    if (rc == 0)
+        rc = cs_an_match_add(a, all, lens, par->size, err, errlen);
+    free(all);
+    free(lens);
+    char **files = rc == 0 ? calloc((size_t)par->size, sizeof *files) : NULL;
+    if (rc == 0 && !files) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    for (int r = 0; rc == 0 && r < par->size; r++) {
+        char f[4200];
+        snprintf(f, sizeof f, "%s/match-%d.db", a->share->scratch, r);
+        if (!(files[r] = strdup(f))) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        }
+    }
+    if (rc == 0)
+        rc = cs_awriter_copy_match(a->ctx.w, files, par->size, err, errlen);
+    for (int r = 0; files && r < par->size; r++)
+        free(files[r]);
+    free(files);
+    if (rc == 0)
+        cs__an_match_finish(&a->ctx, &a->steps, &a->coll);
+    return rc;
 }
 
 static void cs_an_free(cs_an *a)
@@ -114,6 +411,7 @@ static void cs_an_free(cs_an *a)
     free(a->coll.imposed);
     cs_map_free(&a->coll.comm_idx);
     free(a->coll.comm_ids);
+    free(a->coll.comm_seq);
     free(a->coll.cstep_op);
     free(a->coll.cstep_xfer);
     free(a->coll.cstep_skew);
@@ -121,8 +419,14 @@ static void cs_an_free(cs_an *a)
 
 int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
 {
+    return cs__an_run(st, NULL, log, err, errlen);
+}
+
+int cs__an_run(cs_store *st, const cs_an_share *share, FILE *log, char *err, size_t errlen)
+{
     cs_an a;
     memset(&a, 0, sizeof a);
+    a.share = share;
     a.ctx.st = st;
     err[0] = '\0';
     int rc = -1;
@@ -256,6 +560,8 @@ int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
                 goto fail;
             if (times)
                 cs_an_timer_print(log, passes[i].name, &t0);
+            if (a.done)
+                goto fail; /* nothing of its own to keep */
         }
     }
     if (a.coll.exit_before_entry)
@@ -295,8 +601,31 @@ int cs_an_run(cs_store *st, FILE *log, char *err, size_t errlen)
 fail:
     cs_store_analysis_end(a.ctx.w, 0, 0, NULL, 0);
     a.ctx.w = NULL;
+    if (a.done)
+        rc = 0;
+    else if (share && !a.exchanged) {
+        a.exchanged = 1;
+        cs__an_par_skip(share);
+    }
 out:
+    if (rc != 0 && share && !a.exchanged && !a.done) {
+        a.exchanged = 1;
+        cs__an_par_skip(share);
+    }
     free(procs);
     cs_an_free(&a);
     return rc;
+}
+
+void cs__an_par_skip(const cs_an_share *share)
+{
+    cs_par *par = share->par;
+    if (par->size < 2)
+        return;
+    void *all = NULL;
+    size_t *lens = calloc((size_t)par->size, sizeof *lens);
+    if (lens)
+        par->gather(par, NULL, 0, &all, lens);
+    free(all);
+    free(lens);
 }

@@ -140,6 +140,7 @@ typedef struct cs_an_coll {
     cs_map comm_idx; /* comm id -> index < CS_AN_MAX_COMMS */
     int ncomms;
     int64_t *comm_ids;                /* [CS_AN_MAX_COMMS] */
+    int64_t *comm_seq;                /* [CS_AN_MAX_COMMS]: the seq of that first instance */
     int64_t *cstep_xfer, *cstep_skew; /* [CS_AN_MAX_COMMS * nsteps] */
     int *cstep_op;                    /* [CS_AN_MAX_COMMS]: the op of the first instance */
 } cs_an_coll;
@@ -214,6 +215,22 @@ const char *cs__an_ctx_commname(const cs_an_ctx *c, int64_t id, char *buf, size_
 /* A raw time of rank's clock on the aligned time line (as CS_ALIGNED). */
 int64_t cs__an_align_time(const cs_an_clocks *k, int rank, int64_t raw);
 
+/* A process's part in a parallel analysis (an_par.c): its processes, and
+ * the folder where each writes its instances and waits (match-P.db). */
+typedef struct cs_par cs_par;
+typedef struct cs_an_share {
+    cs_par *par;
+    const char *scratch;
+} cs_an_share;
+/* The analysis of st (an_run.c): by one process when share is NULL, else
+ * by the processes of share->par, each matching its share of the
+ * collective instances; only the root goes on past the match and writes
+ * the results. 0, or -1 with a reason. */
+int cs__an_run(cs_store *st, const cs_an_share *share, FILE *log, char *err, size_t errlen);
+/* The match's exchange for a process that cannot take its share (it
+ * failed before): an empty share, which the root takes as a failure. */
+void cs__an_par_skip(const cs_an_share *share);
+
 /* The passes, in order. Each returns 0, or -1 with a reason in err.
  * cs__an_p2p_collect pairs the point-to-point messages (raw times) for the
  * alignment and for cs__an_p2p, which writes them aligned. cs__an_verdict
@@ -221,8 +238,16 @@ int64_t cs__an_align_time(const cs_an_clocks *k, int rank, int64_t raw);
 int cs__an_p2p_collect(cs_an_ctx *ctx, cs_an_msgs *out, cs_an_steps *marks, char *err, size_t errlen);
 int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char *err, size_t errlen);
 int cs__an_match_steps(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *out, char *err, size_t errlen);
-int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps, cs_an_coll *out, char *err,
-                 size_t errlen);
+/* A share of the collective instances: seq_n instances of comm from
+ * seq_lo (first_seq: the communicator's first). */
+typedef struct cs_an_piece {
+    int64_t comm, seq_lo, seq_n, first_seq;
+} cs_an_piece;
+int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps, cs_an_coll *out,
+                 const cs_an_piece *pieces, size_t npieces, char *err, size_t errlen);
+/* After every share is matched: the step bounds, and the notes on
+ * incomplete and uncompleted instances. */
+void cs__an_match_finish(cs_an_ctx *ctx, cs_an_steps *steps, cs_an_coll *coll);
 int cs__an_p2p(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *steps, const cs_an_msgs *msgs,
                cs_an_links *out, char *err, size_t errlen);
 int cs__an_verdict(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *steps, cs_an_coll *coll,

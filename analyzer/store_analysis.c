@@ -206,6 +206,22 @@ static void cs_results_meta(sqlite3 *db, const char *schema, const char *key, ch
     sqlite3_finalize(s);
 }
 
+int cs_store_results_current(const char *path, const char *fingerprint)
+{
+    sqlite3 *db = NULL;
+    if (access(path, R_OK) != 0 ||
+        sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        sqlite3_close_v2(db);
+        return 0;
+    }
+    char theirs[256], v[32], want[32];
+    cs_results_meta(db, "main", "job_fingerprint", theirs, sizeof theirs);
+    cs_results_meta(db, "main", "analysis_version", v, sizeof v);
+    sqlite3_close_v2(db);
+    snprintf(want, sizeof want, "%d", CS_ANALYSIS_VERSION);
+    return fingerprint[0] && strcmp(fingerprint, theirs) == 0 && strcmp(v, want) == 0;
+}
+
 int cs_store_analysis_load(cs_store *st, const char *path)
 {
     if (access(path, R_OK) != 0)
@@ -653,6 +669,67 @@ int cs_awriter_instance(cs_awriter *w, const cs_instance *x)
     return cs_astep(s);
 }
 
+int cs_awriter_copy_match(cs_awriter *w, char *const *files, int n, char *err, size_t errlen)
+{
+    /* A connection of its own: the writer's holds its transaction. */
+    sqlite3 *db = NULL;
+    if (n < 1 || sqlite3_open_v2(files[0], &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", n ? files[0] : "", db ? sqlite3_errmsg(db) : "none");
+        sqlite3_close_v2(db);
+        return -1;
+    }
+    int rc = 0;
+    for (int i = 1; rc == 0 && i < n; i++) {
+        char *sql = sqlite3_mprintf("ATTACH DATABASE %Q AS m%d", files[i], i);
+        rc = sql && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+        sqlite3_free(sql);
+        if (rc != 0)
+            cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", files[i], sqlite3_errmsg(db));
+    }
+    /* The instances in (comm, seq) order and the waits by span, as the
+     * serial match writes them. */
+    for (int pass = 0; rc == 0 && pass < 2; pass++) {
+        sqlite3_str *q = sqlite3_str_new(db);
+        for (int i = 0; i < n; i++) {
+            char from[16];
+            snprintf(from, sizeof from, i ? "m%d" : "main", i);
+            sqlite3_str_appendf(q, "%sSELECT %s FROM %s.%s", i ? " UNION ALL " : "",
+                                pass == 0 ? CS_INST_COLS : "span, rank, comm, seq, wait_ns", from,
+                                pass == 0 ? "instances" : "waits");
+        }
+        sqlite3_str_appendall(q, pass == 0 ? " ORDER BY 1, 2" : " ORDER BY 1");
+        char *sql = sqlite3_str_finish(q);
+        sqlite3_stmt *s = NULL;
+        if (!sql || sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
+            cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", files[0], sqlite3_errmsg(db));
+            rc = -1;
+        }
+        sqlite3_free(sql);
+        int step;
+        while (rc == 0 && (step = sqlite3_step(s)) == SQLITE_ROW) {
+            if (pass == 0) {
+                cs_instance in;
+                memset(&in, 0, sizeof in);
+                cs_inst_row(s, &in);
+                rc = cs_awriter_instance(w, &in);
+            } else {
+                cs_wait x;
+                cs_store_sql_read_row(s, cs_wait_cols, CS_SQL_NCOLS(cs_wait_cols), &x);
+                rc = cs_awriter_wait(w, &x);
+            }
+            if (rc != 0)
+                cs_store_sql_fail(err, errlen, "%s: cannot write the analysis", cs_store_path(w->st));
+        }
+        if (rc == 0 && step != SQLITE_DONE) {
+            cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", files[0], sqlite3_errmsg(db));
+            rc = -1;
+        }
+        sqlite3_finalize(s);
+    }
+    sqlite3_close_v2(db);
+    return rc;
+}
+
 static int cs_await_cmp(const void *x, const void *y)
 {
     const cs_await *a = x, *b = y;
@@ -848,6 +925,59 @@ int cs_store_comm_ranges(cs_store *st, cs_comm_range **out, int *n)
         rc = -1;
     sqlite3_finalize(s);
     sqlite3_finalize(r);
+    if (rc != 0) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+int cs_store_coll_ranges(cs_store *st, cs_comm_range **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    static const char *const sql[] = {
+        "SELECT comm FROM span WHERE seq IS NOT NULL AND comm IS NOT NULL ORDER BY comm, seq LIMIT 1",
+        "SELECT comm FROM span WHERE seq IS NOT NULL AND comm > ?1 ORDER BY comm, seq LIMIT 1",
+        "SELECT seq FROM span WHERE comm = ?1 AND seq IS NOT NULL ORDER BY seq LIMIT 1",
+        "SELECT seq FROM span WHERE comm = ?1 AND seq IS NOT NULL ORDER BY seq DESC LIMIT 1",
+    };
+    sqlite3_stmt *q[4] = { NULL, NULL, NULL, NULL };
+    int rc = 0;
+    for (int i = 0; i < 4 && rc == 0; i++)
+        if (sqlite3_prepare_v2(cs_db(st), sql[i], -1, &q[i], NULL) != SQLITE_OK)
+            rc = -1;
+    size_t cap = 0;
+    int step = rc == 0 ? sqlite3_step(q[0]) : SQLITE_ERROR;
+    int64_t comm = step == SQLITE_ROW ? sqlite3_column_int64(q[0], 0) : 0;
+    while (rc == 0 && step == SQLITE_ROW) {
+        int64_t v[2] = { 0, 0 };
+        for (int k = 0; k < 2 && rc == 0; k++) {
+            sqlite3_bind_int64(q[2 + k], 1, comm);
+            if (sqlite3_step(q[2 + k]) == SQLITE_ROW)
+                v[k] = sqlite3_column_int64(q[2 + k], 0);
+            else
+                rc = -1;
+            sqlite3_reset(q[2 + k]);
+        }
+        if (rc == 0 && comm != 0) {
+            if (CS_VEC_RESERVE(*out, cap, (size_t)*n + 1) != 0) {
+                rc = -1;
+                break;
+            }
+            (*out)[(*n)++] = (cs_comm_range){ comm, v[0], v[1], 0 };
+        }
+        sqlite3_reset(q[1]);
+        sqlite3_bind_int64(q[1], 1, comm);
+        step = sqlite3_step(q[1]);
+        if (step == SQLITE_ROW)
+            comm = sqlite3_column_int64(q[1], 0);
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = -1;
+    for (int i = 0; i < 4; i++)
+        sqlite3_finalize(q[i]);
     if (rc != 0) {
         free(*out);
         *out = NULL;

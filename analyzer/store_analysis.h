@@ -187,6 +187,9 @@ int cs_store_analysis_save(cs_store *st, const char *path, char *err, size_t err
  * version: 1 when taken, 0 when it was not (absent, of another job or
  * version, unreadable; st is unchanged). */
 int cs_store_analysis_load(cs_store *st, const char *path);
+/* Does the results store at path hold an analysis of this version of the
+ * job whose job_fingerprint is fingerprint? 1 or 0. */
+int cs_store_results_current(const char *path, const char *fingerprint);
 
 /* Collective instances, worst first: ordered by skew_ns descending (ties by
  * comm, seq). [t0, t1) limits them to instances whose first entry lies in
@@ -245,6 +248,11 @@ int cs_awriter_tail(cs_awriter *w, const cs_tail_row *x);
 int cs_awriter_model(cs_awriter *w, const cs_model_row *x);
 int cs_awriter_proposal(cs_awriter *w, const cs_proposal *x);
 int cs_store_analysis_end(cs_awriter *w, int commit, int64_t spans, char *err, size_t errlen);
+/* The instances and waits that the processes of a parallel analysis wrote
+ * into the stores files[0..n) (each its share of the communicators), into
+ * w: the instances in (comm, seq) order, the waits by span, as one
+ * process writes them. 0, or -1 with a reason. */
+int cs_awriter_copy_match(cs_awriter *w, char *const *files, int n, char *err, size_t errlen);
 
 /* Set the clock alignment of every rank back to zero, in one transaction. */
 int cs_store_clear_alignment(cs_store *st);
@@ -258,6 +266,10 @@ typedef struct cs_comm_range {
     int size;
 } cs_comm_range;
 int cs_store_comm_ranges(cs_store *st, cs_comm_range **out, int *n);
+/* The same for every communicator id of the collective spans (not only
+ * those of the comms table; size 0), in id order, found through the
+ * (comm, seq) index a few rows at a time. */
+int cs_store_coll_ranges(cs_store *st, cs_comm_range **out, int *n);
 
 /* Collective spans of one communicator with seq in [lo, hi], ordered by
  * seq, rank, with RAW times (no alignment), for the clock alignment. */

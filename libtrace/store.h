@@ -137,6 +137,40 @@ int cs_store_open_job(const char *dir, cs_store **out, int *nfaults, char *err, 
  * recovery note), written beside and renamed into place. 0, or -1 with a
  * reason (nothing left at path). */
 int cs_store_job_merge(const char *dir, const char *path, int *nfaults, char *err, size_t errlen);
+/* ---- a job read by K processes at once (the parallel analysis) ---- */
+
+/* What a part of a job holds, or the sum over the parts. */
+typedef struct cs_store_part {
+    int merged;             /* rank stores read into it */
+    int nfaults;            /* rank stores left out */
+    uint64_t sum;           /* its share of the job fingerprint */
+    int64_t min_id, max_id; /* its span ids (min > max: none) */
+    char faults[3000];      /* "FILE (why); ..." */
+} cs_store_part;
+/* Part `part` of nparts of the job of DIR/index.db, written at path: the
+ * rank stores of its share of the ranks (the index's files in rank order,
+ * cut into nparts runs of about as many files, a rank's files kept
+ * together) merged and indexed as cs_store_open_job does. A rank store
+ * missing or unreadable is left out and named in out->faults. 0, or -1
+ * with a reason (nothing left at path). */
+int cs_store_job_part(const char *dir, const char *path, int part, int nparts, cs_store_part *out, char *err,
+                      size_t errlen);
+/* The job_fingerprint a read of the whole job would give, from the index
+ * and the rank stores' sizes and times, without reading them (a rank store
+ * that turns out unreadable makes the real one differ). 0 or -1. */
+int cs_store_job_fingerprint(const char *dir, char *fp, size_t len, char *err, size_t errlen);
+/* The most parts cs_store_open_parts can read (SQLite's attach limit). */
+int cs_store_parts_max(void);
+/* The job of DIR/index.db read through its parts (cs_store_job_part),
+ * without copying them: a new store at path (removed when closed) holds
+ * the job's small tables and its meta (total: the parts summed, as
+ * cs_store_open_job's meta says them), and reads the spans, completions,
+ * counters and GPU rows of every part in place. Its span iterators merge
+ * the parts' ordered reads. cs_store_path names the index. 0, or -1 with a
+ * reason. */
+int cs_store_open_parts(const char *dir, char *const *parts, int nparts, const char *path, const cs_store_part *total,
+                        cs_store **out, char *err, size_t errlen);
+
 /* The file the store's connection reads: its private copy where it has
  * one, else cs_store_path. */
 const char *cs_store_file(const cs_store *st);
@@ -213,15 +247,18 @@ typedef struct cs_span {
 } cs_span;
 
 enum cs_span_order {
-    CS_ORDER_RANK_TIME = 0, /* by rank, then begin */
-    CS_ORDER_COMM_SEQ = 1,  /* collectives only, by comm, seq, rank */
-    CS_ORDER_TIME = 2,      /* by begin across ranks */
+    CS_ORDER_RANK_TIME = 0, /* by rank, then begin (then id) */
+    CS_ORDER_COMM_SEQ = 1,  /* collectives only, by comm, seq, rank (then id) */
+    CS_ORDER_TIME = 2,      /* by begin across ranks (then id) */
 };
 
 typedef struct cs_span_query {
     int order;
     int rank;       /* -1 = all */
     int64_t t0, t1; /* overlapping [t0, t1); t1 = 0 means no bound */
+    int64_t comm;   /* CS_ORDER_COMM_SEQ: only this communicator; 0 = all */
+    int64_t seq_lo; /* with comm: only its seq_n instances from seq_lo; */
+    int64_t seq_n;  /* seq_n = 0 means all */
 } cs_span_query;
 
 typedef struct cs_span_iter cs_span_iter;

@@ -2,6 +2,7 @@
  * small index of them (DIR/index.db) instead of one merged trace.db, and
  * the job store that is read from them (see store.h). */
 #include "config.h"
+#include "common/vec.h"
 #include "libtrace/store_int.h"
 
 #include <errno.h>
@@ -236,62 +237,100 @@ static void job_fault(char *faults, size_t len, const char *file, const char *wh
     snprintf(faults + n, len - n, "%s%s (%s)", n ? "; " : "", file, why);
 }
 
-int cs_store_open_job(const char *dir, cs_store **out, int *nfaults, char *err, size_t errlen)
+/* One rank store's share of the job fingerprint: FNV-1a over its name,
+ * size and time. The fingerprint sums them, so that the processes of a
+ * parallel read can each sum their own. */
+static uint64_t job_file_hash(const char *file, int64_t size, int64_t mtime)
 {
-    *out = NULL;
-    *nfaults = 0;
-    sqlite3 *idx;
-    char ipath[PATH_MAX];
-    if (index_open(dir, &idx, ipath, sizeof ipath, err, errlen) != 0)
-        return -1;
-    char command[4096], job_id[64], created[64], end_ns[32], end_host[256];
-    index_get(idx, "command", command, sizeof command);
-    index_get(idx, "job_end_ns", end_ns, sizeof end_ns);
-    index_get(idx, "job_end_host", end_host, sizeof end_host);
-    index_get(idx, "created", created, sizeof created);
-    index_get(idx, "job_id", job_id, sizeof job_id);
-    char tmp[PATH_MAX];
-    const char *tmpdir;
-    if (cs__store_file_scratch(tmp, sizeof tmp, "collscope-job", &tmpdir) != 0) {
-        int e = errno;
-        sqlite3_close_v2(idx);
-        return cs_store_sql_fail(err, errlen, "%s: cannot make the job's store in %s: %s", ipath, tmpdir, strerror(e));
-    }
-    cs_store *job;
-    if (cs__store_file_create(tmp, &job, err, errlen) != 0) {
-        sqlite3_close_v2(idx);
-        cs__store_file_unlink(tmp);
-        return -1;
-    }
-    snprintf(job->scratch, sizeof job->scratch, "%s", tmp);
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *c = file; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    h = (h ^ (uint64_t)size) * 1099511628211ULL;
+    return (h ^ (uint64_t)mtime) * 1099511628211ULL;
+}
+
+/* The rank files of the index in order (rank, pid, file); the first of
+ * each rank's files is marked, so that a cut into parts keeps a rank's
+ * files together. */
+typedef struct job_files {
+    char **file;
+    int *rank_first;
+    int n;
+} job_files;
+
+static void job_files_free(job_files *f)
+{
+    for (int i = 0; i < f->n; i++)
+        free(f->file[i]);
+    free(f->file);
+    free(f->rank_first);
+    memset(f, 0, sizeof *f);
+}
+
+static int job_files_read(sqlite3 *idx, const char *ipath, job_files *f, char *err, size_t errlen)
+{
+    memset(f, 0, sizeof *f);
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(idx, "SELECT file, size, mtime_ns FROM rank_files ORDER BY rank, pid, file", -1, &s, NULL) !=
-        SQLITE_OK) {
-        cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", ipath, sqlite3_errmsg(idx));
-        sqlite3_close_v2(idx);
-        cs_store_close(job);
-        return -1;
-    }
-    char faults[3000] = "", fp[256];
-    int merged = 0, rc;
-    unsigned long long sum = 1469598103934665603ULL; /* FNV-1a over what was merged */
+    if (sqlite3_prepare_v2(idx, "SELECT file, rank FROM rank_files ORDER BY rank, pid, file", -1, &s, NULL) !=
+        SQLITE_OK)
+        return cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", ipath, sqlite3_errmsg(idx));
+    size_t cap = 0, capr = 0;
+    int rc, prev_rank = 0;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         const char *file = (const char *)sqlite3_column_text(s, 0);
+        int rank = sqlite3_column_int(s, 1);
         if (!file)
             continue;
+        if (CS_VEC_RESERVE(f->file, cap, (size_t)f->n + 1) != 0 ||
+            CS_VEC_RESERVE(f->rank_first, capr, (size_t)f->n + 1) != 0 || !(f->file[f->n] = strdup(file))) {
+            sqlite3_finalize(s);
+            job_files_free(f);
+            return cs_store_sql_fail(err, errlen, "%s: out of memory", ipath);
+        }
+        f->rank_first[f->n] = f->n == 0 || rank != prev_rank;
+        prev_rank = rank;
+        f->n++;
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        job_files_free(f);
+        return cs_store_sql_fail(err, errlen, "%s: cannot read it (corrupt?)", ipath);
+    }
+    return 0;
+}
+
+/* Is file a name inside the job's folder? */
+static int job_file_inside(const char *file)
+{
+    size_t n = strlen(file);
+    return !(file[0] == '/' || strcmp(file, "..") == 0 || strncmp(file, "../", 3) == 0 || strstr(file, "/../") ||
+             (n >= 3 && strcmp(file + n - 3, "/..") == 0));
+}
+
+/* Merge the files of part `part` of nparts (all of them when nparts is 0)
+ * into job; what was left out goes to p->faults, counted. */
+static void job_merge_part(const char *dir, const job_files *f, int part, int nparts, cs_store *job, cs_store_part *p)
+{
+    for (int i = 0, fp = 0; i < f->n; i++) {
+        if (nparts > 0) {
+            while (fp + 1 < nparts && f->rank_first[i] && (int)((int64_t)i * nparts / f->n) > fp)
+                fp = (int)((int64_t)i * nparts / f->n);
+            if (fp != part)
+                continue;
+        }
+        const char *file = f->file[i];
         char path[PATH_MAX + 8], why[1024];
         snprintf(path, sizeof path, "%s/%s", dir, file);
         /* The index names files inside DIR only. */
-        if (file[0] == '/' || strcmp(file, "..") == 0 || strncmp(file, "../", 3) == 0 || strstr(file, "/../") ||
-            (strlen(file) >= 3 && strcmp(file + strlen(file) - 3, "/..") == 0)) {
-            job_fault(faults, sizeof faults, file, "not a file inside the job's folder: refused");
-            (*nfaults)++;
+        if (!job_file_inside(file)) {
+            job_fault(p->faults, sizeof p->faults, file, "not a file inside the job's folder: refused");
+            p->nfaults++;
             continue;
         }
         int64_t size, mtime;
         if (index_stat(path, &size, &mtime) != 0) {
-            job_fault(faults, sizeof faults, path, "missing");
-            (*nfaults)++;
+            job_fault(p->faults, sizeof p->faults, path, "missing");
+            p->nfaults++;
             continue;
         }
         if (cs_store_merge(job, path, why, sizeof why) != 0) {
@@ -299,37 +338,41 @@ int cs_store_open_job(const char *dir, cs_store **out, int *nfaults, char *err, 
             const char *r = strncmp(why, path, strlen(path)) == 0 ? why + strlen(path) : why;
             while (*r == ':' || *r == ' ')
                 r++;
-            job_fault(faults, sizeof faults, path, r[0] ? r : "unreadable");
-            (*nfaults)++;
+            job_fault(p->faults, sizeof p->faults, path, r[0] ? r : "unreadable");
+            p->nfaults++;
             continue;
         }
-        merged++;
-        for (const char *c = file; *c; c++)
-            sum = (sum ^ (unsigned char)*c) * 1099511628211ULL;
-        sum = (sum ^ (unsigned long long)size) * 1099511628211ULL;
-        sum = (sum ^ (unsigned long long)mtime) * 1099511628211ULL;
+        p->merged++;
+        p->sum += job_file_hash(file, size, mtime);
     }
-    sqlite3_finalize(s);
-    sqlite3_close_v2(idx);
-    if (rc != SQLITE_DONE) {
-        cs_store_close(job);
-        return cs_store_sql_fail(err, errlen, "%s: cannot read it (corrupt?)", ipath);
-    }
-    if (merged == 0) {
-        cs_store_close(job);
-        return cs_store_sql_fail(err, errlen, "%s: no rank store of the job can be read%s%s", ipath,
-                                 faults[0] ? ": " : "", faults);
-    }
-    /* Indexed as cs_store_finish does, and read in place as every store
-     * opened for reading is (cs_store_open). */
+}
+
+/* Index the merged rows as cs_store_finish does, and read them in place
+ * as every store opened for reading is (cs_store_open). */
+static int job_index_rows(cs_store *job, char *err, size_t errlen)
+{
     if (cs_store_sql_exec(job->db, job->path,
                           "PRAGMA mmap_size=" CS_STORE_MMAP "; PRAGMA threads=2; BEGIN;" CS_SCHEMA_INDEXES_SQL "COMMIT;"
                           "PRAGMA analysis_limit=1000; ANALYZE; PRAGMA locking_mode=NORMAL;",
-                          err, errlen) != 0) {
-        cs_store_close(job);
+                          err, errlen) != 0)
         return -1;
-    }
     sqlite3_exec(job->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+    return 0;
+}
+
+void cs__store_job_meta(cs_store *job, const char *dir, const cs_store_part *total)
+{
+    char ipath[PATH_MAX], command[4096] = "", job_id[64] = "", created[64] = "", end_ns[32] = "", end_host[256] = "";
+    sqlite3 *idx;
+    char e[256];
+    if (index_open(dir, &idx, ipath, sizeof ipath, e, sizeof e) == 0) {
+        index_get(idx, "command", command, sizeof command);
+        index_get(idx, "job_end_ns", end_ns, sizeof end_ns);
+        index_get(idx, "job_end_host", end_host, sizeof end_host);
+        index_get(idx, "created", created, sizeof created);
+        index_get(idx, "job_id", job_id, sizeof job_id);
+        sqlite3_close_v2(idx);
+    }
     cs_store_meta_set(job, "kind", "job");
     if (created[0])
         cs_store_meta_set(job, "created", created);
@@ -339,17 +382,134 @@ int cs_store_open_job(const char *dir, cs_store **out, int *nfaults, char *err, 
         cs_store_meta_set(job, "job_end_ns", end_ns);
         cs_store_meta_set(job, "job_end_host", end_host);
     }
-    snprintf(fp, sizeof fp, "%s:%d:%016llx", job_id, merged, sum);
+    char fp[256];
+    snprintf(fp, sizeof fp, "%s:%d:%016llx", job_id, total->merged, (unsigned long long)total->sum);
     cs_store_meta_set(job, "job_index", ipath);
     cs_store_meta_set(job, "job_fingerprint", fp);
-    if (faults[0]) {
+    if (total->faults[0]) {
         char note[3200];
-        snprintf(note, sizeof note, "%d rank store%s left out: %s", *nfaults, *nfaults == 1 ? "" : "s", faults);
+        snprintf(note, sizeof note, "%d rank store%s left out: %s", total->nfaults, total->nfaults == 1 ? "" : "s",
+                 total->faults);
         cs_store_meta_set(job, "recovered_from", ipath);
         cs_store_meta_set(job, "recovered_note", note);
     }
     snprintf(job->path, sizeof job->path, "%s", ipath);
+}
+
+/* The files of the job, and a new store at path (a private file in
+ * $TMPDIR when path is NULL) to merge them into. */
+static int job_begin(const char *dir, const char *path, job_files *f, cs_store **job, char *err, size_t errlen)
+{
+    sqlite3 *idx;
+    char ipath[PATH_MAX];
+    *job = NULL;
+    if (index_open(dir, &idx, ipath, sizeof ipath, err, errlen) != 0)
+        return -1;
+    int rc = job_files_read(idx, ipath, f, err, errlen);
+    sqlite3_close_v2(idx);
+    if (rc != 0)
+        return -1;
+    char tmp[PATH_MAX];
+    if (!path) {
+        const char *tmpdir;
+        if (cs__store_file_scratch(tmp, sizeof tmp, "collscope-job", &tmpdir) != 0) {
+            int e = errno;
+            job_files_free(f);
+            return cs_store_sql_fail(err, errlen, "%s: cannot make the job's store in %s: %s", ipath, tmpdir,
+                                     strerror(e));
+        }
+    } else {
+        snprintf(tmp, sizeof tmp, "%s", path);
+    }
+    if (cs__store_file_create(tmp, job, err, errlen) != 0) {
+        cs__store_file_unlink(tmp);
+        job_files_free(f);
+        return -1;
+    }
+    if (!path)
+        snprintf((*job)->scratch, sizeof(*job)->scratch, "%s", tmp);
+    return 0;
+}
+
+int cs_store_open_job(const char *dir, cs_store **out, int *nfaults, char *err, size_t errlen)
+{
+    *out = NULL;
+    *nfaults = 0;
+    job_files f;
+    cs_store *job;
+    if (job_begin(dir, NULL, &f, &job, err, errlen) != 0)
+        return -1;
+    cs_store_part total;
+    memset(&total, 0, sizeof total);
+    job_merge_part(dir, &f, 0, 0, job, &total);
+    job_files_free(&f);
+    *nfaults = total.nfaults;
+    if (total.merged == 0) {
+        cs_store_close(job);
+        return cs_store_sql_fail(err, errlen, "%s/" CS_STORE_INDEX_FILE ": no rank store of the job can be read%s%s",
+                                 dir, total.faults[0] ? ": " : "", total.faults);
+    }
+    if (job_index_rows(job, err, errlen) != 0) {
+        cs_store_close(job);
+        return -1;
+    }
+    cs__store_job_meta(job, dir, &total);
     *out = job;
+    return 0;
+}
+
+int cs_store_job_part(const char *dir, const char *path, int part, int nparts, cs_store_part *out, char *err,
+                      size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    job_files f;
+    cs_store *job;
+    if (job_begin(dir, path, &f, &job, err, errlen) != 0)
+        return -1;
+    job_merge_part(dir, &f, part, nparts, job, out);
+    job_files_free(&f);
+    int rc = job_index_rows(job, err, errlen);
+    sqlite3_stmt *s;
+    out->min_id = 1;
+    out->max_id = 0;
+    if (rc == 0 && sqlite3_prepare_v2(job->db, "SELECT min(id), max(id) FROM span", -1, &s, NULL) == SQLITE_OK) {
+        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) {
+            out->min_id = sqlite3_column_int64(s, 0);
+            out->max_id = sqlite3_column_int64(s, 1);
+        }
+        sqlite3_finalize(s);
+    }
+    cs_store_close(job);
+    if (rc != 0)
+        cs__store_file_unlink(path);
+    return rc;
+}
+
+int cs_store_job_fingerprint(const char *dir, char *fp, size_t len, char *err, size_t errlen)
+{
+    sqlite3 *idx;
+    char ipath[PATH_MAX], job_id[64];
+    if (index_open(dir, &idx, ipath, sizeof ipath, err, errlen) != 0)
+        return -1;
+    index_get(idx, "job_id", job_id, sizeof job_id);
+    job_files f;
+    int rc = job_files_read(idx, ipath, &f, err, errlen);
+    sqlite3_close_v2(idx);
+    if (rc != 0)
+        return -1;
+    int n = 0;
+    uint64_t sum = 0;
+    for (int i = 0; i < f.n; i++) {
+        char path[PATH_MAX + 8];
+        int64_t size, mtime;
+        snprintf(path, sizeof path, "%s/%s", dir, f.file[i]);
+        if (job_file_inside(f.file[i]) && index_stat(path, &size, &mtime) == 0) {
+            n++;
+            sum += job_file_hash(f.file[i], size, mtime);
+        }
+    }
+    job_files_free(&f);
+    snprintf(fp, len, "%s:%d:%016llx", job_id, n, (unsigned long long)sum);
     return 0;
 }
 

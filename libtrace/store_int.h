@@ -19,6 +19,9 @@ struct cs_store {
     /* A private copy being used in place of the file at path (which
      * messages and reports name): removed at close. "" when none. */
     char scratch[PATH_MAX];
+    /* A job read through parts (cs_store_open_parts): attached as p0..,
+     * their span rows read through temporary views; 0 otherwise. */
+    int nparts;
 };
 
 /* Bytes of a store mapped for reading (SQLite's mmap_size, capped by
@@ -30,6 +33,21 @@ struct cs_store {
 struct cs_span_iter {
     sqlite3_stmt *s;
 };
+
+/* ---- store_index.c ---- */
+
+/* The meta of a job's store (kind, the index's command, times and end,
+ * job_index, job_fingerprint, the recovery note of total's faults); its
+ * path becomes the index's. */
+void cs__store_job_meta(cs_store *job, const char *dir, const cs_store_part *total);
+
+/* ---- store_parts.c ---- */
+
+/* The query of cs_store_spans over a job read through parts: one ordered
+ * read per part (where: its WHERE clause on span s and clocks k), merged
+ * by SQLite in the order of `order` (enum cs_span_order). sqlite3_free
+ * it; NULL when out of memory. */
+char *cs__store_parts_span_sql(const cs_store *st, int order, const char *where);
 
 /* ---- store_file.c ---- */
 

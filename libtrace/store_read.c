@@ -300,14 +300,20 @@ cs_span_iter *cs_store_read_span_iter(sqlite3_stmt *s)
 
 cs_span_iter *cs_store_spans(cs_store *st, const cs_span_query *q, char *err, size_t errlen)
 {
-    char sql[2048];
-    const char *order = q->order == CS_ORDER_COMM_SEQ ? " ORDER BY s.comm, s.seq, s.rank"
-                        : q->order == CS_ORDER_TIME   ? " ORDER BY s.begin_ns"
-                                                      : " ORDER BY s.rank, s.begin_ns";
+    /* Ties are broken by id, so that a job read through its parts gives
+     * the spans in the order of its merged store. */
+    const char *order = q->order == CS_ORDER_COMM_SEQ ? " ORDER BY s.comm, s.seq, s.rank, s.id"
+                        : q->order == CS_ORDER_TIME   ? " ORDER BY s.begin_ns, s.id"
+                                                      : " ORDER BY s.rank, s.begin_ns, s.id";
     char where[512] = " WHERE 1";
     size_t w = strlen(where);
     if (q->order == CS_ORDER_COMM_SEQ)
         w += (size_t)snprintf(where + w, sizeof where - w, " AND s.seq IS NOT NULL");
+    if (q->order == CS_ORDER_COMM_SEQ && q->comm)
+        w += (size_t)snprintf(where + w, sizeof where - w, " AND s.comm = %lld", (long long)q->comm);
+    if (q->order == CS_ORDER_COMM_SEQ && q->comm && q->seq_n > 0)
+        w += (size_t)snprintf(where + w, sizeof where - w, " AND s.seq >= %lld AND s.seq < %lld", (long long)q->seq_lo,
+                              (long long)(q->seq_lo + q->seq_n));
     if (q->rank >= 0 || q->rank < -1)
         w += (size_t)snprintf(where + w, sizeof where - w, " AND s.rank = %d", q->rank);
     if (q->t1 > 0)
@@ -316,13 +322,18 @@ cs_span_iter *cs_store_spans(cs_store *st, const cs_span_query *q, char *err, si
         w += (size_t)snprintf(where + w, sizeof where - w,
                               " AND " CS_ALIGNED("s.end_ns") " >= %lld AND " CS_ALIGNED("s.begin_ns") " < %lld",
                               (long long)q->t0, (long long)q->t1);
-    snprintf(sql, sizeof sql, "SELECT " CS_SPAN_COLS "%s%s", where, order);
+    char *sql = st->nparts > 0 ? cs__store_parts_span_sql(st, q->order, where)
+                               : sqlite3_mprintf("SELECT " CS_SPAN_COLS "%s%s", where, order);
     cs_span_iter *it = calloc(1, sizeof *it);
-    if (!it) {
+    if (!it || !sql) {
+        sqlite3_free(sql);
+        free(it);
         cs_store_sql_fail(err, errlen, "out of memory");
         return NULL;
     }
-    if (sqlite3_prepare_v2(st->db, sql, -1, &it->s, NULL) != SQLITE_OK) {
+    int rc = sqlite3_prepare_v2(st->db, sql, -1, &it->s, NULL);
+    sqlite3_free(sql);
+    if (rc != SQLITE_OK) {
         cs_store_sql_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
         free(it);
         return NULL;
