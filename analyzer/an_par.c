@@ -217,7 +217,19 @@ static int cs_par_analyse(const char *dir, const cs_par_plan *plan, const cs_sto
     if (rc == 0 && par->rank == 0) {
         char results[4200], notes[2048] = "";
         snprintf(results, sizeof results, "%s/results.db", dir);
-        rc = cs_store_analysis_save(st, results, err, errlen);
+        /* with more than one process, the waits are in their match stores */
+        char **match = par->size > 1 ? calloc((size_t)par->size, sizeof *match) : NULL;
+        for (int r = 0; match && r < par->size; r++) {
+            char m[4200];
+            snprintf(m, sizeof m, "%s/match-%d.db", plan->scratch, r);
+            match[r] = strdup(m);
+        }
+        rc = par->size == 1 ? cs_store_analysis_save(st, results, err, errlen)
+             : match        ? cs_store_analysis_save_from(st, results, match, par->size, err, errlen)
+                            : -1;
+        for (int r = 0; match && r < par->size; r++)
+            free(match[r]);
+        free(match);
         cs_store_meta_get(st, "analysis_notes", notes, sizeof notes);
         if (rc == 0)
             cs_par_log(log, "", notes);

@@ -373,7 +373,7 @@ static int cs_an_match_par(cs_an *a, char *err, size_t errlen)
         }
     }
     if (rc == 0)
-        rc = cs_awriter_copy_match(a->ctx.w, files, par->size, err, errlen);
+        rc = cs_awriter_copy_instances(a->ctx.w, files, par->size, err, errlen);
     for (int r = 0; files && r < par->size; r++)
         free(files[r]);
     free(files);

@@ -154,7 +154,43 @@ int cs_store_analysis_current(cs_store *st)
 static const char *const cs_results_tables[] = { "instances",  "waits", "steps", "rank_stats", "layout",    "slowdown",
                                                  "stragglers", "p2p",   "tails", "models",     "proposals", "clocks" };
 
+/* The waits of the stores files[0..n) into the results file at path (whose
+ * waits table is empty), by span as one process writes them. */
+static int cs_results_waits(const char *path, char *const *files, int n, char *err, size_t errlen)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        cs_store_sql_fail(err, errlen, "cannot write %s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close_v2(db);
+        return -1;
+    }
+    int ok = sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF", NULL, NULL, NULL) == SQLITE_OK;
+    for (int i = 0; ok && i < n; i++) {
+        char *sql = sqlite3_mprintf("ATTACH DATABASE %Q AS m%d", files[i], i);
+        ok = sql && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
+        sqlite3_free(sql);
+    }
+    sqlite3_str *q = sqlite3_str_new(db);
+    sqlite3_str_appendall(q, "BEGIN; INSERT INTO waits SELECT * FROM (");
+    for (int i = 0; i < n; i++)
+        sqlite3_str_appendf(q, "%sSELECT * FROM m%d.waits", i ? " UNION ALL " : "", i);
+    sqlite3_str_appendall(q, " ORDER BY 1); COMMIT");
+    char *sql = sqlite3_str_finish(q);
+    ok = ok && sql && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
+    sqlite3_free(sql);
+    if (!ok)
+        cs_store_sql_fail(err, errlen, "cannot write %s: %s", path, sqlite3_errmsg(db));
+    sqlite3_close_v2(db);
+    return ok ? 0 : -1;
+}
+
 int cs_store_analysis_save(cs_store *st, const char *path, char *err, size_t errlen)
+{
+    return cs_store_analysis_save_from(st, path, NULL, 0, err, errlen);
+}
+
+int cs_store_analysis_save_from(cs_store *st, const char *path, char *const *waits_from, int n, char *err,
+                                size_t errlen)
 {
     sqlite3 *db = cs_db(st);
     char tmp[4200], sql[256];
@@ -182,6 +218,8 @@ int cs_store_analysis_save(cs_store *st, const char *path, char *err, size_t err
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     }
     sqlite3_exec(db, "DETACH DATABASE res", NULL, NULL, NULL);
+    if (ok && n > 0 && cs_results_waits(tmp, waits_from, n, err, errlen) != 0)
+        ok = 0;
     if (ok && rename(tmp, path) != 0) {
         cs_store_sql_fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
         ok = 0;
@@ -669,7 +707,7 @@ int cs_awriter_instance(cs_awriter *w, const cs_instance *x)
     return cs_astep(s);
 }
 
-int cs_awriter_copy_match(cs_awriter *w, char *const *files, int n, char *err, size_t errlen)
+int cs_awriter_copy_instances(cs_awriter *w, char *const *files, int n, char *err, size_t errlen)
 {
     /* A connection of its own: the writer's holds its transaction. */
     sqlite3 *db = NULL;
@@ -686,46 +724,35 @@ int cs_awriter_copy_match(cs_awriter *w, char *const *files, int n, char *err, s
         if (rc != 0)
             cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", files[i], sqlite3_errmsg(db));
     }
-    /* The instances in (comm, seq) order and the waits by span, as the
-     * serial match writes them. */
-    for (int pass = 0; rc == 0 && pass < 2; pass++) {
-        sqlite3_str *q = sqlite3_str_new(db);
-        for (int i = 0; i < n; i++) {
-            char from[16];
-            snprintf(from, sizeof from, i ? "m%d" : "main", i);
-            sqlite3_str_appendf(q, "%sSELECT %s FROM %s.%s", i ? " UNION ALL " : "",
-                                pass == 0 ? CS_INST_COLS : "span, rank, comm, seq, wait_ns", from,
-                                pass == 0 ? "instances" : "waits");
-        }
-        sqlite3_str_appendall(q, pass == 0 ? " ORDER BY 1, 2" : " ORDER BY 1");
-        char *sql = sqlite3_str_finish(q);
-        sqlite3_stmt *s = NULL;
-        if (!sql || sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
-            cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", files[0], sqlite3_errmsg(db));
-            rc = -1;
-        }
-        sqlite3_free(sql);
-        int step;
-        while (rc == 0 && (step = sqlite3_step(s)) == SQLITE_ROW) {
-            if (pass == 0) {
-                cs_instance in;
-                memset(&in, 0, sizeof in);
-                cs_inst_row(s, &in);
-                rc = cs_awriter_instance(w, &in);
-            } else {
-                cs_wait x;
-                cs_store_sql_read_row(s, cs_wait_cols, CS_SQL_NCOLS(cs_wait_cols), &x);
-                rc = cs_awriter_wait(w, &x);
-            }
-            if (rc != 0)
-                cs_store_sql_fail(err, errlen, "%s: cannot write the analysis", cs_store_path(w->st));
-        }
-        if (rc == 0 && step != SQLITE_DONE) {
-            cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", files[0], sqlite3_errmsg(db));
-            rc = -1;
-        }
-        sqlite3_finalize(s);
+    /* The instances in (comm, seq) order, as the serial match writes them. */
+    sqlite3_str *q = sqlite3_str_new(db);
+    for (int i = 0; i < n; i++) {
+        char from[16] = "main";
+        if (i)
+            snprintf(from, sizeof from, "m%d", i);
+        sqlite3_str_appendf(q, "%sSELECT " CS_INST_COLS " FROM %s.instances", i ? " UNION ALL " : "", from);
     }
+    sqlite3_str_appendall(q, " ORDER BY 1, 2");
+    char *sql = sqlite3_str_finish(q);
+    sqlite3_stmt *s = NULL;
+    if (rc == 0 && (!sql || sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)) {
+        cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", files[0], sqlite3_errmsg(db));
+        rc = -1;
+    }
+    sqlite3_free(sql);
+    int step = SQLITE_DONE;
+    while (rc == 0 && (step = sqlite3_step(s)) == SQLITE_ROW) {
+        cs_instance in;
+        memset(&in, 0, sizeof in);
+        cs_inst_row(s, &in);
+        if ((rc = cs_awriter_instance(w, &in)) != 0)
+            cs_store_sql_fail(err, errlen, "%s: cannot write the analysis", cs_store_path(w->st));
+    }
+    if (rc == 0 && step != SQLITE_DONE) {
+        cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", files[0], sqlite3_errmsg(db));
+        rc = -1;
+    }
+    sqlite3_finalize(s);
     sqlite3_close_v2(db);
     return rc;
 }

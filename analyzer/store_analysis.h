@@ -182,6 +182,10 @@ int cs_store_analysis_current(cs_store *st);
  * analysis tables, the clocks and the meta of st, copied into a new file
  * at path (renamed into place when whole). 0, or -1 with a reason. */
 int cs_store_analysis_save(cs_store *st, const char *path, char *err, size_t errlen);
+/* The same, with the waits taken from the stores waits_from[0..n) (the
+ * processes of a parallel analysis wrote them there) in span order. */
+int cs_store_analysis_save_from(cs_store *st, const char *path, char *const *waits_from, int n, char *err,
+                                size_t errlen);
 /* Take the stored analysis of the results store at path into st when it
  * was made from the same job (meta job_fingerprint) by this analysis
  * version: 1 when taken, 0 when it was not (absent, of another job or
@@ -248,11 +252,10 @@ int cs_awriter_tail(cs_awriter *w, const cs_tail_row *x);
 int cs_awriter_model(cs_awriter *w, const cs_model_row *x);
 int cs_awriter_proposal(cs_awriter *w, const cs_proposal *x);
 int cs_store_analysis_end(cs_awriter *w, int commit, int64_t spans, char *err, size_t errlen);
-/* The instances and waits that the processes of a parallel analysis wrote
- * into the stores files[0..n) (each its share of the communicators), into
- * w: the instances in (comm, seq) order, the waits by span, as one
- * process writes them. 0, or -1 with a reason. */
-int cs_awriter_copy_match(cs_awriter *w, char *const *files, int n, char *err, size_t errlen);
+/* The instances that the processes of a parallel analysis wrote into the
+ * stores files[0..n) (each its share of them), into w in (comm, seq)
+ * order, as one process writes them. 0, or -1 with a reason. */
+int cs_awriter_copy_instances(cs_awriter *w, char *const *files, int n, char *err, size_t errlen);
 
 /* Set the clock alignment of every rank back to zero, in one transaction. */
 int cs_store_clear_alignment(cs_store *st);

@@ -469,6 +469,10 @@ int cs_store_job_part(const char *dir, const char *path, int part, int nparts, c
     job_merge_part(dir, &f, part, nparts, job, out);
     job_files_free(&f);
     int rc = job_index_rows(job, err, errlen);
+    /* read by every process at once: a rollback journal, so that readers
+     * share a plain read lock (no WAL index to recover or map) */
+    if (rc == 0)
+        sqlite3_exec(job->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
     sqlite3_stmt *s;
     out->min_id = 1;
     out->max_id = 0;

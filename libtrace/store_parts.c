@@ -25,11 +25,10 @@ int cs_store_parts_max(void)
 /* The tables whose rows stay in the parts, read through a view each. */
 static const char *const parts_views[] = { "span", "completions", "counters", "gpu_activity", "nccl_coll" };
 /* The small ones, copied (as cs_store_merge copies them). */
-static const char *const parts_copied[] = { "processes", "clocks", "comms",   "callsites",
-                                            "frames",    "modules", "hangs" };
+static const char *const parts_copied[] = { "processes", "clocks", "comms", "callsites", "frames", "modules", "hangs" };
 
-int cs_store_open_parts(const char *dir, char *const *parts, int nparts, const char *path,
-                        const cs_store_part *total, cs_store **out, char *err, size_t errlen)
+int cs_store_open_parts(const char *dir, char *const *parts, int nparts, const char *path, const cs_store_part *total,
+                        cs_store **out, char *err, size_t errlen)
 {
     *out = NULL;
     if (nparts < 1 || nparts > cs_store_parts_max())
@@ -42,6 +41,7 @@ int cs_store_open_parts(const char *dir, char *const *parts, int nparts, const c
     snprintf(st->scratch, sizeof st->scratch, "%s", path);
     /* The parts are read by every process at once: no lock kept */
     sqlite3_exec(st->db, "PRAGMA locking_mode=NORMAL", NULL, NULL, NULL);
+    sqlite3_busy_timeout(st->db, 60000);
     for (int i = 0; i < nparts; i++) {
         sqlite3_stmt *s;
         char as[32];
@@ -90,7 +90,8 @@ int cs_store_open_parts(const char *dir, char *const *parts, int nparts, const c
         for (int i = 0; i < nparts; i++)
             sqlite3_str_appendf(q, "%sSELECT * FROM p%d.%s", i ? " UNION ALL " : "", i, parts_views[t]);
         char *sql = sqlite3_str_finish(q);
-        int rc = sql ? cs_store_sql_exec(st->db, path, sql, err, errlen) : cs_store_sql_fail(err, errlen, "out of memory");
+        int rc =
+            sql ? cs_store_sql_exec(st->db, path, sql, err, errlen) : cs_store_sql_fail(err, errlen, "out of memory");
         sqlite3_free(sql);
         if (rc != 0) {
             cs_store_close(st);
