@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-const char cs_help_analyze[] = "usage: collscope analyze [-j K [--via mpi|workers]] [--force] DIR|TRACE.db\n"
+const char cs_help_analyze[] = "usage: collscope analyze [-j K [--via HOW]] [--force] DIR|TRACE.db\n"
                                "\n"
                                "Run the cross-rank analysis and store it in the trace: clock alignment\n"
                                "(the clocks table), collective instances and their wait states, point-to-\n"
@@ -44,9 +44,10 @@ const char cs_help_analyze[] = "usage: collscope analyze [-j K [--via mpi|worker
                                "                  an MPI job that collscope starts itself (mpirun -np K),\n"
                                "                  else K-1 worker processes forked beside this one. A\n"
                                "                  merged trace is analysed by one process (a note says so).\n"
-                               "  --via mpi|workers  how -j K starts them: under mpirun (an error where no\n"
-                               "                  MPI is installed) or as forked workers; default mpi where\n"
-                               "                  installed (Open MPI first, then MPICH).\n"
+                               "  --via HOW       how -j K starts them: mpi (under mpirun; Open MPI first,\n"
+                               "                  then MPICH; an error where none is installed), openmpi or\n"
+                               "                  mpich (that one), workers (forked); default mpi where\n"
+                               "                  installed, else workers.\n"
                                "`mpirun -np K collscope analyze DIR` (Open MPI or MPICH) runs the same\n"
                                "analysis on the K processes mpirun started, on as many nodes as it gives\n"
                                "(DIR must be on a file system they share). COLLSCOPE_VERBOSE=1 prints how\n"
@@ -180,11 +181,12 @@ int cs_cmd_analyze(int argc, char **argv)
                 fputs(cs_help_analyze, stderr);
                 return 2;
             }
-        } else if (c == 'V' && (strcmp(optarg, "mpi") == 0 || strcmp(optarg, "workers") == 0))
+        } else if (c == 'V' && (strcmp(optarg, "mpi") == 0 || strcmp(optarg, "workers") == 0 ||
+                                strcmp(optarg, "openmpi") == 0 || strcmp(optarg, "mpich") == 0))
             via = optarg;
         else {
             if (c == 'V')
-                cs_error("--via %s: want mpi or workers", optarg);
+                cs_error("--via %s: want mpi, openmpi, mpich or workers", optarg);
             fputs(cs_help_analyze, stderr);
             return 2;
         }
@@ -224,15 +226,17 @@ int cs_cmd_analyze(int argc, char **argv)
     }
     if (k > 1) {
         int use = -1;
-        if (!via || strcmp(via, "mpi") == 0)
-            for (int m = 0; m < CS_ANALYZE_NMPI && use < 0; m++)
-                if (strcmp(cs_analyze_mpis[m].mpirun, "no") != 0 && cs_analyze_helper(m, helper, sizeof helper) == 0)
-                    use = m;
+        int workers = via && strcmp(via, "workers") == 0;
+        for (int m = 0; m < CS_ANALYZE_NMPI && use < 0 && !workers; m++)
+            if ((!via || strcmp(via, "mpi") == 0 || strcmp(via, cs_analyze_mpis[m].name) == 0) &&
+                strcmp(cs_analyze_mpis[m].mpirun, "no") != 0 && cs_analyze_helper(m, helper, sizeof helper) == 0)
+                use = m;
         if (use >= 0)
             return cs_analyze_mpirun(use, helper, (int)k, dir, force);
-        if (via && strcmp(via, "mpi") == 0) {
-            cs_error("--via mpi: no MPI to run the analysis on (collscope was built without Open MPI and MPICH, "
-                     "or their collscope-analyze-MPI programs are not installed)");
+        if (via && !workers) {
+            cs_error("--via %s: no %s to run the analysis on (collscope was built without it, or its mpirun or "
+                     "collscope-analyze-MPI program is not installed)",
+                     via, strcmp(via, "mpi") == 0 ? "MPI" : via);
             return 1;
         }
         if (cs_analyze_verbose())

@@ -16,8 +16,9 @@
 #include <unistd.h>
 
 typedef struct cs__par_fork {
-    int *aFd;   /* root: aFd[i] the socket to worker i (i >= 1); worker: aFd[0] */
-    int failed; /* the rank whose socket broke first, or -1 */
+    int *aFd;          /* root: aFd[i] the socket to worker i (i >= 1); worker: aFd[0] */
+    int failed;        /* the rank whose socket broke first, or -1 */
+    int nCall, killAt; /* test-only: stop at exchange killAt (1 the first) */
 } cs__par_fork;
 
 /* Write all of len bytes (a short write or EINTR continues); never raises
@@ -69,10 +70,18 @@ static void par_fork_fail(cs_par *p, int rank)
         f->failed = rank;
 }
 
+/* Test-only: a worker told to stop at this exchange does. */
+static void par_fork_test_kill(cs__par_fork *f)
+{
+    if (f->killAt && ++f->nCall == f->killAt)
+        _exit(9);
+}
+
 static int par_fork_gather(cs_par *p, const void *buf, size_t len, void **all, size_t *lens)
 {
     cs__par_fork *f = p->impl;
     if (p->rank != 0) {
+        par_fork_test_kill(f);
         if (par_fork_send_msg(p, f->aFd[0], buf, len) != 0) {
             par_fork_fail(p, 0);
             return -1;
@@ -124,6 +133,7 @@ static int par_fork_bcast(cs_par *p, void **buf, size_t *len)
             }
         return 0;
     }
+    par_fork_test_kill(f);
     uint64_t n;
     if (par_fork_read(f->aFd[0], &n, sizeof n) != 0 || n > SIZE_MAX) {
         par_fork_fail(p, 0);
@@ -146,17 +156,27 @@ static int par_fork_bcast(cs_par *p, void **buf, size_t *len)
 /* The body of worker rank: never returns. */
 static void par_fork_worker(int rank, int k, int fd, pid_t root, const char *dir, int force, FILE *log)
 {
-    /* Test-only hook: COLLSCOPE_PAR_TEST_KILL=RANK makes that worker stop
-     * at once, as a crashed one would (tests/store/par_transport.sh). */
-    const char *kill_rank = getenv("COLLSCOPE_PAR_TEST_KILL");
-    if (kill_rank && atoi(kill_rank) == rank)
-        _exit(9);
+    /* Test-only hook (tests/store/par_transport.sh, test_par_fork):
+     * COLLSCOPE_PAR_TEST_KILL=RANK makes that worker stop at once, as a
+     * crashed one would; RANK:N at its Nth gather or bcast. */
+    int killAt = 0;
+    const char *kill_spec = getenv("COLLSCOPE_PAR_TEST_KILL");
+    if (kill_spec && atoi(kill_spec) == rank) {
+        const char *colon = strchr(kill_spec, ':');
+        if (!colon)
+            _exit(9);
+        killAt = atoi(colon + 1);
+    }
     /* A root that is killed takes its workers with it. */
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != root)
         _exit(2);
+    /* ready: the root starts nothing before every worker is */
+    char ready = 1;
+    if (par_fork_write(fd, &ready, 1) != 0)
+        _exit(2);
     int fds[1] = { fd };
-    cs__par_fork f = { .aFd = fds, .failed = -1 };
+    cs__par_fork f = { .aFd = fds, .failed = -1, .killAt = killAt };
     cs_par p = { .rank = rank, .size = k, .gather = par_fork_gather, .bcast = par_fork_bcast, .impl = &f };
     char err[1024];
     int rc = cs_analysis_run_par(dir, force, &p, log, err, sizeof err);
@@ -209,7 +229,12 @@ int cs_par_fork_run(int k, const char *dir, int force, FILE *log, char *err, siz
         fds[i] = sv[i][0];
     }
     cs__par_fork f = { .aFd = fds, .failed = -1 };
-    if (forked == k) {
+    for (int i = 1; i < k && forked == k && f.failed < 0; i++) {
+        char ready;
+        if (par_fork_read(fds[i], &ready, 1) != 0)
+            f.failed = i;
+    }
+    if (forked == k && f.failed < 0) {
         cs_par p = { .rank = 0, .size = k, .gather = par_fork_gather, .bcast = par_fork_bcast, .impl = &f };
         rc = cs_analysis_run_par(dir, force, &p, log, err, errlen);
         const char *verbose = getenv("COLLSCOPE_VERBOSE");
