@@ -50,7 +50,7 @@ const char cs_help_analyze[] = "usage: collscope analyze [-j K [--via HOW]] [--f
                                "                  installed, else workers.\n"
                                "`mpirun -np K collscope analyze DIR` (Open MPI or MPICH) runs the same\n"
                                "analysis on the K processes mpirun started, on as many nodes as it gives\n"
-                               "(DIR must be on a file system they share). COLLSCOPE_VERBOSE=1 prints how\n"
+                               "(DIR must be on a file system they share). COLLSCOPE_VERBOSE set prints how\n"
                                "the processes were started and the bytes they exchanged.\n"
                                "\n"
                                "Exit status: 0; 1 when the trace cannot be read or written, or when it\n"
@@ -67,7 +67,7 @@ static const struct {
 static int cs_analyze_verbose(void)
 {
     const char *v = getenv("COLLSCOPE_VERBOSE");
-    return v && strcmp(v, "1") == 0;
+    return v && *v;
 }
 
 /* The program of that MPI's analysis processes: beside this program (the

@@ -238,7 +238,7 @@ int cs_par_fork_run(int k, const char *dir, int force, FILE *log, char *err, siz
         cs_par p = { .rank = 0, .size = k, .gather = par_fork_gather, .bcast = par_fork_bcast, .impl = &f };
         rc = cs_analysis_run_par(dir, force, &p, log, err, errlen);
         const char *verbose = getenv("COLLSCOPE_VERBOSE");
-        if (log && verbose && strcmp(verbose, "1") == 0)
+        if (log && verbose && *verbose)
             fprintf(log, "collscope: process 0 sent %llu and received %llu bytes\n", (unsigned long long)p.sent,
                     (unsigned long long)p.received);
     }

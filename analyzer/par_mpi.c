@@ -152,7 +152,7 @@ int main(int argc, char **argv)
     if (chunk && atol(chunk) > 0 && (size_t)atol(chunk) < par_mpi_chunk)
         par_mpi_chunk = (size_t)atol(chunk);
     const char *verbose = getenv("COLLSCOPE_VERBOSE");
-    if (rank == 0 && verbose && strcmp(verbose, "1") == 0)
+    if (rank == 0 && verbose && *verbose)
         fprintf(stderr, "collscope: analysing %s with %d MPI processes (%s)\n", dir, size, argv[0]);
     cs_par par = { .rank = rank, .size = size, .gather = par_mpi_gather, .bcast = par_mpi_bcast };
     char err[1024] = "";
@@ -171,7 +171,7 @@ int main(int argc, char **argv)
     }
     if (rc < 0 && rank == 0)
         fprintf(stderr, "collscope: %s\n", err);
-    if (rank == 0 && verbose && strcmp(verbose, "1") == 0)
+    if (rank == 0 && verbose && *verbose)
         fprintf(stderr, "collscope: process 0 sent %llu and received %llu bytes\n", (unsigned long long)par.sent,
                 (unsigned long long)par.received);
     MPI_Finalize();
