@@ -117,13 +117,15 @@ static int cs_analyze_mpirun(int mpi, const char *helper, int k, const char *dir
 {
     char np[16];
     snprintf(np, sizeof np, "%d", k);
-    const char *argv[8];
+    const char *argv[10];
     int argc = 0;
     argv[argc++] = cs_analyze_mpis[mpi].mpirun;
     argv[argc++] = "-np";
     argv[argc++] = np;
-    if (mpi == CS_ANALYZE_OMPI)
+    if (mpi == CS_ANALYZE_OMPI) {
         argv[argc++] = "--oversubscribe"; /* K may exceed the cores */
+        argv[argc++] = "--quiet";         /* no banner for an exit status of 1 */
+    }
     argv[argc++] = helper;
     if (force)
         argv[argc++] = "--force";
@@ -158,7 +160,13 @@ static int cs_analyze_mpirun(int mpi, const char *helper, int k, const char *dir
         return 1;
     }
     int rc = WEXITSTATUS(st);
-    return rc <= 2 ? rc : 1;
+    if (rc <= 2)
+        return rc; /* the analysis's own, its messages printed */
+    if (rc > 128 && rc < 128 + 65)
+        cs_error("an analysis process under %s stopped (signal %d)", argv[0], rc - 128);
+    else
+        cs_error("%s ended with status %d", argv[0], rc);
+    return 1;
 }
 
 int cs_cmd_analyze(int argc, char **argv)
@@ -210,7 +218,7 @@ int cs_cmd_analyze(int argc, char **argv)
         }
         if (cs_analyze_helper(mpi, helper, sizeof helper) != 0) {
             if (wrank == 0)
-                cs_error("started by %s's mpirun with %d processes, but %s is not installed (%s)",
+                cs_error("started by mpirun (%s) with %d processes, but %s is not installed (%s)",
                          cs_analyze_mpis[mpi].name, wsize, cs_analyze_mpis[mpi].helper, helper);
             return 1;
         }

@@ -8,6 +8,7 @@
 
 #include <limits.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,6 +148,16 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: %s [--force] DIR|TRACE.db (started by collscope analyze)\n", argv[0]);
         MPI_Finalize();
         return 2;
+    }
+    /* Test-only: COLLSCOPE_PAR_TEST_KILL=RANK kills that process here, as
+     * a crash would (tests/store/par_transport_mpi.inc.sh). */
+    const char *kill_rank = getenv("COLLSCOPE_PAR_TEST_KILL");
+    if (kill_rank && atoi(kill_rank) == rank)
+        raise(SIGKILL);
+    /* the root starts nothing before every process is up */
+    if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS) {
+        MPI_Finalize();
+        return 1;
     }
     const char *chunk = getenv("COLLSCOPE_PAR_TEST_CHUNK");
     if (chunk && atol(chunk) > 0 && (size_t)atol(chunk) < par_mpi_chunk)

@@ -6,7 +6,8 @@
 # then on a 64-rank job of rank stores `collscope analyze -j 3 --via MPI`
 # (collscope starts mpirun) and `mpirun -np 2 collscope analyze DIR`
 # (collscope execs its MPI program) write DIR/results.db with the serial
-# analysis's report; -j under mpirun is refused.
+# analysis's report; -j under mpirun is refused; a process killed
+# (COLLSCOPE_PAR_TEST_KILL) ends the job with a message and no results.db.
 need_mpi "$MPI"
 . "$S/tests/store/par_transport.inc.sh"
 MPIRUN=$(mpirun_for "$MPI")
@@ -32,6 +33,19 @@ cat "$T/via.err"
 grep -q "analysing $T/via with 3 processes under .*collscope-analyze-$MPI" "$T/via.err" || fail "-j 3: mpirun not named"
 grep -q "analysing $T/via with 3 MPI processes" "$T/via.err" || fail "-j 3: the MPI program did not run"
 par_same via "-j 3 --via $MPI"
+
+# an MPI process that dies: the job ends, no results.db, nothing left
+par_job kill
+COLLSCOPE_PAR_TEST_KILL=1 "$COLLSCOPE" analyze -j 3 --via "$MPI" "$T/kill" > /dev/null 2> "$T/kill.err"
+rc=$?
+cat "$T/kill.err"
+expect_eq "an MPI process killed: exit status" "$rc" 1
+grep -q "^collscope: .*mpirun.* \(stopped (signal 9)\|ended with status\)" "$T/kill.err" || fail "an MPI process killed: no message"
+[ ! -e "$T/kill/results.db" ] || fail "an MPI process killed: results.db written"
+sleep 1
+left=$(pgrep -f "collscope-analyze-$MPI.* $T/kill" || true)
+[ -z "$left" ] || fail "an MPI process killed: processes left: $left"
+echo "ok: an MPI process killed: one message, no results.db, no process left"
 
 par_job under
 COLLSCOPE_VERBOSE=1 "$MPIRUN" -np 2 "$COLLSCOPE" analyze "$T/under" > "$T/under.out" 2> "$T/under.err" ||
