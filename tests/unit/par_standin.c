@@ -45,6 +45,8 @@ int cs_analysis_run_par(const char *dir, int force, cs_par *par, FILE *log, char
     int bad = 0;
     if (par->gather(par, mine, len, &all, lens) != 0) {
         snprintf(err, errlen, "gather failed");
+        free(mine);
+        free(lens);
         return -1;
     }
     free(mine);
@@ -86,6 +88,8 @@ int cs_analysis_run_par(const char *dir, int force, cs_par *par, FILE *log, char
     size_t got = blen;
     if (par->bcast(par, &b, &got) != 0) {
         snprintf(err, errlen, "bcast failed");
+        if (par->rank == 0)
+            free(b);
         return -1;
     }
     if (got != blen)
