@@ -172,7 +172,6 @@ static int cs_analyze_mpirun(int mpi, const char *helper, int k, const char *dir
 int cs_cmd_analyze(int argc, char **argv)
 {
     static const struct option opts[] = { { "force", no_argument, NULL, 'F' },
-                                          { "jobs", required_argument, NULL, 'j' },
                                           { "via", required_argument, NULL, 'V' },
                                           { NULL, 0, NULL, 0 } };
     int force = 0, c;
