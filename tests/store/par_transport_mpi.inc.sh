@@ -9,6 +9,8 @@
 # analysis's report; -j under mpirun is refused; a process killed
 # (COLLSCOPE_PAR_TEST_KILL) ends the job with a message and no results.db.
 need_mpi "$MPI"
+case $SUF in ompi) _built=${CS_HAVE_OMPI:-yes} ;; *) _built=${CS_HAVE_MPICH:-yes} ;; esac
+[ "$_built" != no ] || skip "collscope was configured without $MPI"
 . "$S/tests/store/par_transport.inc.sh"
 MPIRUN=$(mpirun_for "$MPI")
 TPM=$B/tests/unit/test_par_mpi_$SUF
