@@ -150,3 +150,39 @@ EXTRA_DIST += tests/status/watchdog_ompi.sh tests/status/watchdog_mpich.sh tests
 # the slowdown attribution (an_slowdown.c) on examples/pipe_trainer
 TESTS += tests/analysis/slowdown_ompi.sh tests/analysis/slowdown_mpich.sh
 EXTRA_DIST += tests/analysis/slowdown_ompi.sh tests/analysis/slowdown_mpich.sh tests/analysis/slowdown.inc.sh
+
+# The processes of a parallel analysis (par.h): forked workers (par_fork.c)
+# and one MPI program per MPI found (par_mpi.c), which `collscope analyze
+# -j K` starts under that MPI's mpirun, and which `mpirun -np K collscope
+# analyze` execs; collscope finds it beside itself, else in pkglibexecdir.
+analyzer_libcsanalysis_la_SOURCES += analyzer/par_fork.c
+analyzer_collscope_CPPFLAGS += -DPKGLIBEXECDIR='"$(pkglibexecdir)"' -DMPIRUN_OMPI='"$(MPIRUN_OMPI)"' \
+	-DMPIRUN_MPICH='"$(MPIRUN_MPICH)"'
+pkglibexec_PROGRAMS =
+# The transports on big messages with a stand-in of the analysis, and the
+# parallel analysis end to end under each transport.
+check_PROGRAMS += tests/unit/test_par_fork
+tests_unit_test_par_fork_SOURCES = tests/unit/test_par_fork.c tests/unit/par_standin.c analyzer/par_fork.c
+TESTS += tests/store/par_transport.sh tests/store/par_transport_ompi.sh tests/store/par_transport_mpich.sh
+EXTRA_DIST += tests/store/par_transport.sh tests/store/par_transport_ompi.sh tests/store/par_transport_mpich.sh \
+	tests/store/par_transport.inc.sh tests/store/par_transport_mpi.inc.sh analyzer/par_mpi.c
+if HAVE_OMPI
+pkglibexec_PROGRAMS += analyzer/collscope-analyze-openmpi
+analyzer_collscope_analyze_openmpi_SOURCES = analyzer/par_mpi.c
+analyzer_collscope_analyze_openmpi_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(OMPI_CFLAGS)
+analyzer_collscope_analyze_openmpi_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_LIBS) -lm $(OMPI_LIBS)
+check_PROGRAMS += tests/unit/test_par_mpi_ompi
+tests_unit_test_par_mpi_ompi_SOURCES = analyzer/par_mpi.c tests/unit/par_standin.c
+tests_unit_test_par_mpi_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
+tests_unit_test_par_mpi_ompi_LDADD = $(OMPI_LIBS)
+endif
+if HAVE_MPICH
+pkglibexec_PROGRAMS += analyzer/collscope-analyze-mpich
+analyzer_collscope_analyze_mpich_SOURCES = analyzer/par_mpi.c
+analyzer_collscope_analyze_mpich_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(MPICH_CFLAGS)
+analyzer_collscope_analyze_mpich_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_LIBS) -lm $(MPICH_LIBS)
+check_PROGRAMS += tests/unit/test_par_mpi_mpich
+tests_unit_test_par_mpi_mpich_SOURCES = analyzer/par_mpi.c tests/unit/par_standin.c
+tests_unit_test_par_mpi_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
+tests_unit_test_par_mpi_mpich_LDADD = $(MPICH_LIBS)
+endif
