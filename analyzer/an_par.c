@@ -26,7 +26,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* What the root sends before the work starts. */
@@ -240,6 +242,41 @@ static int cs_par_analyse(const char *dir, const cs_par_plan *plan, const cs_sto
     return rc;
 }
 
+/* COLLSCOPE_PAR_STATS=1 (benches): each process's peak memory (resident,
+ * mapped store pages included), CPU time and bytes exchanged, one line a
+ * process on the root's log. */
+static void cs_par_stats(cs_par *par, FILE *log)
+{
+    struct {
+        int64_t hwm_kb, cpu_us;
+        uint64_t sent, received;
+    } mine = { 0, 0, par->sent, par->received };
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmHWM:", 6) == 0)
+            mine.hwm_kb = strtoll(line + 6, NULL, 10);
+    if (f)
+        fclose(f);
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        mine.cpu_us = (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec +
+                      ru.ru_stime.tv_usec;
+    void *all = NULL;
+    size_t *lens = calloc((size_t)par->size, sizeof *lens);
+    if (lens && par->gather(par, &mine, sizeof mine, &all, lens) == 0 && par->rank == 0 && log) {
+        const char *p = all;
+        for (int r = 0; r < par->size; r++, p += sizeof mine) {
+            memcpy(&mine, p, sizeof mine);
+            fprintf(log, "collscope: process %d: peak memory %lld KB, cpu %.2f s, sent %llu B, received %llu B\n", r,
+                    (long long)mine.hwm_kb, (double)mine.cpu_us / 1e6, (unsigned long long)mine.sent,
+                    (unsigned long long)mine.received);
+        }
+    }
+    free(all);
+    free(lens);
+}
+
 int cs_analysis_run_par(const char *dir, int force, cs_par *par, FILE *log, char *err, size_t errlen)
 {
     err[0] = '\0';
@@ -267,12 +304,18 @@ int cs_analysis_run_par(const char *dir, int force, cs_par *par, FILE *log, char
         cs_par_report mine, *all = NULL;
         memset(&mine, 0, sizeof mine);
         mine.part.min_id = 1;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         if (par->rank < plan.nparts) {
             char path[4200];
             snprintf(path, sizeof path, "%s/part-%d.db", plan.scratch, par->rank);
             if (cs_store_job_part(dir, path, par->rank, plan.nparts, &mine.part, mine.err, sizeof mine.err) != 0)
                 mine.rc = -1;
         }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (getenv("COLLSCOPE_AN_TIMES"))
+            fprintf(stderr, "collscope: process %d: its part of the rank stores %.3f s\n", par->rank,
+                    (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
         cs_store_part total;
         memset(&total, 0, sizeof total);
         int32_t go = CS_PAR_FAIL;
@@ -332,5 +375,7 @@ int cs_analysis_run_par(const char *dir, int force, cs_par *par, FILE *log, char
         snprintf(v.err, sizeof v.err, "the root of the analysis stopped");
     }
     snprintf(err, errlen, "%s", v.err);
+    if (getenv("COLLSCOPE_PAR_STATS"))
+        cs_par_stats(par, log);
     return v.rc;
 }

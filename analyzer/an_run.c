@@ -103,7 +103,7 @@ static int cs_an_pieces(cs_an *a, cs_an_piece **out, size_t *n, char *err, size_
 {
     *out = NULL;
     *n = 0;
-    cs_comm_range *cr;
+    cs_coll_range *cr;
     int ncr;
     if (cs_store_coll_ranges(a->ctx.st, &cr, &ncr) != 0) {
         snprintf(err, errlen, "%s: cannot read the communicators of the collectives", cs_store_path(a->ctx.st));
@@ -312,7 +312,12 @@ static int cs_an_match_par(cs_an *a, char *err, size_t errlen)
     cs_store *ms = NULL;
     cs_awriter *mw = NULL, *w = a->ctx.w;
     cs_vec v = { NULL, 0, 0 };
+    int times = getenv("COLLSCOPE_AN_TIMES") != NULL;
+    cs_an_timer t0;
+    cs_an_timer_start(&t0);
     int rc = cs_an_pieces(a, &pieces, &npieces, err, errlen);
+    if (times)
+        cs_an_timer_print(stderr, "pieces", &t0);
     if (rc == 0)
         rc = cs_store_create(path, &ms, err, errlen);
     if (rc == 0 && !(mw = cs_store_analysis_begin(ms, err, errlen)))
@@ -322,8 +327,10 @@ static int cs_an_match_par(cs_an *a, char *err, size_t errlen)
         rc = cs__an_match(&a->ctx, &a->clocks, &a->steps, &a->coll, pieces, npieces, err, errlen);
         a->ctx.w = w;
     }
+    if (times)
+        cs_an_timer_print(stderr, "mymatch", &t0);
     if (mw) {
-        if (cs_store_analysis_end(mw, rc == 0, 0, rc == 0 ? err : NULL, errlen) != 0)
+        if (cs_store_analysis_end(mw, rc == 0, -1, rc == 0 ? err : NULL, errlen) != 0)
             rc = -1;
     }
     cs_store_close(ms);
@@ -345,6 +352,8 @@ static int cs_an_match_par(cs_an *a, char *err, size_t errlen)
         return -1;
     }
     cs_vec_free(&v);
+    if (times)
+        cs_an_timer_print(stderr, "gathered", &t0);
     if (par->rank != 0) {
         free(lens);
         a->done = 1;

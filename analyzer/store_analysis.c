@@ -887,6 +887,8 @@ int cs_store_analysis_end(cs_awriter *w, int commit, int64_t spans, char *err, s
         sqlite3_exec(cs_db(st), "ROLLBACK", NULL, NULL, NULL);
         return 0;
     }
+    if (spans < 0) /* a process's share of a parallel analysis: its rows alone */
+        return cs_store_sql_exec(cs_db(st), cs_store_path(st), "COMMIT", err, errlen);
     char v[32], n[32];
     snprintf(v, sizeof v, "%d", CS_ANALYSIS_VERSION);
     snprintf(n, sizeof n, "%lld", (long long)spans);
@@ -952,59 +954,6 @@ int cs_store_comm_ranges(cs_store *st, cs_comm_range **out, int *n)
         rc = -1;
     sqlite3_finalize(s);
     sqlite3_finalize(r);
-    if (rc != 0) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
-    return rc;
-}
-
-int cs_store_coll_ranges(cs_store *st, cs_comm_range **out, int *n)
-{
-    *out = NULL;
-    *n = 0;
-    static const char *const sql[] = {
-        "SELECT comm FROM span WHERE seq IS NOT NULL AND comm IS NOT NULL ORDER BY comm, seq LIMIT 1",
-        "SELECT comm FROM span WHERE seq IS NOT NULL AND comm > ?1 ORDER BY comm, seq LIMIT 1",
-        "SELECT seq FROM span WHERE comm = ?1 AND seq IS NOT NULL ORDER BY seq LIMIT 1",
-        "SELECT seq FROM span WHERE comm = ?1 AND seq IS NOT NULL ORDER BY seq DESC LIMIT 1",
-    };
-    sqlite3_stmt *q[4] = { NULL, NULL, NULL, NULL };
-    int rc = 0;
-    for (int i = 0; i < 4 && rc == 0; i++)
-        if (sqlite3_prepare_v2(cs_db(st), sql[i], -1, &q[i], NULL) != SQLITE_OK)
-            rc = -1;
-    size_t cap = 0;
-    int step = rc == 0 ? sqlite3_step(q[0]) : SQLITE_ERROR;
-    int64_t comm = step == SQLITE_ROW ? sqlite3_column_int64(q[0], 0) : 0;
-    while (rc == 0 && step == SQLITE_ROW) {
-        int64_t v[2] = { 0, 0 };
-        for (int k = 0; k < 2 && rc == 0; k++) {
-            sqlite3_bind_int64(q[2 + k], 1, comm);
-            if (sqlite3_step(q[2 + k]) == SQLITE_ROW)
-                v[k] = sqlite3_column_int64(q[2 + k], 0);
-            else
-                rc = -1;
-            sqlite3_reset(q[2 + k]);
-        }
-        if (rc == 0 && comm != 0) {
-            if (CS_VEC_RESERVE(*out, cap, (size_t)*n + 1) != 0) {
-                rc = -1;
-                break;
-            }
-            (*out)[(*n)++] = (cs_comm_range){ comm, v[0], v[1], 0 };
-        }
-        sqlite3_reset(q[1]);
-        sqlite3_bind_int64(q[1], 1, comm);
-        step = sqlite3_step(q[1]);
-        if (step == SQLITE_ROW)
-            comm = sqlite3_column_int64(q[1], 0);
-    }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = -1;
-    for (int i = 0; i < 4; i++)
-        sqlite3_finalize(q[i]);
     if (rc != 0) {
         free(*out);
         *out = NULL;

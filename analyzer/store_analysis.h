@@ -237,7 +237,9 @@ int cs_store_proposals(cs_store *st, int (*cb)(const cs_proposal *, void *), voi
 /* A writer holds one transaction over all derived tables. _begin creates
  * them when missing (CREATE TABLE IF NOT EXISTS) and empties them; _end
  * commits (commit != 0, also setting analysis_version and analysis_spans
- * = spans) or rolls back. The store must be open for writing. */
+ * = spans, and indexing; spans < 0: the rows alone, for a process's share
+ * of a parallel analysis) or rolls back. The store must be open for
+ * writing. */
 typedef struct cs_awriter cs_awriter;
 cs_awriter *cs_store_analysis_begin(cs_store *st, char *err, size_t errlen);
 int cs_awriter_instance(cs_awriter *w, const cs_instance *x);
@@ -269,10 +271,6 @@ typedef struct cs_comm_range {
     int size;
 } cs_comm_range;
 int cs_store_comm_ranges(cs_store *st, cs_comm_range **out, int *n);
-/* The same for every communicator id of the collective spans (not only
- * those of the comms table; size 0), in id order, found through the
- * (comm, seq) index a few rows at a time. */
-int cs_store_coll_ranges(cs_store *st, cs_comm_range **out, int *n);
 
 /* Collective spans of one communicator with seq in [lo, hi], ordered by
  * seq, rank, with RAW times (no alignment), for the clock alignment. */

@@ -267,6 +267,15 @@ cs_span_iter *cs_store_spans(cs_store *st, const cs_span_query *q, char *err, si
 int cs_span_next(cs_span_iter *it, cs_span *out);
 void cs_span_iter_free(cs_span_iter *it);
 
+/* Every communicator id of the collective spans but 0, in id order, with
+ * its lowest and highest seq: found through the (comm, seq) index a few
+ * rows at a time (of each part, for a job read through parts). *out
+ * malloc'ed. 0 or -1. */
+typedef struct cs_coll_range {
+    int64_t comm, seq_lo, seq_hi;
+} cs_coll_range;
+int cs_store_coll_ranges(cs_store *st, cs_coll_range **out, int *n);
+
 /* Completions of nonblocking requests: (rank, req) -> completing span. */
 typedef struct cs_completion {
     int rank;

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "libtrace/store_int.h"
 #include "libtrace/store_sql.h"
+#include "common/vec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,4 +120,85 @@ char *cs__store_parts_span_sql(const cs_store *st, int order, const char *where)
                             i ? " UNION ALL " : "", i, where);
     sqlite3_str_appendall(q, by);
     return sqlite3_str_finish(q);
+}
+
+/* One part's (or a store's: prefix "") collective communicators, added to
+ * the sorted *out (their seq ranges widened where already there). */
+static int coll_ranges_of(sqlite3 *db, const char *prefix, cs_coll_range **out, int *n, size_t *cap)
+{
+    char sql[4][192];
+    snprintf(sql[0], sizeof sql[0],
+             "SELECT comm FROM %sspan WHERE seq IS NOT NULL AND comm IS NOT NULL ORDER BY comm, seq LIMIT 1", prefix);
+    snprintf(sql[1], sizeof sql[1],
+             "SELECT comm FROM %sspan WHERE seq IS NOT NULL AND comm > ?1 ORDER BY comm, seq LIMIT 1", prefix);
+    snprintf(sql[2], sizeof sql[2],
+             "SELECT seq FROM %sspan WHERE comm = ?1 AND seq IS NOT NULL ORDER BY seq LIMIT 1", prefix);
+    snprintf(sql[3], sizeof sql[3],
+             "SELECT seq FROM %sspan WHERE comm = ?1 AND seq IS NOT NULL ORDER BY seq DESC LIMIT 1", prefix);
+    sqlite3_stmt *q[4] = { NULL, NULL, NULL, NULL };
+    int rc = 0;
+    for (int i = 0; i < 4 && rc == 0; i++)
+        if (sqlite3_prepare_v2(db, sql[i], -1, &q[i], NULL) != SQLITE_OK)
+            rc = -1;
+    int step = rc == 0 ? sqlite3_step(q[0]) : SQLITE_ERROR;
+    int64_t comm = step == SQLITE_ROW ? sqlite3_column_int64(q[0], 0) : 0;
+    int at = 0;
+    while (rc == 0 && step == SQLITE_ROW) {
+        int64_t v[2] = { 0, 0 };
+        for (int k = 0; k < 2 && rc == 0; k++) {
+            sqlite3_bind_int64(q[2 + k], 1, comm);
+            if (sqlite3_step(q[2 + k]) == SQLITE_ROW)
+                v[k] = sqlite3_column_int64(q[2 + k], 0);
+            else
+                rc = -1;
+            sqlite3_reset(q[2 + k]);
+        }
+        if (rc == 0 && comm != 0) {
+            while (at < *n && (*out)[at].comm < comm)
+                at++;
+            if (at < *n && (*out)[at].comm == comm) {
+                if (v[0] < (*out)[at].seq_lo)
+                    (*out)[at].seq_lo = v[0];
+                if (v[1] > (*out)[at].seq_hi)
+                    (*out)[at].seq_hi = v[1];
+            } else if (CS_VEC_RESERVE(*out, *cap, (size_t)*n + 1) != 0) {
+                rc = -1;
+                break;
+            } else {
+                memmove(*out + at + 1, *out + at, (size_t)(*n - at) * sizeof **out);
+                (*out)[at] = (cs_coll_range){ comm, v[0], v[1] };
+                (*n)++;
+            }
+        }
+        sqlite3_reset(q[1]);
+        sqlite3_bind_int64(q[1], 1, comm);
+        step = sqlite3_step(q[1]);
+        if (step == SQLITE_ROW)
+            comm = sqlite3_column_int64(q[1], 0);
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = -1;
+    for (int i = 0; i < 4; i++)
+        sqlite3_finalize(q[i]);
+    return rc;
+}
+
+int cs_store_coll_ranges(cs_store *st, cs_coll_range **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    size_t cap = 0;
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < (st->nparts > 0 ? st->nparts : 1); i++) {
+        char prefix[16] = "";
+        if (st->nparts > 0)
+            snprintf(prefix, sizeof prefix, "p%d.", i);
+        rc = coll_ranges_of(st->db, prefix, out, n, &cap);
+    }
+    if (rc != 0) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
 }
