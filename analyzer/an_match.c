@@ -612,19 +612,25 @@ int cs__an_match_steps(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *
             if ((int64_t)a->steps->marks[d].n > nmax)
                 nmax = (int64_t)a->steps->marks[d].n;
     }
-    a->steps->nsteps = nmax;
+    return cs__an_steps_alloc(a->ctx, a->steps, nmax, err, errlen);
+}
+
+int cs__an_steps_alloc(const cs_an_ctx *ctx, cs_an_steps *steps, int64_t nmax, char *err, size_t errlen)
+{
+    steps->nsteps = nmax;
     if (nmax > 0) {
-        a->steps->late = calloc((size_t)nmax * (size_t)(a->ctx->ndense + 1), sizeof *a->steps->late);
-        a->steps->late2 = calloc((size_t)nmax * (size_t)(a->ctx->ndense + 1), sizeof *a->steps->late2);
-        a->steps->nblate = calloc((size_t)nmax * (size_t)(a->ctx->ndense + 1), sizeof *a->steps->nblate);
-        a->steps->xgap = calloc((size_t)nmax * (size_t)(a->ctx->ndense + 1), sizeof *a->steps->xgap);
-        a->steps->step_last_exit = calloc((size_t)nmax, sizeof *a->steps->step_last_exit);
-        a->steps->step_begin = calloc((size_t)nmax, sizeof *a->steps->step_begin);
-        a->steps->step_end = calloc((size_t)nmax, sizeof *a->steps->step_end);
-        a->steps->step_time = calloc((size_t)nmax, sizeof *a->steps->step_time);
-        if (!a->steps->late || !a->steps->late2 || !a->steps->nblate || !a->steps->xgap || !a->steps->step_last_exit ||
-            !a->steps->step_begin || !a->steps->step_end || !a->steps->step_time) {
-            snprintf(err, errlen, "out of memory (%lld steps x %d ranks)", (long long)nmax, a->ctx->ndense);
+        size_t nsr = (size_t)nmax * (size_t)(ctx->ndense + 1);
+        steps->late = calloc(nsr, sizeof *steps->late);
+        steps->late2 = calloc(nsr, sizeof *steps->late2);
+        steps->nblate = calloc(nsr, sizeof *steps->nblate);
+        steps->xgap = calloc(nsr, sizeof *steps->xgap);
+        steps->step_last_exit = calloc((size_t)nmax, sizeof *steps->step_last_exit);
+        steps->step_begin = calloc((size_t)nmax, sizeof *steps->step_begin);
+        steps->step_end = calloc((size_t)nmax, sizeof *steps->step_end);
+        steps->step_time = calloc((size_t)nmax, sizeof *steps->step_time);
+        if (!steps->late || !steps->late2 || !steps->nblate || !steps->xgap || !steps->step_last_exit ||
+            !steps->step_begin || !steps->step_end || !steps->step_time) {
+            snprintf(err, errlen, "out of memory (%lld steps x %d ranks)", (long long)nmax, ctx->ndense);
             return -1;
         }
     }

@@ -213,8 +213,8 @@ static int cs_par_analyse(const char *dir, const cs_par_plan *plan, const cs_sto
         }
         rc = cs__an_run(st, &share, par->rank == 0 ? log : NULL, err, errlen);
     } else {
-        /* the match's exchange, with an empty share: this one failed */
-        cs__an_par_skip(&share);
+        /* the analysis's exchanges, with an empty share: this one failed */
+        cs__an_par_finish(&share, CS_AN_X_NONE);
     }
     if (rc == 0 && par->rank == 0) {
         char results[4200], notes[2048] = "";

@@ -42,7 +42,7 @@ static void cs_an_timer_print(FILE *log, const char *name, const cs_an_timer *c0
 typedef struct cs_an {
     const cs_an_share *share; /* NULL, or this process's part of a parallel analysis */
     int done;                 /* a process other than the root: its part is done */
-    int exchanged;            /* the match's exchange took place */
+    int stage;                /* the exchanges of a parallel analysis done: CS_AN_X_* */
     cs_an_ctx ctx;
     cs_an_msgs msgs;
     cs_an_clocks clocks;
@@ -51,18 +51,25 @@ typedef struct cs_an {
     cs_an_links links;
 } cs_an;
 
+/* A process of a parallel analysis other than the root: it takes the
+ * root's clocks and steps, and matches its share. */
+static int cs_an_worker(const cs_an *a)
+{
+    return a->share && a->share->par->size > 1 && a->share->par->rank != 0;
+}
+
 /* The passes in order, each with what it reads and what it fills. */
 static int cs_an_pass_pair(cs_an *a, char *err, size_t errlen)
 {
-    return cs__an_p2p_collect(&a->ctx, &a->msgs, &a->steps, err, errlen);
+    return cs_an_worker(a) ? 0 : cs__an_p2p_collect(&a->ctx, &a->msgs, &a->steps, err, errlen);
 }
 static int cs_an_pass_align(cs_an *a, char *err, size_t errlen)
 {
-    return cs__an_align(&a->ctx, &a->msgs, &a->clocks, err, errlen);
+    return cs_an_worker(a) ? 0 : cs__an_align(&a->ctx, &a->msgs, &a->clocks, err, errlen);
 }
 static int cs_an_pass_steps(cs_an *a, char *err, size_t errlen)
 {
-    return cs__an_match_steps(&a->ctx, &a->clocks, &a->steps, err, errlen);
+    return cs_an_worker(a) ? 0 : cs__an_match_steps(&a->ctx, &a->clocks, &a->steps, err, errlen);
 }
 static int cs_an_match_par(cs_an *a, char *err, size_t errlen);
 static int cs_an_pass_match(cs_an *a, char *err, size_t errlen)
@@ -299,6 +306,87 @@ static int cs_an_match_add(cs_an *a, const int64_t *all, const size_t *lens, int
     return rc;
 }
 
+/* The root's alignment and steps to every process: the others run
+ * neither the pairing nor the alignment nor the step search, and take the
+ * root's clocks (into their store, where the span reads apply them) and
+ * step marks. The first value says whether the root got that far. */
+static int cs_an_share_steps(cs_an *a, char *err, size_t errlen)
+{
+    cs_par *par = a->share->par;
+    cs_vec v = { NULL, 0, 0 };
+    int rc = 0;
+    a->stage = CS_AN_X_STEPS;
+    if (par->rank == 0) {
+        cs_clock_row *rows = NULL;
+        int n = 0;
+        if (cs_store_alignment_get(a->ctx.st, &rows, &n) != 0) {
+            snprintf(err, errlen, "%s: cannot read the clocks", cs_store_path(a->ctx.st));
+            rc = -1;
+        }
+        if (rc == 0 && (cs_vec_push(&v, 1) != 0 || cs_vec_push(&v, n) != 0))
+            rc = -1;
+        for (int i = 0; rc == 0 && i < n; i++) {
+            int64_t drift;
+            memcpy(&drift, &rows[i].drift_ppm, sizeof drift);
+            rc = cs_vec_push(&v, rows[i].rank) | cs_vec_push(&v, rows[i].residual_null) |
+                 cs_vec_push(&v, rows[i].offset_ns) | cs_vec_push(&v, rows[i].residual_ns) |
+                 cs_vec_push(&v, rows[i].ref_ns) | cs_vec_push(&v, drift);
+        }
+        free(rows);
+        if (rc == 0 && cs_vec_push(&v, a->steps.nsteps) != 0)
+            rc = -1;
+        for (int d = 0; rc == 0 && d < a->ctx.ndense; d++) {
+            rc = cs_vec_push(&v, (int64_t)a->steps.marks[d].n);
+            for (size_t i = 0; rc == 0 && i < a->steps.marks[d].n; i++)
+                rc = cs_vec_push(&v, a->steps.marks[d].a[i]);
+        }
+        if (rc != 0) {
+            if (!err[0])
+                snprintf(err, errlen, "out of memory");
+            v.n = 0;
+            cs_vec_push(&v, 0); /* the others are told */
+        }
+    }
+    void *b = v.a;
+    size_t len = v.n * sizeof *v.a;
+    if (par->bcast(par, &b, &len) != 0) {
+        cs_vec_free(&v);
+        snprintf(err, errlen, "an analysis process stopped before the match");
+        return -1;
+    }
+    if (par->rank == 0) {
+        cs_vec_free(&v);
+        return rc;
+    }
+    const int64_t *q = b, *end = q + len / sizeof *q;
+    rc = -1;
+    if (end - q >= 2 && q[0] == 1) {
+        int64_t n = q[1];
+        q += 2;
+        cs_clock_row *rows = n > 0 && end - q >= 6 * n ? calloc((size_t)n, sizeof *rows) : NULL;
+        for (int64_t i = 0; rows && i < n; i++, q += 6) {
+            rows[i] = (cs_clock_row){ (int)q[0], (int)q[1], q[2], q[3], q[4], 0 };
+            memcpy(&rows[i].drift_ppm, &q[5], sizeof rows[i].drift_ppm);
+        }
+        if ((rows || n == 0) && cs_store_alignment_put(a->ctx.st, rows, (int)n) == 0 && end - q >= 1) {
+            int64_t nsteps = *q++;
+            rc = cs__an_steps_alloc(&a->ctx, &a->steps, nsteps, err, errlen);
+            for (int d = 0; rc == 0 && d < a->ctx.ndense; d++) {
+                int64_t m = end - q >= 1 ? *q++ : -1;
+                rc = m < 0 || end - q < m ? -1 : 0;
+                for (int64_t i = 0; rc == 0 && i < m; i++)
+                    rc = cs_vec_push(&a->steps.marks[d], q[i]);
+                q += m > 0 ? m : 0;
+            }
+        }
+        free(rows);
+    }
+    free(b);
+    if (rc != 0 && !err[0])
+        snprintf(err, errlen, "the root's clocks and steps did not arrive whole (the root failed before the match?)");
+    return rc;
+}
+
 /* Each process matches its pieces into a store of its own
  * (SCRATCH/match-P.db) and sends what they add up to; the root adds them
  * all and copies every process's instances and waits into its results. */
@@ -315,7 +403,9 @@ static int cs_an_match_par(cs_an *a, char *err, size_t errlen)
     int times = getenv("COLLSCOPE_AN_TIMES") != NULL;
     cs_an_timer t0;
     cs_an_timer_start(&t0);
-    int rc = cs_an_pieces(a, &pieces, &npieces, err, errlen);
+    int rc = cs_an_share_steps(a, err, errlen);
+    if (rc == 0)
+        rc = cs_an_pieces(a, &pieces, &npieces, err, errlen);
     if (times)
         cs_an_timer_print(stderr, "pieces", &t0);
     if (rc == 0)
@@ -342,7 +432,7 @@ static int cs_an_match_par(cs_an *a, char *err, size_t errlen)
     }
     void *all = NULL;
     size_t *lens = calloc((size_t)par->size, sizeof *lens);
-    a->exchanged = 1;
+    a->stage = CS_AN_X_MATCH;
     if (!lens || par->gather(par, rc == 0 ? v.a : NULL, rc == 0 ? v.n * sizeof *v.a : 0, &all, lens) != 0) {
         cs_vec_free(&v);
         free(lens);
@@ -612,29 +702,32 @@ fail:
     a.ctx.w = NULL;
     if (a.done)
         rc = 0;
-    else if (share && !a.exchanged) {
-        a.exchanged = 1;
-        cs__an_par_skip(share);
-    }
 out:
-    if (rc != 0 && share && !a.exchanged && !a.done) {
-        a.exchanged = 1;
-        cs__an_par_skip(share);
-    }
+    if (rc != 0 && share)
+        cs__an_par_finish(share, a.stage);
     free(procs);
     cs_an_free(&a);
     return rc;
 }
 
-void cs__an_par_skip(const cs_an_share *share)
+void cs__an_par_finish(const cs_an_share *share, int stage)
 {
     cs_par *par = share->par;
     if (par->size < 2)
         return;
-    void *all = NULL;
-    size_t *lens = calloc((size_t)par->size, sizeof *lens);
-    if (lens)
-        par->gather(par, NULL, 0, &all, lens);
-    free(all);
-    free(lens);
+    if (stage < CS_AN_X_STEPS) {
+        int64_t fail = 0;
+        void *b = &fail;
+        size_t n = sizeof fail;
+        if (par->bcast(par, &b, &n) == 0 && par->rank != 0)
+            free(b);
+    }
+    if (stage < CS_AN_X_MATCH) {
+        void *all = NULL;
+        size_t *lens = calloc((size_t)par->size, sizeof *lens);
+        if (lens)
+            par->gather(par, NULL, 0, &all, lens);
+        free(all);
+        free(lens);
+    }
 }

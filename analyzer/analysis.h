@@ -227,9 +227,13 @@ typedef struct cs_an_share {
  * collective instances; only the root goes on past the match and writes
  * the results. 0, or -1 with a reason. */
 int cs__an_run(cs_store *st, const cs_an_share *share, FILE *log, char *err, size_t errlen);
-/* The match's exchange for a process that cannot take its share (it
- * failed before): an empty share, which the root takes as a failure. */
-void cs__an_par_skip(const cs_an_share *share);
+/* The exchanges of a parallel analysis, in order: the root's clocks and
+ * steps to all, then every process's match to the root. */
+enum { CS_AN_X_NONE = 0, CS_AN_X_STEPS = 1, CS_AN_X_MATCH = 2 };
+/* Those after stage for a process that failed: it takes part in each (an
+ * empty share, which the others take as a failure), so that none waits
+ * for it forever. */
+void cs__an_par_finish(const cs_an_share *share, int stage);
 
 /* The passes, in order. Each returns 0, or -1 with a reason in err.
  * cs__an_p2p_collect pairs the point-to-point messages (raw times) for the
@@ -238,6 +242,9 @@ void cs__an_par_skip(const cs_an_share *share);
 int cs__an_p2p_collect(cs_an_ctx *ctx, cs_an_msgs *out, cs_an_steps *marks, char *err, size_t errlen);
 int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char *err, size_t errlen);
 int cs__an_match_steps(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *out, char *err, size_t errlen);
+/* The per-step tables of nmax steps (zeroed), as cs__an_match_steps
+ * leaves them for the match. */
+int cs__an_steps_alloc(const cs_an_ctx *ctx, cs_an_steps *steps, int64_t nmax, char *err, size_t errlen);
 /* A share of the collective instances: seq_n instances of comm from
  * seq_lo (first_seq: the communicator's first). */
 typedef struct cs_an_piece {

@@ -216,6 +216,17 @@ typedef struct cs_proc {
 int cs_store_procs(cs_store *st, cs_proc **out, int *n);
 /* Record clock alignment results for a rank. */
 int cs_store_set_alignment(cs_store *st, int rank, int64_t offset_ns, double drift_ppm, int64_t residual_ns);
+/* The clocks table's alignment columns, to be put as they are into the
+ * same job's table in another store (the processes of a parallel
+ * analysis share the root's). *out malloc'ed. 0 or -1. */
+typedef struct cs_clock_row {
+    int rank;
+    int residual_null;
+    int64_t offset_ns, residual_ns, ref_ns;
+    double drift_ppm;
+} cs_clock_row;
+int cs_store_alignment_get(cs_store *st, cs_clock_row **out, int *n);
+int cs_store_alignment_put(cs_store *st, const cs_clock_row *rows, int n);
 
 typedef struct cs_op_row {
     int id;

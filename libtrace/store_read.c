@@ -249,6 +249,62 @@ int cs_store_set_alignment(cs_store *st, int rank, int64_t offset_ns, double dri
     return rc;
 }
 
+int cs_store_alignment_get(cs_store *st, cs_clock_row **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db,
+                           "SELECT rank, offset_ns, drift_ppm, residual_ns, COALESCE(ref_ns, 0) FROM clocks ORDER BY rank",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (CS_VEC_RESERVE(*out, cap, (size_t)*n + 1) != 0)
+            break;
+        cs_clock_row *r = &(*out)[(*n)++];
+        r->rank = sqlite3_column_int(s, 0);
+        r->offset_ns = sqlite3_column_int64(s, 1);
+        r->drift_ppm = sqlite3_column_double(s, 2);
+        r->residual_null = sqlite3_column_type(s, 3) == SQLITE_NULL;
+        r->residual_ns = sqlite3_column_int64(s, 3);
+        r->ref_ns = sqlite3_column_int64(s, 4);
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return -1;
+    }
+    return 0;
+}
+
+int cs_store_alignment_put(cs_store *st, const cs_clock_row *rows, int n)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db,
+                           "UPDATE clocks SET offset_ns = ?, drift_ppm = ?, residual_ns = ?, ref_ns = ? WHERE rank = ?",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        sqlite3_bind_int64(s, 1, rows[i].offset_ns);
+        sqlite3_bind_double(s, 2, rows[i].drift_ppm);
+        if (rows[i].residual_null)
+            sqlite3_bind_null(s, 3);
+        else
+            sqlite3_bind_int64(s, 3, rows[i].residual_ns);
+        sqlite3_bind_int64(s, 4, rows[i].ref_ns);
+        sqlite3_bind_int(s, 5, rows[i].rank);
+        rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -1;
+        sqlite3_reset(s);
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
 int cs_store_ops(cs_store *st, cs_op_row **out, int *n)
 {
     sqlite3_stmt *s;
