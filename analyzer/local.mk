@@ -163,8 +163,8 @@ pkglibexec_PROGRAMS =
 # parallel analysis end to end under each transport.
 check_PROGRAMS += tests/unit/test_par_fork
 tests_unit_test_par_fork_SOURCES = tests/unit/test_par_fork.c tests/unit/par_standin.c analyzer/par_fork.c
-TESTS += tests/store/par_transport.sh tests/store/par_transport_ompi.sh tests/store/par_transport_mpich.sh
-EXTRA_DIST += tests/store/par_transport.sh tests/store/par_transport_ompi.sh tests/store/par_transport_mpich.sh \
+TESTS += tests/store/par_transport.sh tests/store/par_transport_ompi.sh tests/store/par_transport_mpich.sh tests/store/par_analyze.sh
+EXTRA_DIST += tests/store/par_transport.sh tests/store/par_transport_ompi.sh tests/store/par_transport_mpich.sh tests/store/par_analyze.sh \
 	tests/store/par_transport.inc.sh tests/store/par_transport_mpi.inc.sh analyzer/par_mpi.c
 if HAVE_OMPI
 pkglibexec_PROGRAMS += analyzer/collscope-analyze-openmpi

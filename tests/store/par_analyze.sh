@@ -1,0 +1,155 @@
+#!/bin/sh
+# The parallel analysis gives the serial one's results, table for table.
+# - A 256-rank synthetic job of rank stores (bench/gen_trace: a persistent
+#   straggler on rank 77, a transient delay on rank 200, a slow link) analysed
+#   by one process (K = 1) and by K = 2 and 4 forked workers: every results
+#   table (instances, waits, steps, rank_stats, stragglers, p2p, tails,
+#   models, proposals, layout, slowdown, clocks) holds the same rows in the
+#   same order, and `report --format json` is the same document but for the
+#   trace's path; COLLSCOPE_PAR_STATS shows K processes, the workers
+#   receiving the root's clocks and steps and sending their share back.
+# - Traced MPI jobs kept unmerged: the example trainer on 8 ranks (split
+#   communicators, halo exchange, rank 5 late) analysed by
+#   `mpirun.mpich -np 2 collscope analyze DIR` and by `-j 3 --via openmpi`,
+#   and nbloop on 6 ranks (nonblocking allreduces completed by Waitall, no
+#   step markers) by -j 3 workers: the serial analysis's tables; the
+#   trainer's job merged (`collscope merge`) reports as the unmerged one.
+# - The 256-rank job with one rank store removed and another overwritten
+#   with garbage, by -j 2: both files named on stderr, exit 1, the other 254
+#   ranks analysed as the serial analysis of the same damaged job does.
+# - No private folder (.collscope-analyze.*) is left in any job.
+. "$srcdir/tests/lib.sh"
+PY=/usr/bin/python3
+[ -x "$PY" ] || skip "$PY not installed"
+command -v sqlite3 > /dev/null || skip "sqlite3 not installed"
+GEN=$B/bench/gen_trace
+[ -x "$GEN" ] || fail "bench/gen_trace not built"
+TABLES="instances waits steps rank_stats stragglers p2p tails models proposals layout slowdown clocks"
+
+# same_results REF DIR WHAT: every results table and the JSON report of
+# DIR equal REF's
+same_results() {
+  [ -s "$T/$2/results.db" ] || fail "$3: no results.db"
+  for t in $TABLES; do
+    a=$(q "$T/$1/results.db" "SELECT * FROM $t" | md5sum)
+    b=$(q "$T/$2/results.db" "SELECT * FROM $t" | md5sum)
+    [ "$a" = "$b" ] || fail "$3: table $t differs from the serial analysis's"
+  done
+  # (exit 1: a job with rank stores left out is reported as damaged)
+  for d in "$1" "$2"; do
+    rm -f "$T/$d.json"
+    "$COLLSCOPE" report "$T/$d" --format json -o "$T/$d.json" 2> /dev/null
+    [ $? -le 1 ] && [ -s "$T/$d.json" ] || fail "$3: report of $d failed"
+  done
+  "$PY" - "$T/$1.json" "$T/$2.json" << 'PYEOF' || fail "$3: the JSON report differs"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for d in (a, b):
+    d.pop("trace")
+    # the notes name the job's folder
+    d["notes"] = [n.replace(sys.argv[1][:-5], "").replace(sys.argv[2][:-5], "") for n in d.get("notes", [])]
+if a != b:
+    for k in sorted(set(a) | set(b)):
+        if a.get(k) != b.get(k):
+            print("differs:", k, str(a.get(k))[:300], "|", str(b.get(k))[:300])
+    sys.exit(1)
+PYEOF
+  n=$(q "$T/$2/results.db" "SELECT (SELECT count(*) FROM instances) || '|' || (SELECT count(*) FROM waits)")
+  ls -a "$T/$2" | grep -q '^\.collscope-analyze' && fail "$3: the private folder was left"
+  echo "ok: $3: the serial analysis's tables and report (instances|waits $n)"
+}
+
+args="--ranks 256 --steps 14 --persistent 77:3000 --transient 200:5-7:8000 --slow-link 10:11:400 --seed 9"
+"$GEN" "$T/job" --rank-stores $args > /dev/null || fail "gen_trace --rank-stores failed"
+cp -a "$T/job" "$T/k1"
+"$COLLSCOPE" analyze "$T/k1" 2> /dev/null || fail "serial analyze failed"
+for k in 2 4; do
+  cp -a "$T/job" "$T/k$k"
+  COLLSCOPE_PAR_STATS=1 "$COLLSCOPE" analyze -j $k --via workers "$T/k$k" 2> "$T/k$k.err" ||
+    { cat "$T/k$k.err"; fail "analyze -j $k failed"; }
+  expect_eq "K=$k: processes that took part" "$(grep -c '^collscope: process [0-9]*: peak memory' "$T/k$k.err")" $k
+  # the workers received the root's clocks and steps, and sent their share
+  for r in $(seq 1 $((k - 1))); do
+    grep "^collscope: process $r: " "$T/k$k.err" | "$PY" -c '
+import re, sys
+m = re.search(r"sent (\d+) B, received (\d+) B", sys.stdin.read())
+sys.exit(not (m and int(m.group(1)) > 1000 and int(m.group(2)) > 1000))' ||
+      { cat "$T/k$k.err"; fail "K=$k: process $r exchanged nothing"; }
+  done
+  same_results k1 k$k "256 ranks, K=$k"
+done
+"$PY" - "$T/k1.json" << 'PYEOF' || fail "the synthetic job's verdicts are not the expected ones"
+import json, sys
+a = json.load(open(sys.argv[1]))
+kinds = {(s["kind"], s["rank"]) for s in a["stragglers"]}
+if ("persistent", 77) not in kinds or a["processes"] != 256:
+    sys.exit("want a persistent verdict on rank 77 among 256 processes: %s" % sorted(kinds))
+print("ok: verdicts", sorted(kinds))
+PYEOF
+
+# traced MPI jobs, kept unmerged
+MPI_OMPI=$(mpirun_for openmpi)
+MPI_MPICH=$(mpirun_for mpich)
+TRAINER=$B/examples/mpi_trainer_ompi
+NBLOOP=$B/tests/progs/nbloop_ompi
+if [ -x "$MPI_OMPI" ] && [ -x "$TRAINER" ] && [ -x "$NBLOOP" ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
+  "$COLLSCOPE" run -o "$T/tr" --no-merge -- "$MPI_OMPI" --oversubscribe -np 8 "$TRAINER" --steps 12 --buckets 2 \
+    --halo --split --delay-us 30000 --delay-ranks 5 > "$T/tr.out" 2>&1 || { tail "$T/tr.out"; fail "traced trainer failed"; }
+  [ "$(q "$T/tr/index.db" 'SELECT count(DISTINCT id) FROM comms')" -gt 2 ] || fail "the trainer's job lacks its communicators"
+  cp -a "$T/tr" "$T/tr1"
+  cp -a "$T/tr" "$T/trm"
+  "$COLLSCOPE" analyze "$T/tr1" 2> /dev/null || fail "serial analyze (trainer) failed"
+  if [ -x "$MPI_MPICH" ] && [ -x "$B/analyzer/collscope-analyze-mpich" ]; then
+    cp -a "$T/tr" "$T/tr2"
+    "$MPI_MPICH" -np 2 "$COLLSCOPE" analyze "$T/tr2" 2> "$T/tr2.err" || { cat "$T/tr2.err"; fail "mpirun -np 2 collscope analyze failed"; }
+    same_results tr1 tr2 "trainer, mpirun.mpich -np 2 collscope analyze"
+  fi
+  if [ -x "$B/analyzer/collscope-analyze-openmpi" ]; then
+    cp -a "$T/tr" "$T/tr3"
+    "$COLLSCOPE" analyze -j 3 --via openmpi "$T/tr3" 2> "$T/tr3.err" || { cat "$T/tr3.err"; fail "-j 3 --via openmpi failed"; }
+    same_results tr1 tr3 "trainer, -j 3 --via openmpi"
+  fi
+  "$COLLSCOPE" merge "$T/trm" > /dev/null || fail "collscope merge failed"
+  [ -s "$T/trm/trace.db" ] || fail "merge wrote no trace.db"
+  "$COLLSCOPE" report "$T/trm/trace.db" --format json -o "$T/trm.json" 2> /dev/null || fail "report (merged) failed"
+  "$PY" - "$T/tr1.json" "$T/trm.json" << 'PYEOF' || fail "the merged trainer's job reports differently"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for d in (a, b):
+    d.pop("trace")
+if a != b:
+    sys.exit("differs: %s" % [k for k in set(a) | set(b) if a.get(k) != b.get(k)])
+if not any(s["rank"] == 5 for s in a["stragglers"]):
+    sys.exit("no verdict on rank 5")
+print("ok: merged and unmerged trainer jobs report the same, rank 5 named")
+PYEOF
+  "$COLLSCOPE" run -o "$T/nb" --no-merge -- "$MPI_OMPI" --oversubscribe -np 6 "$NBLOOP" --steps 30 --buckets 4 \
+    > "$T/nb.out" 2>&1 || { tail "$T/nb.out"; fail "traced nbloop failed"; }
+  cp -a "$T/nb" "$T/nb1"
+  cp -a "$T/nb" "$T/nb3"
+  "$COLLSCOPE" analyze "$T/nb1" 2> /dev/null || fail "serial analyze (nbloop) failed"
+  "$COLLSCOPE" analyze -j 3 --via workers "$T/nb3" 2> /dev/null || fail "-j 3 (nbloop) failed"
+  [ "$(q "$T/nb1/results.db" 'SELECT count(*) FROM instances')" -ge 100 ] || fail "nbloop: too few instances"
+  same_results nb1 nb3 "nbloop (nonblocking), -j 3 workers"
+else
+  echo "note: Open MPI, the trainer or nbloop missing: the traced jobs are left out"
+fi
+
+# a rank store missing and one corrupt
+cp -a "$T/job" "$T/bad1"
+gone=$(ls "$T/bad1/ranks" | sed -n 4p)
+junk=$(ls "$T/bad1/ranks" | sed -n 201p)
+rm "$T/bad1/ranks/$gone"
+echo "not a store" > "$T/bad1/ranks/$junk"
+cp -a "$T/bad1" "$T/bad2"
+"$COLLSCOPE" analyze "$T/bad1" 2> /dev/null
+expect_eq "damaged job, serial: exit status" $? 1
+"$COLLSCOPE" analyze -j 2 --via workers "$T/bad2" 2> "$T/bad2.err"
+expect_eq "damaged job, K=2: exit status" $? 1
+grep -q "$gone (missing)" "$T/bad2.err" || { cat "$T/bad2.err"; fail "the missing rank store is not named"; }
+grep -q "$junk (not a collscope trace" "$T/bad2.err" || { cat "$T/bad2.err"; fail "the corrupt rank store is not named"; }
+expect_eq "damaged job, K=2: ranks analysed" "$(q "$T/bad2/results.db" 'SELECT count(*) FROM rank_stats')" \
+  "$(q "$T/bad1/results.db" 'SELECT count(*) FROM rank_stats')"
+same_results bad1 bad2 "damaged job (2 of 256 rank stores), K=2"
+pass
