@@ -260,8 +260,8 @@ static void cs_par_stats(cs_par *par, FILE *log)
         fclose(f);
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0)
-        mine.cpu_us = (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec +
-                      ru.ru_stime.tv_usec;
+        mine.cpu_us =
+            (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
     void *all = NULL;
     size_t *lens = calloc((size_t)par->size, sizeof *lens);
     if (lens && par->gather(par, &mine, sizeof mine, &all, lens) == 0 && par->rank == 0 && log) {

@@ -160,9 +160,19 @@ static int cs_an_match_pack(const cs_an *a, cs_vec *v)
         for (size_t i = 0; i < c->lateness[d].n && rc == 0; i++)
             rc |= cs_vec_push(v, c->lateness[d].a[i]);
     }
+    /* the per-rank-and-step sums, sparse: a rank has them only in the
+     * steps where it came last */
+    size_t at = v->n;
+    rc |= cs_vec_push(v, 0);
+    int64_t nz = 0;
     for (int64_t k = 0; k < nsr && rc == 0; k++)
-        rc |= cs_vec_push(v, st->late[k]) | cs_vec_push(v, st->late2[k] - st->nblate[k]) |
-              cs_vec_push(v, st->nblate[k]) | cs_vec_push(v, st->xgap[k]);
+        if (st->late[k] || st->late2[k] || st->nblate[k] || st->xgap[k]) {
+            rc |= cs_vec_push(v, k) | cs_vec_push(v, st->late[k]) | cs_vec_push(v, st->late2[k] - st->nblate[k]) |
+                  cs_vec_push(v, st->nblate[k]) | cs_vec_push(v, st->xgap[k]);
+            nz++;
+        }
+    if (rc == 0)
+        v->a[at] = nz;
     for (int64_t k = 0; k < st->nsteps && rc == 0; k++)
         rc |= cs_vec_push(v, st->step_last_exit[k]);
     rc |= cs_vec_push(v, c->ncomms);
@@ -237,14 +247,23 @@ static int cs_an_match_add(cs_an *a, const int64_t *all, const size_t *lens, int
         }
         if (rc != 0)
             break;
-        CS_AN_TAKE(4 * nsr);
-        for (int64_t k = 0; k < nsr; k++, q += 4) {
-            st->late[k] += q[0];
-            st->late2[k] += q[1];
-            if (q[2] > st->nblate[k])
-                st->nblate[k] = q[2];
-            st->xgap[k] += q[3];
+        CS_AN_TAKE(1);
+        int64_t nz = *q++;
+        CS_AN_TAKE(5 * nz);
+        for (int64_t i = 0; i < nz; i++, q += 5) {
+            int64_t k = q[0];
+            if (k < 0 || k >= nsr) {
+                rc = -1;
+                break;
+            }
+            st->late[k] += q[1];
+            st->late2[k] += q[2];
+            if (q[3] > st->nblate[k])
+                st->nblate[k] = q[3];
+            st->xgap[k] += q[4];
         }
+        if (rc != 0)
+            break;
         CS_AN_TAKE(st->nsteps);
         for (int64_t k = 0; k < st->nsteps; k++, q++)
             if (r == 0 || *q > st->step_last_exit[k])

@@ -11,7 +11,8 @@
 # and prints the wall time, the speed-up over K=1, the peak resident memory
 # of the largest process (mapped store pages included) against K=1's, each
 # process's peak and CPU, and the bytes the processes exchanged; with
-# --check, that both analyses wrote the same tables. Not part of make
+# --check, that both analyses wrote the same tables; with COLLSCOPE_AN_TIMES
+# set, each run's pass times as well. Not part of make
 # check. Usage (from the build folder):
 #   sh SRC/bench/par_analyze.sh [--ranks N] [--keep DIR] [--ceiling] [--check] SPANS...
 #   default: --ranks 1024 2000000 8000000 32000000
@@ -56,6 +57,7 @@ for n in $SIZES; do
   read -r kb1 u1 s1 < "$W/t1"
   w1=$(echo "$t1 - $t0" | bc)
   [ "$CHECK" = 1 ] && sum1=$(tables "$job")
+  [ -n "${COLLSCOPE_AN_TIMES:-}" ] && grep -E '^collscope: (pass|process [0-9]+: its part)' "$W/e1" | sed 's/^/       K=1 /'
   printf "%-6d %-10d %-4s %8.2f %7s %9d %7s  0: %d MB, %.1f s\n" "$RANKS" "$n" 1 "$w1" "1.00" $((kb1 / 1024)) "1.00" \
     $((kb1 / 1024)) "$(echo "$u1 + $s1" | bc)"
   # K=2
@@ -75,6 +77,7 @@ for n in $SIZES; do
       printf "%-6d %-10d %-4s %8.2f %7.2f %9d %7.2f  %s\n", r, n, 2, w2, w1 / w2, max / 1024, max / kb1, line
       printf "%-6s %-10s %-4s %8s %7s %9s %7s  exchanged in all: %.1f MB\n", "", "", "", "", "", "", "", bytes / 1e6
     }' "$W/e2"
+  [ -n "${COLLSCOPE_AN_TIMES:-}" ] && grep -E '^collscope: (pass|process [0-9]+: its part)' "$W/e2" | sed 's/^/       K=2 /'
   if [ "$CHECK" = 1 ]; then
     sum2=$(tables "$job")
     [ "$sum1" = "$sum2" ] && echo "       K=1 and K=2 wrote the same tables ($sum1)" ||

@@ -131,8 +131,8 @@ static int coll_ranges_of(sqlite3 *db, const char *prefix, cs_coll_range **out, 
              "SELECT comm FROM %sspan WHERE seq IS NOT NULL AND comm IS NOT NULL ORDER BY comm, seq LIMIT 1", prefix);
     snprintf(sql[1], sizeof sql[1],
              "SELECT comm FROM %sspan WHERE seq IS NOT NULL AND comm > ?1 ORDER BY comm, seq LIMIT 1", prefix);
-    snprintf(sql[2], sizeof sql[2],
-             "SELECT seq FROM %sspan WHERE comm = ?1 AND seq IS NOT NULL ORDER BY seq LIMIT 1", prefix);
+    snprintf(sql[2], sizeof sql[2], "SELECT seq FROM %sspan WHERE comm = ?1 AND seq IS NOT NULL ORDER BY seq LIMIT 1",
+             prefix);
     snprintf(sql[3], sizeof sql[3],
              "SELECT seq FROM %sspan WHERE comm = ?1 AND seq IS NOT NULL ORDER BY seq DESC LIMIT 1", prefix);
     sqlite3_stmt *q[4] = { NULL, NULL, NULL, NULL };

@@ -254,9 +254,9 @@ int cs_store_alignment_get(cs_store *st, cs_clock_row **out, int *n)
     *out = NULL;
     *n = 0;
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(st->db,
-                           "SELECT rank, offset_ns, drift_ppm, residual_ns, COALESCE(ref_ns, 0) FROM clocks ORDER BY rank",
-                           -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            st->db, "SELECT rank, offset_ns, drift_ppm, residual_ns, COALESCE(ref_ns, 0) FROM clocks ORDER BY rank", -1,
+            &s, NULL) != SQLITE_OK)
         return -1;
     size_t cap = 0;
     int rc;
