@@ -917,43 +917,58 @@ int cs_store_comm_ranges(cs_store *st, cs_comm_range **out, int *n)
 {
     *out = NULL;
     *n = 0;
-    sqlite3_stmt *s, *r;
-    if (sqlite3_prepare_v2(cs_db(st), "SELECT DISTINCT id FROM comms", -1, &s, NULL) != SQLITE_OK)
+    /* the seq ranges through the index, a few rows a communicator (of
+     * each part of a job read through parts), not a scan of its spans */
+    cs_coll_range *cr;
+    int ncr;
+    if (cs_store_coll_ranges(st, &cr, &ncr) != 0)
         return -1;
-    if (sqlite3_prepare_v2(cs_db(st),
-                           "SELECT MIN(seq), MAX(seq), (SELECT MAX(size) FROM comms WHERE id = ?1)"
-                           " FROM span WHERE comm = ?1 AND seq IS NOT NULL",
-                           -1, &r, NULL) != SQLITE_OK) {
+    sqlite3_stmt *s, *r;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT DISTINCT id FROM comms", -1, &s, NULL) != SQLITE_OK) {
+        free(cr);
+        return -1;
+    }
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT MAX(size) FROM comms WHERE id = ?1", -1, &r, NULL) != SQLITE_OK) {
         sqlite3_finalize(s);
+        free(cr);
         return -1;
     }
     size_t cap = 0;
     int rc = 0, step;
     while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t comm = sqlite3_column_int64(s, 0);
+        int lo = 0, hi = ncr;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (cr[mid].comm < comm)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo >= ncr || cr[lo].comm != comm)
+            continue; /* no collective on it (comm 0 has none either) */
         if (CS_VEC_RESERVE(*out, cap, (size_t)*n + 1) != 0) {
             rc = -1;
             break;
         }
         cs_comm_range *c = &(*out)[*n];
-        c->comm = sqlite3_column_int64(s, 0);
-        sqlite3_bind_int64(r, 1, c->comm);
-        int got = sqlite3_step(r);
-        if (got == SQLITE_ROW && sqlite3_column_type(r, 0) != SQLITE_NULL) {
-            c->seq_lo = sqlite3_column_int64(r, 0);
-            c->seq_hi = sqlite3_column_int64(r, 1);
-            c->size = sqlite3_column_int(r, 2);
-            (*n)++;
-        }
-        sqlite3_reset(r);
-        if (got != SQLITE_ROW) {
+        c->comm = comm;
+        c->seq_lo = cr[lo].seq_lo;
+        c->seq_hi = cr[lo].seq_hi;
+        sqlite3_bind_int64(r, 1, comm);
+        if (sqlite3_step(r) != SQLITE_ROW) {
             rc = -1;
             break;
         }
+        c->size = sqlite3_column_int(r, 0);
+        sqlite3_reset(r);
+        (*n)++;
     }
     if (rc == 0 && step != SQLITE_DONE)
         rc = -1;
     sqlite3_finalize(s);
     sqlite3_finalize(r);
+    free(cr);
     if (rc != 0) {
         free(*out);
         *out = NULL;
@@ -962,21 +977,24 @@ int cs_store_comm_ranges(cs_store *st, cs_comm_range **out, int *n)
     return rc;
 }
 
+typedef struct cs_seq_bind {
+    int64_t comm, lo, hi;
+} cs_seq_bind;
+
+static void cs_seq_bind_fn(void *stmt, void *arg)
+{
+    const cs_seq_bind *b = arg;
+    sqlite3_bind_int64(stmt, 1, b->comm);
+    sqlite3_bind_int64(stmt, 2, b->lo);
+    sqlite3_bind_int64(stmt, 3, b->hi);
+}
+
 cs_span_iter *cs_store_spans_raw_seq(cs_store *st, int64_t comm, int64_t lo, int64_t hi, char *err, size_t errlen)
 {
-    const char *sql =
-        "SELECT " CS_SPAN_COLS_RAW " WHERE s.comm = ? AND s.seq >= ? AND s.seq <= ? ORDER BY s.seq, s.rank";
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(cs_db(st), sql, -1, &s, NULL) != SQLITE_OK) {
-        cs_store_sql_fail(err, errlen, "%s: %s", cs_store_path(st), sqlite3_errmsg(cs_db(st)));
-        return NULL;
-    }
-    sqlite3_bind_int64(s, 1, comm);
-    sqlite3_bind_int64(s, 2, lo);
-    sqlite3_bind_int64(s, 3, hi);
-    cs_span_iter *it = cs_store_read_span_iter(s);
-    if (!it)
-        cs_store_sql_fail(err, errlen, "out of memory");
+    char *sql = cs_store_span_sql(st, 1, " WHERE s.comm = ?1 AND s.seq >= ?2 AND s.seq <= ?3", CS_ORDER_SEQ);
+    cs_seq_bind b = { comm, lo, hi };
+    cs_span_iter *it = cs_store_span_query(st, sql, cs_seq_bind_fn, &b, err, errlen);
+    sqlite3_free(sql);
     return it;
 }
 

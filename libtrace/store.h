@@ -263,6 +263,20 @@ enum cs_span_order {
     CS_ORDER_TIME = 2,      /* by begin across ranks (then id) */
 };
 
+/* The SQL of a span read: the columns cs_span_next reads, times aligned
+ * (raw: as recorded), FROM span s LEFT JOIN clocks k, with where (a WHERE
+ * clause on s and k; numbered parameters ?1.. may be bound) and in the
+ * order of `order`, ties broken by id; for a job read through parts, one
+ * ordered read per part that SQLite merges. sqlite3_free it; NULL when out
+ * of memory. CS_ORDER_SEQ: by seq, rank (one communicator's). */
+#define CS_ORDER_SEQ 3
+typedef struct cs_span_iter cs_span_iter;
+char *cs_store_span_sql(const cs_store *st, int raw, const char *where, int order);
+/* An iterator over the rows of such SQL (cs_store_span_sql), its
+ * parameters bound by bind(stmt, arg) when not NULL. */
+cs_span_iter *cs_store_span_query(cs_store *st, const char *sql, void (*bind)(void *stmt, void *arg), void *arg,
+                                  char *err, size_t errlen);
+
 typedef struct cs_span_query {
     int order;
     int rank;       /* -1 = all */
@@ -272,7 +286,6 @@ typedef struct cs_span_query {
     int64_t seq_n;  /* seq_n = 0 means all */
 } cs_span_query;
 
-typedef struct cs_span_iter cs_span_iter;
 cs_span_iter *cs_store_spans(cs_store *st, const cs_span_query *q, char *err, size_t errlen);
 /* 1 and the next span, 0 at the end, -1 on error. */
 int cs_span_next(cs_span_iter *it, cs_span *out);

@@ -43,11 +43,9 @@ void cs__store_job_meta(cs_store *job, const char *dir, const cs_store_part *tot
 
 /* ---- store_parts.c ---- */
 
-/* The query of cs_store_spans over a job read through parts: one ordered
- * read per part (where: its WHERE clause on span s and clocks k), merged
- * by SQLite in the order of `order` (enum cs_span_order). sqlite3_free
- * it; NULL when out of memory. */
-char *cs__store_parts_span_sql(const cs_store *st, int order, const char *where);
+/* cs_store_span_sql over a job read through parts: one ordered read per
+ * part, merged by SQLite. */
+char *cs__store_parts_span_sql(const cs_store *st, int raw, int order, const char *where);
 
 /* ---- store_file.c ---- */
 

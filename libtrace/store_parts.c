@@ -105,19 +105,20 @@ int cs_store_open_parts(const char *dir, char *const *parts, int nparts, const c
     return 0;
 }
 
-char *cs__store_parts_span_sql(const cs_store *st, int order, const char *where)
+char *cs__store_parts_span_sql(const cs_store *st, int raw, int order, const char *where)
 {
     /* The raw order keys follow the CS_SPAN_NCOLS columns: comm, seq,
      * begin_ns; the id and rank are columns 1 and 2. */
     const char *by = order == CS_ORDER_COMM_SEQ ? " ORDER BY 23, 24, 2, 1"
                      : order == CS_ORDER_TIME   ? " ORDER BY 25, 1"
+                     : order == CS_ORDER_SEQ    ? " ORDER BY 24, 2, 1"
                                                 : " ORDER BY 2, 25, 1";
     sqlite3_str *q = sqlite3_str_new(st->db);
     for (int i = 0; i < st->nparts; i++)
-        sqlite3_str_appendf(q,
-                            "%sSELECT " CS_SPAN_LIST ", s.comm, s.seq, s.begin_ns FROM p%d.span s"
-                            " LEFT JOIN main.clocks k ON k.rank = s.rank%s",
-                            i ? " UNION ALL " : "", i, where);
+        sqlite3_str_appendf(
+            q, "%sSELECT %s, s.comm, s.seq, s.begin_ns FROM p%d.span s LEFT JOIN main.clocks k ON k.rank = s.rank%s",
+            i ? " UNION ALL " : "",
+            raw ? CS_SPAN_LIST_("s.begin_ns", "s.end_ns", "s.gpu_begin_ns", "s.gpu_end_ns") : CS_SPAN_LIST, i, where);
     sqlite3_str_appendall(q, by);
     return sqlite3_str_finish(q);
 }

@@ -343,24 +343,10 @@ int cs_store_ops(cs_store *st, cs_op_row **out, int *n)
     return 0;
 }
 
-cs_span_iter *cs_store_read_span_iter(sqlite3_stmt *s)
-{
-    cs_span_iter *it = calloc(1, sizeof *it);
-    if (!it) {
-        sqlite3_finalize(s);
-        return NULL;
-    }
-    it->s = s;
-    return it;
-}
-
 cs_span_iter *cs_store_spans(cs_store *st, const cs_span_query *q, char *err, size_t errlen)
 {
     /* Ties are broken by id, so that a job read through its parts gives
-     * the spans in the order of its merged store. */
-    const char *order = q->order == CS_ORDER_COMM_SEQ ? " ORDER BY s.comm, s.seq, s.rank, s.id"
-                        : q->order == CS_ORDER_TIME   ? " ORDER BY s.begin_ns, s.id"
-                                                      : " ORDER BY s.rank, s.begin_ns, s.id";
+     * the spans in the order of its merged store (cs_store_span_sql). */
     char where[512] = " WHERE 1";
     size_t w = strlen(where);
     if (q->order == CS_ORDER_COMM_SEQ)
@@ -378,22 +364,40 @@ cs_span_iter *cs_store_spans(cs_store *st, const cs_span_query *q, char *err, si
         w += (size_t)snprintf(where + w, sizeof where - w,
                               " AND " CS_ALIGNED("s.end_ns") " >= %lld AND " CS_ALIGNED("s.begin_ns") " < %lld",
                               (long long)q->t0, (long long)q->t1);
-    char *sql = st->nparts > 0 ? cs__store_parts_span_sql(st, q->order, where)
-                               : sqlite3_mprintf("SELECT " CS_SPAN_COLS "%s%s", where, order);
+    char *sql = cs_store_span_sql(st, 0, where, q->order);
+    cs_span_iter *it = cs_store_span_query(st, sql, NULL, NULL, err, errlen);
+    sqlite3_free(sql);
+    return it;
+}
+
+char *cs_store_span_sql(const cs_store *st, int raw, const char *where, int order)
+{
+    if (st->nparts > 0)
+        return cs__store_parts_span_sql(st, raw, order, where);
+    const char *by = order == CS_ORDER_COMM_SEQ ? " ORDER BY s.comm, s.seq, s.rank, s.id"
+                     : order == CS_ORDER_TIME   ? " ORDER BY s.begin_ns, s.id"
+                     : order == CS_ORDER_SEQ    ? " ORDER BY s.seq, s.rank, s.id"
+                                                : " ORDER BY s.rank, s.begin_ns, s.id";
+    return raw ? sqlite3_mprintf("SELECT " CS_SPAN_COLS_RAW "%s%s", where, by)
+               : sqlite3_mprintf("SELECT " CS_SPAN_COLS "%s%s", where, by);
+}
+
+cs_span_iter *cs_store_span_query(cs_store *st, const char *sql, void (*bind)(void *stmt, void *arg), void *arg,
+                                  char *err, size_t errlen)
+{
     cs_span_iter *it = calloc(1, sizeof *it);
     if (!it || !sql) {
-        sqlite3_free(sql);
         free(it);
         cs_store_sql_fail(err, errlen, "out of memory");
         return NULL;
     }
-    int rc = sqlite3_prepare_v2(st->db, sql, -1, &it->s, NULL);
-    sqlite3_free(sql);
-    if (rc != SQLITE_OK) {
+    if (sqlite3_prepare_v2(st->db, sql, -1, &it->s, NULL) != SQLITE_OK) {
         cs_store_sql_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
         free(it);
         return NULL;
     }
+    if (bind)
+        bind(it->s, arg);
     return it;
 }
 

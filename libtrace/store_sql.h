@@ -133,9 +133,5 @@ int cs_store_read_array(sqlite3 *db, const char *sql, size_t size, void (*fill)(
 /* (store_read.c) Read the current row of a statement over CS_SPAN_COLS*
  * into a span. */
 void cs_store_read_span_row(sqlite3_stmt *s, cs_span *out);
-/* (store_read.c) Wrap a prepared statement over CS_SPAN_COLS* in an
- * iterator (it owns the statement). NULL when out of memory (the
- * statement is finalized). */
-cs_span_iter *cs_store_read_span_iter(sqlite3_stmt *s);
 
 #endif
