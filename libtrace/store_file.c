@@ -255,7 +255,8 @@ int cs_store_open(const char *path, int mode, cs_store **out, char *err, size_t 
      * rank): read in place, through a map, not copied page by page through
      * pread into the cache (match on 1024 ranks x 2 M spans: 21 s through
      * a 64 MB cache, 6.7 s mapped). */
-    sqlite3_exec(st->db, "PRAGMA cache_size=-65536; PRAGMA mmap_size=" CS_STORE_MMAP ";", NULL, NULL, NULL);
+    sqlite3_exec(st->db, "PRAGMA cache_size=" CS_STORE_READ_CACHE "; PRAGMA mmap_size=" CS_STORE_MMAP ";", NULL, NULL,
+                 NULL);
     if (mode == CS_STORE_WRITE) {
         if (cs_store_sql_exec(st->db, path, CS_NCCL_COLL_SQL, err, errlen) != 0) {
             cs_store_close(st);

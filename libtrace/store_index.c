@@ -353,7 +353,8 @@ static int job_index_rows(cs_store *job, char *err, size_t errlen)
 {
     if (cs_store_sql_exec(job->db, job->path,
                           "PRAGMA mmap_size=" CS_STORE_MMAP "; PRAGMA threads=2; BEGIN;" CS_SCHEMA_INDEXES_SQL "COMMIT;"
-                          "PRAGMA analysis_limit=1000; ANALYZE; PRAGMA locking_mode=NORMAL;",
+                          "PRAGMA analysis_limit=1000; ANALYZE; PRAGMA locking_mode=NORMAL;"
+                          "PRAGMA cache_size=" CS_STORE_READ_CACHE ";",
                           err, errlen) != 0)
         return -1;
     sqlite3_exec(job->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
