@@ -947,6 +947,17 @@ static int cs_match_read(cs_matcher *x, cs_span_iter *it, char *err, size_t errl
     return 0;
 }
 
+/* The instances of the collective spans q selects. */
+static int cs_match_query(cs_matcher *x, const cs_span_query *q, char *err, size_t errlen)
+{
+    cs_span_iter *it = cs_store_spans(x->a->ctx->st, q, err, errlen);
+    if (!it)
+        return -1;
+    int r = cs_match_read(x, it, err, errlen);
+    cs_span_iter_free(it);
+    return r;
+}
+
 /* Before a share that starts inside a communicator: what the instances
  * before it leave for the own-time gaps, each member's exit and entry of
  * its latest complete instance of more than one member, read back one
@@ -1038,12 +1049,7 @@ int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps,
     }
     if (!pieces) {
         cs_span_query q = { .order = CS_ORDER_COMM_SEQ, .rank = -1 };
-        cs_span_iter *it = cs_store_spans(a->ctx->st, &q, err, errlen);
-        if (!it)
-            goto out;
-        int r = cs_match_read(&x, it, err, errlen);
-        cs_span_iter_free(it);
-        if (r != 0)
+        if (cs_match_query(&x, &q, err, errlen) != 0)
             goto out;
     }
     for (size_t i = 0; pieces && i < npieces; i++) {
@@ -1053,12 +1059,7 @@ int cs__an_match(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *steps,
         cs_span_query q = {
             .order = CS_ORDER_COMM_SEQ, .rank = -1, .comm = pc->comm, .seq_lo = pc->seq_lo, .seq_n = pc->seq_n
         };
-        cs_span_iter *it = cs_store_spans(a->ctx->st, &q, err, errlen);
-        if (!it)
-            goto out;
-        int r = cs_match_read(&x, it, err, errlen);
-        cs_span_iter_free(it);
-        if (r != 0)
+        if (cs_match_query(&x, &q, err, errlen) != 0)
             goto out;
     }
     rc = 0;
