@@ -155,7 +155,9 @@ static const char *const cs_results_tables[] = { "instances",  "waits", "steps",
                                                  "stragglers", "p2p",   "tails", "models",     "proposals", "clocks" };
 
 /* The waits of the stores files[0..n) into the results file at path (whose
- * waits table is empty), by span as one process writes them. */
+ * waits table is empty), by span as one process writes them: merged by
+ * SQLite when they can all be attached at once, else gathered a batch at
+ * a time into a table keyed by span and copied from it in order. */
 static int cs_results_waits(const char *path, char *const *files, int n, char *err, size_t errlen)
 {
     sqlite3 *db = NULL;
@@ -164,20 +166,37 @@ static int cs_results_waits(const char *path, char *const *files, int n, char *e
         sqlite3_close_v2(db);
         return -1;
     }
-    int ok = sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF", NULL, NULL, NULL) == SQLITE_OK;
-    for (int i = 0; ok && i < n; i++) {
-        char *sql = sqlite3_mprintf("ATTACH DATABASE %Q AS m%d", files[i], i);
-        ok = sql && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
+    int max = sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, -1);
+    int ok = max > 0 && sqlite3_exec(db,
+                                     "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=FILE;"
+                                     " CREATE TEMP TABLE cs_w(span INTEGER PRIMARY KEY, rank, comm, seq, wait_ns)",
+                                     NULL, NULL, NULL) == SQLITE_OK;
+    const char *into = n <= max ? "main.waits" : "temp.cs_w";
+    for (int b = 0; ok && b < n; b += max) {
+        int e = b + max < n ? b + max : n;
+        for (int i = b; ok && i < e; i++) {
+            char *sql = sqlite3_mprintf("ATTACH DATABASE %Q AS m%d", files[i], i - b);
+            ok = sql && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
+            sqlite3_free(sql);
+        }
+        sqlite3_str *q = sqlite3_str_new(db);
+        sqlite3_str_appendf(q, "BEGIN; INSERT INTO %s SELECT * FROM (", into);
+        for (int i = b; i < e; i++)
+            sqlite3_str_appendf(q, "%sSELECT span, rank, comm, seq, wait_ns FROM m%d.waits", i > b ? " UNION ALL " : "",
+                                i - b);
+        sqlite3_str_appendall(q, " ORDER BY 1); COMMIT");
+        char *sql = sqlite3_str_finish(q);
+        ok = ok && sql && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
         sqlite3_free(sql);
+        for (int i = b; i < e; i++) {
+            char d[32];
+            snprintf(d, sizeof d, "DETACH DATABASE m%d", i - b);
+            sqlite3_exec(db, d, NULL, NULL, NULL);
+        }
     }
-    sqlite3_str *q = sqlite3_str_new(db);
-    sqlite3_str_appendall(q, "BEGIN; INSERT INTO waits SELECT * FROM (");
-    for (int i = 0; i < n; i++)
-        sqlite3_str_appendf(q, "%sSELECT * FROM m%d.waits", i ? " UNION ALL " : "", i);
-    sqlite3_str_appendall(q, " ORDER BY 1); COMMIT");
-    char *sql = sqlite3_str_finish(q);
-    ok = ok && sql && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
-    sqlite3_free(sql);
+    if (ok && n > max)
+        ok = sqlite3_exec(db, "INSERT INTO main.waits SELECT * FROM temp.cs_w ORDER BY span", NULL, NULL, NULL) ==
+             SQLITE_OK;
     if (!ok)
         cs_store_sql_fail(err, errlen, "cannot write %s: %s", path, sqlite3_errmsg(db));
     sqlite3_close_v2(db);
@@ -709,51 +728,34 @@ int cs_awriter_instance(cs_awriter *w, const cs_instance *x)
 
 int cs_awriter_copy_instances(cs_awriter *w, char *const *files, int n, char *err, size_t errlen)
 {
-    /* A connection of its own: the writer's holds its transaction. */
-    sqlite3 *db = NULL;
-    if (n < 1 || sqlite3_open_v2(files[0], &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", n ? files[0] : "", db ? sqlite3_errmsg(db) : "none");
-        sqlite3_close_v2(db);
-        return -1;
-    }
+    /* Each process's instances are a run of the (comm, seq) order, the runs
+     * in process order: read file after file, each in its order. A
+     * connection of its own: the writer's holds its transaction. */
     int rc = 0;
-    for (int i = 1; rc == 0 && i < n; i++) {
-        char *sql = sqlite3_mprintf("ATTACH DATABASE %Q AS m%d", files[i], i);
-        rc = sql && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
-        sqlite3_free(sql);
-        if (rc != 0)
+    for (int i = 0; rc == 0 && i < n; i++) {
+        sqlite3 *db = NULL;
+        sqlite3_stmt *s = NULL;
+        if (sqlite3_open_v2(files[i], &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+            sqlite3_prepare_v2(db, "SELECT " CS_INST_COLS " FROM instances ORDER BY comm, seq", -1, &s, NULL) !=
+                SQLITE_OK) {
+            cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", files[i], db ? sqlite3_errmsg(db) : "no memory");
+            rc = -1;
+        }
+        int step = SQLITE_DONE;
+        while (rc == 0 && (step = sqlite3_step(s)) == SQLITE_ROW) {
+            cs_instance in;
+            memset(&in, 0, sizeof in);
+            cs_inst_row(s, &in);
+            if ((rc = cs_awriter_instance(w, &in)) != 0)
+                cs_store_sql_fail(err, errlen, "%s: cannot write the analysis", cs_store_path(w->st));
+        }
+        if (rc == 0 && step != SQLITE_DONE) {
             cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", files[i], sqlite3_errmsg(db));
+            rc = -1;
+        }
+        sqlite3_finalize(s);
+        sqlite3_close_v2(db);
     }
-    /* The instances in (comm, seq) order, as the serial match writes them. */
-    sqlite3_str *q = sqlite3_str_new(db);
-    for (int i = 0; i < n; i++) {
-        char from[16] = "main";
-        if (i)
-            snprintf(from, sizeof from, "m%d", i);
-        sqlite3_str_appendf(q, "%sSELECT " CS_INST_COLS " FROM %s.instances", i ? " UNION ALL " : "", from);
-    }
-    sqlite3_str_appendall(q, " ORDER BY 1, 2");
-    char *sql = sqlite3_str_finish(q);
-    sqlite3_stmt *s = NULL;
-    if (rc == 0 && (!sql || sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)) {
-        cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", files[0], sqlite3_errmsg(db));
-        rc = -1;
-    }
-    sqlite3_free(sql);
-    int step = SQLITE_DONE;
-    while (rc == 0 && (step = sqlite3_step(s)) == SQLITE_ROW) {
-        cs_instance in;
-        memset(&in, 0, sizeof in);
-        cs_inst_row(s, &in);
-        if ((rc = cs_awriter_instance(w, &in)) != 0)
-            cs_store_sql_fail(err, errlen, "%s: cannot write the analysis", cs_store_path(w->st));
-    }
-    if (rc == 0 && step != SQLITE_DONE) {
-        cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", files[0], sqlite3_errmsg(db));
-        rc = -1;
-    }
-    sqlite3_finalize(s);
-    sqlite3_close_v2(db);
     return rc;
 }
 
