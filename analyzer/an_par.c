@@ -183,24 +183,16 @@ static int cs_par_sum(const cs_par_report *all, int size, int nparts, cs_store_p
 static int cs_par_analyse(const char *dir, const cs_par_plan *plan, const cs_store_part *total, cs_par *par, FILE *log,
                           char *err, size_t errlen)
 {
-    char **parts = calloc((size_t)plan->nparts, sizeof *parts);
+    char **parts = cs__an_par_files(plan->scratch, "part", plan->nparts);
     char view[4200];
-    snprintf(view, sizeof view, "%s/view-%d.db", plan->scratch, par->rank);
+    cs__an_par_file(view, sizeof view, plan->scratch, "view", par->rank);
     int rc = parts ? 0 : -1;
-    for (int i = 0; rc == 0 && i < plan->nparts; i++) {
-        char p[4200];
-        snprintf(p, sizeof p, "%s/part-%d.db", plan->scratch, i);
-        if (!(parts[i] = strdup(p)))
-            rc = -1;
-    }
     if (rc != 0)
         snprintf(err, errlen, "out of memory");
     cs_store *st = NULL;
     if (rc == 0)
         rc = cs_store_open_parts(dir, parts, plan->nparts, view, total, &st, err, errlen);
-    for (int i = 0; parts && i < plan->nparts; i++)
-        free(parts[i]);
-    free(parts);
+    cs__an_par_files_free(parts, plan->nparts);
     if (rc == 0)
         rc = cs_store_analysis_check_input(st, err, errlen);
     cs_an_share share = { par, plan->scratch };
@@ -220,18 +212,14 @@ static int cs_par_analyse(const char *dir, const cs_par_plan *plan, const cs_sto
         char results[4200], notes[2048] = "";
         snprintf(results, sizeof results, "%s/results.db", dir);
         /* with more than one process, the waits are in their match stores */
-        char **match = par->size > 1 ? calloc((size_t)par->size, sizeof *match) : NULL;
-        for (int r = 0; match && r < par->size; r++) {
-            char m[4200];
-            snprintf(m, sizeof m, "%s/match-%d.db", plan->scratch, r);
-            match[r] = strdup(m);
-        }
+        /* with more than one process, the waits are in their match stores */
+        char **match = par->size > 1 ? cs__an_par_files(plan->scratch, "match", par->size) : NULL;
         rc = par->size == 1 ? cs_store_analysis_save(st, results, err, errlen)
              : match        ? cs_store_analysis_save_from(st, results, match, par->size, err, errlen)
                             : -1;
-        for (int r = 0; match && r < par->size; r++)
-            free(match[r]);
-        free(match);
+        if (rc != 0 && !err[0])
+            snprintf(err, errlen, "out of memory");
+        cs__an_par_files_free(match, par->size);
         cs_store_meta_get(st, "analysis_notes", notes, sizeof notes);
         if (rc == 0)
             cs_par_log(log, "", notes);
@@ -308,7 +296,7 @@ int cs_analysis_run_par(const char *dir, int force, cs_par *par, FILE *log, char
         clock_gettime(CLOCK_MONOTONIC, &t0);
         if (par->rank < plan.nparts) {
             char path[4200];
-            snprintf(path, sizeof path, "%s/part-%d.db", plan.scratch, par->rank);
+            cs__an_par_file(path, sizeof path, plan.scratch, "part", par->rank);
             if (cs_store_job_part(dir, path, par->rank, plan.nparts, &mine.part, mine.err, sizeof mine.err) != 0)
                 mine.rc = -1;
         }

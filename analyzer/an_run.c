@@ -413,7 +413,7 @@ static int cs_an_match_par(cs_an *a, char *err, size_t errlen)
 {
     cs_par *par = a->share->par;
     char path[4200];
-    snprintf(path, sizeof path, "%s/match-%d.db", a->share->scratch, par->rank);
+    cs__an_par_file(path, sizeof path, a->share->scratch, "match", par->rank);
     cs_an_piece *pieces = NULL;
     size_t npieces = 0;
     cs_store *ms = NULL;
@@ -477,24 +477,14 @@ static int cs_an_match_par(cs_an *a, char *err, size_t errlen)
         rc = cs_an_match_add(a, all, lens, par->size, err, errlen);
     free(all);
     free(lens);
-    char **files = rc == 0 ? calloc((size_t)par->size, sizeof *files) : NULL;
+    char **files = rc == 0 ? cs__an_par_files(a->share->scratch, "match", par->size) : NULL;
     if (rc == 0 && !files) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
     }
-    for (int r = 0; rc == 0 && r < par->size; r++) {
-        char f[4200];
-        snprintf(f, sizeof f, "%s/match-%d.db", a->share->scratch, r);
-        if (!(files[r] = strdup(f))) {
-            snprintf(err, errlen, "out of memory");
-            rc = -1;
-        }
-    }
     if (rc == 0)
         rc = cs_awriter_copy_instances(a->ctx.w, files, par->size, err, errlen);
-    for (int r = 0; files && r < par->size; r++)
-        free(files[r]);
-    free(files);
+    cs__an_par_files_free(files, par->size);
     if (rc == 0)
         cs__an_match_finish(&a->ctx, &a->steps, &a->coll);
     return rc;
@@ -727,6 +717,32 @@ out:
     free(procs);
     cs_an_free(&a);
     return rc;
+}
+
+void cs__an_par_file(char *buf, size_t len, const char *scratch, const char *stem, int i)
+{
+    snprintf(buf, len, "%s/%s-%d.db", scratch, stem, i);
+}
+
+char **cs__an_par_files(const char *scratch, const char *stem, int n)
+{
+    char **f = calloc((size_t)(n > 0 ? n : 1), sizeof *f);
+    for (int i = 0; f && i < n; i++) {
+        char p[4200];
+        cs__an_par_file(p, sizeof p, scratch, stem, i);
+        if (!(f[i] = strdup(p))) {
+            cs__an_par_files_free(f, i);
+            f = NULL;
+        }
+    }
+    return f;
+}
+
+void cs__an_par_files_free(char **files, int n)
+{
+    for (int i = 0; files && i < n; i++)
+        free(files[i]);
+    free(files);
 }
 
 void cs__an_par_finish(const cs_an_share *share, int stage)

@@ -234,6 +234,12 @@ enum { CS_AN_X_NONE = 0, CS_AN_X_STEPS = 1, CS_AN_X_MATCH = 2 };
  * empty share, which the others take as a failure), so that none waits
  * for it forever. */
 void cs__an_par_finish(const cs_an_share *share, int stage);
+/* The files the processes keep in the private folder: SCRATCH/STEM-I.db
+ * (stems "part", "view", "match"); the list of the first n (NULL when
+ * out of memory), freed with cs__an_par_files_free. */
+void cs__an_par_file(char *buf, size_t len, const char *scratch, const char *stem, int i);
+char **cs__an_par_files(const char *scratch, const char *stem, int n);
+void cs__an_par_files_free(char **files, int n);
 
 /* The passes, in order. Each returns 0, or -1 with a reason in err.
  * cs__an_p2p_collect pairs the point-to-point messages (raw times) for the
