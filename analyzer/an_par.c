@@ -211,12 +211,9 @@ static int cs_par_analyse(const char *dir, const cs_par_plan *plan, const cs_sto
     if (rc == 0 && par->rank == 0) {
         char results[4200], notes[2048] = "";
         snprintf(results, sizeof results, "%s/results.db", dir);
-        /* with more than one process, the waits are in their match stores */
-        /* with more than one process, the waits are in their match stores */
-        char **match = par->size > 1 ? cs__an_par_files(plan->scratch, "match", par->size) : NULL;
-        rc = par->size == 1 ? cs_store_analysis_save(st, results, err, errlen)
-             : match        ? cs_store_analysis_save_from(st, results, match, par->size, err, errlen)
-                            : -1;
+        /* the waits are in the processes' match stores */
+        char **match = cs__an_par_files(plan->scratch, "match", par->size);
+        rc = match ? cs_store_analysis_save_from(st, results, match, par->size, err, errlen) : -1;
         if (rc != 0 && !err[0])
             snprintf(err, errlen, "out of memory");
         cs__an_par_files_free(match, par->size);

@@ -74,7 +74,7 @@ static int cs_an_pass_steps(cs_an *a, char *err, size_t errlen)
 static int cs_an_match_par(cs_an *a, char *err, size_t errlen);
 static int cs_an_pass_match(cs_an *a, char *err, size_t errlen)
 {
-    if (a->share && a->share->par->size > 1)
+    if (a->share)
         return cs_an_match_par(a, err, errlen);
     if (cs__an_match(&a->ctx, &a->clocks, &a->steps, &a->coll, NULL, 0, err, errlen) != 0)
         return -1;

@@ -3,6 +3,7 @@
  * `collscope analyze` in process (the TUI's "analyse" key calls it). */
 #include "config.h"
 #include "analyzer/csanalysis.h"
+#include "analyzer/par.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -213,6 +214,13 @@ cs_store *cs_analysis_open(const char *arg, int force, int save, FILE *log, char
 
 int cs_analysis_run(const char *arg, int force, FILE *log, char *err, size_t errlen)
 {
+    /* A job kept as rank stores: the parallel analysis's steps, by this
+     * process alone. It reads the job through a part in the job's folder
+     * and writes the wait rows into a store of their own, so that past
+     * the 2 GB SQLite maps of a file those rows and the spans it reads do
+     * not evict each other from one page cache (docs/scale.md). */
+    if (cs_analysis_is_job(arg))
+        return cs_par_fork_run(1, arg, force, log, err, errlen);
     cs_store *st = cs_analysis_open(arg, force, 1, log, err, errlen);
     if (!st)
         return -1;

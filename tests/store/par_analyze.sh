@@ -9,6 +9,8 @@
 #   same order, and `report --format json` is the same document but for the
 #   trace's path; COLLSCOPE_PAR_STATS shows K processes, the workers
 #   receiving the root's clocks and steps and sending their share back.
+#   The same job merged into one trace.db and analysed there (the
+#   one-store path) has the same tables.
 # - Traced MPI jobs kept unmerged: the example trainer on 8 ranks (split
 #   communicators, halo exchange, rank 5 late) analysed by
 #   `mpirun.mpich -np 2 collscope analyze DIR` and by `-j 3 --via openmpi`,
@@ -80,6 +82,16 @@ sys.exit(not (m and int(m.group(1)) > 1000 and int(m.group(2)) > 1000))' ||
   done
   same_results k1 k$k "256 ranks, K=$k"
 done
+# the one-store analysis of the same job merged into one trace.db: the
+# classic path, where the wait rows go into the trace itself
+cp -a "$T/job" "$T/km"
+"$COLLSCOPE" merge "$T/km" > /dev/null || fail "collscope merge (synthetic) failed"
+"$COLLSCOPE" analyze "$T/km" 2> /dev/null || fail "analyze of the merged synthetic job failed"
+for t in $TABLES; do
+  [ "$(q "$T/km/trace.db" "SELECT * FROM $t" | md5sum)" = "$(q "$T/k1/results.db" "SELECT * FROM $t" | md5sum)" ] ||
+    fail "256 ranks: table $t of the merged trace's analysis differs from the rank stores' (K=1)"
+done
+echo "ok: 256 ranks: the merged trace's analysis has the rank stores' tables"
 "$PY" - "$T/k1.json" << 'PYEOF' || fail "the synthetic job's verdicts are not the expected ones"
 import json, sys
 a = json.load(open(sys.argv[1]))
