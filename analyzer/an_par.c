@@ -41,6 +41,7 @@ typedef struct cs_par_plan {
 enum { CS_PAR_FAIL = -1, CS_PAR_KEEP = 0, CS_PAR_SPLIT = 1, CS_PAR_ONE = 2 };
 
 /* What each process sends back: its status, and what its part read. */
+enum { CS_PAR_FOLLOWED = -2 }; /* rc: failed as the root said the work had */
 typedef struct cs_par_report {
     int32_t rc;
     char err[1024];
@@ -114,6 +115,21 @@ static void cs_par_clean(const char *scratch)
         closedir(d);
     }
     rmdir(scratch);
+}
+
+/* The spans of the part at path pass the analysis's input checks (each
+ * process checks its own part: the job is read once, not once a process);
+ * a failure names the job. */
+static int cs_par_check_part(const char *dir, const char *path, char *err, size_t errlen)
+{
+    cs_store *st;
+    if (cs_store_open(path, CS_STORE_READ, &st, err, errlen) != 0)
+        return -1;
+    char name[4200];
+    snprintf(name, sizeof name, "%s/%s", dir, CS_STORE_INDEX_FILE);
+    int rc = cs_store_analysis_check_spans(st, name, err, errlen);
+    cs_store_close(st);
+    return rc;
 }
 
 /* The root's plan: keep a current analysis, or where to work. */
@@ -193,8 +209,9 @@ static int cs_par_analyse(const char *dir, const cs_par_plan *plan, const cs_sto
     if (rc == 0)
         rc = cs_store_open_parts(dir, parts, plan->nparts, view, total, &st, err, errlen);
     cs__an_par_files_free(parts, plan->nparts);
+    /* the spans were checked part by part, by the processes that made them */
     if (rc == 0)
-        rc = cs_store_analysis_check_input(st, err, errlen);
+        rc = cs_store_analysis_check_tables(st, err, errlen);
     cs_an_share share = { par, plan->scratch };
     if (rc == 0) {
         if (par->rank == 0 && total->nfaults) {
@@ -278,6 +295,7 @@ int cs_analysis_run_par(const char *dir, int force, cs_par *par, FILE *log, char
     }
     cs_par_verdict v;
     memset(&v, 0, sizeof v);
+    int followed = 0; /* this process failed because the root said the work failed */
     if (plan.action == CS_PAR_FAIL) {
         snprintf(err, errlen, "%s", par->rank == 0 ? why : "the analysis could not start (see process 0)");
         return -1;
@@ -294,7 +312,8 @@ int cs_analysis_run_par(const char *dir, int force, cs_par *par, FILE *log, char
         if (par->rank < plan.nparts) {
             char path[4200];
             cs__an_par_file(path, sizeof path, plan.scratch, "part", par->rank);
-            if (cs_store_job_part(dir, path, par->rank, plan.nparts, &mine.part, mine.err, sizeof mine.err) != 0)
+            if (cs_store_job_part(dir, path, par->rank, plan.nparts, &mine.part, mine.err, sizeof mine.err) != 0 ||
+                cs_par_check_part(dir, path, mine.err, sizeof mine.err) != 0)
                 mine.rc = -1;
         }
         clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -325,6 +344,7 @@ int cs_analysis_run_par(const char *dir, int force, cs_par *par, FILE *log, char
             plan.action = CS_PAR_ONE;
         } else {
             v.rc = -1;
+            followed = par->rank != 0;
             snprintf(v.err, sizeof v.err, "%s", par->rank == 0 ? why : "the analysis failed (see process 0)");
         }
     }
@@ -336,7 +356,7 @@ int cs_analysis_run_par(const char *dir, int force, cs_par *par, FILE *log, char
     /* step 4: every process has closed its files; the root's verdict */
     cs_par_report mine, *all = NULL;
     memset(&mine, 0, sizeof mine);
-    mine.rc = v.rc < 0 ? -1 : 0;
+    mine.rc = v.rc >= 0 ? 0 : followed ? CS_PAR_FOLLOWED : -1;
     snprintf(mine.err, sizeof mine.err, "%s", v.err);
     int lost = cs_par_reports(par, &mine, &all) != 0;
     if (par->rank == 0) {
@@ -344,7 +364,7 @@ int cs_analysis_run_par(const char *dir, int force, cs_par *par, FILE *log, char
             cs_par_clean(plan.scratch);
         /* a process that failed is the cause of the root's failure */
         for (int r = 1; !lost && r < par->size; r++)
-            if (all[r].rc != 0) {
+            if (all[r].rc != 0 && all[r].rc != CS_PAR_FOLLOWED) {
                 v.rc = -1;
                 snprintf(v.err, sizeof v.err, "analysis process %d: %s", r, all[r].err);
                 break;

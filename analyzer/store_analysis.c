@@ -78,48 +78,101 @@ int cs_bytes_bucket(int64_t bytes)
 
 /* What a reader may assume of the trace's own tables: integer times,
  * sequence numbers and rank ids, times within +-2^61 ns, clock drifts that
- * are finite and below 10^6 ppm. Named after what is wrong, for the message. */
+ * are finite and below 10^6 ppm. Each check is the rows that fail it,
+ * named after what is wrong, for the message. */
 #define SA_LIM "2305843009213693952"
-#define SA_TIME_OK(c) "(typeof(" c ") = 'integer' AND " c " BETWEEN -" SA_LIM " AND " SA_LIM ")"
-#define SA_OPT_OK(c) "(" c " IS NULL OR " SA_TIME_OK(c) ")"
+#define SA_BAD_TIME(c) "(typeof(" c ") != 'integer' OR " c " NOT BETWEEN -" SA_LIM " AND " SA_LIM ")"
+#define SA_BAD_OPT(c) "(" c " IS NOT NULL AND " SA_BAD_TIME(c) ")"
+#define SA_BAD_RANK "(typeof(rank) != 'integer' OR rank NOT BETWEEN 0 AND 2147483647)"
+enum { SA_SPANS = 1, SA_TABLES = 2 };
 static const struct {
-    const char *what, *sql;
+    const char *table, *what, *bad;
 } sa_checks[] = {
-    { "spans whose begin or end is not a time (not an integer, or beyond 2^61 ns)",
-      "SELECT count(*) FROM span WHERE NOT (" SA_TIME_OK("begin_ns") " AND " SA_TIME_OK("end_ns") " AND " SA_OPT_OK(
-          "gpu_begin_ns") " AND " SA_OPT_OK("gpu_end_ns") ")" },
-    { "spans whose sequence number is not an integer in 0 to 2^61",
-      "SELECT count(*) FROM span WHERE seq IS NOT NULL AND NOT (typeof(seq) = 'integer' AND seq BETWEEN 0 AND " SA_LIM
-      ")" },
-    { "spans or processes whose rank is not an integer in 0 to 2^31-1",
-      "SELECT (SELECT count(*) FROM span WHERE NOT (typeof(rank) = 'integer' AND rank BETWEEN 0 AND 2147483647)) +"
-      " (SELECT count(*) FROM processes WHERE NOT (typeof(rank) = 'integer' AND rank BETWEEN 0 AND 2147483647))" },
-    { "processes whose start or end is not a time",
-      "SELECT count(*) FROM processes WHERE NOT (" SA_OPT_OK("start_ns") " AND " SA_OPT_OK("end_ns") ")" },
-    { "clock offsets or drifts out of range (beyond 2^61 ns, 10^6 ppm, or not numbers)",
-      "SELECT count(*) FROM clocks WHERE NOT (" SA_TIME_OK("offset_ns") " AND " SA_OPT_OK(
-          "ref_ns") " AND typeof(drift_ppm) IN ('integer', 'real') AND abs(drift_ppm) < 1e6)" },
+    { "span", "spans whose begin or end is not a time (not an integer, or beyond 2^61 ns)",
+      SA_BAD_TIME("begin_ns") " OR " SA_BAD_TIME("end_ns") " OR " SA_BAD_OPT("gpu_begin_ns") " OR " SA_BAD_OPT(
+          "gpu_end_ns") },
+    { "span", "spans whose sequence number is not an integer in 0 to 2^61",
+      "seq IS NOT NULL AND (typeof(seq) != 'integer' OR seq NOT BETWEEN 0 AND " SA_LIM ")" },
+    { "span", "spans or processes whose rank is not an integer in 0 to 2^31-1", SA_BAD_RANK },
+    { "processes", "spans or processes whose rank is not an integer in 0 to 2^31-1", SA_BAD_RANK },
+    { "processes", "processes whose start or end is not a time", SA_BAD_OPT("start_ns") " OR " SA_BAD_OPT("end_ns") },
+    { "clocks", "clock offsets or drifts out of range (beyond 2^61 ns, 10^6 ppm, or not numbers)",
+      SA_BAD_TIME("offset_ns") " OR " SA_BAD_OPT(
+          "ref_ns") " OR typeof(drift_ppm) NOT IN ('integer', 'real') OR NOT abs(drift_ppm) < 1e6" },
 };
+#define SA_NCHECKS (sizeof sa_checks / sizeof sa_checks[0])
+
+/* One number of table: SELECT what FROM table[ WHERE ...] for the checks
+ * [i, j), how is "count" (the rows failing any: one cheap read) or
+ * "total" (column k: the rows failing check i + k). */
+static int sa_check_read(cs_store *st, size_t i, size_t j, int count, const char *name, long long *n, char *err,
+                         size_t errlen)
+{
+    sqlite3_str *q = sqlite3_str_new(cs_db(st));
+    if (count) {
+        sqlite3_str_appendall(q, "SELECT count(*) FROM ");
+        sqlite3_str_appendall(q, sa_checks[i].table);
+        for (size_t k = i; k < j; k++)
+            sqlite3_str_appendf(q, "%s(%s)", k > i ? " OR " : " WHERE ", sa_checks[k].bad);
+    } else {
+        for (size_t k = i; k < j; k++)
+            sqlite3_str_appendf(q, "%stotal(%s)", k > i ? ", " : "SELECT ", sa_checks[k].bad);
+        sqlite3_str_appendf(q, " FROM %s", sa_checks[i].table);
+    }
+    char *sql = sqlite3_str_finish(q);
+    sqlite3_stmt *s = NULL;
+    int rc = sql ? sqlite3_prepare_v2(cs_db(st), sql, -1, &s, NULL) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    for (size_t k = i; rc == SQLITE_ROW && k < (count ? i + 1 : j); k++)
+        n[k] = (long long)sqlite3_column_double(s, (int)(k - i));
+    if (rc != SQLITE_ROW)
+        snprintf(err, errlen, "%s: corrupt trace (%s)", name, sqlite3_errmsg(cs_db(st)));
+    sqlite3_finalize(s);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* The checks of sa_checks on the span table (of: SA_SPANS) and the others
+ * (SA_TABLES), the trace named name: a read of each table for any failing
+ * row (the checks of a table are listed together), a second only where
+ * one does, to name the first check that fails. */
+static int sa_check(cs_store *st, int of, const char *name, char *err, size_t errlen)
+{
+    for (size_t i = 0, j; i < SA_NCHECKS; i = j) {
+        for (j = i; j < SA_NCHECKS && strcmp(sa_checks[j].table, sa_checks[i].table) == 0; j++)
+            ;
+        if (!(of & (strcmp(sa_checks[i].table, "span") == 0 ? SA_SPANS : SA_TABLES)))
+            continue;
+        long long n[SA_NCHECKS] = { 0 };
+        if (sa_check_read(st, i, j, 1, name, n, err, errlen) != 0)
+            return -1;
+        if (n[i] == 0)
+            continue;
+        if (sa_check_read(st, i, j, 0, name, n, err, errlen) != 0)
+            return -1;
+        for (size_t k = i; k < j; k++)
+            if (n[k] != 0) {
+                snprintf(err, errlen, "%s: damaged trace: %lld %s", name, n[k], sa_checks[k].what);
+                return -1;
+            }
+    }
+    return 0;
+}
 
 int cs_store_analysis_check_input(cs_store *st, char *err, size_t errlen)
 {
-    for (size_t i = 0; i < sizeof sa_checks / sizeof sa_checks[0]; i++) {
-        sqlite3_stmt *s;
-        if (sqlite3_prepare_v2(cs_db(st), sa_checks[i].sql, -1, &s, NULL) != SQLITE_OK) {
-            snprintf(err, errlen, "%s: corrupt trace (%s)", cs_store_path(st), sqlite3_errmsg(cs_db(st)));
-            return -1;
-        }
-        int rc = sqlite3_step(s);
-        long long n = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
-        if (rc != SQLITE_ROW)
-            snprintf(err, errlen, "%s: corrupt trace (%s)", cs_store_path(st), sqlite3_errmsg(cs_db(st)));
-        else if (n != 0)
-            snprintf(err, errlen, "%s: damaged trace: %lld %s", cs_store_path(st), n, sa_checks[i].what);
-        sqlite3_finalize(s);
-        if (n != 0)
-            return -1;
-    }
-    return 0;
+    return sa_check(st, SA_SPANS | SA_TABLES, cs_store_path(st), err, errlen);
+}
+
+int cs_store_analysis_check_spans(cs_store *st, const char *name, char *err, size_t errlen)
+{
+    return sa_check(st, SA_SPANS, name, err, errlen);
+}
+
+int cs_store_analysis_check_tables(cs_store *st, char *err, size_t errlen)
+{
+    return sa_check(st, SA_TABLES, cs_store_path(st), err, errlen);
 }
 
 int cs_store_analysis_exists(cs_store *st)

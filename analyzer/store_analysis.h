@@ -174,6 +174,11 @@ typedef struct cs_proposal {
  * within +-2^61 ns, integer ranks and sequence numbers, sane clocks); else
  * -1 and one message in err naming the file and what is wrong. */
 int cs_store_analysis_check_input(cs_store *st, char *err, size_t errlen);
+/* Its checks of the span table alone, the trace called name in err (a
+ * part of a job, checked by the process that made it), and of the other
+ * tables alone (a job read through its parts, whose spans were). */
+int cs_store_analysis_check_spans(cs_store *st, const char *name, char *err, size_t errlen);
+int cs_store_analysis_check_tables(cs_store *st, char *err, size_t errlen);
 int cs_store_analysis_exists(cs_store *st);
 /* 1 when the stored analysis was made by this analysis version from the
  * spans now in the store, else 0. */

@@ -166,4 +166,19 @@ grep -q "$junk (not a collscope trace" "$T/bad2.err" || { cat "$T/bad2.err"; fai
 expect_eq "damaged job, K=2: ranks analysed" "$(q "$T/bad2/results.db" 'SELECT count(*) FROM rank_stats')" \
   "$(q "$T/bad1/results.db" 'SELECT count(*) FROM rank_stats')"
 same_results bad1 bad2 "damaged job (2 of 256 rank stores), K=2"
+
+# a span whose begin is not a time, in one rank store: the part that holds
+# it fails its check, and the analysis stops with one message naming the job
+cp -a "$T/job" "$T/bad3"
+one=$(ls "$T/bad3/ranks" | sed -n 130p)
+q "$T/bad3/ranks/$one" "UPDATE span SET begin_ns = 'soon' WHERE id = (SELECT min(id) FROM span)" > /dev/null
+for k in 1 3; do
+  "$COLLSCOPE" analyze -j $k --via workers "$T/bad3" 2> "$T/bad3.err"
+  rc=$?
+  [ $rc -ne 0 ] || fail "a span whose begin is not a time, K=$k: the analysis did not fail"
+  grep -q "bad3/index.db: damaged trace: 1 spans whose begin or end is not a time" "$T/bad3.err" ||
+    { cat "$T/bad3.err"; fail "K=$k: the damaged span is not reported"; }
+  ls -a "$T/bad3" | grep -q '^\.collscope-analyze' && fail "K=$k: the private folder was left"
+done
+echo "ok: a damaged span is reported by the part that holds it (K=1 and 3)"
 pass
