@@ -369,12 +369,14 @@ static void cs_solve(const cs_align_io *a, cs_win *w, int64_t *o)
  * bounds (a receive ends after its send began), moving the receiver, or
  * the sender where the receiver is the reference; a few sweeps, as the
  * dense solution keeps its one-sided bounds. */
-static void cs_align_msg_bounds(const cs_align_io *a, int ref, int64_t *o)
+static int cs_align_msg_bounds(const cs_align_io *a, int ref, int64_t *o)
 {
-    for (int it = 0; it < 20; it++) {
+    for (int sweep = 0; sweep < 20; sweep++) {
         int changed = 0;
-        for (size_t x = 0; x < a->msgs->nmsgs; x++) {
-            const cs_msg *msg = &a->msgs->msgs[x];
+        cs_msg_iter it;
+        if (cs__an_msgs_begin(a->msgs, &it) != 0)
+            return -1;
+        for (const cs_msg *msg; (msg = cs__an_msgs_next(&it));) {
             int ds = cs__an_ctx_ix(a->ctx, msg->src), dd = cs__an_ctx_ix(a->ctx, msg->dst);
             if (msg->re <= 0 || msg->src == msg->dst || ds < 0 || dd < 0)
                 continue;
@@ -387,9 +389,12 @@ static void cs_align_msg_bounds(const cs_align_io *a, int ref, int64_t *o)
                 o[ds] = o[dd] - v;
             changed = 1;
         }
+        if (cs__an_msgs_end(&it) != 0)
+            return -1;
         if (!changed)
             break;
     }
+    return 0;
 }
 
 int64_t cs__an_align_time(const cs_an_clocks *clocks, int rank, int64_t raw)
@@ -567,8 +572,9 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
     }
     /* Messages bound the whole run's offsets: a receive ends after its
      * send began. */
-    for (size_t x = 0; dense && x < a->msgs->nmsgs; x++) {
-        const cs_msg *msg = &a->msgs->msgs[x];
+    cs_msg_iter it;
+    int read = dense ? cs__an_msgs_begin(a->msgs, &it) : 0;
+    for (const cs_msg *msg; read == 0 && dense && (msg = cs__an_msgs_next(&it));) {
         int ds = cs__an_ctx_ix(a->ctx, msg->src), dd = cs__an_ctx_ix(a->ctx, msg->dst);
         if (msg->re <= 0 || msg->src == msg->dst || ds < 0 || dd < 0)
             continue;
@@ -576,9 +582,18 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
         if (*l == CS_NOBOUND || v > *l)
             *l = v;
     }
-    cs_solve(a, &all, o);
-    if (!dense)
-        cs_align_msg_bounds(a, ref, o);
+    if (read == 0 && dense)
+        read = cs__an_msgs_end(&it);
+    if (read == 0) {
+        cs_solve(a, &all, o);
+        if (!dense)
+            read = cs_align_msg_bounds(a, ref, o);
+    }
+    if (read != 0) {
+        snprintf(err, errlen, "the paired messages could not be read back whole");
+        free(ow);
+        goto outall;
+    }
     double span_ns = nused > 1 ? tmid[nused - 1] - tmid[0] : 0;
     for (int r = 0; r < n; r++) {
         cs_an_clock *k = &a->clocks->clk[r];

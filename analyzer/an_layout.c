@@ -125,7 +125,8 @@ static int cs_layout_find(int *uf, int x)
 /* The chains of point-to-point traffic: chain[d] the chain of rank index
  * d, pos[d] its place on it (stage), -1 for a rank without traffic.
  * Returns the ranks per chain (P >= 2), 1 when no rank has traffic, 0 when
- * the traffic is not a set of equal simple paths (why). */
+ * the traffic is not a set of equal simple paths (why), -1 when the
+ * messages cannot be read. */
 static int cs_layout_chains(const cs_an_ctx *ctx, const cs_an_msgs *msgs, int *chain, int *pos, char *why,
                             size_t whylen)
 {
@@ -145,8 +146,12 @@ static int cs_layout_chains(const cs_an_ctx *ctx, const cs_an_msgs *msgs, int *c
         chain[d] = pos[d] = -1;
     }
     /* each rank's partners (at most two kept; deg counts up to three) */
-    for (size_t i = 0; i < msgs->nmsgs; i++) {
-        const cs_msg *m = &msgs->msgs[i];
+    cs_msg_iter it;
+    if (cs__an_msgs_begin(msgs, &it) != 0) {
+        P = -1;
+        goto out;
+    }
+    for (const cs_msg *m; (m = cs__an_msgs_next(&it));) {
         int a = cs__an_ctx_ix(ctx, m->src), b = cs__an_ctx_ix(ctx, m->dst);
         if (a < 0 || b < 0 || a == b)
             continue;
@@ -162,6 +167,10 @@ static int cs_layout_chains(const cs_an_ctx *ctx, const cs_an_msgs *msgs, int *c
                 nb[2 * x + deg[x]] = y;
             deg[x]++;
         }
+    }
+    if (cs__an_msgs_end(&it) != 0) {
+        P = -1;
+        goto out;
     }
     for (int d = 0; d < n; d++)
         if (deg[d] > 2) {
@@ -353,6 +362,10 @@ int cs__an_layout(cs_an_ctx *ctx, const cs_an_msgs *msgs, char *err, size_t errl
         }
     } else {
         P = cs_layout_chains(ctx, msgs, chain, pos, why, sizeof why);
+        if (P < 0) {
+            snprintf(err, errlen, "the paired messages could not be read back whole");
+            goto done;
+        }
     }
     if (P == 0) {
         cs__an_ctx_note(ctx, "no parallel layout: the point-to-point traffic is no pipeline (%s)", why);

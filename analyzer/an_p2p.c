@@ -15,6 +15,7 @@
 #include "config.h"
 #include "analyzer/analysis.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,7 +44,8 @@ typedef struct cs_member_ix {
 
 typedef struct cs_collect {
     cs_p2p_io *a;
-    cs_an_steps *marks; /* the raw step markers of each rank go here */
+    cs_an_steps *marks; /* the raw step markers of each rank go here (NULL: not read) */
+    int share, nshares; /* the messages kept: to the ranks of this share */
     cs_member_ix *mem;
     size_t nmem, capmem;
     cs_end *ends;
@@ -78,8 +80,16 @@ static int cs_world_rank(const cs_collect *c, int64_t comm, int comm_rank)
     return m ? m->rank : -1;
 }
 
+/* Ends of messages to the ranks of c's share only: a run of the ranks
+ * present (ranks not present: the first share's). */
 static int cs_push_end(cs_collect *c, const cs_end *e)
 {
+    if (c->nshares > 1) {
+        int d = cs__an_ctx_ix(c->a->ctx, e->dst);
+        int owner = d < 0 ? 0 : (int)((int64_t)d * c->nshares / c->a->ctx->ndense);
+        if (owner != c->share)
+            return 0;
+    }
     if (CS_VEC_RESERVE(c->ends, c->capends, c->nends + 1) != 0)
         return -1;
     c->ends[c->nends++] = *e;
@@ -90,6 +100,8 @@ static int cs_op_cb(const cs_p2p_op *op, void *arg)
 {
     cs_collect *c = arg;
     if (op->kind == 3) { /* a step marker, raw: aligned by cs__an_match_steps */
+        if (!c->marks)
+            return 0;
         int d = cs__an_ctx_ix(c->a->ctx, op->rank);
         if (d >= 0 && cs_vec_push(&c->marks->marks[d], op->begin_ns) != 0)
             return c->fail = 1;
@@ -159,13 +171,16 @@ void cs__an_links_free(cs_an_links *l)
     memset(l, 0, sizeof *l);
 }
 
-int cs__an_p2p_collect(cs_an_ctx *ctx, cs_an_msgs *out, cs_an_steps *marks, char *err, size_t errlen)
+int cs__an_p2p_collect(cs_an_ctx *ctx, cs_an_msgs *out, cs_an_steps *marks, int share, int nshares, char *err,
+                       size_t errlen)
 {
     cs_p2p_io io = { ctx, NULL, NULL, out, NULL }, *a = &io;
     cs_collect c;
     memset(&c, 0, sizeof c);
     c.a = a;
     c.marks = marks;
+    c.share = share;
+    c.nshares = nshares;
     int rc = -1;
     if (cs_store_comm_members(a->ctx->st, cs_member_cb, &c) != 0 || c.fail) {
         snprintf(err, errlen, "%s: cannot read the communicators", cs_store_path(a->ctx->st));
@@ -217,8 +232,12 @@ int cs__an_p2p(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *st
                cs_an_links *out, char *err, size_t errlen)
 {
     cs_p2p_io io = { ctx, clocks, steps, msgs, out }, *a = &io;
-    for (size_t i = 0; i < a->msgs->nmsgs; i++) {
-        const cs_msg *m = &a->msgs->msgs[i];
+    cs_msg_iter it;
+    if (cs__an_msgs_begin(a->msgs, &it) != 0) {
+        snprintf(err, errlen, "cannot read the paired messages back: %s", strerror(errno));
+        return -1;
+    }
+    for (const cs_msg *m; (m = cs__an_msgs_next(&it));) {
         /* aligned times; a missing completion (0) stays 0 */
         int64_t sb = cs__an_align_time(a->clocks, m->src, m->sb),
                 se = m->se ? cs__an_align_time(a->clocks, m->src, m->se) : 0;
@@ -247,6 +266,7 @@ int cs__an_p2p(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *st
         a->links->p2p_pairs++;
         if (cs_awriter_p2p(a->ctx->w, &row) != 0) {
             snprintf(err, errlen, "%s: cannot write the point-to-point pairs", cs_store_path(a->ctx->st));
+            cs__an_msgs_end(&it);
             return -1;
         }
         int ds = cs__an_ctx_ix(a->ctx, m->src), dd = cs__an_ctx_ix(a->ctx, m->dst);
@@ -254,6 +274,7 @@ int cs__an_p2p(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *st
             int64_t k = cs__an_links_pair(a->links, a->ctx->ndense, ds, dd);
             if (k < 0) {
                 snprintf(err, errlen, "out of memory (%zu pairs of ranks)", a->links->npairs);
+                cs__an_msgs_end(&it);
                 return -1;
             }
             cs_an_pair *pr = &a->links->pair[k];
@@ -264,6 +285,10 @@ int cs__an_p2p(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *st
             if (re > pr->t1)
                 pr->t1 = re;
         }
+    }
+    if (cs__an_msgs_end(&it) != 0) {
+        snprintf(err, errlen, "the paired messages could not be read back whole");
+        return -1;
     }
     if (a->msgs->p2p_unmatched)
         cs__an_ctx_note(a->ctx, "%lld point-to-point operations have no partner in the trace",

@@ -103,10 +103,10 @@ static void cs_par_clean(const char *scratch)
     if (d) {
         struct dirent *e;
         while ((e = readdir(d))) {
-            /* only the names this file makes: part-, view-, match-N.db and
-             * SQLite's side files of them */
+            /* only the names the analysis makes: part-, view-, match-N.db
+             * and SQLite's side files of them, msgs-N.bin */
             if (strncmp(e->d_name, "part-", 5) != 0 && strncmp(e->d_name, "view-", 5) != 0 &&
-                strncmp(e->d_name, "match-", 6) != 0)
+                strncmp(e->d_name, "match-", 6) != 0 && strncmp(e->d_name, "msgs-", 5) != 0)
                 continue;
             char p[4400];
             snprintf(p, sizeof p, "%s/%s", scratch, e->d_name);

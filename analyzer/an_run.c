@@ -6,6 +6,7 @@
 #include "analyzer/par.h"
 #include "analyzer/whatif.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,9 +60,12 @@ static int cs_an_worker(const cs_an *a)
 }
 
 /* The passes in order, each with what it reads and what it fills. */
+static int cs_an_pair_par(cs_an *a, char *err, size_t errlen);
 static int cs_an_pass_pair(cs_an *a, char *err, size_t errlen)
 {
-    return cs_an_worker(a) ? 0 : cs__an_p2p_collect(&a->ctx, &a->msgs, &a->steps, err, errlen);
+    if (a->share)
+        return cs_an_pair_par(a, err, errlen);
+    return cs__an_p2p_collect(&a->ctx, &a->msgs, &a->steps, 0, 1, err, errlen);
 }
 static int cs_an_pass_align(cs_an *a, char *err, size_t errlen)
 {
@@ -100,6 +104,58 @@ static int cs_an_pass_layout(cs_an *a, char *err, size_t errlen)
 static int cs_an_pass_whatif(cs_an *a, char *err, size_t errlen)
 {
     return cs__an_whatif(&a->ctx, &a->steps, &a->msgs, err, errlen);
+}
+
+/* ---- the pairing, by the processes of a parallel analysis ---- */
+
+/* Each process pairs the messages to its run of the ranks and writes them
+ * into SCRATCH/msgs-P.bin (the root also collects the step markers); the
+ * root learns how many each wrote, and its passes read the files merged
+ * (an_msgs.c). */
+static int cs_an_pair_par(cs_an *a, char *err, size_t errlen)
+{
+    cs_par *par = a->share->par;
+    char path[4200];
+    cs__an_par_file(path, sizeof path, a->share->scratch, "msgs.bin", par->rank);
+    int rc =
+        cs__an_p2p_collect(&a->ctx, &a->msgs, par->rank == 0 ? &a->steps : NULL, par->rank, par->size, err, errlen);
+    if (rc == 0 && cs__an_msgs_save(&a->msgs, path) != 0) {
+        snprintf(err, errlen, "%s: cannot write the paired messages: %s", path, strerror(errno));
+        rc = -1;
+    }
+    /* every process sends, even one that failed: its empty share says so */
+    int64_t mine[2] = { (int64_t)a->msgs.nmsgs, a->msgs.p2p_unmatched };
+    void *all = NULL;
+    size_t *lens = calloc((size_t)par->size, sizeof *lens);
+    a->stage = CS_AN_X_PAIR;
+    if (!lens || par->gather(par, rc == 0 ? mine : NULL, rc == 0 ? sizeof mine : 0, &all, lens) != 0) {
+        free(lens);
+        free(all);
+        if (rc == 0)
+            snprintf(err, errlen, "an analysis process stopped while pairing the messages");
+        return -1;
+    }
+    a->msgs.nmsgs = 0;
+    a->msgs.p2p_unmatched = 0;
+    if (par->rank == 0 && rc == 0) {
+        const int64_t *v = all;
+        for (int r = 0; r < par->size && rc == 0; r++, v += 2)
+            if (lens[r] != sizeof mine) {
+                snprintf(err, errlen, "analysis process %d could not pair its share of the messages", r);
+                rc = -1;
+            } else {
+                a->msgs.nmsgs += (size_t)v[0];
+                a->msgs.p2p_unmatched += v[1];
+            }
+        if (rc == 0 && !(a->msgs.files = cs__an_par_files(a->share->scratch, "msgs.bin", par->size))) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        }
+        a->msgs.nfiles = a->msgs.files ? par->size : 0;
+    }
+    free(all);
+    free(lens);
+    return rc;
 }
 
 /* ---- the match, by the processes of a parallel analysis ---- */
@@ -503,7 +559,7 @@ static void cs_an_free(cs_an *a)
         for (int d = 0; d < a->ctx.ndense; d++)
             cs_vec_free(&a->coll.lateness[d]);
     free(a->coll.lateness);
-    free(a->msgs.msgs);
+    cs__an_msgs_free(&a->msgs);
     cs__an_links_free(&a->links);
     free(a->ctx.byid);
     free(a->ctx.rank_of);
@@ -721,7 +777,11 @@ out:
 
 void cs__an_par_file(char *buf, size_t len, const char *scratch, const char *stem, int i)
 {
-    snprintf(buf, len, "%s/%s-%d.db", scratch, stem, i);
+    const char *dot = strchr(stem, '.');
+    if (dot)
+        snprintf(buf, len, "%s/%.*s-%d%s", scratch, (int)(dot - stem), stem, i, dot);
+    else
+        snprintf(buf, len, "%s/%s-%d.db", scratch, stem, i);
 }
 
 char **cs__an_par_files(const char *scratch, const char *stem, int n)
@@ -750,6 +810,14 @@ void cs__an_par_finish(const cs_an_share *share, int stage)
     cs_par *par = share->par;
     if (par->size < 2)
         return;
+    if (stage < CS_AN_X_PAIR) {
+        void *all = NULL;
+        size_t *lens = calloc((size_t)par->size, sizeof *lens);
+        if (lens)
+            par->gather(par, NULL, 0, &all, lens);
+        free(all);
+        free(lens);
+    }
     if (stage < CS_AN_X_STEPS) {
         int64_t fail = 0;
         void *b = &fail;

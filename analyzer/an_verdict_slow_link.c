@@ -173,7 +173,7 @@ static int cs_slow_link_run(cs_verdict_ctx *a)
         char *echo = calloc((size_t)(a->v.n ? a->v.n : 1), 1);
         if (!echo)
             return -1;
-        for (int i = 0; i < a->v.n && a->msgs->msgs; i++) {
+        for (int i = 0; i < a->v.n && a->msgs->nmsgs > 0; i++) {
             if (strcmp(a->v.a[i].kind, "slow_link") != 0)
                 continue;
             nlinks++;
@@ -182,18 +182,29 @@ static int cs_slow_link_run(cs_verdict_ctx *a)
                     continue;
                 cs_map sends = { 0 };
                 size_t mine = 0, hits = 0;
-                for (size_t k = 0; k < a->msgs->nmsgs; k++) {
-                    const cs_msg *m = &a->msgs->msgs[k];
-                    if (m->src == a->v.a[j].src && m->dst == a->v.a[j].dst && m->send_span > 0)
-                        cs_map_put(&sends, (uint64_t)m->send_span, 1);
+                cs_msg_iter it;
+                int rc = cs__an_msgs_begin(a->msgs, &it);
+                if (rc == 0) {
+                    for (const cs_msg *m; rc == 0 && (m = cs__an_msgs_next(&it));)
+                        if (m->src == a->v.a[j].src && m->dst == a->v.a[j].dst && m->send_span > 0)
+                            rc = cs_map_put(&sends, (uint64_t)m->send_span, 1) != 0 ? -1 : 0;
+                    if (cs__an_msgs_end(&it) != 0)
+                        rc = -1;
                 }
-                for (size_t k = 0; k < a->msgs->nmsgs; k++) {
-                    const cs_msg *m = &a->msgs->msgs[k];
-                    int64_t one;
-                    if (m->src != a->v.a[i].src || m->dst != a->v.a[i].dst)
-                        continue;
-                    mine++;
-                    hits += m->recv_span > 0 && cs_map_get(&sends, (uint64_t)m->recv_span, &one);
+                if (rc == 0 && (rc = cs__an_msgs_begin(a->msgs, &it)) == 0) {
+                    for (const cs_msg *m; (m = cs__an_msgs_next(&it));) {
+                        int64_t one;
+                        if (m->src != a->v.a[i].src || m->dst != a->v.a[i].dst)
+                            continue;
+                        mine++;
+                        hits += m->recv_span > 0 && cs_map_get(&sends, (uint64_t)m->recv_span, &one);
+                    }
+                    rc = cs__an_msgs_end(&it);
+                }
+                if (rc != 0) {
+                    cs_map_free(&sends);
+                    free(echo);
+                    return -1;
                 }
                 cs_map_free(&sends);
                 if (mine && hits * 2 >= mine) {

@@ -424,17 +424,23 @@ static int wf_load(wf *w, char *err, size_t errlen)
         if (w->s[i].cls == WF_COLL && wf_pair_push(&pairs, (int)i, -1 - (int64_t)w->s[i].inst) != 0)
             goto oom;
     cs_map sender = { 0 };
-    for (size_t k = 0; k < a->msgs->nmsgs; k++) {
-        const cs_msg *m = &a->msgs->msgs[k];
+    cs_msg_iter mit;
+    if (cs__an_msgs_begin(a->msgs, &mit) != 0) {
+        snprintf(err, errlen, "cannot read the paired messages back");
+        goto out;
+    }
+    for (const cs_msg *m; (m = cs__an_msgs_next(&mit));) {
         int64_t si, ri;
         if (m->send_span <= 0 || m->recv_span <= 0 || !cs_map_get(&sidx, (uint64_t)m->send_span, &si) ||
             !cs_map_get(&sidx, (uint64_t)m->recv_span, &ri))
             continue;
         if (cs_map_put(&sender, (uint64_t)ri, si) != 0) {
+            cs__an_msgs_end(&mit);
             cs_map_free(&sender);
             goto oom;
         }
         if (!m->recv_nonblocking && wf_pair_push(&pairs, (int)ri, si) != 0) {
+            cs__an_msgs_end(&mit);
             cs_map_free(&sender);
             goto oom;
         }
@@ -444,9 +450,15 @@ static int wf_load(wf *w, char *err, size_t errlen)
         const wf_span *xs = &w->s[si], *xr = &w->s[ri];
         if (!(xs->flags & CS_F_NONBLOCKING) && xs->cls == WF_LOCAL && xs->lane != xr->lane && xr->b > xs->b &&
             xs->e > xr->b && wf_pair_push(&pairs, (int)si, ri) != 0) {
+            cs__an_msgs_end(&mit);
             cs_map_free(&sender);
             goto oom;
         }
+    }
+    if (cs__an_msgs_end(&mit) != 0) {
+        cs_map_free(&sender);
+        snprintf(err, errlen, "the paired messages could not be read back whole");
+        goto out;
     }
     if (cs_store_completions(a->ctx->st, wf_done_cb, &done) != 0) {
         cs_map_free(&sender);

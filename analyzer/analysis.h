@@ -88,12 +88,38 @@ typedef struct cs_an_ctx {
     char notes[2048];
 } cs_an_ctx;
 
-/* Point-to-point messages paired on raw times (cs__an_p2p_collect). */
+/* Point-to-point messages paired on raw times (cs__an_p2p_collect), in
+ * the order of their (comm, src, dst, tag), then of their sends: in
+ * memory, or, in a parallel analysis, in the files its processes wrote
+ * (each process pairs the messages to its share of the ranks; an_msgs.c),
+ * never all in one process's memory. Read them with a cs_msg_iter. */
 typedef struct cs_an_msgs {
-    cs_msg *msgs;
-    size_t nmsgs;
+    cs_msg *msgs; /* in memory: msgs[0..nmsgs) */
+    char **files; /* else files[0..nfiles), each in that order */
+    int nfiles;
+    size_t nmsgs;          /* how many in all */
     int64_t p2p_unmatched; /* operations without a partner */
 } cs_an_msgs;
+
+/* The messages of a cs_an_msgs in order, one at a time:
+ *     cs_msg_iter it;
+ *     if (cs__an_msgs_begin(msgs, &it) != 0) ...out of memory or a file
+ *     for (const cs_msg *m; (m = cs__an_msgs_next(&it));) ...
+ *     if (cs__an_msgs_end(&it) != 0) ...a file could not be read whole
+ * Those in files are merged as they are read, a buffer a file. */
+typedef struct cs_msg_iter {
+    const cs_an_msgs *m;
+    size_t i;
+    struct cs_msg_file *f; /* [m->nfiles] */
+    int *heap, nheap;      /* files by their next message */
+    int err;
+} cs_msg_iter;
+int cs__an_msgs_begin(const cs_an_msgs *m, cs_msg_iter *it);
+const cs_msg *cs__an_msgs_next(cs_msg_iter *it);
+int cs__an_msgs_end(cs_msg_iter *it);
+/* The messages of m (in memory) into path, freed: 0, or -1 (errno). */
+int cs__an_msgs_save(cs_an_msgs *m, const char *path);
+void cs__an_msgs_free(cs_an_msgs *m);
 
 /* The clock alignment (cs__an_align) and the aligned span of the trace. */
 typedef struct cs_an_clocks {
@@ -227,16 +253,18 @@ typedef struct cs_an_share {
  * collective instances; only the root goes on past the match and writes
  * the results. 0, or -1 with a reason. */
 int cs__an_run(cs_store *st, const cs_an_share *share, FILE *log, char *err, size_t errlen);
-/* The exchanges of a parallel analysis, in order: the root's clocks and
- * steps to all, then every process's match to the root. */
-enum { CS_AN_X_NONE = 0, CS_AN_X_STEPS = 1, CS_AN_X_MATCH = 2 };
+/* The exchanges of a parallel analysis, in order: what every process
+ * paired to the root, the root's clocks and steps to all, then every
+ * process's match to the root. */
+enum { CS_AN_X_NONE = 0, CS_AN_X_PAIR = 1, CS_AN_X_STEPS = 2, CS_AN_X_MATCH = 3 };
 /* Those after stage for a process that failed: it takes part in each (an
  * empty share, which the others take as a failure), so that none waits
  * for it forever. */
 void cs__an_par_finish(const cs_an_share *share, int stage);
 /* The files the processes keep in the private folder: SCRATCH/STEM-I.db
- * (stems "part", "view", "match"); the list of the first n (NULL when
- * out of memory), freed with cs__an_par_files_free. */
+ * (stems "part", "view", "match"), or SCRATCH/STEM-I.EXT for a stem
+ * "STEM.EXT" ("msgs.bin"); the list of the first n (NULL when out of
+ * memory), freed with cs__an_par_files_free. */
 void cs__an_par_file(char *buf, size_t len, const char *scratch, const char *stem, int i);
 char **cs__an_par_files(const char *scratch, const char *stem, int n);
 void cs__an_par_files_free(char **files, int n);
@@ -245,7 +273,10 @@ void cs__an_par_files_free(char **files, int n);
  * cs__an_p2p_collect pairs the point-to-point messages (raw times) for the
  * alignment and for cs__an_p2p, which writes them aligned. cs__an_verdict
  * sorts the vectors of coll and links in place. */
-int cs__an_p2p_collect(cs_an_ctx *ctx, cs_an_msgs *out, cs_an_steps *marks, char *err, size_t errlen);
+/* cs__an_p2p_collect keeps the messages to share of nshares runs of the
+ * ranks (0 of 1: all), and the step markers only where marks is not NULL. */
+int cs__an_p2p_collect(cs_an_ctx *ctx, cs_an_msgs *out, cs_an_steps *marks, int share, int nshares, char *err,
+                       size_t errlen);
 int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char *err, size_t errlen);
 int cs__an_match_steps(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *out, char *err, size_t errlen);
 /* The per-step tables of nmax steps (zeroed), as cs__an_match_steps

@@ -3,7 +3,7 @@
 # the TUI, and the collscope command (one cmd_*.c per subcommand).
 noinst_LTLIBRARIES += analyzer/libcsanalysis.la
 analyzer_libcsanalysis_la_SOURCES = analyzer/store_analysis.h analyzer/store_analysis.c analyzer/csanalysis.h analyzer/analysis.h analyzer/analysis.c \
-	analyzer/an_run.c analyzer/par.h analyzer/an_par.c analyzer/an_ctx.c analyzer/an_align.c analyzer/an_match.c analyzer/an_p2p.c analyzer/verdict.h analyzer/an_verdict.c \
+	analyzer/an_run.c analyzer/par.h analyzer/an_par.c analyzer/an_ctx.c analyzer/an_align.c analyzer/an_match.c analyzer/an_p2p.c analyzer/an_msgs.c analyzer/verdict.h analyzer/an_verdict.c \
 	analyzer/an_verdict_persistent.c analyzer/an_verdict_transient.c analyzer/an_verdict_recurring.c analyzer/an_verdict_slow_link.c \
 	analyzer/an_verdict_slow_link_comm.c analyzer/an_verdict_slow_collective.c \
 	analyzer/numarg.h analyzer/numarg.c \

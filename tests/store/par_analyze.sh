@@ -17,7 +17,10 @@
 #   and nbloop on 6 ranks (nonblocking allreduces completed by Waitall, no
 #   step markers) by -j 3 workers: the serial analysis's tables; the
 #   trainer's job merged (`collscope merge`) reports as the unmerged one
-#   (its verdicts are scale_mpi.sh's to check: they follow the run's timing).
+#   (its verdicts are scale_mpi.sh's to check: they follow the run's timing);
+#   a 4-rank halo exchange with a slow link 1 -> 2 gives the same tables
+#   by K = 1 and 2 (the paired messages read back from the processes'
+#   files) as merged (in memory), and one slow_link verdict, 1 -> 2.
 # - The 256-rank job with one rank store removed and another overwritten
 #   with garbage, by -j 2: both files named on stderr, exit 1, the other 254
 #   ranks analysed as the serial analysis of the same damaged job does.
@@ -138,6 +141,24 @@ if a["processes"] != 8:
     sys.exit("processes %s, want 8" % a["processes"])
 print("ok: merged and unmerged trainer jobs report the same (%d verdicts)" % len(a["stragglers"]))
 PYEOF
+  # a slow link in a halo exchange (Sendrecv): the slow-link verdict and
+  # its echo test read the paired messages back, here from the processes'
+  # files, against the merged trace's messages in memory
+  COLLSCOPE_TEST_P2P_DELAY=1:2:50000 "$COLLSCOPE" run -o "$T/sl" --no-merge -- "$MPI_OMPI" --oversubscribe -np 4 \
+    "$TRAINER" --steps 16 --compute-us 500 --buckets 2 --halo > "$T/sl.out" 2>&1 || { tail "$T/sl.out"; fail "traced halo run failed"; }
+  cp -a "$T/sl" "$T/sl1"
+  cp -a "$T/sl" "$T/sl2"
+  cp -a "$T/sl" "$T/slm"
+  "$COLLSCOPE" analyze "$T/sl1" 2> /dev/null || fail "serial analyze (halo) failed"
+  "$COLLSCOPE" analyze -j 2 --via workers "$T/sl2" 2> /dev/null || fail "-j 2 (halo) failed"
+  same_results sl1 sl2 "halo with a slow link, -j 2 workers"
+  "$COLLSCOPE" merge "$T/slm" > /dev/null && "$COLLSCOPE" analyze "$T/slm" 2> /dev/null || fail "merged halo analysis failed"
+  for t in stragglers p2p layout; do
+    [ "$(q "$T/slm/trace.db" "SELECT * FROM $t" | md5sum)" = "$(q "$T/sl1/results.db" "SELECT * FROM $t" | md5sum)" ] ||
+      fail "halo: table $t of the merged trace differs from the rank stores'"
+  done
+  v=$(q "$T/sl1/results.db" "SELECT kind, src, dst FROM stragglers WHERE kind = 'slow_link'")
+  expect_eq "halo: the slow links found (merged and unmerged alike)" "$v" "slow_link|1|2"
   "$COLLSCOPE" run -o "$T/nb" --no-merge -- "$MPI_OMPI" --oversubscribe -np 6 "$NBLOOP" --steps 30 --buckets 4 \
     > "$T/nb.out" 2>&1 || { tail "$T/nb.out"; fail "traced nbloop failed"; }
   cp -a "$T/nb" "$T/nb1"
