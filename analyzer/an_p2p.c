@@ -16,8 +16,10 @@
 #include "analyzer/analysis.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 /* What this pass reads and writes (analysis.h). */
 typedef struct cs_p2p_io {
@@ -42,14 +44,26 @@ typedef struct cs_member_ix {
     int comm_rank, rank;
 } cs_member_ix;
 
+/* The ends of the messages to one share of the ranks, while collecting. */
+typedef struct cs_ends {
+    cs_end *a;
+    size_t n, cap;
+} cs_ends;
+
+/* A raw step marker of the rank of index d. */
+typedef struct cs_mark {
+    int64_t d, t;
+} cs_mark;
+
 typedef struct cs_collect {
     cs_p2p_io *a;
-    cs_an_steps *marks; /* the raw step markers of each rank go here (NULL: not read) */
-    int share, nshares; /* the messages kept: to the ranks of this share */
+    cs_an_steps *marks; /* the raw step markers of each rank go here, */
+    cs_mark *mk;        /* or, when marks is NULL, here */
+    size_t nmk, capmk;
     cs_member_ix *mem;
     size_t nmem, capmem;
-    cs_end *ends;
-    size_t nends, capends;
+    int nshares; /* ends[nshares]: by the run of ranks of their destination */
+    cs_ends *ends;
     int fail;
 } cs_collect;
 
@@ -80,19 +94,20 @@ static int cs_world_rank(const cs_collect *c, int64_t comm, int comm_rank)
     return m ? m->rank : -1;
 }
 
-/* Ends of messages to the ranks of c's share only: a run of the ranks
- * present (ranks not present: the first share's). */
+/* The share of the ranks (of c->nshares runs of the ranks present) that
+ * pairs the messages to rank dst; ranks not present: the first. */
+static int cs_end_owner(const cs_collect *c, int dst)
+{
+    int d = c->nshares > 1 ? cs__an_ctx_ix(c->a->ctx, dst) : -1;
+    return d < 0 ? 0 : (int)((int64_t)d * c->nshares / c->a->ctx->ndense);
+}
+
 static int cs_push_end(cs_collect *c, const cs_end *e)
 {
-    if (c->nshares > 1) {
-        int d = cs__an_ctx_ix(c->a->ctx, e->dst);
-        int owner = d < 0 ? 0 : (int)((int64_t)d * c->nshares / c->a->ctx->ndense);
-        if (owner != c->share)
-            return 0;
-    }
-    if (CS_VEC_RESERVE(c->ends, c->capends, c->nends + 1) != 0)
+    cs_ends *v = &c->ends[cs_end_owner(c, e->dst)];
+    if (CS_VEC_RESERVE(v->a, v->cap, v->n + 1) != 0)
         return -1;
-    c->ends[c->nends++] = *e;
+    v->a[v->n++] = *e;
     return 0;
 }
 
@@ -100,11 +115,16 @@ static int cs_op_cb(const cs_p2p_op *op, void *arg)
 {
     cs_collect *c = arg;
     if (op->kind == 3) { /* a step marker, raw: aligned by cs__an_match_steps */
-        if (!c->marks)
-            return 0;
         int d = cs__an_ctx_ix(c->a->ctx, op->rank);
-        if (d >= 0 && cs_vec_push(&c->marks->marks[d], op->begin_ns) != 0)
+        if (d < 0)
+            return 0;
+        if (c->marks && cs_vec_push(&c->marks->marks[d], op->begin_ns) != 0)
             return c->fail = 1;
+        if (!c->marks) {
+            if (CS_VEC_RESERVE(c->mk, c->capmk, c->nmk + 1) != 0)
+                return c->fail = 1;
+            c->mk[c->nmk++] = (cs_mark){ d, op->begin_ns };
+        }
         return 0;
     }
     cs_end e = { op->comm, 0, 0, op->tag, 0, op->nonblocking, op->span, op->begin_ns, op->end_ns };
@@ -171,60 +191,186 @@ void cs__an_links_free(cs_an_links *l)
     memset(l, 0, sizeof *l);
 }
 
-int cs__an_p2p_collect(cs_an_ctx *ctx, cs_an_msgs *out, cs_an_steps *marks, int share, int nshares, char *err,
-                       size_t errlen)
+/* The ends of the point-to-point operations of st (part: of that part
+ * only; -1: all), into c->ends by the share of their destination, and
+ * the step markers. */
+static int cs_collect_scan(cs_collect *c, int part, char *err, size_t errlen)
 {
-    cs_p2p_io io = { ctx, NULL, NULL, out, NULL }, *a = &io;
-    cs_collect c;
-    memset(&c, 0, sizeof c);
-    c.a = a;
-    c.marks = marks;
-    c.share = share;
-    c.nshares = nshares;
-    int rc = -1;
-    if (cs_store_comm_members(a->ctx->st, cs_member_cb, &c) != 0 || c.fail) {
-        snprintf(err, errlen, "%s: cannot read the communicators", cs_store_path(a->ctx->st));
-        goto out;
+    cs_store *st = c->a->ctx->st;
+    c->ends = calloc((size_t)c->nshares, sizeof *c->ends);
+    if (!c->ends) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
     }
-    if (c.nmem)
-        qsort(c.mem, c.nmem, sizeof *c.mem, cs_member_cmp);
-    if (cs_store_p2p_markers_raw(a->ctx->st, cs_op_cb, &c) != 0 || c.fail) {
-        snprintf(err, errlen, "%s: cannot read the point-to-point operations and step markers",
-                 cs_store_path(a->ctx->st));
-        goto out;
+    if (cs_store_comm_members(st, cs_member_cb, c) != 0 || c->fail) {
+        snprintf(err, errlen, "%s: cannot read the communicators", cs_store_path(st));
+        return -1;
     }
-    free(c.mem);
-    c.mem = NULL;
+    if (c->nmem)
+        qsort(c->mem, c->nmem, sizeof *c->mem, cs_member_cmp);
+    if (cs_store_p2p_markers_raw(st, part, cs_op_cb, c) != 0 || c->fail) {
+        snprintf(err, errlen, "%s: cannot read the point-to-point operations and step markers", cs_store_path(st));
+        return -1;
+    }
+    free(c->mem);
+    c->mem = NULL;
+    return 0;
+}
+
+static void cs_collect_free(cs_collect *c)
+{
+    for (int i = 0; c->ends && i < c->nshares; i++)
+        free(c->ends[i].a);
+    free(c->ends);
+    free(c->mem);
+    free(c->mk);
+    memset(c, 0, sizeof *c);
+}
+
+/* The messages of ends (all ends of their (comm, src, dst, tag) groups,
+ * in any order; sorted here) into out. */
+static int cs_pair_ends(cs_ends *e, cs_an_msgs *out, char *err, size_t errlen)
+{
     /* Sends of one (comm, src, dst, tag) in order of their begin, then its
      * receives: the k-th send pairs with the k-th receive. */
-    if (c.nends) /* (qsort of a NULL array is undefined, even of none) */
-        qsort(c.ends, c.nends, sizeof *c.ends, cs_end_cmp);
+    if (e->n) /* (qsort of a NULL array is undefined, even of none) */
+        qsort(e->a, e->n, sizeof *e->a, cs_end_cmp);
     size_t cap = 0;
-    for (size_t g = 0; g < c.nends;) {
+    for (size_t g = 0; g < e->n;) {
         size_t h = g;
-        while (h < c.nends && c.ends[h].comm == c.ends[g].comm && c.ends[h].src == c.ends[g].src &&
-               c.ends[h].dst == c.ends[g].dst && c.ends[h].tag == c.ends[g].tag)
+        while (h < e->n && e->a[h].comm == e->a[g].comm && e->a[h].src == e->a[g].src && e->a[h].dst == e->a[g].dst &&
+               e->a[h].tag == e->a[g].tag)
             h++;
         size_t r0 = g;
-        while (r0 < h && c.ends[r0].side == 0)
+        while (r0 < h && e->a[r0].side == 0)
             r0++;
         size_t ns = r0 - g, nr = h - r0, np = ns < nr ? ns : nr;
         out->p2p_unmatched += (int64_t)(ns + nr - 2 * np);
         if (CS_VEC_RESERVE(out->msgs, cap, out->nmsgs + np) != 0) {
             snprintf(err, errlen, "out of memory (%zu messages)", out->nmsgs + np);
-            goto out;
+            return -1;
         }
         for (size_t k = 0; k < np; k++) {
-            const cs_end *s = &c.ends[g + k], *r = &c.ends[r0 + k];
+            const cs_end *s = &e->a[g + k], *r = &e->a[r0 + k];
             out->msgs[out->nmsgs++] =
                 (cs_msg){ s->span, r->span, s->comm, s->src, s->dst, s->tag, r->nonblocking, s->b, s->e, r->b, r->e };
         }
         g = h;
     }
-    rc = 0;
-out:
-    free(c.mem);
-    free(c.ends);
+    return 0;
+}
+
+int cs__an_p2p_collect(cs_an_ctx *ctx, cs_an_msgs *out, cs_an_steps *marks, char *err, size_t errlen)
+{
+    cs_p2p_io io = { ctx, NULL, NULL, out, NULL };
+    cs_collect c;
+    memset(&c, 0, sizeof c);
+    c.a = &io;
+    c.marks = marks;
+    c.nshares = 1;
+    int rc = cs_collect_scan(&c, -1, err, errlen);
+    if (rc == 0)
+        rc = cs_pair_ends(&c.ends[0], out, err, errlen);
+    cs_collect_free(&c);
+    return rc;
+}
+
+/* The file of a part's routed ends: nshares, the offsets (in ends) of
+ * each share's run and the end of the last, then the runs. */
+int cs__an_p2p_route(cs_an_ctx *ctx, int part, int nshares, const char *ends_path, const char *marks_path, char *err,
+                     size_t errlen)
+{
+    cs_p2p_io io = { ctx, NULL, NULL, NULL, NULL };
+    cs_collect c;
+    memset(&c, 0, sizeof c);
+    c.a = &io;
+    c.nshares = nshares;
+    int rc = cs_collect_scan(&c, part, err, errlen);
+    FILE *f = NULL;
+    const char *at = ends_path;
+    if (rc == 0 && !(f = fopen(ends_path, "wbx")))
+        rc = -1;
+    int64_t off = 0, n = nshares;
+    if (rc == 0 && fwrite(&n, sizeof n, 1, f) != 1)
+        rc = -1;
+    for (int i = 0; rc == 0 && i <= nshares; i++) {
+        if (fwrite(&off, sizeof off, 1, f) != 1)
+            rc = -1;
+        off += i < nshares ? (int64_t)c.ends[i].n : 0;
+    }
+    for (int i = 0; rc == 0 && i < nshares; i++) {
+        if (c.ends[i].n && fwrite(c.ends[i].a, sizeof *c.ends[i].a, c.ends[i].n, f) != c.ends[i].n)
+            rc = -1;
+        free(c.ends[i].a);
+        c.ends[i].a = NULL;
+    }
+    if (f && fclose(f) != 0)
+        rc = -1;
+    if (rc == 0) {
+        at = marks_path;
+        rc = (f = fopen(marks_path, "wbx")) ? 0 : -1;
+        if (rc == 0 && c.nmk && fwrite(c.mk, sizeof *c.mk, c.nmk, f) != c.nmk)
+            rc = -1;
+        if (f && fclose(f) != 0)
+            rc = -1;
+    }
+    if (rc != 0 && !err[0])
+        snprintf(err, errlen, "%s: cannot write it: %s", at, strerror(errno));
+    cs_collect_free(&c);
+    return rc;
+}
+
+int cs__an_p2p_pair_routed(char *const *files, int nfiles, int share, cs_an_msgs *out, char *err, size_t errlen)
+{
+    cs_ends e = { NULL, 0, 0 };
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < nfiles; i++) {
+        FILE *f = fopen(files[i], "rb");
+        int64_t n = 0, off[2];
+        rc = f && fread(&n, sizeof n, 1, f) == 1 && share < n &&
+                     fseeko(f, (off_t)((1 + share) * (int64_t)sizeof(int64_t)), SEEK_SET) == 0 &&
+                     fread(off, sizeof off[0], 2, f) == 2 && off[0] >= 0 && off[1] >= off[0]
+                 ? 0
+                 : -1;
+        size_t m = rc == 0 ? (size_t)(off[1] - off[0]) : 0;
+        if (rc == 0 && m > 0) {
+            /* the runs follow n and the n + 1 offsets */
+            off_t run = (off_t)((n + 2) * (int64_t)sizeof(int64_t)) + (off_t)off[0] * (off_t)sizeof(cs_end);
+            rc = CS_VEC_RESERVE(e.a, e.cap, e.n + m) != 0 || fseeko(f, run, SEEK_SET) != 0 ||
+                         fread(e.a + e.n, sizeof *e.a, m, f) != m
+                     ? -1
+                     : 0;
+            e.n += rc == 0 ? m : 0;
+        }
+        if (rc != 0)
+            snprintf(err, errlen, "%s: cannot read the routed messages back: %s", files[i],
+                     f ? (ferror(f) ? strerror(errno) : "short or damaged") : strerror(errno));
+        if (f)
+            fclose(f);
+    }
+    if (rc == 0)
+        rc = cs_pair_ends(&e, out, err, errlen);
+    free(e.a);
+    return rc;
+}
+
+int cs__an_p2p_marks_read(cs_an_ctx *ctx, char *const *files, int nfiles, cs_an_steps *marks, char *err, size_t errlen)
+{
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < nfiles; i++) {
+        FILE *f = fopen(files[i], "rb");
+        cs_mark b[1024];
+        size_t got;
+        while (f && rc == 0 && (got = fread(b, sizeof b[0], sizeof b / sizeof b[0], f)) > 0)
+            for (size_t k = 0; rc == 0 && k < got; k++)
+                rc = b[k].d >= 0 && b[k].d < ctx->ndense ? cs_vec_push(&marks->marks[b[k].d], b[k].t) : -1;
+        if (!f || ferror(f) || rc != 0) {
+            snprintf(err, errlen, "%s: cannot read the step markers back", files[i]);
+            rc = -1;
+        }
+        if (f)
+            fclose(f);
+    }
     return rc;
 }
 

@@ -23,6 +23,8 @@
 #include "analyzer/par.h"
 
 #include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,9 +106,12 @@ static void cs_par_clean(const char *scratch)
         struct dirent *e;
         while ((e = readdir(d))) {
             /* only the names the analysis makes: part-, view-, match-N.db
-             * and SQLite's side files of them, msgs-N.bin */
-            if (strncmp(e->d_name, "part-", 5) != 0 && strncmp(e->d_name, "view-", 5) != 0 &&
-                strncmp(e->d_name, "match-", 6) != 0 && strncmp(e->d_name, "msgs-", 5) != 0)
+             * and SQLite's side files of them, ends-, marks-, msgs-N.bin */
+            static const char *const ours[] = { "part-", "view-", "match-", "ends-", "marks-", "msgs-" };
+            size_t k = 0;
+            while (k < sizeof ours / sizeof ours[0] && strncmp(e->d_name, ours[k], strlen(ours[k])) != 0)
+                k++;
+            if (k == sizeof ours / sizeof ours[0])
                 continue;
             char p[4400];
             snprintf(p, sizeof p, "%s/%s", scratch, e->d_name);
@@ -174,6 +179,7 @@ static int cs_par_sum(const cs_par_report *all, int size, int nparts, cs_store_p
             continue;
         const cs_store_part *p = &all[r].part;
         total->merged += p->merged;
+        total->spans += p->spans;
         total->nfaults += p->nfaults;
         total->sum += p->sum;
         if (p->faults[0]) {
@@ -212,7 +218,7 @@ static int cs_par_analyse(const char *dir, const cs_par_plan *plan, const cs_sto
     /* the spans were checked part by part, by the processes that made them */
     if (rc == 0)
         rc = cs_store_analysis_check_tables(st, err, errlen);
-    cs_an_share share = { par, plan->scratch };
+    cs_an_share share = { par, plan->scratch, plan->nparts };
     if (rc == 0) {
         if (par->rank == 0 && total->nfaults) {
             char from[8], note[3300];
@@ -244,22 +250,81 @@ static int cs_par_analyse(const char *dir, const cs_par_plan *plan, const cs_sto
     return rc;
 }
 
-/* COLLSCOPE_PAR_STATS=1 (benches): each process's peak memory (resident,
- * mapped store pages included), CPU time and bytes exchanged, one line a
- * process on the root's log. */
-static void cs_par_stats(cs_par *par, FILE *log)
+static int cs_par_run(const char *dir, int force, cs_par *par, FILE *log, char *err, size_t errlen);
+
+/* COLLSCOPE_PAR_STATS=1 (benches): a thread of each process samples its
+ * private memory (RssAnon: what it allocated) and its proportional share
+ * of all its pages (Pss: a page mapped by n processes, as the parts are,
+ * counts 1/n in each) every 250 ms; the kernel keeps the peak resident
+ * memory (VmHWM: mapped store pages counted whole in every process). */
+typedef struct cs_par_mem {
+    pthread_t th;
+    int running;
+    atomic_int stop;
+    int64_t anon_kb, pss_kb;
+} cs_par_mem;
+
+/* The value of the line "key N kB" of the /proc file, in KB; -1. */
+static int64_t cs_proc_kb(const char *file, const char *key)
 {
-    struct {
-        int64_t hwm_kb, cpu_us;
-        uint64_t sent, received;
-    } mine = { 0, 0, par->sent, par->received };
-    FILE *f = fopen("/proc/self/status", "r");
+    FILE *f = fopen(file, "r");
     char line[256];
-    while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, "VmHWM:", 6) == 0)
-            mine.hwm_kb = strtoll(line + 6, NULL, 10);
+    int64_t v = -1;
+    size_t n = strlen(key);
+    while (f && v < 0 && fgets(line, sizeof line, f))
+        if (strncmp(line, key, n) == 0)
+            v = strtoll(line + n, NULL, 10);
     if (f)
         fclose(f);
+    return v;
+}
+
+static void cs_par_mem_sample(cs_par_mem *m)
+{
+    int64_t a = cs_proc_kb("/proc/self/status", "RssAnon:"), p = cs_proc_kb("/proc/self/smaps_rollup", "Pss:");
+    if (a > m->anon_kb)
+        m->anon_kb = a;
+    if (p > m->pss_kb)
+        m->pss_kb = p;
+}
+
+static void *cs_par_mem_run(void *arg)
+{
+    cs_par_mem *m = arg;
+    while (!atomic_load(&m->stop)) {
+        cs_par_mem_sample(m);
+        struct timespec ts = { 0, 250000000 };
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+static void cs_par_mem_start(cs_par_mem *m)
+{
+    memset(m, 0, sizeof *m);
+    atomic_init(&m->stop, 0);
+    if (getenv("COLLSCOPE_PAR_STATS"))
+        m->running = pthread_create(&m->th, NULL, cs_par_mem_run, m) == 0;
+}
+
+static void cs_par_mem_stop(cs_par_mem *m)
+{
+    if (!m->running)
+        return;
+    atomic_store(&m->stop, 1);
+    pthread_join(m->th, NULL);
+    cs_par_mem_sample(m);
+    m->running = 0;
+}
+
+/* Each process's peaks (above), CPU time and bytes exchanged, one line a
+ * process on the root's log. */
+static void cs_par_stats(cs_par *par, const cs_par_mem *mem, FILE *log)
+{
+    struct {
+        int64_t hwm_kb, anon_kb, pss_kb, cpu_us;
+        uint64_t sent, received;
+    } mine = { cs_proc_kb("/proc/self/status", "VmHWM:"), mem->anon_kb, mem->pss_kb, 0, par->sent, par->received };
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0)
         mine.cpu_us =
@@ -270,9 +335,12 @@ static void cs_par_stats(cs_par *par, FILE *log)
         const char *p = all;
         for (int r = 0; r < par->size; r++, p += sizeof mine) {
             memcpy(&mine, p, sizeof mine);
-            fprintf(log, "collscope: process %d: peak memory %lld KB, cpu %.2f s, sent %llu B, received %llu B\n", r,
-                    (long long)mine.hwm_kb, (double)mine.cpu_us / 1e6, (unsigned long long)mine.sent,
-                    (unsigned long long)mine.received);
+            fprintf(
+                log,
+                "collscope: process %d: peak memory %lld KB, private %lld KB, pss %lld KB, cpu %.2f s, sent %llu B, "
+                "received %llu B\n",
+                r, (long long)mine.hwm_kb, (long long)mine.anon_kb, (long long)mine.pss_kb, (double)mine.cpu_us / 1e6,
+                (unsigned long long)mine.sent, (unsigned long long)mine.received);
         }
     }
     free(all);
@@ -282,6 +350,17 @@ static void cs_par_stats(cs_par *par, FILE *log)
 int cs_analysis_run_par(const char *dir, int force, cs_par *par, FILE *log, char *err, size_t errlen)
 {
     err[0] = '\0';
+    cs_par_mem mem;
+    cs_par_mem_start(&mem);
+    int rc = cs_par_run(dir, force, par, log, err, errlen);
+    cs_par_mem_stop(&mem);
+    if (getenv("COLLSCOPE_PAR_STATS"))
+        cs_par_stats(par, &mem, log);
+    return rc;
+}
+
+static int cs_par_run(const char *dir, int force, cs_par *par, FILE *log, char *err, size_t errlen)
+{
     cs_par_plan plan;
     memset(&plan, 0, sizeof plan);
     char why[1024] = "";
@@ -362,11 +441,12 @@ int cs_analysis_run_par(const char *dir, int force, cs_par *par, FILE *log, char
     if (par->rank == 0) {
         if (plan.action != CS_PAR_KEEP && plan.scratch[0] && plan.action != CS_PAR_FAIL)
             cs_par_clean(plan.scratch);
-        /* a process that failed is the cause of the root's failure */
+        /* a process that failed is the cause of the root's failure (one
+         * that failed only as another did says nothing) */
         for (int r = 1; !lost && r < par->size; r++)
-            if (all[r].rc != 0 && all[r].rc != CS_PAR_FOLLOWED) {
+            if (all[r].rc != 0 && all[r].rc != CS_PAR_FOLLOWED && (all[r].err[0] || v.rc >= 0)) {
                 v.rc = -1;
-                snprintf(v.err, sizeof v.err, "analysis process %d: %s", r, all[r].err);
+                snprintf(v.err, sizeof v.err, "analysis process %d: %s", r, all[r].err[0] ? all[r].err : "it failed");
                 break;
             }
         if (lost && v.rc >= 0) {
@@ -380,7 +460,5 @@ int cs_analysis_run_par(const char *dir, int force, cs_par *par, FILE *log, char
         snprintf(v.err, sizeof v.err, "the root of the analysis stopped");
     }
     snprintf(err, errlen, "%s", v.err);
-    if (getenv("COLLSCOPE_PAR_STATS"))
-        cs_par_stats(par, log);
     return v.rc;
 }

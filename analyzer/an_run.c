@@ -65,7 +65,7 @@ static int cs_an_pass_pair(cs_an *a, char *err, size_t errlen)
 {
     if (a->share)
         return cs_an_pair_par(a, err, errlen);
-    return cs__an_p2p_collect(&a->ctx, &a->msgs, &a->steps, 0, 1, err, errlen);
+    return cs__an_p2p_collect(&a->ctx, &a->msgs, &a->steps, err, errlen);
 }
 static int cs_an_pass_align(cs_an *a, char *err, size_t errlen)
 {
@@ -108,17 +108,91 @@ static int cs_an_pass_whatif(cs_an *a, char *err, size_t errlen)
 
 /* ---- the pairing, by the processes of a parallel analysis ---- */
 
-/* Each process pairs the messages to its run of the ranks and writes them
- * into SCRATCH/msgs-P.bin (the root also collects the step markers); the
- * root learns how many each wrote, and its passes read the files merged
- * (an_msgs.c). */
+/* Every process says whether it did well (ok), and learns whether all
+ * did (*all_ok): a barrier. 0, or -1 when a process stopped. */
+static int cs_an_barrier(cs_par *par, int ok, int *all_ok)
+{
+    int32_t mine = ok, v = 1;
+    void *all = NULL;
+    size_t *lens = calloc((size_t)par->size, sizeof *lens);
+    int rc = lens ? par->gather(par, &mine, sizeof mine, &all, lens) : -1;
+    for (int r = 0; rc == 0 && par->rank == 0 && r < par->size; r++)
+        if (lens[r] != sizeof mine || !((const int32_t *)all)[r])
+            v = 0;
+    free(all);
+    free(lens);
+    void *b = &v;
+    size_t n = sizeof v;
+    if (rc == 0 && par->bcast(par, &b, &n) != 0)
+        rc = -1;
+    if (rc == 0 && par->rank != 0) {
+        if (n == sizeof v)
+            memcpy(&v, b, sizeof v);
+        else
+            rc = -1;
+        free(b);
+    }
+    *all_ok = rc == 0 && v;
+    return rc;
+}
+
+/* Each process that made a part routes the ends of the messages in it to
+ * the processes that pair them, by their destination's run of the ranks
+ * (SCRATCH/ends-P.bin), and writes its step markers (marks-P.bin); after
+ * a barrier, each process pairs its run's messages and writes them, in
+ * order, into msgs-P.bin; the root learns how many each wrote, reads the
+ * step markers, and its passes read the messages merged (an_msgs.c). No
+ * process reads more than its part, or holds more than its run's ends. */
 static int cs_an_pair_par(cs_an *a, char *err, size_t errlen)
 {
     cs_par *par = a->share->par;
-    char path[4200];
-    cs__an_par_file(path, sizeof path, a->share->scratch, "msgs.bin", par->rank);
-    int rc =
-        cs__an_p2p_collect(&a->ctx, &a->msgs, par->rank == 0 ? &a->steps : NULL, par->rank, par->size, err, errlen);
+    const char *scratch = a->share->scratch;
+    int nparts = a->share->nparts;
+    char ends[4200], marks[4200], path[4200];
+    cs__an_par_file(ends, sizeof ends, scratch, "ends.bin", par->rank);
+    cs__an_par_file(marks, sizeof marks, scratch, "marks.bin", par->rank);
+    cs__an_par_file(path, sizeof path, scratch, "msgs.bin", par->rank);
+    if (par->size == 1) {
+        /* one process: no routing; the messages in its file all the same,
+         * so that it does not hold them through the later passes */
+        int rc = cs__an_p2p_collect(&a->ctx, &a->msgs, &a->steps, err, errlen);
+        if (rc == 0 && cs__an_msgs_save(&a->msgs, path) != 0) {
+            snprintf(err, errlen, "%s: cannot write the paired messages: %s", path, strerror(errno));
+            rc = -1;
+        }
+        if (rc == 0 && !(a->msgs.files = cs__an_par_files(scratch, "msgs.bin", 1))) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        }
+        a->msgs.nfiles = a->msgs.files ? 1 : 0;
+        a->stage = CS_AN_X_PAIR;
+        return rc;
+    }
+    int rc = par->rank < nparts ? cs__an_p2p_route(&a->ctx, par->rank, par->size, ends, marks, err, errlen) : 0;
+    int all_ok;
+    a->stage = CS_AN_X_ROUTE;
+    if (cs_an_barrier(par, rc == 0, &all_ok) != 0) {
+        if (rc == 0)
+            snprintf(err, errlen, "an analysis process stopped while routing the messages");
+        return -1;
+    }
+    if (rc == 0 && !all_ok) {
+        /* another failed: the root's verdict names it, with its message
+         * (a worker's empty one is not taken for the cause) */
+        if (par->rank == 0)
+            snprintf(err, errlen, "an analysis process could not route its messages");
+        else
+            err[0] = '\0';
+        rc = -1;
+    }
+    char **files = rc == 0 ? cs__an_par_files(scratch, "ends.bin", nparts) : NULL;
+    if (rc == 0 && !files) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = cs__an_p2p_pair_routed(files, nparts, par->rank, &a->msgs, err, errlen);
+    cs__an_par_files_free(files, nparts);
     if (rc == 0 && cs__an_msgs_save(&a->msgs, path) != 0) {
         snprintf(err, errlen, "%s: cannot write the paired messages: %s", path, strerror(errno));
         rc = -1;
@@ -147,11 +221,17 @@ static int cs_an_pair_par(cs_an *a, char *err, size_t errlen)
                 a->msgs.nmsgs += (size_t)v[0];
                 a->msgs.p2p_unmatched += v[1];
             }
-        if (rc == 0 && !(a->msgs.files = cs__an_par_files(a->share->scratch, "msgs.bin", par->size))) {
+        if (rc == 0 && !(a->msgs.files = cs__an_par_files(scratch, "msgs.bin", par->size))) {
             snprintf(err, errlen, "out of memory");
             rc = -1;
         }
         a->msgs.nfiles = a->msgs.files ? par->size : 0;
+        files = rc == 0 ? cs__an_par_files(scratch, "marks.bin", nparts) : NULL;
+        if (rc == 0)
+            rc = files ? cs__an_p2p_marks_read(&a->ctx, files, nparts, &a->steps, err, errlen) : -1;
+        if (rc != 0 && !err[0])
+            snprintf(err, errlen, "out of memory");
+        cs__an_par_files_free(files, nparts);
     }
     free(all);
     free(lens);
@@ -810,6 +890,10 @@ void cs__an_par_finish(const cs_an_share *share, int stage)
     cs_par *par = share->par;
     if (par->size < 2)
         return;
+    if (stage < CS_AN_X_ROUTE) {
+        int all_ok;
+        cs_an_barrier(par, 0, &all_ok);
+    }
     if (stage < CS_AN_X_PAIR) {
         void *all = NULL;
         size_t *lens = calloc((size_t)par->size, sizeof *lens);

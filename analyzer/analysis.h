@@ -247,16 +247,18 @@ typedef struct cs_par cs_par;
 typedef struct cs_an_share {
     cs_par *par;
     const char *scratch;
+    int nparts; /* processes 0..nparts-1 made the parts, part P process P's */
 } cs_an_share;
 /* The analysis of st (an_run.c): by one process when share is NULL, else
  * by the processes of share->par, each matching its share of the
  * collective instances; only the root goes on past the match and writes
  * the results. 0, or -1 with a reason. */
 int cs__an_run(cs_store *st, const cs_an_share *share, FILE *log, char *err, size_t errlen);
-/* The exchanges of a parallel analysis, in order: what every process
- * paired to the root, the root's clocks and steps to all, then every
- * process's match to the root. */
-enum { CS_AN_X_NONE = 0, CS_AN_X_PAIR = 1, CS_AN_X_STEPS = 2, CS_AN_X_MATCH = 3 };
+/* The exchanges of a parallel analysis, in order: every process's routed
+ * message ends written (each process's status to the root, and the
+ * root's verdict to all), what every process paired to the root, the
+ * root's clocks and steps to all, then every process's match to the root. */
+enum { CS_AN_X_NONE = 0, CS_AN_X_ROUTE = 1, CS_AN_X_PAIR = 2, CS_AN_X_STEPS = 3, CS_AN_X_MATCH = 4 };
 /* Those after stage for a process that failed: it takes part in each (an
  * empty share, which the others take as a failure), so that none waits
  * for it forever. */
@@ -273,10 +275,20 @@ void cs__an_par_files_free(char **files, int n);
  * cs__an_p2p_collect pairs the point-to-point messages (raw times) for the
  * alignment and for cs__an_p2p, which writes them aligned. cs__an_verdict
  * sorts the vectors of coll and links in place. */
-/* cs__an_p2p_collect keeps the messages to share of nshares runs of the
- * ranks (0 of 1: all), and the step markers only where marks is not NULL. */
-int cs__an_p2p_collect(cs_an_ctx *ctx, cs_an_msgs *out, cs_an_steps *marks, int share, int nshares, char *err,
-                       size_t errlen);
+int cs__an_p2p_collect(cs_an_ctx *ctx, cs_an_msgs *out, cs_an_steps *marks, char *err, size_t errlen);
+/* The pairing of a parallel analysis, where each process pairs the
+ * messages to its run of the ranks (share of nshares runs of the ranks
+ * present, in their order):
+ * 1. each process that made a part routes the ends of the messages in it
+ *    to their shares, into the file at ends_path, and writes its step
+ *    markers into the file at marks_path;
+ * 2. each process reads its share's ends from the nfiles routed files,
+ *    and pairs them into out (in memory);
+ * 3. the root reads the step markers of the nfiles marker files. */
+int cs__an_p2p_route(cs_an_ctx *ctx, int part, int nshares, const char *ends_path, const char *marks_path, char *err,
+                     size_t errlen);
+int cs__an_p2p_pair_routed(char *const *files, int nfiles, int share, cs_an_msgs *out, char *err, size_t errlen);
+int cs__an_p2p_marks_read(cs_an_ctx *ctx, char *const *files, int nfiles, cs_an_steps *marks, char *err, size_t errlen);
 int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char *err, size_t errlen);
 int cs__an_match_steps(cs_an_ctx *ctx, const cs_an_clocks *clocks, cs_an_steps *out, char *err, size_t errlen);
 /* The per-step tables of nmax steps (zeroed), as cs__an_match_steps

@@ -1130,18 +1130,21 @@ static void cs_done_map_free(cs_done_map *m)
     free(m->aDone);
 }
 
-static int cs_done_map_load(cs_store *st, cs_done_map *m)
+/* The completions of the store, or of its part (prefix "pN."; ""). */
+static int cs_done_map_load(cs_store *st, const char *prefix, cs_done_map *m)
 {
     memset(m, 0, sizeof *m);
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(cs_db(st), "SELECT count(*) FROM completions", -1, &s, NULL) != SQLITE_OK)
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM %scompletions", prefix);
+    if (sqlite3_prepare_v2(cs_db(st), sql, -1, &s, NULL) != SQLITE_OK)
         return -1;
     int64_t n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
     sqlite3_finalize(s);
     if (n < 0 || cs_map_reserve(&m->idx, (size_t)n) != 0)
         return -1;
-    if (sqlite3_prepare_v2(cs_db(st), "SELECT rank, req, COALESCE(source, -1), COALESCE(end_ns, 0) FROM completions",
-                           -1, &s, NULL) != SQLITE_OK)
+    snprintf(sql, sizeof sql, "SELECT rank, req, COALESCE(source, -1), COALESCE(end_ns, 0) FROM %scompletions", prefix);
+    if (sqlite3_prepare_v2(cs_db(st), sql, -1, &s, NULL) != SQLITE_OK)
         return -1;
     int step;
     while ((step = sqlite3_step(s)) == SQLITE_ROW) {
@@ -1160,17 +1163,22 @@ static int cs_done_map_load(cs_store *st, cs_done_map *m)
     return step == SQLITE_DONE ? 0 : -1;
 }
 
-int cs_store_p2p_markers_raw(cs_store *st, int (*cb)(const cs_p2p_op *, void *), void *arg)
+int cs_store_p2p_markers_raw(cs_store *st, int part, int (*cb)(const cs_p2p_op *, void *), void *arg)
 {
-    const char *sql =
-        "SELECT s.id, COALESCE(s.comm, 0), s.rank, CASE o.kind WHEN 'send' THEN 0 WHEN 'recv' THEN 1 WHEN 'sendrecv' THEN 2 ELSE 3 END,"
-        " COALESCE(s.peer, -1), COALESCE(s.peer2, -1), COALESCE(s.tag, -1), COALESCE(s.req, 0), s.begin_ns,"
-        " s.end_ns, o.nonblocking"
-        " FROM span s JOIN ops o ON o.id = s.op"
-        " WHERE s.op IN (SELECT id FROM ops WHERE kind IN ('send', 'recv', 'sendrecv', 'marker'))"
-        " AND (s.comm IS NOT NULL OR o.kind = 'marker')";
+    char prefix[32] = "", sql[1024];
+    if (part >= 0)
+        snprintf(prefix, sizeof prefix, "p%d.", part);
+    snprintf(sql, sizeof sql,
+             "SELECT s.id, COALESCE(s.comm, 0), s.rank, CASE o.kind WHEN 'send' THEN 0 WHEN 'recv' THEN 1 WHEN "
+             "'sendrecv' THEN 2 ELSE 3 END,"
+             " COALESCE(s.peer, -1), COALESCE(s.peer2, -1), COALESCE(s.tag, -1), COALESCE(s.req, 0), s.begin_ns,"
+             " s.end_ns, o.nonblocking"
+             " FROM %sspan s JOIN main.ops o ON o.id = s.op"
+             " WHERE s.op IN (SELECT id FROM main.ops WHERE kind IN ('send', 'recv', 'sendrecv', 'marker'))"
+             " AND (s.comm IS NOT NULL OR o.kind = 'marker')",
+             prefix);
     cs_done_map done;
-    if (cs_done_map_load(st, &done) != 0) {
+    if (cs_done_map_load(st, prefix, &done) != 0) {
         cs_done_map_free(&done);
         return -1;
     }

@@ -323,7 +323,8 @@ typedef struct cs_p2p_op {
     int64_t begin_ns, end_ns;
     int nonblocking;
 } cs_p2p_op;
-int cs_store_p2p_markers_raw(cs_store *st, int (*cb)(const cs_p2p_op *, void *), void *arg);
+/* part >= 0: those of that part of a job read through its parts only. */
+int cs_store_p2p_markers_raw(cs_store *st, int part, int (*cb)(const cs_p2p_op *, void *), void *arg);
 
 /* The job's size as its processes said (MAX(world_size)); 0 when no
  * process said, -1 on error. */

@@ -8,9 +8,12 @@
 #   K=2  `collscope analyze --force -j 2 --via workers DIR`
 #   2x1  (with --ceiling) two serial analyses of two copies at once: what
 #        this machine gives two processes that share nothing
-# and prints the wall time, the speed-up over K=1, the peak resident memory
-# of the largest process (mapped store pages included) against K=1's, each
-# process's peak and CPU, and the bytes the processes exchanged; with
+# and prints the wall time, the speed-up over K=1, the largest process's
+# peak private memory (RssAnon: what it allocated, sampled every 250 ms)
+# and peak resident memory (VmHWM: the store pages it mapped counted
+# whole), each against K=1's, each process's private, proportional (Pss:
+# a page mapped by n processes counts 1/n) and resident peaks and CPU, and
+# the bytes the processes exchanged (COLLSCOPE_PAR_STATS); with
 # --check, that both analyses wrote the same tables; with COLLSCOPE_AN_TIMES
 # set, each run's pass times as well. Not part of make
 # check. Usage (from the build folder):
@@ -21,7 +24,6 @@ B=${B:-$(pwd)}
 GEN=$B/bench/gen_trace
 CS=$B/analyzer/collscope
 [ -x "$GEN" ] && [ -x "$CS" ] || { echo "build first: $GEN, $CS"; exit 1; }
-[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (GNU time)"; exit 1; }
 RANKS=1024 KEEP="" CEILING=0 CHECK=0
 while [ $# -gt 0 ]; do
   case $1 in
@@ -38,7 +40,42 @@ trap 'rm -rf "$W"' EXIT
 now() { date +%s.%N; }
 TABLES="instances waits steps rank_stats stragglers p2p tails models proposals layout slowdown clocks"
 tables() { for t in $TABLES; do sqlite3 "$1/results.db" "SELECT * FROM $t" | md5sum; done | md5sum | cut -c1-12; }
-printf "%-6s %-10s %-4s %8s %7s %9s %7s  %s\n" ranks spans K wall_s speedup peak_MB mem/K1 "per process (peak MB, cpu s, bytes sent/received)"
+printf "%-6s %-10s %-3s %8s %7s %8s %6s %8s %6s  %s\n" ranks spans K wall_s speedup priv_MB /K1 peak_MB /K1 \
+  "per process: private / pss / peak MB, cpu s, bytes sent/received"
+# run K JOB: analyse JOB with K processes (K=1: the one-process analysis),
+# its statistics in $W/eK; prints the line of the table
+run() {
+  sync
+  t0=$(now)
+  if [ "$1" = 1 ]; then
+    COLLSCOPE_PAR_STATS=1 "$CS" analyze --force "$2" > /dev/null 2> "$W/e$1" || { cat "$W/e$1"; exit 1; }
+  else
+    COLLSCOPE_PAR_STATS=1 "$CS" analyze --force -j "$1" --via workers "$2" > /dev/null 2> "$W/e$1" ||
+      { cat "$W/e$1"; exit 1; }
+  fi
+  t1=$(now)
+  awk -v r="$RANKS" -v n="$n" -v k="$1" -v w="$(echo "$t1 - $t0" | bc)" -v ref="${REF:-}" '
+    /^collscope: process [0-9]+: peak memory/ {
+      p = $3; sub(":", "", p); hwm = $6; priv = $9; pss = $12; cpu = $15; sent = $18; recv = $21
+      if (hwm > maxhwm) maxhwm = hwm
+      if (priv > maxpriv) maxpriv = priv
+      line = line sprintf("%s%s: %d / %d / %d MB, %.1f s, %d/%d B", line ? "; " : "", p, priv / 1024, pss / 1024,
+        hwm / 1024, cpu, sent, recv)
+      bytes += sent
+    }
+    END {
+      split(ref, R, " ")  # K=1 wall, private, peak
+      if (ref == "") { R[1] = w; R[2] = maxpriv; R[3] = maxhwm }
+      printf "%-6d %-10d %-3d %8.2f %7.2f %8d %6.2f %8d %6.2f  %s\n", r, n, k, w, R[1] / w, maxpriv / 1024,
+        maxpriv / R[2], maxhwm / 1024, maxhwm / R[3], line
+      if (k > 1)
+        printf "%-6s %-10s %-3s %8s %7s %8s %6s %8s %6s  exchanged in all: %.1f MB\n", "", "", "", "", "", "", "", "",
+          "", bytes / 1e6
+      printf "%s %d %d\n", w, maxpriv, maxhwm > "/dev/stderr"
+    }' "$W/e$1" 2> "$W/ref$1"
+  [ -n "${COLLSCOPE_AN_TIMES:-}" ] && grep -E '^collscope: (pass|process [0-9]+: its part)' "$W/e$1" | sed "s/^/       K=$1 /"
+  return 0
+}
 for n in $SIZES; do
   job=$W/job
   if [ -n "$KEEP" ]; then
@@ -49,35 +86,11 @@ for n in $SIZES; do
     rm -rf "$job"
     "$GEN" "$job" --rank-stores --ranks "$RANKS" --spans "$n" --persistent 7:5000 > "$W/gen" 2>&1 || { cat "$W/gen"; exit 1; }
   fi
-  # K=1
-  sync
-  t0=$(now)
-  /usr/bin/time -f "%M %U %S" -o "$W/t1" "$CS" analyze --force "$job" > /dev/null 2> "$W/e1" || { cat "$W/e1"; exit 1; }
-  t1=$(now)
-  read -r kb1 u1 s1 < "$W/t1"
-  w1=$(echo "$t1 - $t0" | bc)
+  REF="" run 1 "$job"
+  REF=$(cat "$W/ref1")
+  w1=${REF%% *}
   [ "$CHECK" = 1 ] && sum1=$(tables "$job")
-  [ -n "${COLLSCOPE_AN_TIMES:-}" ] && grep -E '^collscope: (pass|process [0-9]+: its part)' "$W/e1" | sed 's/^/       K=1 /'
-  printf "%-6d %-10d %-4s %8.2f %7s %9d %7s  0: %d MB, %.1f s\n" "$RANKS" "$n" 1 "$w1" "1.00" $((kb1 / 1024)) "1.00" \
-    $((kb1 / 1024)) "$(echo "$u1 + $s1" | bc)"
-  # K=2
-  sync
-  t0=$(now)
-  COLLSCOPE_PAR_STATS=1 "$CS" analyze --force -j 2 --via workers "$job" > /dev/null 2> "$W/e2" || { cat "$W/e2"; exit 1; }
-  t1=$(now)
-  w2=$(echo "$t1 - $t0" | bc)
-  awk -v r="$RANKS" -v n="$n" -v w1="$w1" -v w2="$w2" -v kb1="$kb1" '
-    /^collscope: process [0-9]+: peak memory/ {
-      p = $3; sub(":", "", p); kb = $6; cpu = $9; sent = $12; recv = $15
-      if (kb > max) max = kb
-      line = line sprintf("%s%s: %d MB, %.1f s, %d/%d B", line ? "; " : "", p, kb / 1024, cpu, sent, recv)
-      bytes += sent
-    }
-    END {
-      printf "%-6d %-10d %-4s %8.2f %7.2f %9d %7.2f  %s\n", r, n, 2, w2, w1 / w2, max / 1024, max / kb1, line
-      printf "%-6s %-10s %-4s %8s %7s %9s %7s  exchanged in all: %.1f MB\n", "", "", "", "", "", "", "", bytes / 1e6
-    }' "$W/e2"
-  [ -n "${COLLSCOPE_AN_TIMES:-}" ] && grep -E '^collscope: (pass|process [0-9]+: its part)' "$W/e2" | sed 's/^/       K=2 /'
+  REF=$REF run 2 "$job"
   if [ "$CHECK" = 1 ]; then
     sum2=$(tables "$job")
     [ "$sum1" = "$sum2" ] && echo "       K=1 and K=2 wrote the same tables ($sum1)" ||

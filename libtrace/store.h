@@ -145,6 +145,7 @@ typedef struct cs_store_part {
     int nfaults;            /* rank stores left out */
     uint64_t sum;           /* its share of the job fingerprint */
     int64_t min_id, max_id; /* its span ids (min > max: none) */
+    int64_t spans;          /* its span rows */
     char faults[3000];      /* "FILE (why); ..." */
 } cs_store_part;
 /* Part `part` of nparts of the job of DIR/index.db, written at path: the

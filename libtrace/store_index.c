@@ -477,10 +477,12 @@ int cs_store_job_part(const char *dir, const char *path, int part, int nparts, c
     sqlite3_stmt *s;
     out->min_id = 1;
     out->max_id = 0;
-    if (rc == 0 && sqlite3_prepare_v2(job->db, "SELECT min(id), max(id) FROM span", -1, &s, NULL) == SQLITE_OK) {
+    if (rc == 0 &&
+        sqlite3_prepare_v2(job->db, "SELECT min(id), max(id), count(*) FROM span", -1, &s, NULL) == SQLITE_OK) {
         if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) {
             out->min_id = sqlite3_column_int64(s, 0);
             out->max_id = sqlite3_column_int64(s, 1);
+            out->spans = sqlite3_column_int64(s, 2);
         }
         sqlite3_finalize(s);
     }

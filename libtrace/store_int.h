@@ -22,6 +22,7 @@ struct cs_store {
     /* A job read through parts (cs_store_open_parts): attached as p0..,
      * their span rows read through temporary views; 0 otherwise. */
     int nparts;
+    int64_t spans; /* with parts: the span rows of all (cs_store_part.spans) */
 };
 
 /* Bytes of a store mapped for reading (SQLite's mmap_size, capped by

@@ -101,6 +101,7 @@ int cs_store_open_parts(const char *dir, char *const *parts, int nparts, const c
         }
     }
     st->nparts = nparts;
+    st->spans = total->spans;
     cs__store_job_meta(st, dir, total);
     *out = st;
     return 0;
