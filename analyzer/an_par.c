@@ -23,11 +23,13 @@
 #include "analyzer/par.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -98,16 +100,19 @@ static int cs_par_reports(cs_par *par, const cs_par_report *mine, cs_par_report 
     return 0;
 }
 
-/* Remove what the processes left in the private folder, then the folder. */
-static void cs_par_clean(const char *scratch)
+/* Remove what the processes left in the private folder, then the folder:
+ * 0, or -1 when the folder stays (errno says why: a file not of ours). */
+static int cs_par_clean(const char *scratch)
 {
     DIR *d = opendir(scratch);
     if (d) {
         struct dirent *e;
         while ((e = readdir(d))) {
-            /* only the names the analysis makes: part-, view-, match-N.db
-             * and SQLite's side files of them, ends-, marks-, msgs-N.bin */
-            static const char *const ours[] = { "part-", "view-", "match-", "ends-", "marks-", "msgs-" };
+            /* only the names the analysis makes: part-, view-, match-,
+             * results-N.db and SQLite's side files of them, ends-, marks-,
+             * msgs-N.bin, and the root's lock */
+            static const char *const ours[] = { "part-",  "view-", "match-",   "ends-",
+                                                "marks-", "msgs-", "results-", "lock" };
             size_t k = 0;
             while (k < sizeof ours / sizeof ours[0] && strncmp(e->d_name, ours[k], strlen(ours[k])) != 0)
                 k++;
@@ -119,7 +124,58 @@ static void cs_par_clean(const char *scratch)
         }
         closedir(d);
     }
-    rmdir(scratch);
+    return rmdir(scratch);
+}
+
+/* The root's end of its private folder. It is renamed first: a process
+ * still at work (the root gives up on the others when one stops) makes
+ * its files by the folder's path, so none can appear in it once it has
+ * another name, and the folder can be emptied and removed. */
+static void cs_par_clean_own(const char *scratch)
+{
+    char gone[4200];
+    snprintf(gone, sizeof gone, "%s.gone", scratch);
+    cs_par_clean(rename(scratch, gone) == 0 ? gone : scratch);
+}
+
+/* The private folders of analyses of dir that stopped without removing
+ * theirs (killed, their machine down): a folder of ours is in use while
+ * its root holds the lock on SCRATCH/lock (flock, as long as it runs), so
+ * one whose lock can be taken is left over, and so is one with no lock
+ * file an hour after it was made (the root takes the lock at once).
+ * Folders of other users, and links, are not touched. */
+static void cs_par_clean_stale(const char *dir, FILE *log)
+{
+    static const char stem[] = ".collscope-analyze.";
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (strncmp(e->d_name, stem, sizeof stem - 1) != 0)
+            continue;
+        char p[4200], lock[4300];
+        struct stat sb;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (lstat(p, &sb) != 0 || !S_ISDIR(sb.st_mode) || sb.st_uid != geteuid())
+            continue;
+        snprintf(lock, sizeof lock, "%s/lock", p);
+        int fd = open(lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        int stale = fd >= 0 ? flock(fd, LOCK_EX | LOCK_NB) == 0 : errno == ENOENT && time(NULL) - sb.st_mtime > 3600;
+        if (fd >= 0)
+            close(fd);
+        if (stale && log) {
+            if (cs_par_clean(p) == 0)
+                fprintf(log, "collscope: %s: removed: the private folder of an analysis that stopped before its end\n",
+                        p);
+            else
+                fprintf(log,
+                        "collscope: %s: the private folder of an analysis that stopped before its end is left: %s\n", p,
+                        strerror(errno));
+        } else if (stale) {
+            cs_par_clean(p);
+        }
+    }
+    if (d)
+        closedir(d);
 }
 
 /* The spans of the part at path pass the analysis's input checks (each
@@ -137,8 +193,10 @@ static int cs_par_check_part(const char *dir, const char *path, char *err, size_
     return rc;
 }
 
-/* The root's plan: keep a current analysis, or where to work. */
-static void cs_par_decide(const char *dir, int force, cs_par *par, cs_par_plan *plan, char *err, size_t errlen)
+/* The root's plan: keep a current analysis, or where to work (its
+ * private folder, whose lock the root holds on *lock while it works). */
+static void cs_par_decide(const char *dir, int force, cs_par *par, cs_par_plan *plan, int *lock, FILE *log, char *err,
+                          size_t errlen)
 {
     memset(plan, 0, sizeof *plan);
     plan->action = CS_PAR_FAIL;
@@ -153,9 +211,21 @@ static void cs_par_decide(const char *dir, int force, cs_par *par, cs_par_plan *
         plan->action = CS_PAR_KEEP;
         return;
     }
+    cs_par_clean_stale(dir, log);
     snprintf(plan->scratch, sizeof plan->scratch, "%s/.collscope-analyze.XXXXXX", dir);
     if (!mkdtemp(plan->scratch)) {
         snprintf(err, errlen, "%s: cannot make the analysis's private folder there: %s", dir, strerror(errno));
+        return;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/lock", plan->scratch);
+    *lock = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (*lock < 0 || flock(*lock, LOCK_EX) != 0) {
+        snprintf(err, errlen, "%s: cannot lock the analysis's private folder: %s", plan->scratch, strerror(errno));
+        if (*lock >= 0)
+            close(*lock);
+        *lock = -1;
+        cs_par_clean(plan->scratch);
         return;
     }
     int max = cs_store_parts_max();
@@ -218,7 +288,8 @@ static int cs_par_analyse(const char *dir, const cs_par_plan *plan, const cs_sto
     /* the spans were checked part by part, by the processes that made them */
     if (rc == 0)
         rc = cs_store_analysis_check_tables(st, err, errlen);
-    cs_an_share share = { par, plan->scratch, plan->nparts };
+    int matched = 0;
+    cs_an_share share = { par, plan->scratch, plan->nparts, &matched };
     if (rc == 0) {
         if (par->rank == 0 && total->nfaults) {
             char from[8], note[3300];
@@ -231,19 +302,54 @@ static int cs_par_analyse(const char *dir, const cs_par_plan *plan, const cs_sto
         /* the analysis's exchanges, with an empty share: this one failed */
         cs__an_par_finish(&share, CS_AN_X_NONE);
     }
+    /* The waits are in the processes' match stores. Process 1 copies them
+     * into the results' file (SCRATCH/results-1.db) while the root runs
+     * its passes after the match, and says how it went (X3); the root then
+     * adds its tables to that file, or copies the waits itself where
+     * process 1 could not. */
+    char **match = cs__an_par_files(plan->scratch, "match", par->size);
+    char waits_file[4200];
+    cs__an_par_file(waits_file, sizeof waits_file, plan->scratch, "results", 1);
+    int waits_ok = 0;
+    if (par->size > 1) {
+        int32_t wrc = -1;
+        if (par->rank == 1 && rc == 0 && matched && match) {
+            char werr[1024];
+            wrc = cs_store_results_waits_file(waits_file, match, par->size, werr, sizeof werr);
+        }
+        void *all = NULL;
+        size_t *lens = calloc((size_t)par->size, sizeof *lens);
+        if (!lens || par->gather(par, &wrc, sizeof wrc, &all, lens) != 0) {
+            if (rc == 0 && par->rank == 0)
+                snprintf(err, errlen, "an analysis process stopped while the waits were copied");
+            rc = -1;
+        } else if (par->rank == 0 && lens[1] == sizeof wrc) {
+            memcpy(&wrc, (char *)all + lens[0], sizeof wrc);
+            waits_ok = wrc == 0;
+        }
+        free(all);
+        free(lens);
+    }
     if (rc == 0 && par->rank == 0) {
         char results[4200], notes[2048] = "";
         snprintf(results, sizeof results, "%s/results.db", dir);
-        /* the waits are in the processes' match stores */
-        char **match = cs__an_par_files(plan->scratch, "match", par->size);
-        rc = match ? cs_store_analysis_save_from(st, results, match, par->size, err, errlen) : -1;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        rc = match
+                 ? cs_store_analysis_save_from(st, results, match, par->size, waits_ok ? waits_file : NULL, err, errlen)
+                 : -1;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (log && getenv("COLLSCOPE_AN_TIMES"))
+            fprintf(log, "collscope: pass save     %.3f s (%s)\n",
+                    (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
+                    waits_ok ? "the waits copied by process 1" : "the waits copied here");
         if (rc != 0 && !err[0])
             snprintf(err, errlen, "out of memory");
-        cs__an_par_files_free(match, par->size);
         cs_store_meta_get(st, "analysis_notes", notes, sizeof notes);
         if (rc == 0)
             cs_par_log(log, "", notes);
     }
+    cs__an_par_files_free(match, par->size);
     cs_store_close(st);
     if (rc == 0 && total->nfaults)
         rc = 1;
@@ -364,11 +470,14 @@ static int cs_par_run(const char *dir, int force, cs_par *par, FILE *log, char *
     cs_par_plan plan;
     memset(&plan, 0, sizeof plan);
     char why[1024] = "";
+    int lock = -1; /* the root's, on its private folder */
     if (par->rank == 0)
-        cs_par_decide(dir, force, par, &plan, why, sizeof why);
+        cs_par_decide(dir, force, par, &plan, &lock, log, why, sizeof why);
     if (cs_par_share(par, &plan, sizeof plan) != 0) {
         if (par->rank == 0 && plan.action == CS_PAR_SPLIT)
-            cs_par_clean(plan.scratch);
+            cs_par_clean_own(plan.scratch);
+        if (lock >= 0)
+            close(lock);
         snprintf(err, errlen, "an analysis process stopped before the work began");
         return -1;
     }
@@ -440,7 +549,9 @@ static int cs_par_run(const char *dir, int force, cs_par *par, FILE *log, char *
     int lost = cs_par_reports(par, &mine, &all) != 0;
     if (par->rank == 0) {
         if (plan.action != CS_PAR_KEEP && plan.scratch[0] && plan.action != CS_PAR_FAIL)
-            cs_par_clean(plan.scratch);
+            cs_par_clean_own(plan.scratch);
+        if (lock >= 0)
+            close(lock);
         /* a process that failed is the cause of the root's failure (one
          * that failed only as another did says nothing) */
         for (int r = 1; !lost && r < par->size; r++)

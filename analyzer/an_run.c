@@ -599,6 +599,29 @@ static int cs_an_match_par(cs_an *a, char *err, size_t errlen)
     cs_vec_free(&v);
     if (times)
         cs_an_timer_print(stderr, "gathered", &t0);
+    /* every match store is closed now: the root says whether all are whole
+     * (process 1 then copies their waits while the root goes on) */
+    int64_t whole = par->rank == 0;
+    for (int r = 0; par->rank == 0 && r < par->size; r++)
+        if (lens[r] == 0)
+            whole = 0;
+    void *wb = &whole;
+    size_t wn = sizeof whole;
+    a->stage = CS_AN_X_MATCHED;
+    if (par->bcast(par, &wb, &wn) != 0) {
+        free(lens);
+        free(all);
+        if (rc == 0)
+            snprintf(err, errlen, "an analysis process stopped after the match");
+        return -1;
+    }
+    if (par->rank != 0) {
+        if (wn == sizeof whole)
+            memcpy(&whole, wb, sizeof whole);
+        free(wb);
+    }
+    if (a->share->matched)
+        *a->share->matched = whole == 1;
     if (par->rank != 0) {
         free(lens);
         a->done = 1;
@@ -916,5 +939,12 @@ void cs__an_par_finish(const cs_an_share *share, int stage)
             par->gather(par, NULL, 0, &all, lens);
         free(all);
         free(lens);
+    }
+    if (stage < CS_AN_X_MATCHED) {
+        int64_t whole = 0;
+        void *b = &whole;
+        size_t n = sizeof whole;
+        if (par->bcast(par, &b, &n) == 0 && par->rank != 0)
+            free(b);
     }
 }

@@ -247,7 +247,8 @@ typedef struct cs_par cs_par;
 typedef struct cs_an_share {
     cs_par *par;
     const char *scratch;
-    int nparts; /* processes 0..nparts-1 made the parts, part P process P's */
+    int nparts;   /* processes 0..nparts-1 made the parts, part P process P's */
+    int *matched; /* set by cs__an_run: 1 when every process's match store is whole */
 } cs_an_share;
 /* The analysis of st (an_run.c): by one process when share is NULL, else
  * by the processes of share->par, each matching its share of the
@@ -257,8 +258,16 @@ int cs__an_run(cs_store *st, const cs_an_share *share, FILE *log, char *err, siz
 /* The exchanges of a parallel analysis, in order: every process's routed
  * message ends written (each process's status to the root, and the
  * root's verdict to all), what every process paired to the root, the
- * root's clocks and steps to all, then every process's match to the root. */
-enum { CS_AN_X_NONE = 0, CS_AN_X_ROUTE = 1, CS_AN_X_PAIR = 2, CS_AN_X_STEPS = 3, CS_AN_X_MATCH = 4 };
+ * root's clocks and steps to all, every process's match to the root, then
+ * the root's word that every match store is whole and closed. */
+enum {
+    CS_AN_X_NONE = 0,
+    CS_AN_X_ROUTE = 1,
+    CS_AN_X_PAIR = 2,
+    CS_AN_X_STEPS = 3,
+    CS_AN_X_MATCH = 4,
+    CS_AN_X_MATCHED = 5
+};
 /* Those after stage for a process that failed: it takes part in each (an
  * empty share, which the others take as a failure), so that none waits
  * for it forever. */

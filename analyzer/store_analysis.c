@@ -207,18 +207,23 @@ int cs_store_analysis_current(cs_store *st)
 static const char *const cs_results_tables[] = { "instances",  "waits", "steps", "rank_stats", "layout",    "slowdown",
                                                  "stragglers", "p2p",   "tails", "models",     "proposals", "clocks" };
 
-/* The waits of the stores files[0..n) into the results file at path (whose
- * waits table is empty), by span as one process writes them: merged by
- * SQLite when they can all be attached at once, else gathered a batch at
- * a time into a table keyed by span and copied from it in order. */
-static int cs_results_waits(const char *path, char *const *files, int n, char *err, size_t errlen)
+/* The waits of the stores files[0..n) into the results file at path, by
+ * span as one process writes them: merged by SQLite when they can all be
+ * attached at once, else gathered a batch at a time into a table keyed by
+ * span and copied from it in order. The file's waits table is empty, or,
+ * when create is set, the file is new and the table is made like the
+ * stores' (CREATE TABLE AS, as the other results tables are made). */
+static int cs_results_waits(const char *path, int create, char *const *files, int n, char *err, size_t errlen)
 {
     sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
         cs_store_sql_fail(err, errlen, "cannot write %s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close_v2(db);
         return -1;
     }
+    /* the stores are read by the root at the same time */
+    sqlite3_busy_timeout(db, 60000);
     int max = sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, -1);
     int ok = max > 0 && sqlite3_exec(db,
                                      "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=FILE;"
@@ -232,6 +237,9 @@ static int cs_results_waits(const char *path, char *const *files, int n, char *e
             ok = sql && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
             sqlite3_free(sql);
         }
+        if (ok && create && b == 0)
+            ok = sqlite3_exec(db, "CREATE TABLE main.waits AS SELECT * FROM m0.waits WHERE 0", NULL, NULL, NULL) ==
+                 SQLITE_OK;
         sqlite3_str *q = sqlite3_str_new(db);
         sqlite3_str_appendf(q, "BEGIN; INSERT INTO %s SELECT * FROM (", into);
         for (int i = b; i < e; i++)
@@ -258,16 +266,34 @@ static int cs_results_waits(const char *path, char *const *files, int n, char *e
 
 int cs_store_analysis_save(cs_store *st, const char *path, char *err, size_t errlen)
 {
-    return cs_store_analysis_save_from(st, path, NULL, 0, err, errlen);
+    return cs_store_analysis_save_from(st, path, NULL, 0, NULL, err, errlen);
 }
 
-int cs_store_analysis_save_from(cs_store *st, const char *path, char *const *waits_from, int n, char *err,
-                                size_t errlen)
+int cs_store_results_waits_file(const char *path, char *const *waits_from, int n, char *err, size_t errlen)
+{
+    if (n < 1) {
+        snprintf(err, errlen, "%s: no store to take the waits from", path);
+        return -1;
+    }
+    unlink(path);
+    if (cs_results_waits(path, 1, waits_from, n, err, errlen) != 0) {
+        unlink(path);
+        return -1;
+    }
+    return 0;
+}
+
+int cs_store_analysis_save_from(cs_store *st, const char *path, char *const *waits_from, int n, const char *waits_file,
+                                char *err, size_t errlen)
 {
     sqlite3 *db = cs_db(st);
     char tmp[4200], sql[256];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    unlink(tmp);
+    if (waits_file) {
+        snprintf(tmp, sizeof tmp, "%s", waits_file);
+    } else {
+        snprintf(tmp, sizeof tmp, "%s.tmp", path);
+        unlink(tmp);
+    }
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(db, "ATTACH DATABASE ? AS res", -1, &s, NULL) != SQLITE_OK)
         return cs_store_sql_fail(err, errlen, "%s: %s", tmp, sqlite3_errmsg(db));
@@ -279,6 +305,8 @@ int cs_store_analysis_save_from(cs_store *st, const char *path, char *const *wai
     ok = sqlite3_exec(db, "PRAGMA res.journal_mode=OFF; BEGIN; CREATE TABLE res.meta AS SELECT * FROM main.meta", NULL,
                       NULL, NULL) == SQLITE_OK;
     for (size_t i = 0; ok && i < sizeof cs_results_tables / sizeof cs_results_tables[0]; i++) {
+        if (waits_file && strcmp(cs_results_tables[i], "waits") == 0)
+            continue; /* there already */
         snprintf(sql, sizeof sql, "CREATE TABLE res.%s AS SELECT * FROM main.%s", cs_results_tables[i],
                  cs_results_tables[i]);
         ok = sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
@@ -290,7 +318,7 @@ int cs_store_analysis_save_from(cs_store *st, const char *path, char *const *wai
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     }
     sqlite3_exec(db, "DETACH DATABASE res", NULL, NULL, NULL);
-    if (ok && n > 0 && cs_results_waits(tmp, waits_from, n, err, errlen) != 0)
+    if (ok && !waits_file && n > 0 && cs_results_waits(tmp, 0, waits_from, n, err, errlen) != 0)
         ok = 0;
     if (ok && rename(tmp, path) != 0) {
         cs_store_sql_fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
@@ -789,6 +817,7 @@ int cs_awriter_copy_instances(cs_awriter *w, char *const *files, int n, char *er
         sqlite3 *db = NULL;
         sqlite3_stmt *s = NULL;
         if (sqlite3_open_v2(files[i], &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+            sqlite3_busy_timeout(db, 60000) != SQLITE_OK ||
             sqlite3_prepare_v2(db, "SELECT " CS_INST_COLS " FROM instances ORDER BY comm, seq", -1, &s, NULL) !=
                 SQLITE_OK) {
             cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", files[i], db ? sqlite3_errmsg(db) : "no memory");

@@ -188,9 +188,18 @@ int cs_store_analysis_current(cs_store *st);
  * at path (renamed into place when whole). 0, or -1 with a reason. */
 int cs_store_analysis_save(cs_store *st, const char *path, char *err, size_t errlen);
 /* The same, with the waits taken from the stores waits_from[0..n) (the
- * processes of a parallel analysis wrote them there) in span order. */
-int cs_store_analysis_save_from(cs_store *st, const char *path, char *const *waits_from, int n, char *err,
-                                size_t errlen);
+ * processes of a parallel analysis wrote them there) in span order; or,
+ * when waits_file is not NULL, with the file that
+ * cs_store_results_waits_file made from them (another process, while this
+ * one ran its last passes): the other tables go into it, and it is
+ * renamed to path. */
+int cs_store_analysis_save_from(cs_store *st, const char *path, char *const *waits_from, int n, const char *waits_file,
+                                char *err, size_t errlen);
+/* A new file at path (removed first: the caller's own) holding only the
+ * results' waits table, taken from the stores waits_from[0..n) in span
+ * order, for cs_store_analysis_save_from. 0, or -1 with a reason (and no
+ * file). */
+int cs_store_results_waits_file(const char *path, char *const *waits_from, int n, char *err, size_t errlen);
 /* Take the stored analysis of the results store at path into st when it
  * was made from the same job (meta job_fingerprint) by this analysis
  * version: 1 when taken, 0 when it was not (absent, of another job or

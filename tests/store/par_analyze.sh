@@ -27,7 +27,9 @@
 # - A worker that stops while the messages are routed, paired or the
 #   collectives matched ends the analysis with one message naming it,
 #   exit 1, no results.db, no private folder, no process left.
-# - No private folder (.collscope-analyze.*) is left in any job.
+# - No private folder (.collscope-analyze.*) is left in any job; one left
+#   by an analysis that was killed, or planted with a free lock, is removed
+#   by the next analysis; one in use, another user's or a link is not.
 . "$srcdir/tests/lib.sh"
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip "$PY not installed"
@@ -178,9 +180,10 @@ fi
 
 # a worker that stops in the middle of the work (its Nth exchange: 4 the
 # barrier after the message ends are routed, 6 the paired messages' counts,
-# 8 the match's sums): one message naming it, exit 1, no results.db, no
-# private folder, no process left
-for x in 4 6 8; do
+# 8 the match's sums, 10 process 1's word that it copied the waits into the
+# results' file): one message naming it, exit 1, no results.db, no private
+# folder, no process left
+for x in 4 6 8 10; do
   rm -rf "$T/kx"
   cp -a "$T/job" "$T/kx"
   COLLSCOPE_PAR_TEST_KILL=1:$x "$COLLSCOPE" analyze -j 3 --via workers "$T/kx" > /dev/null 2> "$T/kx.err"
@@ -191,7 +194,7 @@ for x in 4 6 8; do
   left=$(pgrep -f "analyze -j 3 --via workers $T/kx" || true)
   [ -z "$left" ] || fail "exchange $x: processes left: $left"
 done
-echo "ok: a worker stopped in routing, pairing or the match ends the analysis cleanly"
+echo "ok: a worker stopped in routing, pairing, the match or the copy of the waits ends the analysis cleanly"
 
 # a rank store missing and one corrupt
 cp -a "$T/job" "$T/bad1"
@@ -224,4 +227,48 @@ for k in 1 3; do
   ls -a "$T/bad3" | grep -q '^\.collscope-analyze' && fail "K=$k: the private folder was left"
 done
 echo "ok: a damaged span is reported by the part that holds it (K=1 and 3)"
+
+# private folders left by analyses that stopped: the root of a -j 2 run
+# killed (SIGKILL) once its part is being made, and a planted one whose
+# lock nobody holds, are removed by the next analysis, with one line each;
+# one whose lock is held (an analysis at work), one of another user, and
+# a link named like one are left alone
+cp -a "$T/job" "$T/st"
+"$COLLSCOPE" analyze -j 2 --via workers "$T/st" > /dev/null 2>&1 &
+victim=$!
+i=0
+until ls "$T"/st/.collscope-analyze.*/part-0.db > /dev/null 2>&1 || [ $i -ge 200 ]; do
+  sleep 0.05
+  i=$((i + 1))
+done
+kill -9 $victim 2> /dev/null
+wait $victim 2> /dev/null
+killed=$(ls -d "$T"/st/.collscope-analyze.* 2> /dev/null)
+[ -n "$killed" ] || fail "stale folders: the killed analysis left no private folder to clean (it ran past its part?)"
+mkdir "$T/st/.collscope-analyze.dead01" "$T/st/.collscope-analyze.live01" "$T/st/.collscope-analyze.other1" \
+  "$T/elsewhere"
+for d in dead01 live01 other1; do : > "$T/st/.collscope-analyze.$d/lock"; : > "$T/st/.collscope-analyze.$d/part-0.db"; done
+: > "$T/elsewhere/lock"
+: > "$T/elsewhere/part-0.db"
+ln -s "$T/elsewhere" "$T/st/.collscope-analyze.link01"
+chown -R nobody "$T/st/.collscope-analyze.other1" 2> /dev/null || rm -rf "$T/st/.collscope-analyze.other1"
+flock "$T/st/.collscope-analyze.live01/lock" sleep 60 &
+holder=$!
+sleep 0.3
+"$COLLSCOPE" analyze "$T/st" > /dev/null 2> "$T/st.err" || { cat "$T/st.err"; fail "stale folders: the analysis failed"; }
+kill $holder 2> /dev/null
+for d in $killed "$T/st/.collscope-analyze.dead01"; do
+  [ ! -e "$d" ] || fail "stale folders: $d was not removed"
+  grep -qF "$d: removed: the private folder of an analysis that stopped" "$T/st.err" ||
+    { cat "$T/st.err"; fail "stale folders: the removal of $d is not told"; }
+done
+[ -f "$T/st/.collscope-analyze.live01/part-0.db" ] || fail "stale folders: a folder in use was removed"
+[ ! -d "$T/st/.collscope-analyze.other1" ] || [ -f "$T/st/.collscope-analyze.other1/part-0.db" ] ||
+  fail "stale folders: another user's folder was removed"
+[ -L "$T/st/.collscope-analyze.link01" ] && [ -f "$T/elsewhere/part-0.db" ] ||
+  fail "stale folders: a link (or what it points to) was removed"
+[ "$(grep -c 'removed: the private folder' "$T/st.err")" = "$(echo $killed | wc -w | awk '{print $1 + 1}')" ] ||
+  { cat "$T/st.err"; fail "stale folders: other folders reported removed"; }
+rm -rf "$T"/st/.collscope-analyze.* "$T/elsewhere"
+echo "ok: private folders of stopped analyses are removed by the next, and only those"
 pass
