@@ -204,6 +204,7 @@ static void cs_par_decide(const char *dir, int force, cs_par *par, cs_par_plan *
         plan->action = CS_PAR_ONE; /* one trace.db: read by one process */
         return;
     }
+    cs_par_clean_stale(dir, log);
     char fp[256], results[4200];
     snprintf(results, sizeof results, "%s/results.db", dir);
     if (!force && cs_store_job_fingerprint(dir, fp, sizeof fp, err, errlen) == 0 &&
@@ -211,7 +212,6 @@ static void cs_par_decide(const char *dir, int force, cs_par *par, cs_par_plan *
         plan->action = CS_PAR_KEEP;
         return;
     }
-    cs_par_clean_stale(dir, log);
     snprintf(plan->scratch, sizeof plan->scratch, "%s/.collscope-analyze.XXXXXX", dir);
     if (!mkdtemp(plan->scratch)) {
         snprintf(err, errlen, "%s: cannot make the analysis's private folder there: %s", dir, strerror(errno));

@@ -256,7 +256,9 @@ flock "$T/st/.collscope-analyze.live01/lock" sleep 60 &
 holder=$!
 sleep 0.3
 "$COLLSCOPE" analyze "$T/st" > /dev/null 2> "$T/st.err" || { cat "$T/st.err"; fail "stale folders: the analysis failed"; }
+pkill -P $holder 2> /dev/null
 kill $holder 2> /dev/null
+wait $holder 2> /dev/null
 for d in $killed "$T/st/.collscope-analyze.dead01"; do
   [ ! -e "$d" ] || fail "stale folders: $d was not removed"
   grep -qF "$d: removed: the private folder of an analysis that stopped" "$T/st.err" ||
@@ -270,5 +272,11 @@ done
 [ "$(grep -c 'removed: the private folder' "$T/st.err")" = "$(echo $killed | wc -w | awk '{print $1 + 1}')" ] ||
   { cat "$T/st.err"; fail "stale folders: other folders reported removed"; }
 rm -rf "$T"/st/.collscope-analyze.* "$T/elsewhere"
+# a folder left while the results are current goes too (the analysis
+# keeps them and does nothing else)
+mkdir "$T/st/.collscope-analyze.dead02"
+: > "$T/st/.collscope-analyze.dead02/lock"
+"$COLLSCOPE" analyze "$T/st" > /dev/null 2> "$T/st.err" || { cat "$T/st.err"; fail "stale folders: a current analysis failed"; }
+[ ! -e "$T/st/.collscope-analyze.dead02" ] || fail "stale folders: left while the results are current"
 echo "ok: private folders of stopped analyses are removed by the next, and only those"
 pass
