@@ -304,7 +304,7 @@ static int cs_par_analyse(const char *dir, const cs_par_plan *plan, const cs_sto
     }
     /* The waits are in the processes' match stores. Process 1 copies them
      * into the results' file (SCRATCH/results-1.db) while the root runs
-     * its passes after the match, and says how it went (X3); the root then
+     * its passes after the match, and says how it went (X4); the root then
      * adds its tables to that file, or copies the waits itself where
      * process 1 could not. */
     char **match = cs__an_par_files(plan->scratch, "match", par->size);
