@@ -23,7 +23,7 @@ esac
 # sites, counters, the TUI, and the real applications the tests run.
 pkgs="build-essential autoconf automake libtool libtool-bin pkg-config python3 binutils
   sqlite3 libsqlite3-dev openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran
-  libunwind-dev libpapi-dev libncurses-dev tmux lammps hpcc python3-mpi4py python3-numpy
+  libunwind-dev libpapi-dev papi-tools libncurses-dev tmux lammps hpcc python3-mpi4py python3-numpy
   procps time clang-format clang libclang-rt-14-dev
   libotf2-trace-dev otf2-tools libyajl-dev zlib1g-dev
   libprotobuf-c-dev protobuf-c-compiler protobuf-compiler python3-protobuf
