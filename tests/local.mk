@@ -22,8 +22,9 @@ AM_TESTS_ENVIRONMENT = top_srcdir='$(top_srcdir)' abs_top_srcdir='$(abs_top_srcd
 # Tests whose checks rest on a multi-rank job keeping its timing on the
 # shared cores (verdicts on 100 ms delays, apply mode's step medians, the
 # program's own timers against the report's): each runs while no other
-# test does, and one that fails runs once more (tests/run-one.sh; the
-# summary names a test that passed only then).
+# test does, and one that fails runs again, three runs at most
+# (tests/run-one.sh; the summary names a test that passed only on a later
+# run).
 CS_SERIAL_TESTS = tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh \
 	tests/analysis/apply_estimate.sh tests/analysis/nb_fusion_ompi.sh tests/analysis/nb_fusion_mpich.sh \
 	tests/analysis/verdicts_nb_ompi.sh tests/analysis/verdicts_nb_mpich.sh \

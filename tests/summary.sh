@@ -5,7 +5,7 @@
 # reads: "N passed, N failed, N skipped".
 #   summary.sh BASE...   (a test's path without its extension: tests/mpi/crash)
 # Reads each test's BASE.trs and BASE.log; a test without a result counts
-# as failed; a timing test that passed only on its second run
+# as failed; a timing test that passed only on a later run
 # (tests/run-one.sh) is named. Exit status 1 when a test failed.
 pass=0 fail=0 skip=0 failed= rerun=
 for b; do
@@ -26,7 +26,7 @@ for b; do
       ;;
   esac
 done
-[ -n "$rerun" ] && echo "passed on their second run (timing under load; first run in the log):$rerun"
+[ -n "$rerun" ] && echo "passed only on a later run (timing under load; the failed runs in the log):$rerun"
 [ -n "$failed" ] && echo "failed:$failed"
 echo "$pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ]
