@@ -100,6 +100,14 @@ static int cs_par_reports(cs_par *par, const cs_par_report *mine, cs_par_report 
     return 0;
 }
 
+/* Seconds since t0 (CLOCK_MONOTONIC), for COLLSCOPE_AN_TIMES. */
+static double cs_par_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
+}
+
 /* Remove what the processes left in the private folder, then the folder:
  * 0, or -1 when the folder stays (errno says why: a file not of ours). */
 static int cs_par_clean(const char *scratch)
@@ -162,17 +170,14 @@ static void cs_par_clean_stale(const char *dir, FILE *log)
         int stale = fd >= 0 ? flock(fd, LOCK_EX | LOCK_NB) == 0 : errno == ENOENT && time(NULL) - sb.st_mtime > 3600;
         if (fd >= 0)
             close(fd);
-        if (stale && log) {
-            if (cs_par_clean(p) == 0)
-                fprintf(log, "collscope: %s: removed: the private folder of an analysis that stopped before its end\n",
-                        p);
-            else
-                fprintf(log,
-                        "collscope: %s: the private folder of an analysis that stopped before its end is left: %s\n", p,
-                        strerror(errno));
-        } else if (stale) {
-            cs_par_clean(p);
-        }
+        if (!stale)
+            continue;
+        int left = cs_par_clean(p) != 0;
+        if (log && !left)
+            fprintf(log, "collscope: %s: removed: the private folder of an analysis that stopped before its end\n", p);
+        else if (log)
+            fprintf(log, "collscope: %s: the private folder of an analysis that stopped before its end is left: %s\n",
+                    p, strerror(errno));
     }
     if (d)
         closedir(d);
@@ -333,15 +338,13 @@ static int cs_par_analyse(const char *dir, const cs_par_plan *plan, const cs_sto
     if (rc == 0 && par->rank == 0) {
         char results[4200], notes[2048] = "";
         snprintf(results, sizeof results, "%s/results.db", dir);
-        struct timespec t0, t1;
+        struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         rc = match
                  ? cs_store_analysis_save_from(st, results, match, par->size, waits_ok ? waits_file : NULL, err, errlen)
                  : -1;
-        clock_gettime(CLOCK_MONOTONIC, &t1);
         if (log && getenv("COLLSCOPE_AN_TIMES"))
-            fprintf(log, "collscope: pass save     %.3f s (%s)\n",
-                    (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
+            fprintf(log, "collscope: pass save     %.3f s (%s)\n", cs_par_since(&t0),
                     waits_ok ? "the waits copied by process 1" : "the waits copied here");
         if (rc != 0 && !err[0])
             snprintf(err, errlen, "out of memory");
@@ -495,7 +498,7 @@ static int cs_par_run(const char *dir, int force, cs_par *par, FILE *log, char *
         cs_par_report mine, *all = NULL;
         memset(&mine, 0, sizeof mine);
         mine.part.min_id = 1;
-        struct timespec t0, t1;
+        struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         if (par->rank < plan.nparts) {
             char path[4200];
@@ -504,10 +507,9 @@ static int cs_par_run(const char *dir, int force, cs_par *par, FILE *log, char *
                 cs_par_check_part(dir, path, mine.err, sizeof mine.err) != 0)
                 mine.rc = -1;
         }
-        clock_gettime(CLOCK_MONOTONIC, &t1);
         if (getenv("COLLSCOPE_AN_TIMES"))
             fprintf(stderr, "collscope: process %d: its part of the rank stores %.3f s\n", par->rank,
-                    (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+                    cs_par_since(&t0));
         cs_store_part total;
         memset(&total, 0, sizeof total);
         int32_t go = CS_PAR_FAIL;

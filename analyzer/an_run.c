@@ -908,6 +908,28 @@ void cs__an_par_files_free(char **files, int n)
     free(files);
 }
 
+/* A failed process's turn in a gather: an empty share. */
+static void cs_an_gather_nothing(cs_par *par)
+{
+    void *all = NULL;
+    size_t *lens = calloc((size_t)par->size, sizeof *lens);
+    if (lens)
+        par->gather(par, NULL, 0, &all, lens);
+    free(all);
+    free(lens);
+}
+
+/* A failed process's turn in a broadcast: the root sends a zero, which
+ * says "failed" to the others; elsewhere what came is dropped. */
+static void cs_an_bcast_zero(cs_par *par)
+{
+    int64_t zero = 0;
+    void *b = &zero;
+    size_t n = sizeof zero;
+    if (par->bcast(par, &b, &n) == 0 && par->rank != 0)
+        free(b);
+}
+
 void cs__an_par_finish(const cs_an_share *share, int stage)
 {
     cs_par *par = share->par;
@@ -917,34 +939,12 @@ void cs__an_par_finish(const cs_an_share *share, int stage)
         int all_ok;
         cs_an_barrier(par, 0, &all_ok);
     }
-    if (stage < CS_AN_X_PAIR) {
-        void *all = NULL;
-        size_t *lens = calloc((size_t)par->size, sizeof *lens);
-        if (lens)
-            par->gather(par, NULL, 0, &all, lens);
-        free(all);
-        free(lens);
-    }
-    if (stage < CS_AN_X_STEPS) {
-        int64_t fail = 0;
-        void *b = &fail;
-        size_t n = sizeof fail;
-        if (par->bcast(par, &b, &n) == 0 && par->rank != 0)
-            free(b);
-    }
-    if (stage < CS_AN_X_MATCH) {
-        void *all = NULL;
-        size_t *lens = calloc((size_t)par->size, sizeof *lens);
-        if (lens)
-            par->gather(par, NULL, 0, &all, lens);
-        free(all);
-        free(lens);
-    }
-    if (stage < CS_AN_X_MATCHED) {
-        int64_t whole = 0;
-        void *b = &whole;
-        size_t n = sizeof whole;
-        if (par->bcast(par, &b, &n) == 0 && par->rank != 0)
-            free(b);
-    }
+    if (stage < CS_AN_X_PAIR)
+        cs_an_gather_nothing(par);
+    if (stage < CS_AN_X_STEPS)
+        cs_an_bcast_zero(par);
+    if (stage < CS_AN_X_MATCH)
+        cs_an_gather_nothing(par);
+    if (stage < CS_AN_X_MATCHED)
+        cs_an_bcast_zero(par);
 }
