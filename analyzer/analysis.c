@@ -6,6 +6,7 @@
 #include "analyzer/par.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -212,6 +213,13 @@ cs_store *cs_analysis_open(const char *arg, int force, int save, FILE *log, char
     return st;
 }
 
+void cs_analysis_map_bound(FILE *log)
+{
+    if (cs_store_map_bound() < 0 && log)
+        fprintf(log, "collscope: COLLSCOPE_MAPPED_MB=%s is not a number of megabytes: the default bound, %d MB\n",
+                getenv("COLLSCOPE_MAPPED_MB"), CS_STORE_MAPPED_MB);
+}
+
 int cs_analysis_run(const char *arg, int force, FILE *log, char *err, size_t errlen)
 {
     /* A job kept as rank stores: the parallel analysis's steps, by this
@@ -221,6 +229,7 @@ int cs_analysis_run(const char *arg, int force, FILE *log, char *err, size_t err
      * not evict each other from one page cache (docs/scale.md). */
     if (cs_analysis_is_job(arg))
         return cs_par_fork_run(1, arg, force, log, err, errlen);
+    cs_analysis_map_bound(log);
     cs_store *st = cs_analysis_open(arg, force, 1, log, err, errlen);
     if (!st)
         return -1;

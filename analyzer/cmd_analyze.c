@@ -59,7 +59,8 @@ const char cs_help_analyze[] = "usage: collscope analyze [-j K [--via HOW]] [--f
                                "(DIR must be on a file system they share). COLLSCOPE_VERBOSE set prints how\n"
                                "the processes were started and the bytes they exchanged;\n"
                                "COLLSCOPE_PAR_STATS set, each process's peak memory (private, proportional\n"
-                               "and resident), CPU time and bytes.\n"
+                               "and resident), CPU time and bytes. COLLSCOPE_MAPPED_MB bounds the store\n"
+                               "pages a process keeps mapped in its resident memory (default 256; 0: none).\n"
                                "\n"
                                "Exit status: 0; 1 when the trace cannot be read or written, or when it\n"
                                "was damaged and what could be read of it was analysed; 2 on bad usage.\n";

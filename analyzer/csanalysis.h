@@ -52,6 +52,10 @@ cs_store *cs_analysis_open(const char *arg, int force, int save, FILE *log, char
  * was analysed instead (the note on log says where); -1 with one message
  * in err (a trace that cannot be read or written, out of memory). */
 int cs_analysis_run(const char *arg, int force, FILE *log, char *err, size_t errlen);
+/* Bound the store pages this process keeps mapped (cs_store_map_bound,
+ * COLLSCOPE_MAPPED_MB) for the connections it opens from now on; a bad
+ * value is said on log (when not NULL) and the default kept. */
+void cs_analysis_map_bound(FILE *log);
 
 /* Analyse a store open for writing and store the results in it (the
  * passes in order; an_run.c). Returns 0, or -1 with a reason in err. */

@@ -23,7 +23,7 @@ libtrace_libcsstore_la_SOURCES = \
 	libtrace/store_comms.h libtrace/store_comms.c libtrace/store_recover.c \
 	libtrace/store_bulk.h libtrace/store_bulk.c
 # A job as rank stores and an index (docs/schema.md).
-libtrace_libcsstore_la_SOURCES += libtrace/store_index.c libtrace/store_parts.c
+libtrace_libcsstore_la_SOURCES += libtrace/store_index.c libtrace/store_parts.c libtrace/store_map.c
 libtrace_libcsstore_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden $(SQLITE_CFLAGS)
 
 # What a program links to use the whole store (libcsstore before libcslog,

@@ -36,6 +36,9 @@ struct cs_store {
  * per rank in use: 1024 ranks of 64 KB pages need 64 MB and the indexes'
  * pages besides (100 M spans on 1024 ranks, match: 635 s with 8 MB). */
 #define CS_STORE_READ_CACHE "-262144"
+#define CS_STORE_READ_CACHE_KB 262144LL
+/* A part's share of it, at the least (cs_store_open_parts), in KiB. */
+#define CS_STORE_PART_CACHE_MIN_KB 65536LL
 
 /* A span iterator is one statement whose columns are CS_SPAN_COLS*. */
 struct cs_span_iter {

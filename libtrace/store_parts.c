@@ -56,9 +56,13 @@ int cs_store_open_parts(const char *dir, char *const *parts, int nparts, const c
         sqlite3_bind_text(s, 2, as, -1, SQLITE_STATIC);
         int ok = sqlite3_step(s) == SQLITE_DONE;
         sqlite3_finalize(s);
+        /* The read cache holds a page per rank under the cursors: the
+         * parts share one cache's worth (each holds its share of the ranks) */
         char sql[192];
-        snprintf(sql, sizeof sql, "PRAGMA p%d.mmap_size=" CS_STORE_MMAP "; PRAGMA p%d.cache_size=" CS_STORE_READ_CACHE,
-                 i, i);
+        long long kb = CS_STORE_READ_CACHE_KB / nparts;
+        if (kb < CS_STORE_PART_CACHE_MIN_KB)
+            kb = CS_STORE_PART_CACHE_MIN_KB;
+        snprintf(sql, sizeof sql, "PRAGMA p%d.mmap_size=" CS_STORE_MMAP "; PRAGMA p%d.cache_size=-%lld", i, i, kb);
         if (!ok || sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
             cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", parts[i], sqlite3_errmsg(st->db));
             cs_store_close(st);

@@ -9,6 +9,10 @@
 #   same order, and `report --format json` is the same document but for the
 #   trace's path; COLLSCOPE_PAR_STATS shows K processes, the workers
 #   receiving the root's clocks and steps and sending their share back.
+#   A dense 16-rank job by K=2: with COLLSCOPE_MAPPED_MB=1 both processes
+#   drop their mapped store pages again and again and hold under half the
+#   resident memory beyond their private memory that they hold with no
+#   bound, with the same tables; a bad value is said once.
 #   The same job merged into one trace.db and analysed there (the
 #   one-store path) has the same tables.
 # - Traced MPI jobs kept unmerged: the example trainer on 8 ranks (split
@@ -107,6 +111,39 @@ kinds = {(s["kind"], s["rank"]) for s in a["stragglers"]}
 if ("persistent", 77) not in kinds or a["processes"] != 256:
     sys.exit("want a persistent verdict on rank 77 among 256 processes: %s" % sorted(kinds))
 print("ok: verdicts", sorted(kinds))
+PYEOF
+
+# the bound on the store pages a process keeps mapped (COLLSCOPE_MAPPED_MB),
+# on a dense job (16 ranks, 400 000 spans) by K=2: with 1 MB both processes
+# drop their mapped pages again and again, and what they hold resident
+# beyond their private memory is under half what it is with no bound (0:
+# never dropped); the same tables either way; a bad value is said once
+"$GEN" "$T/dense" --rank-stores --ranks 16 --spans 400000 --seed 3 > /dev/null || fail "gen_trace (dense) failed"
+for m in 0 1 12x; do
+  cp -a "$T/dense" "$T/dense$m"
+  COLLSCOPE_MAPPED_MB=$m COLLSCOPE_PAR_STATS=1 "$COLLSCOPE" analyze -j 2 --via workers "$T/dense$m" 2> "$T/dense$m.err" ||
+    { cat "$T/dense$m.err"; fail "analyze -j 2 of the dense job (COLLSCOPE_MAPPED_MB=$m) failed"; }
+done
+same_results dense0 dense1 "dense job, K=2, 1 MB mapped at most against no bound"
+expect_eq "COLLSCOPE_MAPPED_MB=12x said" \
+  "$(grep -c '^collscope: COLLSCOPE_MAPPED_MB=12x is not a number of megabytes: the default bound, 256 MB$' "$T/dense12x.err")" 1
+"$PY" - "$T/dense0.err" "$T/dense1.err" << 'PYEOF' || { cat "$T/dense0.err" "$T/dense1.err"; fail "the bound on mapped pages did not hold"; }
+import re, sys
+def stats(path):
+    pat = r"^collscope: process (\d+): peak memory (\d+) KB, private (\d+) KB, .* mapped pages dropped (\d+) times$"
+    return {int(m[0]): (int(m[1]) - int(m[2]), int(m[3])) for m in re.findall(pat, open(path).read(), re.M)}
+free, bound = stats(sys.argv[1]), stats(sys.argv[2])
+if sorted(free) != [0, 1] or sorted(bound) != [0, 1]:
+    sys.exit("want two processes' statistics: %s %s" % (free, bound))
+for p in (0, 1):
+    if free[p][1] != 0 or bound[p][1] < 2:
+        sys.exit("process %d dropped its mapped pages %d times with no bound, %d with 1 MB"
+                 % (p, free[p][1], bound[p][1]))
+    if not bound[p][0] * 2 < free[p][0]:
+        sys.exit("process %d: resident beyond private %d KB with 1 MB mapped, %d KB with no bound"
+                 % (p, bound[p][0], free[p][0]))
+    print("ok: process %d: resident beyond private %d KB with 1 MB mapped at most (%d drops), %d KB with no bound"
+          % (p, bound[p][0], bound[p][1], free[p][0]))
 PYEOF
 
 # traced MPI jobs, kept unmerged
