@@ -9,8 +9,8 @@
  * cursors. Every connection opened after cs_store_map_bound checks, every
  * CS_MAP_CHECK_OPS of SQLite's instructions, how many file pages the
  * process has resident (/proc/self/statm); past the bound, it drops the
- * page-table entries of every read-only shared file mapping
- * (madvise MADV_DONTNEED). The pages stay in the page cache and the next
+ * page-table entries of SQLite's maps of the stores (madvise
+ * MADV_DONTNEED). The pages stay in the page cache and the next
  * read faults them back in from there: no data is lost or re-read from
  * disk, and SQLite's map stays valid (the files are only read through it).
  */
@@ -51,9 +51,11 @@ static int64_t cs_map_resident_kb(void)
 }
 
 /* Drop the page-table entries of every read-only shared mapping of a
- * file: SQLite's maps (the only ones of this kind in the analysis).
- * Called on the thread that runs SQLite, inside one of its calls, so no
- * map goes away while this runs. */
+ * store (a file named *.db): SQLite's maps of the stores. Called on the
+ * thread that runs SQLite, inside one of its calls: only that thread maps
+ * and unmaps the stores, so none goes away while this runs. (SQLite's
+ * sorter threads may map and unmap their temporary files, which have no
+ * such name, and are left alone.) */
 static void cs_map_trim(void)
 {
     FILE *f = fopen("/proc/self/maps", "re");
@@ -66,7 +68,8 @@ static void cs_map_trim(void)
         int at = 0;
         if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &lo, &hi, perms, &at) != 3 || at <= 0)
             continue;
-        if (strcmp(perms, "r--s") == 0 && line[at] == '/')
+        size_t n = strcspn(line + at, "\n");
+        if (strcmp(perms, "r--s") == 0 && line[at] == '/' && n > 3 && memcmp(line + at + n - 3, ".db", 3) == 0)
             madvise((void *)lo, hi - lo, MADV_DONTNEED);
     }
     fclose(f);
