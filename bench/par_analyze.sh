@@ -10,13 +10,14 @@
 #        this machine gives two processes that share nothing
 # and prints the wall time, the speed-up over K=1, the largest process's
 # peak private memory (RssAnon: what it allocated, sampled every 250 ms)
-# and peak resident memory (VmHWM: the store pages it mapped counted
-# whole), each against K=1's, each process's private, proportional (Pss:
-# a page mapped by n processes counts 1/n) and resident peaks and CPU, and
-# the bytes the processes exchanged (COLLSCOPE_PAR_STATS); with
+# and peak resident memory (VmHWM: with the store pages it keeps
+# mapped, at most COLLSCOPE_MAPPED_MB), each against K=1's, each
+# process's private, proportional (Pss: a page mapped by n processes
+# counts 1/n) and resident peaks and CPU, and the bytes the processes
+# exchanged (COLLSCOPE_PAR_STATS); with
 # --check, that both analyses wrote the same tables; with COLLSCOPE_AN_TIMES
-# set, each run's pass times as well. The job is read once before the runs, so
-# that every run finds it in the page cache. Not part of make
+# set, each run's pass times as well. The job is read just before each
+# run, so that every run finds it in the page cache. Not part of make
 # check. Usage (from the build folder):
 #   sh SRC/bench/par_analyze.sh [--ranks N] [--keep DIR] [--ceiling] [--check] SPANS...
 #   default: --ranks 1024 2000000 8000000 32000000
@@ -46,6 +47,10 @@ printf "%-6s %-10s %-3s %8s %7s %8s %6s %8s %6s  %s\n" ranks spans K wall_s spee
 # run K JOB: analyse JOB with K processes (K=1: the one-process analysis),
 # its statistics in $W/eK; prints the line of the table
 run() {
+  # each run finds the job in the page cache: read it just before (the
+  # first would otherwise read it from the disk alone, and past about
+  # 50 M spans the files a run writes evict the job before the next run)
+  cat "$2/index.db" "$2"/ranks/* > /dev/null
   sync
   t0=$(now)
   if [ "$1" = 1 ]; then
@@ -74,7 +79,7 @@ run() {
           "", bytes / 1e6
       printf "%s %d %d\n", w, maxpriv, maxhwm > "/dev/stderr"
     }' "$W/e$1" 2> "$W/ref$1"
-  [ -n "${COLLSCOPE_AN_TIMES:-}" ] && grep -E '^collscope: (pass|process [0-9]+: its part)' "$W/e$1" | sed "s/^/       K=$1 /"
+  [ -n "${COLLSCOPE_AN_TIMES:-}" ] && grep -E '^collscope: (pass|process [0-9]+: (its part|the waits))' "$W/e$1" | sed "s/^/       K=$1 /"
   return 0
 }
 for n in $SIZES; do
@@ -87,9 +92,6 @@ for n in $SIZES; do
     rm -rf "$job"
     "$GEN" "$job" --rank-stores --ranks "$RANKS" --spans "$n" --persistent 7:5000 > "$W/gen" 2>&1 || { cat "$W/gen"; exit 1; }
   fi
-  # both runs find the job in the page cache (the first would otherwise
-  # read it from the disk alone)
-  cat "$job/index.db" "$job"/ranks/* > /dev/null
   REF="" run 1 "$job"
   REF=$(cat "$W/ref1")
   w1=${REF%% *}
