@@ -161,12 +161,13 @@ int cs_store_job_part(const char *dir, const char *path, int part, int nparts, c
  * that turns out unreadable makes the real one differ). 0 or -1. */
 int cs_store_job_fingerprint(const char *dir, char *fp, size_t len, char *err, size_t errlen);
 /* Bound the store pages this process keeps mapped for reading to
- * COLLSCOPE_MAPPED_MB megabytes (CS_STORE_MAPPED_MB when unset; 0: no
- * bound) in every SQLite connection it opens from now on: past it, the
- * pages of SQLite's maps leave the resident set and stay in the page
- * cache (store_map.c). For the analysis's processes, which read every
- * part of a job (a fraction of a MB too). Returns the bound in MB, or -1
- * when the variable is not a number of megabytes (the default bound is then set). */
+ * COLLSCOPE_MAPPED_MB megabytes (a fraction of one too;
+ * CS_STORE_MAPPED_MB when unset; 0: no bound) in every SQLite connection
+ * it opens from now on: past it, the pages of SQLite's maps leave the
+ * resident set and stay in the page cache (store_map.c). For the
+ * analysis's processes, which read every part of a job. Returns the bound
+ * in MB, or -1 when the variable is not a number of megabytes (the
+ * default bound is then set). */
 #define CS_STORE_MAPPED_MB 256
 double cs_store_map_bound(void);
 /* How many times this process dropped its mapped pages. */
