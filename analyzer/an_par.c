@@ -105,7 +105,7 @@ static double cs_par_since(const struct timespec *t0)
 {
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
+    return cs__an_seconds(t0, &t1);
 }
 
 /* Remove what the processes left in the private folder, then the folder:

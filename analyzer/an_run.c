@@ -26,7 +26,7 @@ static void cs_an_timer_start(cs_an_timer *c)
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c->cpu);
 }
 
-static double cs_an_timer_diff(const struct timespec *a, const struct timespec *b)
+double cs__an_seconds(const struct timespec *a, const struct timespec *b)
 {
     return (double)(b->tv_sec - a->tv_sec) + 1e-9 * (double)(b->tv_nsec - a->tv_nsec);
 }
@@ -35,8 +35,8 @@ static void cs_an_timer_print(FILE *log, const char *name, const cs_an_timer *c0
 {
     cs_an_timer c1;
     cs_an_timer_start(&c1);
-    fprintf(log, "collscope: pass %-8s %.3f s (cpu %.3f s)\n", name, cs_an_timer_diff(&c0->wall, &c1.wall),
-            cs_an_timer_diff(&c0->cpu, &c1.cpu));
+    fprintf(log, "collscope: pass %-8s %.3f s (cpu %.3f s)\n", name, cs__an_seconds(&c0->wall, &c1.wall),
+            cs__an_seconds(&c0->cpu, &c1.cpu));
 }
 
 /* One analysis: the shared context and each pass's results. */

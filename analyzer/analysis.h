@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "analyzer/csanalysis.h"
 #include "common/map.h"
@@ -279,6 +280,8 @@ void cs__an_par_finish(const cs_an_share *share, int stage);
 void cs__an_par_file(char *buf, size_t len, const char *scratch, const char *stem, int i);
 char **cs__an_par_files(const char *scratch, const char *stem, int n);
 void cs__an_par_files_free(char **files, int n);
+/* Seconds from a to b (COLLSCOPE_AN_TIMES's pass timings). */
+double cs__an_seconds(const struct timespec *a, const struct timespec *b);
 
 /* The passes, in order. Each returns 0, or -1 with a reason in err.
  * cs__an_p2p_collect pairs the point-to-point messages (raw times) for the
