@@ -1,79 +1,14 @@
-# analyzer: libcsanalysis (the cross-rank analysis, the report model, its
-# writers, gates, diff and the estimate check), linked by collscope and by
-# the TUI, and the collscope command (one cmd_*.c per subcommand).
-noinst_LTLIBRARIES += analyzer/libcsanalysis.la
-analyzer_libcsanalysis_la_SOURCES = analyzer/store_analysis.h analyzer/store_analysis.c analyzer/csanalysis.h analyzer/analysis.h analyzer/analysis.c \
-	analyzer/an_run.c analyzer/par.h analyzer/an_par.c analyzer/an_ctx.c analyzer/an_align.c analyzer/an_match.c analyzer/an_p2p.c analyzer/an_msgs.c analyzer/verdict.h analyzer/an_verdict.c \
-	analyzer/an_verdict_persistent.c analyzer/an_verdict_transient.c analyzer/an_verdict_recurring.c analyzer/an_verdict_slow_link.c \
-	analyzer/an_verdict_slow_link_comm.c analyzer/an_verdict_slow_collective.c \
-	analyzer/numarg.h analyzer/numarg.c \
-	analyzer/an_tail.c analyzer/an_layout.c analyzer/an_slowdown.c analyzer/whatif_int.h analyzer/whatif.h analyzer/an_model.c analyzer/an_whatif.c
-# The report model and one writer per format; gates, diff, check-estimate.
-analyzer_libcsanalysis_la_SOURCES += analyzer/report.h analyzer/report.c analyzer/report_text.c \
-	analyzer/report_json.c analyzer/report_markdown.c analyzer/report_junit.c analyzer/gates.c \
-	analyzer/diff.c analyzer/estimate.c
-# The failure model and its diagnosis (status, the report's Failures, the TUI).
-analyzer_libcsanalysis_la_SOURCES += analyzer/failure.h analyzer/failure.c analyzer/failure_store.c
-# Unit test of its diagnosis on hand-made models.
-check_PROGRAMS += tests/unit/test_failure
-TESTS += tests/unit/test_failure
-tests_unit_test_failure_SOURCES = tests/unit/test_failure.c
-tests_unit_test_failure_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-tests_unit_test_failure_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_LIBS) -lm
-analyzer_libcsanalysis_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-analyzer_libcsanalysis_la_LIBADD = -lm
-
-bin_PROGRAMS += analyzer/collscope
-analyzer_collscope_SOURCES = analyzer/cli.h analyzer/main.c analyzer/cmd_run.c analyzer/cmd_ingest.c \
-	analyzer/cmd_analyze.c analyzer/cmd_report.c analyzer/cmd_diff.c analyzer/cmd_check_estimate.c analyzer/cmd_tui.c \
-	analyzer/cmd_export.c analyzer/outfile.h analyzer/outfile.c analyzer/export.h analyzer/export.c analyzer/export_chrome.c \
-	analyzer/export_io.h analyzer/export_io.c \
-	analyzer/run.c analyzer/ingest.c analyzer/symbolize.c
-# The kineto export (docs/interop.md).
-analyzer_collscope_SOURCES += analyzer/export_kineto.c
-# collscope import: the format table and driver, one reader per format.
-analyzer_collscope_SOURCES += analyzer/cmd_status.c analyzer/status.h analyzer/status.c
-analyzer_collscope_SOURCES += analyzer/status_gpu.h analyzer/status_gpu.c
-analyzer_collscope_SOURCES += analyzer/status_hang.h analyzer/status_hang.c
-analyzer_collscope_SOURCES += analyzer/cmd_import.c analyzer/import.h analyzer/import.c analyzer/import_kineto.c
-# collscope merge: a job kept as rank stores into one trace.db.
-analyzer_collscope_SOURCES += analyzer/cmd_merge.c
-analyzer_collscope_CPPFLAGS = $(AM_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"'
-analyzer_collscope_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-analyzer_collscope_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_LIBS) -lm
-analyzer_collscope_LDADD += $(YAJL_LIBS) $(ZLIB_LIBS)
-analyzer_collscope_CFLAGS += $(YAJL_CFLAGS) $(ZLIB_CFLAGS)
-# The Perfetto protobuf export: its encoder generated from our .proto by
-# protoc-c at build time (m4/protobuf_c.m4).
-EXTRA_DIST += analyzer/perfetto_trace.proto
-if HAVE_PROTOBUF_C
-analyzer_collscope_SOURCES += analyzer/export_perfetto.c
-nodist_analyzer_collscope_SOURCES = analyzer/perfetto_trace.pb-c.c analyzer/perfetto_trace.pb-c.h
-analyzer_collscope_CFLAGS += $(PROTOBUF_C_CFLAGS)
-analyzer_collscope_LDADD += $(PROTOBUF_C_LIBS)
-BUILT_SOURCES += analyzer/perfetto_trace.pb-c.h
-CLEANFILES += analyzer/perfetto_trace.pb-c.c analyzer/perfetto_trace.pb-c.h
-# One run of protoc-c writes both files; the .c follows the .h (a rule
-# with two targets could run twice at once under make -j).
-analyzer/perfetto_trace.pb-c.h: $(srcdir)/analyzer/perfetto_trace.proto
-	$(AM_V_GEN)$(MKDIR_P) analyzer && $(PROTOC_C) --proto_path=$(srcdir)/analyzer --c_out=analyzer $(srcdir)/analyzer/perfetto_trace.proto
-analyzer/perfetto_trace.pb-c.c: analyzer/perfetto_trace.pb-c.h
-	@test -f $@ || { rm -f analyzer/perfetto_trace.pb-c.h && $(MAKE) $(AM_MAKEFLAGS) analyzer/perfetto_trace.pb-c.h; }
-else
-EXTRA_DIST += analyzer/export_perfetto.c
-endif
-# `collscope tui` runs the browser in-process when it was built (tui/local.mk
-# defines CS_TUI_LIBS, which links the libraries above again after it).
-if HAVE_NCURSES
-analyzer_collscope_LDADD += $(CS_TUI_LIBS)
-endif
-# The OTF2 export, when configure found libotf2.
-if HAVE_OTF2
-analyzer_collscope_SOURCES += analyzer/export_otf2.c
-analyzer_collscope_CFLAGS += $(OTF2_CFLAGS)
-analyzer_collscope_LDADD += $(OTF2_LIBS)
-endif
-
+# analyzer: the house of the analysis, in rooms (docs/design.md), each with
+# its own local.mk, included by Makefile.am from the bottom up:
+#   analysis/  libcsanalysis: the trace source's analysis, the context, the
+#              passes, verdicts, tails, the model and replays, the slowdown
+#   status/    libcsstatus: job status (hangs, GPU views) and the failures
+#   report/    libcsreport: the report model, its writers, gates, diff,
+#              estimate
+#   formats/   libcsformats: Kineto import, the exports, their shared I/O
+#   par/       the parallel analysis's drivers: forked workers and MPI
+#   cmd/       the collscope command: main.c and one cmd_*.c per command
+# This file holds the tests of the analyzer as a whole.
 # align_strict.sh (offsets within 5 us, Open MPI) passed 5 of 5 with two
 # busy loops beside it. verdicts_ompi.sh and verdicts_mpich.sh (the four
 # straggler cases, 4 ranks, 100 ms delays, 20 steps; about 20 s together)
@@ -151,38 +86,3 @@ EXTRA_DIST += tests/status/watchdog_ompi.sh tests/status/watchdog_mpich.sh tests
 TESTS += tests/analysis/slowdown_ompi.sh tests/analysis/slowdown_mpich.sh
 EXTRA_DIST += tests/analysis/slowdown_ompi.sh tests/analysis/slowdown_mpich.sh tests/analysis/slowdown.inc.sh
 
-# The processes of a parallel analysis (par.h): forked workers (par_fork.c)
-# and one MPI program per MPI found (par_mpi.c), which `collscope analyze
-# -j K` starts under that MPI's mpirun, and which `mpirun -np K collscope
-# analyze` execs; collscope finds it beside itself, else in pkglibexecdir.
-analyzer_libcsanalysis_la_SOURCES += analyzer/par_fork.c
-analyzer_collscope_CPPFLAGS += -DPKGLIBEXECDIR='"$(pkglibexecdir)"' -DMPIRUN_OMPI='"$(MPIRUN_OMPI)"' \
-	-DMPIRUN_MPICH='"$(MPIRUN_MPICH)"'
-pkglibexec_PROGRAMS =
-# The transports on big messages with a stand-in of the analysis, and the
-# parallel analysis end to end under each transport.
-check_PROGRAMS += tests/unit/test_par_fork
-tests_unit_test_par_fork_SOURCES = tests/unit/test_par_fork.c tests/unit/par_standin.c analyzer/par_fork.c
-TESTS += tests/store/par_transport.sh tests/store/par_transport_ompi.sh tests/store/par_transport_mpich.sh tests/store/par_analyze.sh
-EXTRA_DIST += tests/store/par_transport.sh tests/store/par_transport_ompi.sh tests/store/par_transport_mpich.sh tests/store/par_analyze.sh \
-	tests/store/par_transport.inc.sh tests/store/par_transport_mpi.inc.sh analyzer/par_mpi.c
-if HAVE_OMPI
-pkglibexec_PROGRAMS += analyzer/collscope-analyze-openmpi
-analyzer_collscope_analyze_openmpi_SOURCES = analyzer/par_mpi.c
-analyzer_collscope_analyze_openmpi_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(OMPI_CFLAGS)
-analyzer_collscope_analyze_openmpi_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_LIBS) -lm $(OMPI_LIBS)
-check_PROGRAMS += tests/unit/test_par_mpi_ompi
-tests_unit_test_par_mpi_ompi_SOURCES = analyzer/par_mpi.c tests/unit/par_standin.c
-tests_unit_test_par_mpi_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
-tests_unit_test_par_mpi_ompi_LDADD = $(OMPI_LIBS)
-endif
-if HAVE_MPICH
-pkglibexec_PROGRAMS += analyzer/collscope-analyze-mpich
-analyzer_collscope_analyze_mpich_SOURCES = analyzer/par_mpi.c
-analyzer_collscope_analyze_mpich_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(MPICH_CFLAGS)
-analyzer_collscope_analyze_mpich_LDADD = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_LIBS) -lm $(MPICH_LIBS)
-check_PROGRAMS += tests/unit/test_par_mpi_mpich
-tests_unit_test_par_mpi_mpich_SOURCES = analyzer/par_mpi.c tests/unit/par_standin.c
-tests_unit_test_par_mpi_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
-tests_unit_test_par_mpi_mpich_LDADD = $(MPICH_LIBS)
-endif

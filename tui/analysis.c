@@ -3,7 +3,7 @@
 #include "config.h"
 #include "tui/analysis.h"
 
-#include "analyzer/csanalysis.h"
+#include "analyzer/analysis/csanalysis.h"
 #include "common/fmt.h"
 #include "common/vec.h"
 

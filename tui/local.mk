@@ -23,7 +23,7 @@ tui_libcstui_la_SOURCES = tui/tui.h tui/tui.c tui/model.h tui/model.c tui/groups
 	tui/timeline.c tui/stats.c tui/ranks.c tui/layout.c tui/help.c tui/store_tui.h tui/store_tui.c
 tui_libcstui_la_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(SQLITE_CFLAGS)
 # What a program that links libcstui links after it.
-CS_TUI_LIBS = tui/libcstui.la analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(NCURSES_LIBS) $(PTHREAD_LIBS) -lm
+CS_TUI_LIBS = tui/libcstui.la $(CS_REPORT_LIBS) $(NCURSES_LIBS)
 
 bin_PROGRAMS += tui/collscope-tui
 tui_collscope_tui_SOURCES = tui/main.c

@@ -3,10 +3,10 @@
 #include "config.h"
 #include "tui/model.h"
 #include "tui/groups.h"
-#include "analyzer/csanalysis.h"
+#include "analyzer/analysis/csanalysis.h"
 
 #include "common/vec.h"
-#include "analyzer/failure.h"
+#include "analyzer/status/failure.h"
 #include "libtrace/store_sql.h"
 
 #include <ctype.h>

@@ -10,7 +10,7 @@
 
 #include "libtrace/store.h"
 #include "libtrace/store_comms.h"
-#include "analyzer/store_analysis.h"
+#include "analyzer/analysis/store_analysis.h"
 #include "tui/store_tui.h"
 
 /* The screens, in the order of the screen table (ui.c). */

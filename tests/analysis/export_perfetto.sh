@@ -3,7 +3,7 @@
 # 4-rank run of the example trainer (Open MPI; halo exchange, split
 # communicators, rank 2 late every step) and of the NCCL trainer under the
 # CPU stand-ins. Each file is decoded with Python's protobuf from our
-# analyzer/perfetto_trace.proto (protoc --python_out at test time; a pass
+# analyzer/formats/perfetto_trace.proto (protoc --python_out at test time; a pass
 # needs a real decode of every packet) and checked against the store: every
 # span one begin/end pair on its rank's thread track (per rank and op, the
 # store's counts), every track's slices nesting in time order, every
@@ -34,8 +34,8 @@ grep -q '^#define HAVE_PROTOBUF_C 1' "$B/config.h" || {
 }
 
 "$COLLSCOPE" export --help | grep -q 'perfetto' || fail "collscope export --help does not name perfetto"
-mkdir "$T/pb" && protoc --proto_path="$S/analyzer" --python_out="$T/pb" "$S/analyzer/perfetto_trace.proto" ||
-  fail "protoc cannot compile analyzer/perfetto_trace.proto"
+mkdir "$T/pb" && protoc --proto_path="$S/analyzer/formats" --python_out="$T/pb" "$S/analyzer/formats/perfetto_trace.proto" ||
+  fail "protoc cannot compile analyzer/formats/perfetto_trace.proto"
 
 # check.py TRACE DIR: the trace against the store's figures in DIR.
 cat > "$T/check.py" << 'PYEOF'

@@ -6,7 +6,7 @@
  * import's merge does). */
 #include "config.h"
 #include "tests/fuzz/fuzz.h"
-#include "analyzer/import.h"
+#include "analyzer/formats/import.h"
 #include "libtrace/store.h"
 #include "libtrace/store_bulk.h"
 

@@ -5,8 +5,8 @@
  * with a baseline, as the command does after loading the analysis. */
 #include "config.h"
 #include "tests/fuzz/fuzz.h"
-#include "analyzer/cli.h"
-#include "analyzer/csanalysis.h"
+#include "analyzer/cmd/cli.h"
+#include "analyzer/analysis/csanalysis.h"
 
 #include <stdarg.h>
 #include <stdio.h>

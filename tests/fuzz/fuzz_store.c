@@ -6,7 +6,7 @@
  * where the TUI is built, its index. */
 #include "config.h"
 #include "tests/fuzz/fuzz.h"
-#include "analyzer/csanalysis.h"
+#include "analyzer/analysis/csanalysis.h"
 #ifdef CS_FUZZ_TUI
 #include "tui/store_tui.h"
 #endif

@@ -10,7 +10,7 @@
 #    under ASan and UBSan in build-fuzz/ and runs each (tests/fuzz/run.sh).
 CS_FUZZ_TARGETS = log store report_opts kineto
 CS_FUZZ_COMMON = tests/fuzz/fuzz.h tests/fuzz/fuzz_util.c
-CS_FUZZ_ANALYSIS_LIBS = analyzer/libcsanalysis.la $(CS_STORE_LIBS) $(PTHREAD_LIBS) -lm
+CS_FUZZ_ANALYSIS_LIBS = $(CS_REPORT_LIBS)
 if HAVE_NCURSES
 CS_FUZZ_STORE_CPPFLAGS = -DCS_FUZZ_TUI
 CS_FUZZ_STORE_LIBS = $(CS_TUI_LIBS)
@@ -27,7 +27,7 @@ tests_fuzz_replay_store_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_store.c $(
 tests_fuzz_replay_store_CPPFLAGS = $(AM_CPPFLAGS) $(CS_FUZZ_STORE_CPPFLAGS)
 tests_fuzz_replay_store_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_fuzz_replay_store_LDADD = $(CS_FUZZ_STORE_LIBS)
-tests_fuzz_replay_report_opts_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_report_opts.c analyzer/cmd_report.c analyzer/outfile.c \
+tests_fuzz_replay_report_opts_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_report_opts.c analyzer/cmd/cmd_report.c analyzer/formats/outfile.c \
 	$(CS_FUZZ_COMMON)
 tests_fuzz_replay_report_opts_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_fuzz_replay_report_opts_LDADD = $(CS_FUZZ_ANALYSIS_LIBS)
@@ -45,19 +45,19 @@ tests_fuzz_fuzz_store_CPPFLAGS = $(AM_CPPFLAGS) $(CS_FUZZ_STORE_CPPFLAGS)
 tests_fuzz_fuzz_store_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_fuzz_fuzz_store_LDFLAGS = $(CS_LIBFUZZER_FLAGS)
 tests_fuzz_fuzz_store_LDADD = $(CS_FUZZ_STORE_LIBS)
-tests_fuzz_fuzz_report_opts_SOURCES = tests/fuzz/fuzz_report_opts.c analyzer/cmd_report.c analyzer/outfile.c \
+tests_fuzz_fuzz_report_opts_SOURCES = tests/fuzz/fuzz_report_opts.c analyzer/cmd/cmd_report.c analyzer/formats/outfile.c \
 	$(CS_FUZZ_COMMON)
 tests_fuzz_fuzz_report_opts_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_fuzz_fuzz_report_opts_LDFLAGS = $(CS_LIBFUZZER_FLAGS)
 tests_fuzz_fuzz_report_opts_LDADD = $(CS_FUZZ_ANALYSIS_LIBS)
 
-# The Kineto reader of collscope import (analyzer/import_kineto.c).
+# The Kineto reader of collscope import (analyzer/formats/import_kineto.c).
 check_PROGRAMS += tests/fuzz/replay_kineto
-tests_fuzz_replay_kineto_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_kineto.c analyzer/import_kineto.c $(CS_FUZZ_COMMON)
+tests_fuzz_replay_kineto_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_kineto.c analyzer/formats/import_kineto.c $(CS_FUZZ_COMMON)
 tests_fuzz_replay_kineto_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(YAJL_CFLAGS) $(ZLIB_CFLAGS)
 tests_fuzz_replay_kineto_LDADD = $(CS_STORE_LIBS) $(YAJL_LIBS) $(ZLIB_LIBS) $(PTHREAD_LIBS)
 EXTRA_PROGRAMS += tests/fuzz/fuzz_kineto
-tests_fuzz_fuzz_kineto_SOURCES = tests/fuzz/fuzz_kineto.c analyzer/import_kineto.c $(CS_FUZZ_COMMON)
+tests_fuzz_fuzz_kineto_SOURCES = tests/fuzz/fuzz_kineto.c analyzer/formats/import_kineto.c $(CS_FUZZ_COMMON)
 tests_fuzz_fuzz_kineto_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(YAJL_CFLAGS) $(ZLIB_CFLAGS)
 tests_fuzz_fuzz_kineto_LDFLAGS = $(CS_LIBFUZZER_FLAGS)
 tests_fuzz_fuzz_kineto_LDADD = $(CS_STORE_LIBS) $(YAJL_LIBS) $(ZLIB_LIBS) $(PTHREAD_LIBS)

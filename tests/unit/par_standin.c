@@ -6,8 +6,8 @@
  * The root prints one "ok:" line per check that held; every process
  * returns -1 when any saw a wrong byte. */
 #include "config.h"
-#include "analyzer/csanalysis.h"
-#include "analyzer/par.h"
+#include "analyzer/analysis/csanalysis.h"
+#include "analyzer/analysis/par.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * communicator, seq, call site and line; a job that ended well has none;
  * a rank's sampled stack and GPU operation in flight are printed when set. */
 #include "config.h"
-#include "analyzer/failure.h"
+#include "analyzer/status/failure.h"
 #include "libtrace/ops.gen.h"
 #include "libtrace/span.h"
 

@@ -10,7 +10,7 @@
  * failed; exits 0 when it ran well, 3 when it failed (with no process
  * and no file descriptor left behind), 1 when something was left. */
 #include "config.h"
-#include "analyzer/par.h"
+#include "analyzer/par/par_fork.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -1,0 +1,99 @@
+/* cli.h: what the collscope subcommands share: the command table's entry,
+ * each command's entry point and help text (one cmd_*.c per command), and
+ * the command's way of printing messages. The analysis itself is in
+ * libcsanalysis (analyzer/csanalysis.h). */
+#ifndef CS_CLI_H
+#define CS_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/fmt.h"
+#include "common/stats.h"
+#include "common/msg.h"
+#include "libtrace/store.h"
+
+/* A subcommand: collected in one table in main.c. */
+typedef struct cs_cmd {
+    const char *name;
+    const char *args; /* one-line usage after the name */
+    const char *summary;
+    const char *help; /* full --help text */
+    int (*run)(int argc, char **argv);
+} cs_cmd;
+
+int cs_cmd_run(int argc, char **argv);
+int cs_cmd_ingest(int argc, char **argv);
+int cs_cmd_report(int argc, char **argv);
+int cs_cmd_analyze(int argc, char **argv);
+int cs_cmd_diff(int argc, char **argv);
+int cs_cmd_check_estimate(int argc, char **argv);
+extern const char cs_help_check_estimate[];
+int cs_cmd_export(int argc, char **argv);
+extern const char cs_help_export[];
+int cs_cmd_import(int argc, char **argv);
+extern const char cs_help_import[];
+extern const char cs_help_status[];
+int cs_cmd_status(int argc, char **argv);
+int cs_cmd_merge(int argc, char **argv);
+extern const char cs_help_merge[];
+int cs_cmd_tui(int argc, char **argv); /* tui/cmd_tui.c */
+extern const char cs_help_tui[];
+
+extern const char cs_help_run[], cs_help_ingest[], cs_help_report[];
+extern const char cs_help_analyze[], cs_help_diff[];
+
+/* `collscope report`'s options, parsed without running the report (the
+ * pointers point into argv). */
+typedef struct cs_report_opts {
+    const char *format, *outpath, *baseline, *failon, *trace; /* format: a known one */
+} cs_report_opts;
+/* 0, or 2 (bad usage) after printing the usage or one message. */
+int cs_report_parse_opts(int argc, char **argv, cs_report_opts *o);
+
+/* Rebuild DIR/trace.db from DIR/logs (force: reconvert every log, else
+ * only those without a current per-rank file). */
+typedef struct cs_ingest_result {
+    int logs, converted, failed, crashed;
+    int damaged;   /* logs cut short or damaged: kept up to the damage */
+    int other_run; /* logs of another run than the one kept, left out */
+    int64_t spans, dropped;
+    int unmerged; /* the job was left as rank stores and DIR/index.db */
+} cs_ingest_result;
+/* How the job is kept (docs/schema.md): merged into DIR/trace.db, left as
+ * its rank stores and an index, or by size (COLLSCOPE_MERGE_MAX). */
+enum { CS_MERGE_AUTO = -1, CS_MERGE_NO = 0, CS_MERGE_YES = 1 };
+/* The size past which a job is left unmerged: COLLSCOPE_MERGE_MAX bytes
+ * of rank stores, else CS_MERGE_MAX_DEFAULT; -1 (with a message) when the
+ * variable is no number. */
+#define CS_MERGE_MAX_DEFAULT (2LL << 30)
+int64_t cs_ingest_merge_max(void);
+/* Build DIR/trace.db from DIR/logs (or, merge CS_MERGE_NO or a job past
+ * cs_ingest_merge_max, DIR/index.db over the rank stores). The folder must be safe to write
+ * into (cs_log_dir_safe; `force` accepts one of another user, and also
+ * reconverts every log). Logs of one run only are merged: that of the
+ * newest log. */
+int cs_ingest_dir(const char *dir, int force, int merge, const char *command, cs_ingest_result *res);
+/* When the job of `collscope run` ended (CLOCK_REALTIME ns of this host,
+ * which the ingested spans' times follow), for the next cs_ingest_dir to keep in the trace
+ * (meta job_end_ns, job_end_host): a process of this host that died
+ * without an exit record was gone by then. */
+void cs_ingest_job_end(int64_t mono_ns);
+/* Remove DIR/NAME and its SQLite side files (-wal, -shm, -journal, .tmp),
+ * where they are regular files: never through a link. */
+void cs_ingest_remove(const char *dir, const char *name);
+
+/* Run the job LAUNCH (argv style) under the tracer with the preload of
+ * mpi ("openmpi", "mpich" or "nompi"), its output in the folder out, then
+ * build out/trace.db unless !ingest (run.c). Returns the job's exit status
+ * (127 when it could not be started). */
+int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, int ingest, int ncclprof, int force,
+               int merge);
+/* The MPI a launch line uses, guessed from its launcher and program
+ * (COLLSCOPE_MPI first): "openmpi", "mpich", "nompi" or what COLLSCOPE_MPI says. */
+const char *cs_run_guess_mpi(char **launch);
+
+/* Resolve call-site frames with addr2line and label the call sites. */
+int cs_symbolize(cs_store *st);
+
+#endif

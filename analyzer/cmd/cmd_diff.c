@@ -1,0 +1,67 @@
+/* cmd_diff.c: `collscope diff BASE NEW`: step time, stragglers and the tail
+ * of each collective group, compared between two runs (diff.c). */
+#include "config.h"
+#include "analyzer/cmd/cli.h"
+#include "analyzer/formats/outfile.h"
+#include "analyzer/analysis/csanalysis.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+const char cs_help_diff[] = "usage: collscope diff BASE NEW [--format text|json] [-o FILE]\n"
+                            "\n"
+                            "Compare two runs (each a DIR or TRACE.db; analysed first when their stored\n"
+                            "analysis is not current): the median step time, the straggler verdicts\n"
+                            "(in both, gone, new) and the p99 of each collective group (op, size\n"
+                            "bucket, call site). JSON: format \"collscope-diff\", version 1\n"
+                            "(docs/report-json.md).\n"
+                            "\n"
+                            "Exit status: 0, 1 when a trace cannot be read, 2 on bad usage.\n";
+
+int cs_cmd_diff(int argc, char **argv)
+{
+    static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
+                                          { "output", required_argument, NULL, 'o' },
+                                          { NULL, 0, NULL, 0 } };
+    const char *format = "text", *outpath = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "f:o:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f': format = optarg; break;
+        case 'o': outpath = optarg; break;
+        default: fputs(cs_help_diff, stderr); return 2;
+        }
+    }
+    if (optind != argc - 2) {
+        fputs(cs_help_diff, stderr);
+        return 2;
+    }
+    int json = strcmp(format, "json") == 0;
+    if (!json && strcmp(format, "text") != 0) {
+        cs_error("diff: unknown format '%s' (text or json)", format);
+        return 2;
+    }
+    cs_report_data d[2];
+    memset(d, 0, sizeof d);
+    int rc = 1;
+    char err[1024];
+    for (int i = 0; i < 2; i++)
+        if (cs_report_open(argv[optind + i], &d[i], stderr, err, sizeof err) != 0) {
+            cs_error("%s", err);
+            goto out;
+        }
+    cs_outfile of;
+    if (cs_outfile_open(&of, "diff", outpath ? outpath : "-") != 0)
+        goto out;
+    FILE *f = of.f;
+    cs_diff_write(f, json, argv[optind], &d[0], argv[optind + 1], &d[1]);
+    if (cs_outfile_close(&of, "diff", 1) != 0)
+        goto out;
+    rc = 0;
+out:
+    cs_report_free(&d[0]);
+    cs_report_free(&d[1]);
+    return rc;
+}

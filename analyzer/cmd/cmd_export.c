@@ -1,0 +1,204 @@
+/* cmd_export.c: `collscope export DIR|TRACE.db [--format FMT] [-o PATH]`:
+ * the trace and its analysis (analysed first unless current, as `report`
+ * does) in a format other viewers read (the table of export.c). */
+#include "config.h"
+#include "analyzer/cmd/cli.h"
+#include "analyzer/analysis/csanalysis.h"
+#include "analyzer/formats/export.h"
+#include "analyzer/formats/outfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format chrome|perfetto|otf2|kineto] [-o PATH]\n"
+                              "\n"
+                              "Write the trace and its analysis (run and stored first unless current, as\n"
+                              "by `collscope report`) in a format other viewers read. Times are on the\n"
+                              "aligned time line of the analysis.\n"
+                              "\n"
+                              "  --format FMT  chrome (the default): Chrome trace-event JSON, for\n"
+                              "                ui.perfetto.dev and chrome://tracing: a process per rank, a\n"
+                              "                track per thread and per GPU stream, every span one slice\n"
+                              "                with its op, communicator, seq, bytes, peer, call site and\n"
+                              "                flags; flow arrows from each send to its receive and from\n"
+                              "                the last rank to enter each collective to the others; an\n"
+                              "                \"analysis\" process with the steps, the straggler verdicts\n"
+                              "                and the imposed waits; each rank's waits as a counter\n"
+                              "                perfetto: Perfetto's native protobuf trace (TracePacket,\n"
+                              "                TrackEvent), the same content, for traces too big for\n"
+                              "                JSON: a process per rank, a track per thread, GPU stream\n"
+                              "                and counter, every span a slice with the same fields as\n"
+                              "                debug annotations, flows, the analysis\n"
+                              "                otf2: an OTF2 archive (folder; anchor file traces.otf2) for\n"
+                              "                Vampir and Scalasca: a location per rank thread and per GPU\n"
+                              "                stream, Enter/Leave per span, MPI collectives, sends and\n"
+                              "                receives as OTF2's MPI records, communicators as OTF2 groups\n"
+                              "                and comms (needs a build with libotf2)\n"
+                              "                kineto: PyTorch profiler (Kineto) JSON, one file per rank\n"
+                              "                (rank-R.pt.trace.json) in a folder, for Holistic Trace\n"
+                              "                Analysis and `collscope import`: distributedInfo with the\n"
+                              "                communicators as process groups, collectives and p2p as\n"
+                              "                record_param_comms, NCCL GPU times and CUPTI activity as\n"
+                              "                kernels on streams, ProfilerStep#N from the step markers\n"
+                              "  -o PATH       the output file (default DIR/trace.chrome.json, or\n"
+                              "                DIR/trace.perfetto-trace; for a file STEM.db, STEM.chrome.json\n"
+                              "                or STEM.perfetto-trace beside it); - for standard output.\n"
+                              "                Written to a new file beside PATH and renamed onto it when\n"
+                              "                complete: never through a symbolic link, never a folder,\n"
+                              "                nothing left behind on failure\n"
+                              "                otf2: the archive's folder (default DIR/otf2; for a file\n"
+                              "                STEM.db, STEM.otf2 beside it), written as a new folder and\n"
+                              "                renamed into place; an existing one is replaced only when it\n"
+                              "                holds nothing but an OTF2 archive of this user's\n"
+                              "                kineto: the folder (default DIR/kineto; for a file STEM.db,\n"
+                              "                STEM.kineto beside it), made when\n"
+                              "                absent, never through a link; its files are written as above,\n"
+                              "                none left when the export fails; not - (standard output)\n"
+                              "\n"
+                              "See docs/interop.md for what maps to what and what is lost.\n"
+                              "\n"
+                              "Exit status: 0; 1 when the trace cannot be read or the output cannot be\n"
+                              "written (one message names the file), or when the trace was damaged and\n"
+                              "the export is of what could be read of it; 2 on bad usage.\n";
+
+/* The default output: DIR/trace.SUFFIX for a folder, STEM.SUFFIX for a
+ * file STEM.db. */
+static void export_default_path(const char *arg, const char *suffix, char *out, size_t len)
+{
+    char db[4096];
+    cs_analysis_trace_path(arg, db, sizeof db);
+    size_t n = strlen(db);
+    if (n > 3 && strcmp(db + n - 3, ".db") == 0)
+        n -= 3;
+    snprintf(out, len, "%.*s.%s", (int)n, db, suffix);
+}
+
+/* The default output folder of a folder format: DIR/FOLDER for a folder,
+ * STEM.FOLDER for a file STEM.db. */
+static void export_default_dir(const char *arg, const char *folder, char *out, size_t len)
+{
+    struct stat sb;
+    size_t n = strlen(arg);
+    if (stat(arg, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        while (n > 1 && arg[n - 1] == '/')
+            n--;
+        snprintf(out, len, "%.*s/%s", (int)n, arg, folder);
+        return;
+    }
+    if (n > 3 && strcmp(arg + n - 3, ".db") == 0)
+        n -= 3;
+    snprintf(out, len, "%.*s.%s", (int)n, arg, folder);
+}
+
+/* A folder format (export.h): written into a new folder, renamed onto
+ * outpath when complete. 0, or -1 with one message printed. */
+static int export_dir(const cs_export_format *fmt, const char *outpath, cs_store *st, cs_export_stats *stats)
+{
+    char err[1024] = "";
+    cs_outdir out;
+    if (cs_outdir_open(&out, "export", outpath, fmt->names) != 0)
+        return -1;
+    int rc = fmt->write_dir(out.tmp, st, stats, err, sizeof err);
+    if (rc != 0)
+        cs_error("%s", err);
+    if (cs_outdir_close(&out, "export", rc == 0, fmt->names) != 0)
+        rc = -1;
+    return rc;
+}
+
+int cs_cmd_export(int argc, char **argv)
+{
+    static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
+                                          { "output", required_argument, NULL, 'o' },
+                                          { "help", no_argument, NULL, 'h' },
+                                          { NULL, 0, NULL, 0 } };
+    const char *format = "chrome", *outpath = NULL;
+    int c;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f': format = optarg; break;
+        case 'o': outpath = optarg; break;
+        case 'h': fputs(cs_help_export, stdout); return 0;
+        default: fputs(cs_help_export, stderr); return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fputs(cs_help_export, stderr);
+        return 2;
+    }
+    const char *trace = argv[optind];
+    /* One thread reads the store: SQLite without the mutex it takes in
+     * every call (a quarter of a big export's reading time). Refused,
+     * harmlessly, where SQLite has already started. */
+    sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+    const cs_export_format *fmt = cs_export_find(format);
+    if (!fmt) {
+        char names[256];
+        cs_error("export: unknown format '%s' (%s)", format, cs_export_names(names, sizeof names));
+        return 2;
+    }
+    char defpath[4200] = "", err[1024] = "";
+    if (!outpath) {
+        if (fmt->write_dir)
+            export_default_dir(trace, fmt->folder, defpath, sizeof defpath);
+        else
+            export_default_path(trace, fmt->suffix, defpath, sizeof defpath);
+        outpath = defpath;
+    }
+    if (fmt->write_dir && strcmp(outpath, "-") == 0) {
+        cs_error("export: the %s format writes a folder, not standard output", fmt->name);
+        return 2;
+    }
+    int tostdout = strcmp(outpath, "-") == 0;
+    cs_store *st = cs_analysis_open(trace, 0, 0, stderr, err, sizeof err);
+    if (!st) {
+        cs_error("%s", err);
+        return 1;
+    }
+    /* A damaged trace: cs_analysis_open said so (one note) and gave what
+     * could be read of it: exported all the same, exit 1. */
+    char from[4200], recovered[1536];
+    int partial = cs_store_recovered(st, from, sizeof from, recovered, sizeof recovered);
+    cs_export_stats stats;
+    memset(&stats, 0, sizeof stats);
+    if (fmt->write_dir) {
+        int drc;
+        if (fmt->names) {
+            drc = export_dir(fmt, outpath, st, &stats);
+        } else {
+            drc = fmt->write_dir(outpath, st, &stats, err, sizeof err);
+            if (drc != 0 && err[0])
+                cs_error("%s", err);
+        }
+        if (drc == 0)
+            cs_note("export: %s: %lld spans, %lld flows, %lld steps (%lld events)", outpath, (long long)stats.spans,
+                    (long long)stats.flows, (long long)stats.analysis, (long long)stats.events);
+        cs_store_close(st);
+        return drc != 0 ? 1 : partial ? 1 : 0;
+    }
+    cs_outfile out;
+    if (cs_outfile_open(&out, "export", outpath) != 0) {
+        cs_store_close(st);
+        return 1;
+    }
+    FILE *f = out.f;
+    setvbuf(f, NULL, _IOFBF, 1 << 20);
+    int rc = fmt->write(f, st, &stats, err, sizeof err);
+    if (rc != 0)
+        cs_error("%s", err);
+    if (cs_outfile_close(&out, "export", rc == 0) != 0)
+        rc = -1;
+    if (rc == 0)
+        cs_note("export: %s: %lld spans, %lld flows, %lld analysis events (%lld events)", tostdout ? "stdout" : outpath,
+                (long long)stats.spans, (long long)stats.flows, (long long)stats.analysis, (long long)stats.events);
+    cs_store_close(st);
+    return rc != 0 ? 1 : partial ? 1 : 0;
+}

@@ -1,0 +1,98 @@
+/* cmd_import.c: `collscope import [--format F] [-o DIR] [--rank-from-name
+ * REGEX] [-j N] TRACE...`: its usage and options; the import itself is in
+ * import.c and the format's reader (import_NAME.c). */
+#include "config.h"
+#include "analyzer/cmd/cli.h"
+#include "analyzer/formats/import.h"
+
+#include <getopt.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char cs_help_import[] =
+    "usage: collscope import [-o DIR] [--format kineto] [--rank-from-name REGEX] [-j N] TRACE...\n"
+    "\n"
+    "Turn the traces another tool wrote into DIR/trace.db, the trace collscope\n"
+    "itself writes, so that report, diff, export and the TUI work on it. TRACE is\n"
+    "a per-rank file or a folder of them (one job). Format kineto: PyTorch\n"
+    "profiler traces (.json, or .json.gz), one per rank; the rank comes from\n"
+    "distributedInfo.rank, its process groups from distributedInfo.pg_config\n"
+    "(names kept), collectives and p2p from record_param_comms, NCCL kernels\n"
+    "(their GPU times) and gloo annotations, steps from ProfilerStep#N, compute\n"
+    "spans from other kernels and the main thread's top-level CPU ops.\n"
+    "Collectives recorded without Seq are numbered per group in the order each\n"
+    "rank issued them, where the ranks agree. See docs/interop.md.\n"
+    "\n"
+    "  -o, --output DIR        output folder (default: collscope.out); its\n"
+    "                          trace.db is replaced only once the import is done\n"
+    "  --format F              the traces' format (default and only one: kineto)\n"
+    "  --rank-from-name REGEX  the rank of a file with no distributedInfo.rank:\n"
+    "                          the first group of REGEX (POSIX extended) in the\n"
+    "                          file's name, e.g. 'rank[-_]?([0-9]+)'\n"
+    "  -j, --jobs N            files read at once (default: the number of cores)\n"
+    "\n"
+    "Files left out, each named with the reason: a truncated file (a profiler\n"
+    "stopped mid-write), a file that is not JSON, a file of another job (its\n"
+    "world size or trace id differs from the others'), a rank given twice (the\n"
+    "first file is kept), a file with no rank. Missing ranks are named; a group\n"
+    "whose ranks disagree on its collectives is named and left unmatched.\n"
+    "\n"
+    "Exit status: 0 every file imported, every rank there, every group matched;\n"
+    "1 DIR/trace.db written from the good files, but files were left out, ranks\n"
+    "are missing or groups unmatched (each is named); 2 bad usage (a TRACE that\n"
+    "does not exist, a folder with no trace); 3 no trace written (no file could\n"
+    "be imported, or DIR refused).\n";
+
+int cs_cmd_import(int argc, char **argv)
+{
+    static const struct option opts[] = { { "output", required_argument, NULL, 'o' },
+                                          { "format", required_argument, NULL, 'f' },
+                                          { "rank-from-name", required_argument, NULL, 'r' },
+                                          { "jobs", required_argument, NULL, 'j' },
+                                          { NULL, 0, NULL, 0 } };
+    const char *out = "collscope.out", *format = "kineto";
+    cs_import_opts o = { NULL };
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int jobs = ncpu > 0 ? (int)ncpu : 1, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:j:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'f': format = optarg; break;
+        case 'r': o.rank_regex = optarg; break;
+        case 'j': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (end == optarg || *end || v < 1 || v > 1024) {
+                cs_error("import: --jobs %s: not a number of processes (1 to 1024)", optarg);
+                return CS_IMPORT_EXIT_USAGE;
+            }
+            jobs = (int)v;
+            break;
+        }
+        default: fputs(cs_help_import, stderr); return CS_IMPORT_EXIT_USAGE;
+        }
+    }
+    const cs_import_format *fmt = cs_import_find(format);
+    if (!fmt) {
+        char names[128];
+        cs_error("import: unknown format '%s' (%s)", format, cs_import_names(names, sizeof names));
+        return CS_IMPORT_EXIT_USAGE;
+    }
+    if (o.rank_regex) {
+        regex_t rx;
+        if (regcomp(&rx, o.rank_regex, REG_EXTENDED) != 0) {
+            cs_error("import: --rank-from-name '%s': not a valid regular expression", o.rank_regex);
+            return CS_IMPORT_EXIT_USAGE;
+        }
+        regfree(&rx);
+    }
+    if (optind >= argc) {
+        cs_error("import: no trace given (usage: collscope import -o DIR TRACE...)");
+        return CS_IMPORT_EXIT_USAGE;
+    }
+    return cs_import_run(fmt, argv + optind, argc - optind, out, &o, jobs);
+}

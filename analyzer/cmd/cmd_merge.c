@@ -1,0 +1,61 @@
+/* cmd_merge.c: `collscope merge DIR`: the merged DIR/trace.db of a job
+ * kept as rank stores and an index (cs_store_job_merge). */
+#include "config.h"
+#include "analyzer/cmd/cli.h"
+#include "analyzer/analysis/csanalysis.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char cs_help_merge[] = "usage: collscope merge DIR\n"
+                             "\n"
+                             "Merge the rank stores of a job kept unmerged (DIR/ranks and the job index\n"
+                             "DIR/index.db, as `collscope run` and `ingest` leave a job past\n"
+                             "COLLSCOPE_MERGE_MAX bytes or with --no-merge) into one DIR/trace.db, for\n"
+                             "tools that read one file. DIR/index.db and DIR/results.db are removed\n"
+                             "once trace.db is whole; the rank stores stay. Every collscope command\n"
+                             "reads either form, so this is never needed for them.\n"
+                             "\n"
+                             "Exit status: 0; 1 when DIR holds no job index, the trace cannot be\n"
+                             "written, or rank stores were missing or unreadable (each is named; the\n"
+                             "trace holds the others and says so); 2 on bad usage.\n";
+
+int cs_cmd_merge(int argc, char **argv)
+{
+    static const struct option opts[] = { { NULL, 0, NULL, 0 } };
+    optind = 1;
+    if (getopt_long(argc, argv, "", opts, NULL) != -1 || optind != argc - 1) {
+        fputs(cs_help_merge, stderr);
+        return 2;
+    }
+    const char *dir = argv[optind];
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || !cs_store_index_present(dir)) {
+        cs_error("merge: %s: no job index (%s) there: nothing to merge", dir, CS_STORE_INDEX_FILE);
+        return 1;
+    }
+    char path[4200], err[4096];
+    snprintf(path, sizeof path, "%s/trace.db", dir);
+    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        cs_error("merge: %s exists and is no regular file: not replaced", path);
+        return 1;
+    }
+    int nfaults = 0;
+    if (cs_store_job_merge(dir, path, &nfaults, err, sizeof err) != 0) {
+        cs_error("merge: %s", err);
+        return 1;
+    }
+    cs_store *st;
+    char from[8], note[3300] = "";
+    if (nfaults && cs_store_open(path, CS_STORE_READ, &st, err, sizeof err) == 0) {
+        cs_store_recovered(st, from, sizeof from, note, sizeof note);
+        cs_store_close(st);
+        cs_error("merge: %s", note);
+    }
+    cs_ingest_remove(dir, CS_STORE_INDEX_FILE);
+    cs_ingest_remove(dir, "results.db");
+    printf("collscope: %s%s\n", path, nfaults ? " (without the rank stores named above)" : "");
+    return nfaults ? 1 : 0;
+}

@@ -1,0 +1,174 @@
+/* cmd_report.c: `collscope report DIR|TRACE.db`: where the communication
+ * time went (the trace, then its stored analysis, analysed first unless
+ * current), in one of four formats, with optional gates against a
+ * baseline. */
+#include "config.h"
+#include "analyzer/cmd/cli.h"
+#include "analyzer/formats/outfile.h"
+#include "analyzer/analysis/csanalysis.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char cs_help_report[] = "usage: collscope report DIR|TRACE.db [--format text|json|markdown|junit] [-o FILE]\n"
+                              "                        [--baseline DIR] [--fail-on GATES]\n"
+                              "\n"
+                              "Summarize a trace: for each op, communicator and call site the number of\n"
+                              "calls, the bytes, and the total, p50, p90, p99 and maximum time; for each\n"
+                              "rank the share of its wall time spent inside traced calls. Then the\n"
+                              "cross-rank analysis (run and stored first unless current, as by\n"
+                              "`collscope analyze`; in a private copy in $TMPDIR when the trace cannot\n"
+                              "be written here): aligned clocks, straggler verdicts with evidence,\n"
+                              "steps, who made the others wait, and tail latency per collective group;\n"
+                              "the cost model of each collective, the what-if replay (its error against\n"
+                              "the measured step time) and the proposals it estimates (fusion with the\n"
+                              "apply-mode settings, overlap), each with evidence and gain per step.\n"
+                              "A job that hung or failed gets a Failures section first: the diagnosis\n"
+                              "of `collscope status` made from the trace (calls that never returned,\n"
+                              "processes that died or exited without MPI_Finalize; docs/hangs.md).\n"
+                              "\n"
+                              "  --format FMT     text (default), json (format \"collscope-report\",\n"
+                              "                   version 2, docs/report-json.md), markdown (a CI job\n"
+                              "                   summary) or junit (JUnit XML, one test case per gate,\n"
+                              "                   and a failing one per failure of the job)\n"
+                              "  -o FILE          write the report to FILE (replaced once complete; never\n"
+                              "                   through a symlink) instead of standard output (-o -)\n"
+                              "  --baseline DIR   a run to compare with (for the p99 and step gates)\n"
+                              "  --fail-on GATES  comma-separated gates; any that fails makes the exit\n"
+                              "                   status 3:\n"
+                              "                     straggler=PCT  a straggler costs more than PCT % of\n"
+                              "                                    the median step time\n"
+                              "                     p99=PCT        a collective group's p99 grew more than\n"
+                              "                                    PCT % over the baseline\n"
+                              "                     step=PCT       the median step time grew more than\n"
+                              "                                    PCT % over the baseline\n"
+                              "                     slowdown=PCT   the job is more than PCT % slower than\n"
+                              "                                    with ideal durations (S - 1; the\n"
+                              "                                    Slowdown section, docs/analysis.md)\n"
+                              "                     verdict        any straggler verdict at all\n"
+                              "                     failures       the job hung or failed (the Failures\n"
+                              "                                    section: calls that never returned,\n"
+                              "                                    ranks dead or gone without\n"
+                              "                                    MPI_Finalize; docs/hangs.md)\n"
+                              "                     KIND=PCT       a verdict of that kind (persistent,\n"
+                              "                                    transient, slow_link, slow_collective)\n"
+                              "                                    costs more than PCT % of the median\n"
+                              "                                    step time; recurring=PCT: a recurring\n"
+                              "                                    straggler's total costs more than PCT %\n"
+                              "                                    of the time of all steps\n"
+                              "\n"
+                              "A trace with damaged pages (a bad disk, a torn copy) is not refused: what\n"
+                              "SQLite can still read of it is copied into STEM.recovered.db beside it (a\n"
+                              "private file when the folder cannot be written; the damaged file is only\n"
+                              "read) and reported, with one message naming the damaged file and what was\n"
+                              "kept and lost, and a note in the report. A job kept as rank stores\n"
+                              "(DIR/ranks and DIR/index.db) reads as its merged trace would; a rank\n"
+                              "store missing or unreadable is named (stderr and the report's notes) and\n"
+                              "the others reported, with exit status 1 as for a damaged trace.\n"
+                              "\n"
+                              "Exit status: 0; 1 when the trace cannot be read (one message names the\n"
+                              "file and the problem), or when it was damaged and the report is of what\n"
+                              "could be read of it; 2 on bad usage; 3 when a gate failed (also on a\n"
+                              "damaged trace).\n";
+
+int cs_report_parse_opts(int argc, char **argv, cs_report_opts *o)
+{
+    static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
+                                          { "output", required_argument, NULL, 'o' },
+                                          { "baseline", required_argument, NULL, 'b' },
+                                          { "fail-on", required_argument, NULL, 'g' },
+                                          { NULL, 0, NULL, 0 } };
+    int c;
+    *o = (cs_report_opts){ .format = "text" };
+    optind = 0; /* getopt's full reset: the parser may run more than once in a process */
+    while ((c = getopt_long(argc, argv, "f:o:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f': o->format = optarg; break;
+        case 'o': o->outpath = optarg; break;
+        case 'b': o->baseline = optarg; break;
+        case 'g': o->failon = optarg; break;
+        default: fputs(cs_help_report, stderr); return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fputs(cs_help_report, stderr);
+        return 2;
+    }
+    o->trace = argv[optind];
+    if (!cs_report_format(o->format)) {
+        cs_error("report: unknown format '%s' (text, json, markdown or junit)", o->format);
+        return 2;
+    }
+    return 0;
+}
+
+int cs_cmd_report(int argc, char **argv)
+{
+    cs_report_opts o;
+    int prc = cs_report_parse_opts(argc, argv, &o);
+    if (prc != 0)
+        return prc;
+    const char *outpath = o.outpath, *baseline = o.baseline, *failon = o.failon;
+    cs_report_writer writer = cs_report_format(o.format);
+    cs_report_data ad, bd;
+    cs_report_trace tr;
+    memset(&ad, 0, sizeof ad);
+    memset(&bd, 0, sizeof bd);
+    memset(&tr, 0, sizeof tr);
+    cs_gate *gates = NULL;
+    int ngates = 0, rc = 1;
+    char err[1024] = "";
+    cs_store *st = NULL;
+    if (baseline && cs_report_open(baseline, &bd, stderr, err, sizeof err) != 0) {
+        cs_error("%s", err);
+        goto out;
+    }
+    st = cs_analysis_open(o.trace, 0, 0, stderr, err, sizeof err);
+    if (!st) {
+        cs_error("%s", err);
+        goto out;
+    }
+    if (cs_report_load(st, &ad) != 0) {
+        cs_error("%s: cannot read the stored analysis", cs_store_path(st));
+        goto out;
+    }
+    char from[4200], recovered[1536];
+    int partial = cs_store_recovered(st, from, sizeof from, recovered, sizeof recovered);
+    if (partial) {
+        char notes[sizeof ad.notes];
+        snprintf(notes, sizeof notes, "damaged trace %s: this report is of what could be read of it (%s): %s%s%s", from,
+                 cs_store_path(st), recovered, ad.notes[0] ? "\n" : "", ad.notes);
+        memcpy(ad.notes, notes, sizeof notes);
+    }
+    ngates = cs_gates_eval(failon, &ad, baseline ? &bd : NULL, &gates, err, sizeof err);
+    if (ngates < 0) {
+        cs_error("%s", err);
+        rc = 2;
+        goto out;
+    }
+    if (cs_report_trace_load(st, &tr) != 0) {
+        cs_error("%s: cannot read the trace (corrupt?)", cs_store_path(st));
+        goto out;
+    }
+    cs_outfile of;
+    if (cs_outfile_open(&of, "report", outpath ? outpath : "-") != 0)
+        goto out;
+    FILE *f = of.f;
+    writer(f, &tr, &ad, gates, ngates);
+    if (cs_outfile_close(&of, "report", 1) != 0)
+        goto out;
+    int failed = 0;
+    for (int i = 0; i < ngates; i++)
+        failed += gates[i].failed;
+    rc = failed ? 3 : partial ? 1 : 0;
+out:
+    if (st)
+        cs_store_close(st);
+    cs_report_trace_free(&tr);
+    free(gates);
+    cs_report_free(&ad);
+    cs_report_free(&bd);
+    return rc;
+}

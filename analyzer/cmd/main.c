@@ -1,0 +1,109 @@
+/* main.c: the collscope command and its table of subcommands. */
+#include "config.h"
+#include "analyzer/cmd/cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const cs_cmd cs_cmds[] = {
+    { .name = "run",
+      .args = "[-o DIR] [--mpi openmpi|mpich|none] -- LAUNCH...",
+      .summary = "run a job under the tracer and build DIR/trace.db",
+      .help = cs_help_run,
+      .run = cs_cmd_run },
+    { .name = "ingest",
+      .args = "DIR",
+      .summary = "rebuild DIR/trace.db from the process logs (crashed ranks too)",
+      .help = cs_help_ingest,
+      .run = cs_cmd_ingest },
+    { .name = "report",
+      .args = "DIR|TRACE.db [--format text|json|markdown|junit] [--baseline DIR] [--fail-on G]",
+      .summary = "where the communication time went",
+      .help = cs_help_report,
+      .run = cs_cmd_report },
+    { .name = "analyze",
+      .args = "[-j K [--via HOW]] [--force] DIR|TRACE.db",
+      .summary = "align clocks, match instances, find stragglers; store the results",
+      .help = cs_help_analyze,
+      .run = cs_cmd_analyze },
+    { .name = "diff",
+      .args = "BASE NEW [--format text|json]",
+      .summary = "compare two runs: step time, stragglers, tail of each op",
+      .help = cs_help_diff,
+      .run = cs_cmd_diff },
+    { .name = "check-estimate",
+      .args = "BEFORE AFTER [--tolerance PCT] [--json]",
+      .summary = "check the what-if estimate of a fusion proposal against a run with it applied",
+      .help = cs_help_check_estimate,
+      .run = cs_cmd_check_estimate },
+    { .name = "export",
+      .args = "DIR|TRACE.db [--format chrome] [-o PATH]",
+      .summary = "write the trace and its analysis for other viewers (Perfetto, chrome://tracing)",
+      .help = cs_help_export,
+      .run = cs_cmd_export },
+    { .name = "import",
+      .args = "[-o DIR] [--rank-from-name REGEX] TRACE...",
+      .summary = "turn PyTorch profiler (Kineto) traces into DIR/trace.db",
+      .help = cs_help_import,
+      .run = cs_cmd_import },
+    { .name = "status",
+      .args = "DIR [--after SECONDS] [--format text|json] [--watch SECONDS]",
+      .summary = "a running, hung or dead job: each rank's call in flight, and who blocks whom",
+      .help = cs_help_status,
+      .run = cs_cmd_status },
+    { .name = "merge",
+      .args = "DIR",
+      .summary = "merge a job kept as rank stores (DIR/index.db) into DIR/trace.db",
+      .help = cs_help_merge,
+      .run = cs_cmd_merge },
+    { .name = "tui",
+      .args = "DIR|TRACE.db",
+      .summary = "browse the timeline in the terminal (collscope-tui)",
+      .help = cs_help_tui,
+      .run = cs_cmd_tui },
+};
+#define CS_NCMDS (sizeof cs_cmds / sizeof cs_cmds[0])
+
+static void cs_usage(FILE *f)
+{
+    fprintf(f, "usage: collscope COMMAND [ARGS]\n\n"
+               "Find where the communication time of a distributed job goes.\n\ncommands:\n");
+    for (size_t i = 0; i < CS_NCMDS; i++)
+        fprintf(f, "  %-8s %s\n           %s\n", cs_cmds[i].name, cs_cmds[i].args, cs_cmds[i].summary);
+    fprintf(f, "\n'collscope COMMAND --help' tells more; see also collscope(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        cs_usage(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        if (argc > 2)
+            for (size_t i = 0; i < CS_NCMDS; i++)
+                if (strcmp(argv[2], cs_cmds[i].name) == 0) {
+                    fputs(cs_cmds[i].help, stdout);
+                    return 0;
+                }
+        cs_usage(stdout);
+        return 0;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        printf("collscope %s (trace schema %d)\n", PACKAGE_VERSION, CS_SCHEMA_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < CS_NCMDS; i++)
+        if (strcmp(name, cs_cmds[i].name) == 0) {
+            for (int a = 2; a < argc && strcmp(argv[a], "--") != 0; a++)
+                if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
+                    fputs(cs_cmds[i].help, stdout);
+                    return 0;
+                }
+            return cs_cmds[i].run(argc - 1, argv + 1);
+        }
+    cs_error("unknown command '%s' (try collscope --help)", name);
+    return 2;
+}

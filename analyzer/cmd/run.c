@@ -1,0 +1,323 @@
+/* run.c: run a job under the tracer (`collscope run`): find the preload
+ * library of its MPI, prepare the output folder and the environment, start
+ * the job, pass termination requests on, and build DIR/trace.db when it
+ * ends. The job's exit status is ours; the tool never changes it. */
+#include "config.h"
+#include "analyzer/cmd/cli.h"
+#include "libtrace/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <dirent.h>
+
+static const char *cs_libdir(void)
+{
+    const char *d = getenv("COLLSCOPE_LIBDIR");
+    return d && *d ? d : PKGLIBDIR;
+}
+
+/* Find PROG on PATH, or return it as is. */
+static void cs_which(const char *prog, char *out, size_t len)
+{
+    if (strchr(prog, '/')) {
+        snprintf(out, len, "%s", prog);
+        return;
+    }
+    const char *path = getenv("PATH");
+    char buf[PATH_MAX];
+    while (path && *path) {
+        const char *c = strchr(path, ':');
+        size_t l = c ? (size_t)(c - path) : strlen(path);
+        snprintf(buf, sizeof buf, "%.*s/%s", (int)l, path, prog);
+        if (access(buf, X_OK) == 0) {
+            snprintf(out, len, "%s", buf);
+            return;
+        }
+        path = c ? c + 1 : NULL;
+    }
+    snprintf(out, len, "%s", prog);
+}
+
+/* Does the file's content name libmpi? (The dynamic string table of an ELF
+ * program holds its NEEDED libraries.) */
+static const char *cs_mpi_of_file(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return NULL;
+    char head[4];
+    if (read(fd, head, 4) != 4 || memcmp(head, "\177ELF", 4) != 0) {
+        close(fd);
+        return NULL;
+    }
+    static char buf[1 << 16];
+    const char *found = NULL;
+    ssize_t n;
+    lseek(fd, 0, SEEK_SET);
+    while (!found && (n = read(fd, buf, sizeof buf - 16)) > 0) {
+        buf[n] = '\0';
+        for (ssize_t i = 0; i + 12 < n && !found; i++) {
+            if (buf[i] != 'l')
+                continue;
+            if (memcmp(buf + i, "libmpi.so.40", 12) == 0)
+                found = "openmpi";
+            else if (memcmp(buf + i, "libmpich.so", 11) == 0)
+                found = "mpich";
+        }
+        if (n > 64)
+            lseek(fd, -16, SEEK_CUR);
+    }
+    close(fd);
+    return found;
+}
+
+static int cs_preload_exists(const char *flavor)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/collscope-%s.so", cs_libdir(), flavor);
+    return access(p, R_OK) == 0;
+}
+
+const char *cs_run_guess_mpi(char **launch)
+{
+    const char *env = getenv("COLLSCOPE_MPI");
+    if (env && *env)
+        return env;
+    char exe[PATH_MAX], real[PATH_MAX];
+    cs_which(launch[0], exe, sizeof exe);
+    const char *r = realpath(exe, real) ? real : exe;
+    const char *base = strrchr(r, '/');
+    base = base ? base + 1 : r;
+    if (strstr(base, "openmpi") || strstr(base, "orterun") || strstr(r, "/openmpi/") || strstr(base, "prterun"))
+        return "openmpi";
+    if (strstr(base, "mpich") || strstr(base, "hydra") || strstr(r, "/mpich/"))
+        return "mpich";
+    /* The program itself: the first argument that is an ELF naming libmpi. */
+    for (int i = 0; launch[i]; i++) {
+        char p[PATH_MAX];
+        cs_which(launch[i], p, sizeof p);
+        const char *m = cs_mpi_of_file(p);
+        if (m)
+            return m;
+    }
+    if (cs_preload_exists("openmpi"))
+        return "openmpi";
+    if (cs_preload_exists("mpich"))
+        return "mpich";
+    return "nompi";
+}
+
+/* Remove the previous run's files (and only those) from DIR: regular
+ * files of our names in DIR/logs and DIR/ranks, each folder opened once
+ * without following a link, each file removed relative to it. A link or
+ * anything but a regular file is left alone. 0, or -1 with a reason in
+ * why when logs/ or ranks/ is not a real folder. */
+static int cs_clean_dir(const char *dir, char *why, size_t whylen)
+{
+    static const char *const subs[] = { "logs", "ranks" };
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        snprintf(why, whylen, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    for (int s = 0; s < 2; s++) {
+        int fd = openat(dfd, subs[s], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+            if (errno == ENOENT)
+                continue;
+            snprintf(why, whylen, "%s/%s is not a folder (%s): refusing to clean or write there", dir, subs[s],
+                     errno == ELOOP || errno == ENOTDIR ? "a symbolic link or a file" : strerror(errno));
+            close(dfd);
+            return -1;
+        }
+        DIR *dp = fdopendir(fd);
+        if (!dp) {
+            close(fd);
+            continue;
+        }
+        struct dirent *de;
+        while ((de = readdir(dp)) != NULL) {
+            const char *n = de->d_name;
+            size_t l = strlen(n);
+            struct stat sb;
+            if ((l > 6 && strcmp(n + l - 6, ".cslog") == 0) || (l > 8 && strcmp(n + l - 8, ".modules") == 0) ||
+                (l > 3 && strcmp(n + l - 3, ".db") == 0) || (l > 4 && strcmp(n + l - 4, ".tmp") == 0)) {
+                if (fstatat(fd, n, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode))
+                    unlinkat(fd, n, 0);
+            }
+        }
+        closedir(dp);
+    }
+    static const char *const files[] = { "trace.db",       "trace.db-wal",  "trace.db-shm", "trace.db.tmp",
+                                         "index.db",       "index.db.tmp",  "results.db",   "results.db-wal",
+                                         "results.db-shm", "results.db.tmp" };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        struct stat sb;
+        if (fstatat(dfd, files[i], &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode))
+            unlinkat(dfd, files[i], 0);
+    }
+    close(dfd);
+    return 0;
+}
+
+/* A fresh random run id (32 hex digits), "" when none can be made. */
+static void cs_new_run_id(char *out, size_t len)
+{
+    unsigned char b[16];
+    out[0] = '\0';
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t got = read(fd, b, sizeof b);
+    close(fd);
+    if (got != (ssize_t)sizeof b || len < 2 * sizeof b + 1)
+        return;
+    for (size_t i = 0; i < sizeof b; i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+/* Open MPI starts remote ranks with its own environment: ask it to pass
+ * ours on (MPICH's Hydra passes the whole environment by default). */
+static void cs_forward_env_ompi(void)
+{
+    extern char **environ;
+    char list[4096];
+    const char *old = getenv("OMPI_MCA_mca_base_env_list");
+    size_t w = (size_t)snprintf(list, sizeof list, "%s%sLD_PRELOAD", old && *old ? old : "", old && *old ? ";" : "");
+    for (char **e = environ; *e && w < sizeof list - 64; e++) {
+        if (strncmp(*e, "COLLSCOPE_", 10) != 0 && strncmp(*e, "NCCL_PROFILER_PLUGIN=", 21) != 0)
+            continue;
+        const char *eq = strchr(*e, '=');
+        if (eq)
+            w += (size_t)snprintf(list + w, sizeof list - w, ";%.*s", (int)(eq - *e), *e);
+    }
+    setenv("OMPI_MCA_mca_base_env_list", list, 1);
+}
+
+static pid_t cs_child;
+static void cs_forward(int sig)
+{
+    if (cs_child > 0)
+        kill(cs_child, sig);
+}
+
+int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, int ingest, int ncclprof, int force,
+               int merge)
+{
+    /* Set up the output folder; if we cannot, the job still runs. */
+    char dir[PATH_MAX], why[PATH_MAX + 128];
+    int traced = 1;
+    if (cs_log_mkdirs(out) != 0 || !realpath(out, dir)) {
+        cs_error("cannot create output folder %s: %s; running the job untraced", out, strerror(errno));
+        traced = 0;
+    } else if (cs_log_dir_safe(dir, force, why, sizeof why) != 0) {
+        /* Another user's folder, or one every user may write to: someone
+         * else could plant links there. */
+        cs_error("%s; running the job untraced", why);
+        traced = 0;
+    } else if (cs_clean_dir(dir, why, sizeof why) != 0) {
+        cs_error("%s; running the job untraced", why);
+        traced = 0;
+    } else {
+        char logs[PATH_MAX + 8];
+        snprintf(logs, sizeof logs, "%s/logs", dir);
+        if (cs_log_mkdirs(logs) != 0 || access(logs, W_OK) != 0) {
+            cs_error("cannot write to %s: %s; running the job untraced", logs, strerror(errno));
+            traced = 0;
+        } else if (cs_log_dir_safe(logs, 1, why, sizeof why) != 0) {
+            cs_error("%s; running the job untraced", why);
+            traced = 0;
+        }
+    }
+    char preload[PATH_MAX + 64];
+    snprintf(preload, sizeof preload, "%s/collscope-%s.so", cs_libdir(), mpi);
+    if (traced && access(preload, R_OK) != 0) {
+        cs_error("preload library %s not found (set COLLSCOPE_LIBDIR?); running the job untraced", preload);
+        traced = 0;
+    }
+    if (traced) {
+        const char *old = getenv("LD_PRELOAD");
+        char *val = malloc(strlen(preload) + (old ? strlen(old) : 0) + 2);
+        if (val) {
+            sprintf(val, "%s%s%s", preload, old && *old ? ":" : "", old ? old : "");
+            setenv("LD_PRELOAD", val, 1);
+            free(val);
+        }
+        setenv("COLLSCOPE_DIR", dir, 1);
+        /* Every process of this job writes this run id into its log, so
+         * that logs of another run are never merged with them. */
+        char run_id[CS_LOG_RUN_ID_MAX + 1];
+        cs_new_run_id(run_id, sizeof run_id);
+        if (run_id[0])
+            setenv("COLLSCOPE_RUN_ID", run_id, 1);
+        if (force)
+            setenv("COLLSCOPE_FORCE", "1", 1);
+        /* Each rank's log becomes its SQLite file after the job, here, in
+         * parallel (or in `collscope ingest` after --no-ingest), rather than
+         * in the ranks at exit: the job ends sooner and its processes never
+         * hold the converter's memory. */
+        setenv("COLLSCOPE_EXIT_CONVERT", "0", 0);
+        if (!callsites)
+            setenv("COLLSCOPE_CALLSITES", "0", 1);
+        /* The preload is also NCCL's profiler plugin (algorithm, protocol,
+         * channels, GPU times: nccl_coll); NCCL loads it only in processes
+         * that use NCCL, and it answers only in traced ones. */
+        if (ncclprof && !getenv("NCCL_PROFILER_PLUGIN"))
+            setenv("NCCL_PROFILER_PLUGIN", preload, 1);
+        if (strcmp(mpi, "openmpi") == 0)
+            cs_forward_env_ompi();
+    }
+
+    cs_child = fork();
+    if (cs_child < 0) {
+        cs_error("cannot start %s: %s", launch[0], strerror(errno));
+        return 127;
+    }
+    if (cs_child == 0) {
+        execvp(launch[0], launch);
+        fprintf(stderr, "collscope: cannot run %s: %s\n", launch[0], strerror(errno));
+        _exit(127);
+    }
+    /* The terminal's ^C reaches the job by itself; keep running to build
+     * the trace of what it did. Termination requests are passed on. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    signal(SIGTERM, cs_forward);
+    signal(SIGHUP, cs_forward);
+    int status = 0;
+    while (waitpid(cs_child, &status, 0) < 0 && errno == EINTR)
+        ;
+    struct timespec ended;
+    clock_gettime(CLOCK_REALTIME, &ended);
+    cs_ingest_job_end((int64_t)ended.tv_sec * 1000000000 + ended.tv_nsec);
+    unsetenv("LD_PRELOAD");
+    int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    if (!traced || !ingest)
+        return rc;
+
+    char cmdline[4096] = "";
+    size_t w = 0;
+    for (int i = 0; launch[i] && w < sizeof cmdline - 2; i++)
+        w += (size_t)snprintf(cmdline + w, sizeof cmdline - w, "%s%s", i ? " " : "", launch[i]);
+    cs_ingest_result r;
+    if (cs_ingest_dir(dir, force, merge, cmdline, &r) >= 0) {
+        fprintf(stderr, "collscope: %d processes, %lld spans", r.logs - r.failed - r.other_run, (long long)r.spans);
+        if (r.dropped)
+            fprintf(stderr, ", %lld dropped", (long long)r.dropped);
+        if (r.crashed)
+            fprintf(stderr, ", %d recovered after a crash", r.crashed);
+        if (r.damaged)
+            fprintf(stderr, ", %d damaged logs", r.damaged);
+        fprintf(stderr, " -> %s/%s\n", dir, r.unmerged ? "ranks (index.db)" : "trace.db");
+    }
+    return rc;
+}

@@ -1,0 +1,184 @@
+/* report_markdown.c: `collscope report --format markdown`: a summary for a
+ * CI job page (gates, stragglers, wait states, tail latency, proposals,
+ * cost models, what is missing). */
+#include "config.h"
+#include "analyzer/report/report.h"
+
+#include <string.h>
+
+static void cs_report_markdown_cell(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        if (*s == '|')
+            fputs("\\|", f);
+        else if (*s == '\n')
+            fputc(' ', f);
+        else
+            fputc(*s, f);
+    }
+}
+
+static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
+{
+    char b1[32], b2[32], b3[32];
+    fprintf(f, "\n### Proposals\n\n");
+    if (d->fuse_members || d->fused_calls)
+        fprintf(f, "Apply mode: %lld calls fused into %lld (all ranks).\n\n", (long long)d->fuse_members,
+                (long long)d->fused_calls);
+    if (d->has_whatif)
+        fprintf(f,
+                "What-if replay: measured median step %s, replayed with the cost models %s (replay error %.2f %%).\n\n",
+                cs_fmt_ns(d->wf_measured_ns, b1, sizeof b1), cs_fmt_ns(d->wf_model_ns, b2, sizeof b2),
+                100 * d->wf_model_error);
+    if (!d->nprops)
+        fprintf(f, "None.\n");
+    for (const char *l = d->wf_declined; *l;) {
+        const char *e = strchr(l, '\n');
+        int n = e ? (int)(e - l) : (int)strlen(l);
+        fprintf(f, "%s- %.*s\n", l == d->wf_declined ? "\n" : "", n, l);
+        l += n + (e != NULL);
+    }
+    if (d->nprops) {
+        fprintf(f,
+                "| kind | call site | bucket | gain per step | evidence | apply with |\n|---|---|---:|---:|---|---|\n");
+        for (int i = 0; i < d->nprops; i++) {
+            const cs_proposal *p = &d->props[i];
+            fprintf(f, "| %s | ", p->kind);
+            cs_report_markdown_cell(f, p->callsite);
+            fprintf(f, " | %s | %s (%.1f %%) | ", p->bucket_bytes ? cs_fmt_bytes(p->bucket_bytes, b1, sizeof b1) : "",
+                    cs_fmt_ns(p->gain_ns, b2, sizeof b2),
+                    p->step_ns > 0 ? 100.0 * (double)p->gain_ns / (double)p->step_ns : 0.0);
+            cs_report_markdown_cell(f, p->evidence);
+            fprintf(f, " | %s%s%s |\n", p->env[0] ? "`" : "", p->env, p->env[0] ? "`" : "");
+        }
+    }
+    if (d->nmodels) {
+        fprintf(f, "\n| cost model | points | alpha | gamma | beta per KiB | R² | resid | note |\n"
+                   "|---|---:|---:|---:|---:|---:|---:|---|\n");
+        for (int i = 0; i < d->nmodels; i++) {
+            const cs_model_row *m = &d->models[i];
+            char key[256];
+            cs__report_model_name(key, sizeof key, d, m);
+            fprintf(f, "| %s | %lld | %.2f us | %.2f us | ", key, (long long)m->points, m->alpha_ns / 1e3,
+                    m->gamma_ns / 1e3);
+            if (m->fitted)
+                fprintf(f, "%.3f ns | %.3f | ", m->beta_ns_per_byte * 1024, m->r2);
+            else
+                fprintf(f, "unknown | - | ");
+            fprintf(f, "%.1f %% | ", 100 * m->rel_resid);
+            cs_report_markdown_cell(f, m->note);
+            fprintf(f, " |\n");
+        }
+    }
+    (void)b3;
+}
+
+void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng)
+{
+    const char *trace = t->path;
+    char b1[32], b2[32], b3[32], b4[32], name[CS_COMMS_DISPLAY_MAX];
+    int failed = 0;
+    for (int i = 0; i < ng; i++)
+        failed += g[i].failed;
+    fprintf(f, "## collscope report%s\n\n", ng ? (failed ? ": gates failed" : ": gates passed") : "");
+    fprintf(f, "Trace `%s`: %d processes, %lld spans, %lld collective instances", trace, d->nproc, (long long)d->spans,
+            (long long)d->instances);
+    if (d->nsteps)
+        fprintf(f, "; %d steps, median %s (%s had the slowest rank been on time)", d->nsteps,
+                cs_fmt_ns(d->step_median_ns, b1, sizeof b1), cs_fmt_ns(d->whatif_median_ns, b2, sizeof b2));
+    if (d->nsteps && d->step_comm_ns >= 0)
+        fprintf(f, ", communication %s per step", cs_fmt_ns(d->step_comm_ns, b3, sizeof b3));
+    if (d->nsteps && strcmp(d->step_source, "period") == 0)
+        fprintf(f,
+                " (steps from the period of the calls: %d calls, matching %.1f %% of the positions on %d of %d ranks)",
+                d->step_period, 100 * d->step_confidence, d->step_ranks_agreeing, d->step_ranks_searched);
+    fprintf(f, ".\n\n");
+    if (d->failures.n) {
+        fprintf(
+            f,
+            "### Failures\n\n| kind | culprits | call | communicator | seq | call site | finding |\n|---|---|---|---|---|---|---|\n");
+        for (size_t i = 0; i < d->failures.n; i++) {
+            const cs_failure *x = &d->failures.v[i];
+            char ranks[256];
+            cs_failure_ranks_text(x->culprits, x->nculprits, ranks, sizeof ranks);
+            fprintf(f, "| %s | %s | %s | %s | ", x->kind, ranks, x->call[0] ? x->call : "-",
+                    x->comm[0] ? x->comm : "-");
+            if (x->seq >= 0)
+                fprintf(f, "%lld", (long long)x->seq);
+            else
+                fprintf(f, "-");
+            fprintf(f, " | %s | ", x->site[0] ? x->site : "-");
+            cs_report_markdown_cell(f, x->text);
+            fprintf(f, " |\n");
+        }
+        fprintf(f, "\n");
+    }
+    if (d->layout[0])
+        fprintf(f, "Parallel layout: **%s** (%s).\n\n", d->layout, d->layout_source);
+    if (d->has_slowdown)
+        fprintf(f, "Slowdown: **S %.3f** (replay error %.1f %%): %s.\n\n", d->sd_S, 100 * d->sd_replay_error,
+                d->sd_text);
+    if (ng) {
+        fprintf(f, "### Gates\n\n| gate | result | detail |\n|---|---|---|\n");
+        for (int i = 0; i < ng; i++) {
+            fprintf(f, "| `%s` | %s | ", g[i].name, g[i].failed ? "**FAIL**" : "pass");
+            cs_report_markdown_cell(f, g[i].message);
+            fprintf(f, " |\n");
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "### Stragglers\n\n");
+    if (!d->nstrag)
+        fprintf(f, "No verdict: no rank, link or collective is out of line.\n\n");
+    else {
+        fprintf(f, "| kind | rank | link | steps | cost per step | evidence |\n|---|---|---|---|---|---|\n");
+        for (int i = 0; i < d->nstrag; i++) {
+            const cs_straggler *s = &d->strag[i];
+            fprintf(f, "| %s | %d | ", s->kind, s->rank);
+            if (s->src >= 0)
+                fprintf(f, "%d → %d", s->src, s->dst);
+            else if (s->comm)
+                cs_report_markdown_cell(f, cs_report_commname(d, s->comm, name, sizeof name));
+            if (strcmp(s->kind, "recurring") == 0 && s->period > 0)
+                fprintf(f, " | every %lld (phase %lld), %lld–%lld | %s | ", (long long)s->period, (long long)s->phase,
+                        (long long)s->first_step, (long long)s->last_step, cs_fmt_ns(s->cost_ns, b1, sizeof b1));
+            else if (strcmp(s->kind, "recurring") == 0)
+                fprintf(f, " | %s | %s | ", s->steps, cs_fmt_ns(s->cost_ns, b1, sizeof b1));
+            else
+                fprintf(f, " | %lld–%lld | %s | ", (long long)s->first_step, (long long)s->last_step,
+                        cs_fmt_ns(s->cost_ns, b1, sizeof b1));
+            cs_report_markdown_cell(f, s->evidence);
+            fprintf(f, " |\n");
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(
+        f,
+        "### Who made the others wait\n\n| rank | times last | imposed wait | median lateness |\n|---:|---:|---:|---:|\n");
+    for (int i = 0; i < d->nrstats; i++)
+        fprintf(f, "| %d | %lld | %s | %s |\n", d->rstats[i].rank, (long long)d->rstats[i].times_last,
+                cs_fmt_ns(d->rstats[i].imposed_wait_ns, b1, sizeof b1),
+                cs_fmt_ns(d->rstats[i].median_lateness_ns, b2, sizeof b2));
+    fprintf(f, "\n### Tail latency\n\n| op | size | call site | count | p50 | p99 | max | slowest 1 %% |\n"
+               "|---|---:|---|---:|---:|---:|---:|---|\n");
+    for (int i = 0; i < d->ntails && i < 15; i++) {
+        const cs_tail_row *t = &d->tails[i];
+        fprintf(f, "| %s | %s | ", cs_report_opname(d, t->op), cs_fmt_bytes(1LL << t->bucket, b4, sizeof b4));
+        cs_report_markdown_cell(f, t->callsite);
+        fprintf(f, " | %lld | %s | %s | %s | ", (long long)t->count, cs_fmt_ns(t->p50_ns, b1, sizeof b1),
+                cs_fmt_ns(t->p99_ns, b2, sizeof b2), cs_fmt_ns(t->max_ns, b3, sizeof b3));
+        cs_report_markdown_cell(f, t->common);
+        fprintf(f, " |\n");
+    }
+    cs_report_markdown_proposals(f, d);
+    if (d->notes[0]) {
+        fprintf(f, "\n### What is missing\n\n");
+        const char *p = d->notes;
+        while (*p) {
+            const char *e = strchr(p, '\n');
+            int l = e ? (int)(e - p) : (int)strlen(p);
+            fprintf(f, "- %.*s\n", l, p);
+            p += l + (e ? 1 : 0);
+        }
+    }
+}
