@@ -12,8 +12,8 @@ libtrace_libcslog_la_SOURCES = \
 	libtrace/span.h libtrace/clock.h libtrace/clock.c \
 	libtrace/log.h libtrace/log.c \
 	libtrace/dtypes.h libtrace/dtypes.c \
-	libtrace/store.h libtrace/store_schema.h libtrace/store_int.h libtrace/store_sql.h \
-	libtrace/store_sql.c libtrace/store_file.c libtrace/store_schema.c libtrace/store_import.c
+	libtrace/store.h libtrace/store_tables.h libtrace/store_int.h libtrace/store_sql.h \
+	libtrace/store_sql.c libtrace/store_meta.c libtrace/store_file.c libtrace/store_schema.c libtrace/store_import.c
 nodist_libtrace_libcslog_la_SOURCES = libtrace/ops.gen.h libtrace/ops.gen.c
 libtrace_libcslog_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden $(SQLITE_CFLAGS)
 libtrace_libcslog_la_LIBADD = common/libcscommon.la $(SQLITE_LIBS)
@@ -24,6 +24,8 @@ libtrace_libcsstore_la_SOURCES = \
 	libtrace/store_bulk.h libtrace/store_bulk.c
 # A job as rank stores and an index (docs/schema.md).
 libtrace_libcsstore_la_SOURCES += libtrace/store_index.c libtrace/store_parts.c libtrace/store_map.c
+# The trace source: what a path given to a command holds, decided once.
+libtrace_libcsstore_la_SOURCES += libtrace/source.h libtrace/source.c
 libtrace_libcsstore_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden $(SQLITE_CFLAGS)
 
 # What a program links to use the whole store (libcsstore before libcslog,

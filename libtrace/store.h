@@ -38,7 +38,7 @@ int cs_store_open(const char *path, int mode, cs_store **out, char *err, size_t 
 void cs_store_close(cs_store *st);
 /* Can the store at path be written in place (the file, and its folder for
  * SQLite's side files)? A read-only one still opens CS_STORE_READ. */
-int cs_store_writable(const char *path);
+int cs_store_sql_writable(const char *path);
 /* A private, writable copy of the store at path (in $TMPDIR or /tmp),
  * removed when closed: to analyse a trace that cannot be written. */
 int cs_store_open_scratch(const char *path, cs_store **out, char *err, size_t errlen);

@@ -3,6 +3,7 @@
 #include "libtrace/store_bulk.h"
 #include "common/vec.h"
 #include "libtrace/store_int.h"
+#include "libtrace/store_sql.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,6 +4,7 @@
 #include "common/vec.h"
 #include "libtrace/store_comms.h"
 #include "libtrace/store_int.h"
+#include "libtrace/store_sql.h"
 
 #include <stdio.h>
 #include <stdlib.h>

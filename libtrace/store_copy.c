@@ -3,6 +3,7 @@
  * and the page copy a job store starts from (cs_store_create_from). */
 #include "config.h"
 #include "libtrace/store_int.h"
+#include "libtrace/store_sql.h"
 
 #include <errno.h>
 #include <stdio.h>

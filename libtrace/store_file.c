@@ -3,6 +3,7 @@
  * writing), closing, and the meta table. */
 #include "config.h"
 #include "libtrace/store_int.h"
+#include "libtrace/store_sql.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -30,33 +31,6 @@ static void write_pragmas(cs_store *st)
                  "PRAGMA temp_store=MEMORY;",
                  NULL, NULL, NULL);
     sqlite3_busy_timeout(st->db, 5000);
-}
-
-int cs_store_meta_set(cs_store *st, const char *key, const char *value)
-{
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", -1, &s, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(s, 1, key, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s, 2, value, -1, SQLITE_TRANSIENT);
-    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -1;
-    sqlite3_finalize(s);
-    return rc;
-}
-
-int cs_store_meta_get(cs_store *st, const char *key, char *buf, size_t len)
-{
-    sqlite3_stmt *s;
-    int rc = -1;
-    if (sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key = ?", -1, &s, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(s, 1, key, -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        cs_store_sql_text(s, 0, buf, len);
-        rc = 0;
-    }
-    sqlite3_finalize(s);
-    return rc;
 }
 
 /* A new store is built in one go and renamed into place when whole: no
@@ -130,21 +104,6 @@ int cs__store_file_create(const char *path, cs_store **out, char *err, size_t er
     }
     *out = st;
     return 0;
-}
-
-int cs_store_writable(const char *path)
-{
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == dir)
-        dir[1] = 0;
-    else
-        *slash = 0;
-    /* The file, and its folder for SQLite's -wal and -shm files. */
-    return access(path, W_OK) == 0 && access(dir, W_OK) == 0;
 }
 
 /* Is the file at path an SQLite database at all? 0, or -1 with a reason. */

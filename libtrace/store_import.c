@@ -8,6 +8,7 @@
 #include "libtrace/log.h"
 #include "libtrace/ops.gen.h"
 #include "libtrace/store_int.h"
+#include "libtrace/store_sql.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "common/vec.h"
 #include "libtrace/store_int.h"
+#include "libtrace/store_sql.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -9,8 +9,6 @@
 #include <sqlite3.h>
 
 #include "libtrace/store.h"
-#include "libtrace/store_schema.h"
-#include "libtrace/store_sql.h"
 
 struct cs_store {
     sqlite3 *db;

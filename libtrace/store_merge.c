@@ -4,6 +4,7 @@
 #include "config.h"
 #include "libtrace/ops.gen.h"
 #include "libtrace/store_int.h"
+#include "libtrace/store_sql.h"
 
 #include <stdio.h>
 #include <stdlib.h>

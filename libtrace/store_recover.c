@@ -3,6 +3,7 @@
  * new store (cs_store_recover). */
 #include "config.h"
 #include "libtrace/store_int.h"
+#include "libtrace/store_sql.h"
 
 #include <errno.h>
 #include <stdarg.h>

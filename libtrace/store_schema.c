@@ -5,6 +5,8 @@
 #include "libtrace/dtypes.h"
 #include "libtrace/ops.gen.h"
 #include "libtrace/store_int.h"
+#include "libtrace/store_tables.h"
+#include "libtrace/store_sql.h"
 
 #include <stdio.h>
 

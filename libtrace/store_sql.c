@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 sqlite3 *cs_store_sql_db(cs_store *st)
 {
@@ -82,7 +83,7 @@ int cs_store_sql_open_immutable(sqlite3 **db, const char *path)
 int cs_store_sql_needs_immutable(sqlite3 *db, const char *path)
 {
     int prim = sqlite3_errcode(db) & 0xff;
-    return (prim == SQLITE_READONLY || prim == SQLITE_CANTOPEN) && !cs_store_writable(path);
+    return (prim == SQLITE_READONLY || prim == SQLITE_CANTOPEN) && !cs_store_sql_writable(path);
 }
 
 void cs_store_sql_read_row(sqlite3_stmt *s, const cs_store_sql_col *cols, int ncols, void *rowp)
@@ -136,4 +137,19 @@ int cs_store_sql_rows(sqlite3 *db, const char *sql, const cs_store_sql_col *cols
     free(row);
     sqlite3_finalize(s);
     return ret;
+}
+
+int cs_store_sql_writable(const char *path)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = 0;
+    else
+        *slash = 0;
+    /* The file, and its folder for SQLite's -wal and -shm files. */
+    return access(path, W_OK) == 0 && access(dir, W_OK) == 0;
 }

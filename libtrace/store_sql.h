@@ -27,7 +27,7 @@
 #include <sqlite3.h>
 
 #include "libtrace/store.h"
-#include "libtrace/store_schema.h"
+#include "libtrace/store_tables.h"
 
 /* The store's connection (used by one thread at a time, see store.h). */
 sqlite3 *cs_store_sql_db(cs_store *st);

@@ -6,6 +6,7 @@
 #include "common/stats.h"
 #include "common/vec.h"
 #include "libtrace/store_int.h"
+#include "libtrace/store_sql.h"
 
 #include <stdio.h>
 #include <stdlib.h>

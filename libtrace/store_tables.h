@@ -1,7 +1,7 @@
-/* store_schema.h: the SQL of the current schema (CS_SCHEMA_VERSION, store.h;
+/* store_tables.h: the SQL of the current schema (CS_SCHEMA_VERSION, store.h;
  * docs/schema.md), and the upgrades from older versions (store_schema.c). */
-#ifndef CS_STORE_SCHEMA_H
-#define CS_STORE_SCHEMA_H
+#ifndef CS_STORE_TABLES_H
+#define CS_STORE_TABLES_H
 
 /* A raw time of rank k's clock on the job's common time line: the offset
  * and drift the alignment found (0 until it runs). Written once, used by
