@@ -141,7 +141,7 @@ static void cs_callsite_init(int want)
         cs_unw_backtrace = (cs_unw_backtrace_fn)dlsym(h, "unw_backtrace");
     if (!cs_unw_backtrace) {
         if (want == 1)
-            cs_core_warn_once(&warned, "libunwind not found (%s); call sites are off", dlerror());
+            cs_warn_once(&warned, "libunwind not found (%s); call sites are off", dlerror());
         return;
     }
     cs_callsite_on = 1;

@@ -29,25 +29,6 @@ static int cs_rank = -1;
 static char cs_dir[PATH_MAX];
 static char cs_log_path[PATH_MAX];
 
-void cs_core_warn_once(int *once, const char *fmt, ...)
-{
-    if (once && __atomic_exchange_n(once, 1, __ATOMIC_ACQ_REL))
-        return;
-    char buf[512];
-    int n = snprintf(buf, sizeof buf, "collscope: ");
-    va_list ap;
-    va_start(ap, fmt);
-    n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
-    va_end(ap);
-    if (n > (int)sizeof buf - 2)
-        n = (int)sizeof buf - 2;
-    buf[n++] = '\n';
-    int saved = errno;
-    if (write(2, buf, (size_t)n) < 0) { /* stderr closed: nothing to do */
-    }
-    errno = saved;
-}
-
 static const char *cs_basename(const char *p)
 {
     const char *s = strrchr(p, '/');
@@ -176,7 +157,7 @@ int cs_core_start(const char *api)
     static int warned;
     if (cs_log_mkdirs(logs) != 0) {
         if (cs_rank <= 0)
-            cs_core_warn_once(&warned, "cannot create %s (%s); the job runs untraced", logs, strerror(errno));
+            cs_warn_once(&warned, "cannot create %s (%s); the job runs untraced", logs, strerror(errno));
         goto out;
     }
     /* Only into a folder of this user's, never through a planted link:
@@ -189,7 +170,7 @@ int cs_core_start(const char *api)
     if (cs_log_dir_safe(cs_dir, set->force, why, sizeof why) != 0 ||
         cs_log_dir_safe(logs, set->force, why, sizeof why) != 0) {
         if (cs_rank <= 0)
-            cs_core_warn_once(&warned, "%s; the job runs untraced", why);
+            cs_warn_once(&warned, "%s; the job runs untraced", why);
         goto out;
     }
     cs_log_header proto;
@@ -218,7 +199,7 @@ int cs_core_start(const char *api)
     char err[512];
     if (cs_log_open(cs_log_path, &proto, err, sizeof err) != 0) {
         if (cs_rank <= 0)
-            cs_core_warn_once(&warned, "%s; the job runs untraced", err);
+            cs_warn_once(&warned, "%s; the job runs untraced", err);
         goto out;
     }
     /* The modules start before the first span, with the guard held: a
@@ -290,6 +271,6 @@ __attribute__((destructor)) static void cs_core_fini(void)
     int saved = errno;
     char err[512];
     if (cs_store_convert_log(cs_log_path, cs_dir, NULL, err, sizeof err) != 0)
-        cs_core_warn_once(NULL, "%s (collscope ingest %s can retry)", err, cs_dir);
+        cs_warn_once(NULL, "%s (collscope ingest %s can retry)", err, cs_dir);
     errno = saved;
 }

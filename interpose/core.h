@@ -9,21 +9,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "interpose/preload.h"
+#include "interpose/warn.h"
 #include "libtrace/clock.h"
 #include "libtrace/log.h"
 #include "libtrace/ops.gen.h"
 #include "libtrace/span.h"
-
-#define CS_EXPORT __attribute__((visibility("default")))
-/* On extern data the wrappers read: hidden like everything not exported,
- * so a read is one rip-relative load (-fvisibility=hidden covers only
- * definitions, and a declaration would go through the GOT). */
-#define CS_INTERNAL __attribute__((visibility("hidden")))
-/* For the few helpers of the per-call fast path: always inlined, whatever
- * the compiler's size heuristics say about 200 generated wrappers. */
-#define CS_HOT static inline __attribute__((always_inline))
-#define CS_LIKELY(x) __builtin_expect(!!(x), 1)
-#define CS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* 1 while spans are recorded: the log is open and nothing turned it off. */
 extern CS_INTERNAL int cs_core_tracing;
@@ -40,15 +31,12 @@ int cs_core_start(const char *api);
 /* The job rank and size, once known (MPI_Init, NCCL comm init). */
 void cs_core_set_rank(int rank, int size);
 int cs_core_rank(void);
-/* Print one line to stderr, prefixed "collscope: ", at most once per key. */
-void cs_core_warn_once(int *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* cs_core_warn_once for what every rank meets alike (apply mode's fallbacks):
+/* cs_warn_once (warn.h) for what every rank meets alike (apply mode's fallbacks):
  * one line for the job, from rank 0 (or a process whose rank is unknown). */
-#define cs_core_warn_job(once, ...)               \
-    do {                                          \
-        if (cs_core_rank() <= 0)                  \
-            cs_core_warn_once(once, __VA_ARGS__); \
+#define cs_core_warn_job(once, ...)          \
+    do {                                     \
+        if (cs_core_rank() <= 0)             \
+            cs_warn_once(once, __VA_ARGS__); \
     } while (0)
 
 /* Write a COMMDEF record: communicator `local` of this process is job-wide

@@ -44,8 +44,8 @@ void *cs_cuda_resolve(int op)
 int cs_cuda_missing(int op)
 {
     static int warned[CS_OP_COUNT];
-    cs_core_warn_once(&warned[op], "no CUDA runtime provides %s; the call fails with cudaErrorSymbolNotFound",
-                      cs_ops[op].name);
+    cs_warn_once(&warned[op], "no CUDA runtime provides %s; the call fails with cudaErrorSymbolNotFound",
+                 cs_ops[op].name);
     return cudaErrorSymbolNotFound;
 }
 
@@ -59,8 +59,8 @@ int cs_cudart_load(void)
     void *lib = cs_cudart_handle();
     if (!lib) {
         static int warned;
-        cs_core_warn_once(&warned, "the program has no shared CUDA runtime (is cudart linked statically? "
-                                   "nvcc does so unless given -cudart shared): its CUDA calls are not traced");
+        cs_warn_once(&warned, "the program has no shared CUDA runtime (is cudart linked statically? "
+                              "nvcc does so unless given -cudart shared): its CUDA calls are not traced");
         for (int i = 0; cs_libcudart_names[i] && !lib; i++)
             lib = dlopen(cs_libcudart_names[i], RTLD_LAZY | RTLD_LOCAL);
     }

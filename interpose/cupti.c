@@ -13,8 +13,10 @@
  * (no libcupti, no GPU: cuptiSubscribe returns 999) prints one warning and
  * the run goes on without activity records. */
 #include "config.h"
-#include "interpose/gpu_wrap.h"
 #include "interpose/cupti.h"
+#include "interpose/core.h"
+
+#include <cuda_runtime_api.h>
 
 #include <cupti.h>
 #include <dlfcn.h>
@@ -53,8 +55,8 @@ static int cs_cupti_warned;
 static void cs_cupti_fail(const char *what, int rc)
 {
     __atomic_store_n(&cs_cupti_on, 0, __ATOMIC_RELEASE);
-    cs_core_warn_once(&cs_cupti_warned, "CUPTI: %s failed (%d); no GPU activity records (COLLSCOPE_CUPTI=1 is ignored)",
-                      what, rc);
+    cs_warn_once(&cs_cupti_warned, "CUPTI: %s failed (%d); no GPU activity records (COLLSCOPE_CUPTI=1 is ignored)",
+                 what, rc);
 }
 
 /* A reading of both clocks at the same moment (the middle of the window). */

@@ -375,7 +375,7 @@ def mpi_body(f):
         body.append(fuse_done)
     if "fuse" in k:
         body.append(("int rc;", None))
-        body.append(("if (CS_LIKELY(!cs_fuse_on) || !cs_mpi_fuse_%s(&c, %s, &rc))\n        rc = %s;"
+        body.append(("if (CS_LIKELY(cs_mpi_fuse == NULL) || !cs_mpi_fuse->%s(&c, %s, &rc))\n        rc = %s;"
                      % (k["fuse"], f.args(), ret_real), "fuse"))
     else:
         body.append(("int rc = %s;" % ret_real, None))
@@ -439,8 +439,8 @@ def gpu_body(f):
     body.append(("cs_gpu_call c;", None))
     if k.get("group") == "end":
         # Calls the fusion engine holds must still be issued (nccl_fuse.h).
-        body.append(("if (!cs_gpu_enter(&c, %s))\n        return CS_UNLIKELY(cs_fuse_on) && cs_nccl_fuse_held() ? "
-                     "cs_nccl_fuse_group_end_untraced(real) : %s;" % (op, ret_real), "group"))
+        body.append(("if (!cs_gpu_enter(&c, %s))\n        return CS_UNLIKELY(cs_nccl_fuse != NULL) && cs_nccl_fuse->held() ? "
+                     "cs_nccl_fuse->group_end_untraced(real) : %s;" % (op, ret_real), "group"))
     else:
         body.append(("if (!cs_gpu_enter(&c, %s))\n        return %s;" % (op, ret_real), None))
     body.extend(pre)
@@ -448,7 +448,8 @@ def gpu_body(f):
     if "fuse" in k:
         # Apply mode: a grouped call the fusion engine may hold (nccl_fuse.h).
         fm = re.match(r"(\w+)\((.*)\)$", k["fuse"])
-        body.append(("if (CS_UNLIKELY(cs_fuse_on) && cs_gpu_t.depth > 0 && cs_nccl_fuse_%s(&c, %s))\n        return %s;"
+        body.append(("if (CS_UNLIKELY(cs_nccl_fuse != NULL) && cs_gpu_t.depth > 0 && cs_nccl_fuse->%s(&c, %s))\n"
+                     "        return %s;"
                      % (fm.group(1), fm.group(2), f.success), "fuse"))
     if timed:
         body.append(("cs_gputime_pre(&c);", None))

@@ -109,10 +109,10 @@ static void cs_gt_fail(const char *what, cudaError_t err, cudaError_t before)
         cs_rt.get_error();
     __atomic_store_n(&cs_gputime_on, 0, __ATOMIC_RELEASE);
     if (!G.flushing)
-        cs_core_warn_once(&cs_gt_warned,
-                          "%s failed (CUDA error %d); GPU times of collectives are off for the rest "
-                          "of this process",
-                          what, (int)err);
+        cs_warn_once(&cs_gt_warned,
+                     "%s failed (CUDA error %d); GPU times of collectives are off for the rest "
+                     "of this process",
+                     what, (int)err);
 }
 
 static cudaError_t cs_gt_before(void)
@@ -388,7 +388,7 @@ static int cs_gt_init(void)
     }
     if (!cs_cudart_load()) {
         cs_gputime_on = 0;
-        cs_core_warn_once(&cs_gt_warned, "no CUDA runtime found; GPU times of collectives are off");
+        cs_warn_once(&cs_gt_warned, "no CUDA runtime found; GPU times of collectives are off");
         pthread_mutex_unlock(&G.lock);
         return 0;
     }
@@ -407,7 +407,7 @@ static int cs_gt_init(void)
     G.tpn = h && h->ticks_per_ns > 0 ? h->ticks_per_ns : 1.0;
     if (pthread_key_create(&G.key, cs_gt_orphan) != 0 || pthread_create(&G.poller, NULL, cs_gt_poller, NULL) != 0) {
         cs_gputime_on = 0;
-        cs_core_warn_once(&cs_gt_warned, "cannot start the GPU timing thread; GPU times of collectives are off");
+        cs_warn_once(&cs_gt_warned, "cannot start the GPU timing thread; GPU times of collectives are off");
         pthread_mutex_unlock(&G.lock);
         return 0;
     }

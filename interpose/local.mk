@@ -11,7 +11,7 @@ CS_PRELOAD_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 CS_PRELOAD_LDFLAGS = -module -avoid-version -shared -Wl,-z,defs
 CS_PRELOAD_LIBS = $(CS_LOG_LIBS) $(PTHREAD_LIBS) -ldl
 # Core and the modules every flavor carries (interpose/modules.c lists them).
-CS_CORE_SOURCES = interpose/core.h interpose/core.c interpose/module.h interpose/modules.c \
+CS_CORE_SOURCES = interpose/preload.h interpose/warn.h interpose/warn.c interpose/core.h interpose/core.c interpose/module.h interpose/modules.c \
 	interpose/settings.h interpose/settings.c interpose/callsite.h interpose/callsite.c \
 	interpose/papi.h interpose/papi.c interpose/fuse/fuse.h interpose/fuse/fuse.c \
 	interpose/watchdog.h interpose/watchdog.c
@@ -65,6 +65,7 @@ interpose/cuda_wrappers.gen.c: $(srcdir)/interpose/cuda.spec $(CS_GEN_DEPS)
 BUILT_SOURCES += interpose/cuda_wrappers.gen.c
 CLEANFILES += interpose/cuda_wrappers.gen.c
 if HAVE_NCCL
+CS_PRELOAD_CFLAGS += -DCS_WITH_NCCL=1
 CS_CORE_SOURCES += interpose/nccl_wrap.h interpose/nccl_wrap.c interpose/ncclprof.h interpose/ncclprof.c
 # Apply mode's NCCL fusion; libcskernels is dlopen()ed, never linked.
 CS_CORE_SOURCES += interpose/fuse/nccl_fuse.h interpose/fuse/nccl_fuse.c interpose/fuse/fuse_kern.h interpose/fuse/fuse_kern.c

@@ -12,7 +12,7 @@
 #ifndef CS_MODULE_H
 #define CS_MODULE_H
 
-#include "interpose/core.h"
+#include "interpose/preload.h"
 #include "interpose/settings.h"
 #include "libtrace/log.h"
 

@@ -17,7 +17,7 @@
  *      the sources of the flavors that carry it).
  *
  * Rules: a module never changes what the application sees (results,
- * return codes, errno); a hook that can fail warns once (cs_core_warn_once)
+ * return codes, errno); a hook that can fail warns once (cs_warn_once)
  * and turns the module off; nothing blocks on I/O inside a wrapped call. */
 #include "config.h"
 #include "interpose/core.h"

@@ -9,7 +9,11 @@
 #include "interpose/papi.h"
 #include "interpose/watchdog.h"
 #if CS_WITH_MPI
+#include "interpose/fuse/mpi_fuse.h"
 #include "interpose/mpi_wrap.h"
+#endif
+#if CS_WITH_NCCL
+#include "interpose/fuse/nccl_fuse.h"
 #endif
 #if CS_WITH_CUDA
 #include "interpose/cupti.h"
@@ -23,6 +27,12 @@ const cs_module *const cs_module_table[] = {
     &cs_mpi_module, /* names the log's MPI flavor */
 #endif
     &cs_fuse_module,
+#if CS_WITH_MPI
+    &cs_mpi_fuse_module, /* registers the MPI engine with the wrappers */
+#endif
+#if CS_WITH_NCCL
+    &cs_nccl_fuse_module, /* registers the NCCL engine with the wrappers */
+#endif
 #if CS_WITH_CUDA
     &cs_gputime_module, /* flushes before CUPTI */
 #endif

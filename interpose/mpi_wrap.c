@@ -17,6 +17,9 @@ static const char *const cs_libmpi_names[] = { "libmpich.so.12", "libmpi.so.12",
 #endif
 
 void *cs_mpi_real_fns[CS_OP_COUNT];
+/* Apply mode's MPI engine, when its module registered it (mpi_wrap.h). */
+const cs_mpi_fuse_ops *cs_mpi_fuse;
+int cs_mpi_fuse_npending, cs_mpi_fuse_nflight;
 int cs_mpi_test_p2p_src = -1, cs_mpi_test_p2p_dst = -1, cs_mpi_test_p2p_us;
 int cs_mpi_test_comm_local = -1, cs_mpi_test_comm_us;
 
@@ -114,7 +117,7 @@ static void *cs_mpi_resolve__inner(int op)
 int cs_mpi_missing(int op)
 {
     static int warned[CS_OP_COUNT];
-    cs_core_warn_once(&warned[op], "the MPI library has no %s; the call fails with MPI_ERR_OTHER", cs_ops[op].name);
+    cs_warn_once(&warned[op], "the MPI library has no %s; the call fails with MPI_ERR_OTHER", cs_ops[op].name);
     return MPI_ERR_OTHER;
 }
 
@@ -153,7 +156,7 @@ static int cs_mpi_helpers(void)
     R.ready = ok ? 1 : -1;
     if (!ok) {
         static int warned;
-        cs_core_warn_once(&warned, "the MPI library lacks functions collscope needs; communicators are not identified");
+        cs_warn_once(&warned, "the MPI library lacks functions collscope needs; communicators are not identified");
     }
     return ok;
 }

@@ -329,4 +329,45 @@ void cs_mpi_complete_testany_post(cs_mpi_call *, cs_mpi_reqs *, int, int, MPI_Re
 MPI_Status *cs_mpi_complete_some_pre(cs_mpi_call *, cs_mpi_reqs *, int, MPI_Request *, int *, int *, MPI_Status *);
 void cs_mpi_complete_some_post(cs_mpi_call *, cs_mpi_reqs *, int, int, MPI_Request *, int *, int *, MPI_Status *);
 
+/* Apply mode's MPI engine (fuse/mpi_fuse.c), registered here by its
+ * module when COLLSCOPE_FUSE is on, else NULL: the wrappers call it
+ * through this table and never name it (mpi_fuse.h says what each does). */
+typedef struct cs_mpi_fuse_ops {
+    int (*iallreduce)(cs_mpi_call *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                      MPI_Comm comm, MPI_Request *request, int *rc);
+    void (*flush_all)(void);
+    void (*flush_comm)(MPI_Comm comm);
+    void (*progress)(cs_mpi_call *c, int how, int n, MPI_Request *reqs);
+} cs_mpi_fuse_ops;
+extern CS_INTERNAL const cs_mpi_fuse_ops *cs_mpi_fuse;
+/* Members not yet started, and fused calls started but not completed
+ * (kept by the engine; 0 while it is not registered). */
+extern CS_INTERNAL int cs_mpi_fuse_npending, cs_mpi_fuse_nflight;
+
+/* How a completion call waits for the fused calls it names: block until
+ * all (Wait, Waitall), poll (Test*), until one can complete (Waitany,
+ * Waitsome). */
+enum { CS_FUSE_BLOCK_ALL, CS_FUSE_POLL, CS_FUSE_BLOCK_ANY };
+
+/* The wrappers' hooks. Called inside a traced call's span (so never from a
+ * call the library or the tool makes itself): the fused call's span nests
+ * in the call that started it, and that call's time includes the start. */
+CS_HOT void cs_mpi_fuse_before_all(void)
+{
+    if (CS_UNLIKELY(cs_mpi_fuse_npending))
+        cs_mpi_fuse->flush_all();
+}
+
+CS_HOT void cs_mpi_fuse_before_comm(MPI_Comm comm)
+{
+    if (CS_UNLIKELY(cs_mpi_fuse_npending))
+        cs_mpi_fuse->flush_comm(comm);
+}
+
+CS_HOT void cs_mpi_fuse_complete(cs_mpi_call *c, int how, int n, MPI_Request *reqs)
+{
+    if (CS_UNLIKELY(cs_mpi_fuse_nflight))
+        cs_mpi_fuse->progress(c, how, n, reqs);
+}
+
 #endif

@@ -2,7 +2,6 @@
  * functions, communicator identities (see nccl_wrap.h) and groups. */
 #include "config.h"
 #include "interpose/nccl_wrap.h"
-#include "interpose/fuse/nccl_fuse.h"
 #include "libtrace/dtypes.h"
 
 #include <dlfcn.h>
@@ -46,13 +45,17 @@ void *cs_nccl_resolve(int op)
 int cs_nccl_missing(int op)
 {
     static int warned[CS_OP_COUNT];
-    cs_core_warn_once(&warned[op], "no NCCL library provides %s; the call fails with ncclSystemError", cs_ops[op].name);
+    cs_warn_once(&warned[op], "no NCCL library provides %s; the call fails with ncclSystemError", cs_ops[op].name);
     return ncclSystemError;
 }
+
+/* Apply mode's NCCL engine, when its module registered it (nccl_wrap.h). */
+const cs_nccl_fuse_ops *cs_nccl_fuse;
 
 /* ---- communicators ---- */
 
 #define CS_NCOMM_SLOTS 1024u
+
 static cs_nccl_comm *cs_ncomms[CS_NCOMM_SLOTS];
 static uint32_t cs_ncomm_next;
 static pthread_mutex_t cs_ncomm_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -261,8 +264,8 @@ void cs_nccl_comm_freed(cs_gpu_call *c, ncclComm_t comm, ncclResult_t rc)
     pthread_mutex_unlock(&cs_ncomm_lock);
     if (cs_nccl_comm_last == m)
         cs_nccl_comm_last = NULL;
-    if (CS_UNLIKELY(cs_fuse_on))
-        cs_nccl_fuse_comm_freed(m);
+    if (CS_UNLIKELY(cs_nccl_fuse != NULL))
+        cs_nccl_fuse->comm_freed(m);
 }
 
 /* ---- groups ---- */
@@ -289,8 +292,8 @@ void cs_nccl_group_end_pre(cs_gpu_call *c)
 {
     (void)c;
     if (cs_gpu_t.depth == 1) {
-        if (CS_UNLIKELY(cs_fuse_on) && cs_nccl_fuse_held())
-            cs_nccl_fuse_flush();
+        if (CS_UNLIKELY(cs_nccl_fuse != NULL) && cs_nccl_fuse->held())
+            cs_nccl_fuse->flush();
         cs_gputime_group_end_pre();
     }
 }
@@ -301,8 +304,8 @@ ncclResult_t cs_nccl_group_end_post(cs_gpu_call *c, ncclResult_t rc)
     if (cs_gpu_t.depth > 0 && --cs_gpu_t.depth == 0) {
         cs_gputime_group_end_post(rc == ncclSuccess || rc == ncclInProgress);
         cs_gpu_t.grp = 0;
-        if (CS_UNLIKELY(cs_fuse_on))
-            rc = cs_nccl_fuse_finish(rc);
+        if (CS_UNLIKELY(cs_nccl_fuse != NULL))
+            rc = cs_nccl_fuse->finish(rc);
     }
     return rc;
 }

@@ -109,4 +109,18 @@ void cs_nccl_group_end_pre(cs_gpu_call *c);
  * of a call the fusion engine issued for it at the end (nccl_fuse.h). */
 ncclResult_t cs_nccl_group_end_post(cs_gpu_call *c, ncclResult_t rc);
 
+/* Apply mode's NCCL engine (fuse/nccl_fuse.c), registered here by its
+ * module when COLLSCOPE_FUSE is on, else NULL: the wrappers call it
+ * through this table and never name it (nccl_fuse.h says what each does). */
+typedef struct cs_nccl_fuse_ops {
+    int (*allreduce)(cs_gpu_call *c, const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                     ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream);
+    int (*held)(void);
+    void (*flush)(void);
+    ncclResult_t (*finish)(ncclResult_t rc);
+    void (*comm_freed)(cs_nccl_comm *m);
+    ncclResult_t (*group_end_untraced)(ncclResult_t (*real)(void));
+} cs_nccl_fuse_ops;
+extern CS_INTERNAL const cs_nccl_fuse_ops *cs_nccl_fuse;
+
 #endif

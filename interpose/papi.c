@@ -49,15 +49,15 @@ static void cs_papi_start(const cs_settings *s, cs_log_header *h)
         !CS_PAPI_SYM(lib, P.add_named_event, "PAPI_add_named_event") || !CS_PAPI_SYM(lib, P.start, "PAPI_start") ||
         !CS_PAPI_SYM(lib, P.read, "PAPI_read") || !CS_PAPI_SYM(lib, P.strerror, "PAPI_strerror")) {
         if (cs_core_rank() <= 0)
-            cs_core_warn_once(&warned, "PAPI not loadable; COLLSCOPE_PAPI ignored, continuing without counters");
+            cs_warn_once(&warned, "PAPI not loadable; COLLSCOPE_PAPI ignored, continuing without counters");
         snprintf(h->note, sizeof h->note, "papi: library not loadable");
         return;
     }
     int rc = P.library_init(PAPI_VER_CURRENT);
     if (rc != PAPI_VER_CURRENT || P.create_eventset(&cs_papi_set) != PAPI_OK) {
         if (cs_core_rank() <= 0)
-            cs_core_warn_once(&warned, "PAPI did not initialize (%s); continuing without counters",
-                              rc < 0 ? P.strerror(rc) : "version mismatch");
+            cs_warn_once(&warned, "PAPI did not initialize (%s); continuing without counters",
+                         rc < 0 ? P.strerror(rc) : "version mismatch");
         snprintf(h->note, sizeof h->note, "papi: not initialized");
         return;
     }
@@ -68,8 +68,8 @@ static void cs_papi_start(const cs_settings *s, cs_log_header *h)
         rc = P.add_named_event(cs_papi_set, ev);
         if (rc != PAPI_OK) {
             if (cs_core_rank() <= 0)
-                cs_core_warn_once(&warned, "PAPI counter %s unavailable (%s); continuing without counters", ev,
-                                  P.strerror(rc));
+                cs_warn_once(&warned, "PAPI counter %s unavailable (%s); continuing without counters", ev,
+                             P.strerror(rc));
             snprintf(h->note, sizeof h->note, "papi: %s unavailable (%s)", ev, P.strerror(rc));
             return;
         }
@@ -77,7 +77,7 @@ static void cs_papi_start(const cs_settings *s, cs_log_header *h)
     }
     if (cs_papi_n == 0 || P.start(cs_papi_set) != PAPI_OK) {
         if (cs_core_rank() <= 0)
-            cs_core_warn_once(&warned, "PAPI counters could not start; continuing without counters");
+            cs_warn_once(&warned, "PAPI counters could not start; continuing without counters");
         snprintf(h->note, sizeof h->note, "papi: could not start");
         return;
     }
@@ -114,7 +114,7 @@ static void cs_papi_start(const cs_settings *s, cs_log_header *h)
     static int warned;
     (void)h;
     if (s->papi)
-        cs_core_warn_once(&warned, "built without PAPI; COLLSCOPE_PAPI ignored");
+        cs_warn_once(&warned, "built without PAPI; COLLSCOPE_PAPI ignored");
 }
 void cs_papi_sample(uint16_t tid, int after)
 {

@@ -4,7 +4,7 @@
  * parser here; an empty variable counts as unset. */
 #include "config.h"
 #include "interpose/settings.h"
-#include "interpose/core.h"
+#include "interpose/warn.h"
 #include "libtrace/clock.h"
 
 #include <errno.h>
@@ -25,7 +25,7 @@ const cs_settings *cs_settings_get(void)
 static void bad(const char *name, const char *value, const char *want, const char *dflt)
 {
     if (cs_set_warn)
-        cs_core_warn_once(NULL, "%s=%s is not %s; using %s", name, value, want, dflt);
+        cs_warn_once(NULL, "%s=%s is not %s; using %s", name, value, want, dflt);
 }
 
 static const char *env(const char *name)

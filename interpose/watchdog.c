@@ -419,7 +419,7 @@ static void cs_wd_hang(int reason, const cs_rec *r, uint32_t flags, uint16_t tid
                  (int)cs_wd_pid, secs, every_ms, r ? op : "none", site,
                  cs_wd_action == CS_HANG_ABORT ? "; aborting" : "");
     }
-    cs_core_warn_once(NULL, "%s", line);
+    cs_warn_once(NULL, "%s", line);
     if (cs_wd_action == CS_HANG_ABORT)
         cs_wd_abort();
 }
@@ -544,10 +544,10 @@ static void cs_wd_rank_known(int rank, int size)
     cs_wd_started = 1;
     cs_wd_period = cs_wd_timeout / 5 < 0.01 ? 0.01 : cs_wd_timeout / 5;
     if (!cs_callsite_unwinder() && cs_core_rank() <= 0)
-        cs_core_warn_once(&warned, "no stack walker (libunwind) for the watchdog: hangs are recorded without stacks");
+        cs_warn_once(&warned, "no stack walker (libunwind) for the watchdog: hangs are recorded without stacks");
     if (cs_wd_install(cs_wd_sig) != 0 && cs_core_rank() <= 0)
-        cs_core_warn_once(&warned, "cannot handle signal %d for stack samples: hangs are recorded without stacks",
-                          cs_wd_sig);
+        cs_warn_once(&warned, "cannot handle signal %d for stack samples: hangs are recorded without stacks",
+                     cs_wd_sig);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -562,7 +562,7 @@ static void cs_wd_rank_known(int rank, int size)
     if (pthread_create(&cs_wd_thread, NULL, cs_wd_main, NULL) != 0) {
         __atomic_store_n(&cs_wd_on, 0, __ATOMIC_RELEASE);
         cs_wd_started = 0;
-        cs_core_warn_once(&warned, "cannot start the watchdog thread: no hang detection");
+        cs_warn_once(&warned, "cannot start the watchdog thread: no hang detection");
     }
 }
 

@@ -92,8 +92,8 @@ static void cs_fk_load(void)
     }
     if (!cs_fk_ready) {
         static int warned;
-        cs_core_warn_once(&warned, "apply mode: cannot load the kernels library (%s); NCCL calls are not fused",
-                          cs_fk_why[0] ? cs_fk_why : CS_KERN_SONAME);
+        cs_warn_once(&warned, "apply mode: cannot load the kernels library (%s); NCCL calls are not fused",
+                     cs_fk_why[0] ? cs_fk_why : CS_KERN_SONAME);
     }
     errno = saved;
 }

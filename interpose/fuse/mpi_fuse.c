@@ -16,8 +16,6 @@
 #define CS_FUSE_MAX_BATCHES 8    /* communicators with a pending batch */
 #define CS_FUSE_SLOTS 8192u      /* member requests in flight (hash) */
 
-int cs_mpi_fuse_npending, cs_mpi_fuse_nflight;
-
 typedef struct cs_fmember {
     const void *send; /* NULL for in-place */
     void *recv;
@@ -659,3 +657,21 @@ void cs_mpi_fuse_progress(cs_mpi_call *c, int how, int n, MPI_Request *reqs)
     }
     cs_core_busy--;
 }
+
+static const cs_mpi_fuse_ops cs_mpi_fuse_engine = {
+    .iallreduce = cs_mpi_fuse_iallreduce,
+    .flush_all = cs_mpi_fuse_flush_all,
+    .flush_comm = cs_mpi_fuse_flush_comm,
+    .progress = cs_mpi_fuse_progress,
+};
+
+static void cs_mpi_fuse_start(const cs_settings *s, cs_log_header *h)
+{
+    (void)h;
+    cs_mpi_fuse = s->fuse ? &cs_mpi_fuse_engine : NULL;
+}
+
+const cs_module cs_mpi_fuse_module = {
+    .name = "mpi_fuse",
+    .start = cs_mpi_fuse_start,
+};

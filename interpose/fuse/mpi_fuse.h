@@ -16,16 +16,20 @@
  * every rank forms the same batches: see docs/guide.md "Apply mode" for the
  * one requirement this puts on programs.
  *
- * The wrappers call the hooks below; they cost one load and a branch while
- * nothing is pending. */
+ * The wrappers call it through the hooks of mpi_wrap.h; they cost one
+ * load and a branch while nothing is pending. */
 #ifndef CS_MPI_FUSE_H
 #define CS_MPI_FUSE_H
 
 #include "interpose/fuse/fuse.h"
 #include "interpose/mpi_wrap.h"
 
-/* Members not yet started, and fused calls started but not completed. */
-extern CS_INTERNAL int cs_mpi_fuse_npending, cs_mpi_fuse_nflight;
+/* The engine's module: at start, registers the engine with the MPI
+ * wrappers (cs_mpi_fuse, mpi_wrap.h) when apply mode is on. The
+ * functions below are the engine's entries, reached through that table;
+ * it keeps the counts the wrappers' hooks read (cs_mpi_fuse_npending,
+ * cs_mpi_fuse_nflight). */
+extern CS_INTERNAL const cs_module cs_mpi_fuse_module;
 
 /* MPI_Iallreduce: 1 when the call joined a batch (*rc and *request set, the
  * span marked), 0 when it must be passed to the library as it is. */
@@ -38,30 +42,7 @@ void cs_mpi_fuse_flush_all(void);
 void cs_mpi_fuse_flush_comm(MPI_Comm comm);
 
 /* Completion calls, inside their span: finish the fused calls their
- * requests belong to (block: Wait, Waitall; poll: Test*; until one of them
- * can complete: Waitany, Waitsome). */
-enum { CS_FUSE_BLOCK_ALL, CS_FUSE_POLL, CS_FUSE_BLOCK_ANY };
+ * requests belong to (how: CS_FUSE_BLOCK_ALL, _POLL, _BLOCK_ANY). */
 void cs_mpi_fuse_progress(cs_mpi_call *c, int how, int n, MPI_Request *reqs);
-
-/* Called inside a traced call's span (so never from a call the library or
- * the tool makes itself): the fused call's span nests in the call that
- * started it, and that call's time includes the start. */
-CS_HOT void cs_mpi_fuse_before_all(void)
-{
-    if (CS_UNLIKELY(cs_mpi_fuse_npending))
-        cs_mpi_fuse_flush_all();
-}
-
-CS_HOT void cs_mpi_fuse_before_comm(MPI_Comm comm)
-{
-    if (CS_UNLIKELY(cs_mpi_fuse_npending))
-        cs_mpi_fuse_flush_comm(comm);
-}
-
-CS_HOT void cs_mpi_fuse_complete(cs_mpi_call *c, int how, int n, MPI_Request *reqs)
-{
-    if (CS_UNLIKELY(cs_mpi_fuse_nflight))
-        cs_mpi_fuse_progress(c, how, n, reqs);
-}
 
 #endif

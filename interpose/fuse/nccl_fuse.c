@@ -688,3 +688,23 @@ ncclResult_t cs_nccl_fuse_group_end_untraced(ncclResult_t (*real)(void))
     cs_core_busy = 0;
     return rc;
 }
+
+static const cs_nccl_fuse_ops cs_nccl_fuse_engine = {
+    .allreduce = cs_nccl_fuse_allreduce,
+    .held = cs_nccl_fuse_held,
+    .flush = cs_nccl_fuse_flush,
+    .finish = cs_nccl_fuse_finish,
+    .comm_freed = cs_nccl_fuse_comm_freed,
+    .group_end_untraced = cs_nccl_fuse_group_end_untraced,
+};
+
+static void cs_nccl_fuse_start(const cs_settings *s, cs_log_header *h)
+{
+    (void)h;
+    cs_nccl_fuse = s->fuse ? &cs_nccl_fuse_engine : NULL;
+}
+
+const cs_module cs_nccl_fuse_module = {
+    .name = "nccl_fuse",
+    .start = cs_nccl_fuse_start,
+};

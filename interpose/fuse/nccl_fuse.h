@@ -24,6 +24,11 @@
 #include "interpose/fuse/fuse.h"
 #include "interpose/nccl_wrap.h"
 
+/* The engine's module: at start, registers the engine with the NCCL
+ * wrappers (cs_nccl_fuse, nccl_wrap.h) when apply mode is on. The
+ * functions below are the engine's entries, reached through that table. */
+extern CS_INTERNAL const cs_module cs_nccl_fuse_module;
+
 /* In the ncclAllReduce wrapper, inside a group with apply mode on, after
  * cs_gpu_begin: 1 = the call is held (its span is kept for later and the
  * call left: return ncclSuccess), 0 = issue it now as usual. */
