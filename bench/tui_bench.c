@@ -47,12 +47,23 @@ static SCREEN *bench_screen(FILE *out, FILE *in, int rows, int cols)
 }
 
 /* --first-screen: open as collscope-tui does, draw the first screen. */
+/* The trace at path opened as the commands open it. */
+static int tui_model_open_path(tui_model *t, const char *path, int build_index, int quiet, char *err, size_t errlen)
+{
+    cs_source src;
+    if (cs_source_open(path, &src, err, errlen) != 0) {
+        memset(t, 0, sizeof *t);
+        return -1;
+    }
+    return tui_model_open(t, &src, build_index, quiet, err, errlen);
+}
+
 static int bench_first_screen(const char *path, int rows, int cols, double t_start)
 {
     char err[1024];
     tui_model t;
     double a = bench_now();
-    if (tui_model_open(&t, path, 1, 1, err, sizeof err) != 0) {
+    if (tui_model_open_path(&t, path, 1, 1, err, sizeof err) != 0) {
         fprintf(stderr, "tui_bench: %s\n", err);
         return 1;
     }
@@ -113,7 +124,7 @@ int main(int argc, char **argv)
     char err[1024];
     tui_model t;
     /* the summary, when missing, is built once, as collscope-tui does */
-    if (tui_model_open(&t, path, 0, 1, err, sizeof err) != 0) {
+    if (tui_model_open_path(&t, path, 0, 1, err, sizeof err) != 0) {
         fprintf(stderr, "tui_bench: %s\n", err);
         return 1;
     }
@@ -129,7 +140,7 @@ int main(int argc, char **argv)
     }
     tui_model_close(&t);
     double a = bench_now();
-    if (tui_model_open(&t, path, 0, 1, err, sizeof err) != 0) {
+    if (tui_model_open_path(&t, path, 0, 1, err, sizeof err) != 0) {
         fprintf(stderr, "tui_bench: %s\n", err);
         return 1;
     }

@@ -155,5 +155,5 @@ int tui_analysis_next_step(tui_analysis *a, tui_model *m, int dir)
 int tui_analyze(tui_model *m, char *err, size_t errlen)
 {
     fprintf(stderr, "collscope-tui: analysing %s ...\n", m->dir);
-    return cs_analysis_run(m->dir, 0, stderr, err, errlen);
+    return cs_analysis_run(&m->src, 0, stderr, err, errlen);
 }

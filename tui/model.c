@@ -232,15 +232,17 @@ int tui_model_next_failure(tui_model *m, int dir)
     return 0;
 }
 
-int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, char *err, size_t errlen)
+int tui_model_open(tui_model *m, const cs_source *src, int build_index, int quiet, char *err, size_t errlen)
 {
     struct stat sb;
     memset(m, 0, sizeof *m);
+    m->src = *src;
+    const char *arg = src->arg;
     m->f_op = -1;
     m->f_rank = -1;
     m->lod_level = -1;
     m->jump_rk = -1;
-    if (stat(arg, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    if (src->is_dir) {
         snprintf(m->dir, sizeof m->dir, "%s", arg);
         snprintf(m->path, sizeof m->path, "%s/trace.db", arg);
     } else {
@@ -252,15 +254,15 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
         else
             snprintf(m->dir, sizeof m->dir, ".");
     }
-    if (cs_analysis_is_job(arg)) {
+    if (src->kind == CS_SOURCE_JOB) {
         m->job = 1;
-        if (!(m->st = cs_analysis_open_trace(arg, CS_STORE_READ, err, errlen)))
+        if (!(m->st = cs_analysis_open_trace(src, CS_STORE_READ, err, errlen)))
             return -1;
         snprintf(m->path, sizeof m->path, "%s", cs_store_file(m->st));
     } else if (stat(m->path, &sb) != 0) {
         snprintf(err, errlen, "%s: no trace there (%s)", m->path,
-                 stat(arg, &sb) == 0 ? "no trace.db in the directory; run collscope run -o DIR first"
-                                     : "no such file or directory");
+                 src->is_dir ? "no trace.db in the directory; run collscope run -o DIR first"
+                             : "no such file or directory");
         return -1;
     } else if (cs_store_open(m->path, CS_STORE_READ, &m->st, err, errlen) != 0)
         return -1;
@@ -370,13 +372,12 @@ int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, ch
 
 int tui_model_reopen(tui_model *m, char *err, size_t errlen)
 {
-    char path[sizeof m->path];
+    cs_source src = m->src;
     int64_t t0 = m->t0, t1 = m->t1;
     int ncols = m->ncols, cur_col = m->cur_col, cur_lane = m->cur_lane, colour = m->colour, utf8 = m->utf8;
     int group_mode = m->group_mode;
-    snprintf(path, sizeof path, "%s", m->job ? m->dir : m->path);
     tui_model_close(m);
-    if (tui_model_open(m, path, 1, 0, err, errlen) != 0) {
+    if (tui_model_open(m, &src, 1, 0, err, errlen) != 0) {
         tui_model_close(m);
         return -1;
     }

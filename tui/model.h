@@ -11,6 +11,7 @@
 #include "libtrace/store.h"
 #include "libtrace/store_comms.h"
 #include "analyzer/analysis/store_analysis.h"
+#include "libtrace/source.h"
 #include "tui/store_tui.h"
 
 /* The screens, in the order of the screen table (ui.c). */
@@ -33,6 +34,7 @@ typedef struct tui_model {
     /* the trace */
     char path[4096];
     char dir[4096];
+    cs_source src; /* what the command was given (libtrace/source.h) */
     cs_store *st;
     cs_tui *q;
     cs_tui_index_info idx;
@@ -123,7 +125,7 @@ typedef struct tui_model {
  * build_index is set and it is missing or stale (with progress on stderr
  * unless quiet). 0, or -1 with one clear message in err; tui_model_close
  * is safe either way. */
-int tui_model_open(tui_model *m, const char *arg, int build_index, int quiet, char *err, size_t errlen);
+int tui_model_open(tui_model *m, const cs_source *src, int build_index, int quiet, char *err, size_t errlen);
 /* Close and open the trace again (after its analysis changed), keeping the
  * view window, the cursor and the terminal settings; the filters and the
  * selection are dropped. 0, or -1 with err set (the model is closed). */

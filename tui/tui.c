@@ -37,7 +37,9 @@ static int index_only(const char *arg)
 {
     tui_model m;
     char err[1024];
-    if (tui_model_open(&m, arg, 0, 1, err, sizeof err) != 0) {
+    cs_source src;
+    memset(&m, 0, sizeof m);
+    if (cs_source_open(arg, &src, err, sizeof err) != 0 || tui_model_open(&m, &src, 0, 1, err, sizeof err) != 0) {
         fprintf(stderr, "collscope-tui: %s\n", err);
         tui_model_close(&m);
         return 1;
@@ -91,7 +93,10 @@ int cs_tui_main(int argc, char **argv)
     tui_ui_signals();
     tui_model m;
     char err[1024];
-    if (tui_model_open(&m, arg, 1, 0, err, sizeof err) != 0 || tui_ui_stop_signal()) {
+    cs_source src;
+    memset(&m, 0, sizeof m);
+    if (cs_source_open(arg, &src, err, sizeof err) != 0 || tui_model_open(&m, &src, 1, 0, err, sizeof err) != 0 ||
+        tui_ui_stop_signal()) {
         tui_model_close(&m);
         if (tui_ui_stop_signal())
             return tui_ui_exit_signal();

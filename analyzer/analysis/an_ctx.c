@@ -123,3 +123,33 @@ const char *cs__an_ctx_commname(const cs_an_ctx *c, int64_t id, char *buf, size_
     cs_store_comms_free(&t);
     return buf;
 }
+
+void cs__an_ctx_scratch_file(char *buf, size_t len, const char *scratch, const char *stem, int i)
+{
+    const char *dot = strchr(stem, '.');
+    if (dot)
+        snprintf(buf, len, "%s/%.*s-%d%s", scratch, (int)(dot - stem), stem, i, dot);
+    else
+        snprintf(buf, len, "%s/%s-%d.db", scratch, stem, i);
+}
+
+char **cs__an_ctx_scratch_files(const char *scratch, const char *stem, int n)
+{
+    char **f = calloc((size_t)(n > 0 ? n : 1), sizeof *f);
+    for (int i = 0; f && i < n; i++) {
+        char p[4200];
+        cs__an_ctx_scratch_file(p, sizeof p, scratch, stem, i);
+        if (!(f[i] = strdup(p))) {
+            cs__an_ctx_scratch_files_free(f, i);
+            f = NULL;
+        }
+    }
+    return f;
+}
+
+void cs__an_ctx_scratch_files_free(char **files, int n)
+{
+    for (int i = 0; files && i < n; i++)
+        free(files[i]);
+    free(files);
+}

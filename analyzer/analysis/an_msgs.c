@@ -166,7 +166,7 @@ void cs__an_msgs_free(cs_an_msgs *m)
 {
     free(m->msgs);
     m->msgs = NULL;
-    cs__an_par_files_free(m->files, m->nfiles);
+    cs__an_ctx_scratch_files_free(m->files, m->nfiles);
     m->files = NULL;
     m->nfiles = 0;
 }

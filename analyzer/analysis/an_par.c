@@ -200,12 +200,13 @@ static int cs_par_check_part(const char *dir, const char *path, char *err, size_
 
 /* The root's plan: keep a current analysis, or where to work (its
  * private folder, whose lock the root holds on *lock while it works). */
-static void cs_par_decide(const char *dir, int force, cs_par *par, cs_par_plan *plan, int *lock, FILE *log, char *err,
-                          size_t errlen)
+static void cs_par_decide(const cs_source *src, int force, cs_par *par, cs_par_plan *plan, int *lock, FILE *log,
+                          char *err, size_t errlen)
 {
     memset(plan, 0, sizeof *plan);
     plan->action = CS_PAR_FAIL;
-    if (!cs_analysis_is_job(dir)) {
+    const char *dir = src->path;
+    if (src->kind != CS_SOURCE_JOB) {
         plan->action = CS_PAR_ONE; /* one trace.db: read by one process */
         return;
     }
@@ -280,16 +281,16 @@ static int cs_par_sum(const cs_par_report *all, int size, int nparts, cs_store_p
 static int cs_par_analyse(const char *dir, const cs_par_plan *plan, const cs_store_part *total, cs_par *par, FILE *log,
                           char *err, size_t errlen)
 {
-    char **parts = cs__an_par_files(plan->scratch, "part", plan->nparts);
+    char **parts = cs__an_ctx_scratch_files(plan->scratch, "part", plan->nparts);
     char view[4200];
-    cs__an_par_file(view, sizeof view, plan->scratch, "view", par->rank);
+    cs__an_ctx_scratch_file(view, sizeof view, plan->scratch, "view", par->rank);
     int rc = parts ? 0 : -1;
     if (rc != 0)
         snprintf(err, errlen, "out of memory");
     cs_store *st = NULL;
     if (rc == 0)
         rc = cs_store_open_parts(dir, parts, plan->nparts, view, total, &st, err, errlen);
-    cs__an_par_files_free(parts, plan->nparts);
+    cs__an_ctx_scratch_files_free(parts, plan->nparts);
     /* the spans were checked part by part, by the processes that made them */
     if (rc == 0)
         rc = cs_store_analysis_check_tables(st, err, errlen);
@@ -312,9 +313,9 @@ static int cs_par_analyse(const char *dir, const cs_par_plan *plan, const cs_sto
      * its passes after the match, and says how it went (X4); the root then
      * adds its tables to that file, or copies the waits itself where
      * process 1 could not. */
-    char **match = cs__an_par_files(plan->scratch, "match", par->size);
+    char **match = cs__an_ctx_scratch_files(plan->scratch, "match", par->size);
     char waits_file[4200];
-    cs__an_par_file(waits_file, sizeof waits_file, plan->scratch, "results", 1);
+    cs__an_ctx_scratch_file(waits_file, sizeof waits_file, plan->scratch, "results", 1);
     int waits_ok = 0;
     if (par->size > 1) {
         int32_t wrc = -1;
@@ -356,14 +357,14 @@ static int cs_par_analyse(const char *dir, const cs_par_plan *plan, const cs_sto
         if (rc == 0)
             cs_par_log(log, "", notes);
     }
-    cs__an_par_files_free(match, par->size);
+    cs__an_ctx_scratch_files_free(match, par->size);
     cs_store_close(st);
     if (rc == 0 && total->nfaults)
         rc = 1;
     return rc;
 }
 
-static int cs_par_run(const char *dir, int force, cs_par *par, FILE *log, char *err, size_t errlen);
+static int cs_par_run(const cs_source *src, int force, cs_par *par, FILE *log, char *err, size_t errlen);
 
 /* COLLSCOPE_PAR_STATS=1 (benches): a thread of each process samples its
  * private memory (RssAnon: what it allocated) and its proportional share
@@ -466,28 +467,29 @@ static void cs_par_stats(cs_par *par, const cs_par_mem *mem, FILE *log)
     free(lens);
 }
 
-int cs_analysis_run_par(const char *dir, int force, cs_par *par, FILE *log, char *err, size_t errlen)
+int cs_analysis_run_par(const cs_source *src, int force, cs_par *par, FILE *log, char *err, size_t errlen)
 {
     err[0] = '\0';
     /* Every process reads every part: only its cursors' pages stay mapped */
     cs_analysis_map_bound(par->rank == 0 ? log : NULL);
     cs_par_mem mem;
     cs_par_mem_start(&mem);
-    int rc = cs_par_run(dir, force, par, log, err, errlen);
+    int rc = cs_par_run(src, force, par, log, err, errlen);
     cs_par_mem_stop(&mem);
     if (getenv("COLLSCOPE_PAR_STATS"))
         cs_par_stats(par, &mem, log);
     return rc;
 }
 
-static int cs_par_run(const char *dir, int force, cs_par *par, FILE *log, char *err, size_t errlen)
+static int cs_par_run(const cs_source *src, int force, cs_par *par, FILE *log, char *err, size_t errlen)
 {
+    const char *dir = src->path;
     cs_par_plan plan;
     memset(&plan, 0, sizeof plan);
     char why[1024] = "";
     int lock = -1; /* the root's, on its private folder */
     if (par->rank == 0)
-        cs_par_decide(dir, force, par, &plan, &lock, log, why, sizeof why);
+        cs_par_decide(src, force, par, &plan, &lock, log, why, sizeof why);
     if (cs_par_share(par, &plan, sizeof plan) != 0) {
         if (par->rank == 0 && plan.action == CS_PAR_SPLIT)
             cs_par_clean_own(plan.scratch);
@@ -514,7 +516,7 @@ static int cs_par_run(const char *dir, int force, cs_par *par, FILE *log, char *
         clock_gettime(CLOCK_MONOTONIC, &t0);
         if (par->rank < plan.nparts) {
             char path[4200];
-            cs__an_par_file(path, sizeof path, plan.scratch, "part", par->rank);
+            cs__an_ctx_scratch_file(path, sizeof path, plan.scratch, "part", par->rank);
             if (cs_store_job_part(dir, path, par->rank, plan.nparts, &mine.part, mine.err, sizeof mine.err) != 0 ||
                 cs_par_check_part(dir, path, mine.err, sizeof mine.err) != 0)
                 mine.rc = -1;
@@ -553,7 +555,14 @@ static int cs_par_run(const char *dir, int force, cs_par *par, FILE *log, char *
     if (plan.action == CS_PAR_ONE && par->rank == 0) {
         if (par->size > 1)
             cs_par_log(log, dir, ": read by one process (a merged trace, or ids that overlap)");
-        v.rc = cs_analysis_run(dir, force, log, v.err, sizeof v.err);
+        if (src->kind == CS_SOURCE_JOB) {
+            /* ids that overlap: the job read through one part */
+            cs_par self;
+            cs_par_self(&self);
+            v.rc = cs_par_run(src, force, &self, log, v.err, sizeof v.err);
+        } else {
+            v.rc = cs__an_open_run(src, force, log, v.err, sizeof v.err);
+        }
     }
     /* step 4: every process has closed its files; the root's verdict */
     cs_par_report mine, *all = NULL;

@@ -103,7 +103,7 @@ static int cs_an_pass_layout(cs_an *a, char *err, size_t errlen)
 }
 static int cs_an_pass_whatif(cs_an *a, char *err, size_t errlen)
 {
-    return cs__an_whatif(&a->ctx, &a->steps, &a->msgs, err, errlen);
+    return cs__an_whatif(&a->ctx, &a->steps, &a->msgs, cs__an_slowdown, err, errlen);
 }
 
 /* ---- the pairing, by the processes of a parallel analysis ---- */
@@ -149,9 +149,9 @@ static int cs_an_pair_par(cs_an *a, char *err, size_t errlen)
     const char *scratch = a->share->scratch;
     int nparts = a->share->nparts;
     char ends[4200], marks[4200], path[4200];
-    cs__an_par_file(ends, sizeof ends, scratch, "ends.bin", par->rank);
-    cs__an_par_file(marks, sizeof marks, scratch, "marks.bin", par->rank);
-    cs__an_par_file(path, sizeof path, scratch, "msgs.bin", par->rank);
+    cs__an_ctx_scratch_file(ends, sizeof ends, scratch, "ends.bin", par->rank);
+    cs__an_ctx_scratch_file(marks, sizeof marks, scratch, "marks.bin", par->rank);
+    cs__an_ctx_scratch_file(path, sizeof path, scratch, "msgs.bin", par->rank);
     if (par->size == 1) {
         /* one process: no routing; the messages in its file all the same,
          * so that it does not hold them through the later passes */
@@ -160,7 +160,7 @@ static int cs_an_pair_par(cs_an *a, char *err, size_t errlen)
             snprintf(err, errlen, "%s: cannot write the paired messages: %s", path, strerror(errno));
             rc = -1;
         }
-        if (rc == 0 && !(a->msgs.files = cs__an_par_files(scratch, "msgs.bin", 1))) {
+        if (rc == 0 && !(a->msgs.files = cs__an_ctx_scratch_files(scratch, "msgs.bin", 1))) {
             snprintf(err, errlen, "out of memory");
             rc = -1;
         }
@@ -185,14 +185,14 @@ static int cs_an_pair_par(cs_an *a, char *err, size_t errlen)
             err[0] = '\0';
         rc = -1;
     }
-    char **files = rc == 0 ? cs__an_par_files(scratch, "ends.bin", nparts) : NULL;
+    char **files = rc == 0 ? cs__an_ctx_scratch_files(scratch, "ends.bin", nparts) : NULL;
     if (rc == 0 && !files) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
     }
     if (rc == 0)
         rc = cs__an_p2p_pair_routed(files, nparts, par->rank, &a->msgs, err, errlen);
-    cs__an_par_files_free(files, nparts);
+    cs__an_ctx_scratch_files_free(files, nparts);
     if (rc == 0 && cs__an_msgs_save(&a->msgs, path) != 0) {
         snprintf(err, errlen, "%s: cannot write the paired messages: %s", path, strerror(errno));
         rc = -1;
@@ -221,17 +221,17 @@ static int cs_an_pair_par(cs_an *a, char *err, size_t errlen)
                 a->msgs.nmsgs += (size_t)v[0];
                 a->msgs.p2p_unmatched += v[1];
             }
-        if (rc == 0 && !(a->msgs.files = cs__an_par_files(scratch, "msgs.bin", par->size))) {
+        if (rc == 0 && !(a->msgs.files = cs__an_ctx_scratch_files(scratch, "msgs.bin", par->size))) {
             snprintf(err, errlen, "out of memory");
             rc = -1;
         }
         a->msgs.nfiles = a->msgs.files ? par->size : 0;
-        files = rc == 0 ? cs__an_par_files(scratch, "marks.bin", nparts) : NULL;
+        files = rc == 0 ? cs__an_ctx_scratch_files(scratch, "marks.bin", nparts) : NULL;
         if (rc == 0)
             rc = files ? cs__an_p2p_marks_read(&a->ctx, files, nparts, &a->steps, err, errlen) : -1;
         if (rc != 0 && !err[0])
             snprintf(err, errlen, "out of memory");
-        cs__an_par_files_free(files, nparts);
+        cs__an_ctx_scratch_files_free(files, nparts);
     }
     free(all);
     free(lens);
@@ -549,7 +549,7 @@ static int cs_an_match_par(cs_an *a, char *err, size_t errlen)
 {
     cs_par *par = a->share->par;
     char path[4200];
-    cs__an_par_file(path, sizeof path, a->share->scratch, "match", par->rank);
+    cs__an_ctx_scratch_file(path, sizeof path, a->share->scratch, "match", par->rank);
     cs_an_piece *pieces = NULL;
     size_t npieces = 0;
     cs_store *ms = NULL;
@@ -636,14 +636,14 @@ static int cs_an_match_par(cs_an *a, char *err, size_t errlen)
         rc = cs_an_match_add(a, all, lens, par->size, err, errlen);
     free(all);
     free(lens);
-    char **files = rc == 0 ? cs__an_par_files(a->share->scratch, "match", par->size) : NULL;
+    char **files = rc == 0 ? cs__an_ctx_scratch_files(a->share->scratch, "match", par->size) : NULL;
     if (rc == 0 && !files) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
     }
     if (rc == 0)
         rc = cs_awriter_copy_instances(a->ctx.w, files, par->size, err, errlen);
-    cs__an_par_files_free(files, par->size);
+    cs__an_ctx_scratch_files_free(files, par->size);
     if (rc == 0)
         cs__an_match_finish(&a->ctx, &a->steps, &a->coll);
     return rc;
@@ -876,36 +876,6 @@ out:
     free(procs);
     cs_an_free(&a);
     return rc;
-}
-
-void cs__an_par_file(char *buf, size_t len, const char *scratch, const char *stem, int i)
-{
-    const char *dot = strchr(stem, '.');
-    if (dot)
-        snprintf(buf, len, "%s/%.*s-%d%s", scratch, (int)(dot - stem), stem, i, dot);
-    else
-        snprintf(buf, len, "%s/%s-%d.db", scratch, stem, i);
-}
-
-char **cs__an_par_files(const char *scratch, const char *stem, int n)
-{
-    char **f = calloc((size_t)(n > 0 ? n : 1), sizeof *f);
-    for (int i = 0; f && i < n; i++) {
-        char p[4200];
-        cs__an_par_file(p, sizeof p, scratch, stem, i);
-        if (!(f[i] = strdup(p))) {
-            cs__an_par_files_free(f, i);
-            f = NULL;
-        }
-    }
-    return f;
-}
-
-void cs__an_par_files_free(char **files, int n)
-{
-    for (int i = 0; files && i < n; i++)
-        free(files[i]);
-    free(files);
 }
 
 /* A failed process's turn in a gather: an empty share. */

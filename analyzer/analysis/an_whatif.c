@@ -1326,7 +1326,8 @@ static int64_t *wf_ontime_gaps(wf *w, const cs_vec *sv)
     return gap;
 }
 
-int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *msgs, char *err, size_t errlen)
+int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *msgs, cs_an_replay_hook after_replay,
+                  char *err, size_t errlen)
 {
     wf_io io = { ctx, steps, msgs }, *a = &io;
     wf w;
@@ -1387,7 +1388,7 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
     }
     int64_t replayed = cs__wf_step_median(&w, w.bp, buf);
     wf_meta_i64(a, "whatif_replay_ns", replayed);
-    if (cs__an_slowdown(&w, buf) != 0)
+    if (after_replay && after_replay(&w, buf) != 0)
         goto oom;
     wf_meta_dbl(a, "whatif_replay_error", measured > 0 ? fabs((double)(replayed - measured)) / (double)measured : 0);
     /* the models fitted to cell medians, then to cell means: keep the

@@ -24,6 +24,10 @@
 #include "libtrace/store.h"
 #include "analyzer/analysis/store_analysis.h"
 
+/* The analysis of the trace src by this process (an_open.c): as
+ * cs_analysis_run for a trace. */
+int cs__an_open_run(const cs_source *src, int force, FILE *log, char *err, size_t errlen);
+
 /* Median (sorts v in place); 0 for an empty vector. */
 int64_t cs__an_ctx_median(cs_vec *v);
 /* Median absolute deviation around m. */
@@ -276,10 +280,10 @@ void cs__an_par_finish(const cs_an_share *share, int stage);
 /* The files the processes keep in the private folder: SCRATCH/STEM-I.db
  * (stems "part", "view", "match"), or SCRATCH/STEM-I.EXT for a stem
  * "STEM.EXT" ("msgs.bin"); the list of the first n (NULL when out of
- * memory), freed with cs__an_par_files_free. */
-void cs__an_par_file(char *buf, size_t len, const char *scratch, const char *stem, int i);
-char **cs__an_par_files(const char *scratch, const char *stem, int n);
-void cs__an_par_files_free(char **files, int n);
+ * memory), freed with cs__an_ctx_scratch_files_free. */
+void cs__an_ctx_scratch_file(char *buf, size_t len, const char *scratch, const char *stem, int i);
+char **cs__an_ctx_scratch_files(const char *scratch, const char *stem, int n);
+void cs__an_ctx_scratch_files_free(char **files, int n);
 /* Seconds from a to b (COLLSCOPE_AN_TIMES's pass timings). */
 double cs__an_seconds(const struct timespec *a, const struct timespec *b);
 

@@ -6,10 +6,10 @@
 # by K processes over a transport its caller gives (an_par.c, par.h).
 noinst_LTLIBRARIES += analyzer/analysis/libcsanalysis.la
 analyzer_analysis_libcsanalysis_la_SOURCES = analyzer/analysis/store_analysis.h analyzer/analysis/store_analysis.c \
-	analyzer/analysis/csanalysis.h analyzer/analysis/analysis.h analyzer/analysis/analysis.c \
+	analyzer/analysis/csanalysis.h analyzer/analysis/analysis.h analyzer/analysis/analysis.c analyzer/analysis/an_open.c \
 	analyzer/analysis/an_run.c analyzer/analysis/par.h analyzer/analysis/an_par.c analyzer/analysis/an_ctx.c \
 	analyzer/analysis/an_align.c analyzer/analysis/an_match.c analyzer/analysis/an_p2p.c analyzer/analysis/an_msgs.c \
-	analyzer/analysis/verdict.h analyzer/analysis/an_verdict.c \
+	analyzer/analysis/verdict.h analyzer/analysis/an_verdict.c analyzer/analysis/an_verdict_kit.c \
 	analyzer/analysis/an_verdict_persistent.c analyzer/analysis/an_verdict_transient.c \
 	analyzer/analysis/an_verdict_recurring.c analyzer/analysis/an_verdict_slow_link.c \
 	analyzer/analysis/an_verdict_slow_link_comm.c analyzer/analysis/an_verdict_slow_collective.c \

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "libtrace/source.h"
+
 typedef struct cs_par cs_par;
 struct cs_par {
     int rank, size;
@@ -38,7 +40,7 @@ struct cs_par {
  * out (named in a note on log) and the others analysed; -1 with err set.
  * Every process returns the root's verdict. The transport is the
  * caller's: the library never starts processes (analyzer/par/). */
-int cs_analysis_run_par(const char *dir, int force, cs_par *par, FILE *log, char *err, size_t errlen);
+int cs_analysis_run_par(const cs_source *src, int force, cs_par *par, FILE *log, char *err, size_t errlen);
 
 /* The transport of a parallel analysis of one process (size 1): what
  * cs_analysis_run runs a job kept as rank stores with. */

@@ -40,7 +40,17 @@ int cs__an_model_fit(cs_fitpt *p, size_t np, int use_mean, cs_model_row *m, cs_m
 double cs__an_model_time(const cs_model_row *m, double n, double bytes);
 
 /* The analysis pass. */
-int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *msgs, char *err, size_t errlen);
+/* What runs on the replay's state right after the measured replay (the
+ * pass table gives cs__an_slowdown): 0, or -1 out of memory. */
+struct wf;
+typedef int (*cs_an_replay_hook)(struct wf *w, int64_t *buf);
+int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *msgs, cs_an_replay_hook after_replay,
+                  char *err, size_t errlen);
+/* The slowdown attribution (an_slowdown.c), after the measured replay:
+ * the ideal replay, S, its attribution by rank, group, op and step, the
+ * verdict; into the slowdown table and meta keys slowdown_*. 0, or -1 out
+ * of memory. */
+int cs__an_slowdown(struct wf *w, int64_t *buf);
 
 /* The memory bandwidth used for the pack and unpack copies of a fused call:
  * COLLSCOPE_MEMCPY_GBPS, else CS_WF_MEMCPY_GBPS (GB/s). */

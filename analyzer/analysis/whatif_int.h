@@ -125,10 +125,4 @@ int64_t cs__wf_step_median(const wf *w, const int64_t *bp, int64_t *buf);
  * boundary spans, INT64_MAX for a step with none; out[nsteps]. */
 void cs__wf_step_begins(const wf *w, const int64_t *bp, int64_t *out);
 
-/* The slowdown attribution (an_slowdown.c), after the measured replay:
- * the ideal replay, S, its attribution by rank, group, op and step, the
- * verdict; into the slowdown table and meta keys slowdown_*. 0, or -1 out
- * of memory. */
-int cs__an_slowdown(wf *w, int64_t *buf);
-
 #endif

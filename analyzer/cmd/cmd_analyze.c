@@ -236,7 +236,12 @@ int cs_cmd_analyze(int argc, char **argv)
         return 1;
     }
 
-    if (k > 1 && !cs_analysis_is_job(dir)) {
+    cs_source src;
+    if (cs_source_open(dir, &src, err, sizeof err) != 0) {
+        cs_error("%s", err);
+        return 1;
+    }
+    if (k > 1 && src.kind != CS_SOURCE_JOB) {
         cs_note("a merged trace is analysed by one process (-j %lld ignored)", k);
         k = 1;
     }
@@ -257,12 +262,12 @@ int cs_cmd_analyze(int argc, char **argv)
         }
         if (cs_analyze_verbose())
             cs_note("analysing %s with %lld forked processes", dir, k);
-        int rc = cs_par_fork_run((int)k, dir, force, stderr, err, sizeof err);
+        int rc = cs_par_fork_run((int)k, &src, force, stderr, err, sizeof err);
         if (rc < 0)
             cs_error("%s", err);
         return rc != 0;
     }
-    int rc = cs_analysis_run(dir, force, stderr, err, sizeof err);
+    int rc = cs_analysis_run(&src, force, stderr, err, sizeof err);
     if (rc < 0)
         cs_error("%s", err);
     return rc != 0; /* 1: damaged, the note on stderr said what was analysed */

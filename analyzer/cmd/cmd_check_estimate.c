@@ -3,7 +3,7 @@
  * replay's prediction checked against it (estimate.c). */
 #include "config.h"
 #include "analyzer/cmd/cli.h"
-#include "analyzer/analysis/csanalysis.h"
+#include "analyzer/report/report.h"
 #include "common/numarg.h"
 
 #include <getopt.h>
@@ -87,7 +87,13 @@ int cs_cmd_check_estimate(int argc, char **argv)
         return 2;
     }
     char err[1024];
-    int rc = cs_estimate_check(argv[optind], argv[optind + 1], tol, min_gain, json, stdout, stderr, err, sizeof err);
+    cs_source before, after;
+    if (cs_source_open(argv[optind], &before, err, sizeof err) != 0 ||
+        cs_source_open(argv[optind + 1], &after, err, sizeof err) != 0) {
+        cs_error("%s", err);
+        return CS_ESTIMATE_BAD_INPUT;
+    }
+    int rc = cs_estimate_check(&before, &after, tol, min_gain, json, stdout, stderr, err, sizeof err);
     if (rc == CS_ESTIMATE_BAD_INPUT || rc == CS_ESTIMATE_NOT_COMPARABLE)
         cs_error("%s", err);
     return rc;

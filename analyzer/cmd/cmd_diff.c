@@ -3,7 +3,7 @@
 #include "config.h"
 #include "analyzer/cmd/cli.h"
 #include "analyzer/formats/outfile.h"
-#include "analyzer/analysis/csanalysis.h"
+#include "analyzer/report/report.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -47,8 +47,10 @@ int cs_cmd_diff(int argc, char **argv)
     memset(d, 0, sizeof d);
     int rc = 1;
     char err[1024];
+    cs_source src[2];
     for (int i = 0; i < 2; i++)
-        if (cs_report_open(argv[optind + i], &d[i], stderr, err, sizeof err) != 0) {
+        if (cs_source_open(argv[optind + i], &src[i], err, sizeof err) != 0 ||
+            cs_report_open(&src[i], &d[i], stderr, err, sizeof err) != 0) {
             cs_error("%s", err);
             goto out;
         }

@@ -70,10 +70,10 @@ const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format ch
 
 /* The default output: DIR/trace.SUFFIX for a folder, STEM.SUFFIX for a
  * file STEM.db. */
-static void export_default_path(const char *arg, const char *suffix, char *out, size_t len)
+static void export_default_path(const cs_source *src, const char *suffix, char *out, size_t len)
 {
-    char db[4096];
-    cs_analysis_trace_path(arg, db, sizeof db);
+    char db[4200];
+    snprintf(db, sizeof db, src->is_dir ? "%s/trace.db" : "%s", src->arg);
     size_t n = strlen(db);
     if (n > 3 && strcmp(db + n - 3, ".db") == 0)
         n -= 3;
@@ -82,11 +82,11 @@ static void export_default_path(const char *arg, const char *suffix, char *out, 
 
 /* The default output folder of a folder format: DIR/FOLDER for a folder,
  * STEM.FOLDER for a file STEM.db. */
-static void export_default_dir(const char *arg, const char *folder, char *out, size_t len)
+static void export_default_dir(const cs_source *src, const char *folder, char *out, size_t len)
 {
-    struct stat sb;
+    const char *arg = src->arg;
     size_t n = strlen(arg);
-    if (stat(arg, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    if (src->is_dir) {
         while (n > 1 && arg[n - 1] == '/')
             n--;
         snprintf(out, len, "%.*s/%s", (int)n, arg, folder);
@@ -146,11 +146,16 @@ int cs_cmd_export(int argc, char **argv)
         return 2;
     }
     char defpath[4200] = "", err[1024] = "";
+    cs_source src;
+    if (cs_source_open(trace, &src, err, sizeof err) != 0) {
+        cs_error("%s", err);
+        return 1;
+    }
     if (!outpath) {
         if (fmt->write_dir)
-            export_default_dir(trace, fmt->folder, defpath, sizeof defpath);
+            export_default_dir(&src, fmt->folder, defpath, sizeof defpath);
         else
-            export_default_path(trace, fmt->suffix, defpath, sizeof defpath);
+            export_default_path(&src, fmt->suffix, defpath, sizeof defpath);
         outpath = defpath;
     }
     if (fmt->write_dir && strcmp(outpath, "-") == 0) {
@@ -158,7 +163,7 @@ int cs_cmd_export(int argc, char **argv)
         return 2;
     }
     int tostdout = strcmp(outpath, "-") == 0;
-    cs_store *st = cs_analysis_open(trace, 0, 0, stderr, err, sizeof err);
+    cs_store *st = cs_analysis_open(&src, 0, 0, stderr, err, sizeof err);
     if (!st) {
         cs_error("%s", err);
         return 1;

@@ -31,12 +31,17 @@ int cs_cmd_merge(int argc, char **argv)
         return 2;
     }
     const char *dir = argv[optind];
-    struct stat sb;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || !cs_store_index_present(dir)) {
+    char path[4200], err[4096];
+    cs_source src;
+    if (cs_source_open(dir, &src, err, sizeof err) != 0) {
+        cs_error("merge: %s", err);
+        return 1;
+    }
+    if (!src.has_index) {
         cs_error("merge: %s: no job index (%s) there: nothing to merge", dir, CS_STORE_INDEX_FILE);
         return 1;
     }
-    char path[4200], err[4096];
+    struct stat sb;
     snprintf(path, sizeof path, "%s/trace.db", dir);
     if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
         cs_error("merge: %s exists and is no regular file: not replaced", path);

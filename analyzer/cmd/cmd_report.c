@@ -5,7 +5,7 @@
 #include "config.h"
 #include "analyzer/cmd/cli.h"
 #include "analyzer/formats/outfile.h"
-#include "analyzer/analysis/csanalysis.h"
+#include "analyzer/report/report.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -121,11 +121,14 @@ int cs_cmd_report(int argc, char **argv)
     int ngates = 0, rc = 1;
     char err[1024] = "";
     cs_store *st = NULL;
-    if (baseline && cs_report_open(baseline, &bd, stderr, err, sizeof err) != 0) {
+    cs_source src, base;
+    if (baseline && (cs_source_open(baseline, &base, err, sizeof err) != 0 ||
+                     cs_report_open(&base, &bd, stderr, err, sizeof err) != 0)) {
         cs_error("%s", err);
         goto out;
     }
-    st = cs_analysis_open(o.trace, 0, 0, stderr, err, sizeof err);
+    if (cs_source_open(o.trace, &src, err, sizeof err) == 0)
+        st = cs_analysis_open(&src, 0, 0, stderr, err, sizeof err);
     if (!st) {
         cs_error("%s", err);
         goto out;

@@ -4,7 +4,7 @@
 #include "analyzer/formats/export_io.h"
 #include "common/map.h"
 #include "common/vec.h"
-#include "libtrace/store_schema.h"
+#include "libtrace/store_tables.h"
 #include "libtrace/store_sql.h"
 
 #include <errno.h>

@@ -2,7 +2,7 @@
  * large output buffer written with few fwrite calls, integer and time
  * writers without printf, and one ordered scan of the spans that reads
  * only the columns an export needs and applies the clock alignment in C
- * (the same arithmetic as CS_ALIGNED, libtrace/store_schema.h). */
+ * (the same arithmetic as CS_ALIGNED, libtrace/store_tables.h). */
 #ifndef CS_EXPORT_IO_H
 #define CS_EXPORT_IO_H
 

@@ -28,7 +28,7 @@
 #include "common/vec.h"
 #include "libtrace/dtypes.h"
 #include "libtrace/span.h"
-#include "libtrace/store_schema.h"
+#include "libtrace/store_tables.h"
 #include "libtrace/store_sql.h"
 
 #include <dirent.h>

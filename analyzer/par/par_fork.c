@@ -154,7 +154,7 @@ static int par_fork_bcast(cs_par *p, void **buf, size_t *len)
 }
 
 /* The body of worker rank: never returns. */
-static void par_fork_worker(int rank, int k, int fd, pid_t root, const char *dir, int force, FILE *log)
+static void par_fork_worker(int rank, int k, int fd, pid_t root, const cs_source *src, int force, FILE *log)
 {
     /* Test-only hook (tests/store/par_transport.sh, test_par_fork):
      * COLLSCOPE_PAR_TEST_KILL=RANK makes that worker stop at once, as a
@@ -179,13 +179,13 @@ static void par_fork_worker(int rank, int k, int fd, pid_t root, const char *dir
     cs__par_fork f = { .aFd = fds, .failed = -1, .killAt = killAt };
     cs_par p = { .rank = rank, .size = k, .gather = par_fork_gather, .bcast = par_fork_bcast, .impl = &f };
     char err[1024];
-    int rc = cs_analysis_run_par(dir, force, &p, log, err, sizeof err);
+    int rc = cs_analysis_run_par(src, force, &p, log, err, sizeof err);
     if (log)
         fflush(log);
     _exit(rc < 0 ? 2 : rc);
 }
 
-int cs_par_fork_run(int k, const char *dir, int force, FILE *log, char *err, size_t errlen)
+int cs_par_fork_run(int k, const cs_source *src, int force, FILE *log, char *err, size_t errlen)
 {
     err[0] = '\0';
     if (k < 1) {
@@ -221,7 +221,7 @@ int cs_par_fork_run(int k, const char *dir, int force, FILE *log, char *err, siz
                 if (j != i)
                     close(sv[j][1]);
             }
-            par_fork_worker(i, k, sv[i][1], root, dir, force, log);
+            par_fork_worker(i, k, sv[i][1], root, src, force, log);
         }
     }
     for (int i = 1; i < k; i++) {
@@ -236,7 +236,7 @@ int cs_par_fork_run(int k, const char *dir, int force, FILE *log, char *err, siz
     }
     if (forked == k && f.failed < 0) {
         cs_par p = { .rank = 0, .size = k, .gather = par_fork_gather, .bcast = par_fork_bcast, .impl = &f };
-        rc = cs_analysis_run_par(dir, force, &p, log, err, errlen);
+        rc = cs_analysis_run_par(src, force, &p, log, err, errlen);
         const char *verbose = getenv("COLLSCOPE_VERBOSE");
         if (log && verbose && *verbose)
             fprintf(log, "collscope: process 0 sent %llu and received %llu bytes\n", (unsigned long long)p.sent,

@@ -11,6 +11,6 @@
 /* K-1 worker processes forked, each running cs_analysis_run_par with this
  * one as the root. Returns the root's result (a worker that stops is an
  * error). */
-int cs_par_fork_run(int k, const char *dir, int force, FILE *log, char *err, size_t errlen);
+int cs_par_fork_run(int k, const cs_source *src, int force, FILE *log, char *err, size_t errlen);
 
 #endif

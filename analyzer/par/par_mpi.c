@@ -168,15 +168,18 @@ int main(int argc, char **argv)
     cs_par par = { .rank = rank, .size = size, .gather = par_mpi_gather, .bcast = par_mpi_bcast };
     char err[1024] = "";
     int rc;
-    if (cs_analysis_is_job(dir)) {
-        rc = cs_analysis_run_par(dir, force, &par, stderr, err, sizeof err);
+    cs_source src;
+    if (cs_source_open(dir, &src, err, sizeof err) != 0) {
+        rc = -1;
+    } else if (src.kind == CS_SOURCE_JOB) {
+        rc = cs_analysis_run_par(&src, force, &par, stderr, err, sizeof err);
     } else {
         /* a merged trace: one process analyses it, the others take its verdict */
         int32_t v = 0;
         if (rank == 0) {
             if (size > 1)
                 fprintf(stderr, "collscope: a merged trace is analysed by one process\n");
-            v = cs_analysis_run(dir, force, stderr, err, sizeof err);
+            v = cs_analysis_run(&src, force, stderr, err, sizeof err);
         }
         rc = MPI_Bcast(&v, 1, MPI_INT32_T, 0, MPI_COMM_WORLD) == MPI_SUCCESS ? v : -1;
     }

@@ -2,7 +2,7 @@
  * straggler verdicts in both, gone or new, the p99 of each collective
  * group), as text or JSON (format "collscope-diff", docs/report-json.md). */
 #include "config.h"
-#include "analyzer/report/report.h"
+#include "analyzer/report/report_int.h"
 
 #include <string.h>
 

@@ -10,7 +10,7 @@
  * more, found the same way (and with the same period), and their step
  * counts are within 10 % of each other. */
 #include "config.h"
-#include "analyzer/analysis/csanalysis.h"
+#include "analyzer/report/report.h"
 #include "common/fmt.h"
 #include "common/json.h"
 #include "common/stats.h"
@@ -32,12 +32,13 @@ typedef struct cs_side {
     int64_t med, mean; /* their wall time, ns; -1 without steps */
 } cs_side;
 
-static int cs_side_load(const char *arg, cs_side *s, FILE *notes, char *err, size_t errlen)
+static int cs_side_load(const cs_source *src, cs_side *s, FILE *notes, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
+    const char *arg = src->arg;
     s->arg = arg;
     s->med = s->mean = -1;
-    cs_store *st = cs_analysis_open(arg, 0, 0, notes, err, errlen);
+    cs_store *st = cs_analysis_open(src, 0, 0, notes, err, errlen);
     if (!st)
         return -1;
     int r = cs_report_load(st, &s->d);
@@ -73,11 +74,11 @@ static int cs_side_load(const char *arg, cs_side *s, FILE *notes, char *err, siz
 }
 
 /* The program of a trace: the base name of its lowest rank's executable. */
-static void cs_trace_program(const char *arg, char *out, size_t len, FILE *notes)
+static void cs_trace_program(const cs_source *src, char *out, size_t len, FILE *notes)
 {
     char exe[1024], err[1024];
     out[0] = '\0';
-    cs_store *st = cs_analysis_open_trace(arg, CS_STORE_READ, err, sizeof err);
+    cs_store *st = cs_analysis_open_trace(src, CS_STORE_READ, err, sizeof err);
     if (!st) {
         if (notes)
             fprintf(notes, "collscope: %s\n", err);
@@ -141,24 +142,24 @@ static void cs_side_json(FILE *out, const char *name, const cs_side *s)
         fprintf(out, "  \"%s_step_median_ns\": null,\n  \"%s_step_mean_ns\": null,\n", name, name);
 }
 
-int cs_estimate_check(const char *before, const char *after, double tol, double min_gain, int json, FILE *out,
+int cs_estimate_check(const cs_source *before, const cs_source *after, double tol, double min_gain, int json, FILE *out,
                       FILE *notes, char *err, size_t errlen)
 {
-    const char *bn = before, *an = after;
+    const char *bn = before->arg, *an = after->arg;
     cs_side B, A;
-    if (cs_side_load(bn, &B, notes, err, errlen) != 0) {
+    if (cs_side_load(before, &B, notes, err, errlen) != 0) {
         cs_report_free(&B.d);
         return CS_ESTIMATE_BAD_INPUT;
     }
-    if (cs_side_load(an, &A, notes, err, errlen) != 0) {
+    if (cs_side_load(after, &A, notes, err, errlen) != 0) {
         cs_report_free(&A.d);
         cs_report_free(&B.d);
         return CS_ESTIMATE_BAD_INPUT;
     }
     int rc = CS_ESTIMATE_BAD_INPUT;
     char pb[256], pa[256], b1[32], b2[32], b3[32], why[1024];
-    cs_trace_program(bn, pb, sizeof pb, notes);
-    cs_trace_program(an, pa, sizeof pa, notes);
+    cs_trace_program(before, pb, sizeof pb, notes);
+    cs_trace_program(after, pa, sizeof pa, notes);
     if (B.nranks != A.nranks) {
         snprintf(err, errlen, "check-estimate: %s has %d ranks, %s has %d: not the same job", bn, B.nranks, an,
                  A.nranks);

@@ -2,7 +2,7 @@
  * stored analysis (and, for p99 and step, a baseline run) against a limit
  * and says why it passed or failed. */
 #include "config.h"
-#include "analyzer/report/report.h"
+#include "analyzer/report/report_int.h"
 #include "common/numarg.h"
 #include "common/vec.h"
 

@@ -2,7 +2,7 @@
  * trace (cs_report_data) and the trace's own summary (cs_report_trace),
  * what every report writer, the gates, diff and check-estimate read. */
 #include "config.h"
-#include "analyzer/report/report.h"
+#include "analyzer/report/report_int.h"
 #include "common/stats.h"
 #include "common/vec.h"
 
@@ -308,10 +308,10 @@ void cs_report_trace_free(cs_report_trace *t)
     memset(t, 0, sizeof *t);
 }
 
-int cs_report_open(const char *arg, cs_report_data *d, FILE *log, char *err, size_t errlen)
+int cs_report_open(const cs_source *src, cs_report_data *d, FILE *log, char *err, size_t errlen)
 {
     memset(d, 0, sizeof *d);
-    cs_store *st = cs_analysis_open(arg, 0, 0, log, err, errlen);
+    cs_store *st = cs_analysis_open(src, 0, 0, log, err, errlen);
     if (!st)
         return -1;
     int rc = cs_report_load(st, d);
@@ -319,22 +319,4 @@ int cs_report_open(const char *arg, cs_report_data *d, FILE *log, char *err, siz
         snprintf(err, errlen, "%s: cannot read the stored analysis", cs_store_path(st));
     cs_store_close(st);
     return rc;
-}
-
-/* ---- formats ---- */
-
-static const struct {
-    const char *name;
-    cs_report_writer write;
-} cs_report_formats[] = {
-    { "text", cs_report_text_write },   { "json", cs_report_json_write },   { "markdown", cs_report_markdown_write },
-    { "md", cs_report_markdown_write }, { "junit", cs_report_junit_write },
-};
-
-cs_report_writer cs_report_format(const char *name)
-{
-    for (size_t i = 0; i < sizeof cs_report_formats / sizeof cs_report_formats[0]; i++)
-        if (strcmp(name, cs_report_formats[i].name) == 0)
-            return cs_report_formats[i].write;
-    return NULL;
 }

@@ -1,9 +1,9 @@
-/* report.h: what the report writers, gates and diff share inside
+/* report_int.h: what the report writers, gates and diff share inside
  * libcsanalysis (not part of its public header). */
-#ifndef CS_REPORT_H
-#define CS_REPORT_H
+#ifndef CS_REPORT_INT_H
+#define CS_REPORT_INT_H
 
-#include "analyzer/analysis/csanalysis.h"
+#include "analyzer/report/report.h"
 #include "common/fmt.h"
 #include "common/json.h"
 

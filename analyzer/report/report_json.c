@@ -2,7 +2,7 @@
  * "collscope-report" (docs/report-json.md). Strings go through cs_json_str,
  * fractional numbers through cs_json_num (null when not finite). */
 #include "config.h"
-#include "analyzer/report/report.h"
+#include "analyzer/report/report_int.h"
 
 #include <stdlib.h>
 #include <string.h>

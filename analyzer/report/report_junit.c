@@ -2,7 +2,7 @@
  * case per gate (one informational case on the verdicts when no gate was
  * asked for), and a failing case per failure of the job. */
 #include "config.h"
-#include "analyzer/report/report.h"
+#include "analyzer/report/report_int.h"
 
 #include <string.h>
 

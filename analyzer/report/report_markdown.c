@@ -2,7 +2,7 @@
  * CI job page (gates, stragglers, wait states, tail latency, proposals,
  * cost models, what is missing). */
 #include "config.h"
-#include "analyzer/report/report.h"
+#include "analyzer/report/report_int.h"
 
 #include <string.h>
 

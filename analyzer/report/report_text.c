@@ -3,7 +3,7 @@
  * stragglers, steps, wait states, tail latency, cost models, what-if
  * replay, proposals, what is missing, gates), then the GPU overlap. */
 #include "config.h"
-#include "analyzer/report/report.h"
+#include "analyzer/report/report_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -26,6 +26,8 @@
 #include "libtrace/ops.gen.h"
 #include "libtrace/span.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -748,4 +750,20 @@ void cs_failure_json(FILE *f, const cs_failure_list *l)
         fputc('}', f);
     }
     fputc(']', f);
+}
+
+int cs_failure_pid_alive(int pid)
+{
+    if (pid <= 0 || (kill(pid, 0) != 0 && errno != EPERM))
+        return 0;
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
 }

@@ -145,4 +145,8 @@ void cs_failure_print_ranks(const cs_failure_model *m, FILE *f);
 /* The findings of l as a JSON array (one object per finding). */
 void cs_failure_json(FILE *f, const cs_failure_list *l);
 
+/* Whether process pid of this host still runs: it exists and is no zombie
+ * (a killed rank stays one until its launcher reaps it). */
+int cs_failure_pid_alive(int pid);
+
 #endif

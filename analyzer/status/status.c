@@ -65,22 +65,6 @@ static int64_t st_real(const st_log *r, uint64_t ticks)
     return r->cal_real + (int64_t)(((double)ticks - (double)r->cal_ticks) / r->ticks_per_ns);
 }
 
-int cs_status_pid_alive(int pid)
-{
-    if (pid <= 0 || (kill(pid, 0) != 0 && errno != EPERM))
-        return 0;
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')');
-    return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
-}
-
 /* Call sites resolved so far: (module, offset) -> text. */
 #define ST_MAX_KNOWN 256
 typedef struct st_known {
@@ -277,7 +261,7 @@ static int st_read_log(cs_failure_model *m, const char *path, char *err, size_t 
     char me[64] = "";
     gethostname(me, sizeof me - 1);
     if (strcmp(me, r->host) == 0)
-        r->alive = cs_status_pid_alive(r->pid);
+        r->alive = cs_failure_pid_alive(r->pid);
     else
         r->alive = -1;
     free(lg->site);

@@ -17,8 +17,4 @@ typedef struct cs_status_opts {
  * message in err (no logs to read). */
 int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err, size_t errlen);
 
-/* Whether process pid of this host still runs: it exists and is no zombie
- * (a killed rank stays one until its launcher reaps it). */
-int cs_status_pid_alive(int pid);
-
 #endif

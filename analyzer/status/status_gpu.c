@@ -18,7 +18,6 @@
 #include "config.h"
 #include "analyzer/status/status_gpu.h"
 #include "analyzer/status/failure.h"
-#include "analyzer/status/status.h"
 #include "common/map.h"
 #include "common/vec.h"
 #include "libtrace/log.h"
@@ -263,7 +262,7 @@ static int sg_read_log(sg_job *j, const char *path, uint64_t *local_id)
     }
     char me[64] = "";
     gethostname(me, sizeof me - 1);
-    r->alive = strcmp(me, r->host) == 0 ? cs_status_pid_alive(r->pid) : -1;
+    r->alive = strcmp(me, r->host) == 0 ? cs_failure_pid_alive(r->pid) : -1;
     return 0;
 }
 

@@ -6,7 +6,7 @@
 #include "config.h"
 #include "tests/fuzz/fuzz.h"
 #include "analyzer/cmd/cli.h"
-#include "analyzer/analysis/csanalysis.h"
+#include "analyzer/report/report.h"
 
 #include <stdarg.h>
 #include <stdio.h>

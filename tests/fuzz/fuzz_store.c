@@ -6,7 +6,7 @@
  * where the TUI is built, its index. */
 #include "config.h"
 #include "tests/fuzz/fuzz.h"
-#include "analyzer/analysis/csanalysis.h"
+#include "analyzer/report/report.h"
 #ifdef CS_FUZZ_TUI
 #include "tui/store_tui.h"
 #endif
@@ -22,7 +22,10 @@ static void cs_fuzz_report(const char *path)
 {
     static const char *const formats[] = { "text", "json", "markdown", "junit" };
     char err[1024];
-    cs_store *st = cs_analysis_open(path, 0, 0, NULL, err, sizeof err);
+    cs_source src;
+    if (cs_source_open(path, &src, err, sizeof err) != 0)
+        return;
+    cs_store *st = cs_analysis_open(&src, 0, 0, NULL, err, sizeof err);
     if (!st)
         return;
     cs_report_data d;
@@ -56,7 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     snprintf(path, sizeof path, "%s/trace.db", dir);
     if (cs_fuzz_write(path, data, size) != 0)
         return 0;
-    if (cs_analysis_run(path, 1, cs_fuzz_null, err, sizeof err) < 0)
+    cs_source src;
+    if (cs_source_open(path, &src, err, sizeof err) != 0 || cs_analysis_run(&src, 1, cs_fuzz_null, err, sizeof err) < 0)
         return 0;
     cs_fuzz_report(path);
 #ifdef CS_FUZZ_TUI

@@ -27,11 +27,11 @@ static size_t par_standin_len(int rank, int size)
 /* The stand-in: one big gather, checked at the root; one big broadcast,
  * checked everywhere; an empty gather and broadcast; the workers' verdicts
  * gathered; the root's verdict broadcast. */
-int cs_analysis_run_par(const char *dir, int force, cs_par *par, FILE *log, char *err, size_t errlen)
+int cs_analysis_run_par(const cs_source *src, int force, cs_par *par, FILE *log, char *err, size_t errlen)
 {
     const char *mb = getenv("COLLSCOPE_PAR_TEST_MB");
     par_standin_mb = mb ? (size_t)atol(mb) : 1;
-    (void)dir;
+    (void)src;
     (void)force;
     (void)log;
     size_t len = par_standin_len(par->rank, par->size);
@@ -144,14 +144,18 @@ int cs_analysis_run_par(const char *dir, int force, cs_par *par, FILE *log, char
 }
 
 /* par_mpi.c's other calls into the analysis */
-int cs_analysis_is_job(const char *arg)
+int cs_source_open(const char *arg, cs_source *src, char *err, size_t errlen)
 {
-    (void)arg;
-    return 1;
+    (void)err, (void)errlen;
+    memset(src, 0, sizeof *src);
+    snprintf(src->arg, sizeof src->arg, "%s", arg);
+    snprintf(src->path, sizeof src->path, "%s", arg);
+    src->kind = CS_SOURCE_JOB;
+    return 0;
 }
 
-int cs_analysis_run(const char *arg, int force, FILE *log, char *err, size_t errlen)
+int cs_analysis_run(const cs_source *src, int force, FILE *log, char *err, size_t errlen)
 {
-    (void)arg, (void)force, (void)log, (void)err, (void)errlen;
+    (void)src, (void)force, (void)log, (void)err, (void)errlen;
     return -1;
 }

@@ -42,7 +42,8 @@ int main(int argc, char **argv)
         return 2;
     int before = test_par_fork_nfds();
     char err[1024];
-    int rc = cs_par_fork_run(k, "unused", 0, stderr, err, sizeof err);
+    cs_source src = { .kind = CS_SOURCE_JOB, .arg = "unused", .path = "unused" };
+    int rc = cs_par_fork_run(k, &src, 0, stderr, err, sizeof err);
     int after = test_par_fork_nfds();
     if (after != before) {
         fprintf(stderr, "FAIL: %d file descriptors before, %d after\n", before, after);
