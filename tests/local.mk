@@ -74,6 +74,11 @@ TESTS += tests/unit/test_log
 # The one indent style (scripts/format.sh check, as make format-check).
 TESTS += tests/format.sh
 EXTRA_DIST += tests/format.sh
+# The rooms of the code (docs/design.md): no include or call goes up or
+# between peer rooms, no circle (scripts/layers.py on the sources and this
+# build's objects), and a planted fault of each kind is found.
+TESTS += tests/layers/layers.sh
+EXTRA_DIST += tests/layers/layers.sh scripts/layers.py
 tests_unit_test_log_SOURCES = tests/unit/test_log.c
 tests_unit_test_log_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_log_LDADD = $(CS_STORE_LIBS) $(PTHREAD_LIBS)
