@@ -1,5 +1,5 @@
 #!/bin/sh
-# slowdown_bench.sh: what the slowdown attribution (analyzer/an_slowdown.c)
+# slowdown_bench.sh: what the slowdown attribution (analyzer/analysis/an_slowdown.c)
 # adds to the analysis: `collscope analyze --force` of synthetic traces of
 # three sizes (bench/gen_trace, 64 ranks, a persistent straggler) with the
 # attribution and without it (COLLSCOPE_SLOWDOWN=0), measured in the same

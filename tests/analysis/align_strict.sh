@@ -1,5 +1,5 @@
 #!/bin/sh
-# Clock alignment (analyzer/an_align.c) on inputs of known answers: synthetic
+# Clock alignment (analyzer/analysis/an_align.c) on inputs of known answers: synthetic
 # traces (bench/gen_trace, no MPI, deterministic; 8 ranks, 100 steps, with
 # the generator's jitter), every rank on one true clock, then the raw times
 # of five ranks shifted by known offsets (+50, -50, +20, -35 and +0.5 ms)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# layout.sh: the parallel layout found from the trace (analyzer/an_layout.c)
+# layout.sh: the parallel layout found from the trace (analyzer/analysis/an_layout.c)
 # on examples/pipe_trainer, a dp x pp x tp trainer in Megatron-LM's rank order:
 # with the communicators named (dp, pp, tp) and without names (found from
 # the communicators that split the ranks, their traffic and the chains of

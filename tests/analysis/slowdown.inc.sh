@@ -1,4 +1,4 @@
-# slowdown.inc.sh: the slowdown attribution (analyzer/an_slowdown.c) on
+# slowdown.inc.sh: the slowdown attribution (analyzer/analysis/an_slowdown.c) on
 # examples/pipe_trainer, 8 ranks as dp 2 x pp 4 (1F1B microbatches through
 # four stages by send/receive, a data-parallel allreduce per stage, an
 # embedding allreduce between the first and the last stage), its compute

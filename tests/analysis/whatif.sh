@@ -1,5 +1,5 @@
 #!/bin/sh
-# The what-if replay (analyzer/an_whatif.c) on inputs of known answers, and
+# The what-if replay (analyzer/analysis/an_whatif.c) on inputs of known answers, and
 # its proposals and check-estimate's input checks on a traced trainer:
 #  - synthetic traces (bench/gen_trace, no MPI, deterministic): 8 ranks,
 #    100 steps whose allreduces cost exactly alpha + bytes x beta (50 us,

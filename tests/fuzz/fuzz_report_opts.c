@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The command's message functions (analyzer/main.c), silent here. */
+/* The command's message functions (analyzer/cmd/main.c), silent here. */
 void cs_error(const char *fmt, ...)
 {
     (void)fmt;

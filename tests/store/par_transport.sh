@@ -1,5 +1,5 @@
 #!/bin/sh
-# The forked workers of the parallel analysis (analyzer/par_fork.c) and
+# The forked workers of the parallel analysis (analyzer/par/par_fork.c) and
 # `collscope analyze -j K`'s options. The transport alone (test_par_fork,
 # with a stand-in of the analysis): 3 processes gather 300 MB and receive a
 # 300 MB broadcast, every byte checked, with the byte counters; a worker

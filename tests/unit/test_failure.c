@@ -1,4 +1,4 @@
-/* test_failure.c: the diagnosis of analyzer/failure.c on models filled by
+/* test_failure.c: the diagnosis of analyzer/status/failure.c on models filled by
  * hand (no MPI, no logs): each kind with its culprits, waiting ranks, call,
  * communicator, seq, call site and line; a job that ended well has none;
  * a rank's sampled stack and GPU operation in flight are printed when set. */

@@ -1,5 +1,5 @@
 /* test_par_fork.c: the forked transport of the parallel analysis
- * (analyzer/par_fork.c) on big messages, linked with a stand-in of
+ * (analyzer/par/par_fork.c) on big messages, linked with a stand-in of
  * cs_analysis_run_par that exchanges patterned bytes instead of analysing.
  *
  *   COLLSCOPE_PAR_TEST_MB=MB test_par_fork K
