@@ -26,8 +26,8 @@ typedef enum cs_source_kind {
 
 typedef struct cs_source {
     cs_source_kind kind;
-    int is_dir;    /* the path is a folder (a run's output folder) */
-    int has_index; /* the folder holds a job index (DIR/index.db) */
+    int is_dir;      /* the path is a folder (a run's output folder) */
+    int has_index;   /* the folder holds a job index (DIR/index.db) */
     char arg[4096];  /* the path as given */
     char path[4200]; /* TRACE: the store's file; JOB: the folder */
 } cs_source;

@@ -4,7 +4,7 @@
  * job (file, schema, import, merge, copy, read, stats, bulk); the analyzer
  * and the TUI read the trace through these functions. The tables they
  * own beside it (the analysis tables, the TUI's index) have their SQL in
- * analyzer/store_analysis.c and tui/store_tui.c, over the helpers of
+ * analyzer/analysis/store_analysis.c and tui/store_tui.c, over the helpers of
  * store_sql.h. The schema is versioned (CS_SCHEMA_VERSION, defined here
  * only) and documented in docs/schema.md. A file of an older version is
  * upgraded when opened for writing; one of a newer or unknown version is

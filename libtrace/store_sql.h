@@ -1,6 +1,6 @@
 /* store_sql.h: the SQL helpers every file of the store shares, and that the
  * parts owning tables of their own beside the trace's (the analysis tables
- * in analyzer/store_analysis.c, the timeline index in tui/store_tui.c) use
+ * in analyzer/analysis/store_analysis.c, the timeline index in tui/store_tui.c) use
  * to read and write them the same way.
  *
  * Errors: a function that takes err and errlen writes one line that names

@@ -1,7 +1,7 @@
 /* layout.c: the layout screen: the ranks drawn as the job's parallel grid
  * (pipeline stages down, data-parallel replicas and tensor-parallel ranks
- * across; analyzer/an_layout.c), each cell shaded by how much of the
- * slowdown its rank explains (S_w and its share, analyzer/an_slowdown.c).
+ * across; analyzer/analysis/an_layout.c), each cell shaded by how much of the
+ * slowdown its rank explains (S_w and its share, analyzer/analysis/an_slowdown.c).
  * The arrows move between cells; Enter shows the rank's lane on the
  * timeline at the worst step (the most slowdown: replayed time over ideal). */
 #include "config.h"
@@ -179,7 +179,7 @@ static void layout_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
 /* ---- keys ---- */
 
 /* The step with the most slowdown (its replayed time over its ideal
- * one, analyzer/an_slowdown.c), and where it lies. */
+ * one, analyzer/analysis/an_slowdown.c), and where it lies. */
 typedef struct layout_worst {
     int64_t step, excess, actual, ideal;
     cs_step_row row;

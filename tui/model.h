@@ -115,7 +115,7 @@ typedef struct tui_model {
      * the end of the trace */
     cs_tui_fly *aFly;
     int nFly;
-    /* the failures post mortem (analyzer/failure.h, as `collscope report`
+    /* the failures post mortem (analyzer/status/failure.h, as `collscope report`
      * finds them), each with its first culprit's call to jump to */
     cs_tui_fail *aFail;
     int nFail, iFail;

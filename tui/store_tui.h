@@ -145,7 +145,7 @@ typedef struct cs_tui_fly {
     int rank, tid;
     int64_t begin_ns;
 } cs_tui_fly;
-/* A failure post mortem and its first culprit's call (analyzer/failure.h). */
+/* A failure post mortem and its first culprit's call (analyzer/status/failure.h). */
 typedef struct cs_tui_fail {
     int rank;
     int64_t t_ns;

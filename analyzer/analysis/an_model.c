@@ -4,7 +4,7 @@
  * A point is one observed completion: n calls of `bytes` in all that
  * completed together, and the time t from the start of their last member
  * (the latest entry of any rank into any of them) to the end of the call
- * that completed them (see analyzer/an_whatif.c for how points are taken:
+ * that completed them (see analyzer/analysis/an_whatif.c for how points are taken:
  * a blocking instance gives one point, n = 1, its exit - the last entry;
  * nonblocking collectives completed by one Wait/Waitall give one point,
  * n = the calls it completed, its exit - max(its entry, the last member's

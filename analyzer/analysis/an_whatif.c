@@ -26,7 +26,7 @@
  * members: the ranks keep their spread around the modelled time). The
  * modelled replay's median step time against the measured one is the
  * "replay error" of the report; the models are fitted twice, to cell
- * medians and to cell means (analyzer/an_model.c), and the fit whose
+ * medians and to cell means (analyzer/analysis/an_model.c), and the fit whose
  * replay is closer is kept. A span that ended before its dependencies
  * arrived (rooted ops, NCCL enqueues) did not wait: it stays local.
  *

@@ -1,8 +1,8 @@
 /* analysis.h: the passes of the cross-rank analysis, internal to
- * libcsanalysis (clients use analyzer/csanalysis.h): clock alignment, matching
+ * libcsanalysis (clients use analyzer/analysis/csanalysis.h): clock alignment, matching
  * of collective instances and point-to-point messages, wait states, steps,
  * straggler verdicts and tail latency. Results go to the derived tables of
- * analyzer/store_analysis.h; the report writers read them from there.
+ * analyzer/analysis/store_analysis.h; the report writers read them from there.
  *
  * The passes stream the store: alignment reads a bounded sample of
  * N-to-N collectives with raw times; matching reads collective spans

@@ -1,7 +1,7 @@
 /* csanalysis.h: the public interface of libcsanalysis, the cross-rank
  * analysis of a trace and the reports built on it. The collscope
  * subcommands and the TUI use this header only; the passes' own state is
- * in analyzer/analysis.h, internal to the library.
+ * in analyzer/analysis/analysis.h, internal to the library.
  *
  * Nothing in the library exits or prints on its own: each call returns 0
  * (or an object), or -1 (NULL) with a message in the caller's buffer, and

@@ -132,7 +132,7 @@ typedef struct cs_tail_row {
 
 /* A cost model: time = alpha + (n - 1) x gamma + bytes x beta for n calls of a collective op on one
  * communicator (and NCCL algorithm/protocol when known), fitted to the
- * trace's own transfer times (analyzer/an_model.c). */
+ * trace's own transfer times (analyzer/analysis/an_model.c). */
 typedef struct cs_model_row {
     int64_t comm;
     int op;
@@ -148,7 +148,7 @@ typedef struct cs_model_row {
     char note[192];
 } cs_model_row;
 
-/* A rewrite the what-if replay estimated (analyzer/an_whatif.c). */
+/* A rewrite the what-if replay estimated (analyzer/analysis/an_whatif.c). */
 typedef struct cs_proposal {
     int64_t id;
     char kind[16]; /* "fusion", "overlap" */

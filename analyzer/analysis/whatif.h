@@ -1,6 +1,6 @@
 /* whatif.h: the cost model, the what-if replay and its proposals.
  *
- * cs__an_whatif runs after the other passes (analyzer/an_run.c): it fits a
+ * cs__an_whatif runs after the other passes (analyzer/analysis/an_run.c): it fits a
  * cost model per communicator and collective op (an_model.c), replays
  * every rank's sequence of operations with their dependencies (an_whatif.c)
  * first as measured, then with the models, then with the variants (the

@@ -1,7 +1,7 @@
 /* cli.h: what the collscope subcommands share: the command table's entry,
  * each command's entry point and help text (one cmd_*.c per command), and
  * the command's way of printing messages. The analysis itself is in
- * libcsanalysis (analyzer/csanalysis.h). */
+ * libcsanalysis (analyzer/analysis/csanalysis.h). */
 #ifndef CS_CLI_H
 #define CS_CLI_H
 

@@ -40,7 +40,7 @@ typedef struct cs_export_format {
     /* A folder format instead: the default output is DIR/FOLDER (STEM.FOLDER
      * beside a file STEM.db); names: what the writer puts in it, the anchor
      * first (an existing output folder is replaced only when it holds
-     * nothing else: analyzer/outfile.h), NULL for a writer that writes into
+     * nothing else: analyzer/formats/outfile.h), NULL for a writer that writes into
      * the folder itself (cs_export_dir_writer). */
     const char *folder;
     const char *const *names;

@@ -2,7 +2,7 @@
  * Trace of TracePackets with TrackEvents, what ui.perfetto.dev and
  * Perfetto's trace processor load natively; docs/interop.md). The
  * messages are encoded by the code protoc-c generates from
- * analyzer/perfetto_trace.proto; each packet is written as it is made,
+ * analyzer/formats/perfetto_trace.proto; each packet is written as it is made,
  * framed as field 1 of Trace, so no whole-trace message is ever built.
  *
  * One packet sequence (trusted_packet_sequence_id 1). Its first packet

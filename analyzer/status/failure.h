@@ -1,5 +1,5 @@
 /* failure.h: the state of a job that hung or failed, as a neutral model
- * that two sources fill (the live logs: analyzer/status.c; an ingested
+ * that two sources fill (the live logs: analyzer/status/status.c; an ingested
  * trace: failure_store.c), and the one diagnosis made from it (failure.c):
  * deadlock, mismatch, missing rank, dead rank, compute, ranks alike
  * grouped (docs/hangs.md). */
