@@ -27,7 +27,18 @@
  * Beyond CS_ALIGN_DENSE_MAX ranks no pair matrix is kept: the offsets are
  * the exit medians (every member leaves an N-to-N instance at about the
  * same time), then moved into the messages' one-way bounds; the budget
- * counts members instead of member pairs. */
+ * counts members instead of member pairs.
+ *
+ * Nothing is moved without evidence: the recorded clocks are kept unless
+ * a bound breaks them (zero offsets put an exit before another member's
+ * entry, or a receive's end before its send's start); ranks sharing a
+ * clock never break one. An asynchronous collective (NCCL's; the c10d ops
+ * of an imported NCCL trace) bounds the offsets only by its kernels' GPU
+ * times, its call's span by nothing. Where most instances are such kernels
+ * or the spans of an imported trace (the group's work, which all members
+ * end together), the offsets are those that make the members end
+ * together (cs_align_gpu_solve). An offset whose residual exceeds it is
+ * refused: the rank keeps its clock, and a note names it. */
 #include "config.h"
 #include "analyzer/analysis/analysis.h"
 #include "common/stats.h"
@@ -52,6 +63,9 @@ typedef struct cs_align_io {
  * window: 4.8 GB at 8192 ranks, and an instance of n members visits n^2
  * pairs): offsets are the exit medians, kept inside the messages' bounds. */
 #define CS_ALIGN_DENSE_MAX 1024
+/* A bound broken by less than this is the clocks' read granularity, not
+ * evidence of an offset. */
+#define CS_ALIGN_SLACK_NS 1000
 
 typedef struct cs_win {
     int64_t *L;         /* [n*n] lower bounds on o_i - o_j; NULL beyond CS_ALIGN_DENSE_MAX ranks */
@@ -415,6 +429,92 @@ static int cs_align_nb_n2n(const cs_an_ctx *c, int op)
     return strstr(c->ops[op].name, "scan") == NULL && strstr(c->ops[op].name, "Scan") == NULL;
 }
 
+/* Instances whose members end together: the kernels of an NCCL
+ * collective, and the collectives of an imported trace (each span is the
+ * group's work, which ends when the last member's data is in). Instance i
+ * has members m[first[i] .. first[i+1]) (first[ninst] = nm). */
+typedef struct cs_gpu_inst {
+    cs_member *m;
+    size_t nm, capm;
+    size_t *first;
+    size_t ninst, capf;
+} cs_gpu_inst;
+
+static int cs_align_keep_gpu(cs_gpu_inst *g, const cs_member *m, size_t nm)
+{
+    if (CS_VEC_RESERVE(g->m, g->capm, g->nm + nm) != 0 || CS_VEC_RESERVE(g->first, g->capf, g->ninst + 2) != 0)
+        return -1;
+    g->first[g->ninst++] = g->nm;
+    memcpy(g->m + g->nm, m, nm * sizeof *m);
+    g->nm += nm;
+    g->first[g->ninst] = g->nm;
+    return 0;
+}
+
+/* Offsets from kernels that end together: every member of an instance
+ * leaves its kernel at about the same moment (each waits for the last
+ * one, then all finish one transfer), so e_i + o_i is the instance's end
+ * c for every member i. Alternately each instance's c (the median of its
+ * members' aligned ends; the mean of two) and each rank's offset (less the
+ * median of its members' e_i + o_i - c), until no rank moves by a
+ * nanosecond (30 rounds at most), ref fixed at 0: robust to a member whose
+ * kernel ended late for its own reasons. resid[r]: the median of rank r's
+ * |e_i + o_i - c| at the end, -1 for a rank in no instance. 0, or -1 out
+ * of memory. */
+static int cs_align_gpu_solve(const cs_gpu_inst *g, int n, int ref, int64_t *o, int64_t *resid)
+{
+    cs_vec *dev = calloc((size_t)n, sizeof *dev);
+    int64_t *ends = malloc((g->nm ? g->nm : 1) * sizeof *ends);
+    int rc = dev && ends ? 0 : -1;
+    for (int r = 0; rc == 0 && r < n; r++)
+        o[r] = 0;
+    for (int round = 0; rc == 0 && round < 30; round++) {
+        for (int r = 0; r < n; r++)
+            dev[r].n = 0;
+        for (size_t i = 0; rc == 0 && i < g->ninst; i++) {
+            size_t a0 = g->first[i], k = g->first[i + 1] - a0;
+            for (size_t x = 0; x < k; x++)
+                ends[x] = g->m[a0 + x].e + o[g->m[a0 + x].rank];
+            int64_t c = k == 2 ? ends[0] / 2 + ends[1] / 2 : cs_stats_median_i64(ends, k);
+            for (size_t x = 0; rc == 0 && x < k; x++)
+                rc = cs_vec_push(&dev[g->m[a0 + x].rank], g->m[a0 + x].e + o[g->m[a0 + x].rank] - c);
+        }
+        int64_t moved = 0;
+        for (int r = 0; rc == 0 && r < n; r++) {
+            int64_t d = dev[r].n ? cs__an_ctx_median(&dev[r]) : 0;
+            o[r] -= d;
+            moved += d < 0 ? -d : d;
+        }
+        for (int r = 0; rc == 0 && r < n; r++)
+            if (r != ref)
+                o[r] -= o[ref];
+        if (rc == 0)
+            o[ref] = 0;
+        if (moved < n)
+            break;
+    }
+    /* the residuals at the offsets found */
+    for (int r = 0; rc == 0 && r < n; r++)
+        dev[r].n = 0;
+    for (size_t i = 0; rc == 0 && i < g->ninst; i++) {
+        size_t a0 = g->first[i], k = g->first[i + 1] - a0;
+        for (size_t x = 0; x < k; x++)
+            ends[x] = g->m[a0 + x].e + o[g->m[a0 + x].rank];
+        int64_t c = k == 2 ? ends[0] / 2 + ends[1] / 2 : cs_stats_median_i64(ends, k);
+        for (size_t x = 0; rc == 0 && x < k; x++) {
+            int64_t v = g->m[a0 + x].e + o[g->m[a0 + x].rank] - c;
+            rc = cs_vec_push(&dev[g->m[a0 + x].rank], v < 0 ? -v : v);
+        }
+    }
+    for (int r = 0; rc == 0 && r < n; r++)
+        resid[r] = dev[r].n ? cs__an_ctx_median(&dev[r]) : -1;
+    for (int r = 0; dev && r < n; r++)
+        cs_vec_free(&dev[r]);
+    free(dev);
+    free(ends);
+    return rc;
+}
+
 static int cs_align_done_cb(const cs_completion *c, void *arg)
 {
     return cs_map_put(arg, cs__an_ctx_rank_key(c->rank, c->req), c->end_ns);
@@ -448,6 +548,10 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
     cs_map done; /* (rank, req) -> end of the completion call, raw */
     memset(&done, 0, sizeof done);
     int dense = n <= CS_ALIGN_DENSE_MAX;
+    cs_gpu_inst gk = { 0 }; /* instances whose members end together */
+    char imported[32] = "";
+    cs_store_meta_get(a->ctx->st, "import_format", imported, sizeof imported);
+    int64_t *gresid = NULL; /* [n]: the residuals of the offsets found from them */
     for (int k = 0; k < nwin; k++) {
         win[k].L = dense ? malloc((size_t)n * (size_t)n * sizeof *win[k].L) : NULL;
         win[k].dexit = calloc((size_t)n, sizeof *win[k].dexit);
@@ -499,19 +603,37 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
             cs_span s;
             int64_t cur = INT64_MIN;
             size_t nm = 0;
-            int ok = 1, r;
+            int ok = 1, r, gpu = imported[0] != 0;
             while ((r = cs_span_next(it, &s)) >= 0) {
                 if (r == 0 || s.seq != cur) {
-                    if (nm && ok)
+                    if (nm && ok) {
                         cs_win_instance(&win[k], n, m, (int)nm);
+                        if (gpu && nm >= 2 && cs_align_keep_gpu(&gk, m, nm) != 0) {
+                            snprintf(err, errlen, "out of memory");
+                            cs_span_iter_free(it);
+                            goto outm;
+                        }
+                    }
                     if (r == 0)
                         break;
                     nm = 0;
                     ok = 1;
+                    gpu = imported[0] != 0;
                     cur = s.seq;
                 }
                 int d = cs__an_ctx_ix(a->ctx, s.rank);
                 int nb = (s.flags & CS_F_NONBLOCKING) != 0;
+                /* an asynchronous collective: its kernels' times or nothing */
+                if (cs__an_ctx_is_async(a->ctx, s.op)) {
+                    if (s.gpu_begin_ns > 0 && s.gpu_end_ns >= s.gpu_begin_ns) {
+                        s.begin_ns = s.gpu_begin_ns;
+                        s.end_ns = s.gpu_end_ns;
+                        nb = 0; /* the kernel itself: complete when it ends */
+                        gpu = 1;
+                    } else {
+                        ok = 0;
+                    }
+                }
                 if (!(nb ? cs_align_nb_n2n(a->ctx, s.op) : cs__an_ctx_is_n2n(a->ctx, s.op)) || d < 0)
                     ok = 0;
                 if (nb) {
@@ -584,17 +706,41 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
     }
     if (read == 0 && dense)
         read = cs__an_msgs_end(&it);
-    if (read == 0) {
+    /* The recorded clocks are kept unless the bounds prove them wrong: a
+     * bound that zero offsets break (a rank left a collective before
+     * another entered it, a message arrived before it was sent, as the
+     * times are recorded). Ranks that share a clock (one host, or clocks
+     * kept in step) never break one, and an estimate there would only add
+     * its own error. Without a pair matrix the estimate is always made. */
+    int64_t worst = INT64_MIN; /* the largest bound at zero offsets */
+    int nbroken = 0;
+    for (size_t i = 0; read == 0 && dense && i < (size_t)n * (size_t)n; i++)
+        if (all.L[i] != CS_NOBOUND) {
+            if (all.L[i] > worst)
+                worst = all.L[i];
+            nbroken += all.L[i] > CS_ALIGN_SLACK_NS;
+        }
+    int keep = dense && nbroken == 0;
+    if (read == 0 && !keep) {
         cs_solve(a, &all, o);
         if (!dense)
             read = cs_align_msg_bounds(a, ref, o);
+        /* The kernels of one collective end together, as do the members of
+         * an imported trace's collectives: where most instances are such,
+         * the offsets are those that make them end together (the one-sided
+         * bounds of members that began long before the last one hold them
+         * only loosely). */
+        if (read == 0 && 2 * (int64_t)gk.ninst > a->clocks->align_instances) {
+            if (!(gresid = malloc((size_t)n * sizeof *gresid)) || cs_align_gpu_solve(&gk, n, ref, o, gresid) != 0)
+                read = -1;
+        }
     }
     if (read != 0) {
         snprintf(err, errlen, "the paired messages could not be read back whole");
         free(ow);
         goto outall;
     }
-    double span_ns = nused > 1 ? tmid[nused - 1] - tmid[0] : 0;
+    double span_ns = nused > 1 && !keep && !gresid ? tmid[nused - 1] - tmid[0] : 0;
     for (int r = 0; r < n; r++) {
         cs_an_clock *k = &a->clocks->clk[r];
         k->offset_ns = o[r];
@@ -630,8 +776,46 @@ int cs__an_align(cs_an_ctx *ctx, const cs_an_msgs *msgs, cs_an_clocks *out, char
             cs_vec_push(&d, v < 0 ? -v : v);
         }
         k->residual_ns = d.n ? cs__an_ctx_median(&d) : -1;
+        if (gresid)
+            k->residual_ns = gresid[r];
         cs_vec_free(&d);
     }
+    /* An offset is applied only where it explains more than it leaves
+     * unexplained: one whose residual is larger than itself is refused
+     * (the rank keeps its recorded clock), and said. */
+    int moved = 0, refused = 0;
+    int64_t most = 0;
+    char refused_text[512] = "";
+    for (int r = 0; r < n; r++) {
+        cs_an_clock *k = &a->clocks->clk[r];
+        int64_t rel = k->offset_ns - a->clocks->clk[ref].offset_ns, mag = rel < 0 ? -rel : rel;
+        if (r != ref && mag > CS_ALIGN_SLACK_NS && k->residual_ns > mag && k->drift_ppm == 0) {
+            size_t len = strlen(refused_text);
+            if (refused++ < 8 && len < sizeof refused_text - 64)
+                snprintf(refused_text + len, sizeof refused_text - len, "%s rank %d (%.3f ms, residual %.3f ms)",
+                         len ? "," : "", a->ctx->rank_of[r], (double)rel / 1e6, (double)k->residual_ns / 1e6);
+            k->offset_ns = a->clocks->clk[ref].offset_ns;
+            k->residual_ns = -1;
+            continue;
+        }
+        if (r != ref && (mag > CS_ALIGN_SLACK_NS || k->drift_ppm != 0)) {
+            moved++;
+            if (mag > most)
+                most = mag;
+        }
+    }
+    if (refused)
+        cs__an_ctx_note(a->ctx, "clock offsets refused, larger unexplained than explained:%s%s", refused_text,
+                        refused > 8 ? " ..." : "");
+    if (keep && a->clocks->align_instances > 0)
+        cs__an_ctx_note(a->ctx, "clocks kept as recorded: no collective or message contradicts them (closest: %.3f ms)",
+                        worst == INT64_MIN ? 0.0 : (double)-worst / 1e6);
+    else if (moved)
+        cs__an_ctx_note(a->ctx,
+                        "clocks of %d rank(s) moved (at most %.3f ms): %d bounds of collectives and messages "
+                        "contradict the recorded times%s",
+                        moved, (double)most / 1e6, nbroken,
+                        gresid ? " (offsets from the collectives' common ends)" : "");
     if (a->clocks->align_instances == 0 && a->ctx->nproc > 1)
         cs__an_ctx_note(a->ctx, "no complete N-to-N collective to align clocks with: times are as recorded");
     for (int r = 0; r < n; r++)
@@ -662,5 +846,8 @@ out:
     }
     free(cr);
     cs_map_free(&done);
+    free(gk.m);
+    free(gk.first);
+    free(gresid);
     return rc;
 }

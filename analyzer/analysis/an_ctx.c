@@ -54,6 +54,13 @@ int cs__an_ctx_is_n2n(const cs_an_ctx *c, int op)
     return c->op_n2n ? c->op_n2n[op] : cs__an_ctx_op_is_n2n(c, op);
 }
 
+int cs__an_ctx_is_async(const cs_an_ctx *c, int op)
+{
+    if (op < 0 || op >= c->nops)
+        return 0;
+    return strncmp(c->ops[op].name, "nccl", 4) == 0 || (c->c10d_async && strncmp(c->ops[op].name, "c10d_", 5) == 0);
+}
+
 int cs__an_ctx_ix_search(const cs_an_ctx *c, int r)
 {
     int lo = 0, hi = c->ndense;

@@ -786,7 +786,7 @@ static int cs_instance_done(cs_matcher *x, int64_t comm, int64_t seq)
             wt = 0;
         cs_wait w = { m->span, m->rank, comm, seq, wt };
         imposed += w.wait_ns;
-        if (m->e < last && cs__an_ctx_is_n2n(a->ctx, m->op))
+        if (m->e < last && cs__an_ctx_is_n2n(a->ctx, m->op) && !cs__an_ctx_is_async(a->ctx, m->op))
             a->coll->exit_before_entry++;
         if (cs_awriter_wait(a->ctx->w, &w) != 0)
             return -1;

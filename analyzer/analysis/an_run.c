@@ -711,6 +711,9 @@ int cs__an_run(cs_store *st, const cs_an_share *share, FILE *log, char *err, siz
     for (int i = 0; i < a.ctx.nops; i++)
         a.ctx.op_n2n[i] = (unsigned char)cs__an_ctx_op_is_n2n(&a.ctx, i);
     a.ctx.nproc = nproc;
+    char backend[32] = "";
+    cs_store_meta_get(st, "import_backend", backend, sizeof backend);
+    a.ctx.c10d_async = strcmp(backend, "nccl") == 0;
     int world = cs_store_world_size(st);
     {
         /* the ranks present, indexed densely: memory follows their number,

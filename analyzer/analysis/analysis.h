@@ -79,6 +79,7 @@ typedef struct cs_an_ctx {
     cs_op_row *ops;
     int nops;
     unsigned char *op_n2n; /* [nops]: cs__an_ctx_is_n2n, computed once */
+    int c10d_async;        /* PyTorch's c10d ops are NCCL's (meta import_backend): asynchronous */
     int nproc;             /* processes in the trace */
     int world_size;        /* as the processes said */
     int ref_rank;          /* the reference clock (a rank id) */
@@ -237,6 +238,11 @@ int cs__an_ctx_index(cs_an_ctx *c, const int *ranks, int n);
 
 void cs__an_ctx_note(cs_an_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cs__an_ctx_is_n2n(const cs_an_ctx *c, int op);
+/* A collective whose call returns before the collective is done: NCCL's,
+ * and the c10d ops of an imported trace of the NCCL backend (the CPU only
+ * enqueues the work). Its call's span says nothing about when the members
+ * met; its GPU times do. */
+int cs__an_ctx_is_async(const cs_an_ctx *c, int op);
 /* The same, computed from the op table (an_run.c caches it in op_n2n). */
 int cs__an_ctx_op_is_n2n(const cs_an_ctx *c, int op);
 int cs__an_ctx_kind_is(const cs_an_ctx *c, int op, const char *kind);

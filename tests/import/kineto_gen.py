@@ -13,7 +13,9 @@ tp_group_K (ranks 2K, 2K+1) and dp_group_K (ranks K, K + R/2). Each step
 longer; with --style nccl also a GEMM kernel), then an allreduce on
 default_pg, one on the rank's tp group, one on its dp group, and rank 0 sends
 to rank 1 on default_pg. A broadcast on default_pg starts the job. Rank r's
-clock is r * 37 us ahead. With --style gloo, collectives are
+clock is r * SKEW us ahead (--skew-us, 37 unless given), rank R's by US
+more with --shift R:US, and every time of rank R's is off by a random
+amount within +-US with --clock-noise R:US (a clock no offset explains). With --style gloo, collectives are
 record_param_comms CPU ops (the issue) and gloo:NAME annotations on the gloo
 threads (the work: one worker thread per group, p2p on the calling thread);
 with --style nccl, record_param_comms and NCCL kernels on stream 7 linked by
@@ -26,6 +28,7 @@ import argparse
 import gzip
 import json
 import os
+import random
 import sys
 
 BASE_NS = 1700000000000000000
@@ -43,6 +46,10 @@ def main(argv):
     ap.add_argument("--gzip", action="store_true")
     ap.add_argument("--no-rpc", action="store_true")
     ap.add_argument("--answers")
+    ap.add_argument("--skew-us", type=float, default=37.0)
+    ap.add_argument("--shift", action="append", default=[], metavar="R:US")
+    ap.add_argument("--clock-noise", action="append", default=[], metavar="R:US")
+    ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args(argv[1:])
     R = a.ranks
     if R < 2 or R % 2:
@@ -61,7 +68,15 @@ def main(argv):
 
     ev = {r: [] for r in range(R)}
     pid = {r: 1000 + r for r in range(R)}
-    skew = {r: r * 37000 for r in range(R)}  # ns
+    skew = {r: int(r * a.skew_us * 1000) for r in range(R)}  # ns
+    for spec in a.shift:
+        r, v = spec.split(":")
+        skew[int(r)] += int(float(v) * 1000)
+    noise = {}
+    for spec in a.clock_noise:
+        r, v = spec.split(":")
+        noise[int(r)] = float(v) * 1000
+    rng = random.Random(a.seed)
     seq = {g["pg_name"]: 0 for g in groups}
     ext = {r: [100] for r in range(R)}
     counts = {r: {"collectives": 0, "p2p": 0, "steps": 0, "compute": 0, "kernels": 0, "nccl_kernels": 0}
@@ -69,7 +84,8 @@ def main(argv):
     t = {r: 1_000_000_000 for r in range(R)}  # ns, true time
 
     def us(ns_true, r):
-        return "%.3f" % ((ns_true + skew[r]) / 1000.0)
+        jitter = rng.uniform(-noise[r], noise[r]) if r in noise else 0.0
+        return "%.3f" % ((ns_true + skew[r] + jitter) / 1000.0)
 
     def add(r, ph, cat, name, t0, t1, tid=None, args=None):
         e = {"ph": ph, "cat": cat, "name": name, "pid": pid[r] if cat != "kernel" else 0,

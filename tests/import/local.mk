@@ -2,4 +2,8 @@
 # answers (tests/import/kineto_gen.py), bad input, and the real PyTorch
 # samples where the torch helper's fixtures are present.
 TESTS += tests/import/kineto.sh tests/import/bad_input.sh tests/import/tui.sh
+# Clocks on generated traces: kept when one clock, a planted offset found, a
+# clock no offset explains refused (an_align.c).
+TESTS += tests/import/clocks.sh
+EXTRA_DIST += tests/import/clocks.sh
 EXTRA_DIST += tests/import/kineto.sh tests/import/bad_input.sh tests/import/tui.sh tests/import/kineto_gen.py
