@@ -1,0 +1,199 @@
+/* an_gpu.c: the GPU time of each rank (table gpu_time; docs/analysis.md,
+ * "GPU time"): over the rank's GPU window, the time in compute kernels, in
+ * communication with no compute running (exposed) and with compute
+ * (overlapped), in memory copies and sets alone, and idle; per step too
+ * when the analysis found steps. Then the ranks whose compute share stands
+ * out from the others'.
+ *
+ * The store gives the GPU intervals rank after rank, each rank's by begin
+ * (cs_store_gpu_intervals); one rank's are held at a time, as begin/end
+ * events, and swept in time order. The whole-trace rows (one per rank)
+ * are held to the end, for the outlier rule. */
+#include "config.h"
+#include "analyzer/analysis/analysis.h"
+#include "common/stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A begin (+1) or an end (-1) of an interval of class cls. */
+typedef struct cs_gpu_ev {
+    int64_t t;
+    int cls, d;
+} cs_gpu_ev;
+
+typedef struct cs_gpu {
+    cs_an_ctx *ctx;
+    const cs_an_clocks *clocks;
+    const cs_an_steps *steps;
+    int rank, have;
+    cs_gpu_ev *ev;
+    size_t nev, capEv;
+    cs_gpu_time_row *step; /* [steps->nsteps]: the rank's per-step rows */
+    cs_gpu_time_row *rows; /* the whole-trace rows, one per rank */
+    size_t nrows, capRows;
+    int fail;
+} cs_gpu;
+
+static int cs__an_gpu_ev_cmp(const void *x, const void *y)
+{
+    const cs_gpu_ev *a = x, *b = y;
+    return a->t < b->t ? -1 : a->t > b->t;
+}
+
+/* Time dt of a moment where cnt[] intervals of each class run, into r:
+ * compute wins, then communication, then memory; nothing running is idle. */
+static void cs__an_gpu_add(cs_gpu_time_row *r, const int *cnt, int64_t dt)
+{
+    r->window_ns += dt;
+    if (cnt[CS_GPU_COMPUTE] > 0) {
+        r->compute_ns += dt;
+        if (cnt[CS_GPU_COMM] > 0)
+            r->comm_overlapped_ns += dt;
+    } else if (cnt[CS_GPU_COMM] > 0)
+        r->comm_exposed_ns += dt;
+    else if (cnt[CS_GPU_MEMORY] > 0)
+        r->memory_ns += dt;
+    else
+        r->idle_ns += dt;
+}
+
+/* The segment [a, b) of the rank's raw time line into the steps it falls
+ * in (step bounds are aligned times; *sp: the first step not yet past). */
+static void cs__an_gpu_steps(cs_gpu *g, int64_t a, int64_t b, const int *cnt, int64_t *sp)
+{
+    const cs_an_steps *st = g->steps;
+    int64_t A = cs__an_align_time(g->clocks, g->rank, a), B = cs__an_align_time(g->clocks, g->rank, b);
+    while (*sp < st->nsteps && st->step_end[*sp] <= A)
+        (*sp)++;
+    for (int64_t k = *sp; k < st->nsteps && st->step_begin[k] < B; k++) {
+        int64_t lo = A > st->step_begin[k] ? A : st->step_begin[k];
+        int64_t hi = B < st->step_end[k] ? B : st->step_end[k];
+        if (hi > lo)
+            cs__an_gpu_add(&g->step[k], cnt, hi - lo);
+    }
+}
+
+/* The rank's events swept: its whole-trace row kept, its step rows
+ * written. 0, or -1 (out of memory, a write that failed). */
+static int cs__an_gpu_flush(cs_gpu *g)
+{
+    if (!g->have || g->nev == 0)
+        return 0;
+    qsort(g->ev, g->nev, sizeof *g->ev, cs__an_gpu_ev_cmp);
+    cs_gpu_time_row all;
+    memset(&all, 0, sizeof all);
+    all.rank = g->rank;
+    all.step = -1;
+    int64_t nsteps = g->step ? g->steps->nsteps : 0, sp = 0;
+    for (int64_t k = 0; k < nsteps; k++) {
+        memset(&g->step[k], 0, sizeof g->step[k]);
+        g->step[k].rank = g->rank;
+        g->step[k].step = k;
+    }
+    int cnt[3] = { 0, 0, 0 };
+    int64_t prev = g->ev[0].t;
+    for (size_t i = 0; i < g->nev; i++) {
+        const cs_gpu_ev *e = &g->ev[i];
+        if (e->t > prev) {
+            cs__an_gpu_add(&all, cnt, e->t - prev);
+            if (nsteps)
+                cs__an_gpu_steps(g, prev, e->t, cnt, &sp);
+        }
+        cnt[e->cls] += e->d;
+        prev = e->t;
+    }
+    g->nev = 0;
+    for (int64_t k = 0; k < nsteps; k++)
+        if (g->step[k].window_ns > 0 && cs_awriter_gpu_time(g->ctx->w, &g->step[k]) != 0)
+            return -1;
+    if (CS_VEC_RESERVE(g->rows, g->capRows, g->nrows + 1) != 0)
+        return -1;
+    g->rows[g->nrows++] = all;
+    return 0;
+}
+
+static int cs__an_gpu_cb(int rank, int cls, int64_t b, int64_t e, void *arg)
+{
+    cs_gpu *g = arg;
+    if (cls < CS_GPU_COMPUTE || cls > CS_GPU_MEMORY)
+        return 0;
+    if (!g->have || rank != g->rank) {
+        if (cs__an_gpu_flush(g) != 0)
+            return g->fail = 1;
+        g->have = 1;
+        g->rank = rank;
+    }
+    if (CS_VEC_RESERVE(g->ev, g->capEv, g->nev + 2) != 0)
+        return g->fail = 1;
+    g->ev[g->nev++] = (cs_gpu_ev){ b, cls, 1 };
+    g->ev[g->nev++] = (cs_gpu_ev){ e, cls, -1 };
+    return 0;
+}
+
+/* The outlier rule on the compute shares of the ranks (at least 4): a
+ * share more than CS_GPU_OUTLIER_MADS MADs and CS_GPU_OUTLIER_POINTS
+ * points of percentage from the median stands out. */
+static int cs__an_gpu_outliers(cs_gpu *g)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->nrows; i++)
+        n += g->rows[i].window_ns > 0;
+    if (n < 4)
+        return 0;
+    double *v = malloc(n * sizeof *v), *dev = malloc(n * sizeof *dev);
+    if (!v || !dev) {
+        free(v);
+        free(dev);
+        return -1;
+    }
+    n = 0;
+    for (size_t i = 0; i < g->nrows; i++)
+        if (g->rows[i].window_ns > 0)
+            v[n++] = 100.0 * (double)g->rows[i].compute_ns / (double)g->rows[i].window_ns;
+    double med = cs_stats_median_dbl(v, n);
+    for (size_t i = 0; i < n; i++)
+        dev[i] = v[i] > med ? v[i] - med : med - v[i];
+    double mad = cs_stats_median_dbl(dev, n);
+    double thr = CS_GPU_OUTLIER_MADS * mad > CS_GPU_OUTLIER_POINTS ? CS_GPU_OUTLIER_MADS * mad : CS_GPU_OUTLIER_POINTS;
+    for (size_t i = 0; i < g->nrows; i++) {
+        cs_gpu_time_row *r = &g->rows[i];
+        if (r->window_ns <= 0)
+            continue;
+        double sh = 100.0 * (double)r->compute_ns / (double)r->window_ns;
+        r->outlier = sh > med + thr ? 1 : sh < med - thr ? -1 : 0;
+    }
+    free(v);
+    free(dev);
+    return 0;
+}
+
+int cs__an_gpu(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *steps, char *err, size_t errlen)
+{
+    cs_gpu g;
+    memset(&g, 0, sizeof g);
+    g.ctx = ctx;
+    g.clocks = clocks;
+    g.steps = steps;
+    if (steps->nsteps > 0 && steps->step_begin && steps->step_end &&
+        !(g.step = calloc((size_t)steps->nsteps, sizeof *g.step))) {
+        snprintf(err, errlen, "out of memory (%lld steps)", (long long)steps->nsteps);
+        return -1;
+    }
+    int rc = cs_store_gpu_intervals(ctx->st, cs__an_gpu_cb, &g);
+    if (rc == 0 && !g.fail && cs__an_gpu_flush(&g) != 0)
+        g.fail = 1;
+    if (rc == 0 && !g.fail && cs__an_gpu_outliers(&g) != 0)
+        g.fail = 1;
+    for (size_t i = 0; rc == 0 && !g.fail && i < g.nrows; i++)
+        if (cs_awriter_gpu_time(ctx->w, &g.rows[i]) != 0)
+            g.fail = 1;
+    free(g.ev);
+    free(g.step);
+    free(g.rows);
+    if (rc != 0 || g.fail) {
+        snprintf(err, errlen, "%s: cannot compute the GPU time of the ranks", cs_store_path(ctx->st));
+        return -1;
+    }
+    return 0;
+}
