@@ -58,17 +58,24 @@ static void cs__an_gpu_add(cs_gpu_time_row *r, const int *cnt, int64_t dt)
         r->idle_ns += dt;
 }
 
+/* The end of step k for the GPU: the analysis's, but the last step has
+ * none (the GPU runs the work of its last calls after them). */
+static int64_t cs__an_gpu_step_end(const cs_an_steps *st, int64_t k)
+{
+    return k + 1 < st->nsteps ? st->step_end[k] : INT64_MAX;
+}
+
 /* The segment [a, b) of the rank's raw time line into the steps it falls
  * in (step bounds are aligned times; *sp: the first step not yet past). */
 static void cs__an_gpu_steps(cs_gpu *g, int64_t a, int64_t b, const int *cnt, int64_t *sp)
 {
     const cs_an_steps *st = g->steps;
     int64_t A = cs__an_align_time(g->clocks, g->rank, a), B = cs__an_align_time(g->clocks, g->rank, b);
-    while (*sp < st->nsteps && st->step_end[*sp] <= A)
+    while (*sp < st->nsteps && cs__an_gpu_step_end(st, *sp) <= A)
         (*sp)++;
     for (int64_t k = *sp; k < st->nsteps && st->step_begin[k] < B; k++) {
         int64_t lo = A > st->step_begin[k] ? A : st->step_begin[k];
-        int64_t hi = B < st->step_end[k] ? B : st->step_end[k];
+        int64_t end = cs__an_gpu_step_end(st, k), hi = B < end ? B : end;
         if (hi > lo)
             cs__an_gpu_add(&g->step[k], cnt, hi - lo);
     }
