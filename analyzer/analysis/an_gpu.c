@@ -6,9 +6,11 @@
  * out from the others'.
  *
  * The store gives the GPU intervals rank after rank, each rank's by begin
- * (cs_store_gpu_intervals); one rank's are held at a time, as begin/end
- * events, and swept in time order. The whole-trace rows (one per rank)
- * are held to the end, for the outlier rule. */
+ * (cs_store_gpu_intervals); one rank's are held at a time, classified (a
+ * CUPTI kernel within a communication call's GPU time on its stream is
+ * NCCL's own kernel: communication; any other, compute), turned into
+ * begin/end events and swept in time order. The whole-trace rows (one per
+ * rank) are held to the end, for the outlier rule. */
 #include "config.h"
 #include "analyzer/analysis/analysis.h"
 #include "common/stats.h"
@@ -22,11 +24,22 @@ typedef struct cs_gpu_ev {
     int cls, d;
 } cs_gpu_ev;
 
+/* A GPU interval of the rank being read. */
+typedef struct cs_gpu_iv {
+    int64_t stream, b, e;
+    int cls;
+} cs_gpu_iv;
+
 typedef struct cs_gpu {
     cs_an_ctx *ctx;
     const cs_an_clocks *clocks;
     const cs_an_steps *steps;
     int rank, have;
+    cs_gpu_iv *iv; /* the rank's intervals, by begin */
+    size_t niv, capIv;
+    cs_gpu_iv *comm; /* the communication ones among them, by (stream, begin) */
+    int64_t *reach;  /* [i]: the latest end of comm[0..i] on comm[i]'s stream */
+    size_t capComm;
     cs_gpu_ev *ev;
     size_t nev, capEv;
     cs_gpu_time_row *step; /* [steps->nsteps]: the rank's per-step rows */
@@ -39,6 +52,67 @@ static int cs__an_gpu_ev_cmp(const void *x, const void *y)
 {
     const cs_gpu_ev *a = x, *b = y;
     return a->t < b->t ? -1 : a->t > b->t;
+}
+
+static int cs__an_gpu_comm_cmp(const void *x, const void *y)
+{
+    const cs_gpu_iv *a = x, *b = y;
+    if (a->stream != b->stream)
+        return a->stream < b->stream ? -1 : 1;
+    return a->b < b->b ? -1 : a->b > b->b;
+}
+
+/* The class of each CUPTI kernel of the rank: communication when it runs
+ * within the GPU time of a communication call on its stream (NCCL's own
+ * kernel), else compute. 0, or -1 out of memory. */
+static int cs__an_gpu_classify(cs_gpu *g)
+{
+    size_t nc = 0, nk = 0;
+    for (size_t i = 0; i < g->niv; i++) {
+        nc += g->iv[i].cls == CS_GPU_COMM;
+        nk += g->iv[i].cls == CS_GPU_KERNEL;
+    }
+    if (!nk)
+        return 0;
+    if (nc > g->capComm) {
+        cs_gpu_iv *c = realloc(g->comm, nc * sizeof *c);
+        if (!c)
+            return -1;
+        g->comm = c;
+        int64_t *r = realloc(g->reach, nc * sizeof *r);
+        if (!r)
+            return -1;
+        g->reach = r;
+        g->capComm = nc;
+    }
+    nc = 0;
+    for (size_t i = 0; i < g->niv; i++)
+        if (g->iv[i].cls == CS_GPU_COMM)
+            g->comm[nc++] = g->iv[i];
+    qsort(g->comm, nc, sizeof *g->comm, cs__an_gpu_comm_cmp);
+    for (size_t i = 0; i < nc; i++) {
+        const cs_gpu_iv *c = &g->comm[i];
+        int same = i > 0 && g->comm[i - 1].stream == c->stream;
+        g->reach[i] = same && g->reach[i - 1] > c->e ? g->reach[i - 1] : c->e;
+    }
+    for (size_t i = 0; i < g->niv; i++) {
+        cs_gpu_iv *k = &g->iv[i];
+        if (k->cls != CS_GPU_KERNEL)
+            continue;
+        /* the last communication interval at or before (stream, begin) */
+        size_t lo = 0, hi = nc;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            const cs_gpu_iv *c = &g->comm[mid];
+            if (c->stream < k->stream || (c->stream == k->stream && c->b <= k->b))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        int within = lo > 0 && g->comm[lo - 1].stream == k->stream && g->reach[lo - 1] >= k->e;
+        k->cls = within ? CS_GPU_COMM : CS_GPU_COMPUTE;
+    }
+    return 0;
 }
 
 /* Time dt of a moment where cnt[] intervals of each class run, into r:
@@ -85,8 +159,16 @@ static void cs__an_gpu_steps(cs_gpu *g, int64_t a, int64_t b, const int *cnt, in
  * written. 0, or -1 (out of memory, a write that failed). */
 static int cs__an_gpu_flush(cs_gpu *g)
 {
-    if (!g->have || g->nev == 0)
+    if (!g->have || g->niv == 0)
         return 0;
+    if (cs__an_gpu_classify(g) != 0 || CS_VEC_RESERVE(g->ev, g->capEv, 2 * g->niv) != 0)
+        return -1;
+    g->nev = 0;
+    for (size_t i = 0; i < g->niv; i++) {
+        g->ev[g->nev++] = (cs_gpu_ev){ g->iv[i].b, g->iv[i].cls, 1 };
+        g->ev[g->nev++] = (cs_gpu_ev){ g->iv[i].e, g->iv[i].cls, -1 };
+    }
+    g->niv = 0;
     qsort(g->ev, g->nev, sizeof *g->ev, cs__an_gpu_ev_cmp);
     cs_gpu_time_row all;
     memset(&all, 0, sizeof all);
@@ -98,7 +180,7 @@ static int cs__an_gpu_flush(cs_gpu *g)
         g->step[k].rank = g->rank;
         g->step[k].step = k;
     }
-    int cnt[3] = { 0, 0, 0 };
+    int cnt[4] = { 0, 0, 0, 0 };
     int64_t prev = g->ev[0].t;
     for (size_t i = 0; i < g->nev; i++) {
         const cs_gpu_ev *e = &g->ev[i];
@@ -120,10 +202,10 @@ static int cs__an_gpu_flush(cs_gpu *g)
     return 0;
 }
 
-static int cs__an_gpu_cb(int rank, int cls, int64_t b, int64_t e, void *arg)
+static int cs__an_gpu_cb(int rank, int cls, int64_t stream, int64_t b, int64_t e, void *arg)
 {
     cs_gpu *g = arg;
-    if (cls < CS_GPU_COMPUTE || cls > CS_GPU_MEMORY)
+    if (cls < CS_GPU_COMPUTE || cls > CS_GPU_KERNEL)
         return 0;
     if (!g->have || rank != g->rank) {
         if (cs__an_gpu_flush(g) != 0)
@@ -131,10 +213,9 @@ static int cs__an_gpu_cb(int rank, int cls, int64_t b, int64_t e, void *arg)
         g->have = 1;
         g->rank = rank;
     }
-    if (CS_VEC_RESERVE(g->ev, g->capEv, g->nev + 2) != 0)
+    if (CS_VEC_RESERVE(g->iv, g->capIv, g->niv + 1) != 0)
         return g->fail = 1;
-    g->ev[g->nev++] = (cs_gpu_ev){ b, cls, 1 };
-    g->ev[g->nev++] = (cs_gpu_ev){ e, cls, -1 };
+    g->iv[g->niv++] = (cs_gpu_iv){ stream, b, e, cls };
     return 0;
 }
 
@@ -195,6 +276,9 @@ int cs__an_gpu(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *st
     for (size_t i = 0; rc == 0 && !g.fail && i < g.nrows; i++)
         if (cs_awriter_gpu_time(ctx->w, &g.rows[i]) != 0)
             g.fail = 1;
+    free(g.iv);
+    free(g.comm);
+    free(g.reach);
     free(g.ev);
     free(g.step);
     free(g.rows);

@@ -620,28 +620,30 @@ int cs_store_gpu_time(cs_store *st, int (*cb)(const cs_gpu_time_row *, void *), 
 
 /* The GPU intervals in rank order, then by begin (see the header). CUPTI
  * records are read only where the table exists (files from before it). */
-int cs_store_gpu_intervals(cs_store *st, int (*cb)(int rank, int cls, int64_t b, int64_t e, void *), void *arg)
+int cs_store_gpu_intervals(cs_store *st, int (*cb)(int rank, int cls, int64_t stream, int64_t b, int64_t e, void *),
+                           void *arg)
 {
     sqlite3 *db = cs_db(st);
     int act = cs_store_sql_table_exists(db, "gpu_activity");
     if (act < 0)
         return -1;
     sqlite3_str *q = sqlite3_str_new(db);
-    sqlite3_str_appendf(
-        q,
-        "SELECT s.rank, CASE WHEN o.name = 'memory_gpu' THEN %d ELSE %d END, s.begin_ns, s.end_ns"
-        " FROM span s JOIN ops o ON o.id = s.op"
-        " WHERE o.name IN ('compute_gpu', 'memory_gpu') AND s.end_ns > s.begin_ns"
-        " UNION ALL SELECT s.rank, %d, s.gpu_begin_ns, s.gpu_end_ns FROM span s JOIN ops o ON o.id = s.op"
-        " WHERE o.kind IN ('coll', 'rooted', 'send', 'recv', 'sendrecv')"
-        " AND s.gpu_begin_ns IS NOT NULL AND s.gpu_end_ns > s.gpu_begin_ns",
-        CS_GPU_MEMORY, CS_GPU_COMPUTE, CS_GPU_COMM);
+    sqlite3_str_appendf(q,
+                        "SELECT s.rank, CASE WHEN o.name = 'memory_gpu' THEN %d ELSE %d END, -1, s.begin_ns, s.end_ns"
+                        " FROM span s JOIN ops o ON o.id = s.op"
+                        " WHERE o.name IN ('compute_gpu', 'memory_gpu') AND s.end_ns > s.begin_ns"
+                        " UNION ALL SELECT s.rank, %d, COALESCE(s.stream, 0), s.gpu_begin_ns, s.gpu_end_ns"
+                        " FROM span s JOIN ops o ON o.id = s.op"
+                        " WHERE o.kind IN ('coll', 'rooted', 'send', 'recv', 'sendrecv')"
+                        " AND s.gpu_begin_ns IS NOT NULL AND s.gpu_end_ns > s.gpu_begin_ns",
+                        CS_GPU_MEMORY, CS_GPU_COMPUTE, CS_GPU_COMM);
     if (act == 1)
         sqlite3_str_appendf(q,
-                            " UNION ALL SELECT rank, CASE WHEN kind = 'kernel' THEN %d ELSE %d END, begin_ns, end_ns"
-                            " FROM gpu_activity WHERE kind IN ('kernel', 'memcpy', 'memset') AND end_ns > begin_ns",
-                            CS_GPU_COMPUTE, CS_GPU_MEMORY);
-    sqlite3_str_appendall(q, " ORDER BY 1, 3");
+                            " UNION ALL SELECT rank, CASE WHEN kind = 'kernel' THEN %d ELSE %d END,"
+                            " COALESCE(stream, 0), begin_ns, end_ns FROM gpu_activity"
+                            " WHERE kind IN ('kernel', 'memcpy', 'memset') AND end_ns > begin_ns",
+                            CS_GPU_KERNEL, CS_GPU_MEMORY);
+    sqlite3_str_appendall(q, " ORDER BY 1, 4");
     char *sql = sqlite3_str_finish(q);
     sqlite3_stmt *s = NULL;
     int rc = sql && sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK ? 0 : -1;
@@ -649,7 +651,7 @@ int cs_store_gpu_intervals(cs_store *st, int (*cb)(int rank, int cls, int64_t b,
     int step = SQLITE_DONE;
     while (rc == 0 && (step = sqlite3_step(s)) == SQLITE_ROW)
         rc = cb(sqlite3_column_int(s, 0), sqlite3_column_int(s, 1), sqlite3_column_int64(s, 2),
-                sqlite3_column_int64(s, 3), arg);
+                sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4), arg);
     if (rc == 0 && step != SQLITE_DONE)
         rc = -1;
     sqlite3_finalize(s);

@@ -262,15 +262,18 @@ int cs_store_layout(cs_store *st, int (*cb)(const cs_layout_row *, void *), void
  * the table existed. */
 int cs_store_gpu_time(cs_store *st, int (*cb)(const cs_gpu_time_row *, void *), void *arg);
 /* The GPU intervals of the trace, for the GPU time pass: by rank, then by
- * begin, each with its class (CS_GPU_COMPUTE, _COMM, _MEMORY), on the
- * rank's own clock (raw): compute_gpu spans (imported kernels) and CUPTI
- * kernels; the GPU times of communication spans (kinds coll, rooted, send,
- * recv, sendrecv); memory_gpu spans (imported copies and sets) and CUPTI
- * copies and sets. Empty intervals are left out. The callback returns
- * non-zero to stop (that value is returned); -1 when the store cannot be
- * read. */
-enum { CS_GPU_COMPUTE = 0, CS_GPU_COMM = 1, CS_GPU_MEMORY = 2 };
-int cs_store_gpu_intervals(cs_store *st, int (*cb)(int rank, int cls, int64_t b, int64_t e, void *), void *arg);
+ * begin, on the rank's own clock (raw), each with its class and stream:
+ * CS_GPU_COMPUTE: compute_gpu spans (imported kernels; stream -1);
+ * CS_GPU_COMM: the GPU times of communication spans (kinds coll, rooted,
+ * send, recv, sendrecv; their stream, 0 when unknown); CS_GPU_MEMORY:
+ * memory_gpu spans (imported copies and sets; stream -1) and CUPTI copies
+ * and sets; CS_GPU_KERNEL: CUPTI kernels (their stream, 0 when unknown),
+ * which may be NCCL's own. Empty intervals are left out. The callback
+ * returns non-zero to stop (that value is returned); -1 when the store
+ * cannot be read. */
+enum { CS_GPU_COMPUTE = 0, CS_GPU_COMM = 1, CS_GPU_MEMORY = 2, CS_GPU_KERNEL = 3 };
+int cs_store_gpu_intervals(cs_store *st, int (*cb)(int rank, int cls, int64_t stream, int64_t b, int64_t e, void *),
+                           void *arg);
 /* The slowdown attribution's rows, in the order written. */
 int cs_store_slowdown(cs_store *st, int (*cb)(const cs_slowdown_row *, void *), void *arg);
 /* Tail latency groups, by p99 descending. */

@@ -7,6 +7,9 @@
 # traces against HTA):
 #   - 8 ranks, no slow rank: the breakdown, no compute outlier, the text
 #     and Markdown tables, the exposed-comm gate (exit 3 past its limit);
+#     CUPTI kernel records added on the NCCL calls' streams within their
+#     GPU times (NCCL's own kernels) change nothing; on another stream
+#     they are compute;
 #   - 16 ranks, rank 5 computing 2x slower: the breakdown, and rank 5 alone
 #     named as the compute-share outlier (JSON, text);
 #   - 64 ranks, rank 17 slower: the breakdown and the outlier;
@@ -97,6 +100,27 @@ expect_eq "exposed-comm=$hi passes (largest $max %)" $? 0
 expect_eq "exposed-comm=$lo fails (exit 3)" $? 3
 grep -q 'name="exposed-comm&gt;'"$lo"'%"' "$T/gate.xml" || fail "no JUnit test case for the exposed-comm gate"
 grep -q '<failure message="largest exposed communication: rank ' "$T/gate.xml" || fail "the JUnit failure does not name the rank"
+
+# CUPTI records of NCCL's own kernels (as a traced job on a GPU has them:
+# kernel records on the NCCL call's stream, within its GPU time) are
+# communication, not compute: the breakdown stays as it was; the same
+# kernel on another stream is compute
+DB="$T/even.out/trace.db"
+q "$DB" "SELECT rank, step, window_ns, compute_ns, comm_exposed_ns, comm_overlapped_ns, memory_ns, idle_ns
+         FROM gpu_time ORDER BY rank, step" > "$T/before.txt"
+q "$DB" "INSERT INTO gpu_activity(rank, kind, name, stream, corr, begin_ns, end_ns, bytes, device)
+         SELECT s.rank, 'kernel', 77, s.stream, s.id, s.gpu_begin_ns, s.gpu_end_ns, 0, 0
+         FROM span s WHERE s.gpu_begin_ns IS NOT NULL"
+check "analyze with CUPTI records of the NCCL kernels" "$COLLSCOPE" analyze --force "$T/even.out"
+q "$DB" "SELECT rank, step, window_ns, compute_ns, comm_exposed_ns, comm_overlapped_ns, memory_ns, idle_ns
+         FROM gpu_time ORDER BY rank, step" > "$T/after.txt"
+cmp -s "$T/before.txt" "$T/after.txt" || { diff "$T/before.txt" "$T/after.txt" | head; fail "CUPTI records of NCCL kernels changed the GPU time"; }
+echo "ok: CUPTI records of NCCL's kernels count as communication"
+q "$DB" "UPDATE gpu_activity SET stream = 999 WHERE rank = 0"
+check "analyze with a compute kernel beside each NCCL call of rank 0" "$COLLSCOPE" analyze --force "$T/even.out"
+expect_eq "rank 0: no exposed communication left" "$(q "$DB" "SELECT comm_exposed_ns FROM gpu_time WHERE rank = 0 AND step = -1")" 0
+expect_eq "rank 1: unchanged" "$(q "$DB" "SELECT compute_ns FROM gpu_time WHERE rank = 1 AND step = -1")" \
+  "$(sed -n 's/^1|-1|[0-9]*|\([0-9]*\)|.*/\1/p' "$T/before.txt")"
 
 # ---- 16 ranks, rank 5 computing 2x slower ----
 case_run slow 16 5
