@@ -205,8 +205,8 @@ static int cs__an_gpu_flush(cs_gpu *g)
 static int cs__an_gpu_cb(int rank, int cls, int64_t stream, int64_t b, int64_t e, void *arg)
 {
     cs_gpu *g = arg;
-    if (cls < CS_GPU_COMPUTE || cls > CS_GPU_KERNEL)
-        return 0;
+    if (cls < CS_GPU_COMPUTE || cls > CS_GPU_KERNEL || cs__an_ctx_ix(g->ctx, rank) < 0)
+        return 0; /* a process with no rank is left out, as by the other passes */
     if (!g->have || rank != g->rank) {
         if (cs__an_gpu_flush(g) != 0)
             return g->fail = 1;
