@@ -50,12 +50,15 @@ static sqlite3 *cs_db(cs_store *st)
     "CREATE TABLE IF NOT EXISTS proposals(id INTEGER PRIMARY KEY, kind TEXT, comm INTEGER, op INTEGER,\n"        \
     "  callsite TEXT, calls_per_step REAL, min_bytes INTEGER, max_bytes INTEGER, bytes_per_step INTEGER,\n"      \
     "  bucket_bytes INTEGER, groups_per_step REAL, gain_ns INTEGER, step_ns INTEGER, evidence TEXT, env TEXT,\n" \
-    "  curve TEXT);\n"
+    "  curve TEXT);\n"                                                                                           \
+    "CREATE TABLE IF NOT EXISTS gpu_time(rank INTEGER, step INTEGER, window_ns INTEGER, compute_ns INTEGER,\n"   \
+    "  comm_exposed_ns INTEGER, comm_overlapped_ns INTEGER, memory_ns INTEGER, idle_ns INTEGER,\n"               \
+    "  outlier INTEGER, PRIMARY KEY(rank, step));\n"
 
 #define CS_ANALYSIS_CLEAR_SQL                                                                                  \
     "DELETE FROM instances; DELETE FROM waits; DELETE FROM steps; DELETE FROM rank_stats;\n"                   \
     "DELETE FROM stragglers; DELETE FROM p2p; DELETE FROM tails; DELETE FROM models; DELETE FROM proposals;\n" \
-    "DELETE FROM layout; DELETE FROM slowdown;\n"                                                              \
+    "DELETE FROM layout; DELETE FROM slowdown; DELETE FROM gpu_time;\n"                                        \
     "DELETE FROM meta WHERE key IN ('analysis_version', 'analysis_spans', 'analysis_layout',\n"                \
     "  'analysis_layout_source') OR key LIKE 'slowdown!_%' ESCAPE '!' OR key LIKE 'whatif!_%' ESCAPE '!';\n"
 
@@ -204,8 +207,9 @@ int cs_store_analysis_current(cs_store *st)
 
 /* What a results store holds: the analysis tables and the clocks (the
  * meta goes whole). */
-static const char *const cs_results_tables[] = { "instances",  "waits", "steps", "rank_stats", "layout",    "slowdown",
-                                                 "stragglers", "p2p",   "tails", "models",     "proposals", "clocks" };
+static const char *const cs_results_tables[] = { "instances", "waits",      "steps", "rank_stats", "layout",
+                                                 "slowdown",  "stragglers", "p2p",   "tails",      "models",
+                                                 "proposals", "gpu_time",   "clocks" };
 
 /* The waits of the stores files[0..n) into the results file at path, by
  * span as one process writes them: merged by SQLite when they can all be
@@ -593,6 +597,67 @@ int cs_store_slowdown(cs_store *st, int (*cb)(const cs_slowdown_row *, void *), 
                             cs_slowdown_cols, cs_slowdown_row, cb, arg);
 }
 
+static const cs_store_sql_col cs_gpu_time_cols[] = { CS_SQL_INT(cs_gpu_time_row, rank),
+                                                     CS_SQL_I64(cs_gpu_time_row, step),
+                                                     CS_SQL_I64(cs_gpu_time_row, window_ns),
+                                                     CS_SQL_I64(cs_gpu_time_row, compute_ns),
+                                                     CS_SQL_I64(cs_gpu_time_row, comm_exposed_ns),
+                                                     CS_SQL_I64(cs_gpu_time_row, comm_overlapped_ns),
+                                                     CS_SQL_I64(cs_gpu_time_row, memory_ns),
+                                                     CS_SQL_I64(cs_gpu_time_row, idle_ns),
+                                                     CS_SQL_INT(cs_gpu_time_row, outlier) };
+CS_SQL_ROWS_TRAMPOLINE(cs_gpu_time_row)
+
+int cs_store_gpu_time(cs_store *st, int (*cb)(const cs_gpu_time_row *, void *), void *arg)
+{
+    if (cs_store_sql_table_exists(cs_db(st), "gpu_time") != 1)
+        return 0;
+    return CS_SQL_READ_ROWS(cs_db(st),
+                            "SELECT rank, step, window_ns, compute_ns, comm_exposed_ns, comm_overlapped_ns, memory_ns,"
+                            " idle_ns, outlier FROM gpu_time ORDER BY rank, step",
+                            cs_gpu_time_cols, cs_gpu_time_row, cb, arg);
+}
+
+/* The GPU intervals in rank order, then by begin (see the header). CUPTI
+ * records are read only where the table exists (files from before it). */
+int cs_store_gpu_intervals(cs_store *st, int (*cb)(int rank, int cls, int64_t stream, int64_t b, int64_t e, void *),
+                           void *arg)
+{
+    sqlite3 *db = cs_db(st);
+    int act = cs_store_sql_table_exists(db, "gpu_activity");
+    if (act < 0)
+        return -1;
+    sqlite3_str *q = sqlite3_str_new(db);
+    sqlite3_str_appendf(q,
+                        "SELECT s.rank, CASE WHEN o.name = 'memory_gpu' THEN %d ELSE %d END, -1, s.begin_ns, s.end_ns"
+                        " FROM span s JOIN ops o ON o.id = s.op"
+                        " WHERE o.name IN ('compute_gpu', 'memory_gpu') AND s.end_ns > s.begin_ns"
+                        " UNION ALL SELECT s.rank, %d, COALESCE(s.stream, 0), s.gpu_begin_ns, s.gpu_end_ns"
+                        " FROM span s JOIN ops o ON o.id = s.op"
+                        " WHERE o.kind IN ('coll', 'rooted', 'send', 'recv', 'sendrecv')"
+                        " AND s.gpu_begin_ns IS NOT NULL AND s.gpu_end_ns > s.gpu_begin_ns",
+                        CS_GPU_MEMORY, CS_GPU_COMPUTE, CS_GPU_COMM);
+    if (act == 1)
+        sqlite3_str_appendf(q,
+                            " UNION ALL SELECT rank, CASE WHEN kind = 'kernel' THEN %d ELSE %d END,"
+                            " COALESCE(stream, 0), begin_ns, end_ns FROM gpu_activity"
+                            " WHERE kind IN ('kernel', 'memcpy', 'memset') AND end_ns > begin_ns",
+                            CS_GPU_KERNEL, CS_GPU_MEMORY);
+    sqlite3_str_appendall(q, " ORDER BY 1, 4");
+    char *sql = sqlite3_str_finish(q);
+    sqlite3_stmt *s = NULL;
+    int rc = sql && sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK ? 0 : -1;
+    sqlite3_free(sql);
+    int step = SQLITE_DONE;
+    while (rc == 0 && (step = sqlite3_step(s)) == SQLITE_ROW)
+        rc = cb(sqlite3_column_int(s, 0), sqlite3_column_int(s, 1), sqlite3_column_int64(s, 2),
+                sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4), arg);
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = -1;
+    sqlite3_finalize(s);
+    return rc;
+}
+
 int cs_store_layout(cs_store *st, int (*cb)(const cs_layout_row *, void *), void *arg)
 {
     if (cs_store_sql_table_exists(cs_db(st), "layout") != 1)
@@ -715,7 +780,7 @@ int cs_store_nccl_algos(cs_store *st, int (*cb)(int64_t span, const char *algo, 
 
 /* ---- writing ---- */
 
-enum { W_INST, W_WAIT, W_STEP, W_RANK, W_STRAG, W_P2P, W_TAIL, W_MODEL, W_PROP, W_LAYOUT, W_SLOW, W_N };
+enum { W_INST, W_WAIT, W_STEP, W_RANK, W_STRAG, W_P2P, W_TAIL, W_MODEL, W_PROP, W_LAYOUT, W_SLOW, W_GPU, W_N };
 static const char *const cs_awriter_sql[W_N] = {
     [W_INST] = "INSERT OR REPLACE INTO instances(comm, seq, op, nranks, expected, bytes, first_entry_ns,"
                " last_entry_ns, last_rank, last_exit_ns, skew_ns, transfer_ns, step, callsite, bucket)"
@@ -740,6 +805,8 @@ static const char *const cs_awriter_sql[W_N] = {
     [W_LAYOUT] = "INSERT OR REPLACE INTO layout(rank, dp, pp, tp) VALUES(?,?,?,?)",
     [W_SLOW] = "INSERT INTO slowdown(kind, name, ranks, s, share, compute_share, actual_ns, ideal_ns)"
                " VALUES(?,?,?,?,?,?,?,?)",
+    [W_GPU] = "INSERT OR REPLACE INTO gpu_time(rank, step, window_ns, compute_ns, comm_exposed_ns,"
+              " comm_overlapped_ns, memory_ns, idle_ns, outlier) VALUES(?,?,?,?,?,?,?,?,?)",
 };
 
 /* Wait rows come in instance order, (comm, seq), which visits every rank's
@@ -901,6 +968,13 @@ int cs_awriter_slowdown(cs_awriter *w, const cs_slowdown_row *x)
 {
     sqlite3_stmt *s = w->q[W_SLOW];
     cs_store_sql_bind_row(s, cs_slowdown_cols, CS_SQL_NCOLS(cs_slowdown_cols), x);
+    return cs_astep(s);
+}
+
+int cs_awriter_gpu_time(cs_awriter *w, const cs_gpu_time_row *x)
+{
+    sqlite3_stmt *s = w->q[W_GPU];
+    cs_store_sql_bind_row(s, cs_gpu_time_cols, CS_SQL_NCOLS(cs_gpu_time_cols), x);
     return cs_astep(s);
 }
 

@@ -36,7 +36,7 @@
 #include "libtrace/store.h"
 
 /* Bumped whenever what the analysis stores changes meaning. */
-#define CS_ANALYSIS_VERSION 10
+#define CS_ANALYSIS_VERSION 12
 
 /* ---- rows ---- */
 
@@ -95,6 +95,27 @@ typedef struct cs_slowdown_row {
     double s, share, compute_share;
     int64_t actual_ns, ideal_ns;
 } cs_slowdown_row;
+
+/* The GPU time of a rank (an_gpu.c; docs/analysis.md, "GPU time"): over
+ * its window (first GPU start to last GPU end; step >= 0: that step's
+ * window clipped to it), the time some compute kernel runs (compute), some
+ * communication kernel and no compute kernel (comm_exposed), communication
+ * and compute at once (comm_overlapped, part of compute), a memory copy or
+ * set and neither (memory), nothing (idle): compute + comm_exposed +
+ * memory + idle = window. comm_ns is the union of the communication
+ * kernels (comm_exposed + comm_overlapped). step is -1 for the whole
+ * trace. outlier: the rank's compute share stands out from the other
+ * ranks' (median + CS_GPU_OUTLIER_MADS x MAD, and at least
+ * CS_GPU_OUTLIER_POINTS points away): 1 above, -1 below, 0 not (whole-trace
+ * rows only). */
+typedef struct cs_gpu_time_row {
+    int rank;
+    int64_t step;
+    int64_t window_ns, compute_ns, comm_exposed_ns, comm_overlapped_ns, memory_ns, idle_ns;
+    int outlier;
+} cs_gpu_time_row;
+#define CS_GPU_OUTLIER_MADS 5
+#define CS_GPU_OUTLIER_POINTS 10.0
 
 typedef struct cs_straggler {
     int64_t id;
@@ -236,6 +257,23 @@ int cs_store_stragglers(cs_store *st, int (*cb)(const cs_straggler *, void *), v
 int cs_store_rank_stats(cs_store *st, int (*cb)(const cs_rank_stat *, void *), void *arg);
 /* The layout's rows by rank (none where the analysis found no layout). */
 int cs_store_layout(cs_store *st, int (*cb)(const cs_layout_row *, void *), void *arg);
+/* The GPU time rows (cs_gpu_time_row) by rank, the whole trace's (step -1)
+ * before the steps'; none for a trace without GPU work or analysed before
+ * the table existed. */
+int cs_store_gpu_time(cs_store *st, int (*cb)(const cs_gpu_time_row *, void *), void *arg);
+/* The GPU intervals of the trace, for the GPU time pass: by rank, then by
+ * begin, on the rank's own clock (raw), each with its class and stream:
+ * CS_GPU_COMPUTE: compute_gpu spans (imported kernels; stream -1);
+ * CS_GPU_COMM: the GPU times of communication spans (kinds coll, rooted,
+ * send, recv, sendrecv; their stream, 0 when unknown); CS_GPU_MEMORY:
+ * memory_gpu spans (imported copies and sets; stream -1) and CUPTI copies
+ * and sets; CS_GPU_KERNEL: CUPTI kernels (their stream, 0 when unknown),
+ * which may be NCCL's own. Empty intervals are left out. The callback
+ * returns non-zero to stop (that value is returned); -1 when the store
+ * cannot be read. */
+enum { CS_GPU_COMPUTE = 0, CS_GPU_COMM = 1, CS_GPU_MEMORY = 2, CS_GPU_KERNEL = 3 };
+int cs_store_gpu_intervals(cs_store *st, int (*cb)(int rank, int cls, int64_t stream, int64_t b, int64_t e, void *),
+                           void *arg);
 /* The slowdown attribution's rows, in the order written. */
 int cs_store_slowdown(cs_store *st, int (*cb)(const cs_slowdown_row *, void *), void *arg);
 /* Tail latency groups, by p99 descending. */
@@ -262,6 +300,7 @@ int cs_awriter_step(cs_awriter *w, const cs_step_row *x);
 int cs_awriter_rank_stat(cs_awriter *w, const cs_rank_stat *x);
 int cs_awriter_layout(cs_awriter *w, const cs_layout_row *x);
 int cs_awriter_slowdown(cs_awriter *w, const cs_slowdown_row *x);
+int cs_awriter_gpu_time(cs_awriter *w, const cs_gpu_time_row *x);
 int cs_awriter_straggler(cs_awriter *w, const cs_straggler *x);
 int cs_awriter_p2p(cs_awriter *w, const cs_p2p_row *x);
 int cs_awriter_tail(cs_awriter *w, const cs_tail_row *x);

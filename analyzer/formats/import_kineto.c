@@ -2,10 +2,10 @@
  * gzip'ed JSON, into one per-rank store (import.h).
  *
  * The file is parsed as a stream (yajl) in 256 KiB reads: compute spans
- * (non-communication GPU kernels, the main thread's top-level CPU ops) go
- * to the store as they are read; the communication records
- * (record_param_comms, NCCL kernels, gloo annotations) and ProfilerStep
- * annotations are kept, a small record each, until the end of the file,
+ * (non-communication GPU kernels, GPU copies and sets, the main thread's
+ * top-level CPU ops) go to the store as they are read; the communication
+ * records (record_param_comms, NCCL kernels, gloo annotations) and
+ * ProfilerStep annotations are kept, a small record each, until the end of the file,
  * where they are paired, sorted and written. Memory grows with the number
  * of communication records and process groups, not with the file. */
 #include "config.h"
@@ -845,15 +845,16 @@ static int kt_event_done(kt *k)
     }
     int rank = k->stream_rank;
     cs_span x;
-    if (gpu_cat) { /* a kernel that is no communication */
+    int mem_cat = !strcmp(e->cat, "gpu_memcpy") || !strcmp(e->cat, "gpu_memset");
+    if (gpu_cat || mem_cat) { /* a kernel that is no communication, a copy or a set */
         kt_span_init(&x, rank);
-        x.op = CS_OP_compute_gpu;
+        x.op = gpu_cat ? CS_OP_compute_gpu : CS_OP_memory_gpu;
         /* on a lane of its own per GPU stream: thread 1000 + the stream */
         int64_t stream = e->stream >= 0 ? e->stream : e->tid;
         x.tid = stream >= 0 && stream < 1000000 ? 1000 + (int)stream : 1000 + kt_thread(k, e->tid);
         x.begin_ns = e->ts;
         x.end_ns = e->ts + dur;
-        k->info->kernels++;
+        k->info->kernels += gpu_cat;
         k->info->compute++;
         k->nstreamed++;
         return kt_write_span(k, &x, e->corr > 0 ? e->corr : 0, k->stream_base);

@@ -72,12 +72,12 @@ int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_dat
         }
         int known = strcmp(name, "straggler") == 0 || strcmp(name, "p99") == 0 || strcmp(name, "step") == 0 ||
                     strcmp(name, "verdict") == 0 || strcmp(name, "slowdown") == 0 || strcmp(name, "failures") == 0 ||
-                    cs_gates_is_kind(name);
+                    strcmp(name, "exposed-comm") == 0 || cs_gates_is_kind(name);
         if (!known) {
             snprintf(
                 err, errlen,
-                "--fail-on: unknown gate '%s' (straggler=PCT, p99=PCT, step=PCT, slowdown=PCT, verdict, failures, or a "
-                "verdict kind: persistent, transient, recurring, slow_link, slow_collective=PCT)",
+                "--fail-on: unknown gate '%s' (straggler=PCT, p99=PCT, step=PCT, slowdown=PCT, exposed-comm=PCT, verdict, "
+                "failures, or a verdict kind: persistent, transient, recurring, slow_link, slow_collective=PCT)",
                 name);
             goto bad;
         }
@@ -105,6 +105,21 @@ int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_dat
                          d->sd_text);
             else
                 snprintf(x->message, sizeof x->message, "no slowdown attribution (fewer than 3 steps)");
+        } else if (strcmp(name, "exposed-comm") == 0) {
+            const cs_gpu_time_row *worst = NULL;
+            for (int i = 0; i < d->ngpu; i++)
+                if (!worst || cs__report_gpu_share(&d->gpu[i], d->gpu[i].comm_exposed_ns) >
+                                  cs__report_gpu_share(worst, worst->comm_exposed_ns))
+                    worst = &d->gpu[i];
+            double share = worst ? 100.0 * cs__report_gpu_share(worst, worst->comm_exposed_ns) : 0;
+            x->failed = worst && share > pct;
+            if (worst)
+                snprintf(x->message, sizeof x->message,
+                         "largest exposed communication: rank %d, %s of its GPU window %s, %.1f%% (limit %g%%)",
+                         worst->rank, cs_fmt_ns(worst->comm_exposed_ns, b1, sizeof b1),
+                         cs_fmt_ns(worst->window_ns, b2, sizeof b2), share, pct);
+            else
+                snprintf(x->message, sizeof x->message, "no GPU activity in this trace");
         } else if (strcmp(name, "failures") == 0) {
             x->failed = d->failures.n > 0;
             if (x->failed)

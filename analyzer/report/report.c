@@ -93,6 +93,19 @@ static int cs_ld_slowdown(const cs_slowdown_row *g, void *arg)
     return 0;
 }
 
+static int cs_ld_gpu(const cs_gpu_time_row *g, void *arg)
+{
+    cs_loader *l = arg;
+    if (g->step != -1)
+        return 0; /* the steps' rows stay in the table */
+    cs_gpu_time_row *a = realloc(l->d->gpu, ((size_t)l->d->ngpu + 1) * sizeof *a);
+    if (!a)
+        return -1;
+    l->d->gpu = a;
+    a[l->d->ngpu++] = *g;
+    return 0;
+}
+
 static int64_t cs_meta_i64(cs_store *st, const char *key, int64_t dflt)
 {
     char buf[64];
@@ -170,6 +183,8 @@ int cs_report_load(cs_store *st, cs_report_data *d)
         if (cs_store_slowdown(st, cs_ld_slowdown, &l) != 0)
             return -1;
     }
+    if (cs_store_gpu_time(st, cs_ld_gpu, &l) != 0)
+        return -1;
     /* the same diagnosis as `collscope status` post mortem */
     cs_failure_model fm;
     char ferr[512];
@@ -208,6 +223,7 @@ void cs_report_free(cs_report_data *d)
     free(d->props);
     free(d->lay);
     free(d->sd);
+    free(d->gpu);
     cs_store_comms_free(&d->comms);
     cs_failure_list_free(&d->failures);
     memset(d, 0, sizeof *d);
@@ -319,4 +335,42 @@ int cs_report_open(const cs_source *src, cs_report_data *d, FILE *log, char *err
         snprintf(err, errlen, "%s: cannot read the stored analysis", cs_store_path(st));
     cs_store_close(st);
     return rc;
+}
+
+const char *cs__report_gpu_unit(const cs_report_data *d, double *ns_per)
+{
+    int64_t m = 0;
+    for (int i = 0; i < d->ngpu; i++)
+        if (d->gpu[i].window_ns > m)
+            m = d->gpu[i].window_ns;
+    static const struct {
+        double ns;
+        const char *name;
+    } units[] = { { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "us" } };
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if ((double)m >= 10 * units[i].ns) {
+            *ns_per = units[i].ns;
+            return units[i].name;
+        }
+    *ns_per = 1;
+    return "ns";
+}
+
+double cs__report_gpu_share(const cs_gpu_time_row *r, int64_t part)
+{
+    return r->window_ns > 0 ? (double)part / (double)r->window_ns : 0.0;
+}
+
+double cs__report_gpu_median_compute(const cs_report_data *d)
+{
+    if (d->ngpu <= 0)
+        return 0.0;
+    double *v = malloc((size_t)d->ngpu * sizeof *v);
+    if (!v)
+        return 0.0;
+    for (int i = 0; i < d->ngpu; i++)
+        v[i] = cs__report_gpu_share(&d->gpu[i], d->gpu[i].compute_ns);
+    double m = cs_stats_median_dbl(v, (size_t)d->ngpu);
+    free(v);
+    return m;
 }

@@ -70,6 +70,10 @@ typedef struct cs_report_data {
      * processes that died or exited without MPI_Finalize; empty when the
      * job ended well */
     cs_failure_list failures;
+    /* the GPU time of each rank, whole trace (gpu_time rows of step -1, by
+     * rank; none without GPU activity) */
+    cs_gpu_time_row *gpu;
+    int ngpu;
 } cs_report_data;
 /* 0, or -1 when the store cannot be read (d is then partly filled: free it). */
 int cs_report_load(cs_store *st, cs_report_data *d);

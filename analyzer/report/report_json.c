@@ -239,6 +239,21 @@ static void cs_report_json_analysis(FILE *f, const cs_report_data *d, const cs_g
     } else {
         fprintf(f, "null,\n");
     }
+    fprintf(f, "  \"gpu_time\": [");
+    for (int i = 0; i < d->ngpu; i++) {
+        const cs_gpu_time_row *r = &d->gpu[i];
+        static const char *const name[] = { "compute", "comm_exposed", "comm_overlapped", "memory", "idle" };
+        const int64_t part[] = { r->compute_ns, r->comm_exposed_ns, r->comm_overlapped_ns, r->memory_ns, r->idle_ns };
+        fprintf(f, "%s\n    {\"rank\": %d, \"window_ns\": %lld", i ? "," : "", r->rank, (long long)r->window_ns);
+        for (size_t k = 0; k < sizeof part / sizeof part[0]; k++)
+            fprintf(f, ", \"%s_ns\": %lld", name[k], (long long)part[k]);
+        for (size_t k = 0; k < sizeof part / sizeof part[0]; k++) {
+            fprintf(f, ", \"%s_share\": ", name[k]);
+            cs_json_num(f, "%.6f", cs__report_gpu_share(r, part[k]));
+        }
+        fprintf(f, ", \"compute_outlier\": %d}", r->outlier);
+    }
+    fprintf(f, "%s],\n", d->ngpu ? "\n  " : "");
     fprintf(f, "  \"slowdown\": ");
     if (d->has_slowdown) {
         fprintf(f, "{\"S\": ");

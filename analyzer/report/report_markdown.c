@@ -73,6 +73,39 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
     (void)b3;
 }
 
+/* The GPU time of each rank, in one unit, and the compute outliers. */
+static void cs_report_markdown_gpu(FILE *f, const cs_report_data *d)
+{
+    fprintf(f, "\n### GPU time per rank\n\n");
+    if (!d->ngpu) {
+        fprintf(f, "No GPU activity in this trace.\n");
+        return;
+    }
+    double per;
+    const char *unit = cs__report_gpu_unit(d, &per);
+    fprintf(f,
+            "Times in %s, and %% of the rank's GPU window (first kernel start to last kernel end); compute + comm "
+            "exposed + memory + idle = window.\n\n"
+            "| rank | window | compute | comm exposed | comm overlapped | memory | idle |\n"
+            "|---:|---:|---:|---:|---:|---:|---:|\n",
+            unit);
+    for (int i = 0; i < d->ngpu; i++) {
+        const cs_gpu_time_row *r = &d->gpu[i];
+        const int64_t part[] = { r->compute_ns, r->comm_exposed_ns, r->comm_overlapped_ns, r->memory_ns, r->idle_ns };
+        fprintf(f, "| %d%s | %.3f |", r->rank, r->outlier ? " ⚠" : "", (double)r->window_ns / per);
+        for (size_t k = 0; k < sizeof part / sizeof part[0]; k++)
+            fprintf(f, " %.3f (%.1f %%) |", (double)part[k] / per, 100 * cs__report_gpu_share(r, part[k]));
+        fprintf(f, "\n");
+    }
+    int n = 0;
+    for (int i = 0; i < d->ngpu; i++)
+        if (d->gpu[i].outlier)
+            fprintf(f, "%s rank %d (%.1f %%)", n++ ? "," : "\nCompute share out of line (⚠):", d->gpu[i].rank,
+                    100 * cs__report_gpu_share(&d->gpu[i], d->gpu[i].compute_ns));
+    if (n)
+        fprintf(f, "; the median of the ranks is %.1f %%.\n", 100 * cs__report_gpu_median_compute(d));
+}
+
 void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng)
 {
     const char *trace = t->path;
@@ -171,6 +204,7 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
         fprintf(f, " |\n");
     }
     cs_report_markdown_proposals(f, d);
+    cs_report_markdown_gpu(f, d);
     if (d->notes[0]) {
         fprintf(f, "\n### What is missing\n\n");
         const char *p = d->notes;

@@ -59,6 +59,43 @@ static void cs_report_text_overlap(FILE *f, const cs_report_trace *t)
     }
 }
 
+/* The GPU time of each rank (HTA's temporal breakdown), in one unit, and
+ * the ranks whose compute share stands out. */
+static void cs_report_text_gpu(FILE *f, const cs_report_data *d)
+{
+    if (!d->ngpu) {
+        fprintf(f, "\nGPU time per rank: no GPU activity in this trace\n");
+        return;
+    }
+    double per;
+    const char *unit = cs__report_gpu_unit(d, &per);
+    fprintf(f,
+            "\nGPU time per rank (%s, and %% of the rank's GPU window: first kernel start to last kernel end;\n"
+            " compute + comm exposed + memory + idle = window; comm overlapped runs beside compute)\n"
+            "  %6s %10s %18s %18s %18s %18s %18s\n",
+            unit, "rank", "window", "compute", "comm exposed", "comm overlapped", "memory", "idle");
+    for (int i = 0; i < d->ngpu; i++) {
+        const cs_gpu_time_row *r = &d->gpu[i];
+        const int64_t part[] = { r->compute_ns, r->comm_exposed_ns, r->comm_overlapped_ns, r->memory_ns, r->idle_ns };
+        fprintf(f, "  %6d %10.3f", r->rank, (double)r->window_ns / per);
+        for (size_t k = 0; k < sizeof part / sizeof part[0]; k++)
+            fprintf(f, " %10.3f %6.1f%%", (double)part[k] / per, 100 * cs__report_gpu_share(r, part[k]));
+        fprintf(f, "\n");
+    }
+    double med = cs__report_gpu_median_compute(d);
+    int n = 0;
+    for (int i = 0; i < d->ngpu; i++)
+        if (d->gpu[i].outlier) {
+            const cs_gpu_time_row *r = &d->gpu[i];
+            fprintf(f, "%s rank %d %.1f %%", n++ ? "," : "  compute share out of line:", r->rank,
+                    100 * cs__report_gpu_share(r, r->compute_ns));
+        }
+    if (n)
+        fprintf(f, " (median of the ranks %.1f %%)\n", 100 * med);
+    else if (d->ngpu >= 4)
+        fprintf(f, "  compute share: no rank out of line (median %.1f %%)\n", 100 * med);
+}
+
 /* The cost models, the replay and the proposals. */
 /* The cost models, the replay and the proposals (text). */
 static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
@@ -306,5 +343,6 @@ void cs_report_text_write(FILE *f, const cs_report_trace *t, const cs_report_dat
                 (long long)r->spans);
     }
     cs_report_text_analysis(f, d, g, ng);
+    cs_report_text_gpu(f, d);
     cs_report_text_overlap(f, t);
 }

@@ -24,7 +24,8 @@
 # within 5 %: the overlap with
 # `collscope report`'s GPU overlap section (in points of percentage), the
 # breakdown (GPU span, idle, compute and other time) with the same sums
-# over trace.db's GPU times and CUPTI records.
+# over trace.db's GPU times and CUPTI records; and the report's GPU time
+# per rank (gpu_time in the JSON) within 2 points.
 . "$srcdir/tests/lib.sh"
 . "$S/tests/nccl/nccl_lib.sh"
 need_standins
@@ -244,6 +245,38 @@ for rank in sorted(hta_b):
 if sorted(hta_b) != [0, 1, 2, 3] or sorted(hta_o) != [0, 1, 2, 3] or not any(v > 10 for v in ours_o.values()):
     print("FAIL: HTA ranks %r %r, overlaps %r" % (sorted(hta_b), sorted(hta_o), ours_o))
     ok = False
+sys.exit(0 if ok else 1)
+PYEOF
+
+# the GPU time per rank of the report (table gpu_time, from the trace's own
+# capture: the NCCL calls' GPU times and the CUPTI records) against HTA,
+# within 2 points of percentage of the window (of NCCL time, the overlap)
+"$COLLSCOPE" report "$T/r" --format json -o "$T/rep.json" || fail "report --format json failed"
+"$PY" - "$T/hta.txt" "$T/rep.json" << 'PYEOF' || fail "HTA and the report's GPU time disagree (above)"
+import json, sys
+hb, ho = {}, {}
+for l in open(sys.argv[1]):
+    w = l.split()
+    if w[0] == "breakdown":
+        hb[int(w[1])] = [float(v) for v in w[2:]]
+    elif w[0] == "overlap":
+        ho[int(w[1])] = float(w[2])
+rows = {g["rank"]: g for g in json.load(open(sys.argv[2]))["gpu_time"]}
+ok = sorted(rows) == sorted(hb)
+for r in sorted(hb):
+    g = rows.get(r)
+    if not g:
+        continue
+    span, idle, comp, other = hb[r]
+    comm = g["comm_exposed_ns"] + g["comm_overlapped_ns"]
+    for name, h, c in (("window (us)", span, g["window_ns"] / 1e3),
+                       ("idle %", 100 * idle / span, 100 * g["idle_share"]),
+                       ("compute %", 100 * comp / span, 100 * g["compute_share"]),
+                       ("comm exposed + memory %", 100 * other / span, 100 * (g["comm_exposed_share"] + g["memory_share"])),
+                       ("comm overlapped, % of comm", ho[r], 100.0 * g["comm_overlapped_ns"] / comm if comm else 0)):
+        good = abs(h - c) <= (0.02 * span if name.startswith("window") else 2.0)
+        ok &= good
+        print("%s: rank %d GPU time %s: HTA %.2f, collscope %.2f" % ("ok" if good else "FAIL", r, name, h, c))
 sys.exit(0 if ok else 1)
 PYEOF
 pass

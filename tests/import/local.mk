@@ -1,9 +1,13 @@
 # collscope import (analyzer/import*.c): generated Kineto traces with known
 # answers (tests/import/kineto_gen.py), bad input, and the real PyTorch
-# samples where the torch helper's fixtures are present.
-TESTS += tests/import/kineto.sh tests/import/bad_input.sh tests/import/tui.sh
+# samples where the torch helper's fixtures are present. The GPU time per
+# rank of generated GPU traces (tests/import/gpu_gen.py) against the
+# generator's truth and against HTA.
+TESTS += tests/import/kineto.sh tests/import/bad_input.sh tests/import/tui.sh tests/import/gpu_breakdown.sh \
+	tests/import/gpu_breakdown_hta.sh
+EXTRA_DIST += tests/import/kineto.sh tests/import/bad_input.sh tests/import/tui.sh tests/import/kineto_gen.py \
+	tests/import/gpu_breakdown.sh tests/import/gpu_breakdown_hta.sh tests/import/gpu_gen.py
 # Clocks on generated traces: kept when one clock, a planted offset found, a
 # clock no offset explains refused (an_align.c).
 TESTS += tests/import/clocks.sh
 EXTRA_DIST += tests/import/clocks.sh
-EXTRA_DIST += tests/import/kineto.sh tests/import/bad_input.sh tests/import/tui.sh tests/import/kineto_gen.py
