@@ -6,7 +6,9 @@
 #   summary.sh BASE...   (a test's path without its extension: tests/mpi/crash)
 # Reads each test's BASE.trs and BASE.log; a test without a result counts
 # as failed; a timing test that passed only on a later run
-# (tests/run-one.sh) is named. Exit status 1 when a test failed.
+# (tests/run-one.sh) is named, and so are the ten slowest tests with their
+# times (each run's "exit status N after Ns" line of run-one.sh, summed
+# over its runs). Exit status 1 when a test failed.
 pass=0 fail=0 skip=0 failed= rerun=
 for b; do
   res=$(sed -n 's/^:test-result: *//p' "$b.trs" 2> /dev/null | head -n 1)
@@ -26,6 +28,16 @@ for b; do
       ;;
   esac
 done
+# the ten slowest tests: seconds and name, slowest first
+for b; do
+  sed -n 's/^run-one: .*: exit status [0-9]* after \([0-9]*\)s.*$/\1/p' "$b.log" 2> /dev/null |
+    awk -v b="$b" '{ s += $1 } END { if (NR) print s, b }'
+done | sort -rn | head -n 10 > "${TMPDIR:-/tmp}/cs-slowest.$$"
+if [ -s "${TMPDIR:-/tmp}/cs-slowest.$$" ]; then
+  echo "slowest tests:"
+  awk '{ printf "  %5d s  %s\n", $1, $2 }' "${TMPDIR:-/tmp}/cs-slowest.$$"
+fi
+rm -f "${TMPDIR:-/tmp}/cs-slowest.$$"
 [ -n "$rerun" ] && echo "passed only on a later run (timing under load; the failed runs in the log):$rerun"
 [ -n "$failed" ] && echo "failed:$failed"
 echo "$pass passed, $fail failed, $skip skipped"
