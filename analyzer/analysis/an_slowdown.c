@@ -45,7 +45,9 @@
  *               worker (a rank's share >= CS_SD_CULPRIT and at least half
  *               of all ranks' own excess its own, or twice any other
  *               rank's), either only when steady (at most CS_SD_STEADY
- *               of its excess moves from step to step), else scattered
+ *               of its excess moves from step to step, or its per-step
+ *               excess within CS_SD_SPREAD of its median in most steps:
+ *               MAD / median), else scattered
  *               imbalance, with the share of the ranks' excess that moves
  *               from step to step (their excess beyond each rank's median
  *               excess per step). */
@@ -72,6 +74,11 @@
  * for a random per-microbatch imbalance, whose largest share can fall on
  * one rank of the last stage) */
 #define CS_SD_STEADY 0.10
+/* ... or late by about the same amount in most steps, whatever a few
+ * steps add (the MAD of its per-step excess at most this share of its
+ * median): a rank late by 3 ms in every step of the demo, with its first
+ * steps' start-up on top (0.15 of its excess moves), has a spread of 0.002. */
+#define CS_SD_SPREAD 0.25
 /* Ranks replayed one by one (those with the largest own excess). */
 #define CS_SD_TOP 16
 
@@ -241,6 +248,26 @@ static double sd_moving(const int64_t *sexc, int n, int nsteps, const unsigned c
             var += row[s] > m ? row[s] - m : 0;
     }
     return tot > 0 ? (double)var / (double)tot : 0;
+}
+
+/* The spread of the per-step own excess of the ranks where on[d], summed
+ * per step: its median absolute deviation over its median (a steady
+ * excess with a few bursts: near 0; an excess that comes and goes: 1 or
+ * more; no excess in most steps: infinite). tmp: [nsteps]. */
+static double sd_spread(const int64_t *sexc, int n, int nsteps, const unsigned char *on, int64_t *tmp)
+{
+    for (int s = 0; s < nsteps; s++) {
+        tmp[s] = 0;
+        for (int d = 0; d < n; d++)
+            if (on[d])
+                tmp[s] += sexc[(size_t)d * (size_t)nsteps + (size_t)s];
+    }
+    int64_t m = cs_stats_median_i64(tmp, (size_t)nsteps);
+    if (m <= 0)
+        return 1e9;
+    for (int s = 0; s < nsteps; s++)
+        tmp[s] = tmp[s] > m ? tmp[s] - m : m - tmp[s];
+    return (double)cs_stats_median_i64(tmp, (size_t)nsteps) / (double)m;
 }
 
 static double sd_share(const sd *z, int64_t t)
@@ -605,16 +632,21 @@ int cs__an_slowdown(wf *w, int64_t *buf)
      * node's noise over some) */
     /* how much of the culprits' excess moves from step to step */
     double mv_all = sd_moving(sexc, n, w->nsteps, NULL, z.stepb), mv_rank = 0, mv_stage = 0;
+    double sp_rank = 1e9, sp_stage = 1e9;
     if (best >= 0) {
         memset(on, 0, (size_t)n);
         on[best] = 1;
         mv_rank = sd_moving(sexc, n, w->nsteps, on, z.stepb);
+        sp_rank = sd_spread(sexc, n, w->nsteps, on, z.stepb);
     }
     if (bstage >= 0 && lay.maxpp >= 1) {
         for (int d = 0; d < n; d++)
             on[d] = lay.pp[d] == bstage;
         mv_stage = sd_moving(sexc, n, w->nsteps, on, z.stepb);
+        sp_stage = sd_spread(sexc, n, w->nsteps, on, z.stepb);
     }
+    sd_meta(ctx, "slowdown_spread_rank", "%.4f", sp_rank > 1e8 ? -1.0 : sp_rank);
+    sd_meta(ctx, "slowdown_spread_stage", "%.4f", sp_stage > 1e8 ? -1.0 : sp_stage);
     sd_meta(ctx, "slowdown_moving", "%.4f", mv_all);
     sd_meta(ctx, "slowdown_moving_rank", "%.4f", mv_rank);
     sd_meta(ctx, "slowdown_moving_stage", "%.4f", mv_stage);
@@ -623,8 +655,8 @@ int cs__an_slowdown(wf *w, int64_t *buf)
         if (d != best && excess[d] > second)
             second = excess[d];
     int worker = best >= 0 && share[best] >= CS_SD_CULPRIT && (2 * excess[best] >= all || excess[best] >= 2 * second) &&
-                 mv_rank < CS_SD_STEADY;
-    stage_even = stage_even && mv_stage < CS_SD_STEADY;
+                 (mv_rank < CS_SD_STEADY || sp_rank < CS_SD_SPREAD);
+    stage_even = stage_even && (mv_stage < CS_SD_STEADY || sp_stage < CS_SD_SPREAD);
     /* the verdict */
     char text[512];
     const char *verdict;
