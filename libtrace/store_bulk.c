@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-enum { B_SPAN, B_PROC, B_CLOCK, B_COMM, B_SITE, B_FRAME, B_SPANG, B_COMMN, B_N };
+enum { B_SPAN, B_PROC, B_CLOCK, B_COMM, B_SITE, B_FRAME, B_SPANG, B_COMMN, B_KNAME, B_KSPAN, B_N };
 static const char *const cs_bulk_sql[B_N] = {
     [B_SPAN] = "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req,"
                " begin_ns, end_ns, rc, callsite, flags) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -21,6 +21,8 @@ static const char *const cs_bulk_sql[B_N] = {
     [B_SITE] = "INSERT OR REPLACE INTO callsites(rank, id, depth, label) VALUES(?,?,1,?)",
     [B_FRAME] = "INSERT OR REPLACE INTO frames(rank, callsite, level, pc, module, offset, func, file, line)"
                 " VALUES(?,?,0,?,?,?,?,?,?)",
+    [B_KNAME] = "INSERT OR IGNORE INTO kernel_names(name) VALUES(?)",
+    [B_KSPAN] = "INSERT OR REPLACE INTO span_kernel(span, name) SELECT ?1, id FROM kernel_names WHERE name = ?2",
     [B_SPANG] = "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req,"
                 " begin_ns, end_ns, rc, callsite, flags, stream, grp, corr, gpu_begin_ns, gpu_end_ns)"
                 " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -206,6 +208,18 @@ int cs_store_bulk_span_gpu(cs_store_bulk *b, const cs_span *x, int64_t corr)
     bind_opt(s, 21, corr);
     bind_opt(s, 22, x->gpu_begin_ns);
     bind_opt(s, 23, x->gpu_begin_ns ? x->gpu_end_ns : 0);
+    return step(s);
+}
+
+int cs_store_bulk_kernel_name(cs_store_bulk *b, int64_t span, const char *name)
+{
+    sqlite3_stmt *s = b->q[B_KNAME];
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_TRANSIENT);
+    if (step(s) != 0)
+        return -1;
+    s = b->q[B_KSPAN];
+    sqlite3_bind_int64(s, 1, span);
+    sqlite3_bind_text(s, 2, name, -1, SQLITE_TRANSIENT);
     return step(s);
 }
 

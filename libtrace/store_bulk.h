@@ -54,6 +54,10 @@ int cs_store_bulk_span(cs_store_bulk *b, const cs_span *x);
  * times are), grp, corr and gpu_begin_ns/gpu_end_ns (NULL where 0). */
 int cs_store_bulk_span_gpu(cs_store_bulk *b, const cs_span *x, int64_t corr);
 
+/* The name of the GPU kernel, copy or set of span (written before): into
+ * kernel_names (each name once) and span_kernel. */
+int cs_store_bulk_kernel_name(cs_store_bulk *b, int64_t span, const char *name);
+
 /* A rank's membership of a communicator made as `how` (world, other, ...;
  * NULL: other), with its name (NULL: none). */
 typedef struct cs_store_bulk_comm_def {

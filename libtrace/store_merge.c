@@ -28,6 +28,13 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
         return cs_store_sql_fail(err, errlen, "%s: cannot attach: %s", rank_db, sqlite3_errmsg(job->db));
     /* A rank file written before nccl_coll existed gains it (empty). */
     sqlite3_exec(job->db, "CREATE TABLE IF NOT EXISTS r.nccl_coll" CS_NCCL_COLL_COLUMNS, NULL, NULL, NULL);
+    /* So do files from before the kernel names (version 5), either side. */
+    sqlite3_exec(job->db,
+                 "CREATE TABLE IF NOT EXISTS r.kernel_names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+                 "CREATE TABLE IF NOT EXISTS r.span_kernel(span INTEGER PRIMARY KEY, name INTEGER NOT NULL);"
+                 "CREATE TABLE IF NOT EXISTS main.kernel_names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+                 "CREATE TABLE IF NOT EXISTS main.span_kernel(span INTEGER PRIMARY KEY, name INTEGER NOT NULL);",
+                 NULL, NULL, NULL);
     /* It is read once, front to back: mapped, not copied through read(). */
     sqlite3_exec(job->db, "PRAGMA r.mmap_size=4294967296", NULL, NULL, NULL);
     int rc = -1;
@@ -60,6 +67,9 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
                                "INSERT INTO main.counters SELECT * FROM r.counters;"
                                "INSERT INTO main.gpu_activity SELECT * FROM r.gpu_activity;"
                                "INSERT INTO main.nccl_coll SELECT * FROM r.nccl_coll;"
+                               "INSERT OR IGNORE INTO main.kernel_names(name) SELECT name FROM r.kernel_names;"
+                               "INSERT INTO main.span_kernel SELECT k.span, m.id FROM r.span_kernel k"
+                               "  JOIN r.kernel_names n ON n.id = k.name JOIN main.kernel_names m ON m.name = n.name;"
                                "INSERT OR REPLACE INTO main.processes SELECT * FROM r.processes;"
                                "INSERT OR REPLACE INTO main.clocks SELECT * FROM r.clocks;"
                                "INSERT OR REPLACE INTO main.comms SELECT * FROM r.comms;"
@@ -76,7 +86,7 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
         fprintf(stderr, "collscope: %s: merging with shifted span ids (%s)\n", rank_db, why ? why : "");
     sqlite3_free(why);
     sqlite3_exec(job->db, "ROLLBACK", NULL, NULL, NULL);
-    char sql[2048];
+    char sql[4096];
     snprintf(sql, sizeof sql,
              "BEGIN;"
              "CREATE TEMP TABLE IF NOT EXISTS cs_off(v INTEGER); DELETE FROM cs_off;"
@@ -90,6 +100,9 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
              "INSERT INTO main.counters SELECT span + (SELECT v FROM cs_off), event, value FROM r.counters;"
              "INSERT INTO main.nccl_coll SELECT span + (SELECT v FROM cs_off), algo, proto, nchannels, gpu_begin_ns,"
              "  gpu_end_ns FROM r.nccl_coll;"
+             "INSERT OR IGNORE INTO main.kernel_names(name) SELECT name FROM r.kernel_names;"
+             "INSERT INTO main.span_kernel SELECT k.span + (SELECT v FROM cs_off), m.id FROM r.span_kernel k"
+             "  JOIN r.kernel_names n ON n.id = k.name JOIN main.kernel_names m ON m.name = n.name;"
              "INSERT OR REPLACE INTO main.processes SELECT * FROM r.processes;"
              "INSERT OR REPLACE INTO main.clocks SELECT * FROM r.clocks;"
              "INSERT OR REPLACE INTO main.comms SELECT * FROM r.comms;"

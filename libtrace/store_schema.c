@@ -17,6 +17,7 @@ static const char *const cs_upgrades[CS_SCHEMA_VERSION + 1] = {
     [1] = CS_UPGRADE_1_TO_2_SQL, /* NCCL/CUDA span columns, gpu_activity */
     [2] = CS_UPGRADE_2_TO_3_SQL, /* communicator names, split colors and keys */
     [3] = CS_UPGRADE_3_TO_4_SQL, /* the watchdog's hangs */
+    [4] = CS_UPGRADE_4_TO_5_SQL, /* the names of GPU kernels, copies and sets */
 };
 
 /* The ops of this build: all of them in a new file, those an older file

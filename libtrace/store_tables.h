@@ -42,6 +42,12 @@
     "  reason TEXT, action TEXT, op TEXT, comm INTEGER, seq INTEGER, peer INTEGER, tag INTEGER,\n"      \
     "  bytes INTEGER, since_ns INTEGER, detected_ns INTEGER, stack INTEGER, callsite INTEGER);\n"
 
+/* The names of GPU kernels, copies and sets (imported traces): each name
+ * once, and the span it names (version 5). */
+#define CS_KERNEL_NAMES_SQL                                                                         \
+    "CREATE TABLE IF NOT EXISTS kernel_names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);\n" \
+    "CREATE TABLE IF NOT EXISTS span_kernel(span INTEGER PRIMARY KEY, name INTEGER NOT NULL);\n"
+
 #define CS_SPANS_VIEW_SQL                                                                                                \
     "CREATE VIEW spans AS SELECT s.id AS id, s.rank AS rank, s.tid AS thread, o.name AS op,\n"                           \
     "  o.kind AS kind, s.comm AS comm, s.seq AS seq, s.bytes AS bytes, d.name AS datatype,\n"                            \
@@ -87,7 +93,7 @@
     "  PRIMARY KEY(rank, callsite, level));\n"                                                                \
     "CREATE TABLE modules(rank INTEGER NOT NULL, lo INTEGER, hi INTEGER, bias INTEGER, path TEXT);\n"         \
     "CREATE TABLE counters(span INTEGER NOT NULL, event TEXT NOT NULL, value INTEGER);\n" CS_GPU_ACTIVITY_SQL \
-        CS_NCCL_COLL_SQL CS_SPANS_VIEW_SQL CS_HANGS_SQL
+        CS_NCCL_COLL_SQL CS_SPANS_VIEW_SQL CS_HANGS_SQL CS_KERNEL_NAMES_SQL
 
 /* Version 1 -> 2, run by cs_store_open on a file opened for writing. */
 #define CS_UPGRADE_1_TO_2_SQL                                               \
@@ -107,6 +113,9 @@
 
 /* Version 3 -> 4. */
 #define CS_UPGRADE_3_TO_4_SQL CS_HANGS_SQL
+
+/* Version 4 -> 5. */
+#define CS_UPGRADE_4_TO_5_SQL CS_KERNEL_NAMES_SQL
 
 /* The per-rank time index is kept up while spans are written: they come
  * nearly in time order, so each entry lands at the index's end, and per-

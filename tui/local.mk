@@ -15,6 +15,9 @@ EXTRA_DIST += tests/tui/failures.sh
 EXTRA_DIST += bench/tui_scale_bench.sh
 TESTS += tests/tui/groups.sh
 EXTRA_DIST += tests/tui/groups.sh
+# The ranks screen's GPU view on a generated GPU trace (docs/tui.md).
+TESTS += tests/tui/gpu.sh
+EXTRA_DIST += tests/tui/gpu.sh
 
 if HAVE_NCURSES
 noinst_LTLIBRARIES += tui/libcstui.la

@@ -1,7 +1,10 @@
 /* ranks.c: the ranks screen: ranks, latest first (by the waiting each
  * imposed on the others when it came last, from the analysis; else by
  * share of time in calls). j k move the cursor; Enter shows the rank's lane
- * on the timeline (out of its group's lane when alike ranks are grouped). */
+ * on the timeline (out of its group's lane when alike ranks are grouped).
+ * On a trace with GPU time (the analysis's gpu_time table), g shows instead
+ * each rank's GPU window as a bar split into compute, comm exposed, memory
+ * and idle, with the shares, sorted by one of them (s cycles the key). */
 #include "config.h"
 #include "tui/screen.h"
 
@@ -17,7 +20,19 @@ typedef struct tui_rankrow {
     int64_t times_last, imposed_ns, lateness_ns;
     int64_t busy_ns, wall_ns, spans;
     int has_stat;
+    /* the GPU time of the whole trace (gpu_time, step -1) */
+    int has_gpu, gpu_outlier;
+    int64_t gpu_window_ns, gpu_ns[4]; /* TUI_GPU_*: compute, comm exposed, memory, idle */
+    int64_t gpu_overlapped_ns;
 } tui_rankrow;
+
+/* The parts of the GPU bar, in the order drawn; they fill the window. */
+enum { TUI_GPU_COMPUTE, TUI_GPU_EXPOSED, TUI_GPU_MEMORY, TUI_GPU_IDLE, TUI_GPU_N };
+static const char *const tui_gpu_name[TUI_GPU_N] = { "compute", "comm exposed", "memory", "idle" };
+/* their glyphs (UTF-8, ASCII) and drawing kinds (colours) */
+static const wchar_t tui_gpu_glyph_u[TUI_GPU_N] = { L'\x2588', L'\x2593', L'\x2592', L'\x00b7' };
+static const wchar_t tui_gpu_glyph_a[TUI_GPU_N] = { L'#', L'=', L'~', L'.' };
+static const int tui_gpu_kind[TUI_GPU_N] = { CS_TK_GPU, CS_TK_WAIT, CS_TK_OTHER, CS_TK_GAP };
 
 typedef struct tui_ranks {
     tui_rankrow *aRank;
@@ -27,6 +42,9 @@ typedef struct tui_ranks {
     int top;  /* first row shown */
     int sel;  /* the row of the cursor */
     int room; /* rows shown by the last frame */
+    int ngpu; /* ranks with GPU time */
+    int gpu;  /* the GPU view is shown */
+    int key;  /* its sort key: a TUI_GPU_* part (largest share first), or TUI_GPU_N: by rank */
 } tui_ranks;
 
 static void *ranks_create(void)
@@ -89,6 +107,53 @@ static int rstat_cb(const cs_rank_stat *s, void *arg)
     return 0;
 }
 
+static int gpu_cb(const cs_gpu_time_row *g, void *arg)
+{
+    tui_ranks *rs = arg;
+    if (g->step != -1)
+        return 0;
+    tui_rankrow *r = rank_row(rs, g->rank);
+    if (r) {
+        r->has_gpu = 1;
+        r->gpu_outlier = g->outlier;
+        r->gpu_window_ns = g->window_ns;
+        r->gpu_ns[TUI_GPU_COMPUTE] = g->compute_ns;
+        r->gpu_ns[TUI_GPU_EXPOSED] = g->comm_exposed_ns;
+        r->gpu_ns[TUI_GPU_MEMORY] = g->memory_ns;
+        r->gpu_ns[TUI_GPU_IDLE] = g->idle_ns;
+        r->gpu_overlapped_ns = g->comm_overlapped_ns;
+        rs->ngpu++;
+    }
+    return 0;
+}
+
+/* The share (0..1) of a rank's GPU window in part k (TUI_GPU_*, or
+ * TUI_GPU_N: comm overlapped); 0 without GPU time. */
+static double gpu_share(const tui_rankrow *r, int k)
+{
+    if (!r->has_gpu || r->gpu_window_ns <= 0)
+        return 0;
+    return (double)(k < TUI_GPU_N ? r->gpu_ns[k] : r->gpu_overlapped_ns) / (double)r->gpu_window_ns;
+}
+
+/* the sort key of the GPU view, for gpu_cmp (qsort has no argument) */
+static int gpu_sort_key;
+
+/* The GPU view's order: ranks with GPU time first, the largest share of
+ * the key's part first (by rank for TUI_GPU_N), then by rank. */
+static int gpu_cmp(const void *x, const void *y)
+{
+    const tui_rankrow *a = x, *b = y;
+    if (a->has_gpu != b->has_gpu)
+        return a->has_gpu ? -1 : 1;
+    if (gpu_sort_key < TUI_GPU_N) {
+        double sa = gpu_share(a, gpu_sort_key), sb = gpu_share(b, gpu_sort_key);
+        if (sa != sb)
+            return sa < sb ? 1 : -1;
+    }
+    return a->rank - b->rank;
+}
+
 static int rank_cmp(const void *x, const void *y)
 {
     const tui_rankrow *a = x, *b = y;
@@ -109,6 +174,13 @@ static int rank_cmp(const void *x, const void *y)
             return sa < sb ? -1 : 1;
     }
     return a->rank - b->rank;
+}
+
+/* The rows in the order of the view shown. */
+static void ranks_sort(tui_ranks *rs)
+{
+    gpu_sort_key = rs->key;
+    qsort(rs->aRank, (size_t)rs->nRank, sizeof *rs->aRank, rs->gpu ? gpu_cmp : rank_cmp);
 }
 
 static int ranks_load(tui_ranks *rs, tui_model *m)
@@ -133,14 +205,106 @@ static int ranks_load(tui_ranks *rs, tui_model *m)
             cs_tui_rank_busy_save(m->path, m->nSpan, rows, rs->nRank, err, sizeof err);
         free(rows);
     }
-    if (m->analysed)
+    if (m->analysed) {
         cs_store_rank_stats(m->st, rstat_cb, rs);
-    qsort(rs->aRank, (size_t)rs->nRank, sizeof *rs->aRank, rank_cmp);
+        rs->ngpu = 0;
+        if (cs_store_gpu_time(m->st, gpu_cb, rs) != 0)
+            tui_model_status(m, 1, "cannot read the GPU time of the ranks");
+    }
+    if (!rs->ngpu)
+        rs->gpu = 0;
+    ranks_sort(rs);
     rs->loaded = 1;
     return 0;
 }
 
 /* ---- drawing ---- */
+
+/* The GPU bar of a row: width cells from x, each part's cells up to its
+ * cumulative share of the window (the parts fill it), in its glyph. */
+static void gpu_bar(const tui_model *m, WINDOW *w, int y, int x, int width, const tui_rankrow *r)
+{
+    double cum = 0;
+    int c = 0;
+    for (int k = 0; k < TUI_GPU_N && r->has_gpu; k++) {
+        cum += gpu_share(r, k);
+        int end = k == TUI_GPU_N - 1 ? width : (int)(cum * width + 0.5);
+        if (end > width)
+            end = width;
+        wchar_t g = m->utf8 ? tui_gpu_glyph_u[k] : tui_gpu_glyph_a[k];
+        for (; c < end; c++)
+            tui_draw_put(w, y, x + c, g, tui_draw_kind_attr(m, tui_gpu_kind[k]));
+    }
+}
+
+/* The window's first and last rows to show, the cursor kept on screen. */
+static void ranks_scroll(tui_ranks *rs, int room)
+{
+    rs->room = room;
+    if (rs->sel >= rs->nRank)
+        rs->sel = rs->nRank > 0 ? rs->nRank - 1 : 0;
+    if (rs->sel < rs->top)
+        rs->top = rs->sel;
+    if (room > 0 && rs->sel >= rs->top + room)
+        rs->top = rs->sel - room + 1;
+    if (rs->top > rs->nRank - room)
+        rs->top = rs->nRank - room > 0 ? rs->nRank - room : 0;
+}
+
+/* The GPU view: a row per rank, its shares and its bar. */
+static void ranks_draw_gpu(tui_ranks *rs, tui_model *m, WINDOW *w, int rows, int cols)
+{
+    char buf[1024], legend[256];
+    int y = 1;
+    snprintf(buf, sizeof buf, " GPU time per rank (%% of its GPU window), by %s%s", rs->key < TUI_GPU_N ? "" : "rank",
+             rs->key < TUI_GPU_N ? tui_gpu_name[rs->key] : "");
+    if (rs->key < TUI_GPU_N)
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " share, largest first");
+    tui_draw_line(w, y++, cols, A_BOLD, buf);
+    /* the legend: each part's glyph */
+    int n = snprintf(legend, sizeof legend, " bar:");
+    for (int k = 0; k < TUI_GPU_N && n < (int)sizeof legend; k++)
+        n += snprintf(legend + n, sizeof legend - (size_t)n, "   %s", tui_gpu_name[k]);
+    tui_draw_line(w, y, cols, A_NORMAL, legend);
+    int x = 5;
+    for (int k = 0; k < TUI_GPU_N; k++) {
+        x += 3;
+        if (x < cols)
+            tui_draw_put(w, y, x - 1, m->utf8 ? tui_gpu_glyph_u[k] : tui_gpu_glyph_a[k],
+                         tui_draw_kind_attr(m, tui_gpu_kind[k]));
+        x += (int)strlen(tui_gpu_name[k]);
+    }
+    y++;
+    snprintf(buf, sizeof buf, " %6s %10s %8s %8s %8s %8s %8s  %s", "rank", "window", "compute", "exposed", "overlap",
+             "memory", "idle", "GPU window");
+    tui_draw_line(w, y++, cols, A_REVERSE, buf);
+    ranks_scroll(rs, rows - 1 - y);
+    int fixed = 1 + 6 + 1 + 10 + 5 * 9 + 2; /* the figures before the bar */
+    int width = cols - fixed - 1;
+    for (int i = 0; i < rs->room; i++, y++) {
+        wmove(w, y, 0);
+        wclrtoeol(w);
+        int ri = rs->top + i;
+        if (ri >= rs->nRank)
+            continue;
+        const tui_rankrow *r = &rs->aRank[ri];
+        char b[32];
+        if (!r->has_gpu) {
+            snprintf(buf, sizeof buf, " %6d %10s  no GPU activity", r->rank, "-");
+        } else {
+            snprintf(buf, sizeof buf, " %6d %10s %7.1f%% %7.1f%% %7.1f%% %7.1f%% %7.1f%%%s", r->rank,
+                     cs_fmt_ns(r->gpu_window_ns, b, sizeof b), 100 * gpu_share(r, TUI_GPU_COMPUTE),
+                     100 * gpu_share(r, TUI_GPU_EXPOSED), 100 * gpu_share(r, TUI_GPU_N),
+                     100 * gpu_share(r, TUI_GPU_MEMORY), 100 * gpu_share(r, TUI_GPU_IDLE), r->gpu_outlier ? "!" : " ");
+        }
+        attr_t a = r->gpu_outlier ? A_BOLD : A_NORMAL;
+        tui_draw_text(w, y, 0, cols, ri == rs->sel ? a | A_REVERSE : a, buf);
+        if (r->has_gpu && width >= 10)
+            gpu_bar(m, w, y, fixed, width, r);
+    }
+    tui_draw_statusline(m, w, rows - 1, cols,
+                        " j k: move  s: sort key  g: lateness view  Enter: its lane  t: timeline  q: quit ");
+}
 
 static void ranks_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
 {
@@ -148,6 +312,10 @@ static void ranks_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
     char buf[1024], b[6][32];
     tui_draw_header(m, w, cols, tui_ranks_screen.name);
     ranks_load(rs, m);
+    if (rs->gpu) {
+        ranks_draw_gpu(rs, m, w, rows, cols);
+        return;
+    }
     int y = 1;
     int stat = m->analysed != 0;
     snprintf(buf, sizeof buf, " Ranks, latest first (%s)",
@@ -158,15 +326,7 @@ static void ranks_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
              "imposed wait", "in calls", "wall", "share", "spans");
     tui_draw_line(w, y++, cols, A_REVERSE, buf);
     int room = rows - 1 - y;
-    rs->room = room;
-    if (rs->sel >= rs->nRank)
-        rs->sel = rs->nRank > 0 ? rs->nRank - 1 : 0;
-    if (rs->sel < rs->top)
-        rs->top = rs->sel;
-    if (room > 0 && rs->sel >= rs->top + room)
-        rs->top = rs->sel - room + 1;
-    if (rs->top > rs->nRank - room)
-        rs->top = rs->nRank - room > 0 ? rs->nRank - room : 0;
+    ranks_scroll(rs, room);
     for (int i = 0; i < room; i++, y++) {
         wmove(w, y, 0);
         wclrtoeol(w);
@@ -186,7 +346,9 @@ static void ranks_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
         attr_t a = ri == 0 && r->has_stat && r->times_last > 0 ? A_BOLD : A_NORMAL;
         tui_draw_text(w, y, 0, cols, ri == rs->sel ? a | A_REVERSE : a, buf);
     }
-    tui_draw_statusline(m, w, rows - 1, cols, " j k: move  Enter: its lane  t: timeline  q: quit ");
+    tui_draw_statusline(m, w, rows - 1, cols,
+                        rs->ngpu ? " j k: move  g: GPU time  Enter: its lane  t: timeline  q: quit "
+                                 : " j k: move  Enter: its lane  t: timeline  q: quit ");
 }
 
 /* ---- keys ---- */
@@ -209,6 +371,25 @@ static int ranks_key(void *st, tui_model *m, tui_ui *ui, int ch)
         break;
     case KEY_NPAGE: rs->sel = rs->sel + page < rs->nRank ? rs->sel + page : (rs->nRank ? rs->nRank - 1 : 0); break;
     case KEY_PPAGE: rs->sel = rs->sel > page ? rs->sel - page : 0; break;
+    case 'g':
+        if (!rs->ngpu) {
+            tui_model_status(m, 1,
+                             m->analysed ? "no GPU activity in this trace"
+                                         : "not analysed: run collscope analyze (or A) for the GPU time");
+            break;
+        }
+        rs->gpu = !rs->gpu;
+        ranks_sort(rs);
+        rs->sel = rs->top = 0;
+        break;
+    case 's':
+        if (!rs->gpu)
+            return TUI_IGNORED;
+        rs->key = (rs->key + 1) % (TUI_GPU_N + 1);
+        ranks_sort(rs);
+        rs->sel = rs->top = 0;
+        tui_model_status(m, 0, "sorted by %s", rs->key < TUI_GPU_N ? tui_gpu_name[rs->key] : "rank");
+        break;
     case '\n':
     case '\r':
     case KEY_ENTER:

@@ -69,6 +69,7 @@ typedef struct cs_msg {
  *   verdicts      ctx, clocks, steps, coll, msgs, links
  *   tail          ctx, clocks
  *   gpu           ctx, clocks, steps                 (the gpu_time table)
+ *   kernels       ctx                                (the kernel_stats table)
  *   whatif        ctx, steps, msgs
  *
  * The derived tables go to the store through ctx->w. */
@@ -334,6 +335,8 @@ int cs__an_verdict(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps
 int cs__an_tail(cs_an_ctx *ctx, const cs_an_clocks *clocks, char *err, size_t errlen);
 /* The GPU time of each rank and step (an_gpu.c): the gpu_time table. */
 int cs__an_gpu(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *steps, char *err, size_t errlen);
+/* The top GPU kernels of each rank (an_kernels.c): the kernel_stats table. */
+int cs__an_kernels(cs_an_ctx *ctx, char *err, size_t errlen);
 /* The parallel layout (an_layout.c): meta analysis_layout and the layout table. */
 int cs__an_layout(cs_an_ctx *ctx, const cs_an_msgs *msgs, char *err, size_t errlen);
 

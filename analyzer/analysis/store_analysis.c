@@ -53,12 +53,14 @@ static sqlite3 *cs_db(cs_store *st)
     "  curve TEXT);\n"                                                                                           \
     "CREATE TABLE IF NOT EXISTS gpu_time(rank INTEGER, step INTEGER, window_ns INTEGER, compute_ns INTEGER,\n"   \
     "  comm_exposed_ns INTEGER, comm_overlapped_ns INTEGER, memory_ns INTEGER, idle_ns INTEGER,\n"               \
-    "  outlier INTEGER, PRIMARY KEY(rank, step));\n"
+    "  outlier INTEGER, PRIMARY KEY(rank, step));\n"                                                             \
+    "CREATE TABLE IF NOT EXISTS kernel_stats(rank INTEGER, name TEXT, category TEXT, count INTEGER,\n"           \
+    "  total_ns INTEGER, median_ns INTEGER, p99_ns INTEGER, PRIMARY KEY(rank, name));\n"
 
 #define CS_ANALYSIS_CLEAR_SQL                                                                                  \
     "DELETE FROM instances; DELETE FROM waits; DELETE FROM steps; DELETE FROM rank_stats;\n"                   \
     "DELETE FROM stragglers; DELETE FROM p2p; DELETE FROM tails; DELETE FROM models; DELETE FROM proposals;\n" \
-    "DELETE FROM layout; DELETE FROM slowdown; DELETE FROM gpu_time;\n"                                        \
+    "DELETE FROM layout; DELETE FROM slowdown; DELETE FROM gpu_time; DELETE FROM kernel_stats;\n"              \
     "DELETE FROM meta WHERE key IN ('analysis_version', 'analysis_spans', 'analysis_layout',\n"                \
     "  'analysis_layout_source') OR key LIKE 'slowdown!_%' ESCAPE '!' OR key LIKE 'whatif!_%' ESCAPE '!';\n"
 
@@ -207,9 +209,9 @@ int cs_store_analysis_current(cs_store *st)
 
 /* What a results store holds: the analysis tables and the clocks (the
  * meta goes whole). */
-static const char *const cs_results_tables[] = { "instances", "waits",      "steps", "rank_stats", "layout",
-                                                 "slowdown",  "stragglers", "p2p",   "tails",      "models",
-                                                 "proposals", "gpu_time",   "clocks" };
+static const char *const cs_results_tables[] = { "instances", "waits",      "steps",        "rank_stats", "layout",
+                                                 "slowdown",  "stragglers", "p2p",          "tails",      "models",
+                                                 "proposals", "gpu_time",   "kernel_stats", "clocks" };
 
 /* The waits of the stores files[0..n) into the results file at path, by
  * span as one process writes them: merged by SQLite when they can all be
@@ -618,6 +620,50 @@ int cs_store_gpu_time(cs_store *st, int (*cb)(const cs_gpu_time_row *, void *), 
                             cs_gpu_time_cols, cs_gpu_time_row, cb, arg);
 }
 
+static const cs_store_sql_col cs_kernel_cols[] = {
+    CS_SQL_INT(cs_kernel_row, rank),  CS_SQL_STR(cs_kernel_row, name),     CS_SQL_STR(cs_kernel_row, category),
+    CS_SQL_I64(cs_kernel_row, count), CS_SQL_I64(cs_kernel_row, total_ns), CS_SQL_I64(cs_kernel_row, median_ns),
+    CS_SQL_I64(cs_kernel_row, p99_ns)
+};
+CS_SQL_ROWS_TRAMPOLINE(cs_kernel_row)
+
+int cs_store_kernel_stats(cs_store *st, int (*cb)(const cs_kernel_row *, void *), void *arg)
+{
+    if (cs_store_sql_table_exists(cs_db(st), "kernel_stats") != 1)
+        return 0;
+    return CS_SQL_READ_ROWS(cs_db(st),
+                            "SELECT rank, name, category, count, total_ns, median_ns, p99_ns FROM kernel_stats"
+                            " ORDER BY rank, total_ns DESC, name",
+                            cs_kernel_cols, cs_kernel_row, cb, arg);
+}
+
+int cs_store_kernel_spans(cs_store *st,
+                          int (*cb)(int rank, int64_t name_id, const char *name, int memory, int64_t dur_ns, void *),
+                          void *arg)
+{
+    sqlite3 *db = cs_db(st);
+    int have = cs_store_sql_table_exists(db, "span_kernel");
+    if (have != 1)
+        return have < 0 ? -1 : 0;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT s.rank, k.name, n.name, o.name = 'memory_gpu', s.end_ns - s.begin_ns"
+                           " FROM span_kernel k JOIN span s ON s.id = k.span JOIN kernel_names n ON n.id = k.name"
+                           " JOIN ops o ON o.id = s.op ORDER BY s.rank, k.name",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0, step = SQLITE_DONE;
+    while (rc == 0 && (step = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(s, 2);
+        rc = cb(sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), name ? name : "", sqlite3_column_int(s, 3),
+                sqlite3_column_int64(s, 4), arg);
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = -1;
+    sqlite3_finalize(s);
+    return rc;
+}
+
 /* The GPU intervals in rank order, then by begin (see the header). CUPTI
  * records are read only where the table exists (files from before it). */
 int cs_store_gpu_intervals(cs_store *st, int (*cb)(int rank, int cls, int64_t stream, int64_t b, int64_t e, void *),
@@ -780,7 +826,7 @@ int cs_store_nccl_algos(cs_store *st, int (*cb)(int64_t span, const char *algo, 
 
 /* ---- writing ---- */
 
-enum { W_INST, W_WAIT, W_STEP, W_RANK, W_STRAG, W_P2P, W_TAIL, W_MODEL, W_PROP, W_LAYOUT, W_SLOW, W_GPU, W_N };
+enum { W_INST, W_WAIT, W_STEP, W_RANK, W_STRAG, W_P2P, W_TAIL, W_MODEL, W_PROP, W_LAYOUT, W_SLOW, W_GPU, W_KERN, W_N };
 static const char *const cs_awriter_sql[W_N] = {
     [W_INST] = "INSERT OR REPLACE INTO instances(comm, seq, op, nranks, expected, bytes, first_entry_ns,"
                " last_entry_ns, last_rank, last_exit_ns, skew_ns, transfer_ns, step, callsite, bucket)"
@@ -807,6 +853,8 @@ static const char *const cs_awriter_sql[W_N] = {
                " VALUES(?,?,?,?,?,?,?,?)",
     [W_GPU] = "INSERT OR REPLACE INTO gpu_time(rank, step, window_ns, compute_ns, comm_exposed_ns,"
               " comm_overlapped_ns, memory_ns, idle_ns, outlier) VALUES(?,?,?,?,?,?,?,?,?)",
+    [W_KERN] = "INSERT OR REPLACE INTO kernel_stats(rank, name, category, count, total_ns, median_ns, p99_ns)"
+               " VALUES(?,?,?,?,?,?,?)",
 };
 
 /* Wait rows come in instance order, (comm, seq), which visits every rank's
@@ -975,6 +1023,13 @@ int cs_awriter_gpu_time(cs_awriter *w, const cs_gpu_time_row *x)
 {
     sqlite3_stmt *s = w->q[W_GPU];
     cs_store_sql_bind_row(s, cs_gpu_time_cols, CS_SQL_NCOLS(cs_gpu_time_cols), x);
+    return cs_astep(s);
+}
+
+int cs_awriter_kernel(cs_awriter *w, const cs_kernel_row *x)
+{
+    sqlite3_stmt *s = w->q[W_KERN];
+    cs_store_sql_bind_row(s, cs_kernel_cols, CS_SQL_NCOLS(cs_kernel_cols), x);
     return cs_astep(s);
 }
 

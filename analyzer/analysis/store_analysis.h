@@ -36,7 +36,7 @@
 #include "libtrace/store.h"
 
 /* Bumped whenever what the analysis stores changes meaning. */
-#define CS_ANALYSIS_VERSION 12
+#define CS_ANALYSIS_VERSION 13
 
 /* ---- rows ---- */
 
@@ -114,6 +114,18 @@ typedef struct cs_gpu_time_row {
     int64_t window_ns, compute_ns, comm_exposed_ns, comm_overlapped_ns, memory_ns, idle_ns;
     int outlier;
 } cs_gpu_time_row;
+/* The GPU kernels of a rank (an_kernels.c, table kernel_stats): per kernel
+ * name (copies and sets too), its category ("compute" for kernels, "memory"
+ * for copies and sets), how many ran, their total GPU time, and the median
+ * and p99 of their durations (nearest rank). The CS_KERNEL_TOP of largest
+ * total per rank are kept. */
+typedef struct cs_kernel_row {
+    int rank;
+    char name[256];
+    char category[16];
+    int64_t count, total_ns, median_ns, p99_ns;
+} cs_kernel_row;
+#define CS_KERNEL_TOP 10
 #define CS_GPU_OUTLIER_MADS 5
 #define CS_GPU_OUTLIER_POINTS 10.0
 
@@ -261,6 +273,18 @@ int cs_store_layout(cs_store *st, int (*cb)(const cs_layout_row *, void *), void
  * before the steps'; none for a trace without GPU work or analysed before
  * the table existed. */
 int cs_store_gpu_time(cs_store *st, int (*cb)(const cs_gpu_time_row *, void *), void *arg);
+/* The top kernels of each rank (cs_kernel_row): by rank, then the largest
+ * total first; none for a trace without kernel names or analysed before
+ * the table existed. */
+int cs_store_kernel_stats(cs_store *st, int (*cb)(const cs_kernel_row *, void *), void *arg);
+/* The named GPU kernels, copies and sets of the trace (span_kernel), for
+ * the kernel statistics: by rank, then by name id, each with its name, 1
+ * for a copy or set (else 0) and its duration. None in a file without
+ * kernel names. 0, a callback's non-zero, or -1 when the store cannot be
+ * read. */
+int cs_store_kernel_spans(cs_store *st,
+                          int (*cb)(int rank, int64_t name_id, const char *name, int memory, int64_t dur_ns, void *),
+                          void *arg);
 /* The GPU intervals of the trace, for the GPU time pass: by rank, then by
  * begin, on the rank's own clock (raw), each with its class and stream:
  * CS_GPU_COMPUTE: compute_gpu spans (imported kernels; stream -1);
@@ -301,6 +325,7 @@ int cs_awriter_rank_stat(cs_awriter *w, const cs_rank_stat *x);
 int cs_awriter_layout(cs_awriter *w, const cs_layout_row *x);
 int cs_awriter_slowdown(cs_awriter *w, const cs_slowdown_row *x);
 int cs_awriter_gpu_time(cs_awriter *w, const cs_gpu_time_row *x);
+int cs_awriter_kernel(cs_awriter *w, const cs_kernel_row *x);
 int cs_awriter_straggler(cs_awriter *w, const cs_straggler *x);
 int cs_awriter_p2p(cs_awriter *w, const cs_p2p_row *x);
 int cs_awriter_tail(cs_awriter *w, const cs_tail_row *x);

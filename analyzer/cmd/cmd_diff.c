@@ -1,5 +1,6 @@
-/* cmd_diff.c: `collscope diff BASE NEW`: step time, stragglers and the tail
- * of each collective group, compared between two runs (diff.c). */
+/* cmd_diff.c: `collscope diff BASE NEW`: step time, stragglers, the tail
+ * of each collective group and the GPU time per rank, compared between two
+ * runs (diff.c). */
 #include "config.h"
 #include "analyzer/cmd/cli.h"
 #include "analyzer/formats/outfile.h"
@@ -13,8 +14,11 @@ const char cs_help_diff[] = "usage: collscope diff BASE NEW [--format text|json]
                             "\n"
                             "Compare two runs (each a DIR or TRACE.db; analysed first when their stored\n"
                             "analysis is not current): the median step time, the straggler verdicts\n"
-                            "(in both, gone, new) and the p99 of each collective group (op, size\n"
-                            "bucket, call site). JSON: format \"collscope-diff\", version 1\n"
+                            "(in both, gone, new), the p99 of each collective group (op, size\n"
+                            "bucket, call site) and, when either run has GPU activity, each rank's\n"
+                            "GPU time shares (compute, comm exposed and overlapped, memory, idle)\n"
+                            "before and after, naming the ranks whose compute share changed out of\n"
+                            "line with the others'. JSON: format \"collscope-diff\", version 1\n"
                             "(docs/report-json.md).\n"
                             "\n"
                             "Exit status: 0, 1 when a trace cannot be read, 2 on bad usage.\n";

@@ -857,7 +857,11 @@ static int kt_event_done(kt *k)
         k->info->kernels += gpu_cat;
         k->info->compute++;
         k->nstreamed++;
-        return kt_write_span(k, &x, e->corr > 0 ? e->corr : 0, k->stream_base);
+        int rc = kt_write_span(k, &x, e->corr > 0 ? e->corr : 0, k->stream_base);
+        /* its name (x.id stays 0 when the span was not written) */
+        if (rc == 1 && x.id && e->name[0] && cs_store_bulk_kernel_name(k->b, x.id, e->name) != 0)
+            return kt_fail(k, "%s: cannot write its store", k->file);
+        return rc;
     }
     if (!strcmp(e->cat, "cpu_op") && k->main_tid >= 0 && e->tid == k->main_tid) {
         if (e->ts < k->main_top_end)

@@ -1,10 +1,194 @@
 /* diff.c: `collscope diff`: two runs compared (median step time,
  * straggler verdicts in both, gone or new, the p99 of each collective
- * group), as text or JSON (format "collscope-diff", docs/report-json.md). */
+ * group, the GPU time of each rank), as text or JSON (format
+ * "collscope-diff", docs/report-json.md). */
 #include "config.h"
 #include "analyzer/report/report_int.h"
+#include "common/stats.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* The parts of a rank's GPU time the diff compares, as in the report. */
+enum { CS_DIFF_GPU_PARTS = 5 };
+static const char *const cs_diff_gpu_key[CS_DIFF_GPU_PARTS] = { "compute", "comm_exposed", "comm_overlapped", "memory",
+                                                                "idle" };
+static const char *const cs_diff_gpu_label[CS_DIFF_GPU_PARTS] = { "compute", "comm exposed", "comm overlapped",
+                                                                  "memory", "idle" };
+
+/* The whole-trace GPU row of rank in d, or NULL. */
+static const cs_gpu_time_row *cs_diff_gpu_find(const cs_report_data *d, int rank)
+{
+    for (int i = 0; i < d->ngpu; i++)
+        if (d->gpu[i].rank == rank)
+            return &d->gpu[i];
+    return NULL;
+}
+
+/* The shares (0..1) of a row's parts; NAN for every part without a row. */
+static void cs_diff_gpu_shares(const cs_gpu_time_row *r, double sh[CS_DIFF_GPU_PARTS])
+{
+    if (!r) {
+        for (int k = 0; k < CS_DIFF_GPU_PARTS; k++)
+            sh[k] = NAN;
+        return;
+    }
+    const int64_t part[CS_DIFF_GPU_PARTS] = { r->compute_ns, r->comm_exposed_ns, r->comm_overlapped_ns, r->memory_ns,
+                                              r->idle_ns };
+    for (int k = 0; k < CS_DIFF_GPU_PARTS; k++)
+        sh[k] = cs__report_gpu_share(r, part[k]);
+}
+
+/* The next rank after prev (INT_MIN: the first) with a GPU row on either
+ * side, or -1 when none is left. */
+static int cs_diff_gpu_next(const cs_report_data *a, const cs_report_data *b, int prev, int first)
+{
+    int best = -1;
+    const cs_report_data *side[2] = { a, b };
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < side[s]->ngpu; i++) {
+            int r = side[s]->gpu[i].rank;
+            if ((first || r > prev) && (best < 0 || r < best))
+                best = r;
+        }
+    return best;
+}
+
+/* The median over the ranks with a row on both sides of the change of
+ * their compute share, in points, into *med; returns how many such ranks
+ * (0: *med is 0). */
+static int cs_diff_gpu_median_change(const cs_report_data *base, const cs_report_data *cur, double *med)
+{
+    *med = 0;
+    double *v = malloc((size_t)(cur->ngpu > 0 ? cur->ngpu : 1) * sizeof *v);
+    if (!v)
+        return 0;
+    int n = 0;
+    for (int i = 0; i < cur->ngpu; i++) {
+        const cs_gpu_time_row *b = cs_diff_gpu_find(base, cur->gpu[i].rank), *r = &cur->gpu[i];
+        if (b)
+            v[n++] = 100 * (cs__report_gpu_share(r, r->compute_ns) - cs__report_gpu_share(b, b->compute_ns));
+    }
+    if (n)
+        *med = cs_stats_median_dbl(v, (size_t)n);
+    free(v);
+    return n;
+}
+
+/* Whether a rank's compute-share change (points) is out of line with the
+ * ranks' median change: at least 4 ranks on both sides, and as far from
+ * the median as a compute outlier of the report must be. */
+static int cs_diff_gpu_changed(double change, double med, int n)
+{
+    return n >= 4 && fabs(change - med) >= CS_GPU_OUTLIER_POINTS;
+}
+
+/* A share in JSON: null where the rank has no row on that side (not a
+ * figure that failed, so not counted in the null note). */
+static void cs_diff_json_share(FILE *f, double v)
+{
+    if (isnan(v))
+        fputs("null", f);
+    else
+        cs_json_num(f, "%.6f", v);
+}
+
+/* The GPU time of each rank, base and new (section "gpu_time" of the JSON
+ * diff, or the text table); nothing in text when neither side has rows. */
+static void cs_diff_gpu(FILE *f, int json, const cs_report_data *base, const cs_report_data *cur)
+{
+    if (json)
+        fprintf(f, "  \"gpu_time\": [");
+    if (!base->ngpu && !cur->ngpu) {
+        if (json)
+            fprintf(f, "]");
+        return;
+    }
+    if (!json)
+        fprintf(f,
+                "\nGPU time per rank, base -> new (%% of the rank's GPU window; change in points;\n"
+                " window in ms)\n  %6s %21s %22s %22s %22s %22s %22s\n",
+                "rank", "window", cs_diff_gpu_label[0], cs_diff_gpu_label[1], cs_diff_gpu_label[2],
+                cs_diff_gpu_label[3], cs_diff_gpu_label[4]);
+    int k = 0;
+    double med;
+    int nboth = cs_diff_gpu_median_change(base, cur, &med);
+    for (int r = cs_diff_gpu_next(base, cur, 0, 1); r >= 0; r = cs_diff_gpu_next(base, cur, r, 0)) {
+        const cs_gpu_time_row *b = cs_diff_gpu_find(base, r), *n = cs_diff_gpu_find(cur, r);
+        double sb[CS_DIFF_GPU_PARTS], sn[CS_DIFF_GPU_PARTS];
+        cs_diff_gpu_shares(b, sb);
+        cs_diff_gpu_shares(n, sn);
+        if (json) {
+            fprintf(f, "%s\n    {\"rank\": %d, \"base_window_ns\": ", k++ ? "," : "", r);
+            cs_json_i64_or_null(f, b ? b->window_ns : -1);
+            fprintf(f, ", \"new_window_ns\": ");
+            cs_json_i64_or_null(f, n ? n->window_ns : -1);
+            for (int p = 0; p < CS_DIFF_GPU_PARTS; p++) {
+                fprintf(f, ", \"base_%s_share\": ", cs_diff_gpu_key[p]);
+                cs_diff_json_share(f, sb[p]);
+                fprintf(f, ", \"new_%s_share\": ", cs_diff_gpu_key[p]);
+                cs_diff_json_share(f, sn[p]);
+                fprintf(f, ", \"%s_change_points\": ", cs_diff_gpu_key[p]);
+                cs_diff_json_share(f, b && n ? 100 * (sn[p] - sb[p]) : NAN);
+            }
+            fprintf(f,
+                    ", \"base_compute_outlier\": %d, \"new_compute_outlier\": %d, \"compute_change_out_of_line\": %d}",
+                    b ? b->outlier : 0, n ? n->outlier : 0,
+                    b && n ? cs_diff_gpu_changed(100 * (sn[0] - sb[0]), med, nboth) : 0);
+        } else {
+            char wb[16] = "-", wn[16] = "-";
+            if (b)
+                snprintf(wb, sizeof wb, "%.3f", (double)b->window_ns / 1e6);
+            if (n)
+                snprintf(wn, sizeof wn, "%.3f", (double)n->window_ns / 1e6);
+            fprintf(f, "  %6d %9s -> %-9s", r, wb, wn);
+            for (int p = 0; p < CS_DIFF_GPU_PARTS; p++) {
+                if (b && n)
+                    fprintf(f, " %5.1f -> %5.1f %+6.1f", 100 * sb[p], 100 * sn[p], 100 * (sn[p] - sb[p]));
+                else if (b)
+                    fprintf(f, " %5.1f -> %5s %6s", 100 * sb[p], "-", "gone");
+                else
+                    fprintf(f, " %5s -> %5.1f %6s", "-", 100 * sn[p], "new");
+            }
+            fprintf(f, "\n");
+        }
+    }
+    if (json) {
+        fprintf(f, "\n  ]");
+        return;
+    }
+    /* the ranks whose compute share changed unlike the others' */
+    int nc = 0;
+    for (int i = 0; i < cur->ngpu; i++) {
+        const cs_gpu_time_row *r = &cur->gpu[i], *b = cs_diff_gpu_find(base, r->rank);
+        if (!b)
+            continue;
+        double ch = 100 * (cs__report_gpu_share(r, r->compute_ns) - cs__report_gpu_share(b, b->compute_ns));
+        if (cs_diff_gpu_changed(ch, med, nboth))
+            fprintf(f, "%s rank %d %+.1f points", nc++ ? "," : "  compute share changed out of line:", r->rank, ch);
+    }
+    if (nc)
+        fprintf(f, " (median change of the ranks %+.1f points)\n", med);
+    else if (nboth >= 4)
+        fprintf(f, "  compute share changed alike on all ranks (median %+.1f points)\n", med);
+    /* the compute-share outliers of each run (the report's own flags) */
+    const cs_report_data *side[2] = { base, cur };
+    const char *label[2] = { "gone", "new" };
+    int n = 0;
+    for (int sd = 0; sd < 2; sd++)
+        for (int i = 0; i < side[sd]->ngpu; i++) {
+            const cs_gpu_time_row *x = &side[sd]->gpu[i], *y = cs_diff_gpu_find(side[1 - sd], x->rank);
+            if (!x->outlier)
+                continue;
+            int both = y && y->outlier == x->outlier;
+            if (both && sd == 1)
+                continue;
+            fprintf(f, "%s rank %d %s (%s)", n++ ? "," : "  compute share out of line:", x->rank,
+                    x->outlier > 0 ? "above" : "below", both ? "both" : label[sd]);
+        }
+    fprintf(f, "%s\n", n ? "" : "  compute share out of line: no rank in either run");
+}
 
 void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_data *base, const char *new_name,
                    const cs_report_data *cur)
@@ -109,8 +293,11 @@ void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_dat
                 fprintf(f, " %8s\n", "new");
         }
     }
+    if (json)
+        fprintf(f, "%s],\n", k ? "\n  " : "");
+    cs_diff_gpu(f, json, base, cur);
     if (json) {
-        fprintf(f, "%s]\n", k ? "\n  " : "");
+        fprintf(f, "\n");
         cs_json_null_note(f, nulls);
         fprintf(f, "}\n");
     }

@@ -106,6 +106,17 @@ static int cs_ld_gpu(const cs_gpu_time_row *g, void *arg)
     return 0;
 }
 
+static int cs_ld_kernel(const cs_kernel_row *k, void *arg)
+{
+    cs_loader *l = arg;
+    cs_kernel_row *a = realloc(l->d->kern, ((size_t)l->d->nkern + 1) * sizeof *a);
+    if (!a)
+        return -1;
+    l->d->kern = a;
+    a[l->d->nkern++] = *k;
+    return 0;
+}
+
 static int64_t cs_meta_i64(cs_store *st, const char *key, int64_t dflt)
 {
     char buf[64];
@@ -183,7 +194,7 @@ int cs_report_load(cs_store *st, cs_report_data *d)
         if (cs_store_slowdown(st, cs_ld_slowdown, &l) != 0)
             return -1;
     }
-    if (cs_store_gpu_time(st, cs_ld_gpu, &l) != 0)
+    if (cs_store_gpu_time(st, cs_ld_gpu, &l) != 0 || cs_store_kernel_stats(st, cs_ld_kernel, &l) != 0)
         return -1;
     /* the same diagnosis as `collscope status` post mortem */
     cs_failure_model fm;
@@ -224,6 +235,7 @@ void cs_report_free(cs_report_data *d)
     free(d->lay);
     free(d->sd);
     free(d->gpu);
+    free(d->kern);
     cs_store_comms_free(&d->comms);
     cs_failure_list_free(&d->failures);
     memset(d, 0, sizeof *d);

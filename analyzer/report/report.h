@@ -74,6 +74,10 @@ typedef struct cs_report_data {
      * rank; none without GPU activity) */
     cs_gpu_time_row *gpu;
     int ngpu;
+    /* the top GPU kernels of each rank (kernel_stats: by rank, the largest
+     * total first; none without kernel names) */
+    cs_kernel_row *kern;
+    int nkern;
 } cs_report_data;
 /* 0, or -1 when the store cannot be read (d is then partly filled: free it). */
 int cs_report_load(cs_store *st, cs_report_data *d);

@@ -254,6 +254,17 @@ static void cs_report_json_analysis(FILE *f, const cs_report_data *d, const cs_g
         fprintf(f, ", \"compute_outlier\": %d}", r->outlier);
     }
     fprintf(f, "%s],\n", d->ngpu ? "\n  " : "");
+    fprintf(f, "  \"kernels\": [");
+    for (int i = 0; i < d->nkern; i++) {
+        const cs_kernel_row *k = &d->kern[i];
+        fprintf(f, "%s\n    {\"rank\": %d, \"name\": ", i ? "," : "", k->rank);
+        cs_json_str(f, k->name);
+        fprintf(f, ", \"category\": ");
+        cs_json_str(f, k->category);
+        fprintf(f, ", \"count\": %lld, \"total_ns\": %lld, \"median_ns\": %lld, \"p99_ns\": %lld}", (long long)k->count,
+                (long long)k->total_ns, (long long)k->median_ns, (long long)k->p99_ns);
+    }
+    fprintf(f, "%s],\n", d->nkern ? "\n  " : "");
     fprintf(f, "  \"slowdown\": ");
     if (d->has_slowdown) {
         fprintf(f, "{\"S\": ");

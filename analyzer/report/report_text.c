@@ -96,6 +96,30 @@ static void cs_report_text_gpu(FILE *f, const cs_report_data *d)
         fprintf(f, "  compute share: no rank out of line (median %.1f %%)\n", 100 * med);
 }
 
+/* The top GPU kernels of each rank (the first CS_REPORT_TEXT_KERNELS of
+ * each; JSON has all the stored ones). */
+#define CS_REPORT_TEXT_KERNELS 5
+static void cs_report_text_kernels(FILE *f, const cs_report_data *d)
+{
+    if (!d->nkern)
+        return;
+    char b1[32], b2[32], b3[32];
+    fprintf(f,
+            "\nTop GPU kernels per rank (by total GPU time, %d of each; copies and sets are memory)\n"
+            "  %6s %-8s %-50s %7s %11s %11s %11s\n",
+            CS_REPORT_TEXT_KERNELS, "rank", "category", "name", "count", "total", "median", "p99");
+    int shown = 0;
+    for (int i = 0; i < d->nkern; i++) {
+        const cs_kernel_row *k = &d->kern[i];
+        shown = i > 0 && d->kern[i - 1].rank == k->rank ? shown + 1 : 0;
+        if (shown >= CS_REPORT_TEXT_KERNELS)
+            continue;
+        fprintf(f, "  %6d %-8s %-50.50s %7lld %11s %11s %11s\n", k->rank, k->category, k->name, (long long)k->count,
+                cs_fmt_ns(k->total_ns, b1, sizeof b1), cs_fmt_ns(k->median_ns, b2, sizeof b2),
+                cs_fmt_ns(k->p99_ns, b3, sizeof b3));
+    }
+}
+
 /* The cost models, the replay and the proposals. */
 /* The cost models, the replay and the proposals (text). */
 static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
@@ -344,5 +368,6 @@ void cs_report_text_write(FILE *f, const cs_report_trace *t, const cs_report_dat
     }
     cs_report_text_analysis(f, d, g, ng);
     cs_report_text_gpu(f, d);
+    cs_report_text_kernels(f, d);
     cs_report_text_overlap(f, t);
 }

@@ -4,9 +4,9 @@
 # rank of generated GPU traces (tests/import/gpu_gen.py) against the
 # generator's truth and against HTA.
 TESTS += tests/import/kineto.sh tests/import/bad_input.sh tests/import/tui.sh tests/import/gpu_breakdown.sh \
-	tests/import/gpu_breakdown_hta.sh
+	tests/import/gpu_breakdown_hta.sh tests/import/gpu_diff.sh tests/import/gpu_kernels.sh
 EXTRA_DIST += tests/import/kineto.sh tests/import/bad_input.sh tests/import/tui.sh tests/import/kineto_gen.py \
-	tests/import/gpu_breakdown.sh tests/import/gpu_breakdown_hta.sh tests/import/gpu_gen.py
+	tests/import/gpu_breakdown.sh tests/import/gpu_breakdown_hta.sh tests/import/gpu_gen.py tests/import/gpu_diff.sh tests/import/gpu_kernels.sh
 # Clocks on generated traces: kept when one clock, a planted offset found, a
 # clock no offset explains refused (an_align.c).
 TESTS += tests/import/clocks.sh
