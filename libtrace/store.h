@@ -134,8 +134,10 @@ int cs_store_open_job(const char *dir, cs_store **out, int *nfaults, char *err, 
 /* Build the merged trace at path (DIR/trace.db) from the job of
  * DIR/index.db: as cs_store_open_job reads it (a rank store missing or
  * unreadable left out, counted in *nfaults, and named in the file's
- * recovery note), written beside and renamed into place. 0, or -1 with a
- * reason (nothing left at path). */
+ * recovery note), written beside and renamed into place. DIR is locked
+ * first (dirlock.h) and stays locked until the process ends; another
+ * command holding it is an error naming it. 0, or -1 with a reason
+ * (nothing left at path). */
 int cs_store_job_merge(const char *dir, const char *path, int *nfaults, char *err, size_t errlen);
 /* ---- a job read by K processes at once (the parallel analysis) ---- */
 

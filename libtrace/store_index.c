@@ -3,6 +3,7 @@
  * the job store that is read from them (see store.h). */
 #include "config.h"
 #include "common/vec.h"
+#include "libtrace/dirlock.h"
 #include "libtrace/store_int.h"
 
 #include <errno.h>
@@ -528,6 +529,16 @@ const char *cs_store_file(const cs_store *st)
 int cs_store_job_merge(const char *dir, const char *path, int *nfaults, char *err, size_t errlen)
 {
     cs_store *job;
+    *nfaults = 0;
+    /* Never beside another command writing the folder (a run, an ingest);
+     * held until the process ends, so that what the caller does next in
+     * DIR is covered too. */
+    int lk = cs_dirlock_take(dir, 0, err, errlen);
+    if (lk != 0) {
+        if (lk == 1 && strlen(err) + 40 < errlen)
+            strcat(err, "; wait for it to end, then merge");
+        return -1;
+    }
     if (cs_store_open_job(dir, &job, nfaults, err, errlen) != 0)
         return -1;
     /* The merged file is the job's trace: no index to point back to. */
