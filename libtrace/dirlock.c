@@ -103,8 +103,8 @@ int cs_dirlock_take(const char *dir, int wait, char *err, size_t errlen)
     /* Only a file of ours, with no other name: the holder's line is
      * written into it. */
     if (fstat(fd, &fs) != 0 || !S_ISREG(fs.st_mode) || fs.st_nlink != 1 || fs.st_uid != geteuid()) {
-        snprintf(err, errlen, "cannot lock %s: %s/%s is not a regular file of yours with one name (refused)", dir,
-                 dir, CS_DIRLOCK_FILE);
+        snprintf(err, errlen, "cannot lock %s: %s/%s is not a regular file of yours with one name (refused)", dir, dir,
+                 CS_DIRLOCK_FILE);
         close(fd);
         return -1;
     }

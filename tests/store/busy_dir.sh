@@ -46,11 +46,13 @@ waiter=$!
 at_exit "kill $waiter 2> /dev/null"
 echo go > "$T/go"
 wait $first
-expect_eq "the first run: exit status (stderr: $(cat "$T/first.err"))" $? 0
+st=$?
+expect_eq "the first run: exit status (stderr: $(cat "$T/first.err"))" $st 0
 grep -q "collscope: 2 processes, [1-9][0-9]* spans -> $T/d/trace.db" "$T/first.err" ||
   fail "the first run did not build its own trace: $(cat "$T/first.err")"
 wait $waiter
-expect_eq "the run with --wait: exit status (stderr: $(cat "$T/wait.err"))" $? 0
+st=$?
+expect_eq "the run with --wait: exit status (stderr: $(cat "$T/wait.err"))" $st 0
 grep -q "run: $T/d is in use by pid $first .*; waiting for it to end (--wait)" "$T/wait.err" ||
   fail "--wait does not say what it waits for: $(cat "$T/wait.err")"
 "$COLLSCOPE" report "$T/d" > /dev/null 2>&1 || fail "report after the runs failed"
