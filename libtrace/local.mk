@@ -21,7 +21,8 @@ libtrace_libcslog_la_LIBADD = common/libcscommon.la $(SQLITE_LIBS)
 libtrace_libcsstore_la_SOURCES = \
 	libtrace/store_merge.c libtrace/store_copy.c libtrace/store_read.c libtrace/store_stats.c \
 	libtrace/store_comms.h libtrace/store_comms.c libtrace/store_recover.c \
-	libtrace/store_bulk.h libtrace/store_bulk.c
+	libtrace/store_bulk.h libtrace/store_bulk.c \
+	libtrace/dirlock.h libtrace/dirlock.c
 # A job as rank stores and an index (docs/schema.md).
 libtrace_libcsstore_la_SOURCES += libtrace/store_index.c libtrace/store_parts.c libtrace/store_map.c
 # The trace source: what a path given to a command holds, decided once.

@@ -49,8 +49,15 @@ int cs_store_schema_version(const cs_store *st);
 
 /* Does SQLite find damaged pages in the store (PRAGMA quick_check)? 0
  * when not; 1 when it does, with the first problem in what (may be NULL);
- * -1 when it cannot tell (what says why). */
+ * -1 when it cannot tell (what says why). A page that could not be read
+ * for want of memory, an I/O error or a full disk (SQLITE_NOMEM, _IOERR,
+ * _FULL) is no damage: -1, and the store keeps the message ("out of
+ * memory reading FILE (...)") in cs_store_fault, so that the caller's next
+ * check of its input fails with it instead of reading on. */
 int cs_store_check_pages(cs_store *st, char *what, size_t len);
+/* The message of the last resource failure cs_store_check_pages met, or
+ * NULL. */
+const char *cs_store_fault(const cs_store *st);
 
 /* What a recovery kept and lost. */
 typedef struct cs_store_recovery {
@@ -134,8 +141,10 @@ int cs_store_open_job(const char *dir, cs_store **out, int *nfaults, char *err, 
 /* Build the merged trace at path (DIR/trace.db) from the job of
  * DIR/index.db: as cs_store_open_job reads it (a rank store missing or
  * unreadable left out, counted in *nfaults, and named in the file's
- * recovery note), written beside and renamed into place. 0, or -1 with a
- * reason (nothing left at path). */
+ * recovery note), written beside and renamed into place. DIR is locked
+ * first (dirlock.h) and stays locked until the process ends; another
+ * command holding it is an error naming it. 0, or -1 with a reason
+ * (nothing left at path). */
 int cs_store_job_merge(const char *dir, const char *path, int *nfaults, char *err, size_t errlen);
 /* ---- a job read by K processes at once (the parallel analysis) ---- */
 

@@ -3,6 +3,7 @@
  * the job store that is read from them (see store.h). */
 #include "config.h"
 #include "common/vec.h"
+#include "libtrace/dirlock.h"
 #include "libtrace/store_int.h"
 #include "libtrace/store_sql.h"
 
@@ -256,6 +257,7 @@ static uint64_t job_file_hash(const char *file, int64_t size, int64_t mtime)
 typedef struct job_files {
     char **file;
     int *rank_first;
+    int64_t *rank, *pid; /* the process the index records for each file */
     int n;
 } job_files;
 
@@ -265,6 +267,8 @@ static void job_files_free(job_files *f)
         free(f->file[i]);
     free(f->file);
     free(f->rank_first);
+    free(f->rank);
+    free(f->pid);
     memset(f, 0, sizeof *f);
 }
 
@@ -272,10 +276,10 @@ static int job_files_read(sqlite3 *idx, const char *ipath, job_files *f, char *e
 {
     memset(f, 0, sizeof *f);
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(idx, "SELECT file, rank FROM rank_files ORDER BY rank, pid, file", -1, &s, NULL) !=
+    if (sqlite3_prepare_v2(idx, "SELECT file, rank, pid FROM rank_files ORDER BY rank, pid, file", -1, &s, NULL) !=
         SQLITE_OK)
         return cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", ipath, sqlite3_errmsg(idx));
-    size_t cap = 0, capr = 0;
+    size_t cap = 0, capr = 0, capk = 0, capp = 0;
     int rc, prev_rank = 0;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         const char *file = (const char *)sqlite3_column_text(s, 0);
@@ -283,12 +287,16 @@ static int job_files_read(sqlite3 *idx, const char *ipath, job_files *f, char *e
         if (!file)
             continue;
         if (CS_VEC_RESERVE(f->file, cap, (size_t)f->n + 1) != 0 ||
-            CS_VEC_RESERVE(f->rank_first, capr, (size_t)f->n + 1) != 0 || !(f->file[f->n] = strdup(file))) {
+            CS_VEC_RESERVE(f->rank_first, capr, (size_t)f->n + 1) != 0 ||
+            CS_VEC_RESERVE(f->rank, capk, (size_t)f->n + 1) != 0 ||
+            CS_VEC_RESERVE(f->pid, capp, (size_t)f->n + 1) != 0 || !(f->file[f->n] = strdup(file))) {
             sqlite3_finalize(s);
             job_files_free(f);
             return cs_store_sql_fail(err, errlen, "%s: out of memory", ipath);
         }
         f->rank_first[f->n] = f->n == 0 || rank != prev_rank;
+        f->rank[f->n] = sqlite3_column_int64(s, 1);
+        f->pid[f->n] = sqlite3_column_int64(s, 2);
         prev_rank = rank;
         f->n++;
     }
@@ -306,6 +314,41 @@ static int job_file_inside(const char *file)
     size_t n = strlen(file);
     return !(file[0] == '/' || strcmp(file, "..") == 0 || strncmp(file, "../", 3) == 0 || strstr(file, "/../") ||
              (n >= 3 && strcmp(file + n - 3, "/..") == 0));
+}
+
+/* Is the rank store at path the one the index records: one process, of
+ * that rank and pid? -1 with the reason in why when it is not (another
+ * run's store copied over it, a stale or duplicated one); 0 otherwise (a
+ * store that cannot be read is left to cs_store_merge to name). */
+static int job_file_owned(const char *path, int64_t rank, int64_t pid, char *why, size_t len)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *s = NULL;
+    int rc = 0;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "SELECT rank, pid, (SELECT count(*) FROM processes) FROM processes LIMIT 1", -1, &s,
+                           NULL) != SQLITE_OK) {
+        /* unreadable: cs_store_merge names why */
+        goto out;
+    }
+    int st = sqlite3_step(s);
+    if (st != SQLITE_ROW)
+        goto out;
+    int64_t r = sqlite3_column_int64(s, 0), p = sqlite3_column_int64(s, 1), n = sqlite3_column_int64(s, 2);
+    rc = -1;
+    if (n != 1)
+        snprintf(why, len, "holds %lld processes, the job index records one: not this job's rank store", (long long)n);
+    else if (r != rank || p != pid)
+        snprintf(why, len,
+                 "holds rank %lld pid %lld, but the job index records rank %lld pid %lld: a rank store of another run "
+                 "(or a stale one), left out",
+                 (long long)r, (long long)p, (long long)rank, (long long)pid);
+    else
+        rc = 0;
+out:
+    sqlite3_finalize(s);
+    sqlite3_close_v2(db);
+    return rc;
 }
 
 /* Merge the files of part `part` of nparts (all of them when nparts is 0)
@@ -331,6 +374,11 @@ static void job_merge_part(const char *dir, const job_files *f, int part, int np
         int64_t size, mtime;
         if (index_stat(path, &size, &mtime) != 0) {
             job_fault(p->faults, sizeof p->faults, path, "missing");
+            p->nfaults++;
+            continue;
+        }
+        if (job_file_owned(path, f->rank[i], f->pid[i], why, sizeof why) != 0) {
+            job_fault(p->faults, sizeof p->faults, path, why);
             p->nfaults++;
             continue;
         }
@@ -529,6 +577,16 @@ const char *cs_store_file(const cs_store *st)
 int cs_store_job_merge(const char *dir, const char *path, int *nfaults, char *err, size_t errlen)
 {
     cs_store *job;
+    *nfaults = 0;
+    /* Never beside another command writing the folder (a run, an ingest);
+     * held until the process ends, so that what the caller does next in
+     * DIR is covered too. */
+    int lk = cs_dirlock_take(dir, 0, err, errlen);
+    if (lk != 0) {
+        if (lk == 1 && strlen(err) + 40 < errlen)
+            strcat(err, "; wait for it to end, then merge");
+        return -1;
+    }
     if (cs_store_open_job(dir, &job, nfaults, err, errlen) != 0)
         return -1;
     /* The merged file is the job's trace: no index to point back to. */

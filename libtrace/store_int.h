@@ -21,6 +21,9 @@ struct cs_store {
      * their span rows read through temporary views; 0 otherwise. */
     int nparts;
     int64_t spans; /* with parts: the span rows of all (cs_store_part.spans) */
+    /* A read that failed for want of a resource (memory, I/O, disk), not
+     * for damage (cs_store_check_pages): its message; "" when none. */
+    char fault[512];
 };
 
 /* Bytes of a store mapped for reading (SQLite's mmap_size, capped by

@@ -28,31 +28,80 @@ static void one_line(char *what, size_t len, const char *text)
             *p = ';';
 }
 
+/* The resource a SQLite result code says was missing (memory, the disk's
+ * reads, disk space), or NULL when the code is no such failure. */
+static const char *resource_of(int code)
+{
+    switch (code & 0xff) {
+    case SQLITE_NOMEM: return "out of memory";
+    case SQLITE_IOERR: return "an I/O error";
+    case SQLITE_FULL: return "no space left";
+    default: return NULL;
+    }
+}
+
+/* A failure for want of a resource: its message in st->fault and what;
+ * -1. */
+static int resource_fault(cs_store *st, const char *res, const char *detail, char *what, size_t len)
+{
+    snprintf(st->fault, sizeof st->fault,
+             "%s reading %s (%s); the trace was not checked for damage: try again with "
+             "more memory or after fixing the disk",
+             res, st->path, detail);
+    if (what)
+        snprintf(what, len, "%s", st->fault);
+    return -1;
+}
+
 int cs_store_check_pages(cs_store *st, char *what, size_t len)
 {
     sqlite3_stmt *s;
     if (what && len)
         what[0] = '\0';
+    st->fault[0] = '\0';
     if (sqlite3_prepare_v2(st->db, "PRAGMA quick_check(1)", -1, &s, NULL) != SQLITE_OK) {
-        int code = sqlite3_errcode(st->db);
+        int code = sqlite3_extended_errcode(st->db);
+        if (resource_of(code))
+            return resource_fault(st, resource_of(code), sqlite3_errmsg(st->db), what, len);
         if (what)
             snprintf(what, len, "%s", sqlite3_errmsg(st->db));
-        return code == SQLITE_CORRUPT || code == SQLITE_NOTADB ? 1 : -1;
+        return (code & 0xff) == SQLITE_CORRUPT || (code & 0xff) == SQLITE_NOTADB ? 1 : -1;
     }
     int rc = sqlite3_step(s), ret;
     if (rc == SQLITE_ROW) {
         const char *r = (const char *)sqlite3_column_text(s, 0);
-        ret = r && strcmp(r, "ok") == 0 ? 0 : 1;
-        if (ret && what)
-            one_line(what, len, r ? r : "damaged");
+        /* quick_check reports a page it could not get as a row ("Page N:
+         * unable to get the page. error code=C"): only damage when C is. */
+        const char *ec = r ? strstr(r, "error code=") : NULL;
+        const char *res = ec ? resource_of(atoi(ec + 11)) : NULL;
+        if (res) {
+            char detail[256];
+            one_line(detail, sizeof detail, r);
+            ret = resource_fault(st, res, detail, what, len);
+        } else if (!r && resource_of(sqlite3_extended_errcode(st->db))) {
+            ret = resource_fault(st, resource_of(sqlite3_extended_errcode(st->db)), sqlite3_errmsg(st->db), what, len);
+        } else {
+            ret = r && strcmp(r, "ok") == 0 ? 0 : 1;
+            if (ret && what)
+                one_line(what, len, r ? r : "damaged");
+        }
     } else {
-        int code = sqlite3_errcode(st->db);
-        ret = code == SQLITE_CORRUPT || code == SQLITE_NOTADB ? 1 : -1;
-        if (what)
-            snprintf(what, len, "%s", sqlite3_errmsg(st->db));
+        int code = sqlite3_extended_errcode(st->db);
+        if (resource_of(code))
+            ret = resource_fault(st, resource_of(code), sqlite3_errmsg(st->db), what, len);
+        else {
+            ret = (code & 0xff) == SQLITE_CORRUPT || (code & 0xff) == SQLITE_NOTADB ? 1 : -1;
+            if (what)
+                snprintf(what, len, "%s", sqlite3_errmsg(st->db));
+        }
     }
     sqlite3_finalize(s);
     return ret;
+}
+
+const char *cs_store_fault(const cs_store *st)
+{
+    return st->fault[0] ? st->fault : NULL;
 }
 
 /* ---- copying one table ---- */

@@ -126,8 +126,10 @@ EXTRA_DIST += tests/store/comm_names.sh
 
 # Damaged logs and files that are no logs (bench/log_gen --break), and logs
 # of several runs in one folder.
-TESTS += tests/store/log_fields.sh tests/store/log_special.sh tests/store/log_truncated.sh tests/store/two_runs.sh
-EXTRA_DIST += tests/store/log_fields.sh tests/store/log_special.sh tests/store/log_truncated.sh tests/store/two_runs.sh
+TESTS += tests/store/log_fields.sh tests/store/log_special.sh tests/store/log_truncated.sh tests/store/two_runs.sh tests/store/busy_dir.sh \
+	tests/store/nomem.sh tests/store/foreign_rank.sh
+EXTRA_DIST += tests/store/log_fields.sh tests/store/log_special.sh tests/store/log_truncated.sh tests/store/two_runs.sh tests/store/busy_dir.sh \
+	tests/store/nomem.sh tests/store/foreign_rank.sh
 
 # File safety of `collscope run` and of the preload, and its numeric settings.
 TESTS += tests/mpi/out_symlink.sh tests/mpi/log_symlink.sh tests/mpi/env_numbers.sh

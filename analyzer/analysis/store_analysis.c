@@ -167,6 +167,12 @@ static int sa_check(cs_store *st, int of, const char *name, char *err, size_t er
 
 int cs_store_analysis_check_input(cs_store *st, char *err, size_t errlen)
 {
+    /* the page check ran out of memory (or met an I/O error): no analysis
+     * of a trace not read whole */
+    if (cs_store_fault(st)) {
+        snprintf(err, errlen, "%s", cs_store_fault(st));
+        return -1;
+    }
     return sa_check(st, SA_SPANS | SA_TABLES, cs_store_path(st), err, errlen);
 }
 

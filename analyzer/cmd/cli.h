@@ -43,6 +43,12 @@ extern const char cs_help_tui[];
 extern const char cs_help_run[], cs_help_ingest[], cs_help_report[];
 extern const char cs_help_analyze[], cs_help_diff[];
 
+/* Take the lock of the output folder DIR for command CMD (libtrace/dirlock.h):
+ * 0 taken (held until the process ends or cs_dirlock_release); 1 another
+ * command holds it (wait: block until it is free instead); -1 it cannot be
+ * taken. On 1 and -1 the message is printed. */
+int cs_cli_lock(const char *cmd, const char *dir, int wait);
+
 /* `collscope report`'s options, parsed without running the report (the
  * pointers point into argv). */
 typedef struct cs_report_opts {
@@ -85,10 +91,12 @@ void cs_ingest_remove(const char *dir, const char *name);
 
 /* Run the job LAUNCH (argv style) under the tracer with the preload of
  * mpi ("openmpi", "mpich" or "nompi"), its output in the folder out, then
- * build out/trace.db unless !ingest (run.c). Returns the job's exit status
- * (127 when it could not be started). */
+ * build out/trace.db unless !ingest (run.c). The folder is locked for the
+ * whole run (cs_cli_lock; wait: wait for another command's run to end).
+ * Returns the job's exit status (127 when it could not be started; 1 when
+ * another command holds the folder, and the job was not started). */
 int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, int ingest, int ncclprof, int force,
-               int merge);
+               int merge, int wait);
 /* The MPI a launch line uses, guessed from its launcher and program
  * (COLLSCOPE_MPI first): "openmpi", "mpich", "nompi" or what COLLSCOPE_MPI says. */
 const char *cs_run_guess_mpi(char **launch);

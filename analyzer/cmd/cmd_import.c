@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 const char cs_help_import[] =
-    "usage: collscope import [-o DIR] [--format kineto] [--rank-from-name REGEX] [-j N] TRACE...\n"
+    "usage: collscope import [-o DIR] [--format kineto] [--rank-from-name REGEX] [-j N] [--wait]\n"
+    "                        TRACE...\n"
     "\n"
     "Turn the traces another tool wrote into DIR/trace.db, the trace collscope\n"
     "itself writes, so that report, diff, export and the TUI work on it. TRACE is\n"
@@ -33,6 +34,9 @@ const char cs_help_import[] =
     "                          the first group of REGEX (POSIX extended) in the\n"
     "                          file's name, e.g. 'rank[-_]?([0-9]+)'\n"
     "  -j, --jobs N            files read at once (default: the number of cores)\n"
+    "  --wait                  when another collscope command is using DIR (a run,\n"
+    "                          ingest, import or merge), wait for it to end\n"
+    "                          (default: refuse, exit 3)\n"
     "\n"
     "Files left out, each named with the reason: a truncated file (a profiler\n"
     "stopped mid-write), a file that is not JSON, a file of another job (its\n"
@@ -44,7 +48,7 @@ const char cs_help_import[] =
     "1 DIR/trace.db written from the good files, but files were left out, ranks\n"
     "are missing or groups unmatched (each is named); 2 bad usage (a TRACE that\n"
     "does not exist, a folder with no trace); 3 no trace written (no file could\n"
-    "be imported, or DIR refused).\n";
+    "be imported, or DIR refused or in use).\n";
 
 int cs_cmd_import(int argc, char **argv)
 {
@@ -52,6 +56,7 @@ int cs_cmd_import(int argc, char **argv)
                                           { "format", required_argument, NULL, 'f' },
                                           { "rank-from-name", required_argument, NULL, 'r' },
                                           { "jobs", required_argument, NULL, 'j' },
+                                          { "wait", no_argument, NULL, 'W' },
                                           { NULL, 0, NULL, 0 } };
     const char *out = "collscope.out", *format = "kineto";
     cs_import_opts o = { NULL };
@@ -63,6 +68,7 @@ int cs_cmd_import(int argc, char **argv)
         case 'o': out = optarg; break;
         case 'f': format = optarg; break;
         case 'r': o.rank_regex = optarg; break;
+        case 'W': o.wait = 1; break;
         case 'j': {
             char *end;
             long v = strtol(optarg, &end, 10);

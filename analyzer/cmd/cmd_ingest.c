@@ -6,7 +6,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
-const char cs_help_ingest[] = "usage: collscope ingest [--force] [--merge | --no-merge] DIR\n"
+const char cs_help_ingest[] = "usage: collscope ingest [--force] [--wait] [--merge | --no-merge] DIR\n"
                               "\n"
                               "Rebuild DIR/trace.db from the per-process logs in DIR/logs. Logs of\n"
                               "processes that crashed or were killed (SIGKILL included) are recovered:\n"
@@ -21,6 +21,9 @@ const char cs_help_ingest[] = "usage: collscope ingest [--force] [--merge | --no
                               "  --force   reconvert every log (default: only logs without a current\n"
                               "            per-rank file), and accept a folder DIR that belongs to\n"
                               "            another user or that every user may write to\n"
+                              "  --wait    when another collscope command is using DIR (a run,\n"
+                              "            ingest, import or merge), wait for it to end (default:\n"
+                              "            refuse, exit 1)\n"
                               "  --merge   always merge the rank stores into DIR/trace.db\n"
                               "  --no-merge  leave the rank stores in DIR/ranks and write the job index\n"
                               "            DIR/index.db instead (default: so when the rank stores hold\n"
@@ -29,19 +32,23 @@ const char cs_help_ingest[] = "usage: collscope ingest [--force] [--merge | --no
                               "\n"
                               "Exit status: 0 on success; 1 when a log could not be converted, was\n"
                               "damaged or was of another run (each is named; the trace holds the\n"
-                              "others), or none could be read, or DIR is refused; 2 on bad usage.\n";
+                              "others), or none could be read, or DIR is refused or in use; 2 on bad\n"
+                              "usage.\n";
 
 int cs_cmd_ingest(int argc, char **argv)
 {
     static const struct option opts[] = { { "force", no_argument, NULL, 'f' },
                                           { "merge", no_argument, NULL, 'm' },
                                           { "no-merge", no_argument, NULL, 'M' },
+                                          { "wait", no_argument, NULL, 'W' },
                                           { NULL, 0, NULL, 0 } };
-    int force = 0, merge = CS_MERGE_AUTO, c;
+    int force = 0, merge = CS_MERGE_AUTO, wait = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
         if (c == 'f')
             force = 1;
+        else if (c == 'W')
+            wait = 1;
         else if (c == 'm' || c == 'M')
             merge = c == 'm' ? CS_MERGE_YES : CS_MERGE_NO;
         else {
@@ -54,6 +61,9 @@ int cs_cmd_ingest(int argc, char **argv)
         return 2;
     }
     const char *dir = argv[optind];
+    /* Never beside a run still writing its logs. */
+    if (cs_cli_lock("ingest", dir, wait) != 0)
+        return 1;
     cs_ingest_result r;
     if (cs_ingest_dir(dir, force, merge, NULL, &r) < 0)
         return 1;

@@ -6,6 +6,7 @@
 #include "analyzer/cmd/cli.h"
 #include "analyzer/formats/outfile.h"
 #include "analyzer/report/report.h"
+#include "libtrace/dirlock.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -71,10 +72,14 @@ const char cs_help_report[] = "usage: collscope report DIR|TRACE.db [--format te
                               "store missing or unreadable is named (stderr and the report's notes) and\n"
                               "the others reported, with exit status 1 as for a damaged trace.\n"
                               "\n"
+                              "A folder that a collscope command is still writing (a run, an ingest,\n"
+                              "an import or a merge holds DIR/collscope.lock) is not read: one message\n"
+                              "says the run is in progress and names it.\n"
+                              "\n"
                               "Exit status: 0; 1 when the trace cannot be read (one message names the\n"
-                              "file and the problem), or when it was damaged and the report is of what\n"
-                              "could be read of it; 2 on bad usage; 3 when a gate failed (also on a\n"
-                              "damaged trace).\n";
+                              "file and the problem) or its folder is in use, or when it was damaged\n"
+                              "and the report is of what could be read of it; 2 on bad usage; 3 when\n"
+                              "a gate failed (also on a damaged trace).\n";
 
 int cs_report_parse_opts(int argc, char **argv, cs_report_opts *o)
 {
@@ -107,6 +112,25 @@ int cs_report_parse_opts(int argc, char **argv, cs_report_opts *o)
     return 0;
 }
 
+/* Is a collscope command (a run, an ingest) still writing the folder of
+ * trace (a folder, or a file in one)? Then say so once: 1. */
+static int cs_report_busy(const cs_source *src)
+{
+    char dir[4096], who[1024];
+    snprintf(dir, sizeof dir, "%s", src->arg);
+    if (!src->is_dir) {
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else
+            slash[slash == dir ? 1 : 0] = '\0';
+    }
+    if (!cs_dirlock_test(dir, who, sizeof who))
+        return 0;
+    cs_error("report: %s: a run is in progress there (%s): report it once it has ended", dir, who);
+    return 1;
+}
+
 int cs_cmd_report(int argc, char **argv)
 {
     cs_report_opts o;
@@ -130,8 +154,11 @@ int cs_cmd_report(int argc, char **argv)
         cs_error("%s", err);
         goto out;
     }
-    if (cs_source_open(o.trace, &src, err, sizeof err) == 0)
+    if (cs_source_open(o.trace, &src, err, sizeof err) == 0) {
+        if (cs_report_busy(&src))
+            goto out;
         st = cs_analysis_open(&src, 0, 0, stderr, err, sizeof err);
+    }
     if (!st) {
         cs_error("%s", err);
         goto out;

@@ -12,7 +12,7 @@
 const char cs_help_run[] =
     "usage: collscope run [-o DIR] [--mpi openmpi|mpich|none] [--no-callsites]\n"
     "                     [--no-nccl-profiler] [--no-ingest] [--merge | --no-merge]\n"
-    "                     [--force] [--hang-timeout S [--hang-action report|abort]] -- LAUNCH...\n"
+    "                     [--force] [--wait] [--hang-timeout S [--hang-action report|abort]] -- LAUNCH...\n"
     "\n"
     "Run LAUNCH (an mpirun/mpiexec line, or a single program) with the collscope\n"
     "preload library, then merge what every process recorded into DIR/trace.db.\n"
@@ -23,6 +23,9 @@ const char cs_help_run[] =
     "                     through a symbolic link)\n"
     "  --force            accept an output folder that belongs to another user or\n"
     "                     that every user may write to (refused by default)\n"
+    "  --wait             when another collscope command is using DIR (a run, an\n"
+    "                     ingest, import or merge), wait for it to end; without\n"
+    "                     it, this run is refused (exit 1) and the job not started\n"
     "  --mpi IMPL         which MPI the job uses: openmpi, mpich or none (default:\n"
     "                     guessed from the launcher and the program)\n"
     "  --no-callsites     do not record call sites\n"
@@ -58,9 +61,10 @@ int cs_cmd_run(int argc, char **argv)
                                           { "hang-action", required_argument, NULL, 'A' },
                                           { "merge", no_argument, NULL, 'g' },
                                           { "no-merge", no_argument, NULL, 'G' },
+                                          { "wait", no_argument, NULL, 'W' },
                                           { NULL, 0, NULL, 0 } };
     const char *out = "collscope.out", *mpi = NULL, *hang_timeout = NULL, *hang_action = NULL;
-    int callsites = 1, ingest = 1, ncclprof = 1, force = 0, merge = CS_MERGE_AUTO, c;
+    int callsites = 1, ingest = 1, ncclprof = 1, force = 0, merge = CS_MERGE_AUTO, wait = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+o:", opts, NULL)) != -1) {
         switch (c) {
@@ -74,6 +78,7 @@ int cs_cmd_run(int argc, char **argv)
         case 'A': hang_action = optarg; break;
         case 'g': merge = CS_MERGE_YES; break;
         case 'G': merge = CS_MERGE_NO; break;
+        case 'W': wait = 1; break;
         default: fputs(cs_help_run, stderr); return 2;
         }
     }
@@ -113,5 +118,5 @@ int cs_cmd_run(int argc, char **argv)
         return 2;
     }
 
-    return cs_run_job(launch, out, mpi, callsites, ingest, ncclprof, force, merge);
+    return cs_run_job(launch, out, mpi, callsites, ingest, ncclprof, force, merge, wait);
 }

@@ -211,11 +211,11 @@ static void cs_forward(int sig)
 }
 
 int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, int ingest, int ncclprof, int force,
-               int merge)
+               int merge, int wait)
 {
     /* Set up the output folder; if we cannot, the job still runs. */
     char dir[PATH_MAX], why[PATH_MAX + 128];
-    int traced = 1;
+    int traced = 1, locked = 0;
     if (cs_log_mkdirs(out) != 0 || !realpath(out, dir)) {
         cs_error("cannot create output folder %s: %s; running the job untraced", out, strerror(errno));
         traced = 0;
@@ -223,6 +223,13 @@ int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, i
         /* Another user's folder, or one every user may write to: someone
          * else could plant links there. */
         cs_error("%s; running the job untraced", why);
+        traced = 0;
+    } else if ((locked = cs_cli_lock("run", dir, wait)) != 0) {
+        /* Another command's run in this folder: its logs stay, and this
+         * job does not start (it would write into them). */
+        if (locked > 0)
+            return 1;
+        cs_error("run: running the job untraced");
         traced = 0;
     } else if (cs_clean_dir(dir, why, sizeof why) != 0) {
         cs_error("%s; running the job untraced", why);

@@ -7,6 +7,7 @@
 #include "common/msg.h"
 #include "analyzer/formats/import.h"
 #include "common/vec.h"
+#include "libtrace/dirlock.h"
 #include "libtrace/log.h"
 #include "libtrace/store.h"
 #include "libtrace/store_bulk.h"
@@ -334,6 +335,17 @@ int cs_import_run(const cs_import_format *fmt, char **files, int nfiles, const c
     }
     if (sb.st_uid != geteuid()) {
         cs_error("import: %s belongs to another user: refusing to write there", dir);
+        goto out;
+    }
+    /* The folder is this import's alone (a run writing its logs there, or
+     * another import, is left alone); the lock goes with the process. */
+    int lk = cs_dirlock_take(dir, 0, err, sizeof err);
+    if (lk == 1 && o->wait) {
+        cs_note("import: %s; waiting for it to end (--wait)", err);
+        lk = cs_dirlock_take(dir, 1, err, sizeof err);
+    }
+    if (lk != 0) {
+        cs_error("import: %s%s", err, lk == 1 ? "; wait for it to end (or add --wait), or give another folder" : "");
         goto out;
     }
     cs_imp_rm_stale(dir);

@@ -35,6 +35,7 @@ typedef struct cs_import_rank_info {
 /* Options of one import. */
 typedef struct cs_import_opts {
     const char *rank_regex; /* --rank-from-name: first group (or match) is the rank; NULL none */
+    int wait;               /* --wait: wait for another command using DIR to end */
 } cs_import_opts;
 
 /* Read one file into a new per-rank store at db_path (created; replaced).

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,6 +18,44 @@ static mode_t cs_outfile_umask(void)
     mode_t m = umask(022);
     umask(m);
     return m;
+}
+
+/* The new file being written, removed if SIGINT, SIGTERM or SIGHUP ends
+ * the command before it is renamed into place: the handler only unlinks
+ * that name (async-signal-safe), then lets the signal end the process as
+ * it would have. One file at a time: the commands write one. */
+static char cs_outfile_sig_tmp[4300];
+static volatile sig_atomic_t cs_outfile_sig_armed;
+static const int cs_outfile_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+
+static void cs_outfile_on_signal(int sig)
+{
+    if (cs_outfile_sig_armed)
+        unlink(cs_outfile_sig_tmp);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void cs_outfile_arm(const char *tmp)
+{
+    cs_outfile_sig_armed = 0;
+    snprintf(cs_outfile_sig_tmp, sizeof cs_outfile_sig_tmp, "%s", tmp);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = cs_outfile_on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof cs_outfile_sigs / sizeof cs_outfile_sigs[0]; i++) {
+        struct sigaction old;
+        /* a signal the caller ignores stays ignored */
+        if (sigaction(cs_outfile_sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(cs_outfile_sigs[i], &sa, NULL);
+    }
+    cs_outfile_sig_armed = 1;
+}
+
+static void cs_outfile_disarm(void)
+{
+    cs_outfile_sig_armed = 0;
 }
 
 int cs_outfile_open(cs_outfile *o, const char *cmd, const char *path)
@@ -63,6 +102,7 @@ int cs_outfile_open(cs_outfile *o, const char *cmd, const char *path)
         o->tmp[0] = '\0';
         return -1;
     }
+    cs_outfile_arm(o->tmp);
     return 0;
 }
 
@@ -96,6 +136,7 @@ int cs_outfile_close(cs_outfile *o, const char *cmd, int ok)
     }
     if (rc != 0)
         unlink(o->tmp);
+    cs_outfile_disarm();
     o->tmp[0] = '\0';
     return rc;
 }

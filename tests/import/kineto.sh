@@ -15,7 +15,7 @@ check "generate gloo traces" $PY "$GEN" "$T/gloo" --style gloo --answers "$T/glo
 cat "$T/imp.txt"
 DB="$T/out/trace.db"
 [ -f "$DB" ] || fail "no trace.db"
-[ -z "$(ls -A "$T/out" | grep -v '^trace.db')" ] || fail "files left in the output folder: $(ls -A "$T/out")"
+[ -z "$(ls -A "$T/out" | grep -v '^trace.db\|^collscope.lock$')" ] || fail "files left in the output folder: $(ls -A "$T/out")"
 expect_eq "import format in the metadata" "$(q "$DB" "SELECT value FROM meta WHERE key='import_format'")" kineto
 expect_eq "its version" "$(q "$DB" "SELECT value FROM meta WHERE key='import_format_version'")" 1
 expect_eq "the backend" "$(q "$DB" "SELECT value FROM meta WHERE key='import_backend'")" gloo
