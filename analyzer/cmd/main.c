@@ -1,7 +1,6 @@
 /* main.c: the collscope command and its table of subcommands. */
 #include "config.h"
 #include "analyzer/cmd/cli.h"
-#include "libtrace/dirlock.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -65,21 +64,6 @@ static const cs_cmd cs_cmds[] = {
       .run = cs_cmd_tui },
 };
 #define CS_NCMDS (sizeof cs_cmds / sizeof cs_cmds[0])
-
-int cs_cli_lock(const char *cmd, const char *dir, int wait)
-{
-    char err[1400];
-    int rc = cs_dirlock_take(dir, 0, err, sizeof err);
-    if (rc == 1 && wait) {
-        cs_note("%s: %s; waiting for it to end (--wait)", cmd, err);
-        rc = cs_dirlock_take(dir, 1, err, sizeof err);
-    }
-    if (rc == 1)
-        cs_error("%s: %s; wait for it to end (or add --wait), or give another folder", cmd, err);
-    else if (rc < 0)
-        cs_error("%s: %s", cmd, err);
-    return rc;
-}
 
 static void cs_usage(FILE *f)
 {
