@@ -9,7 +9,10 @@
 #                           targets (see below); last line: the counts of all
 #
 # For a fresh Debian 12 machine, as root (or with sudo available). Builds in
-# ./build. CS_JOBS sets the build parallelism (default: number of cores).
+# ./build. CS_JOBS sets the build parallelism (default: number of cores),
+# CS_TEST_JOBS the tests' (default: twice that: most tests wait on a
+# job, a terminal or a file, and those that judge a job's timing run
+# alone whatever it is: CS_SERIAL_TESTS in tests/local.mk).
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -74,9 +77,12 @@ case "$what" in
     echo "== the trace is $out/trace.db (SQLite; see docs/schema.md)"
     ;;
   test)
-    echo "== make check"
-    make -j"$jobs" --no-print-directory check || true
+    tjobs=${CS_TEST_JOBS:-$((jobs * 2))}
+    t0=$(date +%s)
+    echo "== make check (-j$tjobs)"
+    make -j"$tjobs" --no-print-directory check || true
     normal=$(make --no-print-directory -s check-summary 2> /dev/null | tail -n 1)
+    t1=$(date +%s)
 
     # The same sources built once more with ASan and UBSan (gcc; with
     # float-cast-overflow, which gcc leaves out of undefined), in
@@ -121,14 +127,18 @@ case "$what" in
       echo "FAIL: the sanitizer build failed (log: $top/build-asan/build.out)"
     fi
     [ -n "$asan" ] || asan="0 passed, 1 failed, 0 skipped"
+    t2=$(date +%s)
 
-    # The fuzz targets: 60 s each with a fixed seed (a CI run is
-    # reproducible), then the replay of the committed corpus and crashes.
-    echo "== fuzz: each target for ${CS_FUZZ_SECONDS:-60} s, seed 1"
+    # The fuzz targets: 20 s each with a fixed seed, then the replay of
+    # the committed corpus and crashes (a longer search, for new inputs:
+    # `make fuzz FUZZ_SECONDS=1200`; CS_FUZZ_SECONDS here).
+    echo "== fuzz: each target for ${CS_FUZZ_SECONDS:-20} s, seed 1"
     cd "$top/build"
     sh "$top/tests/fuzz/run.sh" --src "$top" --build "$top/build/build-fuzz" \
-      --seconds "${CS_FUZZ_SECONDS:-60}" --seed 1 2>&1 | tee "$top/build/fuzz.out"
+      --seconds "${CS_FUZZ_SECONDS:-20}" --seed 1 2>&1 | tee "$top/build/fuzz.out"
     fuzz=$(tail -n 1 "$top/build/fuzz.out")
+    t3=$(date +%s)
+    echo "== times: make check $((t1 - t0)) s, sanitizers $((t2 - t1)) s, fuzz $((t3 - t2)) s"
 
     # One line for everything: the normal suite, the sanitizer subset and
     # the fuzz runs (CI reads the last line).
