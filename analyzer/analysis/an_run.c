@@ -102,6 +102,11 @@ static int cs_an_pass_kernels(cs_an *a, char *err, size_t errlen)
     return cs__an_kernels(&a->ctx, err, errlen);
 }
 
+static int cs_an_pass_figures(cs_an *a, char *err, size_t errlen)
+{
+    return cs__an_figures(&a->ctx, err, errlen);
+}
+
 static int cs_an_pass_gpu(cs_an *a, char *err, size_t errlen)
 {
     return cs__an_gpu(&a->ctx, &a->clocks, &a->steps, err, errlen);
@@ -831,7 +836,7 @@ int cs__an_run(cs_store *st, const cs_an_share *share, FILE *log, char *err, siz
                        { "p2p", cs_an_pass_p2p },           { "layout", cs_an_pass_layout },
                        { "verdicts", cs_an_pass_verdicts }, { "tail", cs_an_pass_tail },
                        { "gpu", cs_an_pass_gpu },           { "kernels", cs_an_pass_kernels },
-                       { "whatif", cs_an_pass_whatif } };
+                       { "figures", cs_an_pass_figures },   { "whatif", cs_an_pass_whatif } };
         int times = log && getenv("COLLSCOPE_AN_TIMES") != NULL;
         for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++) {
             cs_an_timer t0;

@@ -337,6 +337,9 @@ int cs__an_tail(cs_an_ctx *ctx, const cs_an_clocks *clocks, char *err, size_t er
 int cs__an_gpu(cs_an_ctx *ctx, const cs_an_clocks *clocks, const cs_an_steps *steps, char *err, size_t errlen);
 /* The top GPU kernels of each rank (an_kernels.c): the kernel_stats table. */
 int cs__an_kernels(cs_an_ctx *ctx, char *err, size_t errlen);
+/* The trace's own figures as the report prints them (an_figures.c): the
+ * group_stats and rank_busy tables. */
+int cs__an_figures(cs_an_ctx *ctx, char *err, size_t errlen);
 /* The parallel layout (an_layout.c): meta analysis_layout and the layout table. */
 int cs__an_layout(cs_an_ctx *ctx, const cs_an_msgs *msgs, char *err, size_t errlen);
 

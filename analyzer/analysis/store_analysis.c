@@ -55,12 +55,17 @@ static sqlite3 *cs_db(cs_store *st)
     "  comm_exposed_ns INTEGER, comm_overlapped_ns INTEGER, memory_ns INTEGER, idle_ns INTEGER,\n"               \
     "  outlier INTEGER, PRIMARY KEY(rank, step));\n"                                                             \
     "CREATE TABLE IF NOT EXISTS kernel_stats(rank INTEGER, name TEXT, category TEXT, count INTEGER,\n"           \
-    "  total_ns INTEGER, median_ns INTEGER, p99_ns INTEGER, PRIMARY KEY(rank, name));\n"
+    "  total_ns INTEGER, median_ns INTEGER, p99_ns INTEGER, PRIMARY KEY(rank, name));\n"             \
+    "CREATE TABLE IF NOT EXISTS group_stats(grp TEXT, key TEXT, op TEXT, count INTEGER, bytes INTEGER,\n"       \
+    "  total_ns INTEGER, p50_ns INTEGER, p90_ns INTEGER, p99_ns INTEGER, max_ns INTEGER);\n"                   \
+    "CREATE TABLE IF NOT EXISTS rank_busy(rank INTEGER PRIMARY KEY, busy_ns INTEGER, wall_ns INTEGER,\n"        \
+    "  spans INTEGER);\n"
 
 #define CS_ANALYSIS_CLEAR_SQL                                                                                  \
     "DELETE FROM instances; DELETE FROM waits; DELETE FROM steps; DELETE FROM rank_stats;\n"                   \
     "DELETE FROM stragglers; DELETE FROM p2p; DELETE FROM tails; DELETE FROM models; DELETE FROM proposals;\n" \
-    "DELETE FROM layout; DELETE FROM slowdown; DELETE FROM gpu_time; DELETE FROM kernel_stats;\n"              \
+    "DELETE FROM layout; DELETE FROM slowdown; DELETE FROM gpu_time; DELETE FROM kernel_stats;\n"            \
+    "DELETE FROM group_stats; DELETE FROM rank_busy;\n"              \
     "DELETE FROM meta WHERE key IN ('analysis_version', 'analysis_spans', 'analysis_layout',\n"                \
     "  'analysis_layout_source') OR key LIKE 'slowdown!_%' ESCAPE '!' OR key LIKE 'whatif!_%' ESCAPE '!';\n"
 
@@ -217,7 +222,8 @@ int cs_store_analysis_current(cs_store *st)
  * meta goes whole). */
 static const char *const cs_results_tables[] = { "instances", "waits",      "steps",        "rank_stats", "layout",
                                                  "slowdown",  "stragglers", "p2p",          "tails",      "models",
-                                                 "proposals", "gpu_time",   "kernel_stats", "clocks" };
+                                                 "proposals", "gpu_time",   "kernel_stats", "group_stats",
+                                                 "rank_busy", "clocks" };
 
 /* The waits of the stores files[0..n) into the results file at path, by
  * span as one process writes them: merged by SQLite when they can all be
@@ -643,6 +649,72 @@ int cs_store_kernel_stats(cs_store *st, int (*cb)(const cs_kernel_row *, void *)
                             cs_kernel_cols, cs_kernel_row, cb, arg);
 }
 
+int cs_store_group_stats_stored(cs_store *st, const char *grp, cs_group_stat **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3 *db = cs_db(st);
+    int have = cs_store_sql_table_exists(db, "group_stats");
+    if (have != 1)
+        return have < 0 ? -1 : 0;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT key, op, count, bytes, total_ns, p50_ns, p90_ns, p99_ns, max_ns FROM group_stats"
+                           " WHERE grp = ?",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(s, 1, grp, -1, SQLITE_STATIC);
+    cs_group_stat *a = NULL;
+    size_t cap = 0, m = 0;
+    int step, rc = 1;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        if (CS_VEC_RESERVE(a, cap, m + 1) != 0) {
+            rc = -1;
+            break;
+        }
+        cs_group_stat *g = &a[m++];
+        const char *k = (const char *)sqlite3_column_text(s, 0), *op = (const char *)sqlite3_column_text(s, 1);
+        snprintf(g->key, sizeof g->key, "%s", k ? k : "");
+        snprintf(g->op, sizeof g->op, "%s", op ? op : "");
+        int64_t *v[] = { &g->count, &g->bytes, &g->total, &g->p50, &g->p90, &g->p99, &g->max };
+        for (int i = 0; i < 7; i++)
+            *v[i] = sqlite3_column_int64(s, 2 + i);
+    }
+    if (rc == 1 && step != SQLITE_DONE)
+        rc = -1;
+    sqlite3_finalize(s);
+    if (rc != 1) {
+        free(a);
+        return -1;
+    }
+    *out = a;
+    *n = m;
+    return 1;
+}
+
+int cs_store_rank_busy_stored(cs_store *st, int (*cb)(int, int64_t, int64_t, int64_t, void *), void *arg)
+{
+    sqlite3 *db = cs_db(st);
+    int have = cs_store_sql_table_exists(db, "rank_busy");
+    if (have != 1)
+        return have < 0 ? -1 : 0;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT rank, busy_ns, wall_ns, spans FROM rank_busy ORDER BY rank", -1, &s, NULL) !=
+        SQLITE_OK)
+        return -1;
+    int step, rc = 1;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW)
+        if (cb(sqlite3_column_int(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
+               sqlite3_column_int64(s, 3), arg) != 0) {
+            rc = -1;
+            break;
+        }
+    if (rc == 1 && step != SQLITE_DONE)
+        rc = -1;
+    sqlite3_finalize(s);
+    return rc;
+}
+
 int cs_store_kernel_spans(cs_store *st,
                           int (*cb)(int rank, int64_t name_id, const char *name, int memory, int64_t dur_ns, void *),
                           void *arg)
@@ -832,7 +904,7 @@ int cs_store_nccl_algos(cs_store *st, int (*cb)(int64_t span, const char *algo, 
 
 /* ---- writing ---- */
 
-enum { W_INST, W_WAIT, W_STEP, W_RANK, W_STRAG, W_P2P, W_TAIL, W_MODEL, W_PROP, W_LAYOUT, W_SLOW, W_GPU, W_KERN, W_N };
+enum { W_INST, W_WAIT, W_STEP, W_RANK, W_STRAG, W_P2P, W_TAIL, W_MODEL, W_PROP, W_LAYOUT, W_SLOW, W_GPU, W_KERN, W_GROUP, W_BUSY, W_N };
 static const char *const cs_awriter_sql[W_N] = {
     [W_INST] = "INSERT OR REPLACE INTO instances(comm, seq, op, nranks, expected, bytes, first_entry_ns,"
                " last_entry_ns, last_rank, last_exit_ns, skew_ns, transfer_ns, step, callsite, bucket)"
@@ -861,6 +933,9 @@ static const char *const cs_awriter_sql[W_N] = {
               " comm_overlapped_ns, memory_ns, idle_ns, outlier) VALUES(?,?,?,?,?,?,?,?,?)",
     [W_KERN] = "INSERT OR REPLACE INTO kernel_stats(rank, name, category, count, total_ns, median_ns, p99_ns)"
                " VALUES(?,?,?,?,?,?,?)",
+    [W_GROUP] = "INSERT INTO group_stats(grp, key, op, count, bytes, total_ns, p50_ns, p90_ns, p99_ns, max_ns)"
+                " VALUES(?,?,?,?,?,?,?,?,?,?)",
+    [W_BUSY] = "INSERT OR REPLACE INTO rank_busy(rank, busy_ns, wall_ns, spans) VALUES(?,?,?,?)",
 };
 
 /* Wait rows come in instance order, (comm, seq), which visits every rank's
@@ -1036,6 +1111,29 @@ int cs_awriter_kernel(cs_awriter *w, const cs_kernel_row *x)
 {
     sqlite3_stmt *s = w->q[W_KERN];
     cs_store_sql_bind_row(s, cs_kernel_cols, CS_SQL_NCOLS(cs_kernel_cols), x);
+    return cs_astep(s);
+}
+
+int cs_awriter_group_stat(cs_awriter *w, const cs_group_stat_row *x)
+{
+    sqlite3_stmt *s = w->q[W_GROUP];
+    const cs_group_stat *g = &x->s;
+    sqlite3_bind_text(s, 1, x->grp, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 2, g->key, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 3, g->op, -1, SQLITE_TRANSIENT);
+    const int64_t v[] = { g->count, g->bytes, g->total, g->p50, g->p90, g->p99, g->max };
+    for (int i = 0; i < 7; i++)
+        sqlite3_bind_int64(s, 4 + i, v[i]);
+    return cs_astep(s);
+}
+
+int cs_awriter_rank_busy(cs_awriter *w, const cs_rank_busy_row *x)
+{
+    sqlite3_stmt *s = w->q[W_BUSY];
+    sqlite3_bind_int(s, 1, x->rank);
+    sqlite3_bind_int64(s, 2, x->busy_ns);
+    sqlite3_bind_int64(s, 3, x->wall_ns);
+    sqlite3_bind_int64(s, 4, x->spans);
     return cs_astep(s);
 }
 

@@ -36,7 +36,7 @@
 #include "libtrace/store.h"
 
 /* Bumped whenever what the analysis stores changes meaning. */
-#define CS_ANALYSIS_VERSION 14
+#define CS_ANALYSIS_VERSION 15
 
 /* ---- rows ---- */
 
@@ -126,6 +126,20 @@ typedef struct cs_kernel_row {
     int64_t count, total_ns, median_ns, p99_ns;
 } cs_kernel_row;
 #define CS_KERNEL_TOP 10
+/* The trace's own figures as the report prints them (an_figures.c,
+ * tables group_stats and rank_busy), kept by the analysis so that a report
+ * reads them instead of every span again: per op, communicator and call
+ * site (grp "op", "comm", "callsite") the cs_group_stat of
+ * cs_store_group_stats; per rank the time in traced calls of
+ * cs_store_rank_busy. */
+typedef struct cs_group_stat_row {
+    char grp[16];
+    cs_group_stat s;
+} cs_group_stat_row;
+typedef struct cs_rank_busy_row {
+    int rank;
+    int64_t busy_ns, wall_ns, spans;
+} cs_rank_busy_row;
 #define CS_GPU_OUTLIER_MADS 5
 #define CS_GPU_OUTLIER_POINTS 10.0
 
@@ -277,6 +291,14 @@ int cs_store_gpu_time(cs_store *st, int (*cb)(const cs_gpu_time_row *, void *), 
  * total first; none for a trace without kernel names or analysed before
  * the table existed. */
 int cs_store_kernel_stats(cs_store *st, int (*cb)(const cs_kernel_row *, void *), void *arg);
+/* The stored figures of group grp (cs_group_stat_row; in no set order),
+ * into a new array: 1 read, 0 not stored (an analysis made before the
+ * table existed: compute them, cs_store_group_stats), -1 a failure. */
+int cs_store_group_stats_stored(cs_store *st, const char *grp, cs_group_stat **out, size_t *n);
+/* The stored time in traced calls of each rank, by rank, to cb as
+ * cs_store_rank_busy gives it: 1 read, 0 not stored, -1 a failure or the
+ * callback's non-zero. */
+int cs_store_rank_busy_stored(cs_store *st, int (*cb)(int, int64_t, int64_t, int64_t, void *), void *arg);
 /* The named GPU kernels, copies and sets of the trace (span_kernel), for
  * the kernel statistics: by rank, then by name id, each with its name, 1
  * for a copy or set (else 0) and its duration. None in a file without
@@ -326,6 +348,8 @@ int cs_awriter_layout(cs_awriter *w, const cs_layout_row *x);
 int cs_awriter_slowdown(cs_awriter *w, const cs_slowdown_row *x);
 int cs_awriter_gpu_time(cs_awriter *w, const cs_gpu_time_row *x);
 int cs_awriter_kernel(cs_awriter *w, const cs_kernel_row *x);
+int cs_awriter_group_stat(cs_awriter *w, const cs_group_stat_row *x);
+int cs_awriter_rank_busy(cs_awriter *w, const cs_rank_busy_row *x);
 int cs_awriter_straggler(cs_awriter *w, const cs_straggler *x);
 int cs_awriter_p2p(cs_awriter *w, const cs_p2p_row *x);
 int cs_awriter_tail(cs_awriter *w, const cs_tail_row *x);

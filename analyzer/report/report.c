@@ -280,10 +280,12 @@ static int cs_report_group_by_total(const void *x, const void *y)
     return a->total < b->total ? 1 : a->total > b->total ? -1 : strcmp(a->key, b->key);
 }
 
-/* The groups of one kind, the costliest first. */
+/* The groups of one kind, the costliest first: as the analysis kept them,
+ * else from the spans. */
 static int cs_report_groups(cs_store *st, const char *by, cs_group_stat **out, size_t *n)
 {
-    if (cs_store_group_stats(st, by, out, n) != 0)
+    int rc = cs_store_group_stats_stored(st, by, out, n);
+    if (rc < 0 || (rc == 0 && cs_store_group_stats(st, by, out, n) != 0))
         return -1;
     if (*n)
         qsort(*out, *n, sizeof **out, cs_report_group_by_total);
@@ -308,6 +310,16 @@ static int cs_report_overlap_row(int rank, int64_t comm_ns, int64_t exposed_ns, 
     return 0;
 }
 
+/* The time in calls of each rank: as the analysis kept it, else from the
+ * spans. */
+static int cs_report_busy(cs_store *st, cs_report_trace *t)
+{
+    int rc = cs_store_rank_busy_stored(st, cs_report_rank_row, t);
+    if (rc == 0)
+        rc = cs_store_rank_busy(st, cs_report_rank_row, t);
+    return rc < 0 ? -1 : 0;
+}
+
 int cs_report_trace_load(cs_store *st, cs_report_trace *t)
 {
     memset(t, 0, sizeof *t);
@@ -315,7 +327,7 @@ int cs_report_trace_load(cs_store *st, cs_report_trace *t)
     if (cs_store_procs(st, &t->procs, &t->nproc) != 0 || cs_report_groups(st, "op", &t->by_op, &t->nby_op) != 0 ||
         cs_report_groups(st, "comm", &t->by_comm, &t->nby_comm) != 0 ||
         cs_report_groups(st, "callsite", &t->by_site, &t->nby_site) != 0 ||
-        cs_store_rank_busy(st, cs_report_rank_row, t) != 0)
+        cs_report_busy(st, t) != 0)
         return -1;
     cs_store_comms_load(st, &t->comms);
     /* GPU overlap (CUPTI activity): printed only when the trace has it */

@@ -5,7 +5,7 @@
 #   by one process (K = 1) and by K = 2, 4 and 12 forked workers (12: more
 #   processes than SQLite attaches parts or stores at once): every results
 #   table (instances, waits, steps, rank_stats, stragglers, p2p, tails,
-#   models, proposals, layout, slowdown, clocks) holds the same rows in the
+#   models, proposals, layout, slowdown, group_stats, rank_busy, clocks) holds the same rows in the
 #   same order, and `report --format json` is the same document but for the
 #   trace's path; COLLSCOPE_PAR_STATS shows K processes, the workers
 #   receiving the root's clocks and steps and sending their share back.
@@ -40,7 +40,7 @@ PY=/usr/bin/python3
 command -v sqlite3 > /dev/null || skip "sqlite3 not installed"
 GEN=$B/bench/gen_trace
 [ -x "$GEN" ] || fail "bench/gen_trace not built"
-TABLES="instances waits steps rank_stats stragglers p2p tails models proposals layout slowdown clocks"
+TABLES="instances waits steps rank_stats stragglers p2p tails models proposals layout slowdown group_stats rank_busy clocks"
 
 # same_results REF DIR WHAT: every results table and the JSON report of
 # DIR equal REF's

@@ -1,0 +1,48 @@
+/* an_figures.c: the trace's own figures as the report prints them, kept
+ * with the analysis (tables group_stats and rank_busy): per op,
+ * communicator and call site the calls, bytes, time and duration
+ * quantiles, and per rank the time in traced calls. Each is a scan of
+ * every span and a sort of them (libtrace/store_stats.c); done once here,
+ * a report of a stored analysis reads a few rows instead (1.44 M spans:
+ * 4.8 s a report before). */
+#include "config.h"
+#include "analyzer/analysis/analysis.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int cs__an_figures_busy(int rank, int64_t busy, int64_t wall, int64_t spans, void *arg)
+{
+    cs_rank_busy_row r = { rank, busy, wall, spans };
+    return cs_awriter_rank_busy(arg, &r) != 0 ? -1 : 0;
+}
+
+int cs__an_figures(cs_an_ctx *ctx, char *err, size_t errlen)
+{
+    static const char *const grps[] = { "op", "comm", "callsite" };
+    for (size_t i = 0; i < sizeof grps / sizeof grps[0]; i++) {
+        cs_group_stat *a = NULL;
+        size_t n = 0;
+        if (cs_store_group_stats(ctx->st, grps[i], &a, &n) != 0) {
+            snprintf(err, errlen, "%s: cannot compute the time per %s", cs_store_path(ctx->st), grps[i]);
+            return -1;
+        }
+        int rc = 0;
+        for (size_t k = 0; k < n && rc == 0; k++) {
+            cs_group_stat_row r;
+            snprintf(r.grp, sizeof r.grp, "%s", grps[i]);
+            r.s = a[k];
+            rc = cs_awriter_group_stat(ctx->w, &r);
+        }
+        free(a);
+        if (rc != 0) {
+            snprintf(err, errlen, "%s: cannot store the time per %s", cs_store_path(ctx->st), grps[i]);
+            return -1;
+        }
+    }
+    if (cs_store_rank_busy(ctx->st, cs__an_figures_busy, ctx->w) != 0) {
+        snprintf(err, errlen, "%s: cannot compute or store the time in calls per rank", cs_store_path(ctx->st));
+        return -1;
+    }
+    return 0;
+}
