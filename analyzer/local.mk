@@ -82,8 +82,8 @@ EXTRA_DIST += tests/analysis/outfile.sh
 TESTS += tests/analysis/layout.sh
 EXTRA_DIST += tests/analysis/layout.sh
 # collscope status (status.c) on jobs of tests/progs/hang that hang or fail
-TESTS += tests/status/status_ompi.sh tests/status/status_mpich.sh
-EXTRA_DIST += tests/status/status_ompi.sh tests/status/status_mpich.sh tests/status/status.inc.sh
+TESTS += tests/status/status_ompi.sh tests/status/status_mpich.sh tests/status/dead_job.sh
+EXTRA_DIST += tests/status/status_ompi.sh tests/status/status_mpich.sh tests/status/status.inc.sh tests/status/dead_job.sh
 # the hang watchdog (interpose/watchdog.c) on tests/progs/hang, sigchain and the example trainer
 TESTS += tests/status/watchdog_ompi.sh tests/status/watchdog_mpich.sh
 EXTRA_DIST += tests/status/watchdog_ompi.sh tests/status/watchdog_mpich.sh tests/status/watchdog.inc.sh
