@@ -4,6 +4,7 @@
  * this process. */
 #include "config.h"
 #include "analyzer/analysis/analysis.h"
+#include "common/msg.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -76,11 +77,9 @@ static void cs_analysis_note(FILE *log, const char *fmt, ...)
     if (!log)
         return;
     va_list ap;
-    fputs("collscope: ", log);
     va_start(ap, fmt);
-    vfprintf(log, fmt, ap);
+    cs_msg_vline(log, "collscope: ", fmt, ap);
     va_end(ap);
-    fputc('\n', log);
 }
 
 /* Where the recovered copy of the trace at path goes: beside it, named

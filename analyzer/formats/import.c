@@ -510,10 +510,10 @@ int cs_import_run(const cs_import_format *fmt, char **files, int nfiles, const c
         cs_error("import: cannot rename %s to %s: %s", job_path, final, strerror(errno));
         goto out;
     }
-    printf("collscope: imported %zu of %zu files (%s, ranks of a world of %d), %lld spans: %lld communication, %lld "
-           "steps, %lld compute, %lld kernels (%lld NCCL ones linked) from %.1f MB of JSON -> %s\n",
-           nkept, l.n, fmt->name, world, (long long)spans, (long long)colls, (long long)steps, (long long)compute,
-           (long long)kernels, (long long)linked, (double)bytes / 1e6, final);
+    cs_msg_out("imported %zu of %zu files (%s, ranks of a world of %d), %lld spans: %lld communication, %lld "
+               "steps, %lld compute, %lld kernels (%lld NCCL ones linked) from %.1f MB of JSON -> %s",
+               nkept, l.n, fmt->name, world, (long long)spans, (long long)colls, (long long)steps, (long long)compute,
+               (long long)kernels, (long long)linked, (double)bytes / 1e6, final);
     rc = bad || missing || ndis ? CS_IMPORT_EXIT_PARTIAL : CS_IMPORT_EXIT_OK;
     goto out;
 out_usage:

@@ -17,6 +17,7 @@
 #include "analyzer/status/status_gpu.h"
 #include "analyzer/status/status_hang.h"
 #include "common/json.h"
+#include "common/msg.h"
 #include "common/vec.h"
 #include "libtrace/log.h"
 #include "libtrace/ops.gen.h"
@@ -305,7 +306,7 @@ int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err
         if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
             continue; /* never a link, a FIFO or a folder */
         if (st_read_log(&j, path, &last_real, why, sizeof why) != 0) {
-            fprintf(stderr, "collscope: status: %s: %s (left out)\n", path, why);
+            cs_note("status: %s: %s (left out)", path, why);
             bad++;
         }
     }
@@ -336,7 +337,7 @@ int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err
     /* ---- NCCL: collectives whose GPU work is in flight (status_gpu.c) ---- */
     cs_status_gpu gpu;
     if (cs_status_gpu_read(dir, after_s, j.now, &gpu) < 0)
-        fprintf(stderr, "collscope: status: %s: out of memory reading the GPU work in flight\n", dir);
+        cs_note("status: %s: out of memory reading the GPU work in flight", dir);
     for (int i = 0; i < gpu.ndiag; i++)
         cs_failure_add(&o, "nccl_stall", "%s", gpu.diag[i]);
     /* ---- end NCCL ---- */
@@ -356,8 +357,7 @@ int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err
         cs_json_str(f, dir);
         fprintf(f, ", \"state\": ");
         cs_json_str(f, verdict);
-        fprintf(f, ", \"after_s\": %g, \"processes_gone\": %s, \"ended_s_ago\": ", after_s,
-                gone ? "true" : "false");
+        fprintf(f, ", \"after_s\": %g, \"processes_gone\": %s, \"ended_s_ago\": ", after_s, gone ? "true" : "false");
         if (gone)
             fprintf(f, "%.3f", (double)(st_now_real() - j.now) / 1e9);
         else
@@ -397,16 +397,17 @@ int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err
         cs_failure_json(f, &o);
         fprintf(f, "}\n");
     } else {
-        fprintf(f, "collscope status %s: %zu process log(s)%s, %s\n", dir, j.n,
-                world > 0 ? "" : " (world size unknown)", verdict);
+        cs_msg_line(f, "collscope status %s: %zu process log(s)%s, %s", dir, j.n,
+                    world > 0 ? "" : " (world size unknown)", verdict);
         if (gone) {
             char when[64] = "?";
             time_t t = (time_t)(j.now / 1000000000);
             struct tm tm;
             if (gmtime_r(&t, &tm))
                 strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
-            fprintf(f, "  its processes are gone: the job ended at its last record, %s (%.1f s ago); the times "
-                       "below end there\n",
+            fprintf(f,
+                    "  its processes are gone: the job ended at its last record, %s (%.1f s ago); the times "
+                    "below end there\n",
                     when, (double)(st_now_real() - j.now) / 1e9);
         }
         cs_failure_print_ranks(&j, f);
