@@ -59,8 +59,8 @@ EXTRA_DIST += tests/analysis/verdicts_nb_ompi.sh tests/analysis/verdicts_nb_mpic
 # The Chrome trace-event export of a traced 4-rank run, checked with
 # Python's json, and its bad input (about 5 s); the GPU stream tracks of the
 # NCCL trainer under the CPU stand-ins (about 3 s).
-TESTS += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh tests/analysis/export_signal.sh
-EXTRA_DIST += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh tests/analysis/export_signal.sh
+TESTS += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh tests/analysis/export_signal.sh tests/analysis/export_interrupted.sh
+EXTRA_DIST += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh tests/analysis/export_signal.sh tests/analysis/export_interrupted.sh
 # The OTF2 export of two traced 4-rank runs, read back with otf2-print
 # (skips, after checking the refusal, in a build without libotf2; about
 # 5 s), and the GPU stream locations of the NCCL trainer under the CPU
