@@ -135,6 +135,9 @@ EXTRA_DIST += tests/store/log_fields.sh tests/store/log_special.sh tests/store/l
 # forges no line of output).
 TESTS += tests/store/name_escape.sh
 EXTRA_DIST += tests/store/name_escape.sh
+# A full disk is told as one message, never as damage (needs root: mount).
+TESTS += tests/store/disk_full.sh
+EXTRA_DIST += tests/store/disk_full.sh
 
 # File safety of `collscope run` and of the preload, and its numeric settings.
 TESTS += tests/mpi/out_symlink.sh tests/mpi/log_symlink.sh tests/mpi/env_numbers.sh
