@@ -138,6 +138,9 @@ EXTRA_DIST += tests/store/name_escape.sh
 # A full disk is told as one message, never as damage (needs root: mount).
 TESTS += tests/store/disk_full.sh
 EXTRA_DIST += tests/store/disk_full.sh
+# report of a folder a run is replacing says the run is in progress.
+TESTS += tests/store/report_busy.sh
+EXTRA_DIST += tests/store/report_busy.sh
 
 # File safety of `collscope run` and of the preload, and its numeric settings.
 TESTS += tests/mpi/out_symlink.sh tests/mpi/log_symlink.sh tests/mpi/env_numbers.sh
