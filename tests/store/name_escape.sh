@@ -1,9 +1,9 @@
 #!/bin/sh
 # A file name is data, never a line of collscope's output: a folder and a
 # log whose names hold a newline and an escape character are named in
-# every message (report, ingest, status, import, export) with those
-# characters escaped (\n, \x1b), so the name cannot forge a line such as
-# "collscope: all good" nor drive the terminal.
+# every message (report, ingest, status, import, export, the preload's
+# warnings) with those characters escaped (\n, \x1b), so the name cannot
+# forge a line such as "collscope: all good" nor drive the terminal.
 . "$srcdir/tests/lib.sh"
 gen=$B/bench/gen_trace
 [ -x "$gen" ] || skip "bench/gen_trace not built"
@@ -41,4 +41,18 @@ grep -q '^collscope: all good' "$T/out" && fail "export: a forged line: $(cat "$
 grep -q "$esc" "$T/out" && fail "export: a raw escape: $(cat -v "$T/out")"
 run export "$d" --format chrome -o "$d/nofolder/o.json" && fail "export into a missing folder succeeded"
 clean "export into a missing folder"
+# the preload's warnings (an application traced, here one process of the
+# example trainer started alone): a setting's value is shown escaped
+prog=$B/examples/mpi_trainer_ompi
+if [ -x "$prog" ] && command -v ompi_info > /dev/null 2>&1; then
+  LD_PRELOAD="$COLLSCOPE_LIBDIR/collscope-openmpi.so" COLLSCOPE_DIR="$T/pre" \
+    COLLSCOPE_CLOCK="$(printf 'x\ncollscope: all good %s[31m' "$esc")" "$prog" --steps 1 > "$T/out" 2>&1
+  grep -q '^collscope: all good' "$T/out" && fail "preload: a forged line: $(cat "$T/out")"
+  grep -q "$esc" "$T/out" && fail "preload: a raw escape: $(cat -v "$T/out")"
+  grep -qF 'collscope: COLLSCOPE_CLOCK=x\ncollscope: all good \x1b[31m is not tsc or monotonic' "$T/out" ||
+    fail "preload: the value is not shown escaped: $(cat "$T/out")"
+  echo "ok: the preload's warning: $(grep COLLSCOPE_CLOCK "$T/out" | cut -c1-120)"
+else
+  echo "(no Open MPI trainer: the preload's warning is not checked)"
+fi
 pass
