@@ -59,8 +59,8 @@ EXTRA_DIST += tests/analysis/verdicts_nb_ompi.sh tests/analysis/verdicts_nb_mpic
 # The Chrome trace-event export of a traced 4-rank run, checked with
 # Python's json, and its bad input (about 5 s); the GPU stream tracks of the
 # NCCL trainer under the CPU stand-ins (about 3 s).
-TESTS += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh tests/analysis/export_signal.sh
-EXTRA_DIST += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh tests/analysis/export_signal.sh
+TESTS += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh tests/analysis/export_signal.sh tests/analysis/export_interrupted.sh
+EXTRA_DIST += tests/analysis/export_chrome.sh tests/analysis/export_chrome_gpu.sh tests/analysis/export_signal.sh tests/analysis/export_interrupted.sh
 # The OTF2 export of two traced 4-rank runs, read back with otf2-print
 # (skips, after checking the refusal, in a build without libotf2; about
 # 5 s), and the GPU stream locations of the NCCL trainer under the CPU
@@ -82,8 +82,8 @@ EXTRA_DIST += tests/analysis/outfile.sh
 TESTS += tests/analysis/layout.sh
 EXTRA_DIST += tests/analysis/layout.sh
 # collscope status (status.c) on jobs of tests/progs/hang that hang or fail
-TESTS += tests/status/status_ompi.sh tests/status/status_mpich.sh
-EXTRA_DIST += tests/status/status_ompi.sh tests/status/status_mpich.sh tests/status/status.inc.sh
+TESTS += tests/status/status_ompi.sh tests/status/status_mpich.sh tests/status/dead_job.sh
+EXTRA_DIST += tests/status/status_ompi.sh tests/status/status_mpich.sh tests/status/status.inc.sh tests/status/dead_job.sh
 # the hang watchdog (interpose/watchdog.c) on tests/progs/hang, sigchain and the example trainer
 TESTS += tests/status/watchdog_ompi.sh tests/status/watchdog_mpich.sh
 EXTRA_DIST += tests/status/watchdog_ompi.sh tests/status/watchdog_mpich.sh tests/status/watchdog.inc.sh

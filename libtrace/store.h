@@ -45,6 +45,17 @@ int cs_store_open_scratch(const char *path, cs_store **out, char *err, size_t er
 const char *cs_store_path(const cs_store *st);
 int cs_store_schema_version(const cs_store *st);
 
+/* ---- a full disk (store_sql.c) ---- */
+
+/* Watch SQLite's errors for a full disk: called once at the start of a
+ * program (the collscope command), before any store is opened; never in
+ * the preload, whose host may use SQLite too. 0, or -1 when SQLite was
+ * already in use. */
+int cs_store_watch_space(void);
+/* Whether a write of this process to a store failed for want of disk
+ * space (SQLITE_FULL: ENOSPC, a file size limit) since it started. */
+int cs_store_disk_full(void);
+
 /* ---- damage (store_recover.c) ---- */
 
 /* Does SQLite find damaged pages in the store (PRAGMA quick_check)? 0

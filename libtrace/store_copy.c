@@ -18,9 +18,13 @@ int cs__store_copy_file(cs_store *from, const char *to, char *err, size_t errlen
         sqlite3_open_v2(to, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK;
     if (ok) {
         sqlite3_backup *b = sqlite3_backup_init(db, "main", from->db, "main");
-        ok = b && sqlite3_backup_step(b, -1) == SQLITE_DONE;
+        int rc = b ? sqlite3_backup_step(b, -1) : SQLITE_ERROR;
+        ok = rc == SQLITE_DONE;
+        if ((rc & 0xff) == SQLITE_FULL)
+            cs__store_sql_note_full();
         if (sqlite3_backup_finish(b) != SQLITE_OK)
             ok = 0;
+        cs__store_sql_note(db);
     }
     if (!ok)
         cs_store_sql_fail(err, errlen, "%s: cannot copy it to %s: %s", from->path, to,

@@ -72,6 +72,11 @@ void cs__store_file_unlink(const char *path)
     unlink(side);
     snprintf(side, sizeof side, "%s-shm", path);
     unlink(side);
+    /* a rollback journal left by a write that failed (a full disk) would
+     * be played back into the next file of that name: damage that never
+     * was */
+    snprintf(side, sizeof side, "%s-journal", path);
+    unlink(side);
 }
 
 int cs_store_create(const char *path, cs_store **out, char *err, size_t errlen)

@@ -490,6 +490,7 @@ static int import_oom(cs_import *im)
 
 static int import_sql_error(cs_import *im)
 {
+    cs__store_sql_note(im->st->db);
     return cs_store_sql_fail(im->err, im->errlen, "%s: %s", im->st->path, sqlite3_errmsg(im->st->db));
 }
 
@@ -1222,6 +1223,7 @@ int cs_store_convert_log(const char *log_path, const char *dir, char *out_path, 
     if (cs_store_meta_set(st, "source_log", emsg) != 0 || cs_store_meta_set(st, "kind", "rank") != 0 ||
         (stats.unknown_ops && cs_store_meta_set(st, "unknown_ops", nunk) != 0) ||
         (stats.damage[0] && cs_store_meta_set(st, "damage", dmg) != 0)) {
+        cs__store_sql_note(st->db);
         cs_store_sql_fail(err, errlen, "cannot write %s: %s", tmp, sqlite3_errmsg(st->db));
         cs_store_close(st);
         unlink(tmp);

@@ -59,9 +59,16 @@ void cs__store_job_meta(cs_store *job, const char *dir, const cs_store_part *tot
  * part, merged by SQLite. */
 char *cs__store_parts_span_sql(const cs_store *st, int raw, int order, const char *where);
 
+/* ---- store_sql.c ---- */
+
+/* A full disk, for cs_store_disk_full: db's last error was SQLITE_FULL
+ * (note), or the caller saw one (note_full). */
+void cs__store_sql_note(sqlite3 *db);
+void cs__store_sql_note_full(void);
+
 /* ---- store_file.c ---- */
 
-/* Remove a database file and its -wal and -shm side files. */
+/* Remove a database file and its -wal, -shm and -journal side files. */
 void cs__store_file_unlink(const char *path);
 /* Make an empty private file $TMPDIR/PREFIX-XXXXXX (mkstemp; /tmp when
  * TMPDIR is unset) and put its name in buf; *dir is the folder, for a

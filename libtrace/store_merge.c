@@ -3,6 +3,7 @@
  * rank's appended (cs_store_merge), then indexed (cs_store_finish). */
 #include "config.h"
 #include "libtrace/ops.gen.h"
+#include "common/msg.h"
 #include "libtrace/store_int.h"
 #include "libtrace/store_sql.h"
 
@@ -83,7 +84,7 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
         goto detach;
     }
     if (getenv("COLLSCOPE_VERBOSE"))
-        fprintf(stderr, "collscope: %s: merging with shifted span ids (%s)\n", rank_db, why ? why : "");
+        cs_note("%s: merging with shifted span ids (%s)", rank_db, why ? why : "");
     sqlite3_free(why);
     sqlite3_exec(job->db, "ROLLBACK", NULL, NULL, NULL);
     char sql[4096];

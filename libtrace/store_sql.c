@@ -12,6 +12,37 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Set once SQLite reports a full disk (its error log, or a copy). */
+static volatile int cs_store_full;
+
+static void cs_store_sql_log(void *arg, int code, const char *msg)
+{
+    (void)arg, (void)msg;
+    if ((code & 0xff) == SQLITE_FULL)
+        cs_store_full = 1;
+}
+
+int cs_store_watch_space(void)
+{
+    return sqlite3_config(SQLITE_CONFIG_LOG, cs_store_sql_log, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+int cs_store_disk_full(void)
+{
+    return cs_store_full;
+}
+
+void cs__store_sql_note_full(void)
+{
+    cs_store_full = 1;
+}
+
+void cs__store_sql_note(sqlite3 *db)
+{
+    if (db && (sqlite3_errcode(db) & 0xff) == SQLITE_FULL)
+        cs_store_full = 1;
+}
+
 sqlite3 *cs_store_sql_db(cs_store *st)
 {
     return st->db;
@@ -32,6 +63,7 @@ int cs_store_sql_exec(sqlite3 *db, const char *path, const char *sql, char *err,
 {
     char *msg = NULL;
     if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        cs__store_sql_note(db);
         cs_store_sql_fail(err, errlen, "%s: %s", path, msg ? msg : sqlite3_errmsg(db));
         sqlite3_free(msg);
         return -1;

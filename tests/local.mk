@@ -131,6 +131,17 @@ TESTS += tests/store/log_fields.sh tests/store/log_special.sh tests/store/log_tr
 EXTRA_DIST += tests/store/log_fields.sh tests/store/log_special.sh tests/store/log_truncated.sh tests/store/two_runs.sh tests/store/busy_dir.sh \
 	tests/store/nomem.sh tests/store/foreign_rank.sh
 
+# File names in messages are escaped (a newline or an escape in a name
+# forges no line of output).
+TESTS += tests/store/name_escape.sh
+EXTRA_DIST += tests/store/name_escape.sh
+# A full disk is told as one message, never as damage (needs root: mount).
+TESTS += tests/store/disk_full.sh
+EXTRA_DIST += tests/store/disk_full.sh
+# report of a folder a run is replacing says the run is in progress.
+TESTS += tests/store/report_busy.sh
+EXTRA_DIST += tests/store/report_busy.sh
+
 # File safety of `collscope run` and of the preload, and its numeric settings.
 TESTS += tests/mpi/out_symlink.sh tests/mpi/log_symlink.sh tests/mpi/env_numbers.sh
 EXTRA_DIST += tests/mpi/out_symlink.sh tests/mpi/log_symlink.sh tests/mpi/env_numbers.sh

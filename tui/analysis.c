@@ -5,6 +5,7 @@
 
 #include "analyzer/analysis/csanalysis.h"
 #include "common/fmt.h"
+#include "common/msg.h"
 #include "common/vec.h"
 
 #include <stdio.h>
@@ -154,6 +155,6 @@ int tui_analysis_next_step(tui_analysis *a, tui_model *m, int dir)
 
 int tui_analyze(tui_model *m, char *err, size_t errlen)
 {
-    fprintf(stderr, "collscope-tui: analysing %s ...\n", m->dir);
+    cs_msg_line(stderr, "collscope-tui: analysing %s ...", m->dir);
     return cs_analysis_run(&m->src, 0, stderr, err, errlen);
 }

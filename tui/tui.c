@@ -3,6 +3,7 @@
  * terminal before the screens take it over (ui.c). */
 #include "config.h"
 #include "tui/tui.h"
+#include "common/msg.h"
 
 #include "tui/screen.h"
 
@@ -40,7 +41,7 @@ static int index_only(const char *arg)
     cs_source src;
     memset(&m, 0, sizeof m);
     if (cs_source_open(arg, &src, err, sizeof err) != 0 || tui_model_open(&m, &src, 0, 1, err, sizeof err) != 0) {
-        fprintf(stderr, "collscope-tui: %s\n", err);
+        cs_msg_line(stderr, "collscope-tui: %s", err);
         tui_model_close(&m);
         return 1;
     }
@@ -48,14 +49,14 @@ static int index_only(const char *arg)
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     if (cs_tui_index_build(m.path, NULL, NULL, &info, err, sizeof err) != 0) {
-        fprintf(stderr, "collscope-tui: %s\n", err);
+        cs_msg_line(stderr, "collscope-tui: %s", err);
         tui_model_close(&m);
         return 1;
     }
     clock_gettime(CLOCK_MONOTONIC, &b);
-    printf("collscope-tui: indexed %lld spans of %s in %.2f s (%d levels, finest bucket %lld ns)\n",
-           (long long)info.spans, m.path, (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9,
-           info.levels, (long long)1 << info.shift);
+    cs_msg_line(stdout, "collscope-tui: indexed %lld spans of %s in %.2f s (%d levels, finest bucket %lld ns)",
+                (long long)info.spans, m.path, (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9,
+                info.levels, (long long)1 << info.shift);
     tui_model_close(&m);
     return 0;
 }
@@ -74,7 +75,8 @@ int cs_tui_main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--index")) {
             index = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "collscope-tui: unknown option '%s'\n%s", argv[i], tui_usage);
+            cs_msg_line(stderr, "collscope-tui: unknown option '%s'", argv[i]);
+            fputs(tui_usage, stderr);
             return 2;
         } else if (!arg) {
             arg = argv[i];
@@ -100,7 +102,7 @@ int cs_tui_main(int argc, char **argv)
         tui_model_close(&m);
         if (tui_ui_stop_signal())
             return tui_ui_exit_signal();
-        fprintf(stderr, "collscope-tui: %s\n", err);
+        cs_msg_line(stderr, "collscope-tui: %s", err);
         return 1;
     }
     const char *term = getenv("TERM");

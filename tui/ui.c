@@ -3,6 +3,7 @@
  * terminal, restored on every way out (normal exit, errors, signals). */
 #include "config.h"
 #include "tui/screen.h"
+#include "common/msg.h"
 
 #include <langinfo.h>
 #include <signal.h>
@@ -133,7 +134,7 @@ void tui_ui_resume(tui_ui *ui)
 void tui_ui_fail(tui_ui *ui, const char *msg)
 {
     terminal_end();
-    fprintf(stderr, "%s\n", msg);
+    cs_msg_line(stderr, "%s", msg);
     ui->rc = 1;
 }
 

@@ -4,7 +4,9 @@
  * this process. */
 #include "config.h"
 #include "analyzer/analysis/analysis.h"
+#include "common/msg.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,11 +78,9 @@ static void cs_analysis_note(FILE *log, const char *fmt, ...)
     if (!log)
         return;
     va_list ap;
-    fputs("collscope: ", log);
     va_start(ap, fmt);
-    vfprintf(log, fmt, ap);
+    cs_msg_vline(log, "collscope: ", fmt, ap);
     va_end(ap);
-    fputc('\n', log);
 }
 
 /* Where the recovered copy of the trace at path goes: beside it, named
@@ -168,6 +168,13 @@ cs_store *cs_analysis_open(const cs_source *src, int force, int save, FILE *log,
     if (!force && cs_store_analysis_current(st) == 1)
         return st;
     cs_store_close(st);
+    struct stat sb;
+    if (lstat(path, &sb) != 0 && errno == ENOENT) {
+        /* not read-only: gone since it was opened (a run or an ingest
+         * replacing it); the caller may know who */
+        snprintf(err, errlen, "%s: removed while it was read (replaced by a run or an ingest?)", path);
+        return NULL;
+    }
     if (cs_store_sql_writable(path)) {
         st = cs_analysis_open_trace(src, CS_STORE_WRITE, err, errlen);
     } else if (save) {

@@ -21,6 +21,7 @@
 #include "analyzer/analysis/analysis.h"
 #include "analyzer/analysis/csanalysis.h"
 #include "analyzer/analysis/par.h"
+#include "common/msg.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -61,7 +62,7 @@ typedef struct cs_par_verdict {
 static void cs_par_log(FILE *log, const char *what, const char *text)
 {
     if (log && text[0])
-        fprintf(log, "collscope: %s%s\n", what, text);
+        cs_msg_line(log, "collscope: %s%s", what, text);
 }
 
 /* The root's bytes at buf (len of them) into buf at every process. */
@@ -174,10 +175,11 @@ static void cs_par_clean_stale(const char *dir, FILE *log)
             continue;
         int left = cs_par_clean(p) != 0;
         if (log && !left)
-            fprintf(log, "collscope: %s: removed: the private folder of an analysis that stopped before its end\n", p);
+            cs_msg_line(log, "collscope: %s: removed: the private folder of an analysis that stopped before its end",
+                        p);
         else if (log)
-            fprintf(log, "collscope: %s: the private folder of an analysis that stopped before its end is left: %s\n",
-                    p, strerror(errno));
+            cs_msg_line(log, "collscope: %s: the private folder of an analysis that stopped before its end is left: %s",
+                        p, strerror(errno));
     }
     if (d)
         closedir(d);
@@ -301,7 +303,7 @@ static int cs_par_analyse(const char *dir, const cs_par_plan *plan, const cs_sto
             char from[8], note[3300];
             cs_store_recovered(st, from, sizeof from, note, sizeof note);
             if (log)
-                fprintf(log, "collscope: %s: %s; analysing the others\n", cs_store_path(st), note);
+                cs_msg_line(log, "collscope: %s: %s; analysing the others", cs_store_path(st), note);
         }
         rc = cs__an_run(st, &share, par->rank == 0 ? log : NULL, err, errlen);
     } else {

@@ -53,6 +53,7 @@
  *               excess per step). */
 #include "config.h"
 #include "analyzer/analysis/whatif_int.h"
+#include "common/msg.h"
 #include "common/numarg.h"
 #include "common/map.h"
 #include "common/stats.h"
@@ -373,7 +374,7 @@ static void sd_env_warn(const char *msg)
 {
     static int warned;
     if (!warned++)
-        fprintf(stderr, "collscope: %s\n", msg);
+        cs_note("%s", msg);
 }
 
 static void sd_meta(cs_an_ctx *ctx, const char *key, const char *fmt, double v)

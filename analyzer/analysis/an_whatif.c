@@ -89,6 +89,7 @@
  * without markers, traces above CS_WF_MAX_SPANS spans are not replayed. */
 #include "config.h"
 #include "analyzer/analysis/whatif.h"
+#include "common/msg.h"
 #include "common/numarg.h"
 #include "common/fmt.h"
 #include "common/stats.h"
@@ -131,7 +132,7 @@ static void wf_env_warn(const char *msg)
 {
     static int warned;
     if (!warned++)
-        fprintf(stderr, "collscope: %s\n", msg);
+        cs_note("%s", msg);
 }
 
 double cs__an_whatif_memcpy_gbps(void)

@@ -155,7 +155,7 @@ static int cs_analyze_mpirun(int mpi, const char *helper, int k, const char *dir
             setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
         }
         execv(argv[0], (char **)argv);
-        fprintf(stderr, "collscope: cannot run %s: %s\n", argv[0], strerror(errno));
+        cs_error("cannot run %s: %s", argv[0], strerror(errno));
         _exit(127);
     }
     int st;

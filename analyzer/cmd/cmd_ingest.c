@@ -67,12 +67,13 @@ int cs_cmd_ingest(int argc, char **argv)
     cs_ingest_result r;
     if (cs_ingest_dir(dir, force, merge, NULL, &r) < 0)
         return 1;
-    printf("collscope: %d process logs (%d recovered after a crash", r.logs - r.failed - r.other_run, r.crashed);
+    char damaged[64] = "", other[64] = "";
     if (r.damaged)
-        printf(", %d damaged", r.damaged);
+        snprintf(damaged, sizeof damaged, ", %d damaged", r.damaged);
     if (r.other_run)
-        printf(", %d of another run left out", r.other_run);
-    printf("), %lld spans, %lld dropped -> %s/%s\n", (long long)r.spans, (long long)r.dropped, dir,
-           r.unmerged ? "ranks (index.db)" : "trace.db");
+        snprintf(other, sizeof other, ", %d of another run left out", r.other_run);
+    cs_msg_out("%d process logs (%d recovered after a crash%s%s), %lld spans, %lld dropped -> %s/%s",
+               r.logs - r.failed - r.other_run, r.crashed, damaged, other, (long long)r.spans, (long long)r.dropped,
+               dir, r.unmerged ? "ranks (index.db)" : "trace.db");
     return r.failed || r.damaged || r.other_run ? 1 : 0;
 }

@@ -61,6 +61,6 @@ int cs_cmd_merge(int argc, char **argv)
     }
     cs_ingest_remove(dir, CS_STORE_INDEX_FILE);
     cs_ingest_remove(dir, "results.db");
-    printf("collscope: %s%s\n", path, nfaults ? " (without the rank stores named above)" : "");
+    cs_msg_out("%s%s", path, nfaults ? " (without the rank stores named above)" : "");
     return nfaults ? 1 : 0;
 }

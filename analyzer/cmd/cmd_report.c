@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char cs_help_report[] = "usage: collscope report DIR|TRACE.db [--format text|json|markdown|junit] [-o FILE]\n"
                               "                        [--baseline DIR] [--fail-on GATES]\n"
@@ -74,7 +75,8 @@ const char cs_help_report[] = "usage: collscope report DIR|TRACE.db [--format te
                               "\n"
                               "A folder that a collscope command is still writing (a run, an ingest,\n"
                               "an import or a merge holds DIR/collscope.lock) is not read: one message\n"
-                              "says the run is in progress and names it.\n"
+                              "says the run is in progress and names it; so does a report whose trace\n"
+                              "such a command removes while it is read.\n"
                               "\n"
                               "Exit status: 0; 1 when the trace cannot be read (one message names the\n"
                               "file and the problem) or its folder is in use, or when it was damaged\n"
@@ -113,12 +115,14 @@ int cs_report_parse_opts(int argc, char **argv, cs_report_opts *o)
 }
 
 /* Is a collscope command (a run, an ingest) still writing the folder of
- * trace (a folder, or a file in one)? Then say so once: 1. */
-static int cs_report_busy(const cs_source *src)
+ * trace (arg: a folder, or a file in one, which may be gone: a run
+ * removes the trace it replaces)? Then say so once: 1. */
+static int cs_report_busy(const char *arg)
 {
     char dir[4096], who[1024];
-    snprintf(dir, sizeof dir, "%s", src->arg);
-    if (!src->is_dir) {
+    struct stat sb;
+    snprintf(dir, sizeof dir, "%s", arg);
+    if (stat(arg, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
         char *slash = strrchr(dir, '/');
         if (!slash)
             snprintf(dir, sizeof dir, ".");
@@ -154,17 +158,21 @@ int cs_cmd_report(int argc, char **argv)
         cs_error("%s", err);
         goto out;
     }
-    if (cs_source_open(o.trace, &src, err, sizeof err) == 0) {
-        if (cs_report_busy(&src))
-            goto out;
+    /* A folder in use is not read; one that comes into use while it is
+     * read (a run or an ingest replacing the trace) is said so, rather
+     * than what its removal did to the reading. */
+    if (cs_report_busy(o.trace))
+        goto out;
+    if (cs_source_open(o.trace, &src, err, sizeof err) == 0)
         st = cs_analysis_open(&src, 0, 0, stderr, err, sizeof err);
-    }
     if (!st) {
-        cs_error("%s", err);
+        if (!cs_report_busy(o.trace))
+            cs_error("%s", err);
         goto out;
     }
     if (cs_report_load(st, &ad) != 0) {
-        cs_error("%s: cannot read the stored analysis", cs_store_path(st));
+        if (!cs_report_busy(o.trace))
+            cs_error("%s: cannot read the stored analysis", cs_store_path(st));
         goto out;
     }
     char from[4200], recovered[1536];
@@ -182,7 +190,8 @@ int cs_cmd_report(int argc, char **argv)
         goto out;
     }
     if (cs_report_trace_load(st, &tr) != 0) {
-        cs_error("%s: cannot read the trace (corrupt?)", cs_store_path(st));
+        if (!cs_report_busy(o.trace))
+            cs_error("%s: cannot read the trace (corrupt?)", cs_store_path(st));
         goto out;
     }
     cs_outfile of;

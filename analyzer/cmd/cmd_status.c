@@ -30,6 +30,8 @@ const char cs_help_status[] =
     "                never enqueued it, and the ranks waiting for them\n"
     "The job is not disturbed: its logs are only read. `collscope report` of\n"
     "the trace gives the same diagnosis post mortem (its Failures section).\n"
+    "A job whose processes are all gone is seen post mortem too: it ended at\n"
+    "its last record (its waits end there) and every call in flight is stuck.\n"
     "\n"
     "  --after SECONDS   a call in flight this long is stuck (default 5)\n"
     "  --format F        text (default) or json (for schedulers and scripts)\n"

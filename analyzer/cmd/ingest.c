@@ -81,7 +81,8 @@ static int cs_convert_one(const cs_logent *e, const char *dir)
 {
     char made[PATH_MAX], err[1024];
     if (cs_store_convert_log(e->path, dir, made, err, sizeof err) != 0) {
-        cs_error("skipping %s", err);
+        if (!cs_store_disk_full()) /* a full disk: said once, by cs_ingest_full */
+            cs_error("skipping %s", err);
         return -1;
     }
     return 0;
@@ -142,7 +143,8 @@ static void cs_workers_start(cs_workers *w, cs_logent *ents, const unsigned char
             while (write(fd[1], &v, sizeof v) < 0 && errno == EINTR)
                 ;
         }
-        _exit(bad);
+        /* 2: the disk was full (cs_workers_full) */
+        _exit(cs_store_disk_full() ? 2 : bad);
     }
     close(fd[1]);
     if (w->n == 0) {
@@ -218,6 +220,15 @@ static void cs_workers_wait(cs_workers *w, cs_logent *ents, size_t i, const char
     }
 }
 
+/* Whether a worker found the disk full (once reaped). */
+static int cs_workers_full(const cs_workers *w)
+{
+    for (size_t k = 0; w->reaped && k < w->n; k++)
+        if (WIFEXITED(w->status[k]) && WEXITSTATUS(w->status[k]) == 2)
+            return 1;
+    return 0;
+}
+
 static void cs_workers_end(cs_workers *w)
 {
     if (w->rd >= 0)
@@ -276,6 +287,35 @@ static size_t cs_keep_one_run(cs_logent *ents, size_t n, const char *logs, cs_in
         res->other_run++;
     }
     return k;
+}
+
+/* The one message of an ingest that ran out of disk space: what it could
+ * not write, what it kept (the logs, the rank stores made), and that an
+ * ingest once there is space builds the trace from them. */
+static void cs_ingest_full(const char *dir, const cs_logent *ents, size_t n, int merge)
+{
+    char kept[256] = "", lost[256] = "";
+    size_t nk = 0, klen = 0, llen = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct stat sb;
+        int have = stat(ents[i].db, &sb) == 0 && S_ISREG(sb.st_mode);
+        char *l = have ? kept : lost;
+        size_t *len = have ? &klen : &llen;
+        nk += have;
+        if (*len + 24 < sizeof kept)
+            *len += (size_t)snprintf(l + *len, sizeof kept - *len, "%s%d", *len ? "," : "", ents[i].rank);
+        else if (*len + 5 < sizeof kept && strcmp(l + *len - 3, "...") != 0)
+            *len += (size_t)snprintf(l + *len, sizeof kept - *len, ",...");
+    }
+    char stores[700];
+    if (nk)
+        snprintf(stores, sizeof stores, " and the rank stores of %zu of them (rank%s %s%s%s) in %s/ranks", nk,
+                 nk > 1 ? "s" : "", kept, llen ? "; none for " : "", lost, dir);
+    else
+        snprintf(stores, sizeof stores, " (no rank store could be made)");
+    cs_error("the disk holding %s is full (no space left on device, SQLITE_FULL): %s/%s not written; kept: the %zu "
+             "process logs in %s/logs%s; once there is space, `collscope ingest %s` builds the trace from them",
+             dir, dir, merge == CS_MERGE_NO ? CS_STORE_INDEX_FILE : "trace.db", n, dir, stores, dir);
 }
 
 static int64_t cs_ingest_end_ns;
@@ -475,6 +515,8 @@ int cs_ingest_dir(const char *dir, int force, int merge, const char *command, cs
     int merged = 0;
     for (size_t i = 0; i < n; i++) {
         cs_logent *e = &ents[i];
+        if (cs_store_disk_full())
+            break; /* nothing more can be written: said once below */
         if (todo[i]) {
             double tw = cs_now_s();
             cs_workers_wait(&wk, ents, i, dir);
@@ -513,11 +555,15 @@ int cs_ingest_dir(const char *dir, int force, int merge, const char *command, cs
                 continue;
             }
             if (b < 0) {
+                if (cs_store_disk_full())
+                    break;
                 cs_error("skipping %s", err);
                 res->failed++;
                 continue;
             }
             if (cs_store_create(tmp, &job, err, sizeof err) != 0) {
+                if (cs_store_disk_full())
+                    break; /* said once below */
                 cs_error("%s", err);
                 cs_workers_end(&wk);
                 free(ents);
@@ -526,6 +572,8 @@ int cs_ingest_dir(const char *dir, int force, int merge, const char *command, cs
             }
         }
         if (cs_store_merge(job, e->db, err, sizeof err) != 0) {
+            if (cs_store_disk_full())
+                break;
             cs_error("skipping %s", err);
             res->failed++;
             continue;
@@ -533,6 +581,15 @@ int cs_ingest_dir(const char *dir, int force, int merge, const char *command, cs
         merged++;
     }
     cs_workers_end(&wk);
+    if (cs_store_disk_full() || cs_workers_full(&wk)) {
+        cs_store_close(job);
+        cs_ingest_unlink_tmp(tmp);
+        cs_ingest_full(dir, ents, n, merge);
+        free(ents);
+        free(todo);
+        free(ok);
+        return -1;
+    }
     if (merge == CS_MERGE_NO) {
         int k = merged ? cs_ingest_index(dir, ents, ok, n, command, res) : -1;
         if (merged == 0)
@@ -552,16 +609,18 @@ int cs_ingest_dir(const char *dir, int force, int merge, const char *command, cs
             }
             cs_store_close(st);
         }
+        if (k < 0 && merged && cs_store_disk_full())
+            cs_ingest_full(dir, ents, n, merge);
         free(ents);
         free(todo);
         free(ok);
         res->unmerged = 1;
         return k;
     }
-    free(ents);
     free(todo);
     free(ok);
     if (merged == 0) {
+        free(ents);
         cs_store_close(job);
         unlink(tmp);
         cs_error("%s: no log could be converted", logs);
@@ -578,11 +637,16 @@ int cs_ingest_dir(const char *dir, int force, int merge, const char *command, cs
         cs_store_meta_set(job, "job_end_host", host);
     }
     if (cs_store_finish(job, command, err, sizeof err) != 0) {
-        cs_error("%s", err);
+        if (cs_store_disk_full())
+            cs_ingest_full(dir, ents, n, merge);
+        else
+            cs_error("%s", err);
+        free(ents);
         cs_store_close(job);
-        unlink(tmp);
+        cs_ingest_unlink_tmp(tmp);
         return -1;
     }
+    free(ents);
     if (getenv("COLLSCOPE_VERBOSE"))
         cs_note("ingest: %zu logs converted while merging %.2f s (%.2f s waiting for them), symbols %.2f s,"
                 " indexes %.2f s",

@@ -80,6 +80,9 @@ int main(int argc, char **argv)
         cs_usage(stderr);
         return 2;
     }
+    /* a write that fails for want of disk space is told as such
+     * (cs_store_disk_full), never as damage */
+    cs_store_watch_space();
     const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         if (argc > 2)

@@ -291,7 +291,7 @@ int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, i
     }
     if (cs_child == 0) {
         execvp(launch[0], launch);
-        fprintf(stderr, "collscope: cannot run %s: %s\n", launch[0], strerror(errno));
+        cs_error("cannot run %s: %s", launch[0], strerror(errno));
         _exit(127);
     }
     /* The terminal's ^C reaches the job by itself; keep running to build
@@ -317,14 +317,15 @@ int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, i
         w += (size_t)snprintf(cmdline + w, sizeof cmdline - w, "%s%s", i ? " " : "", launch[i]);
     cs_ingest_result r;
     if (cs_ingest_dir(dir, force, merge, cmdline, &r) >= 0) {
-        fprintf(stderr, "collscope: %d processes, %lld spans", r.logs - r.failed - r.other_run, (long long)r.spans);
+        char dropped[64] = "", crashed[64] = "", damaged[64] = "";
         if (r.dropped)
-            fprintf(stderr, ", %lld dropped", (long long)r.dropped);
+            snprintf(dropped, sizeof dropped, ", %lld dropped", (long long)r.dropped);
         if (r.crashed)
-            fprintf(stderr, ", %d recovered after a crash", r.crashed);
+            snprintf(crashed, sizeof crashed, ", %d recovered after a crash", r.crashed);
         if (r.damaged)
-            fprintf(stderr, ", %d damaged logs", r.damaged);
-        fprintf(stderr, " -> %s/%s\n", dir, r.unmerged ? "ranks (index.db)" : "trace.db");
+            snprintf(damaged, sizeof damaged, ", %d damaged logs", r.damaged);
+        cs_note("%d processes, %lld spans%s%s%s -> %s/%s", r.logs - r.failed - r.other_run, (long long)r.spans, dropped,
+                crashed, damaged, dir, r.unmerged ? "ranks (index.db)" : "trace.db");
     }
     return rc;
 }

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "common/msg.h"
 #include "analyzer/formats/import.h"
+#include "analyzer/formats/outfile.h"
 #include "common/vec.h"
 #include "libtrace/dirlock.h"
 #include "libtrace/log.h"
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -128,6 +130,9 @@ static int cs_imp_add_dir(cs_imp_list *l, const cs_import_format *fmt, const cha
 /* Read file f in a worker: its result travels back in a small file. */
 static void cs_imp_child(const cs_import_format *fmt, cs_imp_file *f, const char *res, const cs_import_opts *o)
 {
+    /* a worker ends with its import, however the import ends (its
+     * temporary folder is then removed by the import or by the next one) */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     f->status = fmt->read(f->path, f->db, o, &f->info, f->msg, sizeof f->msg);
     FILE *out = fopen(res, "wb");
     if (!out || fwrite(f, sizeof *f, 1, out) != 1)
@@ -169,7 +174,7 @@ static void cs_imp_read_all(const cs_import_format *fmt, cs_imp_list *l, const c
             char res[4200];
             snprintf(res, sizeof res, "%s/file-%06zu.res", tmp, next);
             fflush(NULL);
-            pid_t p = fork();
+            pid_t p = cs_outfile_fork(); /* killed first if a signal ends the import */
             if (p == 0)
                 cs_imp_child(fmt, &l->a[next], res, o);
             if (p < 0) { /* no process: read it here */
@@ -196,6 +201,7 @@ static void cs_imp_read_all(const cs_import_format *fmt, cs_imp_list *l, const c
         }
         for (size_t i = 0; i < l->n; i++)
             if (pids[i] == p) {
+                cs_outfile_guard_child(p, 0);
                 char res[4200];
                 snprintf(res, sizeof res, "%s/file-%06zu.res", tmp, i);
                 cs_imp_collect(&l->a[i], res);
@@ -273,7 +279,10 @@ static void cs_imp_rmtmp(const char *tmp, const cs_imp_list *l)
 }
 
 /* The temporary folders (DIR/.import-PID) of imports that were killed:
- * their regular files removed (never through a link), then the folder. */
+ * their regular files removed (never through a link), then the folder.
+ * Called with DIR's lock held: an import holds it, and so do its workers
+ * (they share its descriptor), so no live import holds any of them, even
+ * one whose pid a new process has taken since. */
 static void cs_imp_rm_stale(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -285,7 +294,7 @@ static void cs_imp_rm_stale(const char *dir)
         if (strncmp(de->d_name, ".import-", 8) != 0)
             continue;
         long pid = strtol(de->d_name + 8, &end, 10);
-        if (*end || pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        if (end == de->d_name + 8 || *end || pid <= 0)
             continue;
         int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
@@ -301,7 +310,8 @@ static void cs_imp_rm_stale(const char *dir)
             if (fstatat(fd, f->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode))
                 unlinkat(fd, f->d_name, 0);
         closedir(sd);
-        unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+        if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) == 0)
+            cs_note("import: %s/%s: removed: the temporary folder of an import that was killed", dir, de->d_name);
     }
     closedir(d);
 }
@@ -350,7 +360,14 @@ int cs_import_run(const cs_import_format *fmt, char **files, int nfiles, const c
     }
     cs_imp_rm_stale(dir);
     snprintf(tmp, sizeof tmp, "%s/.import-%ld", dir, (long)getpid());
+    /* named before it is made: a signal removes it (and kills the workers) */
+    if (cs_outfile_guard(tmp, 1) != 0) {
+        cs_error("import: %s: too many temporary folders", tmp);
+        tmp[0] = 0;
+        goto out;
+    }
     if (mkdir(tmp, 0700) != 0) {
+        cs_outfile_unguard(tmp);
         cs_error("import: %s: %s", tmp, strerror(errno));
         tmp[0] = 0;
         goto out;
@@ -510,17 +527,19 @@ int cs_import_run(const cs_import_format *fmt, char **files, int nfiles, const c
         cs_error("import: cannot rename %s to %s: %s", job_path, final, strerror(errno));
         goto out;
     }
-    printf("collscope: imported %zu of %zu files (%s, ranks of a world of %d), %lld spans: %lld communication, %lld "
-           "steps, %lld compute, %lld kernels (%lld NCCL ones linked) from %.1f MB of JSON -> %s\n",
-           nkept, l.n, fmt->name, world, (long long)spans, (long long)colls, (long long)steps, (long long)compute,
-           (long long)kernels, (long long)linked, (double)bytes / 1e6, final);
+    cs_msg_out("imported %zu of %zu files (%s, ranks of a world of %d), %lld spans: %lld communication, %lld "
+               "steps, %lld compute, %lld kernels (%lld NCCL ones linked) from %.1f MB of JSON -> %s",
+               nkept, l.n, fmt->name, world, (long long)spans, (long long)colls, (long long)steps, (long long)compute,
+               (long long)kernels, (long long)linked, (double)bytes / 1e6, final);
     rc = bad || missing || ndis ? CS_IMPORT_EXIT_PARTIAL : CS_IMPORT_EXIT_OK;
     goto out;
 out_usage:
     rc = CS_IMPORT_EXIT_USAGE;
 out:
-    if (tmp[0])
+    if (tmp[0]) {
         cs_imp_rmtmp(tmp, &l);
+        cs_outfile_unguard(tmp);
+    }
     for (size_t i = 0; i < l.n; i++)
         free(l.a[i].path);
     free(l.a);

@@ -3,13 +3,17 @@
 #include "analyzer/formats/outfile.h"
 #include "common/msg.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* The process's umask, for the mode of a file made by mkstemp. */
@@ -20,42 +24,275 @@ static mode_t cs_outfile_umask(void)
     return m;
 }
 
-/* The new file being written, removed if SIGINT, SIGTERM or SIGHUP ends
- * the command before it is renamed into place: the handler only unlinks
- * that name (async-signal-safe), then lets the signal end the process as
- * it would have. One file at a time: the commands write one. */
-static char cs_outfile_sig_tmp[4300];
-static volatile sig_atomic_t cs_outfile_sig_armed;
-static const int cs_outfile_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+/* ---- the command's temporary paths, removed on SIGINT, SIGTERM, SIGHUP ----
+ *
+ * A table of names (new files, new folders) and of worker processes. The
+ * handler is async-signal-safe: it kills and reaps the workers first (so
+ * that none writes on), removes each name (a folder with getdents64 and
+ * unlinkat, never through a link), then lets the signal end the process
+ * as it would have. Only the process that armed the table acts on it: a
+ * forked worker that inherits the handler just ends. */
+#define CS_GUARD_PATHS 8
+#define CS_GUARD_KIDS 256
+typedef struct cs_guard_path {
+    volatile sig_atomic_t used; /* 0 free, 1 file, 2 folder */
+    char path[4400];
+} cs_guard_path;
+static cs_guard_path cs_guard_paths[CS_GUARD_PATHS];
+static volatile sig_atomic_t cs_guard_kids[CS_GUARD_KIDS];
+static volatile sig_atomic_t cs_guard_owner;
+static const int cs_guard_sigs[] = { SIGINT, SIGTERM, SIGHUP };
 
-static void cs_outfile_on_signal(int sig)
+typedef struct cs_guard_dirent {
+    uint64_t ino;
+    int64_t off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[];
+} cs_guard_dirent;
+
+/* Remove the folder name (relative to dfd) and what it holds, down to
+ * depth more levels of folders; links are removed, never followed. */
+static void cs_guard_rmtree(int dfd, const char *name, int depth)
 {
-    if (cs_outfile_sig_armed)
-        unlink(cs_outfile_sig_tmp);
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    /* removing while reading may skip a name: read again until a pass
+     * finds nothing to remove */
+    for (int pass = 0, removed = 1; removed && pass < 16; pass++) {
+        removed = 0;
+        lseek(fd, 0, SEEK_SET);
+        char buf[8192] __attribute__((aligned(8)));
+        long n;
+        while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+            for (long off = 0; off < n;) {
+                cs_guard_dirent *d = (cs_guard_dirent *)(buf + off);
+                off += d->reclen;
+                if (d->name[0] == '.' && (!d->name[1] || (d->name[1] == '.' && !d->name[2])))
+                    continue;
+                if (unlinkat(fd, d->name, 0) == 0)
+                    removed = 1;
+                else if ((errno == EISDIR || errno == EPERM) && depth > 0) {
+                    cs_guard_rmtree(fd, d->name, depth - 1);
+                    removed = 1;
+                }
+            }
+    }
+    close(fd);
+    unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+static void cs_guard_on_signal(int sig)
+{
+    if (cs_guard_owner == (sig_atomic_t)getpid()) {
+        for (int i = 0; i < CS_GUARD_KIDS; i++) {
+            pid_t k = (pid_t)cs_guard_kids[i];
+            if (k > 0 && kill(k, SIGKILL) == 0)
+                waitpid(k, NULL, 0);
+        }
+        for (int i = 0; i < CS_GUARD_PATHS; i++) {
+            if (cs_guard_paths[i].used == 1)
+                unlink(cs_guard_paths[i].path);
+            else if (cs_guard_paths[i].used == 2)
+                cs_guard_rmtree(AT_FDCWD, cs_guard_paths[i].path, 2);
+        }
+    }
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
-static void cs_outfile_arm(const char *tmp)
+/* The handler, installed once (a signal the caller ignores stays ignored). */
+static void cs_guard_install(void)
 {
-    cs_outfile_sig_armed = 0;
-    snprintf(cs_outfile_sig_tmp, sizeof cs_outfile_sig_tmp, "%s", tmp);
+    if (cs_guard_owner == (sig_atomic_t)getpid())
+        return;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = cs_outfile_on_signal;
+    sa.sa_handler = cs_guard_on_signal;
     sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof cs_outfile_sigs / sizeof cs_outfile_sigs[0]; i++) {
+    for (size_t i = 0; i < sizeof cs_guard_sigs / sizeof cs_guard_sigs[0]; i++)
+        sigaddset(&sa.sa_mask, cs_guard_sigs[i]);
+    for (size_t i = 0; i < sizeof cs_guard_sigs / sizeof cs_guard_sigs[0]; i++) {
         struct sigaction old;
-        /* a signal the caller ignores stays ignored */
-        if (sigaction(cs_outfile_sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-            sigaction(cs_outfile_sigs[i], &sa, NULL);
+        if (sigaction(cs_guard_sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(cs_guard_sigs[i], &sa, NULL);
     }
-    cs_outfile_sig_armed = 1;
+    cs_guard_owner = (sig_atomic_t)getpid();
 }
 
-static void cs_outfile_disarm(void)
+/* Block the signals while the table changes (the handler reads it). */
+static void cs_guard_block(sigset_t *old)
 {
-    cs_outfile_sig_armed = 0;
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < sizeof cs_guard_sigs / sizeof cs_guard_sigs[0]; i++)
+        sigaddset(&set, cs_guard_sigs[i]);
+    sigprocmask(SIG_BLOCK, &set, old);
+}
+
+int cs_outfile_guard(const char *path, int folder)
+{
+    sigset_t old;
+    int rc = -1;
+    cs_guard_block(&old);
+    cs_guard_install();
+    for (int i = 0; i < CS_GUARD_PATHS && rc; i++)
+        if (!cs_guard_paths[i].used && strlen(path) < sizeof cs_guard_paths[i].path) {
+            snprintf(cs_guard_paths[i].path, sizeof cs_guard_paths[i].path, "%s", path);
+            cs_guard_paths[i].used = folder ? 2 : 1;
+            rc = 0;
+        }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+void cs_outfile_unguard(const char *path)
+{
+    sigset_t old;
+    cs_guard_block(&old);
+    for (int i = 0; i < CS_GUARD_PATHS; i++)
+        if (cs_guard_paths[i].used && strcmp(cs_guard_paths[i].path, path) == 0) {
+            cs_guard_paths[i].used = 0;
+            break;
+        }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+pid_t cs_outfile_fork(void)
+{
+    sigset_t old;
+    cs_guard_block(&old);
+    cs_guard_install();
+    pid_t p = fork();
+    if (p > 0)
+        for (int i = 0; i < CS_GUARD_KIDS; i++)
+            if (cs_guard_kids[i] == 0) {
+                cs_guard_kids[i] = (sig_atomic_t)p;
+                break;
+            }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return p;
+}
+
+void cs_outfile_guard_child(pid_t pid, int on)
+{
+    sigset_t old;
+    cs_guard_block(&old);
+    cs_guard_install();
+    for (int i = 0; i < CS_GUARD_KIDS; i++)
+        if (on ? cs_guard_kids[i] == 0 : cs_guard_kids[i] == (sig_atomic_t)pid) {
+            cs_guard_kids[i] = on ? (sig_atomic_t)pid : 0;
+            break;
+        }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* ---- stale temporary names of killed commands ----
+ *
+ * A new file or folder beside PATH is named PATH.tmp-PID-HOST-XXXXXX
+ * (and a replaced folder, while it is removed, that name .oldXXXXXX): the
+ * process and the host that write it. One whose process of this host no
+ * longer runs was left by a command that was killed (SIGKILL, a crash). */
+
+/* This host's name as it goes into a file name. */
+static void cs_guard_host(char *out, size_t len)
+{
+    char h[256] = "";
+    gethostname(h, sizeof h - 1);
+    size_t o = 0;
+    for (const char *p = h; *p && o + 1 < len && o < 64; p++)
+        out[o++] = (isalnum((unsigned char)*p) || *p == '.' || *p == '_') ? *p : '_';
+    out[o] = '\0';
+}
+
+/* The temporary name of path for this process, before its XXXXXX. */
+static int cs_guard_tmpname(char *out, size_t len, const char *path, size_t n)
+{
+    char host[80];
+    cs_guard_host(host, sizeof host);
+    return (size_t)snprintf(out, len, "%.*s.tmp-%ld-%s-XXXXXX", (int)n, path, (long)getpid(), host) >= len ? -1 : 0;
+}
+
+/* Whether name (in path's folder) is a temporary name of path (base is
+ * its last part) whose process of this host is gone. */
+static int cs_guard_is_stale(const char *name, const char *base, size_t nbase, const char *host)
+{
+    if (strncmp(name, base, nbase) != 0 || strncmp(name + nbase, ".tmp-", 5) != 0)
+        return 0;
+    const char *p = name + nbase + 5;
+    char *end;
+    errno = 0;
+    long pid = strtol(p, &end, 10);
+    if (end == p || *end != '-' || errno || pid <= 0 || pid == (long)getpid())
+        return 0;
+    const char *h = end + 1;
+    size_t rest = strlen(h), nh = strlen(host);
+    /* HOST-XXXXXX, or HOST-XXXXXX.oldXXXXXX */
+    if (rest == nh + 17 && strncmp(h + nh + 7, ".old", 4) == 0)
+        rest = nh + 7;
+    if (rest != nh + 7 || strncmp(h, host, nh) != 0 || h[nh] != '-')
+        return 0;
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+static int cs_outdir_walk(const char *path, const char *const *names, int remove, const char **why);
+
+/* Remove the stale temporary names of path (regular files of ours for a
+ * file; folders of ours that hold only names for a folder output), never
+ * through a link; each one removed is named in a note. */
+static void cs_guard_clean(const char *cmd, const char *path, size_t n, const char *const *names)
+{
+    char folder[4300], host[80];
+    const char *slash = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (path[i] == '/')
+            slash = path + i;
+    const char *base = slash ? slash + 1 : path;
+    size_t nbase = n - (size_t)(base - path);
+    if (!nbase)
+        return;
+    if (slash)
+        snprintf(folder, sizeof folder, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    else
+        snprintf(folder, sizeof folder, ".");
+    cs_guard_host(host, sizeof host);
+    DIR *d = opendir(folder);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!cs_guard_is_stale(e->d_name, base, nbase, host))
+            continue;
+        struct stat sb;
+        if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || sb.st_uid != geteuid())
+            continue;
+        char full[4600];
+        if ((size_t)snprintf(full, sizeof full, "%s/%s", folder, e->d_name) >= sizeof full)
+            continue;
+        const char *why;
+        int gone = 0;
+        struct stat pb;
+        size_t nl = strlen(e->d_name);
+        if (names && S_ISDIR(sb.st_mode) && nl > 10 && strncmp(e->d_name + nl - 10, ".old", 4) == 0 &&
+            lstat(path, &pb) != 0 && errno == ENOENT) {
+            /* killed between moving the earlier output aside and putting
+             * the new one in its place: the earlier one goes back */
+            char dest[4300];
+            snprintf(dest, sizeof dest, "%.*s", (int)n, path);
+            if (cs_outdir_walk(full, names, 0, &why) == 0 && rename(full, dest) == 0)
+                cs_note("%s: %s: the earlier output put back (from %s, left by a command that was killed)", cmd, dest,
+                        full);
+            continue;
+        }
+        if (!names && S_ISREG(sb.st_mode))
+            gone = unlinkat(dirfd(d), e->d_name, 0) == 0;
+        else if (names && S_ISDIR(sb.st_mode) && cs_outdir_walk(full, names, 1, &why) == 0)
+            gone = unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) == 0;
+        if (gone)
+            cs_note("%s: %s: removed: the unfinished output of a command that was killed", cmd, full);
+    }
+    closedir(d);
 }
 
 int cs_outfile_open(cs_outfile *o, const char *cmd, const char *path)
@@ -84,13 +321,25 @@ int cs_outfile_open(cs_outfile *o, const char *cmd, const char *path)
         cs_error("%s: cannot write %s: %s", cmd, path, strerror(errno));
         return -1;
     }
-    if ((size_t)snprintf(o->tmp, sizeof o->tmp, "%s.tmpXXXXXX", path) >= sizeof o->tmp) {
+    if (cs_guard_tmpname(o->tmp, sizeof o->tmp, path, strlen(path)) != 0) {
         cs_error("%s: %s: the name is too long", cmd, path);
         return -1;
     }
-    int fd = mkstemp(o->tmp);
+    cs_guard_clean(cmd, path, strlen(path), NULL);
+    /* made and named in the table with the signals held: a signal never
+     * finds the new file unnamed */
+    sigset_t old;
+    cs_guard_block(&old);
+    int fd = mkstemp(o->tmp), e = errno;
+    if (fd >= 0 && cs_outfile_guard(o->tmp, 0) != 0) {
+        close(fd);
+        unlink(o->tmp);
+        fd = -1;
+        e = EMFILE;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
     if (fd < 0) {
-        cs_error("%s: cannot write %s: %s", cmd, path, strerror(errno));
+        cs_error("%s: cannot write %s: %s", cmd, path, strerror(e));
         o->tmp[0] = '\0';
         return -1;
     }
@@ -99,10 +348,10 @@ int cs_outfile_open(cs_outfile *o, const char *cmd, const char *path)
         cs_error("%s: cannot write %s: %s", cmd, path, strerror(errno));
         close(fd);
         unlink(o->tmp);
+        cs_outfile_unguard(o->tmp);
         o->tmp[0] = '\0';
         return -1;
     }
-    cs_outfile_arm(o->tmp);
     return 0;
 }
 
@@ -136,7 +385,7 @@ int cs_outfile_close(cs_outfile *o, const char *cmd, int ok)
     }
     if (rc != 0)
         unlink(o->tmp);
-    cs_outfile_disarm();
+    cs_outfile_unguard(o->tmp);
     o->tmp[0] = '\0';
     return rc;
 }
@@ -259,19 +508,31 @@ int cs_outdir_open(cs_outdir *o, const char *cmd, const char *path, const char *
     size_t n = strlen(path);
     while (n > 1 && path[n - 1] == '/')
         n--;
-    if ((size_t)snprintf(o->tmp, sizeof o->tmp, "%.*s.tmpXXXXXX", (int)n, path) >= sizeof o->tmp) {
+    if (cs_guard_tmpname(o->tmp, sizeof o->tmp, path, n) != 0) {
         cs_error("%s: %s: the name is too long", cmd, path);
         o->tmp[0] = '\0';
         return -1;
     }
-    if (!mkdtemp(o->tmp)) {
-        cs_error("%s: cannot write %s: %s", cmd, path, strerror(errno));
+    cs_guard_clean(cmd, path, n, names);
+    sigset_t old;
+    cs_guard_block(&old);
+    int made = mkdtemp(o->tmp) != NULL;
+    int e = errno;
+    if (made && cs_outfile_guard(o->tmp, 1) != 0) {
+        rmdir(o->tmp);
+        made = 0;
+        e = EMFILE;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (!made) {
+        cs_error("%s: cannot write %s: %s", cmd, path, strerror(e));
         o->tmp[0] = '\0';
         return -1;
     }
     if (chmod(o->tmp, 0755 & ~cs_outfile_umask()) != 0) {
         cs_error("%s: cannot write %s: %s", cmd, path, strerror(errno));
         rmdir(o->tmp);
+        cs_outfile_unguard(o->tmp);
         o->tmp[0] = '\0';
         return -1;
     }
@@ -294,6 +555,10 @@ int cs_outdir_close(cs_outdir *o, const char *cmd, int ok, const char *const *na
     char old[4400] = "";
     struct stat sb;
     const char *why;
+    /* the old folder moved aside and the new one put in its place with the
+     * signals held: a signal never finds the path without either */
+    sigset_t held;
+    cs_guard_block(&held);
     if (rc == 0 && lstat(o->path, &sb) == 0) {
         /* Checked again: what was ours at open must still be. */
         if (S_ISLNK(sb.st_mode) || !S_ISDIR(sb.st_mode) || cs_outdir_walk(o->path, names, 0, &why) != 0) {
@@ -316,10 +581,12 @@ int cs_outdir_close(cs_outdir *o, const char *cmd, int ok, const char *const *na
         if (old[0] && rename(old, o->path) == 0)
             old[0] = '\0';
     }
+    sigprocmask(SIG_SETMASK, &held, NULL);
     if (rc != 0)
         cs_outdir_remove(o->tmp, names);
     if (old[0])
         cs_outdir_remove(old, names);
+    cs_outfile_unguard(o->tmp);
     o->tmp[0] = '\0';
     return rc;
 }

@@ -1,11 +1,16 @@
 /* outfile.h: the commands' output files (-o PATH): written to a new file
  * beside PATH (O_EXCL, so never through a link planted there) and renamed
  * onto it once complete, so that PATH is never a symlink followed, a
- * folder, a device, or a half-written file. "-" is standard output. */
+ * folder, a device, or a half-written file. "-" is standard output.
+ * The new name is PATH.tmp-PID-HOST-XXXXXX: a signal that ends the
+ * command removes it (the table below), and the next open of PATH removes
+ * such names of processes of this host that no longer run (a command
+ * killed outright), naming each in a note. */
 #ifndef CS_OUTFILE_H
 #define CS_OUTFILE_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 typedef struct cs_outfile {
     FILE *f;
@@ -40,5 +45,19 @@ int cs_outdir_open(cs_outdir *o, const char *cmd, const char *path, const char *
  * (the old one, checked as at open, removed), or removes it. 0, or -1
  * with one message printed (never for ok == 0). */
 int cs_outdir_close(cs_outdir *o, const char *cmd, int ok, const char *const *names);
+
+/* The command's temporary files and folders: a path in this table is
+ * removed (a folder with what it holds, two levels deep, never through a
+ * link) if SIGINT, SIGTERM or SIGHUP ends the command; a worker process
+ * in it is killed first. The -o files and folders above are in it while
+ * they are written. A signal the caller ignores stays ignored. 0, or -1
+ * when the table is full. */
+int cs_outfile_guard(const char *path, int folder);
+void cs_outfile_unguard(const char *path);
+/* fork(2) for a worker of the command, named in the table as it starts
+ * (the signals held meanwhile): killed first if a signal ends the command. */
+pid_t cs_outfile_fork(void);
+/* on: pid is a worker of the command; off: it ended (reaped). */
+void cs_outfile_guard_child(pid_t pid, int on);
 
 #endif

@@ -24,7 +24,7 @@ analyzer_collscope_analyze_openmpi_LDADD = $(CS_ANALYSIS_LIBS) $(OMPI_LIBS)
 check_PROGRAMS += tests/unit/test_par_mpi_ompi
 tests_unit_test_par_mpi_ompi_SOURCES = analyzer/par/par_mpi.c tests/unit/par_standin.c
 tests_unit_test_par_mpi_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
-tests_unit_test_par_mpi_ompi_LDADD = $(OMPI_LIBS)
+tests_unit_test_par_mpi_ompi_LDADD = common/libcscommon.la $(OMPI_LIBS)
 endif
 if HAVE_MPICH
 pkglibexec_PROGRAMS += analyzer/collscope-analyze-mpich
@@ -34,5 +34,5 @@ analyzer_collscope_analyze_mpich_LDADD = $(CS_ANALYSIS_LIBS) $(MPICH_LIBS)
 check_PROGRAMS += tests/unit/test_par_mpi_mpich
 tests_unit_test_par_mpi_mpich_SOURCES = analyzer/par/par_mpi.c tests/unit/par_standin.c
 tests_unit_test_par_mpi_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
-tests_unit_test_par_mpi_mpich_LDADD = $(MPICH_LIBS)
+tests_unit_test_par_mpi_mpich_LDADD = common/libcscommon.la $(MPICH_LIBS)
 endif

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "analyzer/analysis/csanalysis.h"
 #include "analyzer/analysis/par.h"
+#include "common/msg.h"
 
 #include <limits.h>
 #include <mpi.h>
@@ -164,7 +165,7 @@ int main(int argc, char **argv)
         par_mpi_chunk = (size_t)atol(chunk);
     const char *verbose = getenv("COLLSCOPE_VERBOSE");
     if (rank == 0 && verbose && *verbose)
-        fprintf(stderr, "collscope: analysing %s with %d MPI processes (%s)\n", dir, size, argv[0]);
+        cs_note("analysing %s with %d MPI processes (%s)", dir, size, argv[0]);
     cs_par par = { .rank = rank, .size = size, .gather = par_mpi_gather, .bcast = par_mpi_bcast };
     char err[1024] = "";
     int rc;
@@ -184,7 +185,7 @@ int main(int argc, char **argv)
         rc = MPI_Bcast(&v, 1, MPI_INT32_T, 0, MPI_COMM_WORLD) == MPI_SUCCESS ? v : -1;
     }
     if (rc < 0 && rank == 0)
-        fprintf(stderr, "collscope: %s\n", err);
+        cs_error("%s", err);
     if (rank == 0 && verbose && *verbose)
         fprintf(stderr, "collscope: process 0 sent %llu and received %llu bytes\n", (unsigned long long)par.sent,
                 (unsigned long long)par.received);

@@ -4,6 +4,7 @@
  * "collscope-diff", docs/report-json.md). */
 #include "config.h"
 #include "analyzer/report/report_int.h"
+#include "common/msg.h"
 #include "common/stats.h"
 
 #include <math.h>
@@ -208,8 +209,9 @@ void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_dat
         cs_json_num(f, "%.2f", ch);
         fprintf(f, "},\n");
     } else {
-        fprintf(f, "collscope diff: %s -> %s\n\nStep time (median): %s -> %s (%+.1f%%)\n", base_name, new_name,
-                cs_fmt_ns(base->step_median_ns, b1, sizeof b1), cs_fmt_ns(cur->step_median_ns, b2, sizeof b2), ch);
+        cs_msg_line(f, "collscope diff: %s -> %s", base_name, new_name);
+        fprintf(f, "\nStep time (median): %s -> %s (%+.1f%%)\n", cs_fmt_ns(base->step_median_ns, b1, sizeof b1),
+                cs_fmt_ns(cur->step_median_ns, b2, sizeof b2), ch);
     }
     /* stragglers: in both, gone, new (same kind and rank or link) */
     const cs_report_data *side[2] = { base, cur };

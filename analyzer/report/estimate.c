@@ -13,6 +13,7 @@
 #include "analyzer/report/report.h"
 #include "common/fmt.h"
 #include "common/json.h"
+#include "common/msg.h"
 #include "common/stats.h"
 
 #include <math.h>
@@ -81,7 +82,7 @@ static void cs_trace_program(const cs_source *src, char *out, size_t len, FILE *
     cs_store *st = cs_analysis_open_trace(src, CS_STORE_READ, err, sizeof err);
     if (!st) {
         if (notes)
-            fprintf(notes, "collscope: %s\n", err);
+            cs_msg_line(notes, "collscope: %s", err);
         return;
     }
     if (cs_store_program(st, exe, sizeof exe) == 0)
@@ -261,7 +262,7 @@ int cs_estimate_check(const cs_source *before, const cs_source *after, double to
         cs_json_null_note(out, nulls);
         fprintf(out, "}\n");
     } else {
-        fprintf(out, "collscope check-estimate: %s -> %s\n", bn, an);
+        cs_msg_line(out, "collscope check-estimate: %s -> %s", bn, an);
         fprintf(out, "steps (the wall time from a step's begin to the next one's)\n");
         cs_side_text(out, "BEFORE", &B);
         cs_side_text(out, "AFTER", &A);

@@ -3,6 +3,7 @@
  * asked for), and a failing case per failure of the job. */
 #include "config.h"
 #include "analyzer/report/report_int.h"
+#include "common/msg.h"
 
 #include <string.h>
 
@@ -23,7 +24,8 @@ static void cs_report_junit_xml(FILE *f, const char *s)
 
 void cs_report_junit_write(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng)
 {
-    const char *trace = t->path;
+    char tname[8192];
+    const char *trace = cs_msg_name(t->path, tname, sizeof tname); /* one line, whatever the name holds */
     cs_gate dflt;
     if (ng == 0) { /* no gate asked: one informational case on the verdicts */
         memset(&dflt, 0, sizeof dflt);

@@ -3,6 +3,7 @@
  * cost models, what is missing). */
 #include "config.h"
 #include "analyzer/report/report_int.h"
+#include "common/msg.h"
 
 #include <string.h>
 
@@ -108,7 +109,8 @@ static void cs_report_markdown_gpu(FILE *f, const cs_report_data *d)
 
 void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng)
 {
-    const char *trace = t->path;
+    char tname[8192];
+    const char *trace = cs_msg_name(t->path, tname, sizeof tname); /* one line, whatever the name holds */
     char b1[32], b2[32], b3[32], b4[32], name[CS_COMMS_DISPLAY_MAX];
     int failed = 0;
     for (int i = 0; i < ng; i++)

@@ -4,6 +4,7 @@
  * replay, proposals, what is missing, gates), then the GPU overlap. */
 #include "config.h"
 #include "analyzer/report/report_int.h"
+#include "common/msg.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -334,7 +335,7 @@ void cs_report_text_write(FILE *f, const cs_report_trace *t, const cs_report_dat
         crashed += strcmp(procs[i].status, "crashed") == 0;
     }
     char b1[32], b2[32];
-    fprintf(f, "collscope report: %s\n", t->path);
+    cs_msg_line(f, "collscope report: %s", t->path);
     fprintf(f, "  %d processes, %lld spans", nproc, (long long)spans);
     if (dropped)
         fprintf(f, ", %lld dropped (log full)", (long long)dropped);

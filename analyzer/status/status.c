@@ -17,6 +17,7 @@
 #include "analyzer/status/status_gpu.h"
 #include "analyzer/status/status_hang.h"
 #include "common/json.h"
+#include "common/msg.h"
 #include "common/vec.h"
 #include "libtrace/log.h"
 #include "libtrace/ops.gen.h"
@@ -160,9 +161,11 @@ static void st_call(const st_log *lg, const cs_rec *x, uint64_t comm, cs_failure
     c->t1 = st_real(lg, x->t1);
 }
 
-/* Read one log into a new rank of m. 0, or -1 with err (the log is then
- * skipped by the caller with a note). */
-static int st_read_log(cs_failure_model *m, const char *path, char *err, size_t errlen)
+/* Read one log into a new rank of m; *last_real is raised to the latest
+ * time the log recorded (a call's end, a call in flight's begin, the
+ * watchdog's or a GPU operation's latest note, as the ingest takes it).
+ * 0, or -1 with err (the log is then skipped by the caller with a note). */
+static int st_read_log(cs_failure_model *m, const char *path, int64_t *last_real, char *err, size_t errlen)
 {
     cs_logr *lr = cs_logr_open(path, err, errlen);
     if (!lr)
@@ -185,10 +188,18 @@ static int st_read_log(cs_failure_model *m, const char *path, char *err, size_t 
     snprintf(lg->log, sizeof lg->log, "%s", path);
     int64_t toff = h->test_offset_ns;
     cs_rec fly, last;
-    uint64_t fly_comm = 0, last_comm = 0;
+    uint64_t fly_comm = 0, last_comm = 0, last_tick = 0;
     const cs_rec *x;
     while ((x = cs_logr_next(lr)) != NULL) {
         uint32_t kind = CS_REC_KIND(x->hdr);
+        if (kind == CS_REC_SPAN && x->t1 > last_tick)
+            last_tick = x->t1;
+        else if (kind == CS_REC_INFLIGHT && x->t0 > last_tick)
+            last_tick = x->t0;
+        else if (kind == CS_REC_HANG && ((const cs_rec_hang *)x)->detected > last_tick)
+            last_tick = ((const cs_rec_hang *)x)->detected;
+        else if (kind == CS_REC_GPUPEND && ((const cs_rec_gpupend *)x)->at > last_tick)
+            last_tick = ((const cs_rec_gpupend *)x)->at;
         if (kind == CS_REC_CALIB) {
             const cs_rec_calib *c = (const cs_rec_calib *)x;
             if (c->ticks >= lg->cal_ticks) {
@@ -242,6 +253,8 @@ static int st_read_log(cs_failure_model *m, const char *path, char *err, size_t 
         }
     }
     cs_logr_close(lr);
+    if (last_tick && st_real(lg, last_tick) > *last_real)
+        *last_real = st_real(lg, last_tick);
     if (r->has_fly) {
         st_call(lg, &fly, fly_comm, &r->fly);
         st_site_text(lg, fly.callsite, r->fly.site, sizeof r->fly.site);
@@ -282,6 +295,7 @@ int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err
     }
     struct dirent *e;
     int bad = 0;
+    int64_t last_real = 0;
     while ((e = readdir(d)) != NULL) {
         size_t l = strlen(e->d_name);
         if (l < 7 || strcmp(e->d_name + l - 6, ".cslog") != 0)
@@ -291,8 +305,8 @@ int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err
         struct stat sb;
         if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
             continue; /* never a link, a FIFO or a folder */
-        if (st_read_log(&j, path, why, sizeof why) != 0) {
-            fprintf(stderr, "collscope: status: %s: %s (left out)\n", path, why);
+        if (st_read_log(&j, path, &last_real, why, sizeof why) != 0) {
+            cs_note("status: %s: %s (left out)", path, why);
             bad++;
         }
     }
@@ -304,12 +318,26 @@ int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err
     }
     cs_failure_sort(&j);
     j.now = st_now_real();
+    /* A job whose processes are all gone (of this host, none of them
+     * running) ended at its last record: its calls in flight and its waits
+     * end there too, as in the trace the ingest makes of it, and do not
+     * grow with every later look. */
+    int gone = 1;
+    for (size_t i = 0; i < j.n; i++)
+        gone &= j.r[i].alive == 0;
+    if (gone && last_real > 0 && last_real < j.now)
+        j.now = last_real;
+    else
+        gone = 0;
+    /* post mortem, as the report of its trace: every call that never
+     * returned is stuck (its process ended in it) */
+    double after_s = gone ? CS_FAILURE_POST_AFTER_S : opt->after_s;
     cs_failure_list o = { 0 };
-    cs_failure_diagnose(&j, opt->after_s, &o);
+    cs_failure_diagnose(&j, after_s, &o);
     /* ---- NCCL: collectives whose GPU work is in flight (status_gpu.c) ---- */
     cs_status_gpu gpu;
-    if (cs_status_gpu_read(dir, opt->after_s, j.now, &gpu) < 0)
-        fprintf(stderr, "collscope: status: %s: out of memory reading the GPU work in flight\n", dir);
+    if (cs_status_gpu_read(dir, after_s, j.now, &gpu) < 0)
+        cs_note("status: %s: out of memory reading the GPU work in flight", dir);
     for (int i = 0; i < gpu.ndiag; i++)
         cs_failure_add(&o, "nccl_stall", "%s", gpu.diag[i]);
     /* ---- end NCCL ---- */
@@ -329,7 +357,12 @@ int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err
         cs_json_str(f, dir);
         fprintf(f, ", \"state\": ");
         cs_json_str(f, verdict);
-        fprintf(f, ", \"after_s\": %g, \"ranks\": [", opt->after_s);
+        fprintf(f, ", \"after_s\": %g, \"processes_gone\": %s, \"ended_s_ago\": ", after_s, gone ? "true" : "false");
+        if (gone)
+            fprintf(f, "%.3f", (double)(st_now_real() - j.now) / 1e9);
+        else
+            fprintf(f, "null");
+        fprintf(f, ", \"ranks\": [");
         for (size_t i = 0; i < j.n; i++) {
             char b[700];
             cs_failure_doing(&j, &j.r[i], b, sizeof b);
@@ -364,8 +397,19 @@ int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err
         cs_failure_json(f, &o);
         fprintf(f, "}\n");
     } else {
-        fprintf(f, "collscope status %s: %zu process log(s)%s, %s\n", dir, j.n,
-                world > 0 ? "" : " (world size unknown)", verdict);
+        cs_msg_line(f, "collscope status %s: %zu process log(s)%s, %s", dir, j.n,
+                    world > 0 ? "" : " (world size unknown)", verdict);
+        if (gone) {
+            char when[64] = "?";
+            time_t t = (time_t)(j.now / 1000000000);
+            struct tm tm;
+            if (gmtime_r(&t, &tm))
+                strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+            fprintf(f,
+                    "  its processes are gone: the job ended at its last record, %s (%.1f s ago); the times "
+                    "below end there\n",
+                    when, (double)(st_now_real() - j.now) / 1e9);
+        }
         cs_failure_print_ranks(&j, f);
         for (int i = 0; i < gpu.nline; i++) /* NCCL (status_gpu.c) */
             fprintf(f, "  %s\n", gpu.line[i]);

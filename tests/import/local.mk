@@ -11,3 +11,6 @@ EXTRA_DIST += tests/import/kineto.sh tests/import/bad_input.sh tests/import/tui.
 # clock no offset explains refused (an_align.c).
 TESTS += tests/import/clocks.sh
 EXTRA_DIST += tests/import/clocks.sh
+# An import ended by a signal or killed leaves no temporary folder behind.
+TESTS += tests/import/interrupted.sh
+EXTRA_DIST += tests/import/interrupted.sh
