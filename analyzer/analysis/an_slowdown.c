@@ -52,6 +52,7 @@
  *               from step to step (their excess beyond each rank's median
  *               excess per step). */
 #include "config.h"
+#include "analyzer/analysis/gpu_graph.h"
 #include "analyzer/analysis/whatif_int.h"
 #include "common/numarg.h"
 #include "common/map.h"
@@ -128,6 +129,7 @@ typedef struct sd {
     int *dix;                               /* [ns] the span's rank index, -1 not on a first lane */
     int64_t *stepb;                         /* [nsteps] a replay's step begins */
     int64_t T_act, T_ideal;
+    gg *g; /* the GPU graph, replayed instead where the trace has one */
 } sd;
 
 static int sd_has_lag(const wf_span *x)
@@ -140,6 +142,8 @@ static int sd_has_lag(const wf_span *x)
 static int64_t sd_replay(sd *z, const unsigned char *on, int comp, int comm, int64_t *stepb)
 {
     wf *w = z->w;
+    if (z->g)
+        return cs__gg_replay(z->g, on, comp, comm, stepb, z->buf);
     for (size_t i = 0; i < w->ns; i++) {
         int d = z->dix[i], act = d < 0 || on[d];
         z->gv[i] = act && comp ? z->gap_a[i] : z->gap_i[i];
@@ -395,7 +399,9 @@ int cs__an_slowdown(wf *w, int64_t *buf)
         return 0;
     }
     sd z;
+    gg gx;
     memset(&z, 0, sizeof z);
+    memset(&gx, 0, sizeof gx);
     cs_map sites = { 0 };
     z.w = w;
     z.buf = buf;
@@ -432,6 +438,19 @@ int cs__an_slowdown(wf *w, int64_t *buf)
         int d = cs__an_ctx_ix(ctx, w->lane_rank[l]);
         if (d >= 0)
             lane0[d] = l;
+    }
+    /* a trace with GPU kernels: its GPU graph (an_gpu_graph.c) */
+    char gerr[256];
+    int hg = cs__gg_build(w, &gx, gerr, sizeof gerr);
+    if (hg < 0) {
+        cs__an_ctx_note(ctx, "slowdown: %s", gerr);
+        goto out;
+    }
+    if (hg > 0) {
+        z.g = &gx;
+        memcpy(excess, gx.excess, (size_t)n * sizeof *excess);
+        memcpy(sexc, gx.sexc, (size_t)n * (size_t)w->nsteps * sizeof *sexc);
+        goto ideal_done;
     }
     /* actual durations; keys of the operations on each rank's first lane */
     if (cs_store_callsite_labels(ctx->st, sd_site_cb, &sites) != 0)
@@ -509,6 +528,7 @@ int cs__an_slowdown(wf *w, int64_t *buf)
         }
         j = e;
     }
+ideal_done:
     /* S and the replay error */
     for (int d = 0; d < n; d++)
         on[d] = 1;
@@ -520,9 +540,14 @@ int cs__an_slowdown(wf *w, int64_t *buf)
         rc = 0;
         goto out;
     }
-    for (int q = 0; q + 1 < w->nsteps; q++)
-        buf[q] = w->mbeg[q + 1] - w->mbeg[q];
-    int64_t measured = cs_stats_median_i64(buf, (size_t)w->nsteps - 1);
+    int64_t measured;
+    if (z.g)
+        measured = cs__gg_measured(z.g, buf);
+    else {
+        for (int q = 0; q + 1 < w->nsteps; q++)
+            buf[q] = w->mbeg[q + 1] - w->mbeg[q];
+        measured = cs_stats_median_i64(buf, (size_t)w->nsteps - 1);
+    }
     double S = (double)z.T_act / (double)z.T_ideal;
     double rerr = measured > 0 ? (double)llabs(z.T_act - measured) / (double)measured : 0;
     int steps = w->nsteps - 1;
@@ -723,6 +748,7 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     }
     rc = 0;
 out:
+    cs__gg_free(&gx);
     free(keep);
     cs_map_free(&sites);
     free(k);
