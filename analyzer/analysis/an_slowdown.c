@@ -37,6 +37,13 @@
  *               4096-way data-parallel job made the pass quadratic).
  *   by op       compute only at actual durations; communication only.
  *   by step     each step's time in the actual and the ideal replay.
+ *   on the GPU  where the trace has GPU kernels (imported Kineto traces,
+ *               CUPTI-traced launches), all of the above runs on the GPU
+ *               graph instead (an_gpu_graph.c): each rank's streams, the
+ *               ops' typical durations and transfers; a rank's compute is
+ *               its kernels, copies and sets, its communication the
+ *               transfers of its NCCL kernels (COLLSCOPE_SLOWDOWN_GPU=0:
+ *               the CPU's graph, for a comparison).
  *   verdict     none below CS_SD_MIN of slowdown (S - 1; COLLSCOPE_SLOWDOWN_MIN
  *               sets it, in per cent); else slow
  *               stage (a stage's share >= CS_SD_CULPRIT, two ranks or more,
@@ -302,7 +309,7 @@ static void sd_ranks_text(const wf *w, const unsigned char *on, char *buf, size_
 
 typedef struct sd_lay {
     const cs_an_ctx *ctx;
-    int *pp, *dp;
+    int *pp, *dp, *tp;
     int maxpp, maxdp;
 } sd_lay;
 
@@ -349,6 +356,7 @@ static int sd_lay_cb(const cs_layout_row *r, void *arg)
     if (d >= 0) {
         l->pp[d] = r->pp;
         l->dp[d] = r->dp;
+        l->tp[d] = r->tp;
         if (r->pp > l->maxpp)
             l->maxpp = r->pp;
         if (r->dp > l->maxdp)
@@ -413,7 +421,8 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     int *order = malloc((size_t)n * sizeof *order);
     int64_t *med = malloc((w->ns + 1) * sizeof *med);
     int64_t *pg = malloc((size_t)(n + 1) * sizeof *pg);
-    sd_lay lay = { ctx, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(int)), -1, -1 };
+    sd_lay lay = { ctx, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(int)),
+                   malloc((size_t)n * sizeof(int)), -1, -1 };
     double *share = calloc((size_t)n, sizeof *share), *cshare = malloc((size_t)n * sizeof *cshare);
     z.gap_a = malloc(w->ns * sizeof *z.gap_a);
     z.gap_i = malloc(w->ns * sizeof *z.gap_i);
@@ -428,7 +437,7 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     z.stepb = malloc((size_t)w->nsteps * sizeof *z.stepb);
     stepi = malloc((size_t)w->nsteps * sizeof *stepi);
     sexc = calloc((size_t)n * (size_t)w->nsteps, sizeof *sexc);
-    if (!k || !lane0 || !on || !excess || !order || !med || !pg || !lay.pp || !lay.dp || !share || !cshare ||
+    if (!k || !lane0 || !on || !excess || !order || !med || !pg || !lay.pp || !lay.dp || !lay.tp || !share || !cshare ||
         !z.gap_a || !z.gap_i || !z.lag_a || !z.lag_i || !z.gv || !z.lv || !z.dur_a || !z.dur_i || !z.dv || !z.dix ||
         !z.stepb || !stepi || !sexc)
         goto out;
@@ -441,7 +450,8 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     }
     /* a trace with GPU kernels: its GPU graph (an_gpu_graph.c) */
     char gerr[256];
-    int hg = cs__gg_build(w, &gx, gerr, sizeof gerr);
+    const char *gpu = getenv("COLLSCOPE_SLOWDOWN_GPU"); /* 0: the CPU's graph (a comparison) */
+    int hg = gpu && strcmp(gpu, "0") == 0 ? 0 : cs__gg_build(w, &gx, gerr, sizeof gerr);
     if (hg < 0) {
         cs__an_ctx_note(ctx, "slowdown: %s", gerr);
         goto out;
@@ -556,6 +566,24 @@ ideal_done:
     sd_meta(ctx, "slowdown_actual_ns", "%.0f", (double)z.T_act);
     sd_meta(ctx, "slowdown_ideal_ns", "%.0f", (double)z.T_ideal);
     sd_meta(ctx, "slowdown_steps", "%.0f", steps);
+    cs_store_meta_set(ctx->st, "slowdown_graph", z.g ? "gpu" : "cpu");
+    if (z.g) {
+        sd_meta(ctx, "slowdown_gpu_ops", "%.0f", (double)z.g->n);
+        sd_meta(ctx, "slowdown_gpu_transfers", "%.0f", z.g->ncomm);
+        sd_meta(ctx, "slowdown_gpu_deps", "%.0f", z.g->ndeps);
+        sd_meta(ctx, "slowdown_gpu_deps_tight", "%.0f", z.g->ntight);
+    }
+    /* the ideal is never longer than the actual: the steps where it is
+     * (by more than the replay error) */
+    int over = 0;
+    for (int s = 0; s + 1 < w->nsteps; s++) {
+        if (z.stepb[s] == INT64_MAX || z.stepb[s + 1] == INT64_MAX || stepi[s] == INT64_MAX ||
+            stepi[s + 1] == INT64_MAX)
+            continue;
+        int64_t a = z.stepb[s + 1] - z.stepb[s], b = stepi[s + 1] - stepi[s];
+        over += (double)b > (double)a * (1 + rerr) + 1000;
+    }
+    sd_meta(ctx, "slowdown_ideal_over_actual", "%.0f", over);
     /* by step */
     char name[48], ranks[96];
     for (int s = 0; s + 1 < w->nsteps; s++) {
@@ -606,7 +634,7 @@ ideal_done:
     }
     /* by group: pipeline stages, data-parallel replicas */
     for (int d = 0; d < n; d++)
-        lay.pp[d] = lay.dp[d] = -1;
+        lay.pp[d] = lay.dp[d] = lay.tp[d] = -1;
     if (cs_store_layout(ctx->st, sd_lay_cb, &lay) != 0)
         goto out;
     int bstage = -1;
@@ -716,6 +744,16 @@ ideal_done:
         if (cshare[best] < 0)
             snprintf(text, sizeof text, "rank %d explains %.0f %% of the slowdown (S %.3f)", ctx->rank_of[best],
                      100 * share[best], S);
+        if (z.g) { /* on the GPU: its coordinates, and what its excess is */
+            char coord[64] = "";
+            if (lay.pp[best] >= 0)
+                snprintf(coord, sizeof coord, " (dp %d, pp %d, tp %d)", lay.dp[best], lay.pp[best], lay.tp[best]);
+            snprintf(text, sizeof text, "rank %d%s explains %.0f %% of the slowdown (S %.3f; with only it slow, %.3f)%s",
+                     ctx->rank_of[best], coord, 100 * share[best], S, 1 + (S - 1) * share[best],
+                     cshare[best] < 0     ? ""
+                     : cshare[best] >= 0.5 ? ": its GPU compute (kernels, copies) explains it"
+                                           : ": its communication (NCCL transfers) explains it");
+        }
     } else {
         /* the ranks' excess beyond their median excess per step moves
          * from step to step */
@@ -760,6 +798,7 @@ out:
     free(pg);
     free(lay.pp);
     free(lay.dp);
+    free(lay.tp);
     free(share);
     free(cshare);
     free(z.gap_a);

@@ -11,3 +11,7 @@ EXTRA_DIST += tests/import/kineto.sh tests/import/bad_input.sh tests/import/tui.
 # clock no offset explains refused (an_align.c).
 TESTS += tests/import/clocks.sh
 EXTRA_DIST += tests/import/clocks.sh
+# The slowdown on the GPU graph (an_gpu_graph.c) of generated Megatron-style
+# traces (tests/import/gpu_pipe_gen.py) against the generator's truth.
+TESTS += tests/import/gpu_slowdown.sh
+EXTRA_DIST += tests/import/gpu_slowdown.sh tests/import/gpu_pipe_gen.py
