@@ -26,8 +26,8 @@
  * occurrence in the rank's step); the replay is a max-plus system, so
  * the ideal is never later than the actual.
  *
- * Memory: about 190 bytes an op while building, 150 after (gg_op 56, six
- * int64 and four int arrays). */
+ * Memory: about 280 bytes an op at the peak of the build (gg_ld 112, the
+ * ideal's keys 40), 130 after (gg_op 56, six int64 arrays, int arrays). */
 #include "config.h"
 #include "analyzer/analysis/gpu_graph.h"
 #include "common/map.h"
@@ -48,6 +48,7 @@ typedef struct gg_ld {
 
 typedef struct gg_read {
     gg *g;
+    int64_t cut; /* ops launched from here on are past the replayed steps */
     gg_ld *ld;
     size_t n, cap;
     int fail;
@@ -95,6 +96,8 @@ static int gg_read_cb(const cs_gpu_op_row *r, void *arg)
             x->seq = -1;
     }
     x->o.key = (x->o.key << 2) ^ x->o.kind;
+    if ((x->launch != INT64_MIN ? x->launch : x->o.b) >= rd->cut)
+        return 0;
     if (x->o.e < x->o.b)
         x->o.e = x->o.b;
     rd->n++;
@@ -421,7 +424,11 @@ int cs__gg_build(wf *w, gg *g, char *err, size_t errlen)
     int n = g->ctx->ndense;
     if (g->nsteps < 3 || n < 2)
         return 0;
-    gg_read rd = { g, NULL, 0, 0, 0 };
+    /* a large trace: the steps the what-if graph holds (CS_WF_BUDGET_SPANS) */
+    const cs_an_steps *st = w->a->steps;
+    gg_read rd = { g, INT64_MAX, NULL, 0, 0, 0 };
+    if (w->maxsteps > 0 && st->step_begin && w->maxsteps < st->nsteps)
+        rd.cut = st->step_begin[w->maxsteps];
     if (cs_store_gpu_ops(g->ctx->st, CS_OP_compute_gpu, CS_OP_memory_gpu, gg_read_cb, &rd) != 0 || rd.fail) {
         free(rd.ld);
         snprintf(err, errlen, "%s: cannot read the GPU spans%s", cs_store_path(g->ctx->st),

@@ -137,6 +137,7 @@ typedef struct sd {
     int64_t *stepb;                         /* [nsteps] a replay's step begins */
     int64_t T_act, T_ideal;
     gg *g; /* the GPU graph, replayed instead where the trace has one */
+    int replays;
 } sd;
 
 static int sd_has_lag(const wf_span *x)
@@ -149,6 +150,7 @@ static int sd_has_lag(const wf_span *x)
 static int64_t sd_replay(sd *z, const unsigned char *on, int comp, int comm, int64_t *stepb)
 {
     wf *w = z->w;
+    z->replays++;
     if (z->g)
         return cs__gg_replay(z->g, on, comp, comm, stepb, z->buf);
     for (size_t i = 0; i < w->ns; i++) {
@@ -775,6 +777,7 @@ ideal_done:
                  S, best >= 0 ? 100 * share[best] : 0.0, bstage >= 0 ? 100 * bshare : 0.0,
                  tot > 0 ? 100.0 * (double)var / (double)tot : 0.0);
     }
+    sd_meta(ctx, "slowdown_replays", "%.0f", z.replays);
     cs_store_meta_set(ctx->st, "slowdown_verdict", verdict);
     cs_store_meta_set(ctx->st, "slowdown_text", text);
     if (strcmp(verdict, "slow_worker") == 0) {
