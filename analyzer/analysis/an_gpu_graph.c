@@ -173,6 +173,7 @@ void cs__gg_free(gg *g)
     free(g->ibeg);
     free(g->iL);
     free(g->excess);
+    free(g->owner);
     free(g->sexc);
     memset(g, 0, sizeof *g);
 }
@@ -406,12 +407,34 @@ static int gg_ideal(gg *g)
     }
     free(k);
     free(med);
+    /* a transfer's excess is its instance's: its owner is the member
+     * whose transfers are slow the most in all (a slow link: the rank on
+     * every slow collective and pair), the lowest rank on a tie */
+    int n = g->ctx->ndense;
+    int64_t *score = calloc((size_t)n, sizeof *score);
+    if (!score)
+        return -1;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->op[i].inst >= 0)
+            score[g->op[i].d] += g->xa[i] - g->xi[i];
+    for (int q = 0; q < g->ninst; q++) {
+        int own = -1;
+        for (int m = g->ilo[q]; m < g->ilo[q + 1]; m++) {
+            int d = g->op[g->imem[m]].d;
+            if (own < 0 || score[d] > score[own] || (score[d] == score[own] && d < own))
+                own = d;
+        }
+        for (int m = g->ilo[q]; m < g->ilo[q + 1]; m++)
+            g->owner[g->imem[m]] = own;
+    }
+    free(score);
     for (size_t i = 0; i < g->n; i++) {
         int64_t ex = g->xa[i] - g->xi[i];
         const gg_op *x = &g->op[i];
-        g->excess[x->d] += ex;
+        int d = g->owner[i];
+        g->excess[d] += ex;
         if (x->step >= 0 && ex > 0)
-            g->sexc[(size_t)x->d * (size_t)g->nsteps + (size_t)x->step] += ex;
+            g->sexc[(size_t)d * (size_t)g->nsteps + (size_t)x->step] += ex;
     }
     return 0;
 }
@@ -455,11 +478,12 @@ int cs__gg_build(wf *w, gg *g, char *err, size_t errlen)
     g->need = malloc(N * sizeof *g->need);
     g->stack = malloc(N * sizeof *g->stack);
     g->excess = calloc((size_t)n, sizeof *g->excess);
+    g->owner = malloc(N * sizeof *g->owner);
     g->sexc = calloc((size_t)n * (size_t)g->nsteps, sizeof *g->sexc);
     int64_t *mk = gg_marks(w, n);
     int rc = -1;
     if (!g->op || !g->xa || !g->xi || !g->xv || !g->bp || !g->ep || !g->ready || !g->need || !g->stack ||
-        !g->excess || !g->sexc || !mk)
+        !g->excess || !g->sexc || !g->owner || !mk)
         goto oom;
     /* lanes, steps (the launch's where known; never before the previous
      * op's on the stream) */
@@ -475,6 +499,7 @@ int cs__gg_build(wf *w, gg *g, char *err, size_t errlen)
             x->o.step = rd.ld[i - 1].o.step;
         g->op[i] = x->o;
         g->xa[i] = x->o.e - x->o.b;
+        g->owner[i] = x->o.d;
     }
     if (gg_instances(g, rd.ld, w->a->msgs) != 0 || gg_deps(g) != 0 || gg_ideal(g) != 0)
         goto oom;
@@ -549,7 +574,7 @@ int64_t cs__gg_replay(gg *g, const unsigned char *on, int comp, int comm, int64_
     int top = 0;
     for (size_t i = 0; i < n; i++) {
         const gg_op *x = &g->op[i];
-        int act = on[x->d] && (x->inst >= 0 || x->kind == GG_COMM ? comm : comp);
+        int act = on[g->owner[i]] && (x->inst >= 0 || x->kind == GG_COMM ? comm : comp);
         g->xv[i] = act ? g->xa[i] : g->xi[i];
         int first = i == 0 || g->op[i - 1].lane != x->lane;
         g->need[i] = !first + (x->dep >= 0);

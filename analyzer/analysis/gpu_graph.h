@@ -50,6 +50,8 @@ typedef struct gg {
     int *need, *succ_lo, *succ, *stack;
     int *ilo, *imem, *ibeg; /* instance members (CSR), how many began */
     int64_t *iL;
+    int *owner;             /* [n] the rank index whose durations the op takes: its own; a
+                               transfer's, its instance's owner (the member slow the most) */
     int64_t *excess, *sexc; /* [ndense], [ndense * nsteps]: each rank's own excess */
     int ndeps, ntight, ncomm, nlocal; /* deps (within CS_GG_DEP_NS), transfers, local ops */
 } gg;
