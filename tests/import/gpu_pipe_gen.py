@@ -5,7 +5,7 @@ tests of the slowdown attribution on GPU streams
 (tests/import/gpu_slowdown.sh).
 
   gpu_pipe_gen.py OUTDIR [--dp 4] [--pp 4] [--micro 4] [--steps 6]
-                  [--slow-rank R] [--slow-stage S] [--factor 2.0]
+                  [--slow-rank R] [--slow-stage S] [--slow-link R] [--factor 2.0]
                   [--jitter 0.02] [--seed 1] [--truth FILE]
 
 The job: dp x pp ranks (rank = stage * dp + replica, as Megatron numbers
@@ -23,7 +23,9 @@ allreduce of the stage's replicas on stream 20 (waits for the last
 backward kernel), then an optimizer kernel on stream 7 (waits for the
 allreduce); then the host synchronises and launches the next step 300 us
 later. Every kernel's duration is its nominal times (1 +- jitter); the
-slow rank's compute kernels (or the slow stage's) are FACTOR times longer.
+slow rank's compute kernels (or the slow stage's) are FACTOR times longer;
+with --slow-link R, every transfer rank R takes part in (its sends,
+receives and allreduces).
 
 The simulation: every op starts at the latest of its stream predecessor's
 end, the end of the op it waits for, and its launch; a transfer (a
@@ -65,7 +67,7 @@ class Op:
         self.extra = {}
 
 
-def build(a, slow_rank, slow_stage, factor, jitter, rng):
+def build(a, slow_rank, slow_stage, factor, jitter, rng, slow_link=-1):
     dp, pp, m = a.dp, a.pp, a.micro
     R = dp * pp
     ops = {r: [] for r in range(R)}  # program order per rank
@@ -144,12 +146,14 @@ def build(a, slow_rank, slow_stage, factor, jitter, rng):
                     sends.setdefault(key, []).append(o)
         for key, pair in sends.items():
             assert len(pair) == 2, key
+            x = P2P_NS * (factor if any(o.rank == slow_link for o in pair) else 1.0)
             for o in pair:
-                o.group = (pair, P2P_NS)
+                o.group = (pair, int(x))
         for st in range(pp):
             members = [o for i in range(dp) for o in ops[st * dp + i] if o.step == step and o.kind == "allreduce"]
+            x = AR_NS * (factor if any(o.rank == slow_link for o in members) else 1.0)
             for o in members:
-                o.group = (members, AR_NS)
+                o.group = (members, int(x))
     return ops
 
 
@@ -304,6 +308,7 @@ def main(argv):
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--slow-rank", type=int, default=-1)
     ap.add_argument("--slow-stage", type=int, default=-1)
+    ap.add_argument("--slow-link", type=int, default=-1)
     ap.add_argument("--factor", type=float, default=2.0)
     ap.add_argument("--jitter", type=float, default=0.02)
     ap.add_argument("--seed", type=int, default=1)
@@ -311,14 +316,14 @@ def main(argv):
     a = ap.parse_args(argv[1:])
     if a.dp < 1 or a.pp < 1 or a.dp * a.pp < 2 or a.steps < 4:
         sys.exit("gpu_pipe_gen.py: need dp * pp >= 2 ranks and 4 steps or more")
-    ops = build(a, a.slow_rank, a.slow_stage, a.factor, a.jitter, random.Random(a.seed))
+    ops = build(a, a.slow_rank, a.slow_stage, a.factor, a.jitter, random.Random(a.seed), a.slow_link)
     simulate(ops)
     ideal = build(a, -1, -1, 1.0, 0.0, random.Random(a.seed))
     simulate(ideal)
     t_act, _ = step_time(ops, a.steps)
     t_ideal, _ = step_time(ideal, a.steps)
     write(a, ops, a.out)
-    culprit = "rank %d" % a.slow_rank if a.slow_rank >= 0 else "pp stage %d" % a.slow_stage if a.slow_stage >= 0 \
+    culprit = "rank %d" % a.slow_rank if a.slow_rank >= 0 else "rank %d" % a.slow_link if a.slow_link >= 0 else "pp stage %d" % a.slow_stage if a.slow_stage >= 0 \
         else "none"
     if a.truth:
         with open(a.truth, "w") as f:

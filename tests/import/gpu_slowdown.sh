@@ -16,6 +16,9 @@
 #     S within 5 %;
 #   - dp 4 x pp 2, 8 microbatches, rank 5 (replica 1, stage 1) 2x slower:
 #     slow_worker 5, S within 5 %;
+#   - dp 4 x pp 2, every transfer of rank 2 (replica 2, stage 0: its
+#     sends, receives and allreduces) 4x slower: slow_worker 2, its
+#     communication named, S within 5 %;
 #   - the clean job, and one with 10 % jitter on every kernel: no verdict
 #     (S under the 10 % floor; with the jitter within 8 % of the truth),
 #     the ideal never longer than the actual.
@@ -91,6 +94,13 @@ check_case stage slow_stage "pp stage 3"
 
 case_run worker8 --dp 4 --pp 2 --micro 8 --slow-rank 5 --factor 2 --seed 2
 check_case worker8 slow_worker 5
+
+case_run link --dp 4 --pp 2 --slow-link 2 --factor 4
+check_case link slow_worker 2
+case $(meta link slowdown_text) in
+  "rank 2 (dp 2, pp 0, tp 0) explains"*"communication (NCCL transfers)"*) echo "ok: link: rank 2, its communication" ;;
+  *) fail "link: text '$(meta link slowdown_text)'" ;;
+esac
 
 case_run clean --dp 4 --pp 4
 check_case clean none ""
