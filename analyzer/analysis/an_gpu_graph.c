@@ -6,11 +6,16 @@
  * or set; an NCCL call's kernel; a traced CUDA launch's kernel), on a lane
  * per (rank, stream), in stream order. Each op waits for:
  *   - the op before it on its stream;
- *   - at most one op of another stream of its rank (dep): the latest end
- *     on the rank's other streams at or before its begin, when its begin
- *     falls within CS_GG_DEP_NS of that end (a stream-wait-event: a
+ *   - the op of another stream of its rank it waited for (dep): the
+ *     latest end on the rank's other streams at or before its begin, when
+ *     later than its stream predecessor's end (a stream-wait-event: a
  *     gradient collective waiting for the backward kernels, the optimizer
- *     waiting for the allreduce, a forward waiting for its receive);
+ *     waiting for the allreduce, a forward waiting for its receive; or
+ *     the host's synchronisation before a launch);
+ *   - the dependencies learnt where they bind: one seen tight (within
+ *     CS_GG_DEP_NS) twice or more between the same two ops (by identity:
+ *     key and occurrence in the rank's step) holds wherever both ops are
+ *     and the times agree (gg_edges);
  *   - the op's measured lateness beyond both (slack): the CPU launched it
  *     late (a host-bound gap, a synchronisation), kept as it was;
  *   - for communication, every member of its collective (matched across
@@ -91,7 +96,10 @@ static int gg_read_cb(const cs_gpu_op_row *r, void *arg)
         x->o.e = r->ge;
         x->stream = r->stream;
         x->launch = r->b;
-        x->o.key = x->o.kind == GG_COMM ? ((int64_t)r->op << 40) ^ r->bytes : ((int64_t)r->op << 40) ^ r->callsite;
+        /* communication: the op, its size and its stream (a pipeline's
+         * forward and backward receives are alike but for their streams) */
+        x->o.key = x->o.kind == GG_COMM ? ((int64_t)r->op << 40) ^ r->bytes ^ (r->stream * 0x9E3779B1LL)
+                                        : ((int64_t)r->op << 40) ^ r->callsite;
         if (!coll)
             x->seq = -1;
     }
@@ -128,33 +136,6 @@ static int gg_end_cmp(const void *p, const void *q)
     return a->e < b->e ? -1 : a->e > b->e ? 1 : a->i - b->i;
 }
 
-/* The ideal's sets: the same op (key) at the same occurrence in the
- * rank's step. */
-typedef struct gg_key {
-    int64_t key, b;
-    int d, step, occ, i;
-} gg_key;
-
-static int gg_key_rank_cmp(const void *p, const void *q)
-{
-    const gg_key *a = p, *b = q;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    if (a->d != b->d)
-        return a->d < b->d ? -1 : 1;
-    if (a->step != b->step)
-        return a->step < b->step ? -1 : 1;
-    return a->b < b->b ? -1 : a->b > b->b;
-}
-
-static int gg_key_occ_cmp(const void *p, const void *q)
-{
-    const gg_key *a = p, *b = q;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    return a->occ < b->occ ? -1 : a->occ > b->occ;
-}
-
 void cs__gg_free(gg *g)
 {
     free(g->op);
@@ -165,6 +146,8 @@ void cs__gg_free(gg *g)
     free(g->ep);
     free(g->ready);
     free(g->need);
+    free(g->indeg);
+    free(g->ident);
     free(g->succ_lo);
     free(g->succ);
     free(g->stack);
@@ -300,15 +283,14 @@ out:
     return rc;
 }
 
-/* The dependencies across streams, the slacks, and their successors (CSR). */
+/* Each op's dependency across streams from the times: the latest end on
+ * its rank's other streams at or before its begin, later than its stream
+ * predecessor's end. */
 static int gg_deps(gg *g)
 {
     gg_end *byend = malloc((g->n + 1) * sizeof *byend);
-    g->succ_lo = calloc(g->n + 2, sizeof *g->succ_lo);
-    if (!byend || !g->succ_lo) {
-        free(byend);
+    if (!byend)
         return -1;
-    }
     for (size_t a = 0; a < g->n;) {
         size_t z = a;
         while (z < g->n && g->op[z].d == g->op[a].d)
@@ -335,43 +317,196 @@ static int gg_deps(gg *g)
                     break;
                 if (y->lane != x->lane) {
                     x->dep = byend[q - 1].i;
+                    g->ndeps++;
                     g->ntight += x->b - y->e <= CS_GG_DEP_NS;
                     break;
                 }
-            }
-            if (x->dep >= 0 && g->op[x->dep].e > r)
-                r = g->op[x->dep].e;
-            x->slack = r == INT64_MIN || x->b < r ? 0 : x->b - r;
-            if (x->dep >= 0) {
-                g->succ_lo[x->dep + 1]++;
-                g->ndeps++;
             }
         }
         a = z;
     }
     free(byend);
-    for (size_t i = 0; i < g->n; i++)
-        g->succ_lo[i + 1] += g->succ_lo[i];
-    g->succ = malloc(((size_t)g->ndeps + 1) * sizeof *g->succ);
-    int *fill = calloc(g->n + 1, sizeof *fill);
-    if (!g->succ || !fill) {
-        free(fill);
-        return -1;
-    }
-    for (size_t i = 0; i < g->n; i++) {
-        int p = g->op[i].dep;
-        if (p >= 0)
-            g->succ[g->succ_lo[p] + fill[p]++] = (int)i;
-    }
-    free(fill);
     return 0;
 }
 
-/* The ideal: the median of each set (two ops or more), never above the
- * op's own; each rank's own excess, in all and per step. */
+/* Each op's identity: its key and its occurrence among the ops of that
+ * key in its rank's step (0: no step). */
+typedef struct gg_id {
+    int64_t key, b;
+    int d, step, i;
+} gg_id;
+
+static int gg_id_cmp(const void *p, const void *q)
+{
+    const gg_id *a = p, *b = q;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    if (a->d != b->d)
+        return a->d < b->d ? -1 : 1;
+    if (a->step != b->step)
+        return a->step < b->step ? -1 : 1;
+    return a->b < b->b ? -1 : a->b > b->b;
+}
+
+static uint64_t gg_mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdULL;
+}
+
+static int gg_idents(gg *g)
+{
+    gg_id *k = malloc((g->n + 1) * sizeof *k);
+    if (!k)
+        return -1;
+    size_t nk = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        g->ident[i] = 0;
+        if (g->op[i].step >= 0)
+            k[nk++] = (gg_id){ g->op[i].key, g->op[i].b, g->op[i].d, g->op[i].step, (int)i };
+    }
+    qsort(k, nk, sizeof *k, gg_id_cmp);
+    int occ = 0;
+    for (size_t j = 0; j < nk; j++) {
+        occ = j && k[j - 1].key == k[j].key && k[j - 1].d == k[j].d && k[j - 1].step == k[j].step ? occ + 1 : 0;
+        uint64_t h = gg_mix(gg_mix(0x51ed27, (uint64_t)k[j].key), (uint64_t)occ);
+        g->ident[k[j].i] = h ? h : 1;
+    }
+    free(k);
+    return 0;
+}
+
+/* A dependency learnt from where it binds: (the op's identity, its
+ * dependency's). */
+typedef struct gg_pair {
+    uint64_t a, b;
+} gg_pair;
+
+static int gg_pair_cmp(const void *p, const void *q)
+{
+    const gg_pair *x = p, *y = q;
+    if (x->a != y->a)
+        return x->a < y->a ? -1 : 1;
+    return x->b < y->b ? -1 : x->b > y->b;
+}
+
+static uint64_t gg_slot(int d, int step, uint64_t ident)
+{
+    return gg_mix(gg_mix(ident, (uint64_t)(uint32_t)d), (uint64_t)(uint32_t)step);
+}
+
+/* The edges across streams: each op's own dependency, and those that
+ * bind elsewhere: a dependency seen tight (its op began within
+ * CS_GG_DEP_NS of its end) at least twice, between the same two ops (by
+ * identity) of a rank's step, holds on every rank and step that has both
+ * ops, where it is consistent with the times (the dependency ended before
+ * the op began). A slow stage's backward never waits for its receive (the
+ * gradient is there long before): without the others' dependency the
+ * ideal lets it run before its gradient came. Then each op's slack and
+ * the successors (CSR). */
+static int gg_edges(gg *g)
+{
+    int rc = -1;
+    size_t np = 0, ne = 0, cape = 0;
+    gg_pair *pr = malloc(((size_t)g->ndeps + 1) * sizeof *pr);
+    int *ef = NULL, *et = NULL, *fill = NULL;
+    cs_map slot = { 0 };
+    if (!pr)
+        goto out;
+    for (size_t i = 0; i < g->n; i++) {
+        const gg_op *x = &g->op[i];
+        if (x->dep >= 0 && x->b - g->op[x->dep].e <= CS_GG_DEP_NS && g->ident[i] && g->ident[x->dep] &&
+            g->op[x->dep].step == x->step)
+            pr[np++] = (gg_pair){ g->ident[i], g->ident[x->dep] };
+    }
+    qsort(pr, np, sizeof *pr, gg_pair_cmp);
+    size_t nk = 0; /* those seen twice or more, once each */
+    for (size_t j = 0; j < np;) {
+        size_t z = j + 1;
+        while (z < np && pr[z].a == pr[j].a && pr[z].b == pr[j].b)
+            z++;
+        if (z - j >= 2)
+            pr[nk++] = pr[j];
+        j = z;
+    }
+    for (size_t i = 0; i < g->n; i++)
+        if (g->ident[i] && cs_map_put(&slot, gg_slot(g->op[i].d, g->op[i].step, g->ident[i]), (int64_t)i) != 0)
+            goto out;
+    for (size_t i = 0; i < g->n; i++) {
+        const gg_op *x = &g->op[i];
+        if (x->dep >= 0) {
+            if (CS_VEC_RESERVE(ef, cape, ne + 1) != 0 || !(et = realloc(et, cape * sizeof *et)))
+                goto out;
+            ef[ne] = x->dep;
+            et[ne++] = (int)i;
+        }
+        if (!g->ident[i] || !nk)
+            continue;
+        size_t lo = 0, hi = nk;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (pr[mid].a < g->ident[i])
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t q = lo; q < nk && pr[q].a == g->ident[i]; q++) {
+            int64_t j;
+            if (!cs_map_get(&slot, gg_slot(x->d, x->step, pr[q].b), &j) || j == x->dep || (size_t)j == i)
+                continue;
+            const gg_op *y = &g->op[j];
+            if (g->ident[j] != pr[q].b || y->d != x->d || y->step != x->step || y->lane == x->lane || y->e > x->b)
+                continue;
+            if (CS_VEC_RESERVE(ef, cape, ne + 1) != 0 || !(et = realloc(et, cape * sizeof *et)))
+                goto out;
+            ef[ne] = (int)j;
+            et[ne++] = (int)i;
+            g->nlearnt++;
+        }
+    }
+    /* slack: the begin after the latest of the stream predecessor's and
+     * the dependencies' ends */
+    for (size_t i = 0; i < g->n; i++) {
+        int first = i == 0 || g->op[i - 1].lane != g->op[i].lane;
+        g->ready[i] = first ? INT64_MIN : g->op[i - 1].e;
+        g->indeg[i] = 0;
+    }
+    for (size_t q = 0; q < ne; q++) {
+        if (g->op[ef[q]].e > g->ready[et[q]])
+            g->ready[et[q]] = g->op[ef[q]].e;
+        g->indeg[et[q]]++;
+    }
+    for (size_t i = 0; i < g->n; i++) {
+        int64_t r = g->ready[i];
+        g->op[i].slack = r == INT64_MIN || g->op[i].b < r ? 0 : g->op[i].b - r;
+    }
+    g->succ_lo = calloc(g->n + 2, sizeof *g->succ_lo);
+    g->succ = malloc((ne + 1) * sizeof *g->succ);
+    fill = calloc(g->n + 1, sizeof *fill);
+    if (!g->succ_lo || !g->succ || !fill)
+        goto out;
+    for (size_t q = 0; q < ne; q++)
+        g->succ_lo[ef[q] + 1]++;
+    for (size_t i = 0; i < g->n; i++)
+        g->succ_lo[i + 1] += g->succ_lo[i];
+    for (size_t q = 0; q < ne; q++)
+        g->succ[g->succ_lo[ef[q]] + fill[ef[q]]++] = et[q];
+    rc = 0;
+out:
+    free(pr);
+    free(ef);
+    free(et);
+    free(fill);
+    cs_map_free(&slot);
+    return rc;
+}
+
+/* The ideal: the typical value of each set of ops of one identity (two
+ * ops or more), never above the op's own; each rank's own excess, in all
+ * and per step. */
 static int gg_ideal(gg *g)
 {
-    gg_key *k = malloc((g->n + 1) * sizeof *k);
+    gg_pair *k = malloc((g->n + 1) * sizeof *k);
     int64_t *med = malloc((g->n + 1) * sizeof *med);
     if (!k || !med) {
         free(k);
@@ -381,27 +516,22 @@ static int gg_ideal(gg *g)
     size_t nk = 0;
     for (size_t i = 0; i < g->n; i++) {
         g->xi[i] = g->xa[i];
-        if (g->op[i].step >= 0)
-            k[nk++] = (gg_key){ g->op[i].key, g->op[i].b, g->op[i].d, g->op[i].step, 0, (int)i };
+        if (g->ident[i])
+            k[nk++] = (gg_pair){ g->ident[i], i };
     }
-    qsort(k, nk, sizeof *k, gg_key_rank_cmp);
-    for (size_t j = 0; j < nk; j++)
-        k[j].occ = j && k[j - 1].key == k[j].key && k[j - 1].d == k[j].d && k[j - 1].step == k[j].step
-                       ? k[j - 1].occ + 1
-                       : 0;
-    qsort(k, nk, sizeof *k, gg_key_occ_cmp);
+    qsort(k, nk, sizeof *k, gg_pair_cmp);
     for (size_t a = 0; a < nk;) {
         size_t z = a + 1;
-        while (z < nk && k[z].key == k[a].key && k[z].occ == k[a].occ)
+        while (z < nk && k[z].a == k[a].a)
             z++;
         if (z - a >= 2) {
             for (size_t q = a; q < z; q++)
-                med[q - a] = g->xa[k[q].i];
+                med[q - a] = g->xa[k[q].b];
             qsort(med, z - a, sizeof *med, cs_stats_cmp_i64);
             int64_t m = cs_stats_quantile(med, z - a, CS_GG_TYPICAL_Q);
             for (size_t q = a; q < z; q++)
-                if (m < g->xa[k[q].i])
-                    g->xi[k[q].i] = m;
+                if (m < g->xa[k[q].b])
+                    g->xi[k[q].b] = m;
         }
         a = z;
     }
@@ -476,13 +606,15 @@ int cs__gg_build(wf *w, gg *g, char *err, size_t errlen)
     g->ep = malloc(N * sizeof *g->ep);
     g->ready = malloc(N * sizeof *g->ready);
     g->need = malloc(N * sizeof *g->need);
+    g->indeg = malloc(N * sizeof *g->indeg);
+    g->ident = malloc(N * sizeof *g->ident);
     g->stack = malloc(N * sizeof *g->stack);
     g->excess = calloc((size_t)n, sizeof *g->excess);
     g->owner = malloc(N * sizeof *g->owner);
     g->sexc = calloc((size_t)n * (size_t)g->nsteps, sizeof *g->sexc);
     int64_t *mk = gg_marks(w, n);
     int rc = -1;
-    if (!g->op || !g->xa || !g->xi || !g->xv || !g->bp || !g->ep || !g->ready || !g->need || !g->stack ||
+    if (!g->op || !g->xa || !g->xi || !g->xv || !g->bp || !g->ep || !g->ready || !g->need || !g->indeg || !g->ident || !g->stack ||
         !g->excess || !g->sexc || !g->owner || !mk)
         goto oom;
     /* lanes, steps (the launch's where known; never before the previous
@@ -501,7 +633,8 @@ int cs__gg_build(wf *w, gg *g, char *err, size_t errlen)
         g->xa[i] = x->o.e - x->o.b;
         g->owner[i] = x->o.d;
     }
-    if (gg_instances(g, rd.ld, w->a->msgs) != 0 || gg_deps(g) != 0 || gg_ideal(g) != 0)
+    if (gg_instances(g, rd.ld, w->a->msgs) != 0 || gg_idents(g) != 0 || gg_deps(g) != 0 || gg_edges(g) != 0 ||
+        gg_ideal(g) != 0)
         goto oom;
     g->nlocal = (int)(g->n - (size_t)g->ncomm);
     rc = 1;
@@ -577,8 +710,8 @@ int64_t cs__gg_replay(gg *g, const unsigned char *on, int comp, int comm, int64_
         int act = on[g->owner[i]] && (x->inst >= 0 || x->kind == GG_COMM ? comm : comp);
         g->xv[i] = act ? g->xa[i] : g->xi[i];
         int first = i == 0 || g->op[i - 1].lane != x->lane;
-        g->need[i] = !first + (x->dep >= 0);
-        g->ready[i] = first && x->dep < 0 ? x->b : INT64_MIN;
+        g->need[i] = !first + g->indeg[i];
+        g->ready[i] = first && !g->indeg[i] ? x->b : INT64_MIN;
         if (!g->need[i])
             g->stack[top++] = (int)i;
     }

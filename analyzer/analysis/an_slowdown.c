@@ -574,6 +574,7 @@ ideal_done:
         sd_meta(ctx, "slowdown_gpu_transfers", "%.0f", z.g->ncomm);
         sd_meta(ctx, "slowdown_gpu_deps", "%.0f", z.g->ndeps);
         sd_meta(ctx, "slowdown_gpu_deps_tight", "%.0f", z.g->ntight);
+        sd_meta(ctx, "slowdown_gpu_deps_learnt", "%.0f", z.g->nlearnt);
     }
     /* the ideal is never longer than the actual: the steps where it is
      * (by more than the replay error) */
