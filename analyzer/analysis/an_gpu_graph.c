@@ -668,35 +668,58 @@ static void gg_done(gg *g, int i, int *top)
     }
 }
 
-static void gg_step_begins(const gg *g, const int64_t *b, int64_t *stepb)
+/* Each step's begin: the first step's earliest op begin; a later one's,
+ * the previous step's latest op end (the step ends when its last rank's
+ * GPU work does, as a step ends when the last rank returns from its
+ * synchronisation; the earliest begin made a step after a slow one look
+ * long: the ranks that did not wait for the slow one began early).
+ * INT64_MAX: none. */
+static void gg_step_begins(const gg *g, const int64_t *b, const int64_t *e, int64_t *stepb)
 {
     for (int k = 0; k < g->nsteps; k++)
-        stepb[k] = INT64_MAX;
+        stepb[k] = k ? INT64_MIN : INT64_MAX;
     for (size_t i = 0; i < g->n; i++) {
         int k = g->op[i].step;
-        if (k >= 0 && b[i] < stepb[k])
-            stepb[k] = b[i];
+        if (k == 0 && b[i] < stepb[0])
+            stepb[0] = b[i];
+        if (k >= 0 && k + 1 < g->nsteps && e[i] > stepb[k + 1])
+            stepb[k + 1] = e[i];
     }
+    for (int k = 1; k < g->nsteps; k++)
+        if (stepb[k] == INT64_MIN)
+            stepb[k] = INT64_MAX;
 }
 
-static int64_t gg_median(const gg *g, const int64_t *stepb, int64_t *buf)
+/* The median step: between consecutive steps' begins, and the last step
+ * up to the latest end of its ops (e: the ends; the CPU's graph leaves
+ * the last step out, which moves the median of a few steps where two are
+ * slow: the simulator's transient fault) */
+static int64_t gg_median(const gg *g, const int64_t *stepb, const int64_t *e, int64_t *buf)
 {
     size_t m = 0;
     for (int k = 0; k + 1 < g->nsteps; k++)
         if (stepb[k] != INT64_MAX && stepb[k + 1] != INT64_MAX)
             buf[m++] = stepb[k + 1] - stepb[k];
+    int64_t last = INT64_MIN;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->op[i].step == g->nsteps - 1 && e[i] > last)
+            last = e[i];
+    if (g->nsteps > 0 && stepb[g->nsteps - 1] != INT64_MAX && last > stepb[g->nsteps - 1])
+        buf[m++] = last - stepb[g->nsteps - 1];
     return m ? cs_stats_median_i64(buf, m) : -1;
 }
 
 int64_t cs__gg_measured(gg *g, int64_t *buf)
 {
-    for (size_t i = 0; i < g->n; i++)
+    for (size_t i = 0; i < g->n; i++) {
         g->bp[i] = g->op[i].b;
-    gg_step_begins(g, g->bp, buf);
-    int64_t *tmp = malloc((size_t)g->nsteps * sizeof *tmp);
+        g->ep[i] = g->op[i].e;
+    }
+    gg_step_begins(g, g->bp, g->ep, buf);
+    int64_t *tmp = malloc(((size_t)g->nsteps + 1) * sizeof *tmp);
     if (!tmp)
         return -1;
-    int64_t t = gg_median(g, buf, tmp);
+    int64_t t = gg_median(g, buf, g->ep, tmp);
     free(tmp);
     return t;
 }
@@ -744,6 +767,6 @@ int64_t cs__gg_replay(gg *g, const unsigned char *on, int comp, int comm, int64_
     }
     if (done != n)
         return -1; /* a deadlock: an inconsistent trace */
-    gg_step_begins(g, g->bp, stepb);
-    return gg_median(g, stepb, buf);
+    gg_step_begins(g, g->bp, g->ep, stepb);
+    return gg_median(g, stepb, g->ep, buf);
 }

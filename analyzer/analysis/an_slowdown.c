@@ -562,7 +562,7 @@ ideal_done:
     }
     double S = (double)z.T_act / (double)z.T_ideal;
     double rerr = measured > 0 ? (double)llabs(z.T_act - measured) / (double)measured : 0;
-    int steps = w->nsteps - 1;
+    int steps = z.g ? w->nsteps : w->nsteps - 1; /* the GPU graph's median holds the last step */
     sd_meta(ctx, "slowdown_S", "%.4f", S);
     sd_meta(ctx, "slowdown_replay_error", "%.4f", rerr);
     sd_meta(ctx, "slowdown_actual_ns", "%.0f", (double)z.T_act);
