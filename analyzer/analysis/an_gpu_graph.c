@@ -91,7 +91,9 @@ static int gg_read_cb(const cs_gpu_op_row *r, void *arg)
         const char *name = r->op >= 0 && r->op < ctx->nops ? ctx->ops[r->op].name : "";
         int coll = !strcmp(kind, "coll") || !strcmp(kind, "rooted");
         x->p2p = !strcmp(kind, "send") || !strcmp(kind, "recv");
-        x->o.kind = coll || x->p2p ? GG_COMM : strstr(name, "emcpy") || strstr(name, "emset") ? GG_MEMORY : GG_COMPUTE;
+        x->o.kind = coll || x->p2p                                          ? GG_COMM
+                    : !strcmp(kind, "memcpy") || strstr(name, "emcpy") || strstr(name, "emset") ? GG_MEMORY
+                                                                                                 : GG_COMPUTE;
         x->o.b = r->gb;
         x->o.e = r->ge;
         x->stream = r->stream;
