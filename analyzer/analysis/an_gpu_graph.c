@@ -26,13 +26,16 @@
  * The replay with the measured durations, slacks and transfers gives the
  * measured times back (a first op of a lane with no dependency starts at
  * its measured begin). The ideal: each op's duration (transfer) the
- * smaller of its own and the median of the same op over ranks and steps
- * (the same kernel name, or op and bytes for communication, at the same
+ * smaller of its own and the typical one, the lower quartile
+ * (CS_GG_TYPICAL_Q) of the same op over ranks and steps (its identity:
+ * the same kernel name, or NCCL op, bytes and stream, at the same
  * occurrence in the rank's step); the replay is a max-plus system, so
  * the ideal is never later than the actual.
  *
- * Memory: about 280 bytes an op at the peak of the build (gg_ld 112, the
- * ideal's keys 40), 130 after (gg_op 56, six int64 arrays, int arrays). */
+ * Memory: about 330 bytes an op at the peak of the build (the op as read,
+ * 112; the identities' map, about 32; the learnt pairs, edges and sort
+ * keys, about 40), 140 after (gg_op 56, six int64 arrays, the identity,
+ * five int arrays). */
 #include "config.h"
 #include "analyzer/analysis/gpu_graph.h"
 #include "common/map.h"
@@ -392,6 +395,24 @@ static int gg_pair_cmp(const void *p, const void *q)
     return x->b < y->b ? -1 : x->b > y->b;
 }
 
+/* Room for edge ne in (ef, et). 0, or -1 out of memory. */
+static int gg_edge_room(int **ef, int **et, size_t *cap, size_t ne)
+{
+    if (ne < *cap)
+        return 0;
+    size_t c = *cap ? 2 * *cap : 1024;
+    int *f = realloc(*ef, c * sizeof *f);
+    if (!f)
+        return -1;
+    *ef = f;
+    int *t = realloc(*et, c * sizeof *t);
+    if (!t)
+        return -1;
+    *et = t;
+    *cap = c;
+    return 0;
+}
+
 static uint64_t gg_slot(int d, int step, uint64_t ident)
 {
     return gg_mix(gg_mix(ident, (uint64_t)(uint32_t)d), (uint64_t)(uint32_t)step);
@@ -437,7 +458,7 @@ static int gg_edges(gg *g)
     for (size_t i = 0; i < g->n; i++) {
         const gg_op *x = &g->op[i];
         if (x->dep >= 0) {
-            if (CS_VEC_RESERVE(ef, cape, ne + 1) != 0 || !(et = realloc(et, cape * sizeof *et)))
+            if (gg_edge_room(&ef, &et, &cape, ne) != 0)
                 goto out;
             ef[ne] = x->dep;
             et[ne++] = (int)i;
@@ -459,7 +480,7 @@ static int gg_edges(gg *g)
             const gg_op *y = &g->op[j];
             if (g->ident[j] != pr[q].b || y->d != x->d || y->step != x->step || y->lane == x->lane || y->e > x->b)
                 continue;
-            if (CS_VEC_RESERVE(ef, cape, ne + 1) != 0 || !(et = realloc(et, cape * sizeof *et)))
+            if (gg_edge_room(&ef, &et, &cape, ne) != 0)
                 goto out;
             ef[ne] = (int)j;
             et[ne++] = (int)i;

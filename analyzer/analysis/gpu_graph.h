@@ -9,13 +9,13 @@
 
 #include <stdint.h>
 
-/* Two GPU operations of a rank on different streams are tied when the
- * later one began within this long of the earlier one's end (and it is
- * the latest end on the rank's other streams before that begin): what a
- * stream's wait for an event recorded on another (a gradient allreduce
- * waiting for the backward kernels, the optimizer waiting for the
- * allreduce, a forward waiting for its receive) looks like. A real
- * stream-wait-event resumes the waiting stream within a few us. */
+/* A dependency across streams is tight when the op began within this
+ * long of the other's end: what a stream's wait for an event recorded on
+ * another (a gradient allreduce waiting for the backward kernels, the
+ * optimizer waiting for the allreduce, a forward waiting for its receive)
+ * looks like; a real stream-wait-event resumes the waiting stream within
+ * a few us. Tight dependencies seen twice are learnt for every rank and
+ * step (an_gpu_graph.c, gg_edges). */
 #define CS_GG_DEP_NS 10000
 
 /* An op's typical duration (transfer): this quantile of the same op over
