@@ -37,6 +37,13 @@
  *               4096-way data-parallel job made the pass quadratic).
  *   by op       compute only at actual durations; communication only.
  *   by step     each step's time in the actual and the ideal replay.
+ *   on the GPU  where the trace has GPU kernels (imported Kineto traces,
+ *               CUPTI-traced launches), all of the above runs on the GPU
+ *               graph instead (an_gpu_graph.c): each rank's streams, the
+ *               ops' typical durations and transfers; a rank's compute is
+ *               its kernels, copies and sets, its communication the
+ *               transfers of its NCCL kernels (COLLSCOPE_SLOWDOWN_GPU=0:
+ *               the CPU's graph, for a comparison).
  *   verdict     none below CS_SD_MIN of slowdown (S - 1; COLLSCOPE_SLOWDOWN_MIN
  *               sets it, in per cent); else slow
  *               stage (a stage's share >= CS_SD_CULPRIT, two ranks or more,
@@ -52,6 +59,7 @@
  *               from step to step (their excess beyond each rank's median
  *               excess per step). */
 #include "config.h"
+#include "analyzer/analysis/gpu_graph.h"
 #include "analyzer/analysis/whatif_int.h"
 #include "common/msg.h"
 #include "common/numarg.h"
@@ -129,6 +137,8 @@ typedef struct sd {
     int *dix;                               /* [ns] the span's rank index, -1 not on a first lane */
     int64_t *stepb;                         /* [nsteps] a replay's step begins */
     int64_t T_act, T_ideal;
+    gg *g; /* the GPU graph, replayed instead where the trace has one */
+    int replays;
 } sd;
 
 static int sd_has_lag(const wf_span *x)
@@ -141,6 +151,9 @@ static int sd_has_lag(const wf_span *x)
 static int64_t sd_replay(sd *z, const unsigned char *on, int comp, int comm, int64_t *stepb)
 {
     wf *w = z->w;
+    z->replays++;
+    if (z->g)
+        return cs__gg_replay(z->g, on, comp, comm, stepb, z->buf);
     for (size_t i = 0; i < w->ns; i++) {
         int d = z->dix[i], act = d < 0 || on[d];
         z->gv[i] = act && comp ? z->gap_a[i] : z->gap_i[i];
@@ -299,7 +312,7 @@ static void sd_ranks_text(const wf *w, const unsigned char *on, char *buf, size_
 
 typedef struct sd_lay {
     const cs_an_ctx *ctx;
-    int *pp, *dp;
+    int *pp, *dp, *tp;
     int maxpp, maxdp;
 } sd_lay;
 
@@ -346,6 +359,7 @@ static int sd_lay_cb(const cs_layout_row *r, void *arg)
     if (d >= 0) {
         l->pp[d] = r->pp;
         l->dp[d] = r->dp;
+        l->tp[d] = r->tp;
         if (r->pp > l->maxpp)
             l->maxpp = r->pp;
         if (r->dp > l->maxdp)
@@ -396,7 +410,9 @@ int cs__an_slowdown(wf *w, int64_t *buf)
         return 0;
     }
     sd z;
+    gg gx;
     memset(&z, 0, sizeof z);
+    memset(&gx, 0, sizeof gx);
     cs_map sites = { 0 };
     z.w = w;
     z.buf = buf;
@@ -408,7 +424,8 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     int *order = malloc((size_t)n * sizeof *order);
     int64_t *med = malloc((w->ns + 1) * sizeof *med);
     int64_t *pg = malloc((size_t)(n + 1) * sizeof *pg);
-    sd_lay lay = { ctx, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(int)), -1, -1 };
+    sd_lay lay = { ctx, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(int)),
+                   malloc((size_t)n * sizeof(int)), -1, -1 };
     double *share = calloc((size_t)n, sizeof *share), *cshare = malloc((size_t)n * sizeof *cshare);
     z.gap_a = malloc(w->ns * sizeof *z.gap_a);
     z.gap_i = malloc(w->ns * sizeof *z.gap_i);
@@ -423,7 +440,7 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     z.stepb = malloc((size_t)w->nsteps * sizeof *z.stepb);
     stepi = malloc((size_t)w->nsteps * sizeof *stepi);
     sexc = calloc((size_t)n * (size_t)w->nsteps, sizeof *sexc);
-    if (!k || !lane0 || !on || !excess || !order || !med || !pg || !lay.pp || !lay.dp || !share || !cshare ||
+    if (!k || !lane0 || !on || !excess || !order || !med || !pg || !lay.pp || !lay.dp || !lay.tp || !share || !cshare ||
         !z.gap_a || !z.gap_i || !z.lag_a || !z.lag_i || !z.gv || !z.lv || !z.dur_a || !z.dur_i || !z.dv || !z.dix ||
         !z.stepb || !stepi || !sexc)
         goto out;
@@ -433,6 +450,21 @@ int cs__an_slowdown(wf *w, int64_t *buf)
         int d = cs__an_ctx_ix(ctx, w->lane_rank[l]);
         if (d >= 0)
             lane0[d] = l;
+    }
+    /* a trace with GPU kernels: its GPU graph (an_gpu_graph.c) */
+    char gerr[256];
+    const char *gpu = getenv("COLLSCOPE_SLOWDOWN_GPU"); /* 0: the CPU's graph (a comparison) */
+    int hg = gpu && strcmp(gpu, "0") == 0 ? 0 : cs__gg_build(w, &gx, gerr, sizeof gerr);
+    if (hg < 0) { /* the CPU's graph then: the section, not the analysis, is the poorer */
+        cs__an_ctx_note(ctx, "slowdown on the CPU's graph: no GPU graph (%s)", gerr);
+        cs_store_meta_set(ctx->st, "slowdown_note", "the GPU graph could not be built: the CPU's graph");
+        hg = 0;
+    }
+    if (hg > 0) {
+        z.g = &gx;
+        memcpy(excess, gx.excess, (size_t)n * sizeof *excess);
+        memcpy(sexc, gx.sexc, (size_t)n * (size_t)w->nsteps * sizeof *sexc);
+        goto ideal_done;
     }
     /* actual durations; keys of the operations on each rank's first lane */
     if (cs_store_callsite_labels(ctx->st, sd_site_cb, &sites) != 0)
@@ -510,6 +542,7 @@ int cs__an_slowdown(wf *w, int64_t *buf)
         }
         j = e;
     }
+ideal_done:
     /* S and the replay error */
     for (int d = 0; d < n; d++)
         on[d] = 1;
@@ -521,17 +554,41 @@ int cs__an_slowdown(wf *w, int64_t *buf)
         rc = 0;
         goto out;
     }
-    for (int q = 0; q + 1 < w->nsteps; q++)
-        buf[q] = w->mbeg[q + 1] - w->mbeg[q];
-    int64_t measured = cs_stats_median_i64(buf, (size_t)w->nsteps - 1);
+    int64_t measured;
+    if (z.g)
+        measured = cs__gg_measured(z.g, buf);
+    else {
+        for (int q = 0; q + 1 < w->nsteps; q++)
+            buf[q] = w->mbeg[q + 1] - w->mbeg[q];
+        measured = cs_stats_median_i64(buf, (size_t)w->nsteps - 1);
+    }
     double S = (double)z.T_act / (double)z.T_ideal;
     double rerr = measured > 0 ? (double)llabs(z.T_act - measured) / (double)measured : 0;
-    int steps = w->nsteps - 1;
+    int steps = z.g ? w->nsteps : w->nsteps - 1; /* the GPU graph's median holds the last step */
     sd_meta(ctx, "slowdown_S", "%.4f", S);
     sd_meta(ctx, "slowdown_replay_error", "%.4f", rerr);
     sd_meta(ctx, "slowdown_actual_ns", "%.0f", (double)z.T_act);
     sd_meta(ctx, "slowdown_ideal_ns", "%.0f", (double)z.T_ideal);
     sd_meta(ctx, "slowdown_steps", "%.0f", steps);
+    cs_store_meta_set(ctx->st, "slowdown_graph", z.g ? "gpu" : "cpu");
+    if (z.g) {
+        sd_meta(ctx, "slowdown_gpu_ops", "%.0f", (double)z.g->n);
+        sd_meta(ctx, "slowdown_gpu_transfers", "%.0f", z.g->ncomm);
+        sd_meta(ctx, "slowdown_gpu_deps", "%.0f", z.g->ndeps);
+        sd_meta(ctx, "slowdown_gpu_deps_tight", "%.0f", z.g->ntight);
+        sd_meta(ctx, "slowdown_gpu_deps_learnt", "%.0f", z.g->nlearnt);
+    }
+    /* the ideal is never longer than the actual: the steps where it is
+     * (by more than the replay error) */
+    int over = 0;
+    for (int s = 0; s + 1 < w->nsteps; s++) {
+        if (z.stepb[s] == INT64_MAX || z.stepb[s + 1] == INT64_MAX || stepi[s] == INT64_MAX ||
+            stepi[s + 1] == INT64_MAX)
+            continue;
+        int64_t a = z.stepb[s + 1] - z.stepb[s], b = stepi[s + 1] - stepi[s];
+        over += (double)b > (double)a * (1 + rerr) + 1000;
+    }
+    sd_meta(ctx, "slowdown_ideal_over_actual", "%.0f", over);
     /* by step */
     char name[48], ranks[96];
     for (int s = 0; s + 1 < w->nsteps; s++) {
@@ -582,7 +639,7 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     }
     /* by group: pipeline stages, data-parallel replicas */
     for (int d = 0; d < n; d++)
-        lay.pp[d] = lay.dp[d] = -1;
+        lay.pp[d] = lay.dp[d] = lay.tp[d] = -1;
     if (cs_store_layout(ctx->st, sd_lay_cb, &lay) != 0)
         goto out;
     int bstage = -1;
@@ -692,6 +749,16 @@ int cs__an_slowdown(wf *w, int64_t *buf)
         if (cshare[best] < 0)
             snprintf(text, sizeof text, "rank %d explains %.0f %% of the slowdown (S %.3f)", ctx->rank_of[best],
                      100 * share[best], S);
+        if (z.g) { /* on the GPU: its coordinates, and what its excess is */
+            char coord[64] = "";
+            if (lay.pp[best] >= 0)
+                snprintf(coord, sizeof coord, " (dp %d, pp %d, tp %d)", lay.dp[best], lay.pp[best], lay.tp[best]);
+            snprintf(text, sizeof text, "rank %d%s explains %.0f %% of the slowdown (S %.3f; with only it slow, %.3f)%s",
+                     ctx->rank_of[best], coord, 100 * share[best], S, 1 + (S - 1) * share[best],
+                     cshare[best] < 0     ? ""
+                     : cshare[best] >= 0.5 ? ": its GPU compute (kernels, copies) explains it"
+                                           : ": its communication (NCCL transfers) explains it");
+        }
     } else {
         /* the ranks' excess beyond their median excess per step moves
          * from step to step */
@@ -713,6 +780,7 @@ int cs__an_slowdown(wf *w, int64_t *buf)
                  S, best >= 0 ? 100 * share[best] : 0.0, bstage >= 0 ? 100 * bshare : 0.0,
                  tot > 0 ? 100.0 * (double)var / (double)tot : 0.0);
     }
+    sd_meta(ctx, "slowdown_replays", "%.0f", z.replays);
     cs_store_meta_set(ctx->st, "slowdown_verdict", verdict);
     cs_store_meta_set(ctx->st, "slowdown_text", text);
     if (strcmp(verdict, "slow_worker") == 0) {
@@ -724,6 +792,7 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     }
     rc = 0;
 out:
+    cs__gg_free(&gx);
     free(keep);
     cs_map_free(&sites);
     free(k);
@@ -735,6 +804,7 @@ out:
     free(pg);
     free(lay.pp);
     free(lay.dp);
+    free(lay.tp);
     free(share);
     free(cshare);
     free(z.gap_a);

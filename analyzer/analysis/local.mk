@@ -14,6 +14,7 @@ analyzer_analysis_libcsanalysis_la_SOURCES = analyzer/analysis/store_analysis.h 
 	analyzer/analysis/an_verdict_recurring.c analyzer/analysis/an_verdict_slow_link.c \
 	analyzer/analysis/an_verdict_slow_link_comm.c analyzer/analysis/an_verdict_slow_collective.c \
 	analyzer/analysis/an_tail.c analyzer/analysis/an_gpu.c analyzer/analysis/an_kernels.c analyzer/analysis/an_figures.c analyzer/analysis/an_layout.c analyzer/analysis/an_slowdown.c \
+	analyzer/analysis/gpu_graph.h analyzer/analysis/an_gpu_graph.c \
 	analyzer/analysis/whatif_int.h analyzer/analysis/whatif.h analyzer/analysis/an_model.c analyzer/analysis/an_whatif.c
 analyzer_analysis_libcsanalysis_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 analyzer_analysis_libcsanalysis_la_LIBADD = -lm

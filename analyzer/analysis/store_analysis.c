@@ -1340,6 +1340,49 @@ int cs_store_instances_grouped(cs_store *st, int (*cb)(const cs_inst_brief *, vo
     return rc;
 }
 
+int cs_store_gpu_ops(cs_store *st, int gpu_op0, int gpu_op1, int (*cb)(const cs_gpu_op_row *, void *), void *arg)
+{
+    sqlite3 *db = cs_db(st);
+    int names = cs_store_sql_table_exists(db, "span_kernel") == 1;
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "SELECT s.id, s.rank, s.op, s.tid, COALESCE(s.stream, 0), %s, %s, COALESCE(%s, 0), COALESCE(%s, 0),"
+             " COALESCE(s.comm, 0), COALESCE(s.seq, -1), COALESCE(s.bytes, 0), COALESCE(s.callsite, 0), %s"
+             " FROM span s LEFT JOIN clocks k ON k.rank = s.rank%s"
+             " WHERE s.op IN (%d, %d) OR (s.gpu_begin_ns IS NOT NULL AND s.gpu_end_ns IS NOT NULL"
+             " AND s.gpu_begin_ns != 0 AND s.gpu_end_ns >= s.gpu_begin_ns)",
+             CS_ALIGNED("s.begin_ns"), CS_ALIGNED("s.end_ns"), CS_ALIGNED("s.gpu_begin_ns"), CS_ALIGNED("s.gpu_end_ns"),
+             names ? "COALESCE(sk.name, 0)" : "0", names ? " LEFT JOIN span_kernel sk ON sk.span = s.id" : "", gpu_op0,
+             gpu_op1);
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0, step;
+    cs_gpu_op_row r;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        r.id = sqlite3_column_int64(s, 0);
+        r.rank = sqlite3_column_int(s, 1);
+        r.op = sqlite3_column_int(s, 2);
+        r.tid = sqlite3_column_int(s, 3);
+        r.stream = sqlite3_column_int64(s, 4);
+        r.b = sqlite3_column_int64(s, 5);
+        r.e = sqlite3_column_int64(s, 6);
+        r.gb = sqlite3_column_int64(s, 7);
+        r.ge = sqlite3_column_int64(s, 8);
+        r.comm = sqlite3_column_int64(s, 9);
+        r.seq = sqlite3_column_int64(s, 10);
+        r.bytes = sqlite3_column_int64(s, 11);
+        r.callsite = sqlite3_column_int64(s, 12);
+        r.name = sqlite3_column_int64(s, 13);
+        if ((rc = cb(&r, arg)) != 0)
+            break;
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = -1;
+    sqlite3_finalize(s);
+    return rc < 0 ? -1 : 0;
+}
+
 int cs_store_callsite_labels(cs_store *st, int (*cb)(int, int64_t, const char *, void *), void *arg)
 {
     sqlite3_stmt *s;

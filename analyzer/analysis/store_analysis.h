@@ -36,7 +36,7 @@
 #include "libtrace/store.h"
 
 /* Bumped whenever what the analysis stores changes meaning. */
-#define CS_ANALYSIS_VERSION 15
+#define CS_ANALYSIS_VERSION 16
 
 /* ---- rows ---- */
 
@@ -401,6 +401,20 @@ int cs_store_nccl_algos(cs_store *st, int (*cb)(int64_t span, const char *algo, 
 /* The executable of the lowest rank (processes.exe) into buf: 0, or -1
  * when unknown (buf ""). */
 int cs_store_program(cs_store *st, char *buf, size_t len);
+
+/* A span that ran on a GPU (an_gpu_graph.c): an imported kernel, copy or
+ * set (ops compute_gpu, memory_gpu: its begin and end are the GPU's), or a
+ * call with GPU times (an NCCL call, a traced CUDA launch: gb, ge). Times
+ * aligned; name: the kernel's id in kernel_names, 0 when unknown. */
+typedef struct cs_gpu_op_row {
+    int64_t id;
+    int rank, op, tid;
+    int64_t stream, b, e, gb, ge, comm, seq, bytes, callsite, name;
+} cs_gpu_op_row;
+
+/* Every span that ran on a GPU, in no particular order; cb's non-zero
+ * return stops. 0, or -1 (a read that failed). */
+int cs_store_gpu_ops(cs_store *st, int gpu_op0, int gpu_op1, int (*cb)(const cs_gpu_op_row *, void *), void *arg);
 
 /* All call-site labels: (rank, id, label). */
 int cs_store_callsite_labels(cs_store *st, int (*cb)(int rank, int64_t id, const char *label, void *), void *arg);

@@ -14,3 +14,7 @@ EXTRA_DIST += tests/import/clocks.sh
 # An import ended by a signal or killed leaves no temporary folder behind.
 TESTS += tests/import/interrupted.sh
 EXTRA_DIST += tests/import/interrupted.sh
+# The slowdown on the GPU graph (an_gpu_graph.c) of generated Megatron-style
+# traces (tests/import/gpu_pipe_gen.py) against the generator's truth.
+TESTS += tests/import/gpu_slowdown.sh
+EXTRA_DIST += tests/import/gpu_slowdown.sh tests/import/gpu_pipe_gen.py
