@@ -88,6 +88,11 @@ int cs_store_bulk_end(cs_store_bulk *b, int commit, char *err, size_t errlen)
     return 0;
 }
 
+const char *cs_store_bulk_errmsg(const cs_store_bulk *b)
+{
+    return sqlite3_errmsg(b->st->db);
+}
+
 int cs_store_bulk_process(cs_store_bulk *b, const cs_store_bulk_proc *p)
 {
     sqlite3_stmt *s = b->q[B_PROC];

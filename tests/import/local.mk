@@ -11,3 +11,7 @@ EXTRA_DIST += tests/import/kineto.sh tests/import/bad_input.sh tests/import/tui.
 # clock no offset explains refused (an_align.c).
 TESTS += tests/import/clocks.sh
 EXTRA_DIST += tests/import/clocks.sh
+# Bad values in collective records counted and left out, a reader out of
+# memory named, FIFOs refused without waiting (issue 33, defects 4, 8, 9).
+TESTS += tests/import/robust.sh
+EXTRA_DIST += tests/import/robust.sh
