@@ -50,8 +50,7 @@ static void kg_event(kg_out *o, const char *cat, const char *name, int64_t pid, 
     kg_put(o, b, (size_t)n);
 }
 
-static int kg_rank(const char *dir, int rank, int ranks, int64_t target, int late, int gz, int launches,
-                   int64_t *total)
+static int kg_rank(const char *dir, int rank, int ranks, int64_t target, int late, int gz, int launches, int64_t *total)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/rank%d.json%s", dir, rank, gz ? ".gz" : "");
@@ -115,9 +114,8 @@ static int kg_rank(const char *dir, int rank, int ranks, int64_t target, int lat
                  (long long)ext, ranks, (long long)step);
         kg_event(&o, "cpu_op", "record_param_comms", pid, pid, arrive, end - arrive, b);
         if (launches) {
-            snprintf(b, sizeof b,
-                     "\"External id\": %lld, \"device\": 0, \"stream\": 7, \"correlation\": %lld", (long long)ext,
-                     (long long)(ext + 100000));
+            snprintf(b, sizeof b, "\"External id\": %lld, \"device\": 0, \"stream\": 7, \"correlation\": %lld",
+                     (long long)ext, (long long)(ext + 100000));
             kg_event(&o, "cuda_runtime", "cudaLaunchKernel", pid, pid, arrive + 1000, 5000, b);
         }
         kg_event(&o, "kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 0, 7,

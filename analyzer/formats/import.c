@@ -224,7 +224,7 @@ static void cs_imp_read_all(const cs_import_format *fmt, cs_imp_list *l, const c
             for (; next < l->n; next++)
                 if (l->a[next].status == -1)
                     l->a[next].status = fmt->read(l->a[next].path, l->a[next].db, o, &l->a[next].info, l->a[next].msg,
-                                              sizeof l->a[next].msg);
+                                                  sizeof l->a[next].msg);
             break;
         }
         int ws;

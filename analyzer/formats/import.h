@@ -46,8 +46,8 @@ typedef struct cs_import_rank_info {
     char backend[32];   /* "nccl", "gloo", ... ("" unknown) */
     char version[32];   /* the format's version as the file states it */
     int64_t spans, collectives, p2p, kernels, gpu_linked, compute, steps;
-    int64_t bytes_read;  /* of JSON (after decompression) */
-    int64_t dropped_rpc; /* communication records with no span made of them */
+    int64_t bytes_read;                          /* of JSON (after decompression) */
+    int64_t dropped_rpc;                         /* communication records with no span made of them */
     int64_t bad[CS_IMPORT_BK_N][CS_IMPORT_BW_N]; /* records left out for a bad value */
 } cs_import_rank_info;
 

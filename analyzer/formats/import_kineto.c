@@ -348,8 +348,9 @@ static int kt_fail(kt *k, const char *fmt, ...)
  * reader held. */
 static int kt_nomem(kt *k)
 {
-    return kt_fail(k, "%s: out of memory (the process's memory limit) with %zu communication records (%.1f MB) kept: not imported",
-                   k->file, k->nrec, (double)(k->capRec * sizeof(kt_rec)) / 1e6);
+    return kt_fail(
+        k, "%s: out of memory (the process's memory limit) with %zu communication records (%.1f MB) kept: not imported",
+        k->file, k->nrec, (double)(k->capRec * sizeof(kt_rec)) / 1e6);
 }
 
 /* A store write failed: the file and SQLite's reason. */
