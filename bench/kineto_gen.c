@@ -1,13 +1,16 @@
 /* kineto_gen.c: write per-rank PyTorch profiler (Kineto) traces of a given
  * size, fast, for bench/import_bench.sh:
  *
- *     kineto_gen DIR [--ranks 8] [--mb 100] [--late-rank 3] [--gzip]
+ *     kineto_gen DIR [--ranks 8] [--mb 100] [--late-rank 3] [--gzip] [--launches]
  *
  * DIR/rankN.json (or .json.gz): an NCCL-style job, steps of a top-level CPU
  * op with nested children, GEMM kernels, an allreduce on default_pg
  * (record_param_comms with Seq, its NCCL kernel linked by External id),
  * until the file holds about MB megabytes; the late rank computes 2 ms
- * longer each step. Prints the files' total size in bytes. */
+ * longer each step. --launches: each kernel also has its cudaLaunchKernel
+ * (cuda_runtime, on the main thread, the kernel's correlation id), as real
+ * traces have and as HTA needs to put kernels in their steps. Prints the
+ * files' total size in bytes. */
 #include "config.h"
 
 #include <errno.h>
@@ -47,7 +50,7 @@ static void kg_event(kg_out *o, const char *cat, const char *name, int64_t pid, 
     kg_put(o, b, (size_t)n);
 }
 
-static int kg_rank(const char *dir, int rank, int ranks, int64_t target, int late, int gz, int64_t *total)
+static int kg_rank(const char *dir, int rank, int ranks, int64_t target, int late, int gz, int launches, int64_t *total)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/rank%d.json%s", dir, rank, gz ? ".gz" : "");
@@ -92,6 +95,11 @@ static int kg_rank(const char *dir, int rank, int ranks, int64_t target, int lat
                      "\"correlation\": %lld, \"registers per thread\": 96, \"grid\": [8, 1, 1], \"block\": [256, 1, 1]",
                      (long long)ext, (long long)(ext + 100000));
             kg_event(&o, "kernel", "ampere_sgemm_128x64_nn", 0, 7, ct + 2000, c / 60, b);
+            if (launches) {
+                snprintf(b, sizeof b, "\"External id\": %lld, \"correlation\": %lld", (long long)ext,
+                         (long long)(ext + 100000));
+                kg_event(&o, "cuda_runtime", "cudaLaunchKernel", pid, pid, ct + 10, 5000, b);
+            }
             ext++;
         }
         t += c;
@@ -105,6 +113,11 @@ static int kg_rank(const char *dir, int rank, int ranks, int64_t target, int lat
                  "\"Process Group Ranks\": \"[0, ...]\", \"Seq\": %lld",
                  (long long)ext, ranks, (long long)step);
         kg_event(&o, "cpu_op", "record_param_comms", pid, pid, arrive, end - arrive, b);
+        if (launches) {
+            snprintf(b, sizeof b, "\"External id\": %lld, \"device\": 0, \"stream\": 7, \"correlation\": %lld",
+                     (long long)ext, (long long)(ext + 100000));
+            kg_event(&o, "cuda_runtime", "cudaLaunchKernel", pid, pid, arrive + 1000, 5000, b);
+        }
         kg_event(&o, "kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 0, 7,
                  arrive, end - arrive, b);
         ext++;
@@ -132,11 +145,11 @@ static int kg_rank(const char *dir, int rank, int ranks, int64_t target, int lat
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: kineto_gen DIR [--ranks N] [--mb MB] [--late-rank R] [--gzip]\n");
+        fprintf(stderr, "usage: kineto_gen DIR [--ranks N] [--mb MB] [--late-rank R] [--gzip] [--launches]\n");
         return 2;
     }
     const char *dir = argv[1];
-    int ranks = 8, late = 3, gz = 0;
+    int ranks = 8, late = 3, gz = 0, launches = 0;
     double mb = 100;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--ranks") && i + 1 < argc)
@@ -147,6 +160,8 @@ int main(int argc, char **argv)
             late = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--gzip"))
             gz = 1;
+        else if (!strcmp(argv[i], "--launches"))
+            launches = 1;
         else {
             fprintf(stderr, "kineto_gen: unknown argument %s\n", argv[i]);
             return 2;
@@ -159,7 +174,7 @@ int main(int argc, char **argv)
     mkdir(dir, 0755);
     int64_t total = 0;
     for (int r = 0; r < ranks; r++)
-        if (kg_rank(dir, r, ranks, (int64_t)(mb * 1e6), late, gz, &total) != 0)
+        if (kg_rank(dir, r, ranks, (int64_t)(mb * 1e6), late, gz, launches, &total) != 0)
             return 1;
     printf("%lld\n", (long long)total);
     return 0;

@@ -56,7 +56,7 @@ EXTRA_DIST += bench/whatif_bench.sh
 noinst_PROGRAMS += bench/kineto_gen
 bench_kineto_gen_SOURCES = bench/kineto_gen.c
 bench_kineto_gen_LDADD = $(ZLIB_LIBS)
-EXTRA_DIST += bench/import_bench.sh
+EXTRA_DIST += bench/import_bench.sh bench/import_scale.sh bench/hta_breakdown.py
 # A job kept as rank stores against its merged trace (printed, not timed).
 EXTRA_DIST += bench/scale_bench.sh
 # What each phase of the analysis costs per span (docs/scale.md; printed).

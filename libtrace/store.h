@@ -317,6 +317,12 @@ typedef struct cs_span_query {
     int64_t comm;   /* CS_ORDER_COMM_SEQ: only this communicator; 0 = all */
     int64_t seq_lo; /* with comm: only its seq_n instances from seq_lo; */
     int64_t seq_n;  /* seq_n = 0 means all */
+    /* spans of these nskip op ids left out (the reader skips them in
+     * SQL, before reading their columns). A hint: where the list is too
+     * long for the query it is not applied, so a caller keeps its own
+     * test too. */
+    const int *skip_ops;
+    int nskip;
 } cs_span_query;
 
 cs_span_iter *cs_store_spans(cs_store *st, const cs_span_query *q, char *err, size_t errlen);

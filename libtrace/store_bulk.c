@@ -7,8 +7,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-enum { B_SPAN, B_PROC, B_CLOCK, B_COMM, B_SITE, B_FRAME, B_SPANG, B_COMMN, B_KNAME, B_KSPAN, B_N };
+enum { B_SPAN, B_PROC, B_CLOCK, B_COMM, B_SITE, B_FRAME, B_SPANG, B_COMMN, B_KNAME, B_KSPAN, B_KID, B_N };
 static const char *const cs_bulk_sql[B_N] = {
     [B_SPAN] = "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req,"
                " begin_ns, end_ns, rc, callsite, flags) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -22,7 +23,8 @@ static const char *const cs_bulk_sql[B_N] = {
     [B_FRAME] = "INSERT OR REPLACE INTO frames(rank, callsite, level, pc, module, offset, func, file, line)"
                 " VALUES(?,?,0,?,?,?,?,?,?)",
     [B_KNAME] = "INSERT OR IGNORE INTO kernel_names(name) VALUES(?)",
-    [B_KSPAN] = "INSERT OR REPLACE INTO span_kernel(span, name) SELECT ?1, id FROM kernel_names WHERE name = ?2",
+    [B_KSPAN] = "INSERT OR REPLACE INTO span_kernel(span, name) VALUES(?, ?)",
+    [B_KID] = "SELECT id FROM kernel_names WHERE name = ?",
     [B_SPANG] = "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req,"
                 " begin_ns, end_ns, rc, callsite, flags, stream, grp, corr, gpu_begin_ns, gpu_end_ns)"
                 " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -30,9 +32,21 @@ static const char *const cs_bulk_sql[B_N] = {
                 " VALUES(?,?,0,?,?,0,?,?,?)",
 };
 
+/* The kernel names written, with their ids: a kernel's name costs one
+ * insert of two integers, not a name lookup (a trace has a few thousand
+ * names for millions of kernels). Open addressing; when full, names
+ * past it are looked up in the store. */
+#define CS_BULK_KNAMES 8192
+typedef struct cs_bulk_kname {
+    char *name;
+    int64_t id;
+} cs_bulk_kname;
+
 struct cs_store_bulk {
     cs_store *st;
     sqlite3_stmt *q[B_N];
+    cs_bulk_kname *kn; /* CS_BULK_KNAMES slots, NULL until the first name */
+    size_t nkn;
 };
 
 static int step(sqlite3_stmt *s)
@@ -75,6 +89,10 @@ int cs_store_bulk_end(cs_store_bulk *b, int commit, char *err, size_t errlen)
 {
     for (int i = 0; i < B_N; i++)
         sqlite3_finalize(b->q[i]);
+    if (b->kn)
+        for (size_t i = 0; i < CS_BULK_KNAMES; i++)
+            free(b->kn[i].name);
+    free(b->kn);
     cs_store *st = b->st;
     free(b);
     if (!commit) {
@@ -86,6 +104,11 @@ int cs_store_bulk_end(cs_store_bulk *b, int commit, char *err, size_t errlen)
         return -1;
     }
     return 0;
+}
+
+const char *cs_store_bulk_errmsg(const cs_store_bulk *b)
+{
+    return sqlite3_errmsg(b->st->db);
 }
 
 int cs_store_bulk_process(cs_store_bulk *b, const cs_store_bulk_proc *p)
@@ -211,15 +234,57 @@ int cs_store_bulk_span_gpu(cs_store_bulk *b, const cs_span *x, int64_t corr)
     return step(s);
 }
 
-int cs_store_bulk_kernel_name(cs_store_bulk *b, int64_t span, const char *name)
+/* The id of kernel name `name` in kernel_names (added if new): 0 and *id,
+ * or -1. */
+static int cs_bulk_kname_id(cs_store_bulk *b, const char *name, int64_t *id)
 {
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    size_t slot = 0;
+    int cache = 0;
+    if (!b->kn)
+        b->kn = calloc(CS_BULK_KNAMES, sizeof *b->kn); /* NULL: no cache, only slower */
+    if (b->kn) {
+        for (size_t i = 0; i < CS_BULK_KNAMES; i++) {
+            slot = (h + i) & (CS_BULK_KNAMES - 1);
+            if (!b->kn[slot].name) {
+                cache = b->nkn < CS_BULK_KNAMES / 2; /* kept under half full */
+                break;
+            }
+            if (strcmp(b->kn[slot].name, name) == 0) {
+                *id = b->kn[slot].id;
+                return 0;
+            }
+        }
+    }
     sqlite3_stmt *s = b->q[B_KNAME];
-    sqlite3_bind_text(s, 1, name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
     if (step(s) != 0)
         return -1;
-    s = b->q[B_KSPAN];
+    s = b->q[B_KID];
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        *id = sqlite3_column_int64(s, 0);
+    sqlite3_reset(s);
+    if (rc != SQLITE_ROW)
+        return -1;
+    if (cache && (b->kn[slot].name = strdup(name)) != NULL) {
+        b->kn[slot].id = *id;
+        b->nkn++;
+    }
+    return 0;
+}
+
+int cs_store_bulk_kernel_name(cs_store_bulk *b, int64_t span, const char *name)
+{
+    int64_t id;
+    if (cs_bulk_kname_id(b, name, &id) != 0)
+        return -1;
+    sqlite3_stmt *s = b->q[B_KSPAN];
     sqlite3_bind_int64(s, 1, span);
-    sqlite3_bind_text(s, 2, name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 2, id);
     return step(s);
 }
 

@@ -22,6 +22,9 @@ typedef struct cs_store_bulk cs_store_bulk;
 cs_store_bulk *cs_store_bulk_begin(cs_store *st, char *err, size_t errlen);
 /* Commit (or roll back) the load; frees b. 0, or -1 with a reason. */
 int cs_store_bulk_end(cs_store_bulk *b, int commit, char *err, size_t errlen);
+/* SQLite's message for the last write that failed ("out of memory",
+ * "database or disk is full"). */
+const char *cs_store_bulk_errmsg(const cs_store_bulk *b);
 
 /* A process of the job (its processes and clocks rows). */
 typedef struct cs_store_bulk_proc {

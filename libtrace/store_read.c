@@ -348,8 +348,14 @@ cs_span_iter *cs_store_spans(cs_store *st, const cs_span_query *q, char *err, si
 {
     /* Ties are broken by id, so that a job read through its parts gives
      * the spans in the order of its merged store (cs_store_span_sql). */
-    char where[512] = " WHERE 1";
+    char where[4096] = " WHERE 1";
     size_t w = strlen(where);
+    if (q->nskip > 0 && q->nskip <= 256) { /* " AND s.op NOT IN (...)": 12 bytes an op at most */
+        w += (size_t)snprintf(where + w, sizeof where - w, " AND s.op NOT IN (");
+        for (int i = 0; i < q->nskip; i++)
+            w += (size_t)snprintf(where + w, sizeof where - w, "%s%d", i ? "," : "", q->skip_ops[i]);
+        w += (size_t)snprintf(where + w, sizeof where - w, ")");
+    }
     if (q->order == CS_ORDER_COMM_SEQ)
         w += (size_t)snprintf(where + w, sizeof where - w, " AND s.seq IS NOT NULL");
     if (q->order == CS_ORDER_COMM_SEQ && q->comm)

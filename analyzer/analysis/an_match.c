@@ -139,7 +139,13 @@ static int cs_rseq_read(cs_an_ctx *ctx, const cs_an_clocks *k, int rank, cs_map 
                         int comm_only, char *err, size_t errlen)
 {
     q->n = q->nc = 0;
-    cs_span_query sq = { .order = CS_ORDER_RANK_TIME, .rank = rank };
+    /* the ops the pattern leaves out are left out in the query too: an
+     * imported trace is mostly compute spans */
+    int skip[256], nskip = 0;
+    for (int op = 0; op < ctx->nops && nskip < (int)(sizeof skip / sizeof skip[0]); op++)
+        if (!cs_op_in_pattern(ctx, op))
+            skip[nskip++] = op;
+    cs_span_query sq = { .order = CS_ORDER_RANK_TIME, .rank = rank, .skip_ops = skip, .nskip = nskip };
     cs_span_iter *it = cs_store_spans(ctx->st, &sq, err, errlen);
     if (!it)
         return -1;

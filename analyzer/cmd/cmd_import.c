@@ -41,14 +41,18 @@ const char cs_help_import[] =
     "Files left out, each named with the reason: a truncated file (a profiler\n"
     "stopped mid-write), a file that is not JSON, a file of another job (its\n"
     "world size or trace id differs from the others'), a rank given twice (the\n"
-    "first file is kept), a file with no rank. Missing ranks are named; a group\n"
-    "whose ranks disagree on its collectives is named and left unmatched.\n"
+    "first file is kept), a file with no rank, a file that is not a regular one\n"
+    "(a FIFO is never waited on), a reader out of memory. Missing ranks are\n"
+    "named; a group whose ranks disagree on its collectives is named and left\n"
+    "unmatched. Records with a bad value (ts or dur missing, no number or out of\n"
+    "range; a record_param_comms with no args, or a Seq or msg nelems that is no\n"
+    "whole number) are left out and counted, one line per file.\n"
     "\n"
     "Exit status: 0 every file imported, every rank there, every group matched;\n"
-    "1 DIR/trace.db written from the good files, but files were left out, ranks\n"
-    "are missing or groups unmatched (each is named); 2 bad usage (a TRACE that\n"
-    "does not exist, a folder with no trace); 3 no trace written (no file could\n"
-    "be imported, or DIR refused or in use).\n";
+    "1 DIR/trace.db written from the good files, but files or records were left\n"
+    "out, ranks are missing or groups unmatched (each is named); 2 bad usage (a\n"
+    "TRACE that does not exist, a folder with no trace); 3 no trace written (no\n"
+    "file could be imported, or DIR refused or in use).\n";
 
 int cs_cmd_import(int argc, char **argv)
 {

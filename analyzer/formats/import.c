@@ -52,6 +52,18 @@ const char *cs_import_names(char *buf, size_t len)
     return buf;
 }
 
+/* What a file that is not a regular one is, for messages. */
+static const char *cs_import_file_kind(unsigned mode)
+{
+    return S_ISFIFO(mode)   ? "a FIFO"
+           : S_ISDIR(mode)  ? "a folder"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+           : S_ISSOCK(mode) ? "a socket"
+           : S_ISLNK(mode)  ? "a symbolic link"
+                            : "not a file";
+}
+
 /* One input file and what became of it. */
 typedef struct cs_imp_file {
     char *path;
@@ -80,6 +92,18 @@ static int cs_imp_add(cs_imp_list *l, const char *path)
     return 0;
 }
 
+/* Add path as a file left out before reading: status and message set. */
+static int cs_imp_add_refused(cs_imp_list *l, const char *path, const char *why)
+{
+    if (cs_imp_add(l, path) != 0)
+        return -1;
+    cs_imp_file *f = &l->a[l->n - 1];
+    f->status = CS_IMPORT_FAILED;
+    f->info.rank = -1;
+    snprintf(f->msg, sizeof f->msg, "%s: %s: not read", path, why);
+    return 0;
+}
+
 static int cs_strp_order(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -102,9 +126,6 @@ static int cs_imp_add_dir(cs_imp_list *l, const cs_import_format *fmt, const cha
             continue;
         char p[4096];
         snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
-        struct stat sb;
-        if (stat(p, &sb) != 0 || !S_ISREG(sb.st_mode))
-            continue;
         if (CS_VEC_RESERVE(names, cap, n + 1) != 0 || !(names[n] = strdup(p))) {
             rc = -1;
             break;
@@ -114,9 +135,23 @@ static int cs_imp_add_dir(cs_imp_list *l, const cs_import_format *fmt, const cha
     closedir(d);
     if (n)
         qsort(names, n, sizeof *names, cs_strp_order);
+    /* a name of the format's that is no regular file (a FIFO, which a
+     * read would wait on forever; a folder) is named as left out */
     for (size_t i = 0; i < n; i++) {
-        if (rc == 0 && cs_imp_add(l, names[i]) != 0)
-            rc = -1;
+        struct stat sb;
+        if (rc == 0) {
+            int e = stat(names[i], &sb) != 0 ? errno : 0;
+            if (e)
+                rc = cs_imp_add_refused(l, names[i], strerror(e));
+            else if (!S_ISREG(sb.st_mode)) {
+                char why[64];
+                snprintf(why, sizeof why, "not a regular file (%s)", cs_import_file_kind(sb.st_mode));
+                rc = cs_imp_add_refused(l, names[i], why);
+            } else
+                rc = cs_imp_add(l, names[i]);
+            if (rc != 0)
+                cs_error("import: %s: out of memory listing the folder", dir);
+        }
         free(names[i]);
     }
     free(names);
@@ -171,6 +206,10 @@ static void cs_imp_read_all(const cs_import_format *fmt, cs_imp_list *l, const c
         snprintf(l->a[i].db, sizeof l->a[i].db, "%s/file-%06zu.db", tmp, i);
     while (next < l->n || running) {
         while (pids && next < l->n && running < (size_t)jobs) {
+            if (l->a[next].status != -1) { /* left out before reading */
+                next++;
+                continue;
+            }
             char res[4200];
             snprintf(res, sizeof res, "%s/file-%06zu.res", tmp, next);
             fflush(NULL);
@@ -188,8 +227,9 @@ static void cs_imp_read_all(const cs_import_format *fmt, cs_imp_list *l, const c
         }
         if (!pids) { /* out of memory: one at a time, here */
             for (; next < l->n; next++)
-                l->a[next].status = fmt->read(l->a[next].path, l->a[next].db, o, &l->a[next].info, l->a[next].msg,
-                                              sizeof l->a[next].msg);
+                if (l->a[next].status == -1)
+                    l->a[next].status = fmt->read(l->a[next].path, l->a[next].db, o, &l->a[next].info, l->a[next].msg,
+                                                  sizeof l->a[next].msg);
             break;
         }
         int ws;
@@ -246,6 +286,48 @@ static const char *cs_imp_mode_id(const cs_imp_list *l)
     /* PyTorch gives each process a trace id of its own: ids compare jobs
      * only where the files share one */
     return bestn >= 2 ? best : "";
+}
+
+/* One line for the records file f's reader left out for bad values, by
+ * kind and fault: 1 when there were any. */
+static int cs_imp_bad_summary(const cs_imp_file *f)
+{
+    static const char *const kind[CS_IMPORT_BK_N] = {
+        [CS_IMPORT_BK_COMM] = "communication records",
+        [CS_IMPORT_BK_KERNEL] = "NCCL kernels",
+        [CS_IMPORT_BK_STEP] = "steps",
+        [CS_IMPORT_BK_COMPUTE] = "compute spans",
+    };
+    static const char *const why[CS_IMPORT_BW_N] = {
+        [CS_IMPORT_BW_TS] = "no valid ts",
+        [CS_IMPORT_BW_DUR] = "no valid dur",
+        [CS_IMPORT_BW_ARGS] = "no args",
+        [CS_IMPORT_BW_SEQ] = "a Seq that is no whole number",
+        [CS_IMPORT_BW_NELEMS] = "a msg nelems that is no size",
+    };
+    char line[1024];
+    size_t len = 0;
+    int64_t total = 0;
+    for (int k = 0; k < CS_IMPORT_BK_N; k++) {
+        int first = 1;
+        for (int w = 0; w < CS_IMPORT_BW_N; w++) {
+            int64_t c = f->info.bad[k][w];
+            if (!c)
+                continue;
+            total += c;
+            /* "communication records: 2 with no valid ts, 1 with ...; steps: ..." */
+            if (len < sizeof line)
+                len += (size_t)snprintf(line + len, sizeof line - len, "%s%s%s%lld with %s",
+                                        len ? (first ? "; " : ", ") : "", first ? kind[k] : "", first ? ": " : "",
+                                        (long long)c, why[w]);
+            first = 0;
+        }
+    }
+    if (!total)
+        return 0;
+    cs_error("import: %s: %lld record%s left out for bad values (%s)", f->path, (long long)total, total == 1 ? "" : "s",
+             line);
+    return 1;
 }
 
 typedef struct cs_imp_dis {
@@ -323,16 +405,24 @@ int cs_import_run(const cs_import_format *fmt, char **files, int nfiles, const c
     int rc = CS_IMPORT_EXIT_NONE;
     char tmp[4096] = "", err[1024] = "";
     for (int i = 0; i < nfiles; i++) {
-        struct stat sb;
+        struct stat sb; /* stat, not open: a FIFO is never waited on */
         if (stat(files[i], &sb) != 0) {
             cs_error("import: %s: %s", files[i], strerror(errno));
             goto out_usage;
         }
+        int r;
         if (S_ISDIR(sb.st_mode)) {
             if (cs_imp_add_dir(&l, fmt, files[i]) != 0)
                 goto out_usage;
-        } else if (cs_imp_add(&l, files[i]) != 0) {
-            cs_error("import: out of memory");
+            continue;
+        } else if (!S_ISREG(sb.st_mode)) {
+            char why[64];
+            snprintf(why, sizeof why, "not a regular file (%s)", cs_import_file_kind(sb.st_mode));
+            r = cs_imp_add_refused(&l, files[i], why);
+        } else
+            r = cs_imp_add(&l, files[i]);
+        if (r != 0) {
+            cs_error("import: %s: out of memory listing the files to import", files[i]);
             goto out;
         }
     }
@@ -383,7 +473,8 @@ int cs_import_run(const cs_import_format *fmt, char **files, int nfiles, const c
         if (!f->kept) {
             cs_error("import: %s", f->msg);
             bad++;
-        }
+        } else if (cs_imp_bad_summary(f))
+            bad++;
     }
     /* one job: the world size and trace id most files give */
     int world = cs_imp_mode_int(&l, 1);
@@ -429,14 +520,19 @@ int cs_import_run(const cs_import_format *fmt, char **files, int nfiles, const c
     if (world > 0) {
         char list[512] = "";
         size_t len = 0;
-        /* as ranges: "1, 5-127" */
-        int run0 = -1;
+        /* the ranks no file gives, as ranges ("1, 5-127"); a rank whose
+         * file was left out (its message above) is missing but not listed */
+        int run0 = -1, unknown = 0;
+        for (size_t i = 0; i < l.n; i++)
+            unknown += !l.a[i].kept && l.a[i].info.rank < 0;
         for (int r = 0; r <= world; r++) {
-            int have = r == world;
-            for (size_t i = 0; i < l.n && !have; i++)
+            int have = r == world, named = 0;
+            for (size_t i = 0; i < l.n && !have; i++) {
                 have = l.a[i].kept && l.a[i].info.rank == r;
-            if (!have && r < world) {
-                missing++;
+                named |= !l.a[i].kept && l.a[i].info.rank == r;
+            }
+            missing += !have;
+            if (!have && !named) {
                 if (run0 < 0)
                     run0 = r;
             } else if (run0 >= 0) {
@@ -450,9 +546,16 @@ int cs_import_run(const cs_import_format *fmt, char **files, int nfiles, const c
                 run0 = -1;
             }
         }
-        if (missing)
+        if (missing && len && unknown)
+            cs_error("import: %d of %d ranks missing (no file imported gives rank %s; the %d file%s left out above "
+                     "may): the trace holds the other %d",
+                     missing, world, list, unknown, unknown == 1 ? "" : "s", world - missing);
+        else if (missing && len)
             cs_error("import: %d of %d ranks missing (no file gives rank %s): the trace holds the other %d", missing,
                      world, list, world - missing);
+        else if (missing)
+            cs_error("import: %d of %d ranks missing (their files were left out above): the trace holds the other %d",
+                     missing, world, world - missing);
     }
 
     /* merge into DIR/.import-PID/trace.db, then rename it into place */

@@ -21,6 +21,24 @@ enum cs_import_status {
     CS_IMPORT_NO_RANK = 4,   /* no rank recorded and none from --rank-from-name */
 };
 
+/* Records a reader left out for a bad value: the kinds of record, and
+ * the value at fault (import.c names them in its summary line). */
+enum cs_import_bad_kind {
+    CS_IMPORT_BK_COMM = 0, /* record_param_comms, gloo annotations, c10d::send/recv_ */
+    CS_IMPORT_BK_KERNEL,   /* NCCL kernels */
+    CS_IMPORT_BK_STEP,     /* ProfilerStep#N */
+    CS_IMPORT_BK_COMPUTE,  /* other kernels, copies, sets, top-level CPU ops */
+    CS_IMPORT_BK_N
+};
+enum cs_import_bad_why {
+    CS_IMPORT_BW_TS = 0, /* ts missing, not a number, negative, or beyond 2^61 ns (with the base) */
+    CS_IMPORT_BW_DUR,    /* dur missing, not a number, negative, or beyond 2^61 ns */
+    CS_IMPORT_BW_ARGS,   /* a record_param_comms with no args */
+    CS_IMPORT_BW_SEQ,    /* Seq not a whole number from 0 to 2^62 */
+    CS_IMPORT_BW_NELEMS, /* In/Out msg nelems not a whole number, or its bytes beyond 2^62 */
+    CS_IMPORT_BW_N
+};
+
 /* What a reader learnt of its file, besides the store. */
 typedef struct cs_import_rank_info {
     int rank, world_size;
@@ -28,8 +46,9 @@ typedef struct cs_import_rank_info {
     char backend[32];   /* "nccl", "gloo", ... ("" unknown) */
     char version[32];   /* the format's version as the file states it */
     int64_t spans, collectives, p2p, kernels, gpu_linked, compute, steps;
-    int64_t bytes_read;  /* of JSON (after decompression) */
-    int64_t dropped_rpc; /* communication records with no span made of them */
+    int64_t bytes_read;                          /* of JSON (after decompression) */
+    int64_t dropped_rpc;                         /* communication records with no span made of them */
+    int64_t bad[CS_IMPORT_BK_N][CS_IMPORT_BW_N]; /* records left out for a bad value */
 } cs_import_rank_info;
 
 /* Options of one import. */
@@ -40,7 +59,8 @@ typedef struct cs_import_opts {
 
 /* Read one file into a new per-rank store at db_path (created; replaced).
  * CS_IMPORT_OK with *info filled, or a status with one message in err
- * (naming the file). A reader never leaves a store presented as complete
+ * (naming the file; info->rank is the file's rank where it was read
+ * before the failure, else -1). A reader never leaves a store presented as complete
  * for a file it did not read to the end. */
 typedef int (*cs_import_reader)(const char *file, const char *db_path, const cs_import_opts *o,
                                 cs_import_rank_info *info, char *err, size_t errlen);

@@ -26,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
@@ -287,7 +289,10 @@ typedef struct kt_event {
     char in_type[32];            /* its type (Input type: "float") */
     int nconc;                   /* Concrete Inputs read so far */
     int64_t conc_peer, conc_tag; /* c10d::send / c10d::recv_: its [2] and [3], -1 none */
+    int has_args;
+    unsigned bad; /* KT_BAD_*: a value given that is not what its field holds */
 } kt_event;
+enum { KT_BAD_TS = 1, KT_BAD_DUR = 2, KT_BAD_SEQ = 4, KT_BAD_IN = 8, KT_BAD_OUT = 16 };
 
 typedef struct kt {
     const char *file;
@@ -339,26 +344,54 @@ static int kt_fail(kt *k, const char *fmt, ...)
     return 0; /* stops yajl */
 }
 
+/* Out of memory: the message names the file, the resource and what the
+ * reader held. */
+static int kt_nomem(kt *k)
+{
+    return kt_fail(
+        k, "%s: out of memory (the process's memory limit) with %zu communication records (%.1f MB) kept: not imported",
+        k->file, k->nrec, (double)(k->capRec * sizeof(kt_rec)) / 1e6);
+}
+
+/* A store write failed: the file and SQLite's reason. */
+static int kt_store_fail(kt *k)
+{
+    return kt_fail(k, "%s: cannot write its store (%s): not imported", k->file, cs_store_bulk_errmsg(k->b));
+}
+
 /* µs as JSON writes them ("1669783687464181", "4458676524648.797",
- * "1.5e3") to integer ns, exactly for plain decimals. */
-static int64_t kt_us_to_ns(const char *s, size_t n)
+ * "1.5e3") to integer ns, exactly for plain decimals; *ok 0 when the
+ * value is beyond what a time can be (|v| over 2^62 ns, 60 digits,
+ * 1e300). */
+static int64_t kt_us_to_ns(const char *s, size_t n, int *ok)
 {
     char b[64];
-    if (n >= sizeof b)
-        n = sizeof b - 1;
+    *ok = 1;
+    if (n >= sizeof b) {
+        *ok = 0; /* no time has 64 characters */
+        return 0;
+    }
     memcpy(b, s, n);
     b[n] = 0;
     if (strpbrk(b, "eE")) {
         double d = strtod(b, NULL) * 1000.0;
-        return d > 9.2e18 ? INT64_MAX / 2 : d < -9.2e18 ? INT64_MIN / 2 : (int64_t)d;
+        if (!(d > -4.6e18 && d < 4.6e18)) {
+            *ok = 0;
+            return 0;
+        }
+        return (int64_t)d;
     }
     int neg = b[0] == '-';
     const char *p = b + neg;
     int64_t ip = 0, frac = 0;
     int nf = 0;
-    for (; isdigit((unsigned char)*p); p++)
-        if (ip < INT64_MAX / 10000) /* beyond 2^63 ns: kept at the bound */
-            ip = ip * 10 + (*p - '0');
+    for (; isdigit((unsigned char)*p); p++) {
+        if (ip >= INT64_MAX / 10000) { /* beyond 2^63 ns */
+            *ok = 0;
+            return 0;
+        }
+        ip = ip * 10 + (*p - '0');
+    }
     if (*p == '.')
         for (p++; isdigit((unsigned char)*p); p++)
             if (nf < 3) {
@@ -400,6 +433,23 @@ static void kt_copy(char *dst, size_t len, const unsigned char *s, size_t n)
         n = len - 1;
     memcpy(dst, s, n);
     dst[n] = 0;
+}
+
+/* A whole number from 0 to 2^62 written as JSON digits (a number, or a
+ * string of digits): 1 and *v, or 0 (a fraction, a sign, an exponent,
+ * letters, too large). */
+static int kt_whole(const unsigned char *s, size_t n, int64_t *v)
+{
+    int64_t x = 0;
+    if (n == 0 || n > 19)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9' || x > (((int64_t)1 << 62) - (s[i] - '0')) / 10)
+            return 0;
+        x = x * 10 + (s[i] - '0');
+    }
+    *v = x;
+    return 1;
 }
 
 /* Where the parser is: the keys of the levels above. */
@@ -464,7 +514,7 @@ static int kt_scalar(kt *k, const unsigned char *s, size_t n, int isnum)
     }
     if (k->in_pg && d == 5 && isnum && (k->kid[4] == KK_RANKS)) {
         if (CS_VEC_RESERVE(k->cur_pg.ranks, k->cur_pg.capRanks, k->cur_pg.nranks + 1) != 0)
-            return kt_fail(k, "out of memory");
+            return kt_nomem(k);
         k->cur_pg.ranks[k->cur_pg.nranks++] = (int)kt_int((const char *)s, n);
         return 1;
     }
@@ -478,12 +528,15 @@ static int kt_scalar(kt *k, const unsigned char *s, size_t n, int isnum)
         case KK_PID: e->pid = isnum ? kt_int((const char *)s, n) : -2; break;
         case KK_CAT: kt_copy(e->cat, sizeof e->cat, s, n); break;
         case KK_NAME: kt_copy(e->name, sizeof e->name, s, n); break;
-        case KK_TS:
-            if (isnum) {
-                e->ts = kt_us_to_ns((const char *)s, n);
-                e->has_ts = 1;
-            }
+        case KK_TS: {
+            int ok = 0;
+            if (isnum)
+                e->ts = kt_us_to_ns((const char *)s, n, &ok);
+            e->has_ts = 1;
+            if (!ok)
+                e->bad |= KT_BAD_TS;
             break;
+        }
         case KK_TID:
             if (isnum)
                 e->tid = kt_int((const char *)s, n);
@@ -495,12 +548,15 @@ static int kt_scalar(kt *k, const unsigned char *s, size_t n, int isnum)
                 e->tid = i < n ? kt_int((const char *)s + i, n - i) : -2;
             }
             break;
-        case KK_DUR:
-            if (isnum) {
-                e->dur = kt_us_to_ns((const char *)s, n);
-                e->has_dur = 1;
-            }
+        case KK_DUR: {
+            int ok = 0;
+            if (isnum)
+                e->dur = kt_us_to_ns((const char *)s, n, &ok);
+            e->has_dur = 1;
+            if (!ok)
+                e->bad |= KT_BAD_DUR;
             break;
+        }
         }
         return 1;
     }
@@ -527,20 +583,25 @@ static int kt_scalar(kt *k, const unsigned char *s, size_t n, int isnum)
     }
     if (d == 4 && kt_in(k, 3, KK_ARGS)) {
         int key = k->kid[4];
+        /* the values a collective is matched and sized by: whole numbers,
+         * or the record is left out (no 0 stands in for a bad one) */
+        if (key == KK_SEQ || key == KK_IN_MSG_NELEMS || key == KK_OUT_MSG_NELEMS) {
+            int64_t v = -1;
+            if (!kt_whole(s, n, &v)) {
+                e->bad |= key == KK_SEQ ? KT_BAD_SEQ : key == KK_IN_MSG_NELEMS ? KT_BAD_IN : KT_BAD_OUT;
+                v = -1;
+            }
+            *(key == KK_SEQ ? &e->seq : key == KK_IN_MSG_NELEMS ? &e->in_nelems : &e->out_nelems) = v;
+            return 1;
+        }
         if (isnum) {
             int64_t v = kt_int((const char *)s, n);
             if (key == KK_EXTERNAL_ID)
                 e->ext = v;
             else if (key == KK_CORRELATION)
                 e->corr = v;
-            else if (key == KK_IN_MSG_NELEMS)
-                e->in_nelems = v;
-            else if (key == KK_OUT_MSG_NELEMS)
-                e->out_nelems = v;
             else if (key == KK_GROUP_SIZE)
                 e->group_size = v;
-            else if (key == KK_SEQ)
-                e->seq = v;
             else if (key == KK_SRC_RANK)
                 e->src = v;
             else if (key == KK_DST_RANK)
@@ -560,8 +621,6 @@ static int kt_scalar(kt *k, const unsigned char *s, size_t n, int isnum)
                 kt_copy(e->pg_desc, sizeof e->pg_desc, s, n);
             else if (key == KK_PROCESS_GROUP_RANKS)
                 kt_copy(e->pg_ranks, sizeof e->pg_ranks, s, n);
-            else if (key == KK_SEQ)
-                e->seq = kt_int((const char *)s, n);
         }
     }
     return 1;
@@ -609,6 +668,8 @@ static int kt_push(kt *k, char type)
         else if (dims && k->depth == 6)
             k->ev.ndims_lists++;
     }
+    if (k->depth == 4 && type == 'm' && kt_in_event(k) && kt_in(k, 3, KK_ARGS))
+        k->ev.has_args = 1;
     if (k->depth == 3 && type == 'm' && kt_in_event(k)) {
         memset(&k->ev, 0, sizeof k->ev);
         k->ev.ext = k->ev.corr = k->ev.seq = k->ev.src = k->ev.dst = k->ev.stream = -1;
@@ -659,7 +720,7 @@ static int kt_pop(kt *k)
     if (d == 4 && k->in_pg) {
         k->in_pg = 0;
         if (CS_VEC_RESERVE(k->pgs, k->capPg, k->npg + 1) != 0)
-            return kt_fail(k, "out of memory");
+            return kt_nomem(k);
         k->pgs[k->npg++] = k->cur_pg;
         memset(&k->cur_pg, 0, sizeof k->cur_pg);
     }
@@ -687,14 +748,14 @@ static int kt_thread(kt *k, int64_t tid)
         return (int)ix;
     ix = k->ntids++;
     if (cs_map_put(&k->tids, key, ix) != 0)
-        kt_fail(k, "out of memory");
+        kt_nomem(k);
     return (int)ix;
 }
 
 static int kt_keep(kt *k, const kt_rec *r)
 {
     if (CS_VEC_RESERVE(k->recs, k->capRec, k->nrec + 1) != 0)
-        return kt_fail(k, "out of memory");
+        return kt_nomem(k);
     k->recs[k->nrec++] = *r;
     return 1;
 }
@@ -720,7 +781,7 @@ static int kt_group(kt *k, const kt_event *e)
             long v = strtol(p, &end, 10);
             if (CS_VEC_RESERVE(g.ranks, g.capRanks, g.nranks + 1) != 0) {
                 free(g.ranks);
-                kt_fail(k, "out of memory");
+                kt_nomem(k);
                 return -1;
             }
             g.ranks[g.nranks++] = (int)v;
@@ -731,18 +792,21 @@ static int kt_group(kt *k, const kt_event *e)
     g.size = (int)g.nranks;
     if (CS_VEC_RESERVE(k->pgs, k->capPg, k->npg + 1) != 0) {
         free(g.ranks);
-        kt_fail(k, "out of memory");
+        kt_nomem(k);
         return -1;
     }
     k->pgs[k->npg++] = g;
     return (int)k->npg - 1;
 }
 
-/* Write x with base added to its times. */
-static int kt_write_span(kt *k, cs_span *x, int64_t corr, int64_t base)
+/* Write x (a record of kind, enum cs_import_bad_kind) with base added to
+ * its times; one beyond what the store holds is counted and left out. */
+static int kt_write_span(kt *k, cs_span *x, int64_t corr, int64_t base, int kind)
 {
-    if (base + x->end_ns > KT_MAX_NS || (x->gpu_begin_ns && base + x->gpu_end_ns > KT_MAX_NS))
-        return 1; /* beyond what the store holds */
+    if (base + x->end_ns > KT_MAX_NS || (x->gpu_begin_ns && base + x->gpu_end_ns > KT_MAX_NS)) {
+        k->info->bad[kind][CS_IMPORT_BW_TS]++;
+        return 1;
+    }
     x->id = ++k->span_id;
     x->begin_ns += base;
     x->end_ns += base;
@@ -756,7 +820,7 @@ static int kt_write_span(kt *k, cs_span *x, int64_t corr, int64_t base)
         k->t_hi = x->end_ns;
     k->info->spans++;
     if (cs_store_bulk_span_gpu(k->b, x, corr) != 0)
-        return kt_fail(k, "%s: cannot write its store", k->file);
+        return kt_store_fail(k);
     return 1;
 }
 
@@ -768,17 +832,75 @@ static void kt_span_init(cs_span *x, int rank)
     x->peer = x->peer2 = x->tag = -1;
 }
 
+/* Which kind of record e is, of those the reader keeps (enum
+ * cs_import_bad_kind), or -1 for the events it does not read. */
+static int kt_kind_of(const kt *k, const kt_event *e)
+{
+    if (!strncmp(e->name, "ProfilerStep#", 13) && strcmp(e->cat, "gpu_user_annotation") != 0)
+        return CS_IMPORT_BK_STEP;
+    int gpu_cat = !strcmp(e->cat, "kernel");
+    if (gpu_cat && (!strncmp(e->name, "ncclKernel_", 11) || !strncmp(e->name, "ncclDevKernel_", 14)))
+        return CS_IMPORT_BK_KERNEL;
+    if (!strcmp(e->cat, "cpu_op")) {
+        if (!strcmp(e->name, "record_param_comms"))
+            return CS_IMPORT_BK_COMM;
+        if (k->main_tid < 0 || e->tid != k->main_tid)
+            return -1; /* not the main thread's */
+        return !strncmp(e->name, "c10d::", 6) ? CS_IMPORT_BK_COMM : CS_IMPORT_BK_COMPUTE;
+    }
+    if (!strcmp(e->cat, "user_annotation") && !strncmp(e->name, "gloo:", 5))
+        return CS_IMPORT_BK_COMM;
+    if (gpu_cat || !strcmp(e->cat, "gpu_memcpy") || !strcmp(e->cat, "gpu_memset"))
+        return CS_IMPORT_BK_COMPUTE;
+    return -1;
+}
+
+static int kt_ts_ok(const kt_event *e)
+{
+    return e->has_ts && !(e->bad & KT_BAD_TS) && e->ts >= 0 && e->ts <= KT_MAX_NS;
+}
+
+static int kt_dur_ok(const kt_event *e)
+{
+    return e->has_dur && !(e->bad & KT_BAD_DUR) && e->dur >= 0 && e->dur <= KT_MAX_NS;
+}
+
+/* Is e's every value one the reader can use? Else it is counted, by
+ * kind and fault, and left out. */
+static int kt_event_ok(kt *k, const kt_event *e, int kind)
+{
+    int why = -1;
+    if (!kt_ts_ok(e))
+        why = CS_IMPORT_BW_TS;
+    else if (!kt_dur_ok(e))
+        why = CS_IMPORT_BW_DUR;
+    else if (kind == CS_IMPORT_BK_COMM && !strcmp(e->name, "record_param_comms")) {
+        if (!e->has_args)
+            why = CS_IMPORT_BW_ARGS;
+        else if (e->bad & KT_BAD_SEQ)
+            why = CS_IMPORT_BW_SEQ;
+        else if ((e->bad & KT_BAD_IN) || (e->in_nelems < 0 && (e->bad & KT_BAD_OUT)))
+            why = CS_IMPORT_BW_NELEMS;
+    }
+    if (why < 0)
+        return 1;
+    k->info->bad[kind][why]++;
+    return 0;
+}
+
 static int kt_event_done(kt *k)
 {
     kt_event *e = &k->ev;
     k->saw_events = 1;
-    if (strcmp(e->ph, "X") != 0 || !e->has_ts)
+    if (strcmp(e->ph, "X") != 0)
         return 1;
-    int64_t dur = e->has_dur && e->dur > 0 ? e->dur : 0;
-    if (e->ts < 0 || e->ts > KT_MAX_NS || dur > KT_MAX_NS)
-        return 1; /* no time a profiler writes */
-    if (k->main_tid < 0 && e->pid >= 0 && e->tid == e->pid)
+    /* the main thread: tid = pid, named by the first such event */
+    if (k->main_tid < 0 && e->pid >= 0 && e->tid == e->pid && kt_ts_ok(e) && kt_dur_ok(e))
         k->main_tid = e->tid;
+    int kind = kt_kind_of(k, e);
+    if (kind < 0 || !kt_event_ok(k, e, kind))
+        return 1;
+    int64_t dur = e->dur;
     kt_rec r;
     memset(&r, 0, sizeof r);
     r.ts = e->ts;
@@ -806,6 +928,10 @@ static int kt_event_done(kt *k)
         }
         int sz = 0;
         r.dtype = kt_dtype(e->dtype, &sz);
+        if (r.nelems >= 0 && sz && r.nelems > ((((int64_t)1 << 62) - 1) / sz)) {
+            k->info->bad[CS_IMPORT_BK_COMM][CS_IMPORT_BW_NELEMS]++; /* bytes beyond 2^62 */
+            return 1;
+        }
         r.pg = kt_group(k, e);
         r.peer_global = r.coll == KT_C_SEND ? e->dst : r.coll == KT_C_RECV ? e->src : -1;
         if (r.nelems >= 0 && sz)
@@ -857,10 +983,10 @@ static int kt_event_done(kt *k)
         k->info->kernels += gpu_cat;
         k->info->compute++;
         k->nstreamed++;
-        int rc = kt_write_span(k, &x, e->corr > 0 ? e->corr : 0, k->stream_base);
+        int rc = kt_write_span(k, &x, e->corr > 0 ? e->corr : 0, k->stream_base, CS_IMPORT_BK_COMPUTE);
         /* its name (x.id stays 0 when the span was not written) */
         if (rc == 1 && x.id && e->name[0] && cs_store_bulk_kernel_name(k->b, x.id, e->name) != 0)
-            return kt_fail(k, "%s: cannot write its store", k->file);
+            return kt_store_fail(k);
         return rc;
     }
     if (!strcmp(e->cat, "cpu_op") && k->main_tid >= 0 && e->tid == k->main_tid) {
@@ -896,7 +1022,7 @@ static int kt_event_done(kt *k)
         x.end_ns = e->ts + dur;
         k->info->compute++;
         k->nstreamed++;
-        return kt_write_span(k, &x, 0, k->stream_base);
+        return kt_write_span(k, &x, 0, k->stream_base, CS_IMPORT_BK_COMPUTE);
     }
     return 1;
 }
@@ -958,12 +1084,12 @@ static int kt_finish(kt *k)
         g.size = k->world_size;
         for (int r = 0; r < k->world_size; r++) {
             if (CS_VEC_RESERVE(g.ranks, g.capRanks, g.nranks + 1) != 0)
-                return kt_fail(k, "out of memory");
+                return kt_nomem(k);
             g.ranks[g.nranks++] = r;
         }
         if (CS_VEC_RESERVE(k->pgs, k->capPg, k->npg + 1) != 0) {
             free(g.ranks);
-            return kt_fail(k, "out of memory");
+            return kt_nomem(k);
         }
         k->pgs[k->npg++] = g;
         dflt = (int)k->npg - 1;
@@ -983,7 +1109,7 @@ static int kt_finish(kt *k)
             kt_group_id(g), rank, cr, g->size > 0 ? g->size : (int)g->nranks, 0, "other", name
         };
         if (cs_store_bulk_comm_named(k->b, &c) != 0)
-            return kt_fail(k, "%s: cannot write its store", k->file);
+            return kt_store_fail(k);
     }
     if (k->nrec)
         qsort(k->recs, k->nrec, sizeof *k->recs, kt_by_ts);
@@ -996,7 +1122,7 @@ static int kt_finish(kt *k)
             nccl = 1;
             if (k->recs[i].ext >= 0 && cs_map_put(&kern, (uint64_t)k->recs[i].ext, (int64_t)i) != 0) {
                 cs_map_free(&kern);
-                return kt_fail(k, "out of memory");
+                return kt_nomem(k);
             }
         } else if (k->recs[i].kind == KT_GLOO)
             gloo = 1;
@@ -1026,7 +1152,7 @@ static int kt_finish(kt *k)
             if (j == npool) {
                 if (CS_VEC_RESERVE(pool, capPool, npool + 1) != 0) {
                     cs_map_free(&kern);
-                    return kt_fail(k, "out of memory");
+                    return kt_nomem(k);
                 }
                 pool[npool++] = r->tid;
             }
@@ -1041,7 +1167,7 @@ static int kt_finish(kt *k)
         if (!pool_pg) {
             free(pool);
             cs_map_free(&kern);
-            return kt_fail(k, "out of memory");
+            return kt_nomem(k);
         }
         for (size_t i = 0; i < k->npg; i++)
             if (kt_group_rank(&k->pgs[i], rank) >= 0)
@@ -1067,7 +1193,7 @@ static int kt_finish(kt *k)
             x.begin_ns = r->ts;
             x.end_ns = r->ts + r->dur;
             in->steps++;
-            ok = kt_write_span(k, &x, 0, k->base_ns);
+            ok = kt_write_span(k, &x, 0, k->base_ns, CS_IMPORT_BK_STEP);
             continue;
         }
         const kt_rec *args = NULL, *p2p = NULL;
@@ -1150,7 +1276,7 @@ static int kt_finish(kt *k)
             in->p2p++;
         else
             in->collectives++;
-        ok = kt_write_span(k, &x, corr, k->base_ns);
+        ok = kt_write_span(k, &x, corr, k->base_ns, CS_IMPORT_BK_COMM);
     }
     free(pool);
     free(pool_pg);
@@ -1198,33 +1324,28 @@ int cs_import_rank_from_name(const char *path, const char *re, int *rank)
 }
 
 /* baseTimeNanoseconds, which Kineto writes at the end of the file: read
- * from the file's last 64 KiB when it is plain JSON. */
-static void kt_peek_base(kt *k, const char *file)
+ * from the file's last 64 KiB (fd, a regular file of size bytes) when it
+ * is plain JSON. */
+static void kt_peek_base(kt *k, int fd, int64_t size)
 {
-    FILE *f = fopen(file, "rb");
-    if (!f)
-        return;
     char buf[65536 + 1];
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long sz = ftell(f);
-        long from = sz > 65536 ? sz - 65536 : 0;
-        if (fseek(f, from, SEEK_SET) == 0) {
-            size_t n = fread(buf, 1, sizeof buf - 1, f);
-            buf[n] = 0;
-            for (size_t i = 0; i < n; i++)
-                if (!buf[i])
-                    buf[i] = ' ';
-            char *p = strstr(buf, "\"baseTimeNanoseconds\"");
-            if (p && (p = strchr(p, ':'))) {
-                long long v = strtoll(p + 1, NULL, 10);
-                if (v >= 0 && v <= KT_MAX_NS) { /* else the parser says so */
-                    k->base_ns = v;
-                    k->has_base = 1;
-                }
-            }
+    int64_t from = size > 65536 ? size - 65536 : 0;
+    ssize_t got = pread(fd, buf, sizeof buf - 1, (off_t)from);
+    if (got <= 0)
+        return;
+    size_t n = (size_t)got;
+    buf[n] = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!buf[i])
+            buf[i] = ' ';
+    char *p = strstr(buf, "\"baseTimeNanoseconds\"");
+    if (p && (p = strchr(p, ':'))) {
+        long long v = strtoll(p + 1, NULL, 10);
+        if (v >= 0 && v <= KT_MAX_NS) { /* else the parser says so */
+            k->base_ns = v;
+            k->has_base = 1;
         }
     }
-    fclose(f);
 }
 
 int cs_import_kineto_read(const char *file, const char *db_path, const cs_import_opts *o, cs_import_rank_info *info,
@@ -1234,7 +1355,7 @@ int cs_import_kineto_read(const char *file, const char *db_path, const cs_import
     info->rank = -1;
     kt *k = calloc(1, sizeof *k);
     if (!k) {
-        snprintf(err, errlen, "%s: out of memory", file);
+        snprintf(err, errlen, "%s: out of memory (the process's memory limit): not imported", file);
         return CS_IMPORT_FAILED;
     }
     k->file = file;
@@ -1249,8 +1370,24 @@ int cs_import_kineto_read(const char *file, const char *db_path, const cs_import
     yajl_handle h = NULL;
     size_t n = strlen(file);
     int gzipped = n > 3 && !strcmp(file + n - 3, ".gz");
+    /* opened without waiting (a FIFO or a device would block), and read
+     * only when it is a regular file */
+    struct stat sb;
+    int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot open it: %s", file, strerror(errno));
+        free(k);
+        return CS_IMPORT_FAILED;
+    }
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file: not read", file);
+        close(fd);
+        free(k);
+        return CS_IMPORT_FAILED;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     if (!gzipped)
-        kt_peek_base(k, file);
+        kt_peek_base(k, fd, (int64_t)sb.st_size);
     k->stream_base = k->base_ns;
     /* the rank a name gives is used until distributedInfo says otherwise */
     int name_rank = -1;
@@ -1262,21 +1399,22 @@ int cs_import_kineto_read(const char *file, const char *db_path, const cs_import
         goto out;
     if (!(k->b = cs_store_bulk_begin(k->st, err, errlen)))
         goto out;
-    gz = gzopen(file, "rb");
+    gz = gzdopen(fd, "rb");
     if (!gz) {
-        snprintf(err, errlen, "%s: cannot open it: %s", file, strerror(errno ? errno : ENOENT));
+        snprintf(err, errlen, "%s: out of memory (opening it)", file);
         goto out;
     }
+    fd = -1; /* gzclose closes it */
     gzbuffer(gz, 1 << 18);
     h = yajl_alloc(&kt_callbacks, NULL, k);
     if (!h) {
-        snprintf(err, errlen, "%s: out of memory", file);
+        snprintf(err, errlen, "%s: out of memory (the process's memory limit): not imported", file);
         goto out;
     }
     yajl_config(h, yajl_allow_trailing_garbage, 1);
     buf = malloc(1 << 18);
     if (!buf) {
-        snprintf(err, errlen, "%s: out of memory", file);
+        snprintf(err, errlen, "%s: out of memory (the process's memory limit): not imported", file);
         goto out;
     }
     int first = 1, gzerr = 0;
@@ -1370,7 +1508,7 @@ int cs_import_kineto_read(const char *file, const char *db_path, const cs_import
      * traceEvents, or a name's rank overridden) get it now */
     if (k->nstreamed && (k->stream_rank != k->rank || k->stream_base != k->base_ns)) {
         if (cs_store_bulk_shift(k->b, k->stream_rank, k->rank, k->base_ns - k->stream_base) != 0) {
-            snprintf(err, errlen, "%s: cannot write its store", file);
+            snprintf(err, errlen, "%s: cannot write its store (%s): not imported", file, cs_store_bulk_errmsg(k->b));
             goto out;
         }
         k->t_lo += k->base_ns - k->stream_base;
@@ -1391,7 +1529,7 @@ int cs_import_kineto_read(const char *file, const char *db_path, const cs_import
                              .end_ns = k->t_hi == INT64_MIN ? 0 : k->t_hi,
                              .spans = info->spans };
     if (cs_store_bulk_process(k->b, &p) != 0) {
-        snprintf(err, errlen, "%s: cannot write its store", file);
+        snprintf(err, errlen, "%s: cannot write its store (%s): not imported", file, cs_store_bulk_errmsg(k->b));
         goto out;
     }
     if (cs_store_bulk_end(k->b, 1, err, errlen) != 0) {
@@ -1402,6 +1540,10 @@ int cs_import_kineto_read(const char *file, const char *db_path, const cs_import
     cs_store_meta_set(k->st, "kind", "rank");
     status = CS_IMPORT_OK;
 out:
+    if (status != CS_IMPORT_OK && k->has_rank)
+        info->rank = k->rank; /* for the command's list of missing ranks */
+    if (fd >= 0)
+        close(fd);
     if (k->b)
         cs_store_bulk_end(k->b, 0, NULL, 0);
     if (k->st)

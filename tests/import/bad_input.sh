@@ -38,7 +38,9 @@ size=$(wc -c < "$T/in-trunc/rank1.json")
 head -c $((size * 2 / 3)) "$T/good/rank1.json" > "$T/in-trunc/rank1.json"
 run trunc 1 "$T/in-trunc"
 grep -q "rank1.json: truncated: the JSON ends after [0-9]* bytes, inside traceEvents" "$T/trunc.txt" || fail "trunc: the message"
-grep -q "1 of 4 ranks missing (no file gives rank 1)" "$T/trunc.txt" || fail "trunc: the missing rank named"
+# its file gave rank 1 before it ended: the missing rank is that file's
+grep -q "1 of 4 ranks missing (their files were left out above)" "$T/trunc.txt" || fail "trunc: the missing rank's cause"
+grep -q "no file gives rank 1" "$T/trunc.txt" && fail "trunc: a false 'no file gives rank 1'"
 expect_eq "trunc: the good ranks imported" "$(ranks "$T/trunc")" "0 2 3"
 
 mkcase gz
