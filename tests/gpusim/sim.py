@@ -220,10 +220,10 @@ class Stream:
 
 
 class Cpu:
-    __slots__ = ("rank", "actions", "idx", "t", "marks", "syncs")
+    __slots__ = ("rank", "actions", "idx", "pos", "t", "marks", "syncs")
 
     def __init__(self, rank):
-        self.rank, self.actions, self.idx, self.t, self.marks, self.syncs = rank, [], 0, T0, [], []
+        self.rank, self.actions, self.idx, self.pos, self.t, self.marks, self.syncs = rank, [], 0, 0, T0, [], []
 
 
 US = 1000  # ns
@@ -481,8 +481,11 @@ class Job:
                         x.t += arg.cpu_cost
                         push(self.streams[x.rank][arg.stream])
                     elif kind == "sync":
-                        if any(o.end is None for o in arg):
+                        while x.pos < len(arg) and arg[x.pos].end is not None:
+                            x.pos += 1
+                        if x.pos < len(arg):
                             break
+                        x.pos = 0
                         b = x.t
                         x.t = max(x.t, max(o.end for o in arg)) + sync_cost
                         x.syncs.append((b, x.t))
@@ -658,7 +661,7 @@ def write_traces(a, job, out):
                "record_shapes": 1, "with_stack": 0, "traceEvents": meta + ev,
                "traceName": "rank%d.json" % r, "displayTimeUnit": "ms", "baseTimeNanoseconds": BASE_NS}
         with open(os.path.join(out, "rank%d.json" % r), "w") as f:
-            json.dump(doc, f, separators=(",", ":"))
+            f.write(json.dumps(doc, separators=(",", ":")))  # dumps: the C encoder
 
 
 # ---------------------------------------------------------------- main
