@@ -230,12 +230,14 @@ US = 1000  # ns
 
 
 class Job:
-    """The job's programs (built once per scenario) and their simulation."""
+    """The job's programs (built once) and their simulation (run once per
+    scenario: with or without noise, with or without the fault)."""
 
-    def __init__(self, a, noise_on, fault_on):
+    def __init__(self, a):
         self.a = a
         self.L = Layout(a.dp, a.pp, a.tp)
-        self.noise_on, self.fault_on = noise_on, fault_on
+        for g in self.L.groups:
+            g["_ranks_text"] = str(g["ranks"])
         R = self.L.world
         self.cpus = [Cpu(r) for r in range(R)]
         self.streams = [dict() for _ in range(R)]
@@ -246,7 +248,16 @@ class Job:
         self.last_compute = [None] * R
         self.step_ops = [[] for _ in range(R)]
         self.build()
-        self.apply_durations()
+        # the wake lists: who to look at again when an op ends
+        for r in range(R):
+            for st in self.streams[r].values():
+                for op in st.ops:
+                    for d in op.deps:
+                        d.wake.append(st)
+            for act in self.cpus[r].actions:
+                if act[0] == "sync":
+                    for op in act[1]:
+                        op.wake.append(self.cpus[r])
 
     # -- building
 
@@ -287,7 +298,7 @@ class Job:
                    "In split size": "[]", "Out split size": "[]", "Global rank start": g["ranks"][0],
                    "Global rank stride": g["ranks"][1] - g["ranks"][0], "Group size": len(g["ranks"]),
                    "Process Group Name": g["pg_name"], "Process Group Description": g["pg_desc"],
-                   "Process Group Ranks": str(g["ranks"]), ("Dst Rank" if send else "Src Rank"): peer}
+                   "Process Group Ranks": g["_ranks_text"], ("Dst Rank" if send else "Src Rank"): peer}
         inst.members.append(op)
         self.launch(op, [self.last_compute[r]] if send else [])
         if not send:
@@ -388,7 +399,7 @@ class Job:
                    "In split size": "[]", "Out split size": "[]", "Global rank start": g["ranks"][0],
                    "Global rank stride": g["ranks"][1] - g["ranks"][0] if len(g["ranks"]) > 1 else 1,
                    "Group size": len(g["ranks"]), "Process Group Name": g["pg_name"],
-                   "Process Group Description": g["pg_desc"], "Process Group Ranks": str(g["ranks"]), "Seq": s}
+                   "Process Group Description": g["pg_desc"], "Process Group Ranks": g["_ranks_text"], "Seq": s}
         inst.members.append(op)
         self.launch(op, [self.last_compute[r]])
         if wait:
@@ -439,8 +450,21 @@ class Job:
 
     # -- simulation
 
-    def run(self):
+    def run(self, noise_on, fault_on):
+        """Simulate the job: its step times (self.steps, self.step_end) and
+        every op's times, which stay until the next run."""
         a = self.a
+        self.noise_on, self.fault_on = noise_on, fault_on
+        for r in range(self.L.world):
+            for op in self.ops[r]:
+                op.ready = op.cpu_b = op.start = op.end = None
+            for st in self.streams[r].values():
+                st.head, st.last_end = 0, 0
+            c = self.cpus[r]
+            c.idx, c.pos, c.t, c.marks, c.syncs = 0, 0, T0, [], []
+        for inst in self.insts.values():
+            inst.nstart = 0
+        self.apply_durations()
         work = collections.deque()
         queued = set()
 
@@ -448,17 +472,6 @@ class Job:
             if id(x) not in queued:
                 queued.add(id(x))
                 work.append(x)
-
-        # the wake lists: who to look at again when an op ends
-        for r in range(self.L.world):
-            for s in self.streams[r].values():
-                for op in s.ops:
-                    for d in op.deps:
-                        d.wake.append(s)
-            for act in self.cpus[r].actions:
-                if act[0] == "sync":
-                    for op in act[1]:
-                        op.wake.append(self.cpus[r])
         pre, lat, sync_cost = a.pre_us * US, a.launch_latency_us * US, a.sync_us * US
 
         def set_end(op, e):
@@ -531,7 +544,7 @@ class Job:
         ends = [max(self.step_end[r][k] for r in range(self.L.world)) for k in range(a.steps)]
         prev = [T0] + ends[:-1]
         self.steps = [e - b for b, e in zip(prev, ends)]
-        return self
+        return list(self.steps)
 
     def step_bounds(self, c):
         """A rank's step ends: the mark of the next step, or its last sync."""
@@ -599,6 +612,7 @@ def write_traces(a, job, out):
         r, v = spec.split(":")
         offsets[int(r)] = int(float(v) * 1000)
 
+    pg_config = [{k: v for k, v in g.items() if not k.startswith("_")} for g in L.groups]
     for r in range(L.world):
         off = offsets.get(r, 0)
         pid = 4000 + r
@@ -657,7 +671,7 @@ def write_traces(a, job, out):
                "deviceProperties": [{"id": i, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85045395456,
                                      "computeMajor": 9, "computeMinor": 0, "numSms": 132} for i in range(8)],
                "distributedInfo": {"backend": "nccl", "rank": r, "world_size": L.world, "pg_count": len(L.groups),
-                                   "pg_config": L.groups, "nccl_version": "2.21.5"},
+                                   "pg_config": pg_config, "nccl_version": "2.21.5"},
                "record_shapes": 1, "with_stack": 0, "traceEvents": meta + ev,
                "traceName": "rank%d.json" % r, "displayTimeUnit": "ms", "baseTimeNanoseconds": BASE_NS}
         with open(os.path.join(out, "rank%d.json" % r), "w") as f:
@@ -737,33 +751,35 @@ def parse(argv):
         a.transient_steps = [int(x) for x in a.transient_steps.split(",")]
     else:
         a.transient_steps = sorted({a.steps // 3, (2 * a.steps) // 3})
-    if a.fault == "none":
+    if a.fault in ("none", "imbalance"):
         a.target = -1
     return a
 
 
 def main(argv):
     a = parse(argv[1:])
-    actual = Job(a, True, True).run()
-    ideal = Job(a, False, False).run()
-    fixed = Job(a, True, False).run() if a.fault != "none" else actual
-    fonly = Job(a, False, True).run() if a.fault != "none" else ideal
-    L = actual.L
-    S = median(actual.steps) / median(ideal.steps)
+    job = Job(a)
+    ideal = job.run(False, False)
+    fixed = job.run(True, False) if a.fault != "none" else None
+    fonly = job.run(False, True) if a.fault != "none" else ideal
+    actual = job.run(True, True)  # last: the ops keep its times for the traces
+    fixed = fixed or actual
+    L = job.L
+    S = median(actual) / median(ideal)
     verdict, culprit = expected(a, L, S)
     truth = {
         "format": "collscope-gpusim-truth", "version": 1,
         "config": {k: v for k, v in vars(a).items() if k not in ("out", "no_traces")},
         "world": L.world, "layout": {"dp": L.dp, "pp": L.pp, "tp": L.tp,
                                       "rank_of": "rank = tp_i + tp * (dp_i + dp * pp_i)"},
-        "steps_ns": actual.steps, "step_median_ns": median(actual.steps),
-        "ideal_steps_ns": ideal.steps, "ideal_median_ns": median(ideal.steps),
+        "steps_ns": actual, "step_median_ns": median(actual),
+        "ideal_steps_ns": ideal, "ideal_median_ns": median(ideal),
         "S": S,
-        "fixed_steps_ns": fixed.steps, "S_fixed": median(fixed.steps) / median(ideal.steps),
-        "S_fault_only": median(fonly.steps) / median(ideal.steps),
+        "fixed_steps_ns": fixed, "S_fixed": median(fixed) / median(ideal),
+        "S_fault_only": median(fonly) / median(ideal),
         "fault": a.fault, "factor": a.factor if a.fault != "none" else 1.0,
         "culprit": None, "expected_verdict": verdict, "expected_culprit": culprit,
-        "step_ends_ns": [[e for e in actual.step_end[r]] for r in range(L.world)],
+        "step_ends_ns": [list(job.step_end[r]) for r in range(L.world)],
         "t0_ns": T0, "base_ns": BASE_NS,
         "ranks": [],
     }
@@ -776,7 +792,7 @@ def main(argv):
         truth["culprit"] = {"stage": a.target, "ranks": [r for r in range(L.world) if L.coords(r)[1] == a.target]}
     for r in range(L.world):
         d, p, t = L.coords(r)
-        ops = actual.ops[r]
+        ops = job.ops[r]
         wait = sum(max(0, max(m.start for m in o.inst.members) - o.start) for o in ops if o.kind != COMPUTE)
         row = {"rank": r, "dp": d, "pp": p, "tp": t, "gpu": breakdown(ops),
                "compute_busy_ns": sum(o.end - o.start for o in ops if o.kind == COMPUTE),
@@ -785,14 +801,15 @@ def main(argv):
         truth["ranks"].append(row)
     os.makedirs(a.out, exist_ok=True)
     if not a.no_traces:
-        write_traces(a, actual, os.path.join(a.out, "traces"))
+        write_traces(a, job, os.path.join(a.out, "traces"))
     with open(os.path.join(a.out, "truth.json"), "w") as f:
         json.dump(truth, f, indent=1)
     print("sim.py: %d ranks (dp %d x pp %d x tp %d, %s), %d steps: median step %.3f ms, ideal %.3f ms, S %.3f; "
           "fault %s%s; without it S %.3f; expect %s %s" %
           (L.world, L.dp, L.pp, L.tp, a.schedule, a.steps, truth["step_median_ns"] / 1e6,
-           truth["ideal_median_ns"] / 1e6, S, a.fault, " target %d x %.2f" % (a.target, a.factor)
-           if a.fault != "none" else "", truth["S_fixed"], verdict, culprit))
+           truth["ideal_median_ns"] / 1e6, S, a.fault,
+           (" target %d" % a.target if a.fault not in ("none", "imbalance") else "") +
+           (" x %.2f" % a.factor if a.fault != "none" else ""), truth["S_fixed"], verdict, culprit))
     return 0
 
 
