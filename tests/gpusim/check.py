@@ -110,21 +110,38 @@ def main(argv):
     ap.add_argument("--collscope", default=os.environ.get("COLLSCOPE") or shutil.which("collscope"))
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--json", help="write the rows and the summary to this file as JSON")
-    ap.add_argument("jobs", nargs="+")
+    ap.add_argument("--append", metavar="JSONL", help="also append each job's row to this file (one JSON a line)")
+    ap.add_argument("--from", dest="src", metavar="JSONL",
+                    help="check nothing: print the table and floors of the rows in this file")
+    ap.add_argument("--no-summary", action="store_true", help="the job lines only (exit status 0 unless an error)")
+    ap.add_argument("jobs", nargs="*")
     a = ap.parse_args(argv[1:])
-    if not a.collscope or not os.access(a.collscope, os.X_OK):
+    if not a.src and not a.jobs:
+        ap.error("no JOB given")
+    if not a.src and (not a.collscope or not os.access(a.collscope, os.X_OK)):
         ap.error("no collscope binary: give --collscope PATH or set COLLSCOPE")
     rows, bad = [], []
-    print("%-28s %-13s %5s %-22s %-22s %7s %7s %6s  %-36s %s" %
-          ("job", "fault", "ranks", "layout (true)", "layout (collscope)", "S true", "S", "err",
-           "verdict (expected)", "ok"))
-    for job in a.jobs:
-        r = check_job(a.collscope, job, a.keep)
+    stored = []
+    if a.src:
+        try:
+            with open(a.src) as f:
+                stored = [json.loads(line) for line in f if line.strip()]
+        except (OSError, ValueError) as e:
+            ap.error("cannot read %s: %s" % (a.src, e))
+    if not a.no_summary:
+        print("%-28s %-13s %5s %-22s %-22s %7s %7s %6s  %-36s %s" %
+              ("job", "fault", "ranks", "layout (true)", "layout (collscope)", "S true", "S", "err",
+               "verdict (expected)", "ok"))
+    for job in (stored if a.src else a.jobs):
+        r = job if a.src else check_job(a.collscope, job, a.keep)
         if isinstance(r, str):
             print("ERROR " + r)
             bad.append(r)
             continue
         rows.append(r)
+        if a.append:
+            with open(a.append, "a") as f:
+                f.write(json.dumps(r) + "\n")
         flags = []
         if r["err"] is None or r["err"] > 0.05:
             flags.append("S>5%" if r["err"] is not None and r["err"] <= 0.10 else "S>10%")
@@ -141,8 +158,10 @@ def main(argv):
                r["layout"][:22], r["S_true"], "%.3f" % r["S"] if r["S"] is not None else "-",
                "%.1f%%" % (100 * r["err"]) if r["err"] is not None else "-",
                (v + " (" + e + ")")[:36] + ("*" if r.get("borderline") else ""),
-               "ok" if not flags else "MISS " + ",".join(flags)))
+               "ok" if not flags else "MISS " + ",".join(flags)), flush=True)
     n = len(rows)
+    if a.no_summary:
+        return 2 if bad else 0
     if n == 0:
         print("check.py: no job could be checked")
         return 2
