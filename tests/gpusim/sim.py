@@ -686,8 +686,14 @@ def write_traces(a, job, out):
                                    "pg_config": pg_config, "nccl_version": "2.21.5"},
                "record_shapes": 1, "with_stack": 0, "traceEvents": meta + ev,
                "traceName": "rank%d.json" % r, "displayTimeUnit": "ms", "baseTimeNanoseconds": BASE_NS}
+        # laid out as PyTorch writes it: a key a line at the top, an event a
+        # line ("rank": N with its space: HTA finds the rank by that text)
+        events = doc.pop("traceEvents")
+        head = ",\n".join("  %s: %s" % (json.dumps(k), json.dumps(v)) for k, v in doc.items())
         with open(os.path.join(out, "rank%d.json" % r), "w") as f:
-            f.write(json.dumps(doc, separators=(",", ":")))  # dumps: the C encoder
+            f.write("{\n" + head + ',\n  "traceEvents": [\n  ')
+            f.write(",\n  ".join(json.dumps(e) for e in events))
+            f.write("\n]}\n")
 
 
 # ---------------------------------------------------------------- main
