@@ -45,6 +45,8 @@ for i in range(n):
     opts += " --layers %d --buckets %d" % (rnd.choice([1, 2]), rnd.choice([2, 4]))
     if rnd.random() < 0.3:
         opts += " --dp-mode rs_ag"
+    if rnd.random() < 0.3:
+        opts += " --overlap-grad"
     if rnd.random() < 0.2 and sched != "interleaved":
         opts += " --p2p-sync"
     factor = {"none": 1.0, "slow_worker": rnd.uniform(1.3, 2.0), "slow_stage": rnd.uniform(1.3, 2.0),

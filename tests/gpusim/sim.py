@@ -46,7 +46,8 @@ The model (docs/gpusim.md has it in full):
   adds the loss kernel; backwards take --bwd-ratio times as long; then the
   data-parallel gradient sync in --buckets buckets (allreduce, or with
   --dp-mode rs_ag a reduce-scatter before and an all-gather after the
-  optimizer), the embedding allreduce, a world allreduce of the grad norm,
+  optimizer; with --overlap-grad launched during the rank's last backward,
+  bucket b after its (b+1)/buckets part), the embedding allreduce, a world allreduce of the grad norm,
   the optimizer kernel, the CPU's synchronisation.
 - Durations: each kernel's typical duration times a lognormal noise
   factor (median 1, sigma --noise), drawn per rank, step and operation
@@ -337,8 +338,17 @@ class Job:
                 d, p, t = L.coords(r)
                 tpg = L.tp_g[(d, p)]
                 ppg = L.pp_g[(d, t)]
-                for (fb, m, c) in seqs[p]:
+                dpg = L.dp_g[(p, t)]
+                coll = "allreduce" if a.dp_mode == "allreduce" else "_reduce_scatter_base"
+                dp_us = a.dp_us if a.dp_mode == "allreduce" else a.dp_us / 2
+                nk = 2 * a.layers  # compute kernels of a backward
+                # with --overlap-grad, bucket b's collective right after kernel
+                # trig[b] of the rank's last backward (its gradients are ready)
+                trig = [max(0, (b + 1) * nk // a.buckets - 1) for b in range(a.buckets)]
+                for i_op, (fb, m, c) in enumerate(seqs[p]):
                     fwd = fb == "F"
+                    overlap = a.overlap_grad and dpg is not None and i_op == len(seqs[p]) - 1
+                    kidx = 0
                     vstage = c * P + p  # the virtual stage
                     first, last = vstage == 0, vstage == V * P - 1
                     if fwd and not first:
@@ -360,6 +370,12 @@ class Job:
                             if tpg is not None:
                                 self.collective_member(step, tpg, r, "allreduce", "BFloat16", act, a.tp_us * US,
                                                        S_TP, True, "t")
+                            if overlap:
+                                for b in range(a.buckets):
+                                    if trig[b] == kidx:
+                                        self.collective_member(step, dpg, r, coll, "Float", a.bucket_nelems,
+                                                               int(dp_us * US), S_DP, False, "d")
+                            kidx += 1
                     if fwd and last:
                         op = self.compute(r, step, K_LOSS, int(f_us * 0.1 * US), "aten::cross_entropy_loss", "f")
                         op.args = {"microbatch": m, "chunk": c}
@@ -371,15 +387,15 @@ class Job:
                         dst = L.rank(d, (p - 1) % P, t)
                         self.p2p_half(step, r, dst, ppg, act, a.p2p_us * US, True, False,
                                       ("p", step, r, dst, "B", m, c - (1 if p == 0 else 0)))
-                # the gradient sync, the embedding and grad-norm allreduces
-                dpg = L.dp_g[(p, t)]
-                grads = []
-                if dpg is not None:
-                    coll = "allreduce" if a.dp_mode == "allreduce" else "_reduce_scatter_base"
-                    us = a.dp_us if a.dp_mode == "allreduce" else a.dp_us / 2
+                # the gradient sync (unless it overlapped the last backward:
+                # then the optimizer waits for it), the embedding and
+                # grad-norm allreduces
+                if dpg is not None and not a.overlap_grad:
                     for b in range(a.buckets):
-                        grads.append(self.collective_member(step, dpg, r, coll, "Float", a.bucket_nelems,
-                                                            int(us * US), S_DP, True, "d"))
+                        self.collective_member(step, dpg, r, coll, "Float", a.bucket_nelems, int(dp_us * US), S_DP,
+                                               True, "d")
+                elif dpg is not None:
+                    self.pending_wait[r] += [o for o in self.step_ops[r] if o.cls == "d"]
                 eg = L.emb_g[(d, t)]
                 if eg is not None and r in eg["ranks"]:
                     self.collective_member(step, eg, r, "allreduce", "Float", a.emb_nelems, a.emb_us * US, S_EMB,
@@ -714,6 +730,8 @@ def parse(argv):
     g.add_argument("--layers", type=int, default=2, help="layers per model chunk")
     g.add_argument("--buckets", type=int, default=3, help="gradient buckets (data-parallel collectives)")
     g.add_argument("--dp-mode", choices=("allreduce", "rs_ag"), default="allreduce")
+    g.add_argument("--overlap-grad", action="store_true",
+                   help="launch the gradient buckets during the last backward (Megatron's overlap_grad_reduce)")
     g.add_argument("--p2p-sync", action="store_true", help="the CPU waits for each pipeline exchange")
     g.add_argument("--act-nelems", type=int, default=4 << 20, help="elements of an activation (p2p, tp allreduce)")
     g.add_argument("--bucket-nelems", type=int, default=40 << 20, help="elements of a gradient bucket")

@@ -33,10 +33,11 @@ check "the slow worker's traces against its truth and collscope's gpu_time" \
 HTA_DISABLE_NS_ROUNDING=1 "$VPY" "$FACTS" hta "$T/w" > "$T/w.hta" 2>&1 || { grep -v '^Pars\|^Overall\|^leaving' "$T/w.hta" | tail; fail "HTA"; }
 grep '^ok' "$T/w.hta"
 # interleaved 1F1B with reduce-scatter + all-gather; GPipe with the CPU
-# waiting for each exchange; 1F1B over three stages with a slow link
-gen i --dp 1 --pp 4 --tp 2 --schedule interleaved --chunks 2 --micro 4 --steps 3 --dp-mode rs_ag --seed 4
+# waiting for each exchange and the gradient buckets overlapping the last
+# backward, with a slow link
+gen i --dp 2 --pp 2 --tp 2 --schedule interleaved --chunks 2 --micro 4 --steps 3 --dp-mode rs_ag --seed 4
 check "interleaved: traces against the truth" "$VPY" "$FACTS" trace "$T/i" --report "$T/i.json"
-gen g --dp 2 --pp 3 --tp 1 --schedule gpipe --micro 3 --steps 3 --p2p-sync --fault slow_link --target 2 --factor 4 --seed 5
+gen g --dp 2 --pp 3 --tp 1 --schedule gpipe --micro 3 --steps 3 --p2p-sync --overlap-grad --fault slow_link --target 2 --factor 4 --seed 5
 check "gpipe with p2p sync: traces against the truth" "$VPY" "$FACTS" trace "$T/g" --report "$T/g.json"
 
 # the textbook step of each schedule (no communication time, no noise)
