@@ -291,6 +291,10 @@ class Job:
         return op
 
     def p2p_half(self, step, r, peer, g, nelems, typ_ns, send, fwd, key):
+        """Rank r's half of a pipeline exchange with peer (a global rank) on
+        group g: a send (after the compute launched before it) or a receive
+        (the next compute kernel waits for it); the two halves meet in the
+        instance of key (sender, receiver, direction, microbatch, chunk)."""
         inst = self.insts.get(key)
         if inst is None:
             inst = self.insts[key] = Inst(key)
