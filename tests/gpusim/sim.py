@@ -76,6 +76,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import sys
 
 import numpy as np
@@ -636,6 +637,32 @@ def expected(a, L, S):
 
 # ---------------------------------------------------------------- trace
 
+def check_out(a, world):
+    """Refuse an output folder that is a symlink or not a folder, a
+    traces folder that is one, or one that holds rank files of another
+    job (rank<N>.json with N beyond this job's ranks: collscope would
+    import them too)."""
+    for p in (a.out, os.path.join(a.out, "traces")):
+        if os.path.islink(p) or (os.path.exists(p) and not os.path.isdir(p)):
+            sys.exit("sim.py: %s is a symlink or not a folder: not written" % p)
+    tdir = os.path.join(a.out, "traces")
+    if os.path.isdir(tdir):
+        stale = [f for f in os.listdir(tdir) if re.match(r"rank(\d+)\.json(\.gz)?$", f) and
+                 (f.endswith(".gz") or int(re.match(r"rank(\d+)", f).group(1)) >= world)]
+        if stale:
+            sys.exit("sim.py: %s holds %s of another job: remove it first" % (tdir, ", ".join(sorted(stale)[:3])))
+
+
+def write_file(path, text):
+    """Write our file at path, never through a symlink."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+    except OSError as e:
+        sys.exit("sim.py: cannot write %s: %s" % (path, e.strerror))
+
+
 def write_traces(a, job, out):
     L = job.L
     os.makedirs(out, exist_ok=True)
@@ -710,10 +737,8 @@ def write_traces(a, job, out):
         # line ("rank": N with its space: HTA finds the rank by that text)
         events = doc.pop("traceEvents")
         head = ",\n".join("  %s: %s" % (json.dumps(k), json.dumps(v)) for k, v in doc.items())
-        with open(os.path.join(out, "rank%d.json" % r), "w") as f:
-            f.write("{\n" + head + ',\n  "traceEvents": [\n  ')
-            f.write(",\n  ".join(json.dumps(e) for e in events))
-            f.write("\n]}\n")
+        write_file(os.path.join(out, "rank%d.json" % r), "{\n" + head + ',\n  "traceEvents": [\n  ' +
+                   ",\n  ".join(json.dumps(e) for e in events) + "\n]}\n")
 
 
 # ---------------------------------------------------------------- main
@@ -800,6 +825,7 @@ def parse(argv):
 
 def main(argv):
     a = parse(argv[1:])
+    check_out(a, a.dp * a.pp * a.tp)
     job = Job(a)
     ideal = job.run(False, False)
     fixed = job.run(True, False) if a.fault != "none" else None
@@ -844,8 +870,7 @@ def main(argv):
     os.makedirs(a.out, exist_ok=True)
     if not a.no_traces:
         write_traces(a, job, os.path.join(a.out, "traces"))
-    with open(os.path.join(a.out, "truth.json"), "w") as f:
-        json.dump(truth, f, indent=1)
+    write_file(os.path.join(a.out, "truth.json"), json.dumps(truth, indent=1) + "\n")
     print("sim.py: %d ranks (dp %d x pp %d x tp %d, %s), %d steps: median step %.3f ms, ideal %.3f ms, S %.3f; "
           "fault %s%s; without it S %.3f; expect %s %s" %
           (L.world, L.dp, L.pp, L.tp, a.schedule, a.steps, truth["step_median_ns"] / 1e6,

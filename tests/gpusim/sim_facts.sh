@@ -78,6 +78,21 @@ check "sim.py again" "$VPY" "$SIM" "$T/w2" --dp 2 --pp 2 --tp 2 --steps 4 --micr
 check "the same truth" cmp "$T/w/truth.json" "$T/w2/truth.json"
 check "the same rank 5 trace" cmp "$T/w/traces/rank5.json" "$T/w2/traces/rank5.json"
 
+# a clock offset moves that rank's times only, by exactly that much
+check "sim.py --clock-offset 5:250" "$VPY" "$SIM" "$T/o" --dp 2 --pp 2 --tp 2 --steps 4 --micro 4 --fault slow_worker \
+  --target 5 --factor 1.5 --seed 3 --clock-offset 5:250
+check "rank 4 unmoved" cmp "$T/w/traces/rank4.json" "$T/o/traces/rank4.json"
+check "rank 5 moved by 250 us" "$VPY" -c 'import json, sys
+a, b = (json.load(open(p))["traceEvents"] for p in sys.argv[1:])
+d = {round(round(y["ts"] * 1000) - round(x["ts"] * 1000)) for x, y in zip(a, b)}
+sys.exit(0 if len(a) == len(b) and d == {250000} else "shifts %s" % sorted(d)[:5])' "$T/w/traces/rank5.json" "$T/o/traces/rank5.json"
+
+# another job's rank files in the folder: refused, nothing written
+"$VPY" "$SIM" "$T/w2" --dp 2 --pp 1 --tp 2 --steps 2 > "$T/x.out" 2>&1
+expect_eq "a smaller job over a larger one's traces: exit status" $? 1
+grep -q "rank4.json, rank5.json, rank6.json of another job" "$T/x.out" || { cat "$T/x.out"; fail "no message"; }
+check "the larger job's truth kept" cmp "$T/w/truth.json" "$T/w2/truth.json"
+
 # bad options: one message, exit status 2
 "$VPY" "$SIM" "$T/x" --pp 2 --schedule interleaved --micro 3 > "$T/x.out" 2>&1
 expect_eq "interleaved with 3 microbatches on 2 stages: exit status" $? 2
