@@ -79,7 +79,9 @@ def check_job(cs, job, keep):
            "layout": (rep.get("layout") or {}).get("text", "none"),
            "layout_ok": [(rep.get("layout") or {}).get(k) for k in ("dp", "pp", "tp")] ==
            [truth["layout"][k] for k in ("dp", "pp", "tp")],
-           "schedule": truth["config"]["schedule"]}
+           "schedule": truth["config"]["schedule"],
+           "step_err": abs((rep.get("steps") or {}).get("median_ns", 0) - truth["step_median_ns"]) /
+           truth["step_median_ns"]}
     if not sd:
         row.update(S=None, err=None, verdict="(no slowdown)", culprit="", ideal_ok=False)
     else:
@@ -177,8 +179,11 @@ def main(argv):
               ("verdict and culprit right in 95 %", right >= 0.95 * n, "%d/%d (%.0f %%)" % (right, n, 100.0 * right / n)),
               ("no verdict on a clean job", clean_ok == len(clean), "%d/%d" % (clean_ok, len(clean))),
               ("ideal <= actual in all", ideal_ok == n, "%d/%d" % (ideal_ok, n))]
-    print("summary: %d jobs%s; layout found right in %d/%d (not a floor)" %
-          (n, ", %d could not be checked" % len(bad) if bad else "", layout_ok, n))
+    with_step = [r for r in rows if "step_err" in r]
+    step_ok = sum(1 for r in with_step if r["step_err"] <= 0.01)
+    print("summary: %d jobs%s; not floors: layout found right in %d/%d, measured median step within 1 %% of the "
+          "truth's in %d/%d" % (n, ", %d could not be checked" % len(bad) if bad else "", layout_ok, n, step_ok,
+                                len(with_step)))
     for name, ok, fig in floors:
         print("  %-36s %-14s %s" % (name, fig, "met" if ok else "MISSED"))
     by = {}
