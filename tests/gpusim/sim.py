@@ -737,8 +737,12 @@ def write_traces(a, job, out):
         # line ("rank": N with its space: HTA finds the rank by that text)
         events = doc.pop("traceEvents")
         head = ",\n".join("  %s: %s" % (json.dumps(k), json.dumps(v)) for k, v in doc.items())
-        write_file(os.path.join(out, "rank%d.json" % r), "{\n" + head + ',\n  "traceEvents": [\n  ' +
-                   ",\n  ".join(json.dumps(e) for e in events) + "\n]}\n")
+        # one dumps of the list (the C encoder's speed), then a line break
+        # between events: no event holds a list of objects, so "}, {" is
+        # only ever between two events
+        body = json.dumps(events)[1:-1].replace('}, {"', '},\n  {"')
+        write_file(os.path.join(out, "rank%d.json" % r), "{\n" + head + ',\n  "traceEvents": [\n  ' + body +
+                   "\n]}\n")
 
 
 # ---------------------------------------------------------------- main
