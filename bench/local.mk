@@ -3,7 +3,8 @@
 # MPI tracing benchmarks (bench/README.md): they print figures against a
 # baseline measured in the same run; bench/run-mpi-bench.sh runs them all.
 # Not part of make check.
-EXTRA_DIST += bench/README.md bench/run-mpi-bench.sh bench/lammps-bench.in bench/fuse_bench.sh bench/slowdown_bench.sh bench/gpu_slowdown_bench.sh
+EXTRA_DIST += bench/README.md bench/run-mpi-bench.sh bench/lammps-bench.in bench/fuse_bench.sh bench/slowdown_bench.sh \
+	bench/gpu_slowdown_bench.sh bench/gpusim_bench.sh
 
 noinst_PROGRAMS += bench/log_gen
 bench_log_gen_SOURCES = bench/log_gen.c
