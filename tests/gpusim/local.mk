@@ -1,6 +1,7 @@
 # The reference GPU simulator (tests/gpusim/sim.py, docs/gpusim.md) checked
 # against facts it did not compute: its traces, the pipeline formulas, HTA
-# and collscope's GPU time (sim_facts.sh). check.py (collscope's slowdown
-# answers against its truth) and bench/gpusim_bench.sh are run by hand.
-TESTS += tests/gpusim/sim_facts.sh
-EXTRA_DIST += tests/gpusim/sim_facts.sh tests/gpusim/sim.py tests/gpusim/sim_facts.py tests/gpusim/check.py
+# and collscope's GPU time (sim_facts.sh); collscope's slowdown answers on
+# seven of its jobs, one per fault, against its truth (verdicts.sh, through
+# check.py). bench/gpusim_bench.sh runs check.py on 60 random jobs by hand.
+TESTS += tests/gpusim/sim_facts.sh tests/gpusim/verdicts.sh
+EXTRA_DIST += tests/gpusim/sim_facts.sh tests/gpusim/verdicts.sh tests/gpusim/sim.py tests/gpusim/sim_facts.py tests/gpusim/check.py
