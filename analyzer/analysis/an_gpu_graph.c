@@ -94,9 +94,9 @@ static int gg_read_cb(const cs_gpu_op_row *r, void *arg)
         const char *name = r->op >= 0 && r->op < ctx->nops ? ctx->ops[r->op].name : "";
         int coll = !strcmp(kind, "coll") || !strcmp(kind, "rooted");
         x->p2p = !strcmp(kind, "send") || !strcmp(kind, "recv");
-        x->o.kind = coll || x->p2p                                          ? GG_COMM
+        x->o.kind = coll || x->p2p                                                              ? GG_COMM
                     : !strcmp(kind, "memcpy") || strstr(name, "emcpy") || strstr(name, "emset") ? GG_MEMORY
-                                                                                                 : GG_COMPUTE;
+                                                                                                : GG_COMPUTE;
         x->o.b = r->gb;
         x->o.e = r->ge;
         x->stream = r->stream;
@@ -637,8 +637,8 @@ int cs__gg_build(wf *w, gg *g, char *err, size_t errlen)
     g->sexc = calloc((size_t)n * (size_t)g->nsteps, sizeof *g->sexc);
     int64_t *mk = gg_marks(w, n);
     int rc = -1;
-    if (!g->op || !g->xa || !g->xi || !g->xv || !g->bp || !g->ep || !g->ready || !g->need || !g->indeg || !g->ident || !g->stack ||
-        !g->excess || !g->sexc || !g->owner || !mk)
+    if (!g->op || !g->xa || !g->xi || !g->xv || !g->bp || !g->ep || !g->ready || !g->need || !g->indeg || !g->ident ||
+        !g->stack || !g->excess || !g->sexc || !g->owner || !mk)
         goto oom;
     /* lanes, steps (the launch's where known; never before the previous
      * op's on the stream) */

@@ -424,8 +424,9 @@ int cs__an_slowdown(wf *w, int64_t *buf)
     int *order = malloc((size_t)n * sizeof *order);
     int64_t *med = malloc((w->ns + 1) * sizeof *med);
     int64_t *pg = malloc((size_t)(n + 1) * sizeof *pg);
-    sd_lay lay = { ctx, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(int)),
-                   malloc((size_t)n * sizeof(int)), -1, -1 };
+    sd_lay lay = {
+        ctx, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(int)), -1, -1
+    };
     double *share = calloc((size_t)n, sizeof *share), *cshare = malloc((size_t)n * sizeof *cshare);
     z.gap_a = malloc(w->ns * sizeof *z.gap_a);
     z.gap_i = malloc(w->ns * sizeof *z.gap_i);
@@ -753,9 +754,10 @@ ideal_done:
             char coord[64] = "";
             if (lay.pp[best] >= 0)
                 snprintf(coord, sizeof coord, " (dp %d, pp %d, tp %d)", lay.dp[best], lay.pp[best], lay.tp[best]);
-            snprintf(text, sizeof text, "rank %d%s explains %.0f %% of the slowdown (S %.3f; with only it slow, %.3f)%s",
+            snprintf(text, sizeof text,
+                     "rank %d%s explains %.0f %% of the slowdown (S %.3f; with only it slow, %.3f)%s",
                      ctx->rank_of[best], coord, 100 * share[best], S, 1 + (S - 1) * share[best],
-                     cshare[best] < 0     ? ""
+                     cshare[best] < 0      ? ""
                      : cshare[best] >= 0.5 ? ": its GPU compute (kernels, copies) explains it"
                                            : ": its communication (NCCL transfers) explains it");
         }

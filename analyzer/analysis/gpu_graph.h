@@ -48,12 +48,12 @@ typedef struct gg {
     int64_t *xv;      /* [n] a variant's */
     int64_t *bp, *ep, *ready;
     int *need, *indeg, *succ_lo, *succ, *stack; /* succ: the edges across streams (CSR) */
-    uint64_t *ident; /* [n] the op's identity (key, occurrence in its rank's step), 0 none */
-    int *ilo, *imem, *ibeg; /* instance members (CSR), how many began */
+    uint64_t *ident;                            /* [n] the op's identity (key, occurrence in its rank's step), 0 none */
+    int *ilo, *imem, *ibeg;                     /* instance members (CSR), how many began */
     int64_t *iL;
-    int *owner;             /* [n] the rank index whose durations the op takes: its own; a
+    int *owner;                                /* [n] the rank index whose durations the op takes: its own; a
                                transfer's, its instance's owner (the member slow the most) */
-    int64_t *excess, *sexc; /* [ndense], [ndense * nsteps]: each rank's own excess */
+    int64_t *excess, *sexc;                    /* [ndense], [ndense * nsteps]: each rank's own excess */
     int ndeps, ntight, nlearnt, ncomm, nlocal; /* deps (within CS_GG_DEP_NS), transfers, local ops */
 } gg;
 

@@ -55,17 +55,17 @@ static sqlite3 *cs_db(cs_store *st)
     "  comm_exposed_ns INTEGER, comm_overlapped_ns INTEGER, memory_ns INTEGER, idle_ns INTEGER,\n"               \
     "  outlier INTEGER, PRIMARY KEY(rank, step));\n"                                                             \
     "CREATE TABLE IF NOT EXISTS kernel_stats(rank INTEGER, name TEXT, category TEXT, count INTEGER,\n"           \
-    "  total_ns INTEGER, median_ns INTEGER, p99_ns INTEGER, PRIMARY KEY(rank, name));\n"             \
-    "CREATE TABLE IF NOT EXISTS group_stats(grp TEXT, key TEXT, op TEXT, count INTEGER, bytes INTEGER,\n"       \
-    "  total_ns INTEGER, p50_ns INTEGER, p90_ns INTEGER, p99_ns INTEGER, max_ns INTEGER);\n"                   \
-    "CREATE TABLE IF NOT EXISTS rank_busy(rank INTEGER PRIMARY KEY, busy_ns INTEGER, wall_ns INTEGER,\n"        \
+    "  total_ns INTEGER, median_ns INTEGER, p99_ns INTEGER, PRIMARY KEY(rank, name));\n"                         \
+    "CREATE TABLE IF NOT EXISTS group_stats(grp TEXT, key TEXT, op TEXT, count INTEGER, bytes INTEGER,\n"        \
+    "  total_ns INTEGER, p50_ns INTEGER, p90_ns INTEGER, p99_ns INTEGER, max_ns INTEGER);\n"                     \
+    "CREATE TABLE IF NOT EXISTS rank_busy(rank INTEGER PRIMARY KEY, busy_ns INTEGER, wall_ns INTEGER,\n"         \
     "  spans INTEGER);\n"
 
 #define CS_ANALYSIS_CLEAR_SQL                                                                                  \
     "DELETE FROM instances; DELETE FROM waits; DELETE FROM steps; DELETE FROM rank_stats;\n"                   \
     "DELETE FROM stragglers; DELETE FROM p2p; DELETE FROM tails; DELETE FROM models; DELETE FROM proposals;\n" \
-    "DELETE FROM layout; DELETE FROM slowdown; DELETE FROM gpu_time; DELETE FROM kernel_stats;\n"            \
-    "DELETE FROM group_stats; DELETE FROM rank_busy;\n"              \
+    "DELETE FROM layout; DELETE FROM slowdown; DELETE FROM gpu_time; DELETE FROM kernel_stats;\n"              \
+    "DELETE FROM group_stats; DELETE FROM rank_busy;\n"                                                        \
     "DELETE FROM meta WHERE key IN ('analysis_version', 'analysis_spans', 'analysis_layout',\n"                \
     "  'analysis_layout_source') OR key LIKE 'slowdown!_%' ESCAPE '!' OR key LIKE 'whatif!_%' ESCAPE '!';\n"
 
@@ -220,10 +220,10 @@ int cs_store_analysis_current(cs_store *st)
 
 /* What a results store holds: the analysis tables and the clocks (the
  * meta goes whole). */
-static const char *const cs_results_tables[] = { "instances", "waits",      "steps",        "rank_stats", "layout",
-                                                 "slowdown",  "stragglers", "p2p",          "tails",      "models",
-                                                 "proposals", "gpu_time",   "kernel_stats", "group_stats",
-                                                 "rank_busy", "clocks" };
+static const char *const cs_results_tables[] = { "instances",    "waits",       "steps",      "rank_stats",
+                                                 "layout",       "slowdown",    "stragglers", "p2p",
+                                                 "tails",        "models",      "proposals",  "gpu_time",
+                                                 "kernel_stats", "group_stats", "rank_busy",  "clocks" };
 
 /* The waits of the stores files[0..n) into the results file at path, by
  * span as one process writes them: merged by SQLite when they can all be
@@ -904,7 +904,24 @@ int cs_store_nccl_algos(cs_store *st, int (*cb)(int64_t span, const char *algo, 
 
 /* ---- writing ---- */
 
-enum { W_INST, W_WAIT, W_STEP, W_RANK, W_STRAG, W_P2P, W_TAIL, W_MODEL, W_PROP, W_LAYOUT, W_SLOW, W_GPU, W_KERN, W_GROUP, W_BUSY, W_N };
+enum {
+    W_INST,
+    W_WAIT,
+    W_STEP,
+    W_RANK,
+    W_STRAG,
+    W_P2P,
+    W_TAIL,
+    W_MODEL,
+    W_PROP,
+    W_LAYOUT,
+    W_SLOW,
+    W_GPU,
+    W_KERN,
+    W_GROUP,
+    W_BUSY,
+    W_N
+};
 static const char *const cs_awriter_sql[W_N] = {
     [W_INST] = "INSERT OR REPLACE INTO instances(comm, seq, op, nranks, expected, bytes, first_entry_ns,"
                " last_entry_ns, last_rank, last_exit_ns, skew_ns, transfer_ns, step, callsite, bucket)"

@@ -326,8 +326,7 @@ int cs_report_trace_load(cs_store *st, cs_report_trace *t)
     snprintf(t->path, sizeof t->path, "%s", cs_store_path(st));
     if (cs_store_procs(st, &t->procs, &t->nproc) != 0 || cs_report_groups(st, "op", &t->by_op, &t->nby_op) != 0 ||
         cs_report_groups(st, "comm", &t->by_comm, &t->nby_comm) != 0 ||
-        cs_report_groups(st, "callsite", &t->by_site, &t->nby_site) != 0 ||
-        cs_report_busy(st, t) != 0)
+        cs_report_groups(st, "callsite", &t->by_site, &t->nby_site) != 0 || cs_report_busy(st, t) != 0)
         return -1;
     cs_store_comms_load(st, &t->comms);
     /* GPU overlap (CUPTI activity): printed only when the trace has it */
