@@ -1105,8 +1105,12 @@ static int kt_finish(kt *k)
             snprintf(name, sizeof name, "%s", g->desc);
         else
             snprintf(name, sizeof name, "pg %s", g->name);
+        /* made: its place in pg_config, the same list on every rank (a
+         * trace has no creation times), so that the groups of one kind
+         * are made at the same place of each member's sequence, as the
+         * layout's families need (an_layout.c) */
         cs_store_bulk_comm_def c = {
-            kt_group_id(g), rank, cr, g->size > 0 ? g->size : (int)g->nranks, 0, "other", name
+            kt_group_id(g), rank, cr, g->size > 0 ? g->size : (int)g->nranks, (int64_t)i, "other", name
         };
         if (cs_store_bulk_comm_named(k->b, &c) != 0)
             return kt_store_fail(k);

@@ -4,7 +4,8 @@
 # truth computed by the simulator's own discrete-event engine, no
 # collscope code: seven Megatron-style jobs (1F1B, dp x pp x tp, compute
 # and NCCL kernels on their streams, the CPU running ahead), one per fault.
-# For each: the verdict and culprit right (a clean job and a transient
+# For each: the layout (dp x pp x tp, tp 2 in one: the process groups of
+# pg_config) and the verdict and culprit right (a clean job and a transient
 # fault get none), the ideal step never longer than the actual one, and S
 # within 5 % of the truth; for the random per-microbatch imbalance, whose
 # quartile ideal takes away some of the imbalance itself (docs/analysis.md
@@ -40,12 +41,14 @@ for r in d["rows"]:
     tol = 0.15 if r["fault"] == "imbalance" else 0.05
     if not r["right"]:
         bad.append("%s: verdict %s %s, want %s %s" % (name, r["verdict"], r["culprit"], r["exp_verdict"], r["exp_culprit"]))
+    if not r["layout_ok"]:
+        bad.append("%s: layout %s, want %s" % (name, r["layout"], r["layout_true"]))
     if not r["ideal_ok"]:
         bad.append("%s: the ideal step is longer than the actual one" % name)
     if r["err"] is None or r["err"] > tol:
         bad.append("%s: S %s against the truth's %.3f (want within %.0f %%)" % (name, r["S"], r["S_true"], 100 * tol))
 if bad:
     sys.exit("FAIL: " + "; ".join(bad))
-print("ok: 7 simulated GPU jobs: verdicts, culprits, ideal <= actual and S as the truth says")
+print("ok: 7 simulated GPU jobs: layouts, verdicts, culprits, ideal <= actual and S as the truth says")
 PYEOF
 pass
