@@ -1109,9 +1109,8 @@ static int kt_finish(kt *k)
          * trace has no creation times), so that the groups of one kind
          * are made at the same place of each member's sequence, as the
          * layout's families need (an_layout.c) */
-        cs_store_bulk_comm_def c = {
-            kt_group_id(g), rank, cr, g->size > 0 ? g->size : (int)g->nranks, (int64_t)i, "other", name
-        };
+        cs_store_bulk_comm_def c = { kt_group_id(g), rank,    cr,  g->size > 0 ? g->size : (int)g->nranks,
+                                     (int64_t)i,     "other", name };
         if (cs_store_bulk_comm_named(k->b, &c) != 0)
             return kt_store_fail(k);
     }
