@@ -48,6 +48,20 @@ trap '_cs_exit 143' TERM
 
 skip() { echo "SKIP: $*"; _cs_ok=1; exit 77; }
 fail() { echo "FAIL: $*" >&2; _cs_ok=0; exit 1; }
+# kill_ranks DIR: SIGKILL the ranks of the job traced into DIR, by the
+# pids `collscope status` reads from its logs: never another test's
+# processes of the same program (tests run side by side: pkill -x by name
+# once ended other tests' jobs).
+kill_ranks() {
+  _kr=$("$COLLSCOPE" status "$1" --format json 2> /dev/null | /usr/bin/python3 -c '
+import json, sys
+try:
+    print(" ".join(str(r["pid"]) for r in json.load(sys.stdin)["ranks"] if r.get("pid")))
+except Exception:
+    pass' 2> /dev/null)
+  [ -z "$_kr" ] || kill -KILL $_kr 2> /dev/null
+  return 0
+}
 pass() { _cs_ok=1; exit 0; }
 # check DESCRIPTION COMMAND...: run a command, fail with the description if it fails.
 check() { _d=$1; shift; "$@" || fail "$_d"; echo "ok: $_d"; }

@@ -15,7 +15,6 @@ need_mpi "$CS_MPI"
 MPIRUN=$(mpirun_for "$CS_MPI")
 case $CS_MPI in openmpi) PROG="$B/tests/progs/hang_ompi" EXTRA=--oversubscribe ;; *) PROG="$B/tests/progs/hang_mpich" EXTRA= ;; esac
 [ -x "$PROG" ] || skip "$PROG not built"
-PNAME=$(basename "$PROG")
 
 # hang MODE LIVE_REGEX POST_REGEX INFLIGHT_SQL_COUNT: run it, wait for
 # status to say LIVE_REGEX (exit 3), kill every rank, check POST_REGEX
@@ -35,7 +34,7 @@ hang() {
     "$COLLSCOPE" status "$_d" --after 2 >"$_d.status" 2>"$_d.status.err" || _rc=$?
     [ $_rc -eq 3 ] && grep -Eq -- "$_live" "$_d.status" && break
   done
-  pkill -KILL -x "$PNAME" 2>/dev/null
+  kill_ranks "$_d"
   [ $_rc -eq 3 ] && grep -Eq -- "$_live" "$_d.status" || {
     cat "$_d.status" "$_d.status.err" >&2
     fail "$_m: status never said /$_live/ (exit $_rc) within 20 s"

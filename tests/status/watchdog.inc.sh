@@ -25,8 +25,9 @@ case $CS_MPI in
 esac
 HANG="$B/tests/progs/hang_$SUF" TRAINER="$B/examples/mpi_trainer_$SUF" CHAIN="$B/tests/progs/sigchain_$SUF"
 for p in "$HANG" "$TRAINER" "$CHAIN"; do [ -x "$p" ] || skip "$p not built"; done
-# A copy under a name of its own: other tests end their hung jobs by the
-# program's name (pkill -x), and must not end these.
+# A copy under a name of its own, so that its processes are told from
+# other tests' at a glance (tests end their own hung jobs by pid:
+# kill_ranks in tests/lib.sh).
 cp "$HANG" "$T/wdhang_$SUF" && HANG="$T/wdhang_$SUF" || fail "cannot copy $HANG"
 
 # The preload's own lines on stderr, but collscope run's summary.

@@ -20,12 +20,12 @@ run=$!
 n=0
 until [ -d "$T/hung/logs" ] && "$COLLSCOPE" status "$T/hung" --after 1 >"$T/status" 2>&1; [ $? -eq 3 ]; do
   n=$((n + 1))
-  [ $n -lt 120 ] || { cat "$T/status" >&2; pkill -KILL -x hang_ompi; fail "the job never hung"; }
+  [ $n -lt 120 ] || { cat "$T/status" >&2; kill_ranks "$T/hung"; fail "the job never hung"; }
   sleep 0.25
 done
-grep -q 'rank 1 never entered' "$T/status" || { cat "$T/status" >&2; pkill -KILL -x hang_ompi; fail "status: $(cat "$T/status")"; }
+grep -q 'rank 1 never entered' "$T/status" || { cat "$T/status" >&2; kill_ranks "$T/hung"; fail "status: $(cat "$T/status")"; }
 sleep 1
-pkill -KILL -x hang_ompi
+kill_ranks "$T/hung"
 wait $run
 [ -f "$T/hung/trace.db" ] || fail "no trace of the hung job: $(cat "$T/hung.out")"
 nfly=$(q "$T/hung/trace.db" "SELECT COUNT(*) FROM spans WHERE (flags & 512) != 0")
