@@ -3,6 +3,7 @@
 #include "config.h"
 #include "libtrace/store_sql.h"
 #include "libtrace/store_int.h"
+#include "common/path.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -174,14 +175,7 @@ int cs_store_sql_rows(sqlite3 *db, const char *sql, const cs_store_sql_col *cols
 int cs_store_sql_writable(const char *path)
 {
     char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == dir)
-        dir[1] = 0;
-    else
-        *slash = 0;
+    cs_path_folder(path, dir, sizeof dir);
     /* The file, and its folder for SQLite's -wal and -shm files. */
     return access(path, W_OK) == 0 && access(dir, W_OK) == 0;
 }

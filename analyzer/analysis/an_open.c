@@ -4,6 +4,7 @@
  * this process. */
 #include "config.h"
 #include "analyzer/analysis/analysis.h"
+#include "common/path.h"
 #include "common/msg.h"
 
 #include <errno.h>
@@ -95,12 +96,7 @@ static void cs_analysis_recovery_path(const char *path, char *out, size_t len)
     snprintf(out, len, "%.*s.recovered.db", (int)n, path);
     struct stat sb, src;
     char dir[4300];
-    snprintf(dir, sizeof dir, "%s", out);
-    char *sl = strrchr(dir, '/');
-    if (!sl)
-        snprintf(dir, sizeof dir, ".");
-    else
-        sl[sl == dir] = '\0';
+    cs_path_folder(out, dir, sizeof dir);
     if (access(dir, W_OK) != 0)
         out[0] = '\0';
     if (out[0] && lstat(out, &sb) == 0) {

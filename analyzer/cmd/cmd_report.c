@@ -6,6 +6,7 @@
 #include "analyzer/cmd/cli.h"
 #include "analyzer/formats/outfile.h"
 #include "analyzer/report/report.h"
+#include "common/path.h"
 #include "libtrace/dirlock.h"
 
 #include <getopt.h>
@@ -121,14 +122,10 @@ static int cs_report_busy(const char *arg)
 {
     char dir[4096], who[1024];
     struct stat sb;
-    snprintf(dir, sizeof dir, "%s", arg);
-    if (stat(arg, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        char *slash = strrchr(dir, '/');
-        if (!slash)
-            snprintf(dir, sizeof dir, ".");
-        else
-            slash[slash == dir ? 1 : 0] = '\0';
-    }
+    if (stat(arg, &sb) == 0 && S_ISDIR(sb.st_mode))
+        snprintf(dir, sizeof dir, "%s", arg);
+    else
+        cs_path_folder(arg, dir, sizeof dir);
     if (!cs_dirlock_test(dir, who, sizeof who))
         return 0;
     cs_error("report: %s: a run is in progress there (%s): report it once it has ended", dir, who);
