@@ -11,17 +11,23 @@ GEN=$B/bench/gen_trace
 [ -x "$GEN" ] || fail "bench/gen_trace not built"
 "$GEN" "$T/t.db" --ranks 8 --steps 60 --persistent 3:3000 --transient 3:0-3:20000 --jitter 50 --seed 4 > /dev/null ||
   fail "gen_trace failed"
-"$COLLSCOPE" report "$T/t.db" --format json > "$T/r.json" 2> "$T/r.err" || { cat "$T/r.err"; fail "report failed"; }
-"$PY" - "$T/r.json" <<'PYEOF' || fail "the two sections tell different stories"
+# one_story NAME DB RANK: the JSON report of DB names RANK as the one
+# persistent straggler and as the slow worker
+one_story() {
+  "$COLLSCOPE" report "$2" --format json > "$T/$1.json" 2> "$T/$1.err" || { cat "$T/$1.err"; fail "$1: report failed"; }
+  "$PY" - "$T/$1.json" "$1" "$3" <<'PYEOF' || fail "$1: the two sections tell different stories"
 import json, sys
 d = json.load(open(sys.argv[1]))
+name, rank = sys.argv[2], int(sys.argv[3])
 strag = [(s["kind"], s["rank"]) for s in d["stragglers"]]
 sd = d["slowdown"]
-print("stragglers", strag, "slowdown", sd["verdict"], sd["culprit"], sd["S"])
-assert strag == [("persistent", 3)], strag
-assert sd["verdict"] == "slow_worker" and sd["culprit"] == "3", (sd["verdict"], sd["culprit"])
+print(name + ": stragglers", strag, "slowdown", sd["verdict"], sd["culprit"], sd["S"])
+assert strag == [("persistent", rank)], strag
+assert sd["verdict"] == "slow_worker" and sd["culprit"] == str(rank), (sd["verdict"], sd["culprit"])
 PYEOF
-echo "ok: persistent rank 3 and the slow worker rank 3"
+  echo "ok: $1: persistent rank $3 and the slow worker rank $3"
+}
+one_story gen "$T/t.db" 3
 "$COLLSCOPE" report "$T/t.db" > "$T/r.txt" 2>&1 || fail "text report failed"
 grep -q 'persistent  *rank 3' "$T/r.txt" || fail "the text's straggler section does not name rank 3: $(grep -A2 Stragglers "$T/r.txt")"
 grep -A1 '^Slowdown' "$T/r.txt" | grep -q 'rank 3 explains' || fail "the text's slowdown does not name rank 3: $(grep -A1 '^Slowdown' "$T/r.txt")"
@@ -36,15 +42,5 @@ echo "ok: the text names rank 3 in both sections"
 # 37 of 40 steps: the slow worker (data/demo_shared_cores.db.gz, the
 # trace of `collscope run` with its analysis tables dropped).
 gzip -dc "$S/tests/analysis/data/demo_shared_cores.db.gz" > "$T/demo.db" || fail "cannot unpack the demo trace"
-"$COLLSCOPE" report "$T/demo.db" --format json > "$T/d.json" 2> "$T/d.err" || { cat "$T/d.err"; fail "demo: report failed"; }
-"$PY" - "$T/d.json" <<'PYEOF' || fail "demo: the two sections tell different stories"
-import json, sys
-d = json.load(open(sys.argv[1]))
-strag = [(s["kind"], s["rank"]) for s in d["stragglers"]]
-sd = d["slowdown"]
-print("demo: stragglers", strag, "slowdown", sd["verdict"], sd["culprit"], sd["S"])
-assert strag == [("persistent", 2)], strag
-assert sd["verdict"] == "slow_worker" and sd["culprit"] == "2", (sd["verdict"], sd["culprit"])
-PYEOF
-echo "ok: demo: persistent rank 2 and the slow worker rank 2"
+one_story demo "$T/demo.db" 2
 pass
