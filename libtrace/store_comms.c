@@ -104,7 +104,11 @@ static const char *cs_comms_derive(cs_comms *t, size_t i, int depth)
         cs_comms_hex(c->id, d, (size_t)n, "other");
     /* the predefined ones keep their names; a set name wins elsewhere */
     int predefined = strcmp(how, "world") == 0 || strcmp(how, "self") == 0;
-    if (c->name[0] && !predefined && c->shared) {
+    /* an origin that is only a hash (other:HEX, nccl:HEX) tells a reader
+     * nothing: names set on several such communicators get " #2", " #3" */
+    int opaque = strcmp(how, "nccl") == 0 || !(predefined || strcmp(how, "dup") == 0 || split ||
+                                                strcmp(how, "create") == 0);
+    if (c->name[0] && !predefined && c->shared && !opaque) {
         char both[2 * CS_COMMS_DISPLAY_MAX + 4];
         snprintf(both, sizeof both, "%s [%s]", c->name, c->origin);
         snprintf(c->display, sizeof c->display, "%.*s", CS_COMMS_DISPLAY_MAX - 1, both);

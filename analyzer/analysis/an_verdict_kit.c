@@ -32,6 +32,16 @@ int cs__an_verdict_push(cs_verdict_ctx *a, const cs_straggler *g)
     return 0;
 }
 
+void cs__an_verdict_ns_in(char *b, size_t len, int64_t ns, int64_t unit_ns)
+{
+    if (unit_ns >= 10000000)
+        snprintf(b, len, "%.1f ms", (double)ns / 1e6);
+    else if (unit_ns >= 1000000)
+        snprintf(b, len, "%.2f ms", (double)ns / 1e6);
+    else
+        snprintf(b, len, "%.0f us", (double)ns / 1e3);
+}
+
 void cs__an_verdict_ns_text(char *b, size_t len, int64_t ns)
 {
     if (ns >= 10000000)

@@ -42,16 +42,20 @@ static int cs_persistent_rank(cs_verdict_ctx *a, int r)
         g.lateness_ns = cs__an_ctx_median(&lv);
         g.cost_ns = cmed;
         int64_t mad = cs__an_ctx_mad(&cv, cmed);
-        cs__an_verdict_ns_text(b1, sizeof b1, g.cost_ns);
-        cs__an_verdict_ns_text(b2, sizeof b2, mad);
-        char b4[32];
-        cs__an_verdict_ns_text(b4, sizeof b4, g.lateness_ns);
+        /* one unit for the sentence: that of its largest time */
+        int64_t big = tmed > g.cost_ns ? tmed : g.cost_ns;
+        big = g.lateness_ns > big ? g.lateness_ns : big;
+        cs__an_verdict_ns_in(b1, sizeof b1, g.cost_ns, big);
+        cs__an_verdict_ns_in(b2, sizeof b2, mad, big);
+        char b4[32], b5[32];
+        cs__an_verdict_ns_in(b4, sizeof b4, g.lateness_ns, big);
+        cs__an_verdict_ns_in(b5, sizeof b5, tmed, big);
         cs__an_verdict_fmt_steps(b3, sizeof b3, first, lastk);
         snprintf(g.evidence, sizeof g.evidence,
                  "rank %d spent a median %s (MAD %s) longer between collectives than the next slowest rank "
                  "in %lld of %lld steps (%s), and entered last in %lld of them (by a median %s against the "
-                 "others' median entry); the step would be about %s shorter without it (median step %.2f ms)",
-                 r, b1, b2, (long long)late, (long long)considered, b3, (long long)lastin, b4, b1, (double)tmed / 1e6);
+                 "others' median entry); the step would be about %s shorter without it (median step %s)",
+                 r, b1, b2, (long long)late, (long long)considered, b3, (long long)lastin, b4, b1, b5);
         cs_vec_free(&cv);
         cs_vec_free(&lv);
         return cs__an_verdict_push(a, &g) != 0 ? -1 : 1;

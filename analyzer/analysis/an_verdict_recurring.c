@@ -261,10 +261,13 @@ static int cs_recurring_try(cs_verdict_ctx *a, int r, int top)
     cs_recurring_list(g.steps, sizeof g.steps, aff.a, n);
     cs_vec_free(&cv);
     cs_vec_free(&lv);
-    char b1[32], b2[32], b3[32], when[160];
-    cs__an_verdict_ns_text(b1, sizeof b1, g.cost_ns);
-    cs__an_verdict_ns_text(b2, sizeof b2, mad);
-    cs__an_verdict_ns_text(b3, sizeof b3, total);
+    char b1[32], b2[32], b3[32], b4[32], when[160];
+    /* one unit for the sentence: that of its largest time */
+    int64_t big = total > a->tmed ? total : a->tmed;
+    cs__an_verdict_ns_in(b1, sizeof b1, g.cost_ns, big);
+    cs__an_verdict_ns_in(b2, sizeof b2, mad, big);
+    cs__an_verdict_ns_in(b3, sizeof b3, total, big);
+    cs__an_verdict_ns_in(b4, sizeof b4, a->tmed, big);
     if (k)
         snprintf(when, sizeof when, "every %lld steps (phase %lld: steps %lld, %lld, ... %lld)", (long long)k,
                  (long long)g.phase, (long long)g.first_step, (long long)(g.first_step + k), (long long)g.last_step);
@@ -276,8 +279,8 @@ static int cs_recurring_try(cs_verdict_ctx *a, int r, int top)
     }
     snprintf(g.evidence, sizeof g.evidence,
              "rank %d spent a median %s (MAD %s) longer between collectives than the next slowest rank in %lld of "
-             "%lld steps, %s, and was on time in the others; %s lost in all (median step %.2f ms)",
-             r, b1, b2, (long long)n, (long long)a->considered, when, b3, (double)a->tmed / 1e6);
+             "%lld steps, %s, and was on time in the others; %s lost in all (median step %s)",
+             r, b1, b2, (long long)n, (long long)a->considered, when, b3, b4);
     cs_vec_free(&aff);
     return cs__an_verdict_push(a, &g) != 0 ? -1 : 1;
 none:

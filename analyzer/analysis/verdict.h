@@ -75,6 +75,9 @@ int64_t cs__an_verdict_lat(const cs_verdict_ctx *a, int64_t s, int r);
 int cs__an_verdict_push(cs_verdict_ctx *a, const cs_straggler *g);
 /* A time in the evidence text: "12.3 ms", "4.56 ms", "830 us". */
 void cs__an_verdict_ns_text(char *b, size_t len, int64_t ns);
+/* The same in the unit that `unit_ns` (the largest time of the sentence)
+ * gets, so that one sentence has one unit: "3.06 ms (MAD 0.02 ms)". */
+void cs__an_verdict_ns_in(char *b, size_t len, int64_t ns, int64_t unit_ns);
 /* "step 3" or "steps 3-9". */
 void cs__an_verdict_fmt_steps(char *buf, size_t len, int64_t a, int64_t b);
 

@@ -53,6 +53,7 @@ int cs_cli_lock(const char *cmd, const char *dir, int wait);
  * pointers point into argv). */
 typedef struct cs_report_opts {
     const char *format, *outpath, *baseline, *failon, *trace; /* format: a known one */
+    int full;                                                 /* --full */
 } cs_report_opts;
 /* 0, or 2 (bad usage) after printing the usage or one message. */
 int cs_report_parse_opts(int argc, char **argv, cs_report_opts *o);

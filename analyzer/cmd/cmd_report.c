@@ -16,7 +16,18 @@
 #include <sys/stat.h>
 
 const char cs_help_report[] = "usage: collscope report DIR|TRACE.db [--format text|json|markdown|junit] [-o FILE]\n"
-                              "                        [--baseline DIR] [--fail-on GATES]\n"
+                              "                        [--baseline DIR] [--fail-on GATES] [--full]\n"
+                              "\n"
+                              "The text report leads with the answer: what limits the job (the culprit\n"
+                              "rank with its dp/pp/tp coordinates and pipeline stage, or \"no single\n"
+                              "culprit\"), the slowdown S, what fixing it would save per step, and where\n"
+                              "(its costliest kernel, the op and call site the others wait in); then\n"
+                              "the evidence, always in this order: slowdown, stragglers, steps, layout,\n"
+                              "wait states, tail latency, per op, communicator, call site and rank, GPU\n"
+                              "time and kernels, what-if replay and proposals, cost models, clocks,\n"
+                              "what is missing, gates. Each column of times or sizes has one unit,\n"
+                              "named in its header; each sentence one unit. The terms are defined in\n"
+                              "the glossary of docs/guide.md.\n"
                               "\n"
                               "Summarize a trace: for each op, communicator and call site the number of\n"
                               "calls, the bytes, and the total, p50, p90, p99 and maximum time; for each\n"
@@ -39,6 +50,10 @@ const char cs_help_report[] = "usage: collscope report DIR|TRACE.db [--format te
                               "  -o FILE          write the report to FILE (replaced once complete; never\n"
                               "                   through a symlink) instead of standard output (-o -)\n"
                               "  --baseline DIR   a run to compare with (for the p99 and step gates)\n"
+                              "  --full           text: also the sections that say nothing for this trace\n"
+                              "                   (cost models fitted from one message size only, clocks\n"
+                              "                   that no offset or drift moved) and every communicator\n"
+                              "                   and call site (else the 8 and 20 costliest)\n"
                               "  --fail-on GATES  comma-separated gates; any that fails makes the exit\n"
                               "                   status 3:\n"
                               "                     straggler=PCT  a straggler costs more than PCT % of\n"
@@ -90,6 +105,7 @@ int cs_report_parse_opts(int argc, char **argv, cs_report_opts *o)
                                           { "output", required_argument, NULL, 'o' },
                                           { "baseline", required_argument, NULL, 'b' },
                                           { "fail-on", required_argument, NULL, 'g' },
+                                          { "full", no_argument, NULL, 'F' },
                                           { NULL, 0, NULL, 0 } };
     int c;
     *o = (cs_report_opts){ .format = "text" };
@@ -100,6 +116,7 @@ int cs_report_parse_opts(int argc, char **argv, cs_report_opts *o)
         case 'o': o->outpath = optarg; break;
         case 'b': o->baseline = optarg; break;
         case 'g': o->failon = optarg; break;
+        case 'F': o->full = 1; break;
         default: fputs(cs_help_report, stderr); return 2;
         }
     }
@@ -195,6 +212,7 @@ int cs_cmd_report(int argc, char **argv)
     if (cs_outfile_open(&of, "report", outpath ? outpath : "-") != 0)
         goto out;
     FILE *f = of.f;
+    tr.full = o.full;
     writer(f, &tr, &ad, gates, ngates);
     if (cs_outfile_close(&of, "report", 1) != 0)
         goto out;

@@ -112,6 +112,7 @@ typedef struct cs_report_trace {
     cs_report_overlap *overlap;
     size_t noverlap, capOverlap;
     cs_comms comms; /* the communicators' display names */
+    int full;       /* text: show the sections that say nothing for this trace, every row (--full) */
 } cs_report_trace;
 /* 0, or -1 when the trace cannot be read (free t all the same). */
 int cs_report_trace_load(cs_store *st, cs_report_trace *t);

@@ -26,11 +26,14 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
     if (d->fuse_members || d->fused_calls)
         fprintf(f, "Apply mode: %lld calls fused into %lld (all ranks).\n\n", (long long)d->fuse_members,
                 (long long)d->fused_calls);
-    if (d->has_whatif)
+    if (d->has_whatif) {
+        const int64_t v[] = { d->wf_measured_ns, d->wf_model_ns };
+        cs_tunit u = cs__report_tunit_of(v, 2);
         fprintf(f,
                 "What-if replay: measured median step %s, replayed with the cost models %s (replay error %.2f %%).\n\n",
-                cs_fmt_ns(d->wf_measured_ns, b1, sizeof b1), cs_fmt_ns(d->wf_model_ns, b2, sizeof b2),
+                cs__report_tstr(&u, d->wf_measured_ns, b1, sizeof b1), cs__report_tstr(&u, d->wf_model_ns, b2, sizeof b2),
                 100 * d->wf_model_error);
+    }
     if (!d->nprops)
         fprintf(f, "None.\n");
     for (const char *l = d->wf_declined; *l;) {
@@ -54,16 +57,25 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
         }
     }
     if (d->nmodels) {
-        fprintf(f, "\n| cost model | points | alpha | gamma | beta per KiB | R² | resid | note |\n"
-                   "|---|---:|---:|---:|---:|---:|---:|---|\n");
+        int64_t ma = 0;
+        for (int i = 0; i < d->nmodels; i++) {
+            ma = (int64_t)d->models[i].alpha_ns > ma ? (int64_t)d->models[i].alpha_ns : ma;
+            ma = (int64_t)d->models[i].gamma_ns > ma ? (int64_t)d->models[i].gamma_ns : ma;
+        }
+        cs_tunit mu = cs__report_tunit(ma);
+        fprintf(f,
+                "\n| cost model | points | alpha (%s) | gamma (%s) | beta (ns per KiB) | R² | resid | note |\n"
+                "|---|---:|---:|---:|---:|---:|---:|---|\n",
+                mu.name, mu.name);
         for (int i = 0; i < d->nmodels; i++) {
             const cs_model_row *m = &d->models[i];
             char key[256];
             cs__report_model_name(key, sizeof key, d, m);
-            fprintf(f, "| %s | %lld | %.2f us | %.2f us | ", key, (long long)m->points, m->alpha_ns / 1e3,
-                    m->gamma_ns / 1e3);
+            fprintf(f, "| %s | %lld | %s | %s | ", key, (long long)m->points,
+                    cs__report_tnum(&mu, (int64_t)m->alpha_ns, b1, sizeof b1),
+                    cs__report_tnum(&mu, (int64_t)m->gamma_ns, b2, sizeof b2));
             if (m->fitted)
-                fprintf(f, "%.3f ns | %.3f | ", m->beta_ns_per_byte * 1024, m->r2);
+                fprintf(f, "%.3f | %.3f | ", m->beta_ns_per_byte * 1024, m->r2);
             else
                 fprintf(f, "unknown | - | ");
             fprintf(f, "%.1f %% | ", 100 * m->rel_resid);
@@ -116,13 +128,18 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
     for (int i = 0; i < ng; i++)
         failed += g[i].failed;
     fprintf(f, "## collscope report%s\n\n", ng ? (failed ? ": gates failed" : ": gates passed") : "");
+    fprintf(f, "Terms (S, imposed wait, median lateness, ...) are defined in the [glossary](" CS_REPORT_GLOSSARY_URL
+               ").\n\n");
     fprintf(f, "Trace `%s`: %d processes, %lld spans, %lld collective instances", trace, d->nproc, (long long)d->spans,
             (long long)d->instances);
+    const int64_t sv[] = { d->step_median_ns, d->whatif_median_ns, d->step_comm_ns };
+    cs_tunit su = cs__report_tunit_of(sv, 3);
     if (d->nsteps)
         fprintf(f, "; %d steps, median %s (%s had the slowest rank been on time)", d->nsteps,
-                cs_fmt_ns(d->step_median_ns, b1, sizeof b1), cs_fmt_ns(d->whatif_median_ns, b2, sizeof b2));
+                cs__report_tstr(&su, d->step_median_ns, b1, sizeof b1),
+                cs__report_tstr(&su, d->whatif_median_ns, b2, sizeof b2));
     if (d->nsteps && d->step_comm_ns >= 0)
-        fprintf(f, ", communication %s per step", cs_fmt_ns(d->step_comm_ns, b3, sizeof b3));
+        fprintf(f, ", communication %s per step", cs__report_tstr(&su, d->step_comm_ns, b3, sizeof b3));
     if (d->nsteps && strcmp(d->step_source, "period") == 0)
         fprintf(f,
                 " (steps from the period of the calls: %d calls, matching %.1f %% of the positions on %d of %d ranks)",
@@ -166,7 +183,11 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
     if (!d->nstrag)
         fprintf(f, "No verdict: no rank, link or collective is out of line.\n\n");
     else {
-        fprintf(f, "| kind | rank | link | steps | cost per step | evidence |\n|---|---|---|---|---|---|\n");
+        int64_t mc = 0;
+        for (int i = 0; i < d->nstrag; i++)
+            mc = d->strag[i].cost_ns > mc ? d->strag[i].cost_ns : mc;
+        cs_tunit cu = cs__report_tunit(mc);
+        fprintf(f, "| kind | rank | link | steps | cost per step (%s) | evidence |\n|---|---|---|---|---|---|\n", cu.name);
         for (int i = 0; i < d->nstrag; i++) {
             const cs_straggler *s = &d->strag[i];
             fprintf(f, "| %s | %d | ", s->kind, s->rank);
@@ -176,32 +197,48 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
                 cs_report_markdown_cell(f, cs_report_commname(d, s->comm, name, sizeof name));
             if (strcmp(s->kind, "recurring") == 0 && s->period > 0)
                 fprintf(f, " | every %lld (phase %lld), %lld–%lld | %s | ", (long long)s->period, (long long)s->phase,
-                        (long long)s->first_step, (long long)s->last_step, cs_fmt_ns(s->cost_ns, b1, sizeof b1));
+                        (long long)s->first_step, (long long)s->last_step, cs__report_tnum(&cu, s->cost_ns, b1, sizeof b1));
             else if (strcmp(s->kind, "recurring") == 0)
-                fprintf(f, " | %s | %s | ", s->steps, cs_fmt_ns(s->cost_ns, b1, sizeof b1));
+                fprintf(f, " | %s | %s | ", s->steps, cs__report_tnum(&cu, s->cost_ns, b1, sizeof b1));
             else
                 fprintf(f, " | %lld–%lld | %s | ", (long long)s->first_step, (long long)s->last_step,
-                        cs_fmt_ns(s->cost_ns, b1, sizeof b1));
+                        cs__report_tnum(&cu, s->cost_ns, b1, sizeof b1));
             cs_report_markdown_cell(f, s->evidence);
             fprintf(f, " |\n");
         }
         fprintf(f, "\n");
     }
-    fprintf(
-        f,
-        "### Who made the others wait\n\n| rank | times last | imposed wait | median lateness |\n|---:|---:|---:|---:|\n");
+    int64_t m1 = 0, m2 = 0;
+    for (int i = 0; i < d->nrstats; i++) {
+        m1 = d->rstats[i].imposed_wait_ns > m1 ? d->rstats[i].imposed_wait_ns : m1;
+        m2 = d->rstats[i].median_lateness_ns > m2 ? d->rstats[i].median_lateness_ns : m2;
+    }
+    cs_tunit u1 = cs__report_tunit(m1), u2 = cs__report_tunit(m2);
+    fprintf(f,
+            "### Who made the others wait\n\n| rank | times last | imposed wait (%s) | median lateness (%s) |\n"
+            "|---:|---:|---:|---:|\n",
+            u1.name, u2.name);
     for (int i = 0; i < d->nrstats; i++)
         fprintf(f, "| %d | %lld | %s | %s |\n", d->rstats[i].rank, (long long)d->rstats[i].times_last,
-                cs_fmt_ns(d->rstats[i].imposed_wait_ns, b1, sizeof b1),
-                cs_fmt_ns(d->rstats[i].median_lateness_ns, b2, sizeof b2));
-    fprintf(f, "\n### Tail latency\n\n| op | size | call site | count | p50 | p99 | max | slowest 1 %% |\n"
-               "|---|---:|---|---:|---:|---:|---:|---|\n");
+                cs__report_tnum(&u1, d->rstats[i].imposed_wait_ns, b1, sizeof b1),
+                cs__report_tnum(&u2, d->rstats[i].median_lateness_ns, b2, sizeof b2));
+    int64_t tm[3] = { 0 };
+    for (int i = 0; i < d->ntails && i < 15; i++) {
+        const int64_t v[3] = { d->tails[i].p50_ns, d->tails[i].p99_ns, d->tails[i].max_ns };
+        for (int k = 0; k < 3; k++)
+            tm[k] = v[k] > tm[k] ? v[k] : tm[k];
+    }
+    cs_tunit tu[3] = { cs__report_tunit(tm[0]), cs__report_tunit(tm[1]), cs__report_tunit(tm[2]) };
+    fprintf(f,
+            "\n### Tail latency\n\n| op | size | call site | count | p50 (%s) | p99 (%s) | max (%s) | slowest 1 %% |\n"
+            "|---|---:|---|---:|---:|---:|---:|---|\n",
+            tu[0].name, tu[1].name, tu[2].name);
     for (int i = 0; i < d->ntails && i < 15; i++) {
         const cs_tail_row *t = &d->tails[i];
         fprintf(f, "| %s | %s | ", cs_report_opname(d, t->op), cs_fmt_bytes(1LL << t->bucket, b4, sizeof b4));
         cs_report_markdown_cell(f, t->callsite);
-        fprintf(f, " | %lld | %s | %s | %s | ", (long long)t->count, cs_fmt_ns(t->p50_ns, b1, sizeof b1),
-                cs_fmt_ns(t->p99_ns, b2, sizeof b2), cs_fmt_ns(t->max_ns, b3, sizeof b3));
+        fprintf(f, " | %lld | %s | %s | %s | ", (long long)t->count, cs__report_tnum(&tu[0], t->p50_ns, b1, sizeof b1),
+                cs__report_tnum(&tu[1], t->p99_ns, b2, sizeof b2), cs__report_tnum(&tu[2], t->max_ns, b3, sizeof b3));
         cs_report_markdown_cell(f, t->common);
         fprintf(f, " |\n");
     }

@@ -1,7 +1,11 @@
-/* report_text.c: `collscope report --format text`: the trace (per op,
- * communicator, call site and rank), then the stored analysis (clocks,
- * stragglers, steps, wait states, tail latency, cost models, what-if
- * replay, proposals, what is missing, gates), then the GPU overlap. */
+/* report_text.c: `collscope report --format text`: the answer first (what
+ * limits the job, S, the saving per step, where), then the evidence in a
+ * fixed order: slowdown, stragglers, steps, layout, wait states, tail
+ * latency, the trace (per op, communicator, call site, rank), GPU time,
+ * what-if replay and proposals, cost models, clocks, what is missing,
+ * gates. Sections that say nothing for this trace are one line each
+ * unless --full. Each column and each sentence of times has one unit
+ * (report_units.c); the terms are those of docs/guide.md's glossary. */
 #include "config.h"
 #include "analyzer/report/report_int.h"
 #include "common/msg.h"
@@ -9,53 +13,82 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One table of groups. With `comms`, the keys are communicator ids, shown
- * by name and size; else with show_op, each key is followed by its op. */
+/* One table of groups, each column of times and the bytes in one unit
+ * (named in its header). With `comms`, the keys are communicator ids,
+ * shown by name and size; else with show_op, each key is followed by its
+ * op. Keys get the room they need up to a point, then lose their middle
+ * (cs__report_fit). At most `max` rows (0: all), the rest counted. */
 static void cs_report_text_groups(FILE *f, const char *title, const char *keyname, const cs_group_stat *a, size_t n,
-                                  int show_op, const cs_comms *comms)
+                                  int show_op, const cs_comms *comms, size_t max)
 {
-    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
-    /* communicator names get the room they need, up to a point */
+    char b[6][32], h[6][32];
+    size_t shown = max && n > max ? max : n;
     int w = 40;
-    for (size_t i = 0; comms && i < n; i++) {
-        char key[300];
-        int l = (int)strlen(cs_store_comms_label(comms, strtoll(a[i].key, NULL, 10), key, sizeof key));
-        w = l > w ? (l < 120 ? l : 120) : w;
+    int64_t mx[6] = { 0 };
+    for (size_t i = 0; i < n; i++) {
+        const int64_t v[6] = { a[i].bytes, a[i].total, a[i].p50, a[i].p90, a[i].p99, a[i].max };
+        for (int k = 0; k < 6; k++)
+            mx[k] = v[k] > mx[k] ? v[k] : mx[k];
+    }
+    char *keys = calloc(shown ? shown : 1, 300);
+    for (size_t i = 0; keys && i < shown; i++) {
+        char *key = keys + i * 300;
+        if (comms)
+            cs_store_comms_label(comms, strtoll(a[i].key, NULL, 10), key, 300);
+        else if (show_op && strcmp(a[i].op, "(several)") != 0)
+            snprintf(key, 300, "%s [%s]", a[i].key, a[i].op);
+        else if (show_op && strcmp(a[i].key, "(unknown)") == 0)
+            snprintf(key, 300, "(not recorded)");
+        else
+            snprintf(key, 300, "%s", a[i].key);
+        int l = (int)strlen(key);
+        w = l > w ? (l < 72 ? l : 72) : w;
+    }
+    cs_bunit bu = cs__report_bunit(mx[0]);
+    cs_tunit tu[5];
+    const char *names[6] = { "bytes", "total", "p50", "p90", "p99", "max" };
+    snprintf(h[0], sizeof h[0], "bytes (%s)", bu.name);
+    for (int k = 0; k < 5; k++) {
+        tu[k] = cs__report_tunit(mx[k + 1]);
+        cs__report_thead(names[k + 1], &tu[k], h[k + 1], sizeof h[k + 1]);
     }
     fprintf(f, "\n%s\n", title);
-    fprintf(f, "  %-*s %9s %11s %11s %10s %10s %10s %10s\n", w, keyname, "calls", "bytes", "total", "p50", "p90", "p99",
-            "max");
-    for (size_t i = 0; i < n; i++) {
+    fprintf(f, "  %-*s %9s %11s %11s %10s %10s %10s %10s\n", w, keyname, "calls", h[0], h[1], h[2], h[3], h[4], h[5]);
+    for (size_t i = 0; keys && i < shown; i++) {
         const cs_group_stat *x = &a[i];
-        char key[300];
-        if (comms)
-            cs_store_comms_label(comms, strtoll(x->key, NULL, 10), key, sizeof key);
-        else if (show_op)
-            snprintf(key, sizeof key, "%s [%s]", x->key, x->op);
-        else
-            snprintf(key, sizeof key, "%s", x->key);
-        fprintf(f, "  %-*.*s %9lld %11s %11s %10s %10s %10s %10s\n", w, w, key, (long long)x->count,
-                cs_fmt_bytes(x->bytes, b1, sizeof b1), cs_fmt_ns(x->total, b2, sizeof b2),
-                cs_fmt_ns(x->p50, b3, sizeof b3), cs_fmt_ns(x->p90, b4, sizeof b4), cs_fmt_ns(x->p99, b5, sizeof b5),
-                cs_fmt_ns(x->max, b6, sizeof b6));
+        char fit[300];
+        cs__report_fit(keys + i * 300, w, fit, sizeof fit);
+        const int64_t v[5] = { x->total, x->p50, x->p90, x->p99, x->max };
+        for (int k = 0; k < 5; k++)
+            cs__report_tnum(&tu[k], v[k], b[k + 1], sizeof b[k + 1]);
+        fprintf(f, "  %-*s %9lld %11s %11s %10s %10s %10s %10s\n", w, fit, (long long)x->count,
+                cs__report_bnum(&bu, x->bytes, b[0], sizeof b[0]), b[1], b[2], b[3], b[4], b[5]);
     }
+    free(keys);
     if (n == 0)
         fprintf(f, "  (none)\n");
+    else if (shown < n)
+        fprintf(f, "  ... and %zu more (--full shows them)\n", n - shown);
 }
 
 static void cs_report_text_overlap(FILE *f, const cs_report_trace *t)
 {
-    char b1[32], b2[32];
+    char b1[32], b2[32], h1[32], h2[32];
     if (!t->noverlap)
         return;
+    int64_t mx = 0;
+    for (size_t i = 0; i < t->noverlap; i++)
+        mx = t->overlap[i].comm_ns > mx ? t->overlap[i].comm_ns : mx;
+    cs_tunit u = cs__report_tunit(mx);
     fprintf(f,
             "\nGPU overlap: NCCL time on the GPU not overlapped by compute (kernels of other streams)\n"
-            "  %6s %12s %12s %8s\n",
-            "rank", "comm (GPU)", "not overlap", "share");
+            "  %6s %14s %14s %18s\n",
+            "rank", cs__report_thead("comm (GPU)", &u, h1, sizeof h1), cs__report_thead("not overlap", &u, h2, sizeof h2),
+            "share of comm");
     for (size_t i = 0; i < t->noverlap; i++) {
         const cs_report_overlap *o = &t->overlap[i];
-        fprintf(f, "  %6d %12s %12s %7.1f%%\n", o->rank, cs_fmt_ns(o->comm_ns, b1, sizeof b1),
-                cs_fmt_ns(o->exposed_ns, b2, sizeof b2),
+        fprintf(f, "  %6d %14s %14s %17.1f%%\n", o->rank, cs__report_tnum(&u, o->comm_ns, b1, sizeof b1),
+                cs__report_tnum(&u, o->exposed_ns, b2, sizeof b2),
                 o->comm_ns > 0 ? 100.0 * (double)o->exposed_ns / (double)o->comm_ns : 0.0);
     }
 }
@@ -104,31 +137,59 @@ static void cs_report_text_kernels(FILE *f, const cs_report_data *d)
 {
     if (!d->nkern)
         return;
-    char b1[32], b2[32], b3[32];
+    char b1[32], b2[32], b3[32], h[3][32];
+    int64_t mx[3] = { 0 };
+    for (int i = 0; i < d->nkern; i++) {
+        const int64_t v[3] = { d->kern[i].total_ns, d->kern[i].median_ns, d->kern[i].p99_ns };
+        for (int k = 0; k < 3; k++)
+            mx[k] = v[k] > mx[k] ? v[k] : mx[k];
+    }
+    cs_tunit u[3] = { cs__report_tunit(mx[0]), cs__report_tunit(mx[1]), cs__report_tunit(mx[2]) };
     fprintf(f,
             "\nTop GPU kernels per rank (by total GPU time, %d of each; copies and sets are memory)\n"
             "  %6s %-8s %-50s %7s %11s %11s %11s\n",
-            CS_REPORT_TEXT_KERNELS, "rank", "category", "name", "count", "total", "median", "p99");
+            CS_REPORT_TEXT_KERNELS, "rank", "category", "name", "count", cs__report_thead("total", &u[0], h[0], sizeof h[0]),
+            cs__report_thead("median", &u[1], h[1], sizeof h[1]), cs__report_thead("p99", &u[2], h[2], sizeof h[2]));
     int shown = 0;
     for (int i = 0; i < d->nkern; i++) {
         const cs_kernel_row *k = &d->kern[i];
         shown = i > 0 && d->kern[i - 1].rank == k->rank ? shown + 1 : 0;
         if (shown >= CS_REPORT_TEXT_KERNELS)
             continue;
-        fprintf(f, "  %6d %-8s %-50.50s %7lld %11s %11s %11s\n", k->rank, k->category, k->name, (long long)k->count,
-                cs_fmt_ns(k->total_ns, b1, sizeof b1), cs_fmt_ns(k->median_ns, b2, sizeof b2),
-                cs_fmt_ns(k->p99_ns, b3, sizeof b3));
+        char name[300];
+        fprintf(f, "  %6d %-8s %-50s %7lld %11s %11s %11s\n", k->rank, k->category,
+                cs__report_fit(k->name, 50, name, sizeof name), (long long)k->count,
+                cs__report_tnum(&u[0], k->total_ns, b1, sizeof b1), cs__report_tnum(&u[1], k->median_ns, b2, sizeof b2),
+                cs__report_tnum(&u[2], k->p99_ns, b3, sizeof b3));
     }
 }
 
-/* The cost models, the replay and the proposals. */
-/* The cost models, the replay and the proposals (text). */
-static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
+/* Is m fitted from one message size only (alpha only, beta unknown): a
+ * row that says nothing the per-op tables do not? */
+static int cs_report_text_model_one_size(const cs_model_row *m)
 {
-    char b1[32], b2[32], b3[32];
-    if (d->fuse_members || d->fused_calls)
-        fprintf(f, "\nApply mode: %lld calls fused into %lld (all ranks)\n", (long long)d->fuse_members,
-                (long long)d->fused_calls);
+    return !m->fitted && m->min_bytes == m->max_bytes;
+}
+
+/* The cost models: those fitted from one size only folded into one line
+ * unless full. */
+static void cs_report_text_models(FILE *f, const cs_report_data *d, int full)
+{
+    char b1[32], b2[32], b3[32], h1[32], h2[32];
+    int nsingle = 0;
+    int64_t mx = 0;
+    for (int i = 0; i < d->nmodels; i++) {
+        nsingle += cs_report_text_model_one_size(&d->models[i]);
+        int64_t a = (int64_t)d->models[i].alpha_ns, g = (int64_t)d->models[i].gamma_ns;
+        mx = a > mx ? a : mx;
+        mx = g > mx ? g : mx;
+    }
+    if (!full && d->nmodels && nsingle == d->nmodels) {
+        fprintf(f, "\nCost models: all %d fitted from one message size only (alpha only, beta unknown): nothing to "
+                   "add to the tables above (--full shows them)\n",
+                d->nmodels);
+        return;
+    }
     fprintf(f, "\nCost models (time of n calls completing together = alpha + (n-1) x gamma + bytes x beta,\n"
                "fitted to the completion times; resid: relative residual of the cells)\n");
     /* the models' names (op and communicator) get the room they need */
@@ -137,51 +198,76 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
         char key[256];
         cs__report_model_name(key, sizeof key, d, &d->models[i]);
         int l = (int)strlen(key);
-        w = l > w ? (l < 90 ? l : 90) : w;
+        w = l > w ? (l < 72 ? l : 72) : w;
     }
+    cs_tunit u = cs__report_tunit(mx);
     if (!d->nmodels)
         fprintf(f, "  (none: no collective transfer to fit)\n");
     else
-        fprintf(f, "  %-*s %7s %19s %11s %11s %12s %6s %7s\n", w, "op [algo] on communicator", "points", "sizes",
-                "alpha", "gamma", "beta/KiB", "R2", "resid");
+        fprintf(f, "  %-*s %7s %19s %11s %11s %14s %6s %7s\n", w, "op [algo] on communicator", "points", "sizes",
+                cs__report_thead("alpha", &u, h1, sizeof h1), cs__report_thead("gamma", &u, h2, sizeof h2),
+                "beta (ns/KiB)", "R2", "resid");
     for (int i = 0; i < d->nmodels; i++) {
         const cs_model_row *m = &d->models[i];
-        char key[256], sz[48];
+        if (!full && cs_report_text_model_one_size(m))
+            continue;
+        char key[256], fit[256], sz[48];
         cs__report_model_name(key, sizeof key, d, m);
         snprintf(sz, sizeof sz, "%s-%s", cs_fmt_bytes(m->min_bytes, b1, sizeof b1),
                  cs_fmt_bytes(m->max_bytes, b2, sizeof b2));
         char beta[32], r2[16];
         if (m->fitted)
-            snprintf(beta, sizeof beta, "%.3f ns", m->beta_ns_per_byte * 1024);
+            snprintf(beta, sizeof beta, "%.3f", m->beta_ns_per_byte * 1024);
         else
             snprintf(beta, sizeof beta, "unknown");
         if (m->fitted)
             snprintf(r2, sizeof r2, "%.3f", m->r2);
         else
             snprintf(r2, sizeof r2, "-");
-        fprintf(f, "  %-*.*s %7lld %19s %8.2f us %8.2f us %12s %6s %6.1f%%\n", w, w, key, (long long)m->points, sz,
-                m->alpha_ns / 1e3, m->gamma_ns / 1e3, beta, r2, 100 * m->rel_resid);
+        fprintf(f, "  %-*s %7lld %19s %11s %11s %14s %6s %6.1f%%\n", w, cs__report_fit(key, w, fit, sizeof fit),
+                (long long)m->points, sz, cs__report_tnum(&u, (int64_t)m->alpha_ns, b1, sizeof b1),
+                cs__report_tnum(&u, (int64_t)m->gamma_ns, b3, sizeof b3), beta, r2, 100 * m->rel_resid);
         if (!m->fitted || strcmp(m->note, "fitted") != 0)
             fprintf(f, "    %s\n", m->note);
     }
+    if (!full && nsingle)
+        fprintf(f, "  and %d fitted from one message size only (alpha only, beta unknown; --full shows them)\n",
+                nsingle);
+}
+
+/* The replay and the proposals (text). */
+static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
+{
+    char b1[32], b2[32], b3[32];
+    if (d->fuse_members || d->fused_calls)
+        fprintf(f, "\nApply mode: %lld calls fused into %lld (all ranks)\n", (long long)d->fuse_members,
+                (long long)d->fused_calls);
     fprintf(f, "\nWhat-if replay (median step time)\n");
     if (!d->has_whatif) {
         fprintf(f, "  not run%s%s\n", d->wf_note[0] ? ": " : "", d->wf_note);
     } else {
+        const int64_t v[] = { d->wf_measured_ns, d->wf_replay_ns, d->wf_model_ns };
+        cs_tunit u = cs__report_tunit_of(v, 3);
         fprintf(f,
                 "  measured %s; replayed with measured transfers %s (error %.2f %%); with the cost models %s "
                 "(replay error %.2f %%)\n",
-                cs_fmt_ns(d->wf_measured_ns, b1, sizeof b1), cs_fmt_ns(d->wf_replay_ns, b2, sizeof b2),
-                100 * d->wf_replay_error, cs_fmt_ns(d->wf_model_ns, b3, sizeof b3), 100 * d->wf_model_error);
-        if (d->wf_ontime_ns >= 0)
-            fprintf(f, "  stragglers on time: %s (gain %s per step)\n", cs_fmt_ns(d->wf_ontime_ns, b1, sizeof b1),
-                    cs_fmt_ns(d->wf_ontime_gain_ns, b2, sizeof b2));
+                cs__report_tstr(&u, d->wf_measured_ns, b1, sizeof b1), cs__report_tstr(&u, d->wf_replay_ns, b2, sizeof b2),
+                100 * d->wf_replay_error, cs__report_tstr(&u, d->wf_model_ns, b3, sizeof b3), 100 * d->wf_model_error);
+        if (d->wf_ontime_ns >= 0) {
+            const int64_t w[] = { d->wf_ontime_ns, d->wf_ontime_gain_ns };
+            cs_tunit uo = cs__report_tunit_of(w, 2);
+            fprintf(f, "  stragglers on time: %s (gain %s per step)\n", cs__report_tstr(&uo, d->wf_ontime_ns, b1, sizeof b1),
+                    cs__report_tstr(&uo, d->wf_ontime_gain_ns, b2, sizeof b2));
+        }
         if (d->wf_note[0])
             fprintf(f, "  %s\n", d->wf_note);
     }
-    if (d->wf_comm_step_ns >= 0)
+    if (d->wf_comm_step_ns >= 0) {
+        const int64_t v[] = { d->wf_measured_ns, d->wf_comm_step_ns };
+        cs_tunit u = cs__report_tunit_of(v, 2);
         fprintf(f, "  communication per step (time inside communication calls, median over ranks and steps): %s\n",
-                cs_fmt_ns(d->wf_comm_step_ns, b1, sizeof b1));
+                cs__report_tstr(&u, d->wf_comm_step_ns, b1, sizeof b1));
+    }
     fprintf(f, "\nProposals (estimated by the what-if replay; made where the cost model explains the data and the\n"
                "gain is at least 5 %% of the step)\n");
     if (!d->nprops)
@@ -194,7 +280,7 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
     }
     for (int i = 0; i < d->nprops; i++) {
         const cs_proposal *p = &d->props[i];
-        fprintf(f, "  %-8s gain %s per step (%.1f %%)", p->kind, cs_fmt_ns(p->gain_ns, b1, sizeof b1),
+        fprintf(f, "  %-8s gain %s per step (%.1f %% of the median step)", p->kind, cs_fmt_ns(p->gain_ns, b1, sizeof b1),
                 p->step_ns > 0 ? 100.0 * (double)p->gain_ns / (double)p->step_ns : 0.0);
         if (strcmp(p->kind, "fusion") == 0)
             fprintf(f, ", %s, bucket %s", p->callsite, cs_fmt_bytes(p->bucket_bytes, b2, sizeof b2));
@@ -204,121 +290,357 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
     }
 }
 
-static void cs_report_text_analysis(FILE *f, const cs_report_data *d, const cs_gate *g, int ng)
+/* The layout row of rank, or NULL. */
+static const cs_layout_row *cs_report_text_lay(const cs_report_data *d, int rank)
 {
-    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], name[CS_COMMS_DISPLAY_MAX];
+    for (int i = 0; i < d->nlay; i++)
+        if (d->lay[i].rank == rank)
+            return &d->lay[i];
+    return NULL;
+}
+
+/* The slowdown row of kind and name, or NULL. */
+static const cs_slowdown_row *cs_report_text_sd(const cs_report_data *d, const char *kind, const char *name)
+{
+    for (int i = 0; i < d->nsd; i++)
+        if (strcmp(d->sd[i].kind, kind) == 0 && strcmp(d->sd[i].name, name) == 0)
+            return &d->sd[i];
+    return NULL;
+}
+
+/* The answer, first: what limits the job (the culprit or "no single
+ * culprit"), S, what fixing it would save per step, and where (the rank's
+ * dp/pp/tp coordinates and stage, the op or kernel, the call site). */
+static void cs_report_text_answer(FILE *f, const cs_report_trace *t, const cs_report_data *d)
+{
+    char b1[32], b2[32], b3[32], name[CS_COMMS_DISPLAY_MAX];
+    const cs_straggler *top = NULL; /* the costliest rank verdict */
+    for (int i = 0; i < d->nstrag; i++)
+        if (d->strag[i].rank >= 0 && strcmp(d->strag[i].kind, "slow_link") != 0 &&
+            (!top || d->strag[i].cost_ns > top->cost_ns))
+            top = &d->strag[i];
+    int rank = -1;
+    char who[128] = "";
+    int worker = d->has_slowdown && strcmp(d->sd_verdict, "slow_worker") == 0;
+    int stage = d->has_slowdown && strcmp(d->sd_verdict, "slow_stage") == 0;
+    if (worker)
+        rank = atoi(d->sd_culprit);
+    else if (!d->has_slowdown && top)
+        rank = top->rank;
+    if (rank >= 0) {
+        const cs_layout_row *l = cs_report_text_lay(d, rank);
+        if (l && d->layout[0] && d->lay_pp > 1)
+            snprintf(who, sizeof who, "rank %d (dp %d, pp %d, tp %d; pipeline stage %d)", rank, l->dp, l->pp, l->tp,
+                     l->pp);
+        else if (l && d->layout[0])
+            snprintf(who, sizeof who, "rank %d (dp %d, pp %d, tp %d)", rank, l->dp, l->pp, l->tp);
+        else
+            snprintf(who, sizeof who, "rank %d", rank);
+    } else if (stage) {
+        snprintf(who, sizeof who, "pipeline %s", d->sd_culprit);
+    }
+    fprintf(f, "\nWhat limits this job\n");
+    if (who[0])
+        fprintf(f, "  culprit: %s\n", who);
+    else if (d->has_slowdown && strcmp(d->sd_verdict, "none") == 0)
+        fprintf(f, "  no single culprit: the job runs close to its ideal\n");
+    else if (d->has_slowdown)
+        fprintf(f, "  no single culprit: the slowdown is spread over ranks and steps\n");
+    else
+        fprintf(f, "  no single culprit found (no straggler verdict%s)\n",
+                d->nsteps < 3 ? "; fewer than 3 steps, so no slowdown S" : "");
+    if (d->has_slowdown) {
+        const int64_t v[] = { d->sd_actual_ns, d->sd_ideal_ns };
+        cs_tunit u = cs__report_tunit_of(v, 2);
+        fprintf(f, "  S %.3f: the median step takes %.2f times as long as with ideal durations (%s against %s)\n",
+                d->sd_S, d->sd_S, cs__report_tstr(&u, d->sd_actual_ns, b1, sizeof b1),
+                cs__report_tstr(&u, d->sd_ideal_ns, b2, sizeof b2));
+    }
+    /* the saving per step: the straggler's own cost where the culprit is
+     * a straggler, else the culprit's share of the slowdown */
+    int64_t save = -1, step = d->step_median_ns > 0 ? d->step_median_ns : d->sd_actual_ns;
+    const char *how = "";
+    char howbuf[160];
+    if (top && (rank < 0 || top->rank == rank) && (who[0] || !d->has_slowdown)) {
+        save = top->cost_ns;
+        snprintf(howbuf, sizeof howbuf, "the %s straggler's cost per step", top->kind);
+        if (d->has_whatif && d->wf_ontime_ns >= 0) {
+            const int64_t v[] = { top->cost_ns, d->wf_ontime_gain_ns };
+            cs_tunit u = cs__report_tunit_of(v, 2);
+            snprintf(howbuf, sizeof howbuf,
+                     "the %s straggler's cost per step; the what-if replay with every rank on time gains %s", top->kind,
+                     cs__report_tstr(&u, d->wf_ontime_gain_ns, b3, sizeof b3));
+        }
+        how = howbuf;
+    } else if (rank >= 0 || stage) {
+        char key[48];
+        if (rank >= 0)
+            snprintf(key, sizeof key, "rank %d", rank);
+        else
+            snprintf(key, sizeof key, "%s", d->sd_culprit);
+        const cs_slowdown_row *r = rank >= 0 ? cs_report_text_sd(d, "rank", key) : cs_report_text_sd(d, "group", key);
+        if (r && d->sd_actual_ns > d->sd_ideal_ns) {
+            save = (int64_t)(r->share * (double)(d->sd_actual_ns - d->sd_ideal_ns));
+            snprintf(howbuf, sizeof howbuf, "its %.0f %% share of the slowdown", 100 * r->share);
+            how = howbuf;
+        }
+    }
+    if (save >= 0 && step > 0) {
+        const int64_t v[] = { save, step };
+        cs_tunit u = cs__report_tunit_of(v, 2);
+        fprintf(f, "  saving: about %s per step if fixed (%.0f %% of the median step of %s; %s)\n",
+                cs__report_tstr(&u, save, b1, sizeof b1), 100.0 * (double)save / (double)step,
+                cs__report_tstr(&u, step, b2, sizeof b2), how);
+    }
+    /* where: what the culprit's excess is, and where the others wait */
+    if (d->has_slowdown && d->sd_text[0])
+        fprintf(f, "  why: %s\n", d->sd_text);
+    else if (top)
+        fprintf(f, "  why: %s straggler, steps %lld-%lld\n", top->kind, (long long)top->first_step,
+                (long long)top->last_step);
+    if (rank >= 0) {
+        const cs_kernel_row *k = NULL;
+        for (int i = 0; i < d->nkern && !k; i++)
+            if (d->kern[i].rank == rank && strcmp(d->kern[i].category, "compute") == 0)
+                k = &d->kern[i];
+        const cs_slowdown_row *r = NULL;
+        char key[48];
+        snprintf(key, sizeof key, "rank %d", rank);
+        r = cs_report_text_sd(d, "rank", key);
+        if (k && (!r || r->compute_share >= 0.5)) {
+            cs_tunit u = cs__report_tunit(k->total_ns);
+            char kn[300];
+            fprintf(f, "  where: its GPU compute; its costliest kernel %s (%lld runs, %s in all)\n",
+                    cs__report_fit(k->name, 60, kn, sizeof kn),
+                    (long long)k->count, cs__report_tstr(&u, k->total_ns, b3, sizeof b3));
+        }
+    }
+    /* the call site where the communication time goes */
+    if (t->nby_site && strcmp(t->by_site[0].key, "(unknown)") != 0) {
+        const cs_group_stat *x = &t->by_site[0];
+        int64_t all = 0;
+        for (size_t i = 0; i < t->nby_site; i++)
+            all += t->by_site[i].total;
+        fprintf(f, "  where the others wait: %s at %s (%.0f %% of the time in communication calls)\n",
+                strcmp(x->op, "(several)") == 0 ? "several ops" : x->op, x->key,
+                all > 0 ? 100.0 * (double)x->total / (double)all : 0.0);
+    } else if (t->nby_op && t->nby_comm) {
+        const cs_group_stat *x = &t->by_op[0];
+        int64_t all = 0;
+        for (size_t i = 0; i < t->nby_op; i++)
+            all += t->by_op[i].total;
+        fprintf(f, "  where the others wait: %s (%.0f %% of the time in communication calls; no call sites recorded)\n",
+                x->key, all > 0 ? 100.0 * (double)x->total / (double)all : 0.0);
+    }
+    (void)name;
+}
+
+static void cs_report_text_clocks(FILE *f, const cs_report_data *d, int full)
+{
+    char b1[32], b2[32], h[32];
+    int moved = 0;
+    int64_t res = 0;
+    for (int i = 0; i < d->nproc; i++) {
+        moved += d->procs[i].clock_offset_ns != 0 || d->procs[i].clock_drift_ppm != 0;
+        res = d->procs[i].align_residual_ns > res ? d->procs[i].align_residual_ns : res;
+    }
+    cs_tunit u = cs__report_tunit(res);
+    if (!full && !moved) {
+        fprintf(f, "\nClocks: kept as recorded on all %d ranks (no offset or drift found; largest residual %s; "
+                   "--full shows the table)\n",
+                d->nproc, cs__report_tstr(&u, res, b1, sizeof b1));
+        return;
+    }
+    int64_t mo = 0;
+    for (int i = 0; i < d->nproc; i++) {
+        int64_t o = d->procs[i].clock_offset_ns < 0 ? -d->procs[i].clock_offset_ns : d->procs[i].clock_offset_ns;
+        mo = o > mo ? o : mo;
+    }
+    cs_tunit uo = cs__report_tunit(mo);
     fprintf(f, "\nClocks (aligned from the N-to-N collectives; offset relative to rank %d)\n",
             d->nproc ? d->procs[0].rank : 0);
-    fprintf(f, "  %6s %-10s %14s %10s %12s\n", "rank", "clock", "offset", "drift", "residual");
+    fprintf(f, "  %6s %-10s %14s %12s %14s\n", "rank", "clock", cs__report_thead("offset", &uo, b2, sizeof b2),
+            "drift (ppm)", cs__report_thead("residual", &u, h, sizeof h));
     for (int i = 0; i < d->nproc; i++) {
         const cs_proc *p = &d->procs[i];
-        fprintf(f, "  %6d %-10s %11.3f us %7.3f ppm %12s\n", p->rank, p->clock, (double)p->clock_offset_ns / 1e3,
-                p->clock_drift_ppm, p->align_residual_ns >= 0 ? cs_fmt_ns(p->align_residual_ns, b1, sizeof b1) : "-");
+        int64_t o = p->clock_offset_ns;
+        fprintf(f, "  %6d %-10s %s%13s %12.3f %14s\n", p->rank, p->clock, o < 0 ? "-" : " ",
+                cs__report_tnum(&uo, o < 0 ? -o : o, b1, sizeof b1), p->clock_drift_ppm,
+                p->align_residual_ns >= 0 ? cs__report_tnum(&u, p->align_residual_ns, b2, sizeof b2) : "-");
     }
+}
+
+static void cs_report_text_stragglers(FILE *f, const cs_report_data *d)
+{
+    char b1[32], b2[32], name[CS_COMMS_DISPLAY_MAX];
     fprintf(f, "\nStragglers\n");
     if (d->nstrag == 0)
         fprintf(f, "  none: no rank, link or collective is out of line\n");
     for (int i = 0; i < d->nstrag; i++) {
         const cs_straggler *s = &d->strag[i];
+        const int64_t v[] = { s->cost_ns, s->total_ns };
+        cs_tunit u = cs__report_tunit_of(v, 2);
         if (strcmp(s->kind, "slow_link") == 0 && s->src >= 0)
             fprintf(f, "  %-16s %d -> %d  costs %s per step\n", s->kind, s->src, s->dst,
-                    cs_fmt_ns(s->cost_ns, b1, sizeof b1));
+                    cs__report_tstr(&u, s->cost_ns, b1, sizeof b1));
         else if (strcmp(s->kind, "slow_link") == 0 || (s->comm && s->rank < 0))
             fprintf(f, "  %-16s %s  costs %s per step, steps %lld-%lld\n", s->kind,
-                    cs_report_commname(d, s->comm, name, sizeof name), cs_fmt_ns(s->cost_ns, b1, sizeof b1),
+                    cs_report_commname(d, s->comm, name, sizeof name), cs__report_tstr(&u, s->cost_ns, b1, sizeof b1),
                     (long long)s->first_step, (long long)s->last_step);
         else if (strcmp(s->kind, "recurring") == 0 && s->period > 0)
             fprintf(
                 f,
                 "  %-16s rank %d  costs %s per affected step, every %lld steps (phase %lld), %lld steps, %s in all\n",
-                s->kind, s->rank, cs_fmt_ns(s->cost_ns, b1, sizeof b1), (long long)s->period, (long long)s->phase,
-                (long long)s->affected, cs_fmt_ns(s->total_ns, b2, sizeof b2));
+                s->kind, s->rank, cs__report_tstr(&u, s->cost_ns, b1, sizeof b1), (long long)s->period,
+                (long long)s->phase, (long long)s->affected, cs__report_tstr(&u, s->total_ns, b2, sizeof b2));
         else if (strcmp(s->kind, "recurring") == 0)
             fprintf(f, "  %-16s rank %d  costs %s per affected step, %lld steps (%s), %s in all\n", s->kind, s->rank,
-                    cs_fmt_ns(s->cost_ns, b1, sizeof b1), (long long)s->affected, s->steps,
-                    cs_fmt_ns(s->total_ns, b2, sizeof b2));
+                    cs__report_tstr(&u, s->cost_ns, b1, sizeof b1), (long long)s->affected, s->steps,
+                    cs__report_tstr(&u, s->total_ns, b2, sizeof b2));
         else
             fprintf(f, "  %-16s rank %d  costs %s per step, steps %lld-%lld\n", s->kind, s->rank,
-                    cs_fmt_ns(s->cost_ns, b1, sizeof b1), (long long)s->first_step, (long long)s->last_step);
+                    cs__report_tstr(&u, s->cost_ns, b1, sizeof b1), (long long)s->first_step, (long long)s->last_step);
         fprintf(f, "    %s\n", s->evidence);
     }
+}
+
+static void cs_report_text_steps(FILE *f, const cs_report_data *d)
+{
+    char b1[32], b2[32], b3[32], b4[32];
     fprintf(f, "\nSteps (from %s): %d", d->step_source, d->nsteps);
+    const int64_t v[] = { d->step_median_ns, d->step_p90_ns, d->whatif_median_ns, d->step_comm_ns };
+    cs_tunit u = cs__report_tunit_of(v, 4);
     if (d->nsteps)
         fprintf(f, ", median %s, p90 %s; median had the slowest rank arrived on time: %s",
-                cs_fmt_ns(d->step_median_ns, b1, sizeof b1), cs_fmt_ns(d->step_p90_ns, b2, sizeof b2),
-                cs_fmt_ns(d->whatif_median_ns, b3, sizeof b3));
+                cs__report_tstr(&u, d->step_median_ns, b1, sizeof b1), cs__report_tstr(&u, d->step_p90_ns, b2, sizeof b2),
+                cs__report_tstr(&u, d->whatif_median_ns, b3, sizeof b3));
     if (d->nsteps && d->step_comm_ns >= 0)
-        fprintf(f, "; communication %s per step", cs_fmt_ns(d->step_comm_ns, b4, sizeof b4));
+        fprintf(f, "; communication %s per step", cs__report_tstr(&u, d->step_comm_ns, b4, sizeof b4));
     if (strcmp(d->step_source, "period") == 0)
         fprintf(f, "\n  period %d calls per step, matching %.1f %% of the positions, on %d of %d ranks searched",
                 d->step_period, 100 * d->step_confidence, d->step_ranks_agreeing, d->step_ranks_searched);
     fprintf(f, "\n");
-    if (d->layout[0]) {
-        fprintf(f, "\nParallel layout: %s\n  %s\n", d->layout, d->layout_source);
-        if (d->nlay <= 32) {
-            fprintf(f, "  rank (dp,pp,tp):");
-            for (int i = 0; i < d->nlay; i++)
-                fprintf(f, "%s %d (%d,%d,%d)", i && i % 8 == 0 ? "\n                  " : "", d->lay[i].rank,
-                        d->lay[i].dp, d->lay[i].pp, d->lay[i].tp);
-            fprintf(f, "\n");
-        }
+}
+
+static void cs_report_text_layout(FILE *f, const cs_report_data *d)
+{
+    if (!d->layout[0])
+        return;
+    fprintf(f, "\nParallel layout: %s\n  %s\n", d->layout, d->layout_source);
+    if (d->nlay <= 32) {
+        fprintf(f, "  rank (dp,pp,tp):");
+        for (int i = 0; i < d->nlay; i++)
+            fprintf(f, "%s %d (%d,%d,%d)", i && i % 8 == 0 ? "\n                  " : "", d->lay[i].rank,
+                    d->lay[i].dp, d->lay[i].pp, d->lay[i].tp);
+        fprintf(f, "\n");
     }
-    if (d->has_slowdown) {
-        fprintf(f,
-                "\nSlowdown: S %.3f (median step %s replayed, %s with ideal durations; replay error %.1f %%)\n  %s\n",
-                d->sd_S, cs_fmt_ns(d->sd_actual_ns, b1, sizeof b1), cs_fmt_ns(d->sd_ideal_ns, b2, sizeof b2),
-                100 * d->sd_replay_error, d->sd_text);
-        fprintf(f, "  %-16s %-24s %8s %8s %9s\n", "by", "what", "S", "share", "compute");
-        int shown = 0;
-        for (int i = 0; i < d->nsd; i++) {
-            const cs_slowdown_row *r = &d->sd[i];
-            if (strcmp(r->kind, "step") == 0 || (strcmp(r->kind, "rank") == 0 && shown++ >= 8))
-                continue;
-            char cs[16] = "-";
-            if (r->compute_share >= 0)
-                snprintf(cs, sizeof cs, "%.0f%%", 100 * r->compute_share);
-            fprintf(f, "  %-16s %-24s %8.3f %7.0f%% %9s\n", r->kind, r->name, r->s, 100 * r->share, cs);
-        }
+}
+
+static void cs_report_text_slowdown(FILE *f, const cs_report_data *d)
+{
+    char b1[32], b2[32];
+    if (!d->has_slowdown)
+        return;
+    const int64_t v[] = { d->sd_actual_ns, d->sd_ideal_ns };
+    cs_tunit u = cs__report_tunit_of(v, 2);
+    fprintf(f, "\nSlowdown: S %.3f (median step %s replayed, %s with ideal durations; replay error %.1f %%)\n  %s\n",
+            d->sd_S, cs__report_tstr(&u, d->sd_actual_ns, b1, sizeof b1), cs__report_tstr(&u, d->sd_ideal_ns, b2, sizeof b2),
+            100 * d->sd_replay_error, d->sd_text);
+    fprintf(f, "  %-16s %-24s %8s %16s %16s\n", "by", "what", "S", "share of S - 1", "compute share");
+    int shown = 0;
+    for (int i = 0; i < d->nsd; i++) {
+        const cs_slowdown_row *r = &d->sd[i];
+        if (strcmp(r->kind, "step") == 0 || (strcmp(r->kind, "rank") == 0 && shown++ >= 8))
+            continue;
+        char cs[16] = "-";
+        if (r->compute_share >= 0)
+            snprintf(cs, sizeof cs, "%.0f%%", 100 * r->compute_share);
+        fprintf(f, "  %-16s %-24s %8.3f %15.0f%% %16s\n", r->kind, r->name, r->s, 100 * r->share, cs);
     }
-    fprintf(f, "\nWait states per rank (who made the others wait)\n  %6s %10s %14s %16s\n", "rank", "last",
-            "imposed wait", "median lateness");
+}
+
+static void cs_report_text_waits(FILE *f, const cs_report_data *d)
+{
+    char b1[32], b2[32], h1[32], h2[32];
+    int64_t m1 = 0, m2 = 0;
+    for (int i = 0; i < d->nrstats; i++) {
+        m1 = d->rstats[i].imposed_wait_ns > m1 ? d->rstats[i].imposed_wait_ns : m1;
+        m2 = d->rstats[i].median_lateness_ns > m2 ? d->rstats[i].median_lateness_ns : m2;
+    }
+    cs_tunit u1 = cs__report_tunit(m1), u2 = cs__report_tunit(m2);
+    fprintf(f, "\nWait states per rank (who made the others wait)\n  %6s %10s %18s %22s\n", "rank", "times last",
+            cs__report_thead("imposed wait", &u1, h1, sizeof h1), cs__report_thead("median lateness", &u2, h2, sizeof h2));
     for (int i = 0; i < d->nrstats; i++) {
         const cs_rank_stat *r = &d->rstats[i];
-        fprintf(f, "  %6d %10lld %14s %16s\n", r->rank, (long long)r->times_last,
-                cs_fmt_ns(r->imposed_wait_ns, b1, sizeof b1), cs_fmt_ns(r->median_lateness_ns, b2, sizeof b2));
+        fprintf(f, "  %6d %10lld %18s %22s\n", r->rank, (long long)r->times_last,
+                cs__report_tnum(&u1, r->imposed_wait_ns, b1, sizeof b1),
+                cs__report_tnum(&u2, r->median_lateness_ns, b2, sizeof b2));
+    }
+}
+
+static void cs_report_text_tails(FILE *f, const cs_report_data *d)
+{
+    char b[5][32], h[5][32], sz[32];
+    int n = d->ntails < 20 ? d->ntails : 20;
+    int64_t mx[5] = { 0 };
+    int w = 36;
+    for (int i = 0; i < n; i++) {
+        const cs_tail_row *t = &d->tails[i];
+        const int64_t v[5] = { t->p50_ns, t->p90_ns, t->p99_ns, t->p999_ns, t->max_ns };
+        for (int k = 0; k < 5; k++)
+            mx[k] = v[k] > mx[k] ? v[k] : mx[k];
+        char key[300];
+        int l = snprintf(key, sizeof key, "%s [%s] %s", cs_report_opname(d, t->op),
+                         cs_fmt_bytes(1LL << t->bucket, sz, sizeof sz), t->callsite);
+        w = l > w ? (l < 64 ? l : 64) : w;
+    }
+    static const char *names[5] = { "p50", "p90", "p99", "p99.9", "max" };
+    cs_tunit u[5];
+    for (int k = 0; k < 5; k++) {
+        u[k] = cs__report_tunit(mx[k]);
+        cs__report_thead(names[k], &u[k], h[k], sizeof h[k]);
     }
     fprintf(f, "\nTail latency per collective (instance time: first entry to last exit)\n");
-    fprintf(f, "  %-36s %7s %9s %9s %9s %9s %9s\n", "op [size] call site", "count", "p50", "p90", "p99", "p99.9",
-            "max");
-    for (int i = 0; i < d->ntails && i < 20; i++) {
+    fprintf(f, "  %-*s %7s %11s %11s %11s %11s %11s\n", w, "op [size] call site", "count", h[0], h[1], h[2], h[3], h[4]);
+    for (int i = 0; i < n; i++) {
         const cs_tail_row *t = &d->tails[i];
-        char key[256];
-        snprintf(key, sizeof key, "%s [%s] %s", cs_report_opname(d, t->op),
-                 cs_fmt_bytes(1LL << t->bucket, b6, sizeof b6), t->callsite);
-        fprintf(f, "  %-36.36s %7lld %9s %9s %9s %9s %9s\n", key, (long long)t->count,
-                cs_fmt_ns(t->p50_ns, b1, sizeof b1), cs_fmt_ns(t->p90_ns, b2, sizeof b2),
-                cs_fmt_ns(t->p99_ns, b3, sizeof b3), cs_fmt_ns(t->p999_ns, b4, sizeof b4),
-                cs_fmt_ns(t->max_ns, b5, sizeof b5));
+        char key[300], fit[300];
+        snprintf(key, sizeof key, "%s [%s] %s", cs_report_opname(d, t->op), cs_fmt_bytes(1LL << t->bucket, sz, sizeof sz),
+                 t->callsite);
+        const int64_t v[5] = { t->p50_ns, t->p90_ns, t->p99_ns, t->p999_ns, t->max_ns };
+        for (int k = 0; k < 5; k++)
+            cs__report_tnum(&u[k], v[k], b[k], sizeof b[k]);
+        fprintf(f, "  %-*s %7lld %11s %11s %11s %11s %11s\n", w, cs__report_fit(key, w, fit, sizeof fit),
+                (long long)t->count, b[0], b[1], b[2], b[3], b[4]);
         if (t->common[0])
             fprintf(f, "    slowest 1%%: %s\n", t->common);
     }
     if (d->ntails == 0)
         fprintf(f, "  (none)\n");
-    cs_report_text_whatif(f, d);
-    if (d->notes[0]) {
-        fprintf(f, "\nWhat is missing\n");
-        const char *p = d->notes;
-        while (*p) {
-            const char *e = strchr(p, '\n');
-            int l = e ? (int)(e - p) : (int)strlen(p);
-            fprintf(f, "  - %.*s\n", l, p);
-            p += l + (e ? 1 : 0);
-        }
-    }
-    if (ng) {
-        fprintf(f, "\nGates\n");
-        for (int i = 0; i < ng; i++)
-            fprintf(f, "  %-4s %-16s %s\n", g[i].failed ? "FAIL" : "ok", g[i].name, g[i].message);
+}
+
+static void cs_report_text_trace(FILE *f, const cs_report_trace *t)
+{
+    char b1[32], b2[32], h1[32], h2[32];
+    fprintf(f, "\n(total: time on the ranks' time lines, each instant once per rank: calls in flight together share\n"
+               " it; a nonblocking collective lasts from its start to the end of the completion call that finished\n"
+               " it, which gives its own time to the collectives it completed. p50-max: each call's own duration)\n");
+    cs_report_text_groups(f, "Per op", "op", t->by_op, t->nby_op, 0, NULL, 0);
+    cs_report_text_groups(f, "Per communicator", "communicator", t->by_comm, t->nby_comm, 0, &t->comms,
+                          t->full ? 0 : 8);
+    cs_report_text_groups(f, "Per call site", "call site", t->by_site, t->nby_site, 1, NULL, t->full ? 0 : 20);
+    int64_t mw = 0;
+    for (size_t i = 0; i < t->nranks; i++)
+        mw = t->ranks[i].wall > mw ? t->ranks[i].wall : mw;
+    cs_tunit u = cs__report_tunit(mw);
+    fprintf(f, "\nPer rank: time inside traced calls\n  %6s %14s %14s %14s %10s\n", "rank",
+            cs__report_thead("in calls", &u, h1, sizeof h1), cs__report_thead("wall", &u, h2, sizeof h2), "% of wall",
+            "spans");
+    for (size_t i = 0; i < t->nranks; i++) {
+        const cs_report_rank *r = &t->ranks[i];
+        fprintf(f, "  %6d %14s %14s %13.1f%% %10lld\n", r->rank, cs__report_tnum(&u, r->busy, b1, sizeof b1),
+                cs__report_tnum(&u, r->wall, b2, sizeof b2),
+                r->wall > 0 ? 100.0 * (double)r->busy / (double)r->wall : 0.0, (long long)r->spans);
     }
 }
 
@@ -334,7 +656,7 @@ void cs_report_text_write(FILE *f, const cs_report_trace *t, const cs_report_dat
         overhead += procs[i].overhead_ns;
         crashed += strcmp(procs[i].status, "crashed") == 0;
     }
-    char b1[32], b2[32];
+    char b1[32];
     cs_msg_line(f, "collscope report: %s", t->path);
     fprintf(f, "  %d processes, %lld spans", nproc, (long long)spans);
     if (dropped)
@@ -345,7 +667,7 @@ void cs_report_text_write(FILE *f, const cs_report_trace *t, const cs_report_dat
             if (strcmp(procs[i].status, "crashed") == 0)
                 fprintf(f, " %d", procs[i].rank);
     }
-    fprintf(f, "\n  clocks: %s; tool overhead about %s in all\n", nproc ? procs[0].clock : "-",
+    fprintf(f, "; clocks: %s; tool overhead about %s in all\n", nproc ? procs[0].clock : "-",
             cs_fmt_ns(overhead, b1, sizeof b1));
     /* the job's failures first: none on a trace that ended well */
     if (d->failures.n) {
@@ -353,22 +675,33 @@ void cs_report_text_write(FILE *f, const cs_report_trace *t, const cs_report_dat
         for (size_t i = 0; i < d->failures.n; i++)
             fprintf(f, "  %s: %s\n", d->failures.v[i].kind, d->failures.v[i].text);
     }
-    fprintf(f, "\n(total: time on the ranks' time lines, each instant once per rank: calls in flight together share\n"
-               " it; a nonblocking collective lasts from its start to the end of the completion call that finished\n"
-               " it, which gives its own time to the collectives it completed. p50-max: each call's own duration)\n");
-    cs_report_text_groups(f, "Per op", "op", t->by_op, t->nby_op, 0, NULL);
-    cs_report_text_groups(f, "Per communicator", "communicator", t->by_comm, t->nby_comm, 0, &t->comms);
-    cs_report_text_groups(f, "Per call site", "call site", t->by_site, t->nby_site, 1, NULL);
-    fprintf(f, "\nPer rank: time inside traced calls\n  %6s %12s %12s %8s %10s\n", "rank", "in calls", "wall", "share",
-            "spans");
-    for (size_t i = 0; i < t->nranks; i++) {
-        const cs_report_rank *r = &t->ranks[i];
-        fprintf(f, "  %6d %12s %12s %7.1f%% %10lld\n", r->rank, cs_fmt_ns(r->busy, b1, sizeof b1),
-                cs_fmt_ns(r->wall, b2, sizeof b2), r->wall > 0 ? 100.0 * (double)r->busy / (double)r->wall : 0.0,
-                (long long)r->spans);
-    }
-    cs_report_text_analysis(f, d, g, ng);
+    cs_report_text_answer(f, t, d);
+    cs_report_text_slowdown(f, d);
+    cs_report_text_stragglers(f, d);
+    cs_report_text_steps(f, d);
+    cs_report_text_layout(f, d);
+    cs_report_text_waits(f, d);
+    cs_report_text_tails(f, d);
+    cs_report_text_trace(f, t);
     cs_report_text_gpu(f, d);
     cs_report_text_kernels(f, d);
     cs_report_text_overlap(f, t);
+    cs_report_text_whatif(f, d);
+    cs_report_text_models(f, d, t->full);
+    cs_report_text_clocks(f, d, t->full);
+    if (d->notes[0]) {
+        fprintf(f, "\nWhat is missing\n");
+        const char *p = d->notes;
+        while (*p) {
+            const char *e = strchr(p, '\n');
+            int l = e ? (int)(e - p) : (int)strlen(p);
+            fprintf(f, "  - %.*s\n", l, p);
+            p += l + (e ? 1 : 0);
+        }
+    }
+    if (ng) {
+        fprintf(f, "\nGates\n");
+        for (int i = 0; i < ng; i++)
+            fprintf(f, "  %-4s %-16s %s\n", g[i].failed ? "FAIL" : "ok", g[i].name, g[i].message);
+    }
 }

@@ -1,0 +1,138 @@
+/* report_units.c: how the text and Markdown reports print a column or a
+ * sentence of times or sizes: one unit for all of it, chosen by its
+ * largest value (as perf and nsys stats do), and names fitted into a
+ * column without cutting a token in two. */
+#include "config.h"
+#include "analyzer/report/report_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+cs_tunit cs__report_tunit(int64_t max_ns)
+{
+    if (max_ns >= 1000000000LL)
+        return (cs_tunit){ "s", 1e9, 3 };
+    if (max_ns >= 1000000LL)
+        return (cs_tunit){ "ms", 1e6, 3 };
+    if (max_ns >= 10000LL)
+        return (cs_tunit){ "us", 1e3, 1 };
+    return (cs_tunit){ "us", 1e3, 2 };
+}
+
+cs_tunit cs__report_tunit_of(const int64_t *ns, int n)
+{
+    int64_t m = 0;
+    for (int i = 0; i < n; i++)
+        if (ns[i] > m)
+            m = ns[i];
+    return cs__report_tunit(m);
+}
+
+/* v in unit u: a value too small to show in it reads "<0.001", never 0 */
+static const char *cs_units_num(const cs_tunit *u, int64_t v, char *buf, size_t len)
+{
+    double x = (double)v / u->per, least = 0.5;
+    for (int i = 0; i < u->prec; i++)
+        least /= 10;
+    if (v > 0 && x < least)
+        snprintf(buf, len, "<%.*f", u->prec, 2 * least);
+    else
+        snprintf(buf, len, "%.*f", u->prec, x);
+    return buf;
+}
+
+const char *cs__report_tnum(const cs_tunit *u, int64_t ns, char *buf, size_t len)
+{
+    if (ns < 0)
+        snprintf(buf, len, "-");
+    else
+        cs_units_num(u, ns, buf, len);
+    return buf;
+}
+
+const char *cs__report_tstr(const cs_tunit *u, int64_t ns, char *buf, size_t len)
+{
+    char n[32];
+    if (ns < 0)
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%s %s", cs_units_num(u, ns, n, sizeof n), u->name);
+    return buf;
+}
+
+const char *cs__report_thead(const char *name, const cs_tunit *u, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s (%s)", name, u->name);
+    return buf;
+}
+
+cs_bunit cs__report_bunit(int64_t max_bytes)
+{
+    if (max_bytes >= (1LL << 30))
+        return (cs_bunit){ "GiB", (double)(1LL << 30), 2 };
+    if (max_bytes >= (1LL << 20))
+        return (cs_bunit){ "MiB", (double)(1LL << 20), 2 };
+    if (max_bytes >= (1LL << 10))
+        return (cs_bunit){ "KiB", 1024.0, 2 };
+    return (cs_bunit){ "B", 1.0, 0 };
+}
+
+const char *cs__report_bnum(const cs_bunit *u, int64_t b, char *buf, size_t len)
+{
+    if (b < 0)
+        snprintf(buf, len, "-");
+    else
+        cs_units_num(u, b, buf, len);
+    return buf;
+}
+
+/* Is c a character inside a token (a name, a number, a path, file:line)? */
+static int cs_fit_tokchar(char c)
+{
+    return c != ' ' && c != '[' && c != ']' && c != '(' && c != ')' && c != ',';
+}
+
+/* Does the token of s that holds position i end in ":DIGITS" (a file:line,
+ * which a cut would turn into another line)? */
+static int cs_fit_fileline(const char *s, size_t n, int i)
+{
+    int a = i, b = i;
+    while (a > 0 && cs_fit_tokchar(s[a - 1]))
+        a--;
+    while (b < (int)n && cs_fit_tokchar(s[b]))
+        b++;
+    int d = b;
+    while (d > a && s[d - 1] >= '0' && s[d - 1] <= '9')
+        d--;
+    return d < b && d > a && s[d - 1] == ':';
+}
+
+const char *cs__report_fit(const char *s, int w, char *buf, size_t len)
+{
+    size_t n = strlen(s);
+    if (w < 12 || n <= (size_t)w) {
+        snprintf(buf, len, "%s", s);
+        return buf;
+    }
+    /* the head: about half; a file:line in the way is kept whole (never
+     * "file.c:60" of line 606) or left to the tail; the rest is the tail */
+    int room = w - 3, head = room / 2;
+    if (head > 0 && cs_fit_tokchar(s[head]) && cs_fit_tokchar(s[head - 1]) && cs_fit_fileline(s, n, head)) {
+        int end = head, start = head;
+        while (end < (int)n && cs_fit_tokchar(s[end]))
+            end++;
+        while (start > 0 && cs_fit_tokchar(s[start - 1]))
+            start--;
+        head = end <= room - 4 ? end : start;
+    }
+    int tail = room - head;
+    /* nor may the tail begin inside a file:line */
+    int t0 = (int)n - tail;
+    if (t0 > 0 && cs_fit_tokchar(s[t0]) && cs_fit_tokchar(s[t0 - 1]) && cs_fit_fileline(s, n, t0)) {
+        while (t0 < (int)n && cs_fit_tokchar(s[t0]))
+            t0++;
+        tail = (int)n - t0;
+    }
+    snprintf(buf, len, "%.*s...%s", head, s, s + n - tail);
+    return buf;
+}
