@@ -21,6 +21,12 @@ const char cs_help_diff[] = "usage: collscope diff BASE NEW [--format text|json]
                             "line with the others'. JSON: format \"collscope-diff\", version 1\n"
                             "(docs/report-json.md).\n"
                             "\n"
+                            "Runs that are not the same job to compare (different world sizes,\n"
+                            "parallel layouts or sources: a traced MPI run against an imported\n"
+                            "PyTorch profiler job) are compared all the same, under a warning that\n"
+                            "names each difference (on standard error too; JSON: \"comparable\":\n"
+                            "false and the reasons in \"not_comparable\").\n"
+                            "\n"
                             "Exit status: 0, 1 when a trace cannot be read, 2 on bad usage.\n";
 
 int cs_cmd_diff(int argc, char **argv)
@@ -58,6 +64,9 @@ int cs_cmd_diff(int argc, char **argv)
             cs_error("%s", err);
             goto out;
         }
+    char why[1024];
+    if (cs_diff_comparable(&d[0], &d[1], why, sizeof why))
+        cs_note("diff: %s and %s are not comparable (%s)", argv[optind], argv[optind + 1], why);
     cs_outfile of;
     if (cs_outfile_open(&of, "diff", outpath ? outpath : "-") != 0)
         goto out;

@@ -191,6 +191,28 @@ static void cs_diff_gpu(FILE *f, int json, const cs_report_data *base, const cs_
     fprintf(f, "%s\n", n ? "" : "  compute share out of line: no rank in either run");
 }
 
+int cs_diff_comparable(const cs_report_data *base, const cs_report_data *cur, char *why, size_t len)
+{
+    int n = 0;
+    size_t o = 0;
+    why[0] = 0;
+#define CS_DIFF_WHY(...)                                                                                            \
+    do {                                                                                                           \
+        if (o < len)                                                                                               \
+            o += (size_t)snprintf(why + o, len - o, "%s", n++ ? "; " : "");                                        \
+        if (o < len)                                                                                               \
+            o += (size_t)snprintf(why + o, len - o, __VA_ARGS__);                                                  \
+    } while (0)
+    if (base->nproc != cur->nproc)
+        CS_DIFF_WHY("world sizes %d and %d", base->nproc, cur->nproc);
+    if (strcmp(base->source, cur->source) != 0)
+        CS_DIFF_WHY("sources %s and %s", base->source, cur->source);
+    if (base->layout[0] && cur->layout[0] && strcmp(base->layout, cur->layout) != 0)
+        CS_DIFF_WHY("layouts %s and %s", base->layout, cur->layout);
+#undef CS_DIFF_WHY
+    return n;
+}
+
 void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_data *base, const char *new_name,
                    const cs_report_data *cur)
 {
@@ -199,19 +221,28 @@ void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_dat
     double ch = base->step_median_ns > 0
                     ? 100.0 * (double)(cur->step_median_ns - base->step_median_ns) / (double)base->step_median_ns
                     : 0;
+    char why[1024];
+    int nwhy = cs_diff_comparable(base, cur, why, sizeof why);
     if (json) {
         fprintf(f, "{\n  \"format\": \"collscope-diff\",\n  \"version\": 1,\n  \"base\": ");
         cs_json_str(f, base_name);
         fprintf(f, ",\n  \"new\": ");
         cs_json_str(f, new_name);
+        fprintf(f, ",\n  \"comparable\": %s,\n  \"not_comparable\": ", nwhy ? "false" : "true");
+        cs_json_str(f, why);
         fprintf(f, ",\n  \"step\": {\"base_median_ns\": %lld, \"new_median_ns\": %lld, \"change_pct\": ",
                 (long long)base->step_median_ns, (long long)cur->step_median_ns);
         cs_json_num(f, "%.2f", ch);
         fprintf(f, "},\n");
     } else {
         cs_msg_line(f, "collscope diff: %s -> %s", base_name, new_name);
-        fprintf(f, "\nStep time (median): %s -> %s (%+.1f%%)\n", cs_fmt_ns(base->step_median_ns, b1, sizeof b1),
-                cs_fmt_ns(cur->step_median_ns, b2, sizeof b2), ch);
+        if (nwhy)
+            fprintf(f, "\nWARNING: these runs are not comparable (%s): the changes below compare different jobs\n",
+                    why);
+        const int64_t sv[] = { base->step_median_ns, cur->step_median_ns };
+        cs_tunit su = cs__report_tunit_of(sv, 2);
+        fprintf(f, "\nStep time (median): %s -> %s (%+.1f%%%s)\n", cs__report_tstr(&su, base->step_median_ns, b1, sizeof b1),
+                cs__report_tstr(&su, cur->step_median_ns, b2, sizeof b2), ch, nwhy ? "; not comparable" : "");
     }
     /* stragglers: in both, gone, new (same kind and rank or link) */
     const cs_report_data *side[2] = { base, cur };
@@ -220,7 +251,9 @@ void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_dat
         fprintf(f, "  \"stragglers\": [");
     else
         fprintf(f, "\nStragglers\n");
-    int k = 0;
+    int k = 0, tw = 40;
+    int64_t tmax = 0;
+    cs_tunit tu = cs__report_tunit(0);
     for (int sd = 0; sd < 2; sd++) {
         const cs_report_data *x = side[sd], *y = side[1 - sd];
         for (int i = 0; i < x->nstrag; i++) {
@@ -253,12 +286,11 @@ void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_dat
                     snprintf(where, sizeof where, " (link)");
                 else if (s->comm)
                     snprintf(where, sizeof where, " (%s)", cs_report_commname(x, s->comm, name, sizeof name));
+                int64_t c0 = sd == 0 ? s->cost_ns : 0, c1 = sd == 1 ? s->cost_ns : m ? m->cost_ns : 0;
+                const int64_t cv[] = { c0, c1 };
+                cs_tunit cu = cs__report_tunit_of(cv, 2);
                 fprintf(f, "  %-5s %-16s rank %d%s  cost %s -> %s\n", st, s->kind, s->rank, where,
-                        cs_fmt_ns(sd == 0 ? s->cost_ns : 0, b1, sizeof b1),
-                        cs_fmt_ns(sd == 1 ? s->cost_ns
-                                  : m     ? m->cost_ns
-                                          : 0,
-                                  b2, sizeof b2));
+                        cs__report_tstr(&cu, c0, b1, sizeof b1), cs__report_tstr(&cu, c1, b2, sizeof b2));
             }
         }
     }
@@ -267,8 +299,19 @@ void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_dat
     else {
         if (!k)
             fprintf(f, "  none in either run\n");
-        fprintf(f, "\nTail (p99) of each collective group\n  %-40s %11s %11s %8s\n", "op [size] call site", "base",
-                "new", "change");
+        for (int i = 0; i < cur->ntails; i++) {
+            const cs_tail_row *t = &cur->tails[i], *bt = cs__report_find_tail(cur, base, t);
+            char key[300], b6[32];
+            int l = snprintf(key, sizeof key, "%s [%s] %s", cs_report_opname(cur, t->op),
+                             cs_fmt_bytes(1LL << t->bucket, b6, sizeof b6), t->callsite);
+            tw = l > tw ? (l < 64 ? l : 64) : tw;
+            tmax = t->p99_ns > tmax ? t->p99_ns : tmax;
+            tmax = bt && bt->p99_ns > tmax ? bt->p99_ns : tmax;
+        }
+        tu = cs__report_tunit(tmax);
+        char h1[32], h2[32];
+        fprintf(f, "\nTail (p99) of each collective group\n  %-*s %11s %11s %8s\n", tw, "op [size] call site",
+                cs__report_thead("base", &tu, h1, sizeof h1), cs__report_thead("new", &tu, h2, sizeof h2), "change");
     }
     k = 0;
     for (int i = 0; i < cur->ntails; i++) {
@@ -284,11 +327,11 @@ void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_dat
             cs_json_num(f, "%.2f", c);
             fprintf(f, "}");
         } else {
-            char key[256], b6[32];
+            char key[300], fit[300], b6[32];
             snprintf(key, sizeof key, "%s [%s] %s", cs_report_opname(cur, t->op),
                      cs_fmt_bytes(1LL << t->bucket, b6, sizeof b6), t->callsite);
-            fprintf(f, "  %-40.40s %11s %11s", key, bt ? cs_fmt_ns(bt->p99_ns, b1, sizeof b1) : "-",
-                    cs_fmt_ns(t->p99_ns, b2, sizeof b2));
+            fprintf(f, "  %-*s %11s %11s", tw, cs__report_fit(key, tw, fit, sizeof fit),
+                    bt ? cs__report_tnum(&tu, bt->p99_ns, b1, sizeof b1) : "-", cs__report_tnum(&tu, t->p99_ns, b2, sizeof b2));
             if (bt)
                 fprintf(f, " %+7.1f%%\n", c);
             else

@@ -158,6 +158,14 @@ int cs_report_load(cs_store *st, cs_report_data *d)
     d->fuse_members = cs_meta_i64(st, "whatif_fuse_members", 0);
     d->fused_calls = cs_meta_i64(st, "whatif_fused_calls", 0);
     cs_store_meta_get(st, "whatif_note", d->wf_note, sizeof d->wf_note);
+    {
+        char fmt[24] = "", be[24] = "";
+        if (cs_store_meta_get(st, "import_format", fmt, sizeof fmt) == 0 && fmt[0]) {
+            cs_store_meta_get(st, "import_backend", be, sizeof be);
+            snprintf(d->source, sizeof d->source, "import %s%s%s%s", fmt, be[0] ? " (" : "", be, be[0] ? ")" : "");
+        } else
+            snprintf(d->source, sizeof d->source, "collscope run");
+    }
     cs_store_meta_get(st, "whatif_declined", d->wf_declined, sizeof d->wf_declined);
     char buf[64];
     d->spans = cs_store_count_spans(st);

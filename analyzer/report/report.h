@@ -78,6 +78,9 @@ typedef struct cs_report_data {
      * total first; none without kernel names) */
     cs_kernel_row *kern;
     int nkern;
+    /* where the trace came from: "collscope run" (the interposer) or
+     * "import kineto (nccl)" (meta import_format, import_backend) */
+    char source[64];
 } cs_report_data;
 /* 0, or -1 when the store cannot be read (d is then partly filled: free it). */
 int cs_report_load(cs_store *st, cs_report_data *d);
@@ -152,7 +155,12 @@ void cs_report_junit_write(FILE *f, const cs_report_trace *t, const cs_report_da
 
 /* ---- comparing runs ---- */
 
-/* The diff of two runs (text, or JSON format "collscope-diff"). */
+/* Why base and cur are not the same job to compare (world sizes, parallel
+ * layouts, sources: an MPI run against an imported NCCL job), "; "
+ * between the reasons, into why; the number of reasons (0: comparable). */
+int cs_diff_comparable(const cs_report_data *base, const cs_report_data *cur, char *why, size_t len);
+/* The diff of two runs (text, or JSON format "collscope-diff"); runs that
+ * are not comparable get a warning first (JSON: comparable, not_comparable). */
 void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_data *base, const char *new_name,
                    const cs_report_data *cur);
 
