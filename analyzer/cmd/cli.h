@@ -16,9 +16,9 @@
 /* A subcommand: collected in one table in main.c. */
 typedef struct cs_cmd {
     const char *name;
-    const char *args; /* one-line usage after the name */
     const char *summary;
-    const char *help; /* full --help text */
+    const char *help; /* full --help text; its first lines ("usage: collscope
+                       * NAME ARGS") are also what `collscope --help` shows */
     int (*run)(int argc, char **argv);
 } cs_cmd;
 

@@ -8,69 +8,89 @@
 
 static const cs_cmd cs_cmds[] = {
     { .name = "run",
-      .args = "[-o DIR] [--mpi openmpi|mpich|none] -- LAUNCH...",
       .summary = "run a job under the tracer and build DIR/trace.db",
       .help = cs_help_run,
       .run = cs_cmd_run },
     { .name = "ingest",
-      .args = "DIR",
       .summary = "rebuild DIR/trace.db from the process logs (crashed ranks too)",
       .help = cs_help_ingest,
       .run = cs_cmd_ingest },
     { .name = "report",
-      .args = "DIR|TRACE.db [--format text|json|markdown|junit] [--baseline DIR] [--fail-on G]",
       .summary = "where the communication time went",
       .help = cs_help_report,
       .run = cs_cmd_report },
     { .name = "analyze",
-      .args = "[-j K [--via HOW]] [--force] DIR|TRACE.db",
       .summary = "align clocks, match instances, find stragglers; store the results",
       .help = cs_help_analyze,
       .run = cs_cmd_analyze },
     { .name = "diff",
-      .args = "BASE NEW [--format text|json]",
       .summary = "compare two runs: step time, stragglers, tail of each op",
       .help = cs_help_diff,
       .run = cs_cmd_diff },
     { .name = "check-estimate",
-      .args = "BEFORE AFTER [--tolerance PCT] [--json]",
       .summary = "check the what-if estimate of a fusion proposal against a run with it applied",
       .help = cs_help_check_estimate,
       .run = cs_cmd_check_estimate },
     { .name = "export",
-      .args = "DIR|TRACE.db [--format chrome] [-o PATH]",
       .summary = "write the trace and its analysis for other viewers (Perfetto, chrome://tracing)",
       .help = cs_help_export,
       .run = cs_cmd_export },
     { .name = "import",
-      .args = "[-o DIR] [--rank-from-name REGEX] TRACE...",
       .summary = "turn PyTorch profiler (Kineto) traces into DIR/trace.db",
       .help = cs_help_import,
       .run = cs_cmd_import },
     { .name = "status",
-      .args = "DIR [--after SECONDS] [--format text|json] [--watch SECONDS]",
       .summary = "a running, hung or dead job: each rank's call in flight, and who blocks whom",
       .help = cs_help_status,
       .run = cs_cmd_status },
     { .name = "merge",
-      .args = "DIR",
       .summary = "merge a job kept as rank stores (DIR/index.db) into DIR/trace.db",
       .help = cs_help_merge,
       .run = cs_cmd_merge },
     { .name = "tui",
-      .args = "DIR|TRACE.db",
       .summary = "browse the timeline in the terminal (collscope-tui)",
       .help = cs_help_tui,
       .run = cs_cmd_tui },
 };
 #define CS_NCMDS (sizeof cs_cmds / sizeof cs_cmds[0])
 
+/* A command's arguments as its own --help states them: the usage lines
+ * up to the first blank line, "usage: collscope NAME" left out, wrapped at
+ * word boundaries to 79 columns under an indent of 11. One source for
+ * both, so that they cannot disagree. */
+static void cs_usage_args(FILE *f, const cs_cmd *c)
+{
+    const char *p = c->help;
+    if (strncmp(p, "usage: collscope ", 17) == 0)
+        p += 17;
+    p += strncmp(p, c->name, strlen(c->name)) == 0 ? strlen(c->name) : 0;
+    int col = 11;
+    fputs("          ", f);
+    while (*p && !(p[0] == '\n' && p[1] == '\n')) {
+        while (*p == ' ' || *p == '\n')
+            p++;
+        size_t n = strcspn(p, " \n");
+        if (!n)
+            break;
+        if (col + 1 + (int)n > 79 && col > 11) {
+            fputs("\n          ", f);
+            col = 10;
+        }
+        fprintf(f, " %.*s", (int)n, p);
+        col += 1 + (int)n;
+        p += n;
+    }
+    fputc('\n', f);
+}
+
 static void cs_usage(FILE *f)
 {
     fprintf(f, "usage: collscope COMMAND [ARGS]\n\n"
                "Find where the communication time of a distributed job goes.\n\ncommands:\n");
-    for (size_t i = 0; i < CS_NCMDS; i++)
-        fprintf(f, "  %-8s %s\n           %s\n", cs_cmds[i].name, cs_cmds[i].args, cs_cmds[i].summary);
+    for (size_t i = 0; i < CS_NCMDS; i++) {
+        fprintf(f, "  %-8s %s\n", cs_cmds[i].name, cs_cmds[i].summary);
+        cs_usage_args(f, &cs_cmds[i]);
+    }
     fprintf(f, "\n'collscope COMMAND --help' tells more; see also collscope(1).\n");
 }
 

@@ -1,0 +1,8 @@
+# tests/report: what `collscope report`, `diff` and `--help` tell a reader
+# (issue 36): the usage of `collscope --help` against each command's own
+# --help and parser; the text report leading with the answer, one unit per
+# column, names never cut mid-token, on the MPI demo trace and on an
+# imported 16-rank GPU trace; every term it prints in docs/guide.md's
+# glossary; diff's warning on runs that are not comparable.
+TESTS += tests/report/help_parser.sh
+EXTRA_DIST += tests/report/help_parser.sh
