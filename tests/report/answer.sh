@@ -1,0 +1,117 @@
+#!/bin/sh
+# The text report leads with the answer and reads in one unit per column
+# and sentence (issue 36), on two sources: the MPI demo trace
+# (tests/analysis/data/demo_shared_cores.db.gz: a persistent straggler,
+# rank 2) and an imported 16-rank PyTorch profiler job from the GPU
+# generator (tests/import/gpu_pipe_gen.py: dp 4 x pp 4, rank 6's kernels
+# 2x slower; its truth file holds the actual and ideal step). Checked:
+#   - the first section is "What limits this job": the culprit (as the
+#     JSON names it), S (as the JSON's, 3 decimals) and the saving per
+#     step (demo: the straggler's cost; GPU: within 25 % of the truth's
+#     actual - ideal), within the first 8 lines;
+#   - no line holds two time units; a table whose header names a unit has
+#     no unit in its rows;
+#   - no internal label (other:HEX); every file:line in the text is one of
+#     the JSON's call sites (never cut to another line);
+#   - the sections that say nothing fold to one line, --full shows them;
+#   - diff warns on the two (world sizes, sources), not on a run and itself.
+. "${abs_top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib.sh"
+PY=${PYTHON3:-python3}
+command -v "$PY" > /dev/null || skip "$PY not installed"
+gunzip -c "$S/tests/analysis/data/demo_shared_cores.db.gz" > "$T/demo.db" || fail "cannot unpack the demo trace"
+check "generate the GPU job" $PY "$S/tests/import/gpu_pipe_gen.py" "$T/gpu" --dp 4 --pp 4 --slow-rank 6 --factor 2 \
+  --truth "$T/gpu.truth"
+"$COLLSCOPE" import -o "$T/gpu.out" "$T/gpu" > "$T/gpu.imp" 2>&1 || { cat "$T/gpu.imp"; fail "import failed"; }
+for n in demo gpu; do
+  tr="$T/$n.db"
+  [ "$n" = gpu ] && tr="$T/gpu.out/trace.db"
+  "$COLLSCOPE" report "$tr" > "$T/$n.txt" || fail "$n: report failed"
+  "$COLLSCOPE" report "$tr" --full > "$T/$n.full" || fail "$n: report --full failed"
+  "$COLLSCOPE" report "$tr" --format json -o "$T/$n.json" || fail "$n: report --format json failed"
+  $PY - "$n" "$T/$n.txt" "$T/$n.full" "$T/$n.json" "$T/gpu.truth" << 'PYEOF' || fail "$n: the text report (above)"
+import json, re, sys
+name, txt, full, js, truth = sys.argv[1:]
+lines = open(txt).read().split("\n")
+fl = open(full).read().split("\n")
+d = json.load(open(js))
+bad = []
+# the answer first
+start = lines.index("What limits this job") if "What limits this job" in lines else -1
+if start < 0 or start > 3:
+    bad.append("'What limits this job' is not the first section (line %d)" % start)
+head = "\n".join(lines[start:start + 8])
+want = {"demo": 2, "gpu": 6}[name]
+sd = d["slowdown"]
+if sd["culprit"] != str(want):
+    bad.append("JSON culprit %r, want %d" % (sd["culprit"], want))
+if not re.search(r"^  culprit: rank %d \(dp \d+, pp \d+, tp \d+" % want, head, re.M):
+    bad.append("no 'culprit: rank %d (dp, pp, tp)' among the first lines" % want)
+if "  S %.3f:" % sd["S"] not in head:
+    bad.append("S %.3f (the JSON's) not among the first lines" % sd["S"])
+m = re.search(r"^  saving: about ([0-9.]+) (us|ms|s) per step", head, re.M)
+if not m:
+    bad.append("no saving per step among the first lines")
+else:
+    save = float(m.group(1)) * {"us": 1e3, "ms": 1e6, "s": 1e9}[m.group(2)]
+    if name == "demo":
+        cost = d["stragglers"][0]["cost_ns"]
+        if abs(save - cost) > 0.001 * cost + 1e3:
+            bad.append("saving %.0f ns, the straggler costs %d" % (save, cost))
+    else:
+        t = json.load(open(truth))
+        true = t["actual_ns"] - t["ideal_ns"]
+        if abs(save - true) > 0.25 * true:
+            bad.append("saving %.0f ns, the truth %d" % (save, true))
+    print("ok: %s: saving %.3f ms per step" % (name, save / 1e6))
+# one unit per line; none in the rows of a table whose header has one
+unit = re.compile(r"\d (us|ms|s)\b")
+intable = False
+for i, l in enumerate(lines):
+    u = set(unit.findall(l))
+    if len(u) > 1:
+        bad.append("line %d mixes %s: %s" % (i + 1, sorted(u), l[:120]))
+    if re.search(r"\((us|ms|s)\)", l):
+        intable = True
+        continue
+    if not l.strip() or not l.startswith("  "):
+        intable = False
+    elif intable and u and not l.startswith("    "):
+        bad.append("line %d: a unit in a table row under a header that has one: %s" % (i + 1, l[:120]))
+# no internal labels; every file:line one of the call sites
+text = "\n".join(lines)
+if re.search(r"(other|nccl):[0-9a-f]{6}", text):
+    bad.append("an internal label reaches the reader: %s" % re.search(r".*(other|nccl):[0-9a-f]{6}.*", text).group(0))
+sites = set()
+for c in d["callsites"] + d["tails"]:
+    for k in ("name", "callsite", "key"):
+        if isinstance(c.get(k), str):
+            sites.update(re.findall(r"[\w.-]+\.\w+:\d+", c[k]))
+for fileline in re.findall(r"[\w-]+\.(?:c|cc|cpp|py|f90):\d+\b(?!\.)", text):
+    if fileline not in sites:
+        bad.append("%s is none of the call sites %s" % (fileline, sorted(sites)))
+# folded sections: one line each, --full shows them
+if not any(l.startswith("Clocks: kept as recorded") for l in lines):
+    bad.append("the clocks nothing moved are not folded into one line")
+if not any(l.startswith("Clocks (aligned") for l in fl):
+    bad.append("--full does not show the clock table")
+if len(fl) <= len(lines):
+    bad.append("--full (%d lines) shows no more than the default (%d)" % (len(fl), len(lines)))
+if name == "gpu" and sum(1 for l in fl if "one size only" in l) <= sum(1 for l in lines if "one size only" in l):
+    bad.append("the one-size cost models are not folded")
+for b in bad:
+    print("FAIL:", b)
+print("ok: %s: %d lines (%d with --full), the answer at line %d" % (name, len(lines), len(fl), start + 1))
+sys.exit(1 if bad else 0)
+PYEOF
+done
+"$COLLSCOPE" diff "$T/demo.db" "$T/gpu.out" > "$T/diff.txt" 2> "$T/diff.err" || fail "diff failed"
+grep -q "^WARNING: these runs are not comparable (world sizes 4 and 16; sources collscope run and import kineto" \
+  "$T/diff.txt" || fail "diff of a 4-rank MPI run and a 16-rank import without a warning: $(head -n 5 "$T/diff.txt")"
+grep -q "not comparable" "$T/diff.err" || fail "diff: no warning on stderr"
+"$COLLSCOPE" diff --format json "$T/demo.db" "$T/gpu.out" 2> /dev/null |
+  $PY -c 'import json, sys; d = json.load(sys.stdin); sys.exit(0 if d["comparable"] is False and "world sizes" in d["not_comparable"] else 1)' ||
+  fail "diff JSON: comparable is not false"
+"$COLLSCOPE" diff "$T/demo.db" "$T/demo.db" > "$T/same.txt" 2>&1 || fail "diff of a run and itself failed"
+grep -q "not comparable" "$T/same.txt" && fail "a run and itself called not comparable"
+echo "ok: diff warns on the 4-rank MPI run against the 16-rank import, not on a run and itself"
+pass
