@@ -66,6 +66,7 @@ typedef struct cs_ingest_result {
     int other_run; /* logs of another run than the one kept, left out */
     int64_t spans, dropped;
     int unmerged; /* the job was left as rank stores and DIR/index.db */
+    int nologs;   /* no process left a log: nothing was traced */
 } cs_ingest_result;
 /* How the job is kept (docs/schema.md): merged into DIR/trace.db, left as
  * its rank stores and an index, or by size (COLLSCOPE_MERGE_MAX). */
@@ -95,7 +96,10 @@ void cs_ingest_remove(const char *dir, const char *name);
  * build out/trace.db unless !ingest (run.c). The folder is locked for the
  * whole run (cs_cli_lock; wait: wait for another command's run to end).
  * Returns the job's exit status (127 when it could not be started; 1 when
- * another command holds the folder, and the job was not started). */
+ * another command holds the folder, and the job was not started;
+ * CS_RUN_NOTHING_TRACED when the job succeeded but no process of it left
+ * a log, said with why and what to do instead). */
+#define CS_RUN_NOTHING_TRACED 4
 int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, int ingest, int ncclprof, int force,
                int merge, int wait);
 /* The MPI a launch line uses, guessed from its launcher and program

@@ -469,6 +469,7 @@ int cs_ingest_dir(const char *dir, int force, int merge, const char *command, cs
     closedir(d);
     if (n == 0) {
         cs_error("%s: no readable process log (nothing was traced)", logs);
+        res->nologs = 1;
         free(ents);
         return -1;
     }

@@ -316,7 +316,18 @@ int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, i
     for (int i = 0; launch[i] && w < sizeof cmdline - 2; i++)
         w += (size_t)snprintf(cmdline + w, sizeof cmdline - w, "%s%s", i ? " " : "", launch[i]);
     cs_ingest_result r;
-    if (cs_ingest_dir(dir, force, merge, cmdline, &r) >= 0) {
+    int irc = cs_ingest_dir(dir, force, merge, cmdline, &r);
+    if (irc < 0 && r.nologs) {
+        /* the job ran, but no process of it called MPI, NCCL or CUDA through the
+         * preload: say why it may be and what to do instead */
+        cs_error("run: nothing was traced: no process of the job made an MPI, NCCL or CUDA call through the "
+                 "preload. A PyTorch job on gloo (or another backend collscope does not wrap) makes none: "
+                 "record it with torch.profiler and run `collscope import` on the traces, or run it on NCCL "
+                 "(init_process_group(\"nccl\")); a launcher that clears LD_PRELOAD or a static binary hides "
+                 "the calls (docs/guide.md, \"Where to start\")");
+        return rc ? rc : CS_RUN_NOTHING_TRACED;
+    }
+    if (irc >= 0) {
         char dropped[64] = "", crashed[64] = "", damaged[64] = "";
         if (r.dropped)
             snprintf(dropped, sizeof dropped, ", %lld dropped", (long long)r.dropped);
