@@ -323,10 +323,17 @@ static void cs_report_text_answer(FILE *f, const cs_report_trace *t, const cs_re
     char who[128] = "";
     int worker = d->has_slowdown && strcmp(d->sd_verdict, "slow_worker") == 0;
     int stage = d->has_slowdown && strcmp(d->sd_verdict, "slow_stage") == 0;
+    /* the slowdown attribution's culprit; else a straggler that costs 5 %
+     * of the step or more (the attribution may see none: an imported CPU
+     * job whose ideal durations are its actual ones) */
+    int64_t step0 = d->step_median_ns > 0 ? d->step_median_ns : d->sd_actual_ns;
+    int by_strag = 0;
     if (worker)
         rank = atoi(d->sd_culprit);
-    else if (!d->has_slowdown && top)
+    else if (!stage && top && (!d->has_slowdown || (step0 > 0 && top->cost_ns * 20 >= step0))) {
         rank = top->rank;
+        by_strag = 1;
+    }
     if (rank >= 0) {
         const cs_layout_row *l = cs_report_text_lay(d, rank);
         if (l && d->layout[0] && d->lay_pp > 1)
@@ -364,7 +371,7 @@ static void cs_report_text_answer(FILE *f, const cs_report_trace *t, const cs_re
     if (top && (rank < 0 || top->rank == rank) && (who[0] || !d->has_slowdown)) {
         save = top->cost_ns;
         snprintf(howbuf, sizeof howbuf, "the %s straggler's cost per step", top->kind);
-        if (d->has_whatif && d->wf_ontime_ns >= 0) {
+        if (d->has_whatif && d->wf_ontime_ns >= 0 && d->wf_ontime_gain_ns > 0) {
             const int64_t v[] = { top->cost_ns, d->wf_ontime_gain_ns };
             cs_tunit u = cs__report_tunit_of(v, 2);
             snprintf(howbuf, sizeof howbuf,
@@ -393,11 +400,13 @@ static void cs_report_text_answer(FILE *f, const cs_report_trace *t, const cs_re
                 cs__report_tstr(&u, step, b2, sizeof b2), how);
     }
     /* where: what the culprit's excess is, and where the others wait */
-    if (d->has_slowdown && d->sd_text[0])
+    if (by_strag)
+        fprintf(f, "  why: a %s straggler, steps %lld-%lld (Stragglers below)%s%s\n", top->kind,
+                (long long)top->first_step, (long long)top->last_step,
+                d->has_slowdown ? "; the slowdown attribution blames no single rank: " : "",
+                d->has_slowdown ? d->sd_text : "");
+    else if (d->has_slowdown && d->sd_text[0])
         fprintf(f, "  why: %s\n", d->sd_text);
-    else if (top)
-        fprintf(f, "  why: %s straggler, steps %lld-%lld\n", top->kind, (long long)top->first_step,
-                (long long)top->last_step);
     if (rank >= 0) {
         const cs_kernel_row *k = NULL;
         for (int i = 0; i < d->nkern && !k; i++)
@@ -511,8 +520,10 @@ static void cs_report_text_steps(FILE *f, const cs_report_data *d)
     const int64_t v[] = { d->step_median_ns, d->step_p90_ns, d->whatif_median_ns, d->step_comm_ns };
     cs_tunit u = cs__report_tunit_of(v, 4);
     if (d->nsteps)
-        fprintf(f, ", median %s, p90 %s; median had the slowest rank arrived on time: %s",
-                cs__report_tstr(&u, d->step_median_ns, b1, sizeof b1), cs__report_tstr(&u, d->step_p90_ns, b2, sizeof b2),
+        fprintf(f, ", median %s, p90 %s", cs__report_tstr(&u, d->step_median_ns, b1, sizeof b1),
+                cs__report_tstr(&u, d->step_p90_ns, b2, sizeof b2));
+    if (d->nsteps && d->whatif_median_ns > 0)
+        fprintf(f, "; median had the slowest rank arrived on time: %s",
                 cs__report_tstr(&u, d->whatif_median_ns, b3, sizeof b3));
     if (d->nsteps && d->step_comm_ns >= 0)
         fprintf(f, "; communication %s per step", cs__report_tstr(&u, d->step_comm_ns, b4, sizeof b4));
