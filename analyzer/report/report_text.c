@@ -191,7 +191,7 @@ static void cs_report_text_models(FILE *f, const cs_report_data *d, int full)
         return;
     }
     fprintf(f, "\nCost models (time of n calls completing together = alpha + (n-1) x gamma + bytes x beta,\n"
-               "fitted to the completion times; resid: relative residual of the cells)\n");
+               " fitted to the completion times; resid: relative residual of the cells)\n");
     /* the models' names (op and communicator) get the room they need */
     int w = 36;
     for (int i = 0; i < d->nmodels; i++) {
@@ -269,7 +269,7 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
                 cs__report_tstr(&u, d->wf_comm_step_ns, b1, sizeof b1));
     }
     fprintf(f, "\nProposals (estimated by the what-if replay; made where the cost model explains the data and the\n"
-               "gain is at least 5 %% of the step)\n");
+               " gain is at least 5 %% of the step)\n");
     if (!d->nprops)
         fprintf(f, "  none\n");
     for (const char *l = d->wf_declined; *l;) {

@@ -4,5 +4,5 @@
 # column, names never cut mid-token, on the MPI demo trace and on an
 # imported 16-rank GPU trace; every term it prints in docs/guide.md's
 # glossary; diff's warning on runs that are not comparable.
-TESTS += tests/report/help_parser.sh tests/report/answer.sh tests/report/run_untraced.sh
-EXTRA_DIST += tests/report/help_parser.sh tests/report/answer.sh tests/report/run_untraced.sh
+TESTS += tests/report/help_parser.sh tests/report/answer.sh tests/report/run_untraced.sh tests/report/glossary.sh
+EXTRA_DIST += tests/report/help_parser.sh tests/report/answer.sh tests/report/run_untraced.sh tests/report/glossary.sh
