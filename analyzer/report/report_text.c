@@ -41,8 +41,8 @@ static void cs_report_text_groups(FILE *f, const char *title, const char *keynam
             snprintf(key, 300, "(not recorded)");
         else
             snprintf(key, 300, "%s", a[i].key);
-        int l = (int)strlen(key);
-        w = l > w ? (l < 72 ? l : 72) : w;
+        int l = (int)strlen(key), cap = comms ? 120 : 72; /* communicator names get more room */
+        w = l > w ? (l < cap ? l : cap) : w;
     }
     cs_bunit bu = cs__report_bunit(mx[0]);
     cs_tunit tu[5];

@@ -81,7 +81,7 @@ for mpi in openmpi mpich; do
   expect_eq "$mpi: the name each rank set, on its own row" \
     "$(q "$db" "SELECT group_concat(rank || ':' || name || ':' || color || ':' || key, ' ') FROM (SELECT * FROM comms WHERE how='split' ORDER BY rank)")" \
     "0:grad:0:0 1:grad:1:1 2:grad:0:2 3:grad:1:3"
-  "$COLLSCOPE" report "$d" > "$T/grad.txt" 2>&1 || fail "$mpi: report: $(tail -3 "$T/grad.txt")"
+  "$COLLSCOPE" report --full "$d" > "$T/grad.txt" 2>&1 || fail "$mpi: report: $(tail -3 "$T/grad.txt")"
   for want in 'MPI_COMM_WORLD (4 ranks)' 'grad \[split(MPI_COMM_WORLD, color 0)\] (2 ranks)' \
     'grad \[split(MPI_COMM_WORLD, color 1)\] (2 ranks)'; do
     sed -n '/^Per communicator/,/^$/p' "$T/grad.txt" | grep -q "^  $want " ||
