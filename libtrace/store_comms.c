@@ -106,8 +106,8 @@ static const char *cs_comms_derive(cs_comms *t, size_t i, int depth)
     int predefined = strcmp(how, "world") == 0 || strcmp(how, "self") == 0;
     /* an origin that is only a hash (other:HEX, nccl:HEX) tells a reader
      * nothing: names set on several such communicators get " #2", " #3" */
-    int opaque = strcmp(how, "nccl") == 0 || !(predefined || strcmp(how, "dup") == 0 || split ||
-                                                strcmp(how, "create") == 0);
+    int opaque =
+        strcmp(how, "nccl") == 0 || !(predefined || strcmp(how, "dup") == 0 || split || strcmp(how, "create") == 0);
     if (c->name[0] && !predefined && c->shared && !opaque) {
         char both[2 * CS_COMMS_DISPLAY_MAX + 4];
         snprintf(both, sizeof both, "%s [%s]", c->name, c->origin);

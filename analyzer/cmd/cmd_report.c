@@ -101,12 +101,11 @@ const char cs_help_report[] = "usage: collscope report DIR|TRACE.db [--format te
 
 int cs_report_parse_opts(int argc, char **argv, cs_report_opts *o)
 {
-    static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
-                                          { "output", required_argument, NULL, 'o' },
-                                          { "baseline", required_argument, NULL, 'b' },
-                                          { "fail-on", required_argument, NULL, 'g' },
-                                          { "full", no_argument, NULL, 'F' },
-                                          { NULL, 0, NULL, 0 } };
+    static const struct option opts[] = {
+        { "format", required_argument, NULL, 'f' },   { "output", required_argument, NULL, 'o' },
+        { "baseline", required_argument, NULL, 'b' }, { "fail-on", required_argument, NULL, 'g' },
+        { "full", no_argument, NULL, 'F' },           { NULL, 0, NULL, 0 }
+    };
     int c;
     *o = (cs_report_opts){ .format = "text" };
     optind = 0; /* getopt's full reset: the parser may run more than once in a process */

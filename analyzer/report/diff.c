@@ -196,12 +196,12 @@ int cs_diff_comparable(const cs_report_data *base, const cs_report_data *cur, ch
     int n = 0;
     size_t o = 0;
     why[0] = 0;
-#define CS_DIFF_WHY(...)                                                                                            \
-    do {                                                                                                           \
-        if (o < len)                                                                                               \
-            o += (size_t)snprintf(why + o, len - o, "%s", n++ ? "; " : "");                                        \
-        if (o < len)                                                                                               \
-            o += (size_t)snprintf(why + o, len - o, __VA_ARGS__);                                                  \
+#define CS_DIFF_WHY(...)                                                    \
+    do {                                                                    \
+        if (o < len)                                                        \
+            o += (size_t)snprintf(why + o, len - o, "%s", n++ ? "; " : ""); \
+        if (o < len)                                                        \
+            o += (size_t)snprintf(why + o, len - o, __VA_ARGS__);           \
     } while (0)
     if (base->nproc != cur->nproc)
         CS_DIFF_WHY("world sizes %d and %d", base->nproc, cur->nproc);
@@ -241,7 +241,8 @@ void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_dat
                     why);
         const int64_t sv[] = { base->step_median_ns, cur->step_median_ns };
         cs_tunit su = cs__report_tunit_of(sv, 2);
-        fprintf(f, "\nStep time (median): %s -> %s (%+.1f%%%s)\n", cs__report_tstr(&su, base->step_median_ns, b1, sizeof b1),
+        fprintf(f, "\nStep time (median): %s -> %s (%+.1f%%%s)\n",
+                cs__report_tstr(&su, base->step_median_ns, b1, sizeof b1),
                 cs__report_tstr(&su, cur->step_median_ns, b2, sizeof b2), ch, nwhy ? "; not comparable" : "");
     }
     /* stragglers: in both, gone, new (same kind and rank or link) */
@@ -331,7 +332,8 @@ void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_dat
             snprintf(key, sizeof key, "%s [%s] %s", cs_report_opname(cur, t->op),
                      cs_fmt_bytes(1LL << t->bucket, b6, sizeof b6), t->callsite);
             fprintf(f, "  %-*s %11s %11s", tw, cs__report_fit(key, tw, fit, sizeof fit),
-                    bt ? cs__report_tnum(&tu, bt->p99_ns, b1, sizeof b1) : "-", cs__report_tnum(&tu, t->p99_ns, b2, sizeof b2));
+                    bt ? cs__report_tnum(&tu, bt->p99_ns, b1, sizeof b1) : "-",
+                    cs__report_tnum(&tu, t->p99_ns, b2, sizeof b2));
             if (bt)
                 fprintf(f, " %+7.1f%%\n", c);
             else

@@ -31,8 +31,8 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
         cs_tunit u = cs__report_tunit_of(v, 2);
         fprintf(f,
                 "What-if replay: measured median step %s, replayed with the cost models %s (replay error %.2f %%).\n\n",
-                cs__report_tstr(&u, d->wf_measured_ns, b1, sizeof b1), cs__report_tstr(&u, d->wf_model_ns, b2, sizeof b2),
-                100 * d->wf_model_error);
+                cs__report_tstr(&u, d->wf_measured_ns, b1, sizeof b1),
+                cs__report_tstr(&u, d->wf_model_ns, b2, sizeof b2), 100 * d->wf_model_error);
     }
     if (!d->nprops)
         fprintf(f, "None.\n");
@@ -187,7 +187,8 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
         for (int i = 0; i < d->nstrag; i++)
             mc = d->strag[i].cost_ns > mc ? d->strag[i].cost_ns : mc;
         cs_tunit cu = cs__report_tunit(mc);
-        fprintf(f, "| kind | rank | link | steps | cost per step (%s) | evidence |\n|---|---|---|---|---|---|\n", cu.name);
+        fprintf(f, "| kind | rank | link | steps | cost per step (%s) | evidence |\n|---|---|---|---|---|---|\n",
+                cu.name);
         for (int i = 0; i < d->nstrag; i++) {
             const cs_straggler *s = &d->strag[i];
             fprintf(f, "| %s | %d | ", s->kind, s->rank);
@@ -197,7 +198,8 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
                 cs_report_markdown_cell(f, cs_report_commname(d, s->comm, name, sizeof name));
             if (strcmp(s->kind, "recurring") == 0 && s->period > 0)
                 fprintf(f, " | every %lld (phase %lld), %lld–%lld | %s | ", (long long)s->period, (long long)s->phase,
-                        (long long)s->first_step, (long long)s->last_step, cs__report_tnum(&cu, s->cost_ns, b1, sizeof b1));
+                        (long long)s->first_step, (long long)s->last_step,
+                        cs__report_tnum(&cu, s->cost_ns, b1, sizeof b1));
             else if (strcmp(s->kind, "recurring") == 0)
                 fprintf(f, " | %s | %s | ", s->steps, cs__report_tnum(&cu, s->cost_ns, b1, sizeof b1));
             else

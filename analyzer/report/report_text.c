@@ -83,8 +83,8 @@ static void cs_report_text_overlap(FILE *f, const cs_report_trace *t)
     fprintf(f,
             "\nGPU overlap: NCCL time on the GPU not overlapped by compute (kernels of other streams)\n"
             "  %6s %14s %14s %18s\n",
-            "rank", cs__report_thead("comm (GPU)", &u, h1, sizeof h1), cs__report_thead("not overlap", &u, h2, sizeof h2),
-            "share of comm");
+            "rank", cs__report_thead("comm (GPU)", &u, h1, sizeof h1),
+            cs__report_thead("not overlap", &u, h2, sizeof h2), "share of comm");
     for (size_t i = 0; i < t->noverlap; i++) {
         const cs_report_overlap *o = &t->overlap[i];
         fprintf(f, "  %6d %14s %14s %17.1f%%\n", o->rank, cs__report_tnum(&u, o->comm_ns, b1, sizeof b1),
@@ -148,8 +148,9 @@ static void cs_report_text_kernels(FILE *f, const cs_report_data *d)
     fprintf(f,
             "\nTop GPU kernels per rank (by total GPU time, %d of each; copies and sets are memory)\n"
             "  %6s %-8s %-50s %7s %11s %11s %11s\n",
-            CS_REPORT_TEXT_KERNELS, "rank", "category", "name", "count", cs__report_thead("total", &u[0], h[0], sizeof h[0]),
-            cs__report_thead("median", &u[1], h[1], sizeof h[1]), cs__report_thead("p99", &u[2], h[2], sizeof h[2]));
+            CS_REPORT_TEXT_KERNELS, "rank", "category", "name", "count",
+            cs__report_thead("total", &u[0], h[0], sizeof h[0]), cs__report_thead("median", &u[1], h[1], sizeof h[1]),
+            cs__report_thead("p99", &u[2], h[2], sizeof h[2]));
     int shown = 0;
     for (int i = 0; i < d->nkern; i++) {
         const cs_kernel_row *k = &d->kern[i];
@@ -185,8 +186,9 @@ static void cs_report_text_models(FILE *f, const cs_report_data *d, int full)
         mx = g > mx ? g : mx;
     }
     if (!full && d->nmodels && nsingle == d->nmodels) {
-        fprintf(f, "\nCost models: all %d fitted from one message size only (alpha only, beta unknown): nothing to "
-                   "add to the tables above (--full shows them)\n",
+        fprintf(f,
+                "\nCost models: all %d fitted from one message size only (alpha only, beta unknown): nothing to "
+                "add to the tables above (--full shows them)\n",
                 d->nmodels);
         return;
     }
@@ -251,12 +253,14 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
         fprintf(f,
                 "  measured %s; replayed with measured transfers %s (error %.2f %%); with the cost models %s "
                 "(replay error %.2f %%)\n",
-                cs__report_tstr(&u, d->wf_measured_ns, b1, sizeof b1), cs__report_tstr(&u, d->wf_replay_ns, b2, sizeof b2),
-                100 * d->wf_replay_error, cs__report_tstr(&u, d->wf_model_ns, b3, sizeof b3), 100 * d->wf_model_error);
+                cs__report_tstr(&u, d->wf_measured_ns, b1, sizeof b1),
+                cs__report_tstr(&u, d->wf_replay_ns, b2, sizeof b2), 100 * d->wf_replay_error,
+                cs__report_tstr(&u, d->wf_model_ns, b3, sizeof b3), 100 * d->wf_model_error);
         if (d->wf_ontime_ns >= 0) {
             const int64_t w[] = { d->wf_ontime_ns, d->wf_ontime_gain_ns };
             cs_tunit uo = cs__report_tunit_of(w, 2);
-            fprintf(f, "  stragglers on time: %s (gain %s per step)\n", cs__report_tstr(&uo, d->wf_ontime_ns, b1, sizeof b1),
+            fprintf(f, "  stragglers on time: %s (gain %s per step)\n",
+                    cs__report_tstr(&uo, d->wf_ontime_ns, b1, sizeof b1),
                     cs__report_tstr(&uo, d->wf_ontime_gain_ns, b2, sizeof b2));
         }
         if (d->wf_note[0])
@@ -280,7 +284,8 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
     }
     for (int i = 0; i < d->nprops; i++) {
         const cs_proposal *p = &d->props[i];
-        fprintf(f, "  %-8s gain %s per step (%.1f %% of the median step)", p->kind, cs_fmt_ns(p->gain_ns, b1, sizeof b1),
+        fprintf(f, "  %-8s gain %s per step (%.1f %% of the median step)", p->kind,
+                cs_fmt_ns(p->gain_ns, b1, sizeof b1),
                 p->step_ns > 0 ? 100.0 * (double)p->gain_ns / (double)p->step_ns : 0.0);
         if (strcmp(p->kind, "fusion") == 0)
             fprintf(f, ", %s, bucket %s", p->callsite, cs_fmt_bytes(p->bucket_bytes, b2, sizeof b2));
@@ -420,8 +425,8 @@ static void cs_report_text_answer(FILE *f, const cs_report_trace *t, const cs_re
             cs_tunit u = cs__report_tunit(k->total_ns);
             char kn[300];
             fprintf(f, "  where: its GPU compute; its costliest kernel %s (%lld runs, %s in all)\n",
-                    cs__report_fit(k->name, 60, kn, sizeof kn),
-                    (long long)k->count, cs__report_tstr(&u, k->total_ns, b3, sizeof b3));
+                    cs__report_fit(k->name, 60, kn, sizeof kn), (long long)k->count,
+                    cs__report_tstr(&u, k->total_ns, b3, sizeof b3));
         }
     }
     /* the call site where the communication time goes */
@@ -455,8 +460,9 @@ static void cs_report_text_clocks(FILE *f, const cs_report_data *d, int full)
     }
     cs_tunit u = cs__report_tunit(res);
     if (!full && !moved) {
-        fprintf(f, "\nClocks: kept as recorded on all %d ranks (no offset or drift found; largest residual %s; "
-                   "--full shows the table)\n",
+        fprintf(f,
+                "\nClocks: kept as recorded on all %d ranks (no offset or drift found; largest residual %s; "
+                "--full shows the table)\n",
                 d->nproc, cs__report_tstr(&u, res, b1, sizeof b1));
         return;
     }
@@ -541,8 +547,8 @@ static void cs_report_text_layout(FILE *f, const cs_report_data *d)
     if (d->nlay <= 32) {
         fprintf(f, "  rank (dp,pp,tp):");
         for (int i = 0; i < d->nlay; i++)
-            fprintf(f, "%s %d (%d,%d,%d)", i && i % 8 == 0 ? "\n                  " : "", d->lay[i].rank,
-                    d->lay[i].dp, d->lay[i].pp, d->lay[i].tp);
+            fprintf(f, "%s %d (%d,%d,%d)", i && i % 8 == 0 ? "\n                  " : "", d->lay[i].rank, d->lay[i].dp,
+                    d->lay[i].pp, d->lay[i].tp);
         fprintf(f, "\n");
     }
 }
@@ -555,8 +561,8 @@ static void cs_report_text_slowdown(FILE *f, const cs_report_data *d)
     const int64_t v[] = { d->sd_actual_ns, d->sd_ideal_ns };
     cs_tunit u = cs__report_tunit_of(v, 2);
     fprintf(f, "\nSlowdown: S %.3f (median step %s replayed, %s with ideal durations; replay error %.1f %%)\n  %s\n",
-            d->sd_S, cs__report_tstr(&u, d->sd_actual_ns, b1, sizeof b1), cs__report_tstr(&u, d->sd_ideal_ns, b2, sizeof b2),
-            100 * d->sd_replay_error, d->sd_text);
+            d->sd_S, cs__report_tstr(&u, d->sd_actual_ns, b1, sizeof b1),
+            cs__report_tstr(&u, d->sd_ideal_ns, b2, sizeof b2), 100 * d->sd_replay_error, d->sd_text);
     fprintf(f, "  %-16s %-24s %8s %16s %16s\n", "by", "what", "S", "share of S - 1", "compute share");
     int shown = 0;
     for (int i = 0; i < d->nsd; i++) {
@@ -580,7 +586,8 @@ static void cs_report_text_waits(FILE *f, const cs_report_data *d)
     }
     cs_tunit u1 = cs__report_tunit(m1), u2 = cs__report_tunit(m2);
     fprintf(f, "\nWait states per rank (who made the others wait)\n  %6s %10s %18s %22s\n", "rank", "times last",
-            cs__report_thead("imposed wait", &u1, h1, sizeof h1), cs__report_thead("median lateness", &u2, h2, sizeof h2));
+            cs__report_thead("imposed wait", &u1, h1, sizeof h1),
+            cs__report_thead("median lateness", &u2, h2, sizeof h2));
     for (int i = 0; i < d->nrstats; i++) {
         const cs_rank_stat *r = &d->rstats[i];
         fprintf(f, "  %6d %10lld %18s %22s\n", r->rank, (long long)r->times_last,
@@ -612,12 +619,13 @@ static void cs_report_text_tails(FILE *f, const cs_report_data *d)
         cs__report_thead(names[k], &u[k], h[k], sizeof h[k]);
     }
     fprintf(f, "\nTail latency per collective (instance time: first entry to last exit)\n");
-    fprintf(f, "  %-*s %7s %11s %11s %11s %11s %11s\n", w, "op [size] call site", "count", h[0], h[1], h[2], h[3], h[4]);
+    fprintf(f, "  %-*s %7s %11s %11s %11s %11s %11s\n", w, "op [size] call site", "count", h[0], h[1], h[2], h[3],
+            h[4]);
     for (int i = 0; i < n; i++) {
         const cs_tail_row *t = &d->tails[i];
         char key[300], fit[300];
-        snprintf(key, sizeof key, "%s [%s] %s", cs_report_opname(d, t->op), cs_fmt_bytes(1LL << t->bucket, sz, sizeof sz),
-                 t->callsite);
+        snprintf(key, sizeof key, "%s [%s] %s", cs_report_opname(d, t->op),
+                 cs_fmt_bytes(1LL << t->bucket, sz, sizeof sz), t->callsite);
         const int64_t v[5] = { t->p50_ns, t->p90_ns, t->p99_ns, t->p999_ns, t->max_ns };
         for (int k = 0; k < 5; k++)
             cs__report_tnum(&u[k], v[k], b[k], sizeof b[k]);
