@@ -12,6 +12,7 @@
 # match; the 8 ProfilerStep#N are the steps;
 # `collscope report` finds rank 2 the one persistent straggler, slowest in
 # most steps, and its median step time is the script's within 20 %.
+# The text report (the README's example) begins with rank 2 as the culprit.
 . "$srcdir/tests/lib.sh"
 if ! "$COLLSCOPE" --help 2>&1 | grep -q '^  import '; then
   [ "${CI:-}" = true ] && fail "collscope has no import command"
@@ -103,4 +104,12 @@ want, got = statistics.median(ms), steps["median_ns"] / 1e6
 assert abs(got - want) <= 0.2 * want, "median step %.2f ms in the report, %.2f ms measured by the job" % (got, want)
 print("ok: median step %.2f ms, the job measured %.2f ms" % (got, want))
 PYEOF
+# The README's example (this job, imported): the text report's first section
+# names rank 2 and a saving per step (README.md, docs/guide.md).
+"$COLLSCOPE" report "$T/imp" > "$T/report.txt" || fail "collscope report (text) failed"
+sed -n '4,5p' "$T/report.txt" | tr '\n' '|' | grep -q '^What limits this job|  culprit: rank 2|$' ||
+  fail "the text report does not begin with rank 2 as the culprit: $(head -n 10 "$T/report.txt")"
+grep -Eq '^  saving: about [0-9.]+ ms per step if fixed' "$T/report.txt" ||
+  fail "the text report gives no saving per step: $(head -n 10 "$T/report.txt")"
+echo "ok: the text report begins with rank 2 as the culprit and its saving"
 pass
