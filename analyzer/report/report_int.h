@@ -10,6 +10,11 @@
 /* The version of the "collscope-report" JSON format (docs/report-json.md). */
 #define CS_REPORT_VERSION 2
 
+/* The answer, as the text report begins (report_text.c): "What limits this
+ * job", then the culprit, S, the saving per step, why and where, one line
+ * each; the Markdown report shows the same lines. */
+void cs__report_answer(FILE *f, const cs_report_trace *t, const cs_report_data *d);
+
 /* Where the Markdown report links for its terms: the glossary of the
  * user guide, relative to the source tree (a CI summary of this project). */
 #define CS_REPORT_GLOSSARY_URL "docs/guide.md#glossary"

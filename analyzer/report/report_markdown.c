@@ -145,6 +145,9 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
                 " (steps from the period of the calls: %d calls, matching %.1f %% of the positions on %d of %d ranks)",
                 d->step_period, 100 * d->step_confidence, d->step_ranks_agreeing, d->step_ranks_searched);
     fprintf(f, ".\n\n");
+    fprintf(f, "```text\n");
+    cs__report_answer(f, t, d);
+    fprintf(f, "```\n\n");
     if (d->failures.n) {
         fprintf(
             f,

@@ -316,7 +316,7 @@ static const cs_slowdown_row *cs_report_text_sd(const cs_report_data *d, const c
 /* The answer, first: what limits the job (the culprit or "no single
  * culprit"), S, what fixing it would save per step, and where (the rank's
  * dp/pp/tp coordinates and stage, the op or kernel, the call site). */
-static void cs_report_text_answer(FILE *f, const cs_report_trace *t, const cs_report_data *d)
+void cs__report_answer(FILE *f, const cs_report_trace *t, const cs_report_data *d)
 {
     char b1[32], b2[32], b3[32], name[CS_COMMS_DISPLAY_MAX];
     const cs_straggler *top = NULL; /* the costliest rank verdict */
@@ -351,7 +351,7 @@ static void cs_report_text_answer(FILE *f, const cs_report_trace *t, const cs_re
     } else if (stage) {
         snprintf(who, sizeof who, "pipeline %s", d->sd_culprit);
     }
-    fprintf(f, "\nWhat limits this job\n");
+    fprintf(f, "What limits this job\n");
     if (who[0])
         fprintf(f, "  culprit: %s\n", who);
     else if (d->has_slowdown && strcmp(d->sd_verdict, "none") == 0)
@@ -694,7 +694,8 @@ void cs_report_text_write(FILE *f, const cs_report_trace *t, const cs_report_dat
         for (size_t i = 0; i < d->failures.n; i++)
             fprintf(f, "  %s: %s\n", d->failures.v[i].kind, d->failures.v[i].text);
     }
-    cs_report_text_answer(f, t, d);
+    fprintf(f, "\n");
+    cs__report_answer(f, t, d);
     cs_report_text_slowdown(f, d);
     cs_report_text_stragglers(f, d);
     cs_report_text_steps(f, d);
