@@ -8,3 +8,10 @@ analyzer_report_libcsreport_la_SOURCES = analyzer/report/report.h analyzer/repor
 analyzer_report_libcsreport_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 # What a program that links libcsreport links after it.
 CS_REPORT_LIBS = analyzer/report/libcsreport.la analyzer/status/libcsstatus.la $(CS_ANALYSIS_LIBS)
+# report_units.c: one unit per column or sentence, names fitted without a
+# cut file:line (issue 36).
+check_PROGRAMS += tests/unit/test_report_units
+TESTS += tests/unit/test_report_units
+tests_unit_test_report_units_SOURCES = tests/unit/test_report_units.c
+tests_unit_test_report_units_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_test_report_units_LDADD = $(CS_REPORT_LIBS)

@@ -107,32 +107,59 @@ static int cs_fit_fileline(const char *s, size_t n, int i)
     return d < b && d > a && s[d - 1] == ':';
 }
 
+/* Is position i of s inside a token (neither at its start nor past its end)? */
+static int cs_fit_inside(const char *s, int i)
+{
+    return i > 0 && cs_fit_tokchar(s[i]) && cs_fit_tokchar(s[i - 1]);
+}
+
 const char *cs__report_fit(const char *s, int w, char *buf, size_t len)
 {
-    size_t n = strlen(s);
-    if (w < 12 || n <= (size_t)w) {
+    int n = (int)strlen(s);
+    if (w < 12 || n <= w) {
         snprintf(buf, len, "%s", s);
         return buf;
     }
-    /* the head: about half; a file:line in the way is kept whole (never
-     * "file.c:60" of line 606) or left to the tail; the rest is the tail */
     int room = w - 3, head = room / 2;
-    if (head > 0 && cs_fit_tokchar(s[head]) && cs_fit_tokchar(s[head - 1]) && cs_fit_fileline(s, n, head)) {
+    /* a file:line is never cut: the head ends after one or before it */
+    if (cs_fit_inside(s, head) && cs_fit_fileline(s, (size_t)n, head)) {
         int end = head, start = head;
-        while (end < (int)n && cs_fit_tokchar(s[end]))
+        while (end < n && cs_fit_tokchar(s[end]))
             end++;
         while (start > 0 && cs_fit_tokchar(s[start - 1]))
             start--;
         head = end <= room - 4 ? end : start;
     }
-    int tail = room - head;
-    /* nor may the tail begin inside a file:line */
-    int t0 = (int)n - tail;
-    if (t0 > 0 && cs_fit_tokchar(s[t0]) && cs_fit_tokchar(s[t0 - 1]) && cs_fit_fileline(s, n, t0)) {
-        while (t0 < (int)n && cs_fit_tokchar(s[t0]))
-            t0++;
-        tail = (int)n - t0;
+    /* nor does the tail begin inside one: it takes the whole of it when the
+     * head can give the room, else begins after it */
+    int t0 = n - (room - head);
+    if (cs_fit_inside(s, t0) && cs_fit_fileline(s, (size_t)n, t0)) {
+        int start = t0, end = t0;
+        while (start > 0 && cs_fit_tokchar(s[start - 1]))
+            start--;
+        while (end < n && cs_fit_tokchar(s[end]))
+            end++;
+        if (n - start <= room - 4) {
+            t0 = start;
+            head = room - (n - t0);
+            if (cs_fit_inside(s, head) && cs_fit_fileline(s, (size_t)n, head))
+                while (head > 0 && cs_fit_tokchar(s[head - 1]))
+                    head--;
+        } else {
+            t0 = end;
+        }
     }
-    snprintf(buf, len, "%.*s...%s", head, s, s + n - tail);
+    /* other cuts fall between tokens where one is near (8 columns) */
+    for (int k = 1; k <= 8 && cs_fit_inside(s, head) && head - k > 0; k++)
+        if (!cs_fit_tokchar(s[head - k])) {
+            head -= k - 1;
+            break;
+        }
+    for (int k = 1; k <= 8 && cs_fit_inside(s, t0) && t0 + k < n; k++)
+        if (!cs_fit_tokchar(s[t0 + k - 1])) {
+            t0 += k;
+            break;
+        }
+    snprintf(buf, len, "%.*s...%s", head, s, s + t0);
     return buf;
 }
