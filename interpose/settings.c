@@ -305,6 +305,7 @@ void cs_settings_load(int warn)
     c->fuse = env_bool("COLLSCOPE_FUSE", 0);
     c->fuse_threshold = env_bytes("COLLSCOPE_FUSE_THRESHOLD", 64 << 10);
     c->fuse_buffer = env_bytes("COLLSCOPE_FUSE_BUFFER", 4 << 20);
+    c->fuse_guard = env_bool("COLLSCOPE_FUSE_GUARD", 1);
     c->test_fuse_nomem = env_bool("COLLSCOPE_TEST_FUSE_NOMEM", 0);
     env_p2p_delay(c);
     env_comm_delay(c);

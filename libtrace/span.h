@@ -32,6 +32,7 @@ enum cs_rec_kind {
                              after it was enqueued (the GPU-timing poller's
                              note; a GPUTIME with that corr says it ended) */
     CS_REC_HANG = 13,     /* the watchdog found a hang (interpose/watchdog.c) */
+    CS_REC_FUSEGUARD = 14, /* apply mode's guard: a window's figure or a decision */
     CS_REC_KIND_MAX
 };
 
@@ -278,6 +279,30 @@ typedef struct cs_rec_hang {
     uint32_t pad;
 } cs_rec_hang;
 
+/* CS_REC_FUSEGUARD: apply mode's on-line guard (interpose/fuse/
+ * fuse_guard.h) on communicator `comm`: the figure of one window (what 1:
+ * the setting it ran, the ranks' summed wall time and fusable calls), or
+ * a decision (what 2: the setting chosen from window `window` on, why, the
+ * median time per call of unfused and of the chosen setting, and the ratio
+ * the choice rests on). Every
+ * rank writes the same figures and decisions. */
+enum cs_fuseguard_what { CS_FG_WINDOW = 1, CS_FG_DECISION = 2 };
+typedef struct cs_rec_fuseguard {
+    uint32_t hdr;
+    uint16_t comm;    /* local index */
+    uint8_t what;     /* enum cs_fuseguard_what */
+    uint8_t setting;  /* 0 = unfused, else 1.. in the guard's list */
+    uint32_t window;  /* window index (decision: the first it applies to) */
+    uint32_t why;     /* decision: 1 best of the trial, 2 unfused wins the trial, 3 a check changed it */
+    uint64_t t;       /* ticks: when it was written */
+    uint64_t buffer;  /* the setting's fusion buffer, bytes (0: unfused) */
+    uint64_t ns;      /* window: the ranks' summed wall ns; decision: unfused median ps per call */
+    uint64_t calls;   /* window: the ranks' summed calls; decision: chosen median ps per call */
+    uint64_t ratio;   /* decision: the best fused setting's median ratio to unfused, in millionths */
+    uint64_t pad;
+} cs_rec_fuseguard;
+
+_Static_assert(sizeof(cs_rec_fuseguard) == CS_REC_SIZE, "fuse guard record is 64 bytes");
 _Static_assert(sizeof(cs_rec_hang) == CS_REC_SIZE, "hang record is 64 bytes");
 _Static_assert(sizeof(cs_rec_spanx) == CS_REC_SIZE, "spanx record is 64 bytes");
 _Static_assert(sizeof(cs_rec_gputime) == CS_REC_SIZE, "gputime record is 64 bytes");
