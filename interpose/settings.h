@@ -44,6 +44,7 @@ typedef struct cs_settings {
     int test_fuse_nomem;                         /* COLLSCOPE_TEST_FUSE_NOMEM */
     int test_p2p_src, test_p2p_dst, test_p2p_us; /* COLLSCOPE_TEST_P2P_DELAY=SRC:DST:USEC, src -1 = off */
     int test_comm_local, test_comm_us;           /* COLLSCOPE_TEST_COMM_DELAY=LOCAL:USEC, local -1 = off */
+    int test_guard_fused_us, test_guard_unfused_us; /* COLLSCOPE_TEST_GUARD_SLOW=fused:USEC or unfused:USEC */
     int n_offsets;                               /* COLLSCOPE_TEST_CLOCK_OFFSET=RANK:NS,... */
     struct {
         int rank;

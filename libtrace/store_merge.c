@@ -82,6 +82,7 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
                                "INSERT OR REPLACE INTO main.callsites SELECT * FROM r.callsites;"
                                "INSERT OR REPLACE INTO main.frames SELECT * FROM r.frames;"
                                "INSERT INTO main.modules SELECT * FROM r.modules;"
+                               "INSERT INTO main.fuse_guard SELECT * FROM r.fuse_guard;"
                                "COMMIT;";
     char *why = NULL;
     if (sqlite3_exec(job->db, fast, NULL, NULL, &why) == SQLITE_OK) {

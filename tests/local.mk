@@ -118,6 +118,24 @@ tests_mpi_fuse_prog_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
 tests_mpi_fuse_prog_mpich_LDADD = $(MPICH_LIBS)
 endif
 
+# Apply mode's on-line guard (interpose/fuse/fuse_guard.h): a fusion that
+# loses is dropped, one that wins is kept, results bit-identical, on both
+# MPI implementations, judged by the program's own timer.
+TESTS += tests/mpi/fuse_guard.sh
+EXTRA_DIST += tests/mpi/fuse_guard.sh tests/mpi/guard_prog.c
+if HAVE_OMPI
+check_PROGRAMS += tests/mpi/guard_prog_ompi
+tests_mpi_guard_prog_ompi_SOURCES = tests/mpi/guard_prog.c
+tests_mpi_guard_prog_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
+tests_mpi_guard_prog_ompi_LDADD = $(OMPI_LIBS)
+endif
+if HAVE_MPICH
+check_PROGRAMS += tests/mpi/guard_prog_mpich
+tests_mpi_guard_prog_mpich_SOURCES = tests/mpi/guard_prog.c
+tests_mpi_guard_prog_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
+tests_mpi_guard_prog_mpich_LDADD = $(MPICH_LIBS)
+endif
+
 # The store and the commands' handling of bad input.
 TESTS += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh tests/store/readonly.sh \
 	tests/store/corrupt.sh

@@ -444,6 +444,8 @@ static void cs_batch_start(cs_batch *b)
                 p += f->m[i].bytes;
             }
             rc = F.iallreduce(b->inplace ? MPI_IN_PLACE : f->sbuf, f->rbuf, count, b->dt, b->op, b->comm, &f->real[0]);
+            if (CS_UNLIKELY(cs_fuse_test_fused_us))
+                cs_mpi_test_stall_us(cs_fuse_test_fused_us);
         } else {
             /* No fusion buffer: the members as the program issued them. */
             cs_core_warn_job(&w_nomem,
@@ -758,6 +760,8 @@ int cs_mpi_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, i
             cs_mpi_fuse_armed++;
         }
         buffer = gc->g.buf[gc->cfg];
+        if (CS_UNLIKELY(cs_fuse_test_unfused_us) && buffer == 0)
+            cs_mpi_test_stall_us(cs_fuse_test_unfused_us);
     }
     if (bytes > buffer)
         goto unfused;
