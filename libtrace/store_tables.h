@@ -40,7 +40,7 @@
  * why, the median time per call of unfused and of it, and the best fused
  * setting's median ratio to unfused the choice rests on). Added without
  * a version bump, like nccl_coll. */
-#define CS_FUSE_GUARD_COLUMNS                                                                          \
+#define CS_FUSE_GUARD_COLUMNS                                                                             \
     "(rank INTEGER NOT NULL, comm INTEGER, what TEXT, window INTEGER, setting INTEGER, buffer INTEGER,\n" \
     "  time_ns INTEGER, calls INTEGER, why TEXT, unfused_ns REAL, chosen_ns REAL, ratio REAL, at_ns INTEGER)"
 #define CS_FUSE_GUARD_SQL "CREATE TABLE IF NOT EXISTS fuse_guard" CS_FUSE_GUARD_COLUMNS ";\n"

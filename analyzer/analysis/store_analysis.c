@@ -824,9 +824,9 @@ static int cs_table_exists(cs_store *st, const char *name)
 }
 
 static const cs_store_sql_col cs_guard_cols[] = {
-    CS_SQL_I64(cs_guard_row, comm),       CS_SQL_STR(cs_guard_row, what),      CS_SQL_I64(cs_guard_row, window),
-    CS_SQL_INT(cs_guard_row, setting),    CS_SQL_I64(cs_guard_row, buffer),    CS_SQL_I64(cs_guard_row, time_ns),
-    CS_SQL_I64(cs_guard_row, calls),      CS_SQL_STR(cs_guard_row, why),       CS_SQL_DBL(cs_guard_row, unfused_ns),
+    CS_SQL_I64(cs_guard_row, comm),      CS_SQL_STR(cs_guard_row, what),   CS_SQL_I64(cs_guard_row, window),
+    CS_SQL_INT(cs_guard_row, setting),   CS_SQL_I64(cs_guard_row, buffer), CS_SQL_I64(cs_guard_row, time_ns),
+    CS_SQL_I64(cs_guard_row, calls),     CS_SQL_STR(cs_guard_row, why),    CS_SQL_DBL(cs_guard_row, unfused_ns),
     CS_SQL_DBL(cs_guard_row, chosen_ns), CS_SQL_DBL(cs_guard_row, ratio)
 };
 CS_SQL_ROWS_TRAMPOLINE(cs_guard_row)

@@ -50,18 +50,18 @@ enum cs_guard_why {
 };
 
 typedef struct cs_guard {
-    int ncfg;                                     /* settings; 0 is unfused */
-    size_t buf[CS_GUARD_MAXCFG];                  /* fusion buffer of each (0: unfused) */
-    uint32_t next;                                /* index of the window next() plans */
-    uint32_t seen;                                /* figures consumed (windows 0..seen-1) */
-    uint8_t cfg_ring[CS_GUARD_LAG + 4];           /* setting of recent windows */
-    double fig[CS_GUARD_MAXCFG][CS_GUARD_KEEP];   /* ns per call, newest last */
+    int ncfg;                                   /* settings; 0 is unfused */
+    size_t buf[CS_GUARD_MAXCFG];                /* fusion buffer of each (0: unfused) */
+    uint32_t next;                              /* index of the window next() plans */
+    uint32_t seen;                              /* figures consumed (windows 0..seen-1) */
+    uint8_t cfg_ring[CS_GUARD_LAG + 4];         /* setting of recent windows */
+    double fig[CS_GUARD_MAXCFG][CS_GUARD_KEEP]; /* ns per call, newest last */
     int nfig[CS_GUARD_MAXCFG];
     double ratio[CS_GUARD_MAXCFG][CS_GUARD_KEEP]; /* fused / unfused, newest last */
     int nratio[CS_GUARD_MAXCFG];
-    double round[CS_GUARD_MAXCFG];                /* this trial round's figures (0: none) */
-    int chosen;                                   /* -1 until the trial is done */
-    uint32_t decided_at;                          /* the first window planned after it */
+    double round[CS_GUARD_MAXCFG]; /* this trial round's figures (0: none) */
+    int chosen;                    /* -1 until the trial is done */
+    uint32_t decided_at;           /* the first window planned after it */
 } cs_guard;
 
 /* A decision, for the trace: what was chosen and on which figures. */

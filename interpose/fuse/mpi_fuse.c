@@ -69,13 +69,13 @@ typedef struct cs_gcomm {
     cs_mpi_comm *cm;
     MPI_Comm comm;
     cs_guard g;
-    int cfg;        /* setting of the calls now made */
-    int armed;      /* enough calls: the window ends at the next wait point */
-    int closing;    /* the window ended at a call that has not returned yet */
-    uint32_t win;   /* the window being measured */
-    uint32_t calls; /* fusable calls made in it so far */
+    int cfg;               /* setting of the calls now made */
+    int armed;             /* enough calls: the window ends at the next wait point */
+    int closing;           /* the window ended at a call that has not returned yet */
+    uint32_t win;          /* the window being measured */
+    uint32_t calls;        /* fusable calls made in it so far */
     uint32_t calls_closed; /* ... in all, once it ended */
-    uint64_t busy0; /* cs_mpi_fuse_busy when it began */
+    uint64_t busy0;        /* cs_mpi_fuse_busy when it began */
     MPI_Request vote[CS_GUARD_VOTES];
     int64_t vin[CS_GUARD_VOTES][2], vout[CS_GUARD_VOTES][2];
 } cs_gcomm;

@@ -89,8 +89,13 @@ int main(void)
 
     /* 1. fusing loses (the issue's shape: 1.7x slower): never chosen, and
      *    it runs only in the trial and in the rare check windows */
-    model lose = { .cost = { 1000, 1700, 1500 }, .cost2 = { 1000, 1700, 1500 }, .from = 100000,
-                   .slow_from = 1e9, .slow_factor = 1, .noise = 0.15, .windows = 400 };
+    model lose = { .cost = { 1000, 1700, 1500 },
+                   .cost2 = { 1000, 1700, 1500 },
+                   .from = 100000,
+                   .slow_from = 1e9,
+                   .slow_factor = 1,
+                   .noise = 0.15,
+                   .windows = 400 };
     run(&lose, 8192, 2048, &r);
     CHECK(r.ndec >= 1 && r.dec[0].chosen == 0 && r.dec[0].why == CS_GUARD_WHY_LOSES, "losing: first decision %d why %d",
           r.ndec ? r.dec[0].chosen : -1, r.ndec ? r.dec[0].why : -1);
@@ -100,17 +105,28 @@ int main(void)
 
     /* 2. fusing wins (30 % less with 64 KiB buckets): chosen after the
      *    trial and kept; unfused runs only in the check windows */
-    model win = { .cost = { 1000, 950, 700 }, .cost2 = { 1000, 950, 700 }, .from = 100000,
-                  .slow_from = 1e9, .slow_factor = 1, .noise = 0.15, .windows = 400 };
+    model win = { .cost = { 1000, 950, 700 },
+                  .cost2 = { 1000, 950, 700 },
+                  .from = 100000,
+                  .slow_from = 1e9,
+                  .slow_factor = 1,
+                  .noise = 0.15,
+                  .windows = 400 };
     run(&win, 8192, 2048, &r);
     CHECK(r.ndec == 1 && r.dec[0].chosen == 2 && r.dec[0].buffer == 65536 && r.dec[0].why == CS_GUARD_WHY_TRIAL,
           "winning: %d decisions, first %d", r.ndec, r.ndec ? r.dec[0].chosen : -1);
-    CHECK(r.dec[0].ratio > 0.5 && r.dec[0].ratio < 0.9, "winning: ratio %.3f (truth 0.70, noise 15 %%)", r.dec[0].ratio);
+    CHECK(r.dec[0].ratio > 0.5 && r.dec[0].ratio < 0.9, "winning: ratio %.3f (truth 0.70, noise 15 %%)",
+          r.dec[0].ratio);
     CHECK(r.ran[2] >= 400 - 20 - 400 / CS_GUARD_CHECK_EVERY, "winning: only %d windows on the winner", r.ran[2]);
 
     /* 3. a win within the margin is no win: unfused is kept */
-    model tie = { .cost = { 1000, 990, 985 }, .cost2 = { 1000, 990, 985 }, .from = 100000,
-                  .slow_from = 1e9, .slow_factor = 1, .noise = 0.0, .windows = 200 };
+    model tie = { .cost = { 1000, 990, 985 },
+                  .cost2 = { 1000, 990, 985 },
+                  .from = 100000,
+                  .slow_from = 1e9,
+                  .slow_factor = 1,
+                  .noise = 0.0,
+                  .windows = 200 };
     run(&tie, 8192, 2048, &r);
     CHECK(last_choice(&r) == 0, "tie: chose %d", last_choice(&r));
 
@@ -144,8 +160,7 @@ int main(void)
     rise.from = 100;
     rise.cost2[0] = 1000, rise.cost2[1] = 600, rise.cost2[2] = 650;
     run(&rise, 8192, 2048, &r);
-    CHECK(last_choice(&r) == 1 && r.dec[r.ndec - 1].why == CS_GUARD_WHY_CHECK, "rise: last choice %d",
-          last_choice(&r));
+    CHECK(last_choice(&r) == 1 && r.dec[r.ndec - 1].why == CS_GUARD_WHY_CHECK, "rise: last choice %d", last_choice(&r));
 
     /* 7. every rank plans the same windows from the same figures */
     result r2;
