@@ -227,7 +227,8 @@ static const char tr_zUsage[] = "usage: nccl_trainer [OPTION]...   (under mpirun
                                 "  --gpu-delay-step S   that step (default 1, the second)\n"
                                 "  --lr X               learning rate (default 0.05)\n"
                                 "  --no-pcontrol        no MPI_Pcontrol(1) step marker at the start of each step\n"
-                                "Output: rank 0 prints 'final loss: X' and 'weights checksum: H'; every rank\n"
+                                "Output: rank 0 prints 'final loss: X', 'weights checksum: H' and 'step time\n"
+                                "median: U us' (its own clock, steps after the first); every rank\n"
                                 "prints 'calls: rank R name=count ...' (the NCCL, CUDA and MPI calls it made).\n";
 
 static long opt_long(const char *zOpt, const char *zVal, long lo, long hi)
@@ -389,7 +390,12 @@ int main(int argc, char **argv)
     int delayed = 0;
     for (int i = 0; i < o.nDelay; i++)
         delayed |= o.aDelay[i] == tr_rank;
+    /* the program's own step times (start of a step to the end of its
+     * stream synchronization), for rank 0's 'step time median' */
+    double *aStep = (double *)calloc((size_t)o.nStep, sizeof(double));
     for (long step = 0; step < o.nStep; step++) {
+        struct timespec ts0, ts1;
+        clock_gettime(CLOCK_MONOTONIC, &ts0);
         if (o.pcontrol)
             CALL(MPI_Pcontrol, 1);
         LAUNCH(forward, nY, st, dW, dX, dY, dErr);
@@ -430,6 +436,9 @@ int main(int argc, char **argv)
             CALL(cudaMemsetAsync, dBig, 0, 64 * (size_t)size * sizeof(double), st);
         }
         CALL(cudaStreamSynchronize, st);
+        clock_gettime(CLOCK_MONOTONIC, &ts1);
+        if (aStep)
+            aStep[step] = 1e6 * (double)(ts1.tv_sec - ts0.tv_sec) + 1e-3 * (double)(ts1.tv_nsec - ts0.tv_nsec);
     }
     /* Final loss (mean over ranks) and the weights. */
     LAUNCH(forward, nY, st, dW, dX, dY, dErr);
@@ -449,10 +458,23 @@ int main(int argc, char **argv)
                o.nBatch);
         printf("final loss: %.9f\n", hLoss[0] / size);
         printf("weights checksum: %016llx\n", (unsigned long long)h);
+        if (aStep && o.nStep > 1) {
+            /* median over the steps after the first (warm-up) */
+            long n = o.nStep - 1;
+            double *v = aStep + 1;
+            for (long i = 1; i < n; i++)
+                for (long j = i; j > 0 && v[j] < v[j - 1]; j--) {
+                    double t = v[j];
+                    v[j] = v[j - 1];
+                    v[j - 1] = t;
+                }
+            printf("step time median: %.1f us\n", n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+        }
     }
     double *aFree[] = { dX, dY, dW, dG, dErr, dLoss, dSmall, dBig };
     for (int i = 0; i < 8; i++)
         CALL(cudaFree, aFree[i]);
+    free(aStep);
     if (half) {
         CALL(ncclCommFinalize, half);
         CALL(ncclCommDestroy, half);

@@ -13,7 +13,7 @@ CS_PRELOAD_LIBS = $(CS_LOG_LIBS) $(PTHREAD_LIBS) -ldl
 # Core and the modules every flavor carries (interpose/modules.c lists them).
 CS_CORE_SOURCES = interpose/preload.h interpose/warn.h interpose/warn.c interpose/core.h interpose/core.c interpose/module.h interpose/modules.c \
 	interpose/settings.h interpose/settings.c interpose/callsite.h interpose/callsite.c \
-	interpose/papi.h interpose/papi.c interpose/fuse/fuse.h interpose/fuse/fuse.c \
+	interpose/papi.h interpose/papi.c interpose/fuse/fuse.h interpose/fuse/fuse.c interpose/fuse/fuse_guard.h interpose/fuse/fuse_guard.c \
 	interpose/watchdog.h interpose/watchdog.c
 # Generated wrappers every flavor carries (NCCL, CUDA runtime; below).
 CS_CORE_NODIST =

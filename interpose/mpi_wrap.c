@@ -19,7 +19,8 @@ static const char *const cs_libmpi_names[] = { "libmpich.so.12", "libmpi.so.12",
 void *cs_mpi_real_fns[CS_OP_COUNT];
 /* Apply mode's MPI engine, when its module registered it (mpi_wrap.h). */
 const cs_mpi_fuse_ops *cs_mpi_fuse;
-int cs_mpi_fuse_npending, cs_mpi_fuse_nflight;
+int cs_mpi_fuse_npending, cs_mpi_fuse_nflight, cs_mpi_fuse_armed, cs_mpi_fuse_timing, cs_mpi_fuse_closing;
+uint64_t cs_mpi_fuse_busy;
 int cs_mpi_test_p2p_src = -1, cs_mpi_test_p2p_dst = -1, cs_mpi_test_p2p_us;
 int cs_mpi_test_comm_local = -1, cs_mpi_test_comm_us;
 
@@ -409,9 +410,17 @@ static void cs_mpi_init_end__inner(cs_mpi_call *c, int rc)
     pthread_mutex_unlock(&cs_comm_lock);
 }
 
+void cs_mpi_fuse_close(void)
+{
+    if (cs_mpi_fuse)
+        cs_mpi_fuse->close();
+}
+
 void cs_mpi_finalize_begin(cs_mpi_call *c)
 {
     (void)c;
+    if (cs_mpi_fuse)
+        cs_mpi_fuse->finish();
     cs_wd_finalizing();
 }
 

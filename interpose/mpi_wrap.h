@@ -156,9 +156,22 @@ CS_HOT void cs_mpi_begin(cs_mpi_call *c)
     cs_wd_begin(c->r);
 }
 
+/* Apply mode's guard (fuse/fuse_guard.h) measures the time spent in MPI
+ * calls: while cs_mpi_fuse_timing is set, every call adds its duration
+ * (ticks) to cs_mpi_fuse_busy; a call that ended a guard window (the flush
+ * hook set cs_mpi_fuse_closing) closes its measurement when it returns. */
+extern CS_INTERNAL int cs_mpi_fuse_timing, cs_mpi_fuse_closing;
+extern CS_INTERNAL uint64_t cs_mpi_fuse_busy;
+void cs_mpi_fuse_close(void);
+
 CS_HOT void cs_mpi_end(cs_mpi_call *c, int rc)
 {
     c->r->t1 = cs_clock_ticks();
+    if (CS_UNLIKELY(cs_mpi_fuse_timing)) {
+        cs_mpi_fuse_busy += c->r->t1 - c->r->t0;
+        if (cs_mpi_fuse_closing)
+            cs_mpi_fuse_close();
+    }
     if (CS_UNLIKELY(rc != MPI_SUCCESS)) {
         c->r->rc = rc;
         c->flags |= CS_F_ERROR;
@@ -338,11 +351,16 @@ typedef struct cs_mpi_fuse_ops {
     void (*flush_all)(void);
     void (*flush_comm)(MPI_Comm comm);
     void (*progress)(cs_mpi_call *c, int how, int n, MPI_Request *reqs);
+    void (*finish)(void); /* at MPI_Finalize: the engine's own requests completed */
+    void (*close)(void);  /* a guard window's call returned (cs_mpi_fuse_close) */
 } cs_mpi_fuse_ops;
 extern CS_INTERNAL const cs_mpi_fuse_ops *cs_mpi_fuse;
 /* Members not yet started, and fused calls started but not completed
  * (kept by the engine; 0 while it is not registered). */
 extern CS_INTERNAL int cs_mpi_fuse_npending, cs_mpi_fuse_nflight;
+/* Communicators whose guard window ends at the next call that may wait
+ * (fuse_guard.h): the flush hooks run while it is non-zero too. */
+extern CS_INTERNAL int cs_mpi_fuse_armed;
 
 /* How a completion call waits for the fused calls it names: block until
  * all (Wait, Waitall), poll (Test*), until one can complete (Waitany,
@@ -354,13 +372,13 @@ enum { CS_FUSE_BLOCK_ALL, CS_FUSE_POLL, CS_FUSE_BLOCK_ANY };
  * in the call that started it, and that call's time includes the start. */
 CS_HOT void cs_mpi_fuse_before_all(void)
 {
-    if (CS_UNLIKELY(cs_mpi_fuse_npending))
+    if (CS_UNLIKELY(cs_mpi_fuse_npending | cs_mpi_fuse_armed))
         cs_mpi_fuse->flush_all();
 }
 
 CS_HOT void cs_mpi_fuse_before_comm(MPI_Comm comm)
 {
-    if (CS_UNLIKELY(cs_mpi_fuse_npending))
+    if (CS_UNLIKELY(cs_mpi_fuse_npending | cs_mpi_fuse_armed))
         cs_mpi_fuse->flush_comm(comm);
 }
 

@@ -141,6 +141,26 @@ static void env_comm_delay(cs_settings *c)
     c->test_comm_us = (int)us;
 }
 
+/* fused:USEC or unfused:USEC: apply mode's guard sees that side lose
+ * (each fused call it starts, or each call it leaves unfused, stalls). */
+static void env_guard_slow(cs_settings *c)
+{
+    const char *v = env("COLLSCOPE_TEST_GUARD_SLOW");
+    long us;
+    c->test_guard_fused_us = c->test_guard_unfused_us = 0;
+    if (!v)
+        return;
+    int fused = strncmp(v, "fused:", 6) == 0, unfused = strncmp(v, "unfused:", 8) == 0;
+    if ((!fused && !unfused) || parse_long(v + (fused ? 6 : 8), 0, 10000000, &us, NULL)) {
+        bad("COLLSCOPE_TEST_GUARD_SLOW", v, "fused:USEC or unfused:USEC", "no stall");
+        return;
+    }
+    if (fused)
+        c->test_guard_fused_us = (int)us;
+    else
+        c->test_guard_unfused_us = (int)us;
+}
+
 /* RANK:NS,RANK:NS,... */
 static void env_clock_offsets(cs_settings *c)
 {
@@ -305,8 +325,10 @@ void cs_settings_load(int warn)
     c->fuse = env_bool("COLLSCOPE_FUSE", 0);
     c->fuse_threshold = env_bytes("COLLSCOPE_FUSE_THRESHOLD", 64 << 10);
     c->fuse_buffer = env_bytes("COLLSCOPE_FUSE_BUFFER", 4 << 20);
+    c->fuse_guard = env_bool("COLLSCOPE_FUSE_GUARD", 1);
     c->test_fuse_nomem = env_bool("COLLSCOPE_TEST_FUSE_NOMEM", 0);
     env_p2p_delay(c);
     env_comm_delay(c);
+    env_guard_slow(c);
     env_clock_offsets(c);
 }

@@ -39,11 +39,13 @@ typedef struct cs_settings {
     int fuse;              /* COLLSCOPE_FUSE */
     size_t fuse_threshold; /* COLLSCOPE_FUSE_THRESHOLD: largest fused user call, bytes */
     size_t fuse_buffer;    /* COLLSCOPE_FUSE_BUFFER: largest fused call, bytes */
+    int fuse_guard;        /* COLLSCOPE_FUSE_GUARD: measure and keep only what wins (1) */
     /* test-only seams */
-    int test_fuse_nomem;                         /* COLLSCOPE_TEST_FUSE_NOMEM */
-    int test_p2p_src, test_p2p_dst, test_p2p_us; /* COLLSCOPE_TEST_P2P_DELAY=SRC:DST:USEC, src -1 = off */
-    int test_comm_local, test_comm_us;           /* COLLSCOPE_TEST_COMM_DELAY=LOCAL:USEC, local -1 = off */
-    int n_offsets;                               /* COLLSCOPE_TEST_CLOCK_OFFSET=RANK:NS,... */
+    int test_fuse_nomem;                            /* COLLSCOPE_TEST_FUSE_NOMEM */
+    int test_p2p_src, test_p2p_dst, test_p2p_us;    /* COLLSCOPE_TEST_P2P_DELAY=SRC:DST:USEC, src -1 = off */
+    int test_comm_local, test_comm_us;              /* COLLSCOPE_TEST_COMM_DELAY=LOCAL:USEC, local -1 = off */
+    int test_guard_fused_us, test_guard_unfused_us; /* COLLSCOPE_TEST_GUARD_SLOW=fused:USEC or unfused:USEC */
+    int n_offsets;                                  /* COLLSCOPE_TEST_CLOCK_OFFSET=RANK:NS,... */
     struct {
         int rank;
         int64_t ns;

@@ -15,23 +15,24 @@
 /* Record kinds (low 8 bits of hdr). */
 enum cs_rec_kind {
     CS_REC_EMPTY = 0,
-    CS_REC_SPAN = 1,      /* one intercepted call */
-    CS_REC_COMMDEF = 2,   /* a communicator: local index -> job-wide id */
-    CS_REC_CALLSITE = 3,  /* part of a call-site stack (6 frames a part) */
-    CS_REC_CALIB = 4,     /* a clock calibration point */
-    CS_REC_REQDONE = 5,   /* a nonblocking request completed */
-    CS_REC_COUNTERS = 6,  /* PAPI deltas over the compute before a span */
-    CS_REC_SPANX = 7,     /* NCCL/CUDA extension of the next span of its thread */
-    CS_REC_GPUTIME = 8,   /* GPU begin/end of a span, by correlation id */
-    CS_REC_GPUACT = 9,    /* CUPTI activity: a kernel or memcpy on the GPU */
-    CS_REC_COMMNAME = 10, /* part of a name set on a communicator */
-    CS_REC_INFLIGHT = 11, /* a span whose call has not returned (yet): its
+    CS_REC_SPAN = 1,       /* one intercepted call */
+    CS_REC_COMMDEF = 2,    /* a communicator: local index -> job-wide id */
+    CS_REC_CALLSITE = 3,   /* part of a call-site stack (6 frames a part) */
+    CS_REC_CALIB = 4,      /* a clock calibration point */
+    CS_REC_REQDONE = 5,    /* a nonblocking request completed */
+    CS_REC_COUNTERS = 6,   /* PAPI deltas over the compute before a span */
+    CS_REC_SPANX = 7,      /* NCCL/CUDA extension of the next span of its thread */
+    CS_REC_GPUTIME = 8,    /* GPU begin/end of a span, by correlation id */
+    CS_REC_GPUACT = 9,     /* CUPTI activity: a kernel or memcpy on the GPU */
+    CS_REC_COMMNAME = 10,  /* part of a name set on a communicator */
+    CS_REC_INFLIGHT = 11,  /* a span whose call has not returned (yet): its
                              fields as at entry, t1 0; the same slot becomes
                              CS_REC_SPAN when the call returns */
-    CS_REC_GPUPEND = 12,  /* GPU work of span `corr` still not done long
+    CS_REC_GPUPEND = 12,   /* GPU work of span `corr` still not done long
                              after it was enqueued (the GPU-timing poller's
                              note; a GPUTIME with that corr says it ended) */
-    CS_REC_HANG = 13,     /* the watchdog found a hang (interpose/watchdog.c) */
+    CS_REC_HANG = 13,      /* the watchdog found a hang (interpose/watchdog.c) */
+    CS_REC_FUSEGUARD = 14, /* apply mode's guard: a window's figure or a decision */
     CS_REC_KIND_MAX
 };
 
@@ -278,6 +279,30 @@ typedef struct cs_rec_hang {
     uint32_t pad;
 } cs_rec_hang;
 
+/* CS_REC_FUSEGUARD: apply mode's on-line guard (interpose/fuse/
+ * fuse_guard.h) on communicator `comm`: the figure of one window (what 1:
+ * the setting it ran, the ranks' summed wall time and fusable calls), or
+ * a decision (what 2: the setting chosen from window `window` on, why, the
+ * median time per call of unfused and of the chosen setting, and the ratio
+ * the choice rests on). Every
+ * rank writes the same figures and decisions. */
+enum cs_fuseguard_what { CS_FG_WINDOW = 1, CS_FG_DECISION = 2 };
+typedef struct cs_rec_fuseguard {
+    uint32_t hdr;
+    uint16_t comm;   /* local index */
+    uint8_t what;    /* enum cs_fuseguard_what */
+    uint8_t setting; /* 0 = unfused, else 1.. in the guard's list */
+    uint32_t window; /* window index (decision: the first it applies to) */
+    uint32_t why;    /* decision: 1 best of the trial, 2 unfused wins the trial, 3 a check changed it */
+    uint64_t t;      /* ticks: when it was written */
+    uint64_t buffer; /* the setting's fusion buffer, bytes (0: unfused) */
+    uint64_t ns;     /* window: the ranks' summed wall ns; decision: unfused median ps per call */
+    uint64_t calls;  /* window: the ranks' summed calls; decision: chosen median ps per call */
+    uint64_t ratio;  /* decision: the best fused setting's median ratio to unfused, in millionths */
+    uint64_t pad;
+} cs_rec_fuseguard;
+
+_Static_assert(sizeof(cs_rec_fuseguard) == CS_REC_SIZE, "fuse guard record is 64 bytes");
 _Static_assert(sizeof(cs_rec_hang) == CS_REC_SIZE, "hang record is 64 bytes");
 _Static_assert(sizeof(cs_rec_spanx) == CS_REC_SIZE, "spanx record is 64 bytes");
 _Static_assert(sizeof(cs_rec_gputime) == CS_REC_SIZE, "gputime record is 64 bytes");

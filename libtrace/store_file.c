@@ -222,7 +222,7 @@ int cs_store_open(const char *path, int mode, cs_store **out, char *err, size_t 
     sqlite3_exec(st->db, "PRAGMA cache_size=" CS_STORE_READ_CACHE "; PRAGMA mmap_size=" CS_STORE_MMAP ";", NULL, NULL,
                  NULL);
     if (mode == CS_STORE_WRITE) {
-        if (cs_store_sql_exec(st->db, path, CS_NCCL_COLL_SQL, err, errlen) != 0) {
+        if (cs_store_sql_exec(st->db, path, CS_NCCL_COLL_SQL CS_FUSE_GUARD_SQL, err, errlen) != 0) {
             cs_store_close(st);
             return -1;
         }

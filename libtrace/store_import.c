@@ -405,7 +405,7 @@ static int cs_read_modules(cs_store *st, const char *log_path, int rank)
     return 0;
 }
 
-enum { Q_COMM, Q_NAME, Q_CS, Q_FRAME, Q_CTR, Q_ACT, Q_NCOLL, Q_HANG, Q_N };
+enum { Q_COMM, Q_NAME, Q_CS, Q_FRAME, Q_CTR, Q_ACT, Q_NCOLL, Q_HANG, Q_GUARD, Q_N };
 #define CS_SPAN_INSERT_HEAD                                                                      \
     "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req," \
     " begin_ns, end_ns, rc, callsite, flags, stream, grp, redop, corr, gpu_begin_ns, gpu_end_ns) VALUES"
@@ -422,6 +422,8 @@ static const char *const cs_import_sql[Q_N] = {
     [Q_NCOLL] = "INSERT INTO nccl_coll(span, algo, proto, nchannels, gpu_begin_ns, gpu_end_ns) VALUES(?,?,?,?,?,?)",
     [Q_HANG] = "INSERT INTO hangs(rank, pid, tid, ktid, reason, action, op, comm, seq, peer, tag, bytes, since_ns,"
                " detected_ns, stack, callsite) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [Q_GUARD] = "INSERT INTO fuse_guard(rank, comm, what, window, setting, buffer, time_ns, calls, why, unfused_ns,"
+                " chosen_ns, ratio, at_ns) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
 };
 
 /* Each rank's spans take ids in their own range of 2^36; a log whose
@@ -871,6 +873,43 @@ static int import_callsite(cs_import *im, const cs_rec_callsite *c)
     return 0;
 }
 
+/* A FUSEGUARD record (apply mode's guard): one row of fuse_guard. */
+static int import_guard(cs_import *im, const cs_rec_fuseguard *x)
+{
+    static const char *const why[] = { NULL, "best of the trial", "unfused wins the trial", "a check changed it" };
+    sqlite3_stmt *s = im->q[Q_GUARD];
+    sqlite3_bind_int(s, 1, im->rank);
+    if (x->comm < im->ncomm && im->comm_id[x->comm])
+        sqlite3_bind_int64(s, 2, (sqlite3_int64)im->comm_id[x->comm]);
+    else
+        sqlite3_bind_null(s, 2);
+    int dec = x->what == CS_FG_DECISION;
+    sqlite3_bind_text(s, 3, dec ? "decision" : "window", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 4, x->window);
+    sqlite3_bind_int(s, 5, x->setting);
+    sqlite3_bind_int64(s, 6, (sqlite3_int64)x->buffer);
+    if (dec) {
+        sqlite3_bind_null(s, 7);
+        sqlite3_bind_null(s, 8);
+        if (x->why < sizeof why / sizeof why[0] && why[x->why])
+            sqlite3_bind_text(s, 9, why[x->why], -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_null(s, 9);
+        sqlite3_bind_double(s, 10, (double)x->ns / 1e3);
+        sqlite3_bind_double(s, 11, (double)x->calls / 1e3);
+        sqlite3_bind_double(s, 12, (double)x->ratio / 1e6);
+    } else {
+        sqlite3_bind_int64(s, 7, (sqlite3_int64)x->ns);
+        sqlite3_bind_int64(s, 8, (sqlite3_int64)x->calls);
+        sqlite3_bind_null(s, 9);
+        sqlite3_bind_null(s, 10);
+        sqlite3_bind_null(s, 11);
+        sqlite3_bind_null(s, 12);
+    }
+    sqlite3_bind_int64(s, 13, cs_conv_ns(&im->cv, x->t));
+    return import_step(im, s);
+}
+
 /* A HANG record (the watchdog's): one row of hangs. */
 static int import_hang(cs_import *im, const cs_rec_hang *x, uint32_t flags)
 {
@@ -1013,6 +1052,8 @@ static int import_records(cs_import *im, cs_logr *lr)
             import_spanx(im, (const cs_rec_spanx *)r);
         else if (kind == CS_REC_HANG)
             rc = import_hang(im, (const cs_rec_hang *)r, flags);
+        else if (kind == CS_REC_FUSEGUARD)
+            rc = import_guard(im, (const cs_rec_fuseguard *)r);
         else if (kind == CS_REC_GPUACT)
             rc = import_gpuact(im, (const cs_rec_gpuact *)r);
         else if (kind == CS_REC_REQDONE || kind == CS_REC_COUNTERS)

@@ -29,6 +29,11 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
         return cs_store_sql_fail(err, errlen, "%s: cannot attach: %s", rank_db, sqlite3_errmsg(job->db));
     /* A rank file written before nccl_coll existed gains it (empty). */
     sqlite3_exec(job->db, "CREATE TABLE IF NOT EXISTS r.nccl_coll" CS_NCCL_COLL_COLUMNS, NULL, NULL, NULL);
+    /* And the guard's records (apply mode), either side. */
+    sqlite3_exec(job->db,
+                 "CREATE TABLE IF NOT EXISTS r.fuse_guard" CS_FUSE_GUARD_COLUMNS ";"
+                 "CREATE TABLE IF NOT EXISTS main.fuse_guard" CS_FUSE_GUARD_COLUMNS ";",
+                 NULL, NULL, NULL);
     /* So do files from before the kernel names (version 5), either side. */
     sqlite3_exec(job->db,
                  "CREATE TABLE IF NOT EXISTS r.kernel_names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
@@ -77,6 +82,7 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
                                "INSERT OR REPLACE INTO main.callsites SELECT * FROM r.callsites;"
                                "INSERT OR REPLACE INTO main.frames SELECT * FROM r.frames;"
                                "INSERT INTO main.modules SELECT * FROM r.modules;"
+                               "INSERT INTO main.fuse_guard SELECT * FROM r.fuse_guard;"
                                "COMMIT;";
     char *why = NULL;
     if (sqlite3_exec(job->db, fast, NULL, NULL, &why) == SQLITE_OK) {
@@ -110,6 +116,7 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
              "INSERT OR REPLACE INTO main.callsites SELECT * FROM r.callsites;"
              "INSERT OR REPLACE INTO main.frames SELECT * FROM r.frames;"
              "INSERT INTO main.modules SELECT * FROM r.modules;"
+             "INSERT INTO main.fuse_guard SELECT * FROM r.fuse_guard;"
              "COMMIT;");
     if (cs_store_sql_exec(job->db, job->path, sql, err, errlen) != 0) {
         sqlite3_exec(job->db, "ROLLBACK", NULL, NULL, NULL);

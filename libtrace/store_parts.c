@@ -26,7 +26,8 @@ int cs_store_parts_max(void)
 /* The tables whose rows stay in the parts, read through a view each. */
 static const char *const parts_views[] = { "span", "completions", "counters", "gpu_activity", "nccl_coll" };
 /* The small ones, copied (as cs_store_merge copies them). */
-static const char *const parts_copied[] = { "processes", "clocks", "comms", "callsites", "frames", "modules", "hangs" };
+static const char *const parts_copied[] = { "processes", "clocks",  "comms", "callsites",
+                                            "frames",    "modules", "hangs", "fuse_guard" };
 
 int cs_store_open_parts(const char *dir, char *const *parts, int nparts, const char *path, const cs_store_part *total,
                         cs_store **out, char *err, size_t errlen)

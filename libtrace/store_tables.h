@@ -33,6 +33,18 @@
     "(span INTEGER, algo TEXT, proto TEXT, nchannels INTEGER, gpu_begin_ns INTEGER, gpu_end_ns INTEGER)"
 #define CS_NCCL_COLL_SQL "CREATE TABLE IF NOT EXISTS nccl_coll" CS_NCCL_COLL_COLUMNS ";\n"
 
+/* Apply mode's on-line guard (interpose/fuse/fuse_guard.h), one row per
+ * FUSEGUARD record: a window's figure (what 'window': the setting it ran,
+ * its fusion buffer, the ranks' summed time in MPI calls and fusable calls)
+ * or a decision (what 'decision': the setting chosen from `window` on,
+ * why, the median time per call of unfused and of it, and the best fused
+ * setting's median ratio to unfused the choice rests on). Added without
+ * a version bump, like nccl_coll. */
+#define CS_FUSE_GUARD_COLUMNS                                                                             \
+    "(rank INTEGER NOT NULL, comm INTEGER, what TEXT, window INTEGER, setting INTEGER, buffer INTEGER,\n" \
+    "  time_ns INTEGER, calls INTEGER, why TEXT, unfused_ns REAL, chosen_ns REAL, ratio REAL, at_ns INTEGER)"
+#define CS_FUSE_GUARD_SQL "CREATE TABLE IF NOT EXISTS fuse_guard" CS_FUSE_GUARD_COLUMNS ";\n"
+
 /* Version 4: what the watchdog found (interpose/watchdog.c): one row per
  * HANG record. op is the call's name; comm its job-wide communicator id;
  * stack the CALLSITE id (callsites, frames) of the sampled stack, callsite
@@ -93,7 +105,7 @@
     "  PRIMARY KEY(rank, callsite, level));\n"                                                                \
     "CREATE TABLE modules(rank INTEGER NOT NULL, lo INTEGER, hi INTEGER, bias INTEGER, path TEXT);\n"         \
     "CREATE TABLE counters(span INTEGER NOT NULL, event TEXT NOT NULL, value INTEGER);\n" CS_GPU_ACTIVITY_SQL \
-        CS_NCCL_COLL_SQL CS_SPANS_VIEW_SQL CS_HANGS_SQL CS_KERNEL_NAMES_SQL
+        CS_NCCL_COLL_SQL CS_FUSE_GUARD_SQL CS_SPANS_VIEW_SQL CS_HANGS_SQL CS_KERNEL_NAMES_SQL
 
 /* Version 1 -> 2, run by cs_store_open on a file opened for writing. */
 #define CS_UPGRADE_1_TO_2_SQL                                               \

@@ -79,6 +79,10 @@ EXTRA_DIST += tests/format.sh
 # build's objects), and a planted fault of each kind is found.
 TESTS += tests/layers/layers.sh
 EXTRA_DIST += tests/layers/layers.sh scripts/layers.py
+# The guard of apply mode, on a model job with known costs.
+check_PROGRAMS += tests/unit/test_fuse_guard
+TESTS += tests/unit/test_fuse_guard
+tests_unit_test_fuse_guard_SOURCES = tests/unit/test_fuse_guard.c interpose/fuse/fuse_guard.c
 tests_unit_test_log_SOURCES = tests/unit/test_log.c
 tests_unit_test_log_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_log_LDADD = $(CS_STORE_LIBS) $(PTHREAD_LIBS)
@@ -112,6 +116,24 @@ check_PROGRAMS += tests/mpi/fuse_prog_mpich
 tests_mpi_fuse_prog_mpich_SOURCES = tests/mpi/fuse_prog.c
 tests_mpi_fuse_prog_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
 tests_mpi_fuse_prog_mpich_LDADD = $(MPICH_LIBS)
+endif
+
+# Apply mode's on-line guard (interpose/fuse/fuse_guard.h): a fusion that
+# loses is dropped, one that wins is kept, results bit-identical, on both
+# MPI implementations, judged by the program's own timer.
+TESTS += tests/mpi/fuse_guard.sh
+EXTRA_DIST += tests/mpi/fuse_guard.sh tests/mpi/guard_prog.c
+if HAVE_OMPI
+check_PROGRAMS += tests/mpi/guard_prog_ompi
+tests_mpi_guard_prog_ompi_SOURCES = tests/mpi/guard_prog.c
+tests_mpi_guard_prog_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
+tests_mpi_guard_prog_ompi_LDADD = $(OMPI_LIBS)
+endif
+if HAVE_MPICH
+check_PROGRAMS += tests/mpi/guard_prog_mpich
+tests_mpi_guard_prog_mpich_SOURCES = tests/mpi/guard_prog.c
+tests_mpi_guard_prog_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
+tests_mpi_guard_prog_mpich_LDADD = $(MPICH_LIBS)
 endif
 
 # The store and the commands' handling of bad input.

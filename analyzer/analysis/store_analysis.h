@@ -324,6 +324,23 @@ int cs_store_gpu_intervals(cs_store *st, int (*cb)(int rank, int cls, int64_t st
 int cs_store_slowdown(cs_store *st, int (*cb)(const cs_slowdown_row *, void *), void *arg);
 /* Tail latency groups, by p99 descending. */
 int cs_store_tails(cs_store *st, int (*cb)(const cs_tail_row *, void *), void *arg);
+/* Apply mode's guard (fuse_guard table, written by the run, not by the
+ * analysis; interpose/fuse/fuse_guard.h): a window's figure or a
+ * decision, on communicator comm, as the lowest rank recorded them (every
+ * rank records the same). */
+typedef struct cs_guard_row {
+    int64_t comm;
+    char what[12]; /* "window" or "decision" */
+    int64_t window;
+    int setting;
+    int64_t buffer;                      /* the setting's fusion buffer, 0 = unfused */
+    int64_t time_ns, calls;              /* window: the ranks' summed time in MPI calls, fusable calls */
+    char why[40];                        /* decision */
+    double unfused_ns, chosen_ns, ratio; /* decision: medians per call; best fused / unfused */
+} cs_guard_row;
+/* By communicator, then window (a decision after the window it follows).
+ * None in a trace without the table. */
+int cs_store_fuse_guard(cs_store *st, int (*cb)(const cs_guard_row *, void *), void *arg);
 /* Cost models, most points first; proposals, largest gain first. A file
  * analysed before these tables existed has none (0, no rows). */
 int cs_store_models(cs_store *st, int (*cb)(const cs_model_row *, void *), void *arg);

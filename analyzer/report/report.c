@@ -6,8 +6,83 @@
 #include "common/stats.h"
 #include "common/vec.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- apply mode's guard (fuse_guard table) ---- */
+
+typedef struct cs_guard_sum {
+    cs_report_data *d;
+    size_t len;
+    int64_t comm;
+    int64_t windows, fused;
+    int started;
+} cs_guard_sum;
+
+static void cs_guard_put(cs_guard_sum *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void cs_guard_put(cs_guard_sum *g, const char *fmt, ...)
+{
+    size_t cap = sizeof g->d->guard;
+    if (g->len + 1 >= cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(g->d->guard + g->len, cap - g->len, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        g->len = g->len + (size_t)n < cap ? g->len + (size_t)n : cap - 1;
+}
+
+static void cs_guard_close_comm(cs_guard_sum *g)
+{
+    if (!g->started)
+        return;
+    char name[200];
+    cs_store_comms_label(&g->d->comms, g->comm, name, sizeof name);
+    cs_guard_put(g, "%s: %lld windows measured, %lld run fused (the trial's and the checks' included)\n", name,
+                 (long long)g->windows, (long long)g->fused);
+    g->windows = g->fused = 0;
+    g->started = 0;
+}
+
+static int cs_guard_row_cb(const cs_guard_row *r, void *arg)
+{
+    cs_guard_sum *g = arg;
+    if (g->started && r->comm != g->comm)
+        cs_guard_close_comm(g);
+    g->comm = r->comm;
+    g->started = 1;
+    if (strcmp(r->what, "window") == 0) {
+        g->windows++;
+        g->fused += r->setting != 0;
+        return 0;
+    }
+    char b1[32], b2[32], b3[32], name[200];
+    cs_store_comms_label(&g->d->comms, r->comm, name, sizeof name);
+    if (r->buffer > 0)
+        cs_guard_put(
+            g, "%s, from window %lld: fused, buffers of %s (%s: %.2fx the unfused time per call, %s against %s)\n",
+            name, (long long)r->window, cs_fmt_bytes(r->buffer, b1, sizeof b1), r->why, r->ratio,
+            cs_fmt_ns((int64_t)r->chosen_ns, b2, sizeof b2), cs_fmt_ns((int64_t)r->unfused_ns, b3, sizeof b3));
+    else if (r->ratio > 0)
+        cs_guard_put(
+            g, "%s, from window %lld: unfused (%s: the best fused setting took %.2fx the unfused time per call)\n",
+            name, (long long)r->window, r->why, r->ratio);
+    else
+        cs_guard_put(g, "%s, from window %lld: unfused (%s)\n", name, (long long)r->window, r->why);
+    return 0;
+}
+
+/* What apply mode's guard ran and chose, as lines for every report. */
+static void cs_report_guard(cs_store *st, cs_report_data *d)
+{
+    cs_guard_sum g = { .d = d };
+    d->guard[0] = 0;
+    if (cs_store_fuse_guard(st, cs_guard_row_cb, &g) == 0)
+        cs_guard_close_comm(&g);
+}
 
 /* ---- the stored analysis ---- */
 
@@ -167,6 +242,7 @@ int cs_report_load(cs_store *st, cs_report_data *d)
             snprintf(d->source, sizeof d->source, "collscope run");
     }
     cs_store_meta_get(st, "whatif_declined", d->wf_declined, sizeof d->wf_declined);
+    cs_report_guard(st, d);
     char buf[64];
     d->spans = cs_store_count_spans(st);
     if (cs_store_meta_get(st, "analysis_instances", buf, sizeof buf) == 0)

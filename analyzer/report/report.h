@@ -53,6 +53,7 @@ typedef struct cs_report_data {
     char wf_note[256];
     cs_comms comms;         /* the communicators' display names */
     char wf_declined[2048]; /* fusion not proposed: one line per candidate, why */
+    char guard[2048];       /* apply mode's guard: what it ran and chose, one line each */
     /* the parallel layout: "dp 4 x pp 2, tp 1" ("" none found), what each
      * dimension was found from, its sizes and each rank's coordinates */
     char layout[96], layout_source[512];

@@ -106,8 +106,19 @@ static void cs_report_json_whatif(FILE *f, const cs_report_data *d)
     cs_json_num(f, "%.3g", d->wf_memcpy_gbps);
     fprintf(f, ", \"note\": ");
     cs_json_str(f, d->wf_note);
-    fprintf(f, "},\n  \"apply_mode\": {\"fuse_members\": %lld, \"fused_calls\": %lld},\n", (long long)d->fuse_members,
-            (long long)d->fused_calls);
+    fprintf(f, "},\n  \"apply_mode\": {\"fuse_members\": %lld, \"fused_calls\": %lld, \"guard\": [",
+            (long long)d->fuse_members, (long long)d->fused_calls);
+    int ng = 0;
+    for (const char *l = d->guard; *l;) {
+        const char *e = strchr(l, '\n');
+        size_t n = e ? (size_t)(e - l) : strlen(l);
+        char line[2048];
+        snprintf(line, sizeof line, "%.*s", (int)n, l);
+        fprintf(f, "%s", ng++ ? ", " : "");
+        cs_json_str(f, line);
+        l += n + (e != NULL);
+    }
+    fprintf(f, "]},\n");
     fprintf(f, "  \"proposals\": [");
     for (int i = 0; i < d->nprops; i++) {
         const cs_proposal *p = &d->props[i];

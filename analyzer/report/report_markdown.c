@@ -23,6 +23,12 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
 {
     char b1[32], b2[32], b3[32];
     fprintf(f, "\n### Proposals\n\n");
+    for (const char *l = d->guard; *l;) {
+        const char *e = strchr(l, '\n');
+        int n = e ? (int)(e - l) : (int)strlen(l);
+        fprintf(f, "- Apply mode's guard: %.*s\n%s", n, l, e && e[1] ? "" : "\n");
+        l += n + (e != NULL);
+    }
     if (d->fuse_members || d->fused_calls)
         fprintf(f, "Apply mode: %lld calls fused into %lld (all ranks).\n\n", (long long)d->fuse_members,
                 (long long)d->fused_calls);

@@ -241,6 +241,16 @@ static void cs_report_text_models(FILE *f, const cs_report_data *d, int full)
 static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
 {
     char b1[32], b2[32], b3[32];
+    if (d->guard[0]) {
+        fprintf(f,
+                "\nApply mode's guard (windows of at least 128 calls; time in MPI calls per call, fused vs unfused)\n");
+        for (const char *l = d->guard; *l;) {
+            const char *e = strchr(l, '\n');
+            int n = e ? (int)(e - l) : (int)strlen(l);
+            fprintf(f, "  %.*s\n", n, l);
+            l += n + (e != NULL);
+        }
+    }
     if (d->fuse_members || d->fused_calls)
         fprintf(f, "\nApply mode: %lld calls fused into %lld (all ranks)\n", (long long)d->fuse_members,
                 (long long)d->fused_calls);

@@ -7,6 +7,7 @@
  * own functions, never our exported ones. */
 #include "config.h"
 #include "interpose/fuse/mpi_fuse.h"
+#include "interpose/fuse/fuse_guard.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -60,8 +61,29 @@ static struct {
     cs_flight *f;
 } cs_fslot[CS_FUSE_SLOTS];
 
+/* The on-line guard of one communicator (fuse_guard.h): the window being
+ * run, and the votes that carry each window's figure to every rank. */
+#define CS_GUARD_COMMS 32
+#define CS_GUARD_VOTES (CS_GUARD_LAG + 1)
+typedef struct cs_gcomm {
+    cs_mpi_comm *cm;
+    MPI_Comm comm;
+    cs_guard g;
+    int cfg;               /* setting of the calls now made */
+    int armed;             /* enough calls: the window ends at the next wait point */
+    int closing;           /* the window ended at a call that has not returned yet */
+    uint32_t win;          /* the window being measured */
+    uint32_t calls;        /* fusable calls made in it so far */
+    uint32_t calls_closed; /* ... in all, once it ended */
+    uint64_t busy0;        /* cs_mpi_fuse_busy when it began */
+    MPI_Request vote[CS_GUARD_VOTES];
+    int64_t vin[CS_GUARD_VOTES][2], vout[CS_GUARD_VOTES][2];
+} cs_gcomm;
+static cs_gcomm *cs_gcomms[CS_GUARD_COMMS];
+static int cs_ngcomm;
+
 static int cs_mpi_fuse_dead; /* turned off (thread level, missing functions) */
-static int w_thread, w_dtype, w_op, w_device, w_overlap, w_inplace, w_nomem, w_greq, w_err;
+static int w_thread, w_dtype, w_op, w_device, w_overlap, w_inplace, w_nomem, w_greq, w_err, w_guard;
 
 /* The library's functions we call. */
 static struct {
@@ -77,7 +99,7 @@ static struct {
     int (*testall)(int, MPI_Request *, int *, MPI_Status *);
     int (*waitall)(int, MPI_Request *, MPI_Status *);
     int (*allreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
-    MPI_Datatype byte;
+    MPI_Datatype byte, int64;
 #if defined(OPEN_MPI) && OPEN_MPI
     MPI_Op ops[10];
 #endif
@@ -107,8 +129,10 @@ static int cs_mpi_fuse_ready(void)
     for (int i = 0; i < 10 && ok; i++)
         ok = (F.ops[i] = (MPI_Op)cs_mpi_libdata(opnames[i])) != NULL;
     ok = ok && (F.byte = (MPI_Datatype)cs_mpi_libdata("ompi_mpi_byte")) != NULL;
+    ok = ok && (F.int64 = (MPI_Datatype)cs_mpi_libdata("ompi_mpi_long_long_int")) != NULL;
 #else
     F.byte = MPI_BYTE;
+    F.int64 = MPI_LONG_LONG_INT;
 #endif
     int level = 0;
     if (ok && F.query_thread(&level) == MPI_SUCCESS && level == MPI_THREAD_MULTIPLE) {
@@ -286,6 +310,61 @@ static void cs_fslot_del(uint64_t key)
     }
 }
 
+/* ---- fusion buffers ----
+ * Kept for reuse: a step's batches need the same sizes every step, and a
+ * fresh buffer of 128 KiB or more is a fresh mapping (mmap, page faults,
+ * munmap) per fused call. Each carries its capacity in front of it. */
+#define CS_BUFC 8
+#define CS_BUFHDR 64
+static void *cs_bufc[CS_BUFC];
+static int cs_nbufc;
+
+static size_t cs_buf_cap(const void *p)
+{
+    return *(const size_t *)((const char *)p - CS_BUFHDR);
+}
+
+static void *cs_buf_get(size_t n)
+{
+    int best = -1;
+    for (int i = 0; i < cs_nbufc; i++)
+        if (cs_buf_cap(cs_bufc[i]) >= n && (best < 0 || cs_buf_cap(cs_bufc[i]) < cs_buf_cap(cs_bufc[best])))
+            best = i;
+    if (best >= 0) {
+        void *p = cs_bufc[best];
+        cs_bufc[best] = cs_bufc[--cs_nbufc];
+        return p;
+    }
+    if (n > (size_t)-1 - CS_BUFHDR)
+        return NULL;
+    char *h = cs_fuse_alloc(n + CS_BUFHDR);
+    if (!h)
+        return NULL;
+    *(size_t *)h = n;
+    return h + CS_BUFHDR;
+}
+
+static void cs_buf_put(void *p)
+{
+    if (!p)
+        return;
+    if (cs_nbufc < CS_BUFC) {
+        cs_bufc[cs_nbufc++] = p;
+        return;
+    }
+    /* full: the smallest goes */
+    int small = 0;
+    for (int i = 1; i < cs_nbufc; i++)
+        if (cs_buf_cap(cs_bufc[i]) < cs_buf_cap(cs_bufc[small]))
+            small = i;
+    if (cs_buf_cap(cs_bufc[small]) < cs_buf_cap(p)) {
+        void *q = cs_bufc[small];
+        cs_bufc[small] = p;
+        p = q;
+    }
+    free((char *)p - CS_BUFHDR);
+}
+
 /* ---- starting a batch ---- */
 
 /* The span of a call the engine issued (CS_F_FUSED, tag = fused id). */
@@ -354,7 +433,7 @@ static void cs_batch_start(cs_batch *b)
         rc = F.iallreduce(b->inplace ? MPI_IN_PLACE : f->m[0].send, f->m[0].recv, count, b->dt, b->op, b->comm,
                           &f->real[0]);
     } else {
-        void *buf = b->bytes <= (size_t)-1 / 2 ? cs_fuse_alloc(b->inplace ? b->bytes : 2 * b->bytes) : NULL;
+        void *buf = b->bytes <= (size_t)-1 / 2 ? cs_buf_get(b->inplace ? b->bytes : 2 * b->bytes) : NULL;
         if (buf) {
             f->nreal = 1;
             f->rbuf = buf;
@@ -365,6 +444,8 @@ static void cs_batch_start(cs_batch *b)
                 p += f->m[i].bytes;
             }
             rc = F.iallreduce(b->inplace ? MPI_IN_PLACE : f->sbuf, f->rbuf, count, b->dt, b->op, b->comm, &f->real[0]);
+            if (CS_UNLIKELY(cs_fuse_test_fused_us))
+                cs_mpi_test_stall_us(cs_fuse_test_fused_us);
         } else {
             /* No fusion buffer: the members as the program issued them. */
             cs_core_warn_job(&w_nomem,
@@ -397,7 +478,7 @@ static void cs_batch_start(cs_batch *b)
         cs_core_warn_job(&w_err, "apply mode: the fused MPI_Iallreduce failed (error %d)", rc);
         for (int i = 0; i < n; i++)
             F.grequest_complete(f->m[i].greq);
-        free(f->rbuf);
+        cs_buf_put(f->rbuf);
         free(f);
         return;
     }
@@ -415,7 +496,7 @@ static void cs_batch_drop(int i)
     cs_nbatch--;
 }
 
-void cs_mpi_fuse_flush_all(void)
+static void cs_batch_flush_all(void)
 {
     cs_core_busy++;
     while (cs_nbatch) {
@@ -433,7 +514,7 @@ static int cs_batch_find(MPI_Comm comm)
     return -1;
 }
 
-void cs_mpi_fuse_flush_comm(MPI_Comm comm)
+static void cs_batch_flush_comm(MPI_Comm comm)
 {
     int i = cs_batch_find(comm);
     if (i < 0)
@@ -441,6 +522,184 @@ void cs_mpi_fuse_flush_comm(MPI_Comm comm)
     cs_core_busy++;
     cs_batch_start(cs_batches[i]);
     cs_batch_drop(i);
+    cs_core_busy--;
+}
+
+/* ---- the on-line guard (fuse_guard.h) ---- */
+
+/* Ticks to nanoseconds for the trace's records (the figures themselves
+ * stay in ticks: only their ratios decide). */
+static uint64_t cs_guard_tick0, cs_guard_mono0;
+static double cs_guard_ns_per_tick(void)
+{
+    uint64_t t = cs_clock_ticks(), m = cs__mono_ns();
+    return t > cs_guard_tick0 + 1000000 ? (double)(m - cs_guard_mono0) / (double)(t - cs_guard_tick0) : 1.0;
+}
+
+/* The guard of a communicator, made at its first fusable call; NULL when
+ * the guard is off or its table is full (the communicator then runs
+ * unfused: nothing is kept that was not seen to win). */
+static cs_gcomm *cs_guard_of(cs_mpi_comm *cm, MPI_Comm comm, size_t bytes, int *unguarded)
+{
+    *unguarded = 0;
+    for (int i = 0; i < cs_ngcomm; i++)
+        if (cs_gcomms[i]->cm == cm)
+            return cs_gcomms[i];
+    cs_gcomm *gc = cs_ngcomm < CS_GUARD_COMMS ? calloc(1, sizeof *gc) : NULL;
+    if (!gc) {
+        cs_core_warn_job(&w_guard, "apply mode: no room to measure fusion on another communicator; "
+                                   "its allreduces run unfused");
+        *unguarded = 1;
+        return NULL;
+    }
+    gc->cm = cm;
+    gc->comm = comm;
+    size_t cap = cs_fuse_buffer > (64u << 20) ? cs_fuse_buffer : (64u << 20);
+    cs_guard_init(&gc->g, cs_fuse_buffer, bytes, cap);
+    for (int i = 0; i < CS_GUARD_VOTES; i++)
+        gc->vote[i] = MPI_REQUEST_NULL;
+    gc->cfg = cs_guard_next(&gc->g);
+    if (!cs_mpi_fuse_timing) {
+        cs_guard_tick0 = cs_clock_ticks();
+        cs_guard_mono0 = cs__mono_ns();
+        cs_mpi_fuse_timing = 1;
+    }
+    gc->busy0 = cs_mpi_fuse_busy;
+    cs_gcomms[cs_ngcomm++] = gc;
+    return gc;
+}
+
+static void cs_guard_record(const cs_gcomm *gc, int what, int setting, uint32_t window, uint32_t why, uint64_t buffer,
+                            uint64_t a, uint64_t b, double ratio)
+{
+    cs_rec_fuseguard *x = (cs_rec_fuseguard *)cs_log_slot();
+    if (!x)
+        return;
+    x->comm = (uint16_t)gc->cm->local;
+    x->what = (uint8_t)what;
+    x->setting = (uint8_t)setting;
+    x->window = window;
+    x->why = why;
+    x->t = cs_clock_ticks();
+    x->buffer = buffer;
+    x->ns = a;
+    x->calls = b;
+    x->ratio = ratio > 0 ? (uint64_t)(ratio * 1e6) : 0;
+    cs_log_commit(x, CS_REC_HDR(CS_REC_FUSEGUARD, 0));
+}
+
+/* The figure of window w has come back from every rank: note it, and the
+ * decision it makes, if any. */
+static void cs_guard_consume(cs_gcomm *gc, uint32_t w, const int64_t *sum)
+{
+    int cfg = cs_guard_cfg_of(&gc->g, w);
+    double k = cs_guard_ns_per_tick();
+    cs_guard_record(gc, CS_FG_WINDOW, cfg, w, 0, gc->g.buf[cfg], sum[0] > 0 ? (uint64_t)((double)sum[0] * k) : 0,
+                    sum[1] > 0 ? (uint64_t)sum[1] : 0, 0);
+    cs_guard_decision d;
+    if (cs_guard_figure(&gc->g, sum[0], sum[1], &d))
+        cs_guard_record(gc, CS_FG_DECISION, d.chosen, d.window, (uint32_t)d.why, d.buffer,
+                        (uint64_t)(d.unfused_ns * k * 1e3), (uint64_t)(d.chosen_ns * k * 1e3), d.ratio);
+}
+
+/* The end of gc's current window, at a call where the program may wait
+ * (every rank ends it at the same call of its own: the first such point
+ * after the same number of fusable calls), before that call runs: its
+ * pending batch has started; the calls made from now on run the next
+ * window's setting. The window's measurement closes when this call
+ * returns (cs_guard_close): the calls of a window are completed in it. */
+static void cs_guard_boundary(cs_gcomm *gc)
+{
+    gc->cfg = cs_guard_next(&gc->g);
+    gc->armed = 0;
+    cs_mpi_fuse_armed--;
+    gc->calls_closed = gc->calls;
+    gc->calls = 0;
+    gc->closing = 1;
+    cs_mpi_fuse_closing = 1;
+}
+
+/* The call that ended gc's window returned: its figure (the time this rank
+ * spent in MPI calls during the window, and its fusable calls) goes to
+ * every rank by a nonblocking sum over the communicator, issued here in
+ * its collective order; the figure of the window CS_GUARD_LAG back (every
+ * rank sent it a whole window ago) is taken. */
+static void cs_guard_close(cs_gcomm *gc)
+{
+    uint32_t w = gc->win;
+    int slot = (int)(w % CS_GUARD_VOTES);
+    gc->vin[slot][0] = (int64_t)(cs_mpi_fuse_busy - gc->busy0);
+    gc->vin[slot][1] = (int64_t)gc->calls_closed;
+#if defined(OPEN_MPI) && OPEN_MPI
+    MPI_Op sum = F.ops[0];
+#else
+    MPI_Op sum = MPI_SUM;
+#endif
+    if (F.iallreduce(gc->vin[slot], gc->vout[slot], 2, F.int64, sum, gc->comm, &gc->vote[slot]) != MPI_SUCCESS)
+        gc->vote[slot] = MPI_REQUEST_NULL;
+    if (w >= CS_GUARD_LAG) {
+        int old = (int)((w - CS_GUARD_LAG) % CS_GUARD_VOTES);
+        if (gc->vote[old] != MPI_REQUEST_NULL) {
+            F.waitall(1, &gc->vote[old], MPI_STATUSES_IGNORE);
+            cs_guard_consume(gc, w - CS_GUARD_LAG, gc->vout[old]);
+        } else {
+            int64_t none[2] = { -1, 0 }; /* a vote the library refused: no figure */
+            cs_guard_consume(gc, w - CS_GUARD_LAG, none);
+        }
+        gc->vote[old] = MPI_REQUEST_NULL;
+    }
+    gc->win = w + 1;
+    gc->closing = 0;
+    gc->busy0 = cs_mpi_fuse_busy;
+}
+
+static void cs_mpi_fuse_close_all(void)
+{
+    cs_mpi_fuse_closing = 0;
+    cs_core_busy++;
+    for (int i = 0; i < cs_ngcomm; i++)
+        if (cs_gcomms[i]->closing)
+            cs_guard_close(cs_gcomms[i]);
+    cs_core_busy--;
+}
+
+void cs_mpi_fuse_flush_all(void)
+{
+    cs_core_busy++;
+    cs_batch_flush_all();
+    for (int i = 0; cs_mpi_fuse_armed && i < cs_ngcomm; i++)
+        if (cs_gcomms[i]->armed)
+            cs_guard_boundary(cs_gcomms[i]);
+    cs_core_busy--;
+}
+
+void cs_mpi_fuse_flush_comm(MPI_Comm comm)
+{
+    cs_core_busy++;
+    cs_batch_flush_comm(comm);
+    for (int i = 0; cs_mpi_fuse_armed && i < cs_ngcomm; i++)
+        if (cs_gcomms[i]->armed && cs_gcomms[i]->comm == comm && cs_gcomms[i]->cm->key)
+            cs_guard_boundary(cs_gcomms[i]);
+    cs_core_busy--;
+}
+
+/* MPI_Finalize: the votes still out are completed (every rank is here). */
+static void cs_mpi_fuse_finish(void)
+{
+    cs_core_busy++;
+    cs_batch_flush_all();
+    for (int i = 0; i < cs_ngcomm; i++) {
+        cs_gcomm *gc = cs_gcomms[i];
+        for (int k = 0; k < CS_GUARD_VOTES; k++)
+            if (gc->vote[k] != MPI_REQUEST_NULL)
+                F.waitall(1, &gc->vote[k], MPI_STATUSES_IGNORE);
+        gc->armed = 0;
+        gc->closing = 0;
+    }
+    /* nothing more is measured: no vote may follow MPI_Finalize */
+    cs_mpi_fuse_armed = 0;
+    cs_mpi_fuse_closing = 0;
+    cs_mpi_fuse_timing = 0;
     cs_core_busy--;
 }
 
@@ -472,7 +731,7 @@ int cs_mpi_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, i
     size_t bytes = (size_t)c->r->bytes;
     int inplace = sendbuf == MPI_IN_PLACE;
     const void *send = inplace ? NULL : sendbuf;
-    if (bytes == 0 || bytes > cs_fuse_threshold || bytes > cs_fuse_buffer)
+    if (bytes == 0 || bytes > cs_fuse_threshold)
         goto unfused;
     if (!cs_mpi_fuse_dtype_ok(c->r->dtype)) {
         cs_core_warn_job(&w_dtype, "apply mode: %s allreduces are not fused (unsupported datatype)",
@@ -488,13 +747,31 @@ int cs_mpi_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, i
         goto unfused;
     }
 
+    size_t buffer = cs_fuse_buffer;
+    if (cs_fuse_guard) {
+        /* The guard: this call counts in its communicator's window, which
+         * runs unfused or with one buffer size. */
+        int unguarded;
+        cs_gcomm *gc = cs_guard_of(c->comm, comm, bytes, &unguarded);
+        if (!gc)
+            goto unfused;
+        if (++gc->calls >= CS_GUARD_WINDOW && !gc->armed) {
+            gc->armed = 1;
+            cs_mpi_fuse_armed++;
+        }
+        buffer = gc->g.buf[gc->cfg];
+        if (CS_UNLIKELY(cs_fuse_test_unfused_us) && buffer == 0)
+            cs_mpi_test_stall_us(cs_fuse_test_unfused_us);
+    }
+    if (bytes > buffer)
+        goto unfused;
     int bi = cs_batch_find(comm);
     cs_batch *b = bi >= 0 ? cs_batches[bi] : NULL;
     if (b && (b->op != op || b->dt != dt || b->inplace != inplace || b->n == CS_FUSE_MAX_MEMBERS ||
-              b->bytes + bytes > cs_fuse_buffer || (b->bytes + bytes) / b->esize > INT_MAX)) {
+              b->bytes + bytes > buffer || (b->bytes + bytes) / b->esize > INT_MAX)) {
         if (b->inplace != inplace)
             cs_core_warn_job(&w_inplace, "apply mode: in-place and out-of-place allreduces are not fused together");
-        cs_mpi_fuse_flush_comm(comm);
+        cs_batch_flush_comm(comm);
         b = NULL;
     }
     if (b ? cs_batch_overlaps(b, send, recvbuf, bytes) : send && cs_overlap(send, bytes, recvbuf, bytes)) {
@@ -554,7 +831,7 @@ unfused:
     /* Whatever this call is, it is issued now: the batch before it on its
      * communicator must start first, to keep the order of collectives. */
     if (cs_nbatch)
-        cs_mpi_fuse_flush_comm(comm);
+        cs_batch_flush_comm(comm);
     return 0;
 }
 
@@ -580,7 +857,7 @@ static void cs_flight_finish(cs_mpi_call *c, cs_flight *f)
             break;
         }
     cs_mpi_fuse_nflight--;
-    free(f->rbuf);
+    cs_buf_put(f->rbuf);
     free(f);
 }
 
@@ -663,6 +940,8 @@ static const cs_mpi_fuse_ops cs_mpi_fuse_engine = {
     .flush_all = cs_mpi_fuse_flush_all,
     .flush_comm = cs_mpi_fuse_flush_comm,
     .progress = cs_mpi_fuse_progress,
+    .finish = cs_mpi_fuse_finish,
+    .close = cs_mpi_fuse_close_all,
 };
 
 static void cs_mpi_fuse_start(const cs_settings *s, cs_log_header *h)

@@ -6,7 +6,11 @@
 #   to the untraced run; one warning per fallback; the out-of-memory fallback;
 # - the example trainer with 64 nonblocking allreduces per step: identical
 #   final weights and loss, 64 calls fused into 1 per step.
+# The batching rules themselves, with the on-line guard off (it would run
+# the first windows unfused and try other buffer sizes: tests/mpi/
+# fuse_guard.sh tests it).
 . "$srcdir/tests/lib.sh"
+export COLLSCOPE_FUSE_GUARD=0
 STEPS=3
 ran=0
 

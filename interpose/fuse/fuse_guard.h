@@ -1,0 +1,93 @@
+/* fuse_guard.h: apply mode's on-line guard, the part that decides (no MPI
+ * here: mpi_fuse.c measures and agrees, this chooses).
+ *
+ * Apply mode never trusts a bucket size it has not seen win. The calls a
+ * communicator may fuse are cut into windows (at least CS_GUARD_WINDOW of
+ * them, ending at a call where the program may wait, so a window holds
+ * whole steps of a program that repeats). Each window runs one setting:
+ * unfused, or fused with one of a few buffer sizes around the user's. The
+ * figure of a window is the time its ranks spent in MPI calls per fusable
+ * call (every rank adds its own; the sums are exact integers, so every
+ * rank holds the same figures and takes the same decisions).
+ *
+ * Settings are compared only on figures taken side by side, as ratios
+ * (fused / unfused), so a machine that gets busier or quieter moves both:
+ *   trial:   after a warm-up window, CS_GUARD_ROUNDS rounds, each running
+ *            every setting once (in a rotated order); each round gives
+ *            each fused setting its ratio to that round's unfused window;
+ *   choice:  the fused setting whose median ratio is lowest, if it is
+ *            below 1 - CS_GUARD_MARGIN; else unfused;
+ *   watch:   one window in CS_GUARD_CHECK_EVERY runs the challenger
+ *            (unfused while a fused setting is chosen, else the best fused
+ *            one); its figure against the median of the chosen setting's
+ *            last figures is a new ratio. A fused choice is dropped once
+ *            its median ratio reaches 1 (it no longer wins); an unfused
+ *            choice gives way once the challenger's falls below
+ *            1 - CS_GUARD_MARGIN.
+ *
+ * A window's figure is known CS_GUARD_LAG windows after it ends (its vote,
+ * a nonblocking allreduce, completes meanwhile), so the setting of window w
+ * depends only on figures of windows <= w - 1 - CS_GUARD_LAG. */
+#ifndef CS_FUSE_GUARD_H
+#define CS_FUSE_GUARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CS_GUARD_MAXCFG 4       /* unfused + up to 3 buffer sizes */
+#define CS_GUARD_ROUNDS 3       /* trial rounds */
+#define CS_GUARD_KEEP 3         /* figures and ratios kept per setting (median of) */
+#define CS_GUARD_LAG 2          /* windows between a window's end and its figure */
+#define CS_GUARD_CHECK_EVERY 32 /* one challenger window in this many */
+#define CS_GUARD_MARGIN 0.03    /* a fused setting must win by this share */
+#define CS_GUARD_WINDOW 128     /* fusable calls at least in a window */
+
+/* Why the choice is what it is (decision records, docs/fusion.md). */
+enum cs_guard_why {
+    CS_GUARD_WHY_TRIAL = 1, /* trial done: the best fused setting wins */
+    CS_GUARD_WHY_LOSES,     /* trial done: no fused setting beats unfused */
+    CS_GUARD_WHY_CHECK,     /* a challenger's figure changed the choice */
+};
+
+typedef struct cs_guard {
+    int ncfg;                                   /* settings; 0 is unfused */
+    size_t buf[CS_GUARD_MAXCFG];                /* fusion buffer of each (0: unfused) */
+    uint32_t next;                              /* index of the window next() plans */
+    uint32_t seen;                              /* figures consumed (windows 0..seen-1) */
+    uint8_t cfg_ring[CS_GUARD_LAG + 4];         /* setting of recent windows */
+    double fig[CS_GUARD_MAXCFG][CS_GUARD_KEEP]; /* ns per call, newest last */
+    int nfig[CS_GUARD_MAXCFG];
+    double ratio[CS_GUARD_MAXCFG][CS_GUARD_KEEP]; /* fused / unfused, newest last */
+    int nratio[CS_GUARD_MAXCFG];
+    double round[CS_GUARD_MAXCFG]; /* this trial round's figures (0: none) */
+    int chosen;                    /* -1 until the trial is done */
+    uint32_t decided_at;           /* the first window planned after it */
+} cs_guard;
+
+/* A decision, for the trace: what was chosen and on which figures. */
+typedef struct cs_guard_decision {
+    uint32_t window;              /* the first window it can apply to */
+    int why;                      /* cs_guard_why */
+    int chosen;                   /* setting */
+    size_t buffer;                /* its buffer (0: unfused) */
+    double unfused_ns, chosen_ns; /* median ns per call of both */
+    double ratio;                 /* the median ratio it rests on (best fused / unfused) */
+} cs_guard_decision;
+
+/* Settings around the user's buffer: unfused; buffer/64 and buffer/8
+ * where they still hold four calls of min_call bytes; buffer; buffer*8
+ * (at most cap) while fewer than CS_GUARD_MAXCFG settings. */
+void cs_guard_init(cs_guard *g, size_t buffer, size_t min_call, size_t cap);
+
+/* The setting of the next window (and advance to it). */
+int cs_guard_next(cs_guard *g);
+
+/* The setting window w ran (w within the last CS_GUARD_LAG + 4 planned). */
+int cs_guard_cfg_of(const cs_guard *g, uint32_t w);
+
+/* The figure of the oldest window without one: the ranks' summed time
+ * and calls (calls_sum <= 0: no figure). Returns 1 and fills *d when the
+ * choice was made or changed, 0 otherwise. */
+int cs_guard_figure(cs_guard *g, int64_t ns_sum, int64_t calls_sum, cs_guard_decision *d);
+
+#endif
