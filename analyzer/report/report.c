@@ -61,11 +61,14 @@ static int cs_guard_row_cb(const cs_guard_row *r, void *arg)
     }
     char b1[32], b2[32], b3[32], name[200];
     cs_store_comms_label(&g->d->comms, r->comm, name, sizeof name);
+    /* one unit for both times of a sentence */
+    const int64_t v[2] = { (int64_t)r->chosen_ns, (int64_t)r->unfused_ns };
+    cs_tunit u = cs__report_tunit_of(v, 2);
     if (r->buffer > 0)
         cs_guard_put(
             g, "%s, from window %lld: fused, buffers of %s (%s: %.2fx the unfused time per call, %s against %s)\n",
             name, (long long)r->window, cs_fmt_bytes(r->buffer, b1, sizeof b1), r->why, r->ratio,
-            cs_fmt_ns((int64_t)r->chosen_ns, b2, sizeof b2), cs_fmt_ns((int64_t)r->unfused_ns, b3, sizeof b3));
+            cs__report_tstr(&u, v[0], b2, sizeof b2), cs__report_tstr(&u, v[1], b3, sizeof b3));
     else if (r->ratio > 0)
         cs_guard_put(
             g, "%s, from window %lld: unfused (%s: the best fused setting took %.2fx the unfused time per call)\n",

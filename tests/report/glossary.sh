@@ -47,6 +47,7 @@ TERMS = {
     "alpha": r"\balpha\b", "beta": r"\bbeta\b", "gamma": r"\bgamma\b", "alpha only": r"alpha only",
     "R2": r"\bR2\b", "resid": r"\bresid\b", "points": r"\bpoints\b", "Proposals": r"^Proposals",
     "fusion": r"\bfusion\b", "bucket": r"\bbucket\b", "Apply mode": r"^Apply mode", "Clocks": r"^Clocks",
+    "Apply mode's guard": r"^Apply mode's guard",
     "offset": r"\boffset\b", "drift": r"\bdrift\b", "residual": r"\bresidual\b",
     "kept as recorded": r"kept as recorded", "What is missing": r"^What is missing", "Gates": r"^Gates",
     "not comparable": r"not comparable",
