@@ -1,6 +1,7 @@
 /* draw.c: the drawing helpers every screen shares (see draw.h). */
 #include "config.h"
 #include "tui/draw.h"
+#include "common/msg.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -62,6 +63,16 @@ void tui_draw_text(WINDOW *w, int y, int x, int n, attr_t attr, const char *s)
 {
     if (n <= 0)
         return;
+    /* Names come from the trace (files, communicators, call sites, kernel
+     * names): a control byte would move the cursor (a newline ends the
+     * line, a tab jumps) or draw ^X; such a string is shown escaped, as
+     * every command prints it (\n, \xHH: common/msg.h). */
+    char esc[1024];
+    for (const unsigned char *p = (const unsigned char *)s; *p && p - (const unsigned char *)s < n; p++)
+        if (*p < 0x20 || *p == 0x7f) {
+            s = cs_msg_name(s, esc, sizeof esc);
+            break;
+        }
     wattrset(w, attr);
     mvwaddnstr(w, y, x, s, n);
     wattrset(w, A_NORMAL);

@@ -42,3 +42,6 @@ bench_tui_bench_LDADD = $(CS_TUI_LIBS)
 else
 EXTRA_DIST += docs/collscope-tui.1 tui/store_tui.h tui/store_tui.c
 endif
+# Names from the trace drawn escaped (a newline, an escape sequence).
+TESTS += tests/tui/names.sh
+EXTRA_DIST += tests/tui/names.sh
