@@ -83,9 +83,11 @@ int cs_guard_next(cs_guard *g)
         c = (int)((p + r) % (uint32_t)g->ncfg);
     } else if (g->chosen < 0)
         c = 0; /* the trial's last figures are not in yet: the safe side */
-    else if ((w - tend) % CS_GUARD_CHECK_EVERY == 0) {
+    else if (w >= g->next_check) {
         int b = cs_guard_best_fused(g);
         c = g->chosen != 0 ? 0 : (b > 0 ? b : 0);
+        g->check_gap = g->check_gap * 2 < CS_GUARD_CHECK_MAX ? g->check_gap * 2 : CS_GUARD_CHECK_MAX;
+        g->next_check = w + g->check_gap;
     } else
         c = g->chosen;
     g->cfg_ring[w % CS_GUARD_RING] = (uint8_t)c;
@@ -102,6 +104,9 @@ static int cs_guard_decide(cs_guard *g, int chosen, int why, cs_guard_decision *
     if (chosen == g->chosen)
         return 0;
     g->chosen = chosen;
+    /* a new choice is checked soon, then less and less often */
+    g->check_gap = CS_GUARD_CHECK_EVERY;
+    g->next_check = g->next + CS_GUARD_CHECK_EVERY;
     int b = cs_guard_best_fused(g);
     d->window = g->next;
     d->why = why;
@@ -145,13 +150,20 @@ int cs_guard_figure(cs_guard *g, int64_t ns_sum, int64_t calls_sum, cs_guard_dec
     double ref = cs_guard_fig(g, g->chosen);
     if (ref <= 0)
         return 0;
+    double q = g->chosen > 0 ? ref / v : v / ref;
+    if (g->chosen > 0 ? q >= 1.0 : q < 1.0 - CS_GUARD_MARGIN) {
+        /* it contradicts the choice: check again at once, not after a
+         * doubled gap */
+        g->next_check = g->next;
+        g->check_gap = CS_GUARD_CHECK_EVERY / 4;
+    }
     if (g->chosen > 0) {
-        cs_push(g->ratio[g->chosen], &g->nratio[g->chosen], ref / v);
+        cs_push(g->ratio[g->chosen], &g->nratio[g->chosen], q);
         if (cs_guard_ratio(g, g->chosen) >= 1.0)
             return cs_guard_decide(g, 0, CS_GUARD_WHY_CHECK, d);
         return 0;
     }
-    cs_push(g->ratio[c], &g->nratio[c], v / ref);
+    cs_push(g->ratio[c], &g->nratio[c], q);
     int b = cs_guard_best_fused(g);
     if (b > 0 && cs_guard_ratio(g, b) < 1.0 - CS_GUARD_MARGIN)
         return cs_guard_decide(g, b, CS_GUARD_WHY_CHECK, d);

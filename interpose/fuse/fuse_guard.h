@@ -17,10 +17,13 @@
  *            each fused setting its ratio to that round's unfused window;
  *   choice:  the fused setting whose median ratio is lowest, if it is
  *            below 1 - CS_GUARD_MARGIN; else unfused;
- *   watch:   one window in CS_GUARD_CHECK_EVERY runs the challenger
- *            (unfused while a fused setting is chosen, else the best fused
- *            one); its figure against the median of the chosen setting's
- *            last figures is a new ratio. A fused choice is dropped once
+ *   watch:   check windows run the challenger (unfused while a fused
+ *            setting is chosen, else the best fused one), the first
+ *            CS_GUARD_CHECK_EVERY windows after a choice, then at gaps
+ *            that double up to CS_GUARD_CHECK_MAX while it stands (a
+ *            losing challenger costs less and less); its figure against
+ *            the median of the chosen setting's last figures is a new
+ *            ratio. A fused choice is dropped once
  *            its median ratio reaches 1 (it no longer wins); an unfused
  *            choice gives way once the challenger's falls below
  *            1 - CS_GUARD_MARGIN.
@@ -38,9 +41,10 @@
 #define CS_GUARD_ROUNDS 3       /* trial rounds */
 #define CS_GUARD_KEEP 3         /* figures and ratios kept per setting (median of) */
 #define CS_GUARD_LAG 2          /* windows between a window's end and its figure */
-#define CS_GUARD_CHECK_EVERY 32 /* one challenger window in this many */
+#define CS_GUARD_CHECK_EVERY 32 /* windows from a choice to its first check */
+#define CS_GUARD_CHECK_MAX 256  /* ... the gap between checks doubles up to this */
 #define CS_GUARD_MARGIN 0.03    /* a fused setting must win by this share */
-#define CS_GUARD_WINDOW 128     /* fusable calls at least in a window */
+#define CS_GUARD_WINDOW 64      /* fusable calls at least in a window */
 
 /* Why the choice is what it is (decision records, docs/fusion.md). */
 enum cs_guard_why {
@@ -59,9 +63,10 @@ typedef struct cs_guard {
     int nfig[CS_GUARD_MAXCFG];
     double ratio[CS_GUARD_MAXCFG][CS_GUARD_KEEP]; /* fused / unfused, newest last */
     int nratio[CS_GUARD_MAXCFG];
-    double round[CS_GUARD_MAXCFG]; /* this trial round's figures (0: none) */
-    int chosen;                    /* -1 until the trial is done */
-    uint32_t decided_at;           /* the first window planned after it */
+    double round[CS_GUARD_MAXCFG];  /* this trial round's figures (0: none) */
+    int chosen;                     /* -1 until the trial is done */
+    uint32_t decided_at;            /* the first window planned after it */
+    uint32_t next_check, check_gap; /* the next check window, the gap to it */
 } cs_guard;
 
 /* A decision, for the trace: what was chosen and on which figures. */
