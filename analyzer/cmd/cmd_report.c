@@ -176,14 +176,30 @@ int cs_cmd_report(int argc, char **argv)
      * than what its removal did to the reading. */
     if (cs_report_busy(o.trace))
         goto out;
+    /* The trace's pages are checked beside the reads (a current stored
+     * analysis); a damaged trace is then opened again the careful way
+     * (recovered) and read again. */
+    cs_analysis_check *chk = NULL;
+    int loaded = 0, traced = 0;
     if (cs_source_open(o.trace, &src, err, sizeof err) == 0)
-        st = cs_analysis_open(&src, 0, 0, stderr, err, sizeof err);
-    if (!st) {
-        if (!cs_report_busy(o.trace))
-            cs_error("%s", err);
-        goto out;
+        st = cs_analysis_open_checked_later(&src, stderr, &chk, err, sizeof err);
+    for (int pass = 0; pass < 2; pass++) {
+        if (!st) {
+            if (!cs_report_busy(o.trace))
+                cs_error("%s", err);
+            goto out;
+        }
+        loaded = cs_report_load(st, &ad) == 0;
+        traced = loaded && cs_report_trace_load(st, &tr) == 0;
+        if (cs_analysis_check_wait(chk, &st, &src, stderr, err, sizeof err) == 0)
+            break;
+        chk = NULL;
+        cs_report_free(&ad);
+        cs_report_trace_free(&tr);
+        memset(&ad, 0, sizeof ad);
+        memset(&tr, 0, sizeof tr);
     }
-    if (cs_report_load(st, &ad) != 0) {
+    if (!loaded) {
         if (!cs_report_busy(o.trace))
             cs_error("%s: cannot read the stored analysis", cs_store_path(st));
         goto out;
@@ -202,7 +218,7 @@ int cs_cmd_report(int argc, char **argv)
         rc = 2;
         goto out;
     }
-    if (cs_report_trace_load(st, &tr) != 0) {
+    if (!traced) {
         if (!cs_report_busy(o.trace))
             cs_error("%s: cannot read the trace (corrupt?)", cs_store_path(st));
         goto out;
