@@ -52,13 +52,19 @@
  *       lane) from one call site, split greedily into buckets of at most B
  *       bytes (calls larger than the fusion threshold stay alone); a bucket
  *       becomes one call of its summed bytes, issued when its last member
- *       is (so it waits for it), plus a pack and an unpack copy at
- *       cs__an_whatif_memcpy_gbps(); blocking members before the last return at
- *       once; nonblocking members before the last take apply mode's
- *       queueing cost (CS_WF_QUEUE_NS) instead of their start, the last
- *       keeps its start (the fused call's), or, for the program issuing such
- *       buckets itself, take none (the curve's second gain, which check-estimate uses when
- *       AFTER has no fused call). Replayed for every power-of-two bucket
+ *       is (so it waits for it). Blocking members (the program's own
+ *       buckets) before the last return at once, and the bucket adds a
+ *       pack and an unpack copy at cs__an_whatif_memcpy_gbps(). Nonblocking
+ *       members take apply mode's own costs, measured on fused traces
+ *       (whatif_int.h, bench/fuse_costs.sh): before the last, its queueing
+ *       (CS_WF_QUEUE_NS) instead of their start; the last keeps its start
+ *       and adds the queueing and the fused call's issue (allocation,
+ *       pack, the start's growth with the summed bytes) on the rank's time
+ *       line; the completion call that completes fused calls adds their
+ *       unpack and the members' request completions (CS_WF_FUSE_*). For
+ *       the program issuing such buckets itself, the members before the
+ *       last take no time (the curve's second gain, which check-estimate
+ *       uses when AFTER has no fused call). Replayed for every power-of-two bucket
  *       from the largest call to the largest run; the suggested bucket is
  *       the smallest whose gain is within 10 % of the best one (bigger
  *       buckets wait longer for their last member and copy more).
@@ -763,7 +769,7 @@ int cs__wf_replay(wf *w, const wf_var *v)
                         e = w->lmax[g] + (t > 0 ? t : 0);
                     }
                 } else if ((x->cls == WF_COLL || x->cls == WF_WAIT || x->cls == WF_RECV) && !x->nowait) {
-                    int64_t D = INT64_MIN, msum = 0;
+                    int64_t D = INT64_MIN, msum = 0, nfm = 0;
                     int ready = 1, allmodel = 1, fused = 0, nmod = 0;
                     struct {
                         int m;
@@ -787,6 +793,7 @@ int cs__wf_replay(wf *w, const wf_var *v)
                         }
                         if (w->lmax[gk] > D)
                             D = w->lmax[gk];
+                        nfm += gk >= w->ninst && !v->drop_members; /* an apply-mode member */
                         if (w->stamp[gk] == i)
                             continue;
                         w->stamp[gk] = i;
@@ -810,13 +817,21 @@ int cs__wf_replay(wf *w, const wf_var *v)
                         mg[t].bytes += (double)in->bytes;
                         if (gk >= w->ninst) {
                             fused = 1;
-                            msum += wf_copy_ns(in->bytes);
+                            /* apply mode unpacks at its measured rate; the
+                             * program's own buckets need no copy back
+                             * beyond the one at the memory bandwidth */
+                            msum += v->drop_members || x->cls == WF_COLL
+                                        ? wf_copy_ns(in->bytes)
+                                        : in->bytes * CS_WF_FUSE_UNPACK_NS_PER_KIB / 1024;
                         }
                     }
                     if (!ready)
                         break;
                     for (int t = 0; t < nmod; t++)
                         msum += (int64_t)cs__an_model_time(&w->models[mg[t].m], mg[t].n, mg[t].bytes);
+                    /* apply mode completes each member's request itself */
+                    if (nfm)
+                        msum += CS_WF_FUSE_DONE_NS + nfm * CS_WF_FUSE_DONE_MEMBER_NS;
                     int64_t M = D > b ? D : b;
                     if ((v->model || fused) && allmodel && x->ndep)
                         e = M + (msum + x->res > 0 ? msum + x->res : 0);
@@ -829,12 +844,19 @@ int cs__wf_replay(wf *w, const wf_var *v)
                      * the span) instead of starting it; the last member's
                      * measured start stands for the fused call's start */
                     e = b + (d < CS_WF_QUEUE_NS ? d : CS_WF_QUEUE_NS);
+                } else if (x->cls == WF_NBCOLL && g >= 0 && !v->drop_members) {
+                    /* the last member: queued, then the fused call issued
+                     * on this rank's time line (allocation, pack, the start
+                     * of the summed bytes over the member's own) */
+                    int64_t gb = WF_INST(g)->bytes, extra = gb > x->bytes ? gb - x->bytes : 0;
+                    e = b + d + (d < CS_WF_QUEUE_NS ? d : CS_WF_QUEUE_NS) + CS_WF_FUSE_ISSUE_NS +
+                        extra * CS_WF_FUSE_ISSUE_NS_PER_KIB / 1024;
                 } else {
                     e = b + d;
                 }
                 w->ep[i] = e;
                 if (g >= 0 && v->flast[i] && x->cls == WF_NBCOLL)
-                    WF_ARRIVE(g, e + wf_copy_ns(WF_INST(g)->bytes));
+                    WF_ARRIVE(g, v->drop_members ? e + wf_copy_ns(WF_INST(g)->bytes) : e);
                 w->pos[l]++;
                 remaining--;
                 progress = 1;

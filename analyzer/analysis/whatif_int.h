@@ -27,10 +27,31 @@ typedef struct wf_io {
 #define CS_WF_MIN_STEPS 8
 #define CS_WF_UNSET INT64_MIN
 #define CS_WF_FUSE_THRESHOLD (64 << 10) /* apply mode's default threshold */
-/* What apply mode's queueing of one MPI_Iallreduce costs, traced: the
- * member spans of apply-mode runs of the trainer took 94-104 ns (mean,
- * 2 and 4 ranks, Open MPI 4.1, this 2-core VM). */
+/* Apply mode's own costs, traced (docs/fusion.md "Apply mode's own
+ * costs": bench/fuse_costs.sh on nbloop, Open MPI 4.1, 2 ranks, this 2-core
+ * VM, 10 bucket patterns of 16-256 members of 256 B-16 KiB in fused calls
+ * of 4-128 KiB):
+ * - queueing one MPI_Iallreduce (a generalized request, the batch entry,
+ *   the span): member spans with no fused call inside, median 60-130 ns
+ *   (94-104 ns mean on the example trainer);
+ * - issuing a fused call of G bytes, over the start of one member: the
+ *   fused span minus an unfused start of the same bytes is 90 ns + 0.067
+ *   ns/B (allocation, the pack copy at about 15 GB/s), and a start grows
+ *   with its bytes by 0.05 ns/B (unfused starts of 256 B-16 KiB: 350-1222
+ *   ns), so CS_WF_FUSE_ISSUE_NS + G x CS_WF_FUSE_ISSUE_NS_PER_KIB / 1024
+ *   on the rank's time line;
+ * - completing: the unpack copy at the pack's rate inside the completion
+ *   call, then per completion call CS_WF_FUSE_DONE_NS and per member
+ *   CS_WF_FUSE_DONE_MEMBER_NS (the members' requests completed and freed,
+ *   their completions traced): the completion call's end minus the fused
+ *   call's completion, one fused call a step, 16-256 members: 1.2-9.9 us,
+ *   fitted 700 ns + 36 ns a member. */
 #define CS_WF_QUEUE_NS 100
+#define CS_WF_FUSE_ISSUE_NS 90
+#define CS_WF_FUSE_ISSUE_NS_PER_KIB 120 /* 0.067 pack + 0.05 start, ns/B */
+#define CS_WF_FUSE_UNPACK_NS_PER_KIB 69 /* 0.067 ns/B */
+#define CS_WF_FUSE_DONE_NS 700
+#define CS_WF_FUSE_DONE_MEMBER_NS 36
 /* The smallest estimated gain, a fraction of the median step, that a
  * proposal is made for: below it, the run-to-run noise of a step on a
  * shared node (several per cent) hides it, and a rewrite is not worth it. */
