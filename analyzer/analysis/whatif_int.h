@@ -29,7 +29,7 @@ typedef struct wf_io {
 #define CS_WF_FUSE_THRESHOLD (64 << 10) /* apply mode's default threshold */
 /* Apply mode's own costs, traced (docs/fusion.md "Apply mode's own
  * costs": bench/fuse_costs.sh on nbloop, Open MPI 4.1, 2 ranks, this 2-core
- * VM, 10 bucket patterns of 16-256 members of 256 B-16 KiB in fused calls
+ * VM, 8-10 bucket patterns of 16-256 members of 256 B-16 KiB in fused calls
  * of 4-128 KiB):
  * - queueing one MPI_Iallreduce (a generalized request, the batch entry,
  *   the span): member spans with no fused call inside, median 60-130 ns
@@ -44,14 +44,16 @@ typedef struct wf_io {
  *   call, then per completion call CS_WF_FUSE_DONE_NS and per member
  *   CS_WF_FUSE_DONE_MEMBER_NS (the members' requests completed and freed,
  *   their completions traced): the completion call's end minus the fused
- *   call's completion, one fused call a step, 16-256 members: 1.2-9.9 us,
- *   fitted 700 ns + 36 ns a member. */
+ *   call's completion, one fused call a step, 16-256 members: 0.9-10 us
+ *   in two sets of runs, fitted 330-700 ns + 36-38 ns a member (MPICH
+ *   4.0: 1450 ns + 42 ns, and a queueing of 180 ns; the replay uses Open
+ *   MPI's). */
 #define CS_WF_QUEUE_NS 100
 #define CS_WF_FUSE_ISSUE_NS 90
 #define CS_WF_FUSE_ISSUE_NS_PER_KIB 120 /* 0.067 pack + 0.05 start, ns/B */
 #define CS_WF_FUSE_UNPACK_NS_PER_KIB 69 /* 0.067 ns/B */
-#define CS_WF_FUSE_DONE_NS 700
-#define CS_WF_FUSE_DONE_MEMBER_NS 36
+#define CS_WF_FUSE_DONE_NS 500
+#define CS_WF_FUSE_DONE_MEMBER_NS 37
 /* The smallest estimated gain, a fraction of the median step, that a
  * proposal is made for: below it, the run-to-run noise of a step on a
  * shared node (several per cent) hides it, and a rewrite is not worth it. */
