@@ -6,7 +6,9 @@
 #   sh bench/fuse_costs.sh [BUILD_DIR]          (default ./build)
 #
 # For each pattern (B members of S bytes, fused into calls of BUF bytes)
-# one traced apply-mode run and one traced unfused run, 2 ranks, 200 steps.
+# one traced apply-mode run and two traced unfused runs (B calls of S
+# bytes, and B x S / BUF calls of BUF bytes: starts of the fused calls'
+# size), 2 ranks, 200 steps.
 # From the traces it prints:
 #   queueing    member spans (FUSE_MEMBER) with no fused call inside: median
 #   issue       fused spans (FUSED) by bytes, beside unfused starts of the
@@ -37,13 +39,18 @@ CS=$B/analyzer/collscope
 dbs=
 for p in $PATTERNS; do
   nb=${p%%:*} r=${p#*:} by=${r%%:*} buf=${r#*:}
-  for m in u f; do
+  nv=$((nb * by / buf))
+  [ "$nv" -ge 1 ] || nv=1
+  for m in u v f; do
     d=$W/$m-$nb-$by-$buf
     set -- env
     [ $m = f ] && set -- env COLLSCOPE_FUSE=1 COLLSCOPE_FUSE_THRESHOLD=65536 COLLSCOPE_FUSE_BUFFER=$buf
-    "$@" "$CS" run -o "$d" -- "$launch" -np 2 "$prog" --steps "$STEPS" --buckets "$nb" --bytes "$by" \
+    n=$nb s=$by
+    [ $m = v ] && n=$nv s=$buf
+    "$@" "$CS" run -o "$d" -- "$launch" -np 2 "$prog" --steps "$STEPS" --buckets "$n" --bytes "$s" \
       --compute-us 500 > "$d.out" 2>&1 || { echo "fuse_costs: run failed: $(tail -3 "$d.out")" >&2; exit 1; }
     dbs="$dbs $d/trace.db"
+    rm -rf "$d/logs"
   done
   echo "fuse_costs: $nb x $by B in calls of $buf B done" >&2
 done

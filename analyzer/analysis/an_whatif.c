@@ -56,12 +56,12 @@
  *       buckets) before the last return at once, and the bucket adds a
  *       pack and an unpack copy at cs__an_whatif_memcpy_gbps(). Nonblocking
  *       members take apply mode's own costs, measured on fused traces
- *       (whatif_int.h, bench/fuse_costs.sh): before the last, its queueing
- *       (CS_WF_QUEUE_NS) instead of their start; the last keeps its start
+ *       (whatif_int.h, bench/fuse_costs.sh; per MPI library): before the
+ *       last, its queueing instead of their start; the last keeps its start
  *       and adds the queueing and the fused call's issue (allocation,
  *       pack, the start's growth with the summed bytes) on the rank's time
  *       line; the completion call that completes fused calls adds their
- *       unpack and the members' request completions (CS_WF_FUSE_*). For
+ *       unpack and the members' request completions (CS_WF_FCOSTS). For
  *       the program issuing such buckets itself, the members before the
  *       last take no time (the curve's second gain, which check-estimate
  *       uses when AFTER has no fused call). Replayed for every power-of-two bucket
@@ -717,6 +717,22 @@ static wf_gain wf_paired_gain(const int64_t *ref, const int64_t *var, int n, int
     return g;
 }
 
+/* Apply mode's own costs, by MPI library (whatif_int.h). */
+static const wf_fcost wf_fcosts[] = CS_WF_FCOSTS;
+
+static const wf_fcost *wf_fcost_for(cs_store *st)
+{
+    cs_proc *pr = NULL;
+    int n = 0;
+    const wf_fcost *fc = &wf_fcosts[0];
+    if (cs_store_procs(st, &pr, &n) == 0 && n > 0)
+        for (size_t i = 0; i < sizeof wf_fcosts / sizeof wf_fcosts[0]; i++)
+            if (strcmp(pr[0].mpi, wf_fcosts[i].mpi) == 0)
+                fc = &wf_fcosts[i];
+    free(pr);
+    return fc;
+}
+
 /* ---- the replay ---- */
 
 /* Replay one variant into w->bp / w->ep. Returns 0, or -1 when the
@@ -724,6 +740,7 @@ static wf_gain wf_paired_gain(const int64_t *ref, const int64_t *var, int n, int
 int cs__wf_replay(wf *w, const wf_var *v)
 {
     int nall = w->ninst + v->nvin;
+    const wf_fcost *fc = w->fc ? w->fc : &wf_fcosts[0];
     for (int k = 0; k < nall; k++) {
         w->cnt[k] = 0;
         w->lmax[k] = INT64_MIN;
@@ -822,7 +839,7 @@ int cs__wf_replay(wf *w, const wf_var *v)
                              * beyond the one at the memory bandwidth */
                             msum += v->drop_members || x->cls == WF_COLL
                                         ? wf_copy_ns(in->bytes)
-                                        : in->bytes * CS_WF_FUSE_UNPACK_NS_PER_KIB / 1024;
+                                        : in->bytes * fc->unpack_per_kib / 1024;
                         }
                     }
                     if (!ready)
@@ -831,7 +848,7 @@ int cs__wf_replay(wf *w, const wf_var *v)
                         msum += (int64_t)cs__an_model_time(&w->models[mg[t].m], mg[t].n, mg[t].bytes);
                     /* apply mode completes each member's request itself */
                     if (nfm)
-                        msum += CS_WF_FUSE_DONE_NS + nfm * CS_WF_FUSE_DONE_MEMBER_NS;
+                        msum += fc->done + nfm * fc->done_member;
                     int64_t M = D > b ? D : b;
                     if ((v->model || fused) && allmodel && x->ndep)
                         e = M + (msum + x->res > 0 ? msum + x->res : 0);
@@ -843,14 +860,13 @@ int cs__wf_replay(wf *w, const wf_var *v)
                     /* apply mode queues the call (a generalized request and
                      * the span) instead of starting it; the last member's
                      * measured start stands for the fused call's start */
-                    e = b + (d < CS_WF_QUEUE_NS ? d : CS_WF_QUEUE_NS);
+                    e = b + (d < fc->queue ? d : fc->queue);
                 } else if (x->cls == WF_NBCOLL && g >= 0 && !v->drop_members) {
                     /* the last member: queued, then the fused call issued
                      * on this rank's time line (allocation, pack, the start
                      * of the summed bytes over the member's own) */
                     int64_t gb = WF_INST(g)->bytes, extra = gb > x->bytes ? gb - x->bytes : 0;
-                    e = b + d + (d < CS_WF_QUEUE_NS ? d : CS_WF_QUEUE_NS) + CS_WF_FUSE_ISSUE_NS +
-                        extra * CS_WF_FUSE_ISSUE_NS_PER_KIB / 1024;
+                    e = b + d + (d < fc->queue ? d : fc->queue) + fc->issue + extra * fc->issue_per_kib / 1024;
                 } else {
                     e = b + d;
                 }
@@ -1416,6 +1432,7 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
     cs_vec sv = { 0 };
     if (wf_fit_models(&w, 0) != 0 || wf_steps(&w) != 0)
         goto oom;
+    w.fc = wf_fcost_for(a->ctx->st);
     /* each model's alpha fitted to the cells' medians: the typical call,
      * whichever fit the replay keeps */
     alpha_med = malloc(((size_t)w.nmodels + 1) * sizeof *alpha_med);

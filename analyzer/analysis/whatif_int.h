@@ -34,26 +34,38 @@ typedef struct wf_io {
  * - queueing one MPI_Iallreduce (a generalized request, the batch entry,
  *   the span): member spans with no fused call inside, median 60-130 ns
  *   (94-104 ns mean on the example trainer);
- * - issuing a fused call of G bytes, over the start of one member: the
- *   fused span minus an unfused start of the same bytes is 90 ns + 0.067
- *   ns/B (allocation, the pack copy at about 15 GB/s), and a start grows
- *   with its bytes by 0.05 ns/B (unfused starts of 256 B-16 KiB: 350-1222
- *   ns), so CS_WF_FUSE_ISSUE_NS + G x CS_WF_FUSE_ISSUE_NS_PER_KIB / 1024
- *   on the rank's time line;
+ * - issuing a fused call of G bytes (allocation, pack, the start of G
+ *   bytes), over the start of the member it replaces: the fused span minus
+ *   the members' median unfused start, fused calls of 4-128 KiB, two sets
+ *   of runs: 0.37-0.96 us (4 KiB), 1.0-1.3 (8 KiB), 2.8-3.0 (32 KiB),
+ *   5.2-5.7 (64 KiB), 5.1-5.7 us (128 KiB), fitted 1340 ns + 0.039 ns/B
+ *   of the bytes the last member adds, on the rank's time line (far
+ *   above a copy at memory speed: the fused call mallocs, packs and
+ *   frees a buffer of twice its bytes each time);
  * - completing: the unpack copy at the pack's rate inside the completion
- *   call, then per completion call CS_WF_FUSE_DONE_NS and per member
- *   CS_WF_FUSE_DONE_MEMBER_NS (the members' requests completed and freed,
+ *   call, then a cost per completion call and per member (the members'
+ *   requests completed and freed,
  *   their completions traced): the completion call's end minus the fused
  *   call's completion, one fused call a step, 16-256 members: 0.9-10 us
- *   in two sets of runs, fitted 330-700 ns + 36-38 ns a member (MPICH
- *   4.0: 1450 ns + 42 ns, and a queueing of 180 ns; the replay uses Open
- *   MPI's). */
+ *   in three sets of runs, fitted 330-700 ns + 36-38 ns a member.
+ * MPICH 4.0 (the same bench, 4 patterns): queueing 180 ns, completing 1450
+ * ns + 42 ns a member, fused calls of 32-128 KiB issued in 8.6-39 us (MPICH
+ * does part of the work in the start: its unfused starts grow by 0.27
+ * ns/B, 421 ns at 256 B, 911 at 2 KiB), taken as 1000 ns + 0.27 ns/B. The costs are chosen by the MPI the
+ * trace ran (processes.mpi); any other (NCCL's apply mode) takes Open
+ * MPI's. */
+typedef struct wf_fcost {
+    const char *mpi; /* processes.mpi */
+    int64_t queue;   /* queueing a member, ns (CS_WF_QUEUE_NS for Open MPI) */
+    int64_t issue;   /* issuing the fused call, ns ... */
+    int64_t issue_per_kib; /* ... + ns per KiB the last member adds (pack and start) */
+    int64_t unpack_per_kib;
+    int64_t done, done_member; /* completing the members: ns per completion call, per member */
+} wf_fcost;
 #define CS_WF_QUEUE_NS 100
-#define CS_WF_FUSE_ISSUE_NS 90
-#define CS_WF_FUSE_ISSUE_NS_PER_KIB 120 /* 0.067 pack + 0.05 start, ns/B */
-#define CS_WF_FUSE_UNPACK_NS_PER_KIB 69 /* 0.067 ns/B */
-#define CS_WF_FUSE_DONE_NS 500
-#define CS_WF_FUSE_DONE_MEMBER_NS 37
+#define CS_WF_FCOSTS                                               \
+    { { "openmpi", CS_WF_QUEUE_NS, 1340, 40, 69, 550, 37 }, \
+      { "mpich", 180, 1000, 276, 69, 1450, 42 } }
 /* The smallest estimated gain, a fraction of the median step, that a
  * proposal is made for: below it, the run-to-run noise of a step on a
  * shared node (several per cent) hides it, and a rewrite is not worth it. */
@@ -132,6 +144,7 @@ typedef struct wf {
     int64_t *bp, *ep, *lmax, *lbuf;
     int *cnt, *stamp;
     int *pos;
+    const wf_fcost *fc; /* apply mode's costs for this trace's MPI; NULL: Open MPI's */
     char **algos;
     int nalgos;
     size_t capAlgos;

@@ -5,7 +5,8 @@
 # of 8 KiB), for one MPI_Waitall a step and for MPI_Testall polling. For
 # each pair:
 #  - the fused trace holds the program's calls (FUSE_MEMBER spans, B a step
-#    on every rank) and the engine's own fused calls (FUSED spans);
+#    on every rank) and the engine's own fused calls (FUSED spans), and the
+#    program's checksum of its results is the same fused and unfused;
 #  - both traces find the number of steps the program says it ran (its
 #    NBLOOP line), with the same period: the program's B allreduces and its
 #    completion (a polling run counts once), never the fused calls;
@@ -34,6 +35,10 @@ for wait in all test; do
     n=$(grep -c "^NBLOOP rank=[0-9]* steps=$STEPS " "$d.out")
     expect_eq "$wait/$mode: ranks that ran $STEPS steps (program's output)" "$n" 2
   done
+  sp=$(grep -o 'checksum=[0-9a-f]*' "$T/$wait-plain.out" | sort -u)
+  sf=$(grep -o 'checksum=[0-9a-f]*' "$T/$wait-fused.out" | sort -u)
+  [ -n "$sp" ] || fail "$wait: the program printed no checksum"
+  expect_eq "$wait: the program's checksum of its results, fused" "$sf" "$sp"
   f=$T/$wait-fused/trace.db
   members=$(q "$f" "SELECT count(*) FROM spans WHERE op = 'MPI_Iallreduce' AND flags & 256")
   fused=$(q "$f" "SELECT count(*) FROM spans WHERE op = 'MPI_Iallreduce' AND flags & 4")
