@@ -696,17 +696,31 @@ static void wf_step_times(const wf *w, const int64_t *bp, int64_t *buf, int64_t 
  * steps' spread from run to run. d: n values of scratch. */
 typedef struct wf_gain {
     int64_t med, lo, hi;
+    int64_t half[2]; /* the median over the first and over the second half of the steps */
     int n;
 } wf_gain;
 
+static int64_t wf_mid(int64_t *d, size_t m)
+{
+    if (m == 0)
+        return 0;
+    qsort(d, m, sizeof *d, cs_stats_cmp_i64);
+    return m % 2 ? d[m / 2] : d[m / 2 - 1] + (d[m / 2] - d[m / 2 - 1]) / 2;
+}
+
 static wf_gain wf_paired_gain(const int64_t *ref, const int64_t *var, int n, int64_t *d)
 {
-    wf_gain g = { 0, 0, 0, 0 };
+    wf_gain g = { 0, 0, 0, { 0, 0 }, 0 };
     for (int k = 0; k < n; k++)
         if (ref[k] != INT64_MIN && var[k] != INT64_MIN)
             d[g.n++] = ref[k] - var[k];
     if (g.n == 0)
         return g;
+    /* the halves in step order first: a gain that moves through the run
+     * (the load changing) moves between reruns too */
+    int nh = g.n / 2;
+    g.half[1] = wf_mid(d + nh, (size_t)(g.n - nh));
+    g.half[0] = wf_mid(d, (size_t)nh);
     qsort(d, (size_t)g.n, sizeof *d, cs_stats_cmp_i64);
     size_t m = (size_t)g.n;
     g.med = m % 2 ? d[m / 2] : d[m / 2 - 1] + (d[m / 2] - d[m / 2 - 1]) / 2;
@@ -1611,7 +1625,7 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
             hi = lo;
         char curve[1024] = "";
         int64_t best = INT64_MIN, bestS = 0;
-        int64_t gains[64], gains2[64], sizes[64], glo[64], ghi[64];
+        int64_t gains[64], gains2[64], sizes[64], glo[64], ghi[64], ghalf[64];
         double groups[64];
         int nsz = 0;
         for (int64_t S = lo; S <= hi && nsz < 64 && !why[0]; S *= 2) {
@@ -1629,6 +1643,7 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
             gains[nsz] = pg.med;
             glo[nsz] = pg.lo;
             ghi[nsz] = pg.hi;
+            ghalf[nsz] = pg.half[0] < pg.half[1] ? pg.half[0] : pg.half[1];
             sizes[nsz] = S;
             groups[nsz] = g;
             /* the same buckets made by the program itself: no member calls */
@@ -1670,6 +1685,8 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
                     glo[q] = cap;
                 if (cap >= 0 && ghi[q] > cap)
                     ghi[q] = cap;
+                if (cap >= 0 && ghalf[q] > cap)
+                    ghalf[q] = cap;
             }
             if (capped)
                 best = cap;
@@ -1681,20 +1698,24 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
             if (pick >= nsz) /* none (the best one was capped): the best */
                 for (pick = 0; pick + 1 < nsz && gains[pick] < best;)
                     pick++;
-            /* a gain near the threshold, or whose interval over the steps
-             * reaches below it, would come and go between reruns of the
-             * same program: declined as too thin */
+            /* a gain near the threshold, whose interval over the steps
+             * reaches below it, or that one half of the run does not show,
+             * would come and go between reruns of the same program:
+             * declined as too thin */
             if ((double)gains[pick] < CS_WF_MIN_GAIN * CS_WF_MARGIN * (double)measured ||
-                (double)glo[pick] < CS_WF_MIN_GAIN * (double)measured)
+                (double)glo[pick] < CS_WF_MIN_GAIN * (double)measured ||
+                (double)ghalf[pick] < CS_WF_MIN_GAIN * (double)measured)
                 snprintf(why, sizeof why,
                          "the evidence is too thin: the estimated gain with buckets of %s, %s per step (%.1f %% of "
-                         "the step; 95 %% interval over the steps %s to %s; %s), is within the margin of %.0f %% "
-                         "(%.1f to %.1f %%) that reruns of the same program fall on either side of",
+                         "the step; 95 %% interval over the steps %s to %s, %s in its weaker half; %s), is within "
+                         "the margin of %.0f %% (%.1f to %.1f %%, each half and the interval above %.0f %%) that "
+                         "reruns of the same program fall on either side of",
                          cs_fmt_bytes(sizes[pick], b2, sizeof b2), cs_fmt_dns(gains[pick], 0, b1, sizeof b1),
                          measured > 0 ? 100.0 * (double)gains[pick] / (double)measured : 0.0,
-                         cs_fmt_dns(glo[pick], 0, b3, sizeof b3), cs_fmt_dns(ghi[pick], 0, b4, sizeof b4), basis,
-                         100 * CS_WF_MIN_GAIN, 100 * CS_WF_MIN_GAIN / CS_WF_MARGIN,
-                         100 * CS_WF_MIN_GAIN * CS_WF_MARGIN);
+                         cs_fmt_dns(glo[pick], 0, b3, sizeof b3), cs_fmt_dns(ghi[pick], 0, b4, sizeof b4),
+                         cs_fmt_dns(ghalf[pick], 0, b5, sizeof b5), basis, 100 * CS_WF_MIN_GAIN,
+                         100 * CS_WF_MIN_GAIN / CS_WF_MARGIN, 100 * CS_WF_MIN_GAIN * CS_WF_MARGIN,
+                         100 * CS_WF_MIN_GAIN);
         }
         if (why[0]) {
             size_t l = strlen(declined);

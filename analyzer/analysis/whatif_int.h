@@ -72,17 +72,18 @@ typedef struct wf_fcost {
 #define CS_WF_MIN_GAIN 0.05
 /* The margin around CS_WF_MIN_GAIN within which one trace is too thin a
  * piece of evidence: reruns of one program give estimates that spread by
- * a factor of 1.3 or more around their middle (nbloop, 128 x 256 B, 600 us
- * of compute, Open MPI, 2 ranks, 5 reruns: 3.9-7.4 % of the step, the
- * tracer's own start cost and the step moving with the load; the margin
- * is no wider so that a deterministic 7 % gain, tests/analysis/whatif.sh's
- * synthetic trace, is still proposed). A gain is proposed from CS_WF_MIN_GAIN x CS_WF_MARGIN up
- * (and with the 95 % interval of its median over the steps above
- * CS_WF_MIN_GAIN), declined as below the threshold under CS_WF_MIN_GAIN /
- * CS_WF_MARGIN, and declined as too thin in between: a proposal then comes
+ * a factor of 1.5 around their middle (nbloop, 128 x 256 B, 600 us of
+ * compute, Open MPI, 2 ranks, 5 reruns: 3.4-7.0 % of the step, the
+ * tracer's own start cost and the step moving with the load; neither the
+ * interval over the steps nor the two halves of one run show that
+ * spread). A gain is proposed from CS_WF_MIN_GAIN x CS_WF_MARGIN up (and
+ * with the 95 % interval of its median over the steps above CS_WF_MIN_GAIN,
+ * and the median over each half of the steps above it too),
+ * declined as below the threshold under CS_WF_MIN_GAIN / CS_WF_MARGIN, and
+ * declined as too thin in between: a proposal then comes
  * and goes only between runs whose estimates differ by more than the
  * square of the margin. */
-#define CS_WF_MARGIN 1.3
+#define CS_WF_MARGIN 1.5
 /* The largest error of the modelled replay's median step that proposals
  * are built on (the models explain the calls but not the step beyond it). */
 #define CS_WF_MAX_MODEL_ERROR 0.5
