@@ -61,11 +61,11 @@
  *       and adds the queueing and the fused call's issue (allocation,
  *       pack, the start's growth with the summed bytes) on the rank's time
  *       line; the completion call that completes fused calls adds their
- *       unpack and the members' request completions (CS_WF_FCOSTS). For
+ *       unpack and the members' request completions (wf_fcosts). For
  *       the program issuing such buckets itself, the members before the
  *       last take no time (the curve's second gain, which check-estimate
- *       uses when AFTER has no fused call). Replayed for every power-of-two bucket
- *       from the largest call to the largest run; the suggested bucket is
+ *       uses when AFTER has no fused call). Replayed for every power-of-two
+ *       bucket from the largest call to the largest run; the suggested bucket is
  *       the smallest whose gain is within 10 % of the best one (bigger
  *       buckets wait longer for their last member and copy more).
  *       A class is proposed only when (else one line in meta
@@ -83,9 +83,10 @@
  *       as overlapping, an_model.c); and the gain, the median over the
  *       steps of the modelled replay's step time minus the fused one's
  *       (paired step by step), is at least CS_WF_MIN_GAIN x CS_WF_MARGIN
- *       of the measured median step with its 95 % interval above
- *       CS_WF_MIN_GAIN (declined as too thin from CS_WF_MIN_GAIN /
- *       CS_WF_MARGIN up). The evidence names the fit the gain rests on;
+ *       of the measured median step with its 95 % interval and its median
+ *       over each half of the steps above CS_WF_MIN_GAIN (declined as too
+ *       thin from CS_WF_MIN_GAIN / CS_WF_MARGIN up). The evidence names
+ *       the fit the gain rests on;
  *   (c) overlap: exposed GPU communication (CUPTI activity) that started
  *       earlier would be hidden by the compute of the step, up to the
  *       measured compute per step.
@@ -731,8 +732,12 @@ static wf_gain wf_paired_gain(const int64_t *ref, const int64_t *var, int n, int
     return g;
 }
 
-/* Apply mode's own costs, by MPI library (whatif_int.h). */
-static const wf_fcost wf_fcosts[] = CS_WF_FCOSTS;
+/* Apply mode's own costs, by MPI library: how they were measured is in
+ * whatif_int.h above wf_fcost. The first is the default. */
+static const wf_fcost wf_fcosts[] = {
+    { "openmpi", CS_WF_QUEUE_NS, 1340, 40, 69, 550, 37 },
+    { "mpich", 180, 1000, 276, 69, 1450, 42 },
+};
 
 static const wf_fcost *wf_fcost_for(cs_store *st)
 {
@@ -851,9 +856,8 @@ int cs__wf_replay(wf *w, const wf_var *v)
                             /* apply mode unpacks at its measured rate; the
                              * program's own buckets need no copy back
                              * beyond the one at the memory bandwidth */
-                            msum += v->drop_members || x->cls == WF_COLL
-                                        ? wf_copy_ns(in->bytes)
-                                        : in->bytes * fc->unpack_per_kib / 1024;
+                            msum += v->drop_members || x->cls == WF_COLL ? wf_copy_ns(in->bytes)
+                                                                         : in->bytes * fc->unpack_per_kib / 1024;
                         }
                     }
                     if (!ready)
@@ -1692,8 +1696,8 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
                 best = cap;
             /* the smallest bucket within 10 % of the best gain that still
              * gains the CS_WF_MIN_GAIN the proposal was let through on */
-            while (pick < nsz &&
-                   (gains[pick] * 10 < best * 9 || (double)gains[pick] < CS_WF_MIN_GAIN * CS_WF_MARGIN * (double)measured))
+            while (pick < nsz && (gains[pick] * 10 < best * 9 ||
+                                  (double)gains[pick] < CS_WF_MIN_GAIN * CS_WF_MARGIN * (double)measured))
                 pick++;
             if (pick >= nsz) /* none (the best one was capped): the best */
                 for (pick = 0; pick + 1 < nsz && gains[pick] < best;)
@@ -1762,11 +1766,10 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
                  "smallest bucket within 10 %% of the best "
                  "gain, %s with %s%s); model: alpha %.2f us, gamma %.2f us, beta %s; %s; pack+unpack at %.0f GB/s",
                  p.callsite, p.calls_per_step, opn, p.calls_per_step >= 2 ? "s" : "", b1, b2, cname, b3, b4,
-                 measured > 0 ? 100.0 * (double)p.gain_ns / (double)measured : 0.0,
-                 cs_fmt_ns(glo[pick], b7, sizeof b7), cs_fmt_ns(ghi[pick], b8, sizeof b8), p.groups_per_step,
-                 p.calls_per_step,
-                 b5, b6, capped ? "; capped at the time in communication calls" : "", mo->alpha_ns / 1e3,
-                 mo->gamma_ns / 1e3, beta_txt, basis, cs__an_whatif_memcpy_gbps());
+                 measured > 0 ? 100.0 * (double)p.gain_ns / (double)measured : 0.0, cs_fmt_ns(glo[pick], b7, sizeof b7),
+                 cs_fmt_ns(ghi[pick], b8, sizeof b8), p.groups_per_step, p.calls_per_step, b5, b6,
+                 capped ? "; capped at the time in communication calls" : "", mo->alpha_ns / 1e3, mo->gamma_ns / 1e3,
+                 beta_txt, basis, cs__an_whatif_memcpy_gbps());
         int is_mpi_nb = k->nb && strncmp(opn, "MPI_", 4) == 0, is_nccl = strncmp(opn, "nccl", 4) == 0;
         if (is_mpi_nb || is_nccl) {
             snprintf(p.env, sizeof p.env, "COLLSCOPE_FUSE=1 COLLSCOPE_FUSE_THRESHOLD=%lld COLLSCOPE_FUSE_BUFFER=%lld",

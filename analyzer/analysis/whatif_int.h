@@ -55,17 +55,14 @@ typedef struct wf_io {
  * trace ran (processes.mpi); any other (NCCL's apply mode) takes Open
  * MPI's. */
 typedef struct wf_fcost {
-    const char *mpi; /* processes.mpi */
-    int64_t queue;   /* queueing a member, ns (CS_WF_QUEUE_NS for Open MPI) */
-    int64_t issue;   /* issuing the fused call, ns ... */
+    const char *mpi;       /* processes.mpi */
+    int64_t queue;         /* queueing a member, ns (CS_WF_QUEUE_NS for Open MPI) */
+    int64_t issue;         /* issuing the fused call, ns ... */
     int64_t issue_per_kib; /* ... + ns per KiB the last member adds (pack and start) */
     int64_t unpack_per_kib;
     int64_t done, done_member; /* completing the members: ns per completion call, per member */
 } wf_fcost;
 #define CS_WF_QUEUE_NS 100
-#define CS_WF_FCOSTS                                               \
-    { { "openmpi", CS_WF_QUEUE_NS, 1340, 40, 69, 550, 37 }, \
-      { "mpich", 180, 1000, 276, 69, 1450, 42 } }
 /* The smallest estimated gain, a fraction of the median step, that a
  * proposal is made for: below it, the run-to-run noise of a step on a
  * shared node (several per cent) hides it, and a rewrite is not worth it. */

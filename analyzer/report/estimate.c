@@ -107,8 +107,8 @@ static void cs_steps_comparable(const cs_side *B, const cs_side *A, char *why, s
         return;
     }
     if (B->period != A->period) {
-        snprintf(why, len, "the detected periods differ: %lld calls per step in %s, %lld in %s",
-                 (long long)B->period, B->arg, (long long)A->period, A->arg);
+        snprintf(why, len, "the detected periods differ: %lld calls per step in %s, %lld in %s", (long long)B->period,
+                 B->arg, (long long)A->period, A->arg);
         return;
     }
     int nmax = B->d.nsteps > A->d.nsteps ? B->d.nsteps : A->d.nsteps;
