@@ -31,6 +31,9 @@ EXTRA_DIST += tests/analysis/costmodel.sh tests/analysis/whatif.sh tests/analysi
 # MPIs (3 pairs of runs of 3 bucket patterns each; 2-4 min together).
 TESTS += tests/analysis/nb_fusion_ompi.sh tests/analysis/nb_fusion_mpich.sh
 EXTRA_DIST += tests/analysis/nb_fusion_ompi.sh tests/analysis/nb_fusion_mpich.sh tests/analysis/nb_fusion.inc.sh
+# An apply-mode trace has its unfused twin's steps (2 pairs of 2-rank runs, about 10 s).
+TESTS += tests/analysis/fuse_steps.sh
+EXTRA_DIST += tests/analysis/fuse_steps.sh
 EXTRA_DIST += tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh tests/analysis/verdicts.inc.sh \
 	tests/analysis/synthetic.sh tests/analysis/faults.sh
 dist_doc_DATA += docs/report-json.md docs/interop.md

@@ -3,7 +3,8 @@
  *
  * Steps come from MPI_Pcontrol markers (each marker starts a step on its
  * rank); without markers, from the period of each rank's call sequence (op
- * and call site of every traced call), confirmed across ranks. Instances come from one pass over the collective spans
+ * and call site of every call the program made: apply mode's own fused
+ * calls are left out), confirmed across ranks. Instances come from one pass over the collective spans
  * ordered by (comm, seq): when the group of an instance ends, it is
  * complete, and its row, its members' waits, the lateness of its last rank
  * and the step it belongs to are known. */
@@ -154,7 +155,12 @@ static int cs_rseq_read(cs_an_ctx *ctx, const cs_an_clocks *k, int rank, cs_map 
     uint64_t last = UINT64_MAX;
     int64_t prev_end = INT64_MIN;
     while ((r = cs_span_next(it, &s)) > 0) {
-        if (!cs_op_in_pattern(ctx, s.op))
+        /* the program's calls only: a call apply mode issued itself
+         * (CS_F_FUSED, nested in the program's call that started it) is
+         * none of the program's steps, while the calls it fused keep
+         * their place (CS_F_FUSE_MEMBER), so a fused run repeats with the
+         * period of its unfused twin */
+        if (!cs_op_in_pattern(ctx, s.op) || (s.flags & CS_F_FUSED))
             continue;
         s.begin_ns = cs__an_align_time(k, rank, s.begin_ns);
         s.end_ns = cs__an_align_time(k, rank, s.end_ns);

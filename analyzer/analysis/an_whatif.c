@@ -52,14 +52,20 @@
  *       lane) from one call site, split greedily into buckets of at most B
  *       bytes (calls larger than the fusion threshold stay alone); a bucket
  *       becomes one call of its summed bytes, issued when its last member
- *       is (so it waits for it), plus a pack and an unpack copy at
- *       cs__an_whatif_memcpy_gbps(); blocking members before the last return at
- *       once; nonblocking members before the last take apply mode's
- *       queueing cost (CS_WF_QUEUE_NS) instead of their start, the last
- *       keeps its start (the fused call's), or, for the program issuing such
- *       buckets itself, take none (the curve's second gain, which check-estimate uses when
- *       AFTER has no fused call). Replayed for every power-of-two bucket
- *       from the largest call to the largest run; the suggested bucket is
+ *       is (so it waits for it). Blocking members (the program's own
+ *       buckets) before the last return at once, and the bucket adds a
+ *       pack and an unpack copy at cs__an_whatif_memcpy_gbps(). Nonblocking
+ *       members take apply mode's own costs, measured on fused traces
+ *       (whatif_int.h, bench/fuse_costs.sh; per MPI library): before the
+ *       last, its queueing instead of their start; the last keeps its start
+ *       and adds the queueing and the fused call's issue (allocation,
+ *       pack, the start's growth with the summed bytes) on the rank's time
+ *       line; the completion call that completes fused calls adds their
+ *       unpack and the members' request completions (wf_fcosts). For
+ *       the program issuing such buckets itself, the members before the
+ *       last take no time (the curve's second gain, which check-estimate
+ *       uses when AFTER has no fused call). Replayed for every power-of-two
+ *       bucket from the largest call to the largest run; the suggested bucket is
  *       the smallest whose gain is within 10 % of the best one (bigger
  *       buckets wait longer for their last member and copy more).
  *       A class is proposed only when (else one line in meta
@@ -74,8 +80,12 @@
  *       CS_MODEL_MAX_RESID (a gain between the two is capped at it); for nonblocking
  *       calls, the per-call cost was fitted (completions of different
  *       numbers of calls) or every completion held the same n (then taken
- *       as overlapping, an_model.c); and the best gain is at least
- *       CS_WF_MIN_GAIN of the measured median step. The evidence names
+ *       as overlapping, an_model.c); and the gain, the median over the
+ *       steps of the modelled replay's step time minus the fused one's
+ *       (paired step by step), is at least CS_WF_MIN_GAIN x CS_WF_MARGIN
+ *       of the measured median step with its 95 % interval and its median
+ *       over each half of the steps above CS_WF_MIN_GAIN (declined as too
+ *       thin from CS_WF_MIN_GAIN / CS_WF_MARGIN up). The evidence names
  *       the fit the gain rests on;
  *   (c) overlap: exposed GPU communication (CUPTI activity) that started
  *       earlier would be hidden by the compute of the step, up to the
@@ -669,6 +679,79 @@ int64_t cs__wf_step_median(const wf *w, const int64_t *bp, int64_t *buf)
     return cs_stats_median_i64(buf, m);
 }
 
+/* Each step's time in one replay (begins in bp): out[k] for steps
+ * 0..nsteps-2, INT64_MIN where a step or the next has no begin. buf:
+ * nsteps values of scratch. */
+static void wf_step_times(const wf *w, const int64_t *bp, int64_t *buf, int64_t *out)
+{
+    cs__wf_step_begins(w, bp, buf);
+    for (int k = 0; k + 1 < w->nsteps; k++)
+        out[k] = buf[k] != INT64_MAX && buf[k + 1] != INT64_MAX ? buf[k + 1] - buf[k] : INT64_MIN;
+}
+
+/* A variant's gain, paired step by step with the reference replay: the
+ * median over steps of ref[k] - var[k], and the distribution-free 95 %
+ * interval of that median (the order statistics n/2 -+ 0.98 sqrt(n)).
+ * Paired, the gain is the same calls' time in the same step, not the
+ * difference of two medians of different steps, which moves with the
+ * steps' spread from run to run. d: n values of scratch. */
+typedef struct wf_gain {
+    int64_t med, lo, hi;
+    int64_t half[2]; /* the median over the first and over the second half of the steps */
+    int n;
+} wf_gain;
+
+static int64_t wf_mid(int64_t *d, size_t m)
+{
+    if (m == 0)
+        return 0;
+    qsort(d, m, sizeof *d, cs_stats_cmp_i64);
+    return m % 2 ? d[m / 2] : d[m / 2 - 1] + (d[m / 2] - d[m / 2 - 1]) / 2;
+}
+
+static wf_gain wf_paired_gain(const int64_t *ref, const int64_t *var, int n, int64_t *d)
+{
+    wf_gain g = { 0, 0, 0, { 0, 0 }, 0 };
+    for (int k = 0; k < n; k++)
+        if (ref[k] != INT64_MIN && var[k] != INT64_MIN)
+            d[g.n++] = ref[k] - var[k];
+    if (g.n == 0)
+        return g;
+    /* the halves in step order first: a gain that moves through the run
+     * (the load changing) moves between reruns too */
+    int nh = g.n / 2;
+    g.half[1] = wf_mid(d + nh, (size_t)(g.n - nh));
+    g.half[0] = wf_mid(d, (size_t)nh);
+    qsort(d, (size_t)g.n, sizeof *d, cs_stats_cmp_i64);
+    size_t m = (size_t)g.n;
+    g.med = m % 2 ? d[m / 2] : d[m / 2 - 1] + (d[m / 2] - d[m / 2 - 1]) / 2;
+    double h = 0.98 * sqrt((double)m);
+    long lo = (long)floor((double)m / 2 - h), hi = (long)ceil((double)m / 2 + h) - 1;
+    g.lo = d[lo < 0 ? 0 : lo];
+    g.hi = d[hi >= (long)m ? (long)m - 1 : hi];
+    return g;
+}
+
+/* Apply mode's own costs, by MPI library: how they were measured is in
+ * whatif_int.h above wf_fcost. The first is the default. */
+static const wf_fcost wf_fcosts[] = {
+    { "openmpi", CS_WF_QUEUE_NS, 1340, 40, 69, 550, 37 },
+    { "mpich", 180, 1000, 276, 69, 1450, 42 },
+};
+
+static const wf_fcost *wf_fcost_for(cs_store *st)
+{
+    cs_proc *pr = NULL;
+    int n = 0;
+    const wf_fcost *fc = &wf_fcosts[0];
+    if (cs_store_procs(st, &pr, &n) == 0 && n > 0)
+        for (size_t i = 0; i < sizeof wf_fcosts / sizeof wf_fcosts[0]; i++)
+            if (strcmp(pr[0].mpi, wf_fcosts[i].mpi) == 0)
+                fc = &wf_fcosts[i];
+    free(pr);
+    return fc;
+}
+
 /* ---- the replay ---- */
 
 /* Replay one variant into w->bp / w->ep. Returns 0, or -1 when the
@@ -676,6 +759,7 @@ int64_t cs__wf_step_median(const wf *w, const int64_t *bp, int64_t *buf)
 int cs__wf_replay(wf *w, const wf_var *v)
 {
     int nall = w->ninst + v->nvin;
+    const wf_fcost *fc = w->fc ? w->fc : &wf_fcosts[0];
     for (int k = 0; k < nall; k++) {
         w->cnt[k] = 0;
         w->lmax[k] = INT64_MIN;
@@ -721,7 +805,7 @@ int cs__wf_replay(wf *w, const wf_var *v)
                         e = w->lmax[g] + (t > 0 ? t : 0);
                     }
                 } else if ((x->cls == WF_COLL || x->cls == WF_WAIT || x->cls == WF_RECV) && !x->nowait) {
-                    int64_t D = INT64_MIN, msum = 0;
+                    int64_t D = INT64_MIN, msum = 0, nfm = 0;
                     int ready = 1, allmodel = 1, fused = 0, nmod = 0;
                     struct {
                         int m;
@@ -745,6 +829,7 @@ int cs__wf_replay(wf *w, const wf_var *v)
                         }
                         if (w->lmax[gk] > D)
                             D = w->lmax[gk];
+                        nfm += gk >= w->ninst && !v->drop_members; /* an apply-mode member */
                         if (w->stamp[gk] == i)
                             continue;
                         w->stamp[gk] = i;
@@ -768,13 +853,20 @@ int cs__wf_replay(wf *w, const wf_var *v)
                         mg[t].bytes += (double)in->bytes;
                         if (gk >= w->ninst) {
                             fused = 1;
-                            msum += wf_copy_ns(in->bytes);
+                            /* apply mode unpacks at its measured rate; the
+                             * program's own buckets need no copy back
+                             * beyond the one at the memory bandwidth */
+                            msum += v->drop_members || x->cls == WF_COLL ? wf_copy_ns(in->bytes)
+                                                                         : in->bytes * fc->unpack_per_kib / 1024;
                         }
                     }
                     if (!ready)
                         break;
                     for (int t = 0; t < nmod; t++)
                         msum += (int64_t)cs__an_model_time(&w->models[mg[t].m], mg[t].n, mg[t].bytes);
+                    /* apply mode completes each member's request itself */
+                    if (nfm)
+                        msum += fc->done + nfm * fc->done_member;
                     int64_t M = D > b ? D : b;
                     if ((v->model || fused) && allmodel && x->ndep)
                         e = M + (msum + x->res > 0 ? msum + x->res : 0);
@@ -786,13 +878,19 @@ int cs__wf_replay(wf *w, const wf_var *v)
                     /* apply mode queues the call (a generalized request and
                      * the span) instead of starting it; the last member's
                      * measured start stands for the fused call's start */
-                    e = b + (d < CS_WF_QUEUE_NS ? d : CS_WF_QUEUE_NS);
+                    e = b + (d < fc->queue ? d : fc->queue);
+                } else if (x->cls == WF_NBCOLL && g >= 0 && !v->drop_members) {
+                    /* the last member: queued, then the fused call issued
+                     * on this rank's time line (allocation, pack, the start
+                     * of the summed bytes over the member's own) */
+                    int64_t gb = WF_INST(g)->bytes, extra = gb > x->bytes ? gb - x->bytes : 0;
+                    e = b + d + (d < fc->queue ? d : fc->queue) + fc->issue + extra * fc->issue_per_kib / 1024;
                 } else {
                     e = b + d;
                 }
                 w->ep[i] = e;
                 if (g >= 0 && v->flast[i] && x->cls == WF_NBCOLL)
-                    WF_ARRIVE(g, e + wf_copy_ns(WF_INST(g)->bytes));
+                    WF_ARRIVE(g, v->drop_members ? e + wf_copy_ns(WF_INST(g)->bytes) : e);
                 w->pos[l]++;
                 remaining--;
                 progress = 1;
@@ -1223,7 +1321,8 @@ static int64_t wf_comm_figures(wf *w)
             continue;
         size_t k = cs__an_ctx_sr(a->ctx, x->step, x->rank);
         has[k] = 1;
-        if (wf_comm_kind(a, x->op))
+        /* a fused call lies inside the program's call that started it */
+        if (wf_comm_kind(a, x->op) && !(x->flags & CS_F_FUSED))
             acc[k] += x->e - x->b;
         if (wf_is_allreduce(a, x->op) && !(x->flags & CS_F_FUSE_MEMBER))
             ar++;
@@ -1342,7 +1441,7 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         return rc < 0 ? -1 : 0;
     }
     rc = -1;
-    int64_t *buf = NULL, *gap = NULL;
+    int64_t *buf = NULL, *gap = NULL, *mstep = NULL, *vstep = NULL, *dscr = NULL;
     double *alpha_med = NULL;
     int *ifg = NULL;
     wf_inst *vin = NULL;
@@ -1351,6 +1450,7 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
     cs_vec sv = { 0 };
     if (wf_fit_models(&w, 0) != 0 || wf_steps(&w) != 0)
         goto oom;
+    w.fc = wf_fcost_for(a->ctx->st);
     /* each model's alpha fitted to the cells' medians: the typical call,
      * whichever fit the replay keeps */
     alpha_med = malloc(((size_t)w.nmodels + 1) * sizeof *alpha_med);
@@ -1409,6 +1509,15 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
     }
     if (modelled < 0)
         goto out_ok;
+    /* the modelled replay's own steps, to which every variant is paired */
+    mstep = malloc((size_t)w.nsteps * sizeof *mstep);
+    vstep = malloc((size_t)w.nsteps * sizeof *vstep);
+    dscr = malloc((size_t)w.nsteps * sizeof *dscr);
+    if (!mstep || !vstep || !dscr)
+        goto oom;
+    if (cs__wf_replay(&w, &vm) != 0)
+        goto out_ok;
+    wf_step_times(&w, w.bp, buf, mstep);
     wf_meta_i64(a, "whatif_model_ns", modelled);
     wf_meta_dbl(a, "whatif_model_error", measured > 0 ? fabs((double)(modelled - measured)) / (double)measured : 0);
 
@@ -1452,7 +1561,7 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         const cs_model_row *mo = &w.models[mi];
         const cs_model_fit *mf = &w.mfit[mi];
         const char *opn = a->ctx->ops[k->op].name;
-        char site[160], why[384] = "", basis[256], b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+        char site[160], why[640] = "", basis[256], b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], b8[32];
         if (cs_store_callsite_label(a->ctx->st, s0->rank, s0->callsite, site, sizeof site) != 0 || !site[0])
             snprintf(site, sizeof site, "call site %lld of rank %d", (long long)s0->callsite, s0->rank);
         double calls_per_step = (double)k->calls / (double)w.nsteps;
@@ -1520,7 +1629,7 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
             hi = lo;
         char curve[1024] = "";
         int64_t best = INT64_MIN, bestS = 0;
-        int64_t gains[64], gains2[64], sizes[64];
+        int64_t gains[64], gains2[64], sizes[64], glo[64], ghi[64], ghalf[64];
         double groups[64];
         int nsz = 0;
         for (int64_t S = lo; S <= hi && nsz < 64 && !why[0]; S *= 2) {
@@ -1533,14 +1642,22 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
                 continue;
             if (cs__wf_replay(&w, &vf) != 0)
                 continue;
-            int64_t t = cs__wf_step_median(&w, w.bp, buf);
-            gains[nsz] = modelled - t;
+            wf_step_times(&w, w.bp, buf, vstep);
+            wf_gain pg = wf_paired_gain(mstep, vstep, w.nsteps - 1, dscr);
+            gains[nsz] = pg.med;
+            glo[nsz] = pg.lo;
+            ghi[nsz] = pg.hi;
+            ghalf[nsz] = pg.half[0] < pg.half[1] ? pg.half[0] : pg.half[1];
             sizes[nsz] = S;
             groups[nsz] = g;
             /* the same buckets made by the program itself: no member calls */
             vf.drop_members = 1;
-            int64_t t2 = cs__wf_replay(&w, &vf) == 0 ? cs__wf_step_median(&w, w.bp, buf) : t;
-            gains2[nsz] = modelled - t2;
+            if (cs__wf_replay(&w, &vf) == 0) {
+                wf_step_times(&w, w.bp, buf, vstep);
+                gains2[nsz] = wf_paired_gain(mstep, vstep, w.nsteps - 1, dscr).med;
+            } else {
+                gains2[nsz] = pg.med;
+            }
             if (gains[nsz] > best)
                 best = gains[nsz], bestS = S;
             nsz++;
@@ -1553,12 +1670,57 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
                      "plus the modelled replay's excess over the measured step) by more than %.0f %%: the models do "
                      "not describe this run",
                      cs_fmt_dns(best, 0, b1, sizeof b1), cs_fmt_ns(comm_step, b2, sizeof b2), 100 * CS_MODEL_MAX_RESID);
-        else if (!why[0] && (double)best < CS_WF_MIN_GAIN * (double)measured)
+        else if (!why[0] && (double)best < CS_WF_MIN_GAIN / CS_WF_MARGIN * (double)measured)
             snprintf(why, sizeof why,
                      "the best estimated gain, %s per step (%.1f %% of the step, buckets of %s; %s), "
-                     "is below %.0f %% of the step",
+                     "is below %.0f %% of the step (%.1f %% with the margin for reruns)",
                      cs_fmt_dns(best, 0, b1, sizeof b1), measured > 0 ? 100.0 * (double)best / (double)measured : 0.0,
-                     cs_fmt_bytes(bestS, b2, sizeof b2), basis, 100 * CS_WF_MIN_GAIN);
+                     cs_fmt_bytes(bestS, b2, sizeof b2), basis, 100 * CS_WF_MIN_GAIN,
+                     100 * CS_WF_MIN_GAIN / CS_WF_MARGIN);
+        int capped = cap >= 0 && best > cap;
+        int pick = 0;
+        if (!why[0]) {
+            for (int q = 0; q < nsz; q++) {
+                if (capped && gains[q] > cap)
+                    gains[q] = cap;
+                if (cap >= 0 && gains2[q] > cap)
+                    gains2[q] = cap;
+                if (cap >= 0 && glo[q] > cap)
+                    glo[q] = cap;
+                if (cap >= 0 && ghi[q] > cap)
+                    ghi[q] = cap;
+                if (cap >= 0 && ghalf[q] > cap)
+                    ghalf[q] = cap;
+            }
+            if (capped)
+                best = cap;
+            /* the smallest bucket within 10 % of the best gain that still
+             * gains the CS_WF_MIN_GAIN the proposal was let through on */
+            while (pick < nsz && (gains[pick] * 10 < best * 9 ||
+                                  (double)gains[pick] < CS_WF_MIN_GAIN * CS_WF_MARGIN * (double)measured))
+                pick++;
+            if (pick >= nsz) /* none (the best one was capped): the best */
+                for (pick = 0; pick + 1 < nsz && gains[pick] < best;)
+                    pick++;
+            /* a gain near the threshold, whose interval over the steps
+             * reaches below it, or that one half of the run does not show,
+             * would come and go between reruns of the same program:
+             * declined as too thin */
+            if ((double)gains[pick] < CS_WF_MIN_GAIN * CS_WF_MARGIN * (double)measured ||
+                (double)glo[pick] < CS_WF_MIN_GAIN * (double)measured ||
+                (double)ghalf[pick] < CS_WF_MIN_GAIN * (double)measured)
+                snprintf(why, sizeof why,
+                         "the evidence is too thin: the estimated gain with buckets of %s, %s per step (%.1f %% of "
+                         "the step; 95 %% interval over the steps %s to %s, %s in its weaker half; %s), is within "
+                         "the margin of %.0f %% (%.1f to %.1f %%, each half and the interval above %.0f %%) that "
+                         "reruns of the same program fall on either side of",
+                         cs_fmt_bytes(sizes[pick], b2, sizeof b2), cs_fmt_dns(gains[pick], 0, b1, sizeof b1),
+                         measured > 0 ? 100.0 * (double)gains[pick] / (double)measured : 0.0,
+                         cs_fmt_dns(glo[pick], 0, b3, sizeof b3), cs_fmt_dns(ghi[pick], 0, b4, sizeof b4),
+                         cs_fmt_dns(ghalf[pick], 0, b5, sizeof b5), basis, 100 * CS_WF_MIN_GAIN,
+                         100 * CS_WF_MIN_GAIN / CS_WF_MARGIN, 100 * CS_WF_MIN_GAIN * CS_WF_MARGIN,
+                         100 * CS_WF_MIN_GAIN);
+        }
         if (why[0]) {
             size_t l = strlen(declined);
             char dname[CS_COMMS_DISPLAY_MAX];
@@ -1567,26 +1729,11 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
                      l ? "\n" : "", calls_per_step, opn, calls_per_step >= 2 ? "s" : "", site, dname, why);
             continue;
         }
-        int capped = cap >= 0 && best > cap;
         for (int q = 0; q < nsz; q++) {
-            if (capped && gains[q] > cap)
-                gains[q] = cap;
-            if (cap >= 0 && gains2[q] > cap)
-                gains2[q] = cap;
             size_t cl_ = strlen(curve);
             snprintf(curve + cl_, sizeof curve - cl_, "%s%lld:%.2f:%lld:%lld", cl_ ? "," : "", (long long)sizes[q],
                      groups[q], (long long)gains[q], (long long)gains2[q]);
         }
-        if (capped)
-            best = cap;
-        /* the smallest bucket within 10 % of the best gain that still
-         * gains the CS_WF_MIN_GAIN the proposal was let through on */
-        int pick = 0;
-        while (pick < nsz && (gains[pick] * 10 < best * 9 || (double)gains[pick] < CS_WF_MIN_GAIN * (double)measured))
-            pick++;
-        if (pick >= nsz) /* none (the best one was capped): the best */
-            for (pick = 0; pick + 1 < nsz && gains[pick] < best;)
-                pick++;
         cs_proposal p;
         memset(&p, 0, sizeof p);
         snprintf(p.kind, sizeof p.kind, "fusion");
@@ -1615,12 +1762,14 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         cs__an_ctx_commname(a->ctx, k->comm, cname, sizeof cname);
         snprintf(p.evidence, sizeof p.evidence,
                  "%s issues %.0f %s%s of %s-%s per step on %s; buckets of %s save an estimated %s per "
-                 "step (%.1f %%), %.1f calls per step instead of %.0f (the smallest bucket within 10 %% of the best "
+                 "step (%.1f %%; 95 %% interval over the steps %s to %s), %.1f calls per step instead of %.0f (the "
+                 "smallest bucket within 10 %% of the best "
                  "gain, %s with %s%s); model: alpha %.2f us, gamma %.2f us, beta %s; %s; pack+unpack at %.0f GB/s",
                  p.callsite, p.calls_per_step, opn, p.calls_per_step >= 2 ? "s" : "", b1, b2, cname, b3, b4,
-                 measured > 0 ? 100.0 * (double)p.gain_ns / (double)measured : 0.0, p.groups_per_step, p.calls_per_step,
-                 b5, b6, capped ? "; capped at the time in communication calls" : "", mo->alpha_ns / 1e3,
-                 mo->gamma_ns / 1e3, beta_txt, basis, cs__an_whatif_memcpy_gbps());
+                 measured > 0 ? 100.0 * (double)p.gain_ns / (double)measured : 0.0, cs_fmt_ns(glo[pick], b7, sizeof b7),
+                 cs_fmt_ns(ghi[pick], b8, sizeof b8), p.groups_per_step, p.calls_per_step, b5, b6,
+                 capped ? "; capped at the time in communication calls" : "", mo->alpha_ns / 1e3, mo->gamma_ns / 1e3,
+                 beta_txt, basis, cs__an_whatif_memcpy_gbps());
         int is_mpi_nb = k->nb && strncmp(opn, "MPI_", 4) == 0, is_nccl = strncmp(opn, "nccl", 4) == 0;
         if (is_mpi_nb || is_nccl) {
             snprintf(p.env, sizeof p.env, "COLLSCOPE_FUSE=1 COLLSCOPE_FUSE_THRESHOLD=%lld COLLSCOPE_FUSE_BUFFER=%lld",
@@ -1692,6 +1841,9 @@ out:
     cs_vec_free(&sv);
     free(buf);
     free(gap);
+    free(mstep);
+    free(vstep);
+    free(dscr);
     free(alpha_med);
     free(ifg);
     free(vin);

@@ -27,14 +27,60 @@ typedef struct wf_io {
 #define CS_WF_MIN_STEPS 8
 #define CS_WF_UNSET INT64_MIN
 #define CS_WF_FUSE_THRESHOLD (64 << 10) /* apply mode's default threshold */
-/* What apply mode's queueing of one MPI_Iallreduce costs, traced: the
- * member spans of apply-mode runs of the trainer took 94-104 ns (mean,
- * 2 and 4 ranks, Open MPI 4.1, this 2-core VM). */
+/* Apply mode's own costs, traced (docs/fusion.md "Apply mode's own
+ * costs": bench/fuse_costs.sh on nbloop, Open MPI 4.1, 2 ranks, this 2-core
+ * VM, 8-10 bucket patterns of 16-256 members of 256 B-16 KiB in fused calls
+ * of 4-128 KiB):
+ * - queueing one MPI_Iallreduce (a generalized request, the batch entry,
+ *   the span): member spans with no fused call inside, median 60-130 ns
+ *   (94-104 ns mean on the example trainer);
+ * - issuing a fused call of G bytes (allocation, pack, the start of G
+ *   bytes), over the start of the member it replaces: the fused span minus
+ *   the members' median unfused start, fused calls of 4-128 KiB, two sets
+ *   of runs: 0.37-0.96 us (4 KiB), 1.0-1.3 (8 KiB), 2.8-3.0 (32 KiB),
+ *   5.2-5.7 (64 KiB), 5.1-5.7 us (128 KiB), fitted 1340 ns + 0.039 ns/B
+ *   of the bytes the last member adds, on the rank's time line (far
+ *   above a copy at memory speed: the fused call mallocs, packs and
+ *   frees a buffer of twice its bytes each time);
+ * - completing: the unpack copy at the pack's rate inside the completion
+ *   call, then a cost per completion call and per member (the members'
+ *   requests completed and freed,
+ *   their completions traced): the completion call's end minus the fused
+ *   call's completion, one fused call a step, 16-256 members: 0.9-10 us
+ *   in three sets of runs, fitted 330-700 ns + 36-38 ns a member.
+ * MPICH 4.0 (the same bench, 4 patterns): queueing 180 ns, completing 1450
+ * ns + 42 ns a member, fused calls of 32-128 KiB issued in 8.6-39 us (MPICH
+ * does part of the work in the start: its unfused starts grow by 0.27
+ * ns/B, 421 ns at 256 B, 911 at 2 KiB), taken as 1000 ns + 0.27 ns/B. The costs are chosen by the MPI the
+ * trace ran (processes.mpi); any other (NCCL's apply mode) takes Open
+ * MPI's. */
+typedef struct wf_fcost {
+    const char *mpi;       /* processes.mpi */
+    int64_t queue;         /* queueing a member, ns (CS_WF_QUEUE_NS for Open MPI) */
+    int64_t issue;         /* issuing the fused call, ns ... */
+    int64_t issue_per_kib; /* ... + ns per KiB the last member adds (pack and start) */
+    int64_t unpack_per_kib;
+    int64_t done, done_member; /* completing the members: ns per completion call, per member */
+} wf_fcost;
 #define CS_WF_QUEUE_NS 100
 /* The smallest estimated gain, a fraction of the median step, that a
  * proposal is made for: below it, the run-to-run noise of a step on a
  * shared node (several per cent) hides it, and a rewrite is not worth it. */
 #define CS_WF_MIN_GAIN 0.05
+/* The margin around CS_WF_MIN_GAIN within which one trace is too thin a
+ * piece of evidence: reruns of one program give estimates that spread by
+ * a factor of 1.5 around their middle (nbloop, 128 x 256 B, 600 us of
+ * compute, Open MPI, 2 ranks, 5 reruns: 3.4-7.0 % of the step, the
+ * tracer's own start cost and the step moving with the load; neither the
+ * interval over the steps nor the two halves of one run show that
+ * spread). A gain is proposed from CS_WF_MIN_GAIN x CS_WF_MARGIN up (and
+ * with the 95 % interval of its median over the steps above CS_WF_MIN_GAIN,
+ * and the median over each half of the steps above it too),
+ * declined as below the threshold under CS_WF_MIN_GAIN / CS_WF_MARGIN, and
+ * declined as too thin in between: a proposal then comes
+ * and goes only between runs whose estimates differ by more than the
+ * square of the margin. */
+#define CS_WF_MARGIN 1.5
 /* The largest error of the modelled replay's median step that proposals
  * are built on (the models explain the calls but not the step beyond it). */
 #define CS_WF_MAX_MODEL_ERROR 0.5
@@ -96,6 +142,7 @@ typedef struct wf {
     int64_t *bp, *ep, *lmax, *lbuf;
     int *cnt, *stamp;
     int *pos;
+    const wf_fcost *fc; /* apply mode's costs for this trace's MPI; NULL: Open MPI's */
     char **algos;
     int nalgos;
     size_t capAlgos;

@@ -107,8 +107,8 @@ static void cs_steps_comparable(const cs_side *B, const cs_side *A, char *why, s
         return;
     }
     if (B->period != A->period) {
-        snprintf(why, len, "the detected periods differ: %lld collectives per step in %s, %lld in %s",
-                 (long long)B->period, B->arg, (long long)A->period, A->arg);
+        snprintf(why, len, "the detected periods differ: %lld calls per step in %s, %lld in %s", (long long)B->period,
+                 B->arg, (long long)A->period, A->arg);
         return;
     }
     int nmax = B->d.nsteps > A->d.nsteps ? B->d.nsteps : A->d.nsteps;
@@ -123,7 +123,7 @@ static void cs_side_text(FILE *out, const char *name, const cs_side *s)
     char b1[32], b2[32];
     fprintf(out, "  %-6s %d steps (from %s", name, s->d.nsteps, s->d.step_source);
     if (s->period)
-        fprintf(out, ", %lld collectives per step", (long long)s->period);
+        fprintf(out, ", %lld calls per step", (long long)s->period);
     fprintf(out, ")");
     if (s->med >= 0)
         fprintf(out, ", step time median %s, mean %s", cs_fmt_ns(s->med, b1, sizeof b1),

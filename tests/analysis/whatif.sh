@@ -2,7 +2,7 @@
 # The what-if replay (analyzer/analysis/an_whatif.c) on inputs of known answers, and
 # its proposals and check-estimate's input checks on a traced trainer:
 #  - synthetic traces (bench/gen_trace, no MPI, deterministic): 8 ranks,
-#    100 steps whose allreduces cost exactly alpha + bytes x beta (50 us,
+#    100 steps whose allreduces cost exactly alpha + bytes x beta (150 us,
 #    0.5 ns per byte), without and with jitter: the replay with the
 #    measured transfers gives the measured median step back exactly, the
 #    replay with the cost models within 1 %;
@@ -10,9 +10,10 @@
 #    persistent straggler, and "stragglers on time" predicts the gain of
 #    removing it (the generator's 5 ms, also the difference of the two
 #    traces' median steps) within 1 %;
-#  - the two allreduces a step of the synthetic trace (alpha 100 us, about
-#    8 % of the step): a fusion proposal of 2 calls per step, gaining at most
-#    the one alpha it saves, with no apply-mode settings (blocking calls);
+#  - the two allreduces a step of the synthetic trace (alpha 150 us, about
+#    10 % of the step: above the 7.5 % a proposal needs): a fusion proposal
+#    of 2 calls per step, gaining at most the one alpha it saves, with no
+#    apply-mode settings (blocking calls);
 #  - the example trainer, 4 ranks under Open MPI, 64 blocking buckets: the
 #    fusion proposal is in the text, JSON and Markdown reports with its call
 #    site, bucket size and the fit it rests on; with 64 nonblocking buckets
@@ -41,7 +42,7 @@ for jit in 0 20; do
   for s in clean pers; do
     extra=
     [ $s = pers ] && extra="--persistent 3:5000"
-    "$GEN" "$T/$s$jit.db" --ranks 8 --steps 100 --jitter $jit --cost 100000:500 $extra > /dev/null ||
+    "$GEN" "$T/$s$jit.db" --ranks 8 --steps 100 --jitter $jit --cost 150000:500 $extra > /dev/null ||
       fail "gen_trace $s (jitter $jit us) failed"
     "$COLLSCOPE" report "$T/$s$jit.db" --format json -o "$T/$s$jit.json" || fail "$s$jit: report failed"
   done
@@ -63,7 +64,7 @@ meas = p["whatif"]["measured_step_ns"] - c["whatif"]["measured_step_ns"]
 print("stragglers on time: predicted gain %d ns, the traces' difference %d ns, injected 5000000 ns" % (pred, meas))
 assert abs(meas - 5000000) <= 50000 and abs(pred - 5000000) <= 50000 and abs(pred - meas) <= 0.01 * meas, (pred, meas)
 f = [x for x in c["proposals"] if x["kind"] == "fusion"]
-assert len(f) == 1 and f[0]["calls_per_step"] == 2 and 0 < f[0]["gain_ns"] <= 100000 and f[0]["env"] == "", f
+assert len(f) == 1 and f[0]["calls_per_step"] == 2 and 0 < f[0]["gain_ns"] <= 150000 and f[0]["env"] == "", f
 assert "fitted: R2" in f[0]["evidence"], f
 PYEOF
   echo "ok: jitter $jit us: replay exact, models within 1 %, straggler's gain predicted within 1 %, fusion of 2 calls"

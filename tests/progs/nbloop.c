@@ -14,7 +14,13 @@
  * and the time between step starts, and prints one line per rank:
  *
  *   NBLOOP rank=R steps=N mpi_us_med=X mpi_us_mean=X step_us_med=X
- *          step_us_mean=X late_steps=a,b,c wall_s=X
+ *          step_us_mean=X late_steps=a,b,c wall_s=X checksum=HEX
+ *
+ * mpi_us is the time around the very MPI calls of the step (the starts and
+ * the completion calls, or the blocking calls), step_us the time from one
+ * step's start to the next one's; both medians (and means) over the steps.
+ * checksum is an FNV-1a hash (over 64-bit words) of every result of every step, so
+ * that two runs (fused and unfused) can be compared bit for bit.
  *
  * Rank 0 also prints "NBLOOP_STEPS" with every step's mpi time (us) on
  * request (--print-steps).
@@ -37,7 +43,7 @@ typedef struct nb_opts {
     int late_rank, late_us, late_every, late_random;
     unsigned seed;
     const char *late_list; /* "3,7,20" */
-    const char *wait;      /* all | each | test */
+    const char *wait;      /* all | each | test | testeach */
     const char *comm;      /* world | dup | split */
     const char *name;      /* MPI_Comm_set_name */
     int print_steps;
@@ -97,8 +103,9 @@ static void nb_usage(FILE *f)
                "  --spin             compute by spinning, not sleeping\n"
                "  --overlap          post each bucket after its share of the compute (DDP backward)\n"
                "  --blocking         MPI_Allreduce per bucket instead of MPI_Iallreduce\n"
-               "  --wait all|each|test  complete with MPI_Waitall, MPI_Wait per request (reverse\n"
-               "                     order) or MPI_Testall polling (all)\n"
+               "  --wait all|each|test|testeach  complete with MPI_Waitall, MPI_Wait per request\n"
+               "                     (reverse order), MPI_Testall polling, or MPI_Test polling of\n"
+               "                     each request in turn (all)\n"
                "  --markers          MPI_Pcontrol(1) at the start of each step\n"
                "  --late-rank R      this rank is late (sleeps) before communicating ...\n"
                "  --late-us U        ... by U us (0: nobody is late) ...\n"
@@ -187,7 +194,7 @@ static int nb_parse(int argc, char **argv, nb_opts *o)
     }
     if (o->steps < 1 || o->buckets < 1 || o->bytes < 1)
         return -1;
-    if (strcmp(o->wait, "all") && strcmp(o->wait, "each") && strcmp(o->wait, "test"))
+    if (strcmp(o->wait, "all") && strcmp(o->wait, "each") && strcmp(o->wait, "test") && strcmp(o->wait, "testeach"))
         return -1;
     if (strcmp(o->comm, "world") && strcmp(o->comm, "dup") && strcmp(o->comm, "split"))
         return -1;
@@ -269,6 +276,7 @@ int main(int argc, char **argv)
 
     MPI_Barrier(MPI_COMM_WORLD);
     double t_begin = nb_now(), prev = t_begin;
+    uint64_t sum = 0xcbf29ce484222325ULL; /* FNV-1a over every result's bits */
     for (int s = 0; s < o.steps; s++) {
         double t0 = nb_now();
         if (s > 0)
@@ -304,14 +312,27 @@ int main(int argc, char **argv)
             } else if (strcmp(o.wait, "each") == 0) {
                 for (int b = nbk - 1; b >= 0; b--)
                     MPI_Wait(&req[b], MPI_STATUS_IGNORE);
-            } else {
+            } else if (strcmp(o.wait, "test") == 0) {
                 int done = 0;
                 while (!done)
                     MPI_Testall(nbk, req, &done, MPI_STATUSES_IGNORE);
+            } else {
+                /* each request polled in turn until it is done */
+                for (int b = 0; b < nbk; b++) {
+                    int done = 0;
+                    while (!done)
+                        MPI_Test(&req[b], &done, MPI_STATUS_IGNORE);
+                }
             }
             in_mpi += nb_now() - c0;
         }
         mpi_t[s] = in_mpi;
+        /* the results, bit for bit (outside the timed calls) */
+        for (size_t i = 0; i < (size_t)nbk * (size_t)n; i++) {
+            uint64_t word;
+            memcpy(&word, &out[i], sizeof word);
+            sum = (sum ^ word) * 0x100000001b3ULL;
+        }
     }
     double t_end = nb_now();
     step_t[o.steps - 1] = t_end - prev;
@@ -332,9 +353,9 @@ int main(int argc, char **argv)
     for (int r = 0; r < size; r++) {
         if (r == rank) {
             printf("NBLOOP rank=%d steps=%d mpi_us_med=%.2f mpi_us_mean=%.2f step_us_med=%.2f "
-                   "step_us_mean=%.2f late_steps=%s wall_s=%.6f\n",
+                   "step_us_mean=%.2f late_steps=%s wall_s=%.6f checksum=%016llx\n",
                    rank, o.steps, 1e6 * nb_median(mpi_t, o.steps), 1e6 * mean_mpi, 1e6 * nb_median(step_t, o.steps),
-                   1e6 * mean_step, lates[0] ? lates : "-", t_end - t_begin);
+                   1e6 * mean_step, lates[0] ? lates : "-", t_end - t_begin, (unsigned long long)sum);
             if (rank == 0 && o.print_steps) {
                 printf("NBLOOP_STEPS");
                 for (int s = 0; s < o.steps; s++)
