@@ -2,7 +2,9 @@
 # Steps are the program's steps in an apply-mode trace too: nbloop (2 ranks,
 # Open MPI, no markers: per step B nonblocking allreduces of S bytes and one
 # completion) traced without and with apply mode (COLLSCOPE_FUSE=1, buckets
-# of 8 KiB), for one MPI_Waitall a step and for MPI_Testall polling. For
+# of 8 KiB, its guard off so that every call is fused: a guarded run mixes
+# fused and unfused windows), for one MPI_Waitall a step and for
+# MPI_Testall polling. For
 # each pair:
 #  - the fused trace holds the program's calls (FUSE_MEMBER spans, B a step
 #    on every rank) and the engine's own fused calls (FUSED spans), and the
@@ -28,7 +30,7 @@ for wait in all test; do
   for mode in plain fused; do
     d=$T/$wait-$mode
     set -- env
-    [ $mode = fused ] && set -- env COLLSCOPE_FUSE=1 COLLSCOPE_FUSE_THRESHOLD=65536 COLLSCOPE_FUSE_BUFFER=8192
+    [ $mode = fused ] && set -- env COLLSCOPE_FUSE=1 COLLSCOPE_FUSE_GUARD=0 COLLSCOPE_FUSE_THRESHOLD=65536 COLLSCOPE_FUSE_BUFFER=8192
     "$@" "$COLLSCOPE" run -o "$d" -- "$MPIRUN" -np 2 "$PROG" --steps $STEPS --buckets $NB --bytes $BY \
       --compute-us 500 --wait $wait > "$d.out" 2>&1 || fail "$wait/$mode: traced run failed (see $d.out)"
     # the program's own count of its steps, every rank
