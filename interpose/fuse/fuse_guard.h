@@ -44,8 +44,8 @@
 #define CS_GUARD_ROUNDS 3       /* trial rounds */
 #define CS_GUARD_KEEP 3         /* figures and ratios kept per setting (median of) */
 #define CS_GUARD_LAG 2          /* windows between a window's end and its figure */
-#define CS_GUARD_CHECK_EVERY 32 /* windows from a choice to its first check */
-#define CS_GUARD_CHECK_MAX 256  /* ... the gap between checks doubles up to this */
+#define CS_GUARD_CHECK_EVERY 32 /* windows between checks of a close call */
+#define CS_GUARD_CHECK_MAX 256  /* ... the gap between checks grows up to this */
 #define CS_GUARD_MARGIN 0.03    /* a fused setting must win by this share */
 #define CS_GUARD_WINDOW 64      /* fusable calls at least in a window */
 
