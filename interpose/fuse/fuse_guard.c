@@ -31,9 +31,11 @@ static uint32_t cs_guard_trial_end(const cs_guard *g)
 
 static double cs_median(const double *x, int n)
 {
-    double v[CS_GUARD_KEEP];
+    double v[2 * CS_GUARD_ROUNDS > CS_GUARD_KEEP ? 2 * CS_GUARD_ROUNDS : CS_GUARD_KEEP];
+    if (n > (int)(sizeof v / sizeof v[0]))
+        n = (int)(sizeof v / sizeof v[0]);
     memcpy(v, x, sizeof(double) * (size_t)n);
-    for (int i = 1; i < n; i++) /* insertion sort, n <= CS_GUARD_KEEP */
+    for (int i = 1; i < n; i++) /* insertion sort, n small */
         for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
             double t = v[j];
             v[j] = v[j - 1];
@@ -71,11 +73,22 @@ static int cs_guard_best_fused(const cs_guard *g)
     return best;
 }
 
+/* After evidence of ratio q for the standing choice: the next check, the
+ * sooner the closer the call. */
+static void cs_guard_reschedule(cs_guard *g, double q)
+{
+    /* a close call is checked again soon; a clear one less and less */
+    int decisive = q > 1.3 || q < 0.7;
+    uint32_t gap = !decisive ? CS_GUARD_CHECK_EVERY : g->check_gap ? g->check_gap * 4 : CS_GUARD_CHECK_EVERY * 4;
+    g->check_gap = gap < CS_GUARD_CHECK_MAX ? gap : CS_GUARD_CHECK_MAX;
+    g->next_check = g->next + g->check_gap;
+}
+
 int cs_guard_next(cs_guard *g)
 {
     uint32_t w = g->next++;
     uint32_t tend = cs_guard_trial_end(g);
-    int c;
+    int c, role = 0;
     if (w == 0)
         c = 0;
     else if (w <= tend) {
@@ -83,14 +96,29 @@ int cs_guard_next(cs_guard *g)
         c = (int)((p + r) % (uint32_t)g->ncfg);
     } else if (g->chosen < 0)
         c = 0; /* the trial's last figures are not in yet: the safe side */
-    else if (w >= g->next_check) {
-        int b = cs_guard_best_fused(g);
-        c = g->chosen != 0 ? 0 : (b > 0 ? b : 0);
-        g->check_gap = g->check_gap * 2 < CS_GUARD_CHECK_MAX ? g->check_gap * 2 : CS_GUARD_CHECK_MAX;
-        g->next_check = w + g->check_gap;
-    } else
-        c = g->chosen;
+    else {
+        if (g->check_pos == 0 && w >= g->next_check) {
+            int b = cs_guard_best_fused(g);
+            g->check_cfg = g->chosen != 0 ? 0 : (b > 0 ? b : -1);
+            if (g->check_cfg >= 0) {
+                g->check_pos = 1; /* a check begins */
+                g->check_ext = 0;
+                g->nchk[0] = g->nchk[1] = 0;
+            } else
+                g->next_check = w + CS_GUARD_CHECK_MAX;
+        }
+        if (g->check_pos > 0) {
+            role = g->check_pos % 2 ? 1 : 2;
+            c = role == 1 ? g->chosen : g->check_cfg;
+            if (++g->check_pos > 2 * CS_GUARD_ROUNDS) {
+                g->check_pos = 0;
+                g->next_check = (uint32_t)-1; /* set when its figures are in */
+            }
+        } else
+            c = g->chosen;
+    }
     g->cfg_ring[w % CS_GUARD_RING] = (uint8_t)c;
+    g->role_ring[w % CS_GUARD_RING] = (uint8_t)role;
     return c;
 }
 
@@ -104,9 +132,6 @@ static int cs_guard_decide(cs_guard *g, int chosen, int why, cs_guard_decision *
     if (chosen == g->chosen)
         return 0;
     g->chosen = chosen;
-    /* a new choice is checked soon, then less and less often */
-    g->check_gap = CS_GUARD_CHECK_EVERY;
-    g->next_check = g->next + CS_GUARD_CHECK_EVERY;
     int b = cs_guard_best_fused(g);
     d->window = g->next;
     d->why = why;
@@ -122,7 +147,7 @@ int cs_guard_figure(cs_guard *g, int64_t ns_sum, int64_t calls_sum, cs_guard_dec
 {
     uint32_t w = g->seen++;
     uint32_t tend = cs_guard_trial_end(g);
-    int c = cs_guard_cfg_of(g, w);
+    int c = cs_guard_cfg_of(g, w), role = g->role_ring[w % CS_GUARD_RING];
     int have = w > 0 && calls_sum > 0 && ns_sum >= 0;
     double v = have ? (double)ns_sum / (double)calls_sum : 0;
     if (have)
@@ -141,31 +166,58 @@ int cs_guard_figure(cs_guard *g, int64_t ns_sum, int64_t calls_sum, cs_guard_dec
         int b = cs_guard_best_fused(g);
         int fused = b > 0 && cs_guard_ratio(g, b) < 1.0 - CS_GUARD_MARGIN;
         g->chosen = -2; /* so the first choice is always reported */
-        g->decided_at = g->next;
-        return cs_guard_decide(g, fused ? b : 0, fused ? CS_GUARD_WHY_TRIAL : CS_GUARD_WHY_LOSES, d);
+        double q = b > 0 ? cs_guard_ratio(g, b) : 2.0;
+        int r = cs_guard_decide(g, fused ? b : 0, fused ? CS_GUARD_WHY_TRIAL : CS_GUARD_WHY_LOSES, d);
+        g->check_gap = 0;
+        cs_guard_reschedule(g, fused ? q : 1.0 / q);
+        return r;
     }
-    if (g->chosen < 0 || !have || c == g->chosen || w < g->decided_at)
-        return 0; /* not a challenger's window (those of the lag ran unfused) */
-    /* a challenger's window: its ratio against the chosen's recent figures */
-    double ref = cs_guard_fig(g, g->chosen);
-    if (ref <= 0)
+    if (!role || g->chosen < 0)
         return 0;
-    double q = g->chosen > 0 ? ref / v : v / ref;
-    if (g->chosen > 0 ? q >= 1.0 : q < 1.0 - CS_GUARD_MARGIN) {
-        /* it contradicts the choice: check again at once, not after a
-         * doubled gap */
-        g->next_check = g->next;
-        g->check_gap = CS_GUARD_CHECK_EVERY / 4;
-    }
-    if (g->chosen > 0) {
-        cs_push(g->ratio[g->chosen], &g->nratio[g->chosen], q);
-        if (cs_guard_ratio(g, g->chosen) >= 1.0)
-            return cs_guard_decide(g, 0, CS_GUARD_WHY_CHECK, d);
+    /* a check's window: its pairs' ratios once all are in */
+    int k = role - 1, want = (g->check_ext ? 2 : 1) * CS_GUARD_ROUNDS;
+    if (g->nchk[k] < 2 * CS_GUARD_ROUNDS)
+        g->chk[k][g->nchk[k]++] = have ? v : -1;
+    if (g->nchk[0] < want || g->nchk[1] < want)
+        return 0;
+    double q[2 * CS_GUARD_ROUNDS];
+    int nq = 0, nq1 = 0, fused_chosen = g->chosen > 0;
+    for (int i = 0; i < want; i++)
+        if (g->chk[0][i] > 0 && g->chk[1][i] > 0) { /* fused / unfused */
+            q[nq++] = fused_chosen ? g->chk[0][i] / g->chk[1][i] : g->chk[1][i] / g->chk[0][i];
+            nq1 += i < CS_GUARD_ROUNDS;
+        }
+    int cc = g->check_cfg, f = fused_chosen ? g->chosen : cc;
+    if (nq == 0) {
+        g->nchk[0] = g->nchk[1] = 0;
+        cs_guard_reschedule(g, 1.0);
         return 0;
     }
-    cs_push(g->ratio[c], &g->nratio[c], q);
-    int b = cs_guard_best_fused(g);
-    if (b > 0 && cs_guard_ratio(g, b) < 1.0 - CS_GUARD_MARGIN)
-        return cs_guard_decide(g, b, CS_GUARD_WHY_CHECK, d);
-    return 0;
+    double m = cs_median(q, nq);
+    int against = fused_chosen ? m >= 1.0 : m < 1.0 - CS_GUARD_MARGIN;
+    if (against && !fused_chosen && !g->check_ext) {
+        /* contradicts the choice: as many pairs again before deciding */
+        g->check_ext = 1;
+        g->check_pos = 1;
+        return 0;
+    }
+    g->nchk[0] = g->nchk[1] = 0;
+    cs_push(g->ratio[f], &g->nratio[f], m);
+    int r = 0;
+    if (fused_chosen && against)
+        r = cs_guard_decide(g, 0, CS_GUARD_WHY_CHECK, d);
+    else if (!fused_chosen && against) {
+        /* a sign test: all pairs but one show the win */
+        int wins = 0;
+        for (int i = 0; i < nq; i++)
+            wins += q[i] < 1.0 - CS_GUARD_MARGIN;
+        if (nq - nq1 > 0 && wins >= nq - 1)
+            r = cs_guard_decide(g, cc, CS_GUARD_WHY_CHECK, d);
+    }
+    if (r)
+        g->check_gap = 0; /* a new choice: checked soon again */
+    /* the standing choice's evidence: fused / unfused, or its inverse
+     * (unfused over fused while unfused stands) */
+    cs_guard_reschedule(g, g->chosen > 0 ? m : 1.0 / m);
+    return r;
 }

@@ -17,16 +17,19 @@
  *            each fused setting its ratio to that round's unfused window;
  *   choice:  the fused setting whose median ratio is lowest, if it is
  *            below 1 - CS_GUARD_MARGIN; else unfused;
- *   watch:   check windows run the challenger (unfused while a fused
- *            setting is chosen, else the best fused one), the first
- *            CS_GUARD_CHECK_EVERY windows after a choice, then at gaps
- *            that double up to CS_GUARD_CHECK_MAX while it stands (a
- *            losing challenger costs less and less); its figure against
- *            the median of the chosen setting's last figures is a new
- *            ratio. A fused choice is dropped once
- *            its median ratio reaches 1 (it no longer wins); an unfused
- *            choice gives way once the challenger's falls below
- *            1 - CS_GUARD_MARGIN.
+ *   watch:   a check is a small trial: CS_GUARD_ROUNDS pairs of windows,
+ *            the chosen setting then the challenger (unfused while a
+ *            fused setting is chosen, else the best fused one), each pair
+ *            a ratio taken side by side. A fused choice is dropped when
+ *            the median of a check's ratios reaches 1 (it no longer
+ *            wins). An unfused choice gives way only on more evidence: a
+ *            check whose median falls below 1 - CS_GUARD_MARGIN runs as
+ *            many pairs again, and all pairs but one must show the win
+ *            (a sign test). Checks come every
+ *            CS_GUARD_CHECK_EVERY windows while the call is close; when a
+ *            check (or the trial) was decisive (a ratio beyond 30 %) the
+ *            gap grows 4 times, up to CS_GUARD_CHECK_MAX, so a clearly
+ *            losing challenger costs less and less.
  *
  * A window's figure is known CS_GUARD_LAG windows after it ends (its vote,
  * a nonblocking allreduce, completes meanwhile), so the setting of window w
@@ -41,8 +44,8 @@
 #define CS_GUARD_ROUNDS 3       /* trial rounds */
 #define CS_GUARD_KEEP 3         /* figures and ratios kept per setting (median of) */
 #define CS_GUARD_LAG 2          /* windows between a window's end and its figure */
-#define CS_GUARD_CHECK_EVERY 32 /* windows from a choice to its first check */
-#define CS_GUARD_CHECK_MAX 256  /* ... the gap between checks doubles up to this */
+#define CS_GUARD_CHECK_EVERY 32 /* windows between checks of a close call */
+#define CS_GUARD_CHECK_MAX 256  /* ... the gap between checks grows up to this */
 #define CS_GUARD_MARGIN 0.03    /* a fused setting must win by this share */
 #define CS_GUARD_WINDOW 64      /* fusable calls at least in a window */
 
@@ -63,10 +66,13 @@ typedef struct cs_guard {
     int nfig[CS_GUARD_MAXCFG];
     double ratio[CS_GUARD_MAXCFG][CS_GUARD_KEEP]; /* fused / unfused, newest last */
     int nratio[CS_GUARD_MAXCFG];
-    double round[CS_GUARD_MAXCFG];  /* this trial round's figures (0: none) */
-    int chosen;                     /* -1 until the trial is done */
-    uint32_t decided_at;            /* the first window planned after it */
-    uint32_t next_check, check_gap; /* the next check window, the gap to it */
+    double round[CS_GUARD_MAXCFG];       /* this trial round's figures (0: none) */
+    int chosen;                          /* -1 until the trial is done */
+    uint32_t next_check, check_gap;      /* the next check, the gap to the one after */
+    uint8_t role_ring[CS_GUARD_LAG + 4]; /* 0, or a check's chosen (1) / challenger (2) window */
+    int check_cfg, check_pos;            /* the check being planned: challenger, windows planned */
+    double chk[2][2 * CS_GUARD_ROUNDS];  /* its figures: chosen, challenger */
+    int nchk[2], check_ext;              /* ... its pairs doubled (the first contradicted) */
 } cs_guard;
 
 /* A decision, for the trace: what was chosen and on which figures. */
