@@ -73,12 +73,12 @@ clean-local-tests:
 	-rm -f tests/.serial-lock
 .PHONY: clean-local-tests
 
-# The preload that makes MPICH's waiting ranks sleep instead of spinning
-# (tests/progs/ucx_yield.c; tests/lib.sh preloads it in every test).
-check_LTLIBRARIES += tests/progs/ucx_yield.la
-tests_progs_ucx_yield_la_SOURCES = tests/progs/ucx_yield.c
-tests_progs_ucx_yield_la_LDFLAGS = -module -avoid-version -rpath /nowhere -no-undefined
-tests_progs_ucx_yield_la_LIBADD = -ldl
+# The preload that makes waiting MPI ranks sleep instead of spinning
+# (tests/progs/idle_sleep.c; tests/lib.sh preloads it in every test).
+check_LTLIBRARIES += tests/progs/idle_sleep.la
+tests_progs_idle_sleep_la_SOURCES = tests/progs/idle_sleep.c
+tests_progs_idle_sleep_la_LDFLAGS = -module -avoid-version -rpath /nowhere -no-undefined
+tests_progs_idle_sleep_la_LIBADD = -ldl
 
 # Unit tests of libtrace.
 check_PROGRAMS += tests/unit/test_log

@@ -24,7 +24,7 @@ case $CS_MPI in openmpi) PROG="$B/examples/pipe_trainer_ompi" ;; *) PROG="$B/exa
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip "python3 not installed"
 # Open MPI's waiting ranks yield the core (mpi_yield_when_idle); MPICH's
-# sleep while they poll without progress (tests/progs/ucx_yield.c, which
+# sleep while they poll without progress (tests/progs/idle_sleep.c, which
 # tests/lib.sh preloads: without it they spin, 8 ranks on 2 cores).
 # The floor of a verdict: a clean run replays within 1 % of its ideal on
 # a quiet machine, but 8 ranks on 2 cores shared with other work lose
