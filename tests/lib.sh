@@ -18,6 +18,16 @@ export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_MCA_plm_rsh_agent=
 export HYDRA_LAUNCHER=fork
+# MPICH's waiting ranks spin (ch4:ucx never yields): every process of a
+# test preloads tests/progs/idle_sleep.c, which makes a rank that has
+# polled without progress for 100 us sleep 20 us per idle poll (only
+# MPICH's ranks call what it wraps). Not with a sanitizer's runtime
+# (ASAN_OPTIONS set: its preload must come first) nor with
+# CS_NO_IDLE_SLEEP=1.
+_cs_idle=$B/tests/progs/.libs/idle_sleep.so
+if [ -z "${CS_NO_IDLE_SLEEP:-}" ] && [ -z "${ASAN_OPTIONS:-}" ] && [ -r "$_cs_idle" ]; then
+  export LD_PRELOAD="$_cs_idle${LD_PRELOAD:+:$LD_PRELOAD}"
+fi
 _cs_name=$(basename "$0" .sh)
 T=$(mktemp -d "${TMPDIR:-/tmp}/cs-$_cs_name.XXXXXX")
 _cs_ok=0

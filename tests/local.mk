@@ -22,9 +22,7 @@ AM_TESTS_ENVIRONMENT = top_srcdir='$(top_srcdir)' abs_top_srcdir='$(abs_top_srcd
 # Tests whose checks rest on a multi-rank job keeping its timing on the
 # shared cores (verdicts on 100 ms delays, apply mode's step medians, the
 # program's own timers against the report's): each runs while no other
-# test does, and one that fails runs again, three runs at most
-# (tests/run-one.sh; the summary names a test that passed only on a later
-# run).
+# test does (tests/run-one.sh), once: no test is retried.
 CS_SERIAL_TESTS = tests/analysis/verdicts_ompi.sh tests/analysis/verdicts_mpich.sh \
 	tests/analysis/apply_estimate.sh tests/analysis/nb_fusion_ompi.sh tests/analysis/nb_fusion_mpich.sh \
 	tests/analysis/verdicts_nb_ompi.sh tests/analysis/verdicts_nb_mpich.sh \
@@ -63,10 +61,24 @@ check-summary:
 	@$(am__set_TESTS_bases); $(SHELL) $(srcdir)/tests/summary.sh $$bases
 .PHONY: check-summary
 
+# The suite with CS_LOAD (default 8) busy loops beside it, stopped
+# whatever happens (scripts/check-under-load.sh); TESTS=... picks a subset.
+EXTRA_DIST += scripts/check-under-load.sh
+check-under-load:
+	$(SHELL) $(srcdir)/scripts/check-under-load.sh -n "$${CS_LOAD:-8}" $(MAKE) $(AM_MAKEFLAGS) check
+.PHONY: check-under-load
+
 clean-local: clean-local-tests
 clean-local-tests:
 	-rm -f tests/.serial-lock
 .PHONY: clean-local-tests
+
+# The preload that makes waiting MPI ranks sleep instead of spinning
+# (tests/progs/idle_sleep.c; tests/lib.sh preloads it in every test).
+check_LTLIBRARIES += tests/progs/idle_sleep.la
+tests_progs_idle_sleep_la_SOURCES = tests/progs/idle_sleep.c
+tests_progs_idle_sleep_la_LDFLAGS = -module -avoid-version -rpath /nowhere -no-undefined
+tests_progs_idle_sleep_la_LIBADD = -ldl
 
 # Unit tests of libtrace.
 check_PROGRAMS += tests/unit/test_log

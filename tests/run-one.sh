@@ -6,11 +6,13 @@
 # 600) over the test's whole process group. A test named in
 # CS_SERIAL_TESTS (paths relative to the source tree) runs while no other
 # test does: it holds CS_TEST_LOCK exclusively, every other test holds it
-# shared while it runs. Those tests judge a multi-rank job's timing on
-# shared cores: one that fails runs again, up to three runs in all, and
-# passes only if its last run passes (its log keeps every run;
-# tests/summary.sh names it).
-# Exit status: the test's (0 pass, 77 skip); 124 when it ran out of time.
+# shared while it runs. Those tests judge a multi-rank job's timing:
+# running alone spares them the suite's own load, but they hold on a
+# loaded machine too (scripts/check-under-load.sh). A test runs once: a
+# failure is a failure, never retried.
+# Ends with "run-one: TEST: exit status N after Ks" (tests/summary.sh
+# reads it). Exit status: the test's (0 pass, 77 skip); 124 when it ran
+# out of time.
 : "${CS_TEST_TIMEOUT:=600}"
 for t; do :; done # the test is the last argument
 if [ -n "${CS_TEST_LOCK:-}" ] && command -v flock > /dev/null 2>&1 &&
@@ -25,24 +27,10 @@ if [ -n "${CS_TEST_LOCK:-}" ] && command -v flock > /dev/null 2>&1 &&
   fi
   flock $mode 9 || echo "run-one: cannot lock $CS_TEST_LOCK: running anyway"
 fi
-timing=no
-for s in ${CS_SERIAL_TESTS:-}; do
-  case $t in "$s" | */"$s") timing=yes ;; esac
-done
 start=$(date +%s)
 # The test must not hold the lock (fd 9) in processes that outlive it.
 timeout -k 10 "$CS_TEST_TIMEOUT" "$@" < /dev/null 9>&-
 rc=$?
 [ $rc -eq 124 ] && echo "FAIL: $t timed out after ${CS_TEST_TIMEOUT}s"
-run=1
-while [ $timing = yes ] && [ $run -lt 3 ] && [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ $rc -ne 124 ]; do
-  run=$((run + 1))
-  echo "run-one: $t: exit status $rc after $(($(date +%s) - start))s; a timing test: run $run of 3 at most"
-  start=$(date +%s)
-  timeout -k 10 "$CS_TEST_TIMEOUT" "$@" < /dev/null 9>&-
-  rc=$?
-  [ $rc -eq 124 ] && echo "FAIL: $t timed out after ${CS_TEST_TIMEOUT}s"
-  [ $rc -eq 0 ] && echo "run-one: RERUN-PASS: $t failed its first $((run - 1)) run(s) and passed run $run"
-done
 echo "run-one: $t: exit status $rc after $(($(date +%s) - start))s"
 exit $rc

@@ -5,17 +5,15 @@
 # reads: "N passed, N failed, N skipped".
 #   summary.sh BASE...   (a test's path without its extension: tests/mpi/crash)
 # Reads each test's BASE.trs and BASE.log; a test without a result counts
-# as failed; a timing test that passed only on a later run
-# (tests/run-one.sh) is named, and so are the ten slowest tests with their
-# times (each run's "exit status N after Ns" line of run-one.sh, summed
-# over its runs). Exit status 1 when a test failed.
-pass=0 fail=0 skip=0 failed= rerun=
+# as failed. The ten slowest tests are named with their times (the "exit
+# status N after Ns" line of tests/run-one.sh), then the sum of all the
+# tests' times. Exit status 1 when a test failed.
+pass=0 fail=0 skip=0 failed=
 for b; do
   res=$(sed -n 's/^:test-result: *//p' "$b.trs" 2> /dev/null | head -n 1)
   case $res in
     PASS | XFAIL)
       pass=$((pass + 1))
-      grep -q '^run-one: RERUN-PASS: ' "$b.log" 2> /dev/null && rerun="$rerun $b"
       ;;
     SKIP)
       skip=$((skip + 1))
@@ -28,17 +26,17 @@ for b; do
       ;;
   esac
 done
-# the ten slowest tests: seconds and name, slowest first
+# the ten slowest tests: seconds and name, slowest first; then the sum
 for b; do
   sed -n 's/^run-one: .*: exit status [0-9]* after \([0-9]*\)s.*$/\1/p' "$b.log" 2> /dev/null |
     awk -v b="$b" '{ s += $1 } END { if (NR) print s, b }'
-done | sort -rn | head -n 10 > "${TMPDIR:-/tmp}/cs-slowest.$$"
+done | sort -rn > "${TMPDIR:-/tmp}/cs-slowest.$$"
 if [ -s "${TMPDIR:-/tmp}/cs-slowest.$$" ]; then
   echo "slowest tests:"
-  awk '{ printf "  %5d s  %s\n", $1, $2 }' "${TMPDIR:-/tmp}/cs-slowest.$$"
+  head -n 10 "${TMPDIR:-/tmp}/cs-slowest.$$" | awk '{ printf "  %5d s  %s\n", $1, $2 }'
+  awk '{ s += $1 } END { printf "  %5d s  all %d timed tests together\n", s, NR }' "${TMPDIR:-/tmp}/cs-slowest.$$"
 fi
 rm -f "${TMPDIR:-/tmp}/cs-slowest.$$"
-[ -n "$rerun" ] && echo "passed only on a later run (timing under load; the failed runs in the log):$rerun"
 [ -n "$failed" ] && echo "failed:$failed"
 echo "$pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ]

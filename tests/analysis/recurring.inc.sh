@@ -6,8 +6,9 @@
 # a fifth of the stall), with the period (periodic cases), the steps the
 # program says were late (every step found within +-1 of one of them, at
 # most one of them missed, the first step being the analysis's warm-up), and
-# a cost per affected step within 10 % of LATE_US (the program's own
-# delay); a clean run gives no recurring verdict and nothing beyond noise.
+# a cost per affected step within 10 % of the late rank's delay as its
+# own clock measured it (LATE_US, and more when a loaded machine wakes it
+# late); a clean run gives no recurring verdict and nothing beyond noise.
 # Each case with markers (nonblocking buckets and MPI_Waitall, MPI_Pcontrol
 # each step) and without (blocking buckets: one MPI_Allreduce per step,
 # whose period the step detection finds; the leading MPI_Barrier makes a
@@ -66,8 +67,14 @@ stray = [x for x in found if not any(abs(x - w) <= 1 for w in want)]
 missed = [w for w in want if w >= 1 and not any(abs(x - w) <= 1 for x in found)]
 if stray or len(missed) > 1:
     sys.exit("steps found not late: %s; late steps missed: %s" % (stray, missed))
-if abs(s["cost_ns"] - late_us * 1000) > late_us * 100:
-    sys.exit("cost %d ns per affected step, not within 10 %% of %d us" % (s["cost_ns"], late_us))
+# the cost against the delay as the late rank measured it (its own clock
+# around each delay: on a loaded machine it wakes late, by as much in
+# the trace as in its timer)
+m = re.search(r"NBLOOP rank=%d .*late_us_med=([0-9.]+)" % rank, out)
+measured_us = float(m.group(1)) if m and float(m.group(1)) > 0 else late_us
+if abs(s["cost_ns"] - measured_us * 1000) > measured_us * 100:
+    sys.exit("cost %d ns per affected step, not within 10 %% of the late rank's measured %.0f us (set: %d us)"
+             % (s["cost_ns"], measured_us, late_us))
 # the total: the delays of the steps found, each at least 90 % of it, and
 # not counted twice (a step may lose a scheduler slice or more besides)
 if not 0.9 <= s["total_ns"] / (len(found) * late_us * 1000.0) <= 1.5:

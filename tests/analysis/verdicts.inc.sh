@@ -6,8 +6,10 @@
 # slow link between them, a clean run has no verdict, a slow communicator
 # (its collectives' transfers stalled on every member) is a slow link on
 # that communicator and blames no rank; and the offsets are
-# removed (within 1 ms, 10 ms under MPICH; the alignment's known answers:
-# align_strict.sh, its accuracy on real runs: bench/whatif_bench.sh). Sourced by
+# removed (within 10 ms of offsets of 25-50 ms: beside 8 busy loops Open
+# MPI's came 1.4-6.8 ms off, where 1 ms had held on a quiet machine; the
+# alignment's known answers: align_strict.sh, its accuracy on real runs:
+# bench/whatif_bench.sh). Sourced by
 # verdicts_ompi.sh and verdicts_mpich.sh.
 need_mpi "$CS_MPI"
 MPIRUN=$(mpirun_for "$CS_MPI")
@@ -25,7 +27,7 @@ DELAY=100000
 STEPS=20; WIN_A=7; WIN_B=13
 COMMON="--steps $STEPS --compute-us 500 --buckets 2"
 OFFSETS="1:50000000,2:-50000000,3:25000000"
-if [ "$CS_MPI" = mpich ]; then OFF_TOL=10000000; else OFF_TOL=1000000; fi
+OFF_TOL=10000000
 
 # trace NAME OFFSETS ARGS...: run the trainer traced into $T/NAME, report JSON to $T/NAME.json
 trace() {

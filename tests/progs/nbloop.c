@@ -14,13 +14,15 @@
  * and the time between step starts, and prints one line per rank:
  *
  *   NBLOOP rank=R steps=N mpi_us_med=X mpi_us_mean=X step_us_med=X
- *          step_us_mean=X late_steps=a,b,c wall_s=X checksum=HEX
+ *          step_us_mean=X late_steps=a,b,c wall_s=X checksum=HEX late_us_med=X
  *
  * mpi_us is the time around the very MPI calls of the step (the starts and
  * the completion calls, or the blocking calls), step_us the time from one
  * step's start to the next one's; both medians (and means) over the steps.
  * checksum is an FNV-1a hash (over 64-bit words) of every result of every step, so
  * that two runs (fused and unfused) can be compared bit for bit.
+ * late_us_med: the median of the late rank's measured delays (its own
+ * clock around each one: a loaded machine wakes it late), 0 elsewhere.
  *
  * Rank 0 also prints "NBLOOP_STEPS" with every step's mpi time (us) on
  * request (--print-steps).
@@ -269,7 +271,9 @@ int main(int argc, char **argv)
     MPI_Request *req = malloc((size_t)o.buckets * sizeof *req);
     double *mpi_t = calloc((size_t)o.steps, sizeof *mpi_t);
     double *step_t = calloc((size_t)o.steps, sizeof *step_t);
-    if (!buf || !out || !req || !mpi_t || !step_t)
+    double *late_t = calloc((size_t)o.steps, sizeof *late_t);
+    int nLate = 0;
+    if (!buf || !out || !req || !mpi_t || !step_t || !late_t)
         MPI_Abort(MPI_COMM_WORLD, 1);
     for (int i = 0; i < o.buckets * n; i++)
         buf[i] = rank + 0.001 * i;
@@ -287,8 +291,11 @@ int main(int argc, char **argv)
         double in_mpi = 0;
         if (!o.overlap)
             nb_compute(o.compute_us, o.spin);
-        if (late[s] && rank == o.late_rank)
+        if (late[s] && rank == o.late_rank) {
+            double l0 = nb_now();
             nb_compute(o.late_us, 0);
+            late_t[nLate++] = nb_now() - l0;
+        }
         int nbk = o.buckets;
         if (o.buckets_vary > 0) {
             nbk -= (int)(((unsigned)s * 2654435761u >> 7) % (unsigned)(o.buckets_vary + 1));
@@ -353,9 +360,10 @@ int main(int argc, char **argv)
     for (int r = 0; r < size; r++) {
         if (r == rank) {
             printf("NBLOOP rank=%d steps=%d mpi_us_med=%.2f mpi_us_mean=%.2f step_us_med=%.2f "
-                   "step_us_mean=%.2f late_steps=%s wall_s=%.6f checksum=%016llx\n",
+                   "step_us_mean=%.2f late_steps=%s wall_s=%.6f checksum=%016llx late_us_med=%.2f\n",
                    rank, o.steps, 1e6 * nb_median(mpi_t, o.steps), 1e6 * mean_mpi, 1e6 * nb_median(step_t, o.steps),
-                   1e6 * mean_step, lates[0] ? lates : "-", t_end - t_begin, (unsigned long long)sum);
+                   1e6 * mean_step, lates[0] ? lates : "-", t_end - t_begin, (unsigned long long)sum,
+                   nLate ? 1e6 * nb_median(late_t, nLate) : 0.0);
             if (rank == 0 && o.print_steps) {
                 printf("NBLOOP_STEPS");
                 for (int s = 0; s < o.steps; s++)
@@ -373,6 +381,7 @@ int main(int argc, char **argv)
     free(out);
     free(req);
     free(mpi_t);
+    free(late_t);
     free(step_t);
     MPI_Finalize();
     return 0;
