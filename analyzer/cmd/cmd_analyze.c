@@ -219,15 +219,23 @@ int cs_cmd_analyze(int argc, char **argv)
     /* Started by mpirun: MPI_Init belongs to that MPI's program. */
     int wsize, wrank, mpi = cs_analyze_launcher(&wsize, &wrank);
     if (mpi >= 0) {
+        /* A refusal: process 0 says why; the others wait a moment before
+         * they fail, as a launcher (MPICH's) kills the job's processes
+         * when one exits with an error, which could be before process 0
+         * printed anything. */
         if (k) {
             if (wrank == 0)
                 cs_error("-j %lld under mpirun: the %d processes mpirun started are the analysis's", k, wsize);
+            else
+                usleep(300000);
             return 2;
         }
         if (cs_analyze_helper(mpi, helper, sizeof helper) != 0) {
             if (wrank == 0)
                 cs_error("started by mpirun (%s) with %d processes, but %s is not installed (%s)",
                          cs_analyze_mpis[mpi].name, wsize, cs_analyze_mpis[mpi].helper, helper);
+            else
+                usleep(300000);
             return 1;
         }
         char *hargv[] = { helper, force ? "--force" : (char *)dir, force ? (char *)dir : NULL, NULL };
