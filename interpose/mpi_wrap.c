@@ -410,10 +410,10 @@ static void cs_mpi_init_end__inner(cs_mpi_call *c, int rc)
     pthread_mutex_unlock(&cs_comm_lock);
 }
 
-void cs_mpi_fuse_close(void)
+void cs_mpi_fuse_close(int op)
 {
     if (cs_mpi_fuse)
-        cs_mpi_fuse->close();
+        cs_mpi_fuse->close(op);
 }
 
 void cs_mpi_finalize_begin(cs_mpi_call *c)

@@ -162,7 +162,7 @@ CS_HOT void cs_mpi_begin(cs_mpi_call *c)
  * hook set cs_mpi_fuse_closing) closes its measurement when it returns. */
 extern CS_INTERNAL int cs_mpi_fuse_timing, cs_mpi_fuse_closing;
 extern CS_INTERNAL uint64_t cs_mpi_fuse_busy;
-void cs_mpi_fuse_close(void);
+void cs_mpi_fuse_close(int op);
 
 CS_HOT void cs_mpi_end(cs_mpi_call *c, int rc)
 {
@@ -170,7 +170,7 @@ CS_HOT void cs_mpi_end(cs_mpi_call *c, int rc)
     if (CS_UNLIKELY(cs_mpi_fuse_timing)) {
         cs_mpi_fuse_busy += c->r->t1 - c->r->t0;
         if (cs_mpi_fuse_closing)
-            cs_mpi_fuse_close();
+            cs_mpi_fuse_close(c->r->op);
     }
     if (CS_UNLIKELY(rc != MPI_SUCCESS)) {
         c->r->rc = rc;
@@ -351,8 +351,8 @@ typedef struct cs_mpi_fuse_ops {
     void (*flush_all)(void);
     void (*flush_comm)(MPI_Comm comm);
     void (*progress)(cs_mpi_call *c, int how, int n, MPI_Request *reqs);
-    void (*finish)(void); /* at MPI_Finalize: the engine's own requests completed */
-    void (*close)(void);  /* a guard window's call returned (cs_mpi_fuse_close) */
+    void (*finish)(void);  /* at MPI_Finalize: the engine's own requests completed */
+    void (*close)(int op); /* a guard window's call (op) returned (cs_mpi_fuse_close) */
 } cs_mpi_fuse_ops;
 extern CS_INTERNAL const cs_mpi_fuse_ops *cs_mpi_fuse;
 /* Members not yet started, and fused calls started but not completed

@@ -76,6 +76,7 @@ typedef struct cs_gcomm {
     uint32_t calls;        /* fusable calls made in it so far */
     uint32_t calls_closed; /* ... in all, once it ended */
     uint64_t busy0;        /* cs_mpi_fuse_busy when it began */
+    int dead;              /* its communicator was freed, or is an intercommunicator: not measured */
     MPI_Request vote[CS_GUARD_VOTES];
     int64_t vin[CS_GUARD_VOTES][2], vout[CS_GUARD_VOTES][2];
 } cs_gcomm;
@@ -94,6 +95,7 @@ static struct {
     int (*status_set_elements)(MPI_Status *, MPI_Datatype, int);
     int (*status_set_cancelled)(MPI_Status *, int);
     int (*query_thread)(int *);
+    int (*test_inter)(MPI_Comm, int *);
     int (*iallreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
     int (*test)(MPI_Request *, int *, MPI_Status *);
     int (*testall)(int, MPI_Request *, int *, MPI_Status *);
@@ -112,15 +114,15 @@ static int cs_mpi_fuse_ready(void)
 {
     if (F.ready)
         return F.ready > 0;
-    int ok = CS_FSYM(grequest_start, "PMPI_Grequest_start") && CS_FSYM(grequest_complete, "PMPI_Grequest_complete") &&
-             CS_FSYM(request_get_status, "PMPI_Request_get_status") &&
-             CS_FSYM(status_set_elements, "PMPI_Status_set_elements") &&
-             CS_FSYM(status_set_cancelled, "PMPI_Status_set_cancelled") && CS_FSYM(query_thread, "PMPI_Query_thread") &&
-             (*(void **)&F.iallreduce = cs_mpi_real(CS_OP_MPI_Iallreduce)) &&
-             (*(void **)&F.test = cs_mpi_real(CS_OP_MPI_Test)) &&
-             (*(void **)&F.testall = cs_mpi_real(CS_OP_MPI_Testall)) &&
-             (*(void **)&F.waitall = cs_mpi_real(CS_OP_MPI_Waitall)) &&
-             (*(void **)&F.allreduce = cs_mpi_real(CS_OP_MPI_Allreduce));
+    int ok =
+        CS_FSYM(grequest_start, "PMPI_Grequest_start") && CS_FSYM(grequest_complete, "PMPI_Grequest_complete") &&
+        CS_FSYM(request_get_status, "PMPI_Request_get_status") &&
+        CS_FSYM(status_set_elements, "PMPI_Status_set_elements") &&
+        CS_FSYM(status_set_cancelled, "PMPI_Status_set_cancelled") && CS_FSYM(query_thread, "PMPI_Query_thread") &&
+        CS_FSYM(test_inter, "PMPI_Comm_test_inter") && (*(void **)&F.iallreduce = cs_mpi_real(CS_OP_MPI_Iallreduce)) &&
+        (*(void **)&F.test = cs_mpi_real(CS_OP_MPI_Test)) && (*(void **)&F.testall = cs_mpi_real(CS_OP_MPI_Testall)) &&
+        (*(void **)&F.waitall = cs_mpi_real(CS_OP_MPI_Waitall)) &&
+        (*(void **)&F.allreduce = cs_mpi_real(CS_OP_MPI_Allreduce));
 #if defined(OPEN_MPI) && OPEN_MPI
     static const char *const opnames[10] = { "ompi_mpi_op_sum", "ompi_mpi_op_prod", "ompi_mpi_op_max",
                                              "ompi_mpi_op_min", "ompi_mpi_op_land", "ompi_mpi_op_band",
@@ -554,6 +556,10 @@ static cs_gcomm *cs_guard_of(cs_mpi_comm *cm, MPI_Comm comm, size_t bytes, int *
     }
     gc->cm = cm;
     gc->comm = comm;
+    /* an intercommunicator's sum would reach each group from the other:
+     * the groups would decide apart, so its calls run unfused */
+    int inter = 0;
+    gc->dead = F.test_inter(comm, &inter) != MPI_SUCCESS || inter;
     size_t cap = cs_fuse_buffer > (64u << 20) ? cs_fuse_buffer : (64u << 20);
     cs_guard_init(&gc->g, cs_fuse_buffer, bytes, cap);
     for (int i = 0; i < CS_GUARD_VOTES; i++)
@@ -653,13 +659,26 @@ static void cs_guard_close(cs_gcomm *gc)
     gc->busy0 = cs_mpi_fuse_busy;
 }
 
-static void cs_mpi_fuse_close_all(void)
+static void cs_mpi_fuse_close_all(int op)
 {
+    /* A window that ended at MPI_Comm_free closes at the next call: by
+     * then the freed communicator is known (its key is 0) and no vote is
+     * sent on it. Every rank makes that next call at the same point. */
+    if (op == CS_OP_MPI_Comm_free)
+        return;
     cs_mpi_fuse_closing = 0;
     cs_core_busy++;
-    for (int i = 0; i < cs_ngcomm; i++)
-        if (cs_gcomms[i]->closing)
-            cs_guard_close(cs_gcomms[i]);
+    for (int i = 0; i < cs_ngcomm; i++) {
+        cs_gcomm *gc = cs_gcomms[i];
+        if (!gc->closing)
+            continue;
+        if (!gc->cm->key || gc->dead) {
+            gc->closing = 0;
+            gc->dead = 1; /* its communicator is gone: never measured again */
+            continue;
+        }
+        cs_guard_close(gc);
+    }
     cs_core_busy--;
 }
 
@@ -753,7 +772,7 @@ int cs_mpi_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, i
          * runs unfused or with one buffer size. */
         int unguarded;
         cs_gcomm *gc = cs_guard_of(c->comm, comm, bytes, &unguarded);
-        if (!gc)
+        if (!gc || gc->dead)
             goto unfused;
         if (++gc->calls >= CS_GUARD_WINDOW && !gc->armed) {
             gc->armed = 1;
