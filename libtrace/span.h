@@ -281,7 +281,8 @@ typedef struct cs_rec_hang {
 
 /* CS_REC_FUSEGUARD: apply mode's on-line guard (interpose/fuse/
  * fuse_guard.h) on communicator `comm`: the figure of one window (what 1:
- * the setting it ran, the ranks' summed wall time and fusable calls), or
+ * the setting it ran, the ranks' summed time in MPI calls, their fusable
+ * calls and (`wall`) their summed wall time), or
  * a decision (what 2: the setting chosen from window `window` on, why, the
  * median time per call of unfused and of the chosen setting, and the ratio
  * the choice rests on). Every
@@ -296,10 +297,10 @@ typedef struct cs_rec_fuseguard {
     uint32_t why;    /* decision: 1 best of the trial, 2 unfused wins the trial, 3 a check changed it */
     uint64_t t;      /* ticks: when it was written */
     uint64_t buffer; /* the setting's fusion buffer, bytes (0: unfused) */
-    uint64_t ns;     /* window: the ranks' summed wall ns; decision: unfused median ps per call */
+    uint64_t ns;     /* window: the ranks' summed time in MPI calls, ns; decision: unfused median ps per call */
     uint64_t calls;  /* window: the ranks' summed calls; decision: chosen median ps per call */
     uint64_t ratio;  /* decision: the best fused setting's median ratio to unfused, in millionths */
-    uint64_t pad;
+    uint64_t wall;   /* window: the ranks' summed wall time, ns */
 } cs_rec_fuseguard;
 
 _Static_assert(sizeof(cs_rec_fuseguard) == CS_REC_SIZE, "fuse guard record is 64 bytes");

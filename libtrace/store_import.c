@@ -423,7 +423,7 @@ static const char *const cs_import_sql[Q_N] = {
     [Q_HANG] = "INSERT INTO hangs(rank, pid, tid, ktid, reason, action, op, comm, seq, peer, tag, bytes, since_ns,"
                " detected_ns, stack, callsite) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [Q_GUARD] = "INSERT INTO fuse_guard(rank, comm, what, window, setting, buffer, time_ns, calls, why, unfused_ns,"
-                " chosen_ns, ratio, at_ns) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " chosen_ns, ratio, at_ns, wall_ns) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 };
 
 /* Each rank's spans take ids in their own range of 2^36; a log whose
@@ -907,6 +907,10 @@ static int import_guard(cs_import *im, const cs_rec_fuseguard *x)
         sqlite3_bind_null(s, 12);
     }
     sqlite3_bind_int64(s, 13, cs_conv_ns(&im->cv, x->t));
+    if (dec)
+        sqlite3_bind_null(s, 14);
+    else
+        sqlite3_bind_int64(s, 14, (sqlite3_int64)x->wall);
     return import_step(im, s);
 }
 

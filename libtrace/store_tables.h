@@ -42,7 +42,7 @@
  * a version bump, like nccl_coll. */
 #define CS_FUSE_GUARD_COLUMNS                                                                             \
     "(rank INTEGER NOT NULL, comm INTEGER, what TEXT, window INTEGER, setting INTEGER, buffer INTEGER,\n" \
-    "  time_ns INTEGER, calls INTEGER, why TEXT, unfused_ns REAL, chosen_ns REAL, ratio REAL, at_ns INTEGER)"
+    "  time_ns INTEGER, calls INTEGER, why TEXT, unfused_ns REAL, chosen_ns REAL, ratio REAL, at_ns INTEGER, wall_ns INTEGER)"
 #define CS_FUSE_GUARD_SQL "CREATE TABLE IF NOT EXISTS fuse_guard" CS_FUSE_GUARD_COLUMNS ";\n"
 
 /* Version 4: what the watchdog found (interpose/watchdog.c): one row per

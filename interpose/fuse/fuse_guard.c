@@ -143,23 +143,36 @@ static int cs_guard_decide(cs_guard *g, int chosen, int why, cs_guard_decision *
     return 1;
 }
 
-int cs_guard_figure(cs_guard *g, int64_t ns_sum, int64_t calls_sum, cs_guard_decision *d)
+/* fused / unfused of a pair: the larger of the two measures' ratios */
+static double cs_guard_pair(double fb, double fw, double ub, double uw)
+{
+    double q = fb / ub;
+    if (fw > 0 && uw > 0 && fw / uw > q)
+        q = fw / uw;
+    return q;
+}
+
+int cs_guard_figure(cs_guard *g, int64_t ns_sum, int64_t calls_sum, int64_t wall_sum, cs_guard_decision *d)
 {
     uint32_t w = g->seen++;
     uint32_t tend = cs_guard_trial_end(g);
     int c = cs_guard_cfg_of(g, w), role = g->role_ring[w % CS_GUARD_RING];
     int have = w > 0 && calls_sum > 0 && ns_sum >= 0;
     double v = have ? (double)ns_sum / (double)calls_sum : 0;
+    double vw = have && wall_sum > 0 ? (double)wall_sum / (double)calls_sum : 0;
     if (have)
         cs_push(g->fig[c], &g->nfig[c], v);
     if (w >= 1 && w <= tend) {
         /* a trial round: its ratios once its last window is in */
         g->round[c] = have ? v : 0;
+        g->wround[c] = vw;
         if ((w - 1) % (uint32_t)g->ncfg == (uint32_t)g->ncfg - 1) {
             for (int k = 1; k < g->ncfg; k++)
                 if (g->round[0] > 0 && g->round[k] > 0)
-                    cs_push(g->ratio[k], &g->nratio[k], g->round[k] / g->round[0]);
+                    cs_push(g->ratio[k], &g->nratio[k],
+                            cs_guard_pair(g->round[k], g->wround[k], g->round[0], g->wround[0]));
             memset(g->round, 0, sizeof g->round);
+            memset(g->wround, 0, sizeof g->wround);
         }
         if (w < tend)
             return 0;
@@ -176,15 +189,18 @@ int cs_guard_figure(cs_guard *g, int64_t ns_sum, int64_t calls_sum, cs_guard_dec
         return 0;
     /* a check's window: its pairs' ratios once all are in */
     int k = role - 1, want = (g->check_ext ? 2 : 1) * CS_GUARD_ROUNDS;
-    if (g->nchk[k] < 2 * CS_GUARD_ROUNDS)
+    if (g->nchk[k] < 2 * CS_GUARD_ROUNDS) {
+        g->wchk[k][g->nchk[k]] = vw;
         g->chk[k][g->nchk[k]++] = have ? v : -1;
+    }
     if (g->nchk[0] < want || g->nchk[1] < want)
         return 0;
     double q[2 * CS_GUARD_ROUNDS];
     int nq = 0, nq1 = 0, fused_chosen = g->chosen > 0;
     for (int i = 0; i < want; i++)
         if (g->chk[0][i] > 0 && g->chk[1][i] > 0) { /* fused / unfused */
-            q[nq++] = fused_chosen ? g->chk[0][i] / g->chk[1][i] : g->chk[1][i] / g->chk[0][i];
+            q[nq++] = fused_chosen ? cs_guard_pair(g->chk[0][i], g->wchk[0][i], g->chk[1][i], g->wchk[1][i])
+                                   : cs_guard_pair(g->chk[1][i], g->wchk[1][i], g->chk[0][i], g->wchk[0][i]);
             nq1 += i < CS_GUARD_ROUNDS;
         }
     int cc = g->check_cfg, f = fused_chosen ? g->chosen : cc;

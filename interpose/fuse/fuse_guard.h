@@ -11,7 +11,10 @@
  * rank holds the same figures and takes the same decisions).
  *
  * Settings are compared only on figures taken side by side, as ratios
- * (fused / unfused), so a machine that gets busier or quieter moves both:
+ * (fused / unfused), so a machine that gets busier or quieter moves both;
+ * a pair's ratio is the larger of the ratio of the time in MPI calls and
+ * that of the wall time per call (a fusion must win on both: on ranks
+ * that share cores, less time in MPI calls can still be a longer step):
  *   trial:   after a warm-up window, CS_GUARD_ROUNDS rounds, each running
  *            every setting once (in a rotated order); each round gives
  *            each fused setting its ratio to that round's unfused window;
@@ -67,11 +70,13 @@ typedef struct cs_guard {
     double ratio[CS_GUARD_MAXCFG][CS_GUARD_KEEP]; /* fused / unfused, newest last */
     int nratio[CS_GUARD_MAXCFG];
     double round[CS_GUARD_MAXCFG];       /* this trial round's figures (0: none) */
+    double wround[CS_GUARD_MAXCFG];      /* ... and its wall times per call */
     int chosen;                          /* -1 until the trial is done */
     uint32_t next_check, check_gap;      /* the next check, the gap to the one after */
     uint8_t role_ring[CS_GUARD_LAG + 4]; /* 0, or a check's chosen (1) / challenger (2) window */
     int check_cfg, check_pos;            /* the check being planned: challenger, windows planned */
     double chk[2][2 * CS_GUARD_ROUNDS];  /* its figures: chosen, challenger */
+    double wchk[2][2 * CS_GUARD_ROUNDS]; /* ... and their wall times per call */
     int nchk[2], check_ext;              /* ... its pairs doubled (the first contradicted) */
 } cs_guard;
 
@@ -97,8 +102,9 @@ int cs_guard_next(cs_guard *g);
 int cs_guard_cfg_of(const cs_guard *g, uint32_t w);
 
 /* The figure of the oldest window without one: the ranks' summed time
- * and calls (calls_sum <= 0: no figure). Returns 1 and fills *d when the
+ * in MPI calls, fusable calls (calls_sum <= 0: no figure) and wall time
+ * (0: unknown). Returns 1 and fills *d when the
  * choice was made or changed, 0 otherwise. */
-int cs_guard_figure(cs_guard *g, int64_t ns_sum, int64_t calls_sum, cs_guard_decision *d);
+int cs_guard_figure(cs_guard *g, int64_t ns_sum, int64_t calls_sum, int64_t wall_sum, cs_guard_decision *d);
 
 #endif

@@ -76,9 +76,10 @@ typedef struct cs_gcomm {
     uint32_t calls;        /* fusable calls made in it so far */
     uint32_t calls_closed; /* ... in all, once it ended */
     uint64_t busy0;        /* cs_mpi_fuse_busy when it began */
+    uint64_t wall0;        /* ticks when it began */
     int dead;              /* its communicator was freed, or is an intercommunicator: not measured */
     MPI_Request vote[CS_GUARD_VOTES];
-    int64_t vin[CS_GUARD_VOTES][2], vout[CS_GUARD_VOTES][2];
+    int64_t vin[CS_GUARD_VOTES][3], vout[CS_GUARD_VOTES][3]; /* time in MPI, calls, wall */
 } cs_gcomm;
 static cs_gcomm *cs_gcomms[CS_GUARD_COMMS];
 static int cs_ngcomm;
@@ -571,12 +572,13 @@ static cs_gcomm *cs_guard_of(cs_mpi_comm *cm, MPI_Comm comm, size_t bytes, int *
         cs_mpi_fuse_timing = 1;
     }
     gc->busy0 = cs_mpi_fuse_busy;
+    gc->wall0 = cs_clock_ticks();
     cs_gcomms[cs_ngcomm++] = gc;
     return gc;
 }
 
 static void cs_guard_record(const cs_gcomm *gc, int what, int setting, uint32_t window, uint32_t why, uint64_t buffer,
-                            uint64_t a, uint64_t b, double ratio)
+                            uint64_t a, uint64_t b, double ratio, uint64_t wall)
 {
     cs_rec_fuseguard *x = (cs_rec_fuseguard *)cs_log_slot();
     if (!x)
@@ -591,6 +593,7 @@ static void cs_guard_record(const cs_gcomm *gc, int what, int setting, uint32_t 
     x->ns = a;
     x->calls = b;
     x->ratio = ratio > 0 ? (uint64_t)(ratio * 1e6) : 0;
+    x->wall = wall;
     cs_log_commit(x, CS_REC_HDR(CS_REC_FUSEGUARD, 0));
 }
 
@@ -601,11 +604,11 @@ static void cs_guard_consume(cs_gcomm *gc, uint32_t w, const int64_t *sum)
     int cfg = cs_guard_cfg_of(&gc->g, w);
     double k = cs_guard_ns_per_tick();
     cs_guard_record(gc, CS_FG_WINDOW, cfg, w, 0, gc->g.buf[cfg], sum[0] > 0 ? (uint64_t)((double)sum[0] * k) : 0,
-                    sum[1] > 0 ? (uint64_t)sum[1] : 0, 0);
+                    sum[1] > 0 ? (uint64_t)sum[1] : 0, 0, sum[2] > 0 ? (uint64_t)((double)sum[2] * k) : 0);
     cs_guard_decision d;
-    if (cs_guard_figure(&gc->g, sum[0], sum[1], &d))
+    if (cs_guard_figure(&gc->g, sum[0], sum[1], sum[2], &d))
         cs_guard_record(gc, CS_FG_DECISION, d.chosen, d.window, (uint32_t)d.why, d.buffer,
-                        (uint64_t)(d.unfused_ns * k * 1e3), (uint64_t)(d.chosen_ns * k * 1e3), d.ratio);
+                        (uint64_t)(d.unfused_ns * k * 1e3), (uint64_t)(d.chosen_ns * k * 1e3), d.ratio, 0);
 }
 
 /* The end of gc's current window, at a call where the program may wait
@@ -636,12 +639,14 @@ static void cs_guard_close(cs_gcomm *gc)
     int slot = (int)(w % CS_GUARD_VOTES);
     gc->vin[slot][0] = (int64_t)(cs_mpi_fuse_busy - gc->busy0);
     gc->vin[slot][1] = (int64_t)gc->calls_closed;
+    uint64_t now = cs_clock_ticks();
+    gc->vin[slot][2] = (int64_t)(now - gc->wall0);
 #if defined(OPEN_MPI) && OPEN_MPI
     MPI_Op sum = F.ops[0];
 #else
     MPI_Op sum = MPI_SUM;
 #endif
-    if (F.iallreduce(gc->vin[slot], gc->vout[slot], 2, F.int64, sum, gc->comm, &gc->vote[slot]) != MPI_SUCCESS)
+    if (F.iallreduce(gc->vin[slot], gc->vout[slot], 3, F.int64, sum, gc->comm, &gc->vote[slot]) != MPI_SUCCESS)
         gc->vote[slot] = MPI_REQUEST_NULL;
     if (w >= CS_GUARD_LAG) {
         int old = (int)((w - CS_GUARD_LAG) % CS_GUARD_VOTES);
@@ -649,7 +654,7 @@ static void cs_guard_close(cs_gcomm *gc)
             F.waitall(1, &gc->vote[old], MPI_STATUSES_IGNORE);
             cs_guard_consume(gc, w - CS_GUARD_LAG, gc->vout[old]);
         } else {
-            int64_t none[2] = { -1, 0 }; /* a vote the library refused: no figure */
+            int64_t none[3] = { -1, 0, 0 }; /* a vote the library refused: no figure */
             cs_guard_consume(gc, w - CS_GUARD_LAG, none);
         }
         gc->vote[old] = MPI_REQUEST_NULL;
@@ -657,6 +662,7 @@ static void cs_guard_close(cs_gcomm *gc)
     gc->win = w + 1;
     gc->closing = 0;
     gc->busy0 = cs_mpi_fuse_busy;
+    gc->wall0 = now;
 }
 
 static void cs_mpi_fuse_close_all(int op)

@@ -33,6 +33,7 @@ typedef struct model {
     double slow_from, slow_factor; /* the whole machine slower from this window */
     double noise;
     uint32_t windows;
+    double wall_over; /* wall time of a fused window over its MPI time's story (0: no wall time) */
 } model;
 
 typedef struct result {
@@ -48,7 +49,7 @@ static void run(const model *m, size_t buffer, size_t call, result *out)
     cs_guard_init(&g, buffer, call, (size_t)64 << 20);
     memset(out, 0, sizeof *out);
     uint64_t seed = 88172645463325252ull; /* xorshift64: no pattern a window order could meet */
-    int64_t fig[4096][2];
+    int64_t fig[4096][3];
     for (uint32_t w = 0; w < m->windows; w++) {
         int c = cs_guard_next(&g);
         out->plan[w] = c;
@@ -63,10 +64,13 @@ static void run(const model *m, size_t buffer, size_t call, result *out)
         double v = base * (1 + m->noise * u);
         fig[w][0] = (int64_t)(v * 128 * 2); /* 128 calls on each of 2 ranks */
         fig[w][1] = 256;
+        /* wall time: the same story, or (wall_over) another for the fused settings */
+        fig[w][2] = (int64_t)((c ? m->wall_over : 1.0) * (m->wall_over ? v : 0) * 256);
         /* the figure of window w - LAG comes back at the end of window w */
         if (w >= CS_GUARD_LAG) {
             cs_guard_decision d;
-            if (cs_guard_figure(&g, fig[w - CS_GUARD_LAG][0], fig[w - CS_GUARD_LAG][1], &d) && out->ndec < 64)
+            if (cs_guard_figure(&g, fig[w - CS_GUARD_LAG][0], fig[w - CS_GUARD_LAG][1], fig[w - CS_GUARD_LAG][2], &d) &&
+                out->ndec < 64)
                 out->dec[out->ndec++] = d;
         }
     }
@@ -198,6 +202,22 @@ int main(void)
         }
     }
 
+    /* 6c. less time in MPI calls but longer windows (ranks sharing cores):
+     *     the wall time decides against fusing */
+    model walls = { .cost = { 1000, 1300, 700 },
+                    .cost2 = { 1000, 1300, 700 },
+                    .from = 100000,
+                    .slow_from = 1e9,
+                    .slow_factor = 1,
+                    .noise = 0.15,
+                    .windows = 400,
+                    .wall_over = 2.0 };
+    run(&walls, 8192, 2048, &r);
+    CHECK(last_choice(&r) == 0, "fused wins in MPI time, loses in wall time: chose %d", last_choice(&r));
+    walls.wall_over = 1.0;
+    run(&walls, 8192, 2048, &r);
+    CHECK(last_choice(&r) == 2, "fused wins on both: chose %d", last_choice(&r));
+
     /* 7. every rank plans the same windows from the same figures */
     result r2;
     run(&turn, 8192, 2048, &r);
@@ -211,7 +231,7 @@ int main(void)
     for (int w = 0; w < 40; w++) {
         cs_guard_next(&g);
         if (w >= CS_GUARD_LAG)
-            any |= cs_guard_figure(&g, -1, 0, &d) && d.chosen != 0;
+            any |= cs_guard_figure(&g, -1, 0, 0, &d) && d.chosen != 0;
     }
     CHECK(!any, "no figures, yet a fused setting was chosen");
 
