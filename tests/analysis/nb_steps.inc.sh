@@ -5,9 +5,10 @@
 # request, MPI_Testall polling): the steps are the program's (+-1), the
 # period is the calls of one step (a polling run counts once), the
 # communication per step is within 10 % of the program's own timer (median
-# over ranks of NBLOOP mpi_us_med), plus 1 us per call of the step (the
-# program's timer also holds its loop and the tracer's work between spans), the imposed waiting is at most the time
-# the ranks spent in calls, and the per-op total of MPI_Iallreduce is at
+# over ranks of NBLOOP mpi_us_med) plus 1 us per call of the step (the
+# program's timer also holds its loop and the tracer's work between
+# spans), the imposed waiting is at most the time the ranks spent in
+# calls, and the per-op total of MPI_Iallreduce is at
 # most the program's wall time x ranks and at least half of the program's
 # time in MPI (the buckets last to their completion). A varying number of
 # buckets per step is no period: no steps, no proposal. Blocking buckets
