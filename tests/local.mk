@@ -94,8 +94,8 @@ EXTRA_DIST += tests/layers/layers.sh scripts/layers.py
 # The guard of apply mode, on a model job with known costs.
 check_PROGRAMS += tests/unit/test_fuse_guard
 TESTS += tests/unit/test_fuse_guard
-tests_unit_test_fuse_guard_SOURCES = tests/unit/test_fuse_guard.c interpose/fuse/fuse_guard.c
-tests_unit_test_log_SOURCES = tests/unit/test_log.c
+tests_unit_test_fuse_guard_SOURCES = tests/unit/test_fuse_guard.c tests/unit/check.h interpose/fuse/fuse_guard.c
+tests_unit_test_log_SOURCES = tests/unit/test_log.c tests/unit/check.h
 tests_unit_test_log_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_log_LDADD = $(CS_STORE_LIBS) $(PTHREAD_LIBS)
 

@@ -12,6 +12,6 @@ CS_REPORT_LIBS = analyzer/report/libcsreport.la analyzer/status/libcsstatus.la $
 # cut file:line (issue 36).
 check_PROGRAMS += tests/unit/test_report_units
 TESTS += tests/unit/test_report_units
-tests_unit_test_report_units_SOURCES = tests/unit/test_report_units.c
+tests_unit_test_report_units_SOURCES = tests/unit/test_report_units.c tests/unit/check.h
 tests_unit_test_report_units_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_report_units_LDADD = $(CS_REPORT_LIBS)

@@ -57,5 +57,8 @@ const char *cs__report_bnum(const cs_bunit *u, int64_t b, char *buf, size_t len)
  * the end of a token: a file:line is never cut) and its tail with "..."
  * between. Returns buf. */
 const char *cs__report_fit(const char *s, int w, char *buf, size_t len);
+/* Lines of a stored text ("a\nb"): the length of the line at l in *n,
+ * and where the next one starts (its end when it is the last). */
+const char *cs__report_line(const char *l, int *n);
 
 #endif

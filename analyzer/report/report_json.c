@@ -54,6 +54,22 @@ static void cs_report_json_groups(FILE *f, const char *name, const char *keyname
 }
 
 /* The cost models, the what-if replay, apply mode and the proposals. */
+
+/* The lines of a stored text ("a\nb") as JSON strings, each after first
+ * (the first) or sep (the others); how many. */
+static int cs_report_json_lines(FILE *f, const char *text, const char *first, const char *sep)
+{
+    int k = 0;
+    for (const char *l = text, *next; *l; l = next) {
+        int n;
+        next = cs__report_line(l, &n);
+        char line[2048];
+        snprintf(line, sizeof line, "%.*s", n, l);
+        fprintf(f, "%s", k++ ? sep : first);
+        cs_json_str(f, line);
+    }
+    return k;
+}
 static void cs_report_json_whatif(FILE *f, const cs_report_data *d)
 {
     fprintf(f, "  \"cost_models\": [");
@@ -108,16 +124,7 @@ static void cs_report_json_whatif(FILE *f, const cs_report_data *d)
     cs_json_str(f, d->wf_note);
     fprintf(f, "},\n  \"apply_mode\": {\"fuse_members\": %lld, \"fused_calls\": %lld, \"guard\": [",
             (long long)d->fuse_members, (long long)d->fused_calls);
-    int ng = 0;
-    for (const char *l = d->guard; *l;) {
-        const char *e = strchr(l, '\n');
-        size_t n = e ? (size_t)(e - l) : strlen(l);
-        char line[2048];
-        snprintf(line, sizeof line, "%.*s", (int)n, l);
-        fprintf(f, "%s", ng++ ? ", " : "");
-        cs_json_str(f, line);
-        l += n + (e != NULL);
-    }
+    cs_report_json_lines(f, d->guard, "", ", ");
     fprintf(f, "]},\n");
     fprintf(f, "  \"proposals\": [");
     for (int i = 0; i < d->nprops; i++) {
@@ -164,16 +171,7 @@ static void cs_report_json_whatif(FILE *f, const cs_report_data *d)
     }
     fprintf(f, "%s],\n", d->nprops ? "\n  " : "");
     fprintf(f, "  \"proposals_declined\": [");
-    int nd = 0;
-    for (const char *l = d->wf_declined; *l;) {
-        const char *e = strchr(l, '\n');
-        size_t n = e ? (size_t)(e - l) : strlen(l);
-        char line[2048];
-        snprintf(line, sizeof line, "%.*s", (int)n, l);
-        fprintf(f, "%s\n    ", nd++ ? "," : "");
-        cs_json_str(f, line);
-        l += n + (e != NULL);
-    }
+    int nd = cs_report_json_lines(f, d->wf_declined, "\n    ", ",\n    ");
     fprintf(f, "%s],\n", nd ? "\n  " : "");
 }
 

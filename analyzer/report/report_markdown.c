@@ -23,11 +23,10 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
 {
     char b1[32], b2[32], b3[32];
     fprintf(f, "\n### Proposals\n\n");
-    for (const char *l = d->guard; *l;) {
-        const char *e = strchr(l, '\n');
-        int n = e ? (int)(e - l) : (int)strlen(l);
-        fprintf(f, "- Apply mode's guard: %.*s\n%s", n, l, e && e[1] ? "" : "\n");
-        l += n + (e != NULL);
+    for (const char *l = d->guard, *next; *l; l = next) {
+        int n;
+        next = cs__report_line(l, &n);
+        fprintf(f, "- Apply mode's guard: %.*s\n%s", n, l, *next ? "" : "\n");
     }
     if (d->fuse_members || d->fused_calls)
         fprintf(f, "Apply mode: %lld calls fused into %lld (all ranks).\n\n", (long long)d->fuse_members,
@@ -42,11 +41,10 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
     }
     if (!d->nprops)
         fprintf(f, "None.\n");
-    for (const char *l = d->wf_declined; *l;) {
-        const char *e = strchr(l, '\n');
-        int n = e ? (int)(e - l) : (int)strlen(l);
+    for (const char *l = d->wf_declined, *next; *l; l = next) {
+        int n;
+        next = cs__report_line(l, &n);
         fprintf(f, "%s- %.*s\n", l == d->wf_declined ? "\n" : "", n, l);
-        l += n + (e != NULL);
     }
     if (d->nprops) {
         fprintf(f,

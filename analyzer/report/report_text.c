@@ -244,11 +244,10 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
     if (d->guard[0]) {
         fprintf(f,
                 "\nApply mode's guard (windows of at least 64 calls; time in MPI calls per call, fused vs unfused)\n");
-        for (const char *l = d->guard; *l;) {
-            const char *e = strchr(l, '\n');
-            int n = e ? (int)(e - l) : (int)strlen(l);
+        for (const char *l = d->guard, *next; *l; l = next) {
+            int n;
+            next = cs__report_line(l, &n);
             fprintf(f, "  %.*s\n", n, l);
-            l += n + (e != NULL);
         }
     }
     if (d->fuse_members || d->fused_calls)
@@ -286,11 +285,10 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
                " gain is at least 5 %% of the step)\n");
     if (!d->nprops)
         fprintf(f, "  none\n");
-    for (const char *l = d->wf_declined; *l;) {
-        const char *e = strchr(l, '\n');
-        int n = e ? (int)(e - l) : (int)strlen(l);
+    for (const char *l = d->wf_declined, *next; *l; l = next) {
+        int n;
+        next = cs__report_line(l, &n);
         fprintf(f, "  %.*s\n", n, l);
-        l += n + (e != NULL);
     }
     for (int i = 0; i < d->nprops; i++) {
         const cs_proposal *p = &d->props[i];

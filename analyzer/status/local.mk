@@ -11,6 +11,6 @@ CS_STATUS_LIBS = analyzer/status/libcsstatus.la $(CS_STORE_LIBS) $(PTHREAD_LIBS)
 # Unit test of the failure diagnosis on hand-made models.
 check_PROGRAMS += tests/unit/test_failure
 TESTS += tests/unit/test_failure
-tests_unit_test_failure_SOURCES = tests/unit/test_failure.c
+tests_unit_test_failure_SOURCES = tests/unit/test_failure.c tests/unit/check.h
 tests_unit_test_failure_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_failure_LDADD = $(CS_STATUS_LIBS)

@@ -542,9 +542,8 @@ static double cs_guard_ns_per_tick(void)
 /* The guard of a communicator, made at its first fusable call; NULL when
  * the guard is off or its table is full (the communicator then runs
  * unfused: nothing is kept that was not seen to win). */
-static cs_gcomm *cs_guard_of(cs_mpi_comm *cm, MPI_Comm comm, size_t bytes, int *unguarded)
+static cs_gcomm *cs_guard_of(cs_mpi_comm *cm, MPI_Comm comm, size_t bytes)
 {
-    *unguarded = 0;
     for (int i = 0; i < cs_ngcomm; i++)
         if (cs_gcomms[i]->cm == cm)
             return cs_gcomms[i];
@@ -552,7 +551,6 @@ static cs_gcomm *cs_guard_of(cs_mpi_comm *cm, MPI_Comm comm, size_t bytes, int *
     if (!gc) {
         cs_core_warn_job(&w_guard, "apply mode: no room to measure fusion on another communicator; "
                                    "its allreduces run unfused");
-        *unguarded = 1;
         return NULL;
     }
     gc->cm = cm;
@@ -776,8 +774,7 @@ int cs_mpi_fuse_iallreduce(cs_mpi_call *c, const void *sendbuf, void *recvbuf, i
     if (cs_fuse_guard) {
         /* The guard: this call counts in its communicator's window, which
          * runs unfused or with one buffer size. */
-        int unguarded;
-        cs_gcomm *gc = cs_guard_of(c->comm, comm, bytes, &unguarded);
+        cs_gcomm *gc = cs_guard_of(c->comm, comm, bytes);
         if (!gc || gc->dead)
             goto unfused;
         if (++gc->calls >= CS_GUARD_WINDOW && !gc->armed) {

@@ -3,6 +3,7 @@
  * communicator, seq, call site and line; a job that ended well has none;
  * a rank's sampled stack and GPU operation in flight are printed when set. */
 #include "config.h"
+#include "tests/unit/check.h"
 #include "analyzer/status/failure.h"
 #include "libtrace/ops.gen.h"
 #include "libtrace/span.h"
@@ -10,17 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures;
-#define CHECK(cond, ...)                                         \
-    do {                                                         \
-        if (!(cond)) {                                           \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fputc('\n', stderr);                                 \
-            failures++;                                          \
-        }                                                        \
-    } while (0)
 
 #define S_NS 1000000000LL
 #define NOW (100 * S_NS)

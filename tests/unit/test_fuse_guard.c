@@ -5,22 +5,12 @@
  * windows for every rank (a pure function of the figures), and report each
  * decision once. */
 #include "config.h"
+#include "tests/unit/check.h"
 #include "interpose/fuse/fuse_guard.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures;
-#define CHECK(cond, ...)                                         \
-    do {                                                         \
-        if (!(cond)) {                                           \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fputc('\n', stderr);                                 \
-            failures++;                                          \
-        }                                                        \
-    } while (0)
 
 /* A model job: cost[c] ns per call for setting c from window `from` on
  * (two phases), a machine factor per window, noise of +-noise (a fixed

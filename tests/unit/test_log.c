@@ -2,6 +2,7 @@
  * Multi-threaded writers, torn slots, a full disk (through the fault seam),
  * bounded memory on a long run, and exact counts after conversion. */
 #include "config.h"
+#include "tests/unit/check.h"
 #include "libtrace/clock.h"
 #include "libtrace/log.h"
 #include "libtrace/ops.gen.h"
@@ -13,17 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int failures;
-#define CHECK(cond, ...)                                         \
-    do {                                                         \
-        if (!(cond)) {                                           \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fputc('\n', stderr);                                 \
-            failures++;                                          \
-        }                                                        \
-    } while (0)
 
 enum { NTHREADS = 4, PER_THREAD = 50000 };
 

@@ -4,21 +4,11 @@
  * column (cs__report_fit): whole when they fit, else at most the width,
  * with "..." in the middle, never a file:line cut into another line. */
 #include "config.h"
+#include "tests/unit/check.h"
 #include "analyzer/report/report_int.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static int failures;
-#define CHECK(cond, ...)                                         \
-    do {                                                         \
-        if (!(cond)) {                                           \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fputc('\n', stderr);                                 \
-            failures++;                                          \
-        }                                                        \
-    } while (0)
 
 /* Does fit hold a file:line of s cut short (the line number's first
  * digits followed by "...")? */
