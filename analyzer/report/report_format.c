@@ -21,10 +21,3 @@ cs_report_writer cs_report_format(const char *name)
             return cs_report_formats[i].write;
     return NULL;
 }
-
-const char *cs__report_line(const char *l, int *n)
-{
-    const char *e = strchr(l, '\n');
-    *n = e ? (int)(e - l) : (int)strlen(l);
-    return l + *n + (e != NULL);
-}

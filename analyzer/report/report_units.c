@@ -163,3 +163,10 @@ const char *cs__report_fit(const char *s, int w, char *buf, size_t len)
     snprintf(buf, len, "%.*s...%s", head, s, s + t0);
     return buf;
 }
+
+const char *cs__report_line(const char *l, int *n)
+{
+    const char *e = strchr(l, '\n');
+    *n = e ? (int)(e - l) : (int)strlen(l);
+    return l + *n + (e != NULL);
+}
