@@ -36,8 +36,12 @@ CS_SERIAL_TESTS += tests/nccl/stall.sh
 CS_SERIAL_TESTS += tests/store/scale_mpi.sh
 
 # check-TESTS runs the tests as automake's own rule does (the logs named in
-# RECHECK_LOGS rerun, test-suite.log written, automake's summary printed)
-# and then, whatever their outcome, tests/summary.sh: the failed tests'
+# RECHECK_LOGS rerun, test-suite.log written, automake's summary printed),
+# the tests of CS_SERIAL_TESTS first: started one after another they run
+# back to back, and the others then share every job slot (started in
+# among the others, each one that runs alone first waits for the running
+# tests to drain, slots held idle: 71 s of a 488 s make -j4 check), and
+# then, whatever their outcome, tests/summary.sh: the failed tests'
 # log tails, the skip reasons, and last the line that CI reads,
 # "N passed, N failed, N skipped". It replaces automake's rule (hence
 # -Wno-override), since a check-local rule would not run after a failure.
@@ -52,6 +56,9 @@ check-TESTS: $(check_PROGRAMS) $(check_LTLIBRARIES)
 	if test -n "$$CS_TEST_FILTER"; then \
 	  bases=`for b in $$bases; do case "$$b" in */$$CS_TEST_FILTER|$$CS_TEST_FILTER) echo $$b ;; esac; done`; \
 	fi; \
+	serial=; rest=; for b in $$bases; do \
+	  case " $(CS_SERIAL_TESTS) " in *" $$b.sh "*) serial="$$serial $$b" ;; *) rest="$$rest $$b" ;; esac; \
+	done; bases="$$serial $$rest"; \
 	logs=`for b in $$bases; do echo $$b.log; done`; \
 	$(MAKE) $(AM_MAKEFLAGS) $(TEST_SUITE_LOG) TEST_LOGS="`echo $$logs`"; rc=$$?; \
 	$(SHELL) $(srcdir)/tests/summary.sh $$bases; \
