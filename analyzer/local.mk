@@ -48,10 +48,11 @@ EXTRA_DIST += tests/analysis/recurring_ompi.sh tests/analysis/recurring_mpich.sh
 TESTS += tests/analysis/recurring_synth.sh
 EXTRA_DIST += tests/analysis/recurring_synth.sh
 # One story: a steady late rank with a start-up burst, and the recorded
-# demo on shared cores, are both the persistent straggler and the slow
-# worker (gen_trace, a 50 KB trace; 2 s, no MPI).
+# demo on shared and on loaded cores, are both the persistent straggler
+# and the slow worker (gen_trace, two 50 KB traces; 2 s, no MPI).
 TESTS += tests/analysis/one_story.sh
-EXTRA_DIST += tests/analysis/one_story.sh tests/analysis/data/demo_shared_cores.db.gz
+EXTRA_DIST += tests/analysis/one_story.sh tests/analysis/data/demo_shared_cores.db.gz \
+	tests/analysis/data/demo_loaded.db.gz
 # ... and on a recorded MPICH trace where transient windows once hid it.
 TESTS += tests/analysis/recurring_trace.sh
 EXTRA_DIST += tests/analysis/recurring_trace.sh tests/analysis/data/mpich_recurring_random.db.gz
