@@ -321,6 +321,50 @@ static const cs_slowdown_row *cs_report_text_sd(const cs_report_data *d, const c
     return NULL;
 }
 
+/* Every figure the report gives for "what if the culprit were on time",
+ * side by side with what each one measures, so that sections that differ
+ * say why (issue 31: three answers to one question). Printed where two
+ * or more exist. */
+static void cs_report_text_estimates(FILE *f, const cs_report_data *d, int rank, const cs_straggler *top)
+{
+    int64_t v[4];
+    const char *what[4];
+    int n = 0;
+    if (top && top->cost_ns > 0) {
+        v[n] = top->cost_ns;
+        what[n++] = "its lateness against the next slowest rank in its late steps (Stragglers)";
+    }
+    if (d->nsteps && d->whatif_median_ns > 0 && d->step_median_ns > d->whatif_median_ns) {
+        v[n] = d->step_median_ns - d->whatif_median_ns;
+        what[n++] = "the median step less each step's last rank's lateness, whichever rank it is (Steps)";
+    }
+    if (d->has_whatif && d->wf_ontime_ns >= 0 && d->wf_ontime_gain_ns > 0) {
+        v[n] = d->wf_ontime_gain_ns;
+        what[n++] = "the job replayed with every straggler on time, every other delay kept (what-if)";
+    }
+    char key[48];
+    snprintf(key, sizeof key, "rank %d", rank);
+    const cs_slowdown_row *r = d->has_slowdown ? cs_report_text_sd(d, "rank", key) : NULL;
+    if (r && d->sd_actual_ns > d->sd_ideal_ns && r->share > 0) {
+        v[n] = (int64_t)(r->share * (double)(d->sd_actual_ns - d->sd_ideal_ns));
+        what[n++] = "its share of the gap to ideal durations, its own jitter removed too (Slowdown)";
+    }
+    if (n < 2)
+        return;
+    int64_t lo = v[0], hi = v[0];
+    for (int i = 1; i < n; i++) {
+        lo = v[i] < lo ? v[i] : lo;
+        hi = v[i] > hi ? v[i] : hi;
+    }
+    cs_tunit u = cs__report_tunit_of(v, (size_t)n);
+    fprintf(f, "  the saving measured %d ways (%s):\n", n,
+            (double)hi <= 1.25 * (double)lo ? "they agree within 25 %" : "they measure different things");
+    for (int i = 0; i < n; i++) {
+        char b[32];
+        fprintf(f, "    %12s  %s\n", cs__report_tstr(&u, v[i], b, sizeof b), what[i]);
+    }
+}
+
 /* The answer, first: what limits the job (the culprit or "no single
  * culprit"), S, what fixing it would save per step, and where (the rank's
  * dp/pp/tp coordinates and stage, the op or kernel, the call site). */
@@ -384,13 +428,6 @@ void cs__report_answer(FILE *f, const cs_report_trace *t, const cs_report_data *
     if (top && (rank < 0 || top->rank == rank) && (who[0] || !d->has_slowdown)) {
         save = top->cost_ns;
         snprintf(howbuf, sizeof howbuf, "the %s straggler's cost per step", top->kind);
-        if (d->has_whatif && d->wf_ontime_ns >= 0 && d->wf_ontime_gain_ns > 0) {
-            const int64_t v[] = { top->cost_ns, d->wf_ontime_gain_ns };
-            cs_tunit u = cs__report_tunit_of(v, 2);
-            snprintf(howbuf, sizeof howbuf,
-                     "the %s straggler's cost per step; the what-if replay with every rank on time gains %s", top->kind,
-                     cs__report_tstr(&u, d->wf_ontime_gain_ns, b3, sizeof b3));
-        }
         how = howbuf;
     } else if (rank >= 0 || stage) {
         char key[48];
@@ -454,6 +491,8 @@ void cs__report_answer(FILE *f, const cs_report_trace *t, const cs_report_data *
         fprintf(f, "  where the others wait: %s (%.0f %% of the time in communication calls; no call sites recorded)\n",
                 x->key, all > 0 ? 100.0 * (double)x->total / (double)all : 0.0);
     }
+    if (rank >= 0)
+        cs_report_text_estimates(f, d, rank, top && top->rank == rank ? top : NULL);
     (void)name;
 }
 
