@@ -43,6 +43,25 @@ echo "ok: the text names rank 3 in both sections"
 # trace of `collscope run` with its analysis tables dropped).
 gzip -dc "$S/tests/analysis/data/demo_shared_cores.db.gz" > "$T/demo.db" || fail "cannot unpack the demo trace"
 one_story demo "$T/demo.db" 2
+# every estimate of the saving side by side, each as its section has it
+"$COLLSCOPE" report "$T/demo.db" > "$T/demo.txt" 2>&1 || fail "demo: text report failed"
+"$PY" - "$T/demo.txt" "$T/demo.json" <<'PYEOF' || fail "demo: the estimates of the saving"
+import json, re, sys
+text, d = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+m = re.search(r"^  the saving measured (\d) ways \((.*)\):\n((?:    .*\n)+)", text, re.M)
+assert m, "no 'the saving measured N ways' block"
+rows = [l.split(None, 2) for l in m.group(3).splitlines()]
+assert int(m.group(1)) == len(rows) == 4, rows
+assert all(r[1] == "ms" for r in rows), rows
+got = {r[2].rsplit("(", 1)[1].rstrip(")"): float(r[0]) for r in rows}
+want = {"Stragglers": d["stragglers"][0]["cost_ns"] / 1e6, "what-if": d["whatif"]["ontime_gain_ns"] / 1e6}
+for k, v in want.items():
+    assert abs(got[k] - v) < 0.0015, (k, got[k], v)
+vals = sorted(got.values())
+agree = vals[-1] <= 1.25 * vals[0]
+assert (m.group(2) == "they agree within 25 %") == agree, (m.group(2), vals)
+print("ok: demo: the saving measured 4 ways", got)
+PYEOF
 
 # And a demo run beside three other builds on the 2 cores
 # (data/demo_loaded.db.gz, the same command, ingested and not analysed):
