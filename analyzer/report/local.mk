@@ -2,7 +2,7 @@
 # back, report.c), one writer per format (report_<format>.c), the CI gates,
 # diff and check-estimate.
 noinst_LTLIBRARIES += analyzer/report/libcsreport.la
-analyzer_report_libcsreport_la_SOURCES = analyzer/report/report.h analyzer/report/report_int.h analyzer/report/report.c analyzer/report/report_format.c analyzer/report/report_units.c \
+analyzer_report_libcsreport_la_SOURCES = analyzer/report/report.h analyzer/report/report_int.h analyzer/report/report.c analyzer/report/report_format.c analyzer/report/report_units.c analyzer/report/report_answer.c \
 	analyzer/report/report_text.c analyzer/report/report_json.c analyzer/report/report_markdown.c \
 	analyzer/report/report_junit.c analyzer/report/gates.c analyzer/report/diff.c analyzer/report/estimate.c
 analyzer_report_libcsreport_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)

@@ -15,6 +15,31 @@
  * each; the Markdown report shows the same lines. */
 void cs__report_answer(FILE *f, const cs_report_trace *t, const cs_report_data *d);
 
+/* The answer worked out once for every writer (report_answer.c): the
+ * culprit, the saving per step and every estimate of it. */
+#define CS_ANSWER_EST_MAX 4
+typedef struct cs_answer_est {
+    const char *source; /* stragglers, steps, whatif, slowdown */
+    const char *what;   /* what it measures, for a person */
+    int64_t ns;
+} cs_answer_est;
+typedef struct cs_answer {
+    int rank;                 /* the culprit rank; -1 none */
+    int stage;                /* the culprit is the slowdown's slow stage (d->sd_culprit) */
+    int by_strag;             /* named by a straggler verdict, not by the slowdown */
+    const cs_straggler *top;  /* the costliest rank straggler verdict, or NULL */
+    char who[128];            /* "rank 2 (dp 2, pp 0, tp 0)", "pipeline pp stage 1"; "" none */
+    int64_t save_ns, step_ns; /* the saving per step (-1 none) and the median step */
+    char save_how[160];       /* what the saving is */
+    cs_answer_est est[CS_ANSWER_EST_MAX];
+    int nest;  /* estimates of the saving (for a rank culprit) */
+    int agree; /* nest >= 2 and they agree within 25 % */
+} cs_answer;
+void cs__report_answer_of(const cs_report_data *d, cs_answer *a);
+/* The layout row of rank, or NULL; the slowdown row of kind and name, or NULL. */
+const cs_layout_row *cs__report_lay(const cs_report_data *d, int rank);
+const cs_slowdown_row *cs__report_sd(const cs_report_data *d, const char *kind, const char *name);
+
 /* Where the Markdown report links for its terms: the glossary of the
  * user guide, relative to the source tree (a CI summary of this project). */
 #define CS_REPORT_GLOSSARY_URL "docs/guide.md#glossary"

@@ -194,12 +194,47 @@ static void cs_report_json_steps(FILE *f, const char *list)
     }
 }
 
+/* "answer": what the text report's first lines say (report_answer.c) */
+static void cs_report_json_answer(FILE *f, const cs_report_data *d)
+{
+    cs_answer a;
+    cs__report_answer_of(d, &a);
+    fprintf(f, "  \"answer\": {\"culprit\": ");
+    if (a.who[0])
+        cs_json_str(f, a.who);
+    else
+        fprintf(f, "null");
+    fprintf(f, ", \"culprit_rank\": ");
+    cs_json_i64_or_null(f, a.rank);
+    fprintf(f, ", \"culprit_stage\": ");
+    if (a.stage)
+        cs_json_str(f, d->sd_culprit);
+    else
+        fprintf(f, "null");
+    fprintf(f, ", \"named_by\": %s", a.by_strag ? "\"stragglers\"" : a.who[0] ? "\"slowdown\"" : "null");
+    fprintf(f, ", \"saving_ns\": ");
+    cs_json_i64_or_null(f, a.save_ns);
+    fprintf(f, ", \"saving_basis\": ");
+    cs_json_str(f, a.save_ns >= 0 ? a.save_how : "");
+    fprintf(f, ", \"step_ns\": ");
+    cs_json_i64_or_null(f, a.step_ns > 0 ? a.step_ns : -1);
+    fprintf(f, ", \"saving_estimates\": [");
+    for (int i = 0; i < a.nest; i++) {
+        fprintf(f, "%s{\"source\": \"%s\", \"ns\": %lld, \"what\": ", i ? ", " : "", a.est[i].source,
+                (long long)a.est[i].ns);
+        cs_json_str(f, a.est[i].what);
+        fprintf(f, "}");
+    }
+    fprintf(f, "], \"estimates_agree\": %s},\n", a.nest < 2 ? "null" : a.agree ? "true" : "false");
+}
+
 static void cs_report_json_analysis(FILE *f, const cs_report_data *d, const cs_gate *g, int ng)
 {
     fprintf(f,
             "  \"analysis_version\": %d,\n  \"instances\": %lld,\n  \"incomplete_instances\": %lld,\n"
             "  \"p2p_messages\": %lld,\n",
             CS_ANALYSIS_VERSION, (long long)d->instances, (long long)d->incomplete, (long long)d->p2p);
+    cs_report_json_answer(f, d);
     fprintf(f, "  \"clocks\": [");
     for (int i = 0; i < d->nproc; i++) {
         const cs_proc *p = &d->procs[i];

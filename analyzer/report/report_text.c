@@ -303,109 +303,19 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
     }
 }
 
-/* The layout row of rank, or NULL. */
-static const cs_layout_row *cs_report_text_lay(const cs_report_data *d, int rank)
-{
-    for (int i = 0; i < d->nlay; i++)
-        if (d->lay[i].rank == rank)
-            return &d->lay[i];
-    return NULL;
-}
-
-/* The slowdown row of kind and name, or NULL. */
-static const cs_slowdown_row *cs_report_text_sd(const cs_report_data *d, const char *kind, const char *name)
-{
-    for (int i = 0; i < d->nsd; i++)
-        if (strcmp(d->sd[i].kind, kind) == 0 && strcmp(d->sd[i].name, name) == 0)
-            return &d->sd[i];
-    return NULL;
-}
-
-/* Every figure the report gives for "what if the culprit were on time",
- * side by side with what each one measures, so that sections that differ
- * say why (issue 31: three answers to one question). Printed where two
- * or more exist. */
-static void cs_report_text_estimates(FILE *f, const cs_report_data *d, int rank, const cs_straggler *top)
-{
-    int64_t v[4];
-    const char *what[4];
-    int n = 0;
-    if (top && top->cost_ns > 0) {
-        v[n] = top->cost_ns;
-        what[n++] = "its lateness against the next slowest rank in its late steps (Stragglers)";
-    }
-    if (d->nsteps && d->whatif_median_ns > 0 && d->step_median_ns > d->whatif_median_ns) {
-        v[n] = d->step_median_ns - d->whatif_median_ns;
-        what[n++] = "the median step less each step's last rank's lateness, whichever rank it is (Steps)";
-    }
-    if (d->has_whatif && d->wf_ontime_ns >= 0 && d->wf_ontime_gain_ns > 0) {
-        v[n] = d->wf_ontime_gain_ns;
-        what[n++] = "the job replayed with every straggler on time, every other delay kept (what-if)";
-    }
-    char key[48];
-    snprintf(key, sizeof key, "rank %d", rank);
-    const cs_slowdown_row *r = d->has_slowdown ? cs_report_text_sd(d, "rank", key) : NULL;
-    if (r && d->sd_actual_ns > d->sd_ideal_ns && r->share > 0) {
-        v[n] = (int64_t)(r->share * (double)(d->sd_actual_ns - d->sd_ideal_ns));
-        what[n++] = "its share of the gap to ideal durations, its own jitter removed too (Slowdown)";
-    }
-    if (n < 2)
-        return;
-    int64_t lo = v[0], hi = v[0];
-    for (int i = 1; i < n; i++) {
-        lo = v[i] < lo ? v[i] : lo;
-        hi = v[i] > hi ? v[i] : hi;
-    }
-    cs_tunit u = cs__report_tunit_of(v, (size_t)n);
-    fprintf(f, "  the saving measured %d ways (%s):\n", n,
-            (double)hi <= 1.25 * (double)lo ? "they agree within 25 %" : "they measure different things");
-    for (int i = 0; i < n; i++) {
-        char b[32];
-        fprintf(f, "    %12s  %s\n", cs__report_tstr(&u, v[i], b, sizeof b), what[i]);
-    }
-}
-
 /* The answer, first: what limits the job (the culprit or "no single
  * culprit"), S, what fixing it would save per step, and where (the rank's
  * dp/pp/tp coordinates and stage, the op or kernel, the call site). */
 void cs__report_answer(FILE *f, const cs_report_trace *t, const cs_report_data *d)
 {
-    char b1[32], b2[32], b3[32], name[CS_COMMS_DISPLAY_MAX];
-    const cs_straggler *top = NULL; /* the costliest rank verdict */
-    for (int i = 0; i < d->nstrag; i++)
-        if (d->strag[i].rank >= 0 && strcmp(d->strag[i].kind, "slow_link") != 0 &&
-            (!top || d->strag[i].cost_ns > top->cost_ns))
-            top = &d->strag[i];
-    int rank = -1;
-    char who[128] = "";
-    int worker = d->has_slowdown && strcmp(d->sd_verdict, "slow_worker") == 0;
-    int stage = d->has_slowdown && strcmp(d->sd_verdict, "slow_stage") == 0;
-    /* the slowdown attribution's culprit; else a straggler that costs 5 %
-     * of the step or more (the attribution may see none: an imported CPU
-     * job whose ideal durations are its actual ones) */
-    int64_t step0 = d->step_median_ns > 0 ? d->step_median_ns : d->sd_actual_ns;
-    int by_strag = 0;
-    if (worker)
-        rank = atoi(d->sd_culprit);
-    else if (!stage && top && (!d->has_slowdown || (step0 > 0 && top->cost_ns * 20 >= step0))) {
-        rank = top->rank;
-        by_strag = 1;
-    }
-    if (rank >= 0) {
-        const cs_layout_row *l = cs_report_text_lay(d, rank);
-        if (l && d->layout[0] && d->lay_pp > 1)
-            snprintf(who, sizeof who, "rank %d (dp %d, pp %d, tp %d; pipeline stage %d)", rank, l->dp, l->pp, l->tp,
-                     l->pp);
-        else if (l && d->layout[0])
-            snprintf(who, sizeof who, "rank %d (dp %d, pp %d, tp %d)", rank, l->dp, l->pp, l->tp);
-        else
-            snprintf(who, sizeof who, "rank %d", rank);
-    } else if (stage) {
-        snprintf(who, sizeof who, "pipeline %s", d->sd_culprit);
-    }
+    char b1[32], b2[32], b3[32];
+    cs_answer a;
+    cs__report_answer_of(d, &a);
+    const cs_straggler *top = a.top;
+    int rank = a.rank, by_strag = a.by_strag;
     fprintf(f, "What limits this job\n");
-    if (who[0])
-        fprintf(f, "  culprit: %s\n", who);
+    if (a.who[0])
+        fprintf(f, "  culprit: %s\n", a.who);
     else if (d->has_slowdown && strcmp(d->sd_verdict, "none") == 0)
         fprintf(f, "  no single culprit: the job runs close to its ideal\n");
     else if (d->has_slowdown)
@@ -420,34 +330,12 @@ void cs__report_answer(FILE *f, const cs_report_trace *t, const cs_report_data *
                 d->sd_S, d->sd_S, cs__report_tstr(&u, d->sd_actual_ns, b1, sizeof b1),
                 cs__report_tstr(&u, d->sd_ideal_ns, b2, sizeof b2));
     }
-    /* the saving per step: the straggler's own cost where the culprit is
-     * a straggler, else the culprit's share of the slowdown */
-    int64_t save = -1, step = d->step_median_ns > 0 ? d->step_median_ns : d->sd_actual_ns;
-    const char *how = "";
-    char howbuf[160];
-    if (top && (rank < 0 || top->rank == rank) && (who[0] || !d->has_slowdown)) {
-        save = top->cost_ns;
-        snprintf(howbuf, sizeof howbuf, "the %s straggler's cost per step", top->kind);
-        how = howbuf;
-    } else if (rank >= 0 || stage) {
-        char key[48];
-        if (rank >= 0)
-            snprintf(key, sizeof key, "rank %d", rank);
-        else
-            snprintf(key, sizeof key, "%s", d->sd_culprit);
-        const cs_slowdown_row *r = rank >= 0 ? cs_report_text_sd(d, "rank", key) : cs_report_text_sd(d, "group", key);
-        if (r && d->sd_actual_ns > d->sd_ideal_ns) {
-            save = (int64_t)(r->share * (double)(d->sd_actual_ns - d->sd_ideal_ns));
-            snprintf(howbuf, sizeof howbuf, "its %.0f %% share of the slowdown", 100 * r->share);
-            how = howbuf;
-        }
-    }
-    if (save >= 0 && step > 0) {
-        const int64_t v[] = { save, step };
+    if (a.save_ns >= 0 && a.step_ns > 0) {
+        const int64_t v[] = { a.save_ns, a.step_ns };
         cs_tunit u = cs__report_tunit_of(v, 2);
         fprintf(f, "  saving: about %s per step if fixed (%.0f %% of the median step of %s; %s)\n",
-                cs__report_tstr(&u, save, b1, sizeof b1), 100.0 * (double)save / (double)step,
-                cs__report_tstr(&u, step, b2, sizeof b2), how);
+                cs__report_tstr(&u, a.save_ns, b1, sizeof b1), 100.0 * (double)a.save_ns / (double)a.step_ns,
+                cs__report_tstr(&u, a.step_ns, b2, sizeof b2), a.save_how);
     }
     /* where: what the culprit's excess is, and where the others wait */
     if (by_strag)
@@ -465,7 +353,7 @@ void cs__report_answer(FILE *f, const cs_report_trace *t, const cs_report_data *
         const cs_slowdown_row *r = NULL;
         char key[48];
         snprintf(key, sizeof key, "rank %d", rank);
-        r = cs_report_text_sd(d, "rank", key);
+        r = cs__report_sd(d, "rank", key);
         if (k && (!r || r->compute_share >= 0.5)) {
             cs_tunit u = cs__report_tunit(k->total_ns);
             char kn[300];
@@ -491,9 +379,17 @@ void cs__report_answer(FILE *f, const cs_report_trace *t, const cs_report_data *
         fprintf(f, "  where the others wait: %s (%.0f %% of the time in communication calls; no call sites recorded)\n",
                 x->key, all > 0 ? 100.0 * (double)x->total / (double)all : 0.0);
     }
-    if (rank >= 0)
-        cs_report_text_estimates(f, d, rank, top && top->rank == rank ? top : NULL);
-    (void)name;
+    /* every estimate of the saving side by side, where there are two or more */
+    if (a.nest >= 2) {
+        int64_t v[CS_ANSWER_EST_MAX];
+        for (int i = 0; i < a.nest; i++)
+            v[i] = a.est[i].ns;
+        cs_tunit u = cs__report_tunit_of(v, a.nest);
+        fprintf(f, "  the saving measured %d ways (%s):\n", a.nest,
+                a.agree ? "they agree within 25 %" : "they measure different things");
+        for (int i = 0; i < a.nest; i++)
+            fprintf(f, "    %12s  %s\n", cs__report_tstr(&u, a.est[i].ns, b3, sizeof b3), a.est[i].what);
+    }
 }
 
 static void cs_report_text_clocks(FILE *f, const cs_report_data *d, int full)

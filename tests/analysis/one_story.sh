@@ -60,7 +60,15 @@ for k, v in want.items():
 vals = sorted(got.values())
 agree = vals[-1] <= 1.25 * vals[0]
 assert (m.group(2) == "they agree within 25 %") == agree, (m.group(2), vals)
-print("ok: demo: the saving measured 4 ways", got)
+# the JSON's answer is the text's
+a = d["answer"]
+assert a["culprit_rank"] == 2 and a["named_by"] == "slowdown" and a["culprit"].startswith("rank 2"), a
+assert a["estimates_agree"] == agree, a
+names = {"stragglers": "Stragglers", "steps": "Steps", "whatif": "what-if", "slowdown": "Slowdown"}
+assert {names[e["source"]]: round(e["ns"] / 1e6, 3) for e in a["saving_estimates"]} == got, (a, got)
+sv = re.search(r"^  saving: about ([0-9.]+) ms per step", text, re.M)
+assert sv and abs(float(sv.group(1)) - a["saving_ns"] / 1e6) < 0.0015, (sv and sv.group(1), a["saving_ns"])
+print("ok: demo: the saving measured 4 ways, in the text and the JSON alike", got)
 PYEOF
 
 # And a demo run beside three other builds on the 2 cores

@@ -1,0 +1,121 @@
+/* report_answer.c: the report's answer, what limits the job, worked out
+ * once from the report's data for every writer: the text and Markdown
+ * reports print it first (cs__report_answer in report_text.c), the JSON
+ * report writes it as "answer" (report_json.c), so that every format
+ * names the same culprit with the same saving.
+ *
+ *   culprit   the slowdown attribution's slow worker or slow stage; else
+ *             the costliest rank straggler verdict when it costs 5 % of
+ *             the median step or more (the attribution may see none: an
+ *             imported CPU job whose ideal durations are its actual ones)
+ *   saving    a straggler's cost per step where the culprit is that
+ *             straggler, else the culprit's share of the slowdown times
+ *             (actual - ideal) step time
+ *   estimates every figure the report has for "what if the culprit were
+ *             on time", with what each measures (issue 31: three
+ *             sections once gave three answers without a word on why). */
+#include "config.h"
+
+#include "analyzer/report/report_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const cs_layout_row *cs__report_lay(const cs_report_data *d, int rank)
+{
+    for (int i = 0; i < d->nlay; i++)
+        if (d->lay[i].rank == rank)
+            return &d->lay[i];
+    return NULL;
+}
+
+const cs_slowdown_row *cs__report_sd(const cs_report_data *d, const char *kind, const char *name)
+{
+    for (int i = 0; i < d->nsd; i++)
+        if (strcmp(d->sd[i].kind, kind) == 0 && strcmp(d->sd[i].name, name) == 0)
+            return &d->sd[i];
+    return NULL;
+}
+
+static void cs_answer_add(cs_answer *a, const char *source, int64_t ns, const char *what)
+{
+    if (a->nest < CS_ANSWER_EST_MAX)
+        a->est[a->nest++] = (cs_answer_est){ source, what, ns };
+}
+
+void cs__report_answer_of(const cs_report_data *d, cs_answer *a)
+{
+    memset(a, 0, sizeof *a);
+    a->rank = -1;
+    a->save_ns = -1;
+    for (int i = 0; i < d->nstrag; i++)
+        if (d->strag[i].rank >= 0 && strcmp(d->strag[i].kind, "slow_link") != 0 &&
+            (!a->top || d->strag[i].cost_ns > a->top->cost_ns))
+            a->top = &d->strag[i];
+    const cs_straggler *top = a->top;
+    int worker = d->has_slowdown && strcmp(d->sd_verdict, "slow_worker") == 0;
+    a->stage = d->has_slowdown && strcmp(d->sd_verdict, "slow_stage") == 0;
+    int64_t step0 = d->step_median_ns > 0 ? d->step_median_ns : d->sd_actual_ns;
+    if (worker)
+        a->rank = atoi(d->sd_culprit);
+    else if (!a->stage && top && (!d->has_slowdown || (step0 > 0 && top->cost_ns * 20 >= step0))) {
+        a->rank = top->rank;
+        a->by_strag = 1;
+    }
+    if (a->rank >= 0) {
+        const cs_layout_row *l = cs__report_lay(d, a->rank);
+        if (l && d->layout[0] && d->lay_pp > 1)
+            snprintf(a->who, sizeof a->who, "rank %d (dp %d, pp %d, tp %d; pipeline stage %d)", a->rank, l->dp, l->pp,
+                     l->tp, l->pp);
+        else if (l && d->layout[0])
+            snprintf(a->who, sizeof a->who, "rank %d (dp %d, pp %d, tp %d)", a->rank, l->dp, l->pp, l->tp);
+        else
+            snprintf(a->who, sizeof a->who, "rank %d", a->rank);
+    } else if (a->stage) {
+        snprintf(a->who, sizeof a->who, "pipeline %s", d->sd_culprit);
+    }
+    /* the saving per step */
+    a->step_ns = step0;
+    if (top && (a->rank < 0 || top->rank == a->rank) && (a->who[0] || !d->has_slowdown)) {
+        a->save_ns = top->cost_ns;
+        snprintf(a->save_how, sizeof a->save_how, "the %s straggler's cost per step", top->kind);
+    } else if (a->rank >= 0 || a->stage) {
+        char key[48];
+        if (a->rank >= 0)
+            snprintf(key, sizeof key, "rank %d", a->rank);
+        else
+            snprintf(key, sizeof key, "%s", d->sd_culprit);
+        const cs_slowdown_row *r = a->rank >= 0 ? cs__report_sd(d, "rank", key) : cs__report_sd(d, "group", key);
+        if (r && d->sd_actual_ns > d->sd_ideal_ns) {
+            a->save_ns = (int64_t)(r->share * (double)(d->sd_actual_ns - d->sd_ideal_ns));
+            snprintf(a->save_how, sizeof a->save_how, "its %.0f %% share of the slowdown", 100 * r->share);
+        }
+    }
+    /* every estimate of the same saving, for a rank */
+    if (a->rank < 0)
+        return;
+    if (top && top->rank == a->rank && top->cost_ns > 0)
+        cs_answer_add(a, "stragglers", top->cost_ns,
+                      "its lateness against the next slowest rank in its late steps (Stragglers)");
+    if (d->nsteps && d->whatif_median_ns > 0 && d->step_median_ns > d->whatif_median_ns)
+        cs_answer_add(a, "steps", d->step_median_ns - d->whatif_median_ns,
+                      "the median step less each step's last rank's lateness, whichever rank it is (Steps)");
+    if (d->has_whatif && d->wf_ontime_ns >= 0 && d->wf_ontime_gain_ns > 0)
+        cs_answer_add(a, "whatif", d->wf_ontime_gain_ns,
+                      "the job replayed with every straggler on time, every other delay kept (what-if)");
+    char key[48];
+    snprintf(key, sizeof key, "rank %d", a->rank);
+    const cs_slowdown_row *r = d->has_slowdown ? cs__report_sd(d, "rank", key) : NULL;
+    if (r && d->sd_actual_ns > d->sd_ideal_ns && r->share > 0)
+        cs_answer_add(a, "slowdown", (int64_t)(r->share * (double)(d->sd_actual_ns - d->sd_ideal_ns)),
+                      "its share of the gap to ideal durations, its own jitter removed too (Slowdown)");
+    if (a->nest < 2)
+        return;
+    int64_t lo = a->est[0].ns, hi = a->est[0].ns;
+    for (int i = 1; i < a->nest; i++) {
+        lo = a->est[i].ns < lo ? a->est[i].ns : lo;
+        hi = a->est[i].ns > hi ? a->est[i].ns : hi;
+    }
+    a->agree = (double)hi <= 1.25 * (double)lo;
+}
