@@ -36,6 +36,8 @@ extern const char cs_help_import[];
 extern const char cs_help_status[];
 int cs_cmd_status(int argc, char **argv);
 int cs_cmd_merge(int argc, char **argv);
+int cs_cmd_top(int argc, char **argv);
+extern const char cs_help_top[];
 extern const char cs_help_merge[];
 int cs_cmd_tui(int argc, char **argv); /* tui/cmd_tui.c */
 extern const char cs_help_tui[];
