@@ -128,7 +128,7 @@ static int logf_has_tid(uint32_t kind)
     return kind == CS_REC_SPAN || kind == CS_REC_INFLIGHT || kind == CS_REC_REQDONE;
 }
 
-long cs_logf_poll(cs_logf *f, cs_logf_fn fn, void *arg, char *err, size_t errlen)
+long cs_logf_poll(cs_logf *f, long max, cs_logf_fn fn, void *arg, char *err, size_t errlen)
 {
     struct stat st;
     if (fstat(f->fd, &st) != 0) {
@@ -175,10 +175,11 @@ long cs_logf_poll(cs_logf *f, cs_logf_fn fn, void *arg, char *err, size_t errlen
         f->known = claimed;
     }
     /* the new slots of each chunk still being filled */
+    long budget = max > 0 ? max : -1;
     for (size_t i = 0; i < f->nOpen; i++) {
         logf_chunk *c = &f->aOpen[i];
         uint64_t first = c->chunk * recs;
-        while (c->pos < recs && first + c->pos < slots) {
+        while (c->pos < recs && first + c->pos < slots && budget != 0) {
             const cs_rec *x = base + first + c->pos;
             uint32_t hdr = __atomic_load_n(&x->hdr, __ATOMIC_ACQUIRE);
             f->bytes += CS_REC_SIZE;
@@ -197,6 +198,7 @@ long cs_logf_poll(cs_logf *f, cs_logf_fn fn, void *arg, char *err, size_t errlen
             } else {
                 fn(arg, x, 1);
                 fresh++;
+                budget -= budget > 0;
             }
         }
         if (c->tid >= 0) {

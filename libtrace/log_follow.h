@@ -33,9 +33,10 @@ const cs_log_header *cs_logf_header(cs_logf *);
  * slot is handed once more as the span it became. */
 typedef void (*cs_logf_fn)(void *arg, const cs_rec *rec, int fresh);
 
-/* Read what is new. Returns the number of fresh records, or -1 with a
- * reason in err (the file can no longer be read). */
-long cs_logf_poll(cs_logf *, cs_logf_fn fn, void *arg, char *err, size_t errlen);
+/* Read what is new, at most max fresh records of the chunks (0: no limit;
+ * the rest waits for the next poll). Returns the number of fresh records,
+ * or -1 with a reason in err (the file can no longer be read). */
+long cs_logf_poll(cs_logf *, long max, cs_logf_fn fn, void *arg, char *err, size_t errlen);
 
 /* Bytes of the log read by all polls so far (what the follower costs). */
 uint64_t cs_logf_bytes_read(const cs_logf *);

@@ -258,6 +258,16 @@ tests_progs_nbloop_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
 tests_progs_nbloop_mpich_LDADD = $(MPICH_LIBS)
 endif
 
+# live_steps: a loop of sleeps and allreduces whose chosen rank turns slow
+# from a chosen step (collscope top's tests, tests/live/).
+EXTRA_DIST += tests/progs/live_steps.c
+if HAVE_OMPI
+check_PROGRAMS += tests/progs/live_steps_ompi
+tests_progs_live_steps_ompi_SOURCES = tests/progs/live_steps.c
+tests_progs_live_steps_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
+tests_progs_live_steps_ompi_LDADD = $(OMPI_LIBS)
+endif
+
 # hang: a loop that hangs or fails in a chosen way (tests/status/).
 EXTRA_DIST += tests/progs/hang.c
 if HAVE_OMPI

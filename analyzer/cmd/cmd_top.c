@@ -49,7 +49,7 @@ const char cs_help_top[] =
     "                       another address; 0: any free port, told on stderr)\n"
     "  --hang S             every rank in a call this long is a hang (default 10)\n"
     "  --baseline N         steps of each rank's baseline (default 16)\n"
-    "  --threshold H        the CUSUM's threshold in deviations (default 15)\n"
+    "  --threshold H        the CUSUM's threshold in deviations (default 20)\n"
     "\n"
     "Exit status: 0; 1 DIR cannot be read or the terminal cannot be used (one\n"
     "message says why); 2 bad usage. See docs/live.md.\n";

@@ -28,9 +28,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#define LV_RING 16        /* steps kept per rank for the trend */
+#define LV_RING 256       /* steps kept per rank */
+#define LV_BATCH 256      /* records read from each log in turn, so the ranks' steps keep in line */
 #define LV_WARMUP 2       /* first steps left out of the baseline */
-#define LV_ZCAP 4.0       /* one step adds at most this to the CUSUM */
+#define LV_MIN_SHIFT 0.25 /* the smallest shift that matters: 25 % more own time */
 #define LV_SIGMA_FLOOR 0.05 /* the deviation is at least this share of the median */
 #define LV_STRAGGLER_MADS 5.0 /* as the analysis's recurring-straggler rule */
 
@@ -63,10 +64,10 @@ typedef struct lv_rank {
     int64_t nstep;        /* steps completed */
     int64_t step_t0;      /* the current step's start, 0 = none yet */
     int64_t step_comm;    /* its time inside calls so far */
-    int64_t ring_step[LV_RING], ring_own[LV_RING];
-    int64_t *aBase; /* own times of the baseline steps */
+    int64_t ring_step[LV_RING], ring_own[LV_RING], ring_d[LV_RING];
+    int64_t *aBase; /* the baseline steps' (excess, own time) pairs */
     size_t nBase, capBase;
-    double mu, sigma, mu_step; /* the baseline: median own time, its deviation, median step */
+    double mu, mu_d, sigma, mu_step; /* the baseline: median own time and excess, the excess's deviation, median step */
     int ready;
     double S;          /* the CUSUM */
     int64_t cand;      /* the step after its last zero */
@@ -101,6 +102,7 @@ struct cs_live {
     int64_t now;    /* real ns of the latest poll */
     int64_t t_first; /* the job's steps: first and latest poll with steps, and their count */
     int64_t steps_first, steps_now, t_steps_first;
+    int64_t s_next; /* the next step to take into the CUSUMs */
     double rate;
     size_t nclosed;
     int world;
@@ -111,7 +113,7 @@ void cs_live_opts_default(cs_live_opts *o)
     o->hang_s = 10;
     o->base_steps = 16;
     o->cusum_k = 0.5;
-    o->cusum_h = 15;
+    o->cusum_h = 20;
 }
 
 cs_live *cs_live_new(const char *dir, const cs_live_opts *opt, char *err, size_t errlen)
@@ -252,52 +254,81 @@ static size_t lv_ring_since(const lv_rank *r, int64_t from, int64_t *own, int64_
     return n;
 }
 
-/* Step s of rank r took step_ns, own_ns of it outside calls: the
- * baseline, then the CUSUM. */
-static void lv_step_done(cs_live *l, lv_rank *r, int64_t s, int64_t step_ns, int64_t own_ns)
+/* Step s of rank r took step_ns, own_ns of it outside calls. */
+static void lv_step_done(lv_rank *r, int64_t s, int64_t step_ns, int64_t own_ns)
 {
     r->ring_step[s % LV_RING] = step_ns;
     r->ring_own[s % LV_RING] = own_ns;
-    if (s < LV_WARMUP)
-        return;
+}
+
+/* Rank r's step s: its own time, and its excess d over the ranks' median
+ * own time of that step (a slowdown every rank shares, the machine's or
+ * the job's, cancels out). The baseline of its first steps, then the
+ * CUSUM on d. */
+static void lv_cusum(cs_live *l, lv_rank *r, int64_t s, double own, double d)
+{
+    r->ring_d[s % LV_RING] = (int64_t)d;
     if (!r->ready) {
-        if (CS_VEC_RESERVE(r->aBase, r->capBase, r->nBase + 1) != 0)
+        if (CS_VEC_RESERVE(r->aBase, r->capBase, r->nBase + 2) != 0)
             return;
-        r->aBase[r->nBase++] = own_ns;
-        if (r->nBase < (size_t)l->opt.base_steps)
+        r->aBase[r->nBase++] = (int64_t)d;
+        r->aBase[r->nBase++] = (int64_t)own;
+        if (r->nBase < 2 * (size_t)l->opt.base_steps)
             return;
-        int64_t *v = malloc(r->nBase * sizeof *v);
+        size_t n = r->nBase / 2;
+        double *v = malloc(n * sizeof *v);
         if (!v)
             return;
-        memcpy(v, r->aBase, r->nBase * sizeof *v);
-        int64_t med = cs_stats_median_i64(v, r->nBase);
-        int64_t mad = cs_stats_mad_i64(v, r->nBase, med);
+        for (size_t i = 0; i < n; i++)
+            v[i] = (double)r->aBase[2 * i + 1];
+        r->mu = cs_stats_median_dbl(v, n);
+        for (size_t i = 0; i < n; i++)
+            v[i] = (double)r->aBase[2 * i];
+        r->mu_d = cs_stats_median_dbl(v, n);
+        for (size_t i = 0; i < n; i++)
+            v[i] = fabs(v[i] - r->mu_d);
+        r->sigma = 1.4826 * cs_stats_median_dbl(v, n);
         free(v);
-        r->mu = (double)med;
-        r->sigma = 1.4826 * (double)(mad > 0 ? mad : 0);
         double floor = LV_SIGMA_FLOOR * r->mu > 20000 ? LV_SIGMA_FLOOR * r->mu : 20000; /* 20 us */
         if (r->sigma < floor)
             r->sigma = floor;
         int64_t st[LV_RING], ow[LV_RING];
-        size_t n = lv_ring_since(r, s - LV_RING + 1, ow, st);
-        r->mu_step = lv_median_dbl(st, n);
+        size_t k = lv_ring_since(r, s - l->opt.base_steps + 1, ow, st);
+        r->mu_step = lv_median_dbl(st, k);
         r->ready = 1;
         r->S = 0;
         r->cand = s + 1;
         return;
     }
-    double z = ((double)own_ns - r->mu) / r->sigma;
-    if (z > LV_ZCAP)
-        z = LV_ZCAP;
-    r->S += z - l->opt.cusum_k;
+    /* the allowance: half the smallest shift that matters (LV_MIN_SHIFT of
+     * the rank's own time), at least cusum_k deviations; one step adds at
+     * most 1 to the sum, so an alarm needs cusum_h steps of a shift */
+    double k = LV_MIN_SHIFT * r->mu / 2 / r->sigma;
+    if (k < l->opt.cusum_k)
+        k = l->opt.cusum_k;
+    double z = (d - r->mu_d) / r->sigma;
+    if (z > k + 1)
+        z = k + 1;
+    r->S += z - k;
     if (r->S <= 0) {
         r->S = 0;
         r->cand = s + 1;
     }
     if (r->S > l->opt.cusum_h && !r->alarm) {
-        int64_t ow[LV_RING], st[LV_RING];
-        size_t n = lv_ring_since(r, r->cand, ow, st);
-        double own = lv_median_dbl(ow, n), step = lv_median_dbl(st, n);
+        int64_t ow[LV_RING], st[LV_RING], dd[LV_RING];
+        size_t n = 0;
+        for (int64_t q = r->cand < s - LV_RING + 1 ? s - LV_RING + 1 : r->cand; q <= s; q++) {
+            ow[n] = r->ring_own[q % LV_RING];
+            st[n] = r->ring_step[q % LV_RING];
+            dd[n++] = r->ring_d[q % LV_RING];
+        }
+        double mown = lv_median_dbl(ow, n), step = lv_median_dbl(st, n), md = lv_median_dbl(dd, n);
+        if (mown < r->mu * (1 + LV_MIN_SHIFT / 2) || md < r->mu_d + LV_MIN_SHIFT / 2 * r->mu) {
+            /* spikes, not a new level: start over */
+            r->S = 0;
+            r->cand = s + 1;
+            return;
+        }
         cs_live_alarm *a = lv_alarm_add(l);
         if (!a)
             return;
@@ -305,21 +336,63 @@ static void lv_step_done(cs_live *l, lv_rank *r, int64_t s, int64_t step_ns, int
         a->rank = r->rank;
         a->step = r->cand;
         a->raised = s;
-        a->factor = r->mu > 0 ? own / r->mu : 0;
+        a->factor = r->mu > 0 ? mown / r->mu : 0;
         a->active = 1;
         snprintf(a->text, sizeof a->text,
-                 "rank %d turned slow at step %lld, %.1fx (its own time per step %.2f -> %.2f ms; the step "
-                 "%.2f -> %.2f ms)",
-                 r->rank, (long long)a->step, a->factor, r->mu / 1e6, own / 1e6, r->mu_step / 1e6, step / 1e6);
+                 "rank %d turned slow at step %lld, %.1fx (own time/step %.2f -> %.2f ms; step %.2f -> %.2f ms)",
+                 r->rank, (long long)a->step, a->factor, r->mu / 1e6, mown / 1e6, r->mu_step / 1e6, step / 1e6);
         r->alarm = (int)l->nAlarm;
     }
+}
+
+/* The steps every rank followed has completed since the last look, in
+ * order: each rank's excess over the median, into its CUSUM. */
+static void lv_detect(cs_live *l)
+{
+    int64_t done = -1;
+    size_t n = 0, open = 0;
+    for (size_t i = 0; i < l->nRank; i++)
+        open += !l->aRank[i]->bad && !l->aRank[i]->closed;
+    for (size_t i = 0; i < l->nRank; i++) {
+        const lv_rank *r = l->aRank[i];
+        if (r->bad || (open && r->closed))
+            continue;
+        if (done < 0 || r->nstep < done)
+            done = r->nstep;
+        n++;
+    }
+    if (!n || done <= l->s_next)
+        return;
+    if (l->s_next < done - LV_RING + 1)
+        l->s_next = done - LV_RING + 1; /* what fell out of the rings is lost */
+    if (l->s_next < LV_WARMUP)
+        l->s_next = LV_WARMUP;
+    double *v = malloc(l->nRank * sizeof *v);
+    if (!v)
+        return;
+    for (int64_t s = l->s_next; s < done; s++) {
+        size_t k = 0;
+        for (size_t i = 0; i < l->nRank; i++) {
+            const lv_rank *r = l->aRank[i];
+            if (!r->bad && s < r->nstep && s >= r->nstep - LV_RING)
+                v[k++] = (double)r->ring_own[s % LV_RING];
+        }
+        double med = k > 1 ? cs_stats_median_dbl(v, k) : 0;
+        for (size_t i = 0; i < l->nRank; i++) {
+            lv_rank *r = l->aRank[i];
+            if (!r->bad && s < r->nstep && s >= r->nstep - LV_RING)
+                lv_cusum(l, r, s, (double)r->ring_own[s % LV_RING], (double)r->ring_own[s % LV_RING] - med);
+        }
+    }
+    free(v);
+    l->s_next = done;
 }
 
 static void lv_boundary(cs_live *l, lv_rank *r, int64_t t)
 {
     if (r->step_t0 && t > r->step_t0) {
         int64_t step = t - r->step_t0, own = step - r->step_comm;
-        lv_step_done(l, r, r->nstep, step, own < 0 ? 0 : own);
+        lv_step_done(r, r->nstep, step, own < 0 ? 0 : own);
         r->nstep++;
     }
     r->step_t0 = t;
@@ -618,20 +691,34 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
         if (h->world_size > l->world)
             l->world = h->world_size;
         snprintf(r->host, sizeof r->host, "%s", h->host);
-        r->fly_op = 0;
-        lv_poll_arg pa = { l, r };
-        char why[1400];
-        if (cs_logf_poll(r->f, lv_rec_both, &pa, why, sizeof why) < 0) {
-            cs_note("top: %s (no longer followed)", why);
-            r->bad = 1;
-            continue;
-        }
-        if (r->fly_op)
-            r->fly_t0 = cs_log_clock_real(&r->clock, (uint64_t)r->fly_t0);
-        lv_take_spans(l, r);
-        r->closed = cs_logf_header(r->f)->state == CS_LOG_CLOSED;
-        l->nclosed += r->closed;
+        r->closed = h->state == CS_LOG_CLOSED; /* before the reading: nothing is written after */
     }
+    /* the logs in turns of LV_BATCH records, each turn's steps into the
+     * CUSUMs, until none has more */
+    for (int more = 1; more;) {
+        more = 0;
+        for (size_t i = 0; i < l->nRank; i++) {
+            lv_rank *r = l->aRank[i];
+            if (r->bad)
+                continue;
+            r->fly_op = 0;
+            lv_poll_arg pa = { l, r };
+            char why[1400];
+            long got = cs_logf_poll(r->f, LV_BATCH, lv_rec_both, &pa, why, sizeof why);
+            if (got < 0) {
+                cs_note("top: %s (no longer followed)", why);
+                r->bad = 1;
+                continue;
+            }
+            more |= got >= LV_BATCH;
+            if (r->fly_op)
+                r->fly_t0 = cs_log_clock_real(&r->clock, (uint64_t)r->fly_t0);
+            lv_take_spans(l, r);
+        }
+        lv_detect(l);
+    }
+    for (size_t i = 0; i < l->nRank; i++)
+        l->nclosed += l->aRank[i]->closed;
     qsort(l->aRank, l->nRank, sizeof *l->aRank, lv_cmp_rank);
     /* the straggler scores: each rank's recent own time per step against
      * the median and MAD of all ranks' */
@@ -685,7 +772,6 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
 
 /* ---- the view ---- */
 
-static const lv_rank *const *lv_sorted;
 static int lv_sort_key;
 
 static double lv_step_recent(const lv_rank *r, int64_t back, double *prev)
@@ -764,8 +850,7 @@ void cs_live_frame(const cs_live *l, FILE *f, int cols, int rows, int sort)
     size_t nact = 0;
     for (size_t i = 0; i < l->nAlarm; i++)
         nact += l->aAlarm[i].active;
-    LV_LINE("collscope top %s: %zu process%s (%zu ended), %s", l->dir, l->nRank, l->nRank == 1 ? "" : "es",
-            l->nclosed, stepdef);
+    LV_LINE("%zu process%s (%zu ended), %s; %s", l->nRank, l->nRank == 1 ? "" : "es", l->nclosed, stepdef, l->dir);
     double med_own = 0;
     {
         double v[4096];
@@ -776,11 +861,10 @@ void cs_live_frame(const cs_live *l, FILE *f, int cols, int rows, int sort)
         med_own = cs_stats_median_dbl(v, n);
     }
     if (slow)
-        LV_LINE("job: step %lld, %.1f steps/s; slowest rank %d (%+.2f ms/step of own time vs the median); alarms %zu "
-                "(%zu active)",
+        LV_LINE("job: step %lld, %.1f steps/s; slowest rank %d (%+.2f ms/step own time); alarms %zu (%zu on)",
                 (long long)l->steps_now, l->rate, slow->rank, (slow->own_recent - med_own) / 1e6, l->nAlarm, nact);
     else
-        LV_LINE("job: no step completed yet; alarms %zu (%zu active)", l->nAlarm, nact);
+        LV_LINE("job: no step completed yet; alarms %zu (%zu on)", l->nAlarm, nact);
     /* the alarms first: they must show in 24 lines */
     for (size_t i = 0; i < l->nAlarm; i++)
         if (l->aAlarm[i].active)
@@ -788,14 +872,12 @@ void cs_live_frame(const cs_live *l, FILE *f, int cols, int rows, int sort)
     for (size_t i = 0; i < l->nAlarm; i++)
         if (!l->aAlarm[i].active)
             LV_LINE("alarm (over) %s", l->aAlarm[i].text);
-    LV_LINE("%5s %7s %8s %6s %5s %-22s %6s %s", "rank", "steps", "step ms", "trend", "comm", "in call (for)",
-            "strag", "sorted by " );
+    LV_LINE("%5s %7s %8s %6s %5s %-22s %6s", "rank", "steps", "step ms", "trend", "comm", "in call (for)", "strag");
     const lv_rank **v = malloc((l->nRank + 1) * sizeof *v);
     if (!v)
         return;
     memcpy(v, l->aRank, l->nRank * sizeof *v);
     lv_sort_key = sort;
-    lv_sorted = v;
     qsort(v, l->nRank, sizeof *v, lv_cmp_view);
     for (size_t i = 0; i < l->nRank; i++) {
         const lv_rank *r = v[i];
@@ -814,7 +896,6 @@ void cs_live_frame(const cs_live *l, FILE *f, int cols, int rows, int sort)
                 r->alarm && l->aAlarm[r->alarm - 1].active ? " SLOW" : r->score >= LV_STRAGGLER_MADS ? " late" : "");
     }
     free(v);
-    (void)lv_sorted;
 #undef LV_LINE
 }
 

@@ -16,7 +16,7 @@ typedef struct cs_live_opts {
     double hang_s;  /* every rank in a call this long: a hang (default 10) */
     int base_steps; /* steps of a rank's baseline (default 16) */
     double cusum_k; /* the CUSUM's allowance, in baseline deviations (0.5) */
-    double cusum_h; /* its decision threshold, in baseline deviations (15) */
+    double cusum_h; /* its decision threshold, in baseline deviations (20) */
 } cs_live_opts;
 
 /* The defaults above. */
