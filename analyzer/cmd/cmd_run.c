@@ -2,6 +2,8 @@
  * the job itself is run by run.c. */
 #include "config.h"
 #include "analyzer/cmd/cli.h"
+#include "analyzer/live/live.h"
+#include "analyzer/live/live_serve.h"
 #include "common/numarg.h"
 
 #include <getopt.h>
@@ -12,7 +14,8 @@
 const char cs_help_run[] =
     "usage: collscope run [-o DIR] [--mpi openmpi|mpich|none] [--no-callsites]\n"
     "                     [--no-nccl-profiler] [--no-ingest] [--merge | --no-merge]\n"
-    "                     [--force] [--wait] [--hang-timeout S [--hang-action report|abort]] -- LAUNCH...\n"
+    "                     [--force] [--wait] [--hang-timeout S [--hang-action report|abort]]\n"
+    "                     [--metrics-file PATH] [--metrics-port [ADDR:]PORT] -- LAUNCH...\n"
     "\n"
     "Run LAUNCH (an mpirun/mpiexec line, or a single program) with the collscope\n"
     "preload library, then merge what every process recorded into DIR/trace.db.\n"
@@ -47,6 +50,12 @@ const char cs_help_run[] =
     "                     so on stderr (COLLSCOPE_HANG_TIMEOUT; default off)\n"
     "  --hang-action A    report (default): go on; abort: end the job once the\n"
     "                     hang is recorded (COLLSCOPE_HANG_ACTION)\n"
+    "  --metrics-file PATH  while the job runs, follow its logs (as collscope top\n"
+    "                     does) and write Prometheus metrics there about once a\n"
+    "                     second (the node exporter's textfile format, renamed\n"
+    "                     into place); the alarms raised are told at the end\n"
+    "  --metrics-port P   serve them at http://127.0.0.1:P/metrics (ADDR:P for\n"
+    "                     another address; 0: any free port, told on stderr)\n"
     "\n"
     "Environment read by the preload: COLLSCOPE_CALLSITES=0|1, COLLSCOPE_PAPI=EV,...,\n"
     "COLLSCOPE_LOG_MAX_MB (default 16384), COLLSCOPE_CLOCK=tsc|monotonic,\n"
@@ -67,8 +76,11 @@ int cs_cmd_run(int argc, char **argv)
                                           { "merge", no_argument, NULL, 'g' },
                                           { "no-merge", no_argument, NULL, 'G' },
                                           { "wait", no_argument, NULL, 'W' },
+                                          { "metrics-file", required_argument, NULL, 'x' },
+                                          { "metrics-port", required_argument, NULL, 'X' },
                                           { NULL, 0, NULL, 0 } };
     const char *out = "collscope.out", *mpi = NULL, *hang_timeout = NULL, *hang_action = NULL;
+    const char *metrics_file = NULL, *metrics_port = NULL;
     int callsites = 1, ingest = 1, ncclprof = 1, force = 0, merge = CS_MERGE_AUTO, wait = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+o:", opts, NULL)) != -1) {
@@ -84,6 +96,8 @@ int cs_cmd_run(int argc, char **argv)
         case 'g': merge = CS_MERGE_YES; break;
         case 'G': merge = CS_MERGE_NO; break;
         case 'W': wait = 1; break;
+        case 'x': metrics_file = optarg; break;
+        case 'X': metrics_port = optarg; break;
         default: fputs(cs_help_run, stderr); return 2;
         }
     }
@@ -121,6 +135,17 @@ int cs_cmd_run(int argc, char **argv)
     if (strcmp(mpi, "openmpi") != 0 && strcmp(mpi, "mpich") != 0 && strcmp(mpi, "nompi") != 0) {
         cs_error("run: unknown MPI '%s' (openmpi, mpich or none)", mpi);
         return 2;
+    }
+    if (metrics_file || metrics_port) {
+        char err[1200];
+        cs_live_opts lo;
+        cs_live_opts_default(&lo);
+        cs_live_pub *pub = cs_live_pub_new(metrics_file, metrics_port, err, sizeof err);
+        if (!pub) {
+            cs_error("run: %s", err);
+            return 2;
+        }
+        cs_run_live(pub, &lo);
     }
 
     return cs_run_job(launch, out, mpi, callsites, ingest, ncclprof, force, merge, wait);

@@ -4,6 +4,8 @@
  * ends. The job's exit status is ours; the tool never changes it. */
 #include "config.h"
 #include "analyzer/cmd/cli.h"
+#include "analyzer/live/live.h"
+#include "analyzer/live/live_serve.h"
 #include "libtrace/log.h"
 
 #include <errno.h>
@@ -204,6 +206,49 @@ static void cs_forward_env_ompi(void)
 }
 
 static pid_t cs_child;
+static cs_live_pub *cs_run_pub;
+static cs_live_opts cs_run_live_opts;
+
+void cs_run_live(cs_live_pub *pub, const cs_live_opts *opt)
+{
+    cs_run_pub = pub;
+    cs_run_live_opts = *opt;
+}
+
+/* Wait for the job, following its logs meanwhile when asked to: the
+ * metrics refreshed about once a second and served in between. */
+static void cs_run_wait(const char *dir, int traced, int *status)
+{
+    cs_live *l = NULL;
+    char err[1200];
+    if (cs_run_pub && traced && !(l = cs_live_new(dir, &cs_run_live_opts, err, sizeof err)))
+        cs_error("run: %s: the job runs without its live metrics", err);
+    int told = 0;
+    for (;;) {
+        pid_t w = waitpid(cs_child, status, l ? WNOHANG : 0);
+        if (w < 0 && errno == EINTR)
+            continue;
+        int done = w != 0;
+        if (l) {
+            if (cs_live_poll(l, err, sizeof err) == 0 && cs_live_pub_refresh(cs_run_pub, l, err, sizeof err) != 0 &&
+                !told++)
+                cs_note("run: metrics: %s", err);
+        }
+        if (done)
+            break;
+        cs_live_pub_wait(cs_run_pub, 1000);
+    }
+    if (l) {
+        const cs_live_alarm *a;
+        size_t n = cs_live_alarms(l, &a);
+        for (size_t i = 0; i < n; i++)
+            cs_note("live alarm: %s", a[i].text);
+        cs_live_free(l);
+    }
+    cs_live_pub_free(cs_run_pub);
+    cs_run_pub = NULL;
+}
+
 static void cs_forward(int sig)
 {
     if (cs_child > 0)
@@ -301,8 +346,7 @@ int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, i
     signal(SIGTERM, cs_forward);
     signal(SIGHUP, cs_forward);
     int status = 0;
-    while (waitpid(cs_child, &status, 0) < 0 && errno == EINTR)
-        ;
+    cs_run_wait(dir, traced, &status);
     struct timespec ended;
     clock_gettime(CLOCK_REALTIME, &ended);
     cs_ingest_job_end((int64_t)ended.tv_sec * 1000000000 + ended.tv_nsec);
