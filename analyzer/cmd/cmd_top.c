@@ -194,8 +194,9 @@ int cs_cmd_top(int argc, char **argv)
             cs_msg_line(stdout, "alarm: %s", a[i].text);
     } else {
 #ifdef HAVE_NCURSES
-        cs_tui_top_hooks hk = { .refreshed = top_refreshed, .fd = t.pub ? cs_live_pub_fd(t.pub) : -1,
-                                .ready = top_ready, .arg = &t };
+        cs_tui_top_hooks hk = {
+            .refreshed = top_refreshed, .fd = t.pub ? cs_live_pub_fd(t.pub) : -1, .ready = top_ready, .arg = &t
+        };
         rc = cs_tui_top(t.l, interval, sort, &hk);
 #else
         (void)top_ready;

@@ -28,11 +28,11 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#define LV_RING 256       /* steps kept per rank */
-#define LV_BATCH 256      /* records read from each log in turn, so the ranks' steps keep in line */
-#define LV_WARMUP 2       /* first steps left out of the baseline */
-#define LV_MIN_SHIFT 0.25 /* the smallest shift that matters: 25 % more own time */
-#define LV_SIGMA_FLOOR 0.05 /* the deviation is at least this share of the median */
+#define LV_RING 256           /* steps kept per rank */
+#define LV_BATCH 256          /* records read from each log in turn, so the ranks' steps keep in line */
+#define LV_WARMUP 2           /* first steps left out of the baseline */
+#define LV_MIN_SHIFT 0.25     /* the smallest shift that matters: 25 % more own time */
+#define LV_SIGMA_FLOOR 0.05   /* the deviation is at least this share of the median */
 #define LV_STRAGGLER_MADS 5.0 /* as the analysis's recurring-straggler rule */
 
 const char *const cs_live_sort_name[CS_LIVE_NSORT] = { "rank", "straggler", "step time", "comm" };
@@ -58,20 +58,20 @@ typedef struct lv_rank {
     int64_t first, last; /* real ns of the first call's start, the latest time seen */
     int64_t comm_ns;     /* inside traced calls (markers left out) */
     /* steps */
-    int markers;          /* 1 once a step marker was seen */
-    uint64_t key_comm;    /* the step proxy: its communicator and op */
+    int markers;       /* 1 once a step marker was seen */
+    uint64_t key_comm; /* the step proxy: its communicator and op */
     int key_op;
-    int64_t nstep;        /* steps completed */
-    int64_t step_t0;      /* the current step's start, 0 = none yet */
-    int64_t step_comm;    /* its time inside calls so far */
+    int64_t nstep;     /* steps completed */
+    int64_t step_t0;   /* the current step's start, 0 = none yet */
+    int64_t step_comm; /* its time inside calls so far */
     int64_t ring_step[LV_RING], ring_own[LV_RING], ring_d[LV_RING];
     int64_t *aBase; /* the baseline steps' (excess, own time) pairs */
     size_t nBase, capBase;
     double mu, mu_d, sigma, mu_step; /* the baseline: median own time and excess, the excess's deviation, median step */
     int ready;
-    double S;          /* the CUSUM */
-    int64_t cand;      /* the step after its last zero */
-    int alarm;         /* index + 1 of its alarm */
+    double S;     /* the CUSUM */
+    int64_t cand; /* the step after its last zero */
+    int alarm;    /* index + 1 of its alarm */
     /* the call it is in */
     int fly_op, fly_tid;
     int64_t fly_t0;
@@ -98,8 +98,8 @@ struct cs_live {
     size_t nComm, capComm;
     cs_live_alarm *aAlarm;
     size_t nAlarm, capAlarm;
-    int hang_on;    /* a hang alarm is active */
-    int64_t now;    /* real ns of the latest poll */
+    int hang_on;     /* a hang alarm is active */
+    int64_t now;     /* real ns of the latest poll */
     int64_t t_first; /* the job's steps: first and latest poll with steps, and their count */
     int64_t steps_first, steps_now, t_steps_first;
     int64_t s_next; /* the next step to take into the CUSUMs */
@@ -804,7 +804,10 @@ static int lv_cmp_view(const void *x, const void *y)
     double ka = 0, kb = 0;
     switch (lv_sort_key) {
     case CS_LIVE_BY_STRAGGLER: ka = -a->score, kb = -b->score; break;
-    case CS_LIVE_BY_STEP: ka = -(double)a->ring_step[(a->nstep + LV_RING - 1) % LV_RING], kb = -(double)b->ring_step[(b->nstep + LV_RING - 1) % LV_RING]; break;
+    case CS_LIVE_BY_STEP:
+        ka = -(double)a->ring_step[(a->nstep + LV_RING - 1) % LV_RING],
+        kb = -(double)b->ring_step[(b->nstep + LV_RING - 1) % LV_RING];
+        break;
     case CS_LIVE_BY_COMM: ka = -a->comm_ns, kb = -b->comm_ns; break;
     default: break;
     }
@@ -818,14 +821,14 @@ void cs_live_frame(const cs_live *l, FILE *f, int cols, int rows, int sort)
     if (cols < 40)
         cols = 40;
     int used = 0;
-#define LV_LINE(...)                                                                                                   \
-    do {                                                                                                               \
-        char lb_[2048];                                                                                                \
-        snprintf(lb_, sizeof lb_, __VA_ARGS__);                                                                        \
-        if (!rows || used < rows) {                                                                                    \
-            fprintf(f, "%.*s\n", cols, lb_);                                                                           \
-            used++;                                                                                                    \
-        }                                                                                                              \
+#define LV_LINE(...)                            \
+    do {                                        \
+        char lb_[2048];                         \
+        snprintf(lb_, sizeof lb_, __VA_ARGS__); \
+        if (!rows || used < rows) {             \
+            fprintf(f, "%.*s\n", cols, lb_);    \
+            used++;                             \
+        }                                       \
     } while (0)
     /* the step definition */
     const lv_rank *slow = NULL;
@@ -893,7 +896,9 @@ void cs_live_frame(const cs_live *l, FILE *f, int cols, int rows, int sort)
             snprintf(call, sizeof call, "(ended)");
         LV_LINE("%5d %7lld %8.2f %6s %4.0f%% %-22.22s %6.1f%s", r->rank, (long long)r->nstep, cur / 1e6, trend,
                 lv_comm_share(l, r) * 100, call, r->score,
-                r->alarm && l->aAlarm[r->alarm - 1].active ? " SLOW" : r->score >= LV_STRAGGLER_MADS ? " late" : "");
+                r->alarm && l->aAlarm[r->alarm - 1].active ? " SLOW"
+                : r->score >= LV_STRAGGLER_MADS            ? " late"
+                                                           : "");
     }
     free(v);
 #undef LV_LINE
@@ -958,7 +963,8 @@ void cs_live_metrics(const cs_live *l, FILE *f)
             fprintf(f, "collscope_call_seconds_total{rank=\"%d\",comm=\"%s\",op=\"%s\"} %.9f\n", l->aRank[i]->rank,
                     lv_comm_label(l, c->comm, cb, sizeof cb), lv_op_name(c->op), (double)c->ns / 1e9);
         }
-    lv_help(f, "collscope_inflight_call_age_seconds", "gauge", "How long the rank has been in its current call (0: none).");
+    lv_help(f, "collscope_inflight_call_age_seconds", "gauge",
+            "How long the rank has been in its current call (0: none).");
     for (size_t i = 0; i < l->nRank; i++) {
         const lv_rank *r = l->aRank[i];
         fprintf(f, "collscope_inflight_call_age_seconds{rank=\"%d\"} %.6f\n", r->rank,
@@ -968,7 +974,8 @@ void cs_live_metrics(const cs_live *l, FILE *f)
             "The rank's recent own time per step above the ranks' median, in MADs.");
     for (size_t i = 0; i < l->nRank; i++)
         fprintf(f, "collscope_straggler_score{rank=\"%d\"} %.3f\n", l->aRank[i]->rank, l->aRank[i]->score);
-    lv_help(f, "collscope_alarm", "gauge", "1 while a change-point alarm on the rank is active (rank \"job\": a hang).");
+    lv_help(f, "collscope_alarm", "gauge",
+            "1 while a change-point alarm on the rank is active (rank \"job\": a hang).");
     for (size_t i = 0; i < l->nRank; i++) {
         const lv_rank *r = l->aRank[i];
         fprintf(f, "collscope_alarm{rank=\"%d\"} %d\n", r->rank, r->alarm ? l->aAlarm[r->alarm - 1].active : 0);

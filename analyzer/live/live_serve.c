@@ -176,7 +176,8 @@ static void http_one(int c, const char *body, size_t len)
     if (!((pl == 8 && strncmp(path, "/metrics", 8) == 0) || (pl == 1 && path[0] == '/'))) {
         static const char nf[] = "not found: the metrics are at /metrics\n";
         n = snprintf(head, sizeof head,
-                     "HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n\r\n", sizeof nf - 1);
+                     "HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n\r\n",
+                     sizeof nf - 1);
         http_send(c, head, (size_t)n);
         http_send(c, nf, sizeof nf - 1);
         return;
