@@ -338,6 +338,7 @@ static void lv_cusum(cs_live *l, lv_rank *r, int64_t s, double own, double d)
         a->raised = s;
         a->factor = r->mu > 0 ? mown / r->mu : 0;
         a->active = 1;
+        a->until = -1;
         snprintf(a->text, sizeof a->text,
                  "rank %d turned slow at step %lld, %.1fx (own time/step %.2f -> %.2f ms; step %.2f -> %.2f ms)",
                  r->rank, (long long)a->step, a->factor, r->mu / 1e6, mown / 1e6, r->mu_step / 1e6, step / 1e6);
@@ -626,14 +627,20 @@ static void lv_hang(cs_live *l)
     if (!hung) {
         if (l->hang_on)
             for (size_t i = 0; i < l->nAlarm; i++)
-                if (l->aAlarm[i].kind == CS_LIVE_HANG)
+                if (l->aAlarm[i].kind == CS_LIVE_HANG && l->aAlarm[i].active) {
                     l->aAlarm[i].active = 0;
+                    l->aAlarm[i].until = l->steps_now;
+                }
         l->hang_on = 0;
         return;
     }
     if (l->hang_on)
         return;
     l->hang_on = 1;
+    int64_t at = -1;
+    for (size_t i = 0; i < l->nRank; i++)
+        if (!l->aRank[i]->bad && (at < 0 || l->aRank[i]->nstep < at))
+            at = l->aRank[i]->nstep;
     char *buf = NULL, err[512];
     size_t len = 0;
     FILE *m = open_memstream(&buf, &len);
@@ -655,7 +662,9 @@ static void lv_hang(cs_live *l)
             break;
         a->kind = CS_LIVE_HANG;
         a->rank = -1;
-        a->step = -1;
+        a->step = at;
+        a->raised = at;
+        a->until = -1;
         a->active = 1;
         snprintf(a->text, sizeof a->text, "hang: %s", line);
         added++;
@@ -665,7 +674,9 @@ static void lv_hang(cs_live *l)
         if (a) {
             a->kind = CS_LIVE_HANG;
             a->rank = -1;
-            a->step = -1;
+            a->step = at;
+            a->raised = at;
+            a->until = -1;
             a->active = 1;
             snprintf(a->text, sizeof a->text, "hang: every rank has been in a call for over %g s", l->opt.hang_s);
         }
@@ -763,7 +774,12 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
         lv_rank *r = l->aRank[i];
         if (r->alarm) {
             cs_live_alarm *a = &l->aAlarm[r->alarm - 1];
-            a->active = r->own_recent >= r->mu * (1 + (a->factor - 1) / 2);
+            int on = r->own_recent >= r->mu * (1 + (a->factor - 1) / 2);
+            if (a->active && !on)
+                a->until = r->nstep;
+            else if (on)
+                a->until = -1;
+            a->active = on;
         }
     }
     lv_hang(l);

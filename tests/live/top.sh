@@ -5,7 +5,8 @@
 # and no other rank; the metrics file that `collscope run --metrics-file`
 # kept is valid Prometheus exposition (promtool), with rank 2's alarm set
 # and, at the end, the same call counts as the trace. A clean job of the
-# same kind raises no alarm. docs/live.md.
+# same kind raises no alarm. The alarm is kept in the trace (live_alarms)
+# and the report says it. docs/live.md.
 . "${srcdir:-.}/tests/lib.sh"
 need_mpi openmpi
 MPIRUN=$(mpirun_for openmpi)
@@ -76,10 +77,20 @@ for r in 0 2; do
   expect_eq "rank $r's MPI_Allreduce bytes, metrics vs trace" "$got" "$want"
 done
 expect_eq "rank 2's steps" "$(sed -n 's/^collscope_rank_steps_total{rank="2"} //p' "$M")" 449
+# the alarm kept in the trace, and said by the report
+expect_eq "alarms in live_alarms" "$(q "$D/trace.db" "SELECT COUNT(*) FROM live_alarms")" 1
+row=$(q "$D/trace.db" "SELECT kind, rank, until_step FROM live_alarms")
+expect_eq "live_alarms' row" "$row" "slow|2|-1"
+step=$(q "$D/trace.db" "SELECT step FROM live_alarms")
+[ "$step" -ge 140 ] && [ "$step" -le 160 ] || fail "live_alarms keeps step $step"
+"$COLLSCOPE" report "$D" >"$T/report" 2>"$T/report.err" || fail "report failed: $(cat "$T/report.err")"
+grep -Eq '^  rank 2 turned slow at step 1[4-6][0-9], [0-9.]+x, until the end$' "$T/report" || {
+  sed -n '/^Alarms/,/^$/p' "$T/report" >&2; fail "the report does not say rank 2's alarm"; }
+echo "ok: the report says: $(grep 'rank 2 turned slow' "$T/report")"
 
 # ---- a clean job: no alarm ----
 D="$T/clean"
-"$COLLSCOPE" run -o "$D" -- timeout -s KILL 60 "$MPIRUN" -np 4 "$PROG" --steps 300 >"$T/clean.out" 2>&1 ||
+"$COLLSCOPE" run -o "$D" --metrics-file "$T/clean.prom" -- timeout -s KILL 60 "$MPIRUN" -np 4 "$PROG" --steps 300 >"$T/clean.out" 2>&1 ||
   fail "the clean job failed: $(tail -n 3 "$T/clean.out")"
 "$COLLSCOPE" top --once --interval 0.1 "$D" >"$T/clean.frame" || fail "top --once of the clean job failed"
 cat "$T/clean.frame"
@@ -87,6 +98,7 @@ grep -q '^4 processes (4 ended), steps: MPI_Pcontrol markers' "$T/clean.frame" |
 grep -Eq '^ +0 +299 ' "$T/clean.frame" || fail "rank 0 did not complete 299 steps in the view"
 grep -qi 'alarm.*turned slow' "$T/clean.frame" && fail "the clean job raised an alarm"
 grep -q 'live alarm' "$T/clean.out" && fail "collscope run told an alarm of the clean job"
+"$COLLSCOPE" report "$D" 2>/dev/null | grep -q '^Alarms raised' && fail "the clean job's report has alarms"
 echo "ok: the clean job raised no alarm"
 
 # ---- bad input: one message, non-zero exit ----
