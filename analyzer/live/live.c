@@ -29,6 +29,7 @@
 #include <time.h>
 
 #define LV_RING 256           /* steps kept per rank */
+#define LV_PROXY_BLOCK 12     /* proxy steps a unit of the CUSUM (divisible by 1, 2, 3, 4, 6) */
 #define LV_BATCH 256          /* records read from each log in turn, so the ranks' steps keep in line */
 #define LV_WARMUP 2           /* first steps left out of the baseline */
 #define LV_MIN_SHIFT 0.25     /* the smallest shift that matters: 25 % more own time */
@@ -61,11 +62,12 @@ typedef struct lv_rank {
     int markers;       /* 1 once a step marker was seen */
     uint64_t key_comm; /* the step proxy: its communicator and op */
     int key_op;
-    int64_t nstep;     /* steps completed */
-    int64_t step_t0;   /* the current step's start, 0 = none yet */
-    int64_t step_comm; /* its time inside calls so far */
-    int64_t ring_step[LV_RING], ring_own[LV_RING], ring_d[LV_RING];
-    int64_t *aBase; /* the baseline steps' (excess, own time) pairs */
+    int64_t nstep;                                                    /* steps completed */
+    int64_t step_t0;                                                  /* the current step's start, 0 = none yet */
+    int64_t step_comm;                                                /* its time inside calls so far */
+    int64_t ring_step[LV_RING], ring_own[LV_RING];                    /* by step */
+    int64_t ring_uown[LV_RING], ring_ustep[LV_RING], ring_d[LV_RING]; /* by unit (lv_detect) */
+    int64_t *aBase;                                                   /* the baseline units: (excess, own time, time) */
     size_t nBase, capBase;
     double mu, mu_d, sigma, mu_step; /* the baseline: median own time and excess, the excess's deviation, median step */
     int ready;
@@ -79,7 +81,10 @@ typedef struct lv_rank {
     cs_rec *aNew;
     size_t nNew, capNew;
     /* the view's figures */
-    double own_recent, score;
+    double own_recent, score; /* recent own time per step; its straggler score */
+    int64_t nunit;            /* units taken into the CUSUM, */
+    int unit;                 /* of this many steps each */
+    double unit_recent;       /* the recent units' median own time */
 } lv_rank;
 
 typedef struct lv_comm {
@@ -102,7 +107,7 @@ struct cs_live {
     int64_t now;     /* real ns of the latest poll */
     int64_t t_first; /* the job's steps: first and latest poll with steps, and their count */
     int64_t steps_first, steps_now, t_steps_first;
-    int64_t s_next; /* the next step to take into the CUSUMs */
+    int64_t u_next; /* the next unit to take into the CUSUMs (lv_detect) */
     double rate;
     size_t nclosed;
     int world;
@@ -261,48 +266,54 @@ static void lv_step_done(lv_rank *r, int64_t s, int64_t step_ns, int64_t own_ns)
     r->ring_own[s % LV_RING] = own_ns;
 }
 
-/* Rank r's step s: its own time, and its excess d over the ranks' median
- * own time of that step (a slowdown every rank shares, the machine's or
- * the job's, cancels out). The baseline of its first steps, then the
- * CUSUM on d. */
-static void lv_cusum(cs_live *l, lv_rank *r, int64_t s, double own, double d)
+/* Rank r's unit u (a step, or with the step proxy a block of
+ * LV_PROXY_BLOCK proxy steps): its own time and time, and its excess d of
+ * own time over the ranks' median for that unit (a slowdown every rank
+ * shares, the machine's or the job's, cancels out). The baseline of its
+ * first units, then the CUSUM on d. */
+static void lv_cusum(cs_live *l, lv_rank *r, int64_t u, int B, double own, double step, double d)
 {
-    r->ring_d[s % LV_RING] = (int64_t)d;
+    r->nunit = u + 1;
+    r->unit = B;
+    r->ring_d[u % LV_RING] = (int64_t)d;
+    r->ring_uown[u % LV_RING] = (int64_t)own;
+    r->ring_ustep[u % LV_RING] = (int64_t)step;
     if (!r->ready) {
-        if (CS_VEC_RESERVE(r->aBase, r->capBase, r->nBase + 2) != 0)
+        if (CS_VEC_RESERVE(r->aBase, r->capBase, r->nBase + 3) != 0)
             return;
         r->aBase[r->nBase++] = (int64_t)d;
         r->aBase[r->nBase++] = (int64_t)own;
-        if (r->nBase < 2 * (size_t)l->opt.base_steps)
+        r->aBase[r->nBase++] = (int64_t)step;
+        if (r->nBase < 3 * (size_t)l->opt.base_steps)
             return;
-        size_t n = r->nBase / 2;
+        size_t n = r->nBase / 3;
         double *v = malloc(n * sizeof *v);
         if (!v)
             return;
         for (size_t i = 0; i < n; i++)
-            v[i] = (double)r->aBase[2 * i + 1];
+            v[i] = (double)r->aBase[3 * i + 2];
+        r->mu_step = cs_stats_median_dbl(v, n);
+        for (size_t i = 0; i < n; i++)
+            v[i] = (double)r->aBase[3 * i + 1];
         r->mu = cs_stats_median_dbl(v, n);
         for (size_t i = 0; i < n; i++)
-            v[i] = (double)r->aBase[2 * i];
+            v[i] = (double)r->aBase[3 * i];
         r->mu_d = cs_stats_median_dbl(v, n);
         for (size_t i = 0; i < n; i++)
             v[i] = fabs(v[i] - r->mu_d);
         r->sigma = 1.4826 * cs_stats_median_dbl(v, n);
         free(v);
-        double floor = LV_SIGMA_FLOOR * r->mu > 20000 ? LV_SIGMA_FLOOR * r->mu : 20000; /* 20 us */
+        double floor = LV_SIGMA_FLOOR * r->mu > 20000.0 * B ? LV_SIGMA_FLOOR * r->mu : 20000.0 * B; /* 20 us a step */
         if (r->sigma < floor)
             r->sigma = floor;
-        int64_t st[LV_RING], ow[LV_RING];
-        size_t k = lv_ring_since(r, s - l->opt.base_steps + 1, ow, st);
-        r->mu_step = lv_median_dbl(st, k);
         r->ready = 1;
         r->S = 0;
-        r->cand = s + 1;
+        r->cand = u + 1;
         return;
     }
     /* the allowance: half the smallest shift that matters (LV_MIN_SHIFT of
-     * the rank's own time), at least cusum_k deviations; one step adds at
-     * most 1 to the sum, so an alarm needs cusum_h steps of a shift */
+     * the rank's own time), at least cusum_k deviations; one unit adds at
+     * most 1 to the sum, so an alarm needs cusum_h units of a shift */
     double k = LV_MIN_SHIFT * r->mu / 2 / r->sigma;
     if (k < l->opt.cusum_k)
         k = l->opt.cusum_k;
@@ -312,21 +323,21 @@ static void lv_cusum(cs_live *l, lv_rank *r, int64_t s, double own, double d)
     r->S += z - k;
     if (r->S <= 0) {
         r->S = 0;
-        r->cand = s + 1;
+        r->cand = u + 1;
     }
     if (r->S > l->opt.cusum_h && !r->alarm) {
         int64_t ow[LV_RING], st[LV_RING], dd[LV_RING];
         size_t n = 0;
-        for (int64_t q = r->cand < s - LV_RING + 1 ? s - LV_RING + 1 : r->cand; q <= s; q++) {
-            ow[n] = r->ring_own[q % LV_RING];
-            st[n] = r->ring_step[q % LV_RING];
+        for (int64_t q = r->cand < u - LV_RING + 1 ? u - LV_RING + 1 : r->cand; q <= u; q++) {
+            ow[n] = r->ring_uown[q % LV_RING];
+            st[n] = r->ring_ustep[q % LV_RING];
             dd[n++] = r->ring_d[q % LV_RING];
         }
-        double mown = lv_median_dbl(ow, n), step = lv_median_dbl(st, n), md = lv_median_dbl(dd, n);
+        double mown = lv_median_dbl(ow, n), mstep = lv_median_dbl(st, n), md = lv_median_dbl(dd, n);
         if (mown < r->mu * (1 + LV_MIN_SHIFT / 2) || md < r->mu_d + LV_MIN_SHIFT / 2 * r->mu) {
             /* spikes, not a new level: start over */
             r->S = 0;
-            r->cand = s + 1;
+            r->cand = u + 1;
             return;
         }
         cs_live_alarm *a = lv_alarm_add(l);
@@ -334,26 +345,34 @@ static void lv_cusum(cs_live *l, lv_rank *r, int64_t s, double own, double d)
             return;
         a->kind = CS_LIVE_SLOW;
         a->rank = r->rank;
-        a->step = r->cand;
-        a->raised = s;
+        a->step = r->cand * B;
+        a->raised = u * B + B - 1;
         a->factor = r->mu > 0 ? mown / r->mu : 0;
         a->active = 1;
         a->until = -1;
         snprintf(a->text, sizeof a->text,
                  "rank %d turned slow at step %lld, %.1fx (own time/step %.2f -> %.2f ms; step %.2f -> %.2f ms)",
-                 r->rank, (long long)a->step, a->factor, r->mu / 1e6, mown / 1e6, r->mu_step / 1e6, step / 1e6);
+                 r->rank, (long long)a->step, a->factor, r->mu / B / 1e6, mown / B / 1e6, r->mu_step / B / 1e6,
+                 mstep / B / 1e6);
         r->alarm = (int)l->nAlarm;
     }
 }
 
-/* The steps every rank followed has completed since the last look, in
- * order: each rank's excess over the median, into its CUSUM. */
+/* The units every rank followed has completed since the last look, in
+ * order: each rank's excess over the median, into its CUSUM. A unit is a
+ * step, or with the step proxy LV_PROXY_BLOCK proxy steps (a step of
+ * several calls of the proxy's collective would otherwise be cut in
+ * parts of which only one holds the step's compute). */
 static void lv_detect(cs_live *l)
 {
     int64_t done = -1;
     size_t n = 0, open = 0;
-    for (size_t i = 0; i < l->nRank; i++)
+    int markers = 0;
+    for (size_t i = 0; i < l->nRank; i++) {
         open += !l->aRank[i]->bad && !l->aRank[i]->closed;
+        markers |= l->aRank[i]->markers;
+    }
+    int B = markers ? 1 : LV_PROXY_BLOCK;
     for (size_t i = 0; i < l->nRank; i++) {
         const lv_rank *r = l->aRank[i];
         if (r->bad || (open && r->closed))
@@ -362,31 +381,42 @@ static void lv_detect(cs_live *l)
             done = r->nstep;
         n++;
     }
-    if (!n || done <= l->s_next)
+    int64_t units = done / B;
+    if (!n || units <= l->u_next)
         return;
-    if (l->s_next < done - LV_RING + 1)
-        l->s_next = done - LV_RING + 1; /* what fell out of the rings is lost */
-    if (l->s_next < LV_WARMUP)
-        l->s_next = LV_WARMUP;
+    if (l->u_next * B < done - LV_RING + B)
+        l->u_next = (done - LV_RING + B) / B; /* what fell out of the rings is lost */
+    if (l->u_next * B < LV_WARMUP)
+        l->u_next = (LV_WARMUP + B - 1) / B;
     double *v = malloc(l->nRank * sizeof *v);
     if (!v)
         return;
-    for (int64_t s = l->s_next; s < done; s++) {
+    for (int64_t u = l->u_next; u < units; u++) {
         size_t k = 0;
         for (size_t i = 0; i < l->nRank; i++) {
             const lv_rank *r = l->aRank[i];
-            if (!r->bad && s < r->nstep && s >= r->nstep - LV_RING)
-                v[k++] = (double)r->ring_own[s % LV_RING];
+            if (r->bad || (u + 1) * B > r->nstep || u * B < r->nstep - LV_RING)
+                continue;
+            double own = 0;
+            for (int64_t s = u * B; s < (u + 1) * B; s++)
+                own += (double)r->ring_own[s % LV_RING];
+            v[k++] = own;
         }
         double med = k > 1 ? cs_stats_median_dbl(v, k) : 0;
         for (size_t i = 0; i < l->nRank; i++) {
             lv_rank *r = l->aRank[i];
-            if (!r->bad && s < r->nstep && s >= r->nstep - LV_RING)
-                lv_cusum(l, r, s, (double)r->ring_own[s % LV_RING], (double)r->ring_own[s % LV_RING] - med);
+            if (r->bad || (u + 1) * B > r->nstep || u * B < r->nstep - LV_RING)
+                continue;
+            double own = 0, step = 0;
+            for (int64_t s = u * B; s < (u + 1) * B; s++) {
+                own += (double)r->ring_own[s % LV_RING];
+                step += (double)r->ring_step[s % LV_RING];
+            }
+            lv_cusum(l, r, u, B, own, step, own - med);
         }
     }
     free(v);
-    l->s_next = done;
+    l->u_next = units;
 }
 
 static void lv_boundary(cs_live *l, lv_rank *r, int64_t t)
@@ -650,11 +680,19 @@ static void lv_hang(cs_live *l)
     int rc = cs_status_run(l->dir, &so, m, err, sizeof err);
     fclose(m);
     int added = 0;
-    /* the diagnosis: the lines "kind: text" after the ranks' lines */
-    for (char *line = buf, *next; rc == 3 && line && *line; line = next) {
+    char where[600] = "";
+    /* the diagnosis: the lines "kind: text" after the ranks' lines; else
+     * the ranks' lines (where each is) */
+    for (char *line = buf, *next; (rc == 0 || rc == 3) && line && *line; line = next) {
         next = strchr(line, '\n');
         if (next)
             *next++ = '\0';
+        if (line != buf && line[0] == ' ' && line[1] == ' ' && line[2] != ' ') {
+            size_t w = strlen(where);
+            if (w < sizeof where - 4)
+                snprintf(where + w, sizeof where - w, "%s%s", w ? "; " : "", line + 2);
+            continue;
+        }
         if (line == buf || line[0] == ' ' || !strchr(line, ':'))
             continue;
         cs_live_alarm *a = lv_alarm_add(l);
@@ -678,7 +716,8 @@ static void lv_hang(cs_live *l)
             a->raised = at;
             a->until = -1;
             a->active = 1;
-            snprintf(a->text, sizeof a->text, "hang: every rank has been in a call for over %g s", l->opt.hang_s);
+            snprintf(a->text, sizeof a->text, "hang: every rank has been in a call for over %g s%s%s", l->opt.hang_s,
+                     where[0] ? ": " : "", where);
         }
     }
     free(buf);
@@ -743,7 +782,15 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
     for (size_t i = 0; i < l->nRank; i++) {
         lv_rank *r = l->aRank[i];
         int64_t ow[LV_RING], st[LV_RING];
-        size_t k = lv_ring_since(r, r->nstep - 8, ow, st);
+        size_t k = 0;
+        if (r->nunit) {
+            /* by unit, as the CUSUM: a proxy step alone may hold no compute */
+            for (int64_t u = r->nunit > 8 ? r->nunit - 8 : 0; u < r->nunit; u++)
+                ow[k++] = r->ring_uown[u % LV_RING] / r->unit;
+            r->unit_recent = lv_median_dbl(ow, k) * r->unit;
+        } else {
+            k = lv_ring_since(r, r->nstep - 8, ow, st);
+        }
         r->own_recent = k ? lv_median_dbl(ow, k) : 0;
         if (k)
             v[n++] = r->own_recent;
@@ -774,7 +821,7 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
         lv_rank *r = l->aRank[i];
         if (r->alarm) {
             cs_live_alarm *a = &l->aAlarm[r->alarm - 1];
-            int on = r->own_recent >= r->mu * (1 + (a->factor - 1) / 2);
+            int on = r->unit_recent >= r->mu * (1 + (a->factor - 1) / 2);
             if (a->active && !on)
                 a->until = r->nstep;
             else if (on)
