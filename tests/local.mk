@@ -98,6 +98,12 @@ tests_unit_test_fuse_guard_SOURCES = tests/unit/test_fuse_guard.c tests/unit/che
 tests_unit_test_log_SOURCES = tests/unit/test_log.c tests/unit/check.h
 tests_unit_test_log_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_log_LDADD = $(CS_STORE_LIBS) $(PTHREAD_LIBS)
+# A log followed while it is written (libtrace/log_follow.c, collscope top).
+check_PROGRAMS += tests/unit/test_log_follow
+TESTS += tests/unit/test_log_follow
+tests_unit_test_log_follow_SOURCES = tests/unit/test_log_follow.c tests/unit/check.h
+tests_unit_test_log_follow_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_test_log_follow_LDADD = $(CS_STORE_LIBS) $(PTHREAD_LIBS)
 
 # Multi-rank tests of the MPI preload.
 TESTS += tests/mpi/counts.sh tests/mpi/crash.sh tests/mpi/undisturbed.sh tests/mpi/singleton.sh \
