@@ -977,6 +977,14 @@ static void lv_help(FILE *f, const char *name, const char *type, const char *hel
 void cs_live_metrics(const cs_live *l, FILE *f)
 {
     char cb[64];
+    /* the processes that know their rank: one series per rank label */
+    const lv_rank **v = malloc((l->nRank + 1) * sizeof *v);
+    size_t nv = 0;
+    if (!v)
+        return;
+    for (size_t i = 0; i < l->nRank; i++)
+        if (l->aRank[i]->rank >= 0 && (!nv || v[nv - 1]->rank != l->aRank[i]->rank))
+            v[nv++] = l->aRank[i];
     lv_help(f, "collscope_processes", "gauge", "Processes whose trace logs are followed.");
     fprintf(f, "collscope_processes %zu\n", l->nRank);
     lv_help(f, "collscope_processes_ended", "gauge", "Processes that closed their trace logs.");
@@ -984,76 +992,76 @@ void cs_live_metrics(const cs_live *l, FILE *f)
     lv_help(f, "collscope_job_step_rate", "gauge", "Steps per second of the slowest rank while watched.");
     fprintf(f, "collscope_job_step_rate %.6g\n", l->rate);
     lv_help(f, "collscope_rank_steps_total", "counter", "Steps the rank completed.");
-    for (size_t i = 0; i < l->nRank; i++)
-        fprintf(f, "collscope_rank_steps_total{rank=\"%d\"} %lld\n", l->aRank[i]->rank, (long long)l->aRank[i]->nstep);
+    for (size_t i = 0; i < nv; i++)
+        fprintf(f, "collscope_rank_steps_total{rank=\"%d\"} %lld\n", v[i]->rank, (long long)v[i]->nstep);
     lv_help(f, "collscope_rank_step_seconds", "gauge", "The rank's latest completed step's time.");
-    for (size_t i = 0; i < l->nRank; i++) {
-        const lv_rank *r = l->aRank[i];
+    for (size_t i = 0; i < nv; i++) {
+        const lv_rank *r = v[i];
         if (r->nstep)
             fprintf(f, "collscope_rank_step_seconds{rank=\"%d\"} %.9f\n", r->rank,
                     (double)r->ring_step[(r->nstep - 1) % LV_RING] / 1e9);
     }
     lv_help(f, "collscope_rank_own_seconds", "gauge",
             "The rank's latest step's time outside traced calls (its own work).");
-    for (size_t i = 0; i < l->nRank; i++) {
-        const lv_rank *r = l->aRank[i];
+    for (size_t i = 0; i < nv; i++) {
+        const lv_rank *r = v[i];
         if (r->nstep)
             fprintf(f, "collscope_rank_own_seconds{rank=\"%d\"} %.9f\n", r->rank,
                     (double)r->ring_own[(r->nstep - 1) % LV_RING] / 1e9);
     }
     lv_help(f, "collscope_rank_comm_seconds_total", "counter", "Time the rank spent inside traced calls.");
-    for (size_t i = 0; i < l->nRank; i++)
-        fprintf(f, "collscope_rank_comm_seconds_total{rank=\"%d\"} %.9f\n", l->aRank[i]->rank,
-                (double)l->aRank[i]->comm_ns / 1e9);
+    for (size_t i = 0; i < nv; i++)
+        fprintf(f, "collscope_rank_comm_seconds_total{rank=\"%d\"} %.9f\n", v[i]->rank, (double)v[i]->comm_ns / 1e9);
     lv_help(f, "collscope_collectives_total", "counter", "Calls per rank, communicator and operation.");
-    for (size_t i = 0; i < l->nRank; i++)
-        for (size_t j = 0; j < l->aRank[i]->nCnt; j++) {
-            const lv_count *c = &l->aRank[i]->aCnt[j];
-            fprintf(f, "collscope_collectives_total{rank=\"%d\",comm=\"%s\",op=\"%s\"} %llu\n", l->aRank[i]->rank,
+    for (size_t i = 0; i < nv; i++)
+        for (size_t j = 0; j < v[i]->nCnt; j++) {
+            const lv_count *c = &v[i]->aCnt[j];
+            fprintf(f, "collscope_collectives_total{rank=\"%d\",comm=\"%s\",op=\"%s\"} %llu\n", v[i]->rank,
                     lv_comm_label(l, c->comm, cb, sizeof cb), lv_op_name(c->op), (unsigned long long)c->n);
         }
     lv_help(f, "collscope_bytes_total", "counter", "Payload bytes per rank, communicator and operation.");
-    for (size_t i = 0; i < l->nRank; i++)
-        for (size_t j = 0; j < l->aRank[i]->nCnt; j++) {
-            const lv_count *c = &l->aRank[i]->aCnt[j];
-            fprintf(f, "collscope_bytes_total{rank=\"%d\",comm=\"%s\",op=\"%s\"} %llu\n", l->aRank[i]->rank,
+    for (size_t i = 0; i < nv; i++)
+        for (size_t j = 0; j < v[i]->nCnt; j++) {
+            const lv_count *c = &v[i]->aCnt[j];
+            fprintf(f, "collscope_bytes_total{rank=\"%d\",comm=\"%s\",op=\"%s\"} %llu\n", v[i]->rank,
                     lv_comm_label(l, c->comm, cb, sizeof cb), lv_op_name(c->op), (unsigned long long)c->bytes);
         }
     lv_help(f, "collscope_call_seconds_total", "counter", "Time in calls per rank, communicator and operation.");
-    for (size_t i = 0; i < l->nRank; i++)
-        for (size_t j = 0; j < l->aRank[i]->nCnt; j++) {
-            const lv_count *c = &l->aRank[i]->aCnt[j];
-            fprintf(f, "collscope_call_seconds_total{rank=\"%d\",comm=\"%s\",op=\"%s\"} %.9f\n", l->aRank[i]->rank,
+    for (size_t i = 0; i < nv; i++)
+        for (size_t j = 0; j < v[i]->nCnt; j++) {
+            const lv_count *c = &v[i]->aCnt[j];
+            fprintf(f, "collscope_call_seconds_total{rank=\"%d\",comm=\"%s\",op=\"%s\"} %.9f\n", v[i]->rank,
                     lv_comm_label(l, c->comm, cb, sizeof cb), lv_op_name(c->op), (double)c->ns / 1e9);
         }
     lv_help(f, "collscope_inflight_call_age_seconds", "gauge",
             "How long the rank has been in its current call (0: none).");
-    for (size_t i = 0; i < l->nRank; i++) {
-        const lv_rank *r = l->aRank[i];
+    for (size_t i = 0; i < nv; i++) {
+        const lv_rank *r = v[i];
         fprintf(f, "collscope_inflight_call_age_seconds{rank=\"%d\"} %.6f\n", r->rank,
                 r->fly_op ? (double)(l->now - r->fly_t0) / 1e9 : 0.0);
     }
     lv_help(f, "collscope_straggler_score", "gauge",
             "The rank's recent own time per step above the ranks' median, in MADs.");
-    for (size_t i = 0; i < l->nRank; i++)
-        fprintf(f, "collscope_straggler_score{rank=\"%d\"} %.3f\n", l->aRank[i]->rank, l->aRank[i]->score);
+    for (size_t i = 0; i < nv; i++)
+        fprintf(f, "collscope_straggler_score{rank=\"%d\"} %.3f\n", v[i]->rank, v[i]->score);
     lv_help(f, "collscope_alarm", "gauge",
             "1 while a change-point alarm on the rank is active (rank \"job\": a hang).");
-    for (size_t i = 0; i < l->nRank; i++) {
-        const lv_rank *r = l->aRank[i];
+    for (size_t i = 0; i < nv; i++) {
+        const lv_rank *r = v[i];
         fprintf(f, "collscope_alarm{rank=\"%d\"} %d\n", r->rank, r->alarm ? l->aAlarm[r->alarm - 1].active : 0);
     }
     fprintf(f, "collscope_alarm{rank=\"job\"} %d\n", l->hang_on);
     lv_help(f, "collscope_alarm_step", "gauge", "The step where the rank's alarmed shift began.");
-    for (size_t i = 0; i < l->nRank; i++) {
-        const lv_rank *r = l->aRank[i];
+    for (size_t i = 0; i < nv; i++) {
+        const lv_rank *r = v[i];
         if (r->alarm)
             fprintf(f, "collscope_alarm_step{rank=\"%d\"} %lld\n", r->rank, (long long)l->aAlarm[r->alarm - 1].step);
     }
     lv_help(f, "collscope_alarm_factor", "gauge", "The rank's own time per step after its shift over before.");
-    for (size_t i = 0; i < l->nRank; i++) {
-        const lv_rank *r = l->aRank[i];
+    for (size_t i = 0; i < nv; i++) {
+        const lv_rank *r = v[i];
         if (r->alarm)
             fprintf(f, "collscope_alarm_factor{rank=\"%d\"} %.3f\n", r->rank, l->aAlarm[r->alarm - 1].factor);
     }
+    free(v);
 }
