@@ -837,19 +837,18 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
 
 static int lv_sort_key;
 
+/* The median time of the rank's last `back` steps; *prev: of the `back`
+ * steps before them (0 when there are none). */
 static double lv_step_recent(const lv_rank *r, int64_t back, double *prev)
 {
     int64_t ow[LV_RING], st[LV_RING];
     size_t k = lv_ring_since(r, r->nstep - back, ow, st);
     if (prev) {
-        int64_t ow2[LV_RING], st2[LV_RING];
+        int64_t st2[LV_RING];
         size_t k2 = 0;
         for (int64_t s = r->nstep - 2 * back; s < r->nstep - back; s++)
-            if (s >= 0 && s >= r->nstep - LV_RING) {
-                st2[k2] = r->ring_step[s % LV_RING];
-                ow2[k2++] = r->ring_own[s % LV_RING];
-            }
-        (void)ow2;
+            if (s >= 0 && s >= r->nstep - LV_RING)
+                st2[k2++] = r->ring_step[s % LV_RING];
         *prev = k2 ? lv_median_dbl(st2, k2) : 0;
     }
     return k ? lv_median_dbl(st, k) : 0;
