@@ -15,6 +15,7 @@ if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2
   [ "${CI:-}" = true ] && fail "prometheus is not installed (scripts/setup.sh installs it)"
   skip "prometheus (Debian package) is not installed"
 fi
+command -v curl >/dev/null 2>&1 || skip "curl is not installed"
 # two free loopback ports
 set -- $(/usr/bin/python3 -c '
 import socket
@@ -43,6 +44,16 @@ until curl -sf "http://127.0.0.1:$PP/-/ready" >/dev/null 2>&1; do
   sleep 0.1
 done
 echo "ok: prometheus ready on port $PP, scraping 127.0.0.1:$MP"
+# Prometheus applies its targets a few seconds after it starts: wait for
+# its first try at ours (down: nothing listens yet), so that it scrapes the
+# job from its start
+n=0
+until curl -sf "$API/targets" | grep -Eq '"health":"(down|up)"'; do
+  n=$((n + 1))
+  [ $n -lt 200 ] || fail "prometheus never tried its target within 20 s"
+  sleep 0.1
+done
+echo "ok: prometheus tried its target"
 
 D="$T/job"
 ( "$COLLSCOPE" run -o "$D" --metrics-port "127.0.0.1:$MP" -- timeout -s KILL 90 "$MPIRUN" -np 4 "$PROG" --steps 1400 \
