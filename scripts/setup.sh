@@ -31,7 +31,7 @@ pkgs="build-essential autoconf automake libtool libtool-bin pkg-config python3 b
   procps time clang-format clang libclang-rt-14-dev
   libotf2-trace-dev otf2-tools libyajl-dev zlib1g-dev
   libprotobuf-c-dev protobuf-c-compiler protobuf-compiler python3-protobuf
-  python3-venv prometheus"
+  python3-venv prometheus curl"
 missing=
 for p in $pkgs; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"
