@@ -38,8 +38,8 @@ const char cs_help_top[] =
     "\n"
     "  --once               print one frame as text (two polls --interval apart)\n"
     "                       and exit: for scripts\n"
-    "  --headless           no view: follow the job until its processes all end,\n"
-    "                       publishing the metrics\n"
+    "  --headless           no view: follow the job until its processes all end\n"
+    "                       (or are gone), publishing the metrics\n"
     "  --interval S         seconds between refreshes (default 1)\n"
     "  --sort KEY           rank, straggler, step or comm (default rank)\n"
     "  --cols N             width of the --once frame (default 80)\n"
@@ -181,7 +181,7 @@ int cs_cmd_top(int argc, char **argv)
                 break;
             }
             top_refreshed(&t);
-            if (cs_live_nproc(t.l) && cs_live_nclosed(t.l) == cs_live_nproc(t.l))
+            if (cs_live_nproc(t.l) && cs_live_nclosed(t.l) + cs_live_ngone(t.l) == cs_live_nproc(t.l))
                 break;
             if (t.pub)
                 cs_live_pub_wait(t.pub, (int)(interval * 1000));

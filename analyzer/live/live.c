@@ -25,8 +25,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define LV_RING 256           /* steps kept per rank */
 #define LV_PROXY_BLOCK 12     /* proxy steps a unit of the CUSUM (divisible by 1, 2, 3, 4, 6) */
@@ -49,6 +51,7 @@ typedef struct lv_rank {
     cs_logf *f;
     char path[1100];
     int rank, pid, closed, bad;
+    int gone; /* a process of this host that no longer runs, its log not closed */
     char host[64];
     cs_log_clock clock;
     int64_t toff;
@@ -109,8 +112,9 @@ struct cs_live {
     int64_t steps_first, steps_now, t_steps_first;
     int64_t u_next; /* the next unit to take into the CUSUMs (lv_detect) */
     double rate;
-    size_t nclosed;
+    size_t nclosed, ngone;
     int world;
+    char host[64]; /* this host's name: its processes can be asked whether they run */
 };
 
 void cs_live_opts_default(cs_live_opts *o)
@@ -135,6 +139,7 @@ cs_live *cs_live_new(const char *dir, const cs_live_opts *opt, char *err, size_t
         cs_live_opts_default(&l->opt);
     if (l->opt.base_steps < 4)
         l->opt.base_steps = 4;
+    gethostname(l->host, sizeof l->host - 1);
     return l;
 }
 
@@ -165,6 +170,10 @@ size_t cs_live_nproc(const cs_live *l)
 size_t cs_live_nclosed(const cs_live *l)
 {
     return l->nclosed;
+}
+size_t cs_live_ngone(const cs_live *l)
+{
+    return l->ngone;
 }
 size_t cs_live_alarms(const cs_live *l, const cs_live_alarm **out)
 {
@@ -742,6 +751,7 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
             l->world = h->world_size;
         snprintf(r->host, sizeof r->host, "%s", h->host);
         r->closed = h->state == CS_LOG_CLOSED; /* before the reading: nothing is written after */
+        r->gone = !r->closed && r->pid > 0 && strcmp(r->host, l->host) == 0 && kill(r->pid, 0) != 0 && errno == ESRCH;
     }
     /* the logs in turns of LV_BATCH records, each turn's steps into the
      * CUSUMs, until none has more */
@@ -767,8 +777,11 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
         }
         lv_detect(l);
     }
-    for (size_t i = 0; i < l->nRank; i++)
+    l->ngone = 0;
+    for (size_t i = 0; i < l->nRank; i++) {
         l->nclosed += l->aRank[i]->closed;
+        l->ngone += l->aRank[i]->gone;
+    }
     qsort(l->aRank, l->nRank, sizeof *l->aRank, lv_cmp_rank);
     /* the straggler scores: each rank's recent own time per step against
      * the median and MAD of all ranks' */
@@ -915,7 +928,11 @@ void cs_live_frame(const cs_live *l, FILE *f, int cols, int rows, int sort)
     size_t nact = 0;
     for (size_t i = 0; i < l->nAlarm; i++)
         nact += l->aAlarm[i].active;
-    LV_LINE("%zu process%s (%zu ended), %s; %s", l->nRank, l->nRank == 1 ? "" : "es", l->nclosed, stepdef, l->dir);
+    char gone[32] = "";
+    if (l->ngone)
+        snprintf(gone, sizeof gone, ", %zu gone", l->ngone);
+    LV_LINE("%zu process%s (%zu ended%s), %s; %s", l->nRank, l->nRank == 1 ? "" : "es", l->nclosed, gone, stepdef,
+            l->dir);
     double med_own = 0;
     {
         double v[4096];
@@ -952,6 +969,8 @@ void cs_live_frame(const cs_live *l, FILE *f, int cols, int rows, int sort)
             snprintf(trend, sizeof trend, "%+.0f%%", (cur / prev - 1) * 100);
         if (r->bad)
             snprintf(call, sizeof call, "(unreadable log)");
+        else if (r->gone)
+            snprintf(call, sizeof call, "(gone, log not closed)");
         else if (r->fly_op)
             snprintf(call, sizeof call, "%s %.1fs", lv_op_name(r->fly_op), (double)(l->now - r->fly_t0) / 1e9);
         else if (r->closed)

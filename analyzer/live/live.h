@@ -48,6 +48,9 @@ int cs_live_poll(cs_live *, char *err, size_t errlen);
 /* Processes whose logs are followed, and how many of them closed theirs. */
 size_t cs_live_nproc(const cs_live *);
 size_t cs_live_nclosed(const cs_live *);
+/* Processes of this host that no longer run though their logs are not
+ * closed (killed, crashed). */
+size_t cs_live_ngone(const cs_live *);
 /* The alarms raised so far, oldest first. */
 size_t cs_live_alarms(const cs_live *, const cs_live_alarm **out);
 /* Bytes of the logs read by all polls so far. */
