@@ -2,19 +2,25 @@
  * docs/live.md), on logs already written (bench/log_gen):
  *
  *   live_bench DIR [REFRESHES]
+ *   live_bench --follow DIR INTERVAL
  *
  * prints the first refresh (every record read: the rate at which the
  * follower reads records, so the calls per second of a whole job it keeps
  * up with on one core), then REFRESHES (default 20) refreshes with nothing
  * new (the cost of a refresh itself at this many ranks): wall and CPU time
- * of each, and the bytes of log read. */
+ * of each, and the bytes of log read. --follow: while the logs are being
+ * written, a refresh every INTERVAL seconds until every process closed its
+ * log: per refresh the records read, its wall and CPU time, and in all the
+ * largest refresh and the CPU share of the follower. */
 #include "config.h"
 #include "analyzer/live/live.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 static double lb_now(void)
 {
@@ -31,8 +37,50 @@ static double lb_cpu(void)
            (double)ru.ru_stime.tv_usec / 1e6;
 }
 
+static int lb_follow(const char *dir, double interval)
+{
+    char err[1024];
+    cs_live *l = cs_live_new(dir, NULL, err, sizeof err);
+    if (!l) {
+        fprintf(stderr, "live_bench: %s\n", err);
+        return 1;
+    }
+    double start = lb_now(), cstart = lb_cpu(), tmax = 0;
+    unsigned long long last = 0, most = 0;
+    int n = 0;
+    for (;;) {
+        double a = lb_now(), ca = lb_cpu();
+        if (cs_live_poll(l, err, sizeof err) != 0) {
+            fprintf(stderr, "live_bench: %s\n", err);
+            return 1;
+        }
+        double b = lb_now() - a, cb = lb_cpu() - ca;
+        unsigned long long bytes = (unsigned long long)cs_live_bytes_read(l);
+        printf("refresh %d: %zu logs, %.2f M records read in %.1f ms (CPU %.1f ms)%s\n", ++n, cs_live_nproc(l),
+               (double)(bytes - last) / 64 / 1e6, b * 1e3, cb * 1e3, cs_live_behind(l) ? ", behind" : "");
+        if (bytes - last > most)
+            most = bytes - last;
+        last = bytes;
+        if (b > tmax)
+            tmax = b;
+        if (cs_live_nproc(l) && cs_live_nclosed(l) == cs_live_nproc(l) && !cs_live_behind(l))
+            break;
+        double left = interval - (lb_now() - a);
+        if (left > 0)
+            usleep((useconds_t)(left * 1e6));
+    }
+    double all = lb_now() - start;
+    printf("followed %.1f s: %d refreshes, the largest %.1f ms (%.2f M records), the follower's CPU %.1f %% of one "
+           "core\n",
+           all, n, tmax * 1e3, (double)most / 64 / 1e6, (lb_cpu() - cstart) / all * 100);
+    cs_live_free(l);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "--follow") == 0)
+        return lb_follow(argv[2], atof(argv[3]));
     if (argc < 2) {
         fprintf(stderr, "usage: live_bench DIR [REFRESHES]\n");
         return 2;

@@ -6,7 +6,8 @@
 # For each rank count: the first refresh (every record read: the follower's
 # read rate in records/s on one core, which bounds the calls per second of
 # a whole job it keeps up with at one refresh a second), a refresh with
-# nothing new, and drawing the frame and the metrics. The baseline in the
+# nothing new, and drawing the frame and the metrics; then a follower at
+# one refresh a second while 64 writers append. The baseline in the
 # same run: the bytes of the logs read by cat (the page cache's rate).
 # Figures: bench/README.md. Not part of make check.
 set -eu
@@ -28,3 +29,10 @@ for r in "$@"; do
   echo "baseline: cat of the logs: $(du -sm "$D/job/logs" | cut -f1) MiB in $(echo "$e - $s" | bc) s"
   "$B/bench/live_bench" "$D/job" 20
 done
+# following while 64 writers append as fast as they can (on the same
+# cores: the writers and the follower compete for them)
+rm -rf "$D/job" && mkdir -p "$D/job/logs"
+echo "== following 64 ranks x 200000 spans while they are written, a refresh a second"
+"$B/bench/log_gen" -o "$D/job" -r 64 -n 200000 >/dev/null &
+"$B/bench/live_bench" --follow "$D/job" 1
+wait

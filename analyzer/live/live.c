@@ -113,6 +113,7 @@ struct cs_live {
     int64_t u_next; /* the next unit to take into the CUSUMs (lv_detect) */
     double rate;
     size_t nclosed, ngone;
+    int behind; /* the latest refresh ran out of its budget before the logs' end */
     int world;
     char host[64]; /* this host's name: its processes can be asked whether they run */
 };
@@ -123,6 +124,7 @@ void cs_live_opts_default(cs_live_opts *o)
     o->base_steps = 16;
     o->cusum_k = 0.5;
     o->cusum_h = 20;
+    o->poll_budget_s = 0.5;
 }
 
 cs_live *cs_live_new(const char *dir, const cs_live_opts *opt, char *err, size_t errlen)
@@ -139,6 +141,8 @@ cs_live *cs_live_new(const char *dir, const cs_live_opts *opt, char *err, size_t
         cs_live_opts_default(&l->opt);
     if (l->opt.base_steps < 4)
         l->opt.base_steps = 4;
+    if (l->opt.poll_budget_s <= 0)
+        l->opt.poll_budget_s = 0.5;
     gethostname(l->host, sizeof l->host - 1);
     return l;
 }
@@ -180,6 +184,11 @@ size_t cs_live_alarms(const cs_live *l, const cs_live_alarm **out)
     *out = l->aAlarm;
     return l->nAlarm;
 }
+int cs_live_behind(const cs_live *l)
+{
+    return l->behind;
+}
+
 uint64_t cs_live_bytes_read(const cs_live *l)
 {
     uint64_t b = 0;
@@ -755,7 +764,18 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
     }
     /* the logs in turns of LV_BATCH records, each turn's steps into the
      * CUSUMs, until none has more */
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    l->behind = 0;
     for (int more = 1; more;) {
+        /* a refresh takes at most its budget: writers faster than the
+         * follower leave it behind, never unresponsive */
+        struct timespec t1;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if ((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9 > l->opt.poll_budget_s) {
+            l->behind = 1;
+            break;
+        }
         more = 0;
         for (size_t i = 0; i < l->nRank; i++) {
             lv_rank *r = l->aRank[i];
@@ -942,6 +962,8 @@ void cs_live_frame(const cs_live *l, FILE *f, int cols, int rows, int sort)
                 v[n++] = l->aRank[i]->own_recent;
         med_own = cs_stats_median_dbl(v, n);
     }
+    if (l->behind)
+        LV_LINE("(catching up: the ranks write faster than this refresh reads)");
     if (slow)
         LV_LINE("job: step %lld, %.1f steps/s; slowest rank %d (%+.2f ms/step own time); alarms %zu (%zu on)",
                 (long long)l->steps_now, l->rate, slow->rank, (slow->own_recent - med_own) / 1e6, l->nAlarm, nact);

@@ -13,10 +13,11 @@
 typedef struct cs_live cs_live;
 
 typedef struct cs_live_opts {
-    double hang_s;  /* every rank in a call this long: a hang (default 10) */
-    int base_steps; /* steps of a rank's baseline (default 16) */
-    double cusum_k; /* the CUSUM's allowance, in baseline deviations (0.5) */
-    double cusum_h; /* its decision threshold, in baseline deviations (20) */
+    double hang_s;        /* every rank in a call this long: a hang (default 10) */
+    int base_steps;       /* steps of a rank's baseline (default 16) */
+    double cusum_k;       /* the CUSUM's allowance, in baseline deviations (0.5) */
+    double cusum_h;       /* its decision threshold, in baseline deviations (20) */
+    double poll_budget_s; /* a refresh reads for at most this long (0.5) */
 } cs_live_opts;
 
 /* The defaults above. */
@@ -40,7 +41,8 @@ typedef struct cs_live_alarm {
 cs_live *cs_live_new(const char *dir, const cs_live_opts *opt, char *err, size_t errlen);
 void cs_live_free(cs_live *);
 
-/* Read what the ranks wrote since the last poll and update the figures.
+/* Read what the ranks wrote since the last poll (for at most the poll
+ * budget; the rest at the next poll) and update the figures.
  * 0, or -1 with a reason in err when dir cannot be read; a log that cannot
  * be read is left out with a note (once). */
 int cs_live_poll(cs_live *, char *err, size_t errlen);
@@ -53,6 +55,8 @@ size_t cs_live_nclosed(const cs_live *);
 size_t cs_live_ngone(const cs_live *);
 /* The alarms raised so far, oldest first. */
 size_t cs_live_alarms(const cs_live *, const cs_live_alarm **out);
+/* 1 when the latest poll ran out of its budget before the logs' end. */
+int cs_live_behind(const cs_live *);
 /* Bytes of the logs read by all polls so far. */
 uint64_t cs_live_bytes_read(const cs_live *);
 
