@@ -161,10 +161,12 @@ int cs_cmd_top(int argc, char **argv)
         for (int i = 0; i < 2 && rc == 0; i++) {
             if (i)
                 usleep((useconds_t)(interval * 1e6));
-            if (cs_live_poll(t.l, err, sizeof err) != 0) {
-                cs_error("top: %s", err);
-                rc = 1;
-            }
+            do {
+                if (cs_live_poll(t.l, err, sizeof err) != 0) {
+                    cs_error("top: %s", err);
+                    rc = 1;
+                }
+            } while (rc == 0 && cs_live_behind(t.l)); /* one frame of everything written */
         }
         if (rc == 0) {
             top_refreshed(&t);
