@@ -161,12 +161,15 @@ int cs_cmd_top(int argc, char **argv)
         for (int i = 0; i < 2 && rc == 0; i++) {
             if (i)
                 usleep((useconds_t)(interval * 1e6));
+            /* one frame of everything written (for at most 60 refreshes:
+             * ranks that write faster than it reads leave it behind) */
+            int polls = 0;
             do {
                 if (cs_live_poll(t.l, err, sizeof err) != 0) {
                     cs_error("top: %s", err);
                     rc = 1;
                 }
-            } while (rc == 0 && cs_live_behind(t.l)); /* one frame of everything written */
+            } while (rc == 0 && cs_live_behind(t.l) && ++polls < 60);
         }
         if (rc == 0) {
             top_refreshed(&t);
