@@ -87,6 +87,16 @@ step=$(q "$D/trace.db" "SELECT step FROM live_alarms")
 grep -Eq '^  rank 2 turned slow at step 1[4-6][0-9], [0-9.]+x, until the end$' "$T/report" || {
   sed -n '/^Alarms/,/^$/p' "$T/report" >&2; fail "the report does not say rank 2's alarm"; }
 echo "ok: the report says: $(grep 'rank 2 turned slow' "$T/report")"
+"$COLLSCOPE" report "$D" --format json >"$T/report.json" 2>/dev/null || fail "report --format json failed"
+/usr/bin/python3 - "$T/report.json" <<'PY' || fail "the JSON report's live_alarms"
+import json, sys
+a = json.load(open(sys.argv[1]))["live_alarms"]
+assert len(a) == 1 and a[0]["kind"] == "slow" and a[0]["rank"] == 2, a
+assert 140 <= a[0]["step"] <= 160 and a[0]["until_step"] == -1 and a[0]["factor"] > 2, a
+print("ok: the JSON report's live_alarms:", a[0]["text"])
+PY
+"$COLLSCOPE" report "$D" --format markdown 2>/dev/null | grep -Eq '^\| slow \| 2 \| 1[4-6][0-9] \| the end \|' ||
+  fail "the Markdown report has no row of rank 2's alarm"
 
 # ---- a clean job: no alarm ----
 D="$T/clean"
@@ -99,6 +109,7 @@ grep -Eq '^ +0 +299 ' "$T/clean.frame" || fail "rank 0 did not complete 299 step
 grep -qi 'alarm.*turned slow' "$T/clean.frame" && fail "the clean job raised an alarm"
 grep -q 'live alarm' "$T/clean.out" && fail "collscope run told an alarm of the clean job"
 "$COLLSCOPE" report "$D" 2>/dev/null | grep -q '^Alarms raised' && fail "the clean job's report has alarms"
+"$COLLSCOPE" report "$D" --format json 2>/dev/null | grep -q '"live_alarms": \[\],' || fail "the clean job's JSON report has live alarms"
 echo "ok: the clean job raised no alarm"
 
 # ---- bad input: one message, non-zero exit ----
