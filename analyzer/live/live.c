@@ -965,7 +965,7 @@ void cs_live_frame(const cs_live *l, FILE *f, int cols, int rows, int sort)
     if (l->behind)
         LV_LINE("(catching up: the ranks write faster than this refresh reads)");
     if (slow)
-        LV_LINE("job: step %lld, %.1f steps/s; slowest rank %d (%+.2f ms/step own time); alarms %zu (%zu on)",
+        LV_LINE("job: step %lld, %.1f/s; slowest rank %d, %+.2f ms/step own time; alarms %zu (%zu on)",
                 (long long)l->steps_now, l->rate, slow->rank, (slow->own_recent - med_own) / 1e6, l->nAlarm, nact);
     else
         LV_LINE("job: no step completed yet; alarms %zu (%zu on)", l->nAlarm, nact);
