@@ -1009,6 +1009,29 @@ void cs_live_frame(const cs_live *l, FILE *f, int cols, int rows, int sort)
 
 /* ---- Prometheus ---- */
 
+/* A collective's bus bandwidth so far (the nccl-tests convention): its
+ * bytes times the factor of its algorithm's traffic over the time in its
+ * calls; 0 for what is no collective or has no time or size. */
+static double lv_busbw(const cs_live *l, const lv_count *c)
+{
+    if (!lv_is_coll(c->op) || c->ns <= 0 || !c->bytes || !c->comm)
+        return 0;
+    int n = 0;
+    for (size_t i = 0; i < l->nComm; i++)
+        if (l->aComm[i].id == c->comm)
+            n = l->aComm[i].size;
+    if (n < 1)
+        return 0;
+    const char *name = cs_ops[c->op].name;
+    double factor = 1;
+    if (strstr(name, "llreduce"))
+        factor = 2.0 * (n - 1) / n;
+    else if (strstr(name, "llgather") || strstr(name, "educe_scatter") || strstr(name, "educeScatter") ||
+             strstr(name, "lltoall"))
+        factor = (double)(n - 1) / n;
+    return (double)c->bytes * factor / ((double)c->ns / 1e9);
+}
+
 static void lv_help(FILE *f, const char *name, const char *type, const char *help)
 {
     fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
@@ -1072,6 +1095,17 @@ void cs_live_metrics(const cs_live *l, FILE *f)
             const lv_count *c = &v[i]->aCnt[j];
             fprintf(f, "collscope_call_seconds_total{rank=\"%d\",comm=\"%s\",op=\"%s\"} %.9f\n", v[i]->rank,
                     lv_comm_label(l, c->comm, cb, sizeof cb), lv_op_name(c->op), (double)c->ns / 1e9);
+        }
+    lv_help(f, "collscope_bus_bandwidth_bytes_per_second", "gauge",
+            "Bus bandwidth of a collective so far: bytes x its bus factor (allreduce 2(n-1)/n; allgather, "
+            "reduce-scatter, alltoall (n-1)/n; others 1) over the time in its calls.");
+    for (size_t i = 0; i < nv; i++)
+        for (size_t j = 0; j < v[i]->nCnt; j++) {
+            const lv_count *c = &v[i]->aCnt[j];
+            double bw = lv_busbw(l, c);
+            if (bw > 0)
+                fprintf(f, "collscope_bus_bandwidth_bytes_per_second{rank=\"%d\",comm=\"%s\",op=\"%s\"} %.6g\n",
+                        v[i]->rank, lv_comm_label(l, c->comm, cb, sizeof cb), lv_op_name(c->op), bw);
         }
     lv_help(f, "collscope_inflight_call_age_seconds", "gauge",
             "How long the rank has been in its current call (0: none).");
