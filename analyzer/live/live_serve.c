@@ -19,14 +19,13 @@
 int cs_live_metrics_file(const cs_live *l, const char *path, char *err, size_t errlen)
 {
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%d", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0 && errno == EEXIST && unlink(tmp) == 0) /* ours, left by an earlier write that failed */
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    snprintf(tmp, sizeof tmp, "%s.tmp-%d-XXXXXX", path, (int)getpid());
+    int fd = mkostemp(tmp, O_CLOEXEC); /* a new name, O_EXCL: never a file already there */
     if (fd < 0) {
         snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
         return -1;
     }
+    fchmod(fd, 0644); /* the node exporter runs as another user */
     FILE *f = fdopen(fd, "w");
     if (!f) {
         snprintf(err, errlen, "%s: %s", tmp, strerror(errno));

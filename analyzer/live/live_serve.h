@@ -9,8 +9,8 @@
 
 #include "analyzer/live/live.h"
 
-/* Write the metrics to path: a new file beside it (O_EXCL, no link
- * followed) renamed onto it, so a reader sees the old file or the new one,
+/* Write the metrics to path: a new file beside it (PATH.tmp-PID-XXXXXX,
+ * made with O_EXCL) renamed onto it, so a reader sees the old file or the new one,
  * never half of one. 0, or -1 with a reason naming path in err. */
 int cs_live_metrics_file(const cs_live *l, const char *path, char *err, size_t errlen);
 
