@@ -7,6 +7,12 @@ EXTRA_DIST += bench/README.md bench/run-mpi-bench.sh bench/lammps-bench.in bench
 	bench/fuse_shapes.sh bench/fuse_costs.sh \
 	bench/gpu_slowdown_bench.sh bench/gpusim_bench.sh
 
+# What following a job's logs costs (collscope top): bench/live_bench.sh.
+noinst_PROGRAMS += bench/live_bench
+bench_live_bench_SOURCES = bench/live_bench.c
+bench_live_bench_LDADD = $(CS_LIVE_LIBS) $(PTHREAD_LIBS)
+EXTRA_DIST += bench/live_bench.sh
+
 noinst_PROGRAMS += bench/log_gen
 bench_log_gen_SOURCES = bench/log_gen.c
 bench_log_gen_LDADD = $(CS_LOG_LIBS) $(PTHREAD_LIBS)

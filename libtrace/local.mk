@@ -25,6 +25,10 @@ libtrace_libcsstore_la_SOURCES = \
 	libtrace/dirlock.h libtrace/dirlock.c
 # A job as rank stores and an index (docs/schema.md).
 libtrace_libcsstore_la_SOURCES += libtrace/store_index.c libtrace/store_parts.c libtrace/store_map.c
+# A log followed while its process writes it (collscope top).
+libtrace_libcsstore_la_SOURCES += libtrace/log_follow.h libtrace/log_follow.c
+# The alarms raised while the job ran, kept in the trace (live_alarms).
+libtrace_libcsstore_la_SOURCES += libtrace/store_live.c
 # The trace source: what a path given to a command holds, decided once.
 libtrace_libcsstore_la_SOURCES += libtrace/source.h libtrace/source.c
 libtrace_libcsstore_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden $(SQLITE_CFLAGS)

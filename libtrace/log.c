@@ -680,6 +680,40 @@ static void cs_logr_terminate(cs_log_header *h)
     h->run_id[sizeof h->run_id - 1] = '\0';
 }
 
+int cs__log_header_check(const cs_log_header *h, const char *path, char *err, size_t errlen)
+{
+    if (memcmp(h->magic, CS_LOG_MAGIC, 8) != 0) {
+        snprintf(err, errlen, "%s: not a collscope log (bad magic)", path);
+        return -1;
+    }
+    if (h->version != CS_LOG_VERSION || h->rec_size != CS_REC_SIZE) {
+        snprintf(err, errlen, "%s: log version %u (record %u bytes) is not the supported version %d", path, h->version,
+                 h->rec_size, CS_LOG_VERSION);
+        return -1;
+    }
+    if (h->chunk_recs == 0 || h->seg_chunks == 0 || h->chunk_recs > (1u << 20) || h->seg_chunks > (1u << 16)) {
+        snprintf(err, errlen, "%s: corrupt log header (chunk of %u slots, segment of %u chunks)", path, h->chunk_recs,
+                 h->seg_chunks);
+        return -1;
+    }
+    return 0;
+}
+
+void cs_log_clock_note(cs_log_clock *c, const cs_rec_calib *x, int64_t test_offset_ns)
+{
+    if (x->ticks >= c->ticks) {
+        c->ticks = x->ticks;
+        c->real = x->real_ns - test_offset_ns;
+    }
+}
+
+int64_t cs_log_clock_real(const cs_log_clock *c, uint64_t ticks)
+{
+    if (c->ticks_per_ns <= 0)
+        return 0;
+    return c->real + (int64_t)(((double)ticks - (double)c->ticks) / c->ticks_per_ns);
+}
+
 cs_logr *cs_logr_open(const char *path, char *err, size_t errlen)
 {
     /* O_NONBLOCK: a FIFO or a device is never waited on; it is refused
@@ -715,20 +749,8 @@ cs_logr *cs_logr_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     const cs_log_header *h = (const cs_log_header *)map;
-    if (memcmp(h->magic, CS_LOG_MAGIC, 8) != 0) {
-        snprintf(err, errlen, "%s: not a collscope log (bad magic)", path);
+    if (cs__log_header_check(h, path, err, errlen) != 0)
         goto bad;
-    }
-    if (h->version != CS_LOG_VERSION || h->rec_size != CS_REC_SIZE) {
-        snprintf(err, errlen, "%s: log version %u (record %u bytes) is not the supported version %d", path, h->version,
-                 h->rec_size, CS_LOG_VERSION);
-        goto bad;
-    }
-    if (h->chunk_recs == 0 || h->seg_chunks == 0 || h->chunk_recs > (1u << 20) || h->seg_chunks > (1u << 16)) {
-        snprintf(err, errlen, "%s: corrupt log header (chunk of %u slots, segment of %u chunks)", path, h->chunk_recs,
-                 h->seg_chunks);
-        goto bad;
-    }
     cs_logr *r = calloc(1, sizeof *r);
     if (!r) {
         snprintf(err, errlen, "%s: out of memory", path);

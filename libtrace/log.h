@@ -199,6 +199,21 @@ uint64_t cs_log_env_count(const char *name, uint64_t min, uint64_t max, uint64_t
 
 /* ---- reader ---- */
 
+/* A process clock's raw ticks as real (CLOCK_REALTIME) nanoseconds, from
+ * its latest CALIB record: set ticks_per_ns from the header, note each
+ * CALIB, then convert. A zeroed one converts everything to 0. */
+typedef struct cs_log_clock {
+    double ticks_per_ns;
+    uint64_t ticks; /* of the latest calibration point */
+    int64_t real;   /* its real time, the test offset taken off */
+} cs_log_clock;
+void cs_log_clock_note(cs_log_clock *c, const cs_rec_calib *x, int64_t test_offset_ns);
+int64_t cs_log_clock_real(const cs_log_clock *c, uint64_t ticks);
+
+/* 0 when h is the header of a log this reader reads, else -1 with a
+ * reason naming path in err (the readers of log.c and log_follow.c). */
+int cs__log_header_check(const cs_log_header *h, const char *path, char *err, size_t errlen);
+
 typedef struct cs_logr cs_logr;
 
 /* Open a log for reading. Returns NULL with a reason in err when the file

@@ -56,6 +56,25 @@ int cs_store_watch_space(void);
  * space (SQLITE_FULL: ENOSPC, a file size limit) since it started. */
 int cs_store_disk_full(void);
 
+/* ---- the alarms raised while the job ran (store_live.c) ---- */
+
+typedef struct cs_store_alarm_row {
+    char kind[16];      /* "slow" (a rank's own time per step shifted) or "hang" */
+    int rank;           /* -1: the job */
+    int64_t step;       /* where the shift began; -1 */
+    int64_t raised;     /* the step at which it was raised */
+    int64_t until_step; /* the step where it ended; -1: it lasted to the end */
+    double factor;      /* the rank's own time per step after over before */
+    char text[1024];    /* as `collscope top` showed it */
+} cs_store_alarm_row;
+
+/* Replace the table live_alarms (made if absent) with the n alarms a. 0,
+ * or -1 with err. */
+int cs_store_live_alarms_put(cs_store *st, const cs_store_alarm_row *a, size_t n, char *err, size_t errlen);
+/* Each stored alarm in the order raised, to each(); none when the table is
+ * absent. 0, or -1 when it cannot be read. */
+int cs_store_live_alarms(cs_store *st, int (*each)(const cs_store_alarm_row *, void *), void *arg);
+
 /* ---- damage (store_recover.c) ---- */
 
 /* Does SQLite find damaged pages in the store (PRAGMA quick_check)? 0

@@ -35,6 +35,7 @@ ROOMS = [
     ("analyzer/analysis", 2),
     ("analyzer/status", 2),
     ("analyzer/report", 3),
+    ("analyzer/live", 3),
     ("analyzer/formats", 4),
     ("analyzer/par", 4),
     ("tui", 5),

@@ -23,14 +23,15 @@ case "$what" in
 esac
 
 # Debian packages: the build, both MPI implementations, the store, call
-# sites, counters, the TUI, and the real applications the tests run.
+# sites, counters, the TUI, the real applications the tests run, and
+# Prometheus (its promtool and server check `collscope top`'s metrics).
 pkgs="build-essential autoconf automake libtool libtool-bin pkg-config python3 binutils
   sqlite3 libsqlite3-dev openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran
   libunwind-dev libpapi-dev papi-tools libncurses-dev tmux lammps hpcc python3-mpi4py python3-numpy
   procps time clang-format clang libclang-rt-14-dev
   libotf2-trace-dev otf2-tools libyajl-dev zlib1g-dev
   libprotobuf-c-dev protobuf-c-compiler protobuf-compiler python3-protobuf
-  python3-venv"
+  python3-venv prometheus curl"
 missing=
 for p in $pkgs; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"

@@ -105,6 +105,12 @@ tests_unit_test_fuse_guard_SOURCES = tests/unit/test_fuse_guard.c tests/unit/che
 tests_unit_test_log_SOURCES = tests/unit/test_log.c tests/unit/check.h
 tests_unit_test_log_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_log_LDADD = $(CS_STORE_LIBS) $(PTHREAD_LIBS)
+# A log followed while it is written (libtrace/log_follow.c, collscope top).
+check_PROGRAMS += tests/unit/test_log_follow
+TESTS += tests/unit/test_log_follow
+tests_unit_test_log_follow_SOURCES = tests/unit/test_log_follow.c tests/unit/check.h
+tests_unit_test_log_follow_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_test_log_follow_LDADD = $(CS_STORE_LIBS) $(PTHREAD_LIBS)
 
 # Multi-rank tests of the MPI preload.
 TESTS += tests/mpi/counts.sh tests/mpi/crash.sh tests/mpi/undisturbed.sh tests/mpi/singleton.sh \
@@ -263,6 +269,16 @@ check_PROGRAMS += tests/progs/nbloop_mpich
 tests_progs_nbloop_mpich_SOURCES = tests/progs/nbloop.c
 tests_progs_nbloop_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
 tests_progs_nbloop_mpich_LDADD = $(MPICH_LIBS)
+endif
+
+# live_steps: a loop of sleeps and allreduces whose chosen rank turns slow
+# from a chosen step (collscope top's tests, tests/live/).
+EXTRA_DIST += tests/progs/live_steps.c
+if HAVE_OMPI
+check_PROGRAMS += tests/progs/live_steps_ompi
+tests_progs_live_steps_ompi_SOURCES = tests/progs/live_steps.c
+tests_progs_live_steps_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
+tests_progs_live_steps_ompi_LDADD = $(OMPI_LIBS)
 endif
 
 # hang: a loop that hangs or fails in a chosen way (tests/status/).

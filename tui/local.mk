@@ -23,10 +23,11 @@ if HAVE_NCURSES
 noinst_LTLIBRARIES += tui/libcstui.la
 tui_libcstui_la_SOURCES = tui/tui.h tui/tui.c tui/model.h tui/model.c tui/groups.h tui/groups.c tui/lanes.h tui/lanes.c \
 	tui/analysis.h tui/analysis.c tui/draw.h tui/draw.c tui/screen.h tui/ui.c \
-	tui/timeline.c tui/stats.c tui/ranks.c tui/layout.c tui/help.c tui/store_tui.h tui/store_tui.c
+	tui/timeline.c tui/stats.c tui/ranks.c tui/layout.c tui/help.c tui/store_tui.h tui/store_tui.c \
+	tui/top.h tui/top.c
 tui_libcstui_la_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(SQLITE_CFLAGS)
 # What a program that links libcstui links after it.
-CS_TUI_LIBS = tui/libcstui.la $(CS_REPORT_LIBS) $(NCURSES_LIBS)
+CS_TUI_LIBS = tui/libcstui.la $(CS_LIVE_LIBS) $(CS_REPORT_LIBS) $(NCURSES_LIBS)
 
 bin_PROGRAMS += tui/collscope-tui
 tui_collscope_tui_SOURCES = tui/main.c

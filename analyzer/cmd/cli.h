@@ -36,6 +36,8 @@ extern const char cs_help_import[];
 extern const char cs_help_status[];
 int cs_cmd_status(int argc, char **argv);
 int cs_cmd_merge(int argc, char **argv);
+int cs_cmd_top(int argc, char **argv);
+extern const char cs_help_top[];
 extern const char cs_help_merge[];
 int cs_cmd_tui(int argc, char **argv); /* tui/cmd_tui.c */
 extern const char cs_help_tui[];
@@ -102,6 +104,12 @@ void cs_ingest_remove(const char *dir, const char *name);
 #define CS_RUN_NOTHING_TRACED 4
 int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, int ingest, int ncclprof, int force,
                int merge, int wait);
+/* Follow the job cs_run_job starts while it runs (analyzer/live):
+ * publish its metrics through pub (taken over, freed by the run); the
+ * alarms raised are told at its end. Call before cs_run_job. */
+struct cs_live_pub;
+struct cs_live_opts;
+void cs_run_live(struct cs_live_pub *pub, const struct cs_live_opts *opt);
 /* The MPI a launch line uses, guessed from its launcher and program
  * (COLLSCOPE_MPI first): "openmpi", "mpich", "nompi" or what COLLSCOPE_MPI says. */
 const char *cs_run_guess_mpi(char **launch);

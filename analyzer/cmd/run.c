@@ -4,6 +4,8 @@
  * ends. The job's exit status is ours; the tool never changes it. */
 #include "config.h"
 #include "analyzer/cmd/cli.h"
+#include "analyzer/live/live.h"
+#include "analyzer/live/live_serve.h"
 #include "libtrace/log.h"
 
 #include <errno.h>
@@ -204,6 +206,82 @@ static void cs_forward_env_ompi(void)
 }
 
 static pid_t cs_child;
+static cs_live_pub *cs_run_pub;
+static cs_store_alarm_row *cs_run_alarms; /* what the follower raised, for the trace */
+static size_t cs_run_nalarms;
+static cs_live_opts cs_run_live_opts;
+
+void cs_run_live(cs_live_pub *pub, const cs_live_opts *opt)
+{
+    cs_run_pub = pub;
+    cs_run_live_opts = *opt;
+}
+
+/* Wait for the job, following its logs meanwhile when asked to: the
+ * metrics refreshed about once a second and served in between. */
+static void cs_run_wait(const char *dir, int traced, int *status)
+{
+    cs_live *l = NULL;
+    char err[1200];
+    if (cs_run_pub && traced && !(l = cs_live_new(dir, &cs_run_live_opts, err, sizeof err)))
+        cs_error("run: %s: the job runs without its live metrics", err);
+    int told = 0;
+    for (;;) {
+        pid_t w = waitpid(cs_child, status, l ? WNOHANG : 0);
+        if (w < 0 && errno == EINTR)
+            continue;
+        int done = w != 0;
+        if (l) {
+            if (cs_live_poll(l, err, sizeof err) == 0 && cs_live_pub_refresh(cs_run_pub, l, err, sizeof err) != 0 &&
+                !told++)
+                cs_note("run: metrics: %s", err);
+        }
+        if (done)
+            break;
+        cs_live_pub_wait(cs_run_pub, 1000);
+    }
+    if (l) {
+        const cs_live_alarm *a;
+        size_t n = cs_live_alarms(l, &a);
+        cs_run_alarms = n ? calloc(n, sizeof *cs_run_alarms) : NULL;
+        for (size_t i = 0; i < n; i++) {
+            cs_note("live alarm: %s", a[i].text);
+            if (!cs_run_alarms)
+                continue;
+            cs_store_alarm_row *w = &cs_run_alarms[cs_run_nalarms++];
+            snprintf(w->kind, sizeof w->kind, "%s", a[i].kind == CS_LIVE_HANG ? "hang" : "slow");
+            w->rank = a[i].rank;
+            w->step = a[i].step;
+            w->raised = a[i].raised;
+            w->until_step = a[i].active ? -1 : a[i].until;
+            w->factor = a[i].factor;
+            snprintf(w->text, sizeof w->text, "%s", a[i].text);
+        }
+        cs_live_free(l);
+    }
+    cs_live_pub_free(cs_run_pub);
+    cs_run_pub = NULL;
+}
+
+/* The alarms raised while the job ran into its trace (live_alarms). */
+static void cs_run_keep_alarms(const char *dir, int unmerged)
+{
+    char path[PATH_MAX + 16], err[1200];
+    if (unmerged) {
+        cs_note("run: the job is kept as rank stores: its %zu live alarm(s) are not stored", cs_run_nalarms);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/trace.db", dir);
+    cs_store *st;
+    if (cs_store_open(path, CS_STORE_WRITE, &st, err, sizeof err) != 0) {
+        cs_error("run: the live alarms are not stored: %s", err);
+        return;
+    }
+    if (cs_store_live_alarms_put(st, cs_run_alarms, cs_run_nalarms, err, sizeof err) != 0)
+        cs_error("run: the live alarms are not stored: %s", err);
+    cs_store_close(st);
+}
+
 static void cs_forward(int sig)
 {
     if (cs_child > 0)
@@ -301,8 +379,7 @@ int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, i
     signal(SIGTERM, cs_forward);
     signal(SIGHUP, cs_forward);
     int status = 0;
-    while (waitpid(cs_child, &status, 0) < 0 && errno == EINTR)
-        ;
+    cs_run_wait(dir, traced, &status);
     struct timespec ended;
     clock_gettime(CLOCK_REALTIME, &ended);
     cs_ingest_job_end((int64_t)ended.tv_sec * 1000000000 + ended.tv_nsec);
@@ -337,6 +414,11 @@ int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, i
             snprintf(damaged, sizeof damaged, ", %d damaged logs", r.damaged);
         cs_note("%d processes, %lld spans%s%s%s -> %s/%s", r.logs - r.failed - r.other_run, (long long)r.spans, dropped,
                 crashed, damaged, dir, r.unmerged ? "ranks (index.db)" : "trace.db");
+        if (cs_run_nalarms)
+            cs_run_keep_alarms(dir, r.unmerged);
     }
+    free(cs_run_alarms);
+    cs_run_alarms = NULL;
+    cs_run_nalarms = 0;
     return rc;
 }

@@ -171,6 +171,17 @@ static int cs_ld_slowdown(const cs_slowdown_row *g, void *arg)
     return 0;
 }
 
+static int cs_ld_live(const cs_store_alarm_row *g, void *arg)
+{
+    cs_loader *l = arg;
+    cs_store_alarm_row *a = realloc(l->d->live, ((size_t)l->d->nlive + 1) * sizeof *a);
+    if (!a)
+        return -1;
+    l->d->live = a;
+    a[l->d->nlive++] = *g;
+    return 0;
+}
+
 static int cs_ld_gpu(const cs_gpu_time_row *g, void *arg)
 {
     cs_loader *l = arg;
@@ -281,7 +292,8 @@ int cs_report_load(cs_store *st, cs_report_data *d)
         if (cs_store_slowdown(st, cs_ld_slowdown, &l) != 0)
             return -1;
     }
-    if (cs_store_gpu_time(st, cs_ld_gpu, &l) != 0 || cs_store_kernel_stats(st, cs_ld_kernel, &l) != 0)
+    if (cs_store_gpu_time(st, cs_ld_gpu, &l) != 0 || cs_store_kernel_stats(st, cs_ld_kernel, &l) != 0 ||
+        cs_store_live_alarms(st, cs_ld_live, &l) != 0)
         return -1;
     /* the same diagnosis as `collscope status` post mortem */
     cs_failure_model fm;
@@ -322,6 +334,7 @@ void cs_report_free(cs_report_data *d)
     free(d->lay);
     free(d->sd);
     free(d->gpu);
+    free(d->live);
     free(d->kern);
     cs_store_comms_free(&d->comms);
     cs_failure_list_free(&d->failures);

@@ -71,6 +71,10 @@ typedef struct cs_report_data {
      * processes that died or exited without MPI_Finalize; empty when the
      * job ended well */
     cs_failure_list failures;
+    /* the alarms `collscope run` raised while the job ran (live_alarms,
+     * docs/live.md); none when it was not followed or raised none */
+    cs_store_alarm_row *live;
+    int nlive;
     /* the GPU time of each rank, whole trace (gpu_time rows of step -1, by
      * rank; none without GPU activity) */
     cs_gpu_time_row *gpu;

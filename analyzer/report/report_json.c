@@ -442,7 +442,21 @@ void cs_report_json_write(FILE *f, const cs_report_trace *t, const cs_report_dat
             nproc, (long long)spans, (long long)dropped, (long long)overhead);
     fprintf(f, "  \"failures\": ");
     cs_failure_json(f, &d->failures);
-    fprintf(f, ",\n  \"ranks\": [");
+    fprintf(f, ",\n  \"live_alarms\": [");
+    for (int i = 0; i < d->nlive; i++) {
+        const cs_store_alarm_row *a = &d->live[i];
+        fprintf(f, "%s\n    {\"kind\": ", i ? "," : "");
+        cs_json_str(f, a->kind);
+        fprintf(f, ", \"rank\": ");
+        cs_json_i64_or_null(f, a->rank); /* null: the job (a hang) */
+        fprintf(f, ", \"step\": %lld, \"raised\": %lld, \"until_step\": %lld, \"factor\": ", (long long)a->step,
+                (long long)a->raised, (long long)a->until_step);
+        cs_json_num(f, "%.3f", a->factor);
+        fprintf(f, ", \"text\": ");
+        cs_json_str(f, a->text);
+        fprintf(f, "}");
+    }
+    fprintf(f, "%s],\n  \"ranks\": [", d->nlive ? "\n  " : "");
     for (size_t i = 0; i < t->nranks; i++) {
         const cs_report_rank *r = &t->ranks[i];
         const cs_proc *p = NULL;

@@ -44,9 +44,7 @@ typedef struct st_site {
 /* What reading one log needs beyond the model. */
 typedef struct st_log {
     char log[1024];
-    double ticks_per_ns;
-    uint64_t cal_ticks;
-    int64_t cal_real;
+    cs_log_clock clock;
     uint64_t local_id[ST_MAX_LOCAL];
     st_site *site;
     size_t nsite, capSite;
@@ -61,9 +59,7 @@ static int64_t st_now_real(void)
 
 static int64_t st_real(const st_log *r, uint64_t ticks)
 {
-    if (r->ticks_per_ns <= 0)
-        return 0;
-    return r->cal_real + (int64_t)(((double)ticks - (double)r->cal_ticks) / r->ticks_per_ns);
+    return cs_log_clock_real(&r->clock, ticks);
 }
 
 /* Call sites resolved so far: (module, offset) -> text. */
@@ -183,7 +179,7 @@ static int st_read_log(cs_failure_model *m, const char *path, int64_t *last_real
     r->pid = h->pid;
     r->world = h->world_size;
     r->closed = h->state == CS_LOG_CLOSED;
-    lg->ticks_per_ns = h->ticks_per_ns;
+    lg->clock.ticks_per_ns = h->ticks_per_ns;
     snprintf(r->host, sizeof r->host, "%.*s", (int)strnlen(h->host, sizeof h->host), h->host);
     snprintf(lg->log, sizeof lg->log, "%s", path);
     int64_t toff = h->test_offset_ns;
@@ -201,11 +197,7 @@ static int st_read_log(cs_failure_model *m, const char *path, int64_t *last_real
         else if (kind == CS_REC_GPUPEND && ((const cs_rec_gpupend *)x)->at > last_tick)
             last_tick = ((const cs_rec_gpupend *)x)->at;
         if (kind == CS_REC_CALIB) {
-            const cs_rec_calib *c = (const cs_rec_calib *)x;
-            if (c->ticks >= lg->cal_ticks) {
-                lg->cal_ticks = c->ticks;
-                lg->cal_real = c->real_ns - toff;
-            }
+            cs_log_clock_note(&lg->clock, (const cs_rec_calib *)x, toff);
         } else if (kind == CS_REC_COMMDEF) {
             const cs_rec_comm *c = (const cs_rec_comm *)x;
             if (c->local < ST_MAX_LOCAL)

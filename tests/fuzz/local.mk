@@ -8,7 +8,7 @@
 #    crash files of faults not yet fixed, skipped with their reason.
 #  - `make fuzz` (top Makefile.am) builds fuzz_TARGET with clang's libFuzzer
 #    under ASan and UBSan in build-fuzz/ and runs each (tests/fuzz/run.sh).
-CS_FUZZ_TARGETS = log store report_opts kineto
+CS_FUZZ_TARGETS = log store report_opts kineto live
 CS_FUZZ_COMMON = tests/fuzz/fuzz.h tests/fuzz/fuzz_util.c
 CS_FUZZ_ANALYSIS_LIBS = $(CS_REPORT_LIBS)
 if HAVE_NCURSES
@@ -62,6 +62,18 @@ tests_fuzz_fuzz_kineto_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(YAJL_CFLAGS) $(Z
 tests_fuzz_fuzz_kineto_LDFLAGS = $(CS_LIBFUZZER_FLAGS)
 tests_fuzz_fuzz_kineto_LDADD = $(CS_STORE_LIBS) $(YAJL_LIBS) $(ZLIB_LIBS) $(PTHREAD_LIBS)
 EXTRA_DIST += tests/fuzz/kineto
+
+# The log follower of collscope top (libtrace/log_follow.c, analyzer/live).
+check_PROGRAMS += tests/fuzz/replay_live
+tests_fuzz_replay_live_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_live.c $(CS_FUZZ_COMMON)
+tests_fuzz_replay_live_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+tests_fuzz_replay_live_LDADD = $(CS_LIVE_LIBS) $(PTHREAD_LIBS)
+EXTRA_PROGRAMS += tests/fuzz/fuzz_live
+tests_fuzz_fuzz_live_SOURCES = tests/fuzz/fuzz_live.c $(CS_FUZZ_COMMON)
+tests_fuzz_fuzz_live_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+tests_fuzz_fuzz_live_LDFLAGS = $(CS_LIBFUZZER_FLAGS)
+tests_fuzz_fuzz_live_LDADD = $(CS_LIVE_LIBS) $(PTHREAD_LIBS)
+EXTRA_DIST += tests/fuzz/live
 
 TESTS += tests/fuzz/replay.sh
 EXTRA_DIST += tests/fuzz/replay.sh tests/fuzz/run.sh tests/fuzz/seeds.sh tests/fuzz/known-crashes \

@@ -8,7 +8,7 @@
 . "$srcdir/tests/lib.sh"
 known=$S/tests/fuzz/known-crashes
 n=0 nknown=0
-for t in log store report_opts kineto; do
+for t in log store report_opts kineto live; do
   prog=$B/tests/fuzz/replay_$t
   [ -x "$prog" ] || fail "tests/fuzz/replay_$t not built"
   for f in "$S/tests/fuzz/$t/corpus"/* "$S/tests/fuzz/$t/crashes"/*; do

@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$src" ] && [ -n "$build" ] || { echo "run.sh: --src and --build are needed" >&2; exit 2; }
-[ -n "$targets" ] || targets="log store report_opts kineto"
+[ -n "$targets" ] || targets="log store report_opts kineto live"
 case $seconds in '' | *[!0-9]*) echo "run.sh: --seconds '$seconds' is not a number of seconds" >&2; exit 2 ;; esac
 case $seed in '' | *[!0-9]*) echo "run.sh: --seed '$seed' is not a number" >&2; exit 2 ;; esac
 pass=0 fail=0 skip=0

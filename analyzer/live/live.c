@@ -1,0 +1,1141 @@
+/* live.c: a running job watched from its growing logs (live.h).
+ *
+ * Each process's log is followed (libtrace/log_follow.h): each poll hands
+ * over only the records written since the last one. A rank's steps are
+ * the intervals between its MPI_Pcontrol markers, or where it has none,
+ * between the calls of its most frequent collective on its most used
+ * communicator (the step proxy). Per step the rank's own time is the
+ * step's time less its time inside traced calls: a rank that turns slow
+ * has more of it, while the ranks that wait for it wait in their calls.
+ * An upper CUSUM per rank on its own time per step, against the median
+ * and MAD of a baseline of its first steps, raises the alarms
+ * (docs/live.md gives the threshold's false-alarm rate). */
+#include "config.h"
+#include "analyzer/live/live.h"
+#include "analyzer/status/status.h"
+#include "common/map.h"
+#include "common/msg.h"
+#include "common/stats.h"
+#include "common/vec.h"
+#include "libtrace/log_follow.h"
+#include "libtrace/ops.gen.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LV_RING 256           /* steps kept per rank */
+#define LV_PROXY_BLOCK 12     /* proxy steps a unit of the CUSUM (divisible by 1, 2, 3, 4, 6) */
+#define LV_BATCH 256          /* records read from each log in turn, so the ranks' steps keep in line */
+#define LV_WARMUP 2           /* first steps left out of the baseline */
+#define LV_MIN_SHIFT 0.25     /* the smallest shift that matters: 25 % more own time */
+#define LV_SIGMA_FLOOR 0.05   /* the deviation is at least this share of the median */
+#define LV_STRAGGLER_MADS 5.0 /* as the analysis's recurring-straggler rule */
+
+const char *const cs_live_sort_name[CS_LIVE_NSORT] = { "rank", "straggler", "step time", "comm" };
+
+typedef struct lv_count {
+    uint64_t comm; /* job-wide id, 0 = none */
+    uint16_t op;
+    uint64_t n, bytes;
+    int64_t ns;
+} lv_count;
+
+typedef struct lv_rank {
+    cs_logf *f;
+    char path[1100];
+    int rank, pid, closed, bad;
+    int gone; /* a process of this host that no longer runs, its log not closed */
+    char host[64];
+    cs_log_clock clock;
+    int64_t toff;
+    uint64_t *aLocal; /* local communicator index -> job-wide id */
+    size_t nLocal, capLocal;
+    lv_count *aCnt;
+    size_t nCnt, capCnt;
+    int64_t first, last; /* real ns of the first call's start, the latest time seen */
+    int64_t comm_ns;     /* inside traced calls (markers left out) */
+    /* steps */
+    int markers;       /* 1 once a step marker was seen */
+    uint64_t key_comm; /* the step proxy: its communicator and op */
+    int key_op;
+    int64_t nstep;                                                    /* steps completed */
+    int64_t step_t0;                                                  /* the current step's start, 0 = none yet */
+    int64_t step_comm;                                                /* its time inside calls so far */
+    int64_t ring_step[LV_RING], ring_own[LV_RING];                    /* by step */
+    int64_t ring_uown[LV_RING], ring_ustep[LV_RING], ring_d[LV_RING]; /* by unit (lv_detect) */
+    int64_t *aBase;                                                   /* the baseline units: (excess, own time, time) */
+    size_t nBase, capBase;
+    double mu, mu_d, sigma, mu_step; /* the baseline: median own time and excess, the excess's deviation, median step */
+    int ready;
+    double S;     /* the CUSUM */
+    int64_t cand; /* the step after its last zero */
+    int alarm;    /* index + 1 of its alarm */
+    /* the call it is in */
+    int fly_op, fly_tid;
+    int64_t fly_t0;
+    /* this poll's spans, to be taken in order of start */
+    cs_rec *aNew;
+    size_t nNew, capNew;
+    /* the view's figures */
+    double own_recent, score; /* recent own time per step; its straggler score */
+    int64_t nunit;            /* units taken into the CUSUM, */
+    int unit;                 /* of this many steps each */
+    double unit_recent;       /* the recent units' median own time */
+} lv_rank;
+
+typedef struct lv_comm {
+    uint64_t id;
+    int size;
+    char name[64];
+} lv_comm;
+
+struct cs_live {
+    char dir[1024];
+    cs_live_opts opt;
+    lv_rank **aRank;
+    size_t nRank, capRank;
+    cs_map byName; /* hash of a log's name -> index + 1 */
+    lv_comm *aComm;
+    size_t nComm, capComm;
+    cs_live_alarm *aAlarm;
+    size_t nAlarm, capAlarm;
+    int hang_on;     /* a hang alarm is active */
+    int64_t now;     /* real ns of the latest poll */
+    int64_t t_first; /* the job's steps: first and latest poll with steps, and their count */
+    int64_t steps_first, steps_now, t_steps_first;
+    int64_t u_next; /* the next unit to take into the CUSUMs (lv_detect) */
+    double rate;
+    size_t nclosed, ngone;
+    int behind; /* the latest refresh ran out of its budget before the logs' end */
+    int world;
+    char host[64]; /* this host's name: its processes can be asked whether they run */
+};
+
+void cs_live_opts_default(cs_live_opts *o)
+{
+    o->hang_s = 10;
+    o->base_steps = 16;
+    o->cusum_k = 0.5;
+    o->cusum_h = 20;
+    o->poll_budget_s = 0.5;
+}
+
+cs_live *cs_live_new(const char *dir, const cs_live_opts *opt, char *err, size_t errlen)
+{
+    cs_live *l = calloc(1, sizeof *l);
+    if (!l) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    snprintf(l->dir, sizeof l->dir, "%s", dir);
+    if (opt)
+        l->opt = *opt;
+    else
+        cs_live_opts_default(&l->opt);
+    if (l->opt.base_steps < 4)
+        l->opt.base_steps = 4;
+    if (l->opt.poll_budget_s <= 0)
+        l->opt.poll_budget_s = 0.5;
+    gethostname(l->host, sizeof l->host - 1);
+    return l;
+}
+
+void cs_live_free(cs_live *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->nRank; i++) {
+        lv_rank *r = l->aRank[i];
+        cs_logf_close(r->f);
+        free(r->aLocal);
+        free(r->aCnt);
+        free(r->aBase);
+        free(r->aNew);
+        free(r);
+    }
+    free(l->aRank);
+    cs_map_free(&l->byName);
+    free(l->aComm);
+    free(l->aAlarm);
+    free(l);
+}
+
+size_t cs_live_nproc(const cs_live *l)
+{
+    return l->nRank;
+}
+size_t cs_live_nclosed(const cs_live *l)
+{
+    return l->nclosed;
+}
+size_t cs_live_ngone(const cs_live *l)
+{
+    return l->ngone;
+}
+size_t cs_live_alarms(const cs_live *l, const cs_live_alarm **out)
+{
+    *out = l->aAlarm;
+    return l->nAlarm;
+}
+int cs_live_behind(const cs_live *l)
+{
+    return l->behind;
+}
+
+uint64_t cs_live_bytes_read(const cs_live *l)
+{
+    uint64_t b = 0;
+    for (size_t i = 0; i < l->nRank; i++)
+        if (l->aRank[i]->f)
+            b += cs_logf_bytes_read(l->aRank[i]->f);
+    return b;
+}
+
+static int64_t lv_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static lv_comm *lv_comm_get(cs_live *l, uint64_t id)
+{
+    for (size_t i = 0; i < l->nComm; i++)
+        if (l->aComm[i].id == id)
+            return &l->aComm[i];
+    if (CS_VEC_RESERVE(l->aComm, l->capComm, l->nComm + 1) != 0)
+        return NULL;
+    lv_comm *c = &l->aComm[l->nComm++];
+    memset(c, 0, sizeof *c);
+    c->id = id;
+    return c;
+}
+
+/* The communicator's label: its name when set, "world" when it spans the
+ * job, else its id. */
+static const char *lv_comm_label(const cs_live *l, uint64_t id, char *buf, size_t len)
+{
+    if (!id)
+        return "";
+    for (size_t i = 0; i < l->nComm; i++)
+        if (l->aComm[i].id == id) {
+            if (l->aComm[i].name[0])
+                return l->aComm[i].name;
+            if (l->world > 0 && l->aComm[i].size == l->world)
+                return "world";
+        }
+    snprintf(buf, len, "comm-%llx", (unsigned long long)id);
+    return buf;
+}
+
+static const char *lv_op_name(int op)
+{
+    return op > 0 && op < CS_OP_COUNT ? cs_ops[op].name : "?";
+}
+
+static int lv_is_coll(int op)
+{
+    return op > 0 && op < CS_OP_COUNT && (cs_ops[op].kind == CS_KIND_COLL || cs_ops[op].kind == CS_KIND_ROOTED);
+}
+
+/* ---- the alarms ---- */
+
+static cs_live_alarm *lv_alarm_add(cs_live *l)
+{
+    if (CS_VEC_RESERVE(l->aAlarm, l->capAlarm, l->nAlarm + 1) != 0)
+        return NULL;
+    cs_live_alarm *a = &l->aAlarm[l->nAlarm++];
+    memset(a, 0, sizeof *a);
+    return a;
+}
+
+static double lv_median_dbl(const int64_t *v, size_t n)
+{
+    double b[LV_RING];
+    if (n > LV_RING)
+        n = LV_RING;
+    for (size_t i = 0; i < n; i++)
+        b[i] = (double)v[i];
+    return cs_stats_median_dbl(b, n);
+}
+
+/* The rank's own times of the steps [from, nstep) still in its ring. */
+static size_t lv_ring_since(const lv_rank *r, int64_t from, int64_t *own, int64_t *step)
+{
+    size_t n = 0;
+    for (int64_t s = from < r->nstep - LV_RING ? r->nstep - LV_RING : from; s < r->nstep; s++) {
+        own[n] = r->ring_own[s % LV_RING];
+        step[n++] = r->ring_step[s % LV_RING];
+    }
+    return n;
+}
+
+/* Step s of rank r took step_ns, own_ns of it outside calls. */
+static void lv_step_done(lv_rank *r, int64_t s, int64_t step_ns, int64_t own_ns)
+{
+    r->ring_step[s % LV_RING] = step_ns;
+    r->ring_own[s % LV_RING] = own_ns;
+}
+
+/* Rank r's unit u (a step, or with the step proxy a block of
+ * LV_PROXY_BLOCK proxy steps): its own time and time, and its excess d of
+ * own time over the ranks' median for that unit (a slowdown every rank
+ * shares, the machine's or the job's, cancels out). The baseline of its
+ * first units, then the CUSUM on d. */
+static void lv_cusum(cs_live *l, lv_rank *r, int64_t u, int B, double own, double step, double d)
+{
+    r->nunit = u + 1;
+    r->unit = B;
+    r->ring_d[u % LV_RING] = (int64_t)d;
+    r->ring_uown[u % LV_RING] = (int64_t)own;
+    r->ring_ustep[u % LV_RING] = (int64_t)step;
+    if (!r->ready) {
+        if (CS_VEC_RESERVE(r->aBase, r->capBase, r->nBase + 3) != 0)
+            return;
+        r->aBase[r->nBase++] = (int64_t)d;
+        r->aBase[r->nBase++] = (int64_t)own;
+        r->aBase[r->nBase++] = (int64_t)step;
+        if (r->nBase < 3 * (size_t)l->opt.base_steps)
+            return;
+        size_t n = r->nBase / 3;
+        double *v = malloc(n * sizeof *v);
+        if (!v)
+            return;
+        for (size_t i = 0; i < n; i++)
+            v[i] = (double)r->aBase[3 * i + 2];
+        r->mu_step = cs_stats_median_dbl(v, n);
+        for (size_t i = 0; i < n; i++)
+            v[i] = (double)r->aBase[3 * i + 1];
+        r->mu = cs_stats_median_dbl(v, n);
+        for (size_t i = 0; i < n; i++)
+            v[i] = (double)r->aBase[3 * i];
+        r->mu_d = cs_stats_median_dbl(v, n);
+        for (size_t i = 0; i < n; i++)
+            v[i] = fabs(v[i] - r->mu_d);
+        r->sigma = 1.4826 * cs_stats_median_dbl(v, n);
+        free(v);
+        double floor = LV_SIGMA_FLOOR * r->mu > 20000.0 * B ? LV_SIGMA_FLOOR * r->mu : 20000.0 * B; /* 20 us a step */
+        if (r->sigma < floor)
+            r->sigma = floor;
+        r->ready = 1;
+        r->S = 0;
+        r->cand = u + 1;
+        return;
+    }
+    /* the allowance: half the smallest shift that matters (LV_MIN_SHIFT of
+     * the rank's own time), at least cusum_k deviations; one unit adds at
+     * most 1 to the sum, so an alarm needs cusum_h units of a shift */
+    double k = LV_MIN_SHIFT * r->mu / 2 / r->sigma;
+    if (k < l->opt.cusum_k)
+        k = l->opt.cusum_k;
+    double z = (d - r->mu_d) / r->sigma;
+    if (z > k + 1)
+        z = k + 1;
+    r->S += z - k;
+    if (r->S <= 0) {
+        r->S = 0;
+        r->cand = u + 1;
+    }
+    if (r->S > l->opt.cusum_h && !r->alarm) {
+        int64_t ow[LV_RING], st[LV_RING], dd[LV_RING];
+        size_t n = 0;
+        for (int64_t q = r->cand < u - LV_RING + 1 ? u - LV_RING + 1 : r->cand; q <= u; q++) {
+            ow[n] = r->ring_uown[q % LV_RING];
+            st[n] = r->ring_ustep[q % LV_RING];
+            dd[n++] = r->ring_d[q % LV_RING];
+        }
+        double mown = lv_median_dbl(ow, n), mstep = lv_median_dbl(st, n), md = lv_median_dbl(dd, n);
+        if (mown < r->mu * (1 + LV_MIN_SHIFT / 2) || md < r->mu_d + LV_MIN_SHIFT / 2 * r->mu) {
+            /* spikes, not a new level: start over */
+            r->S = 0;
+            r->cand = u + 1;
+            return;
+        }
+        cs_live_alarm *a = lv_alarm_add(l);
+        if (!a)
+            return;
+        a->kind = CS_LIVE_SLOW;
+        a->rank = r->rank;
+        a->step = r->cand * B;
+        a->raised = u * B + B - 1;
+        a->factor = r->mu > 0 ? mown / r->mu : 0;
+        a->active = 1;
+        a->until = -1;
+        snprintf(a->text, sizeof a->text,
+                 "rank %d turned slow at step %lld, %.1fx (own time/step %.2f -> %.2f ms; step %.2f -> %.2f ms)",
+                 r->rank, (long long)a->step, a->factor, r->mu / B / 1e6, mown / B / 1e6, r->mu_step / B / 1e6,
+                 mstep / B / 1e6);
+        r->alarm = (int)l->nAlarm;
+    }
+}
+
+/* The units every rank followed has completed since the last look, in
+ * order: each rank's excess over the median, into its CUSUM. A unit is a
+ * step, or with the step proxy LV_PROXY_BLOCK proxy steps (a step of
+ * several calls of the proxy's collective would otherwise be cut in
+ * parts of which only one holds the step's compute). */
+static void lv_detect(cs_live *l)
+{
+    int64_t done = -1;
+    size_t n = 0, open = 0;
+    int markers = 0;
+    for (size_t i = 0; i < l->nRank; i++) {
+        open += !l->aRank[i]->bad && !l->aRank[i]->closed;
+        markers |= l->aRank[i]->markers;
+    }
+    int B = markers ? 1 : LV_PROXY_BLOCK;
+    for (size_t i = 0; i < l->nRank; i++) {
+        const lv_rank *r = l->aRank[i];
+        if (r->bad || (open && r->closed))
+            continue;
+        if (done < 0 || r->nstep < done)
+            done = r->nstep;
+        n++;
+    }
+    int64_t units = done / B;
+    if (!n || units <= l->u_next)
+        return;
+    if (l->u_next * B < done - LV_RING + B)
+        l->u_next = (done - LV_RING + B) / B; /* what fell out of the rings is lost */
+    if (l->u_next * B < LV_WARMUP)
+        l->u_next = (LV_WARMUP + B - 1) / B;
+    double *v = malloc(l->nRank * sizeof *v);
+    if (!v)
+        return;
+    for (int64_t u = l->u_next; u < units; u++) {
+        size_t k = 0;
+        for (size_t i = 0; i < l->nRank; i++) {
+            const lv_rank *r = l->aRank[i];
+            if (r->bad || (u + 1) * B > r->nstep || u * B < r->nstep - LV_RING)
+                continue;
+            double own = 0;
+            for (int64_t s = u * B; s < (u + 1) * B; s++)
+                own += (double)r->ring_own[s % LV_RING];
+            v[k++] = own;
+        }
+        double med = k > 1 ? cs_stats_median_dbl(v, k) : 0;
+        for (size_t i = 0; i < l->nRank; i++) {
+            lv_rank *r = l->aRank[i];
+            if (r->bad || (u + 1) * B > r->nstep || u * B < r->nstep - LV_RING)
+                continue;
+            double own = 0, step = 0;
+            for (int64_t s = u * B; s < (u + 1) * B; s++) {
+                own += (double)r->ring_own[s % LV_RING];
+                step += (double)r->ring_step[s % LV_RING];
+            }
+            lv_cusum(l, r, u, B, own, step, own - med);
+        }
+    }
+    free(v);
+    l->u_next = units;
+}
+
+static void lv_boundary(cs_live *l, lv_rank *r, int64_t t)
+{
+    if (r->step_t0 && t > r->step_t0) {
+        int64_t step = t - r->step_t0, own = step - r->step_comm;
+        lv_step_done(r, r->nstep, step, own < 0 ? 0 : own);
+        r->nstep++;
+    }
+    r->step_t0 = t;
+    r->step_comm = 0;
+}
+
+static lv_count *lv_count_get(lv_rank *r, uint64_t comm, int op)
+{
+    for (size_t i = 0; i < r->nCnt; i++)
+        if (r->aCnt[i].comm == comm && r->aCnt[i].op == op)
+            return &r->aCnt[i];
+    if (CS_VEC_RESERVE(r->aCnt, r->capCnt, r->nCnt + 1) != 0)
+        return NULL;
+    lv_count *c = &r->aCnt[r->nCnt++];
+    memset(c, 0, sizeof *c);
+    c->comm = comm;
+    c->op = (uint16_t)op;
+    return c;
+}
+
+/* The step proxy of a rank without markers: its most frequent collective
+ * on its most used communicator. */
+static void lv_proxy(lv_rank *r)
+{
+    uint64_t best_comm = 0, most = 0;
+    for (size_t i = 0; i < r->nCnt; i++) {
+        if (!lv_is_coll(r->aCnt[i].op) || !r->aCnt[i].comm)
+            continue;
+        uint64_t n = 0;
+        for (size_t j = 0; j < r->nCnt; j++)
+            if (r->aCnt[j].comm == r->aCnt[i].comm && lv_is_coll(r->aCnt[j].op))
+                n += r->aCnt[j].n;
+        if (n > most)
+            most = n, best_comm = r->aCnt[i].comm;
+    }
+    int op = 0;
+    uint64_t n = 0;
+    for (size_t i = 0; i < r->nCnt; i++)
+        if (r->aCnt[i].comm == best_comm && lv_is_coll(r->aCnt[i].op) && r->aCnt[i].n > n)
+            n = r->aCnt[i].n, op = r->aCnt[i].op;
+    if (op != r->key_op || best_comm != r->key_comm) {
+        r->key_op = op;
+        r->key_comm = best_comm;
+    }
+}
+
+static int lv_cmp_t0(const void *x, const void *y)
+{
+    const cs_rec *a = x, *b = y;
+    return a->t0 < b->t0 ? -1 : a->t0 > b->t0;
+}
+
+/* One record of a poll (cs_logf_fn). */
+static void lv_rec(void *arg, const cs_rec *x, int fresh)
+{
+    lv_rank *r = arg;
+    uint32_t kind = CS_REC_KIND(x->hdr);
+    if (kind == CS_REC_CALIB) {
+        cs_log_clock_note(&r->clock, (const cs_rec_calib *)x, r->toff);
+    } else if (kind == CS_REC_COMMDEF) {
+        const cs_rec_comm *c = (const cs_rec_comm *)x;
+        if (c->local < 65536 && CS_VEC_RESERVE(r->aLocal, r->capLocal, (size_t)c->local + 1) == 0) {
+            while (r->nLocal <= c->local)
+                r->aLocal[r->nLocal++] = 0;
+            r->aLocal[c->local] = c->id;
+        }
+    } else if (kind == CS_REC_INFLIGHT && !fresh) {
+        if (!r->fly_op || x->tid < r->fly_tid) {
+            r->fly_op = x->op;
+            r->fly_tid = x->tid;
+            r->fly_t0 = (int64_t)x->t0; /* ticks: converted after the poll */
+        }
+    } else if (kind == CS_REC_SPAN && CS_VEC_RESERVE(r->aNew, r->capNew, r->nNew + 1) == 0) {
+        r->aNew[r->nNew++] = *x;
+    }
+}
+
+/* What the COMMDEF and COMMNAME records tell the job. */
+static void lv_rec_job(cs_live *l, const cs_rec *x)
+{
+    uint32_t kind = CS_REC_KIND(x->hdr);
+    if (kind == CS_REC_COMMDEF) {
+        const cs_rec_comm *c = (const cs_rec_comm *)x;
+        lv_comm *m = lv_comm_get(l, c->id);
+        if (m)
+            m->size = (int)c->size;
+    } else if (kind == CS_REC_COMMNAME) {
+        const cs_rec_commname *c = (const cs_rec_commname *)x;
+        lv_comm *m = c->part == 0 ? lv_comm_get(l, c->id) : NULL;
+        if (m) {
+            size_t n = 0;
+            while (n < sizeof c->text && n < sizeof m->name - 1 && c->text[n] >= 0x20 && c->text[n] < 0x7f &&
+                   c->text[n] != '"' && c->text[n] != '\\')
+                n++;
+            memcpy(m->name, c->text, n);
+            m->name[n] = '\0';
+        }
+    }
+}
+
+typedef struct lv_poll_arg {
+    cs_live *l;
+    lv_rank *r;
+} lv_poll_arg;
+
+static void lv_rec_both(void *arg, const cs_rec *x, int fresh)
+{
+    lv_poll_arg *p = arg;
+    if (fresh)
+        lv_rec_job(p->l, x);
+    lv_rec(p->r, x, fresh);
+}
+
+static void lv_take_spans(cs_live *l, lv_rank *r)
+{
+    qsort(r->aNew, r->nNew, sizeof *r->aNew, lv_cmp_t0);
+    for (size_t i = 0; i < r->nNew; i++) {
+        const cs_rec *x = &r->aNew[i];
+        int op = x->op < CS_OP_COUNT ? x->op : 0;
+        int64_t t0 = cs_log_clock_real(&r->clock, x->t0), t1 = cs_log_clock_real(&r->clock, x->t1);
+        if (!r->first || t0 < r->first)
+            r->first = t0;
+        if (t1 > r->last)
+            r->last = t1;
+        if (op && cs_ops[op].kind == CS_KIND_MARKER) {
+            r->markers = 1;
+            lv_boundary(l, r, t0);
+            continue;
+        }
+        uint64_t comm = ((x->hdr >> 8) & CS_F_HAS_COMM) && x->comm < r->nLocal ? r->aLocal[x->comm] : 0;
+        int64_t d = t1 > t0 ? t1 - t0 : 0;
+        r->comm_ns += d;
+        lv_count *c = lv_count_get(r, comm, op);
+        if (c) {
+            c->n++;
+            c->bytes += x->bytes;
+            c->ns += d;
+        }
+        if (!r->markers && lv_is_coll(op)) {
+            if (!r->key_op)
+                lv_proxy(r);
+            if (op == r->key_op && comm == r->key_comm) {
+                lv_boundary(l, r, t0);
+                /* the collective itself belongs to the step it starts */
+                r->step_comm += d;
+                continue;
+            }
+        }
+        r->step_comm += d;
+    }
+    r->nNew = 0;
+    if (!r->markers && r->nstep % 64 == 1)
+        lv_proxy(r); /* the choice settles as counts grow */
+}
+
+/* Open the logs that appeared since the last poll. */
+static int lv_scan(cs_live *l, char *err, size_t errlen)
+{
+    char logs[1100];
+    snprintf(logs, sizeof logs, "%s/logs", l->dir);
+    DIR *d = opendir(logs);
+    if (!d) {
+        if (errno == ENOENT)
+            return 0; /* not started yet */
+        snprintf(err, errlen, "%s: %s", logs, strerror(errno));
+        return -1;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n < 7 || strcmp(e->d_name + n - 6, ".cslog") != 0)
+            continue;
+        uint64_t h = 1469598103934665603ull;
+        for (size_t i = 0; i < n; i++)
+            h = (h ^ (unsigned char)e->d_name[i]) * 1099511628211ull;
+        h &= ~(1ull << 63);
+        int64_t ix;
+        if (cs_map_get(&l->byName, h, &ix))
+            continue;
+        lv_rank *r = calloc(1, sizeof *r);
+        if (!r || CS_VEC_RESERVE(l->aRank, l->capRank, l->nRank + 1) != 0) {
+            free(r);
+            closedir(d);
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        snprintf(r->path, sizeof r->path, "%s/%s", logs, e->d_name);
+        r->rank = -1;
+        struct stat sb;
+        char why[1400];
+        if (lstat(r->path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+            free(r);
+            continue; /* never a link, a FIFO or a folder */
+        }
+        r->f = cs_logf_open(r->path, why, sizeof why);
+        if (!r->f) {
+            if (sb.st_size < 4096) {
+                free(r); /* being created: next poll */
+                continue;
+            }
+            cs_note("top: %s (left out)", why);
+            r->bad = 1;
+        }
+        l->aRank[l->nRank++] = r;
+        cs_map_put(&l->byName, h, (int64_t)l->nRank);
+    }
+    closedir(d);
+    return 0;
+}
+
+static int lv_cmp_rank(const void *x, const void *y)
+{
+    const lv_rank *a = *(lv_rank *const *)x, *b = *(lv_rank *const *)y;
+    return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+/* Every rank in a call longer than the limit: what `collscope status`
+ * says of it, as one alarm per line of its diagnosis. */
+static void lv_hang(cs_live *l)
+{
+    size_t in = 0, open = 0;
+    int64_t lim = (int64_t)(l->opt.hang_s * 1e9);
+    for (size_t i = 0; i < l->nRank; i++) {
+        lv_rank *r = l->aRank[i];
+        if (r->bad || r->closed)
+            continue;
+        open++;
+        in += r->fly_op && l->now - r->fly_t0 >= lim;
+    }
+    int hung = open > 0 && in == open;
+    if (!hung) {
+        if (l->hang_on)
+            for (size_t i = 0; i < l->nAlarm; i++)
+                if (l->aAlarm[i].kind == CS_LIVE_HANG && l->aAlarm[i].active) {
+                    l->aAlarm[i].active = 0;
+                    l->aAlarm[i].until = l->steps_now;
+                }
+        l->hang_on = 0;
+        return;
+    }
+    if (l->hang_on)
+        return;
+    l->hang_on = 1;
+    int64_t at = -1;
+    for (size_t i = 0; i < l->nRank; i++)
+        if (!l->aRank[i]->bad && (at < 0 || l->aRank[i]->nstep < at))
+            at = l->aRank[i]->nstep;
+    char *buf = NULL, err[512];
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m)
+        return;
+    cs_status_opts so = { .after_s = l->opt.hang_s };
+    int rc = cs_status_run(l->dir, &so, m, err, sizeof err);
+    fclose(m);
+    int added = 0;
+    char where[600] = "";
+    /* the diagnosis: the lines "kind: text" after the ranks' lines; else
+     * the ranks' lines (where each is) */
+    for (char *line = buf, *next; (rc == 0 || rc == 3) && line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        if (line != buf && line[0] == ' ' && line[1] == ' ' && line[2] != ' ') {
+            size_t w = strlen(where);
+            if (w < sizeof where - 4)
+                snprintf(where + w, sizeof where - w, "%s%s", w ? "; " : "", line + 2);
+            continue;
+        }
+        if (line == buf || line[0] == ' ' || !strchr(line, ':'))
+            continue;
+        cs_live_alarm *a = lv_alarm_add(l);
+        if (!a)
+            break;
+        a->kind = CS_LIVE_HANG;
+        a->rank = -1;
+        a->step = at;
+        a->raised = at;
+        a->until = -1;
+        a->active = 1;
+        snprintf(a->text, sizeof a->text, "hang: %s", line);
+        added++;
+    }
+    if (!added) {
+        cs_live_alarm *a = lv_alarm_add(l);
+        if (a) {
+            a->kind = CS_LIVE_HANG;
+            a->rank = -1;
+            a->step = at;
+            a->raised = at;
+            a->until = -1;
+            a->active = 1;
+            snprintf(a->text, sizeof a->text, "hang: every rank has been in a call for over %g s%s%s", l->opt.hang_s,
+                     where[0] ? ": " : "", where);
+        }
+    }
+    free(buf);
+}
+
+int cs_live_poll(cs_live *l, char *err, size_t errlen)
+{
+    if (lv_scan(l, err, errlen) != 0)
+        return -1;
+    l->now = lv_now();
+    l->nclosed = 0;
+    for (size_t i = 0; i < l->nRank; i++) {
+        lv_rank *r = l->aRank[i];
+        if (r->bad)
+            continue;
+        const cs_log_header *h = cs_logf_header(r->f);
+        r->clock.ticks_per_ns = h->ticks_per_ns;
+        r->toff = h->test_offset_ns;
+        r->rank = h->rank;
+        r->pid = h->pid;
+        if (h->world_size > l->world)
+            l->world = h->world_size;
+        snprintf(r->host, sizeof r->host, "%s", h->host);
+        r->closed = h->state == CS_LOG_CLOSED; /* before the reading: nothing is written after */
+        r->gone = !r->closed && r->pid > 0 && strcmp(r->host, l->host) == 0 && kill(r->pid, 0) != 0 && errno == ESRCH;
+    }
+    /* the logs in turns of LV_BATCH records, each turn's steps into the
+     * CUSUMs, until none has more */
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    l->behind = 0;
+    for (int more = 1; more;) {
+        /* a refresh takes at most its budget: writers faster than the
+         * follower leave it behind, never unresponsive */
+        struct timespec t1;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if ((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9 > l->opt.poll_budget_s) {
+            l->behind = 1;
+            break;
+        }
+        more = 0;
+        for (size_t i = 0; i < l->nRank; i++) {
+            lv_rank *r = l->aRank[i];
+            if (r->bad)
+                continue;
+            r->fly_op = 0;
+            lv_poll_arg pa = { l, r };
+            char why[1400];
+            long got = cs_logf_poll(r->f, LV_BATCH, lv_rec_both, &pa, why, sizeof why);
+            if (got < 0) {
+                cs_note("top: %s (no longer followed)", why);
+                r->bad = 1;
+                continue;
+            }
+            more |= got >= LV_BATCH;
+            if (r->fly_op)
+                r->fly_t0 = cs_log_clock_real(&r->clock, (uint64_t)r->fly_t0);
+            lv_take_spans(l, r);
+        }
+        lv_detect(l);
+    }
+    l->ngone = 0;
+    for (size_t i = 0; i < l->nRank; i++) {
+        l->nclosed += l->aRank[i]->closed;
+        l->ngone += l->aRank[i]->gone;
+    }
+    qsort(l->aRank, l->nRank, sizeof *l->aRank, lv_cmp_rank);
+    /* the straggler scores: each rank's recent own time per step against
+     * the median and MAD of all ranks' */
+    double *v = malloc((l->nRank + 1) * sizeof *v);
+    if (!v) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    size_t n = 0;
+    int64_t steps = 0;
+    for (size_t i = 0; i < l->nRank; i++) {
+        lv_rank *r = l->aRank[i];
+        int64_t ow[LV_RING], st[LV_RING];
+        size_t k = 0;
+        if (r->nunit) {
+            /* by unit, as the CUSUM: a proxy step alone may hold no compute */
+            for (int64_t u = r->nunit > 8 ? r->nunit - 8 : 0; u < r->nunit; u++)
+                ow[k++] = r->ring_uown[u % LV_RING] / r->unit;
+            r->unit_recent = lv_median_dbl(ow, k) * r->unit;
+        } else {
+            k = lv_ring_since(r, r->nstep - 8, ow, st);
+        }
+        r->own_recent = k ? lv_median_dbl(ow, k) : 0;
+        if (k)
+            v[n++] = r->own_recent;
+        if (i == 0 || r->nstep < steps)
+            steps = r->nstep;
+    }
+    double med = cs_stats_median_dbl(v, n);
+    for (size_t i = 0; i < n; i++)
+        v[i] = fabs(v[i] - med);
+    double mad = 1.4826 * cs_stats_median_dbl(v, n);
+    double floor = LV_SIGMA_FLOOR * med > 1000 ? LV_SIGMA_FLOOR * med : 1000;
+    if (mad < floor)
+        mad = floor;
+    for (size_t i = 0; i < l->nRank; i++)
+        l->aRank[i]->score = l->aRank[i]->nstep ? (l->aRank[i]->own_recent - med) / mad : 0;
+    free(v);
+    /* the job's step rate: steps of the slowest rank over the time watched */
+    if (steps > 0 && !l->t_steps_first) {
+        l->t_steps_first = l->now;
+        l->steps_first = steps;
+    } else if (steps > l->steps_first && l->now > l->t_steps_first) {
+        l->rate = (double)(steps - l->steps_first) / ((double)(l->now - l->t_steps_first) / 1e9);
+    }
+    l->steps_now = steps;
+    /* a slow rank's alarm stays on while it is still slower than halfway
+     * between its baseline and its level when raised */
+    for (size_t i = 0; i < l->nRank; i++) {
+        lv_rank *r = l->aRank[i];
+        if (r->alarm) {
+            cs_live_alarm *a = &l->aAlarm[r->alarm - 1];
+            int on = r->unit_recent >= r->mu * (1 + (a->factor - 1) / 2);
+            if (a->active && !on)
+                a->until = r->nstep;
+            else if (on)
+                a->until = -1;
+            a->active = on;
+        }
+    }
+    lv_hang(l);
+    return 0;
+}
+
+/* ---- the view ---- */
+
+static int lv_sort_key;
+
+/* The median time of the rank's last `back` steps; *prev: of the `back`
+ * steps before them (0 when there are none). */
+static double lv_step_recent(const lv_rank *r, int64_t back, double *prev)
+{
+    int64_t ow[LV_RING], st[LV_RING];
+    size_t k = lv_ring_since(r, r->nstep - back, ow, st);
+    if (prev) {
+        int64_t st2[LV_RING];
+        size_t k2 = 0;
+        for (int64_t s = r->nstep - 2 * back; s < r->nstep - back; s++)
+            if (s >= 0 && s >= r->nstep - LV_RING)
+                st2[k2++] = r->ring_step[s % LV_RING];
+        *prev = k2 ? lv_median_dbl(st2, k2) : 0;
+    }
+    return k ? lv_median_dbl(st, k) : 0;
+}
+
+static double lv_comm_share(const cs_live *l, const lv_rank *r)
+{
+    int64_t end = r->closed ? r->last : l->now;
+    return end > r->first && r->first ? (double)r->comm_ns / (double)(end - r->first) : 0;
+}
+
+static int lv_cmp_view(const void *x, const void *y)
+{
+    const lv_rank *a = *(const lv_rank *const *)x, *b = *(const lv_rank *const *)y;
+    double ka = 0, kb = 0;
+    switch (lv_sort_key) {
+    case CS_LIVE_BY_STRAGGLER: ka = -a->score, kb = -b->score; break;
+    case CS_LIVE_BY_STEP:
+        ka = -(double)a->ring_step[(a->nstep + LV_RING - 1) % LV_RING],
+        kb = -(double)b->ring_step[(b->nstep + LV_RING - 1) % LV_RING];
+        break;
+    case CS_LIVE_BY_COMM: ka = -a->comm_ns, kb = -b->comm_ns; break;
+    default: break;
+    }
+    if (ka != kb)
+        return ka < kb ? -1 : 1;
+    return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+void cs_live_frame(const cs_live *l, FILE *f, int cols, int rows, int sort)
+{
+    if (cols < 40)
+        cols = 40;
+    int used = 0;
+#define LV_LINE(...)                            \
+    do {                                        \
+        char lb_[2048];                         \
+        snprintf(lb_, sizeof lb_, __VA_ARGS__); \
+        if (!rows || used < rows) {             \
+            fprintf(f, "%.*s\n", cols, lb_);    \
+            used++;                             \
+        }                                       \
+    } while (0)
+    /* the step definition */
+    const lv_rank *slow = NULL;
+    int markers = 0, proxy = 0, key_op = 0;
+    uint64_t key_comm = 0;
+    for (size_t i = 0; i < l->nRank; i++) {
+        const lv_rank *r = l->aRank[i];
+        markers |= r->markers;
+        if (!r->markers && r->key_op)
+            proxy = 1, key_op = r->key_op, key_comm = r->key_comm;
+        if (r->nstep && (!slow || r->own_recent > slow->own_recent))
+            slow = r;
+    }
+    char cb[64], stepdef[200];
+    if (markers && !proxy)
+        snprintf(stepdef, sizeof stepdef, "steps: MPI_Pcontrol markers");
+    else if (proxy)
+        snprintf(stepdef, sizeof stepdef, "steps: proxy, each %s on %s", lv_op_name(key_op),
+                 lv_comm_label(l, key_comm, cb, sizeof cb));
+    else
+        snprintf(stepdef, sizeof stepdef, "steps: none yet");
+    size_t nact = 0;
+    for (size_t i = 0; i < l->nAlarm; i++)
+        nact += l->aAlarm[i].active;
+    char gone[32] = "";
+    if (l->ngone)
+        snprintf(gone, sizeof gone, ", %zu gone", l->ngone);
+    LV_LINE("%zu process%s (%zu ended%s), %s; %s", l->nRank, l->nRank == 1 ? "" : "es", l->nclosed, gone, stepdef,
+            l->dir);
+    double med_own = 0;
+    {
+        double v[4096];
+        size_t n = 0;
+        for (size_t i = 0; i < l->nRank && n < 4096; i++)
+            if (l->aRank[i]->nstep)
+                v[n++] = l->aRank[i]->own_recent;
+        med_own = cs_stats_median_dbl(v, n);
+    }
+    if (l->behind)
+        LV_LINE("(catching up: the ranks write faster than this refresh reads)");
+    if (slow)
+        LV_LINE("job: step %lld, %.1f/s; slowest rank %d, %+.2f ms/step own time; alarms %zu (%zu on)",
+                (long long)l->steps_now, l->rate, slow->rank, (slow->own_recent - med_own) / 1e6, l->nAlarm, nact);
+    else
+        LV_LINE("job: no step completed yet; alarms %zu (%zu on)", l->nAlarm, nact);
+    /* the alarms first: they must show in 24 lines */
+    for (size_t i = 0; i < l->nAlarm; i++)
+        if (l->aAlarm[i].active)
+            LV_LINE("ALARM %s", l->aAlarm[i].text);
+    for (size_t i = 0; i < l->nAlarm; i++)
+        if (!l->aAlarm[i].active)
+            LV_LINE("alarm (over) %s", l->aAlarm[i].text);
+    LV_LINE("%5s %7s %8s %6s %5s %-22s %6s", "rank", "steps", "step ms", "trend", "comm", "in call (for)", "strag");
+    const lv_rank **v = malloc((l->nRank + 1) * sizeof *v);
+    if (!v)
+        return;
+    memcpy(v, l->aRank, l->nRank * sizeof *v);
+    lv_sort_key = sort;
+    qsort(v, l->nRank, sizeof *v, lv_cmp_view);
+    for (size_t i = 0; i < l->nRank; i++) {
+        const lv_rank *r = v[i];
+        double prev = 0, cur = lv_step_recent(r, 8, &prev);
+        char trend[16] = "", call[64] = "-";
+        if (prev > 0 && cur > 0)
+            snprintf(trend, sizeof trend, "%+.0f%%", (cur / prev - 1) * 100);
+        if (r->bad)
+            snprintf(call, sizeof call, "(unreadable log)");
+        else if (r->gone)
+            snprintf(call, sizeof call, "(gone, log not closed)");
+        else if (r->fly_op)
+            snprintf(call, sizeof call, "%s %.1fs", lv_op_name(r->fly_op), (double)(l->now - r->fly_t0) / 1e9);
+        else if (r->closed)
+            snprintf(call, sizeof call, "(ended)");
+        LV_LINE("%5d %7lld %8.2f %6s %4.0f%% %-22.22s %6.1f%s", r->rank, (long long)r->nstep, cur / 1e6, trend,
+                lv_comm_share(l, r) * 100, call, r->score,
+                r->alarm && l->aAlarm[r->alarm - 1].active ? " SLOW"
+                : r->score >= LV_STRAGGLER_MADS            ? " late"
+                                                           : "");
+    }
+    free(v);
+#undef LV_LINE
+}
+
+/* ---- Prometheus ---- */
+
+/* A collective's bus bandwidth so far (the nccl-tests convention): its
+ * bytes times the factor of its algorithm's traffic over the time in its
+ * calls; 0 for what is no collective or has no time or size. */
+static double lv_busbw(const cs_live *l, const lv_count *c)
+{
+    if (!lv_is_coll(c->op) || c->ns <= 0 || !c->bytes || !c->comm)
+        return 0;
+    int n = 0;
+    for (size_t i = 0; i < l->nComm; i++)
+        if (l->aComm[i].id == c->comm)
+            n = l->aComm[i].size;
+    if (n < 1)
+        return 0;
+    const char *name = cs_ops[c->op].name;
+    double factor = 1;
+    if (strstr(name, "llreduce"))
+        factor = 2.0 * (n - 1) / n;
+    else if (strstr(name, "llgather") || strstr(name, "educe_scatter") || strstr(name, "educeScatter") ||
+             strstr(name, "lltoall"))
+        factor = (double)(n - 1) / n;
+    return (double)c->bytes * factor / ((double)c->ns / 1e9);
+}
+
+static void lv_help(FILE *f, const char *name, const char *type, const char *help)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+void cs_live_metrics(const cs_live *l, FILE *f)
+{
+    char cb[64];
+    /* the processes that know their rank: one series per rank label */
+    const lv_rank **v = malloc((l->nRank + 1) * sizeof *v);
+    size_t nv = 0;
+    if (!v)
+        return;
+    for (size_t i = 0; i < l->nRank; i++)
+        if (l->aRank[i]->rank >= 0 && (!nv || v[nv - 1]->rank != l->aRank[i]->rank))
+            v[nv++] = l->aRank[i];
+    lv_help(f, "collscope_processes", "gauge", "Processes whose trace logs are followed.");
+    fprintf(f, "collscope_processes %zu\n", l->nRank);
+    lv_help(f, "collscope_processes_ended", "gauge", "Processes that closed their trace logs.");
+    fprintf(f, "collscope_processes_ended %zu\n", l->nclosed);
+    lv_help(f, "collscope_job_step_rate", "gauge", "Steps per second of the slowest rank while watched.");
+    fprintf(f, "collscope_job_step_rate %.6g\n", l->rate);
+    lv_help(f, "collscope_rank_steps_total", "counter", "Steps the rank completed.");
+    for (size_t i = 0; i < nv; i++)
+        fprintf(f, "collscope_rank_steps_total{rank=\"%d\"} %lld\n", v[i]->rank, (long long)v[i]->nstep);
+    lv_help(f, "collscope_rank_step_seconds", "gauge", "The rank's latest completed step's time.");
+    for (size_t i = 0; i < nv; i++) {
+        const lv_rank *r = v[i];
+        if (r->nstep)
+            fprintf(f, "collscope_rank_step_seconds{rank=\"%d\"} %.9f\n", r->rank,
+                    (double)r->ring_step[(r->nstep - 1) % LV_RING] / 1e9);
+    }
+    lv_help(f, "collscope_rank_own_seconds", "gauge",
+            "The rank's latest step's time outside traced calls (its own work).");
+    for (size_t i = 0; i < nv; i++) {
+        const lv_rank *r = v[i];
+        if (r->nstep)
+            fprintf(f, "collscope_rank_own_seconds{rank=\"%d\"} %.9f\n", r->rank,
+                    (double)r->ring_own[(r->nstep - 1) % LV_RING] / 1e9);
+    }
+    lv_help(f, "collscope_rank_comm_seconds_total", "counter", "Time the rank spent inside traced calls.");
+    for (size_t i = 0; i < nv; i++)
+        fprintf(f, "collscope_rank_comm_seconds_total{rank=\"%d\"} %.9f\n", v[i]->rank, (double)v[i]->comm_ns / 1e9);
+    lv_help(f, "collscope_collectives_total", "counter", "Calls per rank, communicator and operation.");
+    for (size_t i = 0; i < nv; i++)
+        for (size_t j = 0; j < v[i]->nCnt; j++) {
+            const lv_count *c = &v[i]->aCnt[j];
+            fprintf(f, "collscope_collectives_total{rank=\"%d\",comm=\"%s\",op=\"%s\"} %llu\n", v[i]->rank,
+                    lv_comm_label(l, c->comm, cb, sizeof cb), lv_op_name(c->op), (unsigned long long)c->n);
+        }
+    lv_help(f, "collscope_bytes_total", "counter", "Payload bytes per rank, communicator and operation.");
+    for (size_t i = 0; i < nv; i++)
+        for (size_t j = 0; j < v[i]->nCnt; j++) {
+            const lv_count *c = &v[i]->aCnt[j];
+            fprintf(f, "collscope_bytes_total{rank=\"%d\",comm=\"%s\",op=\"%s\"} %llu\n", v[i]->rank,
+                    lv_comm_label(l, c->comm, cb, sizeof cb), lv_op_name(c->op), (unsigned long long)c->bytes);
+        }
+    lv_help(f, "collscope_call_seconds_total", "counter", "Time in calls per rank, communicator and operation.");
+    for (size_t i = 0; i < nv; i++)
+        for (size_t j = 0; j < v[i]->nCnt; j++) {
+            const lv_count *c = &v[i]->aCnt[j];
+            fprintf(f, "collscope_call_seconds_total{rank=\"%d\",comm=\"%s\",op=\"%s\"} %.9f\n", v[i]->rank,
+                    lv_comm_label(l, c->comm, cb, sizeof cb), lv_op_name(c->op), (double)c->ns / 1e9);
+        }
+    lv_help(f, "collscope_bus_bandwidth_bytes_per_second", "gauge",
+            "Bus bandwidth of a collective so far: bytes x its bus factor (allreduce 2(n-1)/n; allgather, "
+            "reduce-scatter, alltoall (n-1)/n; others 1) over the time in its calls.");
+    for (size_t i = 0; i < nv; i++)
+        for (size_t j = 0; j < v[i]->nCnt; j++) {
+            const lv_count *c = &v[i]->aCnt[j];
+            double bw = lv_busbw(l, c);
+            if (bw > 0)
+                fprintf(f, "collscope_bus_bandwidth_bytes_per_second{rank=\"%d\",comm=\"%s\",op=\"%s\"} %.6g\n",
+                        v[i]->rank, lv_comm_label(l, c->comm, cb, sizeof cb), lv_op_name(c->op), bw);
+        }
+    lv_help(f, "collscope_inflight_call_age_seconds", "gauge",
+            "How long the rank has been in its current call (0: none).");
+    for (size_t i = 0; i < nv; i++) {
+        const lv_rank *r = v[i];
+        fprintf(f, "collscope_inflight_call_age_seconds{rank=\"%d\"} %.6f\n", r->rank,
+                r->fly_op ? (double)(l->now - r->fly_t0) / 1e9 : 0.0);
+    }
+    lv_help(f, "collscope_straggler_score", "gauge",
+            "The rank's recent own time per step above the ranks' median, in MADs.");
+    for (size_t i = 0; i < nv; i++)
+        fprintf(f, "collscope_straggler_score{rank=\"%d\"} %.3f\n", v[i]->rank, v[i]->score);
+    lv_help(f, "collscope_alarm", "gauge",
+            "1 while a change-point alarm on the rank is active (rank \"job\": a hang).");
+    for (size_t i = 0; i < nv; i++) {
+        const lv_rank *r = v[i];
+        fprintf(f, "collscope_alarm{rank=\"%d\"} %d\n", r->rank, r->alarm ? l->aAlarm[r->alarm - 1].active : 0);
+    }
+    fprintf(f, "collscope_alarm{rank=\"job\"} %d\n", l->hang_on);
+    lv_help(f, "collscope_alarm_step", "gauge", "The step where the rank's alarmed shift began.");
+    for (size_t i = 0; i < nv; i++) {
+        const lv_rank *r = v[i];
+        if (r->alarm)
+            fprintf(f, "collscope_alarm_step{rank=\"%d\"} %lld\n", r->rank, (long long)l->aAlarm[r->alarm - 1].step);
+    }
+    lv_help(f, "collscope_alarm_factor", "gauge", "The rank's own time per step after its shift over before.");
+    for (size_t i = 0; i < nv; i++) {
+        const lv_rank *r = v[i];
+        if (r->alarm)
+            fprintf(f, "collscope_alarm_factor{rank=\"%d\"} %.3f\n", r->rank, l->aAlarm[r->alarm - 1].factor);
+    }
+    free(v);
+}

@@ -1,0 +1,70 @@
+/* store_live.c: the alarms `collscope run` raised while its job ran
+ * (analyzer/live), kept in the trace's table live_alarms (docs/schema.md):
+ * made when the first alarms are stored, absent from a trace that had
+ * none or was not followed. */
+#include "config.h"
+#include "libtrace/store_int.h"
+#include "libtrace/store_sql.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char cs_live_create[] = "CREATE TABLE IF NOT EXISTS live_alarms(kind TEXT NOT NULL, rank INTEGER,\n"
+                                     "  step INTEGER, raised INTEGER, until_step INTEGER, factor REAL, text TEXT);";
+
+int cs_store_live_alarms_put(cs_store *st, const cs_store_alarm_row *a, size_t n, char *err, size_t errlen)
+{
+    if (cs_store_sql_exec(st->db, st->path, "BEGIN IMMEDIATE", err, errlen) != 0)
+        return -1;
+    if (cs_store_sql_exec(st->db, st->path, cs_live_create, err, errlen) != 0 ||
+        cs_store_sql_exec(st->db, st->path, "DELETE FROM live_alarms", err, errlen) != 0)
+        goto bad;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "INSERT INTO live_alarms VALUES(?, ?, ?, ?, ?, ?, ?)", -1, &s, NULL) != SQLITE_OK) {
+        cs_store_sql_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
+        goto bad;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_reset(s);
+        sqlite3_bind_text(s, 1, a[i].kind, -1, SQLITE_TRANSIENT);
+        if (a[i].rank >= 0)
+            sqlite3_bind_int(s, 2, a[i].rank);
+        else
+            sqlite3_bind_null(s, 2);
+        sqlite3_bind_int64(s, 3, a[i].step);
+        sqlite3_bind_int64(s, 4, a[i].raised);
+        sqlite3_bind_int64(s, 5, a[i].until_step);
+        sqlite3_bind_double(s, 6, a[i].factor);
+        sqlite3_bind_text(s, 7, a[i].text, -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(s) != SQLITE_DONE) {
+            cs_store_sql_fail(err, errlen, "%s: %s", st->path, sqlite3_errmsg(st->db));
+            sqlite3_finalize(s);
+            goto bad;
+        }
+    }
+    sqlite3_finalize(s);
+    return cs_store_sql_exec(st->db, st->path, "COMMIT", err, errlen);
+bad:;
+    char ignore[64];
+    cs_store_sql_exec(st->db, st->path, "ROLLBACK", ignore, sizeof ignore);
+    return -1;
+}
+
+static const cs_store_sql_col cs_alarm_cols[] = {
+    CS_SQL_STR(cs_store_alarm_row, kind),       CS_SQL_INT(cs_store_alarm_row, rank),
+    CS_SQL_I64(cs_store_alarm_row, step),       CS_SQL_I64(cs_store_alarm_row, raised),
+    CS_SQL_I64(cs_store_alarm_row, until_step), CS_SQL_DBL(cs_store_alarm_row, factor),
+    CS_SQL_STR(cs_store_alarm_row, text),
+};
+CS_SQL_ROWS_TRAMPOLINE(cs_store_alarm_row)
+
+int cs_store_live_alarms(cs_store *st, int (*each)(const cs_store_alarm_row *, void *), void *arg)
+{
+    if (!cs_store_sql_table_exists(st->db, "live_alarms"))
+        return 0;
+    int rc = CS_SQL_READ_ROWS(st->db,
+                              "SELECT kind, IFNULL(rank, -1), step, raised, until_step, factor, text FROM live_alarms "
+                              "ORDER BY rowid",
+                              cs_alarm_cols, cs_store_alarm_row, each, arg);
+    return rc < 0 ? -1 : 0;
+}
