@@ -108,8 +108,8 @@ int main(int argc, char **argv)
 
     ml_rec *ring = NULL;
     if (limit) {
-        ring = mmap(NULL, (size_t)ML_RING * sizeof *ring, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-                    -1, 0);
+        ring = mmap(NULL, (size_t)ML_RING * sizeof *ring, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
         if (ring == MAP_FAILED) {
             perror("mpi_loop: mmap");
             MPI_Abort(MPI_COMM_WORLD, 2);
