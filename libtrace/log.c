@@ -53,6 +53,8 @@ static struct {
     pthread_t bg;         /* the prefault thread, joined at close */
     uint64_t populating;  /* segment + 1 it is faulting in, 0 = none */
     int unmap_deferred;   /* that segment was sealed meanwhile */
+    int unmap_want;       /* segments were sealed: the prefault thread unmaps them */
+    uint64_t unmap_lo;    /* every segment below is sealed and unmapped */
     uint64_t calib_ticks; /* when the last CALIB was written */
     uint64_t calib_every; /* ticks between CALIB records */
     uint64_t fail_seg;    /* first segment that could not be reserved */
@@ -97,6 +99,39 @@ static void cs__log_populate(char *p)
 /* The prefault thread: maps and faults in the segment after the one being
  * filled, off the application's path. It holds no application lock and
  * takes no signal. */
+/* The prefault thread, L.lock held: unmap the segments every thread is
+ * done with (cs__log_seal asked), off the application's path. Unmapping
+ * 4 MiB of dirty file pages costs a few hundred microseconds, a few ns a
+ * span if a traced call paid it. The pages stay in the page cache: the
+ * log on disk is the same whether a segment is unmapped now or never. */
+static void cs__log_unmap_sealed(void)
+{
+    enum { BATCH = 16 };
+    char *gone[BATCH];
+    unsigned n = 0;
+    uint64_t top = __atomic_load_n(&L.hdr->next_chunk, __ATOMIC_ACQUIRE) / CS_SEG_CHUNKS + 1;
+    if (top > CS_MAX_SEGS)
+        top = CS_MAX_SEGS;
+    for (uint64_t s = L.unmap_lo; s < top && n < BATCH; s++) {
+        if (__atomic_load_n(&L.sealed[s], __ATOMIC_ACQUIRE) != CS_SEG_CHUNKS || L.populating == s + 1)
+            continue;
+        if (L.seg[s]) {
+            gone[n++] = L.seg[s];
+            L.seg[s] = NULL;
+        }
+        if (s == L.unmap_lo)
+            L.unmap_lo = s + 1;
+    }
+    if (n == BATCH)
+        L.unmap_want = 1; /* more next time round */
+    if (!n)
+        return;
+    pthread_mutex_unlock(&L.lock);
+    for (unsigned i = 0; i < n; i++)
+        munmap(gone[i], CS_SEG_BYTES);
+    pthread_mutex_lock(&L.lock);
+}
+
 static void *cs__log_prefault(void *arg)
 {
     (void)arg;
@@ -105,6 +140,11 @@ static void *cs__log_prefault(void *arg)
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     pthread_mutex_lock(&L.lock);
     while (L.open) {
+        if (L.unmap_want) {
+            L.unmap_want = 0;
+            cs__log_unmap_sealed();
+            continue;
+        }
         if (L.ready_seg >= L.want_seg || L.ready_seg >= L.fail_seg) {
             pthread_cond_wait(&L.wake, &L.lock);
             continue;
@@ -292,6 +332,8 @@ int cs_log_open(const char *path, const cs_log_header *proto, char *err, size_t 
     L.calib_every = (uint64_t)(10e6 * (h->ticks_per_ns > 0 ? h->ticks_per_ns : 1.0)); /* 10 ms */
     L.calib_ticks = 0;
     L.want_seg = L.ready_seg = 0;
+    L.unmap_want = 0;
+    L.unmap_lo = 0;
     L.fail_seg = UINT64_MAX;
     __atomic_store_n(&L.open, 1, __ATOMIC_RELEASE);
     /* The first segment now, the next ones ahead of need by a thread of
@@ -364,6 +406,9 @@ static void cs__log_seal(uint64_t c)
         pthread_mutex_lock(&L.lock);
         if (L.populating == s + 1) {
             L.unmap_deferred = 1; /* the prefault thread unmaps it when done */
+        } else if (L.bg_started && L.open) {
+            L.unmap_want = 1; /* the prefault thread unmaps it */
+            pthread_cond_signal(&L.wake);
         } else if (L.seg[s]) {
             munmap(L.seg[s], CS_SEG_BYTES);
             L.seg[s] = NULL;
@@ -630,6 +675,8 @@ void cs_log_forget(void)
     L.next_tid = 0;
     L.bg_started = 0;
     L.want_seg = L.ready_seg = 0;
+    L.unmap_want = 0;
+    L.unmap_lo = 0;
     pthread_mutex_init(&L.lock, NULL);
     pthread_cond_init(&L.wake, NULL);
 }
