@@ -11,7 +11,10 @@
 # with -np 1. Printed: ns a call (median over the reps of each run's
 # median round, and the best round of all), the added ns (traced − bare,
 # from the medians and from the bests), how far each is from the limit,
-# and, where valgrind is, the instructions a call of each kind (callgrind,
+# the CPU time a call of the calling thread and of the whole process
+# (best rounds, bench/mpi_loop.c; waits for a busy CPU left out, the
+# preload's own prefault thread counted in the process's), and, where
+# valgrind is, the instructions a call of each kind (callgrind,
 # two runs of CG_N1 and CG_N2 calls, their difference per call: a figure
 # another job's load does not change). Builds nothing.
 #
@@ -59,7 +62,7 @@ run() {
   esac
 }
 
-printf '%-8s %-7s %-6s %9s %9s %10s %10s %11s %11s %11s\n' mpi launch kind med_ns best_ns added_med added_best from_limit instr/call instr_added
+printf '%-8s %-7s %-6s %8s %8s %9s %10s %10s %8s %9s %9s %10s %10s %11s\n' mpi launch kind med_ns best_ns added_med added_best from_limit cpu_ns cpu_added proc_cpu proc_added instr/call instr_added
 for _fl in $MPIS; do
   case $_fl in openmpi) _prog="$B/bench/mpi_loop_ompi" ;; mpich) _prog="$B/bench/mpi_loop_mpich" ;; *) continue ;; esac
   if [ ! -x "$_prog" ] || [ ! -r "$LIBDIR/collscope-$_fl.so" ]; then
@@ -94,7 +97,7 @@ for _fl in $MPIS; do
       command -v "$_ln" >/dev/null 2>&1 || { say "callcost: no $_ln, $_fl under a launcher skipped"; continue; }
     fi
     say "== $_fl, $_l: $REPS x (bare, limit, no call sites, call sites), $LOOP_N calls x $ROUNDS rounds"
-    for _m in bare limit nocs cs; do : >"$W/med-$_m"; : >"$W/min-$_m"; done
+    for _m in bare limit nocs cs; do : >"$W/med-$_m"; : >"$W/min-$_m"; : >"$W/cpu-$_m"; : >"$W/pcpu-$_m"; done
     _i=0
     while [ $_i -lt "$REPS" ]; do
       for _m in bare limit nocs cs; do
@@ -102,23 +105,28 @@ for _fl in $MPIS; do
         _v=$(field ns_per_call_median "$W/out"); _b=$(field ns_per_call_min "$W/out")
         if [ -z "$_v" ]; then say "callcost: $_fl $_l $_m failed:"; tail -n 5 "$W/out" >&2; _v=nan; _b=nan; fi
         echo "$_v" >>"$W/med-$_m"; echo "$_b" >>"$W/min-$_m"
+        _c=$(field cpu_ns_per_call_min "$W/out"); _pc=$(field proc_cpu_ns_per_call_min "$W/out")
+        echo "${_c:-nan}" >>"$W/cpu-$_m"; echo "${_pc:-nan}" >>"$W/pcpu-$_m"
       done
       say "   rep $_i: bare $(tail -n 1 "$W/med-bare")  limit $(tail -n 1 "$W/med-limit")  no-cs $(tail -n 1 "$W/med-nocs")  cs $(tail -n 1 "$W/med-cs") ns/call"
       _i=$((_i + 1))
     done
     _bm=$(median <"$W/med-bare"); _bb=$(best <"$W/min-bare")
     _lm=$(median <"$W/med-limit"); _lb=$(best <"$W/min-limit")
+    _cb=$(best <"$W/cpu-bare"); _pb=$(best <"$W/pcpu-bare")
     for _m in bare limit nocs cs; do
       _mm=$(median <"$W/med-$_m"); _mb=$(best <"$W/min-$_m")
+      _mc=$(best <"$W/cpu-$_m"); _mp=$(best <"$W/pcpu-$_m")
       if [ "$_m" = bare ]; then
-        _am=-; _ab=-; _fm=-
+        _am=-; _ab=-; _fm=-; _ac=-; _ap=-
       else
+        _ac=$(calc "$_mc - $_cb"); _ap=$(calc "$_mp - $_pb")
         _am=$(calc "$_mm - $_bm"); _ab=$(calc "$_mb - $_bb")
         if [ "$_m" = limit ]; then _fm=-; else _fm=$(calc "$_mm - $_lm"); fi
       fi
       _ir=$(cat "$W/ir-$_fl-$_m"); _ia=-
       case $_m in nocs | cs) _ia=$(calc "$_ir - $(cat "$W/ir-$_fl-bare")") ;; esac
-      printf '%-8s %-7s %-6s %9s %9s %10s %10s %11s %11s %11s\n' "$_fl" "$_l" "$_m" "$_mm" "$_mb" "$_am" "$_ab" "$_fm" "$_ir" "$_ia"
+      printf '%-8s %-7s %-6s %8s %8s %9s %10s %10s %8s %9s %9s %10s %10s %11s\n' "$_fl" "$_l" "$_m" "$_mm" "$_mb" "$_am" "$_ab" "$_fm" "$_mc" "$_ac" "$_mp" "$_ap" "$_ir" "$_ia"
     done
   done
 done
