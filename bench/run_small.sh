@@ -47,7 +47,7 @@ while [ $_i -lt "$REPS" ]; do
   say "   rep $_i: bare $(tail -n 1 "$W/bare") s, collscope run $(tail -n 1 "$W/run") s"
   _i=$((_i + 1))
 done
-_spans=$(sed -n 's/.*logs ([0-9]* recovered after a crash), \([0-9]*\) spans.*/\1/p' "$W/err" | tail -n 1)
+_spans=$(sed -n 's/.* \([0-9][0-9]*\) spans.*/\1/p' "$W/err" | tail -n 1)
 _i=0
 while [ $_i -lt "$REPS" ]; do
   _t0=$(now)
