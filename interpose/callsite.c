@@ -5,7 +5,18 @@
  * stack from cached unwind info, with no system call. A stack seen before
  * costs one hash and one probe; a new one is written to the log once, as
  * CALLSITE records of raw return addresses: names are resolved at analysis
- * time, never here. */
+ * time, never here.
+ *
+ * Most calls skip the walk too: a cache keyed by where the wrapper called
+ * us from (our return address, our frame, the thread) remembers the stack
+ * id and, for each of its return addresses, the stack slot the call
+ * instruction stored it in. A call whose slots still hold those addresses
+ * has that stack: with the same frame of the same wrapper at the same
+ * depth of the same thread's stack, the return addresses in their slots
+ * are what an unwinder would read again. A slot learned wrong is never
+ * used: the slots come from a full libunwind walk (unw_step, which also
+ * reports each frame's stack pointer) whose addresses must equal the
+ * backtrace's, and the word in each slot must be its return address. */
 #include "config.h"
 #include "interpose/callsite.h"
 #include "interpose/core.h"
@@ -25,6 +36,47 @@ int cs_callsite_on;
 
 typedef int (*cs_unw_backtrace_fn)(void **, int);
 static cs_unw_backtrace_fn cs_unw_backtrace;
+/* libunwind's local walk, for learning the cache's slots (x86-64 only:
+ * the register numbers and a return address stored just below the
+ * caller's stack pointer are that ABI's). Buffers are larger than
+ * libunwind's unw_context_t (a ucontext_t) and unw_cursor_t (127 words). */
+#if defined(__x86_64__)
+#define CS_UNW_REG_SP 7  /* UNW_X86_64_RSP */
+#define CS_UNW_REG_IP 16 /* UNW_X86_64_RIP */
+#define CS_UNW_BUF 4096
+typedef int (*cs_unw_getcontext_fn)(void *ctx);
+typedef int (*cs_unw_init_local_fn)(void *cursor, void *ctx);
+typedef int (*cs_unw_step_fn)(void *cursor);
+typedef int (*cs_unw_get_reg_fn)(void *cursor, int reg, uint64_t *val);
+static cs_unw_getcontext_fn cs_unw_getcontext;
+static cs_unw_init_local_fn cs_unw_init_local;
+static cs_unw_step_fn cs_unw_step;
+static cs_unw_get_reg_fn cs_unw_get_reg;
+#endif
+
+/* The cache of call sites by where the wrapper calls from (see the top).
+ * An entry is written once under cs_site_lock and published by storing
+ * `ra` last; readers need no lock. Several entries may share a key (one
+ * call point reached from different callers at the same depth); `n` ==
+ * CS_FAST_WALK marks a key whose stack cannot be checked this way (a
+ * frame without its return address in the slot below its caller's stack
+ * pointer, e.g. a signal frame): those calls walk the stack every time. */
+#define CS_FAST_SLOTS 2048u /* power of two */
+#define CS_FAST_PROBES 16u
+#define CS_FAST_LEARN_MAX 1024 /* full walks to learn slots, per process (each ~30 us) */
+#define CS_FAST_WALK 0xffffu
+typedef struct cs_fast {
+    uint64_t ra; /* our return address (in the wrapper); 0 = empty; written last */
+    uint64_t fp; /* our frame address */
+    uint64_t th; /* the thread (its TLS block) */
+    uint32_t id; /* stack id */
+    uint16_t n;  /* frames to check, or CS_FAST_WALK */
+    uint16_t pad;
+    uint32_t off[CS_CALLSITE_MAX_FRAMES]; /* slot of pc[i]: fp + off[i] */
+    uint64_t pc[CS_CALLSITE_MAX_FRAMES];
+} cs_fast;
+static cs_fast cs_fast_tab[CS_FAST_SLOTS];
+static int cs_fast_learns;
 
 #define CS_CS_SLOTS 8192u /* power of two */
 typedef struct cs_site {
@@ -144,6 +196,15 @@ static void cs_callsite_init(int want)
             cs_warn_once(&warned, "libunwind not found (%s); call sites are off", dlerror());
         return;
     }
+#if defined(__x86_64__)
+    /* Without all four, every call walks its stack (no cache). */
+    cs_unw_getcontext = (cs_unw_getcontext_fn)dlsym(h, "_Ux86_64_getcontext");
+    cs_unw_init_local = (cs_unw_init_local_fn)dlsym(h, "_ULx86_64_init_local");
+    cs_unw_step = (cs_unw_step_fn)dlsym(h, "_ULx86_64_step");
+    cs_unw_get_reg = (cs_unw_get_reg_fn)dlsym(h, "_ULx86_64_get_reg");
+    if (!cs_unw_getcontext || !cs_unw_init_local || !cs_unw_step || !cs_unw_get_reg)
+        cs_fast_learns = CS_FAST_LEARN_MAX;
+#endif
     cs_callsite_on = 1;
 #endif
 }
@@ -179,20 +240,131 @@ static uint64_t cs_hash_pcs(const uint64_t *pc, int n)
     return h ? h : 1;
 }
 
-static uint32_t cs_callsite_capture_inner(void);
-
-/* Called from inside traced calls: never changes errno. */
-uint32_t cs_callsite_capture(void)
+static uint64_t cs_fast_hash(uint64_t ra, uint64_t fp, uint64_t th)
 {
-    if (!cs_callsite_on)
-        return 0;
+    uint64_t h = (ra ^ (fp * 0x9e3779b97f4a7c15ull) ^ (th >> 12)) * 0xff51afd7ed558ccdull;
+    return h ^ (h >> 29);
+}
+
+static uint32_t cs_callsite_capture_inner(uint64_t ra, uint64_t fp, uint64_t th, uint64_t h);
+
+/* Does the stack above `fp` hold e's return addresses in their slots? */
+static inline int cs_fast_holds(const cs_fast *e, uint64_t fp)
+{
+    for (unsigned k = 0; k < e->n; k++)
+        if (*(const uint64_t *)(uintptr_t)(fp + e->off[k]) != e->pc[k])
+            return 0;
+    return 1;
+}
+
+/* This thread's last hit: a loop calling from one place finds it first. */
+static __thread const cs_fast *cs_fast_last __attribute__((tls_model("initial-exec")));
+
+static __attribute__((noinline)) uint32_t cs_callsite_capture_slow(uint64_t ra, uint64_t fp)
+{
+    uint64_t th = (uint64_t)(uintptr_t)&cs__log_tls;
+    uint64_t h = cs_fast_hash(ra, fp, th);
+    for (uint32_t i = 0; i < CS_FAST_PROBES; i++) {
+        const cs_fast *e = &cs_fast_tab[(h + i) & (CS_FAST_SLOTS - 1)];
+        uint64_t era = __atomic_load_n(&e->ra, __ATOMIC_ACQUIRE);
+        if (era == 0)
+            break;
+        if (era != ra || e->fp != fp || e->th != th)
+            continue;
+        if (e->n == CS_FAST_WALK)
+            break;
+        if (cs_fast_holds(e, fp)) {
+            cs_fast_last = e;
+            return e->id;
+        }
+    }
     int saved = errno;
-    uint32_t id = cs_callsite_capture_inner();
+    uint32_t id = cs_callsite_capture_inner(ra, fp, th, h);
     errno = saved;
     return id;
 }
 
-static uint32_t cs_callsite_capture_inner(void)
+/* Called from inside traced calls (the wrapper calls it directly: its
+ * return address and frame are the cache's key): never changes errno. A
+ * cache hit reads the slots of the stack's return addresses, nothing else. */
+__attribute__((noinline)) uint32_t cs_callsite_capture(void)
+{
+    if (!cs_callsite_on)
+        return 0;
+    uint64_t ra = (uint64_t)(uintptr_t)__builtin_return_address(0);
+    uint64_t fp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+    const cs_fast *e = cs_fast_last;
+    /* An entry's ra is never reset, so the one this thread last hit stays
+     * whole; its th is this thread's by construction. */
+    if (CS_LIKELY(e != NULL) && e->ra == ra && e->fp == fp && cs_fast_holds(e, fp))
+        return e->id;
+    return cs_callsite_capture_slow(ra, fp);
+}
+
+#if defined(__x86_64__)
+/* The stack slots of pc[0..n) above `base`, as offsets from it, from a
+ * full walk of this thread's stack: 0, or -1 when a frame's return address
+ * is not where the call stored it (its slot just below the caller's stack
+ * pointer) or the walk disagrees with pc[]. */
+__attribute__((noinline)) static int cs_fast_learn(const uint64_t *pc, int n, uint64_t base, uint32_t *off)
+{
+    _Alignas(64) char ctx[CS_UNW_BUF], cur[CS_UNW_BUF];
+    if (cs_unw_getcontext(ctx) != 0 || cs_unw_init_local(cur, ctx) != 0)
+        return -1;
+    int k = 0;
+    for (int steps = 0; steps < 64; steps++) {
+        uint64_t ip = 0, sp = 0;
+        if (cs_unw_get_reg(cur, CS_UNW_REG_IP, &ip) != 0 || cs_unw_get_reg(cur, CS_UNW_REG_SP, &sp) != 0)
+            return -1;
+        if (ip == pc[k]) {
+            uint64_t slot = sp - 8;
+            if (sp < base + 8 || slot - base > UINT32_MAX || *(const uint64_t *)(uintptr_t)slot != ip)
+                return -1;
+            off[k++] = (uint32_t)(slot - base);
+            if (k == n)
+                return 0;
+        } else if (k > 0) {
+            return -1;
+        }
+        if (cs_unw_step(cur) <= 0)
+            return -1;
+    }
+    return -1;
+}
+#endif
+
+/* Remember the stack of key (ra, fp, th): its slots when a walk finds
+ * them, else that this key must walk. Under cs_site_lock. */
+static void cs_fast_add(uint64_t ra, uint64_t fp, uint64_t th, uint64_t h, uint32_t id, const uint64_t *pc, int n)
+{
+    cs_fast e;
+    memset(&e, 0, sizeof e);
+    e.fp = fp;
+    e.th = th;
+    e.id = id;
+    e.n = CS_FAST_WALK;
+#if defined(__x86_64__)
+    if (id && cs_fast_learn(pc, n, fp, e.off) == 0) {
+        e.n = (uint16_t)n;
+        memcpy(e.pc, pc, (size_t)n * sizeof *pc);
+    }
+#else
+    (void)pc;
+    (void)n;
+#endif
+    for (uint32_t i = 0; i < CS_FAST_PROBES; i++) {
+        cs_fast *s = &cs_fast_tab[(h + i) & (CS_FAST_SLOTS - 1)];
+        if (__atomic_load_n(&s->ra, __ATOMIC_RELAXED) != 0)
+            continue;
+        uint64_t ra_keep = ra;
+        e.ra = 0;
+        *s = e;
+        __atomic_store_n(&s->ra, ra_keep, __ATOMIC_RELEASE);
+        return;
+    }
+}
+
+static uint32_t cs_callsite_capture_inner(uint64_t ra, uint64_t fp, uint64_t th, uint64_t h)
 {
     void *buf[CS_CALLSITE_MAX_FRAMES + 4];
     /* The innermost frames are ours (this function, the wrapper): drop
@@ -205,7 +377,28 @@ static uint32_t cs_callsite_capture_inner(void)
         n = CS_CALLSITE_MAX_FRAMES;
     if (n <= 0)
         return 0;
-    return cs_callsite_store((uint64_t *)(buf + skip), n);
+    uint32_t id = cs_callsite_store((uint64_t *)(buf + skip), n);
+    /* Learn this key's slots, a bounded number of times per process: a
+     * key already cached as one to walk, or a full table, stays walking. */
+    if (id && __atomic_load_n(&cs_fast_learns, __ATOMIC_RELAXED) < CS_FAST_LEARN_MAX) {
+        pthread_mutex_lock(&cs_site_lock);
+        if (cs_fast_learns < CS_FAST_LEARN_MAX) {
+            int walk = 0;
+            for (uint32_t i = 0; i < CS_FAST_PROBES; i++) {
+                const cs_fast *e = &cs_fast_tab[(h + i) & (CS_FAST_SLOTS - 1)];
+                if (e->ra == 0)
+                    break;
+                if (e->ra == ra && e->fp == fp && e->th == th && e->n == CS_FAST_WALK)
+                    walk = 1;
+            }
+            if (!walk) {
+                __atomic_store_n(&cs_fast_learns, cs_fast_learns + 1, __ATOMIC_RELAXED);
+                cs_fast_add(ra, fp, th, h, id, (uint64_t *)(buf + skip), n);
+            }
+        }
+        pthread_mutex_unlock(&cs_site_lock);
+    }
+    return id;
 }
 
 uint32_t cs_callsite_store(const uint64_t *pc, int n)

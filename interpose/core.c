@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 int cs_core_tracing;
+int cs_core_hooks;
 __thread int cs_core_busy __attribute__((tls_model("initial-exec")));
 static pthread_mutex_t cs_start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int cs_start_tried;

@@ -18,6 +18,12 @@
 
 /* 1 while spans are recorded: the log is open and nothing turned it off. */
 extern CS_INTERNAL int cs_core_tracing;
+/* 1 once an optional hook of the traced calls may run (PAPI counters, the
+ * hang watchdog, apply mode, a test seam): the module turning one on sets
+ * it first, at trace start or when the rank is known, and it stays set.
+ * While it is 0 the MPI wrappers run a copy of their body with every such
+ * hook compiled out (gen-wrappers.py); the records are the same. */
+extern CS_INTERNAL int cs_core_hooks;
 /* Per-thread re-entry guard: calls made inside a wrapped call (by the MPI
  * library itself, or by the tool) are passed through unrecorded. */
 extern CS_INTERNAL __thread int cs_core_busy __attribute__((tls_model("initial-exec")));

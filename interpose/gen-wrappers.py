@@ -346,44 +346,44 @@ def mpi_body(f):
     # pending fused batch first, inside the call's own span; flushcomm only
     # its communicator's; join may add the call to a batch; none leaves the
     # batches be. fusewait= finishes the fused calls a completion names.
-    top = {"flush": "cs_mpi_fuse_before_all();",
-           "flushcomm": "cs_mpi_fuse_before_comm(%s);" % k.get("comm")}.get(k["apply"])
+    top = {"flush": "cs_mpi_fuse_before_all(cs_x);",
+           "flushcomm": "cs_mpi_fuse_before_comm(cs_x, %s);" % k.get("comm")}.get(k["apply"])
     fuse_done = None
     if "fusepoll" in k:
-        fuse_done = ("cs_mpi_fuse_complete(&c, CS_FUSE_POLL, 1, &%s);" % k["fusepoll"], "fusepoll")
+        fuse_done = ("cs_mpi_fuse_complete(&c, cs_x, CS_FUSE_POLL, 1, &%s);" % k["fusepoll"], "fusepoll")
     if "complete" in k:
         cm = re.match(r"(\w+)\((.*)\)$", k["complete"])
         cargs = split_top(cm.group(2), ",")
         how = FUSEWAIT[k["fusewait"]]
         if cm.group(1) in ("one", "testone"):
-            fuse_done = ("cs_mpi_fuse_complete(&c, %s, 1, %s);" % (how, cargs[0]), "fusewait")
+            fuse_done = ("cs_mpi_fuse_complete(&c, cs_x, %s, 1, %s);" % (how, cargs[0]), "fusewait")
         else:
-            fuse_done = ("cs_mpi_fuse_complete(&c, %s, %s, %s);" % (how, cargs[0], cargs[1]), "fusewait")
+            fuse_done = ("cs_mpi_fuse_complete(&c, cs_x, %s, %s, %s);" % (how, cargs[0], cargs[1]), "fusewait")
     body = []
     body.append(("%s real = (%s)cs_mpi_real(%s);" % (real_t, real_t, op), None))
     body.append(("if (!real)\n        return cs_mpi_missing(%s);" % op, None))
     body.append(("cs_mpi_call c;", None))
     body.append(("if (!cs_mpi_enter(&c, %s))\n        return %s;" % (op, ret_real), None))
     body.extend(pre)
-    body.append(("cs_mpi_begin(&c);", None))
+    body.append(("cs_mpi_begin(&c, cs_x);", None))
     # inside the span: the call that made the batch start pays for it
     if top:
         body.append((top, "apply"))
     if f.kind in ("send", "sendrecv"):
-        body.append(("cs_mpi_p2p_stall(&c);", None))
+        body.append(("cs_mpi_p2p_stall(&c, cs_x);", None))
     if fuse_done:
         body.append(fuse_done)
     if "fuse" in k:
         body.append(("int rc;", None))
-        body.append(("if (CS_LIKELY(cs_mpi_fuse == NULL) || !cs_mpi_fuse->%s(&c, %s, &rc))\n        rc = %s;"
+        body.append(("if (!cs_x || CS_LIKELY(cs_mpi_fuse == NULL) || !cs_mpi_fuse->%s(&c, %s, &rc))\n        rc = %s;"
                      % (k["fuse"], f.args(), ret_real), "fuse"))
     else:
         body.append(("int rc = %s;" % ret_real, None))
     if f.kind in ("coll", "rooted") and not f.nonblocking:
-        body.append(("cs_mpi_coll_stall(&c);", None))
-    body.append(("cs_mpi_end(&c, rc);", None))
+        body.append(("cs_mpi_coll_stall(&c, cs_x);", None))
+    body.append(("cs_mpi_end(&c, rc, cs_x);", None))
     body.extend(post)
-    body.append(("cs_mpi_emit(&c);", None))
+    body.append(("cs_mpi_emit(&c, cs_x);", None))
     body.append(("return rc;", None))
     return body
 
@@ -531,17 +531,27 @@ def gen_wrappers(out_c, ops_path, spec):
         # One entry point holds the body; several share an inlined one.
         # (Passing arguments through an inlined layer is not always free:
         # aggregates such as dim3 get copied.)
+        # MPI: two copies of the body, chosen per call by one load
+        # (interpose/core.h, cs_core_hooks): cs_x = 0 compiles every
+        # optional hook (PAPI, watchdog, apply mode, test seams) out of it.
+        # MPI_Init takes the copy with the hooks: they start inside it.
         if len(fam.prefixes) == 1:
             o.put("CS_EXPORT %s %s%s(%s)" % (f.rtype, fam.prefixes[0], f.name, f.decl()), f.at())
         else:
-            o.put("CS_HOT %s cs_w_%s(%s)" % (f.rtype, f.name, f.fixed_decl()), f.at())
+            d = f.fixed_decl()
+            o.put("CS_HOT %s cs_w_%s(int cs_x%s)" % (f.rtype, f.name, "" if d == "void" else ", " + d), f.at())
         o.put("{")
         for stmt, key in fam.body(f):
             o.put("    " + stmt, f.at(key) if key else None)
         o.put("}")
         for prefix in fam.prefixes if len(fam.prefixes) > 1 else ():
             o.put("CS_EXPORT %s %s%s(%s)" % (f.rtype, prefix, f.name, f.decl()), f.at())
-            o.put("{\n    return cs_w_%s(%s);\n}" % (f.name, f.args()))
+            a = ", " + f.args() if f.args() else ""
+            if f.kind == "init":
+                o.put("{\n    return cs_w_%s(1%s);\n}" % (f.name, a))
+            else:
+                o.put("{\n    if (CS_UNLIKELY(__atomic_load_n(&cs_core_hooks, __ATOMIC_RELAXED)))\n"
+                      "        return cs_w_%s(1%s);\n    return cs_w_%s(0%s);\n}" % (f.name, a, f.name, a))
         o.put("")
     o.put("const char *const cs_%s_real_names[CS_OP_COUNT] = {" % api)
     for f in spec.fns:

@@ -48,6 +48,8 @@ static void cs_mpi_start(const cs_settings *s, cs_log_header *h)
     cs_mpi_test_p2p_us = s->test_p2p_src >= 0 ? s->test_p2p_us : 0;
     cs_mpi_test_comm_local = s->test_comm_local;
     cs_mpi_test_comm_us = s->test_comm_local >= 0 ? s->test_comm_us : 0;
+    if (cs_mpi_test_p2p_us > 0 || cs_mpi_test_comm_us > 0)
+        __atomic_store_n(&cs_core_hooks, 1, __ATOMIC_RELEASE);
 }
 
 const cs_module cs_mpi_module = {

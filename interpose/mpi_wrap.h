@@ -146,14 +146,17 @@ CS_HOT int cs_mpi_enter(cs_mpi_call *c, int op)
  * with what is known at entry, so a call that never returns is still
  * seen (collscope status, a post-mortem ingest); cs_mpi_emit() turns it
  * into the span. */
-CS_HOT void cs_mpi_begin(cs_mpi_call *c)
+/* x (also below): 1 in the wrapper copy that runs the optional hooks
+ * (cs_core_hooks, core.h), 0 in the one they are compiled out of. */
+CS_HOT void cs_mpi_begin(cs_mpi_call *c, int x)
 {
-    if (CS_UNLIKELY(cs_papi_on))
+    if (CS_UNLIKELY(x && cs_papi_on))
         cs_papi_sample(cs__log_tls.tid, 1);
     c->r->t0 = cs_clock_ticks();
     if (CS_LIKELY(c->r != &c->scratch))
         cs_log_commit(c->r, CS_REC_HDR(CS_REC_INFLIGHT, c->flags));
-    cs_wd_begin(c->r);
+    if (x)
+        cs_wd_begin(c->r);
 }
 
 /* Apply mode's guard (fuse/fuse_guard.h) measures the time spent in MPI
@@ -164,10 +167,10 @@ extern CS_INTERNAL int cs_mpi_fuse_timing, cs_mpi_fuse_closing;
 extern CS_INTERNAL uint64_t cs_mpi_fuse_busy;
 void cs_mpi_fuse_close(int op);
 
-CS_HOT void cs_mpi_end(cs_mpi_call *c, int rc)
+CS_HOT void cs_mpi_end(cs_mpi_call *c, int rc, int x)
 {
     c->r->t1 = cs_clock_ticks();
-    if (CS_UNLIKELY(cs_mpi_fuse_timing)) {
+    if (CS_UNLIKELY(x && cs_mpi_fuse_timing)) {
         cs_mpi_fuse_busy += c->r->t1 - c->r->t0;
         if (cs_mpi_fuse_closing)
             cs_mpi_fuse_close(c->r->op);
@@ -178,9 +181,10 @@ CS_HOT void cs_mpi_end(cs_mpi_call *c, int rc)
     }
 }
 
-CS_HOT void cs_mpi_emit(cs_mpi_call *c)
+CS_HOT void cs_mpi_emit(cs_mpi_call *c, int x)
 {
-    cs_wd_end(c->r->t1);
+    if (x)
+        cs_wd_end(c->r->t1);
     if (CS_LIKELY(c->r != &c->scratch))
         cs_log_release(c->r, CS_REC_HDR(CS_REC_SPAN, c->flags));
     cs_core_busy = 0;
@@ -291,17 +295,17 @@ extern CS_INTERNAL int cs_mpi_test_comm_local, cs_mpi_test_comm_us;
 void cs_mpi_test_stall_us(int us);
 
 /* Test-only stall inside a send (COLLSCOPE_TEST_P2P_DELAY). */
-CS_HOT void cs_mpi_p2p_stall(cs_mpi_call *c)
+CS_HOT void cs_mpi_p2p_stall(cs_mpi_call *c, int x)
 {
-    if (CS_UNLIKELY(cs_mpi_test_p2p_us > 0) && c->comm && c->comm->is_world && c->comm->rank == cs_mpi_test_p2p_src &&
-        c->r->peer == cs_mpi_test_p2p_dst)
+    if (CS_UNLIKELY(x && cs_mpi_test_p2p_us > 0) && c->comm && c->comm->is_world &&
+        c->comm->rank == cs_mpi_test_p2p_src && c->r->peer == cs_mpi_test_p2p_dst)
         cs_mpi_test_stall_us(cs_mpi_test_p2p_us);
 }
 
 /* Test-only stall after a blocking collective (COLLSCOPE_TEST_COMM_DELAY). */
-CS_HOT void cs_mpi_coll_stall(cs_mpi_call *c)
+CS_HOT void cs_mpi_coll_stall(cs_mpi_call *c, int x)
 {
-    if (CS_UNLIKELY(cs_mpi_test_comm_us > 0) && c->comm && c->comm->local == (uint32_t)cs_mpi_test_comm_local)
+    if (CS_UNLIKELY(x && cs_mpi_test_comm_us > 0) && c->comm && c->comm->local == (uint32_t)cs_mpi_test_comm_local)
         cs_mpi_test_stall_us(cs_mpi_test_comm_us);
 }
 
@@ -370,21 +374,21 @@ enum { CS_FUSE_BLOCK_ALL, CS_FUSE_POLL, CS_FUSE_BLOCK_ANY };
 /* The wrappers' hooks. Called inside a traced call's span (so never from a
  * call the library or the tool makes itself): the fused call's span nests
  * in the call that started it, and that call's time includes the start. */
-CS_HOT void cs_mpi_fuse_before_all(void)
+CS_HOT void cs_mpi_fuse_before_all(int x)
 {
-    if (CS_UNLIKELY(cs_mpi_fuse_npending | cs_mpi_fuse_armed))
+    if (CS_UNLIKELY(x && (cs_mpi_fuse_npending | cs_mpi_fuse_armed)))
         cs_mpi_fuse->flush_all();
 }
 
-CS_HOT void cs_mpi_fuse_before_comm(MPI_Comm comm)
+CS_HOT void cs_mpi_fuse_before_comm(int x, MPI_Comm comm)
 {
-    if (CS_UNLIKELY(cs_mpi_fuse_npending | cs_mpi_fuse_armed))
+    if (CS_UNLIKELY(x && (cs_mpi_fuse_npending | cs_mpi_fuse_armed)))
         cs_mpi_fuse->flush_comm(comm);
 }
 
-CS_HOT void cs_mpi_fuse_complete(cs_mpi_call *c, int how, int n, MPI_Request *reqs)
+CS_HOT void cs_mpi_fuse_complete(cs_mpi_call *c, int x, int how, int n, MPI_Request *reqs)
 {
-    if (CS_UNLIKELY(cs_mpi_fuse_nflight))
+    if (CS_UNLIKELY(x && cs_mpi_fuse_nflight))
         cs_mpi_fuse->progress(c, how, n, reqs);
 }
 

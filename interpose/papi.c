@@ -84,6 +84,7 @@ static void cs_papi_start(const cs_settings *s, cs_log_header *h)
     snprintf(h->papi_events, sizeof h->papi_events, "%s", spec);
     cs_papi_thread = pthread_self();
     P.read(cs_papi_set, cs_papi_last);
+    __atomic_store_n(&cs_core_hooks, 1, __ATOMIC_RELEASE);
     cs_papi_on = 1;
 }
 

@@ -558,6 +558,7 @@ static void cs_wd_rank_known(int rank, int size)
         forked = 1;
     }
     cs_wd_stop = 0;
+    __atomic_store_n(&cs_core_hooks, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&cs_wd_on, 1, __ATOMIC_RELEASE);
     if (pthread_create(&cs_wd_thread, NULL, cs_wd_main, NULL) != 0) {
         __atomic_store_n(&cs_wd_on, 0, __ATOMIC_RELEASE);

@@ -19,6 +19,7 @@
 #define CS_CHUNK_BYTES ((uint64_t)CS_CHUNK_RECS * CS_REC_SIZE)
 #define CS_SEG_BYTES (CS_CHUNK_BYTES * CS_SEG_CHUNKS)
 #define CS_MAX_SEGS 65536u /* 256 GiB: far past any cap */
+#define CS_UNMAP_LAG 4     /* sealed segments left mapped while the next is readied */
 
 __thread cs_log_tls cs__log_tls __attribute__((tls_model("initial-exec")));
 
@@ -50,20 +51,26 @@ static struct {
     uint64_t want_seg;    /* segments the prefault thread should ready */
     uint64_t ready_seg;   /* segments it has readied (mapped, faulted in) */
     int bg_started;
-    pthread_t bg;         /* the prefault thread, joined at close */
-    uint64_t populating;  /* segment + 1 it is faulting in, 0 = none */
-    int unmap_deferred;   /* that segment was sealed meanwhile */
-    uint64_t calib_ticks; /* when the last CALIB was written */
-    uint64_t calib_every; /* ticks between CALIB records */
-    uint64_t fail_seg;    /* first segment that could not be reserved */
-    int closing;          /* records written by the close itself are not spans */
-    int drop_told;        /* the first drop was reported */
-    char drop_why[160];   /* why later spans will be dropped, told at the first drop */
-    pthread_key_t key;    /* seals a thread's chunk when it exits */
+    pthread_t bg;            /* the prefault thread, joined at close */
+    uint64_t populating;     /* segment + 1 it is faulting in, 0 = none */
+    int unmap_deferred;      /* that segment was sealed meanwhile */
+    uint64_t preparing;      /* segment + 1 it writes zeros into before mapping it, 0 = none */
+    pthread_cond_t prepared; /* writers that claimed that segment wait on it */
+    int unmap_want;          /* sealed segments wait for the prefault thread to unmap them */
+    uint64_t unmap_lo;       /* every segment below is sealed and unmapped */
+    uint64_t calib_ticks;    /* when the last CALIB was written */
+    uint64_t calib_every;    /* ticks between CALIB records */
+    uint64_t fail_seg;       /* first segment that could not be reserved */
+    int closing;             /* records written by the close itself are not spans */
+    int drop_told;           /* the first drop was reported */
+    char drop_why[160];      /* why later spans will be dropped, told at the first drop */
+    pthread_key_t key;       /* seals a thread's chunk when it exits */
     uint16_t next_tid;
     char *seg[CS_MAX_SEGS];
     uint32_t sealed[CS_MAX_SEGS];
-} L = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
+} L = {
+    .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .prepared = PTHREAD_COND_INITIALIZER
+};
 
 static void cs__log_seal(uint64_t chunk);
 
@@ -81,6 +88,27 @@ static void cs__log_thread_exit(void *arg)
 }
 
 static char *cs__log_map_seg(uint64_t s);
+static int cs__log_reserve_seg(uint64_t s);
+
+/* Write zeros over segment s of the file (its space reserved), before it
+ * is mapped: the kernel then makes its pages on the write path, dirty and
+ * with their blocks mapped, two to four times cheaper in CPU than
+ * faulting each page in through the mapping (measured on ext4: 15-27
+ * against 55-77 ns a record). The file reads as zeros there anyway, so
+ * the log's content is the same; a failed write only loses the gain. */
+static void cs__log_zero(uint64_t s)
+{
+    static const char zeros[256 * 1024];
+    off_t off = (off_t)CS_LOG_HEADER_BYTES + (off_t)(s * CS_SEG_BYTES);
+    for (uint64_t done = 0; done < CS_SEG_BYTES;) {
+        ssize_t n = pwrite(L.fd, zeros, sizeof zeros, off + (off_t)done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        done += (uint64_t)n;
+    }
+}
 
 /* Fault a freshly mapped segment in, so that writing spans into it never
  * takes a page fault inside a traced call. */
@@ -94,9 +122,42 @@ static void cs__log_populate(char *p)
         __atomic_fetch_add((volatile uint32_t *)(p + off + 4), 0, __ATOMIC_RELAXED);
 }
 
+/* The prefault thread, L.lock held: unmap the segments every thread is
+ * done with (cs__log_seal asked), off the application's path. Unmapping
+ * 4 MiB of dirty file pages costs a few hundred microseconds, a few ns a
+ * span if a traced call paid it. The pages stay in the page cache: the
+ * log on disk is the same whether a segment is unmapped now or never. */
+static void cs__log_unmap_sealed(void)
+{
+    enum { BATCH = 16 };
+    char *gone[BATCH];
+    unsigned n = 0;
+    uint64_t top = __atomic_load_n(&L.hdr->next_chunk, __ATOMIC_ACQUIRE) / CS_SEG_CHUNKS + 1;
+    if (top > CS_MAX_SEGS)
+        top = CS_MAX_SEGS;
+    for (uint64_t s = L.unmap_lo; s < top && n < BATCH; s++) {
+        if (__atomic_load_n(&L.sealed[s], __ATOMIC_ACQUIRE) != CS_SEG_CHUNKS || L.populating == s + 1)
+            continue;
+        if (L.seg[s]) {
+            gone[n++] = L.seg[s];
+            L.seg[s] = NULL;
+        }
+        if (s == L.unmap_lo)
+            L.unmap_lo = s + 1;
+    }
+    if (n == BATCH)
+        L.unmap_want = 1; /* more next time round */
+    if (!n)
+        return;
+    pthread_mutex_unlock(&L.lock);
+    for (unsigned i = 0; i < n; i++)
+        munmap(gone[i], CS_SEG_BYTES);
+    pthread_mutex_lock(&L.lock);
+}
+
 /* The prefault thread: maps and faults in the segment after the one being
  * filled, off the application's path. It holds no application lock and
- * takes no signal. */
+ * takes no signal. It also unmaps the segments writers are done with. */
 static void *cs__log_prefault(void *arg)
 {
     (void)arg;
@@ -105,7 +166,16 @@ static void *cs__log_prefault(void *arg)
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     pthread_mutex_lock(&L.lock);
     while (L.open) {
-        if (L.ready_seg >= L.want_seg || L.ready_seg >= L.fail_seg) {
+        /* Readying the next segment comes first (a writer that finds its
+         * pages not faulted in pays far more than an unmap), unless
+         * CS_UNMAP_LAG sealed segments wait: the mapped log stays bounded. */
+        int behind = L.ready_seg < L.want_seg && L.ready_seg < L.fail_seg;
+        if (L.unmap_want && (!behind || L.unmap_want >= CS_UNMAP_LAG)) {
+            L.unmap_want = 0;
+            cs__log_unmap_sealed();
+            continue;
+        }
+        if (!behind) {
             pthread_cond_wait(&L.wake, &L.lock);
             continue;
         }
@@ -117,6 +187,16 @@ static void *cs__log_prefault(void *arg)
         if (s <= claimed) {
             L.ready_seg = claimed + 1;
             continue;
+        }
+        if (s < L.max_segs && !L.seg[s] && cs__log_reserve_seg(s) == 0) {
+            /* Not mapped yet, so no writer holds it: a writer that claims
+             * it meanwhile waits for the zeros (cs__log_refill). */
+            L.preparing = s + 1;
+            pthread_mutex_unlock(&L.lock);
+            cs__log_zero(s);
+            pthread_mutex_lock(&L.lock);
+            L.preparing = 0;
+            pthread_cond_broadcast(&L.prepared);
         }
         char *p = s < L.max_segs ? cs__log_map_seg(s) : NULL;
         L.ready_seg = s + 1;
@@ -292,6 +372,8 @@ int cs_log_open(const char *path, const cs_log_header *proto, char *err, size_t 
     L.calib_every = (uint64_t)(10e6 * (h->ticks_per_ns > 0 ? h->ticks_per_ns : 1.0)); /* 10 ms */
     L.calib_ticks = 0;
     L.want_seg = L.ready_seg = 0;
+    L.unmap_want = 0;
+    L.unmap_lo = 0;
     L.fail_seg = UINT64_MAX;
     __atomic_store_n(&L.open, 1, __ATOMIC_RELEASE);
     /* The first segment now, the next ones ahead of need by a thread of
@@ -328,14 +410,13 @@ cs_log_header *cs_log_header_ptr(void)
     return L.hdr;
 }
 
-/* Map segment s (creating its space on disk). Called with L.lock held. */
-static char *cs__log_map_seg(uint64_t s)
+/* Reserve segment s's space on disk: 0, or -1 (and no segment from s on).
+ * Called with L.lock held. */
+static int cs__log_reserve_seg(uint64_t s)
 {
-    if (L.seg[s])
-        return L.seg[s];
     off_t off = (off_t)CS_LOG_HEADER_BYTES + (off_t)(s * CS_SEG_BYTES);
     if (s >= L.fail_seg)
-        return NULL;
+        return -1;
     int e = cs_log_sys.fallocate(L.fd, off, (off_t)CS_SEG_BYTES);
     if (e != 0) {
         L.fail_seg = s;
@@ -343,8 +424,19 @@ static char *cs__log_map_seg(uint64_t s)
          * in fact dropped. */
         if (!L.drop_why[0])
             snprintf(L.drop_why, sizeof L.drop_why, "no space for the trace log (%s)", strerror(e));
-        return NULL;
+        return -1;
     }
+    return 0;
+}
+
+/* Map segment s (creating its space on disk). Called with L.lock held. */
+static char *cs__log_map_seg(uint64_t s)
+{
+    if (L.seg[s])
+        return L.seg[s];
+    off_t off = (off_t)CS_LOG_HEADER_BYTES + (off_t)(s * CS_SEG_BYTES);
+    if (cs__log_reserve_seg(s) != 0)
+        return NULL;
     void *p = mmap(NULL, CS_SEG_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, L.fd, off);
     if (p == MAP_FAILED) {
         L.fail_seg = s;
@@ -364,6 +456,9 @@ static void cs__log_seal(uint64_t c)
         pthread_mutex_lock(&L.lock);
         if (L.populating == s + 1) {
             L.unmap_deferred = 1; /* the prefault thread unmaps it when done */
+        } else if (L.bg_started && L.open) {
+            L.unmap_want++; /* the prefault thread unmaps it */
+            pthread_cond_signal(&L.wake);
         } else if (L.seg[s]) {
             munmap(L.seg[s], CS_SEG_BYTES);
             L.seg[s] = NULL;
@@ -451,6 +546,8 @@ static cs_rec *cs__log_refill_inner(unsigned n)
         return NULL;
     }
     pthread_mutex_lock(&L.lock);
+    while (L.preparing == s + 1) /* the prefault thread is writing its zeros */
+        pthread_cond_wait(&L.prepared, &L.lock);
     int fresh = L.seg[s] == NULL;
     char *base = cs__log_map_seg(s);
     pthread_mutex_unlock(&L.lock);
@@ -630,8 +727,12 @@ void cs_log_forget(void)
     L.next_tid = 0;
     L.bg_started = 0;
     L.want_seg = L.ready_seg = 0;
+    L.unmap_want = 0;
+    L.unmap_lo = 0;
+    L.preparing = 0;
     pthread_mutex_init(&L.lock, NULL);
     pthread_cond_init(&L.wake, NULL);
+    pthread_cond_init(&L.prepared, NULL);
 }
 
 int cs_log_mkdirs(const char *path)

@@ -6,7 +6,11 @@
  * stored (release). Mapped pages belong to the page cache, so everything
  * a process wrote survives its death, SIGKILL included. Segment space is
  * reserved with posix_fallocate before it is mapped, so a full disk turns
- * tracing off (and counts dropped spans) instead of raising SIGBUS.
+ * tracing off (and counts dropped spans) instead of raising SIGBUS. A
+ * thread of the writer's (the prefault thread) readies segments ahead of
+ * use, writing their zeros through the file before mapping them (the
+ * kernel makes the pages cheaper that way than by faults), and unmaps the
+ * segments every thread is done with; neither changes what the file holds.
  *
  * The reader (cs_logr_*) walks a log written by a live, closed or dead
  * process and yields only complete slots. */

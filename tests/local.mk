@@ -126,6 +126,23 @@ else
 EXTRA_DIST += tests/mpi/errnorc.c
 endif
 
+# Call sites answered from the preload's cache are the stacks the calls
+# were made along (interpose/callsite.c).
+TESTS += tests/mpi/callsite_cache.sh
+EXTRA_DIST += tests/mpi/callsite_cache.sh tests/mpi/callsite_prog.c
+if HAVE_OMPI
+check_PROGRAMS += tests/mpi/callsite_prog_ompi
+tests_mpi_callsite_prog_ompi_SOURCES = tests/mpi/callsite_prog.c
+tests_mpi_callsite_prog_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
+tests_mpi_callsite_prog_ompi_LDADD = $(OMPI_LIBS)
+endif
+if HAVE_MPICH
+check_PROGRAMS += tests/mpi/callsite_prog_mpich
+tests_mpi_callsite_prog_mpich_SOURCES = tests/mpi/callsite_prog.c
+tests_mpi_callsite_prog_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
+tests_mpi_callsite_prog_mpich_LDADD = $(MPICH_LIBS)
+endif
+
 # Apply mode for MPI (interpose/mpi_fuse.c): what is fused and what is not,
 # bit-identical results, the fallbacks, on both MPI implementations.
 TESTS += tests/mpi/fuse.sh

@@ -1,9 +1,14 @@
 /* symbolize.c: name the frames of call sites at analysis time, with
- * binutils' addr2line, one process per object file. Never in the hot path. */
+ * binutils' addr2line, one process per object file (started without a
+ * shell, a few at once, each distinct address asked once). Never in the
+ * hot path. */
 #include "config.h"
 #include "analyzer/cmd/cli.h"
 #include "common/vec.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,60 +41,97 @@ static int cs_collect(const cs_frame_ref *f, void *arg)
     return 0;
 }
 
-static int cs_have_addr2line(void)
-{
-    return system("command -v addr2line >/dev/null 2>&1") == 0;
-}
+/* One addr2line process: the frames [i, j) of one module, its output. */
+typedef struct cs_a2l {
+    pid_t pid;
+    FILE *out;
+    size_t i, j;
+} cs_a2l;
 
-/* Resolve frames [i, j) of one module with a single addr2line run. */
-static void cs_resolve_module(cs_store *st, cs_fr *a, size_t i, size_t j)
+/* Start addr2line on the module of frames [i, j) (sorted by offset): the
+ * distinct addresses go in through a temporary file, no shell between.
+ * Returns 0, or -1 when it cannot start (no addr2line: ENOENT in errno). */
+static int cs_a2l_start(cs_a2l *p, const cs_fr *a, size_t i, size_t j)
 {
     char tmpl[] = "/tmp/collscope-a2l.XXXXXX";
     int fd = mkstemp(tmpl);
     if (fd < 0)
-        return;
-    FILE *in = fdopen(fd, "w");
+        return -1;
+    unlink(tmpl); /* ours alone; gone when the last descriptor closes */
+    FILE *in = fdopen(fd, "w+");
+    if (!in) {
+        close(fd);
+        return -1;
+    }
     for (size_t k = i; k < j; k++)
-        /* A return address points after the call: look up the call. */
-        fprintf(in, "0x%llx\n", (unsigned long long)(a[k].offset ? a[k].offset - 1 : 0));
+        if (k == i || a[k].offset != a[k - 1].offset)
+            /* A return address points after the call: look up the call. */
+            fprintf(in, "0x%llx\n", (unsigned long long)(a[k].offset ? a[k].offset - 1 : 0));
+    if (fflush(in) != 0 || fseek(in, 0, SEEK_SET) != 0) {
+        fclose(in);
+        return -1;
+    }
+    int pfd[2];
+    if (pipe(pfd) != 0) {
+        fclose(in);
+        return -1;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fileno(in), 0);
+    posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addclose(&fa, pfd[0]);
+    char *argv[] = { "addr2line", "-C", "-f", "-e", a[i].module, NULL };
+    extern char **environ;
+    int e = posix_spawnp(&p->pid, "addr2line", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
     fclose(in);
-    char *cmd = malloc(strlen(a[i].module) * 2 + 128);
-    if (!cmd) {
-        unlink(tmpl);
-        return;
+    close(pfd[1]);
+    if (e != 0) {
+        close(pfd[0]);
+        errno = e;
+        return -1;
     }
-    /* Quote the path for the shell. */
-    char *q = cmd + sprintf(cmd, "addr2line -C -f -e '");
-    for (const char *p = a[i].module; *p; p++) {
-        if (*p == '\'') {
-            strcpy(q, "'\\''");
-            q += 4;
-        } else
-            *q++ = *p;
+    p->out = fdopen(pfd[0], "r");
+    if (!p->out) {
+        close(pfd[0]);
+        waitpid(p->pid, NULL, 0);
+        return -1;
     }
-    sprintf(q, "' < %s 2>/dev/null", tmpl);
-    FILE *out = popen(cmd, "r");
-    free(cmd);
-    if (out) {
-        char func[1024], loc[2048];
-        for (size_t k = i; k < j; k++) {
-            if (!fgets(func, sizeof func, out) || !fgets(loc, sizeof loc, out))
-                break;
-            func[strcspn(func, "\n")] = '\0';
-            loc[strcspn(loc, "\n")] = '\0';
-            char *colon = strrchr(loc, ':');
-            int line = 0;
-            if (colon) {
-                line = atoi(colon + 1);
-                *colon = '\0';
-            }
-            const char *file = (strcmp(loc, "??") == 0) ? NULL : loc;
-            cs_store_frame_set_symbol(st, a[k].rank, a[k].callsite, a[k].level, strcmp(func, "??") == 0 ? NULL : func,
-                                      file, line);
+    p->i = i;
+    p->j = j;
+    return 0;
+}
+
+/* Read its answers (two lines per distinct address) into the store. */
+static void cs_a2l_finish(cs_store *st, cs_a2l *p, const cs_fr *a)
+{
+    char func[1024], loc[2048];
+    for (size_t k = p->i; k < p->j;) {
+        if (!fgets(func, sizeof func, p->out) || !fgets(loc, sizeof loc, p->out))
+            break;
+        func[strcspn(func, "\n")] = '\0';
+        loc[strcspn(loc, "\n")] = '\0';
+        char *colon = strrchr(loc, ':');
+        int line = 0;
+        if (colon) {
+            line = atoi(colon + 1);
+            *colon = '\0';
         }
-        pclose(out);
+        const char *file = (strcmp(loc, "??") == 0) ? NULL : loc;
+        /* Every frame at this address has this answer. */
+        size_t m = k;
+        while (m < p->j && a[m].offset == a[k].offset) {
+            cs_store_frame_set_symbol(st, a[m].rank, a[m].callsite, a[m].level, strcmp(func, "??") == 0 ? NULL : func,
+                                      file, line);
+            m++;
+        }
+        k = m;
     }
-    unlink(tmpl);
+    fclose(p->out);
+    while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR) {
+    }
 }
 
 static int cs_fr_cmp(const void *x, const void *y)
@@ -97,8 +139,14 @@ static int cs_fr_cmp(const void *x, const void *y)
     const cs_fr *a = x, *b = y;
     if (!a->module || !b->module)
         return (a->module != NULL) - (b->module != NULL);
-    return strcmp(a->module, b->module);
+    int c = strcmp(a->module, b->module);
+    if (c)
+        return c;
+    return (a->offset > b->offset) - (a->offset < b->offset);
 }
+
+/* addr2line processes at once: one per module, a few at a time. */
+#define CS_A2L_PAR 4
 
 int cs_symbolize(cs_store *st)
 {
@@ -107,19 +155,33 @@ int cs_symbolize(cs_store *st)
         free(v.a);
         return -1;
     }
-    if (v.n && cs_have_addr2line()) {
+    if (v.n) {
+        /* By module, then address: one addr2line process per module, each
+         * address asked once, up to CS_A2L_PAR processes running while
+         * the answers of the oldest are stored (in module order). */
         qsort(v.a, v.n, sizeof *v.a, cs_fr_cmp);
-        size_t i = 0;
-        while (i < v.n) {
-            size_t j = i + 1;
-            if (!v.a[i].module) {
-                i++;
+        cs_a2l run[CS_A2L_PAR];
+        size_t nrun = 0, first = 0, i = 0;
+        int missing = 0;
+        while ((i < v.n && !missing) || nrun) {
+            if (i < v.n && !missing && nrun < CS_A2L_PAR) {
+                size_t j = i + 1;
+                if (!v.a[i].module) {
+                    i++;
+                    continue;
+                }
+                while (j < v.n && v.a[j].module && strcmp(v.a[j].module, v.a[i].module) == 0)
+                    j++;
+                if (cs_a2l_start(&run[(first + nrun) % CS_A2L_PAR], v.a, i, j) == 0)
+                    nrun++;
+                else if (errno == ENOENT)
+                    missing = 1; /* no addr2line: the frames stay unnamed */
+                i = j;
                 continue;
             }
-            while (j < v.n && v.a[j].module && strcmp(v.a[j].module, v.a[i].module) == 0)
-                j++;
-            cs_resolve_module(st, v.a, i, j);
-            i = j;
+            cs_a2l_finish(st, &run[first], v.a);
+            first = (first + 1) % CS_A2L_PAR;
+            nrun--;
         }
     }
     for (size_t i = 0; i < v.n; i++)

@@ -969,6 +969,8 @@ static const cs_mpi_fuse_ops cs_mpi_fuse_engine = {
 static void cs_mpi_fuse_start(const cs_settings *s, cs_log_header *h)
 {
     (void)h;
+    if (s->fuse)
+        __atomic_store_n(&cs_core_hooks, 1, __ATOMIC_RELEASE);
     cs_mpi_fuse = s->fuse ? &cs_mpi_fuse_engine : NULL;
 }
 
