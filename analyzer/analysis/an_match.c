@@ -399,8 +399,8 @@ static int cs_rseq_marks(const cs_rseq *q, size_t p, cs_vec *out)
         if (cs_vec_push(out, q->at[pos]) != 0)
             return -1;
         size_t next = pos + p;
-        if (next >= n || ((q->tok[next] != head || q->tok[next - 1] != tail) &&
-                          (bt[next] != bhead || bt[next - 1] != btail))) {
+        if (next >= n ||
+            ((q->tok[next] != head || q->tok[next - 1] != tail) && (bt[next] != bhead || bt[next - 1] != btail))) {
             size_t j = pos + 1;
             while (j < n && j <= pos + 2 * p && !(q->tok[j] == head && q->tok[j - 1] == tail))
                 j++;
