@@ -43,6 +43,13 @@ EXTRA_DIST += bench/analysis_bench.sh tests/analysis/align_strict.sh bench/expor
 # clean run), under each MPI.
 TESTS += tests/analysis/recurring_ompi.sh tests/analysis/recurring_mpich.sh
 EXTRA_DIST += tests/analysis/recurring_ompi.sh tests/analysis/recurring_mpich.sh tests/analysis/recurring.inc.sh
+# Each wait state against its definition, row by row (gen_trace, no MPI).
+TESTS += tests/analysis/waits_exact.sh
+EXTRA_DIST += tests/analysis/waits_exact.sh
+# Steps without markers through a rank held 40 ms in one step (a blocking
+# job repeating one call: the marks must not stop there).
+TESTS += tests/analysis/steps_idle.sh
+EXTRA_DIST += tests/analysis/steps_idle.sh
 # The same verdict on synthetic traces of known answers (bench/gen_trace
 # --recurring; 1 s, no MPI).
 TESTS += tests/analysis/recurring_synth.sh

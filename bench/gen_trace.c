@@ -55,6 +55,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -408,10 +409,13 @@ static int gen_close_ranks(gen_state *g, const gen_opts *o, cs_store **aSt, cons
 {
     char **files = calloc((size_t)o->nranks, sizeof *files);
     int rc = files ? 0 : -1;
+    /* one run id for the job's rank stores, as a traced run's carry */
+    char run[64];
+    snprintf(run, sizeof run, "gen_trace-%ld-%d", (long)time(NULL), (int)getpid());
     for (int r = 0; r < o->nranks; r++) {
         if (rc == 0 &&
             (cs_store_bulk_end(g->aB[r], 1, err, errlen) != 0 || cs_store_finish(aSt[r], command, err, errlen) != 0 ||
-             cs_store_meta_set(aSt[r], "kind", "rank") != 0 ||
+             cs_store_meta_set(aSt[r], "kind", "rank") != 0 || cs_store_meta_set(aSt[r], "run_id", run) != 0 ||
              sqlite3_exec(cs_store_sql_db(aSt[r]), "PRAGMA journal_mode=DELETE", NULL, NULL, NULL) != SQLITE_OK))
             rc = -1;
         else if (rc != 0)
@@ -498,7 +502,7 @@ int main(int argc, char **argv)
     free(g.aB);
     if (final) {
         int nfaults = 0;
-        rc = cs_store_job_merge(parts, final, &nfaults, err, sizeof err);
+        rc = cs_store_job_merge(parts, final, &nfaults, NULL, 0, err, sizeof err);
         gen_remove_parts(parts, o.nranks);
         if (rc != 0 || nfaults) {
             fprintf(stderr, "%s: %s\n", name, rc != 0 ? err : "a rank store could not be merged");

@@ -112,6 +112,10 @@ int cs_store_recover(cs_store *src, const char *path, cs_store **out, cs_store_r
 /* Is st a store made by cs_store_recover? 1 with the damaged file's path
  * and the recovery's summary line, else 0. */
 int cs_store_recovered(cs_store *st, char *from, size_t fromlen, char *note, size_t notelen);
+/* Does the job store st (cs_store_open_job, cs_store_open_parts) hold
+ * rank stores that carry no run id, so that each was checked by its
+ * process alone? 1 with a note that says so, else 0. */
+int cs_store_job_run_unknown(cs_store *st, char *note, size_t notelen);
 
 /* Convert one process log into its per-rank store DIR/ranks/rank-NNNNNN.db
  * (pid-PID.db when the rank is unknown). out_path, when not NULL, receives
@@ -162,26 +166,34 @@ int cs_store_index_write(const char *dir, char *const *rank_dbs, size_t n, const
 int cs_store_index_present(const char *dir);
 /* The job of DIR/index.db as one store: its rank stores merged into a
  * private file (removed when closed), indexed as cs_store_finish does;
- * cs_store_path names the index. A rank store missing or unreadable is
- * left out, counted in *nfaults and named in the store's recovery note
- * (cs_store_recovered). The meta key job_fingerprint identifies what was
+ * cs_store_path names the index. A rank store missing or unreadable, or
+ * not the one the index records (one process of the rank, pid, host, run
+ * and span count recorded for the file: another run's, a stale one, a
+ * copy of another file's), is left out, counted in *nfaults and named in
+ * the store's recovery note (cs_store_recovered). A rank store that
+ * carries no run id (made before stores recorded it) is read, checked by
+ * its process alone (cs_store_job_run_unknown). The meta key job_fingerprint identifies what was
  * read (the index and the files merged). 0, or -1 with a reason (no rank
  * store readable, or no index). */
 int cs_store_open_job(const char *dir, cs_store **out, int *nfaults, char *err, size_t errlen);
 /* Build the merged trace at path (DIR/trace.db) from the job of
- * DIR/index.db: as cs_store_open_job reads it (a rank store missing or
- * unreadable left out, counted in *nfaults, and named in the file's
- * recovery note), written beside and renamed into place. DIR is locked
+ * DIR/index.db: as cs_store_open_job reads it (a rank store missing,
+ * unreadable or not the one recorded left out, counted in *nfaults, and
+ * named in the file's recovery note; run_note, when not NULL, gets the
+ * note of cs_store_job_run_unknown or ""), written beside and renamed
+ * into place. DIR is locked
  * first (dirlock.h) and stays locked until the process ends; another
  * command holding it is an error naming it. 0, or -1 with a reason
  * (nothing left at path). */
-int cs_store_job_merge(const char *dir, const char *path, int *nfaults, char *err, size_t errlen);
+int cs_store_job_merge(const char *dir, const char *path, int *nfaults, char *run_note, size_t run_notelen, char *err,
+                       size_t errlen);
 /* ---- a job read by K processes at once (the parallel analysis) ---- */
 
 /* What a part of a job holds, or the sum over the parts. */
 typedef struct cs_store_part {
     int merged;             /* rank stores read into it */
     int nfaults;            /* rank stores left out */
+    int unknown_run;        /* rank stores read that carry no run id (made before stores recorded it) */
     uint64_t sum;           /* its share of the job fingerprint */
     int64_t min_id, max_id; /* its span ids (min > max: none) */
     int64_t spans;          /* its span rows */
@@ -191,7 +203,8 @@ typedef struct cs_store_part {
  * rank stores of its share of the ranks (the index's files in rank order,
  * cut into nparts runs of about as many files, a rank's files kept
  * together) merged and indexed as cs_store_open_job does. A rank store
- * missing or unreadable is left out and named in out->faults. 0, or -1
+ * missing, unreadable or not the one recorded is left out and named in
+ * out->faults. 0, or -1
  * with a reason (nothing left at path). */
 int cs_store_job_part(const char *dir, const char *path, int part, int nparts, cs_store_part *out, char *err,
                       size_t errlen);

@@ -1265,7 +1265,13 @@ int cs_store_convert_log(const char *log_path, const char *dir, char *out_path, 
     /* A damaged log: what was kept and what is missing, for the ingest to
      * tell (meta damage). */
     snprintf(dmg, sizeof dmg, "%lld spans recovered; %s", (long long)stats.spans, stats.damage);
+    /* The run the process belonged to (its log's header): what the job
+     * index records of the store, so that one of another run is told
+     * apart (store_index.c). */
+    char run_id[CS_LOG_RUN_ID_MAX + 1];
+    snprintf(run_id, sizeof run_id, "%.*s", (int)strnlen(h.run_id, sizeof h.run_id), h.run_id);
     if (cs_store_meta_set(st, "source_log", emsg) != 0 || cs_store_meta_set(st, "kind", "rank") != 0 ||
+        (run_id[0] && cs_store_meta_set(st, "run_id", run_id) != 0) ||
         (stats.unknown_ops && cs_store_meta_set(st, "unknown_ops", nunk) != 0) ||
         (stats.damage[0] && cs_store_meta_set(st, "damage", dmg) != 0)) {
         cs__store_sql_note(st->db);
@@ -1294,7 +1300,19 @@ int cs_store_rank_db_current(const char *db_path, const char *log_path)
     if (cs_store_open(db_path, CS_STORE_READ, &st, err, sizeof err) != 0)
         return 0;
     int ok = cs_store_meta_get(st, "source_log", have, sizeof have) == 0;
+    /* A store made before stores recorded their run, from a log that
+     * names one, is made again, so that it carries it. */
+    char run[CS_LOG_RUN_ID_MAX + 1] = "", log_run[CS_LOG_RUN_ID_MAX + 1] = "";
+    cs_store_meta_get(st, "run_id", run, sizeof run);
     cs_store_close(st);
+    cs_logr *lr = ok ? cs_logr_open(log_path, err, sizeof err) : NULL;
+    if (lr) {
+        const cs_log_header *h = cs_logr_header(lr);
+        snprintf(log_run, sizeof log_run, "%.*s", (int)strnlen(h->run_id, sizeof h->run_id), h->run_id);
+        cs_logr_close(lr);
+    }
+    if (!lr || strcmp(run, log_run) != 0)
+        return 0;
     long long size = 0, mtime = 0;
     if (!ok || cs_file_size(log_path, &size, &mtime) != 0)
         return 0;

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "common/vec.h"
 #include "libtrace/dirlock.h"
+#include "libtrace/log.h"
 #include "libtrace/store_int.h"
 #include "libtrace/store_sql.h"
 
@@ -20,7 +21,7 @@
 #define CS_INDEX_TABLES_SQL                                                                             \
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"                                              \
     "CREATE TABLE rank_files(file TEXT PRIMARY KEY, rank INTEGER, pid INTEGER, host TEXT, status TEXT," \
-    "  spans INTEGER, size INTEGER, mtime_ns INTEGER);"                                                 \
+    "  spans INTEGER, size INTEGER, mtime_ns INTEGER, run_id TEXT);"                                    \
     "CREATE TABLE comms(id INTEGER, rank INTEGER, local INTEGER, comm_rank INTEGER, size INTEGER,"      \
     "  parent INTEGER, how TEXT, created_ns INTEGER, color INTEGER, key INTEGER, name TEXT);"
 
@@ -79,9 +80,10 @@ static int index_add(sqlite3 *db, const char *dir, const char *rank_db, char *er
     if (!ok)
         return cs_store_sql_fail(err, errlen, "%s: cannot attach: %s", rank_db, sqlite3_errmsg(db));
     ok = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
-    ok = ok && sqlite3_prepare_v2(
-                   db, "INSERT INTO rank_files SELECT ?, rank, pid, host, status, spans, ?, ? FROM r.processes", -1, &s,
-                   NULL) == SQLITE_OK;
+    ok = ok && sqlite3_prepare_v2(db,
+                                  "INSERT INTO rank_files SELECT ?, rank, pid, host, status, spans, ?, ?,"
+                                  " coalesce((SELECT value FROM r.meta WHERE key = 'run_id'), '') FROM r.processes",
+                                  -1, &s, NULL) == SQLITE_OK;
     if (ok) {
         sqlite3_bind_text(s, 1, index_rel(dir, rank_db), -1, SQLITE_TRANSIENT);
         sqlite3_bind_int64(s, 2, size);
@@ -154,6 +156,18 @@ int cs_store_index_write(const char *dir, char *const *rank_dbs, size_t n, const
     bad |= index_meta(db, "rank_files", buf);
     snprintf(buf, sizeof buf, "%lld", (long long)bytes);
     bad |= index_meta(db, "rank_bytes", buf);
+    /* The run of the job: that which all its rank stores carry ("" when
+     * they carry none, or not the same one). */
+    char run[CS_LOG_RUN_ID_MAX + 1] = "";
+    sqlite3_stmt *rs;
+    if (sqlite3_prepare_v2(db, "SELECT min(run_id), count(DISTINCT run_id) FROM rank_files", -1, &rs, NULL) ==
+        SQLITE_OK) {
+        if (sqlite3_step(rs) == SQLITE_ROW && sqlite3_column_int(rs, 1) == 1 && sqlite3_column_text(rs, 0))
+            snprintf(run, sizeof run, "%s", (const char *)sqlite3_column_text(rs, 0));
+        sqlite3_finalize(rs);
+    }
+    if (run[0])
+        bad |= index_meta(db, "run_id", run);
     if (command)
         bad |= index_meta(db, "command", command);
     for (size_t i = 0; meta && meta[i] && meta[i + 1]; i += 2)
@@ -251,54 +265,84 @@ static uint64_t job_file_hash(const char *file, int64_t size, int64_t mtime)
     return (h ^ (uint64_t)mtime) * 1099511628211ULL;
 }
 
+/* What the index records of one rank file: the process it holds (rank,
+ * pid, host, spans) and its run ("" none; NULL: an index written before
+ * rank files recorded their run). */
+typedef struct job_rec {
+    char *file;
+    int rank_first;
+    int64_t rank, pid, spans;
+    char *host;
+    char *run_id;
+} job_rec;
+
 /* The rank files of the index in order (rank, pid, file); the first of
  * each rank's files is marked, so that a cut into parts keeps a rank's
  * files together. */
 typedef struct job_files {
-    char **file;
-    int *rank_first;
-    int64_t *rank, *pid; /* the process the index records for each file */
+    job_rec *rec;
     int n;
 } job_files;
 
 static void job_files_free(job_files *f)
 {
-    for (int i = 0; i < f->n; i++)
-        free(f->file[i]);
-    free(f->file);
-    free(f->rank_first);
-    free(f->rank);
-    free(f->pid);
+    for (int i = 0; i < f->n; i++) {
+        free(f->rec[i].file);
+        free(f->rec[i].host);
+        free(f->rec[i].run_id);
+    }
+    free(f->rec);
     memset(f, 0, sizeof *f);
+}
+
+static char *job_dup_col(sqlite3_stmt *s, int col, int *bad)
+{
+    const char *v = (const char *)sqlite3_column_text(s, col);
+    char *d = v ? strdup(v) : NULL;
+    if (v && !d)
+        *bad = 1;
+    return d;
 }
 
 static int job_files_read(sqlite3 *idx, const char *ipath, job_files *f, char *err, size_t errlen)
 {
     memset(f, 0, sizeof *f);
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(idx, "SELECT file, rank, pid FROM rank_files ORDER BY rank, pid, file", -1, &s, NULL) !=
-        SQLITE_OK)
+    /* An index written before rank files recorded their run has no
+     * run_id column: NULL for each. */
+    static const char *const sql[] = {
+        "SELECT file, rank, pid, host, spans, run_id FROM rank_files ORDER BY rank, pid, file",
+        "SELECT file, rank, pid, host, spans, NULL FROM rank_files ORDER BY rank, pid, file",
+    };
+    if (sqlite3_prepare_v2(idx, sql[0], -1, &s, NULL) != SQLITE_OK &&
+        sqlite3_prepare_v2(idx, sql[1], -1, &s, NULL) != SQLITE_OK)
         return cs_store_sql_fail(err, errlen, "%s: cannot read it: %s", ipath, sqlite3_errmsg(idx));
-    size_t cap = 0, capr = 0, capk = 0, capp = 0;
+    size_t cap = 0;
     int rc, prev_rank = 0;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         const char *file = (const char *)sqlite3_column_text(s, 0);
         int rank = sqlite3_column_int(s, 1);
         if (!file)
             continue;
-        if (CS_VEC_RESERVE(f->file, cap, (size_t)f->n + 1) != 0 ||
-            CS_VEC_RESERVE(f->rank_first, capr, (size_t)f->n + 1) != 0 ||
-            CS_VEC_RESERVE(f->rank, capk, (size_t)f->n + 1) != 0 ||
-            CS_VEC_RESERVE(f->pid, capp, (size_t)f->n + 1) != 0 || !(f->file[f->n] = strdup(file))) {
+        int bad = CS_VEC_RESERVE(f->rec, cap, (size_t)f->n + 1) != 0;
+        job_rec *r = bad ? NULL : &f->rec[f->n];
+        if (r) {
+            memset(r, 0, sizeof *r);
+            r->file = job_dup_col(s, 0, &bad);
+            r->host = job_dup_col(s, 3, &bad);
+            r->run_id = job_dup_col(s, 5, &bad);
+            f->n++;
+        }
+        if (bad) {
             sqlite3_finalize(s);
             job_files_free(f);
             return cs_store_sql_fail(err, errlen, "%s: out of memory", ipath);
         }
-        f->rank_first[f->n] = f->n == 0 || rank != prev_rank;
-        f->rank[f->n] = sqlite3_column_int64(s, 1);
-        f->pid[f->n] = sqlite3_column_int64(s, 2);
+        r->rank_first = f->n == 1 || rank != prev_rank;
+        r->rank = sqlite3_column_int64(s, 1);
+        r->pid = sqlite3_column_int64(s, 2);
+        r->spans = sqlite3_column_int64(s, 4);
         prev_rank = rank;
-        f->n++;
     }
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE) {
@@ -316,35 +360,89 @@ static int job_file_inside(const char *file)
              (n >= 3 && strcmp(file + n - 3, "/..") == 0));
 }
 
-/* Is the rank store at path the one the index records: one process, of
- * that rank and pid? -1 with the reason in why when it is not (another
- * run's store copied over it, a stale or duplicated one); 0 otherwise (a
- * store that cannot be read is left to cs_store_merge to name). */
-static int job_file_owned(const char *path, int64_t rank, int64_t pid, char *why, size_t len)
+static int job_str_eq(const char *a, const char *b)
 {
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* Is the rank store at path the one the index records as f->rec[i]: one
+ * process, of that rank, pid and host, of that run (where the index
+ * records one), with as many spans, and no other file's? -1 with the
+ * reason in why when it is not (another run's store copied over it, a
+ * stale or a duplicated one); 0 otherwise, with *unknown set when the
+ * store carries no run id (made before stores recorded it). A store that
+ * cannot be read is left to cs_store_merge to name. */
+static int job_file_owned(const char *path, const job_files *f, int i, int *unknown, char *why, size_t len)
+{
+    const job_rec *x = &f->rec[i];
     sqlite3 *db = NULL;
     sqlite3_stmt *s = NULL;
     int rc = 0;
+    *unknown = 0;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "SELECT rank, pid, (SELECT count(*) FROM processes) FROM processes LIMIT 1", -1, &s,
-                           NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(db,
+                           "SELECT rank, pid, host, spans, (SELECT count(*) FROM processes),"
+                           " (SELECT value FROM meta WHERE key = 'run_id') FROM processes LIMIT 1",
+                           -1, &s, NULL) != SQLITE_OK) {
         /* unreadable: cs_store_merge names why */
         goto out;
     }
-    int st = sqlite3_step(s);
-    if (st != SQLITE_ROW)
+    if (sqlite3_step(s) != SQLITE_ROW)
         goto out;
-    int64_t r = sqlite3_column_int64(s, 0), p = sqlite3_column_int64(s, 1), n = sqlite3_column_int64(s, 2);
+    int64_t r = sqlite3_column_int64(s, 0), p = sqlite3_column_int64(s, 1), spans = sqlite3_column_int64(s, 3),
+            n = sqlite3_column_int64(s, 4);
+    const char *host = (const char *)sqlite3_column_text(s, 2), *run = (const char *)sqlite3_column_text(s, 5);
+    if (!host)
+        host = "";
+    if (!run)
+        run = "";
+    const char *xrun = x->run_id ? x->run_id : "";
     rc = -1;
-    if (n != 1)
+    int same = r == x->rank && p == x->pid && job_str_eq(host, x->host);
+    /* the index knows the run of the store it recorded, and this is not it */
+    int other_run = x->run_id && strcmp(run, xrun) != 0;
+    if (n != 1) {
         snprintf(why, len, "holds %lld processes, the job index records one: not this job's rank store", (long long)n);
-    else if (r != rank || p != pid)
+        goto out;
+    }
+    if (!same) {
+        /* the store another file of the job should hold: a copy */
+        for (int j = 0; j < f->n; j++) {
+            const job_rec *o = &f->rec[j];
+            if (j != i && o->rank == r && o->pid == p && job_str_eq(o->host, host) &&
+                (!o->run_id || strcmp(o->run_id, run) == 0)) {
+                snprintf(why, len,
+                         "holds rank %lld pid %lld, the process of %s: a duplicate of that rank store, left out",
+                         (long long)r, (long long)p, o->file);
+                goto out;
+            }
+        }
+    } else if (i > 0 && f->rec[i - 1].rank == x->rank && f->rec[i - 1].pid == x->pid &&
+               job_str_eq(f->rec[i - 1].host, x->host) && job_str_eq(f->rec[i - 1].run_id, x->run_id)) {
+        snprintf(why, len, "the job index records its process (rank %lld pid %lld) for %s too: a duplicate, left out",
+                 (long long)r, (long long)p, f->rec[i - 1].file);
+        goto out;
+    }
+    if (!same || other_run) {
+        char mine[128], rec[128];
+        snprintf(mine, sizeof mine, "%s", run[0] ? run : "unknown");
+        snprintf(rec, sizeof rec, "%s", !x->run_id ? "not recorded" : xrun[0] ? xrun : "unknown");
         snprintf(why, len,
-                 "holds rank %lld pid %lld, but the job index records rank %lld pid %lld: a rank store of another run "
-                 "(or a stale one), left out",
-                 (long long)r, (long long)p, (long long)rank, (long long)pid);
-    else
-        rc = 0;
+                 "holds rank %lld pid %lld on %s of run %s, but the job index records rank %lld pid %lld on %s of run "
+                 "%s: a rank store of another run%s, left out",
+                 (long long)r, (long long)p, host[0] ? host : "(no host)", mine, (long long)x->rank, (long long)x->pid,
+                 x->host && x->host[0] ? x->host : "(no host)", rec, other_run ? "" : " (or a stale one)");
+        goto out;
+    }
+    if (spans != x->spans) {
+        snprintf(why, len,
+                 "holds %lld spans of rank %lld pid %lld, but the job index records %lld: a stale rank store (another "
+                 "conversion of the process's log), left out",
+                 (long long)spans, (long long)r, (long long)p, (long long)x->spans);
+        goto out;
+    }
+    rc = 0;
+    *unknown = run[0] == '\0';
 out:
     sqlite3_finalize(s);
     sqlite3_close_v2(db);
@@ -357,12 +455,12 @@ static void job_merge_part(const char *dir, const job_files *f, int part, int np
 {
     for (int i = 0, fp = 0; i < f->n; i++) {
         if (nparts > 0) {
-            while (fp + 1 < nparts && f->rank_first[i] && (int)((int64_t)i * nparts / f->n) > fp)
+            while (fp + 1 < nparts && f->rec[i].rank_first && (int)((int64_t)i * nparts / f->n) > fp)
                 fp = (int)((int64_t)i * nparts / f->n);
             if (fp != part)
                 continue;
         }
-        const char *file = f->file[i];
+        const char *file = f->rec[i].file;
         char path[PATH_MAX + 8], why[1024];
         snprintf(path, sizeof path, "%s/%s", dir, file);
         /* The index names files inside DIR only. */
@@ -377,7 +475,8 @@ static void job_merge_part(const char *dir, const job_files *f, int part, int np
             p->nfaults++;
             continue;
         }
-        if (job_file_owned(path, f->rank[i], f->pid[i], why, sizeof why) != 0) {
+        int unknown;
+        if (job_file_owned(path, f, i, &unknown, why, sizeof why) != 0) {
             job_fault(p->faults, sizeof p->faults, path, why);
             p->nfaults++;
             continue;
@@ -392,6 +491,7 @@ static void job_merge_part(const char *dir, const job_files *f, int part, int np
             continue;
         }
         p->merged++;
+        p->unknown_run += unknown;
         p->sum += job_file_hash(file, size, mtime);
     }
 }
@@ -412,7 +512,8 @@ static int job_index_rows(cs_store *job, char *err, size_t errlen)
 
 void cs__store_job_meta(cs_store *job, const char *dir, const cs_store_part *total)
 {
-    char ipath[PATH_MAX], command[4096] = "", job_id[64] = "", created[64] = "", end_ns[32] = "", end_host[256] = "";
+    char ipath[PATH_MAX], command[4096] = "", job_id[64] = "", created[64] = "", end_ns[32] = "", end_host[256] = "",
+                          idx_run[CS_LOG_RUN_ID_MAX + 1] = "";
     sqlite3 *idx;
     char e[256];
     if (index_open(dir, &idx, ipath, sizeof ipath, e, sizeof e) == 0) {
@@ -421,6 +522,7 @@ void cs__store_job_meta(cs_store *job, const char *dir, const cs_store_part *tot
         index_get(idx, "job_end_host", end_host, sizeof end_host);
         index_get(idx, "created", created, sizeof created);
         index_get(idx, "job_id", job_id, sizeof job_id);
+        index_get(idx, "run_id", idx_run, sizeof idx_run);
         sqlite3_close_v2(idx);
     }
     cs_store_meta_set(job, "kind", "job");
@@ -431,6 +533,16 @@ void cs__store_job_meta(cs_store *job, const char *dir, const cs_store_part *tot
     if (end_ns[0]) {
         cs_store_meta_set(job, "job_end_ns", end_ns);
         cs_store_meta_set(job, "job_end_host", end_host);
+    }
+    /* The run of the job as its index records it; "unknown" where a rank
+     * store read carries none. */
+    char nunk[32];
+    if (idx_run[0] && total->unknown_run == 0)
+        cs_store_meta_set(job, "run_id", idx_run);
+    else if (total->unknown_run) {
+        cs_store_meta_set(job, "run_id", "unknown");
+        snprintf(nunk, sizeof nunk, "%d", total->unknown_run);
+        cs_store_meta_set(job, "run_id_unknown", nunk);
     }
     char fp[256];
     snprintf(fp, sizeof fp, "%s:%d:%016llx", job_id, total->merged, (unsigned long long)total->sum);
@@ -558,10 +670,10 @@ int cs_store_job_fingerprint(const char *dir, char *fp, size_t len, char *err, s
     for (int i = 0; i < f.n; i++) {
         char path[PATH_MAX + 8];
         int64_t size, mtime;
-        snprintf(path, sizeof path, "%s/%s", dir, f.file[i]);
-        if (job_file_inside(f.file[i]) && index_stat(path, &size, &mtime) == 0) {
+        snprintf(path, sizeof path, "%s/%s", dir, f.rec[i].file);
+        if (job_file_inside(f.rec[i].file) && index_stat(path, &size, &mtime) == 0) {
             n++;
-            sum += job_file_hash(f.file[i], size, mtime);
+            sum += job_file_hash(f.rec[i].file, size, mtime);
         }
     }
     job_files_free(&f);
@@ -574,10 +686,13 @@ const char *cs_store_file(const cs_store *st)
     return st->scratch[0] ? st->scratch : st->path;
 }
 
-int cs_store_job_merge(const char *dir, const char *path, int *nfaults, char *err, size_t errlen)
+int cs_store_job_merge(const char *dir, const char *path, int *nfaults, char *run_note, size_t run_notelen, char *err,
+                       size_t errlen)
 {
     cs_store *job;
     *nfaults = 0;
+    if (run_note && run_notelen)
+        run_note[0] = '\0';
     /* Never beside another command writing the folder (a run, an ingest);
      * held until the process ends, so that what the caller does next in
      * DIR is covered too. */
@@ -589,6 +704,8 @@ int cs_store_job_merge(const char *dir, const char *path, int *nfaults, char *er
     }
     if (cs_store_open_job(dir, &job, nfaults, err, errlen) != 0)
         return -1;
+    if (run_note && run_notelen)
+        cs_store_job_run_unknown(job, run_note, run_notelen);
     /* The merged file is the job's trace: no index to point back to. */
     sqlite3_exec(job->db, "DELETE FROM meta WHERE key IN ('job_index', 'job_fingerprint')", NULL, NULL, NULL);
     char tmp[PATH_MAX + 8];
@@ -603,4 +720,16 @@ int cs_store_job_merge(const char *dir, const char *path, int *nfaults, char *er
     if (rc != 0)
         cs__store_file_unlink(tmp);
     return rc;
+}
+
+int cs_store_job_run_unknown(cs_store *st, char *note, size_t notelen)
+{
+    char n[32];
+    if (cs_store_meta_get(st, "run_id_unknown", n, sizeof n) != 0 || atoi(n) <= 0)
+        return 0;
+    snprintf(note, notelen,
+             "run id unknown for %s rank store%s (made before rank stores recorded their run): each checked by its "
+             "process (rank, pid, host) only",
+             n, atoi(n) == 1 ? "" : "s");
+    return 1;
 }

@@ -70,7 +70,7 @@ check-summary:
 
 # The suite with CS_LOAD (default 8) busy loops beside it, stopped
 # whatever happens (scripts/check-under-load.sh); TESTS=... picks a subset.
-EXTRA_DIST += scripts/check-under-load.sh
+EXTRA_DIST += scripts/check-under-load.sh scripts/plant.sh
 check-under-load:
 	$(SHELL) $(srcdir)/scripts/check-under-load.sh -n "$${CS_LOAD:-8}" $(MAKE) $(AM_MAKEFLAGS) check
 .PHONY: check-under-load

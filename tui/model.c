@@ -259,6 +259,11 @@ int tui_model_open(tui_model *m, const cs_source *src, int build_index, int quie
         if (!(m->st = cs_analysis_open_trace(src, CS_STORE_READ, err, errlen)))
             return -1;
         snprintf(m->path, sizeof m->path, "%s", cs_store_file(m->st));
+        /* never shown as if whole: said on the status line, and again
+         * at exit (tui.c) */
+        char from[8];
+        if (!cs_store_recovered(m->st, from, sizeof from, m->left_out, sizeof m->left_out))
+            m->left_out[0] = '\0';
     } else if (stat(m->path, &sb) != 0) {
         snprintf(err, errlen, "%s: no trace there (%s)", m->path,
                  src->is_dir ? "no trace.db in the directory; run collscope run -o DIR first"
@@ -348,7 +353,9 @@ int tui_model_open(tui_model *m, const cs_source *src, int build_index, int quie
             m->analysed = 2;
     }
     int nranks = m->nRk;
-    if (m->nFail > 0)
+    if (m->left_out[0])
+        tui_model_status(m, 1, "%s: %s (named again at exit)", m->dir, m->left_out);
+    else if (m->nFail > 0)
         tui_model_status(m, 1, "the job failed (%d finding%s, the first: %s): F jumps to its first culprit", m->nFail,
                          m->nFail > 1 ? "s" : "", m->aFail[0].kind);
     if (!m->status[0]) {

@@ -50,8 +50,9 @@ typedef struct tui_model {
     int has_streams; /* some lane is a stream lane */
     int64_t nSpan;
     int64_t t_begin, t_end;
-    int analysed; /* 1: analysis tables exist; 2: and are current */
-    int job;      /* dir is a job kept as rank stores; path its private merged copy */
+    int analysed;        /* 1: analysis tables exist; 2: and are current */
+    int job;             /* dir is a job kept as rank stores; path its private merged copy */
+    char left_out[3400]; /* the job's rank stores left out (foreign, stale, duplicate, unreadable), named; "" none */
     tui_comm_size *aComm;
     size_t nComm, capComm;
     cs_comms comms; /* the communicators' display names */

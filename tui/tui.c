@@ -31,7 +31,20 @@ static const char tui_usage[] = "usage: collscope-tui [--index] DIR|TRACE.db\n"
                                 "Environment: NO_COLOR (any value) draws without colours; TERM and LANG\n"
                                 "as usual (UTF-8 locales get block glyphs, others ASCII).\n"
                                 "Exit status: 0; 1 when the trace cannot be read or the terminal cannot be\n"
-                                "used (one message says why); 2 on bad usage; 128+N after signal N.\n";
+                                "used (one message says why), or when rank stores of a job were left out\n"
+                                "(another run's, stale, duplicated or unreadable: named on the status line\n"
+                                "and again at exit); 2 on bad usage; 128+N after signal N.\n";
+
+/* A job read without some of its rank stores (another run's, stale,
+ * duplicated or unreadable ones) is never taken for whole: they are named
+ * on stderr, and the exit status is 1. */
+static int tui_left_out(const tui_model *m)
+{
+    if (!m->left_out[0])
+        return 0;
+    cs_msg_line(stderr, "collscope-tui: %s: %s", m->dir, m->left_out);
+    return 1;
+}
 
 /* --index: build the summary, say how long it took. */
 static int index_only(const char *arg)
@@ -57,8 +70,9 @@ static int index_only(const char *arg)
     cs_msg_line(stdout, "collscope-tui: indexed %lld spans of %s in %.2f s (%d levels, finest bucket %lld ns)",
                 (long long)info.spans, m.path, (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9,
                 info.levels, (long long)1 << info.shift);
+    int rc = tui_left_out(&m);
     tui_model_close(&m);
-    return 0;
+    return rc;
 }
 
 int cs_tui_main(int argc, char **argv)
@@ -115,6 +129,8 @@ int cs_tui_main(int argc, char **argv)
         return 1;
     }
     int rc = tui_ui_run(&m, term);
+    if (tui_left_out(&m) && rc == 0)
+        rc = 1;
     tui_model_close(&m);
     return rc;
 }

@@ -54,8 +54,10 @@ static int cs_i64_order(const void *x, const void *y)
  * last call's end). */
 typedef struct cs_rseq {
     int32_t *tok;
+    int32_t *btok; /* where a call after a long idle time is a symbol of its own: each call's symbol without
+                      that (the call alone); NULL where tok is that */
     int64_t *at;
-    size_t n, capTok, capAt;
+    size_t n, capTok, capAt, capBtok;
     int64_t *cb, *ce;
     size_t nc, capCb, capCe;
     uint64_t *sy; /* while reading: each symbol, and the idle time before it */
@@ -68,6 +70,7 @@ static void cs_rseq_free(cs_rseq *q)
     free(q->sy);
     free(q->gap);
     free(q->tok);
+    free(q->btok);
     free(q->at);
     free(q->cb);
     free(q->ce);
@@ -217,6 +220,7 @@ static int cs_rseq_read(cs_an_ctx *ctx, const cs_an_clocks *k, int rank, cs_map 
     }
     if (CS_VEC_RESERVE(q->tok, q->capTok, q->n) != 0)
         return cs_rseq_oom(err, errlen);
+    int split = 0;
     for (size_t i = 0; i < q->n; i++) {
         uint64_t sym = q->sy[i] ^ (q->gap[i] >= thr ? 1ULL << 63 : 0);
         int64_t id;
@@ -226,6 +230,28 @@ static int cs_rseq_read(cs_an_ctx *ctx, const cs_an_clocks *k, int rank, cs_map 
                 return cs_rseq_oom(err, errlen);
         }
         q->tok[i] = (int32_t)id;
+        split |= sym != q->sy[i];
+    }
+    /* The calls alone as well, for the marks: a rank that lost its core
+     * for a while (a loaded node) makes a long idle time inside a step or
+     * where a step's compute is not, and the repetition there is still
+     * the same calls. */
+    if (split) {
+        if (CS_VEC_RESERVE(q->btok, q->capBtok, q->n) != 0)
+            return cs_rseq_oom(err, errlen);
+        for (size_t i = 0; i < q->n; i++) {
+            int64_t id;
+            if (!cs_map_get(ids, q->sy[i], &id)) {
+                id = (*nids)++;
+                if (cs_map_put(ids, q->sy[i], id) != 0)
+                    return cs_rseq_oom(err, errlen);
+            }
+            q->btok[i] = (int32_t)id;
+        }
+    } else {
+        free(q->btok);
+        q->btok = NULL;
+        q->capBtok = 0;
     }
     free(q->sy);
     free(q->gap);
@@ -328,8 +354,11 @@ out:
 /* The step marks of a rank whose sequence repeats with period p: the
  * first call of each repetition, from the first position where one
  * repetition follows another exactly, at the phase whose boundary (the
- * pair of calls across it) comes once a period; a repetition that does
- * not start where expected is looked for up to two periods further. */
+ * pair of calls across it) comes once a period; a repetition starts where
+ * expected when its boundary is the same pair of calls, by symbol or, where
+ * long idle times split a call's symbol (q->btok), by the calls alone (a
+ * rank that lost its core for a while is late, not out of step); one that
+ * does not is looked for up to two periods further. */
 static int cs_rseq_marks(const cs_rseq *q, size_t p, cs_vec *out)
 {
     size_t n = q->n, i0 = 0;
@@ -363,12 +392,15 @@ static int cs_rseq_marks(const cs_rseq *q, size_t p, cs_vec *out)
     if (i0 + p > n)
         return 0;
     int32_t head = q->tok[i0], tail = q->tok[i0 + p - 1];
+    const int32_t *bt = q->btok ? q->btok : q->tok;
+    int32_t bhead = bt[i0], btail = bt[i0 + p - 1];
     size_t pos = i0;
     for (;;) {
         if (cs_vec_push(out, q->at[pos]) != 0)
             return -1;
         size_t next = pos + p;
-        if (next >= n || q->tok[next] != head || q->tok[next - 1] != tail) {
+        if (next >= n ||
+            ((q->tok[next] != head || q->tok[next - 1] != tail) && (bt[next] != bhead || bt[next - 1] != btail))) {
             size_t j = pos + 1;
             while (j < n && j <= pos + 2 * p && !(q->tok[j] == head && q->tok[j - 1] == tail))
                 j++;

@@ -33,6 +33,9 @@ static cs_store *cs_analysis_open_job(const char *dir, int force, int analyse, i
         cs_store_recovered(st, from, sizeof from, note, sizeof note);
         cs_analysis_note(log, "%s: %s; analysing the others", cs_store_path(st), note);
     }
+    char unk[256];
+    if (cs_store_job_run_unknown(st, unk, sizeof unk))
+        cs_analysis_note(log, "%s: %s", cs_store_path(st), unk);
     if (cs_store_analysis_check_input(st, err, errlen) != 0) {
         cs_store_close(st);
         return NULL;

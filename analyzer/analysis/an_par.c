@@ -259,6 +259,7 @@ static int cs_par_sum(const cs_par_report *all, int size, int nparts, cs_store_p
         total->merged += p->merged;
         total->spans += p->spans;
         total->nfaults += p->nfaults;
+        total->unknown_run += p->unknown_run;
         total->sum += p->sum;
         if (p->faults[0]) {
             size_t n = strlen(total->faults);
@@ -305,6 +306,9 @@ static int cs_par_analyse(const char *dir, const cs_par_plan *plan, const cs_sto
             if (log)
                 cs_msg_line(log, "collscope: %s: %s; analysing the others", cs_store_path(st), note);
         }
+        char unk[256];
+        if (par->rank == 0 && log && cs_store_job_run_unknown(st, unk, sizeof unk))
+            cs_msg_line(log, "collscope: %s: %s", cs_store_path(st), unk);
         rc = cs__an_run(st, &share, par->rank == 0 ? log : NULL, err, errlen);
     } else {
         /* the analysis's exchanges, with an empty share: this one failed */

@@ -18,9 +18,13 @@ const char cs_help_merge[] = "usage: collscope merge DIR\n"
                              "once trace.db is whole; the rank stores stay. Every collscope command\n"
                              "reads either form, so this is never needed for them.\n"
                              "\n"
+                             "A rank store that is not the one the index records (of another run,\n"
+                             "stale, or a duplicate of another rank's) is named and left out, as is\n"
+                             "one missing or unreadable; the index then stays beside the trace.\n"
+                             "\n"
                              "Exit status: 0; 1 when DIR holds no job index, the trace cannot be\n"
-                             "written, or rank stores were missing or unreadable (each is named; the\n"
-                             "trace holds the others and says so); 2 on bad usage.\n";
+                             "written, or rank stores were left out (each is named; the trace holds\n"
+                             "the others and says so); 2 on bad usage.\n";
 
 int cs_cmd_merge(int argc, char **argv)
 {
@@ -48,7 +52,8 @@ int cs_cmd_merge(int argc, char **argv)
         return 1;
     }
     int nfaults = 0;
-    if (cs_store_job_merge(dir, path, &nfaults, err, sizeof err) != 0) {
+    char unknown[256];
+    if (cs_store_job_merge(dir, path, &nfaults, unknown, sizeof unknown, err, sizeof err) != 0) {
         cs_error("merge: %s", err);
         return 1;
     }
@@ -59,8 +64,16 @@ int cs_cmd_merge(int argc, char **argv)
         cs_store_close(st);
         cs_error("merge: %s", note);
     }
-    cs_ingest_remove(dir, CS_STORE_INDEX_FILE);
+    if (unknown[0])
+        cs_note("merge: %s", unknown);
+    /* The index stays while rank stores were left out: it records which
+     * process each should hold, for a merge once they are put right. */
+    if (!nfaults)
+        cs_ingest_remove(dir, CS_STORE_INDEX_FILE);
     cs_ingest_remove(dir, "results.db");
-    cs_msg_out("%s%s", path, nfaults ? " (without the rank stores named above)" : "");
+    if (nfaults)
+        cs_msg_out("%s (without the rank stores named above; %s/%s kept)", path, dir, CS_STORE_INDEX_FILE);
+    else
+        cs_msg_out("%s", path);
     return nfaults ? 1 : 0;
 }

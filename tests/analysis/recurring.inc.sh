@@ -5,10 +5,16 @@
 # `recurring`, on that rank (and none on the others beyond scheduler noise,
 # a fifth of the stall), with the period (periodic cases), the steps the
 # program says were late (every step found within +-1 of one of them, at
-# most one of them missed, the first step being the analysis's warm-up), and
-# a cost per affected step within 10 % of the late rank's delay as its
-# own clock measured it (LATE_US, and more when a loaded machine wakes it
-# late); a clean run gives no recurring verdict and nothing beyond noise.
+# most one of them missed, the first step being the analysis's warm-up,
+# besides late steps where another rank lost its core for about as long:
+# the program's own clocks show the late rank held the others up by less
+# than half the stall there; a step found that was not late counts when
+# those clocks show the rank stalled there anyway), and a cost per affected step within 10 % of
+# the late rank's excess over the next slowest rank as the program's own
+# clocks measured it (NBLOOP_GAPS: each rank's time between collectives,
+# the interval the verdict measures, so that scheduling noise moves both
+# alike); a clean run gives no recurring verdict and nothing beyond noise
+# (a fifth of the stall) that the program's own clocks do not show.
 # Each case with markers (nonblocking buckets and MPI_Waitall, MPI_Pcontrol
 # each step) and without (blocking buckets: one MPI_Allreduce per step,
 # whose period the step detection finds; the leading MPI_Barrier makes a
@@ -63,22 +69,49 @@ if period and s["period"] != period:
 found = s["steps"]
 if len(found) != s["affected_steps"]:
     sys.exit("%d steps listed, %d affected" % (len(found), s["affected_steps"]))
+# The program's own clocks: each rank's time between collectives per step
+# (NBLOOP_GAPS), the interval the verdict measures. The late rank's
+# excess over the next slowest rank in a step is what it held the others
+# up by, measured by the program; a late step where another rank lost its
+# core for about as long (a loaded machine) has little of it, and the
+# verdict rightly leaves it out.
+gaps = {int(r): [float(x) for x in g.split(",")] for r, g in re.findall(r"NBLOOP_GAPS rank=(\d+) us=([0-9.,]+)", out)}
+if rank not in gaps or len(gaps) < 2:
+    sys.exit("the program printed no NBLOOP_GAPS lines")
+def excess(w):
+    return gaps[rank][w] - max(g[w] for q, g in gaps.items() if q != rank)
+def near(x):
+    return max(excess(w) for w in range(max(x - 1, 0), min(x + 2, len(gaps[rank]))))
 stray = [x for x in found if not any(abs(x - w) <= 1 for w in want)]
+# a step found that the program did not make late, where its clocks show
+# the rank held the others up by half the stall or more all the same (a
+# loaded machine took its core that long): a stall, rightly found
+stalled = [x for x in stray if near(x) >= late_us / 2]
+if stalled:
+    print("note: steps found where the program saw the rank stall though it did not sleep:",
+          [(x, round(near(x))) for x in stalled])
+stray = [x for x in stray if x not in stalled]
 missed = [w for w in want if w >= 1 and not any(abs(x - w) <= 1 for x in found)]
+masked = [w for w in missed if excess(w) < late_us / 2]
+if masked:
+    print("note: late steps the program saw masked by another rank (its excess under half the stall):",
+          [(w, round(excess(w))) for w in masked])
+missed = [w for w in missed if w not in masked]
 if stray or len(missed) > 1:
     sys.exit("steps found not late: %s; late steps missed: %s" % (stray, missed))
-# the cost against the delay as the late rank measured it (its own clock
-# around each delay: on a loaded machine it wakes late, by as much in
-# the trace as in its timer)
-m = re.search(r"NBLOOP rank=%d .*late_us_med=([0-9.]+)" % rank, out)
-measured_us = float(m.group(1)) if m and float(m.group(1)) > 0 else late_us
-if abs(s["cost_ns"] - measured_us * 1000) > measured_us * 100:
-    sys.exit("cost %d ns per affected step, not within 10 %% of the late rank's measured %.0f us (set: %d us)"
-             % (s["cost_ns"], measured_us, late_us))
-# the total: the delays of the steps found, each at least 90 % of it, and
+# the cost and the total against the same excess as the program measured
+# it, over the late steps the steps found stand for (each its nearest)
+own = sorted(near(x) if x in stalled else excess(min(want, key=lambda w: abs(w - x))) for x in found)
+own_med = own[len(own) // 2] if len(own) % 2 else (own[len(own) // 2 - 1] + own[len(own) // 2]) / 2
+print("the program's own excess of rank %d in those steps: median %.0f us, total %.0f us" % (rank, own_med, sum(own)))
+if abs(s["cost_ns"] - own_med * 1000) > own_med * 100:
+    sys.exit("cost %d ns per affected step, not within 10 %% of the late rank's excess as the program measured it, "
+             "%.0f us (set: %d us)" % (s["cost_ns"], own_med, late_us))
+# the total: the excess of the steps found, each at least 90 % of it, and
 # not counted twice (a step may lose a scheduler slice or more besides)
-if not 0.9 <= s["total_ns"] / (len(found) * late_us * 1000.0) <= 1.5:
-    sys.exit("total %d ns, not within 0.9-1.5 x %d steps x %d us" % (s["total_ns"], len(found), late_us))
+if not 0.9 <= s["total_ns"] / (sum(own) * 1000.0) <= 1.5:
+    sys.exit("total %d ns, not within 0.9-1.5 x the program's own %.0f us over %d steps" %
+             (s["total_ns"], sum(own), len(found)))
 print("ok: recurring rank %d, period %d, %d steps, cost %d ns" % (s["rank"], s["period"], len(found), s["cost_ns"]))
 EOF
 }
@@ -86,13 +119,34 @@ EOF
 # (the transient verdict gave a 4.7 ms window in 1 of about 20 clean MPICH
 # runs on 2 loaded cores)
 clean() {
-  "$PY" - "$T/$1.json" "$LATE_US" <<'EOF' || fail "$1: a clean run got verdicts (see above)"
-import json, sys
+  "$PY" - "$T/$1.json" "$LATE_US" "$T/$1.out" <<'EOF' || fail "$1: a clean run got verdicts (see above)"
+import json, re, sys
 v = json.load(open(sys.argv[1]))["stragglers"]
-print("verdicts:", [(s["kind"], s["rank"], s["cost_ns"]) for s in v])
-sys.exit(any(s["kind"] == "recurring" or s["cost_ns"] >= int(sys.argv[2]) * 200 for s in v))
+out = open(sys.argv[3]).read()
+print("verdicts:", [(s["kind"], s["rank"], s["cost_ns"], s["first_step"], s["last_step"]) for s in v])
+# A verdict beyond noise (a fifth of the stall) on a clean run is an
+# invented one unless the program's own clocks (NBLOOP_GAPS: each rank's
+# time between collectives) show that rank holding the others up by half
+# its cost or more in its steps (+-1): a rank that lost its core for that
+# long on a loaded machine, which the verdict rightly names.
+gaps = {int(r): [float(x) for x in g.split(",")] for r, g in re.findall(r"NBLOOP_GAPS rank=(\d+) us=([0-9.,]+)", out)}
+def own(r, a, b):
+    n = len(gaps.get(r, []))
+    ex = [gaps[r][w] - max(g[w] for q, g in gaps.items() if q != r) for w in range(max(a - 1, 0), min(b + 2, n))]
+    return max(ex) if ex and len(gaps) > 1 else 0
+bad = []
+for s in v:
+    if s["kind"] == "recurring":
+        bad.append(s)
+    elif s["cost_ns"] >= int(sys.argv[2]) * 200:
+        seen = own(s["rank"], s["first_step"], s["last_step"])
+        print("note: %s on rank %d, %d ns: the program's own excess of that rank in its steps: up to %.0f us" %
+              (s["kind"], s["rank"], s["cost_ns"], seen))
+        if seen * 1000 < s["cost_ns"] / 2:
+            bad.append(s)
+sys.exit(1 if bad else 0)
 EOF
-  echo "ok: $1: clean, no verdict beyond noise"
+  echo "ok: $1: clean, no recurring verdict, none beyond noise that the program did not see"
 }
 
 # cases MODE ARGS...: the four late patterns and a clean run

@@ -26,6 +26,17 @@
  *
  * Rank 0 also prints "NBLOOP_STEPS" with every step's mpi time (us) on
  * request (--print-steps).
+ *
+ * Every rank also prints, per step, its time between collectives: from the
+ * return of its last MPI call of the previous step (the last blocking
+ * allreduce, or the completion call; the barrier before the loop for step
+ * 0) to the entry into its first collective of the step, in us:
+ *
+ *   NBLOOP_GAPS rank=R us=g0,g1,...
+ *
+ * the interval collscope's wait states measure between a rank's
+ * collectives, so that a test compares the same interval measured two
+ * ways (a late rank's excess over the next slowest, per step).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -272,14 +283,15 @@ int main(int argc, char **argv)
     double *mpi_t = calloc((size_t)o.steps, sizeof *mpi_t);
     double *step_t = calloc((size_t)o.steps, sizeof *step_t);
     double *late_t = calloc((size_t)o.steps, sizeof *late_t);
+    double *gap_t = calloc((size_t)o.steps, sizeof *gap_t);
     int nLate = 0;
-    if (!buf || !out || !req || !mpi_t || !step_t || !late_t)
+    if (!buf || !out || !req || !mpi_t || !step_t || !late_t || !gap_t)
         MPI_Abort(MPI_COMM_WORLD, 1);
     for (int i = 0; i < o.buckets * n; i++)
         buf[i] = rank + 0.001 * i;
 
     MPI_Barrier(MPI_COMM_WORLD);
-    double t_begin = nb_now(), prev = t_begin;
+    double t_begin = nb_now(), prev = t_begin, mpi_end = t_begin;
     uint64_t sum = 0xcbf29ce484222325ULL; /* FNV-1a over every result's bits */
     for (int s = 0; s < o.steps; s++) {
         double t0 = nb_now();
@@ -306,6 +318,8 @@ int main(int argc, char **argv)
             if (o.overlap)
                 nb_compute(o.compute_us / o.buckets, o.spin);
             double c0 = nb_now();
+            if (b == 0)
+                gap_t[s] = c0 - mpi_end;
             if (o.blocking)
                 MPI_Allreduce(buf + (size_t)b * n, out + (size_t)b * n, n, MPI_DOUBLE, MPI_SUM, comm);
             else
@@ -333,6 +347,7 @@ int main(int argc, char **argv)
             }
             in_mpi += nb_now() - c0;
         }
+        mpi_end = nb_now();
         mpi_t[s] = in_mpi;
         /* the results, bit for bit (outside the timed calls) */
         for (size_t i = 0; i < (size_t)nbk * (size_t)n; i++) {
@@ -364,6 +379,10 @@ int main(int argc, char **argv)
                    rank, o.steps, 1e6 * nb_median(mpi_t, o.steps), 1e6 * mean_mpi, 1e6 * nb_median(step_t, o.steps),
                    1e6 * mean_step, lates[0] ? lates : "-", t_end - t_begin, (unsigned long long)sum,
                    nLate ? 1e6 * nb_median(late_t, nLate) : 0.0);
+            printf("NBLOOP_GAPS rank=%d us=", rank);
+            for (int s = 0; s < o.steps; s++)
+                printf("%s%.1f", s ? "," : "", 1e6 * gap_t[s]);
+            printf("\n");
             if (rank == 0 && o.print_steps) {
                 printf("NBLOOP_STEPS");
                 for (int s = 0; s < o.steps; s++)
@@ -382,6 +401,7 @@ int main(int argc, char **argv)
     free(req);
     free(mpi_t);
     free(late_t);
+    free(gap_t);
     free(step_t);
     MPI_Finalize();
     return 0;
