@@ -220,8 +220,15 @@ int cs__an_open_run(const cs_source *src, int force, FILE *log, char *err, size_
         return -1;
     char notes[2048] = "", from[8], note[8];
     cs_store_meta_get(st, "analysis_notes", notes, sizeof notes);
-    if (notes[0])
-        cs_analysis_note(log, "%s", notes);
+    /* one line each: the notes are stored joined by newlines, and a
+     * message's control characters are printed escaped */
+    for (char *l = notes, *nl; *l; l = nl ? nl + 1 : l + strlen(l)) {
+        nl = strchr(l, '\n');
+        if (nl)
+            *nl = '\0';
+        if (*l)
+            cs_analysis_note(log, "%s", l);
+    }
     int partial = cs_store_recovered(st, from, sizeof from, note, sizeof note);
     cs_store_close(st);
     return partial;

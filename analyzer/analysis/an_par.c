@@ -59,10 +59,17 @@ typedef struct cs_par_verdict {
     char err[1024];
 } cs_par_verdict;
 
+/* text one line each (stored notes are joined by newlines; a message's
+ * control characters are printed escaped) */
 static void cs_par_log(FILE *log, const char *what, const char *text)
 {
-    if (log && text[0])
-        cs_msg_line(log, "collscope: %s%s", what, text);
+    while (log && *text) {
+        const char *nl = strchr(text, '\n');
+        int n = nl ? (int)(nl - text) : (int)strlen(text);
+        if (n)
+            cs_msg_line(log, "collscope: %s%.*s", what, n, text);
+        text += n + (nl != NULL);
+    }
 }
 
 /* The root's bytes at buf (len of them) into buf at every process. */
