@@ -800,19 +800,41 @@ int cs__log_header_check(const cs_log_header *h, const char *path, char *err, si
     return 0;
 }
 
+/* Times from a log are kept within +-CS_LOG_TIME_LIM (2^61 ns, 73
+ * years): a damaged calibration or rate gives a saturated time, and the
+ * sum or difference of two such times still fits in an int64. */
+#define CS_LOG_TIME_LIM (INT64_C(1) << 61)
+
+static int64_t cs_log_time_clamp(int64_t v)
+{
+    return v > CS_LOG_TIME_LIM ? CS_LOG_TIME_LIM : v < -CS_LOG_TIME_LIM ? -CS_LOG_TIME_LIM : v;
+}
+
 void cs_log_clock_note(cs_log_clock *c, const cs_rec_calib *x, int64_t test_offset_ns)
 {
     if (x->ticks >= c->ticks) {
+        int64_t r;
         c->ticks = x->ticks;
-        c->real = x->real_ns - test_offset_ns;
+        if (__builtin_sub_overflow(x->real_ns, test_offset_ns, &r))
+            r = x->real_ns > 0 ? CS_LOG_TIME_LIM : -CS_LOG_TIME_LIM;
+        c->real = cs_log_time_clamp(r);
     }
 }
 
 int64_t cs_log_clock_real(const cs_log_clock *c, uint64_t ticks)
 {
-    if (c->ticks_per_ns <= 0)
+    if (!(c->ticks_per_ns > 0))
         return 0;
-    return c->real + (int64_t)(((double)ticks - (double)c->ticks) / c->ticks_per_ns);
+    /* A damaged log's rate or calibration can put the time beyond what
+     * an int64 holds: saturate rather than convert out of range (the sum
+     * in integers: a double would round today's nanoseconds to 256). */
+    double d = ((double)ticks - (double)c->ticks) / c->ticks_per_ns;
+    int64_t r;
+    if (d != d)
+        return cs_log_time_clamp(c->real);
+    if (d >= 4.0e18 || d <= -4.0e18 || __builtin_add_overflow(c->real, (int64_t)d, &r))
+        return d > 0 ? CS_LOG_TIME_LIM : -CS_LOG_TIME_LIM;
+    return cs_log_time_clamp(r);
 }
 
 cs_logr *cs_logr_open(const char *path, char *err, size_t errlen)

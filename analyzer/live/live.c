@@ -256,6 +256,9 @@ static cs_live_alarm *lv_alarm_add(cs_live *l)
     return a;
 }
 
+/* A call longer than this is a damaged record's (a week). */
+#define LV_SPAN_MAX_NS (INT64_C(7) * 24 * 3600 * 1000000000)
+
 static double lv_median_dbl(const int64_t *v, size_t n)
 {
     double b[LV_RING];
@@ -270,7 +273,8 @@ static double lv_median_dbl(const int64_t *v, size_t n)
 static size_t lv_ring_since(const lv_rank *r, int64_t from, int64_t *own, int64_t *step)
 {
     size_t n = 0;
-    for (int64_t s = from < r->nstep - LV_RING ? r->nstep - LV_RING : from; s < r->nstep; s++) {
+    int64_t s0 = from < r->nstep - LV_RING ? r->nstep - LV_RING : from;
+    for (int64_t s = s0 < 0 ? 0 : s0; s < r->nstep; s++) {
         own[n] = r->ring_own[s % LV_RING];
         step[n++] = r->ring_step[s % LV_RING];
     }
@@ -557,7 +561,8 @@ static void lv_rec_both(void *arg, const cs_rec *x, int fresh)
 
 static void lv_take_spans(cs_live *l, lv_rank *r)
 {
-    qsort(r->aNew, r->nNew, sizeof *r->aNew, lv_cmp_t0);
+    if (r->nNew > 1)
+        qsort(r->aNew, r->nNew, sizeof *r->aNew, lv_cmp_t0);
     for (size_t i = 0; i < r->nNew; i++) {
         const cs_rec *x = &r->aNew[i];
         int op = x->op < CS_OP_COUNT ? x->op : 0;
@@ -573,6 +578,8 @@ static void lv_take_spans(cs_live *l, lv_rank *r)
         }
         uint64_t comm = ((x->hdr >> 8) & CS_F_HAS_COMM) && x->comm < r->nLocal ? r->aLocal[x->comm] : 0;
         int64_t d = t1 > t0 ? t1 - t0 : 0;
+        if (d > LV_SPAN_MAX_NS) /* a damaged record's times: not a call */
+            d = 0;
         r->comm_ns += d;
         lv_count *c = lv_count_get(r, comm, op);
         if (c) {

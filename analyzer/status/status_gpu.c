@@ -52,9 +52,7 @@ typedef struct sg_seq {
 typedef struct sg_rank {
     int rank, pid, alive, closed; /* alive: 1, 0 gone, -1 unknown (another host) */
     char host[64];
-    double tpn;
-    uint64_t cal_ticks;
-    int64_t cal_real;
+    cs_log_clock clock; /* its rate and latest calibration (libtrace/log.h) */
     uint64_t maxtick;
     sg_flight *fl;
     size_t nfl, capfl;
@@ -77,9 +75,7 @@ typedef struct sg_job {
 
 static int64_t sg_real(const sg_rank *r, uint64_t ticks)
 {
-    if (r->tpn <= 0)
-        return 0;
-    return r->cal_real + (int64_t)(((double)ticks - (double)r->cal_ticks) / r->tpn);
+    return cs_log_clock_real(&r->clock, ticks);
 }
 
 static int sg_is_nccl(int op)
@@ -113,11 +109,7 @@ static int sg_scan(sg_job *j, sg_rank *r, cs_logr *lr, uint64_t *local_id)
     while ((x = cs_logr_next(lr)) != NULL) {
         uint32_t kind = CS_REC_KIND(x->hdr), flags = CS_REC_FLAGS(x->hdr);
         if (kind == CS_REC_CALIB) {
-            const cs_rec_calib *c = (const cs_rec_calib *)x;
-            if (c->ticks >= r->cal_ticks) {
-                r->cal_ticks = c->ticks;
-                r->cal_real = c->real_ns - toff;
-            }
+            cs_log_clock_note(&r->clock, (const cs_rec_calib *)x, toff);
         } else if (kind == CS_REC_COMMDEF) {
             const cs_rec_comm *c = (const cs_rec_comm *)x;
             if (c->local < SG_LOCALS)
@@ -251,7 +243,7 @@ static int sg_read_log(sg_job *j, const char *path, uint64_t *local_id)
     r->rank = h->rank;
     r->pid = h->pid;
     r->closed = h->state == CS_LOG_CLOSED;
-    r->tpn = h->ticks_per_ns;
+    r->clock.ticks_per_ns = h->ticks_per_ns;
     snprintf(r->host, sizeof r->host, "%.*s", (int)strnlen(h->host, sizeof h->host), h->host);
     memset(local_id, 0, SG_LOCALS * sizeof *local_id);
     sg_scan(j, r, lr, local_id);
