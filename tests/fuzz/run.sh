@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/fuzz/run.sh: build the libFuzzer targets with clang under ASan and
 # UBSan and run each (`make fuzz`, scripts/setup.sh test).
-#   run.sh --src DIR --build DIR [--seconds S] [--seed N] [TARGET...]
+#   run.sh --src DIR --build DIR [--seconds S] [--seed N] [--build-only] [TARGET...]
 # --build is the clang tree (configured here on first use). Per target:
 # the fuzzing for S seconds (default 60; --seed 0: libFuzzer picks one),
 # its new inputs in BUILD/corpus/TARGET, a crash's input in
@@ -10,15 +10,18 @@
 # crash whose report contains the signature of a line of
 # tests/fuzz/known-crashes is a known fault: skipped with its reason. Each run and each replay is one result; the last line is
 # "fuzz: N passed, N failed, N skipped". Exit 1 when one failed.
+# --build-only: configure and build the targets, nothing else (setup.sh
+# builds them while the suite runs).
 set -u
-src= build= seconds=60 seed=0 targets=
+src= build= seconds=60 seed=0 targets= build_only=0
 while [ $# -gt 0 ]; do
   case $1 in
     --src) src=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
-    -*) echo "usage: run.sh --src DIR --build DIR [--seconds S] [--seed N] [TARGET...]" >&2; exit 2 ;;
+    --build-only) build_only=1; shift ;;
+    -*) echo "usage: run.sh --src DIR --build DIR [--seconds S] [--seed N] [--build-only] [TARGET...]" >&2; exit 2 ;;
     *) targets="$targets $1"; shift ;;
   esac
 done
@@ -91,6 +94,7 @@ if ! make -j"${CS_JOBS:-2}" --no-print-directory libtrace/ops.gen.h libtrace/ops
   fail=$((fail + 1))
   finish
 fi
+[ "$build_only" = 0 ] || finish
 
 # libFuzzer's options common to every run: a stuck input fails after 25 s,
 # memory is capped, the target's own output is silenced (the sanitizers'
