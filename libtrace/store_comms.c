@@ -98,14 +98,17 @@ static const char *cs_comms_derive(cs_comms *t, size_t i, int depth)
         snprintf(d, (size_t)n, "create(%.*s, leader %d)", n - 32, parent, c->color);
     else if (strcmp(how, "create") == 0)
         snprintf(d, (size_t)n, "create(%.*s)", n - 10, parent);
+    else if (strcmp(how, "nccl") == 0 && c->nth > 0)
+        snprintf(d, (size_t)n, "nccl comm %d", c->nth);
     else if (strcmp(how, "nccl") == 0)
         cs_comms_hex(c->id, d, (size_t)n, "nccl");
     else
         cs_comms_hex(c->id, d, (size_t)n, "other");
     /* the predefined ones keep their names; a set name wins elsewhere */
     int predefined = strcmp(how, "world") == 0 || strcmp(how, "self") == 0;
-    /* an origin that is only a hash (other:HEX, nccl:HEX) tells a reader
-     * nothing: names set on several such communicators get " #2", " #3" */
+    /* an origin that is only a hash or a number (other:HEX, nccl comm N)
+     * tells a reader nothing: names set on several such communicators get
+     * " #2", " #3" */
     int opaque =
         strcmp(how, "nccl") == 0 || !(predefined || strcmp(how, "dup") == 0 || split || strcmp(how, "create") == 0);
     if (c->name[0] && !predefined && c->shared && !opaque) {
@@ -191,10 +194,37 @@ static int cs_comms_mark_shared(cs_comms *t)
     return 0;
 }
 
+static int cs_comms_by_creation(const void *x, const void *y)
+{
+    const cs_comm_info *a = *(const cs_comm_info *const *)x, *b = *(const cs_comm_info *const *)y;
+    if (a->created_ns != b->created_ns)
+        return a->created_ns < b->created_ns ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* The NCCL communicators made from a unique id, numbered 1, 2, ... in
+ * creation order (their ids are hashes: "nccl:86935c" told a reader
+ * nothing and looked like an address). */
+static int cs_comms_number_nccl(cs_comms *t)
+{
+    cs_comm_info **o = malloc((t->n + 1) * sizeof *o);
+    if (!o)
+        return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (strcmp(t->a[i].how, "nccl") == 0)
+            o[k++] = &t->a[i];
+    qsort(o, k, sizeof *o, cs_comms_by_creation);
+    for (size_t i = 0; i < k; i++)
+        o[i]->nth = (int)i + 1;
+    free(o);
+    return 0;
+}
+
 int cs_store_comms_load(cs_store *st, cs_comms *t)
 {
     memset(t, 0, sizeof *t);
-    if (cs_comms_read(st, t) != 0 || cs_comms_mark_shared(t) != 0)
+    if (cs_comms_read(st, t) != 0 || cs_comms_mark_shared(t) != 0 || cs_comms_number_nccl(t) != 0)
         goto fail;
     for (size_t i = 0; i < t->n; i++)
         cs_comms_derive(t, i, 0);

@@ -5,8 +5,9 @@
  * A communicator is shown as "MPI_COMM_WORLD", "MPI_COMM_SELF", the name
  * set with MPI_Comm_set_name, or else a name derived from how it was made:
  * "split(PARENT, color C)", "dup(PARENT)", "create(PARENT, leader L)",
- * "nccl:HEX" for an NCCL communicator made from a unique id, "other:HEX"
- * for one made by a call collscope does not wrap. Two communicators that
+ * "nccl comm N" for the Nth NCCL communicator made from a unique id (in
+ * creation order, job-wide), "other:HEX" for one made by a call
+ * collscope does not wrap. Two communicators that
  * would read the same are told apart: a name set on several by its origin
  * ("grad [split(MPI_COMM_WORLD, color 1)]", also within the names of the
  * communicators made from them), else by " #2", " #3" in creation order
@@ -29,6 +30,7 @@ typedef struct cs_comm_info {
     int has_color, has_key;
     int color, key;                     /* split: color and key; create: the leader's world rank */
     int shared;                         /* its set name is another communicator's too */
+    int nth;                            /* an NCCL one from a unique id: 1, 2, ... in creation order */
     char how[16];                       /* world, self, dup, split, create, other, nccl, nccl_split */
     char name[CS_COMMS_DISPLAY_MAX];    /* set with MPI_Comm_set_name, "" = none */
     char origin[CS_COMMS_DISPLAY_MAX];  /* how it was made: "split(MPI_COMM_WORLD, color 1)" */

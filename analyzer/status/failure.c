@@ -79,6 +79,12 @@ void cs_failure_comm_def(cs_failure_model *m, uint64_t id, int size, int how, in
     cs_failure_comm *c = cs_failure_comm_get(m, id, size);
     if (!c)
         return;
+    if (how == CS_COMM_NCCL && !c->nth) { /* numbered as the trace's store numbers them (store_comms.c) */
+        int k = 0;
+        for (size_t i = 0; i < m->nc; i++)
+            k += m->c[i].nth > 0;
+        c->nth = k + 1;
+    }
     c->how = how;
     if (comm_rank >= 0 && comm_rank < c->size)
         c->world[comm_rank] = world_rank;
@@ -198,6 +204,8 @@ const char *cs_failure_comm_name(const cs_failure_model *m, uint64_t id, char *b
         snprintf(buf, len, "%s", c->name);
     else if (c && c->how == CS_COMM_WORLD)
         snprintf(buf, len, "MPI_COMM_WORLD");
+    else if (c && c->nth > 0)
+        snprintf(buf, len, "nccl comm %d (%d ranks)", c->nth, c->size);
     else if (c)
         snprintf(buf, len, "comm:%llx (%d ranks)", (unsigned long long)id, c->size);
     else

@@ -59,6 +59,7 @@ typedef struct cs_failure_rank {
 typedef struct cs_failure_comm {
     uint64_t id;
     int size, how;
+    int nth;    /* an NCCL one from a unique id: 1, 2, ... in the order first defined */
     int *world; /* [size]: the world rank of each member, -1 unknown */
     char name[96];
 } cs_failure_comm;

@@ -3,7 +3,7 @@
 # the CPU stand-ins (4 ranks): every span with GPU times is also one "X"
 # event on a GPU stream track of its rank (thread_name "GPU stream 0x..."),
 # with the span's GPU begin and duration, apart from the threads' tracks;
-# NCCL communicators by name (nccl:HEX, split(nccl:HEX, color C)).
+# NCCL communicators by name (nccl comm 1, split(nccl comm 1, color C)).
 . "$srcdir/tests/lib.sh"
 . "$S/tests/nccl/nccl_lib.sh"
 need_standins
@@ -44,7 +44,7 @@ if any((e["pid"], e["tid"]) in threads for e in gpu):
     print("FAIL: a GPU event on a thread's track")
     sys.exit(1)
 comms = {e["args"].get("comm") for e in ev if e["ph"] == "X" and e["args"].get("op", "").startswith("nccl")}
-if not any(c and c.startswith("nccl:") for c in comms) or not any(c and c.startswith("split(nccl:") for c in comms):
+if "nccl comm 1" not in comms or not any(c and c.startswith("split(nccl comm 1, color ") for c in comms):
     print("FAIL: NCCL communicators not by name: %r" % comms)
     sys.exit(1)
 streams = sorted({v for v in names.values() if v.startswith("GPU ")})

@@ -42,7 +42,7 @@ stall() {
   _run=$!
   _others=$(for k in 0 1 2 3; do [ "$k" = "$_r" ] || printf '%s,' "$k"; done)
   _others=${_others%,}
-  _live="^nccl_stall: seq $_seq of comm:[0-9a-f]+ \\(4 ranks\\) \\(ncclAllReduce, [0-9]+ B\\): rank $_r stalled: GPU work never started \\(the stream is stuck before it\\), enqueued [0-9.]+ s ago; ranks $_others waiting: GPU work started, in flight [0-9.]+ s$"
+  _live="^nccl_stall: seq $_seq of nccl comm 1 \\(4 ranks\\) \\(ncclAllReduce, [0-9]+ B\\): rank $_r stalled: GPU work never started \\(the stream is stuck before it\\), enqueued [0-9.]+ s ago; ranks $_others waiting: GPU work started, in flight [0-9.]+ s$"
   _i=0 _rc=0
   while [ $_i -lt 120 ]; do
     sleep 0.25
@@ -65,10 +65,9 @@ stall() {
     fail "$_n: first found $_age s after the enqueue, want within $AFTER + 2 s"
   echo "ok: $_n: found $_age s after the enqueue (limit $AFTER s)"
   # the per-rank lines: the stalled rank, and the others alike on one line
-  _comm=$(echo "$_line" | sed 's/^nccl_stall: seq [0-9]* of comm:\([0-9a-f]*\) .*/\1/')
-  grep -Eq "^  rank $_r: GPU work of ncclAllReduce seq $_seq of comm:$_comm \\(4 ranks\\) not started, enqueued [0-9.]+ s ago$" "$_d.status" ||
+  grep -Eq "^  rank $_r: GPU work of ncclAllReduce seq $_seq of nccl comm 1 \\(4 ranks\\) not started, enqueued [0-9.]+ s ago$" "$_d.status" ||
     { cat "$_d.status" >&2; fail "$_n: no GPU line of rank $_r"; }
-  grep -Eq "^  ranks $_others: GPU work of ncclAllReduce seq $_seq of comm:$_comm \\(4 ranks\\) started, not finished, enqueued [0-9.-]+ s ago$" "$_d.status" ||
+  grep -Eq "^  ranks $_others: GPU work of ncclAllReduce seq $_seq of nccl comm 1 \\(4 ranks\\) started, not finished, enqueued [0-9.-]+ s ago$" "$_d.status" ||
     { cat "$_d.status" >&2; fail "$_n: no GPU line of ranks $_others"; }
   "$COLLSCOPE" status "$_d" --after $AFTER --format json > "$_d.json" || [ $? -eq 3 ] || fail "$_n: status --format json failed"
   "$PYTHON3" - "$_d.json" "$_r" "$_seq" <<'PY' || fail "$_n: status --format json"
@@ -76,7 +75,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 st = [x["text"] for x in d["diagnosis"] if x["kind"] == "nccl_stall"]
 assert d["state"] == "hang or failure" and len(st) == 1, d
-assert st[0].startswith("seq %s of comm:" % sys.argv[3]) and "rank %s stalled" % sys.argv[2] in st[0], st
+assert st[0].startswith("seq %s of nccl comm 1 " % sys.argv[3]) and "rank %s stalled" % sys.argv[2] in st[0], st
 assert len(d["gpu_in_flight"]) == 2, d["gpu_in_flight"]
 PY
   echo "ok: $_n: --format json has the nccl_stall diagnosis and 2 GPU lines"
@@ -85,7 +84,7 @@ PY
   wait $_run
   _rc=0
   "$COLLSCOPE" status "$_d" --after $AFTER > "$_d.post" 2>&1 || _rc=$?
-  _post="^nccl_stall: seq $_seq of comm:$_comm \\(4 ranks\\) \\(ncclAllReduce, [0-9]+ B\\): rank $_r stalled: GPU work never started .*; ranks $_others waiting: GPU work started, in flight [0-9.]+ s; 4 of its ranks gone without an exit record \\(killed\\?\\)$"
+  _post="^nccl_stall: seq $_seq of nccl comm 1 \\(4 ranks\\) \\(ncclAllReduce, [0-9]+ B\\): rank $_r stalled: GPU work never started .*; ranks $_others waiting: GPU work started, in flight [0-9.]+ s; 4 of its ranks gone without an exit record \\(killed\\?\\)$"
   [ $_rc -eq 3 ] && grep -Eq -- "$_post" "$_d.post" || {
     cat "$_d.post" >&2
     fail "$_n: post mortem: status said no /$_post/ (exit $_rc)"
@@ -107,7 +106,8 @@ PY
     "$(q "$db" "SELECT group_concat(rank) FROM (SELECT DISTINCT rank FROM spans WHERE flags & 1024 AND seq = $_seq
                 AND gpu_begin_ns IS NULL ORDER BY rank)")" "$_r"
   expect_eq "$_n: ... on the communicator status named" \
-    "$(q "$db" "SELECT count(*) FROM spans WHERE flags & 1024 AND seq = $_seq AND printf('%x', comm) = '$_comm'")" 4
+    "$(q "$db" "SELECT count(*) FROM spans WHERE flags & 1024 AND seq = $_seq AND comm =
+                (SELECT id FROM comms WHERE how = 'nccl' GROUP BY id ORDER BY min(created_ns), id LIMIT 1)")" 4
   expect_eq "$_n: earlier collectives of the communicator completed on the GPU" \
     "$(q "$db" "SELECT count(*) FROM spans WHERE comm = (SELECT comm FROM spans WHERE flags & 1024 LIMIT 1)
                 AND seq < $_seq AND (flags & 1024 OR gpu_end_ns IS NULL)")" 0

@@ -40,13 +40,13 @@ expect_eq "datatype" "$(q "$db" "SELECT DISTINCT datatype FROM spans WHERE op='n
 # The stand-in's MPI traffic is not in the trace.
 expect_eq "MPI ops in the trace" "$(q "$db" "SELECT group_concat(op) FROM (SELECT DISTINCT op FROM spans WHERE op LIKE 'MPI_%' ORDER BY op)")" \
   "MPI_Bcast,MPI_Finalize,MPI_Init,MPI_Pcontrol"
-# NCCL communicators by name: nccl:HEX, its split halves by parent and color.
+# NCCL communicators by name: nccl comm 1, its split halves by parent and color.
 "$COLLSCOPE" report "$T/r" > "$T/report.txt" 2>&1 || fail "report: $(tail -3 "$T/report.txt")"
 sed -n '/^Per communicator/,/^$/p' "$T/report.txt" > "$T/comms.txt"
-grep -Eq '^  nccl:[0-9a-f]{6} \(4 ranks\) ' "$T/comms.txt" &&
-  grep -Eq '^  split\(nccl:[0-9a-f]{6}, color 0\) \(2 ranks\) ' "$T/comms.txt" &&
-  grep -Eq '^  split\(nccl:[0-9a-f]{6}, color 1\) \(2 ranks\) ' "$T/comms.txt" ||
+grep -Eq '^  nccl comm 1 \(4 ranks\) ' "$T/comms.txt" &&
+  grep -Eq '^  split\(nccl comm 1, color 0\) \(2 ranks\) ' "$T/comms.txt" &&
+  grep -Eq '^  split\(nccl comm 1, color 1\) \(2 ranks\) ' "$T/comms.txt" ||
   fail "NCCL communicators not named: $(cat "$T/comms.txt")"
 ! grep -Eq '^  [0-9]{6,}' "$T/comms.txt" || fail "a bare communicator id: $(cat "$T/comms.txt")"
-echo "ok: NCCL communicators named nccl:HEX and split(nccl:HEX, color C)"
+echo "ok: NCCL communicators named nccl comm 1 and split(nccl comm 1, color C)"
 pass
