@@ -63,6 +63,13 @@ check-TESTS: $(check_PROGRAMS) $(check_LTLIBRARIES)
 	$(MAKE) $(AM_MAKEFLAGS) $(TEST_SUITE_LOG) TEST_LOGS="`echo $$logs`"; rc=$$?; \
 	$(SHELL) $(srcdir)/tests/summary.sh $$bases; \
 	exit $$rc
+# The tests of the suite in two lists, those that run alone first
+# (scripts/setup.sh runs the two parts as two make check).
+print-check-order:
+	@s=; o=; for t in $(TESTS); do \
+	  case " $(CS_SERIAL_TESTS) " in *" $$t "*) s="$$s $$t" ;; *) o="$$o $$t" ;; esac; \
+	done; echo "serial:$$s"; echo "other:$$o"
+.PHONY: print-check-order
 # The summary of the last run again (of every test in TESTS that has a result).
 check-summary:
 	@$(am__set_TESTS_bases); $(SHELL) $(srcdir)/tests/summary.sh $$bases
