@@ -24,7 +24,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || skip "$PY not installed"
 # MPICH's waiting ranks busy-poll: its steps take whole scheduler slices
 # (20-60 ms on 2 shared cores), so fewer of them
-case $CS_MPI in openmpi) STEPS=${NB_FUSION_STEPS:-150} ;; *) STEPS=${NB_FUSION_STEPS:-60} ;; esac
+case $CS_MPI in openmpi) STEPS=${NB_FUSION_STEPS:-100} ;; *) STEPS=${NB_FUSION_STEPS:-60} ;; esac
 
 # stepmed FILE: the median over the ranks of the program's step_us_med
 stepmed() {

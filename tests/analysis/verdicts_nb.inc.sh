@@ -101,7 +101,12 @@ comm() {
 for M in ${VNB_MODES:-markers nomark}; do
   if [ $M = markers ]; then MARK=--pcontrol; else MARK=--no-pcontrol; fi
   HALO=--halo
-  for c in ${VNB_CASES:-persistent transient link clean comm}; do
+  # with markers, the cases whose steps come from them; the slow link and
+  # the slow communicator are the same analysis either way and run in
+  # the pass without markers (and with markers in verdicts_*.sh)
+  cases=${VNB_CASES:-persistent transient link clean comm}
+  [ $M = markers ] && [ -z "${VNB_CASES:-}" ] && cases="persistent transient clean"
+  for c in $cases; do
     $c
   done
 done

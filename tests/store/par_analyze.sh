@@ -1,7 +1,7 @@
 #!/bin/sh
 # The parallel analysis gives the serial one's results, table for table.
-# - A 256-rank synthetic job of rank stores (bench/gen_trace: a persistent
-#   straggler on rank 77, a transient delay on rank 200, a slow link) analysed
+# - A 128-rank synthetic job of rank stores (bench/gen_trace: a persistent
+#   straggler on rank 77, a transient delay on rank 100, a slow link) analysed
 #   by one process (K = 1) and by K = 2 and 12 forked workers (12: more
 #   processes than SQLite attaches parts or stores at once): every results
 #   table (instances, waits, steps, rank_stats, stragglers, p2p, tails,
@@ -25,8 +25,8 @@
 #   a 4-rank halo exchange with a slow link 1 -> 2 gives the same tables
 #   by K = 1 and 2 (the paired messages read back from the processes'
 #   files) as merged (in memory), with a slow_link verdict.
-# - The 256-rank job with one rank store removed and another overwritten
-#   with garbage, by -j 2: both files named on stderr, exit 1, the other 254
+# - The 128-rank job with one rank store removed and another overwritten
+#   with garbage, by -j 2: both files named on stderr, exit 1, the other 126
 #   ranks analysed as the serial analysis of the same damaged job does.
 # - A worker that stops while the messages are routed, paired or the
 #   collectives matched ends the analysis with one message naming it,
@@ -75,7 +75,7 @@ PYEOF
   echo "ok: $3: the serial analysis's tables and report (instances|waits $n)"
 }
 
-args="--ranks 256 --steps 14 --persistent 77:3000 --transient 200:5-7:8000 --slow-link 10:11:400 --seed 9"
+args="--ranks 128 --steps 14 --persistent 77:3000 --transient 100:5-7:8000 --slow-link 10:11:400 --seed 9"
 "$GEN" "$T/job" --rank-stores $args > /dev/null || fail "gen_trace --rank-stores failed"
 cp -a "$T/job" "$T/k1"
 "$COLLSCOPE" analyze "$T/k1" 2> /dev/null || fail "serial analyze failed"
@@ -92,7 +92,7 @@ m = re.search(r"sent (\d+) B, received (\d+) B", sys.stdin.read())
 sys.exit(not (m and int(m.group(1)) > 1000 and int(m.group(2)) > 1000))' ||
       { cat "$T/k$k.err"; fail "K=$k: process $r exchanged nothing"; }
   done
-  same_results k1 k$k "256 ranks, K=$k"
+  same_results k1 k$k "128 ranks, K=$k"
 done
 # the one-store analysis of the same job merged into one trace.db: the
 # classic path, where the wait rows go into the trace itself
@@ -101,15 +101,15 @@ cp -a "$T/job" "$T/km"
 "$COLLSCOPE" analyze "$T/km" 2> /dev/null || fail "analyze of the merged synthetic job failed"
 for t in $TABLES; do
   [ "$(q "$T/km/trace.db" "SELECT * FROM $t" | md5sum)" = "$(q "$T/k1/results.db" "SELECT * FROM $t" | md5sum)" ] ||
-    fail "256 ranks: table $t of the merged trace's analysis differs from the rank stores' (K=1)"
+    fail "128 ranks: table $t of the merged trace's analysis differs from the rank stores' (K=1)"
 done
-echo "ok: 256 ranks: the merged trace's analysis has the rank stores' tables"
+echo "ok: 128 ranks: the merged trace's analysis has the rank stores' tables"
 "$PY" - "$T/k1.json" << 'PYEOF' || fail "the synthetic job's verdicts are not the expected ones"
 import json, sys
 a = json.load(open(sys.argv[1]))
 kinds = {(s["kind"], s["rank"]) for s in a["stragglers"]}
-if ("persistent", 77) not in kinds or a["processes"] != 256:
-    sys.exit("want a persistent verdict on rank 77 among 256 processes: %s" % sorted(kinds))
+if ("persistent", 77) not in kinds or a["processes"] != 128:
+    sys.exit("want a persistent verdict on rank 77 among 128 processes: %s" % sorted(kinds))
 print("ok: verdicts", sorted(kinds))
 PYEOF
 
@@ -236,7 +236,7 @@ echo "ok: a worker stopped in routing, pairing, the match or the copy of the wai
 # a rank store missing and one corrupt
 cp -a "$T/job" "$T/bad1"
 gone=$(ls "$T/bad1/ranks" | sed -n 4p)
-junk=$(ls "$T/bad1/ranks" | sed -n 201p)
+junk=$(ls "$T/bad1/ranks" | sed -n 101p)
 rm "$T/bad1/ranks/$gone"
 echo "not a store" > "$T/bad1/ranks/$junk"
 cp -a "$T/bad1" "$T/bad2"
@@ -248,12 +248,12 @@ grep -q "$gone (missing)" "$T/bad2.err" || { cat "$T/bad2.err"; fail "the missin
 grep -q "$junk (not a collscope trace" "$T/bad2.err" || { cat "$T/bad2.err"; fail "the corrupt rank store is not named"; }
 expect_eq "damaged job, K=2: ranks analysed" "$(q "$T/bad2/results.db" 'SELECT count(*) FROM rank_stats')" \
   "$(q "$T/bad1/results.db" 'SELECT count(*) FROM rank_stats')"
-same_results bad1 bad2 "damaged job (2 of 256 rank stores), K=2"
+same_results bad1 bad2 "damaged job (2 of 128 rank stores), K=2"
 
 # a span whose begin is not a time, in one rank store: the part that holds
 # it fails its check, and the analysis stops with one message naming the job
 cp -a "$T/job" "$T/bad3"
-one=$(ls "$T/bad3/ranks" | sed -n 130p)
+one=$(ls "$T/bad3/ranks" | sed -n 65p)
 q "$T/bad3/ranks/$one" "UPDATE span SET begin_ns = 'soon' WHERE id = (SELECT min(id) FROM span)" > /dev/null
 for k in 1 3; do
   "$COLLSCOPE" analyze -j $k --via workers "$T/bad3" 2> "$T/bad3.err"
