@@ -837,7 +837,7 @@ int64_t cs_log_clock_real(const cs_log_clock *c, uint64_t ticks)
     return cs_log_time_clamp(r);
 }
 
-cs_logr *cs_logr_open(const char *path, char *err, size_t errlen)
+int cs__log_open_read(const char *path, int64_t *size, char *err, size_t errlen)
 {
     /* O_NONBLOCK: a FIFO or a device is never waited on; it is refused
      * below, as is a symbolic link. */
@@ -847,25 +847,35 @@ cs_logr *cs_logr_open(const char *path, char *err, size_t errlen)
             snprintf(err, errlen, "%s: a symbolic link, not a log file", path);
         else
             snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return NULL;
+        return -1;
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         close(fd);
-        return NULL;
+        return -1;
     }
     if (!S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "%s: not a regular file", path);
         close(fd);
-        return NULL;
+        return -1;
     }
     if (st.st_size < CS_LOG_HEADER_BYTES) {
         snprintf(err, errlen, "%s: not a collscope log (too short: %lld bytes)", path, (long long)st.st_size);
         close(fd);
-        return NULL;
+        return -1;
     }
-    const char *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    *size = (int64_t)st.st_size;
+    return fd;
+}
+
+cs_logr *cs_logr_open(const char *path, char *err, size_t errlen)
+{
+    int64_t size;
+    int fd = cs__log_open_read(path, &size, err, errlen);
+    if (fd < 0)
+        return NULL;
+    const char *map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) {
         snprintf(err, errlen, "%s: cannot map: %s", path, strerror(errno));
         close(fd);
@@ -881,7 +891,7 @@ cs_logr *cs_logr_open(const char *path, char *err, size_t errlen)
     }
     r->fd = fd;
     r->map = map;
-    r->size = (size_t)st.st_size;
+    r->size = (size_t)size;
     r->hdr = *h;
     cs_logr_terminate(&r->hdr);
     /* A file cut short (a dying disk, a copy in progress) keeps every
@@ -908,7 +918,7 @@ cs_logr *cs_logr_open(const char *path, char *err, size_t errlen)
     madvise((void *)map, r->size, MADV_SEQUENTIAL);
     return r;
 bad:
-    munmap((void *)map, (size_t)st.st_size);
+    munmap((void *)map, (size_t)size);
     close(fd);
     return NULL;
 }

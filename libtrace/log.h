@@ -217,6 +217,10 @@ int64_t cs_log_clock_real(const cs_log_clock *c, uint64_t ticks);
 /* 0 when h is the header of a log this reader reads, else -1 with a
  * reason naming path in err (the readers of log.c and log_follow.c). */
 int cs__log_header_check(const cs_log_header *h, const char *path, char *err, size_t errlen);
+/* Open a log to read: never through a symbolic link, never waiting on a
+ * FIFO or a device, a regular file with a whole header. The descriptor
+ * and the file's size in *size, or -1 with one message in err. */
+int cs__log_open_read(const char *path, int64_t *size, char *err, size_t errlen);
 
 typedef struct cs_logr cs_logr;
 

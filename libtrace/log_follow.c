@@ -57,21 +57,10 @@ static int logf_map(cs_logf *f, size_t size, char *err, size_t errlen)
 
 cs_logf *cs_logf_open(const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
-    if (fd < 0) {
-        if (errno == ELOOP)
-            snprintf(err, errlen, "%s: a symbolic link, not a log file", path);
-        else
-            snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    int64_t size;
+    int fd = cs__log_open_read(path, &size, err, errlen);
+    if (fd < 0)
         return NULL;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < CS_LOG_HEADER_BYTES) {
-        snprintf(err, errlen, "%s: not a collscope log (%s)", path,
-                 !S_ISREG(st.st_mode) ? "not a regular file" : "too short");
-        close(fd);
-        return NULL;
-    }
     cs_logf *f = calloc(1, sizeof *f);
     if (!f) {
         snprintf(err, errlen, "%s: out of memory", path);
@@ -80,7 +69,7 @@ cs_logf *cs_logf_open(const char *path, char *err, size_t errlen)
     }
     f->fd = fd;
     snprintf(f->path, sizeof f->path, "%s", path);
-    if (logf_map(f, (size_t)st.st_size, err, errlen) != 0 ||
+    if (logf_map(f, (size_t)size, err, errlen) != 0 ||
         cs__log_header_check((const cs_log_header *)f->map, path, err, errlen) != 0) {
         cs_logf_close(f);
         return NULL;
