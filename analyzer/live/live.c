@@ -1044,6 +1044,25 @@ static void lv_help(FILE *f, const char *name, const char *type, const char *hel
     fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A counter per rank, communicator and operation: what 0 its calls, 1 its
+ * payload bytes, 2 its seconds in calls. */
+static void lv_counts(FILE *f, const cs_live *l, const lv_rank *const *v, size_t nv, const char *name, const char *help,
+                      int what)
+{
+    char cb[64];
+    lv_help(f, name, "counter", help);
+    for (size_t i = 0; i < nv; i++)
+        for (size_t j = 0; j < v[i]->nCnt; j++) {
+            const lv_count *c = &v[i]->aCnt[j];
+            fprintf(f, "%s{rank=\"%d\",comm=\"%s\",op=\"%s\"} ", name, v[i]->rank,
+                    lv_comm_label(l, c->comm, cb, sizeof cb), lv_op_name(c->op));
+            if (what == 2)
+                fprintf(f, "%.9f\n", (double)c->ns / 1e9);
+            else
+                fprintf(f, "%llu\n", (unsigned long long)(what ? c->bytes : c->n));
+        }
+}
+
 void cs_live_metrics(const cs_live *l, FILE *f)
 {
     char cb[64];
@@ -1082,27 +1101,9 @@ void cs_live_metrics(const cs_live *l, FILE *f)
     lv_help(f, "collscope_rank_comm_seconds_total", "counter", "Time the rank spent inside traced calls.");
     for (size_t i = 0; i < nv; i++)
         fprintf(f, "collscope_rank_comm_seconds_total{rank=\"%d\"} %.9f\n", v[i]->rank, (double)v[i]->comm_ns / 1e9);
-    lv_help(f, "collscope_collectives_total", "counter", "Calls per rank, communicator and operation.");
-    for (size_t i = 0; i < nv; i++)
-        for (size_t j = 0; j < v[i]->nCnt; j++) {
-            const lv_count *c = &v[i]->aCnt[j];
-            fprintf(f, "collscope_collectives_total{rank=\"%d\",comm=\"%s\",op=\"%s\"} %llu\n", v[i]->rank,
-                    lv_comm_label(l, c->comm, cb, sizeof cb), lv_op_name(c->op), (unsigned long long)c->n);
-        }
-    lv_help(f, "collscope_bytes_total", "counter", "Payload bytes per rank, communicator and operation.");
-    for (size_t i = 0; i < nv; i++)
-        for (size_t j = 0; j < v[i]->nCnt; j++) {
-            const lv_count *c = &v[i]->aCnt[j];
-            fprintf(f, "collscope_bytes_total{rank=\"%d\",comm=\"%s\",op=\"%s\"} %llu\n", v[i]->rank,
-                    lv_comm_label(l, c->comm, cb, sizeof cb), lv_op_name(c->op), (unsigned long long)c->bytes);
-        }
-    lv_help(f, "collscope_call_seconds_total", "counter", "Time in calls per rank, communicator and operation.");
-    for (size_t i = 0; i < nv; i++)
-        for (size_t j = 0; j < v[i]->nCnt; j++) {
-            const lv_count *c = &v[i]->aCnt[j];
-            fprintf(f, "collscope_call_seconds_total{rank=\"%d\",comm=\"%s\",op=\"%s\"} %.9f\n", v[i]->rank,
-                    lv_comm_label(l, c->comm, cb, sizeof cb), lv_op_name(c->op), (double)c->ns / 1e9);
-        }
+    lv_counts(f, l, v, nv, "collscope_collectives_total", "Calls per rank, communicator and operation.", 0);
+    lv_counts(f, l, v, nv, "collscope_bytes_total", "Payload bytes per rank, communicator and operation.", 1);
+    lv_counts(f, l, v, nv, "collscope_call_seconds_total", "Time in calls per rank, communicator and operation.", 2);
     lv_help(f, "collscope_bus_bandwidth_bytes_per_second", "gauge",
             "Bus bandwidth of a collective so far: bytes x its bus factor (allreduce 2(n-1)/n; allgather, "
             "reduce-scatter, alltoall (n-1)/n; others 1) over the time in its calls.");
