@@ -27,7 +27,9 @@ const char cs_help_diff[] = "usage: collscope diff BASE NEW [--format text|json]
                             "names each difference (on standard error too; JSON: \"comparable\":\n"
                             "false and the reasons in \"not_comparable\").\n"
                             "\n"
-                            "Exit status: 0, 1 when a trace cannot be read, 2 on bad usage.\n";
+                            "Exit status: 0, 1 when a trace cannot be read or was read in part (a damaged\n"
+                            "trace, a rank store left out: the comparison is printed and the part named),\n"
+                            "2 on bad usage.\n";
 
 int cs_cmd_diff(int argc, char **argv)
 {
@@ -58,12 +60,20 @@ int cs_cmd_diff(int argc, char **argv)
     int rc = 1;
     char err[1024];
     cs_source src[2];
-    for (int i = 0; i < 2; i++)
-        if (cs_source_open(argv[optind + i], &src[i], err, sizeof err) != 0 ||
-            cs_report_open(&src[i], &d[i], stderr, err, sizeof err) != 0) {
+    int partial = 0;
+    for (int i = 0; i < 2; i++) {
+        int r = cs_source_open(argv[optind + i], &src[i], err, sizeof err) != 0
+                    ? -1
+                    : cs_report_open(&src[i], &d[i], stderr, err, sizeof err);
+        if (r < 0) {
             cs_error("%s", err);
             goto out;
         }
+        if (r > 0) { /* what was left out is named above */
+            cs_note("diff: %s is of what could be read of it", argv[optind + i]);
+            partial = 1;
+        }
+    }
     char why[1024];
     if (cs_diff_comparable(&d[0], &d[1], why, sizeof why))
         cs_note("diff: %s and %s are not comparable (%s)", argv[optind], argv[optind + 1], why);
@@ -74,7 +84,7 @@ int cs_cmd_diff(int argc, char **argv)
     cs_diff_write(f, json, argv[optind], &d[0], argv[optind + 1], &d[1]);
     if (cs_outfile_close(&of, "diff", 1) != 0)
         goto out;
-    rc = 0;
+    rc = partial;
 out:
     cs_report_free(&d[0]);
     cs_report_free(&d[1]);

@@ -166,10 +166,16 @@ int cs_cmd_report(int argc, char **argv)
     char err[1024] = "";
     cs_store *st = NULL;
     cs_source src, base;
-    if (baseline && (cs_source_open(baseline, &base, err, sizeof err) != 0 ||
-                     cs_report_open(&base, &bd, stderr, err, sizeof err) != 0)) {
-        cs_error("%s", err);
-        goto out;
+    int base_partial = 0;
+    if (baseline) {
+        int r = cs_source_open(baseline, &base, err, sizeof err) != 0
+                    ? -1
+                    : cs_report_open(&base, &bd, stderr, err, sizeof err);
+        if (r < 0) {
+            cs_error("%s", err);
+            goto out;
+        }
+        base_partial = r > 0; /* what was left out is named above */
     }
     /* A folder in use is not read; one that comes into use while it is
      * read (a run or an ingest replacing the trace) is said so, rather
@@ -234,7 +240,7 @@ int cs_cmd_report(int argc, char **argv)
     int failed = 0;
     for (int i = 0; i < ngates; i++)
         failed += gates[i].failed;
-    rc = failed ? 3 : partial ? 1 : 0;
+    rc = failed ? 3 : partial || base_partial ? 1 : 0;
 out:
     if (st)
         cs_store_close(st);

@@ -454,8 +454,11 @@ int cs_report_open(const cs_source *src, cs_report_data *d, FILE *log, char *err
     if (!st)
         return -1;
     int rc = cs_report_load(st, d);
+    char from[8], note[8];
     if (rc != 0)
         snprintf(err, errlen, "%s: cannot read the stored analysis", cs_store_path(st));
+    else if (cs_store_recovered(st, from, sizeof from, note, sizeof note))
+        rc = 1; /* what could be read: a damaged trace, a rank store left out (log said which) */
     cs_store_close(st);
     return rc;
 }

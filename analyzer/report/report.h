@@ -92,7 +92,9 @@ int cs_report_load(cs_store *st, cs_report_data *d);
 void cs_report_free(cs_report_data *d);
 /* The stored analysis of the trace source src, analysed first unless current
  * (as cs_analysis_open, without saving into a trace that cannot be
- * written). 0, or -1 with one message in err (free d all the same). */
+ * written). 0; 1 when it is of what could be read of a damaged trace or
+ * of a job whose rank stores were not all taken (log names what was left
+ * out); or -1 with one message in err (free d all the same). */
 int cs_report_open(const cs_source *src, cs_report_data *d, FILE *log, char *err, size_t errlen);
 const char *cs_report_opname(const cs_report_data *d, int op);
 /* The display name of communicator `comm` of the report's trace (see

@@ -22,16 +22,19 @@ expect_eq "each rank store of run a carries its run id" \
   "$(for f in "$T"/a/ranks/*.db; do q "$f" "SELECT value FROM meta WHERE key = 'run_id'"; done | sort -u)" "$runa"
 expect_eq "the index records it for each file" "$(q "$T/a/index.db" "SELECT DISTINCT run_id FROM rank_files")" "$runa"
 cp -r "$T/a" "$T/orig"
+cp -r "$T/a" "$T/base"
 "$COLLSCOPE" analyze "$T/a" > /dev/null 2> "$T/ok.err" || fail "the job as written does not analyse: $(cat "$T/ok.err")"
 
 # fresh: a copy of run a's folder, as written
 fresh() { rm -rf "$T/a"; cp -r "$T/orig" "$T/a"; }
-# refused WHAT PATTERN: analyze, analyze -j 2, merge, report and the TUI
-# exit 1 and name the rank 1 store with PATTERN
+# refused WHAT PATTERN: analyze, analyze -j 2, report, diff (against the
+# job as written), merge and the TUI exit 1 and name the rank 1 store with
+# PATTERN
 refused() {
-  for c in "analyze" "analyze -j 2" "report" "tui" "merge"; do
+  for c in "analyze" "analyze -j 2" "report" "diff" "tui" "merge"; do
     case $c in
       tui) "$tui" --index "$T/a" > /dev/null 2> "$T/c.err" ;;
+      diff) "$COLLSCOPE" diff "$T/base" "$T/a" > /dev/null 2> "$T/c.err" ;;
       *) "$COLLSCOPE" $c "$T/a" > /dev/null 2> "$T/c.err" ;;
     esac
     st=$?
