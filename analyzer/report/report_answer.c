@@ -75,22 +75,26 @@ void cs__report_answer_of(const cs_report_data *d, cs_answer *a)
     } else if (a->stage) {
         snprintf(a->who, sizeof a->who, "pipeline %s", d->sd_culprit);
     }
+    /* the culprit's row of the slowdown attribution, and its share of
+     * the gap to ideal durations */
+    char key[48];
+    if (a->rank >= 0)
+        snprintf(key, sizeof key, "rank %d", a->rank);
+    else
+        snprintf(key, sizeof key, "%s", d->sd_culprit);
+    if (a->rank >= 0 || a->stage)
+        a->sd = cs__report_sd(d, a->rank >= 0 ? "rank" : "group", key);
+    int64_t share_ns = -1;
+    if (a->sd && d->sd_actual_ns > d->sd_ideal_ns)
+        share_ns = (int64_t)(a->sd->share * (double)(d->sd_actual_ns - d->sd_ideal_ns));
     /* the saving per step */
     a->step_ns = step0;
     if (top && (a->rank < 0 || top->rank == a->rank) && (a->who[0] || !d->has_slowdown)) {
         a->save_ns = top->cost_ns;
         snprintf(a->save_how, sizeof a->save_how, "the %s straggler's cost per step", top->kind);
-    } else if (a->rank >= 0 || a->stage) {
-        char key[48];
-        if (a->rank >= 0)
-            snprintf(key, sizeof key, "rank %d", a->rank);
-        else
-            snprintf(key, sizeof key, "%s", d->sd_culprit);
-        const cs_slowdown_row *r = a->rank >= 0 ? cs__report_sd(d, "rank", key) : cs__report_sd(d, "group", key);
-        if (r && d->sd_actual_ns > d->sd_ideal_ns) {
-            a->save_ns = (int64_t)(r->share * (double)(d->sd_actual_ns - d->sd_ideal_ns));
-            snprintf(a->save_how, sizeof a->save_how, "its %.0f %% share of the slowdown", 100 * r->share);
-        }
+    } else if (share_ns >= 0) {
+        a->save_ns = share_ns;
+        snprintf(a->save_how, sizeof a->save_how, "its %.0f %% share of the slowdown", 100 * a->sd->share);
     }
     /* every estimate of the same saving, for a rank */
     if (a->rank < 0)
@@ -104,11 +108,8 @@ void cs__report_answer_of(const cs_report_data *d, cs_answer *a)
     if (d->has_whatif && d->wf_ontime_ns >= 0 && d->wf_ontime_gain_ns > 0)
         cs_answer_add(a, "whatif", d->wf_ontime_gain_ns,
                       "the job replayed with every straggler on time, every other delay kept (what-if)");
-    char key[48];
-    snprintf(key, sizeof key, "rank %d", a->rank);
-    const cs_slowdown_row *r = d->has_slowdown ? cs__report_sd(d, "rank", key) : NULL;
-    if (r && d->sd_actual_ns > d->sd_ideal_ns && r->share > 0)
-        cs_answer_add(a, "slowdown", (int64_t)(r->share * (double)(d->sd_actual_ns - d->sd_ideal_ns)),
+    if (d->has_slowdown && share_ns >= 0 && a->sd->share > 0)
+        cs_answer_add(a, "slowdown", share_ns,
                       "its share of the gap to ideal durations, its own jitter removed too (Slowdown)");
     if (a->nest < 2)
         return;

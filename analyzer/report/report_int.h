@@ -24,13 +24,14 @@ typedef struct cs_answer_est {
     int64_t ns;
 } cs_answer_est;
 typedef struct cs_answer {
-    int rank;                 /* the culprit rank; -1 none */
-    int stage;                /* the culprit is the slowdown's slow stage (d->sd_culprit) */
-    int by_strag;             /* named by a straggler verdict, not by the slowdown */
-    const cs_straggler *top;  /* the costliest rank straggler verdict, or NULL */
-    char who[128];            /* "rank 2 (dp 2, pp 0, tp 0)", "pipeline pp stage 1"; "" none */
-    int64_t save_ns, step_ns; /* the saving per step (-1 none) and the median step */
-    char save_how[160];       /* what the saving is */
+    int rank;                  /* the culprit rank; -1 none */
+    int stage;                 /* the culprit is the slowdown's slow stage (d->sd_culprit) */
+    int by_strag;              /* named by a straggler verdict, not by the slowdown */
+    const cs_straggler *top;   /* the costliest rank straggler verdict, or NULL */
+    const cs_slowdown_row *sd; /* the culprit's row of the slowdown attribution, or NULL */
+    char who[128];             /* "rank 2 (dp 2, pp 0, tp 0)", "pipeline pp stage 1"; "" none */
+    int64_t save_ns, step_ns;  /* the saving per step (-1 none) and the median step */
+    char save_how[160];        /* what the saving is */
     cs_answer_est est[CS_ANSWER_EST_MAX];
     int nest;  /* estimates of the saving (for a rank culprit) */
     int agree; /* nest >= 2 and they agree within 25 % */

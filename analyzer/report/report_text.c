@@ -350,10 +350,7 @@ void cs__report_answer(FILE *f, const cs_report_trace *t, const cs_report_data *
         for (int i = 0; i < d->nkern && !k; i++)
             if (d->kern[i].rank == rank && strcmp(d->kern[i].category, "compute") == 0)
                 k = &d->kern[i];
-        const cs_slowdown_row *r = NULL;
-        char key[48];
-        snprintf(key, sizeof key, "rank %d", rank);
-        r = cs__report_sd(d, "rank", key);
+        const cs_slowdown_row *r = a.sd;
         if (k && (!r || r->compute_share >= 0.5)) {
             cs_tunit u = cs__report_tunit(k->total_ns);
             char kn[300];
