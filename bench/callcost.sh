@@ -40,9 +40,8 @@ CG_N2=${CG_N2:-60000}
 W=$(mktemp -d "${TMPDIR:-/tmp}/cs-callcost.XXXXXX") || exit 2
 trap 'rm -rf "$W"' EXIT
 say() { echo "$*" >&2; }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-best() { sort -g | head -n 1; }
-calc() { awk "BEGIN { printf \"%.1f\", $1 }"; }
+. "$(dirname "$0")/lib.sh"
+CALC_FMT=%.1f
 field() { sed -n "s/^$1: *//p" "$2" | head -n 1; }
 
 # run FLAVOR PROG LAUNCH MODE [N ROUNDS WARMUP]: one run; writes $W/out.

@@ -54,7 +54,7 @@ per_step() {
            (SELECT len FROM st ORDER BY len LIMIT 1 OFFSET (SELECT h FROM n)) / 1e3"
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "nan" }'; }
+. "$(dirname "$0")/lib.sh"
 
 status=0
 printf '%-6s %-6s %12s %12s %12s %12s %8s %10s\n' ranks MPI comm_unf_us comm_fus_us step_unf_us step_fus_us ratio verdict

@@ -54,7 +54,7 @@ fig() {
   grep -o "^NBLOOP rank=[0-9]* .*" "$1" | grep -o " $2=[0-9.]*" | sed "s/.*=//" | sort -g |
     awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. "$(dirname "$0")/lib.sh"
 sums() { grep -o "checksum=[0-9a-f]*" "$1" | sort -u | tr '\n' ' '; }
 
 status=0

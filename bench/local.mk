@@ -3,7 +3,7 @@
 # MPI tracing benchmarks (bench/README.md): they print figures against a
 # baseline measured in the same run; bench/run-mpi-bench.sh runs them all.
 # Not part of make check.
-EXTRA_DIST += bench/README.md bench/run-mpi-bench.sh bench/callcost.sh bench/run_small.sh bench/lammps-bench.in bench/fuse_bench.sh bench/slowdown_bench.sh \
+EXTRA_DIST += bench/README.md bench/lib.sh bench/run-mpi-bench.sh bench/callcost.sh bench/run_small.sh bench/lammps-bench.in bench/fuse_bench.sh bench/slowdown_bench.sh \
 	bench/fuse_shapes.sh bench/fuse_costs.sh \
 	bench/gpu_slowdown_bench.sh bench/gpusim_bench.sh
 

@@ -40,11 +40,8 @@ TABLE="$W/table"
 : >"$TABLE"
 
 say() { echo "$*" >&2; }
-# median: of the numbers on stdin, one a line.
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. "$(dirname "$0")/lib.sh"   # median, best, calc
 now() { date +%s.%N; }
-# calc EXPR: floating point arithmetic.
-calc() { awk "BEGIN { printf \"%.2f\", $1 }"; }
 # verdict VALUE OP LIMIT: PASS or MISS (OP: le or ge).
 verdict() { awk -v v="$1" -v l="$3" -v op="$2" 'BEGIN { ok = op == "le" ? v <= l : v >= l; print (v == v + 0 && ok) ? "PASS" : "MISS" }'; }
 # row NAME VALUE UNIT TARGET VERDICT: one line of the final table.

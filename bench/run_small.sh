@@ -27,10 +27,9 @@ STEPS=${STEPS:-50}
 W=$(mktemp -d "${TMPDIR:-/tmp}/cs-runsmall.XXXXXX") || exit 2
 trap 'rm -rf "$W"' EXIT
 say() { echo "$*" >&2; }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-best() { sort -g | head -n 1; }
+. "$(dirname "$0")/lib.sh"
+CALC_FMT=%.3f
 now() { date +%s.%N; }
-calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
 
 say "== $RANKS ranks x $STEPS steps of $PROG: $REPS x (bare, collscope run)"
 : >"$W/bare"; : >"$W/run"; : >"$W/ing"

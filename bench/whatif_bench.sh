@@ -45,7 +45,7 @@ trace() {
 }
 # field NAME EXPR: a Python expression over the report d of NAME
 field() { "$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$W/$1.json" "$2"; }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "nan" }'; }
+. "$(dirname "$0")/lib.sh"
 # offset_error NAME INJECTED: the largest |error| of the recovered offsets, in us
 offset_error() {
   "$PY" -c 'import json, sys
