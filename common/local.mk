@@ -14,3 +14,9 @@ common_libcscommon_la_SOURCES = \
 	common/opts.h common/opts.c
 common_libcscommon_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 common_libcscommon_la_LIBADD = -lm
+
+# The option tables: parser and help made from one table.
+check_PROGRAMS += tests/unit/test_opts
+TESTS += tests/unit/test_opts
+tests_unit_test_opts_SOURCES = tests/unit/test_opts.c tests/unit/check.h
+tests_unit_test_opts_LDADD = common/libcscommon.la
