@@ -12,9 +12,9 @@
 
 void cs_opts_begin(cs_opts_parser *p, const cs_optset *set)
 {
-    static const int has[] = { [CS_OPT_NONE] = no_argument,
-                               [CS_OPT_REQUIRED] = required_argument,
-                               [CS_OPT_OPTIONAL] = optional_argument };
+    static const int has[] = {
+        [CS_OPT_NONE] = no_argument, [CS_OPT_REQUIRED] = required_argument, [CS_OPT_OPTIONAL] = optional_argument
+    };
     memset(p, 0, sizeof *p);
     p->set = set;
     size_t ns = 0;

@@ -34,14 +34,14 @@ typedef struct cs_opt {
 
 /* A command: its operands, its options and the texts around them. */
 typedef struct cs_optset {
-    const char *prog;   /* "collscope report", "collscope-tui" */
-    const char *lead;   /* the operands before the options in the usage line, or NULL */
-    const char *tail;   /* the operands after them ("DIR", "-- LAUNCH..."), or NULL */
-    const char *flags;  /* getopt's leading flags ("+": stop at the first operand), or NULL */
-    const cs_opt *opt;  /* the options (at most CS_OPTS_MAX) */
+    const char *prog;  /* "collscope report", "collscope-tui" */
+    const char *lead;  /* the operands before the options in the usage line, or NULL */
+    const char *tail;  /* the operands after them ("DIR", "-- LAUNCH..."), or NULL */
+    const char *flags; /* getopt's leading flags ("+": stop at the first operand), or NULL */
+    const cs_opt *opt; /* the options (at most CS_OPTS_MAX) */
     int nopt;
-    const char *about;  /* the text between the usage line and the option list, or NULL */
-    const char *after;  /* the text after the option list, or NULL */
+    const char *about; /* the text between the usage line and the option list, or NULL */
+    const char *after; /* the text after the option list, or NULL */
 } cs_optset;
 
 #define CS_OPTS_MAX 32

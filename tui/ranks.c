@@ -282,8 +282,9 @@ static void ranks_draw_gpu(tui_ranks *rs, tui_model *m, WINDOW *w, int rows, int
             most = rs->aRank[ri].gpu_window_ns;
     cs_tunit wu = cs_report_tunit(most);
     char wh[32];
-    snprintf(buf, sizeof buf, " %6s %12s %8s %8s %8s %8s %8s  %s", "rank", cs_report_thead("window", &wu, wh, sizeof wh),
-             "compute", "exposed", "overlap", "memory", "idle", "GPU window");
+    snprintf(buf, sizeof buf, " %6s %12s %8s %8s %8s %8s %8s  %s", "rank",
+             cs_report_thead("window", &wu, wh, sizeof wh), "compute", "exposed", "overlap", "memory", "idle",
+             "GPU window");
     tui_draw_line(w, y++, cols, A_REVERSE, buf);
     ranks_scroll(rs, rows - 1 - y);
     int fixed = 1 + 6 + 1 + 12 + 5 * 9 + 2; /* the figures before the bar */
@@ -366,8 +367,8 @@ static void ranks_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
         snprintf(buf, sizeof buf, " %6d %10s %13s %17s %13s %12s %6.1f%% %10lld", r->rank, b[0],
                  r->has_stat ? cs_report_tnum(&u[0], r->lateness_ns, b[1], 32) : "-",
                  r->has_stat ? cs_report_tnum(&u[1], r->imposed_ns, b[2], 32) : "-",
-                 cs_report_tnum(&u[2], r->busy_ns, b[3], 32), cs_report_tnum(&u[3], r->wall_ns, b[4], 32), r->wall_ns ? 100.0 * (double)r->busy_ns / (double)r->wall_ns : 0.0,
-                 (long long)r->spans);
+                 cs_report_tnum(&u[2], r->busy_ns, b[3], 32), cs_report_tnum(&u[3], r->wall_ns, b[4], 32),
+                 r->wall_ns ? 100.0 * (double)r->busy_ns / (double)r->wall_ns : 0.0, (long long)r->spans);
         attr_t a = ri == 0 && r->has_stat && r->times_last > 0 ? A_BOLD : A_NORMAL;
         tui_draw_text(w, y, 0, cols, ri == rs->sel ? a | A_REVERSE : a, buf);
     }

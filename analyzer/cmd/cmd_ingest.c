@@ -13,8 +13,7 @@ static const cs_opt cs_ingest_opt[] = {
     [IN_WAIT] = { "wait", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
                   "when another collscope command is using DIR (a run, ingest, import or merge), wait for it "
                   "to end (default: refuse, exit 1)" },
-    [IN_MERGE] = { "merge", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
-                   "always merge the rank stores into DIR/trace.db" },
+    [IN_MERGE] = { "merge", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN, "always merge the rank stores into DIR/trace.db" },
     [IN_NOMERGE] = { "no-merge", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OR,
                      "leave the rank stores in DIR/ranks and write the job index DIR/index.db instead "
                      "(default: so when the rank stores hold more than COLLSCOPE_MERGE_MAX bytes, 2 GiB unless "

@@ -10,8 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { RN_OUTPUT, RN_FORCE, RN_WAIT, RN_MPI, RN_NOCALLSITES, RN_NOINGEST, RN_MERGE, RN_NOMERGE, RN_NONCCLPROF,
-       RN_HANGTIMEOUT, RN_HANGACTION, RN_METRICSFILE, RN_METRICSPORT };
+enum {
+    RN_OUTPUT,
+    RN_FORCE,
+    RN_WAIT,
+    RN_MPI,
+    RN_NOCALLSITES,
+    RN_NOINGEST,
+    RN_MERGE,
+    RN_NOMERGE,
+    RN_NONCCLPROF,
+    RN_HANGTIMEOUT,
+    RN_HANGACTION,
+    RN_METRICSFILE,
+    RN_METRICSPORT
+};
 static const cs_opt cs_run_opt[] = {
     [RN_OUTPUT] = { "output", 'o', CS_OPT_REQUIRED, "DIR", NULL, CS_OPT_OWN,
                     "output folder (default: collscope.out); earlier traces in it are replaced (only "
@@ -28,8 +41,7 @@ static const cs_opt cs_run_opt[] = {
     [RN_NOCALLSITES] = { "no-callsites", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN, "do not record call sites" },
     [RN_NOINGEST] = { "no-ingest", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
                       "leave the logs; build the trace later with collscope ingest" },
-    [RN_MERGE] = { "merge", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
-                   "always merge the rank stores into DIR/trace.db" },
+    [RN_MERGE] = { "merge", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN, "always merge the rank stores into DIR/trace.db" },
     [RN_NOMERGE] = { "no-merge", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OR,
                      "leave the rank stores in DIR/ranks with the job index DIR/index.db (default: so when "
                      "they hold more than COLLSCOPE_MERGE_MAX bytes, 2 GiB unless set)" },

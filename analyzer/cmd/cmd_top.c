@@ -14,18 +14,26 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { TP_ONCE, TP_HEADLESS, TP_INTERVAL, TP_SORT, TP_COLS, TP_METRICSFILE, TP_METRICSPORT, TP_HANG, TP_BASELINE,
-       TP_THRESHOLD };
+enum {
+    TP_ONCE,
+    TP_HEADLESS,
+    TP_INTERVAL,
+    TP_SORT,
+    TP_COLS,
+    TP_METRICSFILE,
+    TP_METRICSPORT,
+    TP_HANG,
+    TP_BASELINE,
+    TP_THRESHOLD
+};
 static const cs_opt cs_top_opt[] = {
     [TP_ONCE] = { "once", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
                   "print one frame as text (two polls --interval apart) and exit: for scripts" },
     [TP_HEADLESS] = { "headless", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
                       "no view: follow the job until its processes all end (or are gone), publishing the "
                       "metrics" },
-    [TP_INTERVAL] = { "interval", 0, CS_OPT_REQUIRED, "S", NULL, CS_OPT_OWN,
-                      "seconds between refreshes (default 1)" },
-    [TP_SORT] = { "sort", 0, CS_OPT_REQUIRED, "KEY", NULL, CS_OPT_OWN,
-                  "rank, straggler, step or comm (default rank)" },
+    [TP_INTERVAL] = { "interval", 0, CS_OPT_REQUIRED, "S", NULL, CS_OPT_OWN, "seconds between refreshes (default 1)" },
+    [TP_SORT] = { "sort", 0, CS_OPT_REQUIRED, "KEY", NULL, CS_OPT_OWN, "rank, straggler, step or comm (default rank)" },
     [TP_COLS] = { "cols", 0, CS_OPT_REQUIRED, "N", NULL, CS_OPT_OWN, "width of the --once frame (default 80)" },
     [TP_METRICSFILE] = { "metrics-file", 0, CS_OPT_REQUIRED, "PATH", NULL, CS_OPT_OWN,
                          "write Prometheus metrics there at every refresh (the node exporter's textfile format, "
@@ -109,7 +117,9 @@ int cs_cmd_top(int argc, char **argv)
         switch (c) {
         case TP_ONCE: once = 1; break;
         case TP_HEADLESS: headless = 1; break;
-        case TP_INTERVAL: bad = cs_numarg_double("--interval", optarg, 0.05, 3600, 0, &interval, err, sizeof err); break;
+        case TP_INTERVAL:
+            bad = cs_numarg_double("--interval", optarg, 0.05, 3600, 0, &interval, err, sizeof err);
+            break;
         case TP_COLS: bad = cs_numarg_double("--cols", optarg, 40, 1000, 0, &cols, err, sizeof err); break;
         case TP_HANG: bad = cs_numarg_double("--hang", optarg, 0.1, 1e6, 0, &o.hang_s, err, sizeof err); break;
         case TP_BASELINE: bad = cs_numarg_double("--baseline", optarg, 4, 100000, 0, &base, err, sizeof err); break;

@@ -76,8 +76,8 @@ int main(void)
     /* every form the table names, and the index of its entry */
     int n = parse("--format json -o out.txt --output=o2 -j 4 --via mpi --merge --no-merge -v -cnever --color in", got,
                   args, &first);
-    static const int want[] = { O_FORMAT, O_OUTPUT, O_OUTPUT, O_JOBS, O_VIA, O_MERGE, O_NOMERGE, O_VERBOSE, O_COLOR,
-                                O_COLOR };
+    static const int want[] = { O_FORMAT, O_OUTPUT,  O_OUTPUT,  O_JOBS,  O_VIA,
+                                O_MERGE,  O_NOMERGE, O_VERBOSE, O_COLOR, O_COLOR };
     static const char *wantarg[] = { "json", "out.txt", "o2", "4", "mpi", "", "", "", "never", "" };
     CHECK(n == 10, "parsed %d options, not 10", n);
     for (int i = 0; i < n && i < 10; i++) {
@@ -119,8 +119,9 @@ int main(void)
           "usage line: %s", usage);
     CHECK(!strstr(usage, "hidden"), "an unlisted option is in the usage line");
     /* the option list: a row per entry, its short and long forms and its argument */
-    static const char *rows[] = { "  --format FMT", "  -o, --output FILE", "  -j K", "  --via HOW", "  --merge ",
-                                  "  --no-merge ", "  -v ", "  -c, --color[=WHEN]", "  --hidden " };
+    static const char *rows[] = { "  --format FMT", "  -o, --output FILE",  "  -j K",
+                                  "  --via HOW",    "  --merge ",           "  --no-merge ",
+                                  "  -v ",          "  -c, --color[=WHEN]", "  --hidden " };
     for (int i = 0; i < CS_OPTS_N(rows); i++) {
         char line[64];
         snprintf(line, sizeof line, "\n%s", rows[i]);
