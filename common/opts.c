@@ -6,8 +6,9 @@
 #include <string.h>
 
 #define CS_OPTS_WIDTH 79 /* the widest line of a help text */
-#define CS_OPTS_LABEL 20 /* the widest label that still has the text beside it */
-#define CS_OPTS_SUB 15   /* a nested table's text, past its indent */
+#define CS_OPTS_LABEL \
+    24                 /* the widest label the text column makes room for (a wider one: its text two spaces after it) */
+#define CS_OPTS_SUB 15 /* a nested table's text, past its indent */
 #define CS_OPTS_LONG 256 /* getopt's value of a long-only option: this plus its index */
 
 void cs_opts_begin(cs_opts_parser *p, const cs_optset *set)
