@@ -10,6 +10,13 @@ common_libcscommon_la_SOURCES = \
 	common/stats.h common/stats.c common/fmt.h common/fmt.c \
 	common/json.h common/json.c \
 	common/numarg.h common/numarg.c common/msg.h common/msg.c \
-	common/path.h common/path.c
+	common/path.h common/path.c \
+	common/opts.h common/opts.c
 common_libcscommon_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 common_libcscommon_la_LIBADD = -lm
+
+# The option tables: parser and help made from one table.
+check_PROGRAMS += tests/unit/test_opts
+TESTS += tests/unit/test_opts
+tests_unit_test_opts_SOURCES = tests/unit/test_opts.c tests/unit/check.h
+tests_unit_test_opts_LDADD = common/libcscommon.la

@@ -4,6 +4,7 @@
 #include "tui/analysis.h"
 
 #include "analyzer/analysis/csanalysis.h"
+#include "analyzer/report/report.h"
 #include "common/fmt.h"
 #include "common/msg.h"
 #include "common/vec.h"
@@ -145,9 +146,11 @@ int tui_analysis_next_step(tui_analysis *a, tui_model *m, int dir)
         m->cur_lane = l;
     m->has_sel = 0;
     char b1[32], b2[32];
-    tui_model_status(m, 0, "straggler step %lld (%d of %d): rank %d set the step time %s (on time: %s)",
-                     (long long)s->step, i + 1, a->nStep, s->slowest_rank, cs_fmt_ns(s->time_ns, b1, sizeof b1),
-                     cs_fmt_ns(s->whatif_ns, b2, sizeof b2));
+    cs_tunit u = cs_report_tunit(s->time_ns > s->whatif_ns ? s->time_ns : s->whatif_ns); /* one unit for both */
+    tui_model_status(m, 0, "straggler step %lld (%d of %d): rank %d set the step time %s %s (on time: %s %s)",
+                     (long long)s->step, i + 1, a->nStep, s->slowest_rank,
+                     cs_report_tnum(&u, s->time_ns, b1, sizeof b1), u.name,
+                     cs_report_tnum(&u, s->whatif_ns, b2, sizeof b2), u.name);
     return 0;
 }
 

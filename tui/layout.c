@@ -7,7 +7,7 @@
 #include "config.h"
 #include "tui/screen.h"
 
-#include "common/fmt.h"
+#include "analyzer/report/report.h"
 #include "common/vec.h"
 
 #include <stdio.h>
@@ -256,8 +256,10 @@ static int layout_key(void *st, tui_model *m, tui_ui *ui, int ch)
         if (q.have_row) {
             int64_t wd = q.row.end_ns - q.row.begin_ns;
             tui_model_center(m, q.row.begin_ns + wd / 2, wd + wd / 5 + 1000);
-            tui_model_status(m, 0, "rank %d in its worst step %lld: %s replayed, %s with ideal durations", e->rank,
-                             (long long)q.step, cs_fmt_ns(q.actual, b1, sizeof b1), cs_fmt_ns(q.ideal, b2, sizeof b2));
+            cs_tunit u = cs_report_tunit(q.actual > q.ideal ? q.actual : q.ideal); /* one unit for the sentence */
+            tui_model_status(m, 0, "rank %d in its worst step %lld: %s %s replayed, %s %s with ideal durations",
+                             e->rank, (long long)q.step, cs_report_tnum(&u, q.actual, b1, sizeof b1), u.name,
+                             cs_report_tnum(&u, q.ideal, b2, sizeof b2), u.name);
         } else {
             tui_model_status(m, 0, "rank %d: no step to show (no slowdown attribution)", e->rank);
         }

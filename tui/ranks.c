@@ -8,7 +8,7 @@
 #include "config.h"
 #include "tui/screen.h"
 
-#include "common/fmt.h"
+#include "analyzer/report/report.h"
 #include "common/vec.h"
 
 #include <stdio.h>
@@ -275,11 +275,19 @@ static void ranks_draw_gpu(tui_ranks *rs, tui_model *m, WINDOW *w, int rows, int
         x += (int)strlen(tui_gpu_name[k]);
     }
     y++;
-    snprintf(buf, sizeof buf, " %6s %10s %8s %8s %8s %8s %8s  %s", "rank", "window", "compute", "exposed", "overlap",
-             "memory", "idle", "GPU window");
+    /* the windows in one unit, chosen by the longest of all ranks' */
+    int64_t most = 0;
+    for (int ri = 0; ri < rs->nRank; ri++)
+        if (rs->aRank[ri].has_gpu && rs->aRank[ri].gpu_window_ns > most)
+            most = rs->aRank[ri].gpu_window_ns;
+    cs_tunit wu = cs_report_tunit(most);
+    char wh[32];
+    snprintf(buf, sizeof buf, " %6s %12s %8s %8s %8s %8s %8s  %s", "rank",
+             cs_report_thead("window", &wu, wh, sizeof wh), "compute", "exposed", "overlap", "memory", "idle",
+             "GPU window");
     tui_draw_line(w, y++, cols, A_REVERSE, buf);
     ranks_scroll(rs, rows - 1 - y);
-    int fixed = 1 + 6 + 1 + 10 + 5 * 9 + 2; /* the figures before the bar */
+    int fixed = 1 + 6 + 1 + 12 + 5 * 9 + 2; /* the figures before the bar */
     int width = cols - fixed - 1;
     for (int i = 0; i < rs->room; i++, y++) {
         wmove(w, y, 0);
@@ -290,10 +298,10 @@ static void ranks_draw_gpu(tui_ranks *rs, tui_model *m, WINDOW *w, int rows, int
         const tui_rankrow *r = &rs->aRank[ri];
         char b[32];
         if (!r->has_gpu) {
-            snprintf(buf, sizeof buf, " %6d %10s  no GPU activity", r->rank, "-");
+            snprintf(buf, sizeof buf, " %6d %12s  no GPU activity", r->rank, "-");
         } else {
-            snprintf(buf, sizeof buf, " %6d %10s %7.1f%% %7.1f%% %7.1f%% %7.1f%% %7.1f%%%s", r->rank,
-                     cs_fmt_ns(r->gpu_window_ns, b, sizeof b), 100 * gpu_share(r, TUI_GPU_COMPUTE),
+            snprintf(buf, sizeof buf, " %6d %12s %7.1f%% %7.1f%% %7.1f%% %7.1f%% %7.1f%%%s", r->rank,
+                     cs_report_tnum(&wu, r->gpu_window_ns, b, sizeof b), 100 * gpu_share(r, TUI_GPU_COMPUTE),
                      100 * gpu_share(r, TUI_GPU_EXPOSED), 100 * gpu_share(r, TUI_GPU_N),
                      100 * gpu_share(r, TUI_GPU_MEMORY), 100 * gpu_share(r, TUI_GPU_IDLE), r->gpu_outlier ? "!" : " ");
         }
@@ -322,8 +330,26 @@ static void ranks_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
              stat ? "by the waiting each imposed on the others when it came last"
                   : "not analysed: by share of time in calls; run collscope analyze for lateness");
     tui_draw_line(w, y++, cols, A_BOLD, buf);
-    snprintf(buf, sizeof buf, " %6s %10s %12s %12s %12s %12s %7s %10s", "rank", "times last", "lateness",
-             "imposed wait", "in calls", "wall", "share", "spans");
+    /* one unit per column, chosen by its largest value over all ranks,
+     * named in its header */
+    int64_t most[4] = { 0 };
+    for (int ri = 0; ri < rs->nRank; ri++) {
+        const tui_rankrow *r = &rs->aRank[ri];
+        const int64_t v[4] = { r->has_stat ? r->lateness_ns : 0, r->has_stat ? r->imposed_ns : 0, r->busy_ns,
+                               r->wall_ns };
+        for (int k = 0; k < 4; k++)
+            if (v[k] > most[k])
+                most[k] = v[k];
+    }
+    cs_tunit u[4];
+    char h[4][32];
+    static const char *const tname[4] = { "lateness", "imposed wait", "in calls", "wall" };
+    for (int k = 0; k < 4; k++) {
+        u[k] = cs_report_tunit(most[k]);
+        cs_report_thead(tname[k], &u[k], h[k], sizeof h[k]);
+    }
+    snprintf(buf, sizeof buf, " %6s %10s %13s %17s %13s %12s %7s %10s", "rank", "times last", h[0], h[1], h[2], h[3],
+             "share", "spans");
     tui_draw_line(w, y++, cols, A_REVERSE, buf);
     int room = rows - 1 - y;
     ranks_scroll(rs, room);
@@ -338,11 +364,11 @@ static void ranks_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
             snprintf(b[0], 32, "%lld", (long long)r->times_last);
         else
             snprintf(b[0], 32, "-");
-        snprintf(buf, sizeof buf, " %6d %10s %12s %12s %12s %12s %6.1f%% %10lld", r->rank, b[0],
-                 r->has_stat ? cs_fmt_ns(r->lateness_ns, b[1], 32) : "-",
-                 r->has_stat ? cs_fmt_ns(r->imposed_ns, b[2], 32) : "-", cs_fmt_ns(r->busy_ns, b[3], 32),
-                 cs_fmt_ns(r->wall_ns, b[4], 32), r->wall_ns ? 100.0 * (double)r->busy_ns / (double)r->wall_ns : 0.0,
-                 (long long)r->spans);
+        snprintf(buf, sizeof buf, " %6d %10s %13s %17s %13s %12s %6.1f%% %10lld", r->rank, b[0],
+                 r->has_stat ? cs_report_tnum(&u[0], r->lateness_ns, b[1], 32) : "-",
+                 r->has_stat ? cs_report_tnum(&u[1], r->imposed_ns, b[2], 32) : "-",
+                 cs_report_tnum(&u[2], r->busy_ns, b[3], 32), cs_report_tnum(&u[3], r->wall_ns, b[4], 32),
+                 r->wall_ns ? 100.0 * (double)r->busy_ns / (double)r->wall_ns : 0.0, (long long)r->spans);
         attr_t a = ri == 0 && r->has_stat && r->times_last > 0 ? A_BOLD : A_NORMAL;
         tui_draw_text(w, y, 0, cols, ri == rs->sel ? a | A_REVERSE : a, buf);
     }

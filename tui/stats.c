@@ -4,7 +4,7 @@
 #include "config.h"
 #include "tui/screen.h"
 
-#include "common/fmt.h"
+#include "analyzer/report/report.h"
 #include "common/vec.h"
 
 #include <stdio.h>
@@ -28,8 +28,8 @@ typedef struct tui_stats {
 } tui_stats;
 
 static const char *const stat_cols[NCOLS] = { "key", "calls", "bytes", "total", "p50", "p90", "p99", "max" };
-/* the widths of the value columns, as in the report */
-static const int stat_width[NCOLS] = { 0, 9, 11, 11, 10, 10, 10, 10 };
+/* the widths of the value columns, room for a header with its unit ("bytes (MiB)*") */
+static const int stat_width[NCOLS] = { 0, 9, 12, 11, 10, 10, 10, 10 };
 static const char *const stat_titles[NTABLES] = { "Per op", "Per communicator", "Per call site" };
 
 static void stats_reset(void *st)
@@ -158,10 +158,17 @@ static void stats_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
     tui_draw_line(w, y++, cols, A_NORMAL, buf);
     if (s->nStrag > 0) {
         tui_draw_line(w, y++, cols, A_BOLD, " Stragglers (by cost):");
+        /* one unit for the costs of the lines shown */
+        int64_t most = 0;
+        for (int i = 0; i < s->nStrag && i < 3; i++)
+            if (s->aStrag[i].cost_ns > most)
+                most = s->aStrag[i].cost_ns;
+        cs_tunit cu = cs_report_tunit(most);
         for (int i = 0; i < s->nStrag && i < 3 && y < rows - 4; i++) {
             const cs_straggler *x = &s->aStrag[i];
-            snprintf(buf, sizeof buf, "  %s rank %d, steps %lld-%lld, cost %s/step: %s", x->kind, x->rank,
-                     (long long)x->first_step, (long long)x->last_step, cs_fmt_ns(x->cost_ns, b[0], 32), x->evidence);
+            snprintf(buf, sizeof buf, "  %s rank %d, steps %lld-%lld, cost %s %s/step: %s", x->kind, x->rank,
+                     (long long)x->first_step, (long long)x->last_step, cs_report_tnum(&cu, x->cost_ns, b[0], 32),
+                     cu.name, x->evidence);
             tui_draw_line(w, y++, cols, A_NORMAL, buf);
         }
     }
@@ -173,14 +180,33 @@ static void stats_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
     snprintf(buf, sizeof buf, " %s (sorted by %s%s)", stat_titles[s->table], stat_cols[s->sort],
              s->rev ? ", reversed" : "");
     tui_draw_line(w, y++, cols, A_BOLD, buf);
+    /* one unit per column, chosen by its largest value in the whole table
+     * (not only the rows on screen), named in its header */
+    int ng = s->nGroup[s->table];
+    int64_t most[NCOLS] = { 0 };
+    for (int gi = 0; gi < ng; gi++) {
+        const cs_group_stat *g = &s->aGroup[s->table][gi];
+        const int64_t v[NCOLS] = { 0, 0, g->bytes, g->total, g->p50, g->p90, g->p99, g->max };
+        for (int c = 2; c < NCOLS; c++)
+            if (v[c] > most[c])
+                most[c] = v[c];
+    }
+    cs_tunit unit[NCOLS];
+    unit[2] = cs_report_bunit(most[2]);
+    for (int c = 3; c < NCOLS; c++)
+        unit[c] = cs_report_tunit(most[c]);
     int n = snprintf(buf, sizeof buf, " %-*.*s", keyw, keyw, s->sort == 0 ? "key*" : "key");
     for (int c = 1; c < NCOLS; c++) {
-        char h[16];
-        snprintf(h, sizeof h, "%s%s", stat_cols[c], s->sort == c ? "*" : "");
+        char h[32];
+        if (c >= 2)
+            cs_report_thead(stat_cols[c], &unit[c], h, sizeof h);
+        else
+            snprintf(h, sizeof h, "%s", stat_cols[c]);
+        if (s->sort == c)
+            strcat(h, "*");
         n += snprintf(buf + n, sizeof buf - (size_t)n, " %*s", stat_width[c], h);
     }
     tui_draw_line(w, y++, cols, A_REVERSE, buf);
-    int ng = s->nGroup[s->table];
     int room = rows - 1 - y;
     if (s->top > ng - room)
         s->top = ng - room > 0 ? ng - room : 0;
@@ -199,10 +225,11 @@ static void stats_draw(void *st, tui_model *m, WINDOW *w, int rows, int cols)
         else
             snprintf(key, sizeof key, "%s [%s]", g->key, g->op);
         snprintf(buf, sizeof buf, " %-*.*s %*lld %*s %*s %*s %*s %*s %*s", keyw, keyw, key, stat_width[1],
-                 (long long)g->count, stat_width[2], cs_fmt_bytes(g->bytes, b[0], 32), stat_width[3],
-                 cs_fmt_ns(g->total, b[1], 32), stat_width[4], cs_fmt_ns(g->p50, b[2], 32), stat_width[5],
-                 cs_fmt_ns(g->p90, b[3], 32), stat_width[6], cs_fmt_ns(g->p99, b[4], 32), stat_width[7],
-                 cs_fmt_ns(g->max, b[5], 32));
+                 (long long)g->count, stat_width[2], cs_report_bnum(&unit[2], g->bytes, b[0], 32), stat_width[3],
+                 cs_report_tnum(&unit[3], g->total, b[1], 32), stat_width[4],
+                 cs_report_tnum(&unit[4], g->p50, b[2], 32), stat_width[5], cs_report_tnum(&unit[5], g->p90, b[3], 32),
+                 stat_width[6], cs_report_tnum(&unit[6], g->p99, b[4], 32), stat_width[7],
+                 cs_report_tnum(&unit[7], g->max, b[5], 32));
         tui_draw_text(w, y, 0, cols, A_NORMAL, buf);
     }
     tui_draw_statusline(m, w, rows - 1, cols, " t: timeline  ?: help  q: quit ");

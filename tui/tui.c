@@ -14,26 +14,37 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char tui_usage[] = "usage: collscope-tui [--index] DIR|TRACE.db\n"
-                                "\n"
-                                "Browse the timeline of a traced job in the terminal: one lane per rank\n"
-                                "(and per thread, and per CUDA stream: rN sK, its calls at their GPU times\n"
-                                "and its kernels), collectives split into waiting and transfer, the worst\n"
-                                "instances and straggler steps of the analysis, stats and ranks screens;\n"
-                                "calls that never returned (a hung or failed job) as open-ended bars,\n"
-                                "and the job's failures one key away (F).\n"
-                                "Press ? inside for the keys. See collscope-tui(1).\n"
-                                "\n"
-                                "  --index      build the timeline summary of the trace (done on first\n"
-                                "               open otherwise), print how long it took, and exit\n"
-                                "  --version    print the version\n"
-                                "\n"
-                                "Environment: NO_COLOR (any value) draws without colours; TERM and LANG\n"
-                                "as usual (UTF-8 locales get block glyphs, others ASCII).\n"
-                                "Exit status: 0; 1 when the trace cannot be read or the terminal cannot be\n"
-                                "used (one message says why), or when rank stores of a job were left out\n"
-                                "(another run's, stale, duplicated or unreadable: named on the status line\n"
-                                "and again at exit); 2 on bad usage; 128+N after signal N.\n";
+enum { TUI_OPT_INDEX, TUI_OPT_VERSION, TUI_OPT_HELP, TUI_OPT_N };
+_Static_assert(TUI_OPT_N == CS_TUI_NOPT, "tui.h's CS_TUI_NOPT counts the options");
+const cs_opt cs_tui_opt[CS_TUI_NOPT] = {
+    [TUI_OPT_INDEX] = { "index", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
+                        "build the timeline summary of the trace (done on first open otherwise), print how long "
+                        "it took, and exit" },
+    [TUI_OPT_VERSION] = { "version", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_UNLISTED, "print the version" },
+    [TUI_OPT_HELP] = { "help", 'h', CS_OPT_NONE, NULL, NULL, CS_OPT_UNLISTED, "print this help" },
+};
+
+static const cs_optset tui_optset = {
+    .prog = "collscope-tui",
+    .tail = "DIR|TRACE.db",
+    .opt = cs_tui_opt,
+    .nopt = CS_TUI_NOPT,
+    .about = "Browse the timeline of a traced job in the terminal: one lane per rank\n"
+             "(and per thread, and per CUDA stream: rN sK, its calls at their GPU times\n"
+             "and its kernels), collectives split into waiting and transfer, the worst\n"
+             "instances and straggler steps of the analysis, stats and ranks screens;\n"
+             "calls that never returned (a hung or failed job) as open-ended bars,\n"
+             "and the job's failures one key away (F).\n"
+             "Press ? inside for the keys. See collscope-tui(1).\n"
+             "\n",
+    .after = "\n"
+             "Environment: NO_COLOR (any value) draws without colours; TERM and LANG\n"
+             "as usual (UTF-8 locales get block glyphs, others ASCII).\n"
+             "Exit status: 0; 1 when the trace cannot be read or the terminal cannot be\n"
+             "used (one message says why), or when rank stores of a job were left out\n"
+             "(another run's, stale, duplicated or unreadable: named on the status line\n"
+             "and again at exit); 2 on bad usage; 128+N after signal N.\n",
+};
 
 /* A job read without some of its rank stores (another run's, stale,
  * duplicated or unreadable ones) is never taken for whole: they are named
@@ -77,32 +88,28 @@ static int index_only(const char *arg)
 
 int cs_tui_main(int argc, char **argv)
 {
-    const char *arg = NULL;
-    int index = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(tui_usage, stdout);
+    int index = 0, c;
+    cs_opts_parser p;
+    cs_opts_begin(&p, &tui_optset);
+    while ((c = cs_opts_next(&p, argc, argv)) != CS_OPTS_END) {
+        if (c == TUI_OPT_HELP) {
+            cs_opts_help(stdout, &tui_optset);
             return 0;
-        } else if (!strcmp(argv[i], "--version")) {
+        } else if (c == TUI_OPT_VERSION) {
             printf("collscope-tui %s\n", PACKAGE_VERSION);
             return 0;
-        } else if (!strcmp(argv[i], "--index")) {
+        } else if (c == TUI_OPT_INDEX) {
             index = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            cs_msg_line(stderr, "collscope-tui: unknown option '%s'", argv[i]);
-            fputs(tui_usage, stderr);
-            return 2;
-        } else if (!arg) {
-            arg = argv[i];
         } else {
-            fputs(tui_usage, stderr);
+            cs_opts_help(stderr, &tui_optset);
             return 2;
         }
     }
-    if (!arg) {
-        fputs(tui_usage, stderr);
+    if (optind != argc - 1) {
+        cs_opts_help(stderr, &tui_optset);
         return 2;
     }
+    const char *arg = argv[optind];
     setlocale(LC_ALL, "");
     if (index)
         return index_only(arg);

@@ -11,14 +11,15 @@
 #include "common/fmt.h"
 #include "common/stats.h"
 #include "common/msg.h"
+#include "common/opts.h"
 #include "libtrace/store.h"
 
 /* A subcommand: collected in one table in main.c. */
 typedef struct cs_cmd {
     const char *name;
     const char *summary;
-    const char *help; /* full --help text; its first lines ("usage: collscope
-                       * NAME ARGS") are also what `collscope --help` shows */
+    const cs_optset *opts; /* its operands, options and help texts: its parser,
+                            * its --help and what `collscope --help` shows of it */
     int (*run)(int argc, char **argv);
 } cs_cmd;
 
@@ -28,22 +29,17 @@ int cs_cmd_report(int argc, char **argv);
 int cs_cmd_analyze(int argc, char **argv);
 int cs_cmd_diff(int argc, char **argv);
 int cs_cmd_check_estimate(int argc, char **argv);
-extern const char cs_help_check_estimate[];
 int cs_cmd_export(int argc, char **argv);
-extern const char cs_help_export[];
 int cs_cmd_import(int argc, char **argv);
-extern const char cs_help_import[];
-extern const char cs_help_status[];
 int cs_cmd_status(int argc, char **argv);
 int cs_cmd_merge(int argc, char **argv);
 int cs_cmd_top(int argc, char **argv);
-extern const char cs_help_top[];
-extern const char cs_help_merge[];
 int cs_cmd_tui(int argc, char **argv); /* tui/cmd_tui.c */
-extern const char cs_help_tui[];
 
-extern const char cs_help_run[], cs_help_ingest[], cs_help_report[];
-extern const char cs_help_analyze[], cs_help_diff[];
+/* Each command's options and help texts (cmd_NAME.c). */
+extern const cs_optset cs_optset_run, cs_optset_ingest, cs_optset_report, cs_optset_analyze, cs_optset_diff,
+    cs_optset_check_estimate, cs_optset_export, cs_optset_import, cs_optset_status, cs_optset_top, cs_optset_merge,
+    cs_optset_tui;
 
 /* Take the lock of the output folder DIR for command CMD (libtrace/dirlock.h):
  * 0 taken (held until the process ends or cs_dirlock_release); 1 another

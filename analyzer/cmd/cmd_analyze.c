@@ -11,7 +11,6 @@
 #include "analyzer/par/par_fork.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,51 +18,61 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-const char cs_help_analyze[] = "usage: collscope analyze [-j K [--via HOW]] [--force] DIR|TRACE.db\n"
-                               "\n"
-                               "Run the cross-rank analysis and store it in the trace: clock alignment\n"
-                               "(the clocks table), collective instances and their wait states, point-to-\n"
-                               "point pairs, steps, per-rank statistics, straggler verdicts and tail\n"
-                               "latency (tables instances, waits, p2p, steps, rank_stats, stragglers,\n"
-                               "tails), cost models of the collectives, the what-if replay and its\n"
-                               "proposals (tables models, proposals; see docs/report-json.md).\n"
-                               "`collscope report` and `collscope tui`\n"
-                               "read them. A current stored analysis is kept unless --force. A trace\n"
-                               "that cannot be written here is refused (report analyses a private copy\n"
-                               "of it instead). A trace with damaged pages is never written: what SQLite\n"
-                               "can still read of it is copied into STEM.recovered.db beside it and\n"
-                               "analysed there, with one message naming the damaged file and what was\n"
-                               "kept and lost. A job kept as rank stores (DIR/ranks and DIR/index.db, see\n"
-                               "collscope ingest) is read from them, and its analysis stored in\n"
-                               "DIR/results.db; a rank store missing or unreadable is named, the others\n"
-                               "analysed (exit status 1).\n"
-                               "\n"
-                               "A job kept as rank stores can be analysed by K processes, with the same\n"
-                               "results: each merges its share of the rank stores into a part of the job\n"
-                               "(in a private folder DIR/.collscope-analyze.*, removed at the end; one\n"
-                               "left by an analysis that was killed is removed by the next), pairs the\n"
-                               "messages to its share of the ranks and matches its share of the\n"
-                               "collective instances; process 0 aligns the clocks, finds the steps and\n"
-                               "runs the other passes while process 1 copies the wait states into the\n"
-                               "results (docs/scale.md). Without -j, one process takes the same steps.\n"
-                               "  -j K            K processes (K >= 1). Where an MPI is installed they are\n"
-                               "                  an MPI job that collscope starts itself (mpirun -np K),\n"
-                               "                  else K-1 worker processes forked beside this one. A\n"
-                               "                  merged trace is analysed by one process (a note says so).\n"
-                               "  --via HOW       how -j K starts them: mpi (under mpirun; Open MPI first,\n"
-                               "                  then MPICH; an error where none is installed), openmpi or\n"
-                               "                  mpich (that one), workers (forked); default mpi where\n"
-                               "                  installed, else workers.\n"
-                               "`mpirun -np K collscope analyze DIR` (Open MPI or MPICH) runs the same\n"
-                               "analysis on the K processes mpirun started, on as many nodes as it gives\n"
-                               "(DIR must be on a file system they share). COLLSCOPE_VERBOSE set prints how\n"
-                               "the processes were started and the bytes they exchanged;\n"
-                               "COLLSCOPE_PAR_STATS set, each process's peak memory (private, proportional\n"
-                               "and resident), CPU time and bytes. COLLSCOPE_MAPPED_MB bounds the store\n"
-                               "pages a process keeps mapped in its resident memory (default 256; 0: none).\n"
-                               "\n"
-                               "Exit status: 0; 1 when the trace cannot be read or written, or when it\n"
-                               "was damaged and what could be read of it was analysed; 2 on bad usage.\n";
+enum { AN_JOBS, AN_VIA, AN_FORCE };
+static const cs_opt cs_analyze_opt[] = {
+    [AN_JOBS] = { NULL, 'j', CS_OPT_REQUIRED, "K", NULL, CS_OPT_OWN,
+                  "K processes (K >= 1). Where an MPI is installed they are an MPI job that collscope starts "
+                  "itself (mpirun -np K), else K-1 worker processes forked beside this one. A merged trace is "
+                  "analysed by one process (a note says so)." },
+    [AN_VIA] = { "via", 0, CS_OPT_REQUIRED, "HOW", NULL, CS_OPT_UNDER,
+                 "how -j K starts them: mpi (under mpirun; Open MPI first, then MPICH; an error where none is "
+                 "installed), openmpi or mpich (that one), workers (forked); default mpi where installed, else "
+                 "workers." },
+    [AN_FORCE] = { "force", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
+                   "analyse again even when the stored analysis is current" },
+};
+
+const cs_optset cs_optset_analyze = {
+    .prog = "collscope analyze",
+    .tail = "DIR|TRACE.db",
+    .opt = cs_analyze_opt,
+    .nopt = CS_OPTS_N(cs_analyze_opt),
+    .about = "Run the cross-rank analysis and store it in the trace: clock alignment\n"
+             "(the clocks table), collective instances and their wait states, point-to-\n"
+             "point pairs, steps, per-rank statistics, straggler verdicts and tail\n"
+             "latency (tables instances, waits, p2p, steps, rank_stats, stragglers,\n"
+             "tails), cost models of the collectives, the what-if replay and its\n"
+             "proposals (tables models, proposals; see docs/report-json.md).\n"
+             "`collscope report` and `collscope tui`\n"
+             "read them. A current stored analysis is kept unless --force. A trace\n"
+             "that cannot be written here is refused (report analyses a private copy\n"
+             "of it instead). A trace with damaged pages is never written: what SQLite\n"
+             "can still read of it is copied into STEM.recovered.db beside it and\n"
+             "analysed there, with one message naming the damaged file and what was\n"
+             "kept and lost. A job kept as rank stores (DIR/ranks and DIR/index.db, see\n"
+             "collscope ingest) is read from them, and its analysis stored in\n"
+             "DIR/results.db; a rank store missing or unreadable is named, the others\n"
+             "analysed (exit status 1).\n"
+             "\n"
+             "A job kept as rank stores can be analysed by K processes, with the same\n"
+             "results: each merges its share of the rank stores into a part of the job\n"
+             "(in a private folder DIR/.collscope-analyze.*, removed at the end; one\n"
+             "left by an analysis that was killed is removed by the next), pairs the\n"
+             "messages to its share of the ranks and matches its share of the\n"
+             "collective instances; process 0 aligns the clocks, finds the steps and\n"
+             "runs the other passes while process 1 copies the wait states into the\n"
+             "results (docs/scale.md). Without -j, one process takes the same steps.\n",
+    .after = "`mpirun -np K collscope analyze DIR` (Open MPI or MPICH) runs the same\n"
+             "analysis on the K processes mpirun started, on as many nodes as it gives\n"
+             "(DIR must be on a file system they share). COLLSCOPE_VERBOSE set prints how\n"
+             "the processes were started and the bytes they exchanged;\n"
+             "COLLSCOPE_PAR_STATS set, each process's peak memory (private, proportional\n"
+             "and resident), CPU time and bytes. COLLSCOPE_MAPPED_MB bounds the store\n"
+             "pages a process keeps mapped in its resident memory (default 256; 0: none).\n"
+             "\n"
+             "Exit status: 0; 1 when the trace cannot be read or written, or when it\n"
+             "was damaged and what could be read of it was analysed; 2 on bad usage.\n",
+};
 
 enum { CS_ANALYZE_OMPI, CS_ANALYZE_MPICH, CS_ANALYZE_NMPI };
 static const struct {
@@ -180,37 +189,35 @@ static int cs_analyze_mpirun(int mpi, const char *helper, int k, const char *dir
 
 int cs_cmd_analyze(int argc, char **argv)
 {
-    static const struct option opts[] = { { "force", no_argument, NULL, 'F' },
-                                          { "via", required_argument, NULL, 'V' },
-                                          { NULL, 0, NULL, 0 } };
     int force = 0, c;
     long long k = 0;
     const char *via = NULL;
     char err[1024];
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "j:", opts, NULL)) != -1) {
-        if (c == 'F')
+    cs_opts_parser p;
+    cs_opts_begin(&p, &cs_optset_analyze);
+    while ((c = cs_opts_next(&p, argc, argv)) != CS_OPTS_END) {
+        if (c == AN_FORCE)
             force = 1;
-        else if (c == 'j') {
+        else if (c == AN_JOBS) {
             if (cs_numarg_ll("-j", optarg, 1, 65536, &k, err, sizeof err) != 0) {
                 cs_error("%s", err);
-                fputs(cs_help_analyze, stderr);
+                cs_opts_help(stderr, &cs_optset_analyze);
                 return 2;
             }
-        } else if (c == 'V' && (strcmp(optarg, "mpi") == 0 || strcmp(optarg, "workers") == 0 ||
-                                strcmp(optarg, "openmpi") == 0 || strcmp(optarg, "mpich") == 0))
+        } else if (c == AN_VIA && (strcmp(optarg, "mpi") == 0 || strcmp(optarg, "workers") == 0 ||
+                                   strcmp(optarg, "openmpi") == 0 || strcmp(optarg, "mpich") == 0))
             via = optarg;
         else {
-            if (c == 'V')
+            if (c == AN_VIA)
                 cs_error("--via %s: want mpi, openmpi, mpich or workers", optarg);
-            fputs(cs_help_analyze, stderr);
+            cs_opts_help(stderr, &cs_optset_analyze);
             return 2;
         }
     }
     if (optind != argc - 1 || (via && !k)) {
         if (via && !k)
             cs_error("--via is for -j K");
-        fputs(cs_help_analyze, stderr);
+        cs_opts_help(stderr, &cs_optset_analyze);
         return 2;
     }
     const char *dir = argv[optind];

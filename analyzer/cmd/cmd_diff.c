@@ -6,48 +6,59 @@
 #include "analyzer/formats/outfile.h"
 #include "analyzer/report/report.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-const char cs_help_diff[] = "usage: collscope diff BASE NEW [--format text|json] [-o FILE]\n"
-                            "\n"
-                            "Compare two runs (each a DIR or TRACE.db; analysed first when their stored\n"
-                            "analysis is not current): the median step time, the straggler verdicts\n"
-                            "(in both, gone, new), the p99 of each collective group (op, size\n"
-                            "bucket, call site) and, when either run has GPU activity, each rank's\n"
-                            "GPU time shares (compute, comm exposed and overlapped, memory, idle)\n"
-                            "before and after, naming the ranks whose compute share changed out of\n"
-                            "line with the others'. JSON: format \"collscope-diff\", version 1\n"
-                            "(docs/report-json.md).\n"
-                            "\n"
-                            "Runs that are not the same job to compare (different world sizes,\n"
-                            "parallel layouts or sources: a traced MPI run against an imported\n"
-                            "PyTorch profiler job) are compared all the same, under a warning that\n"
-                            "names each difference (on standard error too; JSON: \"comparable\":\n"
-                            "false and the reasons in \"not_comparable\").\n"
-                            "\n"
-                            "Exit status: 0, 1 when a trace cannot be read or was read in part (a damaged\n"
-                            "trace, a rank store left out: the comparison is printed and the part named),\n"
-                            "2 on bad usage.\n";
+enum { DF_FORMAT, DF_OUTPUT };
+static const cs_opt cs_diff_opt[] = {
+    [DF_FORMAT] = { "format", 0, CS_OPT_REQUIRED, "FMT", "text|json", CS_OPT_OWN,
+                    "text (default) or json (format \"collscope-diff\", version 1, docs/report-json.md)" },
+    [DF_OUTPUT] = { "output", 'o', CS_OPT_REQUIRED, "FILE", NULL, CS_OPT_OWN,
+                    "write the comparison to FILE (replaced once complete; never through a symlink) instead "
+                    "of standard output (-o -)" },
+};
+
+const cs_optset cs_optset_diff = {
+    .prog = "collscope diff",
+    .lead = "BASE NEW",
+    .opt = cs_diff_opt,
+    .nopt = CS_OPTS_N(cs_diff_opt),
+    .about = "Compare two runs (each a DIR or TRACE.db; analysed first when their stored\n"
+             "analysis is not current): the median step time, the straggler verdicts\n"
+             "(in both, gone, new), the p99 of each collective group (op, size\n"
+             "bucket, call site) and, when either run has GPU activity, each rank's\n"
+             "GPU time shares (compute, comm exposed and overlapped, memory, idle)\n"
+             "before and after, naming the ranks whose compute share changed out of\n"
+             "line with the others'. JSON: format \"collscope-diff\", version 1\n"
+             "(docs/report-json.md).\n"
+             "\n"
+             "Runs that are not the same job to compare (different world sizes,\n"
+             "parallel layouts or sources: a traced MPI run against an imported\n"
+             "PyTorch profiler job) are compared all the same, under a warning that\n"
+             "names each difference (on standard error too; JSON: \"comparable\":\n"
+             "false and the reasons in \"not_comparable\").\n"
+             "\n",
+    .after = "\n"
+             "Exit status: 0, 1 when a trace cannot be read or was read in part (a damaged\n"
+             "trace, a rank store left out: the comparison is printed and the part named),\n"
+             "2 on bad usage.\n",
+};
 
 int cs_cmd_diff(int argc, char **argv)
 {
-    static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
-                                          { "output", required_argument, NULL, 'o' },
-                                          { NULL, 0, NULL, 0 } };
     const char *format = "text", *outpath = NULL;
     int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "f:o:", opts, NULL)) != -1) {
+    cs_opts_parser p;
+    cs_opts_begin(&p, &cs_optset_diff);
+    while ((c = cs_opts_next(&p, argc, argv)) != CS_OPTS_END) {
         switch (c) {
-        case 'f': format = optarg; break;
-        case 'o': outpath = optarg; break;
-        default: fputs(cs_help_diff, stderr); return 2;
+        case DF_FORMAT: format = optarg; break;
+        case DF_OUTPUT: outpath = optarg; break;
+        default: cs_opts_help(stderr, &cs_optset_diff); return 2;
         }
     }
     if (optind != argc - 2) {
-        fputs(cs_help_diff, stderr);
+        cs_opts_help(stderr, &cs_optset_diff);
         return 2;
     }
     int json = strcmp(format, "json") == 0;

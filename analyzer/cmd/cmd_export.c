@@ -10,63 +10,61 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sqlite3.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char cs_help_export[] = "usage: collscope export DIR|TRACE.db [--format chrome|perfetto|otf2|kineto] [-o PATH]\n"
-                              "\n"
-                              "Write the trace and its analysis (run and stored first unless current, as\n"
-                              "by `collscope report`) in a format other viewers read. Times are on the\n"
-                              "aligned time line of the analysis.\n"
-                              "\n"
-                              "  --format FMT  chrome (the default): Chrome trace-event JSON, for\n"
-                              "                ui.perfetto.dev and chrome://tracing: a process per rank, a\n"
-                              "                track per thread and per GPU stream, every span one slice\n"
-                              "                with its op, communicator, seq, bytes, peer, call site and\n"
-                              "                flags; flow arrows from each send to its receive and from\n"
-                              "                the last rank to enter each collective to the others; an\n"
-                              "                \"analysis\" process with the steps, the straggler verdicts\n"
-                              "                and the imposed waits; each rank's waits as a counter\n"
-                              "                perfetto: Perfetto's native protobuf trace (TracePacket,\n"
-                              "                TrackEvent), the same content, for traces too big for\n"
-                              "                JSON: a process per rank, a track per thread, GPU stream\n"
-                              "                and counter, every span a slice with the same fields as\n"
-                              "                debug annotations, flows, the analysis\n"
-                              "                otf2: an OTF2 archive (folder; anchor file traces.otf2) for\n"
-                              "                Vampir and Scalasca: a location per rank thread and per GPU\n"
-                              "                stream, Enter/Leave per span, MPI collectives, sends and\n"
-                              "                receives as OTF2's MPI records, communicators as OTF2 groups\n"
-                              "                and comms (needs a build with libotf2)\n"
-                              "                kineto: PyTorch profiler (Kineto) JSON, one file per rank\n"
-                              "                (rank-R.pt.trace.json) in a folder, for Holistic Trace\n"
-                              "                Analysis and `collscope import`: distributedInfo with the\n"
-                              "                communicators as process groups, collectives and p2p as\n"
-                              "                record_param_comms, NCCL GPU times and CUPTI activity as\n"
-                              "                kernels on streams, ProfilerStep#N from the step markers\n"
-                              "  -o PATH       the output file (default DIR/trace.chrome.json, or\n"
-                              "                DIR/trace.perfetto-trace; for a file STEM.db, STEM.chrome.json\n"
-                              "                or STEM.perfetto-trace beside it); - for standard output.\n"
-                              "                Written to a new file beside PATH and renamed onto it when\n"
-                              "                complete: never through a symbolic link, never a folder,\n"
-                              "                nothing left behind on failure\n"
-                              "                otf2: the archive's folder (default DIR/otf2; for a file\n"
-                              "                STEM.db, STEM.otf2 beside it), written as a new folder and\n"
-                              "                renamed into place; an existing one is replaced only when it\n"
-                              "                holds nothing but an OTF2 archive of this user's\n"
-                              "                kineto: the folder (default DIR/kineto; for a file STEM.db,\n"
-                              "                STEM.kineto beside it), made when\n"
-                              "                absent, never through a link; its files are written as above,\n"
-                              "                none left when the export fails; not - (standard output)\n"
-                              "\n"
-                              "See docs/interop.md for what maps to what and what is lost.\n"
-                              "\n"
-                              "Exit status: 0; 1 when the trace cannot be read or the output cannot be\n"
-                              "written (one message names the file), or when the trace was damaged and\n"
-                              "the export is of what could be read of it; 2 on bad usage.\n";
+enum { EX_FORMAT, EX_OUTPUT };
+static const cs_opt cs_export_opt[] = {
+    [EX_FORMAT] = { "format", 0, CS_OPT_REQUIRED, "FMT", "chrome|perfetto|otf2|kineto", CS_OPT_OWN,
+                    "chrome (the default): Chrome trace-event JSON, for ui.perfetto.dev and chrome://tracing: a "
+                    "process per rank, a track per thread and per GPU stream, every span one slice with its op, "
+                    "communicator, seq, bytes, peer, call site and flags; flow arrows from each send to its "
+                    "receive and from the last rank to enter each collective to the others; an \"analysis\" "
+                    "process with the steps, the straggler verdicts and the imposed waits; each rank's waits as "
+                    "a counter\n"
+                    "perfetto: Perfetto's native protobuf trace (TracePacket, TrackEvent), the same content, for "
+                    "traces too big for JSON: a process per rank, a track per thread, GPU stream and counter, "
+                    "every span a slice with the same fields as debug annotations, flows, the analysis\n"
+                    "otf2: an OTF2 archive (folder; anchor file traces.otf2) for Vampir and Scalasca: a location "
+                    "per rank thread and per GPU stream, Enter/Leave per span, MPI collectives, sends and "
+                    "receives as OTF2's MPI records, communicators as OTF2 groups and comms (needs a build with "
+                    "libotf2)\n"
+                    "kineto: PyTorch profiler (Kineto) JSON, one file per rank (rank-R.pt.trace.json) in a "
+                    "folder, for Holistic Trace Analysis and `collscope import`: distributedInfo with the "
+                    "communicators as process groups, collectives and p2p as record_param_comms, NCCL GPU times "
+                    "and CUPTI activity as kernels on streams, ProfilerStep#N from the step markers" },
+    [EX_OUTPUT] = { "output", 'o', CS_OPT_REQUIRED, "PATH", NULL, CS_OPT_OWN,
+                    "the output file (default DIR/trace.chrome.json, or DIR/trace.perfetto-trace; for a file "
+                    "STEM.db, STEM.chrome.json or STEM.perfetto-trace beside it); - for standard output. Written "
+                    "to a new file beside PATH and renamed onto it when complete: never through a symbolic link, "
+                    "never a folder, nothing left behind on failure\n"
+                    "otf2: the archive's folder (default DIR/otf2; for a file STEM.db, STEM.otf2 beside it), "
+                    "written as a new folder and renamed into place; an existing one is replaced only when it "
+                    "holds nothing but an OTF2 archive of this user's\n"
+                    "kineto: the folder (default DIR/kineto; for a file STEM.db, STEM.kineto beside it), made "
+                    "when absent, never through a link; its files are written as above, none left when the "
+                    "export fails; not - (standard output)" },
+};
+
+const cs_optset cs_optset_export = {
+    .prog = "collscope export",
+    .lead = "DIR|TRACE.db",
+    .opt = cs_export_opt,
+    .nopt = CS_OPTS_N(cs_export_opt),
+    .about = "Write the trace and its analysis (run and stored first unless current, as\n"
+             "by `collscope report`) in a format other viewers read. Times are on the\n"
+             "aligned time line of the analysis.\n"
+             "\n",
+    .after = "\n"
+             "See docs/interop.md for what maps to what and what is lost.\n"
+             "\n"
+             "Exit status: 0; 1 when the trace cannot be read or the output cannot be\n"
+             "written (one message names the file), or when the trace was damaged and\n"
+             "the export is of what could be read of it; 2 on bad usage.\n",
+};
 
 /* The default output: DIR/trace.SUFFIX for a folder, STEM.SUFFIX for a
  * file STEM.db. */
@@ -115,23 +113,19 @@ static int export_dir(const cs_export_format *fmt, const char *outpath, cs_store
 
 int cs_cmd_export(int argc, char **argv)
 {
-    static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
-                                          { "output", required_argument, NULL, 'o' },
-                                          { "help", no_argument, NULL, 'h' },
-                                          { NULL, 0, NULL, 0 } };
     const char *format = "chrome", *outpath = NULL;
     int c;
-    optind = 0;
-    while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
+    cs_opts_parser p;
+    cs_opts_begin(&p, &cs_optset_export);
+    while ((c = cs_opts_next(&p, argc, argv)) != CS_OPTS_END) {
         switch (c) {
-        case 'f': format = optarg; break;
-        case 'o': outpath = optarg; break;
-        case 'h': fputs(cs_help_export, stdout); return 0;
-        default: fputs(cs_help_export, stderr); return 2;
+        case EX_FORMAT: format = optarg; break;
+        case EX_OUTPUT: outpath = optarg; break;
+        default: cs_opts_help(stderr, &cs_optset_export); return 2;
         }
     }
     if (optind != argc - 1) {
-        fputs(cs_help_export, stderr);
+        cs_opts_help(stderr, &cs_optset_export);
         return 2;
     }
     const char *trace = argv[optind];

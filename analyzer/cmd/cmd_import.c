@@ -5,75 +5,78 @@
 #include "analyzer/cmd/cli.h"
 #include "analyzer/formats/import.h"
 
-#include <getopt.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-const char cs_help_import[] =
-    "usage: collscope import [-o DIR] [--format kineto] [--rank-from-name REGEX] [-j N] [--wait]\n"
-    "                        TRACE...\n"
-    "\n"
-    "Turn the traces another tool wrote into DIR/trace.db, the trace collscope\n"
-    "itself writes, so that report, diff, export and the TUI work on it. TRACE is\n"
-    "a per-rank file or a folder of them (one job). Format kineto: PyTorch\n"
-    "profiler traces (.json, or .json.gz), one per rank; the rank comes from\n"
-    "distributedInfo.rank, its process groups from distributedInfo.pg_config\n"
-    "(names kept), collectives and p2p from record_param_comms, NCCL kernels\n"
-    "(their GPU times) and gloo annotations, steps from ProfilerStep#N, compute\n"
-    "spans from other kernels and the main thread's top-level CPU ops.\n"
-    "Collectives recorded without Seq are numbered per group in the order each\n"
-    "rank issued them, where the ranks agree. See docs/interop.md.\n"
-    "\n"
-    "  -o, --output DIR        output folder (default: collscope.out); its\n"
-    "                          trace.db is replaced only once the import is done\n"
-    "  --format F              the traces' format (default and only one: kineto)\n"
-    "  --rank-from-name REGEX  the rank of a file with no distributedInfo.rank:\n"
-    "                          the first group of REGEX (POSIX extended) in the\n"
-    "                          file's name, e.g. 'rank[-_]?([0-9]+)'\n"
-    "  -j, --jobs N            files read at once (default: the number of cores)\n"
-    "  --wait                  when another collscope command is using DIR (a run,\n"
-    "                          ingest, import or merge), wait for it to end\n"
-    "                          (default: refuse, exit 3)\n"
-    "\n"
-    "Files left out, each named with the reason: a truncated file (a profiler\n"
-    "stopped mid-write), a file that is not JSON, a file of another job (its\n"
-    "world size or trace id differs from the others'), a rank given twice (the\n"
-    "first file is kept), a file with no rank, a file that is not a regular one\n"
-    "(a FIFO is never waited on), a reader out of memory. Missing ranks are\n"
-    "named; a group whose ranks disagree on its collectives is named and left\n"
-    "unmatched. Records with a bad value (ts or dur missing, no number or out of\n"
-    "range; a record_param_comms with no args, or a Seq or msg nelems that is no\n"
-    "whole number) are left out and counted, one line per file.\n"
-    "\n"
-    "Exit status: 0 every file imported, every rank there, every group matched;\n"
-    "1 DIR/trace.db written from the good files, but files or records were left\n"
-    "out, ranks are missing or groups unmatched (each is named); 2 bad usage (a\n"
-    "TRACE that does not exist, a folder with no trace); 3 no trace written (no\n"
-    "file could be imported, or DIR refused or in use).\n";
+enum { IM_OUTPUT, IM_FORMAT, IM_RANKNAME, IM_JOBS, IM_WAIT };
+static const cs_opt cs_import_opt[] = {
+    [IM_OUTPUT] = { "output", 'o', CS_OPT_REQUIRED, "DIR", NULL, CS_OPT_OWN,
+                    "output folder (default: collscope.out); its trace.db is replaced only once the import is "
+                    "done" },
+    [IM_FORMAT] = { "format", 0, CS_OPT_REQUIRED, "F", "kineto", CS_OPT_OWN,
+                    "the traces' format (default and only one: kineto)" },
+    [IM_RANKNAME] = { "rank-from-name", 0, CS_OPT_REQUIRED, "REGEX", NULL, CS_OPT_OWN,
+                      "the rank of a file with no distributedInfo.rank: the first group of REGEX (POSIX "
+                      "extended) in the file's name, e.g. 'rank[-_]?([0-9]+)'" },
+    [IM_JOBS] = { "jobs", 'j', CS_OPT_REQUIRED, "N", NULL, CS_OPT_OWN,
+                  "files read at once (default: the number of cores)" },
+    [IM_WAIT] = { "wait", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
+                  "when another collscope command is using DIR (a run, ingest, import or merge), wait for it "
+                  "to end (default: refuse, exit 3)" },
+};
+
+const cs_optset cs_optset_import = {
+    .prog = "collscope import",
+    .tail = "TRACE...",
+    .opt = cs_import_opt,
+    .nopt = CS_OPTS_N(cs_import_opt),
+    .about = "Turn the traces another tool wrote into DIR/trace.db, the trace collscope\n"
+             "itself writes, so that report, diff, export and the TUI work on it. TRACE is\n"
+             "a per-rank file or a folder of them (one job). Format kineto: PyTorch\n"
+             "profiler traces (.json, or .json.gz), one per rank; the rank comes from\n"
+             "distributedInfo.rank, its process groups from distributedInfo.pg_config\n"
+             "(names kept), collectives and p2p from record_param_comms, NCCL kernels\n"
+             "(their GPU times) and gloo annotations, steps from ProfilerStep#N, compute\n"
+             "spans from other kernels and the main thread's top-level CPU ops.\n"
+             "Collectives recorded without Seq are numbered per group in the order each\n"
+             "rank issued them, where the ranks agree. See docs/interop.md.\n"
+             "\n",
+    .after = "\n"
+             "Files left out, each named with the reason: a truncated file (a profiler\n"
+             "stopped mid-write), a file that is not JSON, a file of another job (its\n"
+             "world size or trace id differs from the others'), a rank given twice (the\n"
+             "first file is kept), a file with no rank, a file that is not a regular one\n"
+             "(a FIFO is never waited on), a reader out of memory. Missing ranks are\n"
+             "named; a group whose ranks disagree on its collectives is named and left\n"
+             "unmatched. Records with a bad value (ts or dur missing, no number or out of\n"
+             "range; a record_param_comms with no args, or a Seq or msg nelems that is no\n"
+             "whole number) are left out and counted, one line per file.\n"
+             "\n"
+             "Exit status: 0 every file imported, every rank there, every group matched;\n"
+             "1 DIR/trace.db written from the good files, but files or records were left\n"
+             "out, ranks are missing or groups unmatched (each is named); 2 bad usage (a\n"
+             "TRACE that does not exist, a folder with no trace); 3 no trace written (no\n"
+             "file could be imported, or DIR refused or in use).\n",
+};
 
 int cs_cmd_import(int argc, char **argv)
 {
-    static const struct option opts[] = { { "output", required_argument, NULL, 'o' },
-                                          { "format", required_argument, NULL, 'f' },
-                                          { "rank-from-name", required_argument, NULL, 'r' },
-                                          { "jobs", required_argument, NULL, 'j' },
-                                          { "wait", no_argument, NULL, 'W' },
-                                          { NULL, 0, NULL, 0 } };
     const char *out = "collscope.out", *format = "kineto";
     cs_import_opts o = { NULL };
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     int jobs = ncpu > 0 ? (int)ncpu : 1, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:j:", opts, NULL)) != -1) {
+    cs_opts_parser p;
+    cs_opts_begin(&p, &cs_optset_import);
+    while ((c = cs_opts_next(&p, argc, argv)) != CS_OPTS_END) {
         switch (c) {
-        case 'o': out = optarg; break;
-        case 'f': format = optarg; break;
-        case 'r': o.rank_regex = optarg; break;
-        case 'W': o.wait = 1; break;
-        case 'j': {
+        case IM_OUTPUT: out = optarg; break;
+        case IM_FORMAT: format = optarg; break;
+        case IM_RANKNAME: o.rank_regex = optarg; break;
+        case IM_WAIT: o.wait = 1; break;
+        case IM_JOBS: {
             char *end;
             long v = strtol(optarg, &end, 10);
             if (end == optarg || *end || v < 1 || v > 1024) {
@@ -83,7 +86,7 @@ int cs_cmd_import(int argc, char **argv)
             jobs = (int)v;
             break;
         }
-        default: fputs(cs_help_import, stderr); return CS_IMPORT_EXIT_USAGE;
+        default: cs_opts_help(stderr, &cs_optset_import); return CS_IMPORT_EXIT_USAGE;
         }
     }
     const cs_import_format *fmt = cs_import_find(format);

@@ -4,34 +4,35 @@
 #include "analyzer/cmd/cli.h"
 #include "analyzer/analysis/csanalysis.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char cs_help_merge[] = "usage: collscope merge DIR\n"
-                             "\n"
-                             "Merge the rank stores of a job kept unmerged (DIR/ranks and the job index\n"
-                             "DIR/index.db, as `collscope run` and `ingest` leave a job past\n"
-                             "COLLSCOPE_MERGE_MAX bytes or with --no-merge) into one DIR/trace.db, for\n"
-                             "tools that read one file. DIR/index.db and DIR/results.db are removed\n"
-                             "once trace.db is whole; the rank stores stay. Every collscope command\n"
-                             "reads either form, so this is never needed for them.\n"
-                             "\n"
-                             "A rank store that is not the one the index records (of another run,\n"
-                             "stale, or a duplicate of another rank's) is named and left out, as is\n"
-                             "one missing or unreadable; the index then stays beside the trace.\n"
-                             "\n"
-                             "Exit status: 0; 1 when DIR holds no job index, the trace cannot be\n"
-                             "written, or rank stores were left out (each is named; the trace holds\n"
-                             "the others and says so); 2 on bad usage.\n";
+const cs_optset cs_optset_merge = {
+    .prog = "collscope merge",
+    .lead = "DIR",
+    .about = "Merge the rank stores of a job kept unmerged (DIR/ranks and the job index\n"
+             "DIR/index.db, as `collscope run` and `ingest` leave a job past\n"
+             "COLLSCOPE_MERGE_MAX bytes or with --no-merge) into one DIR/trace.db, for\n"
+             "tools that read one file. DIR/index.db and DIR/results.db are removed\n"
+             "once trace.db is whole; the rank stores stay. Every collscope command\n"
+             "reads either form, so this is never needed for them.\n"
+             "\n"
+             "A rank store that is not the one the index records (of another run,\n"
+             "stale, or a duplicate of another rank's) is named and left out, as is\n"
+             "one missing or unreadable; the index then stays beside the trace.\n"
+             "\n"
+             "Exit status: 0; 1 when DIR holds no job index, the trace cannot be\n"
+             "written, or rank stores were left out (each is named; the trace holds\n"
+             "the others and says so); 2 on bad usage.\n",
+};
 
 int cs_cmd_merge(int argc, char **argv)
 {
-    static const struct option opts[] = { { NULL, 0, NULL, 0 } };
-    optind = 1;
-    if (getopt_long(argc, argv, "", opts, NULL) != -1 || optind != argc - 1) {
-        fputs(cs_help_merge, stderr);
+    cs_opts_parser p;
+    cs_opts_begin(&p, &cs_optset_merge);
+    if (cs_opts_next(&p, argc, argv) != CS_OPTS_END || optind != argc - 1) {
+        cs_opts_help(stderr, &cs_optset_merge);
         return 2;
     }
     const char *dir = argv[optind];

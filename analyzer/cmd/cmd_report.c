@@ -9,118 +9,113 @@
 #include "common/path.h"
 #include "libtrace/dirlock.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-const char cs_help_report[] = "usage: collscope report DIR|TRACE.db [--format text|json|markdown|junit] [-o FILE]\n"
-                              "                        [--baseline DIR] [--fail-on GATES] [--full]\n"
-                              "\n"
-                              "The text report leads with the answer: what limits the job (the culprit\n"
-                              "rank with its dp/pp/tp coordinates and pipeline stage, or \"no single\n"
-                              "culprit\"), the slowdown S, what fixing it would save per step, and where\n"
-                              "(its costliest kernel, the op and call site the others wait in); then\n"
-                              "the evidence, always in this order: slowdown, stragglers, steps, layout,\n"
-                              "wait states, tail latency, per op, communicator, call site and rank, GPU\n"
-                              "time and kernels, what-if replay and proposals, cost models, clocks,\n"
-                              "what is missing, gates. Each column of times or sizes has one unit,\n"
-                              "named in its header; each sentence one unit. The terms are defined in\n"
-                              "the glossary of docs/guide.md.\n"
-                              "\n"
-                              "Summarize a trace: for each op, communicator and call site the number of\n"
-                              "calls, the bytes, and the total, p50, p90, p99 and maximum time; for each\n"
-                              "rank the share of its wall time spent inside traced calls. Then the\n"
-                              "cross-rank analysis (run and stored first unless current, as by\n"
-                              "`collscope analyze`; in a private copy in $TMPDIR when the trace cannot\n"
-                              "be written here): aligned clocks, straggler verdicts with evidence,\n"
-                              "steps, who made the others wait, and tail latency per collective group;\n"
-                              "the cost model of each collective, the what-if replay (its error against\n"
-                              "the measured step time) and the proposals it estimates (fusion with the\n"
-                              "apply-mode settings, overlap), each with evidence and gain per step.\n"
-                              "A job that hung or failed gets a Failures section first: the diagnosis\n"
-                              "of `collscope status` made from the trace (calls that never returned,\n"
-                              "processes that died or exited without MPI_Finalize; docs/hangs.md).\n"
-                              "\n"
-                              "  --format FMT     text (default), json (format \"collscope-report\",\n"
-                              "                   version 2, docs/report-json.md), markdown (a CI job\n"
-                              "                   summary) or junit (JUnit XML, one test case per gate,\n"
-                              "                   and a failing one per failure of the job)\n"
-                              "  -o FILE          write the report to FILE (replaced once complete; never\n"
-                              "                   through a symlink) instead of standard output (-o -)\n"
-                              "  --baseline DIR   a run to compare with (for the p99 and step gates)\n"
-                              "  --full           text: also the sections that say nothing for this trace\n"
-                              "                   (cost models fitted from one message size only, clocks\n"
-                              "                   that no offset or drift moved) and every communicator\n"
-                              "                   and call site (else the 8 and 20 costliest)\n"
-                              "  --fail-on GATES  comma-separated gates; any that fails makes the exit\n"
-                              "                   status 3:\n"
-                              "                     straggler=PCT  a straggler costs more than PCT % of\n"
-                              "                                    the median step time\n"
-                              "                     p99=PCT        a collective group's p99 grew more than\n"
-                              "                                    PCT % over the baseline\n"
-                              "                     step=PCT       the median step time grew more than\n"
-                              "                                    PCT % over the baseline\n"
-                              "                     slowdown=PCT   the job is more than PCT % slower than\n"
-                              "                                    with ideal durations (S - 1; the\n"
-                              "                                    Slowdown section, docs/analysis.md)\n"
-                              "                     exposed-comm=PCT  a rank's GPU spends more than PCT %\n"
-                              "                                    of its window in communication with\n"
-                              "                                    no compute beside it (GPU time)\n"
-                              "                     verdict        any straggler verdict at all\n"
-                              "                     failures       the job hung or failed (the Failures\n"
-                              "                                    section: calls that never returned,\n"
-                              "                                    ranks dead or gone without\n"
-                              "                                    MPI_Finalize; docs/hangs.md)\n"
-                              "                     KIND=PCT       a verdict of that kind (persistent,\n"
-                              "                                    transient, slow_link, slow_collective)\n"
-                              "                                    costs more than PCT % of the median\n"
-                              "                                    step time; recurring=PCT: a recurring\n"
-                              "                                    straggler's total costs more than PCT %\n"
-                              "                                    of the time of all steps\n"
-                              "\n"
-                              "A trace with damaged pages (a bad disk, a torn copy) is not refused: what\n"
-                              "SQLite can still read of it is copied into STEM.recovered.db beside it (a\n"
-                              "private file when the folder cannot be written; the damaged file is only\n"
-                              "read) and reported, with one message naming the damaged file and what was\n"
-                              "kept and lost, and a note in the report. A job kept as rank stores\n"
-                              "(DIR/ranks and DIR/index.db) reads as its merged trace would; a rank\n"
-                              "store missing or unreadable is named (stderr and the report's notes) and\n"
-                              "the others reported, with exit status 1 as for a damaged trace.\n"
-                              "\n"
-                              "A folder that a collscope command is still writing (a run, an ingest,\n"
-                              "an import or a merge holds DIR/collscope.lock) is not read: one message\n"
-                              "says the run is in progress and names it; so does a report whose trace\n"
-                              "such a command removes while it is read.\n"
-                              "\n"
-                              "Exit status: 0; 1 when the trace cannot be read (one message names the\n"
-                              "file and the problem) or its folder is in use, or when it was damaged\n"
-                              "and the report is of what could be read of it; 2 on bad usage; 3 when\n"
-                              "a gate failed (also on a damaged trace).\n";
+/* `collscope report`'s options: its parser and its --help (common/opts.h). */
+enum { RO_FORMAT, RO_OUTPUT, RO_BASELINE, RO_FAILON, RO_FULL };
+static const cs_opt cs_report_opt[] = {
+    [RO_FORMAT] = { "format", 0, CS_OPT_REQUIRED, "FMT", "text|json|markdown|junit", CS_OPT_OWN,
+                    "text (default), json (format \"collscope-report\", version 2, docs/report-json.md), "
+                    "markdown (a CI job summary; md for short) or junit (JUnit XML, one test case per gate, "
+                    "and a failing one per failure of the job)" },
+    [RO_OUTPUT] = { "output", 'o', CS_OPT_REQUIRED, "FILE", NULL, CS_OPT_OWN,
+                    "write the report to FILE (replaced once complete; never through a symlink) instead of "
+                    "standard output (-o -)" },
+    [RO_BASELINE] = { "baseline", 0, CS_OPT_REQUIRED, "DIR", NULL, CS_OPT_OWN,
+                      "a run to compare with (for the p99 and step gates)" },
+    [RO_FAILON] = { "fail-on", 0, CS_OPT_REQUIRED, "GATES", NULL, CS_OPT_OWN,
+                    "comma-separated gates; any that fails makes the exit status 3:\n"
+                    "  straggler=PCT\ta straggler costs more than PCT % of the median step time\n"
+                    "  p99=PCT\ta collective group's p99 grew more than PCT % over the baseline\n"
+                    "  step=PCT\tthe median step time grew more than PCT % over the baseline\n"
+                    "  slowdown=PCT\tthe job is more than PCT % slower than with ideal durations (S - 1; "
+                    "the Slowdown section, docs/analysis.md)\n"
+                    "  exposed-comm=PCT\ta rank's GPU spends more than PCT % of its window in communication "
+                    "with no compute beside it (GPU time)\n"
+                    "  verdict\tany straggler verdict at all\n"
+                    "  failures\tthe job hung or failed (the Failures section: calls that never returned, "
+                    "ranks dead or gone without MPI_Finalize; docs/hangs.md)\n"
+                    "  KIND=PCT\ta verdict of that kind (persistent, transient, slow_link, slow_collective) "
+                    "costs more than PCT % of the median step time; recurring=PCT: a recurring straggler's "
+                    "total costs more than PCT % of the time of all steps" },
+    [RO_FULL] = { "full", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
+                  "text: also the sections that say nothing for this trace (cost models fitted from one "
+                  "message size only, clocks that no offset or drift moved) and every communicator and call "
+                  "site (else the 8 and 20 costliest)" },
+};
+
+const cs_optset cs_optset_report = {
+    .prog = "collscope report",
+    .lead = "DIR|TRACE.db",
+    .opt = cs_report_opt,
+    .nopt = CS_OPTS_N(cs_report_opt),
+    .about = "The text report leads with the answer: what limits the job (the culprit\n"
+             "rank with its dp/pp/tp coordinates and pipeline stage, or \"no single\n"
+             "culprit\"), the slowdown S, what fixing it would save per step, and where\n"
+             "(its costliest kernel, the op and call site the others wait in); then\n"
+             "the evidence, always in this order: slowdown, stragglers, steps, layout,\n"
+             "wait states, tail latency, per op, communicator, call site and rank, GPU\n"
+             "time and kernels, what-if replay and proposals, cost models, clocks,\n"
+             "what is missing, gates. Each column of times or sizes has one unit,\n"
+             "named in its header; each sentence one unit. The terms are defined in\n"
+             "the glossary of docs/guide.md.\n"
+             "\n"
+             "Summarize a trace: for each op, communicator and call site the number of\n"
+             "calls, the bytes, and the total, p50, p90, p99 and maximum time; for each\n"
+             "rank the share of its wall time spent inside traced calls. Then the\n"
+             "cross-rank analysis (run and stored first unless current, as by\n"
+             "`collscope analyze`; in a private copy in $TMPDIR when the trace cannot\n"
+             "be written here): aligned clocks, straggler verdicts with evidence,\n"
+             "steps, who made the others wait, and tail latency per collective group;\n"
+             "the cost model of each collective, the what-if replay (its error against\n"
+             "the measured step time) and the proposals it estimates (fusion with the\n"
+             "apply-mode settings, overlap), each with evidence and gain per step.\n"
+             "A job that hung or failed gets a Failures section first: the diagnosis\n"
+             "of `collscope status` made from the trace (calls that never returned,\n"
+             "processes that died or exited without MPI_Finalize; docs/hangs.md).\n"
+             "\n",
+    .after = "\n"
+             "A trace with damaged pages (a bad disk, a torn copy) is not refused: what\n"
+             "SQLite can still read of it is copied into STEM.recovered.db beside it (a\n"
+             "private file when the folder cannot be written; the damaged file is only\n"
+             "read) and reported, with one message naming the damaged file and what was\n"
+             "kept and lost, and a note in the report. A job kept as rank stores\n"
+             "(DIR/ranks and DIR/index.db) reads as its merged trace would; a rank\n"
+             "store missing or unreadable is named (stderr and the report's notes) and\n"
+             "the others reported, with exit status 1 as for a damaged trace.\n"
+             "\n"
+             "A folder that a collscope command is still writing (a run, an ingest,\n"
+             "an import or a merge holds DIR/collscope.lock) is not read: one message\n"
+             "says the run is in progress and names it; so does a report whose trace\n"
+             "such a command removes while it is read.\n"
+             "\n"
+             "Exit status: 0; 1 when the trace cannot be read (one message names the\n"
+             "file and the problem) or its folder is in use, or when it was damaged\n"
+             "and the report is of what could be read of it; 2 on bad usage; 3 when\n"
+             "a gate failed (also on a damaged trace).\n",
+};
 
 int cs_report_parse_opts(int argc, char **argv, cs_report_opts *o)
 {
-    static const struct option opts[] = {
-        { "format", required_argument, NULL, 'f' },   { "output", required_argument, NULL, 'o' },
-        { "baseline", required_argument, NULL, 'b' }, { "fail-on", required_argument, NULL, 'g' },
-        { "full", no_argument, NULL, 'F' },           { NULL, 0, NULL, 0 }
-    };
+    cs_opts_parser p;
     int c;
     *o = (cs_report_opts){ .format = "text" };
-    optind = 0; /* getopt's full reset: the parser may run more than once in a process */
-    while ((c = getopt_long(argc, argv, "f:o:", opts, NULL)) != -1) {
+    cs_opts_begin(&p, &cs_optset_report); /* a full reset: the parser may run more than once in a process */
+    while ((c = cs_opts_next(&p, argc, argv)) != CS_OPTS_END) {
         switch (c) {
-        case 'f': o->format = optarg; break;
-        case 'o': o->outpath = optarg; break;
-        case 'b': o->baseline = optarg; break;
-        case 'g': o->failon = optarg; break;
-        case 'F': o->full = 1; break;
-        default: fputs(cs_help_report, stderr); return 2;
+        case RO_FORMAT: o->format = optarg; break;
+        case RO_OUTPUT: o->outpath = optarg; break;
+        case RO_BASELINE: o->baseline = optarg; break;
+        case RO_FAILON: o->failon = optarg; break;
+        case RO_FULL: o->full = 1; break;
+        default: cs_opts_help(stderr, &cs_optset_report); return 2;
         }
     }
     if (optind != argc - 1) {
-        fputs(cs_help_report, stderr);
+        cs_opts_help(stderr, &cs_optset_report);
         return 2;
     }
     o->trace = argv[optind];

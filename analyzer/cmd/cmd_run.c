@@ -6,98 +6,111 @@
 #include "analyzer/live/live_serve.h"
 #include "common/numarg.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char cs_help_run[] = "usage: collscope run [-o DIR] [--mpi openmpi|mpich|none] [--no-callsites]\n"
-                           "                     [--no-nccl-profiler] [--no-ingest] [--merge | --no-merge]\n"
-                           "                     [--force] [--wait] [--hang-timeout S [--hang-action report|abort]]\n"
-                           "                     [--metrics-file PATH] [--metrics-port [ADDR:]PORT] -- LAUNCH...\n"
-                           "\n"
-                           "Run LAUNCH (an mpirun/mpiexec line, or a single program) with the collscope\n"
-                           "preload library, then merge what every process recorded into DIR/trace.db.\n"
-                           "Nothing in the job is rebuilt. The exit status is the job's; when the\n"
-                           "job succeeded but nothing was traced (no process called MPI or NCCL\n"
-                           "through the preload: a PyTorch job on gloo, a launcher that clears\n"
-                           "LD_PRELOAD), 4, with a message that says why and what to do instead\n"
-                           "(for a PyTorch job: record it with torch.profiler and use `collscope\n"
-                           "import`).\n"
-                           "\n"
-                           "  -o, --output DIR   output folder (default: collscope.out); earlier traces\n"
-                           "                     in it are replaced (only collscope's own files, never\n"
-                           "                     through a symbolic link)\n"
-                           "  --force            accept an output folder that belongs to another user or\n"
-                           "                     that every user may write to (refused by default)\n"
-                           "  --wait             when another collscope command is using DIR (a run, an\n"
-                           "                     ingest, import or merge), wait for it to end; without\n"
-                           "                     it, this run is refused (exit 1) and the job not started\n"
-                           "  --mpi IMPL         which MPI the job uses: openmpi, mpich or none (default:\n"
-                           "                     guessed from the launcher and the program)\n"
-                           "  --no-callsites     do not record call sites\n"
-                           "  --no-ingest        leave the logs; build the trace later with collscope ingest\n"
-                           "  --merge            always merge the rank stores into DIR/trace.db\n"
-                           "  --no-merge         leave the rank stores in DIR/ranks with the job index\n"
-                           "                     DIR/index.db (default: so when they hold more than\n"
-                           "                     COLLSCOPE_MERGE_MAX bytes, 2 GiB unless set)\n"
-                           "  --no-nccl-profiler do not offer the preload to NCCL as its profiler plugin\n"
-                           "                     (NCCL_PROFILER_PLUGIN; a value already set is kept)\n"
-                           "  --hang-timeout S   a watchdog in every rank records a call in flight for\n"
-                           "                     more than S seconds, or a rank whose frequent calls\n"
-                           "                     stopped for S seconds, with a stack sample, and says\n"
-                           "                     so on stderr (COLLSCOPE_HANG_TIMEOUT; default off)\n"
-                           "  --hang-action A    report (default): go on; abort: end the job once the\n"
-                           "                     hang is recorded (COLLSCOPE_HANG_ACTION)\n"
-                           "  --metrics-file PATH  while the job runs, follow its logs (as collscope top\n"
-                           "                     does) and write Prometheus metrics there about once a\n"
-                           "                     second (the node exporter's textfile format, renamed\n"
-                           "                     into place); the alarms raised are told at the end\n"
-                           "  --metrics-port P   serve them at http://127.0.0.1:P/metrics (ADDR:P for\n"
-                           "                     another address; 0: any free port, told on stderr)\n"
-                           "\n"
-                           "Environment read by the preload: COLLSCOPE_CALLSITES=0|1, COLLSCOPE_PAPI=EV,...,\n"
-                           "COLLSCOPE_LOG_MAX_MB (default 16384), COLLSCOPE_CLOCK=tsc|monotonic,\n"
-                           "COLLSCOPE_EXIT_CONVERT=0 (convert at the end of the run instead of at exit),\n"
-                           "COLLSCOPE_HANG_SIGNAL (the watchdog's stack-sampling signal, default RTMIN+6).\n"
-                           "See collscope(1).\n";
+enum {
+    RN_OUTPUT,
+    RN_FORCE,
+    RN_WAIT,
+    RN_MPI,
+    RN_NOCALLSITES,
+    RN_NOINGEST,
+    RN_MERGE,
+    RN_NOMERGE,
+    RN_NONCCLPROF,
+    RN_HANGTIMEOUT,
+    RN_HANGACTION,
+    RN_METRICSFILE,
+    RN_METRICSPORT
+};
+static const cs_opt cs_run_opt[] = {
+    [RN_OUTPUT] = { "output", 'o', CS_OPT_REQUIRED, "DIR", NULL, CS_OPT_OWN,
+                    "output folder (default: collscope.out); earlier traces in it are replaced (only "
+                    "collscope's own files, never through a symbolic link)" },
+    [RN_FORCE] = { "force", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
+                   "accept an output folder that belongs to another user or that every user may write to "
+                   "(refused by default)" },
+    [RN_WAIT] = { "wait", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
+                  "when another collscope command is using DIR (a run, an ingest, import or merge), wait for "
+                  "it to end; without it, this run is refused (exit 1) and the job not started" },
+    [RN_MPI] = { "mpi", 0, CS_OPT_REQUIRED, "IMPL", "openmpi|mpich|none", CS_OPT_OWN,
+                 "which MPI the job uses: openmpi, mpich or none (default: guessed from the launcher and the "
+                 "program)" },
+    [RN_NOCALLSITES] = { "no-callsites", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN, "do not record call sites" },
+    [RN_NOINGEST] = { "no-ingest", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
+                      "leave the logs; build the trace later with collscope ingest" },
+    [RN_MERGE] = { "merge", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN, "always merge the rank stores into DIR/trace.db" },
+    [RN_NOMERGE] = { "no-merge", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OR,
+                     "leave the rank stores in DIR/ranks with the job index DIR/index.db (default: so when "
+                     "they hold more than COLLSCOPE_MERGE_MAX bytes, 2 GiB unless set)" },
+    [RN_NONCCLPROF] = { "no-nccl-profiler", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
+                        "do not offer the preload to NCCL as its profiler plugin (NCCL_PROFILER_PLUGIN; a value "
+                        "already set is kept)" },
+    [RN_HANGTIMEOUT] = { "hang-timeout", 0, CS_OPT_REQUIRED, "S", NULL, CS_OPT_OWN,
+                         "a watchdog in every rank records a call in flight for more than S seconds, or a rank "
+                         "whose frequent calls stopped for S seconds, with a stack sample, and says so on stderr "
+                         "(COLLSCOPE_HANG_TIMEOUT; default off)" },
+    [RN_HANGACTION] = { "hang-action", 0, CS_OPT_REQUIRED, "A", "report|abort", CS_OPT_UNDER,
+                        "report (default): go on; abort: end the job once the hang is recorded "
+                        "(COLLSCOPE_HANG_ACTION)" },
+    [RN_METRICSFILE] = { "metrics-file", 0, CS_OPT_REQUIRED, "PATH", NULL, CS_OPT_OWN,
+                         "while the job runs, follow its logs (as collscope top does) and write Prometheus "
+                         "metrics there about once a second (the node exporter's textfile format, renamed into "
+                         "place); the alarms raised are told at the end" },
+    [RN_METRICSPORT] = { "metrics-port", 0, CS_OPT_REQUIRED, "P", "[ADDR:]PORT", CS_OPT_OWN,
+                         "serve them at http://127.0.0.1:P/metrics (ADDR:P for another address; 0: any free "
+                         "port, told on stderr)" },
+};
+
+const cs_optset cs_optset_run = {
+    .prog = "collscope run",
+    .tail = "-- LAUNCH...",
+    .flags = "+",
+    .opt = cs_run_opt,
+    .nopt = CS_OPTS_N(cs_run_opt),
+    .about = "Run LAUNCH (an mpirun/mpiexec line, or a single program) with the collscope\n"
+             "preload library, then merge what every process recorded into DIR/trace.db.\n"
+             "Nothing in the job is rebuilt. The exit status is the job's; when the\n"
+             "job succeeded but nothing was traced (no process called MPI or NCCL\n"
+             "through the preload: a PyTorch job on gloo, a launcher that clears\n"
+             "LD_PRELOAD), 4, with a message that says why and what to do instead\n"
+             "(for a PyTorch job: record it with torch.profiler and use `collscope\n"
+             "import`).\n"
+             "\n",
+    .after = "\n"
+             "Environment read by the preload: COLLSCOPE_CALLSITES=0|1,\n"
+             "COLLSCOPE_PAPI=EV,..., COLLSCOPE_LOG_MAX_MB (default 16384),\n"
+             "COLLSCOPE_CLOCK=tsc|monotonic,\n"
+             "COLLSCOPE_EXIT_CONVERT=0 (convert at the end of the run instead of at exit),\n"
+             "COLLSCOPE_HANG_SIGNAL (the watchdog's stack-sampling signal, default RTMIN+6).\n"
+             "See collscope(1).\n",
+};
 
 int cs_cmd_run(int argc, char **argv)
 {
-    static const struct option opts[] = { { "output", required_argument, NULL, 'o' },
-                                          { "mpi", required_argument, NULL, 'm' },
-                                          { "no-callsites", no_argument, NULL, 'C' },
-                                          { "no-ingest", no_argument, NULL, 'I' },
-                                          { "no-nccl-profiler", no_argument, NULL, 'P' },
-                                          { "force", no_argument, NULL, 'F' },
-                                          { "hang-timeout", required_argument, NULL, 'T' },
-                                          { "hang-action", required_argument, NULL, 'A' },
-                                          { "merge", no_argument, NULL, 'g' },
-                                          { "no-merge", no_argument, NULL, 'G' },
-                                          { "wait", no_argument, NULL, 'W' },
-                                          { "metrics-file", required_argument, NULL, 'x' },
-                                          { "metrics-port", required_argument, NULL, 'X' },
-                                          { NULL, 0, NULL, 0 } };
     const char *out = "collscope.out", *mpi = NULL, *hang_timeout = NULL, *hang_action = NULL;
     const char *metrics_file = NULL, *metrics_port = NULL;
     int callsites = 1, ingest = 1, ncclprof = 1, force = 0, merge = CS_MERGE_AUTO, wait = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:", opts, NULL)) != -1) {
+    cs_opts_parser p;
+    cs_opts_begin(&p, &cs_optset_run);
+    while ((c = cs_opts_next(&p, argc, argv)) != CS_OPTS_END) {
         switch (c) {
-        case 'o': out = optarg; break;
-        case 'm': mpi = optarg; break;
-        case 'C': callsites = 0; break;
-        case 'I': ingest = 0; break;
-        case 'P': ncclprof = 0; break;
-        case 'F': force = 1; break;
-        case 'T': hang_timeout = optarg; break;
-        case 'A': hang_action = optarg; break;
-        case 'g': merge = CS_MERGE_YES; break;
-        case 'G': merge = CS_MERGE_NO; break;
-        case 'W': wait = 1; break;
-        case 'x': metrics_file = optarg; break;
-        case 'X': metrics_port = optarg; break;
-        default: fputs(cs_help_run, stderr); return 2;
+        case RN_OUTPUT: out = optarg; break;
+        case RN_MPI: mpi = optarg; break;
+        case RN_NOCALLSITES: callsites = 0; break;
+        case RN_NOINGEST: ingest = 0; break;
+        case RN_NONCCLPROF: ncclprof = 0; break;
+        case RN_FORCE: force = 1; break;
+        case RN_HANGTIMEOUT: hang_timeout = optarg; break;
+        case RN_HANGACTION: hang_action = optarg; break;
+        case RN_MERGE: merge = CS_MERGE_YES; break;
+        case RN_NOMERGE: merge = CS_MERGE_NO; break;
+        case RN_WAIT: wait = 1; break;
+        case RN_METRICSFILE: metrics_file = optarg; break;
+        case RN_METRICSPORT: metrics_port = optarg; break;
+        default: cs_opts_help(stderr, &cs_optset_run); return 2;
         }
     }
     if (optind < argc && strcmp(argv[optind], "--") == 0)

@@ -9,50 +9,72 @@
 #include "tui/top.h"
 #endif
 
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-const char cs_help_top[] =
-    "usage: collscope top DIR [--once] [--headless] [--interval S] [--sort KEY] [--cols N]\n"
-    "       [--metrics-file PATH] [--metrics-port [ADDR:]PORT] [--hang S] [--baseline N] [--threshold H]\n"
-    "\n"
-    "Watch a job traced into DIR by `collscope run` while it runs, from the\n"
-    "logs its ranks write (DIR/logs): only new bytes are read at each refresh,\n"
-    "read-only and without a lock, so a slow or stopped top never holds a rank\n"
-    "up. Per rank: steps done, the latest steps' median time and its trend\n"
-    "(the last 8 against the 8 before), the share of its time inside traced\n"
-    "calls, the call it is in and for how long, and a straggler score (its\n"
-    "own time per step above the ranks' median, in MADs; 5 or more: late).\n"
-    "Steps are the intervals between MPI_Pcontrol markers, or without them\n"
-    "between calls of each rank's most frequent collective on its most used\n"
-    "communicator (the view says which). The job line: step rate, the slowest\n"
-    "rank and its lag, alarms. An alarm names a rank whose own time per step\n"
-    "shifted up and stayed (a CUSUM against its first steps; docs/live.md),\n"
-    "with the step where it began and the factor, or a hang (every rank in a\n"
-    "call for --hang seconds), named as `collscope status` names it.\n"
-    "Keys: q quits, s changes the sort (rank, straggler score, step time,\n"
-    "time in calls). Quitting leaves the job alone.\n"
-    "\n"
-    "  --once               print one frame as text (two polls --interval apart)\n"
-    "                       and exit: for scripts\n"
-    "  --headless           no view: follow the job until its processes all end\n"
-    "                       (or are gone), publishing the metrics\n"
-    "  --interval S         seconds between refreshes (default 1)\n"
-    "  --sort KEY           rank, straggler, step or comm (default rank)\n"
-    "  --cols N             width of the --once frame (default 80)\n"
-    "  --metrics-file PATH  write Prometheus metrics there at every refresh (the\n"
-    "                       node exporter's textfile format, renamed into place)\n"
-    "  --metrics-port P     serve them at http://127.0.0.1:P/metrics (ADDR:P for\n"
-    "                       another address; 0: any free port, told on stderr)\n"
-    "  --hang S             every rank in a call this long is a hang (default 10)\n"
-    "  --baseline N         steps of each rank's baseline (default 16)\n"
-    "  --threshold H        the CUSUM's threshold in deviations (default 20)\n"
-    "\n"
-    "Exit status: 0; 1 DIR cannot be read or the terminal cannot be used (one\n"
-    "message says why); 2 bad usage. See docs/live.md.\n";
+enum {
+    TP_ONCE,
+    TP_HEADLESS,
+    TP_INTERVAL,
+    TP_SORT,
+    TP_COLS,
+    TP_METRICSFILE,
+    TP_METRICSPORT,
+    TP_HANG,
+    TP_BASELINE,
+    TP_THRESHOLD
+};
+static const cs_opt cs_top_opt[] = {
+    [TP_ONCE] = { "once", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
+                  "print one frame as text (two polls --interval apart) and exit: for scripts" },
+    [TP_HEADLESS] = { "headless", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
+                      "no view: follow the job until its processes all end (or are gone), publishing the "
+                      "metrics" },
+    [TP_INTERVAL] = { "interval", 0, CS_OPT_REQUIRED, "S", NULL, CS_OPT_OWN, "seconds between refreshes (default 1)" },
+    [TP_SORT] = { "sort", 0, CS_OPT_REQUIRED, "KEY", NULL, CS_OPT_OWN, "rank, straggler, step or comm (default rank)" },
+    [TP_COLS] = { "cols", 0, CS_OPT_REQUIRED, "N", NULL, CS_OPT_OWN, "width of the --once frame (default 80)" },
+    [TP_METRICSFILE] = { "metrics-file", 0, CS_OPT_REQUIRED, "PATH", NULL, CS_OPT_OWN,
+                         "write Prometheus metrics there at every refresh (the node exporter's textfile format, "
+                         "renamed into place)" },
+    [TP_METRICSPORT] = { "metrics-port", 0, CS_OPT_REQUIRED, "P", "[ADDR:]PORT", CS_OPT_OWN,
+                         "serve them at http://127.0.0.1:P/metrics (ADDR:P for another address; 0: any free "
+                         "port, told on stderr)" },
+    [TP_HANG] = { "hang", 0, CS_OPT_REQUIRED, "S", NULL, CS_OPT_OWN,
+                  "every rank in a call this long is a hang (default 10)" },
+    [TP_BASELINE] = { "baseline", 0, CS_OPT_REQUIRED, "N", NULL, CS_OPT_OWN,
+                      "steps of each rank's baseline (default 16)" },
+    [TP_THRESHOLD] = { "threshold", 0, CS_OPT_REQUIRED, "H", NULL, CS_OPT_OWN,
+                       "the CUSUM's threshold in deviations (default 20)" },
+};
+
+const cs_optset cs_optset_top = {
+    .prog = "collscope top",
+    .lead = "DIR",
+    .opt = cs_top_opt,
+    .nopt = CS_OPTS_N(cs_top_opt),
+    .about = "Watch a job traced into DIR by `collscope run` while it runs, from the\n"
+             "logs its ranks write (DIR/logs): only new bytes are read at each refresh,\n"
+             "read-only and without a lock, so a slow or stopped top never holds a rank\n"
+             "up. Per rank: steps done, the latest steps' median time and its trend\n"
+             "(the last 8 against the 8 before), the share of its time inside traced\n"
+             "calls, the call it is in and for how long, and a straggler score (its\n"
+             "own time per step above the ranks' median, in MADs; 5 or more: late).\n"
+             "Steps are the intervals between MPI_Pcontrol markers, or without them\n"
+             "between calls of each rank's most frequent collective on its most used\n"
+             "communicator (the view says which). The job line: step rate, the slowest\n"
+             "rank and its lag, alarms. An alarm names a rank whose own time per step\n"
+             "shifted up and stayed (a CUSUM against its first steps; docs/live.md),\n"
+             "with the step where it began and the factor, or a hang (every rank in a\n"
+             "call for --hang seconds), named as `collscope status` names it.\n"
+             "Keys: q quits, s changes the sort (rank, straggler score, step time,\n"
+             "time in calls). Quitting leaves the job alone.\n"
+             "\n",
+    .after = "\n"
+             "Exit status: 0; 1 DIR cannot be read or the terminal cannot be used (one\n"
+             "message says why); 2 bad usage. See docs/live.md.\n",
+};
 
 static volatile sig_atomic_t top_stop;
 static void top_on_signal(int sig)
@@ -82,38 +104,29 @@ static void top_ready(void *arg)
 
 int cs_cmd_top(int argc, char **argv)
 {
-    static const struct option lo[] = { { "once", no_argument, NULL, 'o' },
-                                        { "headless", no_argument, NULL, 'H' },
-                                        { "interval", required_argument, NULL, 'i' },
-                                        { "sort", required_argument, NULL, 's' },
-                                        { "cols", required_argument, NULL, 'c' },
-                                        { "metrics-file", required_argument, NULL, 'f' },
-                                        { "metrics-port", required_argument, NULL, 'p' },
-                                        { "hang", required_argument, NULL, 'g' },
-                                        { "baseline", required_argument, NULL, 'b' },
-                                        { "threshold", required_argument, NULL, 't' },
-                                        { "help", no_argument, NULL, 'h' },
-                                        { NULL, 0, NULL, 0 } };
     cs_live_opts o;
     cs_live_opts_default(&o);
     int once = 0, headless = 0, sort = CS_LIVE_BY_RANK, c;
     double interval = 1, cols = 80, base = o.base_steps;
     const char *file = NULL, *port = NULL;
     char err[1200];
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+    cs_opts_parser p;
+    cs_opts_begin(&p, &cs_optset_top);
+    while ((c = cs_opts_next(&p, argc, argv)) != CS_OPTS_END) {
         int bad = 0;
         switch (c) {
-        case 'o': once = 1; break;
-        case 'H': headless = 1; break;
-        case 'i': bad = cs_numarg_double("--interval", optarg, 0.05, 3600, 0, &interval, err, sizeof err); break;
-        case 'c': bad = cs_numarg_double("--cols", optarg, 40, 1000, 0, &cols, err, sizeof err); break;
-        case 'g': bad = cs_numarg_double("--hang", optarg, 0.1, 1e6, 0, &o.hang_s, err, sizeof err); break;
-        case 'b': bad = cs_numarg_double("--baseline", optarg, 4, 100000, 0, &base, err, sizeof err); break;
-        case 't': bad = cs_numarg_double("--threshold", optarg, 1, 1e6, 0, &o.cusum_h, err, sizeof err); break;
-        case 'f': file = optarg; break;
-        case 'p': port = optarg; break;
-        case 's':
+        case TP_ONCE: once = 1; break;
+        case TP_HEADLESS: headless = 1; break;
+        case TP_INTERVAL:
+            bad = cs_numarg_double("--interval", optarg, 0.05, 3600, 0, &interval, err, sizeof err);
+            break;
+        case TP_COLS: bad = cs_numarg_double("--cols", optarg, 40, 1000, 0, &cols, err, sizeof err); break;
+        case TP_HANG: bad = cs_numarg_double("--hang", optarg, 0.1, 1e6, 0, &o.hang_s, err, sizeof err); break;
+        case TP_BASELINE: bad = cs_numarg_double("--baseline", optarg, 4, 100000, 0, &base, err, sizeof err); break;
+        case TP_THRESHOLD: bad = cs_numarg_double("--threshold", optarg, 1, 1e6, 0, &o.cusum_h, err, sizeof err); break;
+        case TP_METRICSFILE: file = optarg; break;
+        case TP_METRICSPORT: port = optarg; break;
+        case TP_SORT:
             if (strcmp(optarg, "rank") == 0)
                 sort = CS_LIVE_BY_RANK;
             else if (strcmp(optarg, "straggler") == 0)
@@ -127,8 +140,7 @@ int cs_cmd_top(int argc, char **argv)
                 bad = 1;
             }
             break;
-        case 'h': fputs(cs_help_top, stdout); return 0;
-        default: fputs(cs_help_top, stderr); return 2;
+        default: cs_opts_help(stderr, &cs_optset_top); return 2;
         }
         if (bad) {
             cs_error("top: %s", err);
@@ -136,7 +148,7 @@ int cs_cmd_top(int argc, char **argv)
         }
     }
     if (optind != argc - 1) {
-        fputs(cs_help_top, stderr);
+        cs_opts_help(stderr, &cs_optset_top);
         return 2;
     }
     o.base_steps = (int)base;

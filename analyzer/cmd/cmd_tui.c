@@ -7,13 +7,21 @@
 #include "tui/tui.h"
 #endif
 
-const char cs_help_tui[] = "usage: collscope tui DIR|TRACE.db\n"
-                           "\n"
-                           "Browse the job's timeline in the terminal: one lane per rank, collectives\n"
-                           "split into waiting and transfer, the worst instances and straggler steps\n"
-                           "of the analysis, stats and ranks screens, calls that never returned as\n"
-                           "open-ended bars and the job's failures (F). The same browser as\n"
-                           "collscope-tui; press ? in it for the keys. See collscope-tui(1).\n";
+/* The browser's own options (tui/tui.h), where it was built. */
+const cs_optset cs_optset_tui = {
+    .prog = "collscope tui",
+    .tail = "DIR|TRACE.db",
+#ifdef HAVE_NCURSES
+    .opt = cs_tui_opt,
+    .nopt = CS_TUI_NOPT,
+#endif
+    .about = "Browse the job's timeline in the terminal: one lane per rank, collectives\n"
+             "split into waiting and transfer, the worst instances and straggler steps\n"
+             "of the analysis, stats and ranks screens, calls that never returned as\n"
+             "open-ended bars and the job's failures (F). The same browser as\n"
+             "collscope-tui; press ? in it for the keys. See collscope-tui(1).\n"
+             "\n",
+};
 
 int cs_cmd_tui(int argc, char **argv)
 {

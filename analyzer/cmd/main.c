@@ -9,80 +9,54 @@
 static const cs_cmd cs_cmds[] = {
     { .name = "run",
       .summary = "run a job under the tracer and build DIR/trace.db",
-      .help = cs_help_run,
+      .opts = &cs_optset_run,
       .run = cs_cmd_run },
     { .name = "ingest",
       .summary = "rebuild DIR/trace.db from the process logs (crashed ranks too)",
-      .help = cs_help_ingest,
+      .opts = &cs_optset_ingest,
       .run = cs_cmd_ingest },
-    { .name = "report", .summary = "where the communication time went", .help = cs_help_report, .run = cs_cmd_report },
+    { .name = "report",
+      .summary = "where the communication time went",
+      .opts = &cs_optset_report,
+      .run = cs_cmd_report },
     { .name = "analyze",
       .summary = "align clocks, match instances, find stragglers; store the results",
-      .help = cs_help_analyze,
+      .opts = &cs_optset_analyze,
       .run = cs_cmd_analyze },
     { .name = "diff",
       .summary = "compare two runs: step time, stragglers, tail of each op",
-      .help = cs_help_diff,
+      .opts = &cs_optset_diff,
       .run = cs_cmd_diff },
     { .name = "check-estimate",
       .summary = "check the what-if estimate of a fusion proposal against a run with it applied",
-      .help = cs_help_check_estimate,
+      .opts = &cs_optset_check_estimate,
       .run = cs_cmd_check_estimate },
     { .name = "export",
       .summary = "write the trace and its analysis for other viewers (Perfetto, chrome://tracing)",
-      .help = cs_help_export,
+      .opts = &cs_optset_export,
       .run = cs_cmd_export },
     { .name = "import",
       .summary = "turn PyTorch profiler (Kineto) traces into DIR/trace.db",
-      .help = cs_help_import,
+      .opts = &cs_optset_import,
       .run = cs_cmd_import },
     { .name = "status",
       .summary = "a running, hung or dead job: each rank's call in flight, and who blocks whom",
-      .help = cs_help_status,
+      .opts = &cs_optset_status,
       .run = cs_cmd_status },
     { .name = "top",
       .summary = "watch a running job: steps, stragglers, alarms; Prometheus metrics",
-      .help = cs_help_top,
+      .opts = &cs_optset_top,
       .run = cs_cmd_top },
     { .name = "merge",
       .summary = "merge a job kept as rank stores (DIR/index.db) into DIR/trace.db",
-      .help = cs_help_merge,
+      .opts = &cs_optset_merge,
       .run = cs_cmd_merge },
     { .name = "tui",
       .summary = "browse the timeline in the terminal (collscope-tui)",
-      .help = cs_help_tui,
+      .opts = &cs_optset_tui,
       .run = cs_cmd_tui },
 };
 #define CS_NCMDS (sizeof cs_cmds / sizeof cs_cmds[0])
-
-/* A command's arguments as its own --help states them: the usage lines
- * up to the first blank line, "usage: collscope NAME" left out, wrapped at
- * word boundaries to 79 columns under an indent of 11. One source for
- * both, so that they cannot disagree. */
-static void cs_usage_args(FILE *f, const cs_cmd *c)
-{
-    const char *p = c->help;
-    if (strncmp(p, "usage: collscope ", 17) == 0)
-        p += 17;
-    p += strncmp(p, c->name, strlen(c->name)) == 0 ? strlen(c->name) : 0;
-    int col = 11;
-    fputs("          ", f);
-    while (*p && !(p[0] == '\n' && p[1] == '\n')) {
-        while (*p == ' ' || *p == '\n')
-            p++;
-        size_t n = strcspn(p, " \n");
-        if (!n)
-            break;
-        if (col + 1 + (int)n > 79 && col > 11) {
-            fputs("\n          ", f);
-            col = 10;
-        }
-        fprintf(f, " %.*s", (int)n, p);
-        col += 1 + (int)n;
-        p += n;
-    }
-    fputc('\n', f);
-}
 
 static void cs_usage(FILE *f)
 {
@@ -90,7 +64,7 @@ static void cs_usage(FILE *f)
                "Find where the communication time of a distributed job goes.\n\ncommands:\n");
     for (size_t i = 0; i < CS_NCMDS; i++) {
         fprintf(f, "  %-8s %s\n", cs_cmds[i].name, cs_cmds[i].summary);
-        cs_usage_args(f, &cs_cmds[i]);
+        cs_opts_usage(f, cs_cmds[i].opts, "          ", 11);
     }
     fprintf(f, "\n'collscope COMMAND --help' tells more; see also collscope(1).\n");
 }
@@ -109,7 +83,7 @@ int main(int argc, char **argv)
         if (argc > 2)
             for (size_t i = 0; i < CS_NCMDS; i++)
                 if (strcmp(argv[2], cs_cmds[i].name) == 0) {
-                    fputs(cs_cmds[i].help, stdout);
+                    cs_opts_help(stdout, cs_cmds[i].opts);
                     return 0;
                 }
         cs_usage(stdout);
@@ -123,7 +97,7 @@ int main(int argc, char **argv)
         if (strcmp(name, cs_cmds[i].name) == 0) {
             for (int a = 2; a < argc && strcmp(argv[a], "--") != 0; a++)
                 if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
-                    fputs(cs_cmds[i].help, stdout);
+                    cs_opts_help(stdout, cs_cmds[i].opts);
                     return 0;
                 }
             return cs_cmds[i].run(argc - 1, argv + 1);

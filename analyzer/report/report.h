@@ -128,6 +128,27 @@ typedef struct cs_report_trace {
 int cs_report_trace_load(cs_store *st, cs_report_trace *t);
 void cs_report_trace_free(cs_report_trace *t);
 
+/* ---- units: one for a column, a table or a sentence (report_units.c) ---- */
+
+/* One unit for a column, a table or a sentence of times: that which its
+ * largest value reads best in ("s", "ms", "us"), with its decimals (as
+ * perf and nsys stats do). The reports and the TUI's tables use it alike. */
+typedef struct cs_tunit {
+    const char *name;
+    double per; /* nanoseconds in one */
+    int prec;
+} cs_tunit;
+cs_tunit cs_report_tunit(int64_t max_ns);
+/* ns in unit u, the number alone ("7.487"; negative: "-"; a value too
+ * small for the unit: "<0.001", never 0). */
+const char *cs_report_tnum(const cs_tunit *u, int64_t ns, char *buf, size_t len);
+/* A column header with its unit: "p50 (ms)". */
+const char *cs_report_thead(const char *name, const cs_tunit *u, char *buf, size_t len);
+/* The same for sizes ("GiB", "MiB", "KiB", "B"). */
+typedef cs_tunit cs_bunit;
+cs_bunit cs_report_bunit(int64_t max_bytes);
+const char *cs_report_bnum(const cs_bunit *u, int64_t b, char *buf, size_t len);
+
 /* ---- gates (--fail-on) ---- */
 
 typedef struct cs_gate {

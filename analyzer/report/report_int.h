@@ -59,26 +59,34 @@ double cs__report_gpu_share(const cs_gpu_time_row *r, int64_t part);
 /* The median of the ranks' compute shares (0..1); 0 without rows. */
 double cs__report_gpu_median_compute(const cs_report_data *d);
 
-/* One unit for a column, a table or a sentence of times: that which its
- * largest value reads best in ("s", "ms", "us"), with its decimals. */
-typedef struct cs_tunit {
-    const char *name;
-    double per; /* nanoseconds in one */
-    int prec;
-} cs_tunit;
-cs_tunit cs__report_tunit(int64_t max_ns);
+/* The units of report.h under the names the writers use (cs_tunit: one
+ * unit for a column, a table or a sentence of times or sizes). */
+static inline cs_tunit cs__report_tunit(int64_t max_ns)
+{
+    return cs_report_tunit(max_ns);
+}
 /* The unit of the largest of ns[0..n). */
 cs_tunit cs__report_tunit_of(const int64_t *ns, int n);
 /* ns in unit u, the number alone ("7.487"; negative: "-"). */
-const char *cs__report_tnum(const cs_tunit *u, int64_t ns, char *buf, size_t len);
+static inline const char *cs__report_tnum(const cs_tunit *u, int64_t ns, char *buf, size_t len)
+{
+    return cs_report_tnum(u, ns, buf, len);
+}
 /* ns in unit u with the unit ("7.487 ms"; negative: "-"). */
 const char *cs__report_tstr(const cs_tunit *u, int64_t ns, char *buf, size_t len);
 /* A column header with its unit: "p50 (ms)". */
-const char *cs__report_thead(const char *name, const cs_tunit *u, char *buf, size_t len);
-/* The same for sizes ("GiB", "MiB", "KiB", "B"). */
-typedef cs_tunit cs_bunit;
-cs_bunit cs__report_bunit(int64_t max_bytes);
-const char *cs__report_bnum(const cs_bunit *u, int64_t b, char *buf, size_t len);
+static inline const char *cs__report_thead(const char *name, const cs_tunit *u, char *buf, size_t len)
+{
+    return cs_report_thead(name, u, buf, len);
+}
+static inline cs_bunit cs__report_bunit(int64_t max_bytes)
+{
+    return cs_report_bunit(max_bytes);
+}
+static inline const char *cs__report_bnum(const cs_bunit *u, int64_t b, char *buf, size_t len)
+{
+    return cs_report_bnum(u, b, buf, len);
+}
 /* s fitted into w columns: whole when it fits, else its head (ending at
  * the end of a token: a file:line is never cut) and its tail with "..."
  * between. Returns buf. */

@@ -1,4 +1,4 @@
-/* report_units.c: how the text and Markdown reports print a column or a
+/* report_units.c: how the text and Markdown reports (and the TUI's tables) print a column or a
  * sentence of times or sizes: one unit for all of it, chosen by its
  * largest value (as perf and nsys stats do), and names fitted into a
  * column without cutting a token in two. */
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-cs_tunit cs__report_tunit(int64_t max_ns)
+cs_tunit cs_report_tunit(int64_t max_ns)
 {
     if (max_ns >= 1000000000LL)
         return (cs_tunit){ "s", 1e9, 3 };
@@ -25,7 +25,7 @@ cs_tunit cs__report_tunit_of(const int64_t *ns, int n)
     for (int i = 0; i < n; i++)
         if (ns[i] > m)
             m = ns[i];
-    return cs__report_tunit(m);
+    return cs_report_tunit(m);
 }
 
 /* v in unit u: a value too small to show in it reads "<0.001", never 0 */
@@ -41,7 +41,7 @@ static const char *cs_units_num(const cs_tunit *u, int64_t v, char *buf, size_t 
     return buf;
 }
 
-const char *cs__report_tnum(const cs_tunit *u, int64_t ns, char *buf, size_t len)
+const char *cs_report_tnum(const cs_tunit *u, int64_t ns, char *buf, size_t len)
 {
     if (ns < 0)
         snprintf(buf, len, "-");
@@ -60,13 +60,13 @@ const char *cs__report_tstr(const cs_tunit *u, int64_t ns, char *buf, size_t len
     return buf;
 }
 
-const char *cs__report_thead(const char *name, const cs_tunit *u, char *buf, size_t len)
+const char *cs_report_thead(const char *name, const cs_tunit *u, char *buf, size_t len)
 {
     snprintf(buf, len, "%s (%s)", name, u->name);
     return buf;
 }
 
-cs_bunit cs__report_bunit(int64_t max_bytes)
+cs_bunit cs_report_bunit(int64_t max_bytes)
 {
     if (max_bytes >= (1LL << 30))
         return (cs_bunit){ "GiB", (double)(1LL << 30), 2 };
@@ -77,7 +77,7 @@ cs_bunit cs__report_bunit(int64_t max_bytes)
     return (cs_bunit){ "B", 1.0, 0 };
 }
 
-const char *cs__report_bnum(const cs_bunit *u, int64_t b, char *buf, size_t len)
+const char *cs_report_bnum(const cs_bunit *u, int64_t b, char *buf, size_t len)
 {
     if (b < 0)
         snprintf(buf, len, "-");

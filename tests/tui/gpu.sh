@@ -30,9 +30,11 @@ wait_for 'Ranks, latest first'
 wait_for 'g: GPU time'
 keys g
 wait_for 'GPU time per rank \(% of its GPU window\), by compute share, largest first'
+# the windows in one unit, named in the header; each cell a bare number
+screen | grep -qE ' window \((s|ms|us)\) ' || fail "the window column names no unit: $(screen | grep ' window')"
 # every rank: the report's figures
 while read -r r want; do
-  got=$(screen | awk -v r="$r" '$1 == r && $2 ~ /^[0-9.]+$/ { printf "%s %s %s %s %s", $4, $5, $6, $7, $8 }' | tr -d '!')
+  got=$(screen | awk -v r="$r" '$1 == r && $2 ~ /^[0-9.]+$/ && $3 ~ /%$/ { printf "%s %s %s %s %s", $3, $4, $5, $6, $7 }' | tr -d '!')
   [ "$got" = "$want" ] || fail "rank $r: '$got', the report's '$want'"
 done < "$T/want"
 echo "ok: every rank's shares as the report's"
@@ -44,7 +46,7 @@ $PY - "$(line 5)" "$(line 6)" << 'PYEOF' || fail "the bars are not in proportion
 import re, sys
 for row in sys.argv[1:]:
     bar = re.search("[\u2588\u2593\u2592\u00b7]+", row).group(0)
-    share = float(row.split()[3].rstrip("%"))
+    share = float(row.split()[2].rstrip("%"))
     got = bar.count("\u2588") / len(bar) * 100
     if abs(got - share) > 100.0 / len(bar) + 0.01:
         print("bar %.1f %% compute, the row %.1f %%: %s" % (got, share, row))

@@ -20,6 +20,44 @@ else
   "$B/bench/tui_gen" "$T/run/trace.db" --spans 2000 --ranks 4 --straggler 2 || fail "tui_gen"
   echo "ok: generated a 4-rank trace (no Open MPI trainer here)"
 fi
+# check_units FILE HEADER-REGEX NAME...: on the screen saved in FILE, the
+# table whose header line matches HEADER-REGEX has one unit per column
+# (issue 36): each column NAME states its unit in the header ("p50 (ms)"),
+# and the column's cells (the fields of each row, counted from the right
+# for the stats table, from the left for the ranks table) are bare
+# numbers, none a unit of its own, and under 1000 of any unit below s
+# (the unit was chosen by the largest value); the units in $units.
+check_units() {
+  _f=$1 _h=$2; shift 2
+  _hdr=$(grep -E -- "$_h" "$_f" | head -n 1)
+  [ -n "$_hdr" ] || fail "no table header /$_h/ on the screen: $(cat "$_f")"
+  units=""
+  for _c in "$@"; do
+    _u=$(echo "$_hdr" | grep -oE -- "$_c\*? \((B|KiB|MiB|GiB|us|ms|s)\)" | sed -E 's/.*\((.*)\)/\1/')
+    [ -n "$_u" ] || fail "column '$_c' names no unit in its header: '$_hdr'"
+    units="$units $_u"
+  done
+  echo "ok: units in the header:$units: $_hdr"
+}
+# check_cells FILE HEADER-REGEX FIRST LAST: fields FIRST..LAST (negative:
+# from the right, -1 the last) of each row under the header are bare
+# numbers (or "-"), in the units $units in order
+check_cells() {
+  sed -n "/$2/,\$p" "$1" | sed 1d | grep -v 'q: quit' | grep -v '^ *$' > "$T/cells"
+  [ -s "$T/cells" ] || fail "no rows under /$2/"
+  awk -v a="$3" -v b="$4" -v units="$units" '
+    BEGIN { nu = split(units, u, " ") }
+    { i0 = a < 0 ? NF + 1 + a : a; i1 = b < 0 ? NF + 1 + b : b
+      for (i = i0; i <= i1; i++) {
+        k = i - i0 + 1; v = $i
+        if (v == "-") continue
+        if (v !~ /^<?[0-9]+(\.[0-9]+)?$/) { printf "row %d: cell \"%s\" (column %d, header unit %s) is no bare number: %s\n", NR, v, k, u[k], $0; bad = 1; continue }
+        sub(/^</, "", v)
+        if (u[k] != "s" && u[k] != "GiB" && v + 0 >= 1000 + (u[k] ~ /iB$/ ? 24 : 0)) { printf "row %d: %s %s should be in a larger unit\n", NR, v, u[k]; bad = 1 }
+      } }
+    END { exit bad }' "$T/cells" || fail "a cell of the table under /$2/ is not in its column's unit"
+  echo "ok: $(wc -l < "$T/cells") rows, each cell a bare number in its column's unit, e.g. $(head -n 1 "$T/cells")"
+}
 mkdir -p "$T/raw"
 cp "$T/run/trace.db" "$T/raw/trace.db"
 
@@ -122,6 +160,10 @@ wait_for 'at \+'
 keys T
 wait_for 'Per op \(sorted by total\)'
 wait_for 'MPI_Allreduce'
+# one unit per column, in the header; no unit in the cells
+screen > "$T/stats.txt"
+check_units "$T/stats.txt" ' key\*? ' bytes total p50 p90 p99 max
+check_cells "$T/stats.txt" ' key\*\? ' -6 -1
 keys '>'
 wait_for 'sorted by p50'
 keys r
@@ -137,6 +179,9 @@ keys R
 wait_for 'Ranks, latest first'
 first=$(screen | grep -A1 'times last' | tail -n 1 | awk '{print $1}')
 expect_eq "latest rank on the ranks screen" "$first" 2
+screen > "$T/ranks.txt"
+check_units "$T/ranks.txt" 'times last' lateness 'imposed wait' 'in calls' wall
+check_cells "$T/ranks.txt" 'times last' 3 6
 keys Enter
 wait_for '>rank 2'
 
