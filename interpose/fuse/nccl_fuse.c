@@ -46,8 +46,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CS_NG_TOUCH 16
-
 /* One held call. */
 typedef struct cs_fz_call {
     cs_gpu_call c; /* its span, written at flush */
@@ -117,8 +115,9 @@ static __thread struct {
     cs_fz_call *a;
     int n;
     size_t cap;
-    struct cs_ng *touched[CS_NG_TOUCH]; /* guards counted in the open group */
+    struct cs_ng **touched; /* guards counted in the open group */
     int ntouched;
+    size_t captouched;
     cs_fz_chunk *ch;
     int nch;
     size_t capch;
@@ -178,8 +177,12 @@ int cs_nccl_fuse_allreduce(cs_gpu_call *c, const void *sendbuff, void *recvbuff,
         while (k < cs_fz.ntouched && cs_fz.touched[k] != ng)
             k++;
         if (k == cs_fz.ntouched) {
-            if (k == CS_NG_TOUCH)
-                return 0; /* (never: a group on more communicators than this is not measured past them) */
+            int saved = errno;
+            if (CS_VEC_RESERVE(cs_fz.touched, cs_fz.captouched, (size_t)k + 1) != 0) {
+                errno = saved;
+                return 0; /* out of memory: the call is not counted, issued as made */
+            }
+            errno = saved;
             cs_fz.touched[cs_fz.ntouched++] = ng;
         }
         ng->calls++;
