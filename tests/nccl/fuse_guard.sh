@@ -14,7 +14,8 @@
 #   median step stays below half the unfused cost (72 ms);
 # - every run's checksum identical to the untraced unfused run; every rank
 #   recorded the same decisions and window figures (the votes agree), with
-#   family 'nccl'; the report shows the NCCL guard's decisions.
+#   family 'nccl'; the report shows the NCCL guard's decisions (and still
+#   reads a file written before the family column).
 . "$srcdir/tests/lib.sh"
 . "$S/tests/nccl/nccl_lib.sh"
 PROG=$B/tests/nccl/fuse_prog
@@ -90,4 +91,11 @@ grep -q "nccl comm 1 .*windows measured (NCCL" "$T/win.report" ||
   fail "the report does not show the NCCL guard's windows: $(cat "$T/win.report")"
 grep -q "nccl comm 1 .*from window [0-9]*: fused, buffers of" "$T/win.report" ||
   fail "the report does not show the NCCL guard's decision: $(cat "$T/win.report")"
+# a file written before the family column: its rows read as the MPI guard's
+mkdir "$T/old" && cp "$T/win/trace.db" "$T/old/" || fail "cannot copy the trace"
+sqlite3 "$T/old/trace.db" "ALTER TABLE fuse_guard DROP COLUMN family" || fail "cannot drop the family column"
+"$COLLSCOPE" report "$T/old" > "$T/old.report" 2>&1 || fail "report of a file without family failed: $(cat "$T/old.report")"
+grep -q "nccl comm 1 .*from window [0-9]*: fused, buffers of" "$T/old.report" ||
+  fail "the report of a file without family lost the decisions: $(cat "$T/old.report")"
+! grep -q "windows measured (NCCL" "$T/old.report" || fail "a file without family read as NCCL's"
 pass
