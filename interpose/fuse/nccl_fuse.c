@@ -170,21 +170,18 @@ int cs_nccl_fuse_allreduce(cs_gpu_call *c, const void *sendbuff, void *recvbuff,
     if (cs_fuse_guard) {
         /* The guard: the call counts in its communicator's window, which
          * runs unfused or with one buffer size. */
+        int saved = errno; /* the guard's first call allocates */
         cs_ng *ng = cs_ng_of(c->comm, comm, bytes);
-        if (!ng || ng->dead)
-            return 0;
         int k = 0;
-        while (k < cs_fz.ntouched && cs_fz.touched[k] != ng)
+        while (ng && k < cs_fz.ntouched && cs_fz.touched[k] != ng)
             k++;
-        if (k == cs_fz.ntouched) {
-            int saved = errno;
-            if (CS_VEC_RESERVE(cs_fz.touched, cs_fz.captouched, (size_t)k + 1) != 0) {
-                errno = saved;
-                return 0; /* out of memory: the call is not counted, issued as made */
-            }
-            errno = saved;
+        if (ng && !ng->dead && k == cs_fz.ntouched &&
+            CS_VEC_RESERVE(cs_fz.touched, cs_fz.captouched, (size_t)k + 1) == 0)
             cs_fz.touched[cs_fz.ntouched++] = ng;
-        }
+        errno = saved;
+        /* out of memory or not measured: the call is not counted, issued as made */
+        if (!ng || ng->dead || k == cs_fz.ntouched)
+            return 0;
         ng->calls++;
         ng->stream = stream;
         buffer = ng->g.buf[ng->cfg];
