@@ -4,6 +4,8 @@
 #include "interpose/gpu_wrap.h"
 
 __thread cs_gpu_tls cs_gpu_t __attribute__((tls_model("initial-exec")));
+int cs_gpu_fuse_timing;
+__thread uint64_t cs_gpu_fuse_busy __attribute__((tls_model("initial-exec")));
 int cs_gpu_start_state;
 static uint64_t cs_gpu_corr_next;
 #define CS_GPU_CORR_BLOCK 64u

@@ -99,9 +99,20 @@ CS_HOT void cs_gpu_begin(cs_gpu_call *c)
     c->rec.t0 = cs_clock_ticks();
 }
 
+/* Apply mode's NCCL guard (fuse/nccl_fuse.c) measures the time a thread
+ * spends in NCCL and CUDA runtime calls (the enqueues, the group ends, the
+ * synchronizations that wait for the GPU): while cs_gpu_fuse_timing is
+ * set, every traced call but the engine's own fused calls (the engine
+ * counts its whole flush and unpack itself) adds its duration (ticks) to
+ * the thread's cs_gpu_fuse_busy. */
+extern CS_INTERNAL int cs_gpu_fuse_timing;
+extern CS_INTERNAL __thread uint64_t cs_gpu_fuse_busy __attribute__((tls_model("initial-exec")));
+
 CS_HOT void cs_gpu_end(cs_gpu_call *c, int rc, int failed)
 {
     c->rec.t1 = cs_clock_ticks();
+    if (CS_UNLIKELY(cs_gpu_fuse_timing) && !(c->flags & CS_F_FUSED))
+        cs_gpu_fuse_busy += c->rec.t1 - c->rec.t0;
     c->rec.rc = rc;
     if (CS_UNLIKELY(failed))
         c->flags |= CS_F_ERROR;

@@ -286,8 +286,12 @@ typedef struct cs_rec_hang {
  * a decision (what 2: the setting chosen from window `window` on, why, the
  * median time per call of unfused and of the chosen setting, and the ratio
  * the choice rests on). Every
- * rank writes the same figures and decisions. */
+ * rank writes the same figures and decisions. Header flag CS_FG_F_NCCL:
+ * the NCCL engine's guard (else the MPI engine's). */
 enum cs_fuseguard_what { CS_FG_WINDOW = 1, CS_FG_DECISION = 2 };
+/* The record's header flag: the NCCL engine's guard (comm is then an NCCL
+ * communicator; its figures are time in NCCL and CUDA runtime calls). */
+#define CS_FG_F_NCCL 1u
 typedef struct cs_rec_fuseguard {
     uint32_t hdr;
     uint16_t comm;   /* local index */

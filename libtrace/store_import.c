@@ -423,7 +423,7 @@ static const char *const cs_import_sql[Q_N] = {
     [Q_HANG] = "INSERT INTO hangs(rank, pid, tid, ktid, reason, action, op, comm, seq, peer, tag, bytes, since_ns,"
                " detected_ns, stack, callsite) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [Q_GUARD] = "INSERT INTO fuse_guard(rank, comm, what, window, setting, buffer, time_ns, calls, why, unfused_ns,"
-                " chosen_ns, ratio, at_ns, wall_ns) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " chosen_ns, ratio, at_ns, wall_ns, family) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 };
 
 /* Each rank's spans take ids in their own range of 2^36; a log whose
@@ -911,6 +911,7 @@ static int import_guard(cs_import *im, const cs_rec_fuseguard *x)
         sqlite3_bind_null(s, 14);
     else
         sqlite3_bind_int64(s, 14, (sqlite3_int64)x->wall);
+    sqlite3_bind_text(s, 15, CS_REC_FLAGS(x->hdr) & CS_FG_F_NCCL ? "nccl" : "mpi", -1, SQLITE_STATIC);
     return import_step(im, s);
 }
 

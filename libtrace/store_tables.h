@@ -38,11 +38,15 @@
  * its fusion buffer, the ranks' summed time in MPI calls and fusable calls)
  * or a decision (what 'decision': the setting chosen from `window` on,
  * why, the median time per call of unfused and of it, and the best fused
- * setting's median ratio to unfused the choice rests on). Added without
- * a version bump, like nccl_coll. */
-#define CS_FUSE_GUARD_COLUMNS                                                                             \
-    "(rank INTEGER NOT NULL, comm INTEGER, what TEXT, window INTEGER, setting INTEGER, buffer INTEGER,\n" \
-    "  time_ns INTEGER, calls INTEGER, why TEXT, unfused_ns REAL, chosen_ns REAL, ratio REAL, at_ns INTEGER, wall_ns INTEGER)"
+ * setting's median ratio to unfused the choice rests on); family says
+ * which engine's guard: 'mpi' (comm an MPI communicator, time in MPI
+ * calls) or 'nccl' (an NCCL communicator, time in NCCL and CUDA runtime
+ * calls). Added without a version bump, like nccl_coll (a file written
+ * before family has no such column: its rows are MPI's). */
+#define CS_FUSE_GUARD_COLUMNS                                                                                                    \
+    "(rank INTEGER NOT NULL, comm INTEGER, what TEXT, window INTEGER, setting INTEGER, buffer INTEGER,\n"                        \
+    "  time_ns INTEGER, calls INTEGER, why TEXT, unfused_ns REAL, chosen_ns REAL, ratio REAL, at_ns INTEGER, wall_ns INTEGER,\n" \
+    "  family TEXT)"
 #define CS_FUSE_GUARD_SQL "CREATE TABLE IF NOT EXISTS fuse_guard" CS_FUSE_GUARD_COLUMNS ";\n"
 
 /* Version 4: what the watchdog found (interpose/watchdog.c): one row per

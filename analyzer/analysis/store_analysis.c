@@ -824,10 +824,10 @@ static int cs_table_exists(cs_store *st, const char *name)
 }
 
 static const cs_store_sql_col cs_guard_cols[] = {
-    CS_SQL_I64(cs_guard_row, comm),      CS_SQL_STR(cs_guard_row, what),   CS_SQL_I64(cs_guard_row, window),
-    CS_SQL_INT(cs_guard_row, setting),   CS_SQL_I64(cs_guard_row, buffer), CS_SQL_I64(cs_guard_row, time_ns),
-    CS_SQL_I64(cs_guard_row, calls),     CS_SQL_STR(cs_guard_row, why),    CS_SQL_DBL(cs_guard_row, unfused_ns),
-    CS_SQL_DBL(cs_guard_row, chosen_ns), CS_SQL_DBL(cs_guard_row, ratio)
+    CS_SQL_I64(cs_guard_row, comm),       CS_SQL_STR(cs_guard_row, family),    CS_SQL_STR(cs_guard_row, what),
+    CS_SQL_I64(cs_guard_row, window),     CS_SQL_INT(cs_guard_row, setting),   CS_SQL_I64(cs_guard_row, buffer),
+    CS_SQL_I64(cs_guard_row, time_ns),    CS_SQL_I64(cs_guard_row, calls),     CS_SQL_STR(cs_guard_row, why),
+    CS_SQL_DBL(cs_guard_row, unfused_ns), CS_SQL_DBL(cs_guard_row, chosen_ns), CS_SQL_DBL(cs_guard_row, ratio)
 };
 CS_SQL_ROWS_TRAMPOLINE(cs_guard_row)
 
@@ -836,12 +836,29 @@ int cs_store_fuse_guard(cs_store *st, int (*cb)(const cs_guard_row *, void *), v
     int have = cs_table_exists(st, "fuse_guard");
     if (have != 1)
         return have;
-    return CS_SQL_READ_ROWS(cs_db(st),
-                            "SELECT COALESCE(comm, 0), COALESCE(what, ''), COALESCE(window, 0), COALESCE(setting, 0),"
-                            " COALESCE(buffer, 0), COALESCE(time_ns, 0), COALESCE(calls, 0), COALESCE(why, ''),"
-                            " COALESCE(unfused_ns, 0), COALESCE(chosen_ns, 0), COALESCE(ratio, 0) FROM fuse_guard"
-                            " WHERE rank = (SELECT min(rank) FROM fuse_guard) ORDER BY comm, window, what DESC",
-                            cs_guard_cols, cs_guard_row, cb, arg);
+    /* a file written before the family column holds the MPI guard's rows only */
+    sqlite3_stmt *q = NULL;
+    int fam = 0;
+    if (sqlite3_prepare_v2(cs_db(st), "SELECT count(*) FROM pragma_table_info('fuse_guard') WHERE name = 'family'", -1,
+                           &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        fam = sqlite3_column_int(q, 0) > 0;
+    sqlite3_finalize(q);
+    return CS_SQL_READ_ROWS(
+        cs_db(st),
+        fam ? "SELECT COALESCE(comm, 0), COALESCE(family, 'mpi'), COALESCE(what, ''),"
+              " COALESCE(window, 0), COALESCE(setting, 0), COALESCE(buffer, 0),"
+              " COALESCE(time_ns, 0), COALESCE(calls, 0), COALESCE(why, ''),"
+              " COALESCE(unfused_ns, 0), COALESCE(chosen_ns, 0), COALESCE(ratio, 0) FROM fuse_guard f"
+              " WHERE rank = (SELECT min(rank) FROM fuse_guard g WHERE g.comm IS f.comm)"
+              " ORDER BY comm, window, what DESC"
+            : "SELECT COALESCE(comm, 0), 'mpi', COALESCE(what, ''), COALESCE(window, 0),"
+              " COALESCE(setting, 0), COALESCE(buffer, 0), COALESCE(time_ns, 0),"
+              " COALESCE(calls, 0), COALESCE(why, ''), COALESCE(unfused_ns, 0),"
+              " COALESCE(chosen_ns, 0), COALESCE(ratio, 0) FROM fuse_guard f"
+              " WHERE rank = (SELECT min(rank) FROM fuse_guard g WHERE g.comm IS f.comm)"
+              " ORDER BY comm, window, what DESC",
+        cs_guard_cols, cs_guard_row, cb, arg);
 }
 
 static const cs_store_sql_col cs_model_cols[] = { CS_SQL_I64(cs_model_row, comm),

@@ -326,11 +326,12 @@ int cs_store_slowdown(cs_store *st, int (*cb)(const cs_slowdown_row *, void *), 
 int cs_store_tails(cs_store *st, int (*cb)(const cs_tail_row *, void *), void *arg);
 /* Apply mode's guard (fuse_guard table, written by the run, not by the
  * analysis; interpose/fuse/fuse_guard.h): a window's figure or a
- * decision, on communicator comm, as the lowest rank recorded them (every
- * rank records the same). */
+ * decision, on communicator comm, as the lowest rank of the communicator
+ * recorded them (every member records the same). */
 typedef struct cs_guard_row {
     int64_t comm;
-    char what[12]; /* "window" or "decision" */
+    char family[8]; /* "mpi" or "nccl": which engine's guard */
+    char what[12];  /* "window" or "decision" */
     int64_t window;
     int setting;
     int64_t buffer;                      /* the setting's fusion buffer, 0 = unfused */

@@ -18,7 +18,7 @@ typedef struct cs_guard_sum {
     size_t len;
     int64_t comm;
     int64_t windows, fused;
-    int started;
+    int started, nccl;
 } cs_guard_sum;
 
 static void cs_guard_put(cs_guard_sum *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -41,8 +41,8 @@ static void cs_guard_close_comm(cs_guard_sum *g)
         return;
     char name[200];
     cs_store_comms_label(&g->d->comms, g->comm, name, sizeof name);
-    cs_guard_put(g, "%s: %lld windows measured, %lld run fused (the trial's and the checks' included)\n", name,
-                 (long long)g->windows, (long long)g->fused);
+    cs_guard_put(g, "%s: %lld windows measured%s, %lld run fused (the trial's and the checks' included)\n", name,
+                 (long long)g->windows, g->nccl ? " (NCCL: time in NCCL and CUDA calls)" : "", (long long)g->fused);
     g->windows = g->fused = 0;
     g->started = 0;
 }
@@ -54,6 +54,7 @@ static int cs_guard_row_cb(const cs_guard_row *r, void *arg)
         cs_guard_close_comm(g);
     g->comm = r->comm;
     g->started = 1;
+    g->nccl = strcmp(r->family, "nccl") == 0;
     if (strcmp(r->what, "window") == 0) {
         g->windows++;
         g->fused += r->setting != 0;

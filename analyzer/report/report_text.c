@@ -242,8 +242,9 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
 {
     char b1[32], b2[32], b3[32];
     if (d->guard[0]) {
-        fprintf(f,
-                "\nApply mode's guard (windows of at least 64 calls; time in MPI calls per call, fused vs unfused)\n");
+        fprintf(
+            f,
+            "\nApply mode's guard (windows of at least 64 calls; time in MPI, or NCCL and CUDA, calls per call, fused vs unfused)\n");
         for (const char *l = d->guard, *next; *l; l = next) {
             int n;
             next = cs__report_line(l, &n);

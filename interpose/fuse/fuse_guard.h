@@ -1,14 +1,16 @@
 /* fuse_guard.h: apply mode's on-line guard, the part that decides (no MPI
- * here: mpi_fuse.c measures and agrees, this chooses).
+ * or NCCL here: mpi_fuse.c and nccl_fuse.c measure and agree, this
+ * chooses; fuse.h writes the records).
  *
  * Apply mode never trusts a bucket size it has not seen win. The calls a
  * communicator may fuse are cut into windows (at least CS_GUARD_WINDOW of
  * them, ending at a call where the program may wait, so a window holds
  * whole steps of a program that repeats). Each window runs one setting:
  * unfused, or fused with one of a few buffer sizes around the user's. The
- * figure of a window is the time its ranks spent in MPI calls per fusable
- * call (every rank adds its own; the sums are exact integers, so every
- * rank holds the same figures and takes the same decisions).
+ * figure of a window is the time its ranks spent in the library's calls
+ * per fusable call (MPI calls; for NCCL, NCCL and CUDA runtime calls;
+ * every rank adds its own; the sums are exact integers, so every rank
+ * holds the same figures and takes the same decisions).
  *
  * Settings are compared only on figures taken side by side, as ratios
  * (fused / unfused), so a machine that gets busier or quieter moves both;

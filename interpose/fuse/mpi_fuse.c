@@ -530,15 +530,6 @@ static void cs_batch_flush_comm(MPI_Comm comm)
 
 /* ---- the on-line guard (fuse_guard.h) ---- */
 
-/* Ticks to nanoseconds for the trace's records (the figures themselves
- * stay in ticks: only their ratios decide). */
-static uint64_t cs_guard_tick0, cs_guard_mono0;
-static double cs_guard_ns_per_tick(void)
-{
-    uint64_t t = cs_clock_ticks(), m = cs__mono_ns();
-    return t > cs_guard_tick0 + 1000000 ? (double)(m - cs_guard_mono0) / (double)(t - cs_guard_tick0) : 1.0;
-}
-
 /* The guard of a communicator, made at its first fusable call; NULL when
  * the guard is off or its table is full (the communicator then runs
  * unfused: nothing is kept that was not seen to win). */
@@ -565,48 +556,13 @@ static cs_gcomm *cs_guard_of(cs_mpi_comm *cm, MPI_Comm comm, size_t bytes)
         gc->vote[i] = MPI_REQUEST_NULL;
     gc->cfg = cs_guard_next(&gc->g);
     if (!cs_mpi_fuse_timing) {
-        cs_guard_tick0 = cs_clock_ticks();
-        cs_guard_mono0 = cs__mono_ns();
+        cs_fuse_guard_clock();
         cs_mpi_fuse_timing = 1;
     }
     gc->busy0 = cs_mpi_fuse_busy;
     gc->wall0 = cs_clock_ticks();
     cs_gcomms[cs_ngcomm++] = gc;
     return gc;
-}
-
-static void cs_guard_record(const cs_gcomm *gc, int what, int setting, uint32_t window, uint32_t why, uint64_t buffer,
-                            uint64_t a, uint64_t b, double ratio, uint64_t wall)
-{
-    cs_rec_fuseguard *x = (cs_rec_fuseguard *)cs_log_slot();
-    if (!x)
-        return;
-    x->comm = (uint16_t)gc->cm->local;
-    x->what = (uint8_t)what;
-    x->setting = (uint8_t)setting;
-    x->window = window;
-    x->why = why;
-    x->t = cs_clock_ticks();
-    x->buffer = buffer;
-    x->ns = a;
-    x->calls = b;
-    x->ratio = ratio > 0 ? (uint64_t)(ratio * 1e6) : 0;
-    x->wall = wall;
-    cs_log_commit(x, CS_REC_HDR(CS_REC_FUSEGUARD, 0));
-}
-
-/* The figure of window w has come back from every rank: note it, and the
- * decision it makes, if any. */
-static void cs_guard_consume(cs_gcomm *gc, uint32_t w, const int64_t *sum)
-{
-    int cfg = cs_guard_cfg_of(&gc->g, w);
-    double k = cs_guard_ns_per_tick();
-    cs_guard_record(gc, CS_FG_WINDOW, cfg, w, 0, gc->g.buf[cfg], sum[0] > 0 ? (uint64_t)((double)sum[0] * k) : 0,
-                    sum[1] > 0 ? (uint64_t)sum[1] : 0, 0, sum[2] > 0 ? (uint64_t)((double)sum[2] * k) : 0);
-    cs_guard_decision d;
-    if (cs_guard_figure(&gc->g, sum[0], sum[1], sum[2], &d))
-        cs_guard_record(gc, CS_FG_DECISION, d.chosen, d.window, (uint32_t)d.why, d.buffer,
-                        (uint64_t)(d.unfused_ns * k * 1e3), (uint64_t)(d.chosen_ns * k * 1e3), d.ratio, 0);
 }
 
 /* The end of gc's current window, at a call where the program may wait
@@ -650,10 +606,10 @@ static void cs_guard_close(cs_gcomm *gc)
         int old = (int)((w - CS_GUARD_LAG) % CS_GUARD_VOTES);
         if (gc->vote[old] != MPI_REQUEST_NULL) {
             F.waitall(1, &gc->vote[old], MPI_STATUSES_IGNORE);
-            cs_guard_consume(gc, w - CS_GUARD_LAG, gc->vout[old]);
+            cs_fuse_guard_consume(&gc->g, gc->cm->local, 0, w - CS_GUARD_LAG, gc->vout[old]);
         } else {
             int64_t none[3] = { -1, 0, 0 }; /* a vote the library refused: no figure */
-            cs_guard_consume(gc, w - CS_GUARD_LAG, none);
+            cs_fuse_guard_consume(&gc->g, gc->cm->local, 0, w - CS_GUARD_LAG, none);
         }
         gc->vote[old] = MPI_REQUEST_NULL;
     }

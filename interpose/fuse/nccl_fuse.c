@@ -17,7 +17,22 @@
  *   5. after the real ncclGroupEnd, each chunk is unpacked on its stream.
  * Fusion buffers are cached per (communicator, stream) and reused: the
  * next group's pack on that stream is ordered after this group's unpack by
- * the stream itself. */
+ * the stream itself.
+ *
+ * The on-line guard (fuse_guard.h, docs/fusion.md), per communicator: its
+ * grouped calls that could be fused are cut into windows of at least
+ * CS_GUARD_WINDOW, each ending at the outermost ncclGroupEnd that reaches
+ * that count (the same group on every rank: NCCL collectives come in the
+ * same order on every member). A window runs unfused (its calls are issued
+ * at once, as without apply mode) or fused with one buffer size. Its
+ * figure is the time this thread spent in NCCL and CUDA runtime calls
+ * (gpu_wrap.h: enqueues, group ends, the synchronizations that wait for
+ * the GPU, and the engine's packing and unpacking) and its wall time. The
+ * ranks add their figures with one ncclAllReduce of three int64 on the
+ * communicator itself, issued after the window's last ncclGroupEnd on the
+ * stream of its last call, copied back to pinned host memory and read
+ * CS_GUARD_LAG windows later (an event synchronization: the vote is two
+ * windows old by then). */
 #include "config.h"
 #include "interpose/fuse/nccl_fuse.h"
 #include "common/vec.h"
@@ -44,6 +59,7 @@ typedef struct cs_fz_call {
     int batch; /* index of the batch's first call, -1 = none */
     int chunk; /* index in the chunks, -1 = issued unfused */
     int conflict;
+    size_t buffer; /* the largest fused call it may join (the guard's setting) */
 } cs_fz_call;
 
 /* A fusion buffer, per (communicator, stream), with its kernels context. */
@@ -71,10 +87,37 @@ typedef struct cs_fz_chunk {
     int issued_ok; /* the fused call succeeded: unpack it */
 } cs_fz_chunk;
 
+/* The guard of one communicator (see the top of this file). */
+#define CS_NG_VOTES (CS_GUARD_LAG + 1)
+typedef struct cs_ng {
+    cs_nccl_comm *m; /* NULL once its communicator is destroyed */
+    ncclComm_t comm;
+    cudaStream_t stream; /* the stream of the window's last call: the vote's */
+    cs_guard g;
+    int cfg;        /* setting of the calls now made */
+    int dead;       /* not measured (no resources, captured, an error): unfused */
+    uint32_t win;   /* the window being measured */
+    uint32_t calls; /* its calls so far */
+    uint64_t busy0; /* the thread's cs_gpu_fuse_busy when it began */
+    uint64_t wall0; /* ticks when it began */
+    int64_t *dev;   /* device: CS_NG_VOTES x 4 int64, the votes */
+    int64_t *host;  /* pinned host: CS_NG_VOTES x (4 in, 4 out) */
+    cudaEvent_t ev[CS_NG_VOTES];
+    int voted[CS_NG_VOTES]; /* the vote of that slot was issued */
+} cs_ng;
+
+static pthread_mutex_t cs_ng_lock = PTHREAD_MUTEX_INITIALIZER;
+static cs_ng **cs_ngs; /* every guard made, under cs_ng_lock */
+static int cs_nng;
+static size_t cs_ngs_cap;
+
 static __thread struct {
     cs_fz_call *a;
     int n;
     size_t cap;
+    struct cs_ng **touched; /* guards counted in the open group */
+    int ntouched;
+    size_t captouched;
     cs_fz_chunk *ch;
     int nch;
     size_t capch;
@@ -88,12 +131,15 @@ static int cs_fz_nbufs;
 static size_t cs_fz_capbufs;
 
 static int cs_fz_warn_dtype, cs_fz_warn_op, cs_fz_warn_overlap, cs_fz_warn_inplace, cs_fz_warn_nomem,
-    cs_fz_warn_backend, cs_fz_warn_kernel, cs_fz_warn_cudart, cs_fz_warn_hold, cs_fz_warn_device, cs_fz_warn_capture;
+    cs_fz_warn_backend, cs_fz_warn_kernel, cs_fz_warn_cudart, cs_fz_warn_hold, cs_fz_warn_device, cs_fz_warn_capture,
+    cs_fz_warn_guard;
 
 int cs_nccl_fuse_held(void)
 {
-    return cs_fz.n > 0;
+    return cs_fz.n > 0 || cs_fz.ntouched > 0;
 }
+
+static cs_ng *cs_ng_of(cs_nccl_comm *m, ncclComm_t comm, size_t bytes);
 
 /* Datatypes fused: NCCL's types up to bfloat16 (8-bit floats and any later
  * type are left alone). */
@@ -118,7 +164,29 @@ int cs_nccl_fuse_allreduce(cs_gpu_call *c, const void *sendbuff, void *recvbuff,
         return 0;
     }
     size_t bytes = count * cs_nccl_dtsize((int)datatype);
-    if (bytes / count != cs_nccl_dtsize((int)datatype) || bytes > cs_fuse_threshold || bytes > cs_fuse_buffer)
+    if (bytes / count != cs_nccl_dtsize((int)datatype) || bytes > cs_fuse_threshold)
+        return 0;
+    size_t buffer = cs_fuse_buffer;
+    if (cs_fuse_guard) {
+        /* The guard: the call counts in its communicator's window, which
+         * runs unfused or with one buffer size. */
+        int saved = errno; /* the guard's first call allocates */
+        cs_ng *ng = cs_ng_of(c->comm, comm, bytes);
+        int k = 0;
+        while (ng && k < cs_fz.ntouched && cs_fz.touched[k] != ng)
+            k++;
+        if (ng && !ng->dead && k == cs_fz.ntouched &&
+            CS_VEC_RESERVE(cs_fz.touched, cs_fz.captouched, (size_t)k + 1) == 0)
+            cs_fz.touched[cs_fz.ntouched++] = ng;
+        errno = saved;
+        /* out of memory or not measured: the call is not counted, issued as made */
+        if (!ng || ng->dead || k == cs_fz.ntouched)
+            return 0;
+        ng->calls++;
+        ng->stream = stream;
+        buffer = ng->g.buf[ng->cfg];
+    }
+    if (bytes > buffer)
         return 0;
     int saved = errno;
     if (CS_VEC_RESERVE(cs_fz.a, cs_fz.cap, (size_t)cs_fz.n + 1) != 0) {
@@ -141,6 +209,7 @@ int cs_nccl_fuse_allreduce(cs_gpu_call *c, const void *sendbuff, void *recvbuff,
     h->stream = stream;
     h->batch = h->chunk = -1;
     h->conflict = 0;
+    h->buffer = buffer;
     errno = saved;
     cs_core_busy = 0;
     return 1;
@@ -162,6 +231,13 @@ static struct {
     ncclResult_t (*async_error)(ncclComm_t, ncclResult_t *);
     ncclResult_t (*comm_device)(ncclComm_t, int *);
     int state; /* 0 untried, 1 found, -1 missing */
+    /* the guard's votes */
+    cudaError_t (*malloc_host)(void **, size_t);
+    cudaError_t (*memcpy_async)(void *, const void *, size_t, enum cudaMemcpyKind, cudaStream_t);
+    cudaError_t (*event_create)(cudaEvent_t *, unsigned);
+    cudaError_t (*event_record)(cudaEvent_t, cudaStream_t);
+    cudaError_t (*event_sync)(cudaEvent_t);
+    int vote_state; /* 0 untried, 1 found, -1 missing */
 } R;
 
 static void *cs_fz_cudart_sym(const char *name)
@@ -202,6 +278,23 @@ static int cs_fz_real_ready(void)
                              "apply mode: no shared CUDA runtime in the process; NCCL calls are not fused");
     }
     return R.state > 0;
+}
+
+/* The guard's functions, under cs_fz_lock: 1 when all are there. */
+static int cs_fz_vote_ready(void)
+{
+    if (R.vote_state == 0) {
+        *(void **)&R.malloc_host = cs_fz_cudart_sym("cudaMallocHost");
+        *(void **)&R.memcpy_async = cs_fz_cudart_sym("cudaMemcpyAsync");
+        *(void **)&R.event_create = cs_fz_cudart_sym("cudaEventCreateWithFlags");
+        *(void **)&R.event_record = cs_fz_cudart_sym("cudaEventRecord");
+        *(void **)&R.event_sync = cs_fz_cudart_sym("cudaEventSynchronize");
+        R.vote_state =
+            cs_fz_real_ready() && R.malloc_host && R.memcpy_async && R.event_create && R.event_record && R.event_sync
+                ? 1
+                : -1;
+    }
+    return R.vote_state > 0;
 }
 
 /* After a failing CUDA call of the engine: leave the application's last
@@ -402,7 +495,8 @@ static void cs_fz_plan(cs_fz_call *a, int n)
                     a[i].batch = -1;
         }
     }
-    /* Chunks, in call order, each at most cs_fuse_buffer bytes. */
+    /* Chunks, in call order, each at most the calls' buffer (one batch, one
+     * communicator: one guard setting). */
     int *cur = malloc((size_t)n * sizeof *cur);
     if (!cur)
         return;
@@ -413,7 +507,7 @@ static void cs_fz_plan(cs_fz_call *a, int n)
         if (h < 0)
             continue;
         cs_fz_chunk *ch = cur[h] >= 0 ? &cs_fz.ch[cur[h]] : NULL;
-        if (!ch || ch->bytes + a[i].bytes > cs_fuse_buffer || ch->n == CS_KERN_MAX_BUFS) {
+        if (!ch || ch->bytes + a[i].bytes > a[i].buffer || ch->n == CS_KERN_MAX_BUFS) {
             if (!(ch = cs_fz_chunk_new()))
                 break;
             cur[h] = (int)(ch - cs_fz.ch);
@@ -578,6 +672,7 @@ void cs_nccl_fuse_flush(void)
     int n = cs_fz.n;
     if (n == 0)
         return;
+    uint64_t t0 = cs_clock_ticks();
     int saved = errno;
     cs_fz_call *a = cs_fz.a;
     cs_fz.err = ncclSuccess;
@@ -603,12 +698,14 @@ void cs_nccl_fuse_flush(void)
         cs_fz_emit(&h->c);
     }
     cs_fz.n = 0;
+    if (cs_gpu_fuse_timing) /* packing and the fused calls: time in NCCL calls */
+        cs_gpu_fuse_busy += cs_clock_ticks() - t0;
     errno = saved;
 }
 
 /* ---- step 5: unpacking ---- */
 
-ncclResult_t cs_nccl_fuse_finish(ncclResult_t rc)
+static ncclResult_t cs_fz_unpack(ncclResult_t rc)
 {
     ncclResult_t err = cs_fz.err;
     cs_fz.err = ncclSuccess;
@@ -649,9 +746,181 @@ ncclResult_t cs_nccl_fuse_finish(ncclResult_t rc)
     return rc != ncclSuccess ? rc : err;
 }
 
+/* ---- the guard (see the top of this file) ---- */
+
+/* The guard of communicator m, made at its first call that could be
+ * fused (the same call on every rank); dead (its calls unfused) when the
+ * vote's resources cannot be had. NULL only when out of memory. */
+static cs_ng *cs_ng_of(cs_nccl_comm *m, ncclComm_t comm, size_t bytes)
+{
+    pthread_mutex_lock(&cs_ng_lock);
+    for (int i = 0; i < cs_nng; i++)
+        if (cs_ngs[i]->m == m) {
+            cs_ng *ng = cs_ngs[i];
+            pthread_mutex_unlock(&cs_ng_lock);
+            return ng;
+        }
+    /* no fixed table: a communicator left unmeasured on one rank only
+     * would vote on the others alone */
+    cs_ng *ng = CS_VEC_RESERVE(cs_ngs, cs_ngs_cap, (size_t)cs_nng + 1) == 0 ? calloc(1, sizeof *ng) : NULL;
+    if (!ng) {
+        pthread_mutex_unlock(&cs_ng_lock);
+        cs_core_warn_job(&cs_fz_warn_guard, "apply mode: out of memory for the guard of an NCCL communicator; "
+                                            "its calls are not fused");
+        return NULL;
+    }
+    cs_ngs[cs_nng++] = ng;
+    pthread_mutex_unlock(&cs_ng_lock);
+    ng->m = m;
+    ng->comm = comm;
+    size_t cap = cs_fuse_buffer > (64u << 20) ? cs_fuse_buffer : (64u << 20);
+    cs_guard_init(&ng->g, cs_fuse_buffer, bytes, cap);
+    ng->cfg = cs_guard_next(&ng->g);
+    pthread_mutex_lock(&cs_fz_lock);
+    int ok = cs_fz_vote_ready();
+    pthread_mutex_unlock(&cs_fz_lock);
+    cudaError_t before = ok ? R.peek_error() : cudaSuccess;
+    int cur = -1, dev = -2;
+    void *d = NULL, *h = NULL;
+    ok = ok && R.get_device(&cur) == cudaSuccess && R.comm_device(comm, &dev) == ncclSuccess && cur == dev &&
+         !cs_fuse_test_nomem && R.malloc_(&d, CS_NG_VOTES * 4 * sizeof(int64_t)) == cudaSuccess &&
+         R.malloc_host(&h, CS_NG_VOTES * 8 * sizeof(int64_t)) == cudaSuccess;
+    ng->dev = d;
+    ng->host = h;
+    for (int k = 0; ok && k < CS_NG_VOTES; k++)
+        ok = R.event_create(&ng->ev[k], cudaEventDisableTiming) == cudaSuccess;
+    if (!ok) {
+        if (R.vote_state > 0)
+            cs_fz_clear(before);
+        ng->dead = 1;
+        cs_core_warn_job(&cs_fz_warn_guard, "apply mode: no device memory or events to measure fusion on an NCCL "
+                                            "communicator (or another device than the current one); its calls are "
+                                            "not fused");
+        return ng;
+    }
+    cs_fuse_guard_clock();
+    cs_gpu_fuse_timing = 1;
+    ng->busy0 = cs_gpu_fuse_busy;
+    ng->wall0 = cs_clock_ticks();
+    return ng;
+}
+
+/* A nonblocking communicator may still be enqueueing: wait until it is
+ * done before the next operation on it. */
+static void cs_fz_wait_enqueued(ncclComm_t comm)
+{
+    ncclResult_t st;
+    while (R.async_error && R.async_error(comm, &st) == ncclSuccess && st == ncclInProgress)
+        sched_yield();
+}
+
+/* The window of ng ended at the ncclGroupEnd that returned rc: the calls
+ * made from now on run the next window's setting; this rank's figure goes
+ * to every rank (the vote), and the figure of the window CS_GUARD_LAG back
+ * comes in. */
+static void cs_ng_close(cs_ng *ng, ncclResult_t rc, cs_fz_allreduce_t real)
+{
+    cudaError_t before = R.peek_error();
+    enum cudaStreamCaptureStatus capst = cudaStreamCaptureStatusNone;
+    if (R.capturing && R.capturing(ng->stream, &capst) != cudaSuccess)
+        capst = cudaStreamCaptureStatusInvalidated;
+    if (capst != cudaStreamCaptureStatusNone) {
+        /* no vote inside a CUDA graph: the program captures on every rank */
+        cs_fz_clear(before);
+        cs_core_warn_job(&cs_fz_warn_capture, "apply mode: NCCL calls on a stream being captured are not fused");
+        ng->dead = 1;
+        return;
+    }
+    if (rc == ncclInProgress)
+        cs_fz_wait_enqueued(ng->comm);
+    uint32_t w = ng->win;
+    int slot = (int)(w % CS_NG_VOTES);
+    int64_t *in = ng->host + 8 * slot, *out = in + 4, *dv = ng->dev + 4 * slot;
+    uint64_t now = cs_clock_ticks();
+    in[0] = (int64_t)(cs_gpu_fuse_busy - ng->busy0);
+    in[1] = (int64_t)ng->calls;
+    in[2] = (int64_t)(now - ng->wall0);
+    in[3] = 0;
+    ng->calls = 0;
+    ng->cfg = cs_guard_next(&ng->g);
+    size_t nb = 4 * sizeof(int64_t);
+    ncclResult_t vr = ncclSystemError;
+    int ok = R.memcpy_async(dv, in, nb, cudaMemcpyHostToDevice, ng->stream) == cudaSuccess && real;
+    if (ok) {
+        vr = real(dv, dv, 3, ncclInt64, ncclSum, ng->comm, ng->stream);
+        if (vr == ncclInProgress)
+            cs_fz_wait_enqueued(ng->comm);
+        ok = vr == ncclSuccess || vr == ncclInProgress;
+    }
+    ok = ok && R.memcpy_async(out, dv, nb, cudaMemcpyDeviceToHost, ng->stream) == cudaSuccess &&
+         R.event_record(ng->ev[slot], ng->stream) == cudaSuccess;
+    if (!ok)
+        cs_fz_clear(before);
+    ng->voted[slot] = ok;
+    if (w >= CS_GUARD_LAG) {
+        int old = (int)((w - CS_GUARD_LAG) % CS_NG_VOTES);
+        static const int64_t none[3] = { -1, 0, 0 }; /* a vote that failed: no figure */
+        const int64_t *sum = none;
+        if (ng->voted[old]) {
+            before = R.peek_error();
+            if (R.event_sync(ng->ev[old]) == cudaSuccess)
+                sum = ng->host + 8 * old + 4;
+            else
+                cs_fz_clear(before);
+        }
+        ng->voted[old] = 0;
+        cs_fuse_guard_consume(&ng->g, ng->m->local, 1, w - CS_GUARD_LAG, sum);
+    }
+    ng->win = w + 1;
+    ng->busy0 = cs_gpu_fuse_busy;
+    ng->wall0 = now;
+}
+
+/* After the outermost ncclGroupEnd (rc; finish began at t0): the windows
+ * of the communicators this group counted that are long enough end. */
+static void cs_ng_group_end(ncclResult_t rc, uint64_t t0)
+{
+    if (cs_gpu_fuse_timing) /* unpacking: time in NCCL calls */
+        cs_gpu_fuse_busy += cs_clock_ticks() - t0;
+    int ok = rc == ncclSuccess || rc == ncclInProgress;
+    cs_fz_allreduce_t real = (cs_fz_allreduce_t)cs_nccl_real(CS_OP_ncclAllReduce);
+    for (int k = 0; k < cs_fz.ntouched; k++) {
+        cs_ng *ng = cs_fz.touched[k];
+        if (ng->dead || !ng->m || ng->calls < CS_GUARD_WINDOW)
+            continue;
+        if (!ok) {
+            ng->dead = 1; /* a failed group: no more votes on this communicator */
+            continue;
+        }
+        cs_ng_close(ng, rc, real);
+    }
+    cs_fz.ntouched = 0;
+}
+
+ncclResult_t cs_nccl_fuse_finish(ncclResult_t rc)
+{
+    uint64_t t0 = cs_clock_ticks();
+    ncclResult_t out = cs_fz_unpack(rc);
+    if (cs_fz.ntouched) {
+        int saved = errno;
+        cs_ng_group_end(rc, t0);
+        errno = saved;
+    }
+    return out;
+}
+
 void cs_nccl_fuse_comm_freed(cs_nccl_comm *m)
 {
     int saved = errno;
+    /* its guard stops: no vote on a destroyed communicator (the votes'
+     * few bytes are left) */
+    pthread_mutex_lock(&cs_ng_lock);
+    for (int i = 0; i < cs_nng; i++)
+        if (cs_ngs[i]->m == m) {
+            cs_ngs[i]->dead = 1;
+            cs_ngs[i]->m = NULL;
+        }
+    pthread_mutex_unlock(&cs_ng_lock);
     pthread_mutex_lock(&cs_fz_lock);
     for (int i = 0; i < cs_fz_nbufs;) {
         cs_fz_buf *b = cs_fz_bufs[i];

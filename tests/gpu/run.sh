@@ -10,8 +10,9 @@
 # rank 0's stream 8 s before a collective, named by collscope status while
 # it runs and completed after. Then apply mode's
 # NCCL fusion (tests/nccl/fuse_prog, COLLSCOPE_FUSE=1: the same checksum
-# as unfused, fused calls in the trace, no fallback warning), and the
-# kernels' checks (tests/gpu/kernels.sh).
+# as unfused, fused calls in the trace, no fallback warning; with its
+# guard on, 40 steps: the same checksum, the guard's votes agree on every
+# rank through the real NCCL), and the kernels' checks (tests/gpu/kernels.sh).
 #   tests/gpu/run.sh [BUILD_DIR]     (default: ./build)
 # Exit 0 all passed; 77 no GPU (SKIP printed); anything else a failure.
 set -u
@@ -86,9 +87,9 @@ d=$(q "$T/stall/trace.db" "SELECT gpu_end_ns - end_ns FROM spans WHERE rank = 0 
 [ -n "$d" ] && [ "$d" -ge 7000000000 ] || fail "the held collective's GPU end came ${d:-no} ns after its call, want >= 7 s"
 echo "ok: it completed, its GPU end $((d / 1000000)) ms after the call"
 echo "== apply mode: NCCL fusion, $np rank(s), real CUDA and NCCL"
-fz() { # fz NAME [VAR=VALUE...]: tests/nccl/fuse_prog traced into $T/NAME
+fz() { # fz NAME [VAR=VALUE...]: tests/nccl/fuse_prog traced into $T/NAME (FZ_STEPS steps, 5)
   _n=$1; shift
-  env "$@" timeout 120 "$B/analyzer/collscope" run -o "$T/$_n" -- mpirun.openmpi -np "$np" "$B/tests/nccl/fuse_prog" --steps 5 \
+  env "$@" timeout 120 "$B/analyzer/collscope" run -o "$T/$_n" -- mpirun.openmpi -np "$np" "$B/tests/nccl/fuse_prog" --steps "${FZ_STEPS:-5}" \
     > "$T/$_n.out" 2> "$T/$_n.err" || { tail "$T/$_n.err"; fail "fuse_prog ($_n) failed"; }
   grep '^checksum: [0-9a-f]' "$T/$_n.out" || fail "fuse_prog ($_n) printed no checksum"
 }
@@ -97,7 +98,7 @@ timeout 120 mpirun.openmpi -np "$np" "$B/tests/nccl/fuse_prog" --steps 5 > "$T/f
 want=$(grep '^checksum:' "$T/fbare.out")
 [ -n "$want" ] || fail "untraced fuse_prog printed no checksum"
 [ "$(fz unfused)" = "$want" ] || fail "fuse_prog results differ traced (not fused)"
-[ "$(fz fused COLLSCOPE_FUSE=1)" = "$want" ] || fail "fuse_prog results differ fused ($want unfused)"
+[ "$(fz fused COLLSCOPE_FUSE=1 COLLSCOPE_FUSE_GUARD=0)" = "$want" ] || fail "fuse_prog results differ fused ($want unfused)"
 ! grep 'collscope: apply mode' "$T/fused.err" || fail "apply mode fell back on the GPU (warnings above)"
 nfz=$(q "$T/fused/trace.db" "SELECT count(*) FROM spans WHERE flags & 4")
 nmb=$(q "$T/fused/trace.db" "SELECT count(*) FROM spans WHERE flags & 256")
@@ -107,6 +108,18 @@ bad=$(q "$T/fused/trace.db" "SELECT count(*) FROM spans f WHERE f.flags & 4 AND 
 [ "$bad" = 0 ] || fail "$bad fused calls whose bytes are not their members' total"
 ngt=$(q "$T/fused/trace.db" "SELECT count(*) FROM spans WHERE flags & 4 AND gpu_end_ns >= gpu_begin_ns AND gpu_begin_ns > 0")
 echo "ok: fusion: $want fused and unfused; $nfz fused calls carrying $nmb calls, $ngt with GPU times"
+timeout 120 mpirun.openmpi -np "$np" "$B/tests/nccl/fuse_prog" --steps 40 > "$T/gbare.out" 2>&1 ||
+  { tail "$T/gbare.out"; fail "untraced fuse_prog (40 steps) failed"; }
+gwant=$(grep '^checksum:' "$T/gbare.out")
+[ "$(FZ_STEPS=40 fz guarded COLLSCOPE_FUSE=1)" = "$gwant" ] || fail "fuse_prog results differ fused with the guard ($gwant unfused)"
+! grep 'collscope: apply mode' "$T/guarded.err" || fail "apply mode's guard fell back on the GPU (warnings above)"
+gw=$(q "$T/guarded/trace.db" "SELECT count(*) FROM fuse_guard WHERE what = 'window' AND family = 'nccl' AND rank = 0")
+[ "$gw" -ge 10 ] || fail "the NCCL guard measured $gw windows on rank 0, want 10 or more"
+gdiff=$(q "$T/guarded/trace.db" "SELECT count(*) FROM (SELECT comm, window FROM fuse_guard WHERE what = 'window'
+  GROUP BY comm, window, setting, calls HAVING count(*) != $np OR max(time_ns) > 1.01 * min(time_ns))")
+[ "$gdiff" = 0 ] || fail "$gdiff guard windows whose figures differ between the ranks"
+echo "ok: guard: $gwant with the guard on, $gw windows measured alike on every rank, decisions: $(q "$T/guarded/trace.db" \
+  "SELECT group_concat(window || ':' || setting || ' ' || why, '; ') FROM fuse_guard WHERE what = 'decision' AND rank = 0")"
 echo "== PyTorch DDP (world size 1, NCCL)"
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
   cat > "$T/ddp.py" <<'PY'

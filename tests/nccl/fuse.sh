@@ -17,6 +17,8 @@ need_mpi openmpi
 export LD_LIBRARY_PATH="$SI${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OMPI_MCA_mca_base_env_list=LD_LIBRARY_PATH
 unset COLLSCOPE_FUSE COLLSCOPE_FUSE_BUFFER COLLSCOPE_FUSE_THRESHOLD COLLSCOPE_TEST_FUSE_NOMEM
+# the fusion itself, every eligible batch fused (the guard: fuse_guard.sh)
+export COLLSCOPE_FUSE_GUARD=0
 MPIRUN=$(mpirun_for openmpi)
 steps=3
 # Per rank and step, in fuse_prog: 24 float32 + 8 int32 small calls on

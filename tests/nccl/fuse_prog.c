@@ -11,10 +11,14 @@
  *   inplace  three in-place float32 sums (mixed with the out-of-place
  *            ones) and three in-place float32 max calls (in-place only)
  *   dtype    three 8-bit float (e4m3) max calls
+ * and --mode guard leaves out the call over the threshold (its cost would
+ * hide the others' in tests/nccl/fuse_guard.sh).
  * Values are multiples of 1/4 small enough that every sum is exact in any
  * order, so results are bit-identical whatever the reduction order.
- * Prints "checksum: HEX" (FNV-1a of every result byte) on rank 0 and
- * "calls: rank R ncclAllReduce=N grouped=M" on every rank. Exit 0, or 1
+ * Prints "checksum: HEX" (FNV-1a of every result byte) and "comm_us_med: N"
+ * (the median over the steps of rank 0's own time from ncclGroupStart to
+ * the end of the step's stream synchronizations, microseconds) on rank 0,
+ * and "calls: rank R ncclAllReduce=N grouped=M" on every rank. Exit 0, or 1
  * with a message on any failing call. */
 #include <cuda_runtime_api.h>
 #include <mpi.h>
@@ -24,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define NF 24
 #define NI 8
@@ -58,6 +63,19 @@ static void allreduce(const void *s, void *r, size_t n, ncclDataType_t t, ncclRe
     ngrouped += grouped;
 }
 
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *b = p;
@@ -76,11 +94,12 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--mode") && i + 1 < argc)
             mode = argv[++i];
         else {
-            fprintf(stderr, "usage: fuse_prog [--steps N] [--mode none|overlap|inplace|dtype]\n");
+            fprintf(stderr, "usage: fuse_prog [--steps N] [--mode none|overlap|inplace|dtype|guard]\n");
             return 2;
         }
     }
-    int overlap = !strcmp(mode, "overlap"), inplace = !strcmp(mode, "inplace"), dtype = !strcmp(mode, "dtype");
+    int overlap = !strcmp(mode, "overlap"), inplace = !strcmp(mode, "inplace"), dtype = !strcmp(mode, "dtype"),
+        guard = !strcmp(mode, "guard");
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -117,6 +136,9 @@ int main(int argc, char **argv)
     CHECK_CUDA(cudaMalloc(&ds, bytes));
     CHECK_CUDA(cudaMalloc(&dr, bytes));
     uint64_t sum = 0xcbf29ce484222325ull;
+    double *comm_us = malloc((size_t)(steps > 0 ? steps : 1) * sizeof *comm_us);
+    if (!comm_us)
+        return 1;
     for (int step = 0; step < steps; step++) {
         for (size_t e = 0; e < total; e++) {
             float v = (float)((rank + 1) * 0.25 + (double)((e + (size_t)step) % 50) * 0.5), m = -1.0f;
@@ -134,6 +156,7 @@ int main(int argc, char **argv)
         CHECK_CUDA(cudaMemcpy(ds, hs, bytes, cudaMemcpyHostToDevice));
         CHECK_CUDA(cudaMemcpy(dr, hr, bytes, cudaMemcpyHostToDevice));
         float *S = ds, *R = dr;
+        double t0 = now_us();
         CHECK_NCCL(ncclGroupStart());
         for (int i = 0; i < NCALL; i++) {
             int isint = i % 4 == 3; /* NI = 8 of them */
@@ -141,7 +164,8 @@ int main(int argc, char **argv)
         }
         allreduce(S + off[NCALL], R + off[NCALL], cnt[NCALL], ncclFloat32, ncclSum, ca, s2, 1);
         allreduce(S + off[NCALL + 1], R + off[NCALL + 1], cnt[NCALL + 1], ncclFloat32, ncclSum, cb, s1, 1);
-        allreduce(S + off[NCALL + 2], R + off[NCALL + 2], cnt[NCALL + 2], ncclFloat32, ncclSum, ca, s1, 1);
+        if (!guard)
+            allreduce(S + off[NCALL + 2], R + off[NCALL + 2], cnt[NCALL + 2], ncclFloat32, ncclSum, ca, s1, 1);
         if (overlap) /* receives into call 0's send buffer */
             allreduce(S + xoff, S + off[0], cnt[0], ncclFloat32, ncclSum, ca, s1, 1);
         for (int k = 0; k < NX && inplace; k++)
@@ -156,6 +180,7 @@ int main(int argc, char **argv)
         allreduce(S + off[NCALL + 3], R + off[NCALL + 3], cnt[NCALL + 3], ncclFloat32, ncclSum, ca, s1, 0);
         CHECK_CUDA(cudaStreamSynchronize(s1));
         CHECK_CUDA(cudaStreamSynchronize(s2));
+        comm_us[step] = now_us() - t0;
         CHECK_CUDA(cudaMemcpy(hr, dr, bytes, cudaMemcpyDeviceToHost));
         sum = fnv(sum, hr, bytes);
         if (overlap) { /* call 0's send buffer now holds the extra call's result */
@@ -167,8 +192,13 @@ int main(int argc, char **argv)
     if (!all)
         return 1;
     MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-    if (rank == 0)
+    qsort(comm_us, (size_t)steps, sizeof *comm_us, cmp_double);
+    if (rank == 0) {
         printf("checksum: %016llx\n", (unsigned long long)fnv(0xcbf29ce484222325ull, all, (size_t)size * sizeof *all));
+        if (steps > 0)
+            printf("comm_us_med: %.0f\n", comm_us[steps / 2]);
+    }
+    free(comm_us);
     free(all);
     fflush(stdout);
     MPI_Barrier(MPI_COMM_WORLD);

@@ -37,7 +37,14 @@
  * synchronization with the stream waits forever (see cudart.c). Inside a
  * group the stall takes effect at ncclGroupEnd, where the group's work
  * starts: none of the group's collectives completes (the stand-in ran
- * those before the stalled one, but sends no profiler events for them). */
+ * those before the stalled one, but sends no profiler events for them).
+ *
+ * A cost per allreduce (test-only, for apply mode's guard):
+ * CS_STANDIN_ALLREDUCE_COST=US[:BYTES:US2] makes every ncclAllReduce take
+ * US microseconds more, and one of more than BYTES bytes US2 more again
+ * (a fixed cost per call makes fusing win; a cost over a size, fused
+ * calls only, makes it lose). The time is spent where the work runs, at
+ * enqueue (inside ncclGroupEnd for the engine's calls). */
 #include <nccl.h>
 #include <mpi.h>
 
@@ -711,11 +718,36 @@ static ncclResult_t si_scatter(const void *s, void *r, size_t count, ncclDataTyp
 }
 
 /* The exported collectives: the work, inside the profiler's events. */
+/* ---- the cost per allreduce ---- */
+static struct {
+    long us, over, us2;
+} si_cost;
+
+__attribute__((constructor)) static void si_cost_init(void)
+{
+    const char *v = getenv("CS_STANDIN_ALLREDUCE_COST");
+    if (v && *v && sscanf(v, "%ld:%ld:%ld", &si_cost.us, &si_cost.over, &si_cost.us2) < 1)
+        fprintf(stderr, "nccl stand-in: CS_STANDIN_ALLREDUCE_COST=%s is not US[:BYTES:US2]; no cost\n", v);
+}
+
+static void si_cost_pay(size_t count, ncclDataType_t t)
+{
+    size_t sz = 0;
+    si_dt(t, &sz);
+    long us = si_cost.us + (si_cost.us2 > 0 && count * sz > (size_t)si_cost.over ? si_cost.us2 : 0);
+    if (us <= 0)
+        return;
+    struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
 SI_EXPORT ncclResult_t ncclAllReduce(const void *s, void *r, size_t count, ncclDataType_t t, ncclRedOp_t op,
                                      ncclComm_t comm, cudaStream_t st)
 {
     if (si_stall_hit(comm, st, 1))
         return comm ? ncclSuccess : ncclInvalidArgument;
+    si_cost_pay(count, t);
     si_pev pe;
     int on = comm && si_prof_begin(&pe, comm, SI_F_ALLREDUCE, count, t, -1);
     ncclResult_t rc = si_allreduce(s, r, count, t, op, comm, st);
