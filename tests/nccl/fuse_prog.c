@@ -18,7 +18,8 @@
  * Prints "checksum: HEX" (FNV-1a of every result byte) and "comm_us_med: N"
  * (the median over the steps of rank 0's own time from ncclGroupStart to
  * the end of the step's stream synchronizations, microseconds) on rank 0,
- * and "calls: rank R ncclAllReduce=N grouped=M" on every rank. Exit 0, or 1
+ * and "calls: rank R ncclAllReduce=N grouped=M" on every rank; and on rank 0,
+ * "step: N US" for each step (that step's time as above). Exit 0, or 1
  * with a message on any failing call. */
 #include <cuda_runtime_api.h>
 #include <mpi.h>
@@ -181,6 +182,8 @@ int main(int argc, char **argv)
         CHECK_CUDA(cudaStreamSynchronize(s1));
         CHECK_CUDA(cudaStreamSynchronize(s2));
         comm_us[step] = now_us() - t0;
+        if (rank == 0)
+            printf("step: %d %.0f\n", step, comm_us[step]);
         CHECK_CUDA(cudaMemcpy(hr, dr, bytes, cudaMemcpyDeviceToHost));
         sum = fnv(sum, hr, bytes);
         if (overlap) { /* call 0's send buffer now holds the extra call's result */
