@@ -250,6 +250,8 @@ static void cs_run_wait(const char *dir, int traced, int *status)
                 continue;
             cs_store_alarm_row *w = &cs_run_alarms[cs_run_nalarms++];
             snprintf(w->kind, sizeof w->kind, "%s", a[i].kind == CS_LIVE_HANG ? "hang" : "slow");
+            snprintf(w->subject, sizeof w->subject, "%s", a[i].comm ? "comm" : a[i].rank >= 0 ? "rank" : "job");
+            snprintf(w->comm, sizeof w->comm, "%s", a[i].comm ? a[i].comm_label : "");
             w->rank = a[i].rank;
             w->step = a[i].step;
             w->raised = a[i].raised;
