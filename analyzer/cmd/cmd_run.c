@@ -14,7 +14,8 @@
 const char cs_help_run[] = "usage: collscope run [-o DIR] [--mpi openmpi|mpich|none] [--no-callsites]\n"
                            "                     [--no-nccl-profiler] [--no-ingest] [--merge | --no-merge]\n"
                            "                     [--force] [--wait] [--hang-timeout S [--hang-action report|abort]]\n"
-                           "                     [--metrics-file PATH] [--metrics-port [ADDR:]PORT] -- LAUNCH...\n"
+                           "                     [--metrics-file PATH] [--metrics-port [ADDR:]PORT] [--top]\n"
+                           "                     -- LAUNCH...\n"
                            "\n"
                            "Run LAUNCH (an mpirun/mpiexec line, or a single program) with the collscope\n"
                            "preload library, then merge what every process recorded into DIR/trace.db.\n"
@@ -55,6 +56,13 @@ const char cs_help_run[] = "usage: collscope run [-o DIR] [--mpi openmpi|mpich|n
                            "                     into place); the alarms raised are told at the end\n"
                            "  --metrics-port P   serve them at http://127.0.0.1:P/metrics (ADDR:P for\n"
                            "                     another address; 0: any free port, told on stderr)\n"
+                           "  --top              show collscope top's view of the job in this terminal\n"
+                           "                     while it runs; the job's stdout and stderr go to\n"
+                           "                     DIR/job.out and DIR/job.err (replaced when they are\n"
+                           "                     ours, never through a link), its stdin is /dev/null;\n"
+                           "                     q leaves the view, the job runs on to its end; the\n"
+                           "                     alarms are told and kept as with --metrics-*. Without\n"
+                           "                     a terminal, said, and run as without it\n"
                            "\n"
                            "Environment read by the preload: COLLSCOPE_CALLSITES=0|1, COLLSCOPE_PAPI=EV,...,\n"
                            "COLLSCOPE_LOG_MAX_MB (default 16384), COLLSCOPE_CLOCK=tsc|monotonic,\n"
@@ -77,10 +85,11 @@ int cs_cmd_run(int argc, char **argv)
                                           { "wait", no_argument, NULL, 'W' },
                                           { "metrics-file", required_argument, NULL, 'x' },
                                           { "metrics-port", required_argument, NULL, 'X' },
+                                          { "top", no_argument, NULL, 'V' },
                                           { NULL, 0, NULL, 0 } };
     const char *out = "collscope.out", *mpi = NULL, *hang_timeout = NULL, *hang_action = NULL;
     const char *metrics_file = NULL, *metrics_port = NULL;
-    int callsites = 1, ingest = 1, ncclprof = 1, force = 0, merge = CS_MERGE_AUTO, wait = 0, c;
+    int callsites = 1, ingest = 1, ncclprof = 1, force = 0, merge = CS_MERGE_AUTO, wait = 0, top = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+o:", opts, NULL)) != -1) {
         switch (c) {
@@ -97,6 +106,7 @@ int cs_cmd_run(int argc, char **argv)
         case 'W': wait = 1; break;
         case 'x': metrics_file = optarg; break;
         case 'X': metrics_port = optarg; break;
+        case 'V': top = 1; break;
         default: fputs(cs_help_run, stderr); return 2;
         }
     }
@@ -135,7 +145,7 @@ int cs_cmd_run(int argc, char **argv)
         cs_error("run: unknown MPI '%s' (openmpi, mpich or none)", mpi);
         return 2;
     }
-    if (metrics_file || metrics_port) {
+    if (metrics_file || metrics_port || top) {
         char err[1200];
         cs_live_opts lo;
         cs_live_opts_default(&lo);
@@ -144,7 +154,7 @@ int cs_cmd_run(int argc, char **argv)
             cs_error("run: %s", err);
             return 2;
         }
-        cs_run_live(pub, &lo);
+        cs_run_live(pub, &lo, top);
     }
 
     return cs_run_job(launch, out, mpi, callsites, ingest, ncclprof, force, merge, wait);
