@@ -636,7 +636,7 @@ void cs_report_text_write(FILE *f, const cs_report_trace *t, const cs_report_dat
     }
     /* what the operators saw while it ran */
     if (d->nlive) {
-        fprintf(f, "\nAlarms raised while the job ran (collscope run --metrics-*; docs/live.md)\n");
+        fprintf(f, "\nAlarms raised while the job ran (collscope run --top/--metrics-*; docs/live.md)\n");
         for (int i = 0; i < d->nlive; i++) {
             const cs_store_alarm_row *a = &d->live[i];
             char until[64] = "until the end";
