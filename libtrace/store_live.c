@@ -9,10 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char cs_live_create[] =
-    "CREATE TABLE IF NOT EXISTS live_alarms(kind TEXT NOT NULL, rank INTEGER,\n"
-    "  step INTEGER, raised INTEGER, until_step INTEGER, factor REAL, text TEXT,\n"
-    "  subject TEXT, comm TEXT);";
+static const char cs_live_create[] = "CREATE TABLE IF NOT EXISTS live_alarms(kind TEXT NOT NULL, rank INTEGER,\n"
+                                     "  step INTEGER, raised INTEGER, until_step INTEGER, factor REAL, text TEXT,\n"
+                                     "  subject TEXT, comm TEXT);";
 
 /* Has live_alarms the columns subject and comm (a table of before the
  * communicators' alarms has not)? 1, 0, or -1 when it cannot be read. */
@@ -94,12 +93,13 @@ int cs_store_live_alarms(cs_store *st, int (*each)(const cs_store_alarm_row *, v
     if (has < 0)
         return -1;
     /* a table of an older collscope: a rank's alarm or the job's */
-    int rc = CS_SQL_READ_ROWS(st->db,
-                              has ? "SELECT kind, IFNULL(rank, -1), step, raised, until_step, factor, text, "
-                                    "IFNULL(subject, CASE WHEN rank IS NULL THEN 'job' ELSE 'rank' END), IFNULL(comm, '') "
-                                    "FROM live_alarms ORDER BY rowid"
-                                  : "SELECT kind, IFNULL(rank, -1), step, raised, until_step, factor, text, "
-                                    "CASE WHEN rank IS NULL THEN 'job' ELSE 'rank' END, '' FROM live_alarms ORDER BY rowid",
-                              cs_alarm_cols, cs_store_alarm_row, each, arg);
+    int rc =
+        CS_SQL_READ_ROWS(st->db,
+                         has ? "SELECT kind, IFNULL(rank, -1), step, raised, until_step, factor, text, "
+                               "IFNULL(subject, CASE WHEN rank IS NULL THEN 'job' ELSE 'rank' END), IFNULL(comm, '') "
+                               "FROM live_alarms ORDER BY rowid"
+                             : "SELECT kind, IFNULL(rank, -1), step, raised, until_step, factor, text, "
+                               "CASE WHEN rank IS NULL THEN 'job' ELSE 'rank' END, '' FROM live_alarms ORDER BY rowid",
+                         cs_alarm_cols, cs_store_alarm_row, each, arg);
     return rc < 0 ? -1 : 0;
 }

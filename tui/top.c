@@ -59,8 +59,8 @@ static void top_draw(cs_live *l, int sort, double interval_s, const cs_tui_top_h
     }
     free(buf);
     char st[160];
-    snprintf(st, sizeof st, "q %s  s sort: %s  every %.1f s", title ? "leave the view" : "quit", cs_live_sort_name[sort],
-             interval_s);
+    snprintf(st, sizeof st, "q %s  s sort: %s  every %.1f s", title ? "leave the view" : "quit",
+             cs_live_sort_name[sort], interval_s);
     tui_draw_line(stdscr, rows - 1, cols, A_REVERSE, st);
     refresh();
 }

@@ -240,8 +240,8 @@ static int cs_run_out_open(const char *dir, int fd[2], char *why, size_t whylen)
         if (fstatat(dfd, names[i], &sb, AT_SYMLINK_NOFOLLOW) == 0) {
             if (!S_ISREG(sb.st_mode) || sb.st_uid != geteuid() || sb.st_nlink != 1) {
                 snprintf(why, whylen, "%s/%s exists and is not a job output of ours (%s): left alone", dir, names[i],
-                         S_ISLNK(sb.st_mode)  ? "a symbolic link"
-                         : !S_ISREG(sb.st_mode) ? "not a regular file"
+                         S_ISLNK(sb.st_mode)      ? "a symbolic link"
+                         : !S_ISREG(sb.st_mode)   ? "not a regular file"
                          : sb.st_uid != geteuid() ? "another user's file"
                                                   : "a file with other names");
                 goto bad;
@@ -275,7 +275,7 @@ typedef struct cs_run_view {
     cs_live *l;
     const char *dir;
     int *status;
-    int reaped; /* the job ended (its status in *status) */
+    int reaped;     /* the job ended (its status in *status) */
     char err[1200]; /* the metrics' first failure, said after the view */
     char title[PATH_MAX + 256];
 } cs_run_view;
@@ -304,8 +304,9 @@ static const char *cs_run_view_title(void *arg)
     if (!v->reaped)
         snprintf(v->title, sizeof v->title, "job running; its output: %s/" CS_RUN_JOB_OUT ", " CS_RUN_JOB_ERR, v->dir);
     else
-        snprintf(v->title, sizeof v->title, "job ended (exit status %d); q builds the trace; its output: %s/" CS_RUN_JOB_OUT
-                 ", " CS_RUN_JOB_ERR, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0), v->dir);
+        snprintf(v->title, sizeof v->title,
+                 "job ended (exit status %d); q builds the trace; its output: %s/" CS_RUN_JOB_OUT ", " CS_RUN_JOB_ERR,
+                 WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0), v->dir);
     return v->title;
 }
 

@@ -30,13 +30,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LV_RING 256           /* steps kept per rank */
-#define LV_PROXY_BLOCK 12     /* proxy steps a unit of the CUSUM (divisible by 1, 2, 3, 4, 6) */
-#define LV_BATCH 256          /* records read from each log in turn, so the ranks' steps keep in line */
-#define LV_WARMUP 2           /* first steps left out of the baseline */
-#define LV_MIN_SHIFT 0.25     /* the smallest shift that matters: 25 % more own time */
-#define LV_SIGMA_FLOOR 0.05   /* the deviation is at least this share of the median */
-#define LV_STRAGGLER_MADS 5.0 /* as the analysis's recurring-straggler rule */
+#define LV_RING 256             /* steps kept per rank */
+#define LV_PROXY_BLOCK 12       /* proxy steps a unit of the CUSUM (divisible by 1, 2, 3, 4, 6) */
+#define LV_BATCH 256            /* records read from each log in turn, so the ranks' steps keep in line */
+#define LV_WARMUP 2             /* first steps left out of the baseline */
+#define LV_MIN_SHIFT 0.25       /* the smallest shift that matters: 25 % more own time */
+#define LV_SIGMA_FLOOR 0.05     /* the deviation is at least this share of the median */
+#define LV_STRAGGLER_MADS 5.0   /* as the analysis's recurring-straggler rule */
 #define LV_COMM_WATCH 16        /* communicators watched per rank (the first it calls on) */
 #define LV_COMM_STEP_SHARE 0.05 /* a communicator's deviation is at least this share of the step */
 #define LV_CALLS 256            /* a rank's collective calls kept until its communicator's members made them too */
@@ -54,13 +54,13 @@ typedef struct lv_count {
  * rank's own time, a communicator's time in calls. */
 typedef struct lv_cusum {
     int64_t ring_val[LV_RING], ring_step[LV_RING], ring_d[LV_RING]; /* by unit */
-    int64_t *aBase;                                                  /* the baseline units: (d, value, time) */
+    int64_t *aBase;                                                 /* the baseline units: (d, value, time) */
     size_t nBase, capBase;
     double mu, mu_d, sigma, mu_step; /* the baseline: median value and d, d's deviation, median unit time */
     int ready;
-    double S;     /* the sum */
-    int64_t cand; /* the unit after its last zero */
-    int alarm;    /* index + 1 of its alarm */
+    double S;      /* the sum */
+    int64_t cand;  /* the unit after its last zero */
+    int alarm;     /* index + 1 of its alarm */
     int64_t nunit; /* units taken, */
     int unit;      /* of this many steps each */
 } lv_cusum;
@@ -75,10 +75,10 @@ typedef struct lv_call {
  * their number (collectives on a communicator are made in the same order
  * by every member: call k of each member is the same collective). */
 typedef struct lv_rcomm {
-    uint64_t id;             /* the communicator's job-wide id */
-    size_t ci;               /* its index in the job's aComm */
-    uint64_t ncall;          /* collective calls so far */
-    lv_call ring[LV_CALLS];  /* call k at k % LV_CALLS */
+    uint64_t id;            /* the communicator's job-wide id */
+    size_t ci;              /* its index in the job's aComm */
+    uint64_t ncall;         /* collective calls so far */
+    lv_call ring[LV_CALLS]; /* call k at k % LV_CALLS */
 } lv_rcomm;
 
 typedef struct lv_rank lv_rank;
@@ -100,12 +100,12 @@ struct lv_rank {
     int markers;       /* 1 once a step marker was seen */
     uint64_t key_comm; /* the step proxy: its communicator and op */
     int key_op;
-    int64_t nstep;                                                    /* steps completed */
-    int64_t step_t0;                                                  /* the current step's start, 0 = none yet */
-    int64_t step_comm;                                                /* its time inside calls so far */
-    int64_t ring_step[LV_RING], ring_own[LV_RING];                    /* by step */
-    lv_cusum cs;                                                      /* on its excess own time, by unit (lv_detect) */
-    lv_rcomm *aRc;                                                    /* its time in each communicator's calls */
+    int64_t nstep;                                 /* steps completed */
+    int64_t step_t0;                               /* the current step's start, 0 = none yet */
+    int64_t step_comm;                             /* its time inside calls so far */
+    int64_t ring_step[LV_RING], ring_own[LV_RING]; /* by step */
+    lv_cusum cs;                                   /* on its excess own time, by unit (lv_detect) */
+    lv_rcomm *aRc;                                 /* its time in each communicator's calls */
     size_t nRc, capRc;
     /* the call it is in */
     int fly_op, fly_tid;
@@ -1245,8 +1245,8 @@ void cs_live_frame(const cs_live *l, FILE *f, int cols, int rows, int sort)
         LV_LINE("%5d %7lld %8.2f %6s %4.0f%% %-22.22s %6.1f%s", r->rank, (long long)r->nstep, cur / 1e6, trend,
                 lv_comm_share(l, r) * 100, call, r->score,
                 r->cs.alarm && l->aAlarm[r->cs.alarm - 1].active ? " SLOW"
-                : r->score >= LV_STRAGGLER_MADS            ? " late"
-                                                           : "");
+                : r->score >= LV_STRAGGLER_MADS                  ? " late"
+                                                                 : "");
     }
     free(v);
 #undef LV_LINE
@@ -1375,8 +1375,7 @@ void cs_live_metrics(const cs_live *l, FILE *f)
     for (size_t i = 0; i < nv; i++) {
         const lv_rank *r = v[i];
         if (r->cs.alarm)
-            fprintf(f, "collscope_alarm_step{rank=\"%d\"} %lld\n", r->rank,
-                    (long long)l->aAlarm[r->cs.alarm - 1].step);
+            fprintf(f, "collscope_alarm_step{rank=\"%d\"} %lld\n", r->rank, (long long)l->aAlarm[r->cs.alarm - 1].step);
     }
     lv_help(f, "collscope_alarm_factor", "gauge", "The rank's own time per step after its shift over before.");
     for (size_t i = 0; i < nv; i++) {
@@ -1386,13 +1385,13 @@ void cs_live_metrics(const cs_live *l, FILE *f)
     }
     /* the communicators watched (lv_cusum_comm): their time in calls per
      * step, the least member's, and their alarms */
-    lv_help(f, "collscope_comm_call_seconds", "gauge",
-            "A communicator's collective calls' time per step once all its members were in them, over its latest unit of steps.");
+    lv_help(
+        f, "collscope_comm_call_seconds", "gauge",
+        "A communicator's collective calls' time per step once all its members were in them, over its latest unit of steps.");
     for (size_t i = 0; i < l->nComm; i++) {
         const lv_cusum *c = &l->aComm[i].cs;
         if (c->nunit)
-            fprintf(f, "collscope_comm_call_seconds{comm=\"%s\"} %.9f\n",
-                    lv_comm_label1(l, i, cb, sizeof cb),
+            fprintf(f, "collscope_comm_call_seconds{comm=\"%s\"} %.9f\n", lv_comm_label1(l, i, cb, sizeof cb),
                     (double)c->ring_val[(c->nunit - 1) % LV_RING] / c->unit / 1e9);
     }
     lv_help(f, "collscope_comm_alarm", "gauge", "1 while a change-point alarm on the communicator is active.");
@@ -1406,16 +1405,16 @@ void cs_live_metrics(const cs_live *l, FILE *f)
     for (size_t i = 0; i < l->nComm; i++) {
         const lv_cusum *c = &l->aComm[i].cs;
         if (c->alarm)
-            fprintf(f, "collscope_comm_alarm_step{comm=\"%s\"} %lld\n",
-                    lv_comm_label1(l, i, cb, sizeof cb), (long long)l->aAlarm[c->alarm - 1].step);
+            fprintf(f, "collscope_comm_alarm_step{comm=\"%s\"} %lld\n", lv_comm_label1(l, i, cb, sizeof cb),
+                    (long long)l->aAlarm[c->alarm - 1].step);
     }
     lv_help(f, "collscope_comm_alarm_factor", "gauge",
             "The communicator's time in calls per step after its shift over before.");
     for (size_t i = 0; i < l->nComm; i++) {
         const lv_cusum *c = &l->aComm[i].cs;
         if (c->alarm)
-            fprintf(f, "collscope_comm_alarm_factor{comm=\"%s\"} %.3f\n",
-                    lv_comm_label1(l, i, cb, sizeof cb), l->aAlarm[c->alarm - 1].factor);
+            fprintf(f, "collscope_comm_alarm_factor{comm=\"%s\"} %.3f\n", lv_comm_label1(l, i, cb, sizeof cb),
+                    l->aAlarm[c->alarm - 1].factor);
     }
     free(v);
 }

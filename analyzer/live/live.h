@@ -35,9 +35,9 @@ typedef struct cs_live_alarm {
     int64_t raised;      /* the step at which it was raised */
     double factor;       /* the rank's own time per step, or the communicator's
                           * time in calls per step, after / before */
-    int active;      /* still so at the latest poll */
-    int64_t until;   /* the step where it ended, -1 while active */
-    char text[1024]; /* one line, as the view shows it */
+    int active;          /* still so at the latest poll */
+    int64_t until;       /* the step where it ended, -1 while active */
+    char text[1024];     /* one line, as the view shows it */
 } cs_live_alarm;
 
 /* Follow the job whose output folder is dir (its logs in dir/logs, which
