@@ -2,12 +2,19 @@
 # Per-communicator alarms (docs/live.md) on 4-rank Open MPI jobs of
 # tests/progs/live_steps --split: the ranks also sum over their half
 # (communicators "half0" = ranks 0-1, "half1" = ranks 2-3). From step 150
-# the reduction operation of half1's calls sleeps 8 ms in each call, on
+# the reduction operation of half1's calls sleeps 2 ms in each call, on
 # its members: half1's calls turn slow; no rank's own work does (ranks 2
 # and 3 spend the time inside half1's calls, ranks 0 and 1 wait for them
-# inside the world's). Expected, and asserted: one alarm, on half1, whose
-# step is within 10 of 150, raised (h = 20 steps of a shift) within 30
-# steps of it, while the job runs (top --once); no rank alarm, none on
+# inside the world's). Ranks 0 and 1 compute 1 ms more a step (--slack-us):
+# 2 and 3 wait 1 ms for them in the world's calls before the change, 0 and
+# 1 wait 1 ms for 2 and 3 after it. The waits are kept short because on
+# this machine (more ranks than cores, shared) ranks that spin-wait for
+# several ms lose the CPU and the world's calls then really take longer
+# once all are in (docs/live.md, "Per communicator": an alarm of the
+# world in 1 run of 5 with a 2 ms wait after the change, 3 of 3 with 8 ms).
+# Expected, and asserted: one alarm, on half1, whose
+# step is within 10 of 150, raised (h = 20 steps of a shift) at step 155
+# to 180, while the job runs (top --once); no rank alarm, none on
 # half0 or on the world (whose calls only wait longer for late members);
 # the alarm in the metrics (label comm), in live_alarms (subject comm)
 # and in the reports' sentence. A clean job of the same shape: no alarm.
@@ -19,7 +26,7 @@ PROG="$B/tests/progs/live_steps_ompi"
 
 D="$T/slow"
 ( "$COLLSCOPE" run -o "$D" --metrics-file "$T/slow.prom" -- timeout -s KILL 90 "$MPIRUN" -np 4 "$PROG" --steps 450 \
-    --split --slow-comm 1 --slow-from 150 --slow-us 8000 >"$T/slow.out" 2>&1; echo $? >"$T/slow.rc" ) &
+    --split --slack-us 1000 --slow-comm 1 --slow-from 150 --slow-us 2000 >"$T/slow.out" 2>&1; echo $? >"$T/slow.rc" ) &
 run=$!
 at_exit "kill $run 2>/dev/null"
 seen=
@@ -62,15 +69,16 @@ grep -q '^collscope_alarm{rank="[0-3]"} 1$' "$M" && fail "the metrics set a rank
 mstep=$(sed -n 's/^collscope_comm_alarm_step{comm="half1"} //p' "$M")
 expect_eq "collscope_comm_alarm_step of half1" "$mstep" "$step"
 cs=$(sed -n 's/^collscope_comm_call_seconds{comm="half1"} //p' "$M")
-/usr/bin/python3 -c "import sys; sys.exit(0 if 0.006 < float('$cs') < 0.5 else 1)" ||
-  fail "half1's calls per step at the end: $cs s, not about 8 ms"
+/usr/bin/python3 -c "import sys; sys.exit(0 if 0.0015 < float('$cs') < 0.5 else 1)" ||
+  fail "half1's calls per step at the end: $cs s, not about 2 ms"
 echo "ok: the metrics set half1's alarm (from step $mstep), its calls $cs s a step, and no other"
 
 expect_eq "alarms in live_alarms" "$(q "$D/trace.db" "SELECT COUNT(*) FROM live_alarms")" 1
 expect_eq "live_alarms' row" "$(q "$D/trace.db" "SELECT kind, subject, comm, IFNULL(rank, 'null'), until_step, step FROM live_alarms")" \
   "slow|comm|half1|null|-1|$step"
 raised=$(q "$D/trace.db" "SELECT raised FROM live_alarms")
-[ "$raised" -ge 170 ] && [ "$raised" -le 180 ] || fail "live_alarms keeps raised $raised (h = 20 steps after 150: 170 to 180)"
+# h = 20: about 20 steps of the shift (fewer when noise had begun the sum)
+[ "$raised" -ge 155 ] && [ "$raised" -le 180 ] || fail "live_alarms keeps raised $raised (expected 155 to 180)"
 "$COLLSCOPE" report "$D" >"$T/report" 2>"$T/report.err" || fail "report failed: $(cat "$T/report.err")"
 grep -Eq "^  communicator half1 turned slow at step $step, [0-9.]+x, until the end\$" "$T/report" || {
   sed -n '/^Alarms/,/^$/p' "$T/report" >&2; fail "the report does not say half1's alarm"; }
@@ -90,7 +98,7 @@ PY
 
 # ---- a clean job of the same shape: no alarm ----
 D="$T/clean"
-"$COLLSCOPE" run -o "$D" --metrics-file "$T/clean.prom" -- timeout -s KILL 60 "$MPIRUN" -np 4 "$PROG" --steps 300 --split \
+"$COLLSCOPE" run -o "$D" --metrics-file "$T/clean.prom" -- timeout -s KILL 60 "$MPIRUN" -np 4 "$PROG" --steps 300 --split --slack-us 1000 \
   >"$T/clean.out" 2>&1 || fail "the clean job failed: $(tail -n 3 "$T/clean.out")"
 grep 'live alarm' "$T/clean.out" && fail "collscope run told an alarm of the clean job"
 expect_eq "communicators watched in the clean job's metrics" \

@@ -11,13 +11,15 @@
  * gradient over its half too, with a reduction operation of its own;
  * --slow-comm C: from step --slow-from on, that operation sleeps --slow-us
  * once per call in half C (on every member that runs it): the calls of
- * one communicator turn slow, no rank's own work does.
+ * one communicator turn slow, no rank's own work does. --slack-us U:
+ * the ranks of half 0 compute U more per step (half 1 waits for them in
+ * the world's calls, until its own calls take that time).
  * --exit N: rank 0 exits with status N (after MPI_Finalize), having
  * printed "LIVE_STEPS_ERR exit=N" on stderr.
  *
  *   live_steps [--steps N] [--work-us U] [--buckets B] [--slow-rank R]
  *              [--slow-from S] [--slow-us U] [--no-markers] [--hang-at S]
- *              [--split [--slow-comm C]] [--exit N]
+ *              [--split [--slow-comm C] [--slack-us U]] [--exit N]
  *
  * Rank 0 prints "LIVE_STEPS steps=N slow_rank=R slow_from=S" at the end.
  */
@@ -49,7 +51,7 @@ static void op_sum(void *in, void *inout, int *len, MPI_Datatype *type)
 int main(int argc, char **argv)
 {
     long steps = 300, work = 4000, slow_rank = -1, slow_from = -1, slow_us = 0, buckets = 2, hang_at = -1;
-    long slow_comm = -1, exit_code = 0;
+    long slow_comm = -1, exit_code = 0, slack = 0;
     int markers = 1, split = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -80,6 +82,8 @@ int main(int argc, char **argv)
             dst = &slow_comm;
         else if (strcmp(a, "--exit") == 0)
             dst = &exit_code;
+        else if (strcmp(a, "--slack-us") == 0)
+            dst = &slack;
         if (!dst || i + 1 >= argc) {
             fprintf(stderr, "live_steps: bad argument '%s'\n", a);
             return 2;
@@ -107,6 +111,8 @@ int main(int argc, char **argv)
         if (markers)
             MPI_Pcontrol(1);
         nap(work);
+        if (split && color == 0)
+            nap(slack);
         if (rank == slow_rank && slow_from >= 0 && s >= slow_from)
             nap(slow_us);
         if (s == hang_at) {
