@@ -583,6 +583,39 @@ static void lv_match(cs_live *l)
     }
 }
 
+/* Is a cause of communicator ci's shift already being watched: a member
+ * rank whose own time shifted (an alarm active, or its sum past half
+ * the threshold), or a communicator of fewer members, all of them its
+ * members, whose calls did? Its members' waits for the slow one can
+ * make its calls look slow (with more ranks than cores, ranks that
+ * spin-wait long lose the CPU: docs/live.md); its alarm is held back
+ * while so. */
+static int lv_comm_held(const cs_live *l, size_t ci)
+{
+    const lv_comm *m = &l->aComm[ci];
+    double half = l->opt.cusum_h / 2;
+#define LV_SHIFTING(c) (((c)->alarm && l->aAlarm[(c)->alarm - 1].active) || ((c)->ready && (c)->S > half))
+    for (size_t i = 0; i < m->nMem; i++)
+        if (LV_SHIFTING(&m->aMem[i].r->cs))
+            return 1;
+    for (size_t j = 0; j < l->nComm; j++) {
+        const lv_comm *d = &l->aComm[j];
+        if (j == ci || !d->nMem || d->nMem >= m->nMem || !LV_SHIFTING(&d->cs))
+            continue;
+        size_t in = 0;
+        for (size_t a = 0; a < d->nMem; a++)
+            for (size_t b = 0; b < m->nMem; b++)
+                if (d->aMem[a].r == m->aMem[b].r) {
+                    in++;
+                    break;
+                }
+        if (in == d->nMem)
+            return 1;
+    }
+#undef LV_SHIFTING
+    return 0;
+}
+
 /* Communicator ci's unit u: its calls' time once every member was in
  * them (lv_match: the wait for a late member is left out, so that a slow
  * rank, or a slow communicator of some members, does not make the others'
@@ -593,6 +626,11 @@ static void lv_cusum_comm(cs_live *l, size_t ci, int64_t u, int B, double in, do
     double val, mstep;
     if (!lv_cusum_unit(l, &l->aComm[ci].cs, u, B, in, step, in, 20000.0 * B, LV_COMM_STEP_SHARE, &val, &mstep))
         return;
+    if (lv_comm_held(l, ci)) {
+        l->aComm[ci].cs.S = 0; /* start over, as for spikes */
+        l->aComm[ci].cs.cand = u + 1;
+        return;
+    }
     cs_live_alarm *a = lv_cusum_alarm(l, &l->aComm[ci].cs, u, val);
     if (!a)
         return;

@@ -17,7 +17,9 @@
 # to 180, while the job runs (top --once); no rank alarm, none on
 # half0 or on the world (whose calls only wait longer for late members);
 # the alarm in the metrics (label comm), in live_alarms (subject comm)
-# and in the reports' sentence. A clean job of the same shape: no alarm.
+# and in the reports' sentence. Then half1 slow by 8 ms and no slack (the
+# world's ranks wait long: its alarm is held back while half1's is
+# active): half1's alarm alone. A clean job of the same shape: no alarm.
 . "${srcdir:-.}/tests/lib.sh"
 need_mpi openmpi
 MPIRUN=$(mpirun_for openmpi)
@@ -95,6 +97,19 @@ print("ok: the JSON report's live_alarms:", a["text"])
 PY
 "$COLLSCOPE" report "$D" --format markdown 2>/dev/null | grep -Eq "^\| slow \| comm half1 \| $step \| the end \|" ||
   fail "the Markdown report has no row of half1's alarm"
+
+# ---- half1 slow by 8 ms with no slack: ranks 0 and 1 wait 8 ms for its
+# members in the world's calls (long enough to lose the CPU here: the
+# world's calls then take longer once all are in); the world's alarm is
+# held back while half1's is active: half1 alone ----
+D="$T/wait"
+"$COLLSCOPE" run -o "$D" --metrics-file "$T/wait.prom" -- timeout -s KILL 60 "$MPIRUN" -np 4 "$PROG" --steps 300 --split --slow-comm 1 --slow-from 150 \
+  --slow-us 8000 >"$T/wait.out" 2>&1 || fail "the job failed: $(tail -n 3 "$T/wait.out")"
+grep 'live alarm' "$T/wait.out" >"$T/told2" || true
+cat "$T/told2"
+expect_eq "alarms told (8 ms, no slack)" "$(wc -l <"$T/told2")" 1
+grep -Eq 'live alarm: communicator half1 turned slow at step (1[4-5][0-9]|160),' "$T/told2" || fail "half1 is not the one alarm"
+echo "ok: with long waits in the world's calls, half1 alone is alarmed"
 
 # ---- a clean job of the same shape: no alarm ----
 D="$T/clean"
