@@ -9,7 +9,10 @@
  * has more of it, while the ranks that wait for it wait in their calls.
  * An upper CUSUM per rank on its own time per step, against the median
  * and MAD of a baseline of its first steps, raises the alarms
- * (docs/live.md gives the threshold's false-alarm rate). */
+ * (docs/live.md gives the threshold's false-alarm rate). The same CUSUM
+ * (lv_cusum_unit) watches each communicator's collective calls: matched
+ * across its members by number, their time from the last member's start
+ * to the last one's end, per step (lv_match). */
 #include "config.h"
 #include "analyzer/live/live.h"
 #include "analyzer/status/status.h"
