@@ -59,13 +59,16 @@ int cs_store_disk_full(void);
 /* ---- the alarms raised while the job ran (store_live.c) ---- */
 
 typedef struct cs_store_alarm_row {
-    char kind[16];      /* "slow" (a rank's own time per step shifted) or "hang" */
-    int rank;           /* -1: the job */
+    char kind[16];      /* "slow" (a rank's own time per step, or a communicator's
+                         * calls' time per step, shifted) or "hang" */
+    int rank;           /* -1: a communicator or the job */
     int64_t step;       /* where the shift began; -1 */
     int64_t raised;     /* the step at which it was raised */
     int64_t until_step; /* the step where it ended; -1: it lasted to the end */
-    double factor;      /* the rank's own time per step after over before */
+    double factor;      /* the watched time per step after over before */
     char text[1024];    /* as `collscope top` showed it */
+    char subject[8];    /* "rank", "comm" or "job": what the alarm is about */
+    char comm[64];      /* a communicator's alarm: its label (as in the metrics); "" */
 } cs_store_alarm_row;
 
 /* Replace the table live_alarms (made if absent) with the n alarms a. 0,

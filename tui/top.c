@@ -26,11 +26,12 @@ static double top_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void top_draw(cs_live *l, int sort, double interval_s)
+static void top_draw(cs_live *l, int sort, double interval_s, const cs_tui_top_hooks *hooks)
 {
     int rows = LINES, cols = COLS;
+    const char *title = hooks && hooks->title ? hooks->title(hooks->arg) : NULL;
     erase();
-    if (rows < 3 || cols < 40) {
+    if (rows < 3 + (title != NULL) || cols < 40) {
         tui_draw_line(stdscr, 0, cols, A_NORMAL, "terminal too small; q quits");
         refresh();
         return;
@@ -38,11 +39,13 @@ static void top_draw(cs_live *l, int sort, double interval_s)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
+    int y = 0;
+    if (title)
+        tui_draw_line(stdscr, y++, cols, A_BOLD, title);
     if (f) {
-        cs_live_frame(l, f, cols, rows - 1, sort);
+        cs_live_frame(l, f, cols, rows - 1 - y, sort);
         fclose(f);
     }
-    int y = 0;
     for (char *line = buf, *next; line && *line && y < rows - 1; line = next, y++) {
         next = strchr(line, '\n');
         if (next)
@@ -56,7 +59,8 @@ static void top_draw(cs_live *l, int sort, double interval_s)
     }
     free(buf);
     char st[160];
-    snprintf(st, sizeof st, "q quit  s sort: %s  every %.1f s", cs_live_sort_name[sort], interval_s);
+    snprintf(st, sizeof st, "q %s  s sort: %s  every %.1f s", title ? "leave the view" : "quit",
+             cs_live_sort_name[sort], interval_s);
     tui_draw_line(stdscr, rows - 1, cols, A_REVERSE, st);
     refresh();
 }
@@ -94,7 +98,7 @@ int cs_tui_top(cs_live *l, double interval_s, int sort, const cs_tui_top_hooks *
             }
             if (hooks && hooks->refreshed)
                 hooks->refreshed(hooks->arg);
-            top_draw(l, sort, interval_s);
+            top_draw(l, sort, interval_s, hooks);
             next = t + interval_s;
         }
         struct pollfd pf[2] = { { 0, POLLIN, 0 }, { hooks ? hooks->fd : -1, POLLIN, 0 } };
@@ -111,9 +115,9 @@ int cs_tui_top(cs_live *l, double interval_s, int sort, const cs_tui_top_hooks *
                 quit = 1;
             else if (ch == 's') {
                 sort = (sort + 1) % CS_LIVE_NSORT;
-                top_draw(l, sort, interval_s);
+                top_draw(l, sort, interval_s, hooks);
             } else if (ch == KEY_RESIZE)
-                top_draw(l, sort, interval_s);
+                top_draw(l, sort, interval_s, hooks);
         }
         if (quit)
             break;

@@ -13,10 +13,14 @@ typedef struct cs_tui_top_hooks {
      * when it is ready (the metrics endpoint's connections) */
     int fd;
     void (*ready)(void *arg);
+    /* a line above the frame (NULL, or returning NULL: none), asked at
+     * every refresh: `collscope run --top`'s job and where its output goes */
+    const char *(*title)(void *arg);
     void *arg;
 } cs_tui_top_hooks;
 
-/* Run the view until q (or SIGINT, SIGTERM, SIGHUP). Returns 0, 1 when
+/* Run the view until q (or SIGINT, SIGTERM, SIGHUP); q leaves only the
+ * view, never the job. Returns 0, 1 when
  * the terminal cannot be used or the logs cannot be read (one message
  * printed on stderr, the terminal restored first), 128+N after signal N. */
 int cs_tui_top(cs_live *l, double interval_s, int sort, const cs_tui_top_hooks *hooks);

@@ -101,11 +101,17 @@ void cs_ingest_remove(const char *dir, const char *name);
 int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, int ingest, int ncclprof, int force,
                int merge, int wait);
 /* Follow the job cs_run_job starts while it runs (analyzer/live):
- * publish its metrics through pub (taken over, freed by the run); the
- * alarms raised are told at its end. Call before cs_run_job. */
+ * publish its metrics through pub (taken over, freed by the run; one of
+ * neither file nor port publishes nothing); the alarms raised are told at
+ * its end and kept in the trace. top: show the view (tui/top.c) in this
+ * terminal while the job's output goes to DIR/CS_RUN_JOB_OUT and
+ * DIR/CS_RUN_JOB_ERR (without a terminal: said, and run as without).
+ * Call before cs_run_job. */
+#define CS_RUN_JOB_OUT "job.out"
+#define CS_RUN_JOB_ERR "job.err"
 struct cs_live_pub;
 struct cs_live_opts;
-void cs_run_live(struct cs_live_pub *pub, const struct cs_live_opts *opt);
+void cs_run_live(struct cs_live_pub *pub, const struct cs_live_opts *opt, int top);
 /* The MPI a launch line uses, guessed from its launcher and program
  * (COLLSCOPE_MPI first): "openmpi", "mpich", "nompi" or what COLLSCOPE_MPI says. */
 const char *cs_run_guess_mpi(char **launch);

@@ -23,7 +23,8 @@ enum {
     RN_HANGTIMEOUT,
     RN_HANGACTION,
     RN_METRICSFILE,
-    RN_METRICSPORT
+    RN_METRICSPORT,
+    RN_TOP
 };
 static const cs_opt cs_run_opt[] = {
     [RN_OUTPUT] = { "output", 'o', CS_OPT_REQUIRED, "DIR", NULL, CS_OPT_OWN,
@@ -62,6 +63,11 @@ static const cs_opt cs_run_opt[] = {
     [RN_METRICSPORT] = { "metrics-port", 0, CS_OPT_REQUIRED, "P", "[ADDR:]PORT", CS_OPT_OWN,
                          "serve them at http://127.0.0.1:P/metrics (ADDR:P for another address; 0: any free "
                          "port, told on stderr)" },
+    [RN_TOP] = { "top", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
+                 "show collscope top's view of the job in this terminal while it runs; the job's stdout and "
+                 "stderr go to DIR/job.out and DIR/job.err (replaced when they are ours, never through a "
+                 "link), its stdin is /dev/null; q leaves the view, the job runs on to its end; the alarms are "
+                 "told and kept as with --metrics-*. Without a terminal, said, and run as without it" },
 };
 
 const cs_optset cs_optset_run = {
@@ -92,7 +98,7 @@ int cs_cmd_run(int argc, char **argv)
 {
     const char *out = "collscope.out", *mpi = NULL, *hang_timeout = NULL, *hang_action = NULL;
     const char *metrics_file = NULL, *metrics_port = NULL;
-    int callsites = 1, ingest = 1, ncclprof = 1, force = 0, merge = CS_MERGE_AUTO, wait = 0, c;
+    int callsites = 1, ingest = 1, ncclprof = 1, force = 0, merge = CS_MERGE_AUTO, wait = 0, top = 0, c;
     cs_opts_parser p;
     cs_opts_begin(&p, &cs_optset_run);
     while ((c = cs_opts_next(&p, argc, argv)) != CS_OPTS_END) {
@@ -110,6 +116,7 @@ int cs_cmd_run(int argc, char **argv)
         case RN_WAIT: wait = 1; break;
         case RN_METRICSFILE: metrics_file = optarg; break;
         case RN_METRICSPORT: metrics_port = optarg; break;
+        case RN_TOP: top = 1; break;
         default: cs_opts_help(stderr, &cs_optset_run); return 2;
         }
     }
@@ -148,7 +155,7 @@ int cs_cmd_run(int argc, char **argv)
         cs_error("run: unknown MPI '%s' (openmpi, mpich or none)", mpi);
         return 2;
     }
-    if (metrics_file || metrics_port) {
+    if (metrics_file || metrics_port || top) {
         char err[1200];
         cs_live_opts lo;
         cs_live_opts_default(&lo);
@@ -157,7 +164,7 @@ int cs_cmd_run(int argc, char **argv)
             cs_error("run: %s", err);
             return 2;
         }
-        cs_run_live(pub, &lo);
+        cs_run_live(pub, &lo, top);
     }
 
     return cs_run_job(launch, out, mpi, callsites, ingest, ncclprof, force, merge, wait);

@@ -7,6 +7,9 @@
 #include "analyzer/live/live.h"
 #include "analyzer/live/live_serve.h"
 #include "libtrace/log.h"
+#ifdef HAVE_NCURSES
+#include "tui/top.h"
+#endif
 
 #include <errno.h>
 #include <fcntl.h>
@@ -210,23 +213,144 @@ static cs_live_pub *cs_run_pub;
 static cs_store_alarm_row *cs_run_alarms; /* what the follower raised, for the trace */
 static size_t cs_run_nalarms;
 static cs_live_opts cs_run_live_opts;
+static int cs_run_top_asked; /* --top */
 
-void cs_run_live(cs_live_pub *pub, const cs_live_opts *opt)
+void cs_run_live(cs_live_pub *pub, const cs_live_opts *opt, int top)
 {
     cs_run_pub = pub;
     cs_run_live_opts = *opt;
+    cs_run_top_asked = top;
+}
+
+/* The job's output files of --top, made in DIR: never through a link; a
+ * file of an earlier run replaced only when it is ours (a regular file of
+ * this user with no other name). 0 with the two descriptors, or -1 with
+ * a reason in why (nothing made). */
+static int cs_run_out_open(const char *dir, int fd[2], char *why, size_t whylen)
+{
+    static const char *const names[2] = { CS_RUN_JOB_OUT, CS_RUN_JOB_ERR };
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        snprintf(why, whylen, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    fd[0] = fd[1] = -1;
+    for (int i = 0; i < 2; i++) {
+        struct stat sb;
+        if (fstatat(dfd, names[i], &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+            if (!S_ISREG(sb.st_mode) || sb.st_uid != geteuid() || sb.st_nlink != 1) {
+                snprintf(why, whylen, "%s/%s exists and is not a job output of ours (%s): left alone", dir, names[i],
+                         S_ISLNK(sb.st_mode)      ? "a symbolic link"
+                         : !S_ISREG(sb.st_mode)   ? "not a regular file"
+                         : sb.st_uid != geteuid() ? "another user's file"
+                                                  : "a file with other names");
+                goto bad;
+            }
+            if (unlinkat(dfd, names[i], 0) != 0 && errno != ENOENT) {
+                snprintf(why, whylen, "%s/%s: %s", dir, names[i], strerror(errno));
+                goto bad;
+            }
+        }
+        /* O_EXCL with O_NOFOLLOW: a name planted since is refused, never followed */
+        fd[i] = openat(dfd, names[i], O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd[i] < 0) {
+            snprintf(why, whylen, "%s/%s: %s", dir, names[i], strerror(errno));
+            goto bad;
+        }
+    }
+    close(dfd);
+    return 0;
+bad:
+    for (int i = 0; i < 2; i++)
+        if (fd[i] >= 0) {
+            close(fd[i]);
+            unlinkat(dfd, names[i], 0); /* made here, just now */
+            fd[i] = -1;
+        }
+    close(dfd);
+    return -1;
+}
+
+typedef struct cs_run_view {
+    cs_live *l;
+    const char *dir;
+    int *status;
+    int reaped;     /* the job ended (its status in *status) */
+    char err[1200]; /* the metrics' first failure, said after the view */
+    char title[PATH_MAX + 256];
+} cs_run_view;
+
+/* After every refresh of the view: the metrics, and whether the job ended. */
+static void cs_run_view_refreshed(void *arg)
+{
+    cs_run_view *v = arg;
+    char err[1200];
+    if (cs_live_pub_refresh(cs_run_pub, v->l, err, sizeof err) != 0 && !v->err[0])
+        snprintf(v->err, sizeof v->err, "%s", err);
+    if (!v->reaped && waitpid(cs_child, v->status, WNOHANG) == cs_child)
+        v->reaped = 1;
+}
+
+static void cs_run_view_ready(void *arg)
+{
+    (void)arg;
+    cs_live_pub_answer(cs_run_pub);
+}
+
+static const char *cs_run_view_title(void *arg)
+{
+    cs_run_view *v = arg;
+    int st = *v->status;
+    if (!v->reaped)
+        snprintf(v->title, sizeof v->title, "job running; its output: %s/" CS_RUN_JOB_OUT ", " CS_RUN_JOB_ERR, v->dir);
+    else
+        snprintf(v->title, sizeof v->title,
+                 "job ended (exit status %d); q builds the trace; its output: %s/" CS_RUN_JOB_OUT ", " CS_RUN_JOB_ERR,
+                 WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0), v->dir);
+    return v->title;
+}
+
+/* --top: the view of the job in this terminal until q; the job runs on.
+ * Returns 1 when the job ended meanwhile (its status in *status). */
+static int cs_run_view_show(cs_live *l, const char *dir, int *status)
+{
+#ifdef HAVE_NCURSES
+    cs_run_view v = { .l = l, .dir = dir, .status = status };
+    cs_tui_top_hooks hk = { .refreshed = cs_run_view_refreshed,
+                            .fd = cs_live_pub_fd(cs_run_pub),
+                            .ready = cs_run_view_ready,
+                            .title = cs_run_view_title,
+                            .arg = &v };
+    int rc = cs_tui_top(l, 1.0, CS_LIVE_BY_RANK, &hk);
+    if (v.err[0])
+        cs_note("run: metrics: %s", v.err);
+    /* a termination request that ended the view goes on to the job, as
+     * without the view (^C reached the job from the terminal itself) */
+    if (!v.reaped && (rc == 128 + SIGTERM || rc == 128 + SIGHUP))
+        kill(cs_child, rc - 128);
+    if (!v.reaped)
+        cs_note("run: the view is closed; the job runs on, its output going to %s/%s and %s/%s", dir, CS_RUN_JOB_OUT,
+                dir, CS_RUN_JOB_ERR);
+    return v.reaped;
+#else
+    (void)l, (void)dir, (void)status;
+    return 0;
+#endif
 }
 
 /* Wait for the job, following its logs meanwhile when asked to: the
- * metrics refreshed about once a second and served in between. */
-static void cs_run_wait(const char *dir, int traced, int *status)
+ * metrics refreshed about once a second and served in between; with
+ * --top (view), the view first. */
+static void cs_run_wait(const char *dir, int traced, int view, int *status)
 {
     cs_live *l = NULL;
     char err[1200];
     if (cs_run_pub && traced && !(l = cs_live_new(dir, &cs_run_live_opts, err, sizeof err)))
-        cs_error("run: %s: the job runs without its live metrics", err);
-    int told = 0;
-    for (;;) {
+        cs_error("run: %s: the job runs without its live metrics%s", err, view ? " and view" : "");
+    int told = 0, reaped = l && view && cs_run_view_show(l, dir, status);
+    if (reaped && cs_live_poll(l, err, sizeof err) == 0) /* what was written since the view's last look */
+        cs_live_pub_refresh(cs_run_pub, l, err, sizeof err);
+    while (!reaped) {
         pid_t w = waitpid(cs_child, status, l ? WNOHANG : 0);
         if (w < 0 && errno == EINTR)
             continue;
@@ -250,6 +374,8 @@ static void cs_run_wait(const char *dir, int traced, int *status)
                 continue;
             cs_store_alarm_row *w = &cs_run_alarms[cs_run_nalarms++];
             snprintf(w->kind, sizeof w->kind, "%s", a[i].kind == CS_LIVE_HANG ? "hang" : "slow");
+            snprintf(w->subject, sizeof w->subject, "%s", a[i].comm ? "comm" : a[i].rank >= 0 ? "rank" : "job");
+            snprintf(w->comm, sizeof w->comm, "%s", a[i].comm ? a[i].comm_label : "");
             w->rank = a[i].rank;
             w->step = a[i].step;
             w->raised = a[i].raised;
@@ -362,12 +488,41 @@ int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, i
             cs_forward_env_ompi();
     }
 
+    /* --top: the view in this terminal, the job's output in files */
+    int view = 0, outfd[2] = { -1, -1 }, nullfd = -1;
+    if (cs_run_top_asked) {
+#ifndef HAVE_NCURSES
+        cs_note("run: --top: the view was not built (configure did not find ncursesw); running without it");
+#else
+        if (!isatty(0) || !isatty(1))
+            cs_note("run: --top needs a terminal (stdin and stdout); running without the view");
+        else if (!traced)
+            cs_note("run: --top: the job is not traced; running without the view");
+        else if (cs_run_out_open(dir, outfd, why, sizeof why) != 0)
+            cs_error("run: --top: %s; running without the view, the job's output on the terminal", why);
+        else if ((nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+            cs_error("run: --top: /dev/null: %s; running without the view", strerror(errno));
+        else
+            view = 1;
+        if (!view && outfd[0] >= 0) {
+            close(outfd[0]);
+            close(outfd[1]);
+        }
+        if (view)
+            cs_note("run: --top: the job's output goes to %s/%s and %s/%s; q leaves the view, the job runs on", dir,
+                    CS_RUN_JOB_OUT, dir, CS_RUN_JOB_ERR);
+#endif
+    }
+
     cs_child = fork();
     if (cs_child < 0) {
         cs_error("cannot start %s: %s", launch[0], strerror(errno));
         return 127;
     }
     if (cs_child == 0) {
+        /* with the view: the terminal is the view's (its keys too) */
+        if (view && (dup2(nullfd, 0) < 0 || dup2(outfd[0], 1) < 0 || dup2(outfd[1], 2) < 0))
+            _exit(127);
         execvp(launch[0], launch);
         cs_error("cannot run %s: %s", launch[0], strerror(errno));
         _exit(127);
@@ -379,7 +534,12 @@ int cs_run_job(char **launch, const char *out, const char *mpi, int callsites, i
     signal(SIGTERM, cs_forward);
     signal(SIGHUP, cs_forward);
     int status = 0;
-    cs_run_wait(dir, traced, &status);
+    if (view) {
+        close(outfd[0]);
+        close(outfd[1]);
+        close(nullfd);
+    }
+    cs_run_wait(dir, traced, view, &status);
     struct timespec ended;
     clock_gettime(CLOCK_REALTIME, &ended);
     cs_ingest_job_end((int64_t)ended.tv_sec * 1000000000 + ended.tv_nsec);

@@ -9,7 +9,10 @@
  * has more of it, while the ranks that wait for it wait in their calls.
  * An upper CUSUM per rank on its own time per step, against the median
  * and MAD of a baseline of its first steps, raises the alarms
- * (docs/live.md gives the threshold's false-alarm rate). */
+ * (docs/live.md gives the threshold's false-alarm rate). The same CUSUM
+ * (lv_cusum_unit) watches each communicator's collective calls: matched
+ * across its members by number, their time from the last member's start
+ * to the last one's end, per step (lv_match). */
 #include "config.h"
 #include "analyzer/live/live.h"
 #include "analyzer/status/status.h"
@@ -30,13 +33,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LV_RING 256           /* steps kept per rank */
-#define LV_PROXY_BLOCK 12     /* proxy steps a unit of the CUSUM (divisible by 1, 2, 3, 4, 6) */
-#define LV_BATCH 256          /* records read from each log in turn, so the ranks' steps keep in line */
-#define LV_WARMUP 2           /* first steps left out of the baseline */
-#define LV_MIN_SHIFT 0.25     /* the smallest shift that matters: 25 % more own time */
-#define LV_SIGMA_FLOOR 0.05   /* the deviation is at least this share of the median */
-#define LV_STRAGGLER_MADS 5.0 /* as the analysis's recurring-straggler rule */
+#define LV_RING 256             /* steps kept per rank */
+#define LV_PROXY_BLOCK 12       /* proxy steps a unit of the CUSUM (divisible by 1, 2, 3, 4, 6) */
+#define LV_BATCH 256            /* records read from each log in turn, so the ranks' steps keep in line */
+#define LV_WARMUP 2             /* first steps left out of the baseline */
+#define LV_MIN_SHIFT 0.25       /* the smallest shift that matters: 25 % more own time */
+#define LV_SIGMA_FLOOR 0.05     /* the deviation is at least this share of the median */
+#define LV_STRAGGLER_MADS 5.0   /* as the analysis's recurring-straggler rule */
+#define LV_COMM_WATCH 16        /* communicators watched per rank (the first it calls on) */
+#define LV_COMM_STEP_SHARE 0.05 /* a communicator's deviation is at least this share of the step */
+#define LV_CALLS 256            /* a rank's collective calls kept until its communicator's members made them too */
 
 const char *const cs_live_sort_name[CS_LIVE_NSORT] = { "rank", "straggler", "step time", "comm" };
 
@@ -47,7 +53,39 @@ typedef struct lv_count {
     int64_t ns;
 } lv_count;
 
-typedef struct lv_rank {
+/* A change-point detector on one value per unit (lv_cusum_unit): a
+ * rank's own time, a communicator's time in calls. */
+typedef struct lv_cusum {
+    int64_t ring_val[LV_RING], ring_step[LV_RING], ring_d[LV_RING]; /* by unit */
+    int64_t *aBase;                                                 /* the baseline units: (d, value, time) */
+    size_t nBase, capBase;
+    double mu, mu_d, sigma, mu_step; /* the baseline: median value and d, d's deviation, median unit time */
+    int ready;
+    double S;      /* the sum */
+    int64_t cand;  /* the unit after its last zero */
+    int alarm;     /* index + 1 of its alarm */
+    int64_t nunit; /* units taken, */
+    int unit;      /* of this many steps each */
+} lv_cusum;
+
+/* A collective call: its start and end (real ns) and the step it was
+ * made in. */
+typedef struct lv_call {
+    int64_t t0, t1, step;
+} lv_call;
+
+/* A rank's collective calls on one communicator, the latest LV_CALLS by
+ * their number (collectives on a communicator are made in the same order
+ * by every member: call k of each member is the same collective). */
+typedef struct lv_rcomm {
+    uint64_t id;            /* the communicator's job-wide id */
+    size_t ci;              /* its index in the job's aComm */
+    uint64_t ncall;         /* collective calls so far */
+    lv_call ring[LV_CALLS]; /* call k at k % LV_CALLS */
+} lv_rcomm;
+
+typedef struct lv_rank lv_rank;
+struct lv_rank {
     cs_logf *f;
     char path[1100];
     int rank, pid, closed, bad;
@@ -65,18 +103,13 @@ typedef struct lv_rank {
     int markers;       /* 1 once a step marker was seen */
     uint64_t key_comm; /* the step proxy: its communicator and op */
     int key_op;
-    int64_t nstep;                                                    /* steps completed */
-    int64_t step_t0;                                                  /* the current step's start, 0 = none yet */
-    int64_t step_comm;                                                /* its time inside calls so far */
-    int64_t ring_step[LV_RING], ring_own[LV_RING];                    /* by step */
-    int64_t ring_uown[LV_RING], ring_ustep[LV_RING], ring_d[LV_RING]; /* by unit (lv_detect) */
-    int64_t *aBase;                                                   /* the baseline units: (excess, own time, time) */
-    size_t nBase, capBase;
-    double mu, mu_d, sigma, mu_step; /* the baseline: median own time and excess, the excess's deviation, median step */
-    int ready;
-    double S;     /* the CUSUM */
-    int64_t cand; /* the step after its last zero */
-    int alarm;    /* index + 1 of its alarm */
+    int64_t nstep;                                 /* steps completed */
+    int64_t step_t0;                               /* the current step's start, 0 = none yet */
+    int64_t step_comm;                             /* its time inside calls so far */
+    int64_t ring_step[LV_RING], ring_own[LV_RING]; /* by step */
+    lv_cusum cs;                                   /* on its excess own time, by unit (lv_detect) */
+    lv_rcomm *aRc;                                 /* its time in each communicator's calls */
+    size_t nRc, capRc;
     /* the call it is in */
     int fly_op, fly_tid;
     int64_t fly_t0;
@@ -85,15 +118,24 @@ typedef struct lv_rank {
     size_t nNew, capNew;
     /* the view's figures */
     double own_recent, score; /* recent own time per step; its straggler score */
-    int64_t nunit;            /* units taken into the CUSUM, */
-    int unit;                 /* of this many steps each */
-    double unit_recent;       /* the recent units' median own time */
-} lv_rank;
+};
+
+typedef struct lv_member {
+    struct lv_rank *r;
+    size_t j; /* its slot (aRc) of the communicator */
+} lv_member;
 
 typedef struct lv_comm {
     uint64_t id;
     int size;
     char name[64];
+    /* its calls' time (lv_match) */
+    lv_member *aMem; /* the followed ranks that made a collective call on it */
+    size_t nMem, capMem;
+    uint64_t kdone;           /* its calls matched across its members */
+    int64_t step_hi;          /* the latest step in ring_in (-1: none) */
+    int64_t ring_in[LV_RING]; /* by step: its calls' time from the last member's start to the last one's end */
+    lv_cusum cs;              /* on that time, by unit (lv_cusum_comm) */
 } lv_comm;
 
 struct cs_live {
@@ -156,12 +198,17 @@ void cs_live_free(cs_live *l)
         cs_logf_close(r->f);
         free(r->aLocal);
         free(r->aCnt);
-        free(r->aBase);
+        free(r->cs.aBase);
+        free(r->aRc);
         free(r->aNew);
         free(r);
     }
     free(l->aRank);
     cs_map_free(&l->byName);
+    for (size_t i = 0; i < l->nComm; i++) {
+        free(l->aComm[i].cs.aBase);
+        free(l->aComm[i].aMem);
+    }
     free(l->aComm);
     free(l->aAlarm);
     free(l);
@@ -215,6 +262,7 @@ static lv_comm *lv_comm_get(cs_live *l, uint64_t id)
     lv_comm *c = &l->aComm[l->nComm++];
     memset(c, 0, sizeof *c);
     c->id = id;
+    c->step_hi = -1;
     return c;
 }
 
@@ -233,6 +281,23 @@ static const char *lv_comm_label(const cs_live *l, uint64_t id, char *buf, size_
         }
     snprintf(buf, len, "comm-%llx", (unsigned long long)id);
     return buf;
+}
+
+/* The label of communicator aComm[i] for a series or alarm of its own:
+ * lv_comm_label, with its id added when another communicator has the
+ * same label (two groups of one name, a duplicate of the world). */
+static const char *lv_comm_label1(const cs_live *l, size_t i, char *buf, size_t len)
+{
+    char ob[64];
+    const char *own = lv_comm_label(l, l->aComm[i].id, buf, len);
+    for (size_t j = 0; j < l->nComm; j++)
+        if (j != i && l->aComm[j].cs.nunit && strcmp(lv_comm_label(l, l->aComm[j].id, ob, sizeof ob), own) == 0) {
+            char tmp[64];
+            snprintf(tmp, sizeof tmp, "%.40s-%llx", own, (unsigned long long)l->aComm[i].id);
+            snprintf(buf, len, "%s", tmp);
+            return buf;
+        }
+    return own;
 }
 
 static const char *lv_op_name(int op)
@@ -288,103 +353,308 @@ static void lv_step_done(lv_rank *r, int64_t s, int64_t step_ns, int64_t own_ns)
     r->ring_own[s % LV_RING] = own_ns;
 }
 
-/* Rank r's unit u (a step, or with the step proxy a block of
- * LV_PROXY_BLOCK proxy steps): its own time and time, and its excess d of
- * own time over the ranks' median for that unit (a slowdown every rank
- * shares, the machine's or the job's, cancels out). The baseline of its
- * first units, then the CUSUM on d. */
-static void lv_cusum(cs_live *l, lv_rank *r, int64_t u, int B, double own, double step, double d)
+/* One CUSUM's unit u (a step, or with the step proxy a block of B proxy
+ * steps): the watched value of the unit (a rank's own time; a
+ * communicator's time in calls, docs/live.md), the unit's time, and d,
+ * what the sum is taken on (the rank's excess over the ranks' median; the
+ * communicator's value itself). The first units make the baseline (begun
+ * again while its median value is 0: nothing measured yet), then the
+ * upper CUSUM on d. The deviation is at least floor (per unit) and
+ * step_share of the baseline's unit time; a shift must be at least
+ * step_share of the unit's time since it began. Returns 1 when a shift is
+ * confirmed and no alarm was raised yet: *val and *step are then the
+ * medians of the value and of the unit time since the shift began (at
+ * unit c->cand); the caller raises the alarm and sets c->alarm. */
+static int lv_cusum_unit(const cs_live *l, lv_cusum *c, int64_t u, int B, double val, double step, double d,
+                         double floor, double step_share, double *mval, double *mstep)
 {
-    r->nunit = u + 1;
-    r->unit = B;
-    r->ring_d[u % LV_RING] = (int64_t)d;
-    r->ring_uown[u % LV_RING] = (int64_t)own;
-    r->ring_ustep[u % LV_RING] = (int64_t)step;
-    if (!r->ready) {
-        if (CS_VEC_RESERVE(r->aBase, r->capBase, r->nBase + 3) != 0)
-            return;
-        r->aBase[r->nBase++] = (int64_t)d;
-        r->aBase[r->nBase++] = (int64_t)own;
-        r->aBase[r->nBase++] = (int64_t)step;
-        if (r->nBase < 3 * (size_t)l->opt.base_steps)
-            return;
-        size_t n = r->nBase / 3;
+    c->nunit = u + 1;
+    c->unit = B;
+    c->ring_d[u % LV_RING] = (int64_t)d;
+    c->ring_val[u % LV_RING] = (int64_t)val;
+    c->ring_step[u % LV_RING] = (int64_t)step;
+    if (!c->ready) {
+        if (CS_VEC_RESERVE(c->aBase, c->capBase, c->nBase + 3) != 0)
+            return 0;
+        c->aBase[c->nBase++] = (int64_t)d;
+        c->aBase[c->nBase++] = (int64_t)val;
+        c->aBase[c->nBase++] = (int64_t)step;
+        if (c->nBase < 3 * (size_t)l->opt.base_steps)
+            return 0;
+        size_t n = c->nBase / 3;
         double *v = malloc(n * sizeof *v);
         if (!v)
-            return;
+            return 0;
         for (size_t i = 0; i < n; i++)
-            v[i] = (double)r->aBase[3 * i + 2];
-        r->mu_step = cs_stats_median_dbl(v, n);
+            v[i] = (double)c->aBase[3 * i + 2];
+        c->mu_step = cs_stats_median_dbl(v, n);
         for (size_t i = 0; i < n; i++)
-            v[i] = (double)r->aBase[3 * i + 1];
-        r->mu = cs_stats_median_dbl(v, n);
+            v[i] = (double)c->aBase[3 * i + 1];
+        c->mu = cs_stats_median_dbl(v, n);
         for (size_t i = 0; i < n; i++)
-            v[i] = (double)r->aBase[3 * i];
-        r->mu_d = cs_stats_median_dbl(v, n);
+            v[i] = (double)c->aBase[3 * i];
+        c->mu_d = cs_stats_median_dbl(v, n);
         for (size_t i = 0; i < n; i++)
-            v[i] = fabs(v[i] - r->mu_d);
-        r->sigma = 1.4826 * cs_stats_median_dbl(v, n);
+            v[i] = fabs(v[i] - c->mu_d);
+        c->sigma = 1.4826 * cs_stats_median_dbl(v, n);
         free(v);
-        double floor = LV_SIGMA_FLOOR * r->mu > 20000.0 * B ? LV_SIGMA_FLOOR * r->mu : 20000.0 * B; /* 20 us a step */
-        if (r->sigma < floor)
-            r->sigma = floor;
-        r->ready = 1;
-        r->S = 0;
-        r->cand = u + 1;
-        return;
+        if (c->mu <= 0) {
+            c->nBase = 0; /* nothing measured: a baseline of later units */
+            return 0;
+        }
+        double lo = LV_SIGMA_FLOOR * c->mu;
+        if (lo < floor)
+            lo = floor;
+        if (lo < step_share * c->mu_step)
+            lo = step_share * c->mu_step;
+        if (c->sigma < lo)
+            c->sigma = lo;
+        c->ready = 1;
+        c->S = 0;
+        c->cand = u + 1;
+        return 0;
     }
     /* the allowance: half the smallest shift that matters (LV_MIN_SHIFT of
-     * the rank's own time), at least cusum_k deviations; one unit adds at
-     * most 1 to the sum, so an alarm needs cusum_h units of a shift */
-    double k = LV_MIN_SHIFT * r->mu / 2 / r->sigma;
+     * the value), at least cusum_k deviations; one unit adds at most 1 to
+     * the sum, so an alarm needs cusum_h units of a shift */
+    double k = LV_MIN_SHIFT * c->mu / 2 / c->sigma;
     if (k < l->opt.cusum_k)
         k = l->opt.cusum_k;
-    double z = (d - r->mu_d) / r->sigma;
+    double z = (d - c->mu_d) / c->sigma;
     if (z > k + 1)
         z = k + 1;
-    r->S += z - k;
-    if (r->S <= 0) {
-        r->S = 0;
-        r->cand = u + 1;
+    c->S += z - k;
+    if (c->S <= 0) {
+        c->S = 0;
+        c->cand = u + 1;
     }
-    if (r->S > l->opt.cusum_h && !r->alarm) {
-        int64_t ow[LV_RING], st[LV_RING], dd[LV_RING];
-        size_t n = 0;
-        for (int64_t q = r->cand < u - LV_RING + 1 ? u - LV_RING + 1 : r->cand; q <= u; q++) {
-            ow[n] = r->ring_uown[q % LV_RING];
-            st[n] = r->ring_ustep[q % LV_RING];
-            dd[n++] = r->ring_d[q % LV_RING];
-        }
-        double mown = lv_median_dbl(ow, n), mstep = lv_median_dbl(st, n), md = lv_median_dbl(dd, n);
-        if (mown < r->mu * (1 + LV_MIN_SHIFT / 2) || md < r->mu_d + LV_MIN_SHIFT / 2 * r->mu) {
-            /* spikes, not a new level: start over */
-            r->S = 0;
-            r->cand = u + 1;
-            return;
-        }
-        cs_live_alarm *a = lv_alarm_add(l);
-        if (!a)
-            return;
-        a->kind = CS_LIVE_SLOW;
-        a->rank = r->rank;
-        a->step = r->cand * B;
-        a->raised = u * B + B - 1;
-        a->factor = r->mu > 0 ? mown / r->mu : 0;
-        a->active = 1;
+    if (c->S <= l->opt.cusum_h || c->alarm)
+        return 0;
+    int64_t va[LV_RING], st[LV_RING], dd[LV_RING];
+    size_t n = 0;
+    for (int64_t q = c->cand < u - LV_RING + 1 ? u - LV_RING + 1 : c->cand; q <= u; q++) {
+        va[n] = c->ring_val[q % LV_RING];
+        st[n] = c->ring_step[q % LV_RING];
+        dd[n++] = c->ring_d[q % LV_RING];
+    }
+    double mv = lv_median_dbl(va, n), md = lv_median_dbl(dd, n), ms = lv_median_dbl(st, n);
+    /* the median since the change must be past the allowance (half the
+     * shift that matters, at least cusum_k deviations), and past
+     * step_share of the unit's time since */
+    if (mv < c->mu * (1 + LV_MIN_SHIFT / 2) || md < c->mu_d + k * c->sigma || mv - c->mu < step_share * ms) {
+        /* spikes, not a new level: start over */
+        c->S = 0;
+        c->cand = u + 1;
+        return 0;
+    }
+    *mval = mv;
+    *mstep = ms;
+    return 1;
+}
+
+/* A slow alarm of a CUSUM that confirmed its shift (lv_cusum_unit): its
+ * steps and factor; the caller writes its text. NULL when out of memory. */
+static cs_live_alarm *lv_cusum_alarm(cs_live *l, lv_cusum *c, int64_t u, double mval)
+{
+    cs_live_alarm *a = lv_alarm_add(l);
+    if (!a)
+        return NULL;
+    a->kind = CS_LIVE_SLOW;
+    a->rank = -1;
+    a->step = c->cand * c->unit;
+    a->raised = u * c->unit + c->unit - 1;
+    a->factor = c->mu > 0 ? mval / c->mu : 0;
+    a->active = 1;
+    a->until = -1;
+    c->alarm = (int)l->nAlarm;
+    return a;
+}
+
+/* The median value of the CUSUM's last 8 units (0: none yet). */
+static double lv_cusum_recent(const lv_cusum *c)
+{
+    int64_t va[8];
+    size_t k = 0;
+    for (int64_t u = c->nunit > 8 ? c->nunit - 8 : 0; u < c->nunit; u++)
+        va[k++] = c->ring_val[u % LV_RING];
+    return k ? lv_median_dbl(va, k) : 0;
+}
+
+/* A slow alarm stays on while the value is still above halfway between
+ * its baseline and its level when raised; step: where it ended. */
+static void lv_cusum_hold(cs_live *l, const lv_cusum *c, int64_t step)
+{
+    if (!c->alarm)
+        return;
+    cs_live_alarm *a = &l->aAlarm[c->alarm - 1];
+    int on = lv_cusum_recent(c) >= c->mu * (1 + (a->factor - 1) / 2);
+    if (a->active && !on)
+        a->until = step;
+    else if (on)
         a->until = -1;
-        snprintf(a->text, sizeof a->text,
-                 "rank %d turned slow at step %lld, %.1fx (own time/step %.2f -> %.2f ms; step %.2f -> %.2f ms)",
-                 r->rank, (long long)a->step, a->factor, r->mu / B / 1e6, mown / B / 1e6, r->mu_step / B / 1e6,
-                 mstep / B / 1e6);
-        r->alarm = (int)l->nAlarm;
+    a->active = on;
+}
+
+/* Rank r's unit u: its own time and time, and its excess d of own time
+ * over the ranks' median for that unit (a slowdown every rank shares, the
+ * machine's or the job's, cancels out), into its CUSUM. */
+static void lv_cusum_rank(cs_live *l, lv_rank *r, int64_t u, int B, double own, double step, double d)
+{
+    double mown, mstep;
+    if (!lv_cusum_unit(l, &r->cs, u, B, own, step, d, 20000.0 * B /* 20 us a step */, 0, &mown, &mstep))
+        return;
+    cs_live_alarm *a = lv_cusum_alarm(l, &r->cs, u, mown);
+    if (!a)
+        return;
+    a->rank = r->rank;
+    snprintf(a->text, sizeof a->text,
+             "rank %d turned slow at step %lld, %.1fx (own time/step %.2f -> %.2f ms; step %.2f -> %.2f ms)", r->rank,
+             (long long)a->step, a->factor, r->cs.mu / B / 1e6, mown / B / 1e6, r->cs.mu_step / B / 1e6,
+             mstep / B / 1e6);
+}
+
+/* The rank's time in calls on communicator id per step (its slot, made
+ * at its first call there; NULL when it has too many to watch). */
+static lv_rcomm *lv_rcomm_get(cs_live *l, lv_rank *r, uint64_t id)
+{
+    for (size_t i = 0; i < r->nRc; i++)
+        if (r->aRc[i].id == id)
+            return &r->aRc[i];
+    const lv_comm *m;
+    if (!id || r->nRc >= LV_COMM_WATCH || !(m = lv_comm_get(l, id)) ||
+        CS_VEC_RESERVE(r->aRc, r->capRc, r->nRc + 1) != 0)
+        return NULL;
+    size_t ci = (size_t)(m - l->aComm);
+    if (CS_VEC_RESERVE(l->aComm[ci].aMem, l->aComm[ci].capMem, l->aComm[ci].nMem + 1) != 0)
+        return NULL;
+    lv_rcomm *c = &r->aRc[r->nRc];
+    memset(c, 0, sizeof *c);
+    c->id = id;
+    c->ci = ci;
+    l->aComm[ci].aMem[l->aComm[ci].nMem++] = (lv_member){ r, r->nRc++ };
+    return c;
+}
+
+/* Communicator m's time in its calls in step s (0 when none). */
+static int64_t lv_comm_in(const lv_comm *m, int64_t s)
+{
+    return s > m->step_hi || s <= m->step_hi - LV_RING ? 0 : m->ring_in[s % LV_RING];
+}
+
+/* The collective calls every member of a communicator has made since the
+ * last look, matched by number: each call's time from the last member's
+ * start to the last member's end (what it cost once all were there; the
+ * wait for a late member is left out), added to the step the last member
+ * made it in. A call a member's ring no longer holds is lost. */
+static void lv_match(cs_live *l)
+{
+    for (size_t ci = 0; ci < l->nComm; ci++) {
+        lv_comm *m = &l->aComm[ci];
+        if (m->size < 2 || m->nMem != (size_t)m->size)
+            continue;
+        for (;;) {
+            int64_t t0 = 0, t1 = 0, step = 0;
+            int ready = 1, lost = 0;
+            for (size_t i = 0; i < m->nMem && ready; i++) {
+                const lv_rcomm *c = &m->aMem[i].r->aRc[m->aMem[i].j];
+                if (c->ncall <= m->kdone) {
+                    ready = 0;
+                    break;
+                }
+                if (c->ncall - m->kdone > LV_CALLS) {
+                    lost = 1;
+                    continue;
+                }
+                const lv_call *x = &c->ring[m->kdone % LV_CALLS];
+                if (i == 0 || x->t0 > t0)
+                    t0 = x->t0, step = x->step;
+                if (i == 0 || x->t1 > t1)
+                    t1 = x->t1;
+            }
+            if (!ready)
+                break;
+            m->kdone++;
+            if (lost || step <= m->step_hi - LV_RING)
+                continue;
+            for (int64_t q = m->step_hi + 1 > step - LV_RING ? m->step_hi + 1 : step - LV_RING; q <= step; q++)
+                m->ring_in[q % LV_RING] = 0; /* steps begun */
+            if (step > m->step_hi)
+                m->step_hi = step;
+            if (t1 > t0)
+                m->ring_in[step % LV_RING] += t1 - t0;
+        }
     }
 }
 
+/* Is a cause of communicator ci's shift already being watched: a member
+ * rank whose own time shifted (an alarm active, or its sum past half
+ * the threshold), or a communicator of fewer members, all of them its
+ * members, whose calls did? Its members' waits for the slow one can
+ * make its calls look slow (with more ranks than cores, ranks that
+ * spin-wait long lose the CPU: docs/live.md); its alarm is held back
+ * while so. */
+static int lv_comm_held(const cs_live *l, size_t ci)
+{
+    const lv_comm *m = &l->aComm[ci];
+    double half = l->opt.cusum_h / 2;
+#define LV_SHIFTING(c) (((c)->alarm && l->aAlarm[(c)->alarm - 1].active) || ((c)->ready && (c)->S > half))
+    for (size_t i = 0; i < m->nMem; i++)
+        if (LV_SHIFTING(&m->aMem[i].r->cs))
+            return 1;
+    for (size_t j = 0; j < l->nComm; j++) {
+        const lv_comm *d = &l->aComm[j];
+        if (j == ci || !d->nMem || d->nMem >= m->nMem || !LV_SHIFTING(&d->cs))
+            continue;
+        size_t in = 0;
+        for (size_t a = 0; a < d->nMem; a++)
+            for (size_t b = 0; b < m->nMem; b++)
+                if (d->aMem[a].r == m->aMem[b].r) {
+                    in++;
+                    break;
+                }
+        if (in == d->nMem)
+            return 1;
+    }
+#undef LV_SHIFTING
+    return 0;
+}
+
+/* Communicator ci's unit u: its calls' time once every member was in
+ * them (lv_match: the wait for a late member is left out, so that a slow
+ * rank, or a slow communicator of some members, does not make the others'
+ * communicators look slow; docs/live.md), and the job's median time of
+ * the unit, into its CUSUM. */
+static void lv_cusum_comm(cs_live *l, size_t ci, int64_t u, int B, double in, double step)
+{
+    double val, mstep;
+    if (!lv_cusum_unit(l, &l->aComm[ci].cs, u, B, in, step, in, 20000.0 * B, LV_COMM_STEP_SHARE, &val, &mstep))
+        return;
+    if (lv_comm_held(l, ci)) {
+        l->aComm[ci].cs.S = 0; /* start over, as for spikes */
+        l->aComm[ci].cs.cand = u + 1;
+        return;
+    }
+    cs_live_alarm *a = lv_cusum_alarm(l, &l->aComm[ci].cs, u, val);
+    if (!a)
+        return;
+    const lv_comm *m = &l->aComm[ci];
+    char cb[64];
+    const char *label = lv_comm_label1(l, ci, cb, sizeof cb);
+    a->comm = m->id;
+    snprintf(a->comm_label, sizeof a->comm_label, "%s", label);
+    snprintf(a->text, sizeof a->text,
+             "communicator %s turned slow at step %lld, %.1fx (its calls/step, all members in: %.2f -> %.2f ms; "
+             "step %.2f -> %.2f ms)",
+             label, (long long)a->step, a->factor, m->cs.mu / B / 1e6, val / B / 1e6, m->cs.mu_step / B / 1e6,
+             mstep / B / 1e6);
+}
+
 /* The units every rank followed has completed since the last look, in
- * order: each rank's excess over the median, into its CUSUM. A unit is a
- * step, or with the step proxy LV_PROXY_BLOCK proxy steps (a step of
- * several calls of the proxy's collective would otherwise be cut in
- * parts of which only one holds the step's compute). */
+ * order: each rank's excess over the median into its CUSUM, and each
+ * communicator's time in calls into its own. A unit is a step, or with
+ * the step proxy LV_PROXY_BLOCK proxy steps (a step of several calls of
+ * the proxy's collective would otherwise be cut in parts of which only
+ * one holds the step's compute). */
 static void lv_detect(cs_live *l)
 {
     int64_t done = -1;
@@ -410,21 +680,25 @@ static void lv_detect(cs_live *l)
         l->u_next = (done - LV_RING + B) / B; /* what fell out of the rings is lost */
     if (l->u_next * B < LV_WARMUP)
         l->u_next = (LV_WARMUP + B - 1) / B;
-    double *v = malloc(l->nRank * sizeof *v);
+    double *v = malloc(2 * l->nRank * sizeof *v + 1);
     if (!v)
         return;
+    double *vs = v + l->nRank;
     for (int64_t u = l->u_next; u < units; u++) {
         size_t k = 0;
         for (size_t i = 0; i < l->nRank; i++) {
             const lv_rank *r = l->aRank[i];
             if (r->bad || (u + 1) * B > r->nstep || u * B < r->nstep - LV_RING)
                 continue;
-            double own = 0;
-            for (int64_t s = u * B; s < (u + 1) * B; s++)
+            double own = 0, step = 0;
+            for (int64_t s = u * B; s < (u + 1) * B; s++) {
                 own += (double)r->ring_own[s % LV_RING];
+                step += (double)r->ring_step[s % LV_RING];
+            }
+            vs[k] = step;
             v[k++] = own;
         }
-        double med = k > 1 ? cs_stats_median_dbl(v, k) : 0;
+        double med = k > 1 ? cs_stats_median_dbl(v, k) : 0, med_step = cs_stats_median_dbl(vs, k);
         for (size_t i = 0; i < l->nRank; i++) {
             lv_rank *r = l->aRank[i];
             if (r->bad || (u + 1) * B > r->nstep || u * B < r->nstep - LV_RING)
@@ -434,7 +708,21 @@ static void lv_detect(cs_live *l)
                 own += (double)r->ring_own[s % LV_RING];
                 step += (double)r->ring_step[s % LV_RING];
             }
-            lv_cusum(l, r, u, B, own, step, own - med);
+            lv_cusum_rank(l, r, u, B, own, step, own - med);
+        }
+        /* a communicator every member of which is followed (its size, as
+         * its members said when they made it) and has completed the unit */
+        for (size_t ci = 0; ci < l->nComm; ci++) {
+            const lv_comm *m = &l->aComm[ci];
+            int all = m->size >= 2 && m->nMem == (size_t)m->size;
+            for (size_t i = 0; i < m->nMem && all; i++)
+                all = !m->aMem[i].r->bad && (u + 1) * B <= m->aMem[i].r->nstep;
+            if (!all || u * B <= m->step_hi - LV_RING)
+                continue;
+            double in = 0;
+            for (int64_t s = u * B; s < (u + 1) * B; s++)
+                in += (double)lv_comm_in(m, s);
+            lv_cusum_comm(l, ci, u, B, in, med_step);
         }
     }
     free(v);
@@ -590,14 +878,13 @@ static void lv_take_spans(cs_live *l, lv_rank *r)
         if (!r->markers && lv_is_coll(op)) {
             if (!r->key_op)
                 lv_proxy(r);
-            if (op == r->key_op && comm == r->key_comm) {
-                lv_boundary(l, r, t0);
-                /* the collective itself belongs to the step it starts */
-                r->step_comm += d;
-                continue;
-            }
+            if (op == r->key_op && comm == r->key_comm)
+                lv_boundary(l, r, t0); /* the collective itself belongs to the step it starts */
         }
         r->step_comm += d;
+        lv_rcomm *rc = comm && lv_is_coll(op) ? lv_rcomm_get(l, r, comm) : NULL;
+        if (rc)
+            rc->ring[rc->ncall++ % LV_CALLS] = (lv_call){ t0, t0 + d, r->nstep };
     }
     r->nNew = 0;
     if (!r->markers && r->nstep % 64 == 1)
@@ -802,6 +1089,7 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
                 r->fly_t0 = cs_log_clock_real(&r->clock, (uint64_t)r->fly_t0);
             lv_take_spans(l, r);
         }
+        lv_match(l);
         lv_detect(l);
     }
     l->ngone = 0;
@@ -823,11 +1111,10 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
         lv_rank *r = l->aRank[i];
         int64_t ow[LV_RING], st[LV_RING];
         size_t k = 0;
-        if (r->nunit) {
+        if (r->cs.nunit) {
             /* by unit, as the CUSUM: a proxy step alone may hold no compute */
-            for (int64_t u = r->nunit > 8 ? r->nunit - 8 : 0; u < r->nunit; u++)
-                ow[k++] = r->ring_uown[u % LV_RING] / r->unit;
-            r->unit_recent = lv_median_dbl(ow, k) * r->unit;
+            for (int64_t u = r->cs.nunit > 8 ? r->cs.nunit - 8 : 0; u < r->cs.nunit; u++)
+                ow[k++] = r->cs.ring_val[u % LV_RING] / r->cs.unit;
         } else {
             k = lv_ring_since(r, r->nstep - 8, ow, st);
         }
@@ -855,20 +1142,12 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
         l->rate = (double)(steps - l->steps_first) / ((double)(l->now - l->t_steps_first) / 1e9);
     }
     l->steps_now = steps;
-    /* a slow rank's alarm stays on while it is still slower than halfway
-     * between its baseline and its level when raised */
-    for (size_t i = 0; i < l->nRank; i++) {
-        lv_rank *r = l->aRank[i];
-        if (r->alarm) {
-            cs_live_alarm *a = &l->aAlarm[r->alarm - 1];
-            int on = r->unit_recent >= r->mu * (1 + (a->factor - 1) / 2);
-            if (a->active && !on)
-                a->until = r->nstep;
-            else if (on)
-                a->until = -1;
-            a->active = on;
-        }
-    }
+    /* a slow rank's or communicator's alarm stays on while it is still
+     * slower than halfway between its baseline and its level when raised */
+    for (size_t i = 0; i < l->nRank; i++)
+        lv_cusum_hold(l, &l->aRank[i]->cs, l->aRank[i]->nstep);
+    for (size_t i = 0; i < l->nComm; i++)
+        lv_cusum_hold(l, &l->aComm[i].cs, steps);
     lv_hang(l);
     return 0;
 }
@@ -1006,9 +1285,9 @@ void cs_live_frame(const cs_live *l, FILE *f, int cols, int rows, int sort)
             snprintf(call, sizeof call, "(ended)");
         LV_LINE("%5d %7lld %8.2f %6s %4.0f%% %-22.22s %6.1f%s", r->rank, (long long)r->nstep, cur / 1e6, trend,
                 lv_comm_share(l, r) * 100, call, r->score,
-                r->alarm && l->aAlarm[r->alarm - 1].active ? " SLOW"
-                : r->score >= LV_STRAGGLER_MADS            ? " late"
-                                                           : "");
+                r->cs.alarm && l->aAlarm[r->cs.alarm - 1].active ? " SLOW"
+                : r->score >= LV_STRAGGLER_MADS                  ? " late"
+                                                                 : "");
     }
     free(v);
 #undef LV_LINE
@@ -1130,20 +1409,53 @@ void cs_live_metrics(const cs_live *l, FILE *f)
             "1 while a change-point alarm on the rank is active (rank \"job\": a hang).");
     for (size_t i = 0; i < nv; i++) {
         const lv_rank *r = v[i];
-        fprintf(f, "collscope_alarm{rank=\"%d\"} %d\n", r->rank, r->alarm ? l->aAlarm[r->alarm - 1].active : 0);
+        fprintf(f, "collscope_alarm{rank=\"%d\"} %d\n", r->rank, r->cs.alarm ? l->aAlarm[r->cs.alarm - 1].active : 0);
     }
     fprintf(f, "collscope_alarm{rank=\"job\"} %d\n", l->hang_on);
     lv_help(f, "collscope_alarm_step", "gauge", "The step where the rank's alarmed shift began.");
     for (size_t i = 0; i < nv; i++) {
         const lv_rank *r = v[i];
-        if (r->alarm)
-            fprintf(f, "collscope_alarm_step{rank=\"%d\"} %lld\n", r->rank, (long long)l->aAlarm[r->alarm - 1].step);
+        if (r->cs.alarm)
+            fprintf(f, "collscope_alarm_step{rank=\"%d\"} %lld\n", r->rank, (long long)l->aAlarm[r->cs.alarm - 1].step);
     }
     lv_help(f, "collscope_alarm_factor", "gauge", "The rank's own time per step after its shift over before.");
     for (size_t i = 0; i < nv; i++) {
         const lv_rank *r = v[i];
-        if (r->alarm)
-            fprintf(f, "collscope_alarm_factor{rank=\"%d\"} %.3f\n", r->rank, l->aAlarm[r->alarm - 1].factor);
+        if (r->cs.alarm)
+            fprintf(f, "collscope_alarm_factor{rank=\"%d\"} %.3f\n", r->rank, l->aAlarm[r->cs.alarm - 1].factor);
+    }
+    /* the communicators watched (lv_cusum_comm): their time in calls per
+     * step, the least member's, and their alarms */
+    lv_help(
+        f, "collscope_comm_call_seconds", "gauge",
+        "A communicator's collective calls' time per step once all its members were in them, over its latest unit of steps.");
+    for (size_t i = 0; i < l->nComm; i++) {
+        const lv_cusum *c = &l->aComm[i].cs;
+        if (c->nunit)
+            fprintf(f, "collscope_comm_call_seconds{comm=\"%s\"} %.9f\n", lv_comm_label1(l, i, cb, sizeof cb),
+                    (double)c->ring_val[(c->nunit - 1) % LV_RING] / c->unit / 1e9);
+    }
+    lv_help(f, "collscope_comm_alarm", "gauge", "1 while a change-point alarm on the communicator is active.");
+    for (size_t i = 0; i < l->nComm; i++) {
+        const lv_cusum *c = &l->aComm[i].cs;
+        if (c->nunit)
+            fprintf(f, "collscope_comm_alarm{comm=\"%s\"} %d\n", lv_comm_label1(l, i, cb, sizeof cb),
+                    c->alarm ? l->aAlarm[c->alarm - 1].active : 0);
+    }
+    lv_help(f, "collscope_comm_alarm_step", "gauge", "The step where the communicator's alarmed shift began.");
+    for (size_t i = 0; i < l->nComm; i++) {
+        const lv_cusum *c = &l->aComm[i].cs;
+        if (c->alarm)
+            fprintf(f, "collscope_comm_alarm_step{comm=\"%s\"} %lld\n", lv_comm_label1(l, i, cb, sizeof cb),
+                    (long long)l->aAlarm[c->alarm - 1].step);
+    }
+    lv_help(f, "collscope_comm_alarm_factor", "gauge",
+            "The communicator's time in calls per step after its shift over before.");
+    for (size_t i = 0; i < l->nComm; i++) {
+        const lv_cusum *c = &l->aComm[i].cs;
+        if (c->alarm)
+            fprintf(f, "collscope_comm_alarm_factor{comm=\"%s\"} %.3f\n", lv_comm_label1(l, i, cb, sizeof cb),
+                    l->aAlarm[c->alarm - 1].factor);
     }
     free(v);
 }

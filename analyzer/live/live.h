@@ -1,6 +1,7 @@
 /* live.h: a running job watched from its growing logs (live.c): per rank
  * its steps, step time and trend, time in communication, the call it is
- * in, a straggler score; change-point alarms and hangs; the view as text
+ * in, a straggler score; change-point alarms per rank and per
+ * communicator, and hangs; the view as text
  * and as Prometheus metrics (docs/live.md). Only reads DIR/logs: nothing
  * it does can hold up a rank. */
 #ifndef CS_LIVE_H
@@ -26,14 +27,17 @@ void cs_live_opts_default(cs_live_opts *o);
 enum cs_live_alarm_kind { CS_LIVE_SLOW = 1, CS_LIVE_HANG = 2 };
 
 typedef struct cs_live_alarm {
-    int kind;        /* enum cs_live_alarm_kind */
-    int rank;        /* -1: the job (a hang) */
-    int64_t step;    /* the step where the shift began (slow), -1 */
-    int64_t raised;  /* the step at which it was raised */
-    double factor;   /* the rank's own time per step after / before */
-    int active;      /* still so at the latest poll */
-    int64_t until;   /* the step where it ended, -1 while active */
-    char text[1024]; /* one line, as the view shows it */
+    int kind;            /* enum cs_live_alarm_kind */
+    int rank;            /* -1: a communicator's (comm) or the job's (a hang) */
+    uint64_t comm;       /* a communicator's slow alarm: its job-wide id; else 0 */
+    char comm_label[64]; /* its label, as in the metrics */
+    int64_t step;        /* the step where the shift began (slow), -1 */
+    int64_t raised;      /* the step at which it was raised */
+    double factor;       /* the rank's own time per step, or the communicator's
+                          * time in calls per step, after / before */
+    int active;          /* still so at the latest poll */
+    int64_t until;       /* the step where it ended, -1 while active */
+    char text[1024];     /* one line, as the view shows it */
 } cs_live_alarm;
 
 /* Follow the job whose output folder is dir (its logs in dir/logs, which

@@ -447,8 +447,15 @@ void cs_report_json_write(FILE *f, const cs_report_trace *t, const cs_report_dat
         const cs_store_alarm_row *a = &d->live[i];
         fprintf(f, "%s\n    {\"kind\": ", i ? "," : "");
         cs_json_str(f, a->kind);
+        fprintf(f, ", \"subject\": ");
+        cs_json_str(f, a->subject);
         fprintf(f, ", \"rank\": ");
-        cs_json_i64_or_null(f, a->rank); /* null: the job (a hang) */
+        cs_json_i64_or_null(f, a->rank); /* null: a communicator or the job (a hang) */
+        fprintf(f, ", \"comm\": ");
+        if (a->comm[0])
+            cs_json_str(f, a->comm);
+        else
+            fprintf(f, "null");
         fprintf(f, ", \"step\": %lld, \"raised\": %lld, \"until_step\": %lld, \"factor\": ", (long long)a->step,
                 (long long)a->raised, (long long)a->until_step);
         cs_json_num(f, "%.3f", a->factor);

@@ -175,7 +175,7 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
     if (d->nlive) {
         fprintf(
             f,
-            "### Alarms raised while the job ran\n\n| kind | rank | from step | until | factor | alarm |\n|---|---|---|---|---|---|\n");
+            "### Alarms raised while the job ran\n\n| kind | rank or comm | from step | until | factor | alarm |\n|---|---|---|---|---|---|\n");
         for (int i = 0; i < d->nlive; i++) {
             const cs_store_alarm_row *a = &d->live[i];
             char until[32] = "the end";
@@ -183,7 +183,11 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
                 snprintf(until, sizeof until, "step %lld", (long long)a->until_step);
             if (a->rank >= 0)
                 fprintf(f, "| %s | %d | %lld | %s | %.1fx | ", a->kind, a->rank, (long long)a->step, until, a->factor);
-            else
+            else if (a->comm[0]) {
+                fprintf(f, "| %s | comm ", a->kind);
+                cs_report_markdown_cell(f, a->comm);
+                fprintf(f, " | %lld | %s | %.1fx | ", (long long)a->step, until, a->factor);
+            } else
                 fprintf(f, "| %s | - | %lld | %s | - | ", a->kind, (long long)a->step, until);
             cs_report_markdown_cell(f, a->text);
             fprintf(f, " |\n");

@@ -637,13 +637,16 @@ void cs_report_text_write(FILE *f, const cs_report_trace *t, const cs_report_dat
     }
     /* what the operators saw while it ran */
     if (d->nlive) {
-        fprintf(f, "\nAlarms raised while the job ran (collscope run --metrics-*; docs/live.md)\n");
+        fprintf(f, "\nAlarms raised while the job ran (collscope run --top/--metrics-*; docs/live.md)\n");
         for (int i = 0; i < d->nlive; i++) {
             const cs_store_alarm_row *a = &d->live[i];
             char until[64] = "until the end";
             if (a->until_step >= 0)
                 snprintf(until, sizeof until, "until step %lld", (long long)a->until_step);
-            if (strcmp(a->kind, "slow") == 0)
+            if (strcmp(a->kind, "slow") == 0 && strcmp(a->subject, "comm") == 0)
+                cs_msg_line(f, "  communicator %s turned slow at step %lld, %.1fx, %s", a->comm, (long long)a->step,
+                            a->factor, until);
+            else if (strcmp(a->kind, "slow") == 0)
                 cs_msg_line(f, "  rank %d turned slow at step %lld, %.1fx, %s", a->rank, (long long)a->step, a->factor,
                             until);
             else

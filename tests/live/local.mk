@@ -1,4 +1,4 @@
 # tests/live: collscope top and the live metrics (analyzer/live, docs/live.md)
 # on real Open MPI jobs of tests/progs/live_steps.
-TESTS += tests/live/top.sh tests/live/top_tmux.sh tests/live/prometheus.sh tests/live/hang.sh
-EXTRA_DIST += tests/live/top.sh tests/live/top_tmux.sh tests/live/prometheus.sh tests/live/hang.sh
+TESTS += tests/live/top.sh tests/live/top_tmux.sh tests/live/prometheus.sh tests/live/hang.sh tests/live/comm_alarm.sh tests/live/run_top_tmux.sh
+EXTRA_DIST += tests/live/top.sh tests/live/top_tmux.sh tests/live/prometheus.sh tests/live/hang.sh tests/live/comm_alarm.sh tests/live/run_top_tmux.sh
