@@ -144,8 +144,7 @@ static int kg_rank(const char *dir, int rank, int ranks, int64_t target, int lat
 
 int main(int argc, char **argv)
 {
-    static const char usage[] =
-        "usage: kineto_gen DIR [--ranks N] [--mb MB] [--late-rank R] [--gzip] [--launches]\n";
+    static const char usage[] = "usage: kineto_gen DIR [--ranks N] [--mb MB] [--late-rank R] [--gzip] [--launches]\n";
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         fputs(usage, stdout);
         return 0;

@@ -33,6 +33,7 @@ screen | grep -q '^\[rc=' && fail "run ended with the view: the job did not run 
 [ -s "$D/trace.db" ] && fail "the trace was built before the job's end"
 echo "ok: q left the view and the job runs on"
 wait_for '^\[rc=[0-9]+\]' 90
+wait_for '^\[tty -?icanon\]' 10 # printed after rc: a loaded machine shows them apart
 screen >"$T/screen2"
 grep -q '^\[rc=3\]' "$T/screen2" || { cat "$T/screen2"; fail "run's exit status is not the job's (3)"; }
 grep -q '^\[tty icanon\]' "$T/screen2" || { cat "$T/screen2"; fail "the terminal was not restored"; }
