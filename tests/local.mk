@@ -185,6 +185,23 @@ tests_mpi_guard_prog_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
 tests_mpi_guard_prog_mpich_LDADD = $(MPICH_LIBS)
 endif
 
+# The guard on many communicators, some of them on a subset of the ranks:
+# no hang, every member measures every communicator alike.
+TESTS += tests/mpi/fuse_guard_comms.sh
+EXTRA_DIST += tests/mpi/fuse_guard_comms.sh tests/mpi/manycomm_prog.c
+if HAVE_OMPI
+check_PROGRAMS += tests/mpi/manycomm_prog_ompi
+tests_mpi_manycomm_prog_ompi_SOURCES = tests/mpi/manycomm_prog.c
+tests_mpi_manycomm_prog_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
+tests_mpi_manycomm_prog_ompi_LDADD = $(OMPI_LIBS)
+endif
+if HAVE_MPICH
+check_PROGRAMS += tests/mpi/manycomm_prog_mpich
+tests_mpi_manycomm_prog_mpich_SOURCES = tests/mpi/manycomm_prog.c
+tests_mpi_manycomm_prog_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
+tests_mpi_manycomm_prog_mpich_LDADD = $(MPICH_LIBS)
+endif
+
 # The store and the commands' handling of bad input.
 TESTS += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh tests/store/readonly.sh \
 	tests/store/corrupt.sh
