@@ -242,7 +242,7 @@ EXTRA_DIST += tests/standins/cudart.c tests/standins/nccl.c tests/standins/cudar
 	tests/nccl/realerr.sh tests/nccl/no_nccl.sh tests/nccl/schema_upgrade.sh tests/nccl/realerr.c \
 	tests/standins/cupti.c tests/nccl/cupti.sh tests/nccl/profiler.sh \
 	tests/nccl/fuse.sh tests/nccl/fuse_prog.c tests/nccl/ptsz.sh tests/nccl/ptsz.c
-EXTRA_DIST += tests/nccl/stall.sh tests/nccl/fuse_guard.sh
+EXTRA_DIST += tests/nccl/stall.sh tests/nccl/fuse_guard.sh tests/nccl/fuse_prof.sh
 TESTS += tests/nccl/schema_upgrade.sh
 if HAVE_NCCL
 if HAVE_OMPI
@@ -272,6 +272,9 @@ TESTS += tests/nccl/fuse.sh
 # Apply mode's NCCL guard: fusing made to lose and to win by the stand-in's
 # cost per allreduce (CS_STANDIN_ALLREDUCE_COST).
 TESTS += tests/nccl/fuse_guard.sh
+# Apply mode with the profiler plugin: collscope's own calls (the guard's
+# vote, the fused calls) never credited to a program's call.
+TESTS += tests/nccl/fuse_prof.sh
 # CUPTI stand-in (soname libcupti.so.13): activity of the cudart stand-in's work.
 if HAVE_CUPTI
 check_LTLIBRARIES += tests/standins/libcupti.la

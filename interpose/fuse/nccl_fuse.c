@@ -657,7 +657,9 @@ static void cs_fz_issue_fused(cs_fz_allreduce_t real, const cs_fz_call *f, cs_fz
     void *buf = (char *)ch->buf->dev + ch->off;
     fc.rec.t0 = cs_clock_ticks();
     if (!cs_fz.quiet)
-        cs_gputime_pre(&fc);
+        cs_gputime_pre(&fc); /* noted with its own span's id (ncclprof.h) */
+    else if (cs_ncclprof_on)
+        cs_ncclprof_own((uint32_t)(ch->count > 0xffffffffu ? 0xffffffffu : ch->count));
     ncclResult_t rc = real(buf, buf, ch->count, f->dt, f->op, f->comm, f->stream);
     if (!cs_fz.quiet)
         cs_gputime_post(&fc, rc == ncclSuccess);
@@ -690,6 +692,8 @@ void cs_nccl_fuse_flush(void)
             cs_fz_note_error(rc);
         } else {
             cs_fz_chunk *ch = &cs_fz.ch[h->chunk];
+            if (CS_UNLIKELY(cs_ncclprof_on))
+                cs_ncclprof_forget(h->c.x.corr); /* issued in the fused call, never alone */
             if (ch->first == i)
                 cs_fz_issue_fused(real, h, ch);
             h->c.flags |= CS_F_FUSE_MEMBER;
@@ -847,7 +851,9 @@ static void cs_ng_close(cs_ng *ng, ncclResult_t rc, cs_fz_allreduce_t real)
     ncclResult_t vr = ncclSystemError;
     int ok = R.memcpy_async(dv, in, nb, cudaMemcpyHostToDevice, ng->stream) == cudaSuccess && real;
     if (ok) {
+        cs_ncclprof_alone++; /* the vote is no program call's (ncclprof.h) */
         vr = real(dv, dv, 3, ncclInt64, ncclSum, ng->comm, ng->stream);
+        cs_ncclprof_alone--;
         if (vr == ncclInProgress)
             cs_fz_wait_enqueued(ng->comm);
         ok = vr == ncclSuccess || vr == ncclInProgress;
