@@ -364,8 +364,8 @@ typedef struct cs_mpi_fuse_ops {
     void (*flush_all)(void);
     void (*flush_comm)(MPI_Comm comm);
     void (*progress)(cs_mpi_call *c, int how, int n, MPI_Request *reqs);
-    void (*finish)(void);  /* at MPI_Finalize: the engine's own requests completed */
-    void (*close)(int op); /* a guard window's call (op) returned (cs_mpi_fuse_close) */
+    void (*finish)(void);             /* at MPI_Finalize: the engine's own requests completed */
+    void (*close)(int op);            /* a guard window's call (op) returned (cs_mpi_fuse_close) */
     void (*comm_free)(MPI_Comm comm); /* MPI_Comm_free(comm) is about to run */
 } cs_mpi_fuse_ops;
 extern CS_INTERNAL const cs_mpi_fuse_ops *cs_mpi_fuse;

@@ -131,7 +131,8 @@ void cs_ncclprof_own(uint32_t count)
     }
     if (cs_np_t.n == CS_NP_PEND)
         return;
-    cs_np_t.call[cs_np_t.n++] = (cs_np_call){ .corr = CS_NP_OWN, .count = count, .root = -1, .op = CS_OP_ncclAllReduce };
+    cs_np_t.call[cs_np_t.n++] =
+        (cs_np_call){ .corr = CS_NP_OWN, .count = count, .root = -1, .op = CS_OP_ncclAllReduce };
 }
 
 /* NCCL's function name ("AllReduce") against a wrapped op ("ncclAllReduce"). */
