@@ -348,6 +348,9 @@ def mpi_body(f):
     # batches be. fusewait= finishes the fused calls a completion names.
     top = {"flush": "cs_mpi_fuse_before_all(cs_x);",
            "flushcomm": "cs_mpi_fuse_before_comm(cs_x, %s);" % k.get("comm")}.get(k["apply"])
+    # a communicator being freed: the guard's votes on it complete first
+    if "freecomm" in k and top:
+        top += "\n    cs_mpi_fuse_before_free(cs_x, cs_freed);"
     fuse_done = None
     if "fusepoll" in k:
         fuse_done = ("cs_mpi_fuse_complete(&c, cs_x, CS_FUSE_POLL, 1, &%s);" % k["fusepoll"], "fusepoll")

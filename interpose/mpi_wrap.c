@@ -170,6 +170,7 @@ static int cs_mpi_helpers(void)
 static cs_mpi_comm *cs_comms[CS_COMM_SLOTS];
 static uint32_t cs_comm_next_local;
 static pthread_mutex_t cs_comm_lock = PTHREAD_MUTEX_INITIALIZER;
+size_t cs_mpi_comm_extra;
 __thread cs_mpi_comm *cs_mpi_comm_last __attribute__((tls_model("initial-exec")));
 
 static uint64_t cs_mix(uint64_t h, uint64_t v)
@@ -223,9 +224,11 @@ static cs_mpi_comm *cs_comm_add(uint64_t key, MPI_Comm comm, uint64_t id, uint64
     }
     if (!slot)
         return NULL;
-    cs_mpi_comm *m = calloc(1, sizeof *m);
+    size_t off = (sizeof(cs_mpi_comm) + 15) & ~(size_t)15, extra = cs_mpi_comm_extra;
+    cs_mpi_comm *m = calloc(1, off + extra);
     if (!m)
         return NULL;
+    m->ext = extra ? (char *)m + off : NULL;
     m->key = key;
     m->id = cs_id63(id);
     m->local = cs_comm_next_local++ & 0xffff;

@@ -75,7 +75,16 @@ typedef struct cs_mpi_comm {
     uint32_t children; /* communicators created from it (atomic) */
     uint32_t is_world;
     uint32_t fused; /* apply mode: fused calls made on it so far */
+    void *ext;      /* apply mode's state for it: cs_mpi_comm_extra zeroed bytes
+                       in the record's own allocation, or NULL (none asked) */
 } cs_mpi_comm;
+
+/* Bytes of state apply mode's guard keeps with every communicator (set by
+ * its module at start, before any communicator is known). They come in
+ * the same allocation as the record, so every rank that knows a
+ * communicator has them: no second allocation that could fail on one
+ * rank only (docs/fusion.md, "Every rank tracks every communicator"). */
+extern CS_INTERNAL size_t cs_mpi_comm_extra;
 
 /* A call being traced. Fields are written straight into the log slot
  * claimed at entry (log pages start zeroed, so only non-zero fields are
@@ -355,8 +364,9 @@ typedef struct cs_mpi_fuse_ops {
     void (*flush_all)(void);
     void (*flush_comm)(MPI_Comm comm);
     void (*progress)(cs_mpi_call *c, int how, int n, MPI_Request *reqs);
-    void (*finish)(void);  /* at MPI_Finalize: the engine's own requests completed */
-    void (*close)(int op); /* a guard window's call (op) returned (cs_mpi_fuse_close) */
+    void (*finish)(void);             /* at MPI_Finalize: the engine's own requests completed */
+    void (*close)(int op);            /* a guard window's call (op) returned (cs_mpi_fuse_close) */
+    void (*comm_free)(MPI_Comm comm); /* MPI_Comm_free(comm) is about to run */
 } cs_mpi_fuse_ops;
 extern CS_INTERNAL const cs_mpi_fuse_ops *cs_mpi_fuse;
 /* Members not yet started, and fused calls started but not completed
@@ -384,6 +394,14 @@ CS_HOT void cs_mpi_fuse_before_comm(int x, MPI_Comm comm)
 {
     if (CS_UNLIKELY(x && (cs_mpi_fuse_npending | cs_mpi_fuse_armed)))
         cs_mpi_fuse->flush_comm(comm);
+}
+
+/* MPI_Comm_free, before the real call: the engine completes what it
+ * still has in flight on the communicator (the guard's votes). */
+static inline void cs_mpi_fuse_before_free(int x, MPI_Comm comm)
+{
+    if (CS_UNLIKELY(x && cs_mpi_fuse && cs_mpi_fuse_timing))
+        cs_mpi_fuse->comm_free(comm);
 }
 
 CS_HOT void cs_mpi_fuse_complete(cs_mpi_call *c, int x, int how, int n, MPI_Request *reqs)

@@ -122,6 +122,8 @@ static int cs_nccl_helpers(void)
     return N.ready > 0;
 }
 
+size_t cs_nccl_comm_extra;
+
 static cs_nccl_comm *cs_ncomm_add_inner(ncclComm_t comm, uint64_t id, uint64_t parent, int how, int size, int rank,
                                         uint32_t args, int32_t color);
 
@@ -159,11 +161,13 @@ static cs_nccl_comm *cs_ncomm_add_inner(ncclComm_t comm, uint64_t id, uint64_t p
             break;
         }
     }
-    cs_nccl_comm *m = slot ? calloc(1, sizeof *m) : NULL;
+    size_t off = (sizeof(cs_nccl_comm) + 15) & ~(size_t)15, extra = cs_nccl_comm_extra;
+    cs_nccl_comm *m = slot ? calloc(1, off + extra) : NULL;
     if (!m) {
         pthread_mutex_unlock(&cs_ncomm_lock);
         return NULL;
     }
+    m->ext = extra ? (char *)m + off : NULL;
     id &= 0x7fffffffffffffffull; /* SQLite integers are signed */
     m->key = key;
     m->id = id ? id : 1;

@@ -42,7 +42,15 @@ typedef struct cs_nccl_comm {
     uint32_t splits; /* ncclCommSplit/Shrink calls on it (atomic) */
     uint32_t fused;  /* fused calls the fusion engine issued on it (atomic;
                              the last id, see nccl_fuse.h) */
+    void *ext;       /* apply mode's state for it: cs_nccl_comm_extra zeroed
+                        bytes in the record's own allocation, or NULL */
 } cs_nccl_comm;
+
+/* Bytes of state apply mode's guard keeps with every NCCL communicator
+ * (set by its module at start, before any communicator is known), in the
+ * same allocation as the record: every rank that knows a communicator
+ * has them (docs/fusion.md, "Every rank tracks every communicator"). */
+extern CS_INTERNAL size_t cs_nccl_comm_extra;
 
 cs_nccl_comm *cs_nccl_comm_find(ncclComm_t comm);
 extern CS_INTERNAL __thread cs_nccl_comm *cs_nccl_comm_last __attribute__((tls_model("initial-exec")));

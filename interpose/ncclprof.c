@@ -29,6 +29,10 @@
 #include <time.h>
 
 int cs_ncclprof_on;
+__thread int cs_ncclprof_alone;
+
+/* The note of collscope's own calls (cs_ncclprof_own): matched, no handle. */
+#define CS_NP_OWN UINT64_MAX
 
 #define CS_NP_PEND 256
 
@@ -106,6 +110,29 @@ void cs_ncclprof_note(cs_gpu_call *c)
         .root = (c->flags & CS_F_HAS_PEER) ? c->rec.peer : -1,
         .op = c->rec.op,
     };
+}
+
+void cs_ncclprof_forget(uint64_t corr)
+{
+    if (cs_gpu_t.depth == 0 || cs_np_t.grp != cs_gpu_t.grp)
+        return; /* not this group's: the list is another group's, or reset */
+    for (int i = 0; i < cs_np_t.n; i++)
+        if (cs_np_t.call[i].corr == corr) {
+            cs_np_t.call[i].corr = 0;
+            return;
+        }
+}
+
+void cs_ncclprof_own(uint32_t count)
+{
+    if (cs_gpu_t.depth == 0 || cs_np_t.grp != cs_gpu_t.grp) {
+        cs_np_t.n = 0;
+        cs_np_t.grp = cs_gpu_t.grp;
+    }
+    if (cs_np_t.n == CS_NP_PEND)
+        return;
+    cs_np_t.call[cs_np_t.n++] =
+        (cs_np_call){ .corr = CS_NP_OWN, .count = count, .root = -1, .op = CS_OP_ncclAllReduce };
 }
 
 /* NCCL's function name ("AllReduce") against a wrapped op ("ncclAllReduce"). */
@@ -217,8 +244,10 @@ static void cs_np_start(void **handle, uint64_t type, void *parent, const cs_np_
     static const char *const protos[] = { CS_NP_PROTOS };
     *handle = NULL;
     if (type == CS_NP_COLL) {
+        if (cs_ncclprof_alone)
+            return; /* collscope's own call (the guard's vote): no program call's */
         uint64_t corr = cs_np_match(coll);
-        if (!corr)
+        if (!corr || corr == CS_NP_OWN)
             return;
         cs_np_ev *e = cs_np_alloc();
         if (!e)

@@ -129,4 +129,18 @@ struct cs_gpu_call;
 extern int cs_ncclprof_on __attribute__((visibility("hidden")));
 void cs_ncclprof_note(struct cs_gpu_call *c);
 
+/* collscope's own collectives are never taken for the program's calls:
+ *   cs_ncclprof_forget(corr): a noted call that will not be issued as it
+ *       was noted (apply mode: a member of a fused call; the fused call
+ *       has its own note and span), its note is dropped;
+ *   cs_ncclprof_own(count): an allreduce of count elements that apply
+ *       mode issues inside the open group without a span (an untraced
+ *       ncclGroupEnd), noted as collscope's: its event gets no handle;
+ *   cs_ncclprof_alone: non-zero while this thread issues a collective of
+ *       its own outside any group (the guard's vote): NCCL starts its
+ *       event during that call, which then matches no note. */
+void cs_ncclprof_forget(uint64_t corr);
+void cs_ncclprof_own(uint32_t count);
+extern __thread int cs_ncclprof_alone __attribute__((visibility("hidden"), tls_model("initial-exec")));
+
 #endif

@@ -28,7 +28,11 @@ _cs_idle=$B/tests/progs/.libs/idle_sleep.so
 if [ -z "${CS_NO_IDLE_SLEEP:-}" ] && [ -z "${ASAN_OPTIONS:-}" ] && [ -r "$_cs_idle" ]; then
   export LD_PRELOAD="$_cs_idle${LD_PRELOAD:+:$LD_PRELOAD}"
 fi
-_cs_name=$(basename "$0" .sh)
+# The work folder is named after the script, or after CS_TEST_NAME when
+# the script sets it before sourcing this file (two scripts of one name
+# in different folders: tests/mpi/fuse_guard.sh, tests/nccl/fuse_guard.sh).
+_cs_name=${CS_TEST_NAME:-$(basename "$0" .sh)}
+unset CS_TEST_NAME
 T=$(mktemp -d "${TMPDIR:-/tmp}/cs-$_cs_name.XXXXXX")
 _cs_ok=0
 _cs_at_exit=

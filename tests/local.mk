@@ -185,6 +185,23 @@ tests_mpi_guard_prog_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
 tests_mpi_guard_prog_mpich_LDADD = $(MPICH_LIBS)
 endif
 
+# The guard on many communicators, some of them on a subset of the ranks:
+# no hang, every member measures every communicator alike.
+TESTS += tests/mpi/fuse_guard_comms.sh
+EXTRA_DIST += tests/mpi/fuse_guard_comms.sh tests/mpi/manycomm_prog.c
+if HAVE_OMPI
+check_PROGRAMS += tests/mpi/manycomm_prog_ompi
+tests_mpi_manycomm_prog_ompi_SOURCES = tests/mpi/manycomm_prog.c
+tests_mpi_manycomm_prog_ompi_CFLAGS = $(AM_CFLAGS) $(OMPI_CFLAGS)
+tests_mpi_manycomm_prog_ompi_LDADD = $(OMPI_LIBS)
+endif
+if HAVE_MPICH
+check_PROGRAMS += tests/mpi/manycomm_prog_mpich
+tests_mpi_manycomm_prog_mpich_SOURCES = tests/mpi/manycomm_prog.c
+tests_mpi_manycomm_prog_mpich_CFLAGS = $(AM_CFLAGS) $(MPICH_CFLAGS)
+tests_mpi_manycomm_prog_mpich_LDADD = $(MPICH_LIBS)
+endif
+
 # The store and the commands' handling of bad input.
 TESTS += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh tests/store/readonly.sh \
 	tests/store/corrupt.sh
@@ -225,7 +242,7 @@ EXTRA_DIST += tests/standins/cudart.c tests/standins/nccl.c tests/standins/cudar
 	tests/nccl/realerr.sh tests/nccl/no_nccl.sh tests/nccl/schema_upgrade.sh tests/nccl/realerr.c \
 	tests/standins/cupti.c tests/nccl/cupti.sh tests/nccl/profiler.sh \
 	tests/nccl/fuse.sh tests/nccl/fuse_prog.c tests/nccl/ptsz.sh tests/nccl/ptsz.c
-EXTRA_DIST += tests/nccl/stall.sh tests/nccl/fuse_guard.sh
+EXTRA_DIST += tests/nccl/stall.sh tests/nccl/fuse_guard.sh tests/nccl/fuse_prof.sh
 TESTS += tests/nccl/schema_upgrade.sh
 if HAVE_NCCL
 if HAVE_OMPI
@@ -255,6 +272,9 @@ TESTS += tests/nccl/fuse.sh
 # Apply mode's NCCL guard: fusing made to lose and to win by the stand-in's
 # cost per allreduce (CS_STANDIN_ALLREDUCE_COST).
 TESTS += tests/nccl/fuse_guard.sh
+# Apply mode with the profiler plugin: collscope's own calls (the guard's
+# vote, the fused calls) never credited to a program's call.
+TESTS += tests/nccl/fuse_prof.sh
 # CUPTI stand-in (soname libcupti.so.13): activity of the cudart stand-in's work.
 if HAVE_CUPTI
 check_LTLIBRARIES += tests/standins/libcupti.la

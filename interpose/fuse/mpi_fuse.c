@@ -62,10 +62,15 @@ static struct {
 } cs_fslot[CS_FUSE_SLOTS];
 
 /* The on-line guard of one communicator (fuse_guard.h): the window being
- * run, and the votes that carry each window's figure to every rank. */
-#define CS_GUARD_COMMS 32
+ * run, and the votes that carry each window's figure to every rank. It
+ * lives in the communicator's own record (cs_mpi_comm.ext, the same
+ * allocation: cs_mpi_comm_extra), so every rank that knows the
+ * communicator has it, however many communicators it has; the guards in
+ * use form a list through their own links, which never allocates. */
 #define CS_GUARD_VOTES (CS_GUARD_LAG + 1)
 typedef struct cs_gcomm {
+    struct cs_gcomm *next; /* the list of guards in use, in first-use order */
+    int used;              /* set up (at its communicator's first fusable call) */
     cs_mpi_comm *cm;
     MPI_Comm comm;
     cs_guard g;
@@ -81,8 +86,7 @@ typedef struct cs_gcomm {
     MPI_Request vote[CS_GUARD_VOTES];
     int64_t vin[CS_GUARD_VOTES][3], vout[CS_GUARD_VOTES][3]; /* time in MPI, calls, wall */
 } cs_gcomm;
-static cs_gcomm *cs_gcomms[CS_GUARD_COMMS];
-static int cs_ngcomm;
+static cs_gcomm *cs_ghead, **cs_gtail = &cs_ghead;
 
 static int cs_mpi_fuse_dead; /* turned off (thread level, missing functions) */
 static int w_thread, w_dtype, w_op, w_device, w_overlap, w_inplace, w_nomem, w_greq, w_err, w_guard;
@@ -530,20 +534,23 @@ static void cs_batch_flush_comm(MPI_Comm comm)
 
 /* ---- the on-line guard (fuse_guard.h) ---- */
 
-/* The guard of a communicator, made at its first fusable call; NULL when
- * the guard is off or its table is full (the communicator then runs
- * unfused: nothing is kept that was not seen to win). */
+/* The guard of a communicator, set up at its first fusable call (the same
+ * call on every rank). NULL when its record has no room for it, which is
+ * the same on every rank (a record made before apply mode started: none
+ * is, the module starts before the first span); the communicator then runs
+ * unfused everywhere. A communicator this rank does not know at all
+ * (c->comm NULL) is never fused here either: see docs/fusion.md. */
 static cs_gcomm *cs_guard_of(cs_mpi_comm *cm, MPI_Comm comm, size_t bytes)
 {
-    for (int i = 0; i < cs_ngcomm; i++)
-        if (cs_gcomms[i]->cm == cm)
-            return cs_gcomms[i];
-    cs_gcomm *gc = cs_ngcomm < CS_GUARD_COMMS ? calloc(1, sizeof *gc) : NULL;
+    cs_gcomm *gc = cm->ext;
     if (!gc) {
-        cs_core_warn_job(&w_guard, "apply mode: no room to measure fusion on another communicator; "
+        cs_core_warn_job(&w_guard, "apply mode: a communicator known before apply mode started is not measured; "
                                    "its allreduces run unfused");
         return NULL;
     }
+    if (gc->used)
+        return gc;
+    gc->used = 1;
     gc->cm = cm;
     gc->comm = comm;
     /* an intercommunicator's sum would reach each group from the other:
@@ -561,7 +568,9 @@ static cs_gcomm *cs_guard_of(cs_mpi_comm *cm, MPI_Comm comm, size_t bytes)
     }
     gc->busy0 = cs_mpi_fuse_busy;
     gc->wall0 = cs_clock_ticks();
-    cs_gcomms[cs_ngcomm++] = gc;
+    gc->next = NULL;
+    *cs_gtail = gc;
+    cs_gtail = &gc->next;
     return gc;
 }
 
@@ -619,6 +628,23 @@ static void cs_guard_close(cs_gcomm *gc)
     gc->wall0 = now;
 }
 
+/* Whether every vote gc sent is complete (tested, never waited for: a
+ * freed communicator's last votes complete when every rank sent them,
+ * which a rank must not block on). */
+static int cs_guard_votes_done(cs_gcomm *gc)
+{
+    for (int k = 0; k < CS_GUARD_VOTES; k++) {
+        int done = 0;
+        if (gc->vote[k] == MPI_REQUEST_NULL)
+            continue;
+        if (F.test(&gc->vote[k], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            gc->vote[k] = MPI_REQUEST_NULL; /* an error the library reported: nothing to wait for */
+        else if (!done)
+            return 0;
+    }
+    return 1;
+}
+
 static void cs_mpi_fuse_close_all(int op)
 {
     /* A window that ended at MPI_Comm_free closes at the next call: by
@@ -628,16 +654,28 @@ static void cs_mpi_fuse_close_all(int op)
         return;
     cs_mpi_fuse_closing = 0;
     cs_core_busy++;
-    for (int i = 0; i < cs_ngcomm; i++) {
-        cs_gcomm *gc = cs_gcomms[i];
-        if (!gc->closing)
-            continue;
-        if (!gc->cm->key || gc->dead) {
-            gc->closing = 0;
+    for (cs_gcomm **pp = &cs_ghead; *pp;) {
+        cs_gcomm *gc = *pp;
+        if (!gc->cm->key)
             gc->dead = 1; /* its communicator is gone: never measured again */
-            continue;
+        if (gc->closing && !gc->dead)
+            cs_guard_close(gc);
+        if (gc->dead) {
+            gc->closing = 0;
+            if (gc->armed) {
+                gc->armed = 0;
+                cs_mpi_fuse_armed--;
+            }
+            /* off the list once its votes are complete: a program that
+             * makes and frees communicators keeps a short list */
+            if (cs_guard_votes_done(gc)) {
+                *pp = gc->next;
+                if (!*pp)
+                    cs_gtail = pp;
+                continue;
+            }
         }
-        cs_guard_close(gc);
+        pp = &gc->next;
     }
     cs_core_busy--;
 }
@@ -646,9 +684,9 @@ void cs_mpi_fuse_flush_all(void)
 {
     cs_core_busy++;
     cs_batch_flush_all();
-    for (int i = 0; cs_mpi_fuse_armed && i < cs_ngcomm; i++)
-        if (cs_gcomms[i]->armed)
-            cs_guard_boundary(cs_gcomms[i]);
+    for (cs_gcomm *gc = cs_ghead; cs_mpi_fuse_armed && gc; gc = gc->next)
+        if (gc->armed)
+            cs_guard_boundary(gc);
     cs_core_busy--;
 }
 
@@ -656,9 +694,27 @@ void cs_mpi_fuse_flush_comm(MPI_Comm comm)
 {
     cs_core_busy++;
     cs_batch_flush_comm(comm);
-    for (int i = 0; cs_mpi_fuse_armed && i < cs_ngcomm; i++)
-        if (cs_gcomms[i]->armed && cs_gcomms[i]->comm == comm && cs_gcomms[i]->cm->key)
-            cs_guard_boundary(cs_gcomms[i]);
+    for (cs_gcomm *gc = cs_ghead; cs_mpi_fuse_armed && gc; gc = gc->next)
+        if (gc->armed && gc->comm == comm && gc->cm->key)
+            cs_guard_boundary(gc);
+    cs_core_busy--;
+}
+
+/* MPI_Comm_free(comm), before the real call: its guard's votes still out
+ * are completed (a library may not progress a nonblocking collective on a
+ * freed communicator: Open MPI's libnbc crashed doing so). Every member
+ * sent these votes before its own MPI_Comm_free of comm (a vote is sent
+ * when a window's call returns; none after the free), so this waits for
+ * no more than a collective MPI_Comm_free may wait for anyway: the other
+ * members reaching their MPI_Comm_free of comm. */
+static void cs_mpi_fuse_comm_free(MPI_Comm comm)
+{
+    cs_core_busy++;
+    for (cs_gcomm *gc = cs_ghead; gc; gc = gc->next)
+        if (gc->comm == comm && gc->cm->key)
+            for (int k = 0; k < CS_GUARD_VOTES; k++)
+                if (gc->vote[k] != MPI_REQUEST_NULL)
+                    F.waitall(1, &gc->vote[k], MPI_STATUSES_IGNORE);
     cs_core_busy--;
 }
 
@@ -667,8 +723,7 @@ static void cs_mpi_fuse_finish(void)
 {
     cs_core_busy++;
     cs_batch_flush_all();
-    for (int i = 0; i < cs_ngcomm; i++) {
-        cs_gcomm *gc = cs_gcomms[i];
+    for (cs_gcomm *gc = cs_ghead; gc; gc = gc->next) {
         for (int k = 0; k < CS_GUARD_VOTES; k++)
             if (gc->vote[k] != MPI_REQUEST_NULL)
                 F.waitall(1, &gc->vote[k], MPI_STATUSES_IGNORE);
@@ -920,11 +975,14 @@ static const cs_mpi_fuse_ops cs_mpi_fuse_engine = {
     .progress = cs_mpi_fuse_progress,
     .finish = cs_mpi_fuse_finish,
     .close = cs_mpi_fuse_close_all,
+    .comm_free = cs_mpi_fuse_comm_free,
 };
 
 static void cs_mpi_fuse_start(const cs_settings *s, cs_log_header *h)
 {
     (void)h;
+    /* every communicator's record carries room for its guard */
+    cs_mpi_comm_extra = s->fuse && cs_fuse_guard ? sizeof(cs_gcomm) : 0;
     if (s->fuse)
         __atomic_store_n(&cs_core_hooks, 1, __ATOMIC_RELEASE);
     cs_mpi_fuse = s->fuse ? &cs_mpi_fuse_engine : NULL;

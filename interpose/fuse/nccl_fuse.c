@@ -90,7 +90,10 @@ typedef struct cs_fz_chunk {
 /* The guard of one communicator (see the top of this file). */
 #define CS_NG_VOTES (CS_GUARD_LAG + 1)
 typedef struct cs_ng {
-    cs_nccl_comm *m; /* NULL once its communicator is destroyed */
+    int used;            /* set up (at its communicator's first call that could be fused) */
+    struct cs_ng *tnext; /* the next guard counted in the open group */
+    int counted;         /* on the open group's list */
+    cs_nccl_comm *m;     /* NULL once its communicator is destroyed */
     ncclComm_t comm;
     cudaStream_t stream; /* the stream of the window's last call: the vote's */
     cs_guard g;
@@ -106,18 +109,19 @@ typedef struct cs_ng {
     int voted[CS_NG_VOTES]; /* the vote of that slot was issued */
 } cs_ng;
 
+/* A guard lives in its communicator's record (cs_nccl_comm.ext, the same
+ * allocation: cs_nccl_comm_extra), so every rank that knows the
+ * communicator has it; the guards counted in a group are a list through
+ * their own links. Neither can fail on one rank only: a communicator
+ * measured on some ranks only would vote on those alone. */
 static pthread_mutex_t cs_ng_lock = PTHREAD_MUTEX_INITIALIZER;
-static cs_ng **cs_ngs; /* every guard made, under cs_ng_lock */
-static int cs_nng;
-static size_t cs_ngs_cap;
 
 static __thread struct {
     cs_fz_call *a;
     int n;
     size_t cap;
-    struct cs_ng **touched; /* guards counted in the open group */
+    struct cs_ng *touched, **ttail; /* guards counted in the open group, in first-call order */
     int ntouched;
-    size_t captouched;
     cs_fz_chunk *ch;
     int nch;
     size_t capch;
@@ -170,18 +174,21 @@ int cs_nccl_fuse_allreduce(cs_gpu_call *c, const void *sendbuff, void *recvbuff,
     if (cs_fuse_guard) {
         /* The guard: the call counts in its communicator's window, which
          * runs unfused or with one buffer size. */
-        int saved = errno; /* the guard's first call allocates */
+        int saved = errno; /* the guard's first call allocates device memory */
         cs_ng *ng = cs_ng_of(c->comm, comm, bytes);
-        int k = 0;
-        while (ng && k < cs_fz.ntouched && cs_fz.touched[k] != ng)
-            k++;
-        if (ng && !ng->dead && k == cs_fz.ntouched &&
-            CS_VEC_RESERVE(cs_fz.touched, cs_fz.captouched, (size_t)k + 1) == 0)
-            cs_fz.touched[cs_fz.ntouched++] = ng;
         errno = saved;
-        /* out of memory or not measured: the call is not counted, issued as made */
-        if (!ng || ng->dead || k == cs_fz.ntouched)
+        /* not measured: the call is not counted, issued as made */
+        if (!ng || ng->dead)
             return 0;
+        if (!ng->counted) {
+            if (!cs_fz.ntouched)
+                cs_fz.ttail = &cs_fz.touched;
+            ng->counted = 1;
+            ng->tnext = NULL;
+            *cs_fz.ttail = ng;
+            cs_fz.ttail = &ng->tnext;
+            cs_fz.ntouched++;
+        }
         ng->calls++;
         ng->stream = stream;
         buffer = ng->g.buf[ng->cfg];
@@ -657,7 +664,9 @@ static void cs_fz_issue_fused(cs_fz_allreduce_t real, const cs_fz_call *f, cs_fz
     void *buf = (char *)ch->buf->dev + ch->off;
     fc.rec.t0 = cs_clock_ticks();
     if (!cs_fz.quiet)
-        cs_gputime_pre(&fc);
+        cs_gputime_pre(&fc); /* noted with its own span's id (ncclprof.h) */
+    else if (cs_ncclprof_on)
+        cs_ncclprof_own((uint32_t)(ch->count > 0xffffffffu ? 0xffffffffu : ch->count));
     ncclResult_t rc = real(buf, buf, ch->count, f->dt, f->op, f->comm, f->stream);
     if (!cs_fz.quiet)
         cs_gputime_post(&fc, rc == ncclSuccess);
@@ -690,6 +699,8 @@ void cs_nccl_fuse_flush(void)
             cs_fz_note_error(rc);
         } else {
             cs_fz_chunk *ch = &cs_fz.ch[h->chunk];
+            if (CS_UNLIKELY(cs_ncclprof_on))
+                cs_ncclprof_forget(h->c.x.corr); /* issued in the fused call, never alone */
             if (ch->first == i)
                 cs_fz_issue_fused(real, h, ch);
             h->c.flags |= CS_F_FUSE_MEMBER;
@@ -748,29 +759,25 @@ static ncclResult_t cs_fz_unpack(ncclResult_t rc)
 
 /* ---- the guard (see the top of this file) ---- */
 
-/* The guard of communicator m, made at its first call that could be
+/* The guard of communicator m, set up at its first call that could be
  * fused (the same call on every rank); dead (its calls unfused) when the
- * vote's resources cannot be had. NULL only when out of memory. */
+ * vote's device resources cannot be had. NULL only for a record made
+ * before apply mode started (none is: the module starts before the first
+ * span), the same on every rank. */
 static cs_ng *cs_ng_of(cs_nccl_comm *m, ncclComm_t comm, size_t bytes)
 {
-    pthread_mutex_lock(&cs_ng_lock);
-    for (int i = 0; i < cs_nng; i++)
-        if (cs_ngs[i]->m == m) {
-            cs_ng *ng = cs_ngs[i];
-            pthread_mutex_unlock(&cs_ng_lock);
-            return ng;
-        }
-    /* no fixed table: a communicator left unmeasured on one rank only
-     * would vote on the others alone */
-    cs_ng *ng = CS_VEC_RESERVE(cs_ngs, cs_ngs_cap, (size_t)cs_nng + 1) == 0 ? calloc(1, sizeof *ng) : NULL;
+    cs_ng *ng = m->ext;
     if (!ng) {
-        pthread_mutex_unlock(&cs_ng_lock);
-        cs_core_warn_job(&cs_fz_warn_guard, "apply mode: out of memory for the guard of an NCCL communicator; "
-                                            "its calls are not fused");
+        cs_core_warn_job(&cs_fz_warn_guard, "apply mode: an NCCL communicator known before apply mode started is "
+                                            "not measured; its calls are not fused");
         return NULL;
     }
-    cs_ngs[cs_nng++] = ng;
+    pthread_mutex_lock(&cs_ng_lock);
+    int first = !ng->used;
+    ng->used = 1;
     pthread_mutex_unlock(&cs_ng_lock);
+    if (!first)
+        return ng;
     ng->m = m;
     ng->comm = comm;
     size_t cap = cs_fuse_buffer > (64u << 20) ? cs_fuse_buffer : (64u << 20);
@@ -847,7 +854,9 @@ static void cs_ng_close(cs_ng *ng, ncclResult_t rc, cs_fz_allreduce_t real)
     ncclResult_t vr = ncclSystemError;
     int ok = R.memcpy_async(dv, in, nb, cudaMemcpyHostToDevice, ng->stream) == cudaSuccess && real;
     if (ok) {
+        cs_ncclprof_alone++; /* the vote is no program call's (ncclprof.h) */
         vr = real(dv, dv, 3, ncclInt64, ncclSum, ng->comm, ng->stream);
+        cs_ncclprof_alone--;
         if (vr == ncclInProgress)
             cs_fz_wait_enqueued(ng->comm);
         ok = vr == ncclSuccess || vr == ncclInProgress;
@@ -884,8 +893,11 @@ static void cs_ng_group_end(ncclResult_t rc, uint64_t t0)
         cs_gpu_fuse_busy += cs_clock_ticks() - t0;
     int ok = rc == ncclSuccess || rc == ncclInProgress;
     cs_fz_allreduce_t real = (cs_fz_allreduce_t)cs_nccl_real(CS_OP_ncclAllReduce);
-    for (int k = 0; k < cs_fz.ntouched; k++) {
-        cs_ng *ng = cs_fz.touched[k];
+    cs_ng *next = cs_fz.ntouched ? cs_fz.touched : NULL;
+    for (cs_ng *ng = next; ng; ng = next) {
+        next = ng->tnext;
+        ng->counted = 0;
+        ng->tnext = NULL;
         if (ng->dead || !ng->m || ng->calls < CS_GUARD_WINDOW)
             continue;
         if (!ok) {
@@ -895,6 +907,7 @@ static void cs_ng_group_end(ncclResult_t rc, uint64_t t0)
         cs_ng_close(ng, rc, real);
     }
     cs_fz.ntouched = 0;
+    cs_fz.touched = NULL;
 }
 
 ncclResult_t cs_nccl_fuse_finish(ncclResult_t rc)
@@ -915,11 +928,11 @@ void cs_nccl_fuse_comm_freed(cs_nccl_comm *m)
     /* its guard stops: no vote on a destroyed communicator (the votes'
      * few bytes are left) */
     pthread_mutex_lock(&cs_ng_lock);
-    for (int i = 0; i < cs_nng; i++)
-        if (cs_ngs[i]->m == m) {
-            cs_ngs[i]->dead = 1;
-            cs_ngs[i]->m = NULL;
-        }
+    cs_ng *ng = m->ext;
+    if (ng && ng->used) {
+        ng->dead = 1;
+        ng->m = NULL;
+    }
     pthread_mutex_unlock(&cs_ng_lock);
     pthread_mutex_lock(&cs_fz_lock);
     for (int i = 0; i < cs_fz_nbufs;) {
@@ -970,6 +983,8 @@ static const cs_nccl_fuse_ops cs_nccl_fuse_engine = {
 static void cs_nccl_fuse_start(const cs_settings *s, cs_log_header *h)
 {
     (void)h;
+    /* every communicator's record carries room for its guard */
+    cs_nccl_comm_extra = s->fuse && cs_fuse_guard ? sizeof(cs_ng) : 0;
     cs_nccl_fuse = s->fuse ? &cs_nccl_fuse_engine : NULL;
 }
 

@@ -15,6 +15,7 @@
 # - every run's values right and bit-identical to the untraced run; every
 #   rank recorded the same decisions (the votes agree); the report names
 #   the guard's choice.
+CS_TEST_NAME=mpi-fuse_guard # (its work folder: /tmp/cs-mpi-fuse_guard.*)
 . "$srcdir/tests/lib.sh"
 STEPS=200
 ran=0

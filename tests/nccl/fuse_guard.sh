@@ -20,6 +20,7 @@
 #   recorded the same decisions and window figures (the votes agree), with
 #   family 'nccl'; the report shows the NCCL guard's decisions (and still
 #   reads a file written before the family column).
+CS_TEST_NAME=nccl-fuse_guard # (its work folder: /tmp/cs-nccl-fuse_guard.*)
 . "$srcdir/tests/lib.sh"
 . "$S/tests/nccl/nccl_lib.sh"
 PROG=$B/tests/nccl/fuse_prog
