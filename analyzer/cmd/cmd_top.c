@@ -67,9 +67,10 @@ const cs_optset cs_optset_top = {
              "rank and its lag, alarms. An alarm names a rank whose own time per step\n"
              "shifted up and stayed, or a communicator whose collective calls' time per\n"
              "step (once all its members were in them) did (a CUSUM against its first\n"
-             "steps; docs/live.md), with the step where it began and the factor, or a\n"
-             "hang (every rank in a call for --hang seconds), named as `collscope\n"
-             "status` names it.\n"
+             "steps; docs/live.md; communicators not while this host runs more ranks\n"
+             "than it has processors, unless COLLSCOPE_COMM_ALARMS=on), with the step\n"
+             "where it began and the factor, or a hang (every rank in a call for\n"
+             "--hang seconds), named as `collscope status` names it.\n"
              "Keys: q quits, s changes the sort (rank, straggler score, step time,\n"
              "time in calls). Quitting leaves the job alone.\n"
              "\n",

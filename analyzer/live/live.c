@@ -167,6 +167,21 @@ void cs_live_opts_default(cs_live_opts *o)
     o->cusum_k = 0.5;
     o->cusum_h = 20;
     o->poll_budget_s = 0.5;
+    const char *ca = getenv("COLLSCOPE_COMM_ALARMS");
+    o->comm_alarms = ca && strcmp(ca, "on") == 0 ? 1 : ca && strcmp(ca, "off") == 0 ? 0 : -1;
+}
+
+/* Are communicators' slow alarms raised? Auto: not while this host runs
+ * more of the followed ranks than it has processors online. */
+static int lv_comm_alarms(const cs_live *l)
+{
+    if (l->opt.comm_alarms >= 0)
+        return l->opt.comm_alarms;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t here = 0;
+    for (size_t i = 0; i < l->nRank; i++)
+        here += strcmp(l->aRank[i]->host, l->host) == 0;
+    return cpus <= 0 || here <= (size_t)cpus;
 }
 
 cs_live *cs_live_new(const char *dir, const cs_live_opts *opt, char *err, size_t errlen)
@@ -365,14 +380,21 @@ static void lv_step_done(lv_rank *r, int64_t s, int64_t step_ns, int64_t own_ns)
  * confirmed and no alarm was raised yet: *val and *step are then the
  * medians of the value and of the unit time since the shift began (at
  * unit c->cand); the caller raises the alarm and sets c->alarm. */
-static int lv_cusum_unit(const cs_live *l, lv_cusum *c, int64_t u, int B, double val, double step, double d,
-                         double floor, double step_share, double *mval, double *mstep)
+/* Unit u's figures kept in c's ring (the medians since a change read
+ * them), whether or not the unit goes into the sum. */
+static void lv_cusum_keep(lv_cusum *c, int64_t u, int B, double val, double step, double d)
 {
     c->nunit = u + 1;
     c->unit = B;
     c->ring_d[u % LV_RING] = (int64_t)d;
     c->ring_val[u % LV_RING] = (int64_t)val;
     c->ring_step[u % LV_RING] = (int64_t)step;
+}
+
+static int lv_cusum_unit(const cs_live *l, lv_cusum *c, int64_t u, int B, double val, double step, double d,
+                         double floor, double step_share, double *mval, double *mstep)
+{
+    lv_cusum_keep(c, u, B, val, step, d);
     if (!c->ready) {
         if (CS_VEC_RESERVE(c->aBase, c->capBase, c->nBase + 3) != 0)
             return 0;
@@ -627,7 +649,8 @@ static int lv_comm_held(const cs_live *l, size_t ci)
 static void lv_cusum_comm(cs_live *l, size_t ci, int64_t u, int B, double in, double step)
 {
     double val, mstep;
-    if (!lv_cusum_unit(l, &l->aComm[ci].cs, u, B, in, step, in, 20000.0 * B, LV_COMM_STEP_SHARE, &val, &mstep))
+    lv_cusum *c = &l->aComm[ci].cs;
+    if (!lv_cusum_unit(l, c, u, B, in, step, in, 20000.0 * B, LV_COMM_STEP_SHARE, &val, &mstep))
         return;
     if (lv_comm_held(l, ci)) {
         l->aComm[ci].cs.S = 0; /* start over, as for spikes */
@@ -676,6 +699,7 @@ static void lv_detect(cs_live *l)
     int64_t units = done / B;
     if (!n || units <= l->u_next)
         return;
+    int comm_alarms = lv_comm_alarms(l);
     if (l->u_next * B < done - LV_RING + B)
         l->u_next = (done - LV_RING + B) / B; /* what fell out of the rings is lost */
     if (l->u_next * B < LV_WARMUP)
@@ -712,7 +736,7 @@ static void lv_detect(cs_live *l)
         }
         /* a communicator every member of which is followed (its size, as
          * its members said when they made it) and has completed the unit */
-        for (size_t ci = 0; ci < l->nComm; ci++) {
+        for (size_t ci = 0; ci < l->nComm && comm_alarms; ci++) {
             const lv_comm *m = &l->aComm[ci];
             int all = m->size >= 2 && m->nMem == (size_t)m->size;
             for (size_t i = 0; i < m->nMem && all; i++)

@@ -19,6 +19,10 @@ typedef struct cs_live_opts {
     double cusum_k;       /* the CUSUM's allowance, in baseline deviations (0.5) */
     double cusum_h;       /* its decision threshold, in baseline deviations (20) */
     double poll_budget_s; /* a refresh reads for at most this long (0.5) */
+    int comm_alarms;      /* communicators' slow alarms: 1 on, 0 off, -1 (default) on unless this
+                           * host runs more followed ranks than it has processors (their calls' time
+                           * then measures the scheduler: docs/live.md); COLLSCOPE_COMM_ALARMS=
+                           * on|off|auto sets it */
 } cs_live_opts;
 
 /* The defaults above. */
