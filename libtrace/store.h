@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CS_SCHEMA_VERSION 5
+#define CS_SCHEMA_VERSION 6
 #define CS_TRACE_FORMAT "collscope-trace"
 
 /* A store is used by one thread at a time (its SQLite connection is opened
@@ -85,8 +85,15 @@ int cs_store_live_alarms(cs_store *st, int (*each)(const cs_store_alarm_row *, v
  * memory reading FILE (...)") in cs_store_fault, so that the caller's next
  * check of its input fails with it instead of reading on. */
 int cs_store_check_pages(cs_store *st, char *what, size_t len);
-/* The message of the last resource failure cs_store_check_pages met, or
- * NULL. */
+/* The same check of the pages of every table of the store and of their
+ * indexes, and of the schema, but those of the tables named in skip (a
+ * NULL-terminated list; NULL: none): for a reader that reads only the
+ * others, or rows of a skipped table only through its indexes (where
+ * SQLite names a damaged page it reads as it reads it). Returns as
+ * cs_store_check_pages. */
+int cs_store_check_tables(cs_store *st, const char *const *skip, char *what, size_t len);
+/* The message of the last resource failure cs_store_check_pages or
+ * cs_store_check_tables met, or NULL. */
 const char *cs_store_fault(const cs_store *st);
 
 /* What a recovery kept and lost. */
