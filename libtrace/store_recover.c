@@ -128,7 +128,8 @@ int cs_store_check_tables(cs_store *st, const char *const *skip, char *what, siz
         if (skipped)
             continue;
         char *sql = sqlite3_mprintf("PRAGMA quick_check(\"%w\")", name);
-        rc = sql ? check_run(st, sql, what, len) : resource_fault(st, "out of memory", "the check of a table", what, len);
+        rc = sql ? check_run(st, sql, what, len)
+                 : resource_fault(st, "out of memory", "the check of a table", what, len);
         sqlite3_free(sql);
     }
     if (rc == 0 && step != SQLITE_DONE) {

@@ -167,8 +167,9 @@ int cs_failure_from_store(cs_store *st, cs_failure_model *m, char *err, size_t e
     if (indexed < 0)
         goto sqlfail;
     if (fs_prepare(db, path,
-                   indexed ? "SELECT " FS_CALL_COLS " FROM spans WHERE id IN (SELECT id FROM span WHERE "
-                             CS_SCHEMA_FLAGGED_WHERE ") ORDER BY rank, thread"
+                   indexed ? "SELECT " FS_CALL_COLS
+                             " FROM spans WHERE id IN (SELECT id FROM span WHERE " CS_SCHEMA_FLAGGED_WHERE
+                             ") ORDER BY rank, thread"
                            : "SELECT " FS_CALL_COLS " FROM spans WHERE id IN (SELECT id FROM span WHERE (flags & 512) "
                              "!= 0 OR op IN (SELECT id FROM ops WHERE kind = 'finalize')) ORDER BY rank, thread",
                    &s, err, errlen) != 0)
