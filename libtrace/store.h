@@ -427,6 +427,11 @@ typedef struct cs_group_stat {
     int64_t count, bytes, total, p50, p90, p99, max;
 } cs_group_stat;
 int cs_store_group_stats(cs_store *st, const char *group, cs_group_stat **out, size_t *n);
+/* The figures of two groupings of the same calls (neither "comm", which
+ * leaves out calls without a communicator: -1) from one scan of the
+ * spans, the same as two calls of cs_store_group_stats. */
+int cs_store_group_stats2(cs_store *st, const char *group, cs_group_stat **out, size_t *n, const char *group2,
+                          cs_group_stat **out2, size_t *n2);
 
 /* The completion calls (MPI_Wait*, MPI_Test*) that finished nonblocking
  * collectives: rank, span id, the call's duration and how many
