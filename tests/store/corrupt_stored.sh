@@ -81,6 +81,9 @@ fi
 # 2. The last span page, which holds the last rank's last call: the
 # report reads it, finds it damaged and recovers the trace.
 damage span "$T/last" "n - 1"
+lastid=$(q "$T/t/trace.db" "SELECT id FROM span WHERE rank = 1 AND (flags & 512) = 0 ORDER BY begin_ns DESC LIMIT 1")
+q "$T/last/trace.db" "SELECT * FROM span WHERE id = $lastid" > /dev/null 2>&1 &&
+  fail "last span page: the page damaged does not hold rank 1's last call (span $lastid): the test needs another page"
 recovered "span page the report reads (a rank's last call): report" "$T/last" "$COLLSCOPE" report "$T/last/trace.db"
 grep -q "damaged trace $T/last/trace.db: this report is of what could be read of it" "$T/last/out" ||
   fail "last span page: no note in the report"
