@@ -119,7 +119,7 @@ int cs_store_check_tables(cs_store *st, const char *const *skip, char *what, siz
     if (sqlite3_prepare_v2(st->db, "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY rootpage", -1, &s,
                            NULL) != SQLITE_OK)
         return check_run(st, "PRAGMA quick_check(1)", what, len);
-    int step;
+    int step = SQLITE_DONE;
     while (rc == 0 && (step = sqlite3_step(s)) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(s, 0);
         int skipped = !name;
