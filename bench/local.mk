@@ -12,6 +12,7 @@ noinst_PROGRAMS += bench/live_bench
 bench_live_bench_SOURCES = bench/live_bench.c
 bench_live_bench_LDADD = $(CS_LIVE_LIBS) $(PTHREAD_LIBS)
 EXTRA_DIST += bench/live_bench.sh
+EXTRA_DIST += bench/report_bench.sh
 
 noinst_PROGRAMS += bench/log_gen
 bench_log_gen_SOURCES = bench/log_gen.c

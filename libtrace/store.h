@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CS_SCHEMA_VERSION 5
+#define CS_SCHEMA_VERSION 6
 #define CS_TRACE_FORMAT "collscope-trace"
 
 /* A store is used by one thread at a time (its SQLite connection is opened
@@ -88,8 +88,15 @@ int cs_store_live_alarms(cs_store *st, int (*each)(const cs_store_alarm_row *, v
  * memory reading FILE (...)") in cs_store_fault, so that the caller's next
  * check of its input fails with it instead of reading on. */
 int cs_store_check_pages(cs_store *st, char *what, size_t len);
-/* The message of the last resource failure cs_store_check_pages met, or
- * NULL. */
+/* The same check of the pages of every table of the store and of their
+ * indexes, and of the schema, but those of the tables named in skip (a
+ * NULL-terminated list; NULL: none): for a reader that reads only the
+ * others, or rows of a skipped table only through its indexes (where
+ * SQLite names a damaged page it reads as it reads it). Returns as
+ * cs_store_check_pages. */
+int cs_store_check_tables(cs_store *st, const char *const *skip, char *what, size_t len);
+/* The message of the last resource failure cs_store_check_pages or
+ * cs_store_check_tables met, or NULL. */
 const char *cs_store_fault(const cs_store *st);
 
 /* What a recovery kept and lost. */
@@ -423,6 +430,11 @@ typedef struct cs_group_stat {
     int64_t count, bytes, total, p50, p90, p99, max;
 } cs_group_stat;
 int cs_store_group_stats(cs_store *st, const char *group, cs_group_stat **out, size_t *n);
+/* The figures of two groupings of the same calls (neither "comm", which
+ * leaves out calls without a communicator: -1) from one scan of the
+ * spans, the same as two calls of cs_store_group_stats. */
+int cs_store_group_stats2(cs_store *st, const char *group, cs_group_stat **out, size_t *n, const char *group2,
+                          cs_group_stat **out2, size_t *n2);
 
 /* The completion calls (MPI_Wait*, MPI_Test*) that finished nonblocking
  * collectives: rank, span id, the call's duration and how many

@@ -53,13 +53,11 @@ static int resource_fault(cs_store *st, const char *res, const char *detail, cha
     return -1;
 }
 
-int cs_store_check_pages(cs_store *st, char *what, size_t len)
+/* One quick_check statement (sql) as cs_store_check_pages answers. */
+static int check_run(cs_store *st, const char *sql, char *what, size_t len)
 {
     sqlite3_stmt *s;
-    if (what && len)
-        what[0] = '\0';
-    st->fault[0] = '\0';
-    if (sqlite3_prepare_v2(st->db, "PRAGMA quick_check(1)", -1, &s, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
         int code = sqlite3_extended_errcode(st->db);
         if (resource_of(code))
             return resource_fault(st, resource_of(code), sqlite3_errmsg(st->db), what, len);
@@ -97,6 +95,50 @@ int cs_store_check_pages(cs_store *st, char *what, size_t len)
     }
     sqlite3_finalize(s);
     return ret;
+}
+
+int cs_store_check_pages(cs_store *st, char *what, size_t len)
+{
+    if (what && len)
+        what[0] = '\0';
+    st->fault[0] = '\0';
+    return check_run(st, "PRAGMA quick_check(1)", what, len);
+}
+
+int cs_store_check_tables(cs_store *st, const char *const *skip, char *what, size_t len)
+{
+    if (what && len)
+        what[0] = '\0';
+    st->fault[0] = '\0';
+    /* the schema's own page first: a name read from a damaged one is not
+     * trusted */
+    int rc = check_run(st, "PRAGMA quick_check(sqlite_schema)", what, len);
+    if (rc != 0)
+        return rc;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY rootpage", -1, &s,
+                           NULL) != SQLITE_OK)
+        return check_run(st, "PRAGMA quick_check(1)", what, len);
+    int step = SQLITE_DONE;
+    while (rc == 0 && (step = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(s, 0);
+        int skipped = !name;
+        for (size_t i = 0; !skipped && skip && skip[i]; i++)
+            skipped = strcmp(name, skip[i]) == 0;
+        if (skipped)
+            continue;
+        char *sql = sqlite3_mprintf("PRAGMA quick_check(\"%w\")", name);
+        rc = sql ? check_run(st, sql, what, len)
+                 : resource_fault(st, "out of memory", "the check of a table", what, len);
+        sqlite3_free(sql);
+    }
+    if (rc == 0 && step != SQLITE_DONE) {
+        /* the schema could not be read to its end: the whole check decides */
+        sqlite3_finalize(s);
+        return check_run(st, "PRAGMA quick_check(1)", what, len);
+    }
+    sqlite3_finalize(s);
+    return rc;
 }
 
 const char *cs_store_fault(const cs_store *st)

@@ -19,6 +19,7 @@
  * bytes, and its share of the rank's time line. */
 typedef struct cs_grow {
     int32_t key, op; /* indexes into the string table */
+    int32_t key2;    /* the second grouping's key (group_durations) */
     int rank;
     int64_t d, share, bytes;
 } cs_grow;
@@ -155,23 +156,35 @@ static int cs_named_order(const void *x, const void *y)
     return strcmp(((const cs_named *)x)->s, ((const cs_named *)y)->s);
 }
 
-int cs_store_group_durations(cs_store *st, const char *group, int (*cb)(const cs_group_row *, void *), void *arg)
+static const char *group_key(const char *group)
 {
-    const char *key = strcmp(group, "comm") == 0       ? "CAST(s.comm AS TEXT)"
-                      : strcmp(group, "callsite") == 0 ? "COALESCE(c.label, '(unknown)')"
-                                                       : "o.name";
+    return strcmp(group, "comm") == 0       ? "CAST(s.comm AS TEXT)"
+           : strcmp(group, "callsite") == 0 ? "COALESCE(c.label, '(unknown)')"
+                                            : "o.name";
+}
+
+/* cs_store_group_durations for group, and with group2 (not NULL) the
+ * same for group2 to cb2 from the same scan: the two groupings must be
+ * of the same calls (neither "comm", which leaves out calls without a
+ * communicator). */
+static int group_durations(cs_store *st, const char *group, int (*cb)(const cs_group_row *, void *), void *arg,
+                           const char *group2, int (*cb2)(const cs_group_row *, void *), void *arg2)
+{
+    if (group2 && (strcmp(group, "comm") == 0 || strcmp(group2, "comm") == 0))
+        return -1;
+    const char *key = group_key(group);
     /* A nonblocking collective (flags 1 and 8) lasts to the end of the
      * completion call that finished it. */
     char sql[1400];
     snprintf(sql, sizeof sql,
              "SELECT %s AS k, o.name, s.begin_ns, s.end_ns, COALESCE(s.bytes, 0), s.rank, s.id, o.kind,"
-             " d.end_ns, d.span FROM span s"
+             " d.end_ns, d.span, %s FROM span s"
              " JOIN ops o ON o.id = s.op LEFT JOIN callsites c ON c.rank = s.rank AND c.id = s.callsite"
              " LEFT JOIN (SELECT rank, req, MIN(end_ns) AS end_ns, MIN(span) AS span FROM completions"
              "  GROUP BY rank, req) d ON (s.flags & 9) = 9 AND d.rank = s.rank AND d.req = s.req"
              " WHERE o.kind NOT IN ('init', 'finalize', 'marker', 'commnew', 'commfree', 'commname', 'compute')%s"
              " ORDER BY s.rank, s.begin_ns",
-             key, strcmp(group, "comm") == 0 ? " AND s.comm IS NOT NULL" : "");
+             key, group2 ? group_key(group2) : "NULL", strcmp(group, "comm") == 0 ? " AND s.comm IS NOT NULL" : "");
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
         return -1;
@@ -221,12 +234,17 @@ int cs_store_group_durations(cs_store *st, const char *group, int (*cb)(const cs
         }
         if (e < b)
             e = b;
-        int32_t ki = cs_strtab_get(&tab, k ? k : ""), oi = cs_strtab_get(&tab, op ? op : "");
-        if (ki < 0 || oi < 0 || CS_VEC_RESERVE(rows, cap, n + 1) != 0 || CS_VEC_RESERVE(iv, capIv, niv + 1) != 0) {
+        int32_t ki = cs_strtab_get(&tab, k ? k : ""), oi = cs_strtab_get(&tab, op ? op : ""), k2i = 0;
+        if (group2) {
+            const char *k2 = (const char *)sqlite3_column_text(s, 10);
+            k2i = cs_strtab_get(&tab, k2 ? k2 : "");
+        }
+        if (ki < 0 || oi < 0 || k2i < 0 || CS_VEC_RESERVE(rows, cap, n + 1) != 0 ||
+            CS_VEC_RESERVE(iv, capIv, niv + 1) != 0) {
             rc = -1;
             break;
         }
-        rows[n] = (cs_grow){ ki, oi, r, e - b, 0, sqlite3_column_int64(s, 4) };
+        rows[n] = (cs_grow){ ki, oi, k2i, r, e - b, 0, sqlite3_column_int64(s, 4) };
         iv[niv++] = (cs_wiv){ b, e, n, w };
         n++;
     }
@@ -248,14 +266,19 @@ int cs_store_group_durations(cs_store *st, const char *group, int (*cb)(const cs
                 order[nm[i].idx] = (int32_t)i;
                 byname[i] = nm[i].idx;
             }
-            for (size_t i = 0; i < n; i++)
-                rows[i].key = order[rows[i].key];
-            qsort(rows, n, sizeof *rows, cs_grow_order);
-            for (size_t i = 0; i < n && rc == 0; i++) {
-                cs_group_row g = {
-                    tab.s[byname[rows[i].key]], tab.s[rows[i].op], rows[i].d, rows[i].bytes, rows[i].rank, rows[i].share
-                };
-                rc = cb(&g, arg);
+            for (int pass = 0; pass < (group2 ? 2 : 1) && rc == 0; pass++) {
+                for (size_t i = 0; i < n; i++)
+                    rows[i].key = order[pass ? rows[i].key2 : rows[i].key];
+                qsort(rows, n, sizeof *rows, cs_grow_order);
+                for (size_t i = 0; i < n && rc == 0; i++) {
+                    cs_group_row g = { tab.s[byname[rows[i].key]],
+                                       tab.s[rows[i].op],
+                                       rows[i].d,
+                                       rows[i].bytes,
+                                       rows[i].rank,
+                                       rows[i].share };
+                    rc = pass ? cb2(&g, arg2) : cb(&g, arg);
+                }
             }
         }
         free(nm);
@@ -267,6 +290,11 @@ int cs_store_group_durations(cs_store *st, const char *group, int (*cb)(const cs
     cs_map_free(&done);
     cs_strtab_free(&tab);
     return rc;
+}
+
+int cs_store_group_durations(cs_store *st, const char *group, int (*cb)(const cs_group_row *, void *), void *arg)
+{
+    return group_durations(st, group, cb, arg, NULL, NULL, NULL);
 }
 
 typedef struct cs_gacc {
@@ -325,23 +353,47 @@ static int cs_gacc_row(const cs_group_row *r, void *arg)
     return 0;
 }
 
+/* The end of one grouping's figures: g's into *out, *n (0), or nothing
+ * and -1 on a failure (rc) or want of memory. */
+static int cs_gacc_done(cs_gacc *g, int rc, cs_group_stat **out, size_t *n)
+{
+    if (!g->oom)
+        cs_gacc_flush(g);
+    free(g->d);
+    g->d = NULL;
+    if (rc != 0 || g->oom) {
+        free(g->a);
+        *out = NULL;
+        *n = 0;
+        return -1;
+    }
+    *out = g->a;
+    *n = g->n;
+    return 0;
+}
+
 int cs_store_group_stats(cs_store *st, const char *group, cs_group_stat **out, size_t *n)
 {
     cs_gacc g;
     memset(&g, 0, sizeof g);
     int rc = cs_store_group_durations(st, group, cs_gacc_row, &g);
-    if (!g.oom)
-        cs_gacc_flush(&g);
-    free(g.d);
-    if ((rc != 0 && !g.oom) || g.oom) {
-        free(g.a);
-        *out = NULL;
-        *n = 0;
-        return -1;
-    }
-    *out = g.a;
-    *n = g.n;
-    return 0;
+    return cs_gacc_done(&g, rc, out, n);
+}
+
+int cs_store_group_stats2(cs_store *st, const char *group, cs_group_stat **out, size_t *n, const char *group2,
+                          cs_group_stat **out2, size_t *n2)
+{
+    cs_gacc g, g2;
+    memset(&g, 0, sizeof g);
+    memset(&g2, 0, sizeof g2);
+    int rc = group_durations(st, group, cs_gacc_row, &g, group2, cs_gacc_row, &g2);
+    int a = cs_gacc_done(&g, rc, out, n), b = cs_gacc_done(&g2, rc, out2, n2);
+    if (a == 0 && b == 0)
+        return 0;
+    free(*out), free(*out2);
+    *out = *out2 = NULL;
+    *n = *n2 = 0;
+    return -1;
 }
 
 int cs_store_completion_calls(cs_store *st, int (*cb)(int rank, int64_t span, int64_t dur_ns, int64_t ncoll, void *),

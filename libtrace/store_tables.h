@@ -133,10 +133,23 @@
 /* Version 4 -> 5. */
 #define CS_UPGRADE_4_TO_5_SQL CS_KERNEL_NAMES_SQL
 
+/* Version 5 -> 6 (the index is defined below). */
+#define CS_UPGRADE_5_TO_6_SQL CS_SCHEMA_FLAGGED_INDEX_SQL
+
+/* The calls that never returned (CS_F_INFLIGHT, 512) and MPI_Finalize
+ * (op 3: op ids never change): a handful of rows, found without reading
+ * the spans (cs_failure_from_store's query names the same condition). */
+#define CS_SCHEMA_FLAGGED_WHERE "(flags & 512) != 0 OR op = 3"
+#define CS_SCHEMA_FLAGGED_INDEX_SQL \
+    "CREATE INDEX IF NOT EXISTS span_flagged ON span(rank) WHERE " CS_SCHEMA_FLAGGED_WHERE ";\n"
+
 /* The per-rank time index is kept up while spans are written: they come
  * nearly in time order, so each entry lands at the index's end, and per-
- * rank files merged in rank order append theirs (cs_store_merge). */
-#define CS_SCHEMA_TIME_INDEX_SQL "CREATE INDEX IF NOT EXISTS span_rank_time ON span(rank, begin_ns);\n"
+ * rank files merged in rank order append theirs (cs_store_merge). The
+ * flagged spans' index too: a few rows, and a test of two columns a row
+ * written. */
+#define CS_SCHEMA_TIME_INDEX_SQL \
+    "CREATE INDEX IF NOT EXISTS span_rank_time ON span(rank, begin_ns);\n" CS_SCHEMA_FLAGGED_INDEX_SQL
 
 /* Built after bulk loads (keeping them up during the inserts costs more
  * than building them once). */

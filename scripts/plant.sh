@@ -23,7 +23,8 @@ plants='steps|analyzer/analysis/an_match.c|s/^            P = best;$/           
 waits|analyzer/analysis/an_match.c|s/cs_wait w = { m->span, m->rank, comm, seq, wt };/cs_wait w = { m->span, m->rank, comm, seq, 2 * wt };/|tests/analysis/waits_exact.sh
 ingest|libtrace/store_import.c|s/^            rc = import_span(im, r, flags);$/            rc = im->stats->spans == 2 ? (im->stats->spans++, 0) : import_span(im, r, flags);/|tests/mpi/counts.sh tests/store/ingest.sh
 tuikey|tui/timeline.c|/^    case .w.: tui_analysis_next_worst(&tl->nav, m, 1); break;$/d|tests/tui/tui.sh
-foreign|libtrace/store_index.c|s/if (job_file_owned(path, f, i, \&unknown, why, sizeof why) != 0) {/if (job_file_owned(path, f, i, \&unknown, why, sizeof why) != 0 \&\& 0) {/|tests/store/foreign_rank.sh'
+foreign|libtrace/store_index.c|s/if (job_file_owned(path, f, i, \&unknown, why, sizeof why) != 0) {/if (job_file_owned(path, f, i, \&unknown, why, sizeof why) != 0 \&\& 0) {/|tests/store/foreign_rank.sh
+readfail|analyzer/analysis/an_open.c|s/^    if (rc == 0 \&\& read_ok)$/    if (rc == 0)/|tests/store/corrupt_stored.sh'
 names=$(echo "$plants" | cut -d'|' -f1)
 for want in "$@"; do
   echo "$names" | grep -qx "$want" || { echo "plant.sh: no plant '$want' (plants: $(echo $names))" >&2; exit 2; }

@@ -144,7 +144,7 @@ case "$what" in
     # is timing too) and tests/tui/badinput.sh with the runtime preloaded
     # (it hung at its SIGTERM step then, not investigated: it runs in the
     # first group).
-    asan_plain="tests/unit/test_log tests/store/ingest.sh tests/store/readonly.sh tests/store/corrupt.sh
+    asan_plain="tests/unit/test_log tests/store/ingest.sh tests/store/readonly.sh tests/store/corrupt.sh tests/store/corrupt_stored.sh
       tests/nccl/schema_upgrade.sh tests/analysis/synthetic.sh tests/tui/badinput.sh tests/tui/tui_readonly.sh
       tests/store/log_fields.sh tests/store/log_special.sh tests/store/log_truncated.sh
       tests/analysis/numargs.sh tests/analysis/json_nonfinite.sh tests/analysis/sparse_ranks.sh

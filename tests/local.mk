@@ -204,9 +204,9 @@ endif
 
 # The store and the commands' handling of bad input.
 TESTS += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh tests/store/readonly.sh \
-	tests/store/corrupt.sh
+	tests/store/corrupt.sh tests/store/corrupt_stored.sh
 EXTRA_DIST += tests/store/schema.sh tests/store/bad_input.sh tests/store/ingest.sh tests/store/readonly.sh \
-	tests/store/corrupt.sh
+	tests/store/corrupt.sh tests/store/corrupt_stored.sh
 
 # Communicators by name in the store and the reports, on both MPIs.
 TESTS += tests/store/comm_names.sh

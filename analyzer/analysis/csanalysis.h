@@ -40,21 +40,26 @@ cs_store *cs_analysis_open(const cs_source *src, int force, int save, FILE *log,
 
 /* The same for a reader that only reads a current stored analysis (the
  * report), faster: when src is a trace whose stored analysis is current,
- * the check of its pages (which reads every page of the file) runs in a
- * thread beside the caller's reads, and *chk is set; the caller must end
- * it with cs_analysis_check_wait before it shows anything. Otherwise (a
- * job, no current analysis, no thread) exactly cs_analysis_open, *chk
- * NULL. */
+ * the check of the pages it reads runs in a thread beside the caller's
+ * reads, and *chk is set; the caller must end it with
+ * cs_analysis_check_wait before it shows anything. The pages of the
+ * spans and of the analysis tables the report does not read (waits, p2p,
+ * instances) are not checked: the analysis was made of the trace after a
+ * check of every page (cs_analysis_open), and a damaged page the reader
+ * reads among them fails its read. Otherwise (a job, no current
+ * analysis, no thread) exactly cs_analysis_open, *chk NULL. */
 typedef struct cs_analysis_check cs_analysis_check;
 cs_store *cs_analysis_open_checked_later(const cs_source *src, FILE *log, cs_analysis_check **chk, char *err,
                                          size_t errlen);
-/* Wait for chk's page check (chk NULL: nothing to wait for, 0). 0: the
- * trace is intact, what was read of *st stands. 1: it is not (damaged
- * pages, or a resource ran out during the check): *st was closed and is
- * now what cs_analysis_open gives for src (the recovered copy, with its
- * note on log; NULL with err), and the caller reads it again. */
-int cs_analysis_check_wait(cs_analysis_check *chk, cs_store **st, const cs_source *src, FILE *log, char *err,
-                           size_t errlen);
+/* Wait for chk's page check (chk NULL: nothing to wait for, 0); read_ok
+ * says whether the caller's reads of *st all succeeded. 0: the pages
+ * checked are intact and the reads succeeded, what was read of *st
+ * stands. 1: not (damaged pages, a read that failed, or a resource ran
+ * out during the check): *st was closed and is now what cs_analysis_open
+ * gives for src (every page checked; the recovered copy, with its note on
+ * log; NULL with err), and the caller reads it again. */
+int cs_analysis_check_wait(cs_analysis_check *chk, int read_ok, cs_store **st, const cs_source *src, FILE *log,
+                           char *err, size_t errlen);
 
 /* What `collscope analyze [--force] TRACE` does, in process: analyse the
  * trace source src unless its stored analysis is current (always when force)

@@ -177,9 +177,10 @@ int cs_cmd_report(int argc, char **argv)
      * than what its removal did to the reading. */
     if (cs_report_busy(o.trace))
         goto out;
-    /* The trace's pages are checked beside the reads (a current stored
-     * analysis); a damaged trace is then opened again the careful way
-     * (recovered) and read again. */
+    /* The pages the report reads are checked beside the reads (a current
+     * stored analysis); a damaged trace, or one a read of which failed, is
+     * then opened again the careful way (every page checked, recovered)
+     * and read again. */
     cs_analysis_check *chk = NULL;
     int loaded = 0, traced = 0;
     if (cs_source_open(o.trace, &src, err, sizeof err) == 0)
@@ -192,7 +193,7 @@ int cs_cmd_report(int argc, char **argv)
         }
         loaded = cs_report_load(st, &ad) == 0;
         traced = loaded && cs_report_trace_load(st, &tr) == 0;
-        if (cs_analysis_check_wait(chk, &st, &src, stderr, err, sizeof err) == 0)
+        if (cs_analysis_check_wait(chk, traced && !ad.failures_unread, &st, &src, stderr, err, sizeof err) == 0)
             break;
         chk = NULL;
         cs_report_free(&ad);

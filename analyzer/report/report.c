@@ -301,6 +301,8 @@ int cs_report_load(cs_store *st, cs_report_data *d)
     char ferr[512];
     if (cs_failure_from_store(st, &fm, ferr, sizeof ferr) == 0)
         cs_failure_diagnose(&fm, CS_FAILURE_POST_AFTER_S, &d->failures);
+    else
+        d->failures_unread = 1;
     cs_failure_model_free(&fm);
     if (d->nsteps > 0) {
         int64_t *t = malloc((size_t)d->nsteps * sizeof *t), *w = malloc((size_t)d->nsteps * sizeof *w);

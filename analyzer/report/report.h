@@ -71,6 +71,10 @@ typedef struct cs_report_data {
      * processes that died or exited without MPI_Finalize; empty when the
      * job ended well */
     cs_failure_list failures;
+    /* the failures could not be read (a damaged span page, out of
+     * memory): the report goes on without them; a reader that did not
+     * check the spans' pages reads the trace again the careful way */
+    int failures_unread;
     /* the alarms `collscope run` raised while the job ran (live_alarms,
      * docs/live.md); none when it was not followed or raised none */
     cs_store_alarm_row *live;

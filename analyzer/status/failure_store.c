@@ -13,6 +13,8 @@
 #include "libtrace/store_sql.h"
 #include "libtrace/ops.gen.h"
 
+_Static_assert(CS_OP_MPI_Finalize == 3, "CS_SCHEMA_FLAGGED_WHERE names MPI_Finalize as op 3");
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +83,28 @@ static int fs_prepare(sqlite3 *db, const char *path, const char *sql, sqlite3_st
     return 0;
 }
 
+/* Whether the flagged spans can be asked for by the condition of the
+ * store's index of them (CS_SCHEMA_FLAGGED_WHERE, which names
+ * MPI_Finalize by its op id): 1 when the store's only finalize op is that
+ * one (the index, where the store has it, then finds them without a scan
+ * of the spans; where it has not, the same condition scans them), 0 when
+ * not (the condition by the ops table, a scan), -1 on a read error. */
+static int fs_flagged_indexed(sqlite3 *db)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, "SELECT COALESCE(group_concat(id), '') FROM ops WHERE kind = 'finalize'", -1, &s,
+                           NULL) != SQLITE_OK)
+        return -1;
+    int rc = sqlite3_step(s), yes = 0;
+    if (rc == SQLITE_ROW) {
+        const char *ids = (const char *)sqlite3_column_text(s, 0);
+        yes = ids && strcmp(ids, "3") == 0;
+        rc = sqlite3_step(s);
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? yes : -1;
+}
+
 int cs_failure_from_store(cs_store *st, cs_failure_model *m, char *err, size_t errlen)
 {
     sqlite3 *db = cs_store_sql_db(st);
@@ -139,9 +163,15 @@ int cs_failure_from_store(cs_store *st, cs_failure_model *m, char *err, size_t e
     sqlite3_finalize(s);
     s = NULL;
     /* the calls that never returned, and who called MPI_Finalize */
+    int indexed = fs_flagged_indexed(db);
+    if (indexed < 0)
+        goto sqlfail;
     if (fs_prepare(db, path,
-                   "SELECT " FS_CALL_COLS " FROM spans WHERE id IN (SELECT id FROM span WHERE (flags & 512) != 0 "
-                   "OR op IN (SELECT id FROM ops WHERE kind = 'finalize')) ORDER BY rank, thread",
+                   indexed ? "SELECT " FS_CALL_COLS
+                             " FROM spans WHERE id IN (SELECT id FROM span WHERE " CS_SCHEMA_FLAGGED_WHERE
+                             ") ORDER BY rank, thread"
+                           : "SELECT " FS_CALL_COLS " FROM spans WHERE id IN (SELECT id FROM span WHERE (flags & 512) "
+                             "!= 0 OR op IN (SELECT id FROM ops WHERE kind = 'finalize')) ORDER BY rank, thread",
                    &s, err, errlen) != 0)
         return -1;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {

@@ -19,7 +19,7 @@ expect_eq "spans in the trace" "$(q "$db" "SELECT count(*) FROM span")" "$want"
 expect_eq "rank files" "$(ls "$T"/a/ranks/*.db | wc -l)" $ranks
 expect_eq "integrity" "$(q "$db" "PRAGMA integrity_check")" "ok"
 expect_eq "indexes" "$(q "$db" "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'span_%' ORDER BY name)")" \
-  "span_comm_seq span_rank_time"
+  "span_comm_seq span_flagged span_rank_time"
 expect_eq "meta kind" "$(q "$db" "SELECT value FROM meta WHERE key = 'kind'")" "job"
 expect_eq "no source_log in the trace's meta" "$(q "$db" "SELECT count(*) FROM meta WHERE key = 'source_log'")" 0
 
