@@ -56,7 +56,12 @@ int cs_opts_next(cs_opts_parser *p, int argc, char **argv)
  * option list's label ("-o, --output DIR"). */
 static void cs_opts_form(const cs_opt *o, int label, char *buf, size_t len)
 {
-    const char *val = !label && o->values ? o->values : o->metavar ? o->metavar : "ARG";
+    char vals[96] = "";
+    const char *val = o->metavar ? o->metavar : "ARG";
+    if (!label && o->values)
+        val = o->values;
+    else if (!label && o->values_of && *o->values_of(vals, sizeof vals))
+        val = vals;
     int longform = o->name && (label || !o->letter), n;
     if (label && o->letter && o->name)
         n = snprintf(buf, len, "-%c, --%s", o->letter, o->name);

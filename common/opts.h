@@ -30,6 +30,10 @@ typedef struct cs_opt {
     const char *help;    /* the option list's text, wrapped to fit: '\n' starts a new
                           * line; a line "  LABEL\tTEXT" is a row of a nested table
                           * (TEXT and its continuation 15 columns past the indent) */
+    /* its argument in the usage line, written into buf by the table the
+     * values come from ("a|b|c", a format table's names), when values is
+     * NULL; returns buf. So a table's new entry shows up by itself. */
+    const char *(*values_of)(char *buf, size_t len);
 } cs_opt;
 
 /* A command: its operands, its options and the texts around them. */

@@ -35,6 +35,23 @@ static const cs_optset set = {
     .after = "\nAfter.\n",
 };
 
+/* A table an option's values come from (as a command's formats), and its
+ * names joined by '|': the option's values_of. */
+static const char *kinds[4] = { "alpha", "beta" };
+static const char *kinds_values(char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < 4 && kinds[i] && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? "|" : "", kinds[i]);
+    return buf;
+}
+static const cs_opt kopt[] = {
+    { "kind", 'k', CS_OPT_REQUIRED, "K", NULL, CS_OPT_OWN, "the kind", .values_of = kinds_values },
+    { "mode", 0, CS_OPT_OPTIONAL, "M", NULL, CS_OPT_OWN, "the mode", .values_of = kinds_values },
+};
+static const cs_optset kset = { .prog = "prog kinds", .opt = kopt, .nopt = CS_OPTS_N(kopt) };
+
 /* Parse the words of line (space-separated); the indices returned, and
  * the arguments, into got/args; the operands' start into *first. */
 static int parse(const char *line, int *got, char args[][32], int *first)
@@ -145,5 +162,24 @@ int main(void)
     const char *nested = strstr(u, row);
     CHECK(nested != NULL, "the nested row is not at the list's column plus its indent: %s", u);
     free(u);
+
+    /* values from a table: the usage line shows its names as they are when
+     * the help is printed (a new entry by itself); the list shows the
+     * metavar */
+    for (int pass = 0; pass < 2; pass++) {
+        char *t = NULL;
+        size_t tlen = 0;
+        FILE *f = open_memstream(&t, &tlen);
+        cs_opts_help(f, &kset);
+        fclose(f);
+        const char *want_usage = pass ? "usage: prog kinds [-k alpha|beta|gamma] [--mode[=alpha|beta|gamma]]\n"
+                                      : "usage: prog kinds [-k alpha|beta] [--mode[=alpha|beta]]\n";
+        CHECK(strncmp(t, want_usage, strlen(want_usage)) == 0, "pass %d: usage line: %.*s", pass, (int)strcspn(t, "\n"),
+              t);
+        CHECK(strstr(t, "\n  -k, --kind K ") != NULL && strstr(t, "\n  --mode[=M] ") != NULL,
+              "pass %d: the list's rows do not show the metavars: %s", pass, t);
+        free(t);
+        kinds[2] = "gamma";
+    }
     return failures ? 1 : 0;
 }
