@@ -18,7 +18,7 @@
 
 enum { EX_FORMAT, EX_OUTPUT };
 static const cs_opt cs_export_opt[] = {
-    [EX_FORMAT] = { "format", 0, CS_OPT_REQUIRED, "FMT", "chrome|perfetto|otf2|kineto", CS_OPT_OWN,
+    [EX_FORMAT] = { "format", 0, CS_OPT_REQUIRED, "FMT", NULL, CS_OPT_OWN,
                     "chrome (the default): Chrome trace-event JSON, for ui.perfetto.dev and chrome://tracing: a "
                     "process per rank, a track per thread and per GPU stream, every span one slice with its op, "
                     "communicator, seq, bytes, peer, call site and flags; flow arrows from each send to its "
@@ -35,7 +35,8 @@ static const cs_opt cs_export_opt[] = {
                     "kineto: PyTorch profiler (Kineto) JSON, one file per rank (rank-R.pt.trace.json) in a "
                     "folder, for Holistic Trace Analysis and `collscope import`: distributedInfo with the "
                     "communicators as process groups, collectives and p2p as record_param_comms, NCCL GPU times "
-                    "and CUPTI activity as kernels on streams, ProfilerStep#N from the step markers" },
+                    "and CUPTI activity as kernels on streams, ProfilerStep#N from the step markers",
+                    .values_of = cs_export_values },
     [EX_OUTPUT] = { "output", 'o', CS_OPT_REQUIRED, "PATH", NULL, CS_OPT_OWN,
                     "the output file (default DIR/trace.chrome.json, or DIR/trace.perfetto-trace; for a file "
                     "STEM.db, STEM.chrome.json or STEM.perfetto-trace beside it); - for standard output. Written "

@@ -16,8 +16,8 @@ static const cs_opt cs_import_opt[] = {
     [IM_OUTPUT] = { "output", 'o', CS_OPT_REQUIRED, "DIR", NULL, CS_OPT_OWN,
                     "output folder (default: collscope.out); its trace.db is replaced only once the import is "
                     "done" },
-    [IM_FORMAT] = { "format", 0, CS_OPT_REQUIRED, "F", "kineto", CS_OPT_OWN,
-                    "the traces' format (default and only one: kineto)" },
+    [IM_FORMAT] = { "format", 0, CS_OPT_REQUIRED, "F", NULL, CS_OPT_OWN,
+                    "the traces' format (default and only one: kineto)", .values_of = cs_import_values },
     [IM_RANKNAME] = { "rank-from-name", 0, CS_OPT_REQUIRED, "REGEX", NULL, CS_OPT_OWN,
                       "the rank of a file with no distributedInfo.rank: the first group of REGEX (POSIX "
                       "extended) in the file's name, e.g. 'rank[-_]?([0-9]+)'" },

@@ -17,10 +17,11 @@
 /* `collscope report`'s options: its parser and its --help (common/opts.h). */
 enum { RO_FORMAT, RO_OUTPUT, RO_BASELINE, RO_FAILON, RO_FULL };
 static const cs_opt cs_report_opt[] = {
-    [RO_FORMAT] = { "format", 0, CS_OPT_REQUIRED, "FMT", "text|json|markdown|junit", CS_OPT_OWN,
+    [RO_FORMAT] = { "format", 0, CS_OPT_REQUIRED, "FMT", NULL, CS_OPT_OWN,
                     "text (default), json (format \"collscope-report\", version 2, docs/report-json.md), "
                     "markdown (a CI job summary; md for short) or junit (JUnit XML, one test case per gate, "
-                    "and a failing one per failure of the job)" },
+                    "and a failing one per failure of the job)",
+                    .values_of = cs_report_format_values },
     [RO_OUTPUT] = { "output", 'o', CS_OPT_REQUIRED, "FILE", NULL, CS_OPT_OWN,
                     "write the report to FILE (replaced once complete; never through a symlink) instead of "
                     "standard output (-o -)" },
@@ -120,7 +121,8 @@ int cs_report_parse_opts(int argc, char **argv, cs_report_opts *o)
     }
     o->trace = argv[optind];
     if (!cs_report_format(o->format)) {
-        cs_error("report: unknown format '%s' (text, json, markdown or junit)", o->format);
+        char names[128];
+        cs_error("report: unknown format '%s' (%s)", o->format, cs_report_format_names(names, sizeof names, 0));
         return 2;
     }
     return 0;

@@ -33,7 +33,8 @@ static const cs_opt cs_top_opt[] = {
                       "no view: follow the job until its processes all end (or are gone), publishing the "
                       "metrics" },
     [TP_INTERVAL] = { "interval", 0, CS_OPT_REQUIRED, "S", NULL, CS_OPT_OWN, "seconds between refreshes (default 1)" },
-    [TP_SORT] = { "sort", 0, CS_OPT_REQUIRED, "KEY", NULL, CS_OPT_OWN, "rank, straggler, step or comm (default rank)" },
+    [TP_SORT] = { "sort", 0, CS_OPT_REQUIRED, "KEY", NULL, CS_OPT_OWN, "rank, straggler, step or comm (default rank)",
+                  .values_of = cs_live_sort_values },
     [TP_COLS] = { "cols", 0, CS_OPT_REQUIRED, "N", NULL, CS_OPT_OWN, "width of the --once frame (default 80)" },
     [TP_METRICSFILE] = { "metrics-file", 0, CS_OPT_REQUIRED, "PATH", NULL, CS_OPT_OWN,
                          "write Prometheus metrics there at every refresh (the node exporter's textfile format, "
@@ -130,16 +131,9 @@ int cs_cmd_top(int argc, char **argv)
         case TP_METRICSFILE: file = optarg; break;
         case TP_METRICSPORT: port = optarg; break;
         case TP_SORT:
-            if (strcmp(optarg, "rank") == 0)
-                sort = CS_LIVE_BY_RANK;
-            else if (strcmp(optarg, "straggler") == 0)
-                sort = CS_LIVE_BY_STRAGGLER;
-            else if (strcmp(optarg, "step") == 0)
-                sort = CS_LIVE_BY_STEP;
-            else if (strcmp(optarg, "comm") == 0)
-                sort = CS_LIVE_BY_COMM;
-            else {
-                snprintf(err, sizeof err, "--sort %s: rank, straggler, step or comm", optarg);
+            if ((sort = cs_live_sort_find(optarg)) < 0) {
+                char keys[128];
+                snprintf(err, sizeof err, "--sort %s: %s", optarg, cs_live_sort_keys(keys, sizeof keys, 0));
                 bad = 1;
             }
             break;

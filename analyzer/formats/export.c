@@ -6,11 +6,21 @@
 #include <stdio.h>
 #include <string.h>
 
+/* In the order --help and the messages list them. */
 static const cs_export_format cs_export_table[] = {
     { .name = "chrome",
       .suffix = "chrome.json",
       .summary = "Chrome trace-event JSON (ui.perfetto.dev, chrome://tracing)",
       .write = cs_export_chrome },
+    { .name = "perfetto",
+      .suffix = "perfetto-trace",
+      .summary = "Perfetto's protobuf trace (ui.perfetto.dev, trace_processor)",
+#ifdef HAVE_PROTOBUF_C
+      .write = cs_export_perfetto },
+#else
+      .missing = "the perfetto format is not in this build of collscope (configure found no protobuf-c: "
+                 "install libprotobuf-c-dev and protobuf-c-compiler, then configure and build again)" },
+#endif
 #ifdef HAVE_OTF2
     { .name = "otf2",
       .folder = "otf2",
@@ -27,15 +37,6 @@ static const cs_export_format cs_export_table[] = {
       .folder = "kineto",
       .summary = "PyTorch profiler (Kineto) JSON, a file per rank, for Holistic Trace Analysis",
       .write_dir = cs_export_kineto },
-    { .name = "perfetto",
-      .suffix = "perfetto-trace",
-      .summary = "Perfetto's protobuf trace (ui.perfetto.dev, trace_processor)",
-#ifdef HAVE_PROTOBUF_C
-      .write = cs_export_perfetto },
-#else
-      .missing = "the perfetto format is not in this build of collscope (configure found no protobuf-c: "
-                 "install libprotobuf-c-dev and protobuf-c-compiler, then configure and build again)" },
-#endif
 };
 #define CS_EXPORT_NFORMATS (sizeof cs_export_table / sizeof cs_export_table[0])
 
@@ -53,17 +54,28 @@ const cs_export_format *cs_export_formats(size_t *n)
     return cs_export_table;
 }
 
-const char *cs_export_names(char *buf, size_t len)
+/* The formats' names into buf: "a, b or c", or with bar "a|b|c". */
+static const char *cs_export_names_sep(char *buf, size_t len, int bar)
 {
     size_t used = 0;
     if (len)
         buf[0] = '\0';
     for (size_t i = 0; i < CS_EXPORT_NFORMATS && used < len; i++) {
-        const char *sep = i == 0 ? "" : i + 1 == CS_EXPORT_NFORMATS ? " or " : ", ";
+        const char *sep = i == 0 ? "" : bar ? "|" : i + 1 == CS_EXPORT_NFORMATS ? " or " : ", ";
         int w = snprintf(buf + used, len - used, "%s%s", sep, cs_export_table[i].name);
         if (w < 0)
             break;
         used += (size_t)w;
     }
     return buf;
+}
+
+const char *cs_export_names(char *buf, size_t len)
+{
+    return cs_export_names_sep(buf, len, 0);
+}
+
+const char *cs_export_values(char *buf, size_t len)
+{
+    return cs_export_names_sep(buf, len, 1);
 }

@@ -55,6 +55,9 @@ const cs_export_format *cs_export_find(const char *name);
 const cs_export_format *cs_export_formats(size_t *n);
 /* The formats' names, "a, b or c", into buf; returns buf. */
 const char *cs_export_names(char *buf, size_t len);
+/* The same, "a|b|c" (--format's values in the usage line; an option
+ * table's values_of). */
+const char *cs_export_values(char *buf, size_t len);
 
 /* Chrome trace-event JSON (export_chrome.c; docs/interop.md). */
 int cs_export_chrome(FILE *f, cs_store *st, cs_export_stats *stats, char *err, size_t errlen);

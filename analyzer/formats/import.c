@@ -42,14 +42,30 @@ const cs_import_format *cs_import_find(const char *name)
     return NULL;
 }
 
-const char *cs_import_names(char *buf, size_t len)
+/* The formats' names into buf: "a, b or c", or with bar "a|b|c". */
+static const char *cs_import_names_sep(char *buf, size_t len, int bar)
 {
     size_t at = 0;
-    buf[0] = 0;
-    for (size_t i = 0; i < CS_NIMPORT && at < len; i++)
-        at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? (i + 1 == CS_NIMPORT ? " or " : ", ") : "",
-                               cs_import_table[i].name);
+    if (len)
+        buf[0] = 0;
+    for (size_t i = 0; i < CS_NIMPORT && at < len; i++) {
+        const char *sep = !i ? "" : bar ? "|" : i + 1 == CS_NIMPORT ? " or " : ", ";
+        int w = snprintf(buf + at, len - at, "%s%s", sep, cs_import_table[i].name);
+        if (w < 0)
+            break;
+        at += (size_t)w;
+    }
     return buf;
+}
+
+const char *cs_import_names(char *buf, size_t len)
+{
+    return cs_import_names_sep(buf, len, 0);
+}
+
+const char *cs_import_values(char *buf, size_t len)
+{
+    return cs_import_names_sep(buf, len, 1);
 }
 
 /* What a file that is not a regular one is, for messages. */

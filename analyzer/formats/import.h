@@ -75,6 +75,9 @@ typedef struct cs_import_format {
 
 const cs_import_format *cs_import_find(const char *name);
 const char *cs_import_names(char *buf, size_t len);
+/* The same, "a|b|c" (--format's values in the usage line; an option
+ * table's values_of). */
+const char *cs_import_values(char *buf, size_t len);
 
 /* The Kineto (PyTorch profiler) reader: import_kineto.c. */
 int cs_import_kineto_read(const char *file, const char *db_path, const cs_import_opts *o, cs_import_rank_info *info,

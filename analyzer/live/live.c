@@ -45,6 +45,35 @@
 #define LV_CALLS 256            /* a rank's collective calls kept until its communicator's members made them too */
 
 const char *const cs_live_sort_name[CS_LIVE_NSORT] = { "rank", "straggler", "step time", "comm" };
+const char *const cs_live_sort_key[CS_LIVE_NSORT] = { "rank", "straggler", "step", "comm" };
+
+int cs_live_sort_find(const char *key)
+{
+    for (int i = 0; i < CS_LIVE_NSORT; i++)
+        if (strcmp(key, cs_live_sort_key[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *cs_live_sort_keys(char *buf, size_t len, int bar)
+{
+    size_t at = 0;
+    if (len)
+        buf[0] = '\0';
+    for (int i = 0; i < CS_LIVE_NSORT && at < len; i++) {
+        const char *sep = !i ? "" : bar ? "|" : i + 1 == CS_LIVE_NSORT ? " or " : ", ";
+        int w = snprintf(buf + at, len - at, "%s%s", sep, cs_live_sort_key[i]);
+        if (w < 0)
+            break;
+        at += (size_t)w;
+    }
+    return buf;
+}
+
+const char *cs_live_sort_values(char *buf, size_t len)
+{
+    return cs_live_sort_keys(buf, len, 1);
+}
 
 typedef struct lv_count {
     uint64_t comm; /* job-wide id, 0 = none */

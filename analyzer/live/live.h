@@ -71,6 +71,14 @@ uint64_t cs_live_bytes_read(const cs_live *);
 /* Sort orders of the view's rank table. */
 enum cs_live_sort { CS_LIVE_BY_RANK, CS_LIVE_BY_STRAGGLER, CS_LIVE_BY_STEP, CS_LIVE_BY_COMM, CS_LIVE_NSORT };
 extern const char *const cs_live_sort_name[CS_LIVE_NSORT];
+/* Their keys for --sort ("step" for "step time"). */
+extern const char *const cs_live_sort_key[CS_LIVE_NSORT];
+/* The order whose key is key, or -1. */
+int cs_live_sort_find(const char *key);
+/* The keys into buf: "a, b or c", or with bar "a|b|c"; returns buf. */
+const char *cs_live_sort_keys(char *buf, size_t len, int bar);
+/* cs_live_sort_keys with bar: an option table's values_of. */
+const char *cs_live_sort_values(char *buf, size_t len);
 
 /* The view as lines of at most cols columns, at most rows lines (0: no
  * limit): the job's lines, the ranks' table, the alarms. */

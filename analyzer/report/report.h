@@ -175,6 +175,11 @@ typedef void (*cs_report_writer)(FILE *f, const cs_report_trace *t, const cs_rep
 /* The writer of the format called name (text, json, markdown or md,
  * junit), or NULL. */
 cs_report_writer cs_report_format(const char *name);
+/* The formats' names, short forms (md) left out, into buf: "a, b or c", or
+ * with bar "a|b|c" (--format's values in the usage line); returns buf. */
+const char *cs_report_format_names(char *buf, size_t len, int bar);
+/* cs_report_format_names with bar: an option table's values_of. */
+const char *cs_report_format_values(char *buf, size_t len);
 
 /* text: the trace and then the analysis. */
 void cs_report_text_write(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng);

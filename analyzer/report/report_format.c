@@ -1,23 +1,53 @@
 /* report_format.c: the format table: each report format's name for
  * --format and its writer (report_<format>.c). A new format is a new
- * writer file and one entry here. */
+ * writer file and one entry here; `collscope report --help` and the
+ * message for an unknown format list the names from it. */
 #include "config.h"
 #include "analyzer/report/report_int.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const struct {
     const char *name;
     cs_report_writer write;
+    int alias; /* another name of the format before it (md): taken, not listed in --help or messages */
 } cs_report_formats[] = {
-    { "text", cs_report_text_write },   { "json", cs_report_json_write },   { "markdown", cs_report_markdown_write },
-    { "md", cs_report_markdown_write }, { "junit", cs_report_junit_write },
+    { "text", cs_report_text_write, 0 },         { "json", cs_report_json_write, 0 },
+    { "markdown", cs_report_markdown_write, 0 }, { "md", cs_report_markdown_write, 1 },
+    { "junit", cs_report_junit_write, 0 },
 };
+#define CS_REPORT_NFORMATS (sizeof cs_report_formats / sizeof cs_report_formats[0])
 
 cs_report_writer cs_report_format(const char *name)
 {
-    for (size_t i = 0; i < sizeof cs_report_formats / sizeof cs_report_formats[0]; i++)
+    for (size_t i = 0; i < CS_REPORT_NFORMATS; i++)
         if (strcmp(name, cs_report_formats[i].name) == 0)
             return cs_report_formats[i].write;
     return NULL;
+}
+
+const char *cs_report_format_names(char *buf, size_t len, int bar)
+{
+    size_t at = 0, n = 0, last = 0;
+    for (size_t i = 0; i < CS_REPORT_NFORMATS; i++)
+        if (!cs_report_formats[i].alias)
+            last = i;
+    if (len)
+        buf[0] = '\0';
+    for (size_t i = 0; i < CS_REPORT_NFORMATS && at < len; i++) {
+        if (cs_report_formats[i].alias)
+            continue;
+        const char *sep = n++ == 0 ? "" : bar ? "|" : i == last ? " or " : ", ";
+        int w = snprintf(buf + at, len - at, "%s%s", sep, cs_report_formats[i].name);
+        if (w < 0)
+            break;
+        at += (size_t)w;
+    }
+    return buf;
+}
+
+const char *cs_report_format_values(char *buf, size_t len)
+{
+    return cs_report_format_names(buf, len, 1);
 }
