@@ -4,7 +4,11 @@
 # command is the one its own --help states (word for word); every option
 # either names (its usage lines and its option list) is one the parser
 # takes (getopt never answers "unrecognized option" or "invalid option");
-# every value a "--format a|b|c" offers is taken, and a made-up one refused.
+# every value a "--format a|b|c" (or top's "--sort a|b|c") offers is
+# taken, a made-up one refused with a message listing the same values, and
+# every name of the table the option dispatches on (read from its source)
+# that the command takes is offered: a table's entry missing from --help
+# fails.
 # Each row of a command's option list ("-o, --output FILE", made from the
 # command's option table, common/opts.h) agrees with the parser: both forms
 # are the same option, one that takes an argument refuses to go without
@@ -89,7 +93,59 @@ check_rows() {
     nrows=$((nrows + 1))
   done < "$T/rows"
 }
-nopts=0 nrows=0
+# src_names CMD OPT: the names of the table CMD's OPT dispatches on, read
+# from its source (not from the command): the report formats, the export
+# and import formats, top's sort keys; nothing for an option with no table
+src_names() {
+  case "$1 $2" in
+    "report --format") grep -oE '\{ "[a-z0-9]+", cs_report_' "$srcdir/analyzer/report/report_format.c" ;;
+    "export --format") grep -oE '\.name = "[a-z0-9]+"' "$srcdir/analyzer/formats/export.c" ;;
+    "import --format") sed -n '/cs_import_table\[\] = {/,/^};/p' "$srcdir/analyzer/formats/import.c" | grep -oE '\.name = "[a-z0-9]+"' ;;
+    "top --sort") grep -E 'cs_live_sort_key\[CS_LIVE_NSORT\] = ' "$srcdir/analyzer/live/live.c" | grep -oE '"[a-z0-9]+"' ;;
+  esac | grep -oE '"[a-z0-9]+"' | tr -d '"' | sort -u
+}
+# check_values CMD OPT: the values CMD's usage line offers for OPT
+# ("OPT a|b|c"): each taken (the command goes on to the path), a made-up
+# one refused with a message that names it and lists exactly the values
+# offered, and every name of the option's table (src_names) that the
+# command takes offered, or named in OPT's row as a short form ("md for
+# short"): a table's entry missing from --help fails here
+check_values() {
+  _c=$1 _o=$2
+  _vals=$(sed '/^$/q' "$T/$_c.help" | tr '\n' ' ' | tr -s ' ' | grep -oE -- "\\[$_o [a-z0-9|]+" | head -n 1 | sed "s/^\\[$_o //")
+  [ -n "$_vals" ] || return 0
+  echo "$_vals" | tr '|' '\n' | sort > "$T/shown"
+  for v in $(cat "$T/shown"); do
+    try "$_c" "$_o" "$v"
+    grep -q "does-not-exist" "$T/err" ||
+      fail "collscope $_c --help offers $_o $v, which its parser refuses: $(head -n 2 "$T/err")"
+  done
+  try "$_c" "$_o" no-such-value && fail "collscope $_c took $_o no-such-value"
+  grep -q "no-such-value" "$T/err" || fail "collscope $_c: $_o no-such-value refused without naming it: $(head -n 2 "$T/err")"
+  head -n 1 "$T/err" | sed -e 's/.*no-such-value//' -e 's/^[^a-z]*//' -e 's/)$//' |
+    sed -e 's/, /\n/g' -e 's/ or /\n/g' | sort > "$T/listed"
+  cmp -s "$T/shown" "$T/listed" ||
+    fail "collscope $_c: --help offers $_o $_vals, its refusal of a made-up value lists: $(head -n 1 "$T/err")"
+  src_names "$_c" "$_o" > "$T/table"
+  _n=0
+  for v in $(cat "$T/table"); do
+    try "$_c" "$_o" "$v"
+    grep -q "does-not-exist" "$T/err" || continue
+    _n=$((_n + 1))
+    grep -qx "$v" "$T/shown" && continue
+    tr '\n' ' ' < "$T/$_c.help" | tr -s ' ' | grep -q "$v for short" ||
+      fail "collscope $_c takes $_o $v (a name of its table) but its --help offers only $_vals"
+  done
+  # the table was read: every value offered is one of its names
+  if [ -s "$T/table" ]; then
+    for v in $(cat "$T/shown"); do
+      grep -qx "$v" "$T/table" || fail "collscope $_c offers $_o $v, which its table's source does not name"
+    done
+  fi
+  nvals=$((nvals + 1))
+  echo "ok: $_c $_o $_vals (listed alike when refused; $_n names of its table taken, each offered or named a short form)"
+}
+nopts=0 nrows=0 nvals=0
 for c in $cmds; do
   "$COLLSCOPE" "$c" --help > "$T/$c.help" || fail "collscope $c --help failed"
   [ "$(top_words "$c")" = "$(own_words "$c")" ] ||
@@ -111,24 +167,19 @@ for c in $cmds; do
   man_part "$c" > "$T/$c.man"
   [ -s "$T/$c.man" ] || fail "docs/collscope.1 has no part for $c"
   check_rows "collscope $c" "$T/$c.help" "$T/$c.man" "$COLLSCOPE" "$c"
-  # the formats offered, each taken; a made-up one refused
-  fmts=$(sed '/^$/q' "$T/$c.help" | grep -oE -- '--format [a-z0-9|]+' | head -n 1 | sed 's/--format //')
-  [ -n "$fmts" ] || continue
-  for v in $(echo "$fmts" | tr '|' ' '); do
-    try "$c" --format "$v"
-    grep -qiE "unknown format|not a format|unknown .*'$v'" "$T/err" &&
-      fail "collscope $c --help offers --format $v, which its parser refuses: $(head -n 2 "$T/err")"
+  # the values offered (--format a|b|c, --sort a|b|c), each taken, a
+  # made-up one refused, and those the command takes all offered
+  for vopt in --format --sort; do
+    check_values "$c" "$vopt"
   done
-  try "$c" --format no-such-format &&
-    fail "collscope $c took --format no-such-format"
-  grep -q "no-such-format" "$T/err" || fail "collscope $c: --format no-such-format refused without naming it: $(head -n 2 "$T/err")"
-  echo "ok: $c --format $fmts"
 done
 # the check can fail: an option no parser knows is refused as such
 "$COLLSCOPE" report --no-such-option "$NX" > /dev/null 2> "$T/err"
 grep -qE 'unrecognized option|invalid option' "$T/err" || fail "an unknown option is not refused as such: $(cat "$T/err")"
 [ "$nopts" -ge 30 ] || fail "only $nopts options found in the --help texts"
 [ "$nrows" -ge 50 ] || fail "only $nrows rows of option lists checked"
+# report, export, import, diff and status --format, top --sort
+[ "$nvals" -ge 6 ] || fail "only $nvals value lists checked"
 # collscope-tui: its own --help against its parser and its man page
 TUI=$(dirname "$COLLSCOPE")/../tui/collscope-tui
 if [ -x "$TUI" ]; then
