@@ -170,7 +170,7 @@ int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_dat
 
 /* A report format: its name for --format and its writer (report_NAME.c).
  * A new format is a new writer file and one entry in the table of
- * report.c. */
+ * report_format.c (--help lists it from there). */
 typedef void (*cs_report_writer)(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng);
 /* The writer of the format called name (text, json, markdown or md,
  * junit), or NULL. */
