@@ -25,7 +25,7 @@ command -v sqlite3 > /dev/null || skip "sqlite3 not installed"
 "$COLLSCOPE" --help | grep -q '^  export ' || fail "collscope --help does not list export"
 echo "ok: --help pages"
 "$COLLSCOPE" run -o "$T/run" -- "$MPIRUN" -np 4 "$TRAINER" --steps 12 --compute-us 500 --buckets 2 --halo --split \
-  --delay-us 30000 --delay-ranks 2 > "$T/run.out" 2>&1 || fail "traced run failed (see $T/run.out)"
+  --delay-us 100000 --delay-ranks 2 > "$T/run.out" 2>&1 || fail "traced run failed (see $T/run.out)"
 DB="$T/run/trace.db"
 check "export with the defaults" "$COLLSCOPE" export "$T/run"
 OUT="$T/run/trace.chrome.json"
@@ -37,7 +37,8 @@ q "$DB" "SELECT count(*) FROM p2p" > "$T/p2p.txt"
 q "$DB" "SELECT count(*) FROM span s JOIN instances i ON i.comm = s.comm AND i.seq = s.seq
          WHERE (s.flags & 8) != 0 AND i.last_rank >= 0 AND s.rank != i.last_rank" > "$T/collflows.txt"
 
-"$PY" - "$OUT" "$T/counts.txt" "$T/p2p.txt" "$T/collflows.txt" << 'PYEOF' || fail "the export does not hold (above)"
+"$COLLSCOPE" report "$T/run" --format json -o "$T/report.json" 2> /dev/null || fail "report failed"
+"$PY" - "$OUT" "$T/counts.txt" "$T/p2p.txt" "$T/collflows.txt" "$T/report.json" << 'PYEOF' || fail "the export does not hold (above)"
 import bisect, collections, json, math, sys
 
 def bad(msg):
@@ -134,8 +135,13 @@ apid = [p for p, n in ranks.items() if n == "analysis"]
 if len(apid) != 1:
     bad("no analysis process")
 v = [e for e in ev if e["ph"] == "X" and e["pid"] == apid[0] and e["cat"] == "verdict"]
-if [(e["args"]["kind"], e["args"].get("rank")) for e in v] != [("persistent", 2)] or "rank 2" not in v[0]["name"]:
-    bad("verdicts on the analysis track: %r" % v)
+# rank 2's persistent verdict (its 100 ms delay; 30 ms was lost in the
+# noise beside 8 busy loops); another rank may get one of its own on a
+# loaded machine: the track holds the report's verdicts, whatever they are
+want = sorted((s["kind"], s["rank"]) for s in json.load(open(sys.argv[5]))["stragglers"])
+got = [(e["args"]["kind"], e["args"].get("rank")) for e in v]
+if sorted(got) != want or not any(g == ("persistent", 2) and "rank 2" in e["name"] for g, e in zip(got, v)):
+    bad("verdicts on the analysis track: %r (the report's: %r)" % (v, want))
 steps = [e for e in ev if e["ph"] == "X" and e["pid"] == apid[0] and e["cat"] == "step"]
 if len(steps) < 10:
     bad("%d steps on the analysis track" % len(steps))

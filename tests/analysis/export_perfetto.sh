@@ -222,7 +222,7 @@ if not gpu_job:
     ver = [s for s in slices if root(s[0]) == a and cat(s[3]) == "verdict"]
     vs = [(ann(e).get("kind"), ann(e).get("rank"), e.name) for u, b, x, e in ver]
     # the export's verdicts are the analysis's (the report's stragglers),
-    # among them rank 2's persistent one (its 30 ms delay); another rank
+    # among them rank 2's persistent one (its 100 ms delay); another rank
     # may get one of its own on a loaded machine, in both alike
     rep = json.load(open(os.path.join(d, "report.json")))
     want = sorted((s["kind"], s["rank"]) for s in rep["stragglers"])
@@ -252,7 +252,7 @@ store_figures() {
 }
 
 "$COLLSCOPE" run -o "$T/run" -- "$MPIRUN" -np 4 "$TRAINER" --steps 12 --compute-us 500 --buckets 2 --halo --split \
-  --delay-us 30000 --delay-ranks 2 > "$T/run.out" 2>&1 || fail "traced run failed (see $T/run.out)"
+  --delay-us 100000 --delay-ranks 2 > "$T/run.out" 2>&1 || fail "traced run failed (see $T/run.out)"
 check "export --format perfetto" "$COLLSCOPE" export "$T/run" --format perfetto
 OUT="$T/run/trace.perfetto-trace"
 [ -s "$OUT" ] || fail "no $OUT"

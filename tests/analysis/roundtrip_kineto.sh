@@ -19,7 +19,7 @@ command -v sqlite3 > /dev/null || skip "sqlite3 not installed"
 "$COLLSCOPE" import --help > /dev/null 2>&1 || skip "this collscope has no import command"
 
 "$COLLSCOPE" run -o "$T/run" -- "$MPIRUN" -np 4 "$TRAINER" --steps 12 --compute-us 500 --buckets 2 --split \
-  --delay-us 30000 --delay-ranks 2 > "$T/run.out" 2>&1 || fail "traced run failed (see $T/run.out)"
+  --delay-us 100000 --delay-ranks 2 > "$T/run.out" 2>&1 || fail "traced run failed (see $T/run.out)"
 check "export --format kineto" "$COLLSCOPE" export "$T/run" --format kineto -o "$T/kineto"
 check "import of the export" "$COLLSCOPE" import -o "$T/back" "$T/kineto"
 for d in run back; do
@@ -72,11 +72,15 @@ if len(ra["steps"]) != len(rb["steps"]):
     bad("steps: traced %d, imported %d" % (len(ra["steps"]), len(rb["steps"])))
 va = [(s["kind"], s["rank"], s["first_step"], s["last_step"]) for s in ra["stragglers"]]
 vb = [(s["kind"], s["rank"], s["first_step"], s["last_step"]) for s in rb["stragglers"]]
-if va != vb or not va or va[0][:2] != ("persistent", 2):
+# rank 2's persistent verdict (its 100 ms delay), in both alike; another
+# rank may get one of its own on a loaded machine (in both alike)
+k = [i for i, v in enumerate(va) if v[:2] == ("persistent", 2)]
+if va != vb or not k:
     bad("straggler verdicts: traced %r, imported %r" % (va, vb))
-ca, cb = ra["stragglers"][0]["cost_ns"], rb["stragglers"][0]["cost_ns"]
+    k = [0]
+ca, cb = ra["stragglers"][k[0]]["cost_ns"], rb["stragglers"][k[0]]["cost_ns"]
 if abs(ca - cb) > 0.05 * ca:
     bad("straggler cost: traced %d ns, imported %d ns" % (ca, cb))
-print("ok: %d steps; verdict %r, cost %d ns traced, %d ns imported" % (len(ra["steps"]), va[0], ca, cb))
+print("ok: %d steps; verdict %r, cost %d ns traced, %d ns imported" % (len(ra["steps"]), va[k[0]], ca, cb))
 PYEOF
 pass
