@@ -45,6 +45,7 @@
 #include "config.h"
 #include "libtrace/ops.gen.h"
 #include "libtrace/span.h"
+#include "libtrace/dirlock.h"
 #include "libtrace/store.h"
 #include "libtrace/store_bulk.h"
 #include "libtrace/store_sql.h"
@@ -443,6 +444,11 @@ static void gen_remove_parts(const char *dir, int nranks)
     snprintf(path, sizeof path, "%s/ranks", dir);
     rmdir(path);
     snprintf(path, sizeof path, "%s/" CS_STORE_INDEX_FILE, dir);
+    unlink(path);
+    /* the merge locked the folder (dirlock.h): this scratch folder is
+     * ours, its lock file goes with it */
+    cs_dirlock_release(dir);
+    snprintf(path, sizeof path, "%s/" CS_DIRLOCK_FILE, dir);
     unlink(path);
     rmdir(dir);
 }
