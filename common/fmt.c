@@ -50,3 +50,25 @@ const char *cs_fmt_bytes(int64_t b, char *buf, size_t len)
         snprintf(buf, len, "%.2f GiB", v / (1024.0 * 1024 * 1024));
     return buf;
 }
+
+const char *cs_fmt_names(char *buf, size_t len, size_t n, const char *(*name)(size_t i, const void *arg),
+                         const void *arg, int bar)
+{
+    size_t at = 0, k = 0, last = 0;
+    for (size_t i = 0; i < n; i++)
+        if (name(i, arg))
+            last = i;
+    if (len)
+        buf[0] = '\0';
+    for (size_t i = 0; i < n && at < len; i++) {
+        const char *nm = name(i, arg);
+        if (!nm)
+            continue;
+        const char *sep = k++ == 0 ? "" : bar ? "|" : i == last ? " or " : ", ";
+        int w = snprintf(buf + at, len - at, "%s%s", sep, nm);
+        if (w < 0)
+            break;
+        at += (size_t)w;
+    }
+    return buf;
+}

@@ -15,5 +15,10 @@ const char *cs_fmt_ns(int64_t ns, char *buf, size_t len);
 const char *cs_fmt_dns(int64_t ns, int plus, char *buf, size_t len);
 /* A size: "512 B", "4.0 KiB", "1.5 MiB", "2.00 GiB"; negative as "-". */
 const char *cs_fmt_bytes(int64_t b, char *buf, size_t len);
+/* A table's names joined into buf: name(i, arg) for i < n, a NULL name
+ * left out; "a, b or c", or with bar "a|b|c" (as --help shows a value
+ * list); cut to fit len. */
+const char *cs_fmt_names(char *buf, size_t len, size_t n, const char *(*name)(size_t i, const void *arg),
+                         const void *arg, int bar);
 
 #endif

@@ -2,6 +2,7 @@
  * row here and its writer in export_NAME.c. */
 #include "config.h"
 #include "analyzer/formats/export.h"
+#include "common/fmt.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -54,20 +55,16 @@ const cs_export_format *cs_export_formats(size_t *n)
     return cs_export_table;
 }
 
+static const char *cs_export_name(size_t i, const void *arg)
+{
+    (void)arg;
+    return cs_export_table[i].name;
+}
+
 /* The formats' names into buf: "a, b or c", or with bar "a|b|c". */
 static const char *cs_export_names_sep(char *buf, size_t len, int bar)
 {
-    size_t used = 0;
-    if (len)
-        buf[0] = '\0';
-    for (size_t i = 0; i < CS_EXPORT_NFORMATS && used < len; i++) {
-        const char *sep = i == 0 ? "" : bar ? "|" : i + 1 == CS_EXPORT_NFORMATS ? " or " : ", ";
-        int w = snprintf(buf + used, len - used, "%s%s", sep, cs_export_table[i].name);
-        if (w < 0)
-            break;
-        used += (size_t)w;
-    }
-    return buf;
+    return cs_fmt_names(buf, len, CS_EXPORT_NFORMATS, cs_export_name, NULL, bar);
 }
 
 const char *cs_export_names(char *buf, size_t len)

@@ -4,6 +4,7 @@
  * that the ranks make one job, merges their stores into a temporary file
  * in DIR, numbers unnumbered collectives, and renames it to trace.db. */
 #include "config.h"
+#include "common/fmt.h"
 #include "common/msg.h"
 #include "analyzer/formats/import.h"
 #include "analyzer/formats/outfile.h"
@@ -42,20 +43,16 @@ const cs_import_format *cs_import_find(const char *name)
     return NULL;
 }
 
+static const char *cs_import_name(size_t i, const void *arg)
+{
+    (void)arg;
+    return cs_import_table[i].name;
+}
+
 /* The formats' names into buf: "a, b or c", or with bar "a|b|c". */
 static const char *cs_import_names_sep(char *buf, size_t len, int bar)
 {
-    size_t at = 0;
-    if (len)
-        buf[0] = 0;
-    for (size_t i = 0; i < CS_NIMPORT && at < len; i++) {
-        const char *sep = !i ? "" : bar ? "|" : i + 1 == CS_NIMPORT ? " or " : ", ";
-        int w = snprintf(buf + at, len - at, "%s%s", sep, cs_import_table[i].name);
-        if (w < 0)
-            break;
-        at += (size_t)w;
-    }
-    return buf;
+    return cs_fmt_names(buf, len, CS_NIMPORT, cs_import_name, NULL, bar);
 }
 
 const char *cs_import_names(char *buf, size_t len)

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "analyzer/live/live.h"
 #include "analyzer/status/status.h"
+#include "common/fmt.h"
 #include "common/map.h"
 #include "common/msg.h"
 #include "common/stats.h"
@@ -55,19 +56,15 @@ int cs_live_sort_find(const char *key)
     return -1;
 }
 
+static const char *lv_sort_key_at(size_t i, const void *arg)
+{
+    (void)arg;
+    return cs_live_sort_key[i];
+}
+
 const char *cs_live_sort_keys(char *buf, size_t len, int bar)
 {
-    size_t at = 0;
-    if (len)
-        buf[0] = '\0';
-    for (int i = 0; i < CS_LIVE_NSORT && at < len; i++) {
-        const char *sep = !i ? "" : bar ? "|" : i + 1 == CS_LIVE_NSORT ? " or " : ", ";
-        int w = snprintf(buf + at, len - at, "%s%s", sep, cs_live_sort_key[i]);
-        if (w < 0)
-            break;
-        at += (size_t)w;
-    }
-    return buf;
+    return cs_fmt_names(buf, len, CS_LIVE_NSORT, lv_sort_key_at, NULL, bar);
 }
 
 const char *cs_live_sort_values(char *buf, size_t len)

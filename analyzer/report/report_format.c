@@ -4,6 +4,7 @@
  * message for an unknown format list the names from it. */
 #include "config.h"
 #include "analyzer/report/report_int.h"
+#include "common/fmt.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -27,24 +28,16 @@ cs_report_writer cs_report_format(const char *name)
     return NULL;
 }
 
+/* The name of format i for --help and messages; NULL for an alias. */
+static const char *cs_report_format_name(size_t i, const void *arg)
+{
+    (void)arg;
+    return cs_report_formats[i].alias ? NULL : cs_report_formats[i].name;
+}
+
 const char *cs_report_format_names(char *buf, size_t len, int bar)
 {
-    size_t at = 0, n = 0, last = 0;
-    for (size_t i = 0; i < CS_REPORT_NFORMATS; i++)
-        if (!cs_report_formats[i].alias)
-            last = i;
-    if (len)
-        buf[0] = '\0';
-    for (size_t i = 0; i < CS_REPORT_NFORMATS && at < len; i++) {
-        if (cs_report_formats[i].alias)
-            continue;
-        const char *sep = n++ == 0 ? "" : bar ? "|" : i == last ? " or " : ", ";
-        int w = snprintf(buf + at, len - at, "%s%s", sep, cs_report_formats[i].name);
-        if (w < 0)
-            break;
-        at += (size_t)w;
-    }
-    return buf;
+    return cs_fmt_names(buf, len, CS_REPORT_NFORMATS, cs_report_format_name, NULL, bar);
 }
 
 const char *cs_report_format_values(char *buf, size_t len)
