@@ -24,32 +24,14 @@
 # are not watched by default (docs/live.md): COLLSCOPE_COMM_ALARMS=on, and
 # at the end the default checked to raise none there.
 . "${srcdir:-.}/tests/lib.sh"
+. "$S/tests/live/livelib.sh"
 need_mpi openmpi
 export COLLSCOPE_COMM_ALARMS=on
 MPIRUN=$(mpirun_for openmpi)
 PROG="$B/tests/progs/live_steps_ompi"
 [ -x "$PROG" ] || skip "$PROG not built"
 
-D="$T/slow"
-( "$COLLSCOPE" run -o "$D" --metrics-file "$T/slow.prom" -- timeout -s KILL 90 "$MPIRUN" -np 4 "$PROG" --steps 450 \
-    --split --slack-us 1000 --slow-comm 1 --slow-from 150 --slow-us 2000 >"$T/slow.out" 2>&1; echo $? >"$T/slow.rc" ) &
-run=$!
-at_exit "kill $run 2>/dev/null"
-seen=
-n=0
-while [ $n -lt 120 ] && [ ! -s "$T/slow.rc" ]; do
-  sleep 0.25
-  n=$((n + 1))
-  [ -d "$D/logs" ] || continue
-  "$COLLSCOPE" top --once --interval 0.2 "$D" >"$T/frame" 2>"$T/frame.err" || fail "top --once failed: $(cat "$T/frame.err")"
-  if grep -q '^4 processes (0 ended)' "$T/frame" && grep -q '^ALARM communicator half1 turned slow at step' "$T/frame"; then
-    seen=1
-    break
-  fi
-done
-cat "$T/frame"
-[ -n "$seen" ] || fail "no frame taken while the job ran named half1's alarm"
-wait $run
+watch_slow "communicator half1" --steps 450 --split --slack-us 1000 --slow-comm 1 --slow-from 150 --slow-us 2000
 expect_eq "the job's exit status" "$(cat "$T/slow.rc")" 0
 grep -q '^LIVE_STEPS steps=450' "$T/slow.out" || fail "the job's output lacks its last line"
 step=$(sed -n 's/^ALARM communicator half1 turned slow at step \([0-9]*\),.*/\1/p' "$T/frame")

@@ -1,7 +1,7 @@
 # tests/live: collscope top and the live metrics (analyzer/live, docs/live.md)
 # on real Open MPI jobs of tests/progs/live_steps.
 TESTS += tests/live/top.sh tests/live/top_tmux.sh tests/live/prometheus.sh tests/live/hang.sh tests/live/comm_alarm.sh tests/live/run_top_tmux.sh
-EXTRA_DIST += tests/live/top.sh tests/live/top_tmux.sh tests/live/prometheus.sh tests/live/hang.sh tests/live/comm_alarm.sh tests/live/run_top_tmux.sh
+EXTRA_DIST += tests/live/livelib.sh tests/live/top.sh tests/live/top_tmux.sh tests/live/prometheus.sh tests/live/hang.sh tests/live/comm_alarm.sh tests/live/run_top_tmux.sh
 # A communicator's alarm rests on its calls' time once all members are in
 # them, which 4 ranks on 2 shared cores lose to other tests' load (a clean
 # job's world, or half0, alarmed beside the suite's other tests): alone.
