@@ -11,11 +11,7 @@
 . "$srcdir/tests/lib.sh"
 . "$S/tests/nccl/nccl_lib.sh"
 PROG=$B/tests/nccl/fuse_prog
-need_mpi openmpi
-[ -e "$SI/libcudart.so.13" ] && [ -e "$SI/libnccl.so.2" ] || skip "CPU stand-ins not built (no NCCL headers or no Open MPI)"
-[ -x "$PROG" ] || skip "tests/nccl/fuse_prog not built (no NCCL headers or no Open MPI)"
-export LD_LIBRARY_PATH="$SI${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export OMPI_MCA_mca_base_env_list=LD_LIBRARY_PATH
+need_standins "$PROG"
 unset COLLSCOPE_FUSE COLLSCOPE_FUSE_BUFFER COLLSCOPE_FUSE_THRESHOLD COLLSCOPE_TEST_FUSE_NOMEM
 # the fusion itself, every eligible batch fused (the guard: fuse_guard.sh)
 export COLLSCOPE_FUSE_GUARD=0

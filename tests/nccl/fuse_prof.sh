@@ -21,13 +21,9 @@
 . "$srcdir/tests/lib.sh"
 . "$S/tests/nccl/nccl_lib.sh"
 PROG=$B/tests/nccl/fuse_prog
-need_mpi openmpi
-[ -e "$SI/libcudart.so.13" ] && [ -e "$SI/libnccl.so.2" ] || skip "CPU stand-ins not built (no NCCL headers or no Open MPI)"
-[ -x "$PROG" ] || skip "tests/nccl/fuse_prog not built (no NCCL headers or no Open MPI)"
+need_standins "$PROG" CS_STANDIN_ALLREDUCE_GPU
 plugin=$COLLSCOPE_LIBDIR/collscope-openmpi.so
 [ -e "$plugin" ] || skip "collscope-openmpi.so not built"
-export LD_LIBRARY_PATH="$SI${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export OMPI_MCA_mca_base_env_list="LD_LIBRARY_PATH;CS_STANDIN_ALLREDUCE_GPU"
 unset COLLSCOPE_FUSE COLLSCOPE_FUSE_BUFFER COLLSCOPE_FUSE_THRESHOLD COLLSCOPE_TEST_FUSE_NOMEM COLLSCOPE_FUSE_GUARD \
   CS_STANDIN_ALLREDUCE_COST
 MPIRUN=$(mpirun_for openmpi)

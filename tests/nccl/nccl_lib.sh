@@ -3,12 +3,22 @@
 # Open MPI ranks load the stand-ins; provides run_trainer and check_all_counts.
 SI=$B/tests/standins/.libs
 TRAINER=$B/examples/nccl_trainer
+# need_standins [PROG [VAR...]]: skip unless Open MPI, the stand-ins and
+# PROG (default the trainer) are built; then make the ranks load the
+# stand-ins (LD_LIBRARY_PATH, and each VAR, passed on to every rank).
 need_standins() {
   need_mpi openmpi
   [ -e "$SI/libcudart.so.13" ] && [ -e "$SI/libnccl.so.2" ] || skip "CPU stand-ins not built (no NCCL headers or no Open MPI)"
-  [ -x "$TRAINER" ] || skip "examples/nccl_trainer not built (no nvcc)"
+  if [ $# -eq 0 ]; then
+    [ -x "$TRAINER" ] || skip "examples/nccl_trainer not built (no nvcc)"
+  else
+    [ -x "$1" ] || skip "${1#"$B"/} not built (no NCCL headers or no Open MPI)"
+    shift
+  fi
   export LD_LIBRARY_PATH="$SI${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  export OMPI_MCA_mca_base_env_list=LD_LIBRARY_PATH
+  _env=LD_LIBRARY_PATH
+  for _v; do _env="$_env;$_v"; done
+  export OMPI_MCA_mca_base_env_list="$_env"
 }
 # run_trainer DIR OUT ARGS...: the trainer on 4 ranks, traced into DIR
 # (with the options in RUN_OPTS, if set).
