@@ -159,6 +159,10 @@ int cs_cmd_run(int argc, char **argv)
         char err[1200];
         cs_live_opts lo;
         cs_live_opts_default(&lo);
+        if (cs_live_opts_env(&lo, err, sizeof err) != 0) {
+            cs_error("run: %s", err);
+            return 1;
+        }
         cs_live_pub *pub = cs_live_pub_new(metrics_file, metrics_port, err, sizeof err);
         if (!pub) {
             cs_error("run: %s", err);

@@ -114,6 +114,10 @@ int cs_cmd_top(int argc, char **argv)
     double interval = 1, cols = 80, base = o.base_steps;
     const char *file = NULL, *port = NULL;
     char err[1200];
+    if (cs_live_opts_env(&o, err, sizeof err) != 0) {
+        cs_error("top: %s", err);
+        return 1;
+    }
     cs_opts_parser p;
     cs_opts_begin(&p, &cs_optset_top);
     while ((c = cs_opts_next(&p, argc, argv)) != CS_OPTS_END) {

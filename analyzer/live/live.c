@@ -193,8 +193,23 @@ void cs_live_opts_default(cs_live_opts *o)
     o->cusum_k = 0.5;
     o->cusum_h = 20;
     o->poll_budget_s = 0.5;
+    o->comm_alarms = -1;
+}
+
+int cs_live_opts_env(cs_live_opts *o, char *err, size_t errlen)
+{
     const char *ca = getenv("COLLSCOPE_COMM_ALARMS");
-    o->comm_alarms = ca && strcmp(ca, "on") == 0 ? 1 : ca && strcmp(ca, "off") == 0 ? 0 : -1;
+    if (!ca || !*ca || strcmp(ca, "auto") == 0)
+        o->comm_alarms = -1;
+    else if (strcmp(ca, "on") == 0)
+        o->comm_alarms = 1;
+    else if (strcmp(ca, "off") == 0)
+        o->comm_alarms = 0;
+    else {
+        snprintf(err, errlen, "COLLSCOPE_COMM_ALARMS=%s: want auto, on or off", ca);
+        return -1;
+    }
+    return 0;
 }
 
 /* Are communicators' slow alarms raised? Auto: not while this host runs

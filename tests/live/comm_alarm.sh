@@ -117,4 +117,8 @@ if [ "$(nproc)" -lt 4 ]; then
   grep -q '^ALARM communicator' "$T/auto" && { cat "$T/auto"; fail "a communicator was alarmed by default on $(nproc) processors"; }
   echo "ok: by default, 4 ranks on $(nproc) processors: no communicator watched"
 fi
+rc=0
+COLLSCOPE_COMM_ALARMS=maybe "$COLLSCOPE" top --once "$T/slow" >"$T/bad" 2>"$T/bad.err" || rc=$?
+expect_eq "top with COLLSCOPE_COMM_ALARMS=maybe exits" "$rc" 1
+expect_eq "its message" "$(cat "$T/bad.err")" "collscope: top: COLLSCOPE_COMM_ALARMS=maybe: want auto, on or off"
 pass
