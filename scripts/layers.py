@@ -110,6 +110,7 @@ def object_source(build, path):
 def call_graph(build):
     defs, undefs = collections.defaultdict(set), collections.defaultdict(set)
     seen = set()
+    objs = {}
     for root, dirs, files in os.walk(build):
         rel = os.path.relpath(root, build)
         if rel != "." and rel.split(os.sep)[0] in SKIP_DIRS + ("build-fuzz",):
@@ -120,16 +121,23 @@ def call_graph(build):
                 continue
             path = os.path.join(root, f)
             node = object_source(build, path)
-            if room_of(node) is None:
+            if room_of(node) is not None:
+                objs[path] = node
+    # one nm for many objects (-A: each line begins "PATH:"), not one each
+    paths = sorted(objs)
+    for i in range(0, len(paths), 256):
+        out = subprocess.run(["nm", "-A"] + paths[i:i + 256], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            path, sep, rest = line.partition(".o:")
+            node = objs.get(path + ".o") if sep else None
+            if node is None:
                 continue
-            out = subprocess.run(["nm", path], capture_output=True, text=True).stdout
-            for line in out.splitlines():
-                p = line.split()
-                if len(p) == 3 and p[1] in "TDBRCG":
-                    defs[p[2]].add(node)
-                elif len(p) == 2 and p[0] == "U" and OURS.match(p[1]):
-                    undefs[node].add(p[1])
-                seen.add(node)
+            seen.add(node)
+            p = rest.split()
+            if len(p) == 3 and p[1] in "TDBRCG":
+                defs[p[2]].add(node)
+            elif len(p) == 2 and p[0] == "U" and OURS.match(p[1]):
+                undefs[node].add(p[1])
     edges = collections.defaultdict(dict)
     for a, syms in undefs.items():
         for s in sorted(syms):

@@ -10,8 +10,9 @@
 # running alone spares them the suite's own load, but they hold on a
 # loaded machine too (scripts/check-under-load.sh). A test runs once: a
 # failure is a failure, never retried.
-# Ends with "run-one: TEST: exit status N after Ks" (tests/summary.sh
-# reads it). Exit status: the test's (0 pass, 77 skip); 124 when it ran
+# Ends with "run-one: TEST: exit status N after Ks, C s of CPU" (the CPU
+# time, user and system, of every process the test waited for, rounded
+# up; tests/summary.sh reads both). Exit status: the test's (0 pass, 77 skip); 124 when it ran
 # out of time.
 : "${CS_TEST_TIMEOUT:=600}"
 for t; do :; done # the test is the last argument
@@ -32,5 +33,17 @@ start=$(date +%s)
 timeout -k 10 "$CS_TEST_TIMEOUT" "$@" < /dev/null 9>&-
 rc=$?
 [ $rc -eq 124 ] && echo "FAIL: $t timed out after ${CS_TEST_TIMEOUT}s"
-echo "run-one: $t: exit status $rc after $(($(date +%s) - start))s"
+wall=$(($(date +%s) - start))
+# times: this shell's, then its children's user and system time (m s);
+# read from a file, since a subshell (a pipe, $(...)) has its own
+cpu=
+if tf=$(mktemp "${TMPDIR:-/tmp}/cs-run-one.XXXXXX" 2> /dev/null); then
+  times > "$tf"
+  cpu=$(awk 'NR == 2 {
+  n = split($0, f, /[ ms]+/); c = 0
+  for (i = 1; i < n; i += 2) c += f[i] * 60 + f[i + 1]
+  printf "%d", c + 0.999 }' "$tf")
+  rm -f "$tf"
+fi
+echo "run-one: $t: exit status $rc after ${wall}s, ${cpu:-?} s of CPU"
 exit $rc

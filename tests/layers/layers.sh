@@ -48,9 +48,8 @@ plant analyzer/analysis/store_analysis.h '#include "analyzer/analysis/analysis.h
 
 # A call up, planted among copies of this build's objects.
 mkdir -p "$T/objs"
-(cd "$B" && find common libtrace analyzer tui interpose kernels -name '*.o') | while read -r o; do
-  mkdir -p "$T/objs/$(dirname "$o")" && cp "$B/$o" "$T/objs/$o"
-done
+(cd "$B" && find common libtrace analyzer tui interpose kernels -name '*.o' | tar cf - -T -) | (cd "$T/objs" && tar xf -) ||
+  fail "cannot copy the build's objects"
 "$PY" "$L" --build "$T/objs" > /dev/null || fail "the copied objects break the rule before any plant"
 printf 'int cs_report_load(void *st, void *d);\nint cs_store_plant(void) { return cs_report_load(0, 0); }\n' > "$T/plant.c"
 ${CC:-cc} -c -o "$T/objs/libtrace/libcsstore_la-store_plant.o" "$T/plant.c" || fail "cannot compile the planted call"
