@@ -390,7 +390,8 @@ static int gen_open_ranks(gen_state *g, const gen_opts *o, cs_store **aSt, char 
     }
     for (int r = 0; r < o->nranks; r++) {
         snprintf(path, sizeof path, "%s/ranks/rank-%06d-%d.db", o->out, r, 1000 + r);
-        if (cs_store_create(path, &aSt[r], err, errlen) != 0)
+        /* a rank's spans (o->steps is settled by now), ~100 bytes each */
+        if (cs_store_create_sized(path, (long long)o->steps * (o->tui ? 10 : 6) * 100, &aSt[r], err, errlen) != 0)
             return -1;
         /* Many writers at once: page caches of 256 MiB together, from
          * 512 KiB to 8 MiB each. */

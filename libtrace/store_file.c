@@ -81,11 +81,21 @@ void cs__store_file_unlink(const char *path)
 
 int cs_store_create(const char *path, cs_store **out, char *err, size_t errlen)
 {
+    return cs_store_create_sized(path, -1, out, err, errlen);
+}
+
+int cs_store_create_sized(const char *path, long long expect_bytes, cs_store **out, char *err, size_t errlen)
+{
     cs__store_file_unlink(path);
-    return cs__store_file_create(path, out, err, errlen);
+    return cs__store_file_create_sized(path, expect_bytes, out, err, errlen);
 }
 
 int cs__store_file_create(const char *path, cs_store **out, char *err, size_t errlen)
+{
+    return cs__store_file_create_sized(path, -1, out, err, errlen);
+}
+
+int cs__store_file_create_sized(const char *path, long long expect_bytes, cs_store **out, char *err, size_t errlen)
 {
     *out = NULL;
     cs_store *st = calloc(1, sizeof *st);
@@ -100,7 +110,10 @@ int cs__store_file_create(const char *path, cs_store **out, char *err, size_t er
         cs_store_close(st);
         return -1;
     }
-    sqlite3_exec(st->db, "PRAGMA page_size=65536", NULL, NULL, NULL);
+    sqlite3_exec(st->db,
+                 expect_bytes >= 0 && expect_bytes < CS_STORE_SMALL_BYTES ? "PRAGMA page_size=4096"
+                                                                          : "PRAGMA page_size=65536",
+                 NULL, NULL, NULL);
     cs__store_file_build_pragmas(st);
     if (cs__store_schema_create(st, err, errlen) != 0) {
         cs_store_close(st);

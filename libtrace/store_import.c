@@ -1248,7 +1248,9 @@ int cs_store_convert_log(const char *log_path, const char *dir, char *out_path, 
         snprintf(path, sizeof path, "%s/pid-%d.db", ranks, h.pid);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     cs_store *st;
-    if (cs_store_create(tmp, &st, err, errlen) != 0)
+    /* the records the log holds at most: the chunks its writers claimed */
+    long long expect = (long long)(h.next_chunk < (1ull << 40) ? h.next_chunk : 1ull << 40) * h.chunk_recs * h.rec_size;
+    if (cs_store_create_sized(tmp, expect, &st, err, errlen) != 0)
         return -1;
     cs_import_stats stats;
     if (cs_store_import_log(st, log_path, &stats, err, errlen) != 0) {

@@ -77,6 +77,11 @@ int cs__store_file_scratch(char *buf, size_t len, const char *prefix, const char
 /* cs_store_create into path as it is: no file there, or an empty one
  * (mkstemp's); never through a symbolic link. */
 int cs__store_file_create(const char *path, cs_store **out, char *err, size_t errlen);
+/* The same with the size hint of cs_store_create_sized. */
+int cs__store_file_create_sized(const char *path, long long expect_bytes, cs_store **out, char *err, size_t errlen);
+/* Below this many bytes of rows a store is made with 4 KiB pages, from it
+ * on with 64 KiB ones. */
+#define CS_STORE_SMALL_BYTES (4LL << 20)
 /* The settings of a store being built in one go (no journal, exclusive):
  * cs_store_finish turns on WAL. */
 void cs__store_file_build_pragmas(cs_store *st);

@@ -21,6 +21,10 @@ runb=$(q "$T/b/index.db" "SELECT value FROM meta WHERE key = 'run_id'")
 expect_eq "each rank store of run a carries its run id" \
   "$(for f in "$T"/a/ranks/*.db; do q "$f" "SELECT value FROM meta WHERE key = 'run_id'"; done | sort -u)" "$runa"
 expect_eq "the index records it for each file" "$(q "$T/a/index.db" "SELECT DISTINCT run_id FROM rank_files")" "$runa"
+# a small job's rank stores are made with small pages (a few hundred KB,
+# not the 1.9 MB that 64 KiB pages cost every store of a few spans)
+expect_eq "page size of each rank store of a 4-step job" \
+  "$(for f in "$T"/a/ranks/*.db; do q "$f" "PRAGMA page_size"; done | sort -u)" 4096
 cp -r "$T/a" "$T/orig"
 cp -r "$T/a" "$T/base"
 "$COLLSCOPE" analyze "$T/a" > /dev/null 2> "$T/ok.err" || fail "the job as written does not analyse: $(cat "$T/ok.err")"
