@@ -16,7 +16,7 @@ TUI=$B/tui/collscope-tui
 command -v sqlite3 > /dev/null || skip "sqlite3 shell missing (finds the pages to damage)"
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip "$PY not installed"
-"$gen" -o "$T/t" -r 2 -n 20000 > /dev/null || fail "log_gen failed"
+"$gen" -o "$T/t" -r 2 -n 5000 > /dev/null || fail "log_gen failed"
 "$COLLSCOPE" ingest "$T/t" > /dev/null 2>&1 || fail "ingest failed"
 q "$T/t/trace.db" "SELECT count(*) FROM dbstat" > /dev/null 2>&1 || skip "this sqlite3 shell has no dbstat table"
 cp "$T/t/trace.db" "$T/analysed.db"
