@@ -100,19 +100,35 @@ fi
 # memory is capped, the target's own output is silenced (the sanitizers'
 # reports still come through).
 opts="-timeout=25 -rss_limit_mb=2560 -malloc_limit_mb=2048 -close_fd_mask=3 -print_final_stats=1"
+# The fuzzing runs first, CS_FUZZ_PAR of them at a time (default: the
+# cores; each target's run is one process busy on one core), then each
+# target's results and replay in turn.
+par=${CS_FUZZ_PAR:-$(nproc 2> /dev/null || echo 1)}
+case $par in '' | *[!0-9]* | 0) par=1 ;; esac
+if [ "$seconds" -gt 0 ]; then
+  n=0
+  for t in $targets; do
+    prog=$build/tests/fuzz/fuzz_$t
+    work=$build/corpus/$t art=$build/artifacts/$t/
+    mkdir -p "$work" "$art"
+    # Fork mode, going on after a crash: a known fault does not end the
+    # run; each input it saved is then replayed and sorted, known or new.
+    rm -f "$art"crash-* "$art"oom-* "$art"timeout-* "$art"leak-*
+    echo "== fuzz: $t for ${seconds} s (seed $seed)"
+    "$prog" $opts -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 -seed="$seed" \
+      -max_total_time="$seconds" -artifact_prefix="$art" "$work" "$src/tests/fuzz/$t/corpus" \
+      > "$build/fuzz-$t.log" 2>&1 &
+    n=$((n + 1))
+    [ $n -lt "$par" ] || { wait; n=0; }
+  done
+  wait
+fi
 for t in $targets; do
   prog=$build/tests/fuzz/fuzz_$t
   work=$build/corpus/$t art=$build/artifacts/$t/
   mkdir -p "$work" "$art"
   if [ "$seconds" -gt 0 ]; then
-    # Fork mode, going on after a crash: a known fault does not end the
-    # run; each input it saved is then replayed and sorted, known or new.
     log=$build/fuzz-$t.log
-    rm -f "$art"crash-* "$art"oom-* "$art"timeout-* "$art"leak-*
-    echo "== fuzz: $t for ${seconds} s (seed $seed)"
-    "$prog" $opts -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 -seed="$seed" \
-      -max_total_time="$seconds" -artifact_prefix="$art" "$work" "$src/tests/fuzz/$t/corpus" > "$log" 2>&1
-    rc=$?
     runs=$(sed -n 's/^#\([0-9]*\): cov.*/\1/p' "$log" | tail -n 1)
     new= nknown=0 why1=
     for a in "$art"crash-* "$art"oom-* "$art"timeout-* "$art"leak-*; do
