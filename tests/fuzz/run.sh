@@ -11,7 +11,8 @@
 # tests/fuzz/known-crashes is a known fault: skipped with its reason. Each run and each replay is one result; the last line is
 # "fuzz: N passed, N failed, N skipped". Exit 1 when one failed.
 # --build-only: configure and build the targets, nothing else (setup.sh
-# builds them while the suite runs).
+# builds them while the suite runs). CS_FUZZ_PAR: how many targets fuzz at
+# once (default: the cores).
 set -u
 src= build= seconds=60 seed=0 targets= build_only=0
 while [ $# -gt 0 ]; do
