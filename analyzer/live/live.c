@@ -3,8 +3,8 @@
  * Each process's log is followed (libtrace/log_follow.h): each poll hands
  * over only the records written since the last one. A rank's steps are
  * the intervals between its MPI_Pcontrol markers, or where it has none,
- * between the calls of its most frequent collective on its most used
- * communicator (the step proxy). Per step the rank's own time is the
+ * between the calls of one collective chosen after a warm-up (the step
+ * proxy, lv_proxy_choose). Per step the rank's own time is the
  * step's time less its time inside traced calls: a rank that turns slow
  * has more of it, while the ranks that wait for it wait in their calls.
  * An upper CUSUM per rank on its own time per step, against the median
@@ -12,7 +12,9 @@
  * (docs/live.md gives the threshold's false-alarm rate). The same CUSUM
  * (lv_cusum_unit) watches each communicator's collective calls: matched
  * across its members by number, their time from the last member's start
- * to the last one's end, per step (lv_match). */
+ * to the last one's end, per step (lv_match); each pipeline stage's
+ * least member's own time (lv_stages finds the stages); and each link's
+ * point-to-point transfers, matched by number each way (lv_link_match). */
 #include "config.h"
 #include "analyzer/live/live.h"
 #include "analyzer/status/status.h"
