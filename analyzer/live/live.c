@@ -259,30 +259,41 @@ void cs_live_opts_default(cs_live_opts *o)
     o->cusum_h = 20;
     o->poll_budget_s = 0.5;
     o->comm_alarms = -1;
+    o->link_alarms = -1;
 }
 
-int cs_live_opts_env(cs_live_opts *o, char *err, size_t errlen)
+/* The environment variable var (auto|on|off) into *v: -1, 1, 0. */
+static int lv_env_switch(const char *var, int *v, char *err, size_t errlen)
 {
-    const char *ca = getenv("COLLSCOPE_COMM_ALARMS");
+    const char *ca = getenv(var);
     if (!ca || !*ca || strcmp(ca, "auto") == 0)
-        o->comm_alarms = -1;
+        *v = -1;
     else if (strcmp(ca, "on") == 0)
-        o->comm_alarms = 1;
+        *v = 1;
     else if (strcmp(ca, "off") == 0)
-        o->comm_alarms = 0;
+        *v = 0;
     else {
-        snprintf(err, errlen, "COLLSCOPE_COMM_ALARMS=%s: want auto, on or off", ca);
+        snprintf(err, errlen, "%s=%s: want auto, on or off", var, ca);
         return -1;
     }
     return 0;
 }
 
-/* Are communicators' slow alarms raised? Auto: not while this host runs
- * more of the followed ranks than it has processors online. */
-static int lv_comm_alarms(const cs_live *l)
+int cs_live_opts_env(cs_live_opts *o, char *err, size_t errlen)
 {
-    if (l->opt.comm_alarms >= 0)
-        return l->opt.comm_alarms;
+    if (lv_env_switch("COLLSCOPE_COMM_ALARMS", &o->comm_alarms, err, errlen) != 0 ||
+        lv_env_switch("COLLSCOPE_LINK_ALARMS", &o->link_alarms, err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
+/* Are communicators' (links') slow alarms raised, as set (opt: 1, 0)?
+ * Auto (-1): not while this host runs more of the followed ranks than it
+ * has processors online. */
+static int lv_calls_alarms(const cs_live *l, int opt)
+{
+    if (opt >= 0)
+        return opt;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     size_t here = 0;
     for (size_t i = 0; i < l->nRank; i++)
@@ -1148,7 +1159,7 @@ static void lv_detect(cs_live *l)
     int64_t units = done / B;
     if (!n || units <= l->u_next)
         return;
-    int comm_alarms = lv_comm_alarms(l);
+    int comm_alarms = lv_calls_alarms(l, l->opt.comm_alarms), link_alarms = lv_calls_alarms(l, l->opt.link_alarms);
     if (l->u_next * B < done - LV_RING + B)
         l->u_next = (done - LV_RING + B) / B; /* what fell out of the rings is lost */
     if (l->u_next * B < LV_WARMUP)
@@ -1220,7 +1231,7 @@ static void lv_detect(cs_live *l)
             lv_cusum_comm(l, ci, u, B, in, med_step);
         }
         /* a link both of whose ends completed the unit */
-        for (size_t li = 0; li < l->nLink && comm_alarms; li++) {
+        for (size_t li = 0; li < l->nLink && link_alarms; li++) {
             const lv_link *lk = &l->aLink[li];
             if (lk->ra->bad || lk->rb->bad || (u + 1) * B > lk->ra->nstep || (u + 1) * B > lk->rb->nstep ||
                 u * B <= lk->step_hi - LV_RING)

@@ -19,16 +19,17 @@ typedef struct cs_live_opts {
     double cusum_k;       /* the CUSUM's allowance, in baseline deviations (0.5) */
     double cusum_h;       /* its decision threshold, in baseline deviations (20) */
     double poll_budget_s; /* a refresh reads for at most this long (0.5) */
-    int comm_alarms;      /* communicators' and links' slow alarms: 1 on, 0 off, -1 (default) on unless this
+    int comm_alarms;      /* communicators' slow alarms: 1 on, 0 off, -1 (default) on unless this
                            * host runs more followed ranks than it has processors (their calls' time
                            * then measures the scheduler: docs/live.md); COLLSCOPE_COMM_ALARMS=
                            * on|off|auto sets it (cs_live_opts_env) */
+    int link_alarms;      /* links' slow alarms, as comm_alarms; COLLSCOPE_LINK_ALARMS */
 } cs_live_opts;
 
 /* The defaults above. */
 void cs_live_opts_default(cs_live_opts *o);
-/* What the environment sets (COLLSCOPE_COMM_ALARMS) into o: 0, or -1
- * with a message naming the variable and its value. */
+/* What the environment sets (COLLSCOPE_COMM_ALARMS, COLLSCOPE_LINK_ALARMS)
+ * into o: 0, or -1 with a message naming the variable and its value. */
 int cs_live_opts_env(cs_live_opts *o, char *err, size_t errlen);
 
 enum cs_live_alarm_kind { CS_LIVE_SLOW = 1, CS_LIVE_HANG = 2 };
