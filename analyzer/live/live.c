@@ -51,7 +51,7 @@
 #define LV_LINKS 1024           /* links watched in a job */
 #define LV_PENDING 64           /* a rank's nonblocking receives awaiting their completion */
 #define LV_PROXY_WARM 32        /* collective calls read before the step proxy is chosen */
-#define LV_HOLD_MAX 2048        /* records held until then, at most */
+#define LV_HOLD_MAX 1024        /* records held until then, at most (64 KiB a rank) */
 #define LV_PROXY_RARE 6         /* the proxy's call is made at least 1/6 as often as its communicator's most frequent */
 
 const char *const cs_live_sort_name[CS_LIVE_NSORT] = { "rank", "straggler", "step time", "comm" };
@@ -127,6 +127,7 @@ typedef struct lv_rp {
     uint64_t comm; /* the communicator's job-wide id */
     int lpeer;     /* the peer's rank in it */
     size_t li;     /* index + 1 of its link in the job's aLink, 0 = none yet */
+    uint64_t tried; /* the job's gen when its link was last looked for */
     uint64_t nsend, nrecv;
     lv_call send[LV_P2P]; /* t0: its start */
     lv_call recv[LV_P2P]; /* t0: the later of its start and its completion call's; t1: its end, 0 while
@@ -174,6 +175,7 @@ struct lv_rank {
     lv_pend *aPend; /* its nonblocking receives not yet completed */
     size_t nPend, capPend;
     size_t stage;   /* index + 1 of its pipeline stage in aStage, 0 = none */
+    double u_own;   /* its own time in the unit lv_detect takes (-1: not complete) */
     /* this poll's spans (and completions), to be taken in order of start */
     cs_rec *aNew;
     size_t nNew, capNew;
@@ -239,6 +241,8 @@ struct cs_live {
     size_t nLink, capLink;
     lv_stage *aStage; /* found once (lv_stages) */
     size_t nStage;
+    uint64_t gen;       /* counts what links and stages are found from: communicators' members, peers */
+    uint64_t stage_gen; /* gen when stages were last looked for */
     int hang_on;     /* a hang alarm is active */
     int64_t now;     /* real ns of the latest poll */
     int64_t t_first; /* the job's steps: first and latest poll with steps, and their count */
@@ -920,8 +924,10 @@ static void lv_link_match(cs_live *l)
 {
     for (size_t i = 0; i < l->nRank; i++)
         for (size_t j = 0; j < l->aRank[i]->nRp; j++)
-            if (!l->aRank[i]->aRp[j].li)
+            if (!l->aRank[i]->aRp[j].li && l->aRank[i]->aRp[j].tried != l->gen) {
+                l->aRank[i]->aRp[j].tried = l->gen; /* again once something new is known */
                 lv_link_find(l, l->aRank[i], j);
+            }
     for (size_t i = 0; i < l->nLink; i++) {
         lv_link *k = &l->aLink[i];
         const lv_rp *a = &k->ra->aRp[k->ja], *b = &k->rb->aRp[k->jb];
@@ -964,8 +970,9 @@ static int lv_cmp_rankp(const void *x, const void *y)
  * their lowest rank. Every rank of the job must be followed. */
 static void lv_stages(cs_live *l)
 {
-    if (l->nStage || !l->nLink || l->world < 4 || l->nRank < (size_t)l->world)
+    if (l->nStage || !l->nLink || l->world < 4 || l->nRank < (size_t)l->world || l->stage_gen == l->gen)
         return;
+    l->stage_gen = l->gen; /* again once something new is known */
     int *own = malloc((size_t)l->world * sizeof *own);
     if (!own)
         return;
@@ -1174,8 +1181,8 @@ static void lv_detect(cs_live *l)
         /* each rank's own time and time in the unit (-1: not complete) */
         size_t k = 0;
         for (size_t i = 0; i < nr; i++) {
-            const lv_rank *r = l->aRank[i];
-            own_i[i] = step_i[i] = -1;
+            lv_rank *r = l->aRank[i];
+            own_i[i] = step_i[i] = r->u_own = -1;
             if (r->bad || (u + 1) * B > r->nstep || u * B < r->nstep - LV_RING)
                 continue;
             double own = 0, step = 0;
@@ -1184,7 +1191,7 @@ static void lv_detect(cs_live *l)
                 step += (double)r->ring_step[s % LV_RING];
             }
             vs[k] = step_i[i] = step;
-            v[k++] = own_i[i] = own;
+            v[k++] = own_i[i] = r->u_own = own;
         }
         double med = k > 1 ? cs_stats_median_dbl(v, k) : 0, med_step = cs_stats_median_dbl(vs, k);
         /* the stages first: a stage whose shift explains its ranks' holds
@@ -1194,15 +1201,13 @@ static void lv_detect(cs_live *l)
             const lv_stage *g = &l->aStage[j];
             sv[j] = -1;
             for (size_t m = 0; m < g->nMem; m++) {
-                size_t ix = 0;
-                while (ix < nr && l->aRank[ix] != g->aMem[m])
-                    ix++;
-                if (ix == nr || own_i[ix] < 0) {
+                double o = g->aMem[m]->u_own;
+                if (o < 0) {
                     sv[j] = -1;
                     break;
                 }
-                if (sv[j] < 0 || own_i[ix] < sv[j])
-                    sv[j] = own_i[ix];
+                if (sv[j] < 0 || o < sv[j])
+                    sv[j] = o;
             }
         }
         for (size_t j = 0; j < ns; j++) {
@@ -1405,6 +1410,7 @@ static void lv_rec_job(cs_live *l, const cs_rec *x)
                     m->world_of[i] = -1;
             if (m->world_of && c->rank >= 0 && (uint32_t)c->rank < c->size)
                 m->world_of[c->rank] = c->world_rank;
+            l->gen++;
         }
     } else if (kind == CS_REC_COMMNAME) {
         const cs_rec_commname *c = (const cs_rec_commname *)x;
@@ -1435,7 +1441,7 @@ static void lv_rec_both(void *arg, const cs_rec *x, int fresh)
 
 /* Rank r's slot of its messages with peer lpeer of communicator comm
  * (made at the first; NULL past LV_PEERS peers). */
-static lv_rp *lv_rp_get(lv_rank *r, uint64_t comm, int lpeer)
+static lv_rp *lv_rp_get(cs_live *l, lv_rank *r, uint64_t comm, int lpeer)
 {
     for (size_t i = 0; i < r->nRp; i++)
         if (r->aRp[i].comm == comm && r->aRp[i].lpeer == lpeer)
@@ -1444,6 +1450,7 @@ static lv_rp *lv_rp_get(lv_rank *r, uint64_t comm, int lpeer)
         return NULL;
     lv_rp *p = &r->aRp[r->nRp++];
     memset(p, 0, sizeof *p);
+    l->gen++;
     p->comm = comm;
     p->lpeer = lpeer;
     return p;
@@ -1451,9 +1458,9 @@ static lv_rp *lv_rp_get(lv_rank *r, uint64_t comm, int lpeer)
 
 /* A receive of rank r from lpeer on comm: complete (t1 > 0), or a
  * nonblocking one whose completion is to come (request req). */
-static void lv_p2p_recv(lv_rank *r, uint64_t comm, int lpeer, int64_t t0, int64_t t1, uint32_t req)
+static void lv_p2p_recv(cs_live *l, lv_rank *r, uint64_t comm, int lpeer, int64_t t0, int64_t t1, uint32_t req)
 {
-    lv_rp *p = lv_rp_get(r, comm, lpeer);
+    lv_rp *p = lv_rp_get(l, r, comm, lpeer);
     if (!p)
         return;
     uint64_t k = p->nrecv++;
@@ -1541,14 +1548,14 @@ static void lv_take_one(cs_live *l, lv_rank *r, const cs_rec *x)
         (kind != CS_KIND_SEND && kind != CS_KIND_RECV && kind != CS_KIND_SENDRECV))
         return;
     if (kind == CS_KIND_SEND || kind == CS_KIND_SENDRECV) {
-        lv_rp *p = lv_rp_get(r, comm, x->peer);
+        lv_rp *p = lv_rp_get(l, r, comm, x->peer);
         if (p)
             p->send[p->nsend++ % LV_P2P] = (lv_call){ t0, t0, r->nstep };
     }
     if (kind == CS_KIND_SENDRECV && (int32_t)x->req >= 0)
-        lv_p2p_recv(r, comm, (int32_t)x->req, t0, t0 + d > 0 ? t0 + d : 1, 0);
+        lv_p2p_recv(l, r, comm, (int32_t)x->req, t0, t0 + d > 0 ? t0 + d : 1, 0);
     else if (kind == CS_KIND_RECV && !(fl & CS_F_ANY_SOURCE))
-        lv_p2p_recv(r, comm, x->peer, t0, cs_ops[op].nonblocking ? 0 : (t0 + d > 0 ? t0 + d : 1), x->req);
+        lv_p2p_recv(l, r, comm, x->peer, t0, cs_ops[op].nonblocking ? 0 : (t0 + d > 0 ? t0 + d : 1), x->req);
 }
 
 /* The records of this poll, in order of start. Until a rank's step proxy
@@ -1557,7 +1564,10 @@ static void lv_take_one(cs_live *l, lv_rank *r, const cs_rec *x)
  * in order with it: its steps count from its first call. */
 static void lv_take_spans(cs_live *l, lv_rank *r, int end)
 {
-    if (r->nNew > 1)
+    size_t i = 1;
+    while (i < r->nNew && r->aNew[i - 1].t0 <= r->aNew[i].t0) /* one thread's are in order already */
+        i++;
+    if (i < r->nNew)
         qsort(r->aNew, r->nNew, sizeof *r->aNew, lv_cmp_t0);
     if (!r->decided) {
         int flush = CS_VEC_RESERVE(r->aHold, r->capHold, r->nHold + r->nNew) != 0;

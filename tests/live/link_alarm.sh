@@ -13,8 +13,8 @@
 # ranks than processors only when asked (COLLSCOPE_LINK_ALARMS=on; the
 # communicators, noisier beside other work, are left off here). Beside 8
 # busy loops on 2 cores the alarm is right (link 1-3 alone, from step 103)
-# but the job does not end within its 90 s: each 8 MiB message then takes
-# 1.6 s (its fragments wait for both ends to be scheduled).
+# but the job does not end within its 90 s: its steps then take 1.6 s
+# (the 8 MiB message's fragments wait for both ends to be scheduled).
 . "${srcdir:-.}/tests/lib.sh"
 . "$S/tests/live/livelib.sh"
 need_mpi openmpi
