@@ -19,8 +19,8 @@ static const char cs_live_create[] = "CREATE TABLE IF NOT EXISTS live_alarms(kin
 static int cs_live_has_col(sqlite3 *db, const char *col)
 {
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info('live_alarms') WHERE name = ?", -1, &s,
-                           NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info('live_alarms') WHERE name = ?", -1, &s, NULL) !=
+        SQLITE_OK)
         return -1;
     sqlite3_bind_text(s, 1, col, -1, SQLITE_STATIC);
     int rc = sqlite3_step(s), n = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;

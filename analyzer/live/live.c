@@ -46,12 +46,14 @@
 #define LV_COMM_WATCH 16        /* communicators watched per rank (the first it calls on) */
 #define LV_COMM_STEP_SHARE 0.05 /* a communicator's deviation is at least this share of the step */
 #define LV_CALLS 256            /* a rank's collective calls kept until its communicator's members made them too */
-#define LV_P2P 64               /* a rank's messages to (from) one peer kept until the peer's side is read */
+#define LV_P2P 256              /* a rank's messages to (from) one peer kept until the peer's side is read */
+#define LV_AHEAD 16             /* steps a rank is read ahead of the others at most (cs_live_poll) */
 #define LV_PEERS 8              /* point-to-point peers (communicator and rank) watched per rank */
 #define LV_LINKS 1024           /* links watched in a job */
 #define LV_PENDING 64           /* a rank's nonblocking receives awaiting their completion */
 #define LV_PROXY_WARM 32        /* collective calls read before the step proxy is chosen */
 #define LV_HOLD_MAX 1024        /* records held until then, at most (64 KiB a rank) */
+#define LV_WORLD_OF (1u << 22)  /* communicators' members' ranks kept, in all (16 MiB) */
 #define LV_PROXY_RARE 6         /* the proxy's call is made at least 1/6 as often as its communicator's most frequent */
 
 const char *const cs_live_sort_name[CS_LIVE_NSORT] = { "rank", "straggler", "step time", "comm" };
@@ -124,9 +126,9 @@ typedef struct lv_rcomm {
  * another are received in the order sent (MPI's non-overtaking rule),
  * so send k of one side and receive k of the other are one message. */
 typedef struct lv_rp {
-    uint64_t comm; /* the communicator's job-wide id */
-    int lpeer;     /* the peer's rank in it */
-    size_t li;     /* index + 1 of its link in the job's aLink, 0 = none yet */
+    uint64_t comm;  /* the communicator's job-wide id */
+    int lpeer;      /* the peer's rank in it */
+    size_t li;      /* index + 1 of its link in the job's aLink, 0 = none yet */
     uint64_t tried; /* the job's gen when its link was last looked for */
     uint64_t nsend, nrecv;
     lv_call send[LV_P2P]; /* t0: its start */
@@ -137,8 +139,8 @@ typedef struct lv_rp {
 /* A nonblocking receive awaiting its completion (REQDONE). */
 typedef struct lv_pend {
     uint32_t req;
-    uint32_t rp;  /* its slot in aRp */
-    uint64_t k;   /* its number there */
+    uint32_t rp; /* its slot in aRp */
+    uint64_t k;  /* its number there */
 } lv_pend;
 
 typedef struct lv_rank lv_rank;
@@ -174,8 +176,9 @@ struct lv_rank {
     size_t nRp, capRp;
     lv_pend *aPend; /* its nonblocking receives not yet completed */
     size_t nPend, capPend;
-    size_t stage;   /* index + 1 of its pipeline stage in aStage, 0 = none */
-    double u_own;   /* its own time in the unit lv_detect takes (-1: not complete) */
+    size_t stage; /* index + 1 of its pipeline stage in aStage, 0 = none */
+    double u_own; /* its own time in the unit lv_detect takes (-1: not complete) */
+    int drained;  /* this poll read its log to its end */
     /* this poll's spans (and completions), to be taken in order of start */
     cs_rec *aNew;
     size_t nNew, capNew;
@@ -242,10 +245,11 @@ struct cs_live {
     lv_stage *aStage; /* found once (lv_stages) */
     size_t nStage;
     uint64_t gen;       /* counts what links and stages are found from: communicators' members, peers */
+    size_t nWorldOf;    /* communicators' members' ranks kept (world_of), in all */
     uint64_t stage_gen; /* gen when stages were last looked for */
-    int hang_on;     /* a hang alarm is active */
-    int64_t now;     /* real ns of the latest poll */
-    int64_t t_first; /* the job's steps: first and latest poll with steps, and their count */
+    int hang_on;        /* a hang alarm is active */
+    int64_t now;        /* real ns of the latest poll */
+    int64_t t_first;    /* the job's steps: first and latest poll with steps, and their count */
     int64_t steps_first, steps_now, t_steps_first;
     int64_t u_next; /* the next unit to take into the CUSUMs (lv_detect) */
     double rate;
@@ -1391,7 +1395,8 @@ static void lv_rec(void *arg, const cs_rec *x, int fresh)
             r->fly_tid = x->tid;
             r->fly_t0 = (int64_t)x->t0; /* ticks: converted after the poll */
         }
-    } else if ((kind == CS_REC_SPAN || kind == CS_REC_REQDONE) && CS_VEC_RESERVE(r->aNew, r->capNew, r->nNew + 1) == 0) {
+    } else if ((kind == CS_REC_SPAN || kind == CS_REC_REQDONE) &&
+               CS_VEC_RESERVE(r->aNew, r->capNew, r->nNew + 1) == 0) {
         r->aNew[r->nNew++] = *x; /* a completion (cs_rec_done) shares a span's header and times */
     }
 }
@@ -1405,9 +1410,13 @@ static void lv_rec_job(cs_live *l, const cs_rec *x)
         lv_comm *m = lv_comm_get(l, c->id);
         if (m && c->size > 0 && c->size <= (1u << 24) && (!m->size || m->size == (int)c->size)) {
             m->size = (int)c->size;
-            if (!m->world_of && (m->world_of = malloc(c->size * sizeof *m->world_of)) != NULL)
+            /* its members' ranks: at most LV_WORLD_OF of them kept in all */
+            if (!m->world_of && l->nWorldOf + c->size <= LV_WORLD_OF &&
+                (m->world_of = malloc(c->size * sizeof *m->world_of)) != NULL) {
+                l->nWorldOf += c->size;
                 for (uint32_t i = 0; i < c->size; i++)
                     m->world_of[i] = -1;
+            }
             if (m->world_of && c->rank >= 0 && (uint32_t)c->rank < c->size)
                 m->world_of[c->rank] = c->world_rank;
             l->gen++;
@@ -1776,6 +1785,8 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     l->behind = 0;
+    for (size_t i = 0; i < l->nRank; i++)
+        l->aRank[i]->drained = 0;
     for (int more = 1; more;) {
         /* a refresh takes at most its budget: writers faster than the
          * follower leave it behind, never unresponsive */
@@ -1786,10 +1797,24 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
             break;
         }
         more = 0;
+        /* the ranks' steps kept in line: a rank more than LV_AHEAD steps
+         * ahead of the least (of those with steps and records left to
+         * read) waits a turn, whatever its records per step (the rings of
+         * calls and messages kept for the matching are bounded) */
+        int64_t lo = -1;
+        for (size_t i = 0; i < l->nRank; i++) {
+            const lv_rank *r = l->aRank[i];
+            if (!r->bad && !r->drained && r->nstep > 0 && (lo < 0 || r->nstep < lo))
+                lo = r->nstep;
+        }
         for (size_t i = 0; i < l->nRank; i++) {
             lv_rank *r = l->aRank[i];
             if (r->bad)
                 continue;
+            if (!r->drained && lo >= 0 && r->nstep > lo + LV_AHEAD) {
+                more = 1;
+                continue;
+            }
             r->fly_op = 0;
             lv_poll_arg pa = { l, r };
             char why[1400];
@@ -1800,6 +1825,7 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
                 continue;
             }
             more |= got >= LV_BATCH;
+            r->drained = got < LV_BATCH;
             if (r->fly_op)
                 r->fly_t0 = cs_log_clock_real(&r->clock, (uint64_t)r->fly_t0);
             lv_take_spans(l, r, r->closed && got < LV_BATCH); /* a closed log read to its end */
@@ -2012,9 +2038,9 @@ void cs_live_frame(const cs_live *l, FILE *f, int cols, int rows, int sort)
             snprintf(call, sizeof call, "(ended)");
         LV_LINE("%5d %7lld %8.2f %6s %4.0f%% %-22.22s %6.1f%s", r->rank, (long long)r->nstep, cur / 1e6, trend,
                 lv_comm_share(l, r) * 100, call, r->score,
-                lv_rank_slow(l, r) ? " SLOW"
-                : r->score >= LV_STRAGGLER_MADS                  ? " late"
-                                                                 : "");
+                lv_rank_slow(l, r)              ? " SLOW"
+                : r->score >= LV_STRAGGLER_MADS ? " late"
+                                                : "");
     }
     free(v);
 #undef LV_LINE
