@@ -9,6 +9,10 @@
 # nothing new, and drawing the frame and the metrics; then a follower at
 # one refresh a second while 64 writers append. The baseline in the
 # same run: the bytes of the logs read by cat (the page cache's rate).
+# With LIVE_BENCH_BEFORE=PROG (a live_bench built from another commit),
+# PROG and this build's live_bench read the same logs alternately, 3
+# times each, before the following part (skipped then: LIVE_BENCH_FOLLOW=0
+# skips it too).
 # Figures: bench/README.md. Not part of make check.
 set -eu
 B=${1:-build}
@@ -27,8 +31,18 @@ for r in "$@"; do
   cat "$D"/job/logs/*.cslog >/dev/null
   e=$(date +%s.%N)
   echo "baseline: cat of the logs: $(du -sm "$D/job/logs" | cut -f1) MiB in $(echo "$e - $s" | bc) s"
-  "$B/bench/live_bench" "$D/job" 20
+  if [ -n "${LIVE_BENCH_BEFORE:-}" ]; then
+    for i in 1 2 3; do
+      echo "-- before ($LIVE_BENCH_BEFORE):"
+      "$LIVE_BENCH_BEFORE" "$D/job" 20 | head -2
+      echo "-- this build:"
+      "$B/bench/live_bench" "$D/job" 20 | head -2
+    done
+  else
+    "$B/bench/live_bench" "$D/job" 20
+  fi
 done
+[ -z "${LIVE_BENCH_BEFORE:-}" ] && [ "${LIVE_BENCH_FOLLOW:-1}" != 0 ] || exit 0
 # following while 64 writers append as fast as they can (on the same
 # cores: the writers and the follower compete for them)
 rm -rf "$D/job" && mkdir -p "$D/job/logs"

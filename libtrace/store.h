@@ -65,16 +65,20 @@ int cs_store_disk_full(void);
 /* ---- the alarms raised while the job ran (store_live.c) ---- */
 
 typedef struct cs_store_alarm_row {
-    char kind[16];      /* "slow" (a rank's own time per step, or a communicator's
-                         * calls' time per step, shifted) or "hang" */
-    int rank;           /* -1: a communicator or the job */
+    char kind[16];      /* "slow" (a rank's or a stage's own time per step, a communicator's
+                         * calls' time or a link's transfers' time per step, shifted) or "hang" */
+    int rank;           /* a rank's alarm: the rank; a link's: its lower rank; -1: none */
     int64_t step;       /* where the shift began; -1 */
     int64_t raised;     /* the step at which it was raised */
     int64_t until_step; /* the step where it ended; -1: it lasted to the end */
     double factor;      /* the watched time per step after over before */
     char text[1024];    /* as `collscope top` showed it */
-    char subject[8];    /* "rank", "comm" or "job": what the alarm is about */
-    char comm[64];      /* a communicator's alarm: its label (as in the metrics); "" */
+    char subject[8];    /* "rank", "stage", "comm", "link" or "job": what the alarm is about */
+    char comm[64];      /* a communicator's, stage's or link's alarm: its communicator's label
+                         * (as in the metrics); "" */
+    char name[96];      /* the subject as the report names it ("stage 1 (pp1: ranks 2-3)",
+                         * "link 1-3"); "": made from rank, comm (an older table) */
+    int peer;           /* a link's alarm: its higher rank; -1 */
 } cs_store_alarm_row;
 
 /* Replace the table live_alarms (made if absent) with the n alarms a. 0,

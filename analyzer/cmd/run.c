@@ -374,9 +374,11 @@ static void cs_run_wait(const char *dir, int traced, int view, int *status)
                 continue;
             cs_store_alarm_row *w = &cs_run_alarms[cs_run_nalarms++];
             snprintf(w->kind, sizeof w->kind, "%s", a[i].kind == CS_LIVE_HANG ? "hang" : "slow");
-            snprintf(w->subject, sizeof w->subject, "%s", a[i].comm ? "comm" : a[i].rank >= 0 ? "rank" : "job");
+            snprintf(w->subject, sizeof w->subject, "%s", a[i].subject);
             snprintf(w->comm, sizeof w->comm, "%s", a[i].comm ? a[i].comm_label : "");
+            snprintf(w->name, sizeof w->name, "%s", a[i].name);
             w->rank = a[i].rank;
+            w->peer = a[i].peer;
             w->step = a[i].step;
             w->raised = a[i].raised;
             w->until_step = a[i].active ? -1 : a[i].until;

@@ -3,8 +3,8 @@
  * Each process's log is followed (libtrace/log_follow.h): each poll hands
  * over only the records written since the last one. A rank's steps are
  * the intervals between its MPI_Pcontrol markers, or where it has none,
- * between the calls of its most frequent collective on its most used
- * communicator (the step proxy). Per step the rank's own time is the
+ * between the calls of one collective chosen after a warm-up (the step
+ * proxy, lv_proxy_choose). Per step the rank's own time is the
  * step's time less its time inside traced calls: a rank that turns slow
  * has more of it, while the ranks that wait for it wait in their calls.
  * An upper CUSUM per rank on its own time per step, against the median
@@ -12,7 +12,9 @@
  * (docs/live.md gives the threshold's false-alarm rate). The same CUSUM
  * (lv_cusum_unit) watches each communicator's collective calls: matched
  * across its members by number, their time from the last member's start
- * to the last one's end, per step (lv_match). */
+ * to the last one's end, per step (lv_match); each pipeline stage's
+ * least member's own time (lv_stages finds the stages); and each link's
+ * point-to-point transfers, matched by number each way (lv_link_match). */
 #include "config.h"
 #include "analyzer/live/live.h"
 #include "analyzer/status/status.h"
@@ -44,6 +46,15 @@
 #define LV_COMM_WATCH 16        /* communicators watched per rank (the first it calls on) */
 #define LV_COMM_STEP_SHARE 0.05 /* a communicator's deviation is at least this share of the step */
 #define LV_CALLS 256            /* a rank's collective calls kept until its communicator's members made them too */
+#define LV_P2P 256              /* a rank's messages to (from) one peer kept until the peer's side is read */
+#define LV_AHEAD 16             /* steps a rank is read ahead of the others at most (cs_live_poll) */
+#define LV_PEERS 8              /* point-to-point peers (communicator and rank) watched per rank */
+#define LV_LINKS 1024           /* links watched in a job */
+#define LV_PENDING 64           /* a rank's nonblocking receives awaiting their completion */
+#define LV_PROXY_WARM 32        /* collective calls read before the step proxy is chosen */
+#define LV_HOLD_MAX 1024        /* records held until then, at most (64 KiB a rank) */
+#define LV_WORLD_OF (1u << 22)  /* communicators' members' ranks kept, in all (16 MiB) */
+#define LV_PROXY_RARE 6         /* the proxy's call is made at least 1/6 as often as its communicator's most frequent */
 
 const char *const cs_live_sort_name[CS_LIVE_NSORT] = { "rank", "straggler", "step time", "comm" };
 const char *const cs_live_sort_key[CS_LIVE_NSORT] = { "rank", "straggler", "step", "comm" };
@@ -110,6 +121,28 @@ typedef struct lv_rcomm {
     lv_call ring[LV_CALLS]; /* call k at k % LV_CALLS */
 } lv_rcomm;
 
+/* A rank's point-to-point messages with one peer on one communicator,
+ * the latest LV_P2P each way by their number: messages from one rank to
+ * another are received in the order sent (MPI's non-overtaking rule),
+ * so send k of one side and receive k of the other are one message. */
+typedef struct lv_rp {
+    uint64_t comm;  /* the communicator's job-wide id */
+    int lpeer;      /* the peer's rank in it */
+    size_t li;      /* index + 1 of its link in the job's aLink, 0 = none yet */
+    uint64_t tried; /* the job's gen when its link was last looked for */
+    uint64_t nsend, nrecv;
+    lv_call send[LV_P2P]; /* t0: its start */
+    lv_call recv[LV_P2P]; /* t0: the later of its start and its completion call's; t1: its end, 0 while
+                           * pending, -1 lost */
+} lv_rp;
+
+/* A nonblocking receive awaiting its completion (REQDONE). */
+typedef struct lv_pend {
+    uint32_t req;
+    uint32_t rp; /* its slot in aRp */
+    uint64_t k;  /* its number there */
+} lv_pend;
+
 typedef struct lv_rank lv_rank;
 struct lv_rank {
     cs_logf *f;
@@ -139,9 +172,20 @@ struct lv_rank {
     /* the call it is in */
     int fly_op, fly_tid;
     int64_t fly_t0;
-    /* this poll's spans, to be taken in order of start */
+    lv_rp *aRp; /* its point-to-point peers */
+    size_t nRp, capRp;
+    lv_pend *aPend; /* its nonblocking receives not yet completed */
+    size_t nPend, capPend;
+    size_t stage; /* index + 1 of its pipeline stage in aStage, 0 = none */
+    double u_own; /* its own time in the unit lv_detect takes (-1: not complete) */
+    int drained;  /* this poll read its log to its end */
+    /* this poll's spans (and completions), to be taken in order of start */
     cs_rec *aNew;
     size_t nNew, capNew;
+    /* until the step proxy is chosen (lv_take_spans), what was read */
+    int decided;
+    cs_rec *aHold;
+    size_t nHold, capHold;
     /* the view's figures */
     double own_recent, score; /* recent own time per step; its straggler score */
 };
@@ -155,6 +199,7 @@ typedef struct lv_comm {
     uint64_t id;
     int size;
     char name[64];
+    int32_t *world_of; /* its members' ranks in the job by their rank in it (-1: not yet known) */
     /* its calls' time (lv_match) */
     lv_member *aMem; /* the followed ranks that made a collective call on it */
     size_t nMem, capMem;
@@ -163,6 +208,27 @@ typedef struct lv_comm {
     int64_t ring_in[LV_RING]; /* by step: its calls' time from the last member's start to the last one's end */
     lv_cusum cs;              /* on that time, by unit (lv_cusum_comm) */
 } lv_comm;
+
+/* A link: two ranks exchanging point-to-point messages on a communicator
+ * (lv_link_match). */
+typedef struct lv_link {
+    uint64_t comm;
+    lv_rank *ra, *rb;         /* the lower rank and the higher */
+    size_t ja, jb;            /* their slots (aRp) */
+    uint64_t kab, kba;        /* messages matched each way */
+    int64_t step_hi;          /* the latest step in ring_in (-1: none) */
+    int64_t ring_in[LV_RING]; /* by step: its transfers' time once both ends were in */
+    lv_cusum cs;
+} lv_link;
+
+/* A pipeline stage: the members of one communicator of the partition
+ * lv_stages found. */
+typedef struct lv_stage {
+    size_t ci; /* its communicator in aComm */
+    lv_rank **aMem;
+    size_t nMem;
+    lv_cusum cs; /* on its least member's own time against the other stages' */
+} lv_stage;
 
 struct cs_live {
     char dir[1024];
@@ -174,9 +240,16 @@ struct cs_live {
     size_t nComm, capComm;
     cs_live_alarm *aAlarm;
     size_t nAlarm, capAlarm;
-    int hang_on;     /* a hang alarm is active */
-    int64_t now;     /* real ns of the latest poll */
-    int64_t t_first; /* the job's steps: first and latest poll with steps, and their count */
+    lv_link *aLink;
+    size_t nLink, capLink;
+    lv_stage *aStage; /* found once (lv_stages) */
+    size_t nStage;
+    uint64_t gen;       /* counts what links and stages are found from: communicators' members, peers */
+    size_t nWorldOf;    /* communicators' members' ranks kept (world_of), in all */
+    uint64_t stage_gen; /* gen when stages were last looked for */
+    int hang_on;        /* a hang alarm is active */
+    int64_t now;        /* real ns of the latest poll */
+    int64_t t_first;    /* the job's steps: first and latest poll with steps, and their count */
     int64_t steps_first, steps_now, t_steps_first;
     int64_t u_next; /* the next unit to take into the CUSUMs (lv_detect) */
     double rate;
@@ -194,30 +267,41 @@ void cs_live_opts_default(cs_live_opts *o)
     o->cusum_h = 20;
     o->poll_budget_s = 0.5;
     o->comm_alarms = -1;
+    o->link_alarms = -1;
 }
 
-int cs_live_opts_env(cs_live_opts *o, char *err, size_t errlen)
+/* The environment variable var (auto|on|off) into *v: -1, 1, 0. */
+static int lv_env_switch(const char *var, int *v, char *err, size_t errlen)
 {
-    const char *ca = getenv("COLLSCOPE_COMM_ALARMS");
+    const char *ca = getenv(var);
     if (!ca || !*ca || strcmp(ca, "auto") == 0)
-        o->comm_alarms = -1;
+        *v = -1;
     else if (strcmp(ca, "on") == 0)
-        o->comm_alarms = 1;
+        *v = 1;
     else if (strcmp(ca, "off") == 0)
-        o->comm_alarms = 0;
+        *v = 0;
     else {
-        snprintf(err, errlen, "COLLSCOPE_COMM_ALARMS=%s: want auto, on or off", ca);
+        snprintf(err, errlen, "%s=%s: want auto, on or off", var, ca);
         return -1;
     }
     return 0;
 }
 
-/* Are communicators' slow alarms raised? Auto: not while this host runs
- * more of the followed ranks than it has processors online. */
-static int lv_comm_alarms(const cs_live *l)
+int cs_live_opts_env(cs_live_opts *o, char *err, size_t errlen)
 {
-    if (l->opt.comm_alarms >= 0)
-        return l->opt.comm_alarms;
+    if (lv_env_switch("COLLSCOPE_COMM_ALARMS", &o->comm_alarms, err, errlen) != 0 ||
+        lv_env_switch("COLLSCOPE_LINK_ALARMS", &o->link_alarms, err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
+/* Are communicators' (links') slow alarms raised, as set (opt: 1, 0)?
+ * Auto (-1): not while this host runs more of the followed ranks than it
+ * has processors online. */
+static int lv_calls_alarms(const cs_live *l, int opt)
+{
+    if (opt >= 0)
+        return opt;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     size_t here = 0;
     for (size_t i = 0; i < l->nRank; i++)
@@ -256,7 +340,10 @@ void cs_live_free(cs_live *l)
         free(r->aCnt);
         free(r->cs.aBase);
         free(r->aRc);
+        free(r->aRp);
+        free(r->aPend);
         free(r->aNew);
+        free(r->aHold);
         free(r);
     }
     free(l->aRank);
@@ -264,8 +351,17 @@ void cs_live_free(cs_live *l)
     for (size_t i = 0; i < l->nComm; i++) {
         free(l->aComm[i].cs.aBase);
         free(l->aComm[i].aMem);
+        free(l->aComm[i].world_of);
     }
     free(l->aComm);
+    for (size_t i = 0; i < l->nLink; i++)
+        free(l->aLink[i].cs.aBase);
+    free(l->aLink);
+    for (size_t i = 0; i < l->nStage; i++) {
+        free(l->aStage[i].cs.aBase);
+        free(l->aStage[i].aMem);
+    }
+    free(l->aStage);
     free(l->aAlarm);
     free(l);
 }
@@ -524,6 +620,7 @@ static cs_live_alarm *lv_cusum_alarm(cs_live *l, lv_cusum *c, int64_t u, double 
         return NULL;
     a->kind = CS_LIVE_SLOW;
     a->rank = -1;
+    a->peer = -1;
     a->step = c->cand * c->unit;
     a->raised = u * c->unit + c->unit - 1;
     a->factor = c->mu > 0 ? mval / c->mu : 0;
@@ -558,6 +655,19 @@ static void lv_cusum_hold(cs_live *l, const lv_cusum *c, int64_t step)
     a->active = on;
 }
 
+/* Has the CUSUM c's value shifted: its alarm active, or its sum past
+ * half the threshold? */
+static int lv_shifting(const cs_live *l, const lv_cusum *c)
+{
+    return (c->alarm && l->aAlarm[c->alarm - 1].active) || (c->ready && c->S > l->opt.cusum_h / 2);
+}
+
+/* Has rank r's own time shifted: its own CUSUM's, or its stage's? */
+static int lv_rank_shifting(const cs_live *l, const lv_rank *r)
+{
+    return lv_shifting(l, &r->cs) || (r->stage && lv_shifting(l, &l->aStage[r->stage - 1].cs));
+}
+
 /* Rank r's unit u: its own time and time, and its excess d of own time
  * over the ranks' median for that unit (a slowdown every rank shares, the
  * machine's or the job's, cancels out), into its CUSUM. */
@@ -566,10 +676,17 @@ static void lv_cusum_rank(cs_live *l, lv_rank *r, int64_t u, int B, double own, 
     double mown, mstep;
     if (!lv_cusum_unit(l, &r->cs, u, B, own, step, d, 20000.0 * B /* 20 us a step */, 0, &mown, &mstep))
         return;
+    if (r->stage && lv_shifting(l, &l->aStage[r->stage - 1].cs)) {
+        r->cs.S = 0; /* its stage's shift explains it: start over, as for spikes */
+        r->cs.cand = u + 1;
+        return;
+    }
     cs_live_alarm *a = lv_cusum_alarm(l, &r->cs, u, mown);
     if (!a)
         return;
     a->rank = r->rank;
+    snprintf(a->subject, sizeof a->subject, "rank");
+    snprintf(a->name, sizeof a->name, "rank %d", r->rank);
     snprintf(a->text, sizeof a->text,
              "rank %d turned slow at step %lld, %.1fx (own time/step %.2f -> %.2f ms; step %.2f -> %.2f ms)", r->rank,
              (long long)a->step, a->factor, r->cs.mu / B / 1e6, mown / B / 1e6, r->cs.mu_step / B / 1e6,
@@ -598,10 +715,31 @@ static lv_rcomm *lv_rcomm_get(cs_live *l, lv_rank *r, uint64_t id)
     return c;
 }
 
+/* A communicator's or a link's time by step: the time of step s in
+ * ring (0 when none), of which hi is the latest step. */
+static int64_t lv_ring_at(const int64_t *ring, int64_t hi, int64_t s)
+{
+    return s > hi || s <= hi - LV_RING ? 0 : ring[s % LV_RING];
+}
+
+/* Add ns to step s of ring (the steps after *hi begun at 0); a step that
+ * fell out of the ring is lost. */
+static void lv_ring_add(int64_t *ring, int64_t *hi, int64_t s, int64_t ns)
+{
+    if (s <= *hi - LV_RING)
+        return;
+    for (int64_t q = *hi + 1 > s - LV_RING ? *hi + 1 : s - LV_RING; q <= s; q++)
+        ring[q % LV_RING] = 0; /* steps begun */
+    if (s > *hi)
+        *hi = s;
+    if (ns > 0)
+        ring[s % LV_RING] += ns;
+}
+
 /* Communicator m's time in its calls in step s (0 when none). */
 static int64_t lv_comm_in(const lv_comm *m, int64_t s)
 {
-    return s > m->step_hi || s <= m->step_hi - LV_RING ? 0 : m->ring_in[s % LV_RING];
+    return lv_ring_at(m->ring_in, m->step_hi, s);
 }
 
 /* The collective calls every member of a communicator has made since the
@@ -637,32 +775,26 @@ static void lv_match(cs_live *l)
             if (!ready)
                 break;
             m->kdone++;
-            if (lost || step <= m->step_hi - LV_RING)
-                continue;
-            for (int64_t q = m->step_hi + 1 > step - LV_RING ? m->step_hi + 1 : step - LV_RING; q <= step; q++)
-                m->ring_in[q % LV_RING] = 0; /* steps begun */
-            if (step > m->step_hi)
-                m->step_hi = step;
-            if (t1 > t0)
-                m->ring_in[step % LV_RING] += t1 - t0;
+            if (!lost)
+                lv_ring_add(m->ring_in, &m->step_hi, step, t1 - t0);
         }
     }
 }
 
 /* Is a cause of communicator ci's shift already being watched: a member
  * rank whose own time shifted (an alarm active, or its sum past half
- * the threshold), or a communicator of fewer members, all of them its
- * members, whose calls did? Its members' waits for the slow one can
+ * the threshold; its own or its stage's), a communicator of fewer
+ * members, all of them its members, whose calls did, or a link with an
+ * end among its members whose transfers did? Its members' waits for the slow one can
  * make its calls look slow (with more ranks than cores, ranks that
  * spin-wait long lose the CPU: docs/live.md); its alarm is held back
  * while so. */
 static int lv_comm_held(const cs_live *l, size_t ci)
 {
     const lv_comm *m = &l->aComm[ci];
-    double half = l->opt.cusum_h / 2;
-#define LV_SHIFTING(c) (((c)->alarm && l->aAlarm[(c)->alarm - 1].active) || ((c)->ready && (c)->S > half))
+#define LV_SHIFTING(c) lv_shifting(l, c)
     for (size_t i = 0; i < m->nMem; i++)
-        if (LV_SHIFTING(&m->aMem[i].r->cs))
+        if (lv_rank_shifting(l, m->aMem[i].r))
             return 1;
     for (size_t j = 0; j < l->nComm; j++) {
         const lv_comm *d = &l->aComm[j];
@@ -677,6 +809,14 @@ static int lv_comm_held(const cs_live *l, size_t ci)
                 }
         if (in == d->nMem)
             return 1;
+    }
+    for (size_t j = 0; j < l->nLink; j++) {
+        const lv_link *k = &l->aLink[j];
+        if (!LV_SHIFTING(&k->cs))
+            continue;
+        for (size_t i = 0; i < m->nMem; i++)
+            if (m->aMem[i].r == k->ra || m->aMem[i].r == k->rb)
+                return 1;
     }
 #undef LV_SHIFTING
     return 0;
@@ -706,10 +846,300 @@ static void lv_cusum_comm(cs_live *l, size_t ci, int64_t u, int B, double in, do
     const char *label = lv_comm_label1(l, ci, cb, sizeof cb);
     a->comm = m->id;
     snprintf(a->comm_label, sizeof a->comm_label, "%s", label);
+    snprintf(a->subject, sizeof a->subject, "comm");
+    snprintf(a->name, sizeof a->name, "communicator %s", label);
     snprintf(a->text, sizeof a->text,
              "communicator %s turned slow at step %lld, %.1fx (its calls/step, all members in: %.2f -> %.2f ms; "
              "step %.2f -> %.2f ms)",
              label, (long long)a->step, a->factor, m->cs.mu / B / 1e6, val / B / 1e6, m->cs.mu_step / B / 1e6,
+             mstep / B / 1e6);
+}
+
+/* The followed process of job rank `rank`, or NULL. */
+static lv_rank *lv_rank_of(const cs_live *l, int rank)
+{
+    for (size_t i = 0; i < l->nRank; i++)
+        if (l->aRank[i]->rank == rank && !l->aRank[i]->bad)
+            return l->aRank[i];
+    return NULL;
+}
+
+/* The job rank of member `lrank` of communicator id (-1: not known yet:
+ * its COMMDEF not read). */
+static int lv_world_rank(const cs_live *l, uint64_t id, int lrank)
+{
+    for (size_t i = 0; i < l->nComm; i++)
+        if (l->aComm[i].id == id)
+            return l->aComm[i].world_of && lrank >= 0 && lrank < l->aComm[i].size ? l->aComm[i].world_of[lrank] : -1;
+    return -1;
+}
+
+/* Rank r's slot j's peer, once both ends' slots are known: its link (made
+ * at most LV_LINKS a job). */
+static void lv_link_find(cs_live *l, lv_rank *r, size_t j)
+{
+    lv_rp *s = &r->aRp[j];
+    int w = lv_world_rank(l, s->comm, s->lpeer);
+    lv_rank *p = w >= 0 && w != r->rank ? lv_rank_of(l, w) : NULL;
+    if (!p || l->nLink >= LV_LINKS)
+        return;
+    for (size_t k = 0; k < p->nRp; k++) {
+        lv_rp *t = &p->aRp[k];
+        if (t->li || t->comm != s->comm || lv_world_rank(l, t->comm, t->lpeer) != r->rank)
+            continue;
+        if (CS_VEC_RESERVE(l->aLink, l->capLink, l->nLink + 1) != 0)
+            return;
+        lv_link *k2 = &l->aLink[l->nLink++];
+        memset(k2, 0, sizeof *k2);
+        k2->comm = s->comm;
+        k2->step_hi = -1;
+        int lo = r->rank < p->rank;
+        k2->ra = lo ? r : p, k2->rb = lo ? p : r;
+        k2->ja = lo ? j : k, k2->jb = lo ? k : j;
+        s->li = t->li = l->nLink;
+        return;
+    }
+}
+
+/* One way of link k: send n of `from` (slot sf) and receive n of `to`
+ * (slot st) are one message; its transfer time, from when both ends were
+ * in it (the later of the send's start and the receive's, or its
+ * completion call's) to the receive's end, is added to the step the
+ * receiver completed it in. A message a ring no longer holds is lost. */
+static void lv_link_way(lv_link *k, const lv_rp *sf, const lv_rp *st, uint64_t *n)
+{
+    while (*n < sf->nsend && *n < st->nrecv) {
+        int lost = sf->nsend - *n > LV_P2P || st->nrecv - *n > LV_P2P;
+        const lv_call *x = &sf->send[*n % LV_P2P], *y = &st->recv[*n % LV_P2P];
+        if (!lost && y->t1 == 0)
+            return; /* its receive is not complete yet */
+        (*n)++;
+        if (lost || y->t1 < 0)
+            continue;
+        int64_t from = x->t0 > y->t0 ? x->t0 : y->t0;
+        lv_ring_add(k->ring_in, &k->step_hi, y->step, y->t1 - from);
+    }
+}
+
+/* The point-to-point messages both ends of each link have read since the
+ * last look, matched by number each way (lv_link_way); links made for
+ * the peers seen since. */
+static void lv_link_match(cs_live *l)
+{
+    for (size_t i = 0; i < l->nRank; i++)
+        for (size_t j = 0; j < l->aRank[i]->nRp; j++)
+            if (!l->aRank[i]->aRp[j].li && l->aRank[i]->aRp[j].tried != l->gen) {
+                l->aRank[i]->aRp[j].tried = l->gen; /* again once something new is known */
+                lv_link_find(l, l->aRank[i], j);
+            }
+    for (size_t i = 0; i < l->nLink; i++) {
+        lv_link *k = &l->aLink[i];
+        const lv_rp *a = &k->ra->aRp[k->ja], *b = &k->rb->aRp[k->jb];
+        lv_link_way(k, a, b, &k->kab);
+        lv_link_way(k, b, a, &k->kba);
+    }
+}
+
+/* The ranks of a stage as text: "2-3" when consecutive, else a list. */
+static void lv_stage_ranks(const lv_stage *g, char *buf, size_t len)
+{
+    int lo = g->aMem[0]->rank, hi = g->aMem[g->nMem - 1]->rank;
+    if (hi - lo + 1 == (int)g->nMem) {
+        snprintf(buf, len, "%d-%d", lo, hi);
+        return;
+    }
+    size_t w = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < g->nMem && w + 12 < len; i++)
+        w += (size_t)snprintf(buf + w, len - w, "%s%d", i ? "," : "", g->aMem[i]->rank);
+}
+
+static int lv_cmp_stage(const void *x, const void *y)
+{
+    const lv_stage *a = x, *b = y;
+    return a->aMem[0]->rank < b->aMem[0]->rank ? -1 : a->aMem[0]->rank > b->aMem[0]->rank;
+}
+
+static int lv_cmp_rankp(const void *x, const void *y)
+{
+    const lv_rank *a = *(lv_rank *const *)x, *b = *(lv_rank *const *)y;
+    return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+/* The pipeline stages (docs/live.md), looked for until found: the
+ * communicators of one size (2 or more members, fewer than the job) that
+ * split the job's ranks into disjoint groups, where ranks of different
+ * groups exchange point-to-point messages and ranks of one group none;
+ * of several such splits, the one of the largest groups. Numbered by
+ * their lowest rank. Every rank of the job must be followed. */
+static void lv_stages(cs_live *l)
+{
+    if (l->nStage || !l->nLink || l->world < 4 || l->nRank < (size_t)l->world || l->stage_gen == l->gen)
+        return;
+    l->stage_gen = l->gen; /* again once something new is known */
+    int *own = malloc((size_t)l->world * sizeof *own);
+    if (!own)
+        return;
+    int best = 0;
+    for (size_t ci = 0; ci < l->nComm; ci++) {
+        int s = l->aComm[ci].size;
+        if (s < 2 || s >= l->world || s <= best || l->world % s || !l->aComm[ci].world_of)
+            continue;
+        /* the communicators of size s: a split of the job? */
+        for (int w = 0; w < l->world; w++)
+            own[w] = -1;
+        int ok = 1;
+        for (size_t cj = 0; cj < l->nComm && ok; cj++) {
+            const lv_comm *c = &l->aComm[cj];
+            if (c->size != s)
+                continue;
+            if (!c->world_of)
+                ok = 0;
+            int first = -1; /* a duplicate of a group seen: the same members */
+            for (int m = 0; m < s && ok; m++) {
+                int w = c->world_of[m];
+                if (w < 0 || w >= l->world) {
+                    ok = 0;
+                    break;
+                }
+                if (m == 0)
+                    first = own[w];
+                if (own[w] != first)
+                    ok = 0;
+                else if (own[w] < 0)
+                    own[w] = (int)cj;
+            }
+        }
+        for (int w = 0; w < l->world && ok; w++)
+            ok = own[w] >= 0;
+        /* messages between groups, none inside one */
+        size_t across = 0;
+        for (size_t i = 0; i < l->nLink && ok; i++) {
+            int a = l->aLink[i].ra->rank, b = l->aLink[i].rb->rank;
+            if (a < 0 || b < 0 || a >= l->world || b >= l->world || own[a] == own[b])
+                ok = 0;
+            else
+                across++;
+        }
+        if (ok && across)
+            best = s;
+    }
+    if (!best) {
+        free(own);
+        return;
+    }
+    /* the groups of size best, as found above */
+    size_t ng = (size_t)(l->world / best);
+    lv_stage *g = calloc(ng, sizeof *g);
+    size_t n = 0;
+    for (size_t ci = 0; g && ci < l->nComm && n < ng; ci++) {
+        const lv_comm *c = &l->aComm[ci];
+        int dup = 0;
+        if (c->size != best)
+            continue;
+        for (size_t k = 0; k < n && !dup; k++) /* a duplicate of a group taken: the same members */
+            for (size_t m = 0; m < g[k].nMem && !dup; m++)
+                dup = g[k].aMem[m]->rank == c->world_of[0];
+        if (dup)
+            continue;
+        g[n].ci = ci;
+        g[n].aMem = calloc((size_t)best, sizeof *g[n].aMem);
+        for (int m = 0; g[n].aMem && m < best; m++) {
+            lv_rank *r = lv_rank_of(l, c->world_of[m]);
+            if (r)
+                g[n].aMem[g[n].nMem++] = r;
+        }
+        n++;
+    }
+    int whole = g && n == ng;
+    for (size_t k = 0; k < n && whole; k++)
+        whole = g[k].aMem && g[k].nMem == (size_t)best;
+    if (!whole) {
+        for (size_t k = 0; g && k < n; k++)
+            free(g[k].aMem);
+        free(g);
+        free(own);
+        return;
+    }
+    for (size_t k = 0; k < n; k++)
+        qsort(g[k].aMem, g[k].nMem, sizeof *g[k].aMem, lv_cmp_rankp);
+    qsort(g, n, sizeof *g, lv_cmp_stage);
+    for (size_t k = 0; k < n; k++)
+        for (size_t m = 0; m < g[k].nMem; m++)
+            g[k].aMem[m]->stage = k + 1;
+    l->aStage = g;
+    l->nStage = n;
+    free(own);
+}
+
+/* Stage j's unit u: its least member's own time (all of its members
+ * must be slower for it to rise: one slow rank is the rank's alarm) and
+ * d, that over the median of the other stages', into its CUSUM. */
+static void lv_cusum_stage(cs_live *l, size_t j, int64_t u, int B, double own, double step, double d)
+{
+    double mown, mstep;
+    lv_stage *g = &l->aStage[j];
+    if (!lv_cusum_unit(l, &g->cs, u, B, own, step, d, 20000.0 * B, 0, &mown, &mstep))
+        return;
+    cs_live_alarm *a = lv_cusum_alarm(l, &g->cs, u, mown);
+    if (!a)
+        return;
+    char cb[64], rb[64];
+    const char *label = lv_comm_label1(l, g->ci, cb, sizeof cb);
+    lv_stage_ranks(g, rb, sizeof rb);
+    a->comm = l->aComm[g->ci].id;
+    snprintf(a->comm_label, sizeof a->comm_label, "%s", label);
+    snprintf(a->subject, sizeof a->subject, "stage");
+    snprintf(a->name, sizeof a->name, "stage %zu (%.40s: ranks %.40s)", j, label, rb);
+    snprintf(a->text, sizeof a->text,
+             "%s turned slow at step %lld, %.1fx (own time/step, least member: %.2f -> %.2f ms; step %.2f -> "
+             "%.2f ms)",
+             a->name, (long long)a->step, a->factor, g->cs.mu / B / 1e6, mown / B / 1e6, g->cs.mu_step / B / 1e6,
+             mstep / B / 1e6);
+}
+
+/* Link i's name: "link A-B", with " on LABEL" for a communicator other
+ * than the world. */
+static const char *lv_link_name(const cs_live *l, const lv_link *k, char *buf, size_t len)
+{
+    char cb[64];
+    const char *label = lv_comm_label(l, k->comm, cb, sizeof cb);
+    if (strcmp(label, "world") == 0)
+        snprintf(buf, len, "link %d-%d", k->ra->rank, k->rb->rank);
+    else
+        snprintf(buf, len, "link %d-%d on %.60s", k->ra->rank, k->rb->rank, label);
+    return buf;
+}
+
+/* Link i's unit u: its transfers' time once both ends were in them
+ * (lv_link_way: a late partner's wait is left out), into its CUSUM; held
+ * back while an end's own time (or its stage's) shifted, as a
+ * communicator's is. */
+static void lv_cusum_link(cs_live *l, size_t i, int64_t u, int B, double in, double step)
+{
+    double val, mstep;
+    lv_link *k = &l->aLink[i];
+    if (!lv_cusum_unit(l, &k->cs, u, B, in, step, in, 20000.0 * B, LV_COMM_STEP_SHARE, &val, &mstep))
+        return;
+    if (lv_rank_shifting(l, k->ra) || lv_rank_shifting(l, k->rb)) {
+        k->cs.S = 0; /* start over, as for spikes */
+        k->cs.cand = u + 1;
+        return;
+    }
+    cs_live_alarm *a = lv_cusum_alarm(l, &k->cs, u, val);
+    if (!a)
+        return;
+    char cb[64];
+    a->rank = k->ra->rank;
+    a->peer = k->rb->rank;
+    a->comm = k->comm;
+    snprintf(a->comm_label, sizeof a->comm_label, "%s", lv_comm_label(l, k->comm, cb, sizeof cb));
+    snprintf(a->subject, sizeof a->subject, "link");
+    lv_link_name(l, k, a->name, sizeof a->name);
+    snprintf(a->text, sizeof a->text,
+             "%s turned slow at step %lld, %.1fx (its transfers/step, both ends in: %.2f -> %.2f ms; step %.2f -> "
+             "%.2f ms)",
+             a->name, (long long)a->step, a->factor, k->cs.mu / B / 1e6, val / B / 1e6, k->cs.mu_step / B / 1e6,
              mstep / B / 1e6);
 }
 
@@ -740,19 +1170,23 @@ static void lv_detect(cs_live *l)
     int64_t units = done / B;
     if (!n || units <= l->u_next)
         return;
-    int comm_alarms = lv_comm_alarms(l);
+    int comm_alarms = lv_calls_alarms(l, l->opt.comm_alarms), link_alarms = lv_calls_alarms(l, l->opt.link_alarms);
     if (l->u_next * B < done - LV_RING + B)
         l->u_next = (done - LV_RING + B) / B; /* what fell out of the rings is lost */
     if (l->u_next * B < LV_WARMUP)
         l->u_next = (LV_WARMUP + B - 1) / B;
-    double *v = malloc(2 * l->nRank * sizeof *v + 1);
+    lv_stages(l);
+    size_t nr = l->nRank, ns = l->nStage;
+    double *v = malloc((4 * nr + 2 * ns + 1) * sizeof *v);
     if (!v)
         return;
-    double *vs = v + l->nRank;
+    double *vs = v + nr, *own_i = vs + nr, *step_i = own_i + nr, *sv = step_i + nr, *so = sv + ns;
     for (int64_t u = l->u_next; u < units; u++) {
+        /* each rank's own time and time in the unit (-1: not complete) */
         size_t k = 0;
-        for (size_t i = 0; i < l->nRank; i++) {
-            const lv_rank *r = l->aRank[i];
+        for (size_t i = 0; i < nr; i++) {
+            lv_rank *r = l->aRank[i];
+            own_i[i] = step_i[i] = r->u_own = -1;
             if (r->bad || (u + 1) * B > r->nstep || u * B < r->nstep - LV_RING)
                 continue;
             double own = 0, step = 0;
@@ -760,21 +1194,37 @@ static void lv_detect(cs_live *l)
                 own += (double)r->ring_own[s % LV_RING];
                 step += (double)r->ring_step[s % LV_RING];
             }
-            vs[k] = step;
-            v[k++] = own;
+            vs[k] = step_i[i] = step;
+            v[k++] = own_i[i] = r->u_own = own;
         }
         double med = k > 1 ? cs_stats_median_dbl(v, k) : 0, med_step = cs_stats_median_dbl(vs, k);
-        for (size_t i = 0; i < l->nRank; i++) {
-            lv_rank *r = l->aRank[i];
-            if (r->bad || (u + 1) * B > r->nstep || u * B < r->nstep - LV_RING)
-                continue;
-            double own = 0, step = 0;
-            for (int64_t s = u * B; s < (u + 1) * B; s++) {
-                own += (double)r->ring_own[s % LV_RING];
-                step += (double)r->ring_step[s % LV_RING];
+        /* the stages first: a stage whose shift explains its ranks' holds
+         * their alarms back (lv_cusum_rank). A stage's value: its least
+         * member's own time; d: that above the other stages' median */
+        for (size_t j = 0; j < ns; j++) {
+            const lv_stage *g = &l->aStage[j];
+            sv[j] = -1;
+            for (size_t m = 0; m < g->nMem; m++) {
+                double o = g->aMem[m]->u_own;
+                if (o < 0) {
+                    sv[j] = -1;
+                    break;
+                }
+                if (sv[j] < 0 || o < sv[j])
+                    sv[j] = o;
             }
-            lv_cusum_rank(l, r, u, B, own, step, own - med);
         }
+        for (size_t j = 0; j < ns; j++) {
+            size_t q = 0;
+            for (size_t o = 0; o < ns; o++)
+                if (o != j && sv[o] >= 0)
+                    so[q++] = sv[o];
+            if (sv[j] >= 0 && q)
+                lv_cusum_stage(l, j, u, B, sv[j], med_step, sv[j] - cs_stats_median_dbl(so, q));
+        }
+        for (size_t i = 0; i < nr; i++)
+            if (own_i[i] >= 0)
+                lv_cusum_rank(l, l->aRank[i], u, B, own_i[i], step_i[i], own_i[i] - med);
         /* a communicator every member of which is followed (its size, as
          * its members said when they made it) and has completed the unit */
         for (size_t ci = 0; ci < l->nComm && comm_alarms; ci++) {
@@ -788,6 +1238,17 @@ static void lv_detect(cs_live *l)
             for (int64_t s = u * B; s < (u + 1) * B; s++)
                 in += (double)lv_comm_in(m, s);
             lv_cusum_comm(l, ci, u, B, in, med_step);
+        }
+        /* a link both of whose ends completed the unit */
+        for (size_t li = 0; li < l->nLink && link_alarms; li++) {
+            const lv_link *lk = &l->aLink[li];
+            if (lk->ra->bad || lk->rb->bad || (u + 1) * B > lk->ra->nstep || (u + 1) * B > lk->rb->nstep ||
+                u * B <= lk->step_hi - LV_RING)
+                continue;
+            double in = 0;
+            for (int64_t s = u * B; s < (u + 1) * B; s++)
+                in += (double)lv_ring_at(lk->ring_in, lk->step_hi, s);
+            lv_cusum_link(l, li, u, B, in, med_step);
         }
     }
     free(v);
@@ -819,8 +1280,9 @@ static lv_count *lv_count_get(lv_rank *r, uint64_t comm, int op)
     return c;
 }
 
-/* The step proxy of a rank without markers: its most frequent collective
- * on its most used communicator. */
+/* The step proxy of a rank without markers, from its counts so far: its
+ * most frequent collective on its most used communicator (the choice of
+ * a rank whose warm-up held no collective: lv_proxy_choose). */
 static void lv_proxy(lv_rank *r)
 {
     uint64_t best_comm = 0, most = 0;
@@ -839,10 +1301,72 @@ static void lv_proxy(lv_rank *r)
     for (size_t i = 0; i < r->nCnt; i++)
         if (r->aCnt[i].comm == best_comm && lv_is_coll(r->aCnt[i].op) && r->aCnt[i].n > n)
             n = r->aCnt[i].n, op = r->aCnt[i].op;
-    if (op != r->key_op || best_comm != r->key_comm) {
-        r->key_op = op;
-        r->key_comm = best_comm;
+    r->key_op = op;
+    r->key_comm = best_comm;
+}
+
+/* The job-wide id of the communicator of span x of rank r (0: none). */
+static uint64_t lv_span_comm(const lv_rank *r, const cs_rec *x)
+{
+    return ((x->hdr >> 8) & CS_F_HAS_COMM) && x->comm < r->nLocal ? r->aLocal[x->comm] : 0;
+}
+
+/* The step proxy chosen from the collectives of a rank's warm-up (the
+ * records held, docs/live.md): the communicator of the most members (the
+ * world, where it has collectives; of equal sizes the most used), and
+ * on it, of its collectives made at least 1/LV_PROXY_RARE as often as the
+ * most frequent one and more than once, the least frequent (the one
+ * nearest to once a step); ties to the first made. */
+static void lv_proxy_choose(const cs_live *l, lv_rank *r)
+{
+    struct {
+        uint64_t comm;
+        int op, size;
+        uint64_t n;
+    } c[64];
+    size_t nc = 0;
+    for (size_t i = 0; i < r->nHold; i++) {
+        const cs_rec *x = &r->aHold[i];
+        uint64_t comm;
+        if (CS_REC_KIND(x->hdr) != CS_REC_SPAN || x->op >= CS_OP_COUNT || !lv_is_coll(x->op) ||
+            !(comm = lv_span_comm(r, x)))
+            continue;
+        size_t k = 0;
+        while (k < nc && (c[k].comm != comm || c[k].op != x->op))
+            k++;
+        if (k == nc) {
+            if (nc == sizeof c / sizeof *c)
+                continue;
+            c[nc].comm = comm, c[nc].op = x->op, c[nc].n = 0, c[nc].size = 0;
+            for (size_t m = 0; m < l->nComm; m++)
+                if (l->aComm[m].id == comm)
+                    c[nc].size = l->aComm[m].size;
+            nc++;
+        }
+        c[k].n++;
     }
+    uint64_t best = 0, used = 0;
+    int size = -1;
+    for (size_t k = 0; k < nc; k++) {
+        uint64_t n = 0;
+        for (size_t m = 0; m < nc; m++)
+            n += c[m].comm == c[k].comm ? c[m].n : 0;
+        if (c[k].size > size || (c[k].size == size && n > used))
+            size = c[k].size, used = n, best = c[k].comm;
+    }
+    uint64_t most = 0;
+    for (size_t k = 0; k < nc; k++)
+        if (c[k].comm == best && c[k].n > most)
+            most = c[k].n;
+    int op = 0;
+    uint64_t fewest = 0;
+    for (size_t k = 0; k < nc; k++) {
+        int recurs = c[k].n * LV_PROXY_RARE >= most && (c[k].n > 1 || most == 1);
+        if (c[k].comm == best && recurs && (!op || c[k].n < fewest))
+            op = c[k].op, fewest = c[k].n;
+    }
+    r->key_op = op;
+    r->key_comm = op ? best : 0;
 }
 
 static int lv_cmp_t0(const void *x, const void *y)
@@ -871,8 +1395,9 @@ static void lv_rec(void *arg, const cs_rec *x, int fresh)
             r->fly_tid = x->tid;
             r->fly_t0 = (int64_t)x->t0; /* ticks: converted after the poll */
         }
-    } else if (kind == CS_REC_SPAN && CS_VEC_RESERVE(r->aNew, r->capNew, r->nNew + 1) == 0) {
-        r->aNew[r->nNew++] = *x;
+    } else if ((kind == CS_REC_SPAN || kind == CS_REC_REQDONE) &&
+               CS_VEC_RESERVE(r->aNew, r->capNew, r->nNew + 1) == 0) {
+        r->aNew[r->nNew++] = *x; /* a completion (cs_rec_done) shares a span's header and times */
     }
 }
 
@@ -883,8 +1408,19 @@ static void lv_rec_job(cs_live *l, const cs_rec *x)
     if (kind == CS_REC_COMMDEF) {
         const cs_rec_comm *c = (const cs_rec_comm *)x;
         lv_comm *m = lv_comm_get(l, c->id);
-        if (m)
+        if (m && c->size > 0 && c->size <= (1u << 24) && (!m->size || m->size == (int)c->size)) {
             m->size = (int)c->size;
+            /* its members' ranks: at most LV_WORLD_OF of them kept in all */
+            if (!m->world_of && l->nWorldOf + c->size <= LV_WORLD_OF &&
+                (m->world_of = malloc(c->size * sizeof *m->world_of)) != NULL) {
+                l->nWorldOf += c->size;
+                for (uint32_t i = 0; i < c->size; i++)
+                    m->world_of[i] = -1;
+            }
+            if (m->world_of && c->rank >= 0 && (uint32_t)c->rank < c->size)
+                m->world_of[c->rank] = c->world_rank;
+            l->gen++;
+        }
     } else if (kind == CS_REC_COMMNAME) {
         const cs_rec_commname *c = (const cs_rec_commname *)x;
         lv_comm *m = c->part == 0 ? lv_comm_get(l, c->id) : NULL;
@@ -912,48 +1448,167 @@ static void lv_rec_both(void *arg, const cs_rec *x, int fresh)
     lv_rec(p->r, x, fresh);
 }
 
-static void lv_take_spans(cs_live *l, lv_rank *r)
+/* Rank r's slot of its messages with peer lpeer of communicator comm
+ * (made at the first; NULL past LV_PEERS peers). */
+static lv_rp *lv_rp_get(cs_live *l, lv_rank *r, uint64_t comm, int lpeer)
 {
-    if (r->nNew > 1)
-        qsort(r->aNew, r->nNew, sizeof *r->aNew, lv_cmp_t0);
-    for (size_t i = 0; i < r->nNew; i++) {
-        const cs_rec *x = &r->aNew[i];
-        int op = x->op < CS_OP_COUNT ? x->op : 0;
-        int64_t t0 = cs_log_clock_real(&r->clock, x->t0), t1 = cs_log_clock_real(&r->clock, x->t1);
-        if (!r->first || t0 < r->first)
-            r->first = t0;
-        if (t1 > r->last)
-            r->last = t1;
-        if (op && cs_ops[op].kind == CS_KIND_MARKER) {
-            r->markers = 1;
-            lv_boundary(l, r, t0);
-            continue;
-        }
-        uint64_t comm = ((x->hdr >> 8) & CS_F_HAS_COMM) && x->comm < r->nLocal ? r->aLocal[x->comm] : 0;
-        int64_t d = t1 > t0 ? t1 - t0 : 0;
-        if (d > LV_SPAN_MAX_NS) /* a damaged record's times: not a call */
-            d = 0;
-        r->comm_ns += d;
-        lv_count *c = lv_count_get(r, comm, op);
-        if (c) {
-            c->n++;
-            c->bytes += x->bytes;
-            c->ns += d;
-        }
-        if (!r->markers && lv_is_coll(op)) {
-            if (!r->key_op)
-                lv_proxy(r);
-            if (op == r->key_op && comm == r->key_comm)
-                lv_boundary(l, r, t0); /* the collective itself belongs to the step it starts */
-        }
-        r->step_comm += d;
-        lv_rcomm *rc = comm && lv_is_coll(op) ? lv_rcomm_get(l, r, comm) : NULL;
-        if (rc)
-            rc->ring[rc->ncall++ % LV_CALLS] = (lv_call){ t0, t0 + d, r->nstep };
+    for (size_t i = 0; i < r->nRp; i++)
+        if (r->aRp[i].comm == comm && r->aRp[i].lpeer == lpeer)
+            return &r->aRp[i];
+    if (r->nRp >= LV_PEERS || CS_VEC_RESERVE(r->aRp, r->capRp, r->nRp + 1) != 0)
+        return NULL;
+    lv_rp *p = &r->aRp[r->nRp++];
+    memset(p, 0, sizeof *p);
+    l->gen++;
+    p->comm = comm;
+    p->lpeer = lpeer;
+    return p;
+}
+
+/* A receive of rank r from lpeer on comm: complete (t1 > 0), or a
+ * nonblocking one whose completion is to come (request req). */
+static void lv_p2p_recv(cs_live *l, lv_rank *r, uint64_t comm, int lpeer, int64_t t0, int64_t t1, uint32_t req)
+{
+    lv_rp *p = lv_rp_get(l, r, comm, lpeer);
+    if (!p)
+        return;
+    uint64_t k = p->nrecv++;
+    p->recv[k % LV_P2P] = (lv_call){ t0, t1, r->nstep };
+    if (t1 > 0)
+        return;
+    if (r->nPend >= LV_PENDING) { /* the oldest given up: lost */
+        const lv_pend *o = &r->aPend[0];
+        if (r->aRp[o->rp].nrecv - o->k <= LV_P2P)
+            r->aRp[o->rp].recv[o->k % LV_P2P].t1 = -1;
+        memmove(r->aPend, r->aPend + 1, --r->nPend * sizeof *r->aPend);
     }
+    if (CS_VEC_RESERVE(r->aPend, r->capPend, r->nPend + 1) != 0) {
+        p->recv[k % LV_P2P].t1 = -1;
+        return;
+    }
+    r->aPend[r->nPend++] = (lv_pend){ req, (uint32_t)(p - r->aRp), k };
+}
+
+/* Request req of rank r completed in a call from t0 to t1: a receive
+ * awaited is complete. */
+static void lv_p2p_done(lv_rank *r, uint32_t req, int64_t t0, int64_t t1)
+{
+    for (size_t i = 0; i < r->nPend; i++)
+        if (r->aPend[i].req == req) {
+            lv_rp *p = &r->aRp[r->aPend[i].rp];
+            uint64_t k = r->aPend[i].k;
+            if (p->nrecv - k <= LV_P2P) {
+                lv_call *c = &p->recv[k % LV_P2P];
+                if (t0 > c->t0)
+                    c->t0 = t0;
+                c->t1 = t1 > 0 ? t1 : -1;
+                c->step = r->nstep;
+            }
+            memmove(r->aPend + i, r->aPend + i + 1, (--r->nPend - i) * sizeof *r->aPend);
+            return;
+        }
+}
+
+/* One record of rank r read (a span, or a nonblocking call's completion),
+ * in order of start. */
+static void lv_take_one(cs_live *l, lv_rank *r, const cs_rec *x)
+{
+    int op = x->op < CS_OP_COUNT ? x->op : 0;
+    int64_t t0 = cs_log_clock_real(&r->clock, x->t0), t1 = cs_log_clock_real(&r->clock, x->t1);
+    if (CS_REC_KIND(x->hdr) == CS_REC_REQDONE) {
+        lv_p2p_done(r, ((const cs_rec_done *)x)->req, t0, t1);
+        return;
+    }
+    if (!r->first || t0 < r->first)
+        r->first = t0;
+    if (t1 > r->last)
+        r->last = t1;
+    if (op && cs_ops[op].kind == CS_KIND_MARKER) {
+        r->markers = 1;
+        lv_boundary(l, r, t0);
+        return;
+    }
+    uint64_t comm = lv_span_comm(r, x);
+    int64_t d = t1 > t0 ? t1 - t0 : 0;
+    if (d > LV_SPAN_MAX_NS) /* a damaged record's times: not a call */
+        d = 0;
+    r->comm_ns += d;
+    lv_count *c = lv_count_get(r, comm, op);
+    if (c) {
+        c->n++;
+        c->bytes += x->bytes;
+        c->ns += d;
+    }
+    if (!r->markers && lv_is_coll(op)) {
+        if (!r->key_op)
+            lv_proxy(r);
+        if (op == r->key_op && comm == r->key_comm)
+            lv_boundary(l, r, t0); /* the collective itself belongs to the step it starts */
+    }
+    r->step_comm += d;
+    lv_rcomm *rc = comm && lv_is_coll(op) ? lv_rcomm_get(l, r, comm) : NULL;
+    if (rc)
+        rc->ring[rc->ncall++ % LV_CALLS] = (lv_call){ t0, t0 + d, r->nstep };
+    /* point-to-point: a send's start, a receive's times (a nonblocking
+     * one's at its completion); a receive from any source is left out */
+    uint32_t fl = CS_REC_FLAGS(x->hdr);
+    int kind = op ? cs_ops[op].kind : 0;
+    if (!comm || !(fl & CS_F_HAS_PEER) || x->peer < 0 || (fl & CS_F_ERROR) ||
+        (kind != CS_KIND_SEND && kind != CS_KIND_RECV && kind != CS_KIND_SENDRECV))
+        return;
+    if (kind == CS_KIND_SEND || kind == CS_KIND_SENDRECV) {
+        lv_rp *p = lv_rp_get(l, r, comm, x->peer);
+        if (p)
+            p->send[p->nsend++ % LV_P2P] = (lv_call){ t0, t0, r->nstep };
+    }
+    if (kind == CS_KIND_SENDRECV && (int32_t)x->req >= 0)
+        lv_p2p_recv(l, r, comm, (int32_t)x->req, t0, t0 + d > 0 ? t0 + d : 1, 0);
+    else if (kind == CS_KIND_RECV && !(fl & CS_F_ANY_SOURCE))
+        lv_p2p_recv(l, r, comm, x->peer, t0, cs_ops[op].nonblocking ? 0 : (t0 + d > 0 ? t0 + d : 1), x->req);
+}
+
+/* The records of this poll, in order of start. Until a rank's step proxy
+ * is chosen (after LV_PROXY_WARM collective calls, LV_HOLD_MAX records, a
+ * step marker, or at the end of its log: end) they are held, then taken
+ * in order with it: its steps count from its first call. */
+static void lv_take_spans(cs_live *l, lv_rank *r, int end)
+{
+    size_t i = 1;
+    while (i < r->nNew && r->aNew[i - 1].t0 <= r->aNew[i].t0) /* one thread's are in order already */
+        i++;
+    if (i < r->nNew)
+        qsort(r->aNew, r->nNew, sizeof *r->aNew, lv_cmp_t0);
+    if (!r->decided) {
+        int flush = CS_VEC_RESERVE(r->aHold, r->capHold, r->nHold + r->nNew) != 0;
+        if (!flush) {
+            memcpy(r->aHold + r->nHold, r->aNew, r->nNew * sizeof *r->aNew);
+            r->nHold += r->nNew;
+            r->nNew = 0;
+        }
+        size_t ncoll = 0;
+        for (size_t i = 0; i < r->nHold && !flush; i++) {
+            int op = CS_REC_KIND(r->aHold[i].hdr) == CS_REC_SPAN && r->aHold[i].op < CS_OP_COUNT ? r->aHold[i].op : 0;
+            flush = op && cs_ops[op].kind == CS_KIND_MARKER;
+            ncoll += lv_is_coll(op);
+        }
+        if (!flush && !end && ncoll < LV_PROXY_WARM && r->nHold < LV_HOLD_MAX)
+            return;
+        int markers = 0;
+        for (size_t i = 0; i < r->nHold && !markers; i++)
+            markers = CS_REC_KIND(r->aHold[i].hdr) == CS_REC_SPAN && r->aHold[i].op < CS_OP_COUNT &&
+                      cs_ops[r->aHold[i].op].kind == CS_KIND_MARKER;
+        if (!markers)
+            lv_proxy_choose(l, r);
+        r->decided = 1;
+        for (size_t i = 0; i < r->nHold; i++)
+            lv_take_one(l, r, &r->aHold[i]);
+        free(r->aHold);
+        r->aHold = NULL;
+        r->nHold = r->capHold = 0;
+    }
+    for (size_t i = 0; i < r->nNew; i++)
+        lv_take_one(l, r, &r->aNew[i]);
     r->nNew = 0;
-    if (!r->markers && r->nstep % 64 == 1)
-        lv_proxy(r); /* the choice settles as counts grow */
 }
 
 /* Open the logs that appeared since the last poll. */
@@ -1076,7 +1731,9 @@ static void lv_hang(cs_live *l)
         if (!a)
             break;
         a->kind = CS_LIVE_HANG;
+        snprintf(a->subject, sizeof a->subject, "job");
         a->rank = -1;
+        a->peer = -1;
         a->step = at;
         a->raised = at;
         a->until = -1;
@@ -1088,7 +1745,9 @@ static void lv_hang(cs_live *l)
         cs_live_alarm *a = lv_alarm_add(l);
         if (a) {
             a->kind = CS_LIVE_HANG;
+            snprintf(a->subject, sizeof a->subject, "job");
             a->rank = -1;
+            a->peer = -1;
             a->step = at;
             a->raised = at;
             a->until = -1;
@@ -1126,6 +1785,8 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     l->behind = 0;
+    for (size_t i = 0; i < l->nRank; i++)
+        l->aRank[i]->drained = 0;
     for (int more = 1; more;) {
         /* a refresh takes at most its budget: writers faster than the
          * follower leave it behind, never unresponsive */
@@ -1136,10 +1797,24 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
             break;
         }
         more = 0;
+        /* the ranks' steps kept in line: a rank more than LV_AHEAD steps
+         * ahead of the least (of those with steps and records left to
+         * read) waits a turn, whatever its records per step (the rings of
+         * calls and messages kept for the matching are bounded) */
+        int64_t lo = -1;
+        for (size_t i = 0; i < l->nRank; i++) {
+            const lv_rank *r = l->aRank[i];
+            if (!r->bad && !r->drained && r->nstep > 0 && (lo < 0 || r->nstep < lo))
+                lo = r->nstep;
+        }
         for (size_t i = 0; i < l->nRank; i++) {
             lv_rank *r = l->aRank[i];
             if (r->bad)
                 continue;
+            if (!r->drained && lo >= 0 && r->nstep > lo + LV_AHEAD) {
+                more = 1;
+                continue;
+            }
             r->fly_op = 0;
             lv_poll_arg pa = { l, r };
             char why[1400];
@@ -1150,11 +1825,13 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
                 continue;
             }
             more |= got >= LV_BATCH;
+            r->drained = got < LV_BATCH;
             if (r->fly_op)
                 r->fly_t0 = cs_log_clock_real(&r->clock, (uint64_t)r->fly_t0);
-            lv_take_spans(l, r);
+            lv_take_spans(l, r, r->closed && got < LV_BATCH); /* a closed log read to its end */
         }
         lv_match(l);
+        lv_link_match(l);
         lv_detect(l);
     }
     l->ngone = 0;
@@ -1207,12 +1884,16 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
         l->rate = (double)(steps - l->steps_first) / ((double)(l->now - l->t_steps_first) / 1e9);
     }
     l->steps_now = steps;
-    /* a slow rank's or communicator's alarm stays on while it is still
+    /* a slow rank's, stage's, communicator's or link's alarm stays on while it is still
      * slower than halfway between its baseline and its level when raised */
     for (size_t i = 0; i < l->nRank; i++)
         lv_cusum_hold(l, &l->aRank[i]->cs, l->aRank[i]->nstep);
     for (size_t i = 0; i < l->nComm; i++)
         lv_cusum_hold(l, &l->aComm[i].cs, steps);
+    for (size_t i = 0; i < l->nStage; i++)
+        lv_cusum_hold(l, &l->aStage[i].cs, steps);
+    for (size_t i = 0; i < l->nLink; i++)
+        lv_cusum_hold(l, &l->aLink[i].cs, steps);
     lv_hang(l);
     return 0;
 }
@@ -1220,6 +1901,13 @@ int cs_live_poll(cs_live *l, char *err, size_t errlen)
 /* ---- the view ---- */
 
 static int lv_sort_key;
+
+/* Is an alarm on rank r's own time active: its own, or its stage's? */
+static int lv_rank_slow(const cs_live *l, const lv_rank *r)
+{
+    const lv_cusum *g = r->stage ? &l->aStage[r->stage - 1].cs : NULL;
+    return (r->cs.alarm && l->aAlarm[r->cs.alarm - 1].active) || (g && g->alarm && l->aAlarm[g->alarm - 1].active);
+}
 
 /* The median time of the rank's last `back` steps; *prev: of the `back`
  * steps before them (0 when there are none). */
@@ -1350,9 +2038,9 @@ void cs_live_frame(const cs_live *l, FILE *f, int cols, int rows, int sort)
             snprintf(call, sizeof call, "(ended)");
         LV_LINE("%5d %7lld %8.2f %6s %4.0f%% %-22.22s %6.1f%s", r->rank, (long long)r->nstep, cur / 1e6, trend,
                 lv_comm_share(l, r) * 100, call, r->score,
-                r->cs.alarm && l->aAlarm[r->cs.alarm - 1].active ? " SLOW"
-                : r->score >= LV_STRAGGLER_MADS                  ? " late"
-                                                                 : "");
+                lv_rank_slow(l, r)              ? " SLOW"
+                : r->score >= LV_STRAGGLER_MADS ? " late"
+                                                : "");
     }
     free(v);
 #undef LV_LINE
@@ -1405,6 +2093,82 @@ static void lv_counts(FILE *f, const cs_live *l, const lv_rank *const *v, size_t
             else
                 fprintf(f, "%llu\n", (unsigned long long)(what ? c->bytes : c->n));
         }
+}
+
+/* The value of a CUSUM's latest unit, per step, in seconds. */
+static double lv_cusum_last_s(const lv_cusum *c)
+{
+    return (double)c->ring_val[(c->nunit - 1) % LV_RING] / c->unit / 1e9;
+}
+
+/* The pipeline stages watched (lv_stages): their least member's own time
+ * per step and their alarms; labels stage (its number) and comm (its
+ * communicator). */
+static void lv_metrics_stages(const cs_live *l, FILE *f)
+{
+    static const char *const name[4] = { "collscope_stage_own_seconds", "collscope_stage_alarm",
+                                         "collscope_stage_alarm_step", "collscope_stage_alarm_factor" };
+    static const char *const help[4] = {
+        "A pipeline stage's least member's own time per step (outside traced calls), over its latest unit of steps.",
+        "1 while a change-point alarm on the pipeline stage is active.",
+        "The step where the stage's alarmed shift began.",
+        "The stage's least member's own time per step after its shift over before."
+    };
+    char cb[64];
+    for (int w = 0; w < 4; w++) {
+        lv_help(f, name[w], "gauge", help[w]);
+        for (size_t j = 0; j < l->nStage; j++) {
+            const lv_cusum *c = &l->aStage[j].cs;
+            if (!c->nunit || (w >= 2 && !c->alarm))
+                continue;
+            const cs_live_alarm *a = c->alarm ? &l->aAlarm[c->alarm - 1] : NULL;
+            fprintf(f, "%s{stage=\"%zu\",comm=\"%s\"} ", name[w], j, lv_comm_label1(l, l->aStage[j].ci, cb, sizeof cb));
+            if (w == 0)
+                fprintf(f, "%.9f\n", lv_cusum_last_s(c));
+            else if (w == 1)
+                fprintf(f, "%d\n", a ? a->active : 0);
+            else if (w == 2)
+                fprintf(f, "%lld\n", (long long)a->step);
+            else
+                fprintf(f, "%.3f\n", a->factor);
+        }
+    }
+}
+
+/* The links watched (lv_link_match): their transfers' time per step and
+ * their alarms; labels rank and peer (its two ranks, the lower first)
+ * and comm. At most LV_LINKS series each. */
+static void lv_metrics_links(const cs_live *l, FILE *f)
+{
+    static const char *const name[4] = { "collscope_link_transfer_seconds", "collscope_link_alarm",
+                                         "collscope_link_alarm_step", "collscope_link_alarm_factor" };
+    static const char *const help[4] = {
+        "Two ranks' point-to-point transfers' time per step once both ends were in them, over its latest unit of "
+        "steps.",
+        "1 while a change-point alarm on the link is active.", "The step where the link's alarmed shift began.",
+        "The link's transfers' time per step after its shift over before."
+    };
+    char cb[64];
+    for (int w = 0; w < 4; w++) {
+        lv_help(f, name[w], "gauge", help[w]);
+        for (size_t j = 0; j < l->nLink; j++) {
+            const lv_link *k = &l->aLink[j];
+            const lv_cusum *c = &k->cs;
+            if (!c->nunit || (w >= 2 && !c->alarm))
+                continue;
+            const cs_live_alarm *a = c->alarm ? &l->aAlarm[c->alarm - 1] : NULL;
+            fprintf(f, "%s{rank=\"%d\",peer=\"%d\",comm=\"%s\"} ", name[w], k->ra->rank, k->rb->rank,
+                    lv_comm_label(l, k->comm, cb, sizeof cb));
+            if (w == 0)
+                fprintf(f, "%.9f\n", lv_cusum_last_s(c));
+            else if (w == 1)
+                fprintf(f, "%d\n", a ? a->active : 0);
+            else if (w == 2)
+                fprintf(f, "%lld\n", (long long)a->step);
+            else
+                fprintf(f, "%.3f\n", a->factor);
+        }
+    }
 }
 
 void cs_live_metrics(const cs_live *l, FILE *f)
@@ -1522,5 +2286,7 @@ void cs_live_metrics(const cs_live *l, FILE *f)
             fprintf(f, "collscope_comm_alarm_factor{comm=\"%s\"} %.3f\n", lv_comm_label1(l, i, cb, sizeof cb),
                     l->aAlarm[c->alarm - 1].factor);
     }
+    lv_metrics_stages(l, f);
+    lv_metrics_links(l, f);
     free(v);
 }

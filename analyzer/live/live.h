@@ -1,7 +1,7 @@
 /* live.h: a running job watched from its growing logs (live.c): per rank
  * its steps, step time and trend, time in communication, the call it is
- * in, a straggler score; change-point alarms per rank and per
- * communicator, and hangs; the view as text
+ * in, a straggler score; change-point alarms per rank, pipeline stage,
+ * communicator and point-to-point link, and hangs; the view as text
  * and as Prometheus metrics (docs/live.md). Only reads DIR/logs: nothing
  * it does can hold up a rank. */
 #ifndef CS_LIVE_H
@@ -23,25 +23,32 @@ typedef struct cs_live_opts {
                            * host runs more followed ranks than it has processors (their calls' time
                            * then measures the scheduler: docs/live.md); COLLSCOPE_COMM_ALARMS=
                            * on|off|auto sets it (cs_live_opts_env) */
+    int link_alarms;      /* links' slow alarms, as comm_alarms; COLLSCOPE_LINK_ALARMS */
 } cs_live_opts;
 
 /* The defaults above. */
 void cs_live_opts_default(cs_live_opts *o);
-/* What the environment sets (COLLSCOPE_COMM_ALARMS) into o: 0, or -1
- * with a message naming the variable and its value. */
+/* What the environment sets (COLLSCOPE_COMM_ALARMS, COLLSCOPE_LINK_ALARMS)
+ * into o: 0, or -1 with a message naming the variable and its value. */
 int cs_live_opts_env(cs_live_opts *o, char *err, size_t errlen);
 
 enum cs_live_alarm_kind { CS_LIVE_SLOW = 1, CS_LIVE_HANG = 2 };
 
 typedef struct cs_live_alarm {
     int kind;            /* enum cs_live_alarm_kind */
-    int rank;            /* -1: a communicator's (comm) or the job's (a hang) */
-    uint64_t comm;       /* a communicator's slow alarm: its job-wide id; else 0 */
+    char subject[8];     /* what it is about: "rank", "stage", "comm", "link" or "job" (a hang) */
+    char name[96];       /* the subject as the report names it: "rank 2", "stage 1 (stage1: ranks 2-3)",
+                          * "communicator half1", "link 1-3", "link 1-3 on pp0" */
+    int rank;            /* a rank's alarm: the rank; a link's: its lower rank; else -1 */
+    int peer;            /* a link's alarm: its higher rank; else -1 */
+    uint64_t comm;       /* a communicator's, a stage's or a link's alarm: the job-wide id of the
+                          * communicator (the stage's, the one the messages went over); else 0 */
     char comm_label[64]; /* its label, as in the metrics */
     int64_t step;        /* the step where the shift began (slow), -1 */
     int64_t raised;      /* the step at which it was raised */
-    double factor;       /* the rank's own time per step, or the communicator's
-                          * time in calls per step, after / before */
+    double factor;       /* the rank's (the stage's least member's) own time per step, the
+                          * communicator's time in calls or the link's transfers per step,
+                          * after / before */
     int active;          /* still so at the latest poll */
     int64_t until;       /* the step where it ended, -1 while active */
     char text[1024];     /* one line, as the view shows it */

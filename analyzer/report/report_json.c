@@ -456,6 +456,10 @@ void cs_report_json_write(FILE *f, const cs_report_trace *t, const cs_report_dat
             cs_json_str(f, a->comm);
         else
             fprintf(f, "null");
+        fprintf(f, ", \"peer\": ");
+        cs_json_i64_or_null(f, a->peer); /* null unless a link */
+        fprintf(f, ", \"name\": ");
+        cs_json_str(f, a->name);
         fprintf(f, ", \"step\": %lld, \"raised\": %lld, \"until_step\": %lld, \"factor\": ", (long long)a->step,
                 (long long)a->raised, (long long)a->until_step);
         cs_json_num(f, "%.3f", a->factor);

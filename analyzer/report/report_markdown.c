@@ -181,7 +181,11 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
             char until[32] = "the end";
             if (a->until_step >= 0)
                 snprintf(until, sizeof until, "step %lld", (long long)a->until_step);
-            if (a->rank >= 0)
+            if (a->name[0] && strcmp(a->subject, "rank") != 0 && strcmp(a->subject, "comm") != 0) {
+                fprintf(f, "| %s | ", a->kind);
+                cs_report_markdown_cell(f, a->name);
+                fprintf(f, " | %lld | %s | %.1fx | ", (long long)a->step, until, a->factor);
+            } else if (a->rank >= 0)
                 fprintf(f, "| %s | %d | %lld | %s | %.1fx | ", a->kind, a->rank, (long long)a->step, until, a->factor);
             else if (a->comm[0]) {
                 fprintf(f, "| %s | comm ", a->kind);

@@ -643,10 +643,13 @@ void cs_report_text_write(FILE *f, const cs_report_trace *t, const cs_report_dat
             char until[64] = "until the end";
             if (a->until_step >= 0)
                 snprintf(until, sizeof until, "until step %lld", (long long)a->until_step);
-            if (strcmp(a->kind, "slow") == 0 && strcmp(a->subject, "comm") == 0)
+            if (strcmp(a->kind, "slow") == 0 && a->name[0])
+                cs_msg_line(f, "  %s turned slow at step %lld, %.1fx, %s", a->name, (long long)a->step, a->factor,
+                            until);
+            else if (strcmp(a->kind, "slow") == 0 && strcmp(a->subject, "comm") == 0)
                 cs_msg_line(f, "  communicator %s turned slow at step %lld, %.1fx, %s", a->comm, (long long)a->step,
                             a->factor, until);
-            else if (strcmp(a->kind, "slow") == 0)
+            else if (strcmp(a->kind, "slow") == 0 && a->rank >= 0 && strcmp(a->subject, "rank") == 0)
                 cs_msg_line(f, "  rank %d turned slow at step %lld, %.1fx, %s", a->rank, (long long)a->step, a->factor,
                             until);
             else

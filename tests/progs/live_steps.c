@@ -14,12 +14,22 @@
  * one communicator turn slow, no rank's own work does. --slack-us U:
  * the ranks of half 0 compute U more per step (half 1 waits for them in
  * the world's calls, until its own calls take that time).
+ * --pipe: a pipeline of two stages, the ranks' halves (communicators
+ * "stage0" and "stage1"): each step, after the compute, each rank r of
+ * stage 0 sends --msg-bytes (1024) to rank r + size/2 (MPI_Send), which
+ * receives them (MPI_Irecv, MPI_Wait); then each stage sums over its own
+ * ranks, then all over the world. --slow-stage G: from step --slow-from
+ * on, every rank of stage G sleeps --slow-us more per step (a stage turns
+ * slow). --slow-link R: from step --slow-from on, rank R of stage 0 sends
+ * --slow-bytes instead (its link to its partner turns slow; no rank's
+ * own work does).
  * --exit N: rank 0 exits with status N (after MPI_Finalize), having
  * printed "LIVE_STEPS_ERR exit=N" on stderr.
  *
  *   live_steps [--steps N] [--work-us U] [--buckets B] [--slow-rank R]
  *              [--slow-from S] [--slow-us U] [--no-markers] [--hang-at S]
- *              [--split [--slow-comm C] [--slack-us U]] [--exit N]
+ *              [--split [--slow-comm C] [--slack-us U]]
+ *              [--pipe [--msg-bytes N] [--slow-stage G] [--slow-link R [--slow-bytes N]]] [--exit N]
  *
  * Rank 0 prints "LIVE_STEPS steps=N slow_rank=R slow_from=S" at the end.
  */
@@ -52,7 +62,8 @@ int main(int argc, char **argv)
 {
     long steps = 300, work = 4000, slow_rank = -1, slow_from = -1, slow_us = 0, buckets = 2, hang_at = -1;
     long slow_comm = -1, exit_code = 0, slack = 0;
-    int markers = 1, split = 0;
+    long msg_bytes = 1024, slow_stage = -1, slow_link = -1, slow_bytes = 8 << 20;
+    int markers = 1, split = 0, pipe = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         long *dst = NULL;
@@ -62,6 +73,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(a, "--split") == 0) {
             split = 1;
+            continue;
+        }
+        if (strcmp(a, "--pipe") == 0) {
+            pipe = 1;
             continue;
         }
         if (strcmp(a, "--steps") == 0)
@@ -84,6 +99,14 @@ int main(int argc, char **argv)
             dst = &exit_code;
         else if (strcmp(a, "--slack-us") == 0)
             dst = &slack;
+        else if (strcmp(a, "--msg-bytes") == 0)
+            dst = &msg_bytes;
+        else if (strcmp(a, "--slow-stage") == 0)
+            dst = &slow_stage;
+        else if (strcmp(a, "--slow-link") == 0)
+            dst = &slow_link;
+        else if (strcmp(a, "--slow-bytes") == 0)
+            dst = &slow_bytes;
         if (!dst || i + 1 >= argc) {
             fprintf(stderr, "live_steps: bad argument '%s'\n", a);
             return 2;
@@ -104,6 +127,20 @@ int main(int argc, char **argv)
         MPI_Comm_set_name(half, name);
         MPI_Op_create(op_sum, 1, &sum_op);
     }
+    MPI_Comm stage = MPI_COMM_NULL;
+    char *act = NULL;
+    long act_len = msg_bytes > slow_bytes ? msg_bytes : slow_bytes;
+    if (pipe) {
+        char name[16];
+        MPI_Comm_split(MPI_COMM_WORLD, color, rank, &stage);
+        snprintf(name, sizeof name, "stage%d", color);
+        MPI_Comm_set_name(stage, name);
+        act = calloc((size_t)act_len, 1);
+        if (!act) {
+            fprintf(stderr, "live_steps: out of memory\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
     double grad[256], sum[256];
     for (int i = 0; i < 256; i++)
         grad[i] = rank + i;
@@ -123,6 +160,24 @@ int main(int argc, char **argv)
             op_nap_us = color == slow_comm && slow_from >= 0 && s >= slow_from ? slow_us : 0;
             MPI_Allreduce(grad, sum, 256, MPI_DOUBLE, sum_op, half);
         }
+        if (pipe) {
+            int later = slow_from >= 0 && s >= slow_from, partner = color == 0 ? rank + size / 2 : rank - size / 2;
+            if (color == slow_stage && later)
+                nap(slow_us);
+            /* the message's length, known to both ends: the sender's */
+            int sender = color == 0 ? rank : partner;
+            long n = sender == slow_link && later ? slow_bytes : msg_bytes;
+            if (partner >= 0 && partner < size) {
+                if (color == 0) {
+                    MPI_Send(act, (int)n, MPI_BYTE, partner, 7, MPI_COMM_WORLD);
+                } else {
+                    MPI_Request rq;
+                    MPI_Irecv(act, (int)n, MPI_BYTE, partner, 7, MPI_COMM_WORLD, &rq);
+                    MPI_Wait(&rq, MPI_STATUS_IGNORE);
+                }
+            }
+            MPI_Allreduce(grad, sum, 256, MPI_DOUBLE, MPI_SUM, stage);
+        }
         for (long b = 0; b < buckets; b++)
             MPI_Allreduce(grad, sum, 256, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     }
@@ -133,6 +188,10 @@ int main(int argc, char **argv)
     if (split) {
         MPI_Op_free(&sum_op);
         MPI_Comm_free(&half);
+    }
+    if (pipe) {
+        MPI_Comm_free(&stage);
+        free(act);
     }
     MPI_Finalize();
     return rank == 0 ? (int)exit_code : 0;
