@@ -1561,9 +1561,14 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         const cs_model_row *mo = &w.models[mi];
         const cs_model_fit *mf = &w.mfit[mi];
         const char *opn = a->ctx->ops[k->op].name;
-        char site[160], why[640] = "", basis[256], b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], b8[32];
-        if (cs_store_callsite_label(a->ctx->st, s0->rank, s0->callsite, site, sizeof site) != 0 || !site[0])
-            snprintf(site, sizeof site, "call site %lld of rank %d", (long long)s0->callsite, s0->rank);
+        char site[160], at[176], why[640] = "", basis[256], b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32],
+                                 b8[32];
+        /* the call site's label; none (not recorded, or not resolved) is ""
+         * and the sentences leave it out: an internal id means nothing to
+         * the reader (issue 36) */
+        if (cs_store_callsite_label(a->ctx->st, s0->rank, s0->callsite, site, sizeof site) != 0)
+            site[0] = '\0';
+        snprintf(at, sizeof at, "%s%s", site[0] ? " at " : "", site);
         double calls_per_step = (double)k->calls / (double)w.nsteps;
         /* the steps must hold the runs (nearly) whole: a run split by step
          * boundaries into pieces of less than 90 % of its calls means the
@@ -1725,8 +1730,8 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
             size_t l = strlen(declined);
             char dname[CS_COMMS_DISPLAY_MAX];
             cs__an_ctx_commname(a->ctx, k->comm, dname, sizeof dname);
-            snprintf(declined + l, sizeof declined - l, "%sno fusion of the %.0f %s%s per step at %s on %s: %s",
-                     l ? "\n" : "", calls_per_step, opn, calls_per_step >= 2 ? "s" : "", site, dname, why);
+            snprintf(declined + l, sizeof declined - l, "%sno fusion of the %.0f %s%s per step%s on %s: %s",
+                     l ? "\n" : "", calls_per_step, opn, calls_per_step >= 2 ? "s" : "", at, dname, why);
             continue;
         }
         for (int q = 0; q < nsz; q++) {
@@ -1765,11 +1770,11 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
                  "step (%.1f %%; 95 %% interval over the steps %s to %s), %.1f calls per step instead of %.0f (the "
                  "smallest bucket within 10 %% of the best "
                  "gain, %s with %s%s); model: alpha %.2f us, gamma %.2f us, beta %s; %s; pack+unpack at %.0f GB/s",
-                 p.callsite, p.calls_per_step, opn, p.calls_per_step >= 2 ? "s" : "", b1, b2, cname, b3, b4,
-                 measured > 0 ? 100.0 * (double)p.gain_ns / (double)measured : 0.0, cs_fmt_ns(glo[pick], b7, sizeof b7),
-                 cs_fmt_ns(ghi[pick], b8, sizeof b8), p.groups_per_step, p.calls_per_step, b5, b6,
-                 capped ? "; capped at the time in communication calls" : "", mo->alpha_ns / 1e3, mo->gamma_ns / 1e3,
-                 beta_txt, basis, cs__an_whatif_memcpy_gbps());
+                 p.callsite[0] ? p.callsite : "the job", p.calls_per_step, opn, p.calls_per_step >= 2 ? "s" : "", b1,
+                 b2, cname, b3, b4, measured > 0 ? 100.0 * (double)p.gain_ns / (double)measured : 0.0,
+                 cs_fmt_ns(glo[pick], b7, sizeof b7), cs_fmt_ns(ghi[pick], b8, sizeof b8), p.groups_per_step,
+                 p.calls_per_step, b5, b6, capped ? "; capped at the time in communication calls" : "",
+                 mo->alpha_ns / 1e3, mo->gamma_ns / 1e3, beta_txt, basis, cs__an_whatif_memcpy_gbps());
         int is_mpi_nb = k->nb && strncmp(opn, "MPI_", 4) == 0, is_nccl = strncmp(opn, "nccl", 4) == 0;
         if (is_mpi_nb || is_nccl) {
             snprintf(p.env, sizeof p.env, "COLLSCOPE_FUSE=1 COLLSCOPE_FUSE_THRESHOLD=%lld COLLSCOPE_FUSE_BUFFER=%lld",

@@ -52,7 +52,7 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
         for (int i = 0; i < d->nprops; i++) {
             const cs_proposal *p = &d->props[i];
             fprintf(f, "| %s | ", p->kind);
-            cs_report_markdown_cell(f, p->callsite);
+            cs_report_markdown_cell(f, p->callsite[0] ? p->callsite : "(not recorded)");
             fprintf(f, " | %s | %s (%.1f %%) | ", p->bucket_bytes ? cs_fmt_bytes(p->bucket_bytes, b1, sizeof b1) : "",
                     cs_fmt_ns(p->gain_ns, b2, sizeof b2),
                     p->step_ns > 0 ? 100.0 * (double)p->gain_ns / (double)p->step_ns : 0.0);
@@ -67,10 +67,11 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
             ma = (int64_t)d->models[i].gamma_ns > ma ? (int64_t)d->models[i].gamma_ns : ma;
         }
         cs_tunit mu = cs__report_tunit(ma);
-        fprintf(f,
-                "\n| cost model | points | alpha (%s) | gamma (%s) | beta (ns per KiB) | R² | resid | note |\n"
-                "|---|---:|---:|---:|---:|---:|---:|---|\n",
-                mu.name, mu.name);
+        fprintf(
+            f,
+            "\n| cost model | points | alpha (%s) | gamma (%s) | beta (ns per KiB) | R² | resid (%% of the cells' time) | note |\n"
+            "|---|---:|---:|---:|---:|---:|---:|---|\n",
+            mu.name, mu.name);
         for (int i = 0; i < d->nmodels; i++) {
             const cs_model_row *m = &d->models[i];
             char key[256];
@@ -117,7 +118,8 @@ static void cs_report_markdown_gpu(FILE *f, const cs_report_data *d)
     int n = 0;
     for (int i = 0; i < d->ngpu; i++)
         if (d->gpu[i].outlier)
-            fprintf(f, "%s rank %d (%.1f %%)", n++ ? "," : "\nCompute share out of line (⚠):", d->gpu[i].rank,
+            fprintf(f, "%s rank %d (%.1f %% of its GPU window)",
+                    n++ ? "," : "\nCompute share out of line (⚠):", d->gpu[i].rank,
                     100 * cs__report_gpu_share(&d->gpu[i], d->gpu[i].compute_ns));
     if (n)
         fprintf(f, "; the median of the ranks is %.1f %%.\n", 100 * cs__report_gpu_median_compute(d));

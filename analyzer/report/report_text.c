@@ -121,13 +121,13 @@ static void cs_report_text_gpu(FILE *f, const cs_report_data *d)
     for (int i = 0; i < d->ngpu; i++)
         if (d->gpu[i].outlier) {
             const cs_gpu_time_row *r = &d->gpu[i];
-            fprintf(f, "%s rank %d %.1f %%", n++ ? "," : "  compute share out of line:", r->rank,
+            fprintf(f, "%s rank %d %.1f %% of its GPU window", n++ ? "," : "  compute share out of line:", r->rank,
                     100 * cs__report_gpu_share(r, r->compute_ns));
         }
     if (n)
         fprintf(f, " (median of the ranks %.1f %%)\n", 100 * med);
     else if (d->ngpu >= 4)
-        fprintf(f, "  compute share: no rank out of line (median %.1f %%)\n", 100 * med);
+        fprintf(f, "  compute share: no rank out of line (median %.1f %% of the GPU window)\n", 100 * med);
 }
 
 /* The top GPU kernels of each rank (the first CS_REPORT_TEXT_KERNELS of
@@ -193,7 +193,7 @@ static void cs_report_text_models(FILE *f, const cs_report_data *d, int full)
         return;
     }
     fprintf(f, "\nCost models (time of n calls completing together = alpha + (n-1) x gamma + bytes x beta,\n"
-               " fitted to the completion times; resid: relative residual of the cells)\n");
+               " fitted to the completion times; resid: the cells' residual, in %% of their time)\n");
     /* the models' names (op and communicator) get the room they need */
     int w = 36;
     for (int i = 0; i < d->nmodels; i++) {
@@ -297,7 +297,8 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
                 cs_fmt_ns(p->gain_ns, b1, sizeof b1),
                 p->step_ns > 0 ? 100.0 * (double)p->gain_ns / (double)p->step_ns : 0.0);
         if (strcmp(p->kind, "fusion") == 0)
-            fprintf(f, ", %s, bucket %s", p->callsite, cs_fmt_bytes(p->bucket_bytes, b2, sizeof b2));
+            fprintf(f, "%s%s, bucket %s", p->callsite[0] ? ", " : "", p->callsite,
+                    cs_fmt_bytes(p->bucket_bytes, b2, sizeof b2));
         fprintf(f, "\n    %s\n", p->evidence);
         if (p->env[0])
             fprintf(f, "    apply with: %s\n", p->env);
