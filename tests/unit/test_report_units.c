@@ -2,7 +2,8 @@
  * column chosen by its largest value (its values as bare numbers, a value
  * too small for the unit never printed as 0), and names fitted into a
  * column (cs__report_fit): whole when they fit, else at most the width,
- * with "..." in the middle, never a file:line cut into another line. */
+ * with "..." in the middle, never a file:line cut into another line, and
+ * a long file:line at the start keeping its line (its file name elided). */
 #include "config.h"
 #include "tests/unit/check.h"
 #include "analyzer/report/report_int.h"
@@ -71,6 +72,15 @@ int main(void)
         "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel",
         50);
     fit_case("short.c:7 main", 40);
+    /* a file:line too long for half the column keeps its line and the
+     * rest, its file name losing its middle (nvcc's generated file names) */
+    const char *gen = "tmpxft_00004fbb_00000000-6_nccl_trainer.compute_90.cudafe1.cpp:388 main [ncclBroadcast]";
+    char fb[128];
+    fit_case(gen, 76);
+    cs__report_fit(gen, 76, fb, sizeof fb);
+    CHECK(strstr(fb, ".cpp:388 main [ncclBroadcast]") != NULL && strncmp(fb, "tmpxft_", 7) == 0,
+          "'%s' in 76 columns lost its location: '%s'", gen, fb);
+    fit_case(gen, 40);
     if (failures)
         fprintf(stderr, "%d checks failed\n", failures);
     return failures ? 1 : 0;
