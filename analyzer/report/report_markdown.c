@@ -122,7 +122,7 @@ static void cs_report_markdown_gpu(FILE *f, const cs_report_data *d)
                     n++ ? "," : "\nCompute share out of line (⚠):", d->gpu[i].rank,
                     100 * cs__report_gpu_share(&d->gpu[i], d->gpu[i].compute_ns));
     if (n)
-        fprintf(f, "; the median of the ranks is %.1f %%.\n", 100 * cs__report_gpu_median_compute(d));
+        fprintf(f, " (median of the ranks %.1f %%).\n", 100 * cs__report_gpu_median_compute(d));
 }
 
 void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng)

@@ -9,10 +9,15 @@
 #     JSON names it), S (as the JSON's, 3 decimals) and the saving per
 #     step (demo: the straggler's cost; GPU: within 25 % of the truth's
 #     actual - ideal), within the first 8 lines;
-#   - no line holds two time units; a table whose header names a unit has
-#     no unit in its rows;
-#   - no internal label (other:HEX); every file:line in the text is one of
-#     the JSON's call sites (never cut to another line);
+#   - by check_report.py, on the report, --full and Markdown: no line
+#     holds two time units, a table whose header names a unit has none in
+#     its rows; no internal label (other:HEX, call site N of rank R, hex
+#     addresses, raw ids); every file:line is one of the JSON's call sites
+#     (never cut to another line); every "..." joins the start and the end
+#     of names the JSON holds; every percentage states its base;
+#   - the layout line names the communicators of a dimension when the
+#     trace has them (the GPU job's dp_group_0..3), never "no communicator
+#     of their own" beside a communicator table that lists them;
 #   - the sections that say nothing fold to one line, --full shows them;
 #   - diff warns on the two (world sizes, sources), not on a run and itself.
 . "${abs_top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib.sh"
@@ -28,6 +33,11 @@ for n in demo gpu; do
   "$COLLSCOPE" report "$tr" > "$T/$n.txt" || fail "$n: report failed"
   "$COLLSCOPE" report "$tr" --full > "$T/$n.full" || fail "$n: report --full failed"
   "$COLLSCOPE" report "$tr" --format json -o "$T/$n.json" || fail "$n: report --format json failed"
+  "$COLLSCOPE" report "$tr" --format markdown > "$T/$n.md" || fail "$n: report --format markdown failed"
+  # units, labels, call sites, elisions and percentages, in the default
+  # report, all sections (--full) and the Markdown report
+  $PY "$S/tests/report/check_report.py" "$n" "$T/$n.txt" "$T/$n.json" "$T/$n.md" || fail "$n: the report (above)"
+  $PY "$S/tests/report/check_report.py" "$n --full" "$T/$n.full" "$T/$n.json" || fail "$n: the report --full (above)"
   $PY - "$n" "$T/$n.txt" "$T/$n.full" "$T/$n.json" "$T/gpu.truth" << 'PYEOF' || fail "$n: the text report (above)"
 import json, re, sys
 name, txt, full, js, truth = sys.argv[1:]
@@ -63,32 +73,14 @@ else:
         if abs(save - true) > 0.25 * true:
             bad.append("saving %.0f ns, the truth %d" % (save, true))
     print("ok: %s: saving %.3f ms per step" % (name, save / 1e6))
-# one unit per line; none in the rows of a table whose header has one
-unit = re.compile(r"\d (us|ms|s)\b")
-intable = False
-for i, l in enumerate(lines):
-    u = set(unit.findall(l))
-    if len(u) > 1:
-        bad.append("line %d mixes %s: %s" % (i + 1, sorted(u), l[:120]))
-    if re.search(r"\((us|ms|s)\)", l):
-        intable = True
-        continue
-    if not l.strip() or not l.startswith("  "):
-        intable = False
-    elif intable and u and not l.startswith("    "):
-        bad.append("line %d: a unit in a table row under a header that has one: %s" % (i + 1, l[:120]))
-# no internal labels; every file:line one of the call sites
-text = "\n".join(lines)
-if re.search(r"(other|nccl):[0-9a-f]{6}", text):
-    bad.append("an internal label reaches the reader: %s" % re.search(r".*(other|nccl):[0-9a-f]{6}.*", text).group(0))
-sites = set()
-for c in d["callsites"] + d["tails"]:
-    for k in ("name", "callsite", "key"):
-        if isinstance(c.get(k), str):
-            sites.update(re.findall(r"[\w.-]+\.\w+:\d+", c[k]))
-for fileline in re.findall(r"[\w-]+\.(?:c|cc|cpp|py|f90):\d+\b(?!\.)", text):
-    if fileline not in sites:
-        bad.append("%s is none of the call sites %s" % (fileline, sorted(sites)))
+# the layout line: a dimension "with no communicator of its own" while
+# communicators named for it are in the trace is a contradiction
+lay = [l for l in lines if l.startswith("  dp: ")]
+names = [c.get("comm_name", "") for c in d.get("comms", [])]
+if lay and "no communicator of their own" in lay[0] and any(re.search(r"(^|[^a-z])(dp|data)", x, re.I) for x in names):
+    bad.append("the layout says dp has no communicator of its own, the communicators are %s" % names)
+if name == "gpu" and not (lay and lay[0].startswith("  dp: 4 communicators of 4 like dp_group_")):
+    bad.append("the GPU job's layout line does not name its dp_group communicators: %s" % lay)
 # folded sections: one line each, --full shows them
 if not any(l.startswith("Clocks: kept as recorded") for l in lines):
     bad.append("the clocks nothing moved are not folded into one line")
