@@ -19,6 +19,9 @@
 #     trace has them (the GPU job's dp_group_0..3), never "no communicator
 #     of their own" beside a communicator table that lists them;
 #   - the sections that say nothing fold to one line, --full shows them;
+#   - the two other answers, on 4-rank GPU jobs: a slow pipeline stage
+#     ("culprit: pipeline stage 1", its saving against the truth) and a
+#     clean job ("no single culprit");
 #   - diff warns on the two (world sizes, sources), not on a run and itself.
 . "${abs_top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib.sh"
 PY=${PYTHON3:-python3}
@@ -94,6 +97,41 @@ for b in bad:
     print("FAIL:", b)
 print("ok: %s: %d lines (%d with --full), the answer at line %d" % (name, len(lines), len(fl), start + 1))
 sys.exit(1 if bad else 0)
+PYEOF
+done
+# The other two answers the first section can give, on imported GPU jobs
+# of 4 ranks (dp 2 x pp 2): a slow pipeline stage (stage 1's kernels 2x
+# slower: "culprit: pipeline stage 1", its saving within 25 % of the
+# truth's actual - ideal) and a job with no slow part ("no single
+# culprit", no saving); both reports pass check_report.py.
+for n in stage clean; do
+  if [ "$n" = stage ]; then set -- --slow-stage 1 --factor 2; else set -- --slow-rank -1; fi
+  check "generate the $n job" $PY "$S/tests/import/gpu_pipe_gen.py" "$T/$n" --dp 2 --pp 2 "$@" --truth "$T/$n.truth"
+  "$COLLSCOPE" import -o "$T/$n.out" "$T/$n" > "$T/$n.imp" 2>&1 || { cat "$T/$n.imp"; fail "$n: import failed"; }
+  "$COLLSCOPE" report "$T/$n.out" > "$T/$n.txt" || fail "$n: report failed"
+  "$COLLSCOPE" report "$T/$n.out" --format json -o "$T/$n.json" || fail "$n: report --format json failed"
+  "$COLLSCOPE" report "$T/$n.out" --format markdown > "$T/$n.md" || fail "$n: report --format markdown failed"
+  $PY "$S/tests/report/check_report.py" "$n" "$T/$n.txt" "$T/$n.json" "$T/$n.md" || fail "$n: the report (above)"
+  $PY - "$n" "$T/$n.txt" "$T/$n.json" "$T/$n.truth" << 'PYEOF' || { head -n 12 "$T/$n.txt"; fail "$n: the first section (above)"; }
+import json, re, sys
+name, txt, js, truth = sys.argv[1:]
+lines = open(txt).read().split("\n")
+d, t = json.load(open(js)), json.load(open(truth))
+start = lines.index("What limits this job")
+head = "\n".join(lines[start:start + 8])
+assert start <= 3, "'What limits this job' at line %d" % start
+assert "  S %.3f:" % d["slowdown"]["S"] in head, "S %.3f (the JSON's) not among the first lines" % d["slowdown"]["S"]
+if name == "stage":
+    assert lines[start + 1] == "  culprit: pipeline stage 1", "culprit line: %r" % lines[start + 1]
+    assert d["answer"]["culprit"] == "pipeline stage 1", d["answer"]
+    m = re.search(r"^  saving: about ([0-9.]+) ms per step", head, re.M)
+    assert m, "no saving per step in ms"
+    true = (t["actual_ns"] - t["ideal_ns"]) / 1e6
+    assert abs(float(m.group(1)) - true) <= 0.25 * true, "saving %s ms, the truth %.3f ms" % (m.group(1), true)
+else:
+    assert lines[start + 1].startswith("  no single culprit"), "first line: %r" % lines[start + 1]
+    assert d["answer"]["culprit"] is None and "saving:" not in head, (d["answer"], head)
+print("ok: %s: %s" % (name, lines[start + 1].strip()))
 PYEOF
 done
 "$COLLSCOPE" diff "$T/demo.db" "$T/gpu.out" > "$T/diff.txt" 2> "$T/diff.err" || fail "diff failed"

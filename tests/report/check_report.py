@@ -18,10 +18,13 @@ trace's JSON report, MARKDOWN its Markdown report. Checked:
   - every "..." that elides a name joins the start of a name the JSON
     holds to the end of one (no made-up fragment);
   - every percentage states its base: "N % of ...", a share of something
-    named, or in a table whose header or title names the base.
+    named, or in a table whose header or title names the base;
+  - the report begins with "What limits this job", and its sections come
+    in the order docs/guide.md states.
 Prints each fault and exits 1 when there is one.
 """
 import json
+import os
 import re
 import sys
 
@@ -47,6 +50,26 @@ def strings(x):
 
 js_strings = list(strings(d))
 js_tokens = set(t for s in js_strings for t in s.split())
+
+# the answer first, then the evidence in the order docs/guide.md states
+# ("The evidence follows, always in this order: A, B, ..., Z.")
+guide = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "guide.md")).read()
+m = re.search(r"evidence follows, always in this order: ([^.]+)\.", re.sub(r"\s+", " ", guide))
+order = ["What limits this job"] + [x.strip() for x in m.group(1).split(",")] if m else []
+if len(order) < 15:
+    bad.append("docs/guide.md states no order of the sections (%s)" % order)
+seen = []
+for l in lines:
+    if l[:1] in ("", " ", "("):
+        continue
+    k = [i for i, o in enumerate(order) if l.startswith(o)]
+    if k:
+        seen.append((max(k), l[:40]))  # "Per rank" is also the start of "Per rank: ..."
+for (a, la), (b, lb) in zip(seen, seen[1:]):
+    if b < a:
+        bad.append("section '%s' comes after '%s', against the guide's order" % (lb, la))
+if not seen or seen[0][0] != 0:
+    bad.append("the report does not begin with 'What limits this job' (sections: %s)" % [x[1] for x in seen][:3])
 
 # one unit per line; none in the rows of a table whose header has one
 unit = re.compile(r"\d (us|ms|s)\b")
