@@ -121,26 +121,31 @@ const char *cs__report_fit(const char *s, int w, char *buf, size_t len)
         return buf;
     }
     int room = w - 3, head = room / 2;
-    /* a name that begins with a file:line too long for either half ("a
-     * generated_file_name.cpp:388 main [op]"): the file name loses its
-     * middle, its end, the line and the rest are kept whole, rather than
-     * the whole location lost to the ellipsis */
-    int e0 = 0;
-    while (e0 < n && cs_fit_tokchar(s[e0]))
-        e0++;
-    if (e0 > room / 2 && cs_fit_fileline(s, (size_t)n, 0)) {
-        int line = e0; /* the ":LINE" of the token */
-        while (line > 0 && s[line - 1] != ':')
-            line--;
-        int keep = w - 3 - (n - e0), tail = keep / 2;
-        if (tail < e0 - line + 5)
-            tail = e0 - line + 5; /* ":LINE" and a few letters of the file's end */
-        while (keep - tail > 4 && (s[e0 - tail] == '.' || s[e0 - tail] == '_' || s[e0 - tail] == '-'))
-            tail++; /* no "....cpp": the tail starts on a letter or digit */
-        if (keep - tail >= 4) {
-            snprintf(buf, len, "%.*s...%s", keep - tail, s, s + e0 - tail);
-            return buf;
+    /* a file:line too long for either half ("tmpxft_..._x.cudafe1.cpp:388
+     * main [op]", "MPI_Bcast [128 B] generated_file_name.cpp:350 main"):
+     * its file name loses its middle; its end, the line and the rest of
+     * the name are kept whole, rather than the whole location lost to the
+     * ellipsis */
+    for (int t0 = 0; t0 < n;) {
+        int t1 = t0;
+        while (t1 < n && cs_fit_tokchar(s[t1]))
+            t1++;
+        if (t1 - t0 > room / 2 && cs_fit_fileline(s, (size_t)n, t0)) {
+            int line = t1; /* the ":LINE" of the token */
+            while (line > t0 && s[line - 1] != ':')
+                line--;
+            int keep = w - 3 - (n - (t1 - t0)), tail = keep / 2;
+            if (tail < t1 - line + 5)
+                tail = t1 - line + 5; /* ":LINE" and a few letters of the file's end */
+            while (keep - tail > 4 && (s[t1 - tail] == '.' || s[t1 - tail] == '_' || s[t1 - tail] == '-'))
+                tail++; /* no "....cpp": the tail starts on a letter or digit */
+            if (keep - tail >= 4) {
+                snprintf(buf, len, "%.*s...%s", t0 + keep - tail, s, s + t1 - tail);
+                return buf;
+            }
+            break;
         }
+        t0 = t1 < n ? t1 + 1 : n;
     }
     /* a file:line is never cut: the head ends after one or before it */
     if (cs_fit_inside(s, head) && cs_fit_fileline(s, (size_t)n, head)) {

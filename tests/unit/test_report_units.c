@@ -3,7 +3,7 @@
  * too small for the unit never printed as 0), and names fitted into a
  * column (cs__report_fit): whole when they fit, else at most the width,
  * with "..." in the middle, never a file:line cut into another line, and
- * a long file:line at the start keeping its line (its file name elided). */
+ * a long file:line keeping its line (its file name elided). */
 #include "config.h"
 #include "tests/unit/check.h"
 #include "analyzer/report/report_int.h"
@@ -81,6 +81,13 @@ int main(void)
     CHECK(strstr(fb, ".cpp:388 main [ncclBroadcast]") != NULL && strncmp(fb, "tmpxft_", 7) == 0,
           "'%s' in 76 columns lost its location: '%s'", gen, fb);
     fit_case(gen, 40);
+    /* ... anywhere in the name (the diff's and tail latency's "op [size]
+     * site") */
+    const char *gen2 = "MPI_Bcast [128 B] tmpxft_00004fbb_00000000-6_nccl_trainer.compute_90.cudafe1.cpp:350 main";
+    fit_case(gen2, 60);
+    cs__report_fit(gen2, 60, fb, sizeof fb);
+    CHECK(strstr(fb, ".cpp:350 main") != NULL && strncmp(fb, "MPI_Bcast [128 B] tmpxft_", 25) == 0,
+          "'%s' in 60 columns lost its location: '%s'", gen2, fb);
     if (failures)
         fprintf(stderr, "%d checks failed\n", failures);
     return failures ? 1 : 0;
