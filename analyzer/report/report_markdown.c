@@ -269,7 +269,8 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
     for (int i = 0; i < d->ntails && i < 15; i++) {
         const cs_tail_row *t = &d->tails[i];
         fprintf(f, "| %s | %s | ", cs_report_opname(d, t->op), cs_fmt_bytes(1LL << t->bucket, b4, sizeof b4));
-        cs_report_markdown_cell(f, t->callsite);
+        char site[300];
+        cs_report_markdown_cell(f, cs__report_tail_site(d, i, d->ntails < 15 ? d->ntails : 15, site, sizeof site));
         fprintf(f, " | %lld | %s | %s | %s | ", (long long)t->count, cs__report_tnum(&tu[0], t->p50_ns, b1, sizeof b1),
                 cs__report_tnum(&tu[1], t->p99_ns, b2, sizeof b2), cs__report_tnum(&tu[2], t->max_ns, b3, sizeof b3));
         cs_report_markdown_cell(f, t->common);

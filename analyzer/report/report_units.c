@@ -113,14 +113,15 @@ static int cs_fit_inside(const char *s, int i)
     return i > 0 && cs_fit_tokchar(s[i]) && cs_fit_tokchar(s[i - 1]);
 }
 
-const char *cs__report_fit(const char *s, int w, char *buf, size_t len)
+/* cs__report_fit with the head given share/8 of the room (4: half). */
+static const char *cs_fit_share(const char *s, int w, int share, char *buf, size_t len)
 {
     int n = (int)strlen(s);
     if (w < 12 || n <= w) {
         snprintf(buf, len, "%s", s);
         return buf;
     }
-    int room = w - 3, head = room / 2;
+    int room = w - 3, head = room * share / 8;
     /* a file:line too long for either half ("tmpxft_..._x.cudafe1.cpp:388
      * main [op]", "MPI_Bcast [128 B] generated_file_name.cpp:350 main"):
      * its file name loses its middle; its end, the line and the rest of
@@ -190,9 +191,48 @@ const char *cs__report_fit(const char *s, int w, char *buf, size_t len)
     return buf;
 }
 
+const char *cs__report_fit(const char *s, int w, char *buf, size_t len)
+{
+    return cs_fit_share(s, w, 4, buf, len);
+}
+
+void cs__report_fit_all(const char *keys, size_t stride, size_t n, int w, char *fits)
+{
+    for (size_t i = 0; i < n; i++)
+        cs_fit_share(keys + i * stride, w, 4, fits + i * stride, stride);
+    /* two keys that differ but fit alike: both keep more of their head
+     * (where names of one kind differ: the function after a file:line)
+     * until they differ, or the head has all the room it can take */
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            for (int share = 5; share <= 7 && strcmp(fits + i * stride, fits + j * stride) == 0 &&
+                                strcmp(keys + i * stride, keys + j * stride) != 0;
+                 share++) {
+                cs_fit_share(keys + i * stride, w, share, fits + i * stride, stride);
+                cs_fit_share(keys + j * stride, w, share, fits + j * stride, stride);
+            }
+}
+
 const char *cs__report_line(const char *l, int *n)
 {
     const char *e = strchr(l, '\n');
     *n = e ? (int)(e - l) : (int)strlen(l);
     return l + *n + (e != NULL);
+}
+
+const char *cs__report_tail_site(const cs_report_data *d, int i, int n, char *buf, size_t len)
+{
+    const cs_tail_row *t = &d->tails[i];
+    int alike = 0;
+    for (int j = 0; j < n && j < d->ntails && !alike; j++)
+        alike = j != i && d->tails[j].op == t->op && d->tails[j].bucket == t->bucket &&
+                strcmp(d->tails[j].callsite, t->callsite) == 0 && d->tails[j].comm != t->comm;
+    if (!alike) {
+        snprintf(buf, len, "%s", t->callsite);
+        return buf;
+    }
+    char cn[CS_COMMS_DISPLAY_MAX];
+    snprintf(buf, len, "%s%son %s", t->callsite, t->callsite[0] ? " " : "",
+             cs_report_commname(d, t->comm, cn, sizeof cn));
+    return buf;
 }

@@ -14,7 +14,7 @@ trace's JSON report, MARKDOWN its Markdown report. Checked:
   - no internal label: no other:HEX or nccl:HEX, no "call site N of rank
     R", no hex address or offset, no raw id of 12 digits or more;
   - every file:line is one of the JSON's call sites whole (never cut into
-    another line);
+    another line); no two rows of a table read alike;
   - every "..." that elides a name joins the start of a name the JSON
     holds to the end of one (no made-up fragment);
   - every percentage states its base: "N % of ...", a share of something
@@ -85,6 +85,20 @@ for i, l in enumerate(lines):
         intable = False
     elif intable and u and not l.startswith("    "):
         bad.append("line %d: a unit in a table row under a header that has one: %s" % (i + 1, l[:120]))
+
+# no two rows of a table read alike (the same label before the figures:
+# four "ncclAllReduce [32.0 MiB]" rows of four communicators told nothing)
+rows = {}
+for i, l in enumerate(lines):
+    if l[:1] not in ("", " "):
+        rows = {}
+        continue
+    m = re.match(r"  ([^ \d].*?)\s{2,}-?[\d<]", l)
+    if not m:
+        continue
+    if m.group(1) in rows:
+        bad.append("lines %d and %d read alike: %s" % (rows[m.group(1)] + 1, i + 1, m.group(1)))
+    rows[m.group(1)] = i
 
 # no internal labels
 LABELS = [

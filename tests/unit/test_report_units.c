@@ -88,6 +88,21 @@ int main(void)
     cs__report_fit(gen2, 60, fb, sizeof fb);
     CHECK(strstr(fb, ".cpp:350 main") != NULL && strncmp(fb, "MPI_Bcast [128 B] tmpxft_", 25) == 0,
           "'%s' in 60 columns lost its location: '%s'", gen2, fb);
+    /* a table's keys that differ only in their middle never read alike */
+    static char keys[2][200], fits[2][200];
+    snprintf(keys[0], sizeof keys[0], "%s",
+             "device_functions.h:2963 __device_stub__Z7forwardjPKdS0_S0_Pd(unsigned int, double const*, double "
+             "const*, double*) [__cudaLaunchKernel]");
+    snprintf(keys[1], sizeof keys[1], "%s",
+             "device_functions.h:2963 __device_stub__Z4lossjPKdPd(unsigned int, double const*, double*) "
+             "[__cudaLaunchKernel]");
+    cs__report_fit(keys[0], 72, fits[0], sizeof fits[0]);
+    cs__report_fit(keys[1], 72, fits[1], sizeof fits[1]);
+    CHECK(strcmp(fits[0], fits[1]) == 0, "the case no longer reads alike by itself: '%s', '%s'", fits[0], fits[1]);
+    cs__report_fit_all(&keys[0][0], sizeof keys[0], 2, 72, &fits[0][0]);
+    CHECK(strcmp(fits[0], fits[1]) != 0, "two keys read alike in a table: '%s'", fits[0]);
+    CHECK((int)strlen(fits[0]) <= 72 && (int)strlen(fits[1]) <= 72, "too wide: '%s', '%s'", fits[0], fits[1]);
+    printf("ok: told apart: %s | %s\n", fits[0], fits[1]);
     if (failures)
         fprintf(stderr, "%d checks failed\n", failures);
     return failures ? 1 : 0;
