@@ -336,9 +336,10 @@ void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_dat
             fprintf(f, "  none in either run\n");
         for (int i = 0; i < cur->ntails; i++) {
             const cs_tail_row *t = &cur->tails[i], *bt = cs__report_find_tail(cur, base, t);
-            char key[300], b6[32];
+            char key[400], b6[32], site[300];
             int l = snprintf(key, sizeof key, "%s [%s] %s", cs_report_opname(cur, t->op),
-                             cs_fmt_bytes(1LL << t->bucket, b6, sizeof b6), t->callsite);
+                             cs_fmt_bytes(1LL << t->bucket, b6, sizeof b6),
+                             cs__report_tail_site(cur, i, cur->ntails, site, sizeof site));
             tw = l > tw ? (l < 64 ? l : 64) : tw;
             tmax = t->p99_ns > tmax ? t->p99_ns : tmax;
             tmax = bt && bt->p99_ns > tmax ? bt->p99_ns : tmax;
@@ -357,14 +358,18 @@ void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_dat
             cs_json_str(f, cs_report_opname(cur, t->op));
             fprintf(f, ", \"bucket\": %d, \"callsite\": ", t->bucket);
             cs_json_str(f, t->callsite);
+            char cname[CS_COMMS_DISPLAY_MAX];
+            fprintf(f, ", \"comm_name\": ");
+            cs_json_str(f, cs_report_commname(cur, t->comm, cname, sizeof cname));
             fprintf(f, ", \"base_p99_ns\": %lld, \"new_p99_ns\": %lld, \"change_pct\": ",
                     (long long)(bt ? bt->p99_ns : -1), (long long)t->p99_ns);
             cs_json_num(f, "%.2f", c);
             fprintf(f, "}");
         } else {
-            char key[300], fit[300], b6[32];
+            char key[400], fit[400], b6[32], site[300];
             snprintf(key, sizeof key, "%s [%s] %s", cs_report_opname(cur, t->op),
-                     cs_fmt_bytes(1LL << t->bucket, b6, sizeof b6), t->callsite);
+                     cs_fmt_bytes(1LL << t->bucket, b6, sizeof b6),
+                     cs__report_tail_site(cur, i, cur->ntails, site, sizeof site));
             fprintf(f, "  %-*s %11s %11s", tw, cs__report_fit(key, tw, fit, sizeof fit),
                     bt ? cs__report_tnum(&tu, bt->p99_ns, b1, sizeof b1) : "-",
                     cs__report_tnum(&tu, t->p99_ns, b2, sizeof b2));

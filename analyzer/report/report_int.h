@@ -45,8 +45,9 @@ const cs_slowdown_row *cs__report_sd(const cs_report_data *d, const char *kind, 
  * user guide, relative to the source tree (a CI summary of this project). */
 #define CS_REPORT_GLOSSARY_URL "docs/guide.md#glossary"
 
-/* The same collective group (op name, size bucket, call site) in the run
- * in, or NULL. */
+/* The same collective group (op name, size bucket, call site, and the
+ * communicator by name where the run in has several such groups) in the
+ * run in, or NULL. */
 const cs_tail_row *cs__report_find_tail(const cs_report_data *d, const cs_report_data *in, const cs_tail_row *t);
 /* "OP [ALGO] on COMM": how the reports name a cost model. */
 void cs__report_model_name(char *buf, size_t len, const cs_report_data *d, const cs_model_row *m);

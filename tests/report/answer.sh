@@ -144,4 +144,13 @@ grep -q "not comparable" "$T/diff.err" || fail "diff: no warning on stderr"
 "$COLLSCOPE" diff "$T/demo.db" "$T/demo.db" > "$T/same.txt" 2>&1 || fail "diff of a run and itself failed"
 grep -q "not comparable" "$T/same.txt" && fail "a run and itself called not comparable"
 echo "ok: diff warns on the 4-rank MPI run against the 16-rank import, not on a run and itself"
+# a run against itself changes nothing, also where one op and size run on
+# several communicators (the GPU job's four dp_group allreduces): each
+# group is matched with its own communicator's, and named by it
+"$COLLSCOPE" diff "$T/gpu.out" "$T/gpu.out" > "$T/same_gpu.txt" 2>&1 || fail "diff of the GPU job and itself failed"
+sed -n '/^Tail (p99)/,/^$/p' "$T/same_gpu.txt" | grep '^  ncclAllReduce' > "$T/same_tails.txt"
+[ "$(grep -c ' on dp_group_[0-3] ' "$T/same_tails.txt")" = 4 ] ||
+  fail "diff: the dp_group allreduces are not told apart: $(cat "$T/same_tails.txt")"
+grep -v ' +0\.0%$' "$T/same_tails.txt" && fail "diff of a run and itself shows a change (above)"
+echo "ok: diff of the GPU job and itself: $(wc -l < "$T/same_tails.txt") tail groups, each +0.0%, named by communicator"
 pass
