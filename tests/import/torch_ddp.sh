@@ -119,4 +119,6 @@ echo "ok: the text report begins with rank 2 as the culprit and its saving"
 "$COLLSCOPE" report "$T/imp" --format markdown > "$T/report.md" || fail "collscope report --format markdown failed"
 "$PY" "$S/tests/report/check_report.py" "PyTorch DDP" "$T/report.full" "$T/report.json" "$T/report.md" ||
   fail "the PyTorch job's report (above)"
+"$PY" "$S/tests/report/check_report.py" "PyTorch DDP (default)" "$T/report.txt" "$T/report.json" ||
+  fail "the PyTorch job's default report (above)"
 pass

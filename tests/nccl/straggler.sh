@@ -60,6 +60,8 @@ PY
 "$COLLSCOPE" report "$T/r" --format markdown > "$T/report.md" 2> "$T/report.err" || { cat "$T/report.err"; fail "markdown report failed"; }
 "$PYTHON3" "$S/tests/report/check_report.py" "NCCL stand-in" "$T/report.full" "$T/report.json" "$T/report.md" ||
   fail "the NCCL stand-in job's report (above)"
+"$PYTHON3" "$S/tests/report/check_report.py" "NCCL stand-in (default)" "$T/report.txt" "$T/report.json" ||
+  fail "the NCCL stand-in job's default report (above)"
 "$PYTHON3" "$S/tests/report/glossary.py" "$S/docs/guide.md" --min 40 "$T/report.full" ||
   fail "the NCCL stand-in job's report prints a term the glossary does not define (above)"
 pass

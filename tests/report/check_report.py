@@ -14,7 +14,9 @@ trace's JSON report, MARKDOWN its Markdown report. Checked:
   - no internal label: no other:HEX or nccl:HEX, no "call site N of rank
     R", no hex address or offset, no raw id of 12 digits or more;
   - every file:line is one of the JSON's call sites whole (never cut into
-    another line); no two rows of a table read alike;
+    another line); no two rows of a table read alike; the communicator
+    and call-site tables show every row, or their 8 and 20 costliest and
+    a count of the rest;
   - every "..." that elides a name joins the start of a name the JSON
     holds to the end of one (no made-up fragment);
   - every percentage states its base: "N % of ...", a share of something
@@ -99,6 +101,23 @@ for i, l in enumerate(lines):
     if m.group(1) in rows:
         bad.append("lines %d and %d read alike: %s" % (rows[m.group(1)] + 1, i + 1, m.group(1)))
     rows[m.group(1)] = i
+
+# the communicator and call-site tables: every row the JSON has, or their
+# 8 and 20 costliest and a line that counts the rest ("--full shows them")
+for title, key, cap in (("Per communicator", "comms", 8), ("Per call site", "callsites", 20)):
+    if title not in lines or key not in d:
+        continue
+    k = lines.index(title) + 2
+    nrows = 0
+    while k < len(lines) and lines[k].startswith("  ") and not lines[k].startswith("  ... and "):
+        nrows, k = nrows + 1, k + 1
+    total = len(d[key])
+    more = lines[k] if k < len(lines) else ""
+    if nrows == total and not more.startswith("  ... and "):
+        continue
+    if nrows != cap or more != "  ... and %d more (--full shows them)" % (total - cap):
+        bad.append("%s: %d rows and %r, the JSON has %d (want all, or %d and a count of the rest)"
+                   % (title, nrows, more, total, cap))
 
 # no internal labels
 LABELS = [
