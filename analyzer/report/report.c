@@ -378,6 +378,23 @@ const cs_tail_row *cs__report_find_tail(const cs_report_data *d, const cs_report
     return nalike == 1 ? only : NULL;
 }
 
+const char *cs__report_tail_site(const cs_report_data *d, int i, int n, char *buf, size_t len)
+{
+    const cs_tail_row *t = &d->tails[i];
+    int alike = 0;
+    for (int j = 0; j < n && j < d->ntails && !alike; j++)
+        alike = j != i && d->tails[j].op == t->op && d->tails[j].bucket == t->bucket &&
+                strcmp(d->tails[j].callsite, t->callsite) == 0 && d->tails[j].comm != t->comm;
+    if (!alike) {
+        snprintf(buf, len, "%s", t->callsite);
+        return buf;
+    }
+    char cn[CS_COMMS_DISPLAY_MAX];
+    snprintf(buf, len, "%s%son %s", t->callsite, t->callsite[0] ? " " : "",
+             cs_report_commname(d, t->comm, cn, sizeof cn));
+    return buf;
+}
+
 void cs__report_model_name(char *buf, size_t len, const cs_report_data *d, const cs_model_row *m)
 {
     char name[CS_COMMS_DISPLAY_MAX];

@@ -96,7 +96,7 @@ const char *cs__report_fit(const char *s, int w, char *buf, size_t len);
  * same stride), as cs__report_fit does; where two that differ would read
  * alike, both keep more of their head until they differ. */
 void cs__report_fit_all(const char *keys, size_t stride, size_t n, int w, char *fits);
-/* Tail row i's call site as the tables show it: its label, and " on COMM"
+/* (report.c) Tail row i's call site as the tables show it: its label, and " on COMM"
  * (the communicator's name) when another of the first n rows has the same
  * op, size bucket and call site, so that no two rows read alike. */
 const char *cs__report_tail_site(const cs_report_data *d, int i, int n, char *buf, size_t len);
