@@ -35,12 +35,13 @@ EXTRA_DIST += tests/apps/lammps.sh tests/apps/hpcc.sh tests/apps/mpi4py.sh \
 
 # nccl_trainer: one CUDA C source, built with nvcc against the real CUDA and
 # NCCL headers, cudart linked shared (so the preload can interpose it) and
-# the host twins of its kernels exported (the cudart stand-in runs them).
+# the host twins of its kernels exported (the cudart stand-in runs them);
+# -g: its call sites read nccl_trainer.cu:LINE in the reports (docs/guide.md).
 EXTRA_DIST += examples/nccl_trainer.cu
 if HAVE_NVCC
 if HAVE_NCCL
 if HAVE_OMPI
-CS_NCCL_TRAINER_FLAGS = -std=c++17 -O2 -cudart shared $(NVCC_GENCODE) -ccbin $(CXX) \
+CS_NCCL_TRAINER_FLAGS = -std=c++17 -O2 -g -cudart shared $(NVCC_GENCODE) -ccbin $(CXX) \
 	-Xcompiler -Wall,-Wno-unused-function $(OMPI_CFLAGS) -Xlinker --export-dynamic
 examples/nccl_trainer$(EXEEXT): examples/nccl_trainer.cu
 	@$(MKDIR_P) examples

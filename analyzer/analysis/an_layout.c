@@ -3,7 +3,8 @@
  * parallel ranks (tp), and each rank's coordinates in that grid.
  *
  *   dimensions   a family of communicators that partitions the ranks
- *                present (same parent, size, name and way of making, made
+ *                present (same parent, size, name but for a trailing
+ *                index (dp_group_0, dp_group_1), and way of making, made
  *                at the same place of their members' sequences of
  *                communicators; every rank in exactly one of them,
  *                1 < size < ranks) is one
@@ -113,6 +114,19 @@ static int cs_layout_dim_of_name(const char *name)
             break;
     }
     return CS_DIM_NONE;
+}
+
+/* Are a and b one name but for a trailing index ("dp_group_0" and
+ * "dp_group_3", as a framework names one group of each kind per set of
+ * ranks)? Equal names are. */
+static int cs_layout_same_name(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    while (na && isdigit((unsigned char)a[na - 1]))
+        na--;
+    while (nb && isdigit((unsigned char)b[nb - 1]))
+        nb--;
+    return na == nb && strncmp(a, b, na) == 0;
 }
 
 static int cs_layout_find(int *uf, int x)
@@ -309,7 +323,8 @@ int cs__an_layout(cs_an_ctx *ctx, const cs_an_msgs *msgs, char *err, size_t errl
                 (c[j].made[d0] < c[i].made[d0] || (c[j].made[d0] == c[i].made[d0] && j < i)))
                 c[i].order++;
     }
-    /* families: communicators alike (parent, size, name, how, order made),
+    /* families: communicators alike (parent, size, name but for a trailing
+     * index, how, order made),
      * disjoint, together every rank present */
     for (size_t i = 0; i < t.n; i++) {
         const cs_comm_info *ci = c[i].info;
@@ -324,7 +339,7 @@ int cs__an_layout(cs_an_ctx *ctx, const cs_an_msgs *msgs, char *err, size_t errl
         for (size_t j = i; j < t.n && ok; j++) {
             const cs_comm_info *cj = c[j].info;
             if (c[j].family >= 0 || c[j].n != c[i].n || cj->size != ci->size || cj->parent != ci->parent ||
-                c[j].order != c[i].order || strcmp(cj->name, ci->name) || strcmp(cj->how, ci->how))
+                c[j].order != c[i].order || !cs_layout_same_name(cj->name, ci->name) || strcmp(cj->how, ci->how))
                 continue;
             for (int d = 0; d < n && ok; d++)
                 if (c[j].member[d] >= 0) {

@@ -1561,9 +1561,14 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         const cs_model_row *mo = &w.models[mi];
         const cs_model_fit *mf = &w.mfit[mi];
         const char *opn = a->ctx->ops[k->op].name;
-        char site[160], why[640] = "", basis[256], b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], b8[32];
-        if (cs_store_callsite_label(a->ctx->st, s0->rank, s0->callsite, site, sizeof site) != 0 || !site[0])
-            snprintf(site, sizeof site, "call site %lld of rank %d", (long long)s0->callsite, s0->rank);
+        char site[160], at[176], why[640] = "", basis[256], b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32],
+                                 b8[32];
+        /* the call site's label; none (not recorded, or not resolved) is ""
+         * and the sentences leave it out: an internal id means nothing to
+         * the reader (issue 36) */
+        if (cs_store_callsite_label(a->ctx->st, s0->rank, s0->callsite, site, sizeof site) != 0)
+            site[0] = '\0';
+        snprintf(at, sizeof at, "%s%s", site[0] ? " at " : "", site);
         double calls_per_step = (double)k->calls / (double)w.nsteps;
         /* the steps must hold the runs (nearly) whole: a run split by step
          * boundaries into pieces of less than 90 % of its calls means the
@@ -1587,10 +1592,11 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
                      "the steps found (%s) split %zu of %zu runs of back-to-back calls: the steps are not certain",
                      a->steps->step_source == 1 ? "markers" : "detected period", cut, k->nruns);
         else if (model_err > CS_WF_MAX_MODEL_ERROR)
-            snprintf(why, sizeof why,
-                     "the replay with the cost models misses the measured median step by %.1f %% (> %.0f %%): the "
-                     "models do not reproduce the steps",
-                     100 * model_err, 100 * CS_WF_MAX_MODEL_ERROR);
+            snprintf(
+                why, sizeof why,
+                "the replay with the cost models misses the measured median step by %.1f %% of it (> %.0f %%): the "
+                "models do not reproduce the steps",
+                100 * model_err, 100 * CS_WF_MAX_MODEL_ERROR);
         else if (mo->rel_resid > CS_MODEL_MAX_RESID)
             snprintf(why, sizeof why,
                      "its cost model explains the data poorly (%s; relative residual of the cells %.1f %% > %.0f %%)",
@@ -1665,15 +1671,16 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
         if (!why[0] && nsz == 0)
             snprintf(why, sizeof why, "no fused variant could be replayed");
         else if (!why[0] && cap >= 0 && (double)best > (1 + CS_MODEL_MAX_RESID) * (double)cap)
-            snprintf(why, sizeof why,
-                     "the replay's best gain, %s per step, exceeds the time in communication calls per step (%s, "
-                     "plus the modelled replay's excess over the measured step) by more than %.0f %%: the models do "
-                     "not describe this run",
-                     cs_fmt_dns(best, 0, b1, sizeof b1), cs_fmt_ns(comm_step, b2, sizeof b2), 100 * CS_MODEL_MAX_RESID);
+            snprintf(
+                why, sizeof why,
+                "the replay's best gain, %s per step, exceeds the time in communication calls per step (%s, "
+                "plus the modelled replay's excess over the measured step) by more than %.0f %% of it: the models do "
+                "not describe this run",
+                cs_fmt_dns(best, 0, b1, sizeof b1), cs_fmt_ns(comm_step, b2, sizeof b2), 100 * CS_MODEL_MAX_RESID);
         else if (!why[0] && (double)best < CS_WF_MIN_GAIN / CS_WF_MARGIN * (double)measured)
             snprintf(why, sizeof why,
                      "the best estimated gain, %s per step (%.1f %% of the step, buckets of %s; %s), "
-                     "is below %.0f %% of the step (%.1f %% with the margin for reruns)",
+                     "is below %.0f %% of the step (%.1f %% of the step with the margin for reruns)",
                      cs_fmt_dns(best, 0, b1, sizeof b1), measured > 0 ? 100.0 * (double)best / (double)measured : 0.0,
                      cs_fmt_bytes(bestS, b2, sizeof b2), basis, 100 * CS_WF_MIN_GAIN,
                      100 * CS_WF_MIN_GAIN / CS_WF_MARGIN);
@@ -1712,8 +1719,8 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
                 snprintf(why, sizeof why,
                          "the evidence is too thin: the estimated gain with buckets of %s, %s per step (%.1f %% of "
                          "the step; 95 %% interval over the steps %s to %s, %s in its weaker half; %s), is within "
-                         "the margin of %.0f %% (%.1f to %.1f %%, each half and the interval above %.0f %%) that "
-                         "reruns of the same program fall on either side of",
+                         "the margin around %.0f %% of the step (%.1f to %.1f %% of the step, each half and the "
+                         "interval above %.0f %% of it) that reruns of the same program fall on either side of",
                          cs_fmt_bytes(sizes[pick], b2, sizeof b2), cs_fmt_dns(gains[pick], 0, b1, sizeof b1),
                          measured > 0 ? 100.0 * (double)gains[pick] / (double)measured : 0.0,
                          cs_fmt_dns(glo[pick], 0, b3, sizeof b3), cs_fmt_dns(ghi[pick], 0, b4, sizeof b4),
@@ -1725,8 +1732,8 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
             size_t l = strlen(declined);
             char dname[CS_COMMS_DISPLAY_MAX];
             cs__an_ctx_commname(a->ctx, k->comm, dname, sizeof dname);
-            snprintf(declined + l, sizeof declined - l, "%sno fusion of the %.0f %s%s per step at %s on %s: %s",
-                     l ? "\n" : "", calls_per_step, opn, calls_per_step >= 2 ? "s" : "", site, dname, why);
+            snprintf(declined + l, sizeof declined - l, "%sno fusion of the %.0f %s%s per step%s on %s: %s",
+                     l ? "\n" : "", calls_per_step, opn, calls_per_step >= 2 ? "s" : "", at, dname, why);
             continue;
         }
         for (int q = 0; q < nsz; q++) {
@@ -1760,16 +1767,17 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
             snprintf(beta_txt, sizeof beta_txt, "%.3f ns/KiB", mo->beta_ns_per_byte * 1024);
         char cname[CS_COMMS_DISPLAY_MAX];
         cs__an_ctx_commname(a->ctx, k->comm, cname, sizeof cname);
-        snprintf(p.evidence, sizeof p.evidence,
-                 "%s issues %.0f %s%s of %s-%s per step on %s; buckets of %s save an estimated %s per "
-                 "step (%.1f %%; 95 %% interval over the steps %s to %s), %.1f calls per step instead of %.0f (the "
-                 "smallest bucket within 10 %% of the best "
-                 "gain, %s with %s%s); model: alpha %.2f us, gamma %.2f us, beta %s; %s; pack+unpack at %.0f GB/s",
-                 p.callsite, p.calls_per_step, opn, p.calls_per_step >= 2 ? "s" : "", b1, b2, cname, b3, b4,
-                 measured > 0 ? 100.0 * (double)p.gain_ns / (double)measured : 0.0, cs_fmt_ns(glo[pick], b7, sizeof b7),
-                 cs_fmt_ns(ghi[pick], b8, sizeof b8), p.groups_per_step, p.calls_per_step, b5, b6,
-                 capped ? "; capped at the time in communication calls" : "", mo->alpha_ns / 1e3, mo->gamma_ns / 1e3,
-                 beta_txt, basis, cs__an_whatif_memcpy_gbps());
+        snprintf(
+            p.evidence, sizeof p.evidence,
+            "%s issues %.0f %s%s of %s-%s per step on %s; buckets of %s save an estimated %s per "
+            "step (%.1f %% of the step; 95 %% interval over the steps %s to %s), %.1f calls per step instead of %.0f (the "
+            "smallest bucket within 10 %% of the best "
+            "gain, %s with %s%s); model: alpha %.2f us, gamma %.2f us, beta %s; %s; pack+unpack at %.0f GB/s",
+            p.callsite[0] ? p.callsite : "the job", p.calls_per_step, opn, p.calls_per_step >= 2 ? "s" : "", b1, b2,
+            cname, b3, b4, measured > 0 ? 100.0 * (double)p.gain_ns / (double)measured : 0.0,
+            cs_fmt_ns(glo[pick], b7, sizeof b7), cs_fmt_ns(ghi[pick], b8, sizeof b8), p.groups_per_step,
+            p.calls_per_step, b5, b6, capped ? "; capped at the time in communication calls" : "", mo->alpha_ns / 1e3,
+            mo->gamma_ns / 1e3, beta_txt, basis, cs__an_whatif_memcpy_gbps());
         int is_mpi_nb = k->nb && strncmp(opn, "MPI_", 4) == 0, is_nccl = strncmp(opn, "nccl", 4) == 0;
         if (is_mpi_nb || is_nccl) {
             snprintf(p.env, sizeof p.env, "COLLSCOPE_FUSE=1 COLLSCOPE_FUSE_THRESHOLD=%lld COLLSCOPE_FUSE_BUFFER=%lld",
@@ -1813,7 +1821,7 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
                 snprintf(p.evidence, sizeof p.evidence,
                          "NCCL work not overlapped by compute on the GPU: %s per step and rank (of %s of GPU "
                          "communication); started earlier, next to independent compute (%s of host compute per "
-                         "step), it would hide an estimated %s per step (%.1f %%)",
+                         "step), it would hide an estimated %s per step (%.1f %% of the step)",
                          cs_fmt_ns(exposed, b1, sizeof b1), cs_fmt_ns(g.comm / g.ranks / w.nsteps, b2, sizeof b2),
                          cs_fmt_ns(comp, b3, sizeof b3), cs_fmt_ns(gain, b1, sizeof b1),
                          measured > 0 ? 100.0 * (double)gain / (double)measured : 0.0);

@@ -11,8 +11,9 @@
 
 enum { DF_FORMAT, DF_OUTPUT };
 static const cs_opt cs_diff_opt[] = {
-    [DF_FORMAT] = { "format", 0, CS_OPT_REQUIRED, "FMT", "text|json", CS_OPT_OWN,
-                    "text (default) or json (format \"collscope-diff\", version 1, docs/report-json.md)" },
+    [DF_FORMAT] = { "format", 0, CS_OPT_REQUIRED, "FMT", NULL, CS_OPT_OWN,
+                    "text (default) or json (format \"collscope-diff\", version 1, docs/report-json.md)",
+                    .values_of = cs_diff_format_values },
     [DF_OUTPUT] = { "output", 'o', CS_OPT_REQUIRED, "FILE", NULL, CS_OPT_OWN,
                     "write the comparison to FILE (replaced once complete; never through a symlink) instead "
                     "of standard output (-o -)" },
@@ -61,9 +62,10 @@ int cs_cmd_diff(int argc, char **argv)
         cs_opts_help(stderr, &cs_optset_diff);
         return 2;
     }
-    int json = strcmp(format, "json") == 0;
-    if (!json && strcmp(format, "text") != 0) {
-        cs_error("diff: unknown format '%s' (text or json)", format);
+    int json = cs_diff_format(format);
+    if (json < 0) {
+        char names[128];
+        cs_error("diff: unknown format '%s' (%s)", format, cs_diff_format_names(names, sizeof names, 0));
         return 2;
     }
     cs_report_data d[2];

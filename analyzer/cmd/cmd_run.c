@@ -4,11 +4,44 @@
 #include "analyzer/cmd/cli.h"
 #include "analyzer/live/live.h"
 #include "analyzer/live/live_serve.h"
+#include "common/fmt.h"
 #include "common/numarg.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The MPIs --mpi names, each with the preload it picks
+ * (collscope-PRELOAD.so); and the actions --hang-action takes. --help and
+ * the messages for a value not here list the names from these tables. */
+static const struct {
+    const char *name, *preload;
+} cs_run_mpis[] = { { "openmpi", "openmpi" }, { "mpich", "mpich" }, { "none", "nompi" } };
+#define CS_RUN_NMPIS (sizeof cs_run_mpis / sizeof cs_run_mpis[0])
+static const char *const cs_run_hang_actions[] = { "report", "abort" };
+#define CS_RUN_NHANG_ACTIONS (sizeof cs_run_hang_actions / sizeof cs_run_hang_actions[0])
+
+static const char *cs_run_mpi_name(size_t i, const void *arg)
+{
+    (void)arg;
+    return cs_run_mpis[i].name;
+}
+
+static const char *cs_run_mpi_values(char *buf, size_t len)
+{
+    return cs_fmt_names(buf, len, CS_RUN_NMPIS, cs_run_mpi_name, NULL, 1);
+}
+
+static const char *cs_run_hang_action_name(size_t i, const void *arg)
+{
+    (void)arg;
+    return cs_run_hang_actions[i];
+}
+
+static const char *cs_run_hang_action_values(char *buf, size_t len)
+{
+    return cs_fmt_names(buf, len, CS_RUN_NHANG_ACTIONS, cs_run_hang_action_name, NULL, 1);
+}
 
 enum {
     RN_OUTPUT,
@@ -36,9 +69,10 @@ static const cs_opt cs_run_opt[] = {
     [RN_WAIT] = { "wait", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
                   "when another collscope command is using DIR (a run, an ingest, import or merge), wait for "
                   "it to end; without it, this run is refused (exit 1) and the job not started" },
-    [RN_MPI] = { "mpi", 0, CS_OPT_REQUIRED, "IMPL", "openmpi|mpich|none", CS_OPT_OWN,
+    [RN_MPI] = { "mpi", 0, CS_OPT_REQUIRED, "IMPL", NULL, CS_OPT_OWN,
                  "which MPI the job uses: openmpi, mpich or none (default: guessed from the launcher and the "
-                 "program)" },
+                 "program)",
+                 .values_of = cs_run_mpi_values },
     [RN_NOCALLSITES] = { "no-callsites", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN, "do not record call sites" },
     [RN_NOINGEST] = { "no-ingest", 0, CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
                       "leave the logs; build the trace later with collscope ingest" },
@@ -53,9 +87,10 @@ static const cs_opt cs_run_opt[] = {
                          "a watchdog in every rank records a call in flight for more than S seconds, or a rank "
                          "whose frequent calls stopped for S seconds, with a stack sample, and says so on stderr "
                          "(COLLSCOPE_HANG_TIMEOUT; default off)" },
-    [RN_HANGACTION] = { "hang-action", 0, CS_OPT_REQUIRED, "A", "report|abort", CS_OPT_UNDER,
+    [RN_HANGACTION] = { "hang-action", 0, CS_OPT_REQUIRED, "A", NULL, CS_OPT_UNDER,
                         "report (default): go on; abort: end the job once the hang is recorded "
-                        "(COLLSCOPE_HANG_ACTION)" },
+                        "(COLLSCOPE_HANG_ACTION)",
+                        .values_of = cs_run_hang_action_values },
     [RN_METRICSFILE] = { "metrics-file", 0, CS_OPT_REQUIRED, "PATH", NULL, CS_OPT_OWN,
                          "while the job runs, follow its logs (as collscope top does) and write Prometheus "
                          "metrics there about once a second (the node exporter's textfile format, renamed into "
@@ -136,8 +171,13 @@ int cs_cmd_run(int argc, char **argv)
         setenv("COLLSCOPE_HANG_TIMEOUT", hang_timeout, 1);
     }
     if (hang_action) {
-        if (strcmp(hang_action, "report") != 0 && strcmp(hang_action, "abort") != 0) {
-            cs_error("run: --hang-action '%s' is not report or abort", hang_action);
+        size_t i = 0;
+        while (i < CS_RUN_NHANG_ACTIONS && strcmp(hang_action, cs_run_hang_actions[i]) != 0)
+            i++;
+        if (i == CS_RUN_NHANG_ACTIONS) {
+            char names[64];
+            cs_error("run: unknown --hang-action '%s' (%s)", hang_action,
+                     cs_fmt_names(names, sizeof names, CS_RUN_NHANG_ACTIONS, cs_run_hang_action_name, NULL, 0));
             return 2;
         }
         if (!hang_timeout) {
@@ -149,12 +189,17 @@ int cs_cmd_run(int argc, char **argv)
     char **launch = argv + optind;
     if (!mpi)
         mpi = cs_run_guess_mpi(launch);
-    if (strcmp(mpi, "none") == 0)
-        mpi = "nompi";
-    if (strcmp(mpi, "openmpi") != 0 && strcmp(mpi, "mpich") != 0 && strcmp(mpi, "nompi") != 0) {
-        cs_error("run: unknown MPI '%s' (openmpi, mpich or none)", mpi);
+    /* a name of the table (--mpi, COLLSCOPE_MPI), or a preload's (a guess) */
+    size_t mi = 0;
+    while (mi < CS_RUN_NMPIS && strcmp(mpi, cs_run_mpis[mi].name) != 0 && strcmp(mpi, cs_run_mpis[mi].preload) != 0)
+        mi++;
+    if (mi == CS_RUN_NMPIS) {
+        char names[64];
+        cs_error("run: unknown MPI '%s' (%s)", mpi,
+                 cs_fmt_names(names, sizeof names, CS_RUN_NMPIS, cs_run_mpi_name, NULL, 0));
         return 2;
     }
+    mpi = cs_run_mpis[mi].preload;
     if (metrics_file || metrics_port || top) {
         char err[1200];
         cs_live_opts lo;

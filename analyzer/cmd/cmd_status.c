@@ -12,8 +12,8 @@ enum { ST_AFTER, ST_FORMAT, ST_WATCH, ST_VERBOSE };
 static const cs_opt cs_status_opt[] = {
     [ST_AFTER] = { "after", 0, CS_OPT_REQUIRED, "SECONDS", NULL, CS_OPT_OWN,
                    "a call in flight this long is stuck (default 5)" },
-    [ST_FORMAT] = { "format", 0, CS_OPT_REQUIRED, "F", "text|json", CS_OPT_OWN,
-                    "text (default) or json (for schedulers and scripts)" },
+    [ST_FORMAT] = { "format", 0, CS_OPT_REQUIRED, "F", NULL, CS_OPT_OWN,
+                    "text (default) or json (for schedulers and scripts)", .values_of = cs_status_format_values },
     [ST_WATCH] = { "watch", 0, CS_OPT_REQUIRED, "SECONDS", NULL, CS_OPT_OWN,
                    "print again every SECONDS until interrupted" },
     [ST_VERBOSE] = { NULL, 'v', CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
@@ -68,10 +68,9 @@ int cs_cmd_status(int argc, char **argv)
             }
             break;
         case ST_FORMAT:
-            if (strcmp(optarg, "json") == 0)
-                o.json = 1;
-            else if (strcmp(optarg, "text") != 0) {
-                cs_error("status: --format %s: text or json", optarg);
+            if ((o.json = cs_status_format(optarg)) < 0) {
+                char names[128];
+                cs_error("status: unknown format '%s' (%s)", optarg, cs_status_format_names(names, sizeof names, 0));
                 return 2;
             }
             break;

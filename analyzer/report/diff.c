@@ -4,12 +4,46 @@
  * "collscope-diff", docs/report-json.md). */
 #include "config.h"
 #include "analyzer/report/report_int.h"
+#include "common/fmt.h"
 #include "common/msg.h"
 #include "common/stats.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The diff's formats: the name --format takes, and whether it is JSON.
+ * `collscope diff --help` and the message for an unknown format list the
+ * names from here. */
+static const struct {
+    const char *name;
+    int json;
+} cs_diff_formats[] = { { "text", 0 }, { "json", 1 } };
+#define CS_DIFF_NFORMATS (sizeof cs_diff_formats / sizeof cs_diff_formats[0])
+
+int cs_diff_format(const char *name)
+{
+    for (size_t i = 0; name && i < CS_DIFF_NFORMATS; i++)
+        if (strcmp(name, cs_diff_formats[i].name) == 0)
+            return cs_diff_formats[i].json;
+    return -1;
+}
+
+static const char *cs_diff_format_name(size_t i, const void *arg)
+{
+    (void)arg;
+    return cs_diff_formats[i].name;
+}
+
+const char *cs_diff_format_names(char *buf, size_t len, int bar)
+{
+    return cs_fmt_names(buf, len, CS_DIFF_NFORMATS, cs_diff_format_name, NULL, bar);
+}
+
+const char *cs_diff_format_values(char *buf, size_t len)
+{
+    return cs_diff_format_names(buf, len, 1);
+}
 
 /* The parts of a rank's GPU time the diff compares, as in the report. */
 enum { CS_DIFF_GPU_PARTS = 5 };
@@ -302,9 +336,10 @@ void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_dat
             fprintf(f, "  none in either run\n");
         for (int i = 0; i < cur->ntails; i++) {
             const cs_tail_row *t = &cur->tails[i], *bt = cs__report_find_tail(cur, base, t);
-            char key[300], b6[32];
+            char key[400], b6[32], site[300];
             int l = snprintf(key, sizeof key, "%s [%s] %s", cs_report_opname(cur, t->op),
-                             cs_fmt_bytes(1LL << t->bucket, b6, sizeof b6), t->callsite);
+                             cs_fmt_bytes(1LL << t->bucket, b6, sizeof b6),
+                             cs__report_tail_site(cur, i, cur->ntails, site, sizeof site));
             tw = l > tw ? (l < 64 ? l : 64) : tw;
             tmax = t->p99_ns > tmax ? t->p99_ns : tmax;
             tmax = bt && bt->p99_ns > tmax ? bt->p99_ns : tmax;
@@ -323,14 +358,18 @@ void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_dat
             cs_json_str(f, cs_report_opname(cur, t->op));
             fprintf(f, ", \"bucket\": %d, \"callsite\": ", t->bucket);
             cs_json_str(f, t->callsite);
+            char cname[CS_COMMS_DISPLAY_MAX];
+            fprintf(f, ", \"comm_name\": ");
+            cs_json_str(f, cs_report_commname(cur, t->comm, cname, sizeof cname));
             fprintf(f, ", \"base_p99_ns\": %lld, \"new_p99_ns\": %lld, \"change_pct\": ",
                     (long long)(bt ? bt->p99_ns : -1), (long long)t->p99_ns);
             cs_json_num(f, "%.2f", c);
             fprintf(f, "}");
         } else {
-            char key[300], fit[300], b6[32];
+            char key[400], fit[400], b6[32], site[300];
             snprintf(key, sizeof key, "%s [%s] %s", cs_report_opname(cur, t->op),
-                     cs_fmt_bytes(1LL << t->bucket, b6, sizeof b6), t->callsite);
+                     cs_fmt_bytes(1LL << t->bucket, b6, sizeof b6),
+                     cs__report_tail_site(cur, i, cur->ntails, site, sizeof site));
             fprintf(f, "  %-*s %11s %11s", tw, cs__report_fit(key, tw, fit, sizeof fit),
                     bt ? cs__report_tnum(&tu, bt->p99_ns, b1, sizeof b1) : "-",
                     cs__report_tnum(&tu, t->p99_ns, b2, sizeof b2));

@@ -277,9 +277,9 @@ int cs_estimate_check(const cs_source *before, const cs_source *after, double to
         }
         if (p) {
             char cname[CS_COMMS_DISPLAY_MAX];
-            fprintf(out, "fusion proposal of BEFORE: %s, on %s, %.1f calls per step, suggested bucket %s\n",
-                    p->callsite, cs_report_commname(&B.d, p->comm, cname, sizeof cname), p->calls_per_step,
-                    cs_fmt_bytes(p->bucket_bytes, b1, sizeof b1));
+            fprintf(out, "fusion proposal of BEFORE: %s%son %s, %.1f calls per step, suggested bucket %s\n",
+                    p->callsite, p->callsite[0] ? ", " : "", cs_report_commname(&B.d, p->comm, cname, sizeof cname),
+                    p->calls_per_step, cs_fmt_bytes(p->bucket_bytes, b1, sizeof b1));
             if (applied)
                 fprintf(out, "  AFTER (apply mode): %lld calls fused into %lld; %.1f allreduce calls per step\n",
                         (long long)A.d.fuse_members, (long long)A.d.fused_calls, after_calls);

@@ -359,13 +359,40 @@ const char *cs_report_commname(const cs_report_data *d, int64_t comm, char *buf,
 const cs_tail_row *cs__report_find_tail(const cs_report_data *d, const cs_report_data *in, const cs_tail_row *t)
 {
     const char *name = cs_report_opname(d, t->op);
+    char cn[CS_COMMS_DISPLAY_MAX], xn[CS_COMMS_DISPLAY_MAX];
+    cs_report_commname(d, t->comm, cn, sizeof cn);
+    const cs_tail_row *only = NULL;
+    int nalike = 0;
     for (int i = 0; i < in->ntails; i++) {
         const cs_tail_row *x = &in->tails[i];
-        if (x->bucket == t->bucket && strcmp(x->callsite, t->callsite) == 0 &&
-            strcmp(cs_report_opname(in, x->op), name) == 0)
-            return x;
+        if (x->bucket != t->bucket || strcmp(x->callsite, t->callsite) != 0 ||
+            strcmp(cs_report_opname(in, x->op), name) != 0)
+            continue;
+        if (strcmp(cs_report_commname(in, x->comm, xn, sizeof xn), cn) == 0)
+            return x; /* the same communicator, by name */
+        only = x;
+        nalike++;
     }
-    return NULL;
+    /* a group on a communicator named otherwise in the other run: the one
+     * group of that op, size and call site there, never one of several */
+    return nalike == 1 ? only : NULL;
+}
+
+const char *cs__report_tail_site(const cs_report_data *d, int i, int n, char *buf, size_t len)
+{
+    const cs_tail_row *t = &d->tails[i];
+    int alike = 0;
+    for (int j = 0; j < n && j < d->ntails && !alike; j++)
+        alike = j != i && d->tails[j].op == t->op && d->tails[j].bucket == t->bucket &&
+                strcmp(d->tails[j].callsite, t->callsite) == 0 && d->tails[j].comm != t->comm;
+    if (!alike) {
+        snprintf(buf, len, "%s", t->callsite);
+        return buf;
+    }
+    char cn[CS_COMMS_DISPLAY_MAX];
+    snprintf(buf, len, "%s%son %s", t->callsite, t->callsite[0] ? " " : "",
+             cs_report_commname(d, t->comm, cn, sizeof cn));
+    return buf;
 }
 
 void cs__report_model_name(char *buf, size_t len, const cs_report_data *d, const cs_model_row *m)

@@ -73,7 +73,9 @@ void cs__report_answer_of(const cs_report_data *d, cs_answer *a)
         else
             snprintf(a->who, sizeof a->who, "rank %d", a->rank);
     } else if (a->stage) {
-        snprintf(a->who, sizeof a->who, "pipeline %s", d->sd_culprit);
+        /* the slowdown's group "pp stage 1" reads "pipeline stage 1" */
+        const char *st = strncmp(d->sd_culprit, "pp stage ", 9) == 0 ? d->sd_culprit + 9 : d->sd_culprit;
+        snprintf(a->who, sizeof a->who, "pipeline stage %s", st);
     }
     /* the culprit's row of the slowdown attribution, and its share of
      * the gap to ideal durations */

@@ -45,8 +45,9 @@ const cs_slowdown_row *cs__report_sd(const cs_report_data *d, const char *kind, 
  * user guide, relative to the source tree (a CI summary of this project). */
 #define CS_REPORT_GLOSSARY_URL "docs/guide.md#glossary"
 
-/* The same collective group (op name, size bucket, call site) in the run
- * in, or NULL. */
+/* The same collective group (op name, size bucket, call site, and the
+ * communicator by name where the run in has several such groups) in the
+ * run in, or NULL. */
 const cs_tail_row *cs__report_find_tail(const cs_report_data *d, const cs_report_data *in, const cs_tail_row *t);
 /* "OP [ALGO] on COMM": how the reports name a cost model. */
 void cs__report_model_name(char *buf, size_t len, const cs_report_data *d, const cs_model_row *m);
@@ -91,6 +92,14 @@ static inline const char *cs__report_bnum(const cs_bunit *u, int64_t b, char *bu
  * the end of a token: a file:line is never cut) and its tail with "..."
  * between. Returns buf. */
 const char *cs__report_fit(const char *s, int w, char *buf, size_t len);
+/* The n keys (stride bytes each) fitted into w columns, into fits (the
+ * same stride), as cs__report_fit does; where two that differ would read
+ * alike, both keep more of their head until they differ. */
+void cs__report_fit_all(const char *keys, size_t stride, size_t n, int w, char *fits);
+/* (report.c) Tail row i's call site as the tables show it: its label, and " on COMM"
+ * (the communicator's name) when another of the first n rows has the same
+ * op, size bucket and call site, so that no two rows read alike. */
+const char *cs__report_tail_site(const cs_report_data *d, int i, int n, char *buf, size_t len);
 /* Lines of a stored text ("a\nb"): the length of the line at l in *n,
  * and where the next one starts (its end when it is the last). */
 const char *cs__report_line(const char *l, int *n);

@@ -52,7 +52,7 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
         for (int i = 0; i < d->nprops; i++) {
             const cs_proposal *p = &d->props[i];
             fprintf(f, "| %s | ", p->kind);
-            cs_report_markdown_cell(f, p->callsite);
+            cs_report_markdown_cell(f, p->callsite[0] ? p->callsite : "(not recorded)");
             fprintf(f, " | %s | %s (%.1f %%) | ", p->bucket_bytes ? cs_fmt_bytes(p->bucket_bytes, b1, sizeof b1) : "",
                     cs_fmt_ns(p->gain_ns, b2, sizeof b2),
                     p->step_ns > 0 ? 100.0 * (double)p->gain_ns / (double)p->step_ns : 0.0);
@@ -67,10 +67,11 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
             ma = (int64_t)d->models[i].gamma_ns > ma ? (int64_t)d->models[i].gamma_ns : ma;
         }
         cs_tunit mu = cs__report_tunit(ma);
-        fprintf(f,
-                "\n| cost model | points | alpha (%s) | gamma (%s) | beta (ns per KiB) | R² | resid | note |\n"
-                "|---|---:|---:|---:|---:|---:|---:|---|\n",
-                mu.name, mu.name);
+        fprintf(
+            f,
+            "\n| cost model | points | alpha (%s) | gamma (%s) | beta (ns per KiB) | R² | resid (%% of the cells' time) | note |\n"
+            "|---|---:|---:|---:|---:|---:|---:|---|\n",
+            mu.name, mu.name);
         for (int i = 0; i < d->nmodels; i++) {
             const cs_model_row *m = &d->models[i];
             char key[256];
@@ -117,10 +118,11 @@ static void cs_report_markdown_gpu(FILE *f, const cs_report_data *d)
     int n = 0;
     for (int i = 0; i < d->ngpu; i++)
         if (d->gpu[i].outlier)
-            fprintf(f, "%s rank %d (%.1f %%)", n++ ? "," : "\nCompute share out of line (⚠):", d->gpu[i].rank,
+            fprintf(f, "%s rank %d (%.1f %% of its GPU window)",
+                    n++ ? "," : "\nCompute share out of line (⚠):", d->gpu[i].rank,
                     100 * cs__report_gpu_share(&d->gpu[i], d->gpu[i].compute_ns));
     if (n)
-        fprintf(f, "; the median of the ranks is %.1f %%.\n", 100 * cs__report_gpu_median_compute(d));
+        fprintf(f, " (median of the ranks %.1f %%).\n", 100 * cs__report_gpu_median_compute(d));
 }
 
 void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report_data *d, const cs_gate *g, int ng)
@@ -271,7 +273,8 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
     for (int i = 0; i < d->ntails && i < 15; i++) {
         const cs_tail_row *t = &d->tails[i];
         fprintf(f, "| %s | %s | ", cs_report_opname(d, t->op), cs_fmt_bytes(1LL << t->bucket, b4, sizeof b4));
-        cs_report_markdown_cell(f, t->callsite);
+        char site[300];
+        cs_report_markdown_cell(f, cs__report_tail_site(d, i, d->ntails < 15 ? d->ntails : 15, site, sizeof site));
         fprintf(f, " | %lld | %s | %s | %s | ", (long long)t->count, cs__report_tnum(&tu[0], t->p50_ns, b1, sizeof b1),
                 cs__report_tnum(&tu[1], t->p99_ns, b2, sizeof b2), cs__report_tnum(&tu[2], t->max_ns, b3, sizeof b3));
         cs_report_markdown_cell(f, t->common);

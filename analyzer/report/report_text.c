@@ -52,12 +52,14 @@ static void cs_report_text_groups(FILE *f, const char *title, const char *keynam
         tu[k] = cs__report_tunit(mx[k + 1]);
         cs__report_thead(names[k + 1], &tu[k], h[k + 1], sizeof h[k + 1]);
     }
+    char *fits = keys ? calloc(shown ? shown : 1, 300) : NULL;
+    if (fits)
+        cs__report_fit_all(keys, 300, shown, w, fits);
     fprintf(f, "\n%s\n", title);
     fprintf(f, "  %-*s %9s %11s %11s %10s %10s %10s %10s\n", w, keyname, "calls", h[0], h[1], h[2], h[3], h[4], h[5]);
-    for (size_t i = 0; keys && i < shown; i++) {
+    for (size_t i = 0; fits && i < shown; i++) {
         const cs_group_stat *x = &a[i];
-        char fit[300];
-        cs__report_fit(keys + i * 300, w, fit, sizeof fit);
+        const char *fit = fits + i * 300;
         const int64_t v[5] = { x->total, x->p50, x->p90, x->p99, x->max };
         for (int k = 0; k < 5; k++)
             cs__report_tnum(&tu[k], v[k], b[k + 1], sizeof b[k + 1]);
@@ -65,6 +67,7 @@ static void cs_report_text_groups(FILE *f, const char *title, const char *keynam
                 cs__report_bnum(&bu, x->bytes, b[0], sizeof b[0]), b[1], b[2], b[3], b[4], b[5]);
     }
     free(keys);
+    free(fits);
     if (n == 0)
         fprintf(f, "  (none)\n");
     else if (shown < n)
@@ -121,13 +124,13 @@ static void cs_report_text_gpu(FILE *f, const cs_report_data *d)
     for (int i = 0; i < d->ngpu; i++)
         if (d->gpu[i].outlier) {
             const cs_gpu_time_row *r = &d->gpu[i];
-            fprintf(f, "%s rank %d %.1f %%", n++ ? "," : "  compute share out of line:", r->rank,
+            fprintf(f, "%s rank %d %.1f %% of its GPU window", n++ ? "," : "  compute share out of line:", r->rank,
                     100 * cs__report_gpu_share(r, r->compute_ns));
         }
     if (n)
         fprintf(f, " (median of the ranks %.1f %%)\n", 100 * med);
     else if (d->ngpu >= 4)
-        fprintf(f, "  compute share: no rank out of line (median %.1f %%)\n", 100 * med);
+        fprintf(f, "  compute share: no rank out of line (median %.1f %% of the GPU window)\n", 100 * med);
 }
 
 /* The top GPU kernels of each rank (the first CS_REPORT_TEXT_KERNELS of
@@ -193,7 +196,7 @@ static void cs_report_text_models(FILE *f, const cs_report_data *d, int full)
         return;
     }
     fprintf(f, "\nCost models (time of n calls completing together = alpha + (n-1) x gamma + bytes x beta,\n"
-               " fitted to the completion times; resid: relative residual of the cells)\n");
+               " fitted to the completion times; resid: the cells' residual, in %% of their time)\n");
     /* the models' names (op and communicator) get the room they need */
     int w = 36;
     for (int i = 0; i < d->nmodels; i++) {
@@ -297,7 +300,8 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
                 cs_fmt_ns(p->gain_ns, b1, sizeof b1),
                 p->step_ns > 0 ? 100.0 * (double)p->gain_ns / (double)p->step_ns : 0.0);
         if (strcmp(p->kind, "fusion") == 0)
-            fprintf(f, ", %s, bucket %s", p->callsite, cs_fmt_bytes(p->bucket_bytes, b2, sizeof b2));
+            fprintf(f, "%s%s, bucket %s", p->callsite[0] ? ", " : "", p->callsite,
+                    cs_fmt_bytes(p->bucket_bytes, b2, sizeof b2));
         fprintf(f, "\n    %s\n", p->evidence);
         if (p->env[0])
             fprintf(f, "    apply with: %s\n", p->env);
@@ -548,9 +552,10 @@ static void cs_report_text_tails(FILE *f, const cs_report_data *d)
         const int64_t v[5] = { t->p50_ns, t->p90_ns, t->p99_ns, t->p999_ns, t->max_ns };
         for (int k = 0; k < 5; k++)
             mx[k] = v[k] > mx[k] ? v[k] : mx[k];
-        char key[300];
-        int l = snprintf(key, sizeof key, "%s [%s] %s", cs_report_opname(d, t->op),
-                         cs_fmt_bytes(1LL << t->bucket, sz, sizeof sz), t->callsite);
+        char key[400], site[300];
+        int l =
+            snprintf(key, sizeof key, "%s [%s] %s", cs_report_opname(d, t->op),
+                     cs_fmt_bytes(1LL << t->bucket, sz, sizeof sz), cs__report_tail_site(d, i, n, site, sizeof site));
         w = l > w ? (l < 64 ? l : 64) : w;
     }
     static const char *names[5] = { "p50", "p90", "p99", "p99.9", "max" };
@@ -564,9 +569,9 @@ static void cs_report_text_tails(FILE *f, const cs_report_data *d)
             h[4]);
     for (int i = 0; i < n; i++) {
         const cs_tail_row *t = &d->tails[i];
-        char key[300], fit[300];
+        char key[400], fit[400], site[300];
         snprintf(key, sizeof key, "%s [%s] %s", cs_report_opname(d, t->op),
-                 cs_fmt_bytes(1LL << t->bucket, sz, sizeof sz), t->callsite);
+                 cs_fmt_bytes(1LL << t->bucket, sz, sizeof sz), cs__report_tail_site(d, i, n, site, sizeof site));
         const int64_t v[5] = { t->p50_ns, t->p90_ns, t->p99_ns, t->p999_ns, t->max_ns };
         for (int k = 0; k < 5; k++)
             cs__report_tnum(&u[k], v[k], b[k], sizeof b[k]);

@@ -113,14 +113,41 @@ static int cs_fit_inside(const char *s, int i)
     return i > 0 && cs_fit_tokchar(s[i]) && cs_fit_tokchar(s[i - 1]);
 }
 
-const char *cs__report_fit(const char *s, int w, char *buf, size_t len)
+/* cs__report_fit with the head given share/8 of the room (4: half). */
+static const char *cs_fit_share(const char *s, int w, int share, char *buf, size_t len)
 {
     int n = (int)strlen(s);
     if (w < 12 || n <= w) {
         snprintf(buf, len, "%s", s);
         return buf;
     }
-    int room = w - 3, head = room / 2;
+    int room = w - 3, head = room * share / 8;
+    /* a file:line too long for either half ("tmpxft_..._x.cudafe1.cpp:388
+     * main [op]", "MPI_Bcast [128 B] generated_file_name.cpp:350 main"):
+     * its file name loses its middle; its end, the line and the rest of
+     * the name are kept whole, rather than the whole location lost to the
+     * ellipsis */
+    for (int t0 = 0; t0 < n;) {
+        int t1 = t0;
+        while (t1 < n && cs_fit_tokchar(s[t1]))
+            t1++;
+        if (t1 - t0 > room / 2 && cs_fit_fileline(s, (size_t)n, t0)) {
+            int line = t1; /* the ":LINE" of the token */
+            while (line > t0 && s[line - 1] != ':')
+                line--;
+            int keep = w - 3 - (n - (t1 - t0)), tail = keep / 2;
+            if (tail < t1 - line + 5)
+                tail = t1 - line + 5; /* ":LINE" and a few letters of the file's end */
+            while (keep - tail > 4 && (s[t1 - tail] == '.' || s[t1 - tail] == '_' || s[t1 - tail] == '-'))
+                tail++; /* no "....cpp": the tail starts on a letter or digit */
+            if (keep - tail >= 4) {
+                snprintf(buf, len, "%.*s...%s", t0 + keep - tail, s, s + t1 - tail);
+                return buf;
+            }
+            break;
+        }
+        t0 = t1 < n ? t1 + 1 : n;
+    }
     /* a file:line is never cut: the head ends after one or before it */
     if (cs_fit_inside(s, head) && cs_fit_fileline(s, (size_t)n, head)) {
         int end = head, start = head;
@@ -162,6 +189,28 @@ const char *cs__report_fit(const char *s, int w, char *buf, size_t len)
         }
     snprintf(buf, len, "%.*s...%s", head, s, s + t0);
     return buf;
+}
+
+const char *cs__report_fit(const char *s, int w, char *buf, size_t len)
+{
+    return cs_fit_share(s, w, 4, buf, len);
+}
+
+void cs__report_fit_all(const char *keys, size_t stride, size_t n, int w, char *fits)
+{
+    for (size_t i = 0; i < n; i++)
+        cs_fit_share(keys + i * stride, w, 4, fits + i * stride, stride);
+    /* two keys that differ but fit alike: both keep more of their head
+     * (where names of one kind differ: the function after a file:line)
+     * until they differ, or the head has all the room it can take */
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            for (int share = 5; share <= 7 && strcmp(fits + i * stride, fits + j * stride) == 0 &&
+                                strcmp(keys + i * stride, keys + j * stride) != 0;
+                 share++) {
+                cs_fit_share(keys + i * stride, w, share, fits + i * stride, stride);
+                cs_fit_share(keys + j * stride, w, share, fits + j * stride, stride);
+            }
 }
 
 const char *cs__report_line(const char *l, int *n)

@@ -12,7 +12,8 @@
 # match; the 8 ProfilerStep#N are the steps;
 # `collscope report` finds rank 2 the one persistent straggler, slowest in
 # most steps, and its median step time is the script's within 20 %.
-# The text report (the README's example) begins with rank 2 as the culprit.
+# The text report (the README's example) begins with rank 2 as the culprit,
+# and passes tests/report/check_report.py.
 . "$srcdir/tests/lib.sh"
 if ! "$COLLSCOPE" --help 2>&1 | grep -q '^  import '; then
   [ "${CI:-}" = true ] && fail "collscope has no import command"
@@ -112,4 +113,12 @@ sed -n '4,5p' "$T/report.txt" | tr '\n' '|' | grep -q '^What limits this job|  c
 grep -Eq '^  saving: about [0-9.]+ ms per step if fixed' "$T/report.txt" ||
   fail "the text report gives no saving per step: $(head -n 10 "$T/report.txt")"
 echo "ok: the text report begins with rank 2 as the culprit and its saving"
+# ... and passes the checks of every source's golden report (units, labels,
+# call sites, elisions, percentages: tests/report/check_report.py).
+"$COLLSCOPE" report "$T/imp" --full > "$T/report.full" || fail "collscope report --full failed"
+"$COLLSCOPE" report "$T/imp" --format markdown > "$T/report.md" || fail "collscope report --format markdown failed"
+"$PY" "$S/tests/report/check_report.py" "PyTorch DDP" "$T/report.full" "$T/report.json" "$T/report.md" ||
+  fail "the PyTorch job's report (above)"
+"$PY" "$S/tests/report/check_report.py" "PyTorch DDP (default)" "$T/report.txt" "$T/report.json" ||
+  fail "the PyTorch job's default report (above)"
 pass

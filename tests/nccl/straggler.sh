@@ -1,7 +1,10 @@
 #!/bin/sh
 # An injected delay on one rank of the NCCL trainer (stand-ins, 4 ranks) is
 # reported by the same analysis as for MPI: a persistent straggler, and
-# the report's first lines name it with S and the saving per step.
+# the report's first lines name it with its coordinates, S, the saving per
+# step and the call site the others wait in; the whole report passes the
+# checks of every source's golden report (docs/guide.md shows this job's
+# report as the stand-in's answer to "I run torchrun with NCCL").
 . "$srcdir/tests/lib.sh"
 . "$S/tests/nccl/nccl_lib.sh"
 need_standins
@@ -29,7 +32,12 @@ d = json.load(open(sys.argv[2]))
 start = lines.index("What limits this job")
 assert start <= 3, "'What limits this job' at line %d" % start
 head = "\n".join(lines[start:start + 8])
-assert re.search(r"^  culprit: rank 2\b", head, re.M), "no 'culprit: rank 2'"
+assert re.search(r"^  culprit: rank 2 \(dp 2, pp 0, tp 0\)", head, re.M), "no 'culprit: rank 2 (dp 2, pp 0, tp 0)'"
+# where the others wait: the gradient allreduce, at its line of the
+# trainer (built with -g), as the JSON's costliest call site has it
+site = d["callsites"][0]["callsite"]
+assert site.startswith("nccl_trainer.cu:"), "the costliest call site is %r" % site
+assert "  where the others wait: ncclAllReduce at %s (" % site in head, "no 'where the others wait' at %s" % site
 sd = d["slowdown"]
 assert sd and "  S %.3f:" % sd["S"] in head, "S %s not among the first lines" % (sd and sd["S"])
 m = re.search(r"^  saving: about ([0-9.]+) (us|ms|s) per step", head, re.M)
@@ -43,4 +51,17 @@ for i, l in enumerate(lines):
     assert len(u) <= 1, "line %d mixes %s: %s" % (i + 1, sorted(u), l[:120])
 print("ok: the text report leads with rank 2, S %.3f and a saving of %.3f ms per step" % (sd["S"], save / 1e6))
 PY
+# The rest of the golden report on this source: no table mixes units, no
+# internal label, names and call sites whole or elided in their middle,
+# every percentage with its base (tests/report/check_report.py), in the
+# report with every section and in the Markdown report; every term it
+# prints is in docs/guide.md's glossary (tests/report/glossary.py).
+"$COLLSCOPE" report "$T/r" --full > "$T/report.full" 2> "$T/report.err" || { cat "$T/report.err"; fail "report --full failed"; }
+"$COLLSCOPE" report "$T/r" --format markdown > "$T/report.md" 2> "$T/report.err" || { cat "$T/report.err"; fail "markdown report failed"; }
+"$PYTHON3" "$S/tests/report/check_report.py" "NCCL stand-in" "$T/report.full" "$T/report.json" "$T/report.md" ||
+  fail "the NCCL stand-in job's report (above)"
+"$PYTHON3" "$S/tests/report/check_report.py" "NCCL stand-in (default)" "$T/report.txt" "$T/report.json" ||
+  fail "the NCCL stand-in job's default report (above)"
+"$PYTHON3" "$S/tests/report/glossary.py" "$S/docs/guide.md" --min 40 "$T/report.full" ||
+  fail "the NCCL stand-in job's report prints a term the glossary does not define (above)"
 pass

@@ -9,11 +9,19 @@
 #     JSON names it), S (as the JSON's, 3 decimals) and the saving per
 #     step (demo: the straggler's cost; GPU: within 25 % of the truth's
 #     actual - ideal), within the first 8 lines;
-#   - no line holds two time units; a table whose header names a unit has
-#     no unit in its rows;
-#   - no internal label (other:HEX); every file:line in the text is one of
-#     the JSON's call sites (never cut to another line);
+#   - by check_report.py, on the report, --full and Markdown: no line
+#     holds two time units, a table whose header names a unit has none in
+#     its rows; no internal label (other:HEX, call site N of rank R, hex
+#     addresses, raw ids); every file:line is one of the JSON's call sites
+#     (never cut to another line); every "..." joins the start and the end
+#     of names the JSON holds; every percentage states its base;
+#   - the layout line names the communicators of a dimension when the
+#     trace has them (the GPU job's dp_group_0..3), never "no communicator
+#     of their own" beside a communicator table that lists them;
 #   - the sections that say nothing fold to one line, --full shows them;
+#   - the two other answers, on 4-rank GPU jobs: a slow pipeline stage
+#     ("culprit: pipeline stage 1", its saving against the truth) and a
+#     clean job ("no single culprit");
 #   - diff warns on the two (world sizes, sources), not on a run and itself.
 . "${abs_top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib.sh"
 PY=${PYTHON3:-python3}
@@ -28,6 +36,11 @@ for n in demo gpu; do
   "$COLLSCOPE" report "$tr" > "$T/$n.txt" || fail "$n: report failed"
   "$COLLSCOPE" report "$tr" --full > "$T/$n.full" || fail "$n: report --full failed"
   "$COLLSCOPE" report "$tr" --format json -o "$T/$n.json" || fail "$n: report --format json failed"
+  "$COLLSCOPE" report "$tr" --format markdown > "$T/$n.md" || fail "$n: report --format markdown failed"
+  # units, labels, call sites, elisions and percentages, in the default
+  # report, all sections (--full) and the Markdown report
+  $PY "$S/tests/report/check_report.py" "$n" "$T/$n.txt" "$T/$n.json" "$T/$n.md" || fail "$n: the report (above)"
+  $PY "$S/tests/report/check_report.py" "$n --full" "$T/$n.full" "$T/$n.json" || fail "$n: the report --full (above)"
   $PY - "$n" "$T/$n.txt" "$T/$n.full" "$T/$n.json" "$T/gpu.truth" << 'PYEOF' || fail "$n: the text report (above)"
 import json, re, sys
 name, txt, full, js, truth = sys.argv[1:]
@@ -63,32 +76,14 @@ else:
         if abs(save - true) > 0.25 * true:
             bad.append("saving %.0f ns, the truth %d" % (save, true))
     print("ok: %s: saving %.3f ms per step" % (name, save / 1e6))
-# one unit per line; none in the rows of a table whose header has one
-unit = re.compile(r"\d (us|ms|s)\b")
-intable = False
-for i, l in enumerate(lines):
-    u = set(unit.findall(l))
-    if len(u) > 1:
-        bad.append("line %d mixes %s: %s" % (i + 1, sorted(u), l[:120]))
-    if re.search(r"\((us|ms|s)\)", l):
-        intable = True
-        continue
-    if not l.strip() or not l.startswith("  "):
-        intable = False
-    elif intable and u and not l.startswith("    "):
-        bad.append("line %d: a unit in a table row under a header that has one: %s" % (i + 1, l[:120]))
-# no internal labels; every file:line one of the call sites
-text = "\n".join(lines)
-if re.search(r"(other|nccl):[0-9a-f]{6}", text):
-    bad.append("an internal label reaches the reader: %s" % re.search(r".*(other|nccl):[0-9a-f]{6}.*", text).group(0))
-sites = set()
-for c in d["callsites"] + d["tails"]:
-    for k in ("name", "callsite", "key"):
-        if isinstance(c.get(k), str):
-            sites.update(re.findall(r"[\w.-]+\.\w+:\d+", c[k]))
-for fileline in re.findall(r"[\w-]+\.(?:c|cc|cpp|py|f90):\d+\b(?!\.)", text):
-    if fileline not in sites:
-        bad.append("%s is none of the call sites %s" % (fileline, sorted(sites)))
+# the layout line: a dimension "with no communicator of its own" while
+# communicators named for it are in the trace is a contradiction
+lay = [l for l in lines if l.startswith("  dp: ")]
+names = [c.get("comm_name", "") for c in d.get("comms", [])]
+if lay and "no communicator of their own" in lay[0] and any(re.search(r"(^|[^a-z])(dp|data)", x, re.I) for x in names):
+    bad.append("the layout says dp has no communicator of its own, the communicators are %s" % names)
+if name == "gpu" and not (lay and lay[0].startswith("  dp: 4 communicators of 4 like dp_group_")):
+    bad.append("the GPU job's layout line does not name its dp_group communicators: %s" % lay)
 # folded sections: one line each, --full shows them
 if not any(l.startswith("Clocks: kept as recorded") for l in lines):
     bad.append("the clocks nothing moved are not folded into one line")
@@ -104,6 +99,41 @@ print("ok: %s: %d lines (%d with --full), the answer at line %d" % (name, len(li
 sys.exit(1 if bad else 0)
 PYEOF
 done
+# The other two answers the first section can give, on imported GPU jobs
+# of 4 ranks (dp 2 x pp 2): a slow pipeline stage (stage 1's kernels 2x
+# slower: "culprit: pipeline stage 1", its saving within 25 % of the
+# truth's actual - ideal) and a job with no slow part ("no single
+# culprit", no saving); both reports pass check_report.py.
+for n in stage clean; do
+  if [ "$n" = stage ]; then set -- --slow-stage 1 --factor 2; else set -- --slow-rank -1; fi
+  check "generate the $n job" $PY "$S/tests/import/gpu_pipe_gen.py" "$T/$n" --dp 2 --pp 2 "$@" --truth "$T/$n.truth"
+  "$COLLSCOPE" import -o "$T/$n.out" "$T/$n" > "$T/$n.imp" 2>&1 || { cat "$T/$n.imp"; fail "$n: import failed"; }
+  "$COLLSCOPE" report "$T/$n.out" > "$T/$n.txt" || fail "$n: report failed"
+  "$COLLSCOPE" report "$T/$n.out" --format json -o "$T/$n.json" || fail "$n: report --format json failed"
+  "$COLLSCOPE" report "$T/$n.out" --format markdown > "$T/$n.md" || fail "$n: report --format markdown failed"
+  $PY "$S/tests/report/check_report.py" "$n" "$T/$n.txt" "$T/$n.json" "$T/$n.md" || fail "$n: the report (above)"
+  $PY - "$n" "$T/$n.txt" "$T/$n.json" "$T/$n.truth" << 'PYEOF' || { head -n 12 "$T/$n.txt"; fail "$n: the first section (above)"; }
+import json, re, sys
+name, txt, js, truth = sys.argv[1:]
+lines = open(txt).read().split("\n")
+d, t = json.load(open(js)), json.load(open(truth))
+start = lines.index("What limits this job")
+head = "\n".join(lines[start:start + 8])
+assert start <= 3, "'What limits this job' at line %d" % start
+assert "  S %.3f:" % d["slowdown"]["S"] in head, "S %.3f (the JSON's) not among the first lines" % d["slowdown"]["S"]
+if name == "stage":
+    assert lines[start + 1] == "  culprit: pipeline stage 1", "culprit line: %r" % lines[start + 1]
+    assert d["answer"]["culprit"] == "pipeline stage 1", d["answer"]
+    m = re.search(r"^  saving: about ([0-9.]+) ms per step", head, re.M)
+    assert m, "no saving per step in ms"
+    true = (t["actual_ns"] - t["ideal_ns"]) / 1e6
+    assert abs(float(m.group(1)) - true) <= 0.25 * true, "saving %s ms, the truth %.3f ms" % (m.group(1), true)
+else:
+    assert lines[start + 1].startswith("  no single culprit"), "first line: %r" % lines[start + 1]
+    assert d["answer"]["culprit"] is None and "saving:" not in head, (d["answer"], head)
+print("ok: %s: %s" % (name, lines[start + 1].strip()))
+PYEOF
+done
 "$COLLSCOPE" diff "$T/demo.db" "$T/gpu.out" > "$T/diff.txt" 2> "$T/diff.err" || fail "diff failed"
 grep -q "^WARNING: these runs are not comparable (world sizes 4 and 16; sources collscope run and import kineto" \
   "$T/diff.txt" || fail "diff of a 4-rank MPI run and a 16-rank import without a warning: $(head -n 5 "$T/diff.txt")"
@@ -114,4 +144,13 @@ grep -q "not comparable" "$T/diff.err" || fail "diff: no warning on stderr"
 "$COLLSCOPE" diff "$T/demo.db" "$T/demo.db" > "$T/same.txt" 2>&1 || fail "diff of a run and itself failed"
 grep -q "not comparable" "$T/same.txt" && fail "a run and itself called not comparable"
 echo "ok: diff warns on the 4-rank MPI run against the 16-rank import, not on a run and itself"
+# a run against itself changes nothing, also where one op and size run on
+# several communicators (the GPU job's four dp_group allreduces): each
+# group is matched with its own communicator's, and named by it
+"$COLLSCOPE" diff "$T/gpu.out" "$T/gpu.out" > "$T/same_gpu.txt" 2>&1 || fail "diff of the GPU job and itself failed"
+sed -n '/^Tail (p99)/,/^$/p' "$T/same_gpu.txt" | grep '^  ncclAllReduce' > "$T/same_tails.txt"
+[ "$(grep -c ' on dp_group_[0-3] ' "$T/same_tails.txt")" = 4 ] ||
+  fail "diff: the dp_group allreduces are not told apart: $(cat "$T/same_tails.txt")"
+grep -v ' +0\.0%$' "$T/same_tails.txt" && fail "diff of a run and itself shows a change (above)"
+echo "ok: diff of the GPU job and itself: $(wc -l < "$T/same_tails.txt") tail groups, each +0.0%, named by communicator"
 pass

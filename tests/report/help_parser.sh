@@ -8,7 +8,9 @@
 # taken, a made-up one refused with a message listing the same values, and
 # every name of the table the option dispatches on (read from its source)
 # that the command takes is offered: a table's entry missing from --help
-# fails.
+# fails. Every value list any --help shows is made from such a table
+# (none written by hand in an option table), run's --mpi and
+# --hang-action checked on a job that traces nothing.
 # Each row of a command's option list ("-o, --output FILE", made from the
 # command's option table, common/opts.h) agrees with the parser: both forms
 # are the same option, one that takes an argument refuses to go without
@@ -93,6 +95,11 @@ check_rows() {
     nrows=$((nrows + 1))
   done < "$T/rows"
 }
+# table_of NAME FILE: the initializer of the array NAME in FILE, from
+# "NAME[] = {" to the first "};"
+table_of() {
+  awk -v n="$1[] = {" 'index($0, n) { on = 1 } on { print } on && /};/ { exit }' "$2"
+}
 # src_names CMD OPT: the names of the table CMD's OPT dispatches on, read
 # from its source (not from the command): the report formats, the export
 # and import formats, top's sort keys; nothing for an option with no table
@@ -102,8 +109,20 @@ src_names() {
     "export --format") grep -oE '\.name = "[a-z0-9]+"' "$srcdir/analyzer/formats/export.c" ;;
     "import --format") sed -n '/cs_import_table\[\] = {/,/^};/p' "$srcdir/analyzer/formats/import.c" | grep -oE '\.name = "[a-z0-9]+"' ;;
     "top --sort") grep -E 'cs_live_sort_key\[CS_LIVE_NSORT\] = ' "$srcdir/analyzer/live/live.c" | grep -oE '"[a-z0-9]+"' ;;
+    "diff --format") table_of cs_diff_formats "$srcdir/analyzer/report/diff.c" | grep -oE '\{ "[a-z0-9]+"' ;;
+    "status --format") table_of cs_status_formats "$srcdir/analyzer/status/status.c" | grep -oE '\{ "[a-z0-9]+"' ;;
+    "run --mpi") table_of cs_run_mpis "$srcdir/analyzer/cmd/cmd_run.c" | grep -oE '\{ "[a-z0-9]+"' ;;
+    "run --hang-action") table_of cs_run_hang_actions "$srcdir/analyzer/cmd/cmd_run.c" | grep -oE '"[a-z0-9]+"' ;;
   esac | grep -oE '"[a-z0-9]+"' | tr -d '"' | sort -u
 }
+# Every value list a --help shows ("[--OPT a|b|c") is made from a table
+# (issue 36: --help texts generated from the tables the parser uses): no
+# cs_opt entry writes one by hand (a literal "a|b" in its values field),
+# and src_names finds the table of each list shown.
+hand=$(grep -nE 'CS_OPT_(REQUIRED|OPTIONAL), *"[^"]*", *"[a-z0-9-]+(\|[a-z0-9-]+)+"' \
+  "$srcdir"/analyzer/cmd/*.c "$srcdir"/tui/*.c 2> /dev/null)
+[ -z "$hand" ] || fail "an option's value list written by hand instead of made from its table (.values_of): $hand"
+vlists=0
 # check_values CMD OPT: the values CMD's usage line offers for OPT
 # ("OPT a|b|c"): each taken (the command goes on to the path), a made-up
 # one refused with a message that names it and lists exactly the values
@@ -167,11 +186,48 @@ for c in $cmds; do
   man_part "$c" > "$T/$c.man"
   [ -s "$T/$c.man" ] || fail "docs/collscope.1 has no part for $c"
   check_rows "collscope $c" "$T/$c.help" "$T/$c.man" "$COLLSCOPE" "$c"
+  # every value list shown comes from a table the test can read
+  for vl in $(sed '/^$/q' "$T/$c.help" | tr '\n' ' ' | tr -s ' ' | grep -oE -- '\[--[a-z-]+ [a-z0-9]+(\|[a-z0-9]+)+' |
+    sed -E 's/^\[(--[a-z-]+) .*/\1/'); do
+    [ -n "$(src_names "$c" "$vl")" ] ||
+      fail "collscope $c --help offers a value list for $vl that no table of its source holds (written by hand?)"
+    vlists=$((vlists + 1))
+  done
   # the values offered (--format a|b|c, --sort a|b|c), each taken, a
   # made-up one refused, and those the command takes all offered
   for vopt in --format --sort; do
     check_values "$c" "$vopt"
   done
+done
+# run's value lists (--mpi, --hang-action): each value offered goes on to
+# the job (a `true` that traces nothing: exit 4, no word of the value), a
+# made-up one is refused (exit 2) with a message listing the same values,
+# and every name of the table is offered
+for ropt in --mpi --hang-action; do
+  _vals=$(sed '/^$/q' "$T/run.help" | tr '\n' ' ' | tr -s ' ' | grep -oE -- "\\[$ropt [a-z0-9|]+" | sed "s/^\\[$ropt //")
+  [ -n "$_vals" ] || fail "collscope run --help offers no value list for $ropt"
+  echo "$_vals" | tr '|' '\n' | sort > "$T/shown"
+  src_names run "$ropt" > "$T/table"
+  cmp -s "$T/shown" "$T/table" || fail "collscope run offers $ropt $_vals, its table holds $(tr '\n' ' ' < "$T/table")"
+  pre=""
+  [ "$ropt" = --hang-action ] && pre="--hang-timeout 60"
+  for v in $(cat "$T/shown"); do
+    # shellcheck disable=SC2086 # $pre is two words or none
+    "$COLLSCOPE" run -o "$T/run-$v" $pre "$ropt" "$v" -- true > /dev/null 2> "$T/err" < /dev/null
+    _rc=$?
+    [ "$_rc" = 4 ] && grep -q "nothing was traced" "$T/err" ||
+      fail "collscope run $ropt $v (offered by --help): exit $_rc, $(head -n 2 "$T/err")"
+  done
+  # shellcheck disable=SC2086
+  "$COLLSCOPE" run -o "$T/run-bad" $pre "$ropt" no-such-value -- true > /dev/null 2> "$T/err" < /dev/null
+  expect_eq "collscope run $ropt no-such-value: exit status" $? 2
+  head -n 1 "$T/err" | sed -e 's/.*no-such-value//' -e 's/^[^a-z]*//' -e 's/)$//' |
+    sed -e 's/, /\n/g' -e 's/ or /\n/g' | sort > "$T/listed"
+  cmp -s "$T/shown" "$T/listed" ||
+    fail "collscope run: --help offers $ropt $_vals, its refusal of a made-up value lists: $(head -n 1 "$T/err")"
+  [ -e "$T/run-bad" ] && fail "collscope run $ropt no-such-value made its output folder"
+  echo "ok: run $ropt $_vals (each taken, a made-up one refused listing the same, all of its table)"
+  vlists=$((vlists + 1))
 done
 # the check can fail: an option no parser knows is refused as such
 "$COLLSCOPE" report --no-such-option "$NX" > /dev/null 2> "$T/err"
@@ -180,6 +236,8 @@ grep -qE 'unrecognized option|invalid option' "$T/err" || fail "an unknown optio
 [ "$nrows" -ge 50 ] || fail "only $nrows rows of option lists checked"
 # report, export, import, diff and status --format, top --sort
 [ "$nvals" -ge 6 ] || fail "only $nvals value lists checked"
+# ... and with run's two: every list shown made from a table
+[ "$vlists" -ge 9 ] || fail "only $vlists value lists found made from a table"
 # collscope-tui: its own --help against its parser and its man page
 TUI=$(dirname "$COLLSCOPE")/../tui/collscope-tui
 if [ -x "$TUI" ]; then

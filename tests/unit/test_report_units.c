@@ -2,7 +2,8 @@
  * column chosen by its largest value (its values as bare numbers, a value
  * too small for the unit never printed as 0), and names fitted into a
  * column (cs__report_fit): whole when they fit, else at most the width,
- * with "..." in the middle, never a file:line cut into another line. */
+ * with "..." in the middle, never a file:line cut into another line, and
+ * a long file:line keeping its line (its file name elided). */
 #include "config.h"
 #include "tests/unit/check.h"
 #include "analyzer/report/report_int.h"
@@ -71,6 +72,37 @@ int main(void)
         "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel",
         50);
     fit_case("short.c:7 main", 40);
+    /* a file:line too long for half the column keeps its line and the
+     * rest, its file name losing its middle (nvcc's generated file names) */
+    const char *gen = "tmpxft_00004fbb_00000000-6_nccl_trainer.compute_90.cudafe1.cpp:388 main [ncclBroadcast]";
+    char fb[128];
+    fit_case(gen, 76);
+    cs__report_fit(gen, 76, fb, sizeof fb);
+    CHECK(strstr(fb, ".cpp:388 main [ncclBroadcast]") != NULL && strncmp(fb, "tmpxft_", 7) == 0,
+          "'%s' in 76 columns lost its location: '%s'", gen, fb);
+    fit_case(gen, 40);
+    /* ... anywhere in the name (the diff's and tail latency's "op [size]
+     * site") */
+    const char *gen2 = "MPI_Bcast [128 B] tmpxft_00004fbb_00000000-6_nccl_trainer.compute_90.cudafe1.cpp:350 main";
+    fit_case(gen2, 60);
+    cs__report_fit(gen2, 60, fb, sizeof fb);
+    CHECK(strstr(fb, ".cpp:350 main") != NULL && strncmp(fb, "MPI_Bcast [128 B] tmpxft_", 25) == 0,
+          "'%s' in 60 columns lost its location: '%s'", gen2, fb);
+    /* a table's keys that differ only in their middle never read alike */
+    static char keys[2][200], fits[2][200];
+    snprintf(keys[0], sizeof keys[0], "%s",
+             "device_functions.h:2963 __device_stub__Z7forwardjPKdS0_S0_Pd(unsigned int, double const*, double "
+             "const*, double*) [__cudaLaunchKernel]");
+    snprintf(keys[1], sizeof keys[1], "%s",
+             "device_functions.h:2963 __device_stub__Z4lossjPKdPd(unsigned int, double const*, double*) "
+             "[__cudaLaunchKernel]");
+    cs__report_fit(keys[0], 72, fits[0], sizeof fits[0]);
+    cs__report_fit(keys[1], 72, fits[1], sizeof fits[1]);
+    CHECK(strcmp(fits[0], fits[1]) == 0, "the case no longer reads alike by itself: '%s', '%s'", fits[0], fits[1]);
+    cs__report_fit_all(&keys[0][0], sizeof keys[0], 2, 72, &fits[0][0]);
+    CHECK(strcmp(fits[0], fits[1]) != 0, "two keys read alike in a table: '%s'", fits[0]);
+    CHECK((int)strlen(fits[0]) <= 72 && (int)strlen(fits[1]) <= 72, "too wide: '%s', '%s'", fits[0], fits[1]);
+    printf("ok: told apart: %s | %s\n", fits[0], fits[1]);
     if (failures)
         fprintf(stderr, "%d checks failed\n", failures);
     return failures ? 1 : 0;
