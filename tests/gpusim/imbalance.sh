@@ -11,8 +11,8 @@
 #   lower quartile of its spread (docs/analysis.md's ideal: each operation
 #   at the lower quartile of its durations over ranks and steps): an ideal
 #   that kept part of the imbalance (a typical duration taken per step or
-#   per replica) comes out at the median's S or below, one that took the
-#   fastest instances above;
+#   per replica) comes out lower, toward the median's S, one that took
+#   the fastest instances higher, toward the truth's;
 # - S at most the truth's (every microbatch at the spread's floor, factor
 #   1) and above the median's (the microbatches balanced).
 # The gap to the truth's S is the definition of typical, not a defect:
