@@ -496,6 +496,14 @@ int cs__an_slowdown(wf *w, int64_t *buf)
         memcpy(sexc, gx.sexc, (size_t)n * (size_t)w->nsteps * sizeof *sexc);
         goto ideal_done;
     }
+    if (w->deadlocked) { /* the CPU's graph does not replay */
+        cs_store_meta_set(ctx->st, "slowdown_note",
+                          "the CPU's replay deadlocked (the trace's dependencies are inconsistent) and the trace has "
+                          "no GPU graph: no slowdown");
+        cs__an_ctx_note(ctx, "no slowdown attribution: the CPU's replay deadlocked and the trace has no GPU graph");
+        rc = 0;
+        goto out;
+    }
     /* actual durations; keys of the operations on each rank's first lane */
     if (cs_store_callsite_labels(ctx->st, sd_site_cb, &sites) != 0)
         goto out;
