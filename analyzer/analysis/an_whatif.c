@@ -1481,9 +1481,21 @@ int cs__an_whatif(cs_an_ctx *ctx, const cs_an_steps *steps, const cs_an_msgs *ms
     wf_meta_dbl(a, "whatif_memcpy_gbps", cs__an_whatif_memcpy_gbps());
     wf_var v0 = { 0 };
     if (cs__wf_replay(&w, &v0) != 0) {
+        /* the slowdown still runs where it needs no CPU replay: on the
+         * GPU graph of a trace with GPU kernels (an_slowdown.c says why
+         * there is none otherwise) */
+        w.deadlocked = 1;
+        if (after_replay && after_replay(&w, buf) != 0)
+            goto oom;
+        char gr[8] = "";
+        cs_store_meta_get(a->ctx->st, "slowdown_graph", gr, sizeof gr);
+        int on_gpu = strcmp(gr, "gpu") == 0;
         cs_store_meta_set(a->ctx->st, "whatif_note",
-                          "the replay deadlocked: the trace's dependencies are inconsistent");
-        cs__an_ctx_note(a->ctx, "what-if replay deadlocked (inconsistent dependencies): no estimates");
+                          on_gpu ? "the replay deadlocked: the trace's dependencies are inconsistent "
+                                   "(the slowdown is on the GPU graph)"
+                                 : "the replay deadlocked: the trace's dependencies are inconsistent");
+        cs__an_ctx_note(a->ctx, "what-if replay deadlocked (inconsistent dependencies): no estimates%s",
+                        on_gpu ? "; the slowdown attribution on the GPU graph, which does not replay the CPU" : "");
         rc = 0;
         goto out_models;
     }

@@ -146,6 +146,7 @@ typedef struct wf {
     char **algos;
     int nalgos;
     size_t capAlgos;
+    int deadlocked; /* the measured replay deadlocked: no CPU replay */
 } wf;
 
 /* A variant of the replay. */

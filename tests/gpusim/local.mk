@@ -2,6 +2,10 @@
 # against facts it did not compute: its traces, the pipeline formulas, HTA
 # and collscope's GPU time (sim_facts.sh); collscope's slowdown answers on
 # seven of its jobs, one per fault, against its truth (verdicts.sh, through
-# check.py). bench/gpusim_bench.sh runs check.py on 60 random jobs by hand.
-TESTS += tests/gpusim/sim_facts.sh tests/gpusim/verdicts.sh
-EXTRA_DIST += tests/gpusim/sim_facts.sh tests/gpusim/verdicts.sh tests/gpusim/sim.py tests/gpusim/sim_facts.py tests/gpusim/check.py
+# check.py); two random imbalance jobs against the simulator's engine
+# (imbalance.sh, imbalance_ref.py); a GPU trace whose CPU replay deadlocks
+# (deadlock.sh, tie_swap.py). bench/gpusim_bench.sh runs check.py on
+# 60 random jobs by hand.
+TESTS += tests/gpusim/sim_facts.sh tests/gpusim/verdicts.sh tests/gpusim/imbalance.sh tests/gpusim/deadlock.sh
+EXTRA_DIST += tests/gpusim/sim_facts.sh tests/gpusim/verdicts.sh tests/gpusim/imbalance.sh tests/gpusim/imbalance_ref.py \
+  tests/gpusim/deadlock.sh tests/gpusim/tie_swap.py tests/gpusim/sim.py tests/gpusim/sim_facts.py tests/gpusim/check.py
