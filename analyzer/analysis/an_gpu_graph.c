@@ -117,6 +117,72 @@ static int gg_read_cb(const cs_gpu_op_row *r, void *arg)
     return 0;
 }
 
+/* The CPU threads of a trace without GPU activity (an imported PyTorch
+ * job on gloo: the main thread computes and enqueues, gloo's worker
+ * threads run the collectives): whether some rank communicates on a lane
+ * that holds none of its step markers. The CPU's graph keeps such lanes'
+ * times as measured (only each rank's first lane gets ideal durations)
+ * and ties them to the main thread by nothing, so it replays the slow
+ * rank's compute as is and finds S 1.000 (issue 31). */
+static int gg_threaded(const wf *w)
+{
+    if (w->a->steps->step_source != 1 || w->nb == 0)
+        return 0;
+    for (int l = 0; l < w->nlanes; l++) {
+        if (w->lane_nmark[l])
+            continue;
+        int marked = 0; /* the rank has a lane with markers */
+        for (int m = 0; m < w->nlanes && !marked; m++)
+            marked = w->lane_rank[m] == w->lane_rank[l] && w->lane_nmark[m];
+        if (!marked)
+            continue;
+        for (int i = w->lane_lo[l]; i < w->lane_hi[l]; i++)
+            if (w->s[i].cls == WF_COLL || w->s[i].cls == WF_NBCOLL)
+                return 1;
+    }
+    return 0;
+}
+
+/* The ops of the CPU threads (gg_threaded): every span of the what-if
+ * graph but the markers, on a lane per (rank, thread); a collective's or a
+ * message's span is communication (its key: op, bytes, communicator, not
+ * the thread: gloo's workers take the collectives in turn), any other
+ * span compute (op and call site). 0, or -1 out of memory. */
+static int gg_read_cpu(const wf *w, gg_read *rd)
+{
+    const cs_an_ctx *ctx = rd->g->ctx;
+    for (size_t i = 0; i < w->ns; i++) {
+        const wf_span *s = &w->s[i];
+        int d = cs__an_ctx_ix(ctx, s->rank);
+        if (d < 0 || s->cls == WF_MARK || s->b >= rd->cut)
+            continue;
+        if (CS_VEC_RESERVE(rd->ld, rd->cap, rd->n + 1) != 0)
+            return -1;
+        gg_ld *x = &rd->ld[rd->n++];
+        memset(x, 0, sizeof *x);
+        const char *kind = s->op >= 0 && s->op < ctx->nops ? ctx->ops[s->op].kind : "";
+        int coll = !strcmp(kind, "coll") || !strcmp(kind, "rooted");
+        x->p2p = !strcmp(kind, "send") || !strcmp(kind, "recv");
+        x->o.d = d;
+        x->o.dep = x->o.inst = -1;
+        x->o.step = -1;
+        x->o.b = s->b;
+        x->o.e = s->e > s->b ? s->e : s->b;
+        x->o.kind = coll || x->p2p ? GG_COMM : GG_COMPUTE;
+        x->id = s->id;
+        x->opid = s->op;
+        x->comm = s->comm;
+        x->seq = coll ? s->seq : -1;
+        x->bytes = s->bytes;
+        x->stream = s->tid;
+        x->launch = INT64_MIN;
+        x->o.key = x->o.kind == GG_COMM ? ((int64_t)s->op << 40) ^ s->bytes ^ (s->comm * 0x9E3779B1LL)
+                                        : ((int64_t)s->op << 40) ^ s->callsite;
+        x->o.key = (x->o.key << 2) ^ x->o.kind;
+    }
+    return 0;
+}
+
 static int gg_ld_cmp(const void *p, const void *q)
 {
     const gg_ld *a = p, *b = q;
@@ -147,6 +213,8 @@ void cs__gg_free(gg *g)
     free(g->xa);
     free(g->xi);
     free(g->xv);
+    free(g->si);
+    free(g->nw);
     free(g->bp);
     free(g->ep);
     free(g->ready);
@@ -270,11 +338,11 @@ static int gg_instances(gg *g, gg_ld *ld, const cs_an_msgs *msgs)
             L = ld[g->imem[q]].o.b > L ? ld[g->imem[q]].o.b : L;
         int ok = hi - lo >= 2;
         for (int q = lo; q < hi && ok; q++)
-            ok = ld[g->imem[q]].o.e >= L;
+            ok = ld[g->imem[q]].o.e >= L || (g->nw && g->nw[g->imem[q]]);
         for (int q = lo; q < hi; q++) {
             int i = g->imem[q];
             g->op[i].inst = ok ? k : -1;
-            g->xa[i] = ok ? ld[i].o.e - L : ld[i].o.e - ld[i].o.b;
+            g->xa[i] = ok && !(g->nw && g->nw[i]) ? ld[i].o.e - L : ld[i].o.e - ld[i].o.b;
         }
     }
     for (size_t i = 0; i < g->n; i++)
@@ -539,7 +607,12 @@ static int gg_ideal(gg *g)
     size_t nk = 0;
     for (size_t i = 0; i < g->n; i++) {
         g->xi[i] = g->xa[i];
-        if (g->ident[i])
+        if (g->si)
+            g->si[i] = g->op[i].slack;
+        /* on the CPU threads a transfer keeps its own: gloo's is CPU work
+         * whose length moves with the ranks' turns on shared cores (their
+         * median made a clean job's ideal step 35 % shorter than its own) */
+        if (g->ident[i] && !(g->cpu && g->op[i].kind == GG_COMM))
             k[nk++] = (gg_pair){ g->ident[i], i };
     }
     qsort(k, nk, sizeof *k, gg_pair_cmp);
@@ -551,12 +624,32 @@ static int gg_ideal(gg *g)
             for (size_t q = a; q < z; q++)
                 med[q - a] = g->xa[k[q].b];
             qsort(med, z - a, sizeof *med, cs_stats_cmp_i64);
-            int64_t m = cs_stats_quantile(med, z - a, CS_GG_TYPICAL_Q);
+            int64_t m = cs_stats_quantile(med, z - a, g->cpu ? CS_GG_CPU_Q : CS_GG_TYPICAL_Q);
             for (size_t q = a; q < z; q++)
-                if (m < g->xa[k[q].b])
+                if (m < g->xa[k[q].b] || g->cpu)
                     g->xi[k[q].b] = m;
         }
         a = z;
+    }
+    /* the CPU threads: the slack is the host's compute between traced
+     * ops (a sleep outside any op, the framework's own work), which the
+     * CPU's graph makes ideal as the gap before a call */
+    if (g->si) {
+        for (size_t a = 0; a < nk;) {
+            size_t z = a + 1;
+            while (z < nk && k[z].a == k[a].a)
+                z++;
+            int64_t m = INT64_MAX;
+            if (z - a >= 2) {
+                for (size_t q = a; q < z; q++)
+                    med[q - a] = g->op[k[q].b].slack;
+                qsort(med, z - a, sizeof *med, cs_stats_cmp_i64);
+                m = cs_stats_quantile(med, z - a, CS_GG_CPU_Q);
+            }
+            for (size_t q = a; q < z; q++)
+                g->si[k[q].b] = m != INT64_MAX ? m : g->op[k[q].b].slack;
+            a = z;
+        }
     }
     free(k);
     free(med);
@@ -588,6 +681,10 @@ static int gg_ideal(gg *g)
         g->excess[d] += ex;
         if (x->step >= 0 && ex > 0)
             g->sexc[(size_t)d * (size_t)g->nsteps + (size_t)x->step] += ex;
+        int64_t es = g->si ? x->slack - g->si[i] : 0; /* the op's own rank's compute */
+        g->excess[x->d] += es;
+        if (x->step >= 0 && es > 0)
+            g->sexc[(size_t)x->d * (size_t)g->nsteps + (size_t)x->step] += es;
     }
     return 0;
 }
@@ -614,17 +711,37 @@ int cs__gg_build(wf *w, gg *g, char *err, size_t errlen)
     size_t nkern = 0;
     for (size_t i = 0; i < rd.n; i++)
         nkern += rd.ld[i].o.kind != GG_COMM;
+    if (rd.n == 0 && gg_threaded(w)) { /* no GPU at all, communication on threads: theirs */
+        g->cpu = 1;
+        if (gg_read_cpu(w, &rd) != 0) {
+            free(rd.ld);
+            snprintf(err, errlen, "out of memory (the graph of the CPU threads)");
+            return -1;
+        }
+        nkern = rd.n;
+    }
     if (nkern == 0 || rd.n < 2) { /* no kernels: the CPU's graph */
         free(rd.ld);
+        g->cpu = 0;
         return 0;
     }
     qsort(rd.ld, rd.n, sizeof *rd.ld, gg_ld_cmp);
+    /* a CPU thread's spans overlap where an op's annotation outlives the
+     * next op's begin (gloo's send, open while the receive begins): the
+     * earlier one ends where the next begins, so that the thread's ops
+     * replay in turn and the replay gives the measured times back */
+    for (size_t i = 0; g->cpu && i + 1 < rd.n; i++)
+        if (rd.ld[i].o.d == rd.ld[i + 1].o.d && rd.ld[i].stream == rd.ld[i + 1].stream &&
+            rd.ld[i].o.e > rd.ld[i + 1].o.b)
+            rd.ld[i].o.e = rd.ld[i + 1].o.b > rd.ld[i].o.b ? rd.ld[i + 1].o.b : rd.ld[i].o.b;
     g->n = rd.n;
     size_t N = g->n + 1;
     g->op = malloc(N * sizeof *g->op);
     g->xa = malloc(N * sizeof *g->xa);
     g->xi = malloc(N * sizeof *g->xi);
     g->xv = malloc(N * sizeof *g->xv);
+    g->si = g->cpu ? malloc(N * sizeof *g->si) : NULL;
+    g->nw = g->cpu ? malloc(N * sizeof *g->nw) : NULL;
     g->bp = malloc(N * sizeof *g->bp);
     g->ep = malloc(N * sizeof *g->ep);
     g->ready = malloc(N * sizeof *g->ready);
@@ -638,7 +755,7 @@ int cs__gg_build(wf *w, gg *g, char *err, size_t errlen)
     int64_t *mk = gg_marks(w, n);
     int rc = -1;
     if (!g->op || !g->xa || !g->xi || !g->xv || !g->bp || !g->ep || !g->ready || !g->need || !g->indeg || !g->ident ||
-        !g->stack || !g->excess || !g->sexc || !g->owner || !mk)
+        !g->stack || !g->excess || !g->sexc || !g->owner || !mk || (g->cpu && (!g->si || !g->nw)))
         goto oom;
     /* lanes, steps (the launch's where known; never before the previous
      * op's on the stream) */
@@ -655,6 +772,8 @@ int cs__gg_build(wf *w, gg *g, char *err, size_t errlen)
         g->op[i] = x->o;
         g->xa[i] = x->o.e - x->o.b;
         g->owner[i] = x->o.d;
+        if (g->nw) /* a CPU thread's send (gloo's isend) returns at once; its receive waits for it */
+            g->nw[i] = x->p2p && x->opid >= 0 && x->opid < g->ctx->nops && !strcmp(g->ctx->ops[x->opid].kind, "send");
     }
     if (gg_instances(g, rd.ld, w->a->msgs) != 0 || gg_idents(g) != 0 || gg_deps(g) != 0 || gg_edges(g) != 0 ||
         gg_ideal(g) != 0)
@@ -769,7 +888,7 @@ int64_t cs__gg_replay(gg *g, const unsigned char *on, int comp, int comm, int64_
     while (top > 0) {
         int i = g->stack[--top];
         const gg_op *x = &g->op[i];
-        g->bp[i] = g->ready[i] + x->slack;
+        g->bp[i] = g->ready[i] + (g->si && !(on[x->d] && comp) ? g->si[i] : x->slack);
         done++;
         if (x->inst < 0) {
             g->ep[i] = g->bp[i] + g->xv[i];
@@ -779,14 +898,20 @@ int64_t cs__gg_replay(gg *g, const unsigned char *on, int comp, int comm, int64_
         int k = x->inst;
         if (g->bp[i] > g->iL[k])
             g->iL[k] = g->bp[i];
+        if (g->nw && g->nw[i]) { /* a send: its receive waits for its begin, it for nothing */
+            g->ep[i] = g->bp[i] + g->xv[i];
+            gg_done(g, i, &top);
+        }
         if (++g->ibeg[k] < g->ilo[k + 1] - g->ilo[k])
             continue;
         for (int q = g->ilo[k]; q < g->ilo[k + 1]; q++) {
             int m = g->imem[q];
-            g->ep[m] = g->iL[k] + g->xv[m];
+            if (!(g->nw && g->nw[m]))
+                g->ep[m] = g->iL[k] + g->xv[m];
         }
         for (int q = g->ilo[k]; q < g->ilo[k + 1]; q++)
-            gg_done(g, g->imem[q], &top);
+            if (!(g->nw && g->nw[g->imem[q]]))
+                gg_done(g, g->imem[q], &top);
     }
     if (done != n)
         return -1; /* a deadlock: an inconsistent trace */

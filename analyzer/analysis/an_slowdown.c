@@ -608,7 +608,7 @@ ideal_done:
     sd_meta(ctx, "slowdown_actual_ns", "%.0f", (double)z.T_act);
     sd_meta(ctx, "slowdown_ideal_ns", "%.0f", (double)z.T_ideal);
     sd_meta(ctx, "slowdown_steps", "%.0f", steps);
-    cs_store_meta_set(ctx->st, "slowdown_graph", z.g ? "gpu" : "cpu");
+    cs_store_meta_set(ctx->st, "slowdown_graph", z.g ? z.g->cpu ? "threads" : "gpu" : "cpu");
     if (z.g) {
         sd_meta(ctx, "slowdown_gpu_ops", "%.0f", (double)z.g->n);
         sd_meta(ctx, "slowdown_gpu_transfers", "%.0f", z.g->ncomm);
@@ -803,7 +803,7 @@ ideal_done:
         if (cshare[best] < 0)
             snprintf(text, sizeof text, "rank %d explains %.0f %% of the slowdown (S %.3f)", ctx->rank_of[best],
                      100 * share[best], S);
-        if (z.g) { /* on the GPU: its coordinates, and what its excess is */
+        if (z.g && !z.g->cpu) { /* on the GPU: its coordinates, and what its excess is */
             char coord[64] = "";
             if (lay.pp[best] >= 0)
                 snprintf(coord, sizeof coord, " (dp %d, pp %d, tp %d)", lay.dp[best], lay.pp[best], lay.tp[best]);

@@ -25,6 +25,13 @@
  * jitter of a few per cent moves it by as much). */
 #define CS_GG_TYPICAL_Q 0.25
 
+/* On the CPU threads (gg.cpu) the typical duration is the median, as on
+ * the CPU's graph, and it replaces the op's own even where it is longer:
+ * four ranks sharing two cores stretch their ops by their turns on a
+ * core, and the lower quartile, or never more than the op's own, took
+ * that noise for a slowdown. */
+#define CS_GG_CPU_Q 0.5
+
 enum { GG_COMPUTE, GG_MEMORY, GG_COMM };
 
 typedef struct gg_op {
@@ -46,6 +53,9 @@ typedef struct gg {
     int64_t *xa, *xi; /* [n] actual and ideal: a local op's duration, a
                          communication's transfer after its last member began */
     int64_t *xv;      /* [n] a variant's */
+    int64_t *si;      /* [n] the ideal slack, where the slack is compute (cpu); else NULL */
+    int cpu;          /* 1: built from the CPU threads of a trace without GPU activity */
+    unsigned char *nw; /* [n] cpu: a send, which its receive waits for but which waits for nothing */
     int64_t *bp, *ep, *ready;
     int *need, *indeg, *succ_lo, *succ, *stack; /* succ: the edges across streams (CSR) */
     uint64_t *ident;                            /* [n] the op's identity (key, occurrence in its rank's step), 0 none */
@@ -59,7 +69,13 @@ typedef struct gg {
 
 /* The GPU graph of the trace behind w (its ranks, steps, messages): 1 with
  * *out built, 0 when the trace has no GPU spans (or too few steps), -1 out
- * of memory or a failed read (err). */
+ * of memory or a failed read (err). A trace without GPU activity whose
+ * ranks communicate on threads other than the one with their step
+ * markers (an imported PyTorch job on gloo) gets the same graph of its
+ * CPU threads (out->cpu): lanes per (rank, thread), the compute spans and
+ * the communication, and the time between an op and its predecessors
+ * (its slack: the host's own work between traced ops) compute too, with
+ * its ideal (out->si). */
 int cs__gg_build(wf *w, gg *out, char *err, size_t errlen);
 /* Replay with rank index d's ops at their actual durations where on[d]
  * (compute ops where comp, transfers where comm), the others ideal; each

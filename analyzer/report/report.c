@@ -289,6 +289,7 @@ int cs_report_load(cs_store *st, cs_report_data *d)
         d->sd_actual_ns = cs_meta_i64(st, "slowdown_actual_ns", 0);
         d->sd_ideal_ns = cs_meta_i64(st, "slowdown_ideal_ns", 0);
         cs_store_meta_get(st, "slowdown_culprit", d->sd_culprit, sizeof d->sd_culprit);
+        cs_store_meta_get(st, "slowdown_graph", d->sd_graph, sizeof d->sd_graph);
         cs_store_meta_get(st, "slowdown_text", d->sd_text, sizeof d->sd_text);
         if (cs_store_slowdown(st, cs_ld_slowdown, &l) != 0)
             return -1;

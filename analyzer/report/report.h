@@ -65,6 +65,7 @@ typedef struct cs_report_data {
     double sd_S, sd_replay_error;
     int64_t sd_actual_ns, sd_ideal_ns;
     char sd_verdict[16], sd_culprit[48], sd_text[512];
+    char sd_graph[16]; /* meta slowdown_graph: gpu, cpu, threads (a CPU job communicating on threads) */
     cs_slowdown_row *sd;
     int nsd;
     /* the failures post mortem (failure.h): calls that never returned,

@@ -22,6 +22,7 @@ typedef struct cs_answer_est {
     const char *source; /* stragglers, steps, whatif, slowdown */
     const char *what;   /* what it measures, for a person */
     int64_t ns;
+    int apart; /* left out of the agreement, its text says why */
 } cs_answer_est;
 typedef struct cs_answer {
     int rank;                  /* the culprit rank; -1 none */
@@ -34,7 +35,8 @@ typedef struct cs_answer {
     char save_how[160];        /* what the saving is */
     cs_answer_est est[CS_ANSWER_EST_MAX];
     int nest;  /* estimates of the saving (for a rank culprit) */
-    int agree; /* nest >= 2 and they agree within 25 % */
+    int agree; /* two or more not apart, and they agree within 25 % */
+    int napart; /* estimates left out of the agreement */
 } cs_answer;
 void cs__report_answer_of(const cs_report_data *d, cs_answer *a);
 /* The layout row of rank, or NULL; the slowdown row of kind and name, or NULL. */

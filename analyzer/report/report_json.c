@@ -223,9 +223,9 @@ static void cs_report_json_answer(FILE *f, const cs_report_data *d)
         fprintf(f, "%s{\"source\": \"%s\", \"ns\": %lld, \"what\": ", i ? ", " : "", a.est[i].source,
                 (long long)a.est[i].ns);
         cs_json_str(f, a.est[i].what);
-        fprintf(f, "}");
+        fprintf(f, ", \"apart\": %s}", a.est[i].apart ? "true" : "false");
     }
-    fprintf(f, "], \"estimates_agree\": %s},\n", a.nest < 2 ? "null" : a.agree ? "true" : "false");
+    fprintf(f, "], \"estimates_agree\": %s},\n", a.nest - a.napart < 2 ? "null" : a.agree ? "true" : "false");
 }
 
 static void cs_report_json_analysis(FILE *f, const cs_report_data *d, const cs_gate *g, int ng)

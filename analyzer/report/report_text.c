@@ -388,7 +388,9 @@ void cs__report_answer(FILE *f, const cs_report_trace *t, const cs_report_data *
             v[i] = a.est[i].ns;
         cs_tunit u = cs__report_tunit_of(v, a.nest);
         fprintf(f, "  the saving measured %d ways (%s):\n", a.nest,
-                a.agree ? "they agree within 25 %" : "they measure different things");
+                a.agree && a.napart ? "they agree within 25 %, but for the one set apart"
+                : a.agree           ? "they agree within 25 %"
+                                    : "they measure different things");
         for (int i = 0; i < a.nest; i++)
             fprintf(f, "    %12s  %s\n", cs__report_tstr(&u, a.est[i].ns, b3, sizeof b3), a.est[i].what);
     }

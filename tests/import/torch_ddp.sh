@@ -11,7 +11,14 @@
 # communicators of their ranks; sends and receives have their peers and
 # match; the 8 ProfilerStep#N are the steps;
 # `collscope report` finds rank 2 the one persistent straggler, slowest in
-# most steps, and its median step time is the script's within 20 %.
+# most steps, and its median step time is the script's within 20 %; the
+# slowdown (replayed on the graph of the ranks' threads) blames rank 2 too,
+# a slow worker, its S within 25 % of the median step over the step less
+# the 40 ms sleep, its saving within 25 % of the sleep, its ideal step
+# within 25 % of the median of 16 steps the job runs with no rank slow,
+# and the saving estimates agree within 25 % (within 2x where the job's
+# own steps swing by more than 10 %: a machine loaded far beyond its
+# cores) (issue 31).
 # The text report (the README's example) begins with rank 2 as the culprit,
 # and passes tests/report/check_report.py.
 . "$srcdir/tests/lib.sh"
@@ -25,7 +32,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || skip "$PY not installed"
 
 "$VPY" "$S/tests/progs/ddp_gloo.py" --out "$T/traces" --ranks 4 --steps 8 --slow-rank 2 --delay-ms 40 \
-  > "$T/job.out" 2> "$T/job.err" || {
+  --clean-steps 16 > "$T/job.out" 2> "$T/job.err" || {
   tail -n 20 "$T/job.err"
   fail "the PyTorch job failed (above; $T/job.err)"
 }
@@ -104,6 +111,41 @@ assert len(ms) == 32, "the job printed %d step times, want 32" % len(ms)
 want, got = statistics.median(ms), steps["median_ns"] / 1e6
 assert abs(got - want) <= 0.2 * want, "median step %.2f ms in the report, %.2f ms measured by the job" % (got, want)
 print("ok: median step %.2f ms, the job measured %.2f ms" % (got, want))
+# One story (issue 31): the slowdown blames the straggler, with S and a
+# saving near the job's own figures: rank 2 sleeps 40 ms in each step, so
+# S is about the median step over the step less the sleep and the saving
+# about the sleep (the others' compute overlaps part of it: 36 ms saved on
+# a quiet machine, against a clean run), and the ideal step is about the
+# job's own step with no rank slow (16 steps run so, 8 before the
+# profiled ones and 8 after; the load of a shared machine moves them by
+# 10-20 % between runs, far more at a load of 7-9 on 2 cores).
+sd, ans, delay = rep["slowdown"], rep["answer"], 40.0
+clean = statistics.median([float(x) for line in re.findall(r"^clean: rank \d+ ms=([0-9.,]+)$", job, re.M)
+                           for x in line.split(",")])
+assert (sd["verdict"], sd["culprit"]) == ("slow_worker", "2"), \
+    "slowdown verdict %s, culprit %r, S %.3f: want slow_worker 2" % (sd["verdict"], sd["culprit"], sd["S"])
+truth = want / (want - delay)
+assert abs(sd["S"] - truth) <= 0.25 * truth, "S %.3f, the job's figures give %.3f" % (sd["S"], truth)
+ideal = sd["ideal_step_ns"] / 1e6
+assert abs(ideal - clean) <= 0.25 * clean, "ideal step %.2f ms, the job's clean step %.2f ms" % (ideal, clean)
+print("ok: the slowdown: slow worker rank 2, S %.3f (the job's %.2f ms less its 40 ms sleep: %.3f), "
+      "ideal step %.2f ms (the job's step with no rank slow: %.2f ms)" % (sd["S"], want, truth, ideal, clean))
+est = {e["source"]: e["ns"] / 1e6 for e in ans["saving_estimates"]}
+assert "slowdown" in est and "stragglers" in est, "saving estimates: %s" % est
+# On a machine loaded far beyond its 2 cores the steps swing (a load of 9:
+# steps of 76-169 ms, clean ones of 24-235) and the straggler's cost with
+# them (70 ms for a 40 ms sleep, its MAD 21 ms): the estimates then only
+# within 2x. The job's steps steady (their MAD within 10 % of their
+# median, 4 % on a quiet machine): within 25 %, as the report says.
+kept = [v for e in ans["saving_estimates"] if not e["apart"] for v in [e["ns"] / 1e6]]
+mad = statistics.median([abs(x - want) for x in ms]) / want
+if mad <= 0.10:
+    assert ans["estimates_agree"] is True, "the saving estimates disagree: %s" % est
+else:
+    assert max(kept) <= 2 * min(kept), "the saving estimates differ by more than 2x: %s" % est
+    print("note: the job's steps moved by %.0f %% (MAD over the median): the estimates checked within 2x" % (100 * mad))
+assert abs(est["slowdown"] - delay) <= 0.25 * delay, "the slowdown's saving %.2f ms, rank 2 sleeps 40 ms" % est["slowdown"]
+print("ok: the saving estimates: %s ms (rank 2 sleeps 40 ms a step)" % ", ".join("%s %.2f" % kv for kv in sorted(est.items())))
 PYEOF
 # The README's example (this job, imported): the text report's first section
 # names rank 2 and a saving per step (README.md, docs/guide.md).

@@ -22,10 +22,14 @@ Writes DIR/rank-R.pt.trace.json (.json.gz with --gzip) and prints, per rank:
     colls: rank R gloo:all_gather=N gloo:all_reduce=N gloo:broadcast=N ...
     groups: rank R default_pg=N pair_dp=N
     steps: rank R ms=T1,T2,...
+    clean: rank R ms=T1,T2,...
 the counts of the collectives and point-to-point calls the rank issued in
 the profiled steps, named as the trace names them (gloo's "gloo:OP"
 annotations; record_param_comms "Collective name" where the backend records
-those), then per process group, then the wall time of each profiled step.
+those), then per process group, then the wall time of each profiled step,
+then of each of the --clean-steps run with no rank slow, half before them
+and half after (the step time without the sleep: the truth of the
+slowdown's ideal step).
 Before printing, each rank reads its own trace back and fails (exit 1)
 unless the trace holds exactly these counts. Exit 0 when every rank
 finished.
@@ -62,6 +66,8 @@ def parse_args(argv):
     p.add_argument("--port", type=int, default=0, help="rendezvous port on 127.0.0.1 (default: a free one)")
     p.add_argument("--no-pair", action="store_true", help="no pair process groups")
     p.add_argument("--gzip", action="store_true", help="write .json.gz")
+    p.add_argument("--clean-steps", type=int, default=0,
+                   help="this many steps with no rank slow, not profiled, half before the profiled ones and half after (default 0)")
     a = p.parse_args(argv)
     if a.ranks < 2 or a.ranks % 2:
         p.error("--ranks must be even and at least 2")
@@ -172,6 +178,50 @@ def worker(rank, a, port):
         prof.export_chrome_trace(path)
         t_export[1] = time.time()
 
+    def one_step(it):
+        """One training step, and the collectives a loop adds around it."""
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()  # the bucket all-reduces, through the hook
+        opt.step()
+        # What a training loop adds around the step.
+        l = loss.detach().clone()
+        dist.all_reduce(l)
+        count("all_reduce", "default_pg")
+        seed = torch.tensor([it], dtype=torch.int64)
+        dist.broadcast(seed, src=0)
+        count("broadcast", "default_pg")
+        parts = [torch.zeros(4) for _ in range(world)]
+        dist.all_gather(parts, torch.full((4,), float(rank)))
+        count("all_gather", "default_pg")
+        if pair is not None:
+            p = torch.ones(1024)
+            dist.all_reduce(p, group=pair)
+            count("all_reduce", "pair_dp")
+        # A ring exchange: send to the next rank, receive from the previous.
+        sbuf = torch.full((256,), float(rank))
+        rbuf = torch.empty(256)
+        reqs = [dist.isend(sbuf, (rank + 1) % world), dist.irecv(rbuf, (rank - 1) % world)]
+        count("send", "default_pg")
+        count("recv", "default_pg")
+        for r in reqs:
+            r.wait()
+
+    # The same steps with no rank slow, half before the profiled ones and
+    # half after (traced by nothing, counted by nothing, the load of a
+    # shared machine moving in between): the job's own step time without
+    # the sleep, the truth of the slowdown's ideal step.
+    clean_ms = []
+
+    def clean_steps(n, it0):
+        model.module.delay_s = 0.0
+        for it in range(n):
+            t0 = time.perf_counter()
+            one_step(it0 + it)
+            clean_ms.append((time.perf_counter() - t0) * 1000.0)
+        model.module.delay_s = delay
+
+    clean_steps(a.clean_steps // 2, -a.clean_steps)
     step_ms = []
     sched = torch.profiler.schedule(wait=1, warmup=1, active=a.steps, repeat=1)
     with torch.profiler.profile(
@@ -180,35 +230,12 @@ def worker(rank, a, port):
         for it in range(a.steps + 2):
             counting[0] = it >= 2  # iterations 0 and 1 are not recorded
             t0 = time.perf_counter()
-            opt.zero_grad()
-            loss = nn.functional.mse_loss(model(x), y)
-            loss.backward()  # the bucket all-reduces, through the hook
-            opt.step()
-            # What a training loop adds around the step.
-            l = loss.detach().clone()
-            dist.all_reduce(l)
-            count("all_reduce", "default_pg")
-            seed = torch.tensor([it], dtype=torch.int64)
-            dist.broadcast(seed, src=0)
-            count("broadcast", "default_pg")
-            parts = [torch.zeros(4) for _ in range(world)]
-            dist.all_gather(parts, torch.full((4,), float(rank)))
-            count("all_gather", "default_pg")
-            if pair is not None:
-                p = torch.ones(1024)
-                dist.all_reduce(p, group=pair)
-                count("all_reduce", "pair_dp")
-            # A ring exchange: send to the next rank, receive from the previous.
-            sbuf = torch.full((256,), float(rank))
-            rbuf = torch.empty(256)
-            reqs = [dist.isend(sbuf, (rank + 1) % world), dist.irecv(rbuf, (rank - 1) % world)]
-            count("send", "default_pg")
-            count("recv", "default_pg")
-            for r in reqs:
-                r.wait()
+            one_step(it)
             if counting[0]:
                 step_ms.append((time.perf_counter() - t0) * 1000.0)
             prof.step()
+    counting[0] = False
+    clean_steps(a.clean_steps - a.clean_steps // 2, a.steps + 2)
 
     t_steps = time.time()
     dist.barrier()
@@ -219,6 +246,7 @@ def worker(rank, a, port):
         "colls: rank %d %s" % (rank, " ".join("%s=%d" % kv for kv in sorted(colls.items()))),
         "groups: rank %d %s" % (rank, " ".join("%s=%d" % kv for kv in sorted(groups.items()))),
         "steps: rank %d ms=%s" % (rank, ",".join("%.1f" % t for t in step_ms)),
+        "clean: rank %d ms=%s" % (rank, ",".join("%.1f" % t for t in clean_ms)),
         "time: rank %d setup=%.1fs run=%.1fs export=%.1fs"
         % (rank, t_init - t_start, t_steps - t_init, t_export[1] - t_export[0]),
     ]

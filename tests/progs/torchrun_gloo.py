@@ -54,7 +54,10 @@ def main():
             prof.step()
     dist.barrier()
     dist.destroy_process_group()
-    print("done: rank %d steps %d" % (rank, a.steps), flush=True)
+    # one write: print() writes the text and its newline apart, and the two
+    # ranks' lines mixed ("done: rank 1 steps 6done: rank 0 steps 6")
+    sys.stdout.write("done: rank %d steps %d\n" % (rank, a.steps))
+    sys.stdout.flush()
     return 0 if os.path.exists(path) else 1
 
 
