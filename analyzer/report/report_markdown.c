@@ -241,7 +241,7 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
         fprintf(f, "\n");
     }
     if (d->layout[0])
-        fprintf(f, "\nParallel layout: **%s** (%s).\n", d->layout, d->layout_source);
+        fprintf(f, "Parallel layout: **%s** (%s).\n\n", d->layout, d->layout_source);
     int64_t m1 = 0, m2 = 0;
     for (int i = 0; i < d->nrstats; i++) {
         m1 = d->rstats[i].imposed_wait_ns > m1 ? d->rstats[i].imposed_wait_ns : m1;
@@ -249,7 +249,7 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
     }
     cs_tunit u1 = cs__report_tunit(m1), u2 = cs__report_tunit(m2);
     fprintf(f,
-            "\n### Wait states per rank (who made the others wait)\n\n| rank | times last | imposed wait (%s) | median lateness (%s) |\n"
+            "### Wait states per rank (who made the others wait)\n\n| rank | times last | imposed wait (%s) | median lateness (%s) |\n"
             "|---:|---:|---:|---:|\n",
             u1.name, u2.name);
     for (int i = 0; i < d->nrstats; i++)

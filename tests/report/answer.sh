@@ -38,7 +38,12 @@ for n in demo gpu; do
   "$COLLSCOPE" report "$tr" > "$T/$n.txt" || fail "$n: report failed"
   "$COLLSCOPE" report "$tr" --full > "$T/$n.full" || fail "$n: report --full failed"
   "$COLLSCOPE" report "$tr" --format json -o "$T/$n.json" || fail "$n: report --format json failed"
-  "$COLLSCOPE" report "$tr" --format markdown > "$T/$n.md" || fail "$n: report --format markdown failed"
+  # the demo's Markdown with gates (against itself as the baseline): its
+  # Gates section comes last too, as in the text report
+  set --
+  [ "$n" = demo ] && set -- --fail-on straggler=1000,step=1000,p99=1000 --baseline "$tr"
+  "$COLLSCOPE" report "$tr" --format markdown "$@" > "$T/$n.md" || fail "$n: report --format markdown $* failed"
+  [ "$n" = gpu ] || grep -q '^### Gates' "$T/$n.md" || fail "$n: no Gates section in the Markdown report with --fail-on"
   # units, labels, call sites, elisions and percentages, in the default
   # report, all sections (--full) and the Markdown report
   $PY "$S/tests/report/check_report.py" "$n" "$T/$n.txt" "$T/$n.json" "$T/$n.md" || fail "$n: the report (above)"

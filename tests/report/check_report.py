@@ -199,6 +199,8 @@ BASED = [
     r"slowest %s",  # "slowest 1%": of the group's instances (glossary)
     r"median of the ranks %s",  # after "N % of its GPU window"
     r"%s interval",  # a 95 % interval
+    r"limit %s",  # a gate's "(limit 10%)": the threshold of the figure before it, on its base
+    r"`[a-z0-9_]+>%s`",  # a gate's name, as --fail-on set it ("straggler>10%")
 ]
 pct = re.compile(r"\d+(?:\.\d+)? ?%")
 
