@@ -109,7 +109,9 @@ for i, l in enumerate(lines):
         continue
     if not l.strip() or not l.startswith("  "):
         intable = False
-    elif intable and u and not l.startswith("    "):
+    elif intable and u and (not l.startswith("    ") or re.match(r" *[\d<]", l)):
+        # a row (its first cell right-aligned: "       2        105  3.049"),
+        # not a deeper-indented line of text under one
         bad.append("line %d: a unit in a table row under a header that has one: %s" % (i + 1, l[:120]))
 
 # no two rows of a table read alike (the same label before the figures:
