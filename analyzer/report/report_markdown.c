@@ -248,10 +248,11 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
         m2 = d->rstats[i].median_lateness_ns > m2 ? d->rstats[i].median_lateness_ns : m2;
     }
     cs_tunit u1 = cs__report_tunit(m1), u2 = cs__report_tunit(m2);
-    fprintf(f,
-            "### Wait states per rank (who made the others wait)\n\n| rank | times last | imposed wait (%s) | median lateness (%s) |\n"
-            "|---:|---:|---:|---:|\n",
-            u1.name, u2.name);
+    fprintf(
+        f,
+        "### Wait states per rank (who made the others wait)\n\n| rank | times last | imposed wait (%s) | median lateness (%s) |\n"
+        "|---:|---:|---:|---:|\n",
+        u1.name, u2.name);
     for (int i = 0; i < d->nrstats; i++)
         fprintf(f, "| %d | %lld | %s | %s |\n", d->rstats[i].rank, (long long)d->rstats[i].times_last,
                 cs__report_tnum(&u1, d->rstats[i].imposed_wait_ns, b1, sizeof b1),
