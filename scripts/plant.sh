@@ -24,7 +24,9 @@ waits|analyzer/analysis/an_match.c|s/cs_wait w = { m->span, m->rank, comm, seq, 
 ingest|libtrace/store_import.c|s/^            rc = import_span(im, r, flags);$/            rc = im->stats->spans == 2 ? (im->stats->spans++, 0) : import_span(im, r, flags);/|tests/mpi/counts.sh tests/store/ingest.sh
 tuikey|tui/timeline.c|/^    case .w.: tui_analysis_next_worst(&tl->nav, m, 1); break;$/d|tests/tui/tui.sh
 foreign|libtrace/store_index.c|s/if (job_file_owned(path, f, i, \&unknown, why, sizeof why) != 0) {/if (job_file_owned(path, f, i, \&unknown, why, sizeof why) != 0 \&\& 0) {/|tests/store/foreign_rank.sh
-readfail|analyzer/analysis/an_open.c|s/^    if (rc == 0 \&\& read_ok)$/    if (rc == 0)/|tests/store/corrupt_stored.sh'
+readfail|analyzer/analysis/an_open.c|s/^    if (rc == 0 \&\& read_ok)$/    if (rc == 0)/|tests/store/corrupt_stored.sh
+answer|analyzer/report/report_text.c|s/^        fprintf(f, "  culprit: %s\\n", a.who);$/        ;/|tests/report/answer.sh
+reportunit|analyzer/report/report_text.c|s/cs__report_tnum(\&u2, r->median_lateness_ns, b2, sizeof b2));/cs__report_tstr(\&u2, r->median_lateness_ns, b2, sizeof b2));/|tests/report/answer.sh'
 names=$(echo "$plants" | cut -d'|' -f1)
 for want in "$@"; do
   echo "$names" | grep -qx "$want" || { echo "plant.sh: no plant '$want' (plants: $(echo $names))" >&2; exit 2; }
@@ -57,7 +59,8 @@ while IFS='|' read -r name file expr tests; do
     continue
   fi
   cp "$tmp/planted" "$src/$file"
-  echo "$name: planted in $file: $(diff "$tmp/orig" "$tmp/planted" | grep '^[<>]' | sed 's/^\(.\) */\1 /' | head -2 | tr '\n' ' ')"
+  # printf, not echo: a changed line may hold a backslash ("%s\n")
+  printf '%s\n' "$name: planted in $file: $(diff "$tmp/orig" "$tmp/planted" | grep '^[<>]' | sed 's/^\(.\) */\1 /' | head -2 | tr '\n' ' ')"
   if ! make -s < /dev/null > "$tmp/build.log" 2>&1; then
     echo "$name: the planted tree does not build (see $tmp/build.log)"
     restore

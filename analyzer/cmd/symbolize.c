@@ -104,10 +104,95 @@ static int cs_a2l_start(cs_a2l *p, const cs_fr *a, size_t i, size_t j)
     return 0;
 }
 
+/* One answer of addr2line: a distinct address's function, file, line. */
+typedef struct cs_a2l_ans {
+    size_t k; /* its first frame */
+    int line;
+    char *func, *file;
+} cs_a2l_ans;
+
+/* The stem of an nvcc host file's name, "tmpxft_HEX_HEX-N_STEM.cudafe1.cpp"
+ * or "tmpxft_HEX_HEX-N_STEM.compute_NN.cudafe1.cpp" (the file cudafe1
+ * makes of STEM.cu; the host compiler's CU): its length and start in
+ * *stem, or 0 when the file is no such name. */
+static size_t cs_nvcc_stem(const char *file, const char **stem)
+{
+    const char *b = strrchr(file, '/');
+    b = b ? b + 1 : file;
+    if (strncmp(b, "tmpxft_", 7) != 0)
+        return 0;
+    const char *p = b + 7;
+    size_t n = strspn(p, "0123456789abcdef");
+    if (!n || p[n] != '_')
+        return 0;
+    p += n + 1;
+    n = strspn(p, "0123456789abcdef");
+    if (!n || p[n] != '-')
+        return 0;
+    p += n + 1;
+    n = strspn(p, "0123456789");
+    if (!n || p[n] != '_')
+        return 0;
+    p += n + 1;
+    size_t l = strlen(p);
+    const char *tail = ".cudafe1.cpp";
+    if (l <= strlen(tail) || strcmp(p + l - strlen(tail), tail) != 0)
+        return 0;
+    l -= strlen(tail);
+    const char *c = p + l; /* ".compute_NN" before it, if any */
+    while (c > p && c[-1] >= '0' && c[-1] <= '9')
+        c--;
+    if (c - p >= 9 && c < p + l && strncmp(c - 9, ".compute_", 9) == 0)
+        l = (size_t)(c - 9 - p);
+    *stem = p;
+    return l;
+}
+
+/* binutils' addr2line (2.40, DWARF 5) names the CU's own file, nvcc's
+ * tmpxft_..._STEM.cudafe1.cpp, for the host lines of STEM.cu that the
+ * line table holds under its default file entry; the line is STEM.cu's
+ * (the line table has no row of the generated file itself: cudafe1
+ * writes every host line of STEM.cu under a "# line" directive naming
+ * it). The file is STEM.cu as the module's other answers name it: the
+ * one file they give whose name is STEM plus one extension; none or
+ * several, and the answer stays as addr2line gave it. */
+static void cs_nvcc_source(cs_a2l_ans *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *stem;
+        size_t l = v[i].file ? cs_nvcc_stem(v[i].file, &stem) : 0;
+        if (!l)
+            continue;
+        const char *src = NULL;
+        int several = 0;
+        for (size_t j = 0; j < n && !several; j++) {
+            const char *f = v[j].file, *fs;
+            if (!f || cs_nvcc_stem(f, &fs))
+                continue;
+            const char *b = strrchr(f, '/');
+            b = b ? b + 1 : f;
+            if (strncmp(b, stem, l) != 0 || b[l] != '.' || !b[l + 1] || strchr(b + l + 1, '.'))
+                continue;
+            if (src && strcmp(src, f) != 0)
+                several = 1;
+            src = f;
+        }
+        if (src && !several) {
+            char *c = strdup(src);
+            if (c) {
+                free(v[i].file);
+                v[i].file = c;
+            }
+        }
+    }
+}
+
 /* Read its answers (two lines per distinct address) into the store. */
 static void cs_a2l_finish(cs_store *st, cs_a2l *p, const cs_fr *a)
 {
     char func[1024], loc[2048];
+    cs_a2l_ans *v = NULL;
+    size_t n = 0, cap = 0;
     for (size_t k = p->i; k < p->j;) {
         if (!fgets(func, sizeof func, p->out) || !fgets(loc, sizeof loc, p->out))
             break;
@@ -119,19 +204,28 @@ static void cs_a2l_finish(cs_store *st, cs_a2l *p, const cs_fr *a)
             line = atoi(colon + 1);
             *colon = '\0';
         }
-        const char *file = (strcmp(loc, "??") == 0) ? NULL : loc;
-        /* Every frame at this address has this answer. */
-        size_t m = k;
-        while (m < p->j && a[m].offset == a[k].offset) {
-            cs_store_frame_set_symbol(st, a[m].rank, a[m].callsite, a[m].level, strcmp(func, "??") == 0 ? NULL : func,
-                                      file, line);
-            m++;
-        }
-        k = m;
+        if (CS_VEC_RESERVE(v, cap, n + 1) != 0)
+            break; /* out of memory: these frames stay unnamed */
+        cs_a2l_ans *x = &v[n++];
+        x->k = k;
+        x->line = line;
+        x->func = strcmp(func, "??") == 0 ? NULL : strdup(func);
+        x->file = strcmp(loc, "??") == 0 ? NULL : strdup(loc);
+        while (k < p->j && a[k].offset == a[x->k].offset)
+            k++;
     }
     fclose(p->out);
     while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR) {
     }
+    cs_nvcc_source(v, n);
+    for (size_t i = 0; i < n; i++) {
+        /* Every frame at this address has this answer. */
+        for (size_t m = v[i].k; m < p->j && a[m].offset == a[v[i].k].offset; m++)
+            cs_store_frame_set_symbol(st, a[m].rank, a[m].callsite, a[m].level, v[i].func, v[i].file, v[i].line);
+        free(v[i].func);
+        free(v[i].file);
+    }
+    free(v);
 }
 
 static int cs_fr_cmp(const void *x, const void *y)

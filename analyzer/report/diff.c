@@ -270,12 +270,14 @@ void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_dat
         fprintf(f, "},\n");
     } else {
         cs_msg_line(f, "collscope diff: %s -> %s", base_name, new_name);
+        /* the base of every change, once: "+173.6%" of what */
+        cs_msg_line(f, "Changes in %% are relative to the base run, %s", base_name);
         if (nwhy)
             fprintf(f, "\nWARNING: these runs are not comparable (%s): the changes below compare different jobs\n",
                     why);
         const int64_t sv[] = { base->step_median_ns, cur->step_median_ns };
         cs_tunit su = cs__report_tunit_of(sv, 2);
-        fprintf(f, "\nStep time (median): %s -> %s (%+.1f%%%s)\n",
+        fprintf(f, "\nStep time (median): %s -> %s (%+.1f%% vs base%s)\n",
                 cs__report_tstr(&su, base->step_median_ns, b1, sizeof b1),
                 cs__report_tstr(&su, cur->step_median_ns, b2, sizeof b2), ch, nwhy ? "; not comparable" : "");
     }
@@ -347,7 +349,7 @@ void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_dat
         tu = cs__report_tunit(tmax);
         char h1[32], h2[32];
         fprintf(f, "\nTail (p99) of each collective group\n  %-*s %11s %11s %8s\n", tw, "op [size] call site",
-                cs__report_thead("base", &tu, h1, sizeof h1), cs__report_thead("new", &tu, h2, sizeof h2), "change");
+                cs__report_thead("base", &tu, h1, sizeof h1), cs__report_thead("new", &tu, h2, sizeof h2), "vs base");
     }
     k = 0;
     for (int i = 0; i < cur->ntails; i++) {

@@ -193,9 +193,9 @@ int cs_gates_eval(const char *spec, const cs_report_data *d, const cs_report_dat
             x->failed = wt && worst > pct;
             if (wt)
                 snprintf(x->message, sizeof x->message,
-                         "largest p99 change: %s (%s) %s against %s (%+.1f%%, limit %g%%)", cs_report_opname(d, wt->op),
-                         wt->callsite[0] ? wt->callsite : "?", cs_fmt_ns(wt->p99_ns, b1, sizeof b1),
-                         cs_fmt_ns(wb->p99_ns, b2, sizeof b2), worst, pct);
+                         "largest p99 change: %s (%s) %s against %s in the baseline (%+.1f%%, limit %g%%)",
+                         cs_report_opname(d, wt->op), wt->callsite[0] ? wt->callsite : "?",
+                         cs_fmt_ns(wt->p99_ns, b1, sizeof b1), cs_fmt_ns(wb->p99_ns, b2, sizeof b2), worst, pct);
             else
                 snprintf(x->message, sizeof x->message, "no collective group in common with the baseline");
         }

@@ -235,8 +235,10 @@ int cs_report_load(cs_store *st, cs_report_data *d)
     /* Without the names (a damaged comms table), ids are shown as comm:HEX. */
     cs_store_comms_load(st, &d->comms);
     d->wf_measured_ns = cs_meta_i64(st, "whatif_measured_ns", -1);
-    d->has_whatif = d->wf_measured_ns >= 0;
     d->wf_replay_ns = cs_meta_i64(st, "whatif_replay_ns", -1);
+    /* a replay that deadlocked has a measured step and no replayed one:
+     * it did not run (whatif_note says why), and its figures are none */
+    d->has_whatif = d->wf_measured_ns >= 0 && d->wf_replay_ns >= 0;
     d->wf_model_ns = cs_meta_i64(st, "whatif_model_ns", -1);
     d->wf_ontime_ns = cs_meta_i64(st, "whatif_ontime_ns", -1);
     d->wf_ontime_gain_ns = cs_meta_i64(st, "whatif_ontime_gain_ns", 0);

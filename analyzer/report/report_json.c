@@ -107,11 +107,17 @@ static void cs_report_json_whatif(FILE *f, const cs_report_data *d)
     fprintf(f, ", \"replay_step_ns\": ");
     cs_json_i64_or_null(f, d->wf_replay_ns);
     fprintf(f, ", \"replay_error\": ");
-    cs_json_num(f, "%.6f", d->wf_replay_error);
+    if (d->has_whatif && !(d->wf_replay_error < 0)) /* NaN: cs_json_num says it was not finite */
+        cs_json_num(f, "%.6f", d->wf_replay_error);
+    else
+        fputs("null", f); /* not replayed: no error to state */
     fprintf(f, ", \"model_step_ns\": ");
     cs_json_i64_or_null(f, d->wf_model_ns);
     fprintf(f, ", \"model_error\": ");
-    cs_json_num(f, "%.6f", d->wf_model_error);
+    if (d->has_whatif && !(d->wf_model_error < 0)) /* NaN: cs_json_num says it was not finite */
+        cs_json_num(f, "%.6f", d->wf_model_error);
+    else
+        fputs("null", f); /* not replayed: no error to state */
     fprintf(f, ", \"ontime_step_ns\": ");
     cs_json_i64_or_null(f, d->wf_ontime_ns);
     fprintf(f, ", \"ontime_gain_ns\": %lld, \"comm_step_ns\": ", (long long)d->wf_ontime_gain_ns);

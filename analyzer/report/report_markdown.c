@@ -1,6 +1,8 @@
 /* report_markdown.c: `collscope report --format markdown`: a summary for a
- * CI job page (gates, stragglers, wait states, tail latency, proposals,
- * cost models, what is missing). */
+ * CI job page: the answer, then the sections in the text report's order
+ * (docs/guide.md: slowdown, stragglers, layout, wait states, tail latency,
+ * GPU time, what-if replay, proposals, cost models, what is missing,
+ * gates). */
 #include "config.h"
 #include "analyzer/report/report_int.h"
 #include "common/msg.h"
@@ -22,6 +24,18 @@ static void cs_report_markdown_cell(FILE *f, const char *s)
 static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
 {
     char b1[32], b2[32], b3[32];
+    fprintf(f, "\n### What-if replay\n\n");
+    if (d->has_whatif && d->wf_model_ns < 0)
+        fprintf(f, "Measured median step %s; the replay with the cost models could not run (it deadlocked).\n",
+                cs_fmt_ns(d->wf_measured_ns, b1, sizeof b1));
+    else if (d->has_whatif) {
+        const int64_t v[] = { d->wf_measured_ns, d->wf_model_ns };
+        cs_tunit u = cs__report_tunit_of(v, 2);
+        fprintf(f, "Measured median step %s, replayed with the cost models %s (replay error %.2f %%).\n",
+                cs__report_tstr(&u, d->wf_measured_ns, b1, sizeof b1),
+                cs__report_tstr(&u, d->wf_model_ns, b2, sizeof b2), 100 * d->wf_model_error);
+    } else
+        fprintf(f, "Could not run%s%s.\n", d->wf_note[0] ? ": " : "", d->wf_note);
     fprintf(f, "\n### Proposals\n\n");
     for (const char *l = d->guard, *next; *l; l = next) {
         int n;
@@ -31,14 +45,6 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
     if (d->fuse_members || d->fused_calls)
         fprintf(f, "Apply mode: %lld calls fused into %lld (all ranks).\n\n", (long long)d->fuse_members,
                 (long long)d->fused_calls);
-    if (d->has_whatif) {
-        const int64_t v[] = { d->wf_measured_ns, d->wf_model_ns };
-        cs_tunit u = cs__report_tunit_of(v, 2);
-        fprintf(f,
-                "What-if replay: measured median step %s, replayed with the cost models %s (replay error %.2f %%).\n\n",
-                cs__report_tstr(&u, d->wf_measured_ns, b1, sizeof b1),
-                cs__report_tstr(&u, d->wf_model_ns, b2, sizeof b2), 100 * d->wf_model_error);
-    }
     if (!d->nprops)
         fprintf(f, "None.\n");
     for (const char *l = d->wf_declined, *next; *l; l = next) {
@@ -69,7 +75,7 @@ static void cs_report_markdown_proposals(FILE *f, const cs_report_data *d)
         cs_tunit mu = cs__report_tunit(ma);
         fprintf(
             f,
-            "\n| cost model | points | alpha (%s) | gamma (%s) | beta (ns per KiB) | R² | resid (%% of the cells' time) | note |\n"
+            "\n### Cost models\n\n| cost model | points | alpha (%s) | gamma (%s) | beta (ns per KiB) | R² | resid (%% of the cells' time) | note |\n"
             "|---|---:|---:|---:|---:|---:|---:|---|\n",
             mu.name, mu.name);
         for (int i = 0; i < d->nmodels; i++) {
@@ -200,20 +206,9 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
         }
         fprintf(f, "\n");
     }
-    if (d->layout[0])
-        fprintf(f, "Parallel layout: **%s** (%s).\n\n", d->layout, d->layout_source);
     if (d->has_slowdown)
         fprintf(f, "Slowdown: **S %.3f** (replay error %.1f %%): %s.\n\n", d->sd_S, 100 * d->sd_replay_error,
                 d->sd_text);
-    if (ng) {
-        fprintf(f, "### Gates\n\n| gate | result | detail |\n|---|---|---|\n");
-        for (int i = 0; i < ng; i++) {
-            fprintf(f, "| `%s` | %s | ", g[i].name, g[i].failed ? "**FAIL**" : "pass");
-            cs_report_markdown_cell(f, g[i].message);
-            fprintf(f, " |\n");
-        }
-        fprintf(f, "\n");
-    }
     fprintf(f, "### Stragglers\n\n");
     if (!d->nstrag)
         fprintf(f, "No verdict: no rank, link or collective is out of line.\n\n");
@@ -245,16 +240,19 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
         }
         fprintf(f, "\n");
     }
+    if (d->layout[0])
+        fprintf(f, "Parallel layout: **%s** (%s).\n\n", d->layout, d->layout_source);
     int64_t m1 = 0, m2 = 0;
     for (int i = 0; i < d->nrstats; i++) {
         m1 = d->rstats[i].imposed_wait_ns > m1 ? d->rstats[i].imposed_wait_ns : m1;
         m2 = d->rstats[i].median_lateness_ns > m2 ? d->rstats[i].median_lateness_ns : m2;
     }
     cs_tunit u1 = cs__report_tunit(m1), u2 = cs__report_tunit(m2);
-    fprintf(f,
-            "### Who made the others wait\n\n| rank | times last | imposed wait (%s) | median lateness (%s) |\n"
-            "|---:|---:|---:|---:|\n",
-            u1.name, u2.name);
+    fprintf(
+        f,
+        "### Wait states per rank (who made the others wait)\n\n| rank | times last | imposed wait (%s) | median lateness (%s) |\n"
+        "|---:|---:|---:|---:|\n",
+        u1.name, u2.name);
     for (int i = 0; i < d->nrstats; i++)
         fprintf(f, "| %d | %lld | %s | %s |\n", d->rstats[i].rank, (long long)d->rstats[i].times_last,
                 cs__report_tnum(&u1, d->rstats[i].imposed_wait_ns, b1, sizeof b1),
@@ -280,8 +278,8 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
         cs_report_markdown_cell(f, t->common);
         fprintf(f, " |\n");
     }
-    cs_report_markdown_proposals(f, d);
     cs_report_markdown_gpu(f, d);
+    cs_report_markdown_proposals(f, d);
     if (d->notes[0]) {
         fprintf(f, "\n### What is missing\n\n");
         const char *p = d->notes;
@@ -290,6 +288,14 @@ void cs_report_markdown_write(FILE *f, const cs_report_trace *t, const cs_report
             int l = e ? (int)(e - p) : (int)strlen(p);
             fprintf(f, "- %.*s\n", l, p);
             p += l + (e ? 1 : 0);
+        }
+    }
+    if (ng) {
+        fprintf(f, "\n### Gates\n\n| gate | result | detail |\n|---|---|---|\n");
+        for (int i = 0; i < ng; i++) {
+            fprintf(f, "| `%s` | %s | ", g[i].name, g[i].failed ? "**FAIL**" : "pass");
+            cs_report_markdown_cell(f, g[i].message);
+            fprintf(f, " |\n");
         }
     }
 }

@@ -259,16 +259,18 @@ static void cs_report_text_whatif(FILE *f, const cs_report_data *d)
                 (long long)d->fused_calls);
     fprintf(f, "\nWhat-if replay (median step time)\n");
     if (!d->has_whatif) {
-        fprintf(f, "  not run%s%s\n", d->wf_note[0] ? ": " : "", d->wf_note);
+        fprintf(f, "  could not run%s%s\n", d->wf_note[0] ? ": " : "", d->wf_note);
     } else {
         const int64_t v[] = { d->wf_measured_ns, d->wf_replay_ns, d->wf_model_ns };
         cs_tunit u = cs__report_tunit_of(v, 3);
-        fprintf(f,
-                "  measured %s; replayed with measured transfers %s (error %.2f %%); with the cost models %s "
-                "(replay error %.2f %%)\n",
+        fprintf(f, "  measured %s; replayed with measured transfers %s (error %.2f %%); ",
                 cs__report_tstr(&u, d->wf_measured_ns, b1, sizeof b1),
-                cs__report_tstr(&u, d->wf_replay_ns, b2, sizeof b2), 100 * d->wf_replay_error,
-                cs__report_tstr(&u, d->wf_model_ns, b3, sizeof b3), 100 * d->wf_model_error);
+                cs__report_tstr(&u, d->wf_replay_ns, b2, sizeof b2), 100 * d->wf_replay_error);
+        if (d->wf_model_ns >= 0)
+            fprintf(f, "with the cost models %s (replay error %.2f %%)\n",
+                    cs__report_tstr(&u, d->wf_model_ns, b3, sizeof b3), 100 * d->wf_model_error);
+        else /* the modelled replay deadlocked: no estimate from the models */
+            fprintf(f, "the replay with the cost models could not run (it deadlocked)\n");
         if (d->wf_ontime_ns >= 0) {
             const int64_t w[] = { d->wf_ontime_ns, d->wf_ontime_gain_ns };
             cs_tunit uo = cs__report_tunit_of(w, 2);

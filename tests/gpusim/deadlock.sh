@@ -1,7 +1,9 @@
 #!/bin/sh
 # A GPU trace whose CPU what-if replay deadlocks still gets its slowdown
 # section, on the GPU graph (which does not replay the CPU), and says so;
-# a trace with no GPU kernels whose replay deadlocks says why it has none.
+# a trace with no GPU kernels whose replay deadlocks says why it has none;
+# the what-if section of both says why the replay could not run, in the
+# text, Markdown and JSON reports (no replay figure, no -100 % error).
 # The trace: the simulator's 2-rank job (dp 2, rank 1's compute 1.8x
 # slower) rewritten by tie_swap.py: in one step the two ranks call the
 # last gradient allreduce and the world allreduce in opposite orders, back
@@ -58,4 +60,31 @@ check "the report says where the slowdown came from" grep -q "the slowdown is on
 check "the CPU-only trace's replay deadlocks too" grep -q "replay deadlocked" "$T/cpu.txt"
 check "its report says why it has no slowdown" grep -q "no slowdown attribution: the CPU's replay deadlocked and the trace has no GPU graph" "$T/cpu.txt"
 expect_eq "its slowdown note" "$(q "$T/cpu.cs/trace.db" "SELECT count(*) FROM meta WHERE key = 'slowdown_note' AND value LIKE '%deadlocked%'")" 1
+# the what-if section of both says the replay could not run and why (the
+# note the analysis stores), in every format: no figure of a replay that
+# did not end ("replayed with measured transfers - (error -100.00 %)")
+for n in gpu cpu; do
+  cs="$T/$n.cs"
+  [ "$n" = gpu ] && cs="$T/gpu/cs"
+  note=$(q "$cs/trace.db" "SELECT value FROM meta WHERE key = 'whatif_note'")
+  "$COLLSCOPE" report "$cs" --full > "$T/$n.full" 2>&1 || fail "$n: report --full"
+  "$COLLSCOPE" report "$cs" --format markdown > "$T/$n.md" 2>&1 || fail "$n: report --format markdown"
+  "$COLLSCOPE" report "$cs" --format json -o "$T/$n.json" || fail "$n: report --format json"
+  grep -A1 '^What-if replay' "$T/$n.full" | grep -qxF "  could not run: $note" ||
+    fail "$n: the text's what-if section does not say why the replay could not run: $(grep -A1 '^What-if replay' "$T/$n.full")"
+  grep -A2 '^### What-if replay' "$T/$n.md" | grep -qxF "Could not run: $note." ||
+    fail "$n: the Markdown's what-if section does not say why the replay could not run: $(grep -A2 '^### What-if replay' "$T/$n.md")"
+  grep -n -- '-100' "$T/$n.full" "$T/$n.md" && fail "$n: a -100 figure in the report (above)"
+  "$VPY" - "$T/$n.json" "$note" << 'PYEOF' || fail "$n: the JSON's what-if (above)"
+import json, sys
+w = json.load(open(sys.argv[1]))["whatif"]
+want = {"replayed": False, "replay_step_ns": None, "replay_error": None, "model_step_ns": None,
+        "model_error": None, "note": sys.argv[2]}
+got = {k: w.get(k) for k in want}
+if got != want:
+    sys.exit("FAIL: whatif %s, want %s" % (got, want))
+print("ok: the JSON's what-if: not replayed, no error, the note")
+PYEOF
+  echo "ok: $n: the what-if says the replay could not run ($note)"
+done
 pass

@@ -4,7 +4,8 @@
 # the report's first lines name it with its coordinates, S, the saving per
 # step and the call site the others wait in; the whole report passes the
 # checks of every source's golden report (docs/guide.md shows this job's
-# report as the stand-in's answer to "I run torchrun with NCCL").
+# report as the stand-in's answer to "I run torchrun with NCCL"); its call
+# sites in main read nccl_trainer.cu:LINE, never nvcc's generated file.
 . "$srcdir/tests/lib.sh"
 . "$S/tests/nccl/nccl_lib.sh"
 need_standins
@@ -64,4 +65,20 @@ PY
   fail "the NCCL stand-in job's default report (above)"
 "$PYTHON3" "$S/tests/report/glossary.py" "$S/docs/guide.md" --min 40 "$T/report.full" ||
   fail "the NCCL stand-in job's report prints a term the glossary does not define (above)"
+# The trainer's host lines are nccl_trainer.cu's, never nvcc's generated
+# tmpxft_..._nccl_trainer.compute_NN.cudafe1.cpp (binutils' addr2line
+# names that file for lines under the line table's default entry; the
+# symbolizer maps it back, analyzer/cmd/symbolize.c): every call site in
+# main, in the JSON and the text report.
+"$PYTHON3" - "$T/report.json" "$T/report.full" <<'PY' || fail "a call site of the trainer is not nccl_trainer.cu's (above)"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+sites = [c["callsite"] for c in d["callsites"]]
+main = [s for s in sites if s.endswith(" main")]
+bad = [s for s in sites if "tmpxft_" in s or "cudafe1" in s] + [s for s in main if not s.startswith("nccl_trainer.cu:")]
+bad += re.findall(r"\S*(?:tmpxft_|cudafe1)\S*", open(sys.argv[2]).read())
+if bad or len(main) < 10:
+    sys.exit("FAIL: %d call sites in main (want 10 or more), not nccl_trainer.cu's: %s" % (len(main), sorted(set(bad))[:6]))
+print("ok: %d call sites in main, each nccl_trainer.cu:LINE" % len(main))
+PY
 pass

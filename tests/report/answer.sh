@@ -22,7 +22,9 @@
 #   - the two other answers, on 4-rank GPU jobs: a slow pipeline stage
 #     ("culprit: pipeline stage 1", its saving against the truth) and a
 #     clean job ("no single culprit");
-#   - diff warns on the two (world sizes, sources), not on a run and itself.
+#   - diff warns on the two (world sizes, sources), not on a run and itself;
+#     every change it gives in % says its base (the first run) on its line
+#     or in its table's header, and the header names that run.
 . "${abs_top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib.sh"
 PY=${PYTHON3:-python3}
 command -v "$PY" > /dev/null || skip "$PY not installed"
@@ -36,7 +38,12 @@ for n in demo gpu; do
   "$COLLSCOPE" report "$tr" > "$T/$n.txt" || fail "$n: report failed"
   "$COLLSCOPE" report "$tr" --full > "$T/$n.full" || fail "$n: report --full failed"
   "$COLLSCOPE" report "$tr" --format json -o "$T/$n.json" || fail "$n: report --format json failed"
-  "$COLLSCOPE" report "$tr" --format markdown > "$T/$n.md" || fail "$n: report --format markdown failed"
+  # the demo's Markdown with gates (against itself as the baseline): its
+  # Gates section comes last too, as in the text report
+  set --
+  [ "$n" = demo ] && set -- --fail-on straggler=1000,step=1000,p99=1000 --baseline "$tr"
+  "$COLLSCOPE" report "$tr" --format markdown "$@" > "$T/$n.md" || fail "$n: report --format markdown $* failed"
+  [ "$n" = gpu ] || grep -q '^### Gates' "$T/$n.md" || fail "$n: no Gates section in the Markdown report with --fail-on"
   # units, labels, call sites, elisions and percentages, in the default
   # report, all sections (--full) and the Markdown report
   $PY "$S/tests/report/check_report.py" "$n" "$T/$n.txt" "$T/$n.json" "$T/$n.md" || fail "$n: the report (above)"
@@ -153,4 +160,32 @@ sed -n '/^Tail (p99)/,/^$/p' "$T/same_gpu.txt" | grep '^  ncclAllReduce' > "$T/s
   fail "diff: the dp_group allreduces are not told apart: $(cat "$T/same_tails.txt")"
 grep -v ' +0\.0%$' "$T/same_tails.txt" && fail "diff of a run and itself shows a change (above)"
 echo "ok: diff of the GPU job and itself: $(wc -l < "$T/same_tails.txt") tail groups, each +0.0%, named by communicator"
+# every change in % says its base (the first run): on its line ("vs
+# base"), or in its table's header; the header names the base run
+for f in diff same same_gpu; do
+  $PY - "$T/$f.txt" "$T/demo.db" "$T/gpu.out" << 'PYEOF' || fail "diff: a change with no base (above)"
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+bad, n, head = [], 0, ""
+if not any(l.startswith("Changes in % are relative to the base run, ") and
+           l.endswith((sys.argv[2], sys.argv[3])) for l in lines[:3]):
+    bad.append("the header does not name the base run: %s" % lines[:3])
+for i, l in enumerate(lines):
+    if l[:1] not in ("", " "):
+        head = l
+    elif not l.strip():
+        continue
+    elif l.startswith("  ") and not re.search(r"\d", l):
+        head += "\n" + l  # a table's column header
+    for m in re.finditer(r"[-+]?\d+(\.\d+)? ?%", l):
+        n += 1
+        if "vs base" in l or re.search(r"% of |vs base", head):
+            continue
+        bad.append("line %d: %s with no base: %s" % (i + 1, m.group(0), l.strip()))
+for b in bad:
+    print("FAIL: " + b)
+print("ok: %s: %d changes in %%, each with its base" % (sys.argv[1].split("/")[-1], n))
+sys.exit(1 if bad else 0)
+PYEOF
+done
 pass

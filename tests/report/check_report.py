@@ -22,7 +22,9 @@ trace's JSON report, MARKDOWN its Markdown report. Checked:
   - every percentage states its base: "N % of ...", a share of something
     named, or in a table whose header or title names the base;
   - the report begins with "What limits this job", and its sections come
-    in the order docs/guide.md states.
+    in the order docs/guide.md states, in the text and the Markdown report
+    (there a section opens with a heading, "### Stragglers", or a
+    paragraph that starts with its name, "Slowdown: ...").
 Prints each fault and exits 1 when there is one.
 """
 import json
@@ -60,18 +62,40 @@ m = re.search(r"evidence follows, always in this order: ([^.]+)\.", re.sub(r"\s+
 order = ["What limits this job"] + [x.strip() for x in m.group(1).split(",")] if m else []
 if len(order) < 15:
     bad.append("docs/guide.md states no order of the sections (%s)" % order)
-seen = []
-for l in lines:
-    if l[:1] in ("", " ", "("):
-        continue
-    k = [i for i, o in enumerate(order) if l.startswith(o)]
-    if k:
-        seen.append((max(k), l[:40]))  # "Per rank" is also the start of "Per rank: ..."
-for (a, la), (b, lb) in zip(seen, seen[1:]):
-    if b < a:
-        bad.append("section '%s' comes after '%s', against the guide's order" % (lb, la))
-if not seen or seen[0][0] != 0:
-    bad.append("the report does not begin with 'What limits this job' (sections: %s)" % [x[1] for x in seen][:3])
+
+
+def section_order(where, titles):
+    """titles: the lines that may open a section, in the report's order."""
+    seen = []
+    for l in titles:
+        k = [i for i, o in enumerate(order) if l.startswith(o)]
+        if k:
+            seen.append((max(k), l[:40]))  # "Per rank" is also the start of "Per rank: ..."
+    for (a, la), (b, lb) in zip(seen, seen[1:]):
+        if b < a:
+            bad.append("%s: section '%s' comes after '%s', against the guide's order" % (where, lb, la))
+    if not seen or seen[0][0] != 0:
+        bad.append("%s: the report does not begin with 'What limits this job' (sections: %s)"
+                   % (where, [x[1] for x in seen][:3]))
+
+
+section_order("text", [l for l in lines if l[:1] not in ("", " ", "(")])
+
+
+def md_titles(md):
+    """A Markdown report's section openings: its headings ("### Stragglers"),
+    the paragraphs that open with a section's name ("Slowdown: ..."), and
+    the answer in its fenced block."""
+    fence = False
+    for l in md.split("\n"):
+        if l.startswith("```"):
+            fence = not fence
+        elif fence:
+            if l == order[0]:
+                yield l
+        elif l[:1] not in ("", " ", "|", "-", "(", ">"):
+            yield re.sub(r"^#+ ", "", l)
+
 
 # one unit per line; none in the rows of a table whose header has one
 unit = re.compile(r"\d (us|ms|s)\b")
@@ -85,7 +109,9 @@ for i, l in enumerate(lines):
         continue
     if not l.strip() or not l.startswith("  "):
         intable = False
-    elif intable and u and not l.startswith("    "):
+    elif intable and u and (not l.startswith("    ") or re.match(r" *[\d<]", l)):
+        # a row (its first cell right-aligned: "       2        105  3.049"),
+        # not a deeper-indented line of text under one
         bad.append("line %d: a unit in a table row under a header that has one: %s" % (i + 1, l[:120]))
 
 # no two rows of a table read alike (the same label before the figures:
@@ -175,6 +201,8 @@ BASED = [
     r"slowest %s",  # "slowest 1%": of the group's instances (glossary)
     r"median of the ranks %s",  # after "N % of its GPU window"
     r"%s interval",  # a 95 % interval
+    r"limit %s",  # a gate's "(limit 10%)": the threshold of the figure before it, on its base
+    r"`[a-z0-9_]+>%s`",  # a gate's name, as --fail-on set it ("straggler>10%")
 ]
 pct = re.compile(r"\d+(?:\.\d+)? ?%")
 
@@ -208,6 +236,7 @@ based(text, "text", lambda l: l.startswith("  ") and not re.search(r"[a-z]{4,} [
 if md_path:
     md = open(md_path).read()
     labels("markdown", md)
+    section_order("markdown", md_titles(md))
     based(md, "markdown", lambda l: l.startswith("|"), lambda l: l.startswith("#"))
 
 for b in bad:
