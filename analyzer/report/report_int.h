@@ -34,8 +34,8 @@ typedef struct cs_answer {
     int64_t save_ns, step_ns;  /* the saving per step (-1 none) and the median step */
     char save_how[160];        /* what the saving is */
     cs_answer_est est[CS_ANSWER_EST_MAX];
-    int nest;  /* estimates of the saving (for a rank culprit) */
-    int agree; /* two or more not apart, and they agree within 25 % */
+    int nest;   /* estimates of the saving (for a rank culprit) */
+    int agree;  /* two or more not apart, and they agree within 25 % */
     int napart; /* estimates left out of the agreement */
 } cs_answer;
 void cs__report_answer_of(const cs_report_data *d, cs_answer *a);

@@ -127,7 +127,17 @@ assert (sd["verdict"], sd["culprit"]) == ("slow_worker", "2"), \
 truth = want / (want - delay)
 assert abs(sd["S"] - truth) <= 0.25 * truth, "S %.3f, the job's figures give %.3f" % (sd["S"], truth)
 ideal = sd["ideal_step_ns"] / 1e6
-assert abs(ideal - clean) <= 0.25 * clean, "ideal step %.2f ms, the job's clean step %.2f ms" % (ideal, clean)
+# the clean steps run unprofiled, before and after the profiled ones: on a
+# machine whose load moves the job's steps (below) they are another
+# interval's figure, so within 2x there, 25 % on a steady machine
+cleans = [float(x) for line in re.findall(r"^clean: rank \d+ ms=([0-9.,]+)$", job, re.M) for x in line.split(",")]
+swing = max(statistics.median([abs(x - want) for x in ms]) / want,
+            statistics.median([abs(x - clean) for x in cleans]) / clean)
+if swing <= 0.10:
+    assert abs(ideal - clean) <= 0.25 * clean, "ideal step %.2f ms, the job's clean step %.2f ms" % (ideal, clean)
+else:
+    assert clean / 2 <= ideal <= 2 * clean, "ideal step %.2f ms, the job's clean step %.2f ms (not within 2x)" % (ideal, clean)
+    print("note: the job's steps moved by %.0f %%: the ideal step checked within 2x of the clean one" % (100 * swing))
 print("ok: the slowdown: slow worker rank 2, S %.3f (the job's %.2f ms less its 40 ms sleep: %.3f), "
       "ideal step %.2f ms (the job's step with no rank slow: %.2f ms)" % (sd["S"], want, truth, ideal, clean))
 est = {e["source"]: e["ns"] / 1e6 for e in ans["saving_estimates"]}
@@ -135,16 +145,19 @@ assert "slowdown" in est and "stragglers" in est, "saving estimates: %s" % est
 # On a machine loaded far beyond its 2 cores the steps swing (a load of 9:
 # steps of 76-169 ms, clean ones of 24-235) and the straggler's cost with
 # them (70 ms for a 40 ms sleep, its MAD 21 ms): the estimates then only
-# within 2x. The job's steps steady (their MAD within 10 % of their
-# median, 4 % on a quiet machine): within 25 %, as the report says.
+# within 2x, the slowdown's saving within 50 % of the sleep. The job's
+# steps steady, profiled and clean (their MAD within 10 % of their median,
+# 4 % on a quiet machine): within 25 %, as the report says.
 kept = [v for e in ans["saving_estimates"] if not e["apart"] for v in [e["ns"] / 1e6]]
-mad = statistics.median([abs(x - want) for x in ms]) / want
+mad = swing
 if mad <= 0.10:
     assert ans["estimates_agree"] is True, "the saving estimates disagree: %s" % est
 else:
     assert max(kept) <= 2 * min(kept), "the saving estimates differ by more than 2x: %s" % est
     print("note: the job's steps moved by %.0f %% (MAD over the median): the estimates checked within 2x" % (100 * mad))
-assert abs(est["slowdown"] - delay) <= 0.25 * delay, "the slowdown's saving %.2f ms, rank 2 sleeps 40 ms" % est["slowdown"]
+tol = 0.25 if swing <= 0.10 else 0.5
+assert abs(est["slowdown"] - delay) <= tol * delay, \
+    "the slowdown's saving %.2f ms, rank 2 sleeps 40 ms (within %.0f %%)" % (est["slowdown"], 100 * tol)
 print("ok: the saving estimates: %s ms (rank 2 sleeps 40 ms a step)" % ", ".join("%s %.2f" % kv for kv in sorted(est.items())))
 PYEOF
 # The README's example (this job, imported): the text report's first section
