@@ -50,11 +50,11 @@ typedef struct gg {
     gg_op *op;
     size_t n, cap;
     int nsteps, ninst;
-    int64_t *xa, *xi; /* [n] actual and ideal: a local op's duration, a
+    int64_t *xa, *xi;  /* [n] actual and ideal: a local op's duration, a
                          communication's transfer after its last member began */
-    int64_t *xv;      /* [n] a variant's */
-    int64_t *si;      /* [n] the ideal slack, where the slack is compute (cpu); else NULL */
-    int cpu;          /* 1: built from the CPU threads of a trace without GPU activity */
+    int64_t *xv;       /* [n] a variant's */
+    int64_t *si;       /* [n] the ideal slack, where the slack is compute (cpu); else NULL */
+    int cpu;           /* 1: built from the CPU threads of a trace without GPU activity */
     unsigned char *nw; /* [n] cpu: a send, which its receive waits for but which waits for nothing */
     int64_t *bp, *ep, *ready;
     int *need, *indeg, *succ_lo, *succ, *stack; /* succ: the edges across streams (CSR) */
