@@ -1581,7 +1581,8 @@ static void lv_take_spans(cs_live *l, lv_rank *r, int end)
     if (!r->decided) {
         int flush = CS_VEC_RESERVE(r->aHold, r->capHold, r->nHold + r->nNew) != 0;
         if (!flush) {
-            memcpy(r->aHold + r->nHold, r->aNew, r->nNew * sizeof *r->aNew);
+            if (r->nNew) /* (aHold may still be NULL: no offset on it) */
+                memcpy(r->aHold + r->nHold, r->aNew, r->nNew * sizeof *r->aNew);
             r->nHold += r->nNew;
             r->nNew = 0;
         }
