@@ -36,7 +36,7 @@
 #include "libtrace/store.h"
 
 /* Bumped whenever what the analysis stores changes meaning. */
-#define CS_ANALYSIS_VERSION 23
+#define CS_ANALYSIS_VERSION 24
 
 /* ---- rows ---- */
 

@@ -55,7 +55,7 @@ INSERT INTO span(id,rank,tid,op,comm,seq,begin_ns,end_ns,rc,flags) VALUES
   (5,1,0,1,NULL,NULL,1000,2000,0,0),(6,1,0,5,7,0,25000,30000,0,40),(7,1,0,5,7,1,55000,60000,0,40),(8,1,0,3,NULL,NULL,80000,90000,0,0);
 SQL
 "$COLLSCOPE" report "$T/v1" > "$T/report.txt" 2> "$T/report.err" || { cat "$T/report.err"; fail "report of a version-1 trace failed"; }
-expect_eq "upgraded to the current version" "$(q "$db" "SELECT value FROM meta WHERE key='schema_version'")" 6
+expect_eq "upgraded to the current version" "$(q "$db" "SELECT value FROM meta WHERE key='schema_version'")" 7
 expect_eq "the flagged spans' index made (version 6): the MPI_Finalize calls" \
   "$(q "$db" "SELECT group_concat(id) FROM span INDEXED BY span_flagged WHERE (flags & 512) != 0 OR op = 3")" "4,8"
 expect_eq "spans kept" "$(q "$db" "SELECT count(*) FROM spans WHERE gpu_begin_ns IS NULL AND stream IS NULL")" 8
