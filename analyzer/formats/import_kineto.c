@@ -294,6 +294,11 @@ typedef struct kt_event {
 } kt_event;
 enum { KT_BAD_TS = 1, KT_BAD_DUR = 2, KT_BAD_SEQ = 4, KT_BAD_IN = 8, KT_BAD_OUT = 16 };
 
+/* A GPU span written with a correlation id: its span id and begin. */
+typedef struct kt_kl {
+    int64_t corr, span, ts;
+} kt_kl;
+
 typedef struct kt {
     const char *file;
     const cs_import_opts *o;
@@ -334,9 +339,7 @@ typedef struct kt {
      * GPU spans written with a correlation id (their launch lead is
      * written at the end: the two come in either order) */
     cs_map launch;
-    struct kt_kl {
-        int64_t corr, span, ts;
-    } *kl;
+    kt_kl *kl;
     size_t nkl, capKl;
 } kt;
 
@@ -1005,7 +1008,7 @@ static int kt_event_done(kt *k)
         if (rc == 1 && x.id && e->corr > 0) {
             if (CS_VEC_RESERVE(k->kl, k->capKl, k->nkl + 1) != 0)
                 return kt_fail(k, "%s: out of memory", k->file);
-            k->kl[k->nkl++] = (struct kt_kl){ e->corr, x.id, e->ts };
+            k->kl[k->nkl++] = (kt_kl){ e->corr, x.id, e->ts };
         }
         return rc;
     }
