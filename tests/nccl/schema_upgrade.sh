@@ -62,6 +62,9 @@ expect_eq "spans kept" "$(q "$db" "SELECT count(*) FROM spans WHERE gpu_begin_ns
 expect_eq "a span's values kept" "$(q "$db" "SELECT op, comm, seq, dur_ns FROM spans WHERE id = 2")" "MPI_Barrier|7|0|20000"
 expect_eq "new ops added, old ids kept" "$(q "$db" "SELECT (SELECT name FROM ops WHERE id=5), count(*) > 6, sum(name='ncclAllReduce') FROM ops")" "MPI_Barrier|1|1"
 check "gpu_activity table exists" q "$db" "SELECT count(*) FROM gpu_activity"
+expect_eq "the imported kernels' launches (version 7): table span_launch, empty" \
+  "$(q "$db" "SELECT group_concat(name, ' ') FROM pragma_table_info('span_launch')") $(q "$db" "SELECT count(*) FROM span_launch")" \
+  "span lead_ns 0"
 grep -q . "$T/report.txt" || fail "the report is empty"
 echo "ok: report of the upgraded trace: $(head -n 1 "$T/report.txt")"
 "$COLLSCOPE" report "$T/v1" > "$T/report2.txt" 2>&1 || fail "second report (already upgraded) failed"
