@@ -12,6 +12,11 @@
  *     gradient collective waiting for the backward kernels, the optimizer
  *     waiting for the allreduce, a forward waiting for its receive; or
  *     the host's synchronisation before a launch);
+ *   - for an imported compute kernel whose launch the trace has (its CUDA
+ *     runtime call, table span_launch), the receive its rank's CPU
+ *     launched after the previous compute kernel of its stream and before
+ *     it (gg_launch_deps): the program waited for it, then launched the
+ *     compute that reads it, whether or not the wait binds in the trace;
  *   - the dependencies learnt where they bind: one seen tight (within
  *     CS_GG_DEP_NS) twice or more between the same two ops (by identity:
  *     key and occurrence in the rank's step) holds wherever both ops are
@@ -32,9 +37,10 @@
  * occurrence in the rank's step); the replay is a max-plus system, so
  * the ideal is never later than the actual.
  *
- * Memory: about 330 bytes an op at the peak of the build (the op as read,
+ * Memory: about 335 bytes an op at the peak of the build (the op as read,
  * 112; the identities' map, about 32; the learnt pairs, edges and sort
- * keys, about 40), 140 after (gg_op 56, six int64 arrays, the identity,
+ * keys, about 40; the launch-order edges, 4; 16 more while they are found,
+ * before the peak), 140 after (gg_op 56, six int64 arrays, the identity,
  * five int arrays). */
 #include "config.h"
 #include "analyzer/analysis/gpu_graph.h"
