@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CS_SCHEMA_VERSION 6
+#define CS_SCHEMA_VERSION 7
 #define CS_TRACE_FORMAT "collscope-trace"
 
 /* A store is used by one thread at a time (its SQLite connection is opened

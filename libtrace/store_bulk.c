@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { B_SPAN, B_PROC, B_CLOCK, B_COMM, B_SITE, B_FRAME, B_SPANG, B_COMMN, B_KNAME, B_KSPAN, B_KID, B_N };
+enum { B_SPAN, B_PROC, B_CLOCK, B_COMM, B_SITE, B_FRAME, B_SPANG, B_COMMN, B_KNAME, B_KSPAN, B_KID, B_LAUNCH, B_N };
 static const char *const cs_bulk_sql[B_N] = {
     [B_SPAN] = "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req,"
                " begin_ns, end_ns, rc, callsite, flags) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -25,6 +25,7 @@ static const char *const cs_bulk_sql[B_N] = {
     [B_KNAME] = "INSERT OR IGNORE INTO kernel_names(name) VALUES(?)",
     [B_KSPAN] = "INSERT OR REPLACE INTO span_kernel(span, name) VALUES(?, ?)",
     [B_KID] = "SELECT id FROM kernel_names WHERE name = ?",
+    [B_LAUNCH] = "INSERT OR REPLACE INTO span_launch(span, lead_ns) VALUES(?, ?)",
     [B_SPANG] = "INSERT INTO span(id, rank, tid, op, comm, seq, bytes, dtype, count, peer, peer2, tag, req,"
                 " begin_ns, end_ns, rc, callsite, flags, stream, grp, corr, gpu_begin_ns, gpu_end_ns)"
                 " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -285,6 +286,14 @@ int cs_store_bulk_kernel_name(cs_store_bulk *b, int64_t span, const char *name)
     sqlite3_stmt *s = b->q[B_KSPAN];
     sqlite3_bind_int64(s, 1, span);
     sqlite3_bind_int64(s, 2, id);
+    return step(s);
+}
+
+int cs_store_bulk_span_launch(cs_store_bulk *b, int64_t span, int64_t lead_ns)
+{
+    sqlite3_stmt *s = b->q[B_LAUNCH];
+    sqlite3_bind_int64(s, 1, span);
+    sqlite3_bind_int64(s, 2, lead_ns);
     return step(s);
 }
 

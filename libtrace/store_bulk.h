@@ -61,6 +61,10 @@ int cs_store_bulk_span_gpu(cs_store_bulk *b, const cs_span *x, int64_t corr);
  * kernel_names (each name once) and span_kernel. */
 int cs_store_bulk_kernel_name(cs_store_bulk *b, int64_t span, const char *name);
 
+/* The launch of imported GPU span `span`: its CUDA runtime call began
+ * lead_ns before it (table span_launch). 0, or -1. */
+int cs_store_bulk_span_launch(cs_store_bulk *b, int64_t span, int64_t lead_ns);
+
 /* A rank's membership of a communicator made as `how` (world, other, ...;
  * NULL: other), with its name (NULL: none). */
 typedef struct cs_store_bulk_comm_def {

@@ -6,6 +6,7 @@
 #include "common/msg.h"
 #include "libtrace/store_int.h"
 #include "libtrace/store_sql.h"
+#include "libtrace/store_tables.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,9 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
                  "CREATE TABLE IF NOT EXISTS r.kernel_names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
                  "CREATE TABLE IF NOT EXISTS r.span_kernel(span INTEGER PRIMARY KEY, name INTEGER NOT NULL);"
                  "CREATE TABLE IF NOT EXISTS main.kernel_names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
-                 "CREATE TABLE IF NOT EXISTS main.span_kernel(span INTEGER PRIMARY KEY, name INTEGER NOT NULL);",
+                 "CREATE TABLE IF NOT EXISTS main.span_kernel(span INTEGER PRIMARY KEY, name INTEGER NOT NULL);"
+                 "CREATE TABLE IF NOT EXISTS r.span_launch" CS_SPAN_LAUNCH_COLUMNS ";"
+                 "CREATE TABLE IF NOT EXISTS main.span_launch" CS_SPAN_LAUNCH_COLUMNS ";",
                  NULL, NULL, NULL);
     /* It is read once, front to back: mapped, not copied through read(). */
     sqlite3_exec(job->db, "PRAGMA r.mmap_size=4294967296", NULL, NULL, NULL);
@@ -76,6 +79,7 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
                                "INSERT OR IGNORE INTO main.kernel_names(name) SELECT name FROM r.kernel_names;"
                                "INSERT INTO main.span_kernel SELECT k.span, m.id FROM r.span_kernel k"
                                "  JOIN r.kernel_names n ON n.id = k.name JOIN main.kernel_names m ON m.name = n.name;"
+                               "INSERT INTO main.span_launch SELECT * FROM r.span_launch;"
                                "INSERT OR REPLACE INTO main.processes SELECT * FROM r.processes;"
                                "INSERT OR REPLACE INTO main.clocks SELECT * FROM r.clocks;"
                                "INSERT OR REPLACE INTO main.comms SELECT * FROM r.comms;"
@@ -110,6 +114,7 @@ int cs_store_merge(cs_store *job, const char *rank_db, char *err, size_t errlen)
              "INSERT OR IGNORE INTO main.kernel_names(name) SELECT name FROM r.kernel_names;"
              "INSERT INTO main.span_kernel SELECT k.span + (SELECT v FROM cs_off), m.id FROM r.span_kernel k"
              "  JOIN r.kernel_names n ON n.id = k.name JOIN main.kernel_names m ON m.name = n.name;"
+             "INSERT INTO main.span_launch SELECT span + (SELECT v FROM cs_off), lead_ns FROM r.span_launch;"
              "INSERT OR REPLACE INTO main.processes SELECT * FROM r.processes;"
              "INSERT OR REPLACE INTO main.clocks SELECT * FROM r.clocks;"
              "INSERT OR REPLACE INTO main.comms SELECT * FROM r.comms;"

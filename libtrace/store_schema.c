@@ -19,6 +19,7 @@ static const char *const cs_upgrades[CS_SCHEMA_VERSION + 1] = {
     [3] = CS_UPGRADE_3_TO_4_SQL, /* the watchdog's hangs */
     [4] = CS_UPGRADE_4_TO_5_SQL, /* the names of GPU kernels, copies and sets */
     [5] = CS_UPGRADE_5_TO_6_SQL, /* the index of the flagged spans (in flight, finalize) */
+    [6] = CS_UPGRADE_6_TO_7_SQL, /* the launches of imported kernels */
 };
 
 /* The ops of this build: all of them in a new file, those an older file

@@ -64,6 +64,11 @@
     "CREATE TABLE IF NOT EXISTS kernel_names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);\n" \
     "CREATE TABLE IF NOT EXISTS span_kernel(span INTEGER PRIMARY KEY, name INTEGER NOT NULL);\n"
 
+/* The launch of an imported GPU kernel, copy or set: its correlated CUDA
+ * runtime call began lead_ns before the span (version 7). */
+#define CS_SPAN_LAUNCH_COLUMNS "(span INTEGER PRIMARY KEY, lead_ns INTEGER NOT NULL)"
+#define CS_SPAN_LAUNCH_SQL "CREATE TABLE IF NOT EXISTS span_launch" CS_SPAN_LAUNCH_COLUMNS ";\n"
+
 #define CS_SPANS_VIEW_SQL                                                                                                \
     "CREATE VIEW spans AS SELECT s.id AS id, s.rank AS rank, s.tid AS thread, o.name AS op,\n"                           \
     "  o.kind AS kind, s.comm AS comm, s.seq AS seq, s.bytes AS bytes, d.name AS datatype,\n"                            \
@@ -109,7 +114,7 @@
     "  PRIMARY KEY(rank, callsite, level));\n"                                                                \
     "CREATE TABLE modules(rank INTEGER NOT NULL, lo INTEGER, hi INTEGER, bias INTEGER, path TEXT);\n"         \
     "CREATE TABLE counters(span INTEGER NOT NULL, event TEXT NOT NULL, value INTEGER);\n" CS_GPU_ACTIVITY_SQL \
-        CS_NCCL_COLL_SQL CS_FUSE_GUARD_SQL CS_SPANS_VIEW_SQL CS_HANGS_SQL CS_KERNEL_NAMES_SQL
+        CS_NCCL_COLL_SQL CS_FUSE_GUARD_SQL CS_SPANS_VIEW_SQL CS_HANGS_SQL CS_KERNEL_NAMES_SQL CS_SPAN_LAUNCH_SQL
 
 /* Version 1 -> 2, run by cs_store_open on a file opened for writing. */
 #define CS_UPGRADE_1_TO_2_SQL                                               \
@@ -135,6 +140,9 @@
 
 /* Version 5 -> 6 (the index is defined below). */
 #define CS_UPGRADE_5_TO_6_SQL CS_SCHEMA_FLAGGED_INDEX_SQL
+
+/* Version 6 -> 7. */
+#define CS_UPGRADE_6_TO_7_SQL CS_SPAN_LAUNCH_SQL
 
 /* The calls that never returned (CS_F_INFLIGHT, 512) and MPI_Finalize
  * (op 3: op ids never change): a handful of rows, found without reading

@@ -12,6 +12,11 @@
  *     gradient collective waiting for the backward kernels, the optimizer
  *     waiting for the allreduce, a forward waiting for its receive; or
  *     the host's synchronisation before a launch);
+ *   - for an imported compute kernel whose launch the trace has (its CUDA
+ *     runtime call, table span_launch), the receive its rank's CPU
+ *     launched after the previous compute kernel of its stream and before
+ *     it (gg_launch_deps): the program waited for it, then launched the
+ *     compute that reads it, whether or not the wait binds in the trace;
  *   - the dependencies learnt where they bind: one seen tight (within
  *     CS_GG_DEP_NS) twice or more between the same two ops (by identity:
  *     key and occurrence in the rank's step) holds wherever both ops are
@@ -32,9 +37,10 @@
  * occurrence in the rank's step); the replay is a max-plus system, so
  * the ideal is never later than the actual.
  *
- * Memory: about 330 bytes an op at the peak of the build (the op as read,
+ * Memory: about 335 bytes an op at the peak of the build (the op as read,
  * 112; the identities' map, about 32; the learnt pairs, edges and sort
- * keys, about 40), 140 after (gg_op 56, six int64 arrays, the identity,
+ * keys, about 40; the launch-order edges, 4; 16 more while they are found,
+ * before the peak), 140 after (gg_op 56, six int64 arrays, the identity,
  * five int arrays). */
 #include "config.h"
 #include "analyzer/analysis/gpu_graph.h"
@@ -87,7 +93,7 @@ static int gg_read_cb(const cs_gpu_op_row *r, void *arg)
         x->o.b = r->b;
         x->o.e = r->e;
         x->stream = r->tid >= 1000 ? r->tid - 1000 : r->tid;
-        x->launch = INT64_MIN;
+        x->launch = r->launch; /* its CUDA runtime call's begin, where the trace has it */
         x->o.key = r->name ? r->name : (int64_t)r->op << 40 ^ r->callsite;
     } else {
         const char *kind = r->op >= 0 && r->op < ctx->nops ? ctx->ops[r->op].kind : "";
@@ -495,7 +501,7 @@ static uint64_t gg_slot(int d, int step, uint64_t ident)
  * gradient is there long before): without the others' dependency the
  * ideal lets it run before its gradient came. Then each op's slack and
  * the successors (CSR). */
-static int gg_edges(gg *g)
+static int gg_edges(gg *g, const int *ldep)
 {
     int rc = -1;
     size_t np = 0, ne = 0, cape = 0;
@@ -529,6 +535,12 @@ static int gg_edges(gg *g)
             if (gg_edge_room(&ef, &et, &cape, ne) != 0)
                 goto out;
             ef[ne] = x->dep;
+            et[ne++] = (int)i;
+        }
+        if (ldep && ldep[i] >= 0 && ldep[i] != x->dep) {
+            if (gg_edge_room(&ef, &et, &cape, ne) != 0)
+                goto out;
+            ef[ne] = ldep[i];
             et[ne++] = (int)i;
         }
         if (!g->ident[i] || !nk)
@@ -590,6 +602,64 @@ out:
     free(fill);
     cs_map_free(&slot);
     return rc;
+}
+
+/* A receive's launch order (where the trace has the launches: an
+ * imported kernel's CUDA runtime call, an NCCL call's CPU begin): a
+ * compute kernel waits for the receive launched on its rank's CPU after
+ * the previous compute kernel of its stream and before it (the program
+ * waited for the receive, then launched the compute that reads it), the
+ * latest one to end, where the times agree (it ended before the kernel
+ * began). A dependency that never binds in the trace (a slow first
+ * stage's backward has its gradient long before it runs) still holds in
+ * the ideal. Into ldep[n] (-1 none); 0, or -1 out of memory. */
+static int gg_launch_deps(gg *g, const gg_ld *ld, int *ldep)
+{
+    gg_end *rv = malloc((g->n + 1) * sizeof *rv); /* the receives by launch, within their rank */
+    if (!rv)
+        return -1;
+    const cs_an_ctx *ctx = g->ctx;
+    for (size_t a = 0; a < g->n;) {
+        size_t z = a, nr = 0;
+        while (z < g->n && g->op[z].d == g->op[a].d)
+            z++;
+        for (size_t i = a; i < z; i++) {
+            ldep[i] = -1;
+            int op = ld[i].opid;
+            if (ld[i].p2p && ld[i].launch != INT64_MIN && op >= 0 && op < ctx->nops &&
+                !strcmp(ctx->ops[op].kind, "recv"))
+                rv[nr++] = (gg_end){ ld[i].launch, (int)i };
+        }
+        qsort(rv, nr, sizeof *rv, gg_end_cmp);
+        int64_t prev = INT64_MIN; /* the launch of the previous compute kernel on the lane */
+        for (size_t i = a; i < z; i++) {
+            const gg_op *x = &g->op[i];
+            if (i == a || g->op[i - 1].lane != x->lane)
+                prev = INT64_MIN;
+            if (x->kind != GG_COMPUTE || ld[i].launch == INT64_MIN || ld[i].opid != CS_OP_compute_gpu)
+                continue;
+            size_t lo = 0, hi = nr; /* the first receive launched after prev */
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (rv[mid].e <= prev)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            int best = -1;
+            for (size_t q = lo; q < nr && rv[q].e < ld[i].launch; q++) {
+                const gg_op *y = &g->op[rv[q].i];
+                if (y->e <= x->b && (best < 0 || y->e > g->op[best].e))
+                    best = rv[q].i;
+            }
+            ldep[i] = best;
+            g->nlaunch += best >= 0;
+            prev = ld[i].launch;
+        }
+        a = z;
+    }
+    free(rv);
+    return 0;
 }
 
 /* The ideal: the typical value of each set of ops of one identity (two
@@ -753,6 +823,7 @@ int cs__gg_build(wf *w, gg *g, char *err, size_t errlen)
     g->owner = malloc(N * sizeof *g->owner);
     g->sexc = calloc((size_t)n * (size_t)g->nsteps, sizeof *g->sexc);
     int64_t *mk = gg_marks(w, n);
+    int *ldep = NULL;
     int rc = -1;
     if (!g->op || !g->xa || !g->xi || !g->xv || !g->bp || !g->ep || !g->ready || !g->need || !g->indeg || !g->ident ||
         !g->stack || !g->excess || !g->sexc || !g->owner || !mk || (g->cpu && (!g->si || !g->nw)))
@@ -775,13 +846,15 @@ int cs__gg_build(wf *w, gg *g, char *err, size_t errlen)
         if (g->nw) /* a CPU thread's send (gloo's isend) returns at once; its receive waits for it */
             g->nw[i] = x->p2p && x->opid >= 0 && x->opid < g->ctx->nops && !strcmp(g->ctx->ops[x->opid].kind, "send");
     }
-    if (gg_instances(g, rd.ld, w->a->msgs) != 0 || gg_idents(g) != 0 || gg_deps(g) != 0 || gg_edges(g) != 0 ||
-        gg_ideal(g) != 0)
+    ldep = malloc(N * sizeof *ldep);
+    if (!ldep || gg_instances(g, rd.ld, w->a->msgs) != 0 || gg_idents(g) != 0 || gg_deps(g) != 0 ||
+        gg_launch_deps(g, rd.ld, ldep) != 0 || gg_edges(g, ldep) != 0 || gg_ideal(g) != 0)
         goto oom;
     g->nlocal = (int)(g->n - (size_t)g->ncomm);
     rc = 1;
 oom:
     free(mk);
+    free(ldep);
     free(rd.ld);
     if (rc < 0) {
         cs__gg_free(g);

@@ -615,6 +615,7 @@ ideal_done:
         sd_meta(ctx, "slowdown_gpu_deps", "%.0f", z.g->ndeps);
         sd_meta(ctx, "slowdown_gpu_deps_tight", "%.0f", z.g->ntight);
         sd_meta(ctx, "slowdown_gpu_deps_learnt", "%.0f", z.g->nlearnt);
+        sd_meta(ctx, "slowdown_gpu_deps_launch", "%.0f", z.g->nlaunch);
     }
     /* the ideal is never longer than the actual: the steps where it is
      * (by more than the replay error) */

@@ -65,6 +65,7 @@ typedef struct gg {
                                transfer's, its instance's owner (the member slow the most) */
     int64_t *excess, *sexc;                    /* [ndense], [ndense * nsteps]: each rank's own excess */
     int ndeps, ntight, nlearnt, ncomm, nlocal; /* deps (within CS_GG_DEP_NS), transfers, local ops */
+    int nlaunch;                               /* edges from the launch order (a receive, then its compute) */
 } gg;
 
 /* The GPU graph of the trace behind w (its ranks, steps, messages): 1 with

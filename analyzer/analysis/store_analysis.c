@@ -1399,16 +1399,18 @@ int cs_store_gpu_ops(cs_store *st, int gpu_op0, int gpu_op1, int (*cb)(const cs_
 {
     sqlite3 *db = cs_db(st);
     int names = cs_store_sql_table_exists(db, "span_kernel") == 1;
-    char sql[1024];
+    int launch = cs_store_sql_table_exists(db, "span_launch") == 1;
+    char sql[1280];
     snprintf(sql, sizeof sql,
              "SELECT s.id, s.rank, s.op, s.tid, COALESCE(s.stream, 0), %s, %s, COALESCE(%s, 0), COALESCE(%s, 0),"
-             " COALESCE(s.comm, 0), COALESCE(s.seq, -1), COALESCE(s.bytes, 0), COALESCE(s.callsite, 0), %s"
-             " FROM span s LEFT JOIN clocks k ON k.rank = s.rank%s"
+             " COALESCE(s.comm, 0), COALESCE(s.seq, -1), COALESCE(s.bytes, 0), COALESCE(s.callsite, 0), %s, %s"
+             " FROM span s LEFT JOIN clocks k ON k.rank = s.rank%s%s"
              " WHERE s.op IN (%d, %d) OR (s.gpu_begin_ns IS NOT NULL AND s.gpu_end_ns IS NOT NULL"
              " AND s.gpu_begin_ns != 0 AND s.gpu_end_ns >= s.gpu_begin_ns)",
              CS_ALIGNED("s.begin_ns"), CS_ALIGNED("s.end_ns"), CS_ALIGNED("s.gpu_begin_ns"), CS_ALIGNED("s.gpu_end_ns"),
-             names ? "COALESCE(sk.name, 0)" : "0", names ? " LEFT JOIN span_kernel sk ON sk.span = s.id" : "", gpu_op0,
-             gpu_op1);
+             names ? "COALESCE(sk.name, 0)" : "0", launch ? "sl.lead_ns" : "NULL",
+             names ? " LEFT JOIN span_kernel sk ON sk.span = s.id" : "",
+             launch ? " LEFT JOIN span_launch sl ON sl.span = s.id" : "", gpu_op0, gpu_op1);
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
         return -1;
@@ -1429,6 +1431,7 @@ int cs_store_gpu_ops(cs_store *st, int gpu_op0, int gpu_op1, int (*cb)(const cs_
         r.bytes = sqlite3_column_int64(s, 11);
         r.callsite = sqlite3_column_int64(s, 12);
         r.name = sqlite3_column_int64(s, 13);
+        r.launch = sqlite3_column_type(s, 14) == SQLITE_NULL ? INT64_MIN : r.b - sqlite3_column_int64(s, 14);
         if ((rc = cb(&r, arg)) != 0)
             break;
     }

@@ -36,7 +36,7 @@
 #include "libtrace/store.h"
 
 /* Bumped whenever what the analysis stores changes meaning. */
-#define CS_ANALYSIS_VERSION 24
+#define CS_ANALYSIS_VERSION 25
 
 /* ---- rows ---- */
 
@@ -423,11 +423,13 @@ int cs_store_program(cs_store *st, char *buf, size_t len);
 /* A span that ran on a GPU (an_gpu_graph.c): an imported kernel, copy or
  * set (ops compute_gpu, memory_gpu: its begin and end are the GPU's), or a
  * call with GPU times (an NCCL call, a traced CUDA launch: gb, ge). Times
- * aligned; name: the kernel's id in kernel_names, 0 when unknown. */
+ * aligned; name: the kernel's id in kernel_names, 0 when unknown; launch
+ * (an imported span whose CUDA runtime launch call the trace has, table
+ * span_launch): when that call began, aligned; INT64_MIN when unknown. */
 typedef struct cs_gpu_op_row {
     int64_t id;
     int rank, op, tid;
-    int64_t stream, b, e, gb, ge, comm, seq, bytes, callsite, name;
+    int64_t stream, b, e, gb, ge, comm, seq, bytes, callsite, name, launch;
 } cs_gpu_op_row;
 
 /* Every span that ran on a GPU, in no particular order; cb's non-zero

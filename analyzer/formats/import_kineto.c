@@ -294,6 +294,11 @@ typedef struct kt_event {
 } kt_event;
 enum { KT_BAD_TS = 1, KT_BAD_DUR = 2, KT_BAD_SEQ = 4, KT_BAD_IN = 8, KT_BAD_OUT = 16 };
 
+/* A GPU span written with a correlation id: its span id and begin. */
+typedef struct kt_kl {
+    int64_t corr, span, ts;
+} kt_kl;
+
 typedef struct kt {
     const char *file;
     const cs_import_opts *o;
@@ -330,6 +335,12 @@ typedef struct kt {
     int64_t nstreamed;
     int64_t t_lo, t_hi;
     int saw_events, saw_trace_events;
+    /* launches: a CUDA runtime call's begin by its correlation id, and the
+     * GPU spans written with a correlation id (their launch lead is
+     * written at the end: the two come in either order) */
+    cs_map launch;
+    kt_kl *kl;
+    size_t nkl, capKl;
 } kt;
 
 static int kt_fail(kt *k, const char *fmt, ...)
@@ -897,6 +908,13 @@ static int kt_event_done(kt *k)
     /* the main thread: tid = pid, named by the first such event */
     if (k->main_tid < 0 && e->pid >= 0 && e->tid == e->pid && kt_ts_ok(e) && kt_dur_ok(e))
         k->main_tid = e->tid;
+    if ((!strcmp(e->cat, "cuda_runtime") || !strcmp(e->cat, "cuda_driver")) && e->corr > 0 && kt_ts_ok(e)) {
+        /* a launch (cudaLaunchKernel, cudaMemcpyAsync, ...): a kernel of
+         * its correlation id cannot start before it began */
+        if (cs_map_put(&k->launch, (uint64_t)e->corr, e->ts) != 0)
+            return kt_fail(k, "%s: out of memory", k->file);
+        return 1;
+    }
     int kind = kt_kind_of(k, e);
     if (kind < 0 || !kt_event_ok(k, e, kind))
         return 1;
@@ -987,6 +1005,11 @@ static int kt_event_done(kt *k)
         /* its name (x.id stays 0 when the span was not written) */
         if (rc == 1 && x.id && e->name[0] && cs_store_bulk_kernel_name(k->b, x.id, e->name) != 0)
             return kt_store_fail(k);
+        if (rc == 1 && x.id && e->corr > 0) {
+            if (CS_VEC_RESERVE(k->kl, k->capKl, k->nkl + 1) != 0)
+                return kt_fail(k, "%s: out of memory", k->file);
+            k->kl[k->nkl++] = (kt_kl){ e->corr, x.id, e->ts };
+        }
         return rc;
     }
     if (!strcmp(e->cat, "cpu_op") && k->main_tid >= 0 && e->tid == k->main_tid) {
@@ -1521,6 +1544,15 @@ int cs_import_kineto_read(const char *file, const char *db_path, const cs_import
         snprintf(err, errlen, "%s", k->err);
         goto out;
     }
+    for (size_t i = 0; i < k->nkl; i++) {
+        int64_t lt;
+        if (!cs_map_get(&k->launch, (uint64_t)k->kl[i].corr, &lt))
+            continue;
+        if (cs_store_bulk_span_launch(k->b, k->kl[i].span, k->kl[i].ts - lt) != 0) {
+            snprintf(err, errlen, "%s: cannot write its store (%s): not imported", file, cs_store_bulk_errmsg(k->b));
+            goto out;
+        }
+    }
     cs_store_bulk_proc p = { .rank = k->rank,
                              .pid = 0,
                              .world_size = k->world_size,
@@ -1564,6 +1596,8 @@ out:
     free(k->pgs);
     free(k->recs);
     cs_map_free(&k->tids);
+    cs_map_free(&k->launch);
+    free(k->kl);
     free(k);
     return status;
 }

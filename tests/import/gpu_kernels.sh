@@ -75,7 +75,7 @@ cp -r "$T/slow.out" "$T/old.out"
 q "$T/old.out/trace.db" "DROP TABLE span_kernel; DROP TABLE kernel_names; DROP TABLE IF EXISTS kernel_stats;
                          UPDATE meta SET value = '4' WHERE key = 'schema_version'"
 check "analyze a version 4 store" "$COLLSCOPE" analyze --force "$T/old.out"
-expect_eq "upgraded to version 5" "$(q "$T/old.out/trace.db" "SELECT value FROM meta WHERE key = 'schema_version'")" 6
+expect_eq "upgraded to version 5" "$(q "$T/old.out/trace.db" "SELECT value FROM meta WHERE key = 'schema_version'")" 7
 expect_eq "upgraded: kernel names" "$(q "$T/old.out/trace.db" "SELECT count(*) FROM kernel_names")" 0
 expect_eq "upgraded: kernel rows" "$(q "$T/old.out/trace.db" "SELECT count(*) FROM kernel_stats")" 0
 "$COLLSCOPE" report "$T/old.out" | grep -q "^Top GPU kernels" && fail "a kernel table without kernel names"

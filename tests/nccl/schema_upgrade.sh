@@ -55,13 +55,16 @@ INSERT INTO span(id,rank,tid,op,comm,seq,begin_ns,end_ns,rc,flags) VALUES
   (5,1,0,1,NULL,NULL,1000,2000,0,0),(6,1,0,5,7,0,25000,30000,0,40),(7,1,0,5,7,1,55000,60000,0,40),(8,1,0,3,NULL,NULL,80000,90000,0,0);
 SQL
 "$COLLSCOPE" report "$T/v1" > "$T/report.txt" 2> "$T/report.err" || { cat "$T/report.err"; fail "report of a version-1 trace failed"; }
-expect_eq "upgraded to the current version" "$(q "$db" "SELECT value FROM meta WHERE key='schema_version'")" 6
+expect_eq "upgraded to the current version" "$(q "$db" "SELECT value FROM meta WHERE key='schema_version'")" 7
 expect_eq "the flagged spans' index made (version 6): the MPI_Finalize calls" \
   "$(q "$db" "SELECT group_concat(id) FROM span INDEXED BY span_flagged WHERE (flags & 512) != 0 OR op = 3")" "4,8"
 expect_eq "spans kept" "$(q "$db" "SELECT count(*) FROM spans WHERE gpu_begin_ns IS NULL AND stream IS NULL")" 8
 expect_eq "a span's values kept" "$(q "$db" "SELECT op, comm, seq, dur_ns FROM spans WHERE id = 2")" "MPI_Barrier|7|0|20000"
 expect_eq "new ops added, old ids kept" "$(q "$db" "SELECT (SELECT name FROM ops WHERE id=5), count(*) > 6, sum(name='ncclAllReduce') FROM ops")" "MPI_Barrier|1|1"
 check "gpu_activity table exists" q "$db" "SELECT count(*) FROM gpu_activity"
+expect_eq "the imported kernels' launches (version 7): table span_launch, empty" \
+  "$(q "$db" "SELECT group_concat(name, ' ') FROM pragma_table_info('span_launch')") $(q "$db" "SELECT count(*) FROM span_launch")" \
+  "span lead_ns 0"
 grep -q . "$T/report.txt" || fail "the report is empty"
 echo "ok: report of the upgraded trace: $(head -n 1 "$T/report.txt")"
 "$COLLSCOPE" report "$T/v1" > "$T/report2.txt" 2>&1 || fail "second report (already upgraded) failed"

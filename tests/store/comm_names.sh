@@ -77,7 +77,7 @@ for mpi in openmpi mpich; do
   "$COLLSCOPE" run -o "$d" -- "$L" -np 4 "$NB" --comm split --name grad --steps 20 --buckets 8 --compute-us 200 \
     > "$T/out.txt" 2>&1 || fail "$mpi: nbloop --comm split --name grad: $(tail -5 "$T/out.txt")"
   db=$d/trace.db
-  expect_eq "$mpi: schema version" "$(q "$db" "SELECT value FROM meta WHERE key='schema_version'")" 6
+  expect_eq "$mpi: schema version" "$(q "$db" "SELECT value FROM meta WHERE key='schema_version'")" 7
   expect_eq "$mpi: the name each rank set, on its own row" \
     "$(q "$db" "SELECT group_concat(rank || ':' || name || ':' || color || ':' || key, ' ') FROM (SELECT * FROM comms WHERE how='split' ORDER BY rank)")" \
     "0:grad:0:0 1:grad:1:1 2:grad:0:2 3:grad:1:3"
@@ -177,7 +177,7 @@ cp "$T/$mpi-grad/trace.db" "$old"
 q "$old" "ALTER TABLE comms DROP COLUMN name; ALTER TABLE comms DROP COLUMN key; ALTER TABLE comms DROP COLUMN color;
   UPDATE meta SET value='2' WHERE key='schema_version'; DELETE FROM meta WHERE key LIKE 'analysis%'"
 "$COLLSCOPE" report "$old" > "$T/v2.txt" 2>&1 || fail "a version 2 store: $(tail -3 "$T/v2.txt")"
-expect_eq "upgraded to version 3" "$(q "$old" "SELECT value FROM meta WHERE key='schema_version'")" 6
+expect_eq "upgraded to version 3" "$(q "$old" "SELECT value FROM meta WHERE key='schema_version'")" 7
 sed -n '/^Per communicator/,/^$/p' "$T/v2.txt" > "$T/v2-comms.txt"
 grep -qF '  split(MPI_COMM_WORLD) #2 (2 ranks) ' "$T/v2-comms.txt" && grep -qF '  split(MPI_COMM_WORLD) (2 ranks) ' "$T/v2-comms.txt" ||
   fail "a version 2 store: the two halves are not told apart: $(cat "$T/v2-comms.txt")"

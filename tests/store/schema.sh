@@ -8,7 +8,7 @@ need_mpi openmpi
 "$COLLSCOPE" run -o "$T/r" -- "$(mpirun_for openmpi)" -np 4 "$prog" --steps 10 > /dev/null 2>&1 || fail "run failed"
 db=$T/r/trace.db
 expect_eq "format" "$(q "$db" "SELECT value FROM meta WHERE key='format'")" collscope-trace
-expect_eq "schema version" "$(q "$db" "SELECT value FROM meta WHERE key='schema_version'")" 6
+expect_eq "schema version" "$(q "$db" "SELECT value FROM meta WHERE key='schema_version'")" 7
 # Version 3: communicator names, split colors and keys (docs/schema.md comms).
 expect_eq "comms columns" "$(q "$db" "SELECT group_concat(name, ' ') FROM pragma_table_info('comms')")" \
   "id rank local comm_rank size parent how created_ns color key name"
