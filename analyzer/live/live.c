@@ -641,13 +641,16 @@ static double lv_cusum_recent(const lv_cusum *c)
 }
 
 /* A slow alarm stays on while the value is still above halfway between
- * its baseline and its level when raised; step: where it ended. */
+ * its baseline and its level when raised, halfway as a ratio (the
+ * geometric mean: a shift is a factor, and a link's transfers 3,589x
+ * their baseline that settled at 1,000x had fallen below the arithmetic
+ * halfway and ended their alarm); step: where it ended. */
 static void lv_cusum_hold(cs_live *l, const lv_cusum *c, int64_t step)
 {
     if (!c->alarm)
         return;
     cs_live_alarm *a = &l->aAlarm[c->alarm - 1];
-    int on = lv_cusum_recent(c) >= c->mu * (1 + (a->factor - 1) / 2);
+    int on = lv_cusum_recent(c) >= c->mu * (a->factor > 1 ? sqrt(a->factor) : 1);
     if (a->active && !on)
         a->until = step;
     else if (on)
