@@ -1249,7 +1249,9 @@ int cs_store_convert_log(const char *log_path, const char *dir, char *out_path, 
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     cs_store *st;
     /* the records the log holds at most: the chunks its writers claimed */
-    long long expect = (long long)(h.next_chunk < (1ull << 40) ? h.next_chunk : 1ull << 40) * h.chunk_recs * h.rec_size;
+    long long expect = -1; /* (a header's sizes bounded first: no overflow) */
+    if (h.rec_size <= 4096 && h.chunk_recs <= (1u << 20))
+        expect = (long long)(h.next_chunk < (1ull << 30) ? h.next_chunk : 1ull << 30) * h.chunk_recs * h.rec_size;
     if (cs_store_create_sized(tmp, expect, &st, err, errlen) != 0)
         return -1;
     cs_import_stats stats;
