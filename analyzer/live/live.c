@@ -2105,6 +2105,22 @@ static double lv_cusum_last_s(const lv_cusum *c)
     return (double)c->ring_val[(c->nunit - 1) % LV_RING] / c->unit / 1e9;
 }
 
+/* The value of series w of a watched CUSUM's four (its latest value per
+ * step in seconds, its alarm active, the alarm's step, its factor; the
+ * last two only where it has an alarm), after its name and labels. */
+static void lv_metric_cusum(const cs_live *l, FILE *f, int w, const lv_cusum *c)
+{
+    const cs_live_alarm *a = c->alarm ? &l->aAlarm[c->alarm - 1] : NULL;
+    if (w == 0)
+        fprintf(f, "%.9f\n", lv_cusum_last_s(c));
+    else if (w == 1)
+        fprintf(f, "%d\n", a ? a->active : 0);
+    else if (w == 2)
+        fprintf(f, "%lld\n", (long long)a->step);
+    else
+        fprintf(f, "%.3f\n", a->factor);
+}
+
 /* The pipeline stages watched (lv_stages): their least member's own time
  * per step and their alarms; labels stage (its number) and comm (its
  * communicator). */
@@ -2125,16 +2141,8 @@ static void lv_metrics_stages(const cs_live *l, FILE *f)
             const lv_cusum *c = &l->aStage[j].cs;
             if (!c->nunit || (w >= 2 && !c->alarm))
                 continue;
-            const cs_live_alarm *a = c->alarm ? &l->aAlarm[c->alarm - 1] : NULL;
             fprintf(f, "%s{stage=\"%zu\",comm=\"%s\"} ", name[w], j, lv_comm_label1(l, l->aStage[j].ci, cb, sizeof cb));
-            if (w == 0)
-                fprintf(f, "%.9f\n", lv_cusum_last_s(c));
-            else if (w == 1)
-                fprintf(f, "%d\n", a ? a->active : 0);
-            else if (w == 2)
-                fprintf(f, "%lld\n", (long long)a->step);
-            else
-                fprintf(f, "%.3f\n", a->factor);
+            lv_metric_cusum(l, f, w, c);
         }
     }
 }
@@ -2160,17 +2168,9 @@ static void lv_metrics_links(const cs_live *l, FILE *f)
             const lv_cusum *c = &k->cs;
             if (!c->nunit || (w >= 2 && !c->alarm))
                 continue;
-            const cs_live_alarm *a = c->alarm ? &l->aAlarm[c->alarm - 1] : NULL;
             fprintf(f, "%s{rank=\"%d\",peer=\"%d\",comm=\"%s\"} ", name[w], k->ra->rank, k->rb->rank,
                     lv_comm_label(l, k->comm, cb, sizeof cb));
-            if (w == 0)
-                fprintf(f, "%.9f\n", lv_cusum_last_s(c));
-            else if (w == 1)
-                fprintf(f, "%d\n", a ? a->active : 0);
-            else if (w == 2)
-                fprintf(f, "%lld\n", (long long)a->step);
-            else
-                fprintf(f, "%.3f\n", a->factor);
+            lv_metric_cusum(l, f, w, c);
         }
     }
 }
