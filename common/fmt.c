@@ -1,8 +1,9 @@
-/* fmt.c: how collscope prints times and sizes. */
+/* fmt.c: how collscope prints times, sizes and value lists. */
 #include "config.h"
 #include "common/fmt.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static void cs__fmt_mag(uint64_t ns, const char *sign, char *buf, size_t len)
 {
@@ -71,4 +72,31 @@ const char *cs_fmt_names(char *buf, size_t len, size_t n, const char *(*name)(si
         at += (size_t)w;
     }
     return buf;
+}
+
+static const char *const cs_fmt_textjson_name[] = { "text", "json" }; /* index: is JSON */
+#define CS_FMT_NTEXTJSON (sizeof cs_fmt_textjson_name / sizeof cs_fmt_textjson_name[0])
+
+int cs_fmt_textjson(const char *name)
+{
+    for (size_t i = 0; name && i < CS_FMT_NTEXTJSON; i++)
+        if (strcmp(name, cs_fmt_textjson_name[i]) == 0)
+            return (int)i;
+    return -1;
+}
+
+static const char *cs_fmt_textjson_at(size_t i, const void *arg)
+{
+    (void)arg;
+    return cs_fmt_textjson_name[i];
+}
+
+const char *cs_fmt_textjson_names(char *buf, size_t len, int bar)
+{
+    return cs_fmt_names(buf, len, CS_FMT_NTEXTJSON, cs_fmt_textjson_at, NULL, bar);
+}
+
+const char *cs_fmt_textjson_values(char *buf, size_t len)
+{
+    return cs_fmt_textjson_names(buf, len, 1);
 }

@@ -20,5 +20,13 @@ const char *cs_fmt_bytes(int64_t b, char *buf, size_t len);
  * list); cut to fit len. */
 const char *cs_fmt_names(char *buf, size_t len, size_t n, const char *(*name)(size_t i, const void *arg),
                          const void *arg, int bar);
+/* The output formats of the commands that print text or JSON (diff,
+ * status): 0 for "text", 1 for "json", -1 for any other name; their
+ * names as cs_fmt_names joins them ("text or json", with bar
+ * "text|json"); cs_fmt_textjson_values (with bar) is an option table's
+ * values_of, so --help lists what the parser takes. */
+int cs_fmt_textjson(const char *name);
+const char *cs_fmt_textjson_names(char *buf, size_t len, int bar);
+const char *cs_fmt_textjson_values(char *buf, size_t len);
 
 #endif

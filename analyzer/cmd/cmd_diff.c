@@ -2,6 +2,7 @@
  * of each collective group and the GPU time per rank, compared between two
  * runs (diff.c). */
 #include "config.h"
+#include "common/fmt.h"
 #include "analyzer/cmd/cli.h"
 #include "analyzer/formats/outfile.h"
 #include "analyzer/report/report.h"
@@ -13,7 +14,7 @@ enum { DF_FORMAT, DF_OUTPUT };
 static const cs_opt cs_diff_opt[] = {
     [DF_FORMAT] = { "format", 0, CS_OPT_REQUIRED, "FMT", NULL, CS_OPT_OWN,
                     "text (default) or json (format \"collscope-diff\", version 1, docs/report-json.md)",
-                    .values_of = cs_diff_format_values },
+                    .values_of = cs_fmt_textjson_values },
     [DF_OUTPUT] = { "output", 'o', CS_OPT_REQUIRED, "FILE", NULL, CS_OPT_OWN,
                     "write the comparison to FILE (replaced once complete; never through a symlink) instead "
                     "of standard output (-o -)" },
@@ -63,10 +64,10 @@ int cs_cmd_diff(int argc, char **argv)
         cs_opts_help(stderr, &cs_optset_diff);
         return 2;
     }
-    int json = cs_diff_format(format);
+    int json = cs_fmt_textjson(format);
     if (json < 0) {
         char names[128];
-        cs_error("diff: unknown format '%s' (%s)", format, cs_diff_format_names(names, sizeof names, 0));
+        cs_error("diff: unknown format '%s' (%s)", format, cs_fmt_textjson_names(names, sizeof names, 0));
         return 2;
     }
     cs_report_data d[2];

@@ -1,5 +1,6 @@
 /* cmd_status.c: `collscope status`, the command line of status.c. */
 #include "config.h"
+#include "common/fmt.h"
 #include "analyzer/cmd/cli.h"
 #include "common/numarg.h"
 #include "analyzer/status/status.h"
@@ -13,7 +14,7 @@ static const cs_opt cs_status_opt[] = {
     [ST_AFTER] = { "after", 0, CS_OPT_REQUIRED, "SECONDS", NULL, CS_OPT_OWN,
                    "a call in flight this long is stuck (default 5)" },
     [ST_FORMAT] = { "format", 0, CS_OPT_REQUIRED, "F", NULL, CS_OPT_OWN,
-                    "text (default) or json (for schedulers and scripts)", .values_of = cs_status_format_values },
+                    "text (default) or json (for schedulers and scripts)", .values_of = cs_fmt_textjson_values },
     [ST_WATCH] = { "watch", 0, CS_OPT_REQUIRED, "SECONDS", NULL, CS_OPT_OWN,
                    "print again every SECONDS until interrupted" },
     [ST_VERBOSE] = { NULL, 'v', CS_OPT_NONE, NULL, NULL, CS_OPT_OWN,
@@ -68,9 +69,9 @@ int cs_cmd_status(int argc, char **argv)
             }
             break;
         case ST_FORMAT:
-            if ((o.json = cs_status_format(optarg)) < 0) {
+            if ((o.json = cs_fmt_textjson(optarg)) < 0) {
                 char names[128];
-                cs_error("status: unknown format '%s' (%s)", optarg, cs_status_format_names(names, sizeof names, 0));
+                cs_error("status: unknown format '%s' (%s)", optarg, cs_fmt_textjson_names(names, sizeof names, 0));
                 return 2;
             }
             break;

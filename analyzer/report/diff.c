@@ -12,39 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The diff's formats: the name --format takes, and whether it is JSON.
- * `collscope diff --help` and the message for an unknown format list the
- * names from here. */
-static const struct {
-    const char *name;
-    int json;
-} cs_diff_formats[] = { { "text", 0 }, { "json", 1 } };
-#define CS_DIFF_NFORMATS (sizeof cs_diff_formats / sizeof cs_diff_formats[0])
-
-int cs_diff_format(const char *name)
-{
-    for (size_t i = 0; name && i < CS_DIFF_NFORMATS; i++)
-        if (strcmp(name, cs_diff_formats[i].name) == 0)
-            return cs_diff_formats[i].json;
-    return -1;
-}
-
-static const char *cs_diff_format_name(size_t i, const void *arg)
-{
-    (void)arg;
-    return cs_diff_formats[i].name;
-}
-
-const char *cs_diff_format_names(char *buf, size_t len, int bar)
-{
-    return cs_fmt_names(buf, len, CS_DIFF_NFORMATS, cs_diff_format_name, NULL, bar);
-}
-
-const char *cs_diff_format_values(char *buf, size_t len)
-{
-    return cs_diff_format_names(buf, len, 1);
-}
-
 /* The parts of a rank's GPU time the diff compares, as in the report. */
 enum { CS_DIFF_GPU_PARTS = 5 };
 static const char *const cs_diff_gpu_key[CS_DIFF_GPU_PARTS] = { "compute", "comm_exposed", "comm_overlapped", "memory",

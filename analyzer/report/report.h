@@ -197,14 +197,6 @@ void cs_report_junit_write(FILE *f, const cs_report_trace *t, const cs_report_da
  * layouts, sources: an MPI run against an imported NCCL job), "; "
  * between the reasons, into why; the number of reasons (0: comparable). */
 int cs_diff_comparable(const cs_report_data *base, const cs_report_data *cur, char *why, size_t len);
-/* The diff's output format named name (its table in diff.c): 0 text, 1
- * JSON, -1 none of them. */
-int cs_diff_format(const char *name);
-/* The formats' names from that table: "text or json", or with bar
- * "text|json"; cs_diff_format_values (with bar) is an option table's
- * values_of, so --help lists what the parser takes. */
-const char *cs_diff_format_names(char *buf, size_t len, int bar);
-const char *cs_diff_format_values(char *buf, size_t len);
 /* The diff of two runs (text, or JSON format "collscope-diff"); runs that
  * are not comparable get a warning first (JSON: comparable, not_comparable). */
 void cs_diff_write(FILE *f, int json, const char *base_name, const cs_report_data *base, const char *new_name,

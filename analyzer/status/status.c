@@ -275,39 +275,6 @@ static int st_read_log(cs_failure_model *m, const char *path, int64_t *last_real
     return 0;
 }
 
-/* The formats status prints: the name --format takes, and whether it is
- * JSON. `collscope status --help` and the message for an unknown format
- * list the names from here. */
-static const struct {
-    const char *name;
-    int json;
-} cs_status_formats[] = { { "text", 0 }, { "json", 1 } };
-#define CS_STATUS_NFORMATS (sizeof cs_status_formats / sizeof cs_status_formats[0])
-
-int cs_status_format(const char *name)
-{
-    for (size_t i = 0; name && i < CS_STATUS_NFORMATS; i++)
-        if (strcmp(name, cs_status_formats[i].name) == 0)
-            return cs_status_formats[i].json;
-    return -1;
-}
-
-static const char *cs_status_format_name(size_t i, const void *arg)
-{
-    (void)arg;
-    return cs_status_formats[i].name;
-}
-
-const char *cs_status_format_names(char *buf, size_t len, int bar)
-{
-    return cs_fmt_names(buf, len, CS_STATUS_NFORMATS, cs_status_format_name, NULL, bar);
-}
-
-const char *cs_status_format_values(char *buf, size_t len)
-{
-    return cs_status_format_names(buf, len, 1);
-}
-
 int cs_status_run(const char *dir, const cs_status_opts *opt, FILE *f, char *err, size_t errlen)
 {
     cs_failure_model j;

@@ -109,8 +109,7 @@ src_names() {
     "export --format") grep -oE '\.name = "[a-z0-9]+"' "$srcdir/analyzer/formats/export.c" ;;
     "import --format") sed -n '/cs_import_table\[\] = {/,/^};/p' "$srcdir/analyzer/formats/import.c" | grep -oE '\.name = "[a-z0-9]+"' ;;
     "top --sort") grep -E 'cs_live_sort_key\[CS_LIVE_NSORT\] = ' "$srcdir/analyzer/live/live.c" | grep -oE '"[a-z0-9]+"' ;;
-    "diff --format") table_of cs_diff_formats "$srcdir/analyzer/report/diff.c" | grep -oE '\{ "[a-z0-9]+"' ;;
-    "status --format") table_of cs_status_formats "$srcdir/analyzer/status/status.c" | grep -oE '\{ "[a-z0-9]+"' ;;
+    "diff --format" | "status --format") grep -E 'cs_fmt_textjson_name\[\] = ' "$srcdir/common/fmt.c" ;;
     "run --mpi") table_of cs_run_mpis "$srcdir/analyzer/cmd/cmd_run.c" | grep -oE '\{ "[a-z0-9]+"' ;;
     "run --hang-action") table_of cs_run_hang_actions "$srcdir/analyzer/cmd/cmd_run.c" | grep -oE '"[a-z0-9]+"' ;;
   esac | grep -oE '"[a-z0-9]+"' | tr -d '"' | sort -u
