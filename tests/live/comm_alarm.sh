@@ -71,16 +71,7 @@ raised=$(q "$D/trace.db" "SELECT raised FROM live_alarms")
 grep -Eq "^  communicator half1 turned slow at step $step, [0-9.]+x, until the end\$" "$T/report" || {
   sed -n '/^Alarms/,/^$/p' "$T/report" >&2; fail "the report does not say half1's alarm"; }
 echo "ok: the report says: $(grep 'communicator half1 turned slow' "$T/report")"
-"$COLLSCOPE" report "$D" --format json >"$T/report.json" 2>/dev/null || fail "report --format json failed"
-/usr/bin/python3 - "$T/report.json" "$step" <<'PY' || fail "the JSON report's live_alarms"
-import json, sys
-a = json.load(open(sys.argv[1]))["live_alarms"]
-assert len(a) == 1, a
-a = a[0]
-assert a["kind"] == "slow" and a["subject"] == "comm" and a["comm"] == "half1" and a["rank"] is None, a
-assert a["step"] == int(sys.argv[2]) and a["until_step"] == -1 and a["factor"] > 10, a
-print("ok: the JSON report's live_alarms:", a["text"])
-PY
+alarm_json "$step" 10 'a["subject"] == "comm" and a["comm"] == "half1" and a["rank"] is None'
 "$COLLSCOPE" report "$D" --format markdown 2>/dev/null | grep -Eq "^\| slow \| comm half1 \| $step \| the end \|" ||
   fail "the Markdown report has no row of half1's alarm"
 

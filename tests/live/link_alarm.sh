@@ -59,17 +59,7 @@ expect_eq "live_alarms' row" "$(q "$D/trace.db" "SELECT kind, subject, name, com
 grep -Eq "^  link 1-3 turned slow at step $step, [0-9.]+x, until the end\$" "$T/report" || {
   sed -n '/^Alarms/,/^$/p' "$T/report" >&2; fail "the report does not say link 1-3's alarm"; }
 echo "ok: the report says: $(grep 'link 1-3 turned slow' "$T/report")"
-"$COLLSCOPE" report "$D" --format json >"$T/report.json" 2>/dev/null || fail "report --format json failed"
-/usr/bin/python3 - "$T/report.json" "$step" <<'PY' || fail "the JSON report's live_alarms"
-import json, sys
-a = json.load(open(sys.argv[1]))["live_alarms"]
-assert len(a) == 1, a
-a = a[0]
-assert a["kind"] == "slow" and a["subject"] == "link" and a["rank"] == 1 and a["peer"] == 3, a
-assert a["name"] == "link 1-3" and a["comm"] == "world", a
-assert a["step"] == int(sys.argv[2]) and a["until_step"] == -1 and a["factor"] > 5, a
-print("ok: the JSON report's live_alarms:", a["text"])
-PY
+alarm_json "$step" 5 'a["subject"] == "link" and a["rank"] == 1 and a["peer"] == 3 and a["name"] == "link 1-3" and a["comm"] == "world"'
 
 # ---- a clean job of the same program: no link, stage or rank alarm ----
 D="$T/clean"

@@ -31,3 +31,20 @@ watch_slow() {
   [ -n "$_seen" ] || fail "no frame taken while the job ran named the alarm of $_alarm"
   wait $_run
 }
+
+# alarm_json STEP MINFACTOR COND: the JSON report of the job in $D (in
+# $T/report.json) has one live alarm, slow, from step STEP to the end, its
+# factor above MINFACTOR, and COND (a Python condition on the alarm, a)
+# holds.
+alarm_json() {
+  "$COLLSCOPE" report "$D" --format json >"$T/report.json" 2>/dev/null || fail "report --format json failed"
+  /usr/bin/python3 - "$T/report.json" "$1" "$2" "$3" <<'PY' || fail "the JSON report's live_alarms"
+import json, sys
+a = json.load(open(sys.argv[1]))["live_alarms"]
+assert len(a) == 1, a
+a = a[0]
+assert a["kind"] == "slow" and eval(sys.argv[4]), a
+assert a["step"] == int(sys.argv[2]) and a["until_step"] == -1 and a["factor"] > float(sys.argv[3]), a
+print("ok: the JSON report's live_alarms:", a["text"])
+PY
+}

@@ -55,17 +55,7 @@ expect_eq "live_alarms' row" "$(q "$D/trace.db" "SELECT kind, subject, name, com
 grep -Fxq "  $name turned slow at step $step, $(q "$D/trace.db" "SELECT printf('%.1f', factor) FROM live_alarms")x, until the end" "$T/report" || {
   sed -n '/^Alarms/,/^$/p' "$T/report" >&2; fail "the report does not say stage 1's alarm"; }
 echo "ok: the report says: $(grep 'stage 1 (stage1' "$T/report")"
-"$COLLSCOPE" report "$D" --format json >"$T/report.json" 2>/dev/null || fail "report --format json failed"
-/usr/bin/python3 - "$T/report.json" "$step" <<'PY' || fail "the JSON report's live_alarms"
-import json, sys
-a = json.load(open(sys.argv[1]))["live_alarms"]
-assert len(a) == 1, a
-a = a[0]
-assert a["kind"] == "slow" and a["subject"] == "stage" and a["comm"] == "stage1" and a["rank"] is None, a
-assert a["name"] == "stage 1 (stage1: ranks 2-3)" and a["peer"] is None, a
-assert a["step"] == int(sys.argv[2]) and a["until_step"] == -1 and a["factor"] > 1.5, a
-print("ok: the JSON report's live_alarms:", a["text"])
-PY
+alarm_json "$step" 1.5 'a["subject"] == "stage" and a["comm"] == "stage1" and a["rank"] is None and a["name"] == "stage 1 (stage1: ranks 2-3)" and a["peer"] is None'
 "$COLLSCOPE" report "$D" --format markdown 2>/dev/null | grep -Fq "| slow | $name | $step | the end |" ||
   fail "the Markdown report has no row of stage 1's alarm"
 
